@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import compression from 'compression';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { authenticate } from './auth/authenticate';
+import { ApiError, errors } from './errors';
+import type { RequestContext, Services } from './http/context';
+import { Params } from './http/params';
+import { createApplicationResolver } from './http/resolve-application';
+import { type Route, ROUTES } from './http/routes';
+import { type ErrorStyle, httpStatusFor } from './http/status';
+
+export interface AppOptions {
+  services: Services;
+  defaultApp: string;
+  /** Largest accepted request body. */
+  bodyLimit?: string;
+  routes?: readonly Route[];
+}
+
+interface Locals {
+  requestId: string;
+  errorStyle: ErrorStyle;
+}
+
+/** body-parser's failure types → what the client is told, with the HTTP status they keep. */
+const BODY_ERRORS: Record<string, [number, string]> = {
+  'entity.too.large': [413, 'the request body is too large'],
+  'parameters.too.many': [413, 'the request body has too many parameters'],
+  'entity.parse.failed': [400, 'the request body is not valid application/x-www-form-urlencoded data'],
+  'encoding.unsupported': [415, 'the request body has an unsupported Content-Encoding; send it plain or gzip/deflate'],
+  'charset.unsupported': [415, 'the request body has an unsupported charset; send UTF-8'],
+  'request.aborted': [400, 'the request body was not received completely'],
+  'request.size.invalid': [400, 'the request body does not match its Content-Length'],
+};
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+function render(res: Response, err: ApiError): void {
+  const locals = res.locals as Locals;
+  if (res.headersSent) return;
+  res.status(httpStatusFor(err, locals.errorStyle)).json({
+    stat: 'error',
+    code: err.definition.code,
+    error: err.definition.error,
+    ...(err.definition.subError && { sub_error: err.definition.subError }),
+    error_description: err.message,
+    ...err.extra,
+    request_id: locals.requestId,
+  });
+}
+
+/**
+ * Builds the Express app (no listen: tests use it with supertest). Each endpoint runs the same
+ * named steps: parse → resolve application → authenticate/authorize → handler → render.
+ */
+export function buildApp(options: AppOptions): express.Express {
+  const { services } = options;
+  const logger = services.logger;
+  const resolveApp = createApplicationResolver(services.db, options.defaultApp);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const locals = res.locals as Locals;
+    locals.requestId = randomBytes(8).toString('hex');
+    locals.errorStyle = 'capture';
+    res.setHeader('X-Request-Id', locals.requestId);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Pragma', 'no-cache');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    const started = process.hrtime.bigint();
+    // the path only: query strings carry secrets and tokens, which are never logged
+    res.on('finish', () =>
+      logger.info({
+        request_id: locals.requestId, method: req.method, path: req.path, status: res.statusCode,
+        ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+      }, 'request'));
+    next();
+  });
+  app.use(compression());
+
+  app.get('/health', async (_req, res, next) => {
+    try {
+      await services.db.sequelize.query('SELECT 1');
+      res.json({ stat: 'ok' });
+    } catch (err) {
+      next(errors.unexpected(err));
+    }
+  });
+
+  const urlencoded = express.urlencoded({ extended: false, limit: options.bodyLimit ?? '64kb', parameterLimit: 200 });
+
+  for (const route of options.routes ?? ROUTES) {
+    app.all(route.path, (req, res, next) => {
+      (res.locals as Locals).errorStyle = route.errors;
+      if (!route.methods.includes(req.method as 'GET' | 'POST')) {
+        res.setHeader('Allow', route.methods.join(', '));
+        return next(errors.methodNotAllowed(req.method, route.path, route.methods));
+      }
+      if (hasBody(req) && !req.is('application/x-www-form-urlencoded')) {
+        return next(errors.unreadableBody('send parameters as an application/x-www-form-urlencoded body (or in the URL query where the endpoint reads it)', 415));
+      }
+      next();
+    }, urlencoded, async (req, res, next) => {
+      try {
+        const params = Params.from(route.params === 'body' ? [req.body ?? {}] : [req.query as Record<string, unknown>, req.body ?? {}]);
+        const application = await resolveApp(req.headers.host);
+        const principal = await authenticate(
+          { authorization: req.headers.authorization, date: req.headers.date, path: req.path, params },
+          application,
+          {
+            schemes: route.auth,
+            kinds: route.kinds,
+            badCredentials: route.errors === 'oauth' ? errors.invalidClient : errors.invalidClientCredentials,
+          },
+          { clients: services.clients, credentials: services.db.credentials, clock: services.clock },
+        );
+        const ctx: RequestContext = { requestId: (res.locals as Locals).requestId, app: application, params, principal, services };
+        const body = await route.handler(ctx);
+        res.status(200).json({ ...body, stat: 'ok' });
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+
+  app.use((req, _res, next) => next(errors.unknownEndpoint(req.method, req.path)));
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const locals = res.locals as Locals;
+    let apiError: ApiError;
+    if (err instanceof ApiError) {
+      apiError = err;
+    } else {
+      const type = (err as { type?: string })?.type;
+      const known = type ? BODY_ERRORS[type] : undefined;
+      apiError = known ? errors.unreadableBody(known[1], known[0]) : errors.unexpected(err);
+    }
+    if (apiError.internal !== undefined) {
+      logger.error({ request_id: locals.requestId, method: req.method, path: req.path, err: apiError.internal }, 'unexpected error');
+    }
+    render(res, apiError);
+  });
+
+  return app;
+}

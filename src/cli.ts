@@ -1,0 +1,82 @@
+import path from 'node:path';
+import { Command } from 'commander';
+import { loadConfigOrExit } from './config';
+import { migrate, pendingMigrations } from './db/migrate';
+import { FlowDefinitionError } from './domain/flow-definition';
+import { createLogger } from './logger';
+import { createCore, prepareSchema, projectRoot } from './runtime';
+
+type Core = ReturnType<typeof createCore>;
+
+/** Runs one command against the configured database, reporting failures as one clear message. */
+async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {
+  const config = loadConfigOrExit();
+  const core = createCore(config, createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never));
+  try {
+    if (options.schema !== false) await prepareSchema(config, core.db);
+    await work(core);
+  } catch (e) {
+    const message = e instanceof FlowDefinitionError || e instanceof Error ? e.message : String(e);
+    process.stderr.write(`gatehouse: ${message}\n`);
+    process.exitCode = 1;
+  } finally {
+    await core.db.close();
+  }
+}
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+const program = new Command('gatehouse')
+  .description('Gatehouse: registration and authentication service')
+  .showHelpAfterError();
+
+program.command('migrate')
+  .description('apply pending database migrations')
+  .action(() => withCore(async ({ db }) => {
+    const applied = await migrate(db.sequelize);
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'the database is up to date\n');
+  }, { schema: false }));
+
+program.command('migrate:status')
+  .description('list pending migrations; exits 1 when some are pending')
+  .action(() => withCore(async ({ db }) => {
+    const pending = await pendingMigrations(db.sequelize);
+    process.stdout.write(pending.length ? `pending: ${pending.join(', ')}\n` : 'the database is up to date\n');
+    if (pending.length) process.exitCode = 1;
+  }, { schema: false }));
+
+program.command('apps:create')
+  .argument('<name>', 'application name: the first label of its host name (demo → demo.example.com)')
+  .option('--json', 'print the result as one JSON object')
+  .option('--flows <dir>', 'folder of flows to import', path.join(projectRoot(), 'flows'))
+  .description('create an application with its flows, an owner client and a login client')
+  .action((name: string, opts: { json?: boolean; flows: string }) => withCore(async ({ applications }) => {
+    const created = await applications.create(name, path.resolve(opts.flows));
+    const { flows: _all, ...summary } = created;
+    if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else print(summary);
+  }));
+
+program.command('flows:import')
+  .argument('<dir>', 'a flow folder (flow.json + translations.json), or a folder of them')
+  .requiredOption('--app <name>', 'application to import into')
+  .description('import flows as new immutable versions')
+  .action((dir: string, opts: { app: string }) => withCore(async ({ applications }) => {
+    const imported = await applications.importFlows(opts.app, path.resolve(dir));
+    print(imported.length === 1 ? imported[0] : imported);
+  }));
+
+program.command('clients:list')
+  .requiredOption('--app <name>', 'application')
+  .description("print an application's clients with their secrets")
+  .action((opts: { app: string }) => withCore(async ({ db, clients }) => {
+    const app = await db.applications.findByName(opts.app);
+    if (!app) throw new Error(`there is no application "${opts.app}"; create it with: npx gatehouse apps:create ${opts.app}`);
+    const all = await clients.list(app.id);
+    print(all.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features, settings: c.settings })));
+  }));
+
+program.parseAsync(process.argv).catch((e: Error) => {
+  process.stderr.write(`gatehouse: ${e.message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as yup from 'yup';
+
+/** Typed configuration of every Gatehouse process, read from the environment once at start. */
+export interface Config {
+  /** `sqlite` when DATABASE_URL is unset (the embedded default). */
+  database: { dialect: 'sqlite'; storage: string } | { dialect: 'mysql'; url: string };
+  /** Unset: the in-process job runner. */
+  redisUrl?: string;
+  /** Unset: emails are written as .eml files under `mailDir`. */
+  smtpUrl?: string;
+  mailDir: string;
+  port: number;
+  /** Interface the api listens on (127.0.0.1 by default; 0.0.0.0 in containers). */
+  host: string;
+  /** 32 bytes; encrypts client secrets at rest. */
+  secretKey: Buffer;
+  defaultApp: string;
+  publicBaseUrl: string;
+  varDir: string;
+  logLevel: string;
+  /** No DATABASE_URL and no REDIS_URL: one process that migrates and seeds itself. */
+  embedded: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const APP_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** One check per variable, so every bad value gets its own line. */
+const checks: Record<string, yup.StringSchema<string | undefined>> = {
+  DATABASE_URL: yup
+    .string()
+    .matches(/^(mysql|mariadb):\/\/[^/]+\/[A-Za-z0-9_$]+(\?.*)?$|^sqlite:.+$/, {
+      message: 'DATABASE_URL must look like mysql://USER:PASSWORD@HOST:3306/DATABASE or sqlite:PATH',
+    }),
+  REDIS_URL: yup.string().matches(/^rediss?:\/\/.+/, {
+    message: 'REDIS_URL must look like redis://HOST:6379 (or rediss:// for TLS)',
+  }),
+  SMTP_URL: yup.string().matches(/^smtps?:\/\/.+/, {
+    message: 'SMTP_URL must look like smtp://USER:PASSWORD@HOST:587 (or smtps:// for implicit TLS)',
+  }),
+  PORT: yup.string().matches(/^\d{1,5}$/, { message: 'PORT must be a whole number between 1 and 65535' })
+    .test('port-range', 'PORT must be a whole number between 1 and 65535', (v) => v === undefined || (Number(v) >= 1 && Number(v) <= 65535)),
+  SECRET_KEY: yup.string().test(
+    'secret-key',
+    'SECRET_KEY must be 32 random bytes as 64 hex characters or base64 (generate one with: openssl rand -hex 32)',
+    (v) => v === undefined || parseSecretKey(v) !== undefined,
+  ),
+  DEFAULT_APP: yup.string().matches(APP_NAME, {
+    message: 'DEFAULT_APP must be a DNS label: lowercase letters, digits and inner hyphens, at most 63 characters',
+  }),
+  PUBLIC_BASE_URL: yup.string().url('PUBLIC_BASE_URL must be an absolute http(s) URL such as https://login.example.com')
+    .matches(/^https?:\/\//, { message: 'PUBLIC_BASE_URL must start with http:// or https://' }),
+  HOST: yup.string().matches(/^[0-9A-Za-z.:-]{1,253}$/, { message: 'HOST must be an interface address such as 127.0.0.1 or 0.0.0.0' }),
+  LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
+};
+
+function parseSecretKey(value: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  const decoded = Buffer.from(value, 'base64');
+  return decoded.length === 32 && /^[A-Za-z0-9+/_-]{43}=?$/.test(value) ? decoded : undefined;
+}
+
+/** Reads (or, on the first embedded start, creates) the secret key kept under var/. */
+function embeddedSecretKey(varDir: string): Buffer {
+  const file = path.join(varDir, 'secret.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(varDir, { recursive: true });
+    fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  const key = parseSecretKey(fs.readFileSync(file, 'utf8').trim());
+  if (!key) throw new ConfigError([`${file} does not hold a valid key; delete it only if no client secrets were stored with it`]);
+  return key;
+}
+
+/**
+ * Validates the environment and returns the configuration, or throws a ConfigError listing
+ * one line per bad value. In the embedded default a missing SECRET_KEY is generated into var/.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+  const value = (name: string): string | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    try {
+      return checks[name].validateSync(raw);
+    } catch (e) {
+      problems.push(`${(e as yup.ValidationError).message} (got ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '…' : raw)})`);
+      return undefined;
+    }
+  };
+
+  const databaseUrl = value('DATABASE_URL');
+  const redisUrl = value('REDIS_URL');
+  const smtpUrl = value('SMTP_URL');
+  const port = value('PORT');
+  const secret = value('SECRET_KEY');
+  const defaultApp = value('DEFAULT_APP') ?? 'local';
+  const logLevel = value('LOG_LEVEL') ?? 'info';
+  const host = value('HOST') ?? '127.0.0.1';
+  const varDir = path.resolve(cwd, 'var');
+  const portNumber = port ? Number(port) : 3000;
+  const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
+
+  const usesSqlite = !databaseUrl || databaseUrl.startsWith('sqlite:');
+  if (!usesSqlite && env.SECRET_KEY === undefined) {
+    problems.push('SECRET_KEY is required with a MySQL DATABASE_URL: every api and worker process needs the same key (generate one with: openssl rand -hex 32)');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const database: Config['database'] = usesSqlite
+    ? { dialect: 'sqlite', storage: path.resolve(cwd, databaseUrl ? databaseUrl.slice('sqlite:'.length) : 'var/gatehouse.sqlite') }
+    : { dialect: 'mysql', url: databaseUrl!.replace(/^mariadb:/, 'mysql:') };
+
+  return {
+    database,
+    redisUrl,
+    smtpUrl,
+    mailDir: path.join(varDir, 'mail'),
+    port: portNumber,
+    host,
+    secretKey: secret ? parseSecretKey(secret)! : embeddedSecretKey(varDir),
+    defaultApp,
+    publicBaseUrl,
+    varDir,
+    logLevel,
+    embedded: usesSqlite && !redisUrl,
+  };
+}
+
+/** Loads the configuration or ends the process with one line per bad value (exit code 78, EX_CONFIG). */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`gatehouse: ${e.message}\n`);
+    process.exit(78);
+  }
+}

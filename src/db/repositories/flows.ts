@@ -1,0 +1,44 @@
+import { Transaction, UniqueConstraintError } from 'sequelize';
+import type { Models } from '../models';
+
+export interface StoredFlow { name: string; version: number; checksum: string; definition: unknown }
+
+export function createFlowQueries({ Flow }: Models) {
+  return {
+    /**
+     * Stores a definition as the next version of its name. Versions are immutable: a new
+     * import always gets a new number; a race between two imports retries with the next one.
+     */
+    async insertNextVersion(
+      applicationId: number,
+      name: string,
+      definition: unknown,
+      checksum: string,
+      now: Date,
+      transaction?: Transaction,
+    ): Promise<StoredFlow> {
+      for (let attempt = 0; ; attempt++) {
+        const latest = (await Flow.max('version', { where: { application_id: applicationId, name }, transaction })) as number | null;
+        const version = (latest ?? 0) + 1;
+        try {
+          await Flow.create(
+            { application_id: applicationId, name, version, definition: JSON.stringify(definition), checksum, created_at: now },
+            { transaction },
+          );
+          return { name, version, checksum, definition };
+        } catch (e) {
+          if (!(e instanceof UniqueConstraintError) || transaction || attempt >= 5) throw e;
+        }
+      }
+    },
+    async find(applicationId: number, name: string, version: number): Promise<StoredFlow | undefined> {
+      const row = await Flow.findOne({ where: { application_id: applicationId, name, version }, raw: true });
+      return row ? { name: row.name, version: row.version, checksum: row.checksum, definition: JSON.parse(row.definition) } : undefined;
+    },
+    async latestVersion(applicationId: number, name: string): Promise<number | undefined> {
+      const v = (await Flow.max('version', { where: { application_id: applicationId, name } })) as number | null;
+      return v ?? undefined;
+    },
+  };
+}
+export type FlowQueries = ReturnType<typeof createFlowQueries>;

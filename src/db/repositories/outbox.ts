@@ -1,0 +1,89 @@
+import { Op, Transaction } from 'sequelize';
+import type { Models, OutboxRow } from '../models';
+
+export type OutboxStatus = 'pending' | 'done' | 'failed';
+
+export interface OutboxJob {
+  id: string;
+  applicationId: number;
+  queue: string;
+  name: string;
+  payload: Record<string, unknown>;
+}
+
+const toJob = (row: OutboxRow): OutboxJob => ({
+  id: row.id,
+  applicationId: Number(row.application_id),
+  queue: row.queue,
+  name: row.name,
+  payload: JSON.parse(row.payload),
+});
+
+export function createOutboxQueries({ Outbox }: Models) {
+  return {
+    /** Written in the caller's transaction, beside the change the job belongs to. */
+    async insert(jobs: OutboxJob[], now: Date, transaction?: Transaction): Promise<void> {
+      if (jobs.length === 0) return;
+      await Outbox.bulkCreate(
+        jobs.map((j) => ({
+          id: j.id, application_id: j.applicationId, queue: j.queue, name: j.name, payload: JSON.stringify(j.payload),
+          status: 'pending', attempts: 0, created_at: now, updated_at: now,
+        })),
+        { transaction },
+      );
+    },
+    async find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined> {
+      const row = await Outbox.findOne({ where: { id }, raw: true });
+      return row ? { ...toJob(row), status: row.status as OutboxStatus, attempts: row.attempts } : undefined;
+    },
+    /** Marks a pending job finished; false when another worker already did (idempotence guard). */
+    async complete(id: string, now: Date, transaction?: Transaction): Promise<boolean> {
+      const [count] = await Outbox.update(
+        { status: 'done', updated_at: now },
+        { where: { id, status: 'pending' }, transaction },
+      );
+      return count === 1;
+    },
+    async recordFailure(id: string, message: string, final: boolean, now: Date): Promise<void> {
+      await Outbox.update(
+        {
+          status: final ? 'failed' : 'pending',
+          last_error: message.slice(0, 1000),
+          attempts: Outbox.sequelize!.literal('attempts + 1') as unknown as number,
+          updated_at: now,
+        },
+        { where: { id, status: 'pending' } },
+      );
+    },
+    /** Jobs still pending after `olderThan`: Redis was down, or a pod died between commit and enqueue. */
+    async stragglers(olderThan: Date, limit: number): Promise<OutboxJob[]> {
+      const rows = await Outbox.findAll({
+        where: { status: 'pending', created_at: { [Op.lt]: olderThan } },
+        order: [['created_at', 'ASC']],
+        limit,
+        raw: true,
+      });
+      return rows.map(toJob);
+    },
+    /** Deletes finished rows older than `before`, at most `limit`; returns how many. */
+    async purgeDone(before: Date, limit: number): Promise<number> {
+      const rows = await Outbox.findAll({
+        attributes: ['id'],
+        where: { status: 'done', updated_at: { [Op.lt]: before } },
+        limit,
+        raw: true,
+      });
+      if (rows.length === 0) return 0;
+      return Outbox.destroy({ where: { id: rows.map((r) => r.id), status: 'done' } });
+    },
+    async countByStatus(): Promise<Record<string, number>> {
+      const rows = (await Outbox.findAll({
+        attributes: ['status', [Outbox.sequelize!.fn('COUNT', Outbox.sequelize!.col('id')), 'n']],
+        group: ['status'],
+        raw: true,
+      })) as unknown as { status: string; n: number | string }[];
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+    },
+  };
+}
+export type OutboxQueries = ReturnType<typeof createOutboxQueries>;

@@ -1,0 +1,136 @@
+import type { Tx } from '../db';
+import type { ClientQueries, StoredClient } from '../db/repositories/clients';
+import { errors } from '../errors';
+import { randomToken, safeEqual, SecretBox } from './secrets';
+
+/** The client kinds of SPEC 2.2 (the original calls them features). */
+export const FEATURES = ['owner', 'access_issuer', 'direct_access', 'direct_read_access', 'login_client'] as const;
+export type Feature = (typeof FEATURES)[number];
+
+export interface Client {
+  id: number;
+  applicationId: number;
+  clientId: string;
+  description: string;
+  features: Feature[];
+  settings: Record<string, string>;
+}
+
+export interface Clock { now(): Date }
+export const systemClock: Clock = { now: () => new Date() };
+
+const toClient = ({ secretSealed: _sealed, ...c }: StoredClient): Client => ({ ...c, features: c.features as Feature[] });
+
+/** Parses the `features` JSON parameter: an array of known feature names, each once. */
+export function parseFeatures(raw: unknown, argument = 'features'): Feature[] {
+  if (!Array.isArray(raw) || raw.some((f) => typeof f !== 'string')) {
+    throw errors.invalidArgument(argument, 'must be a JSON array of feature names, such as ["login_client"]');
+  }
+  const unknown = raw.filter((f) => !FEATURES.includes(f as Feature));
+  if (unknown.length > 0) {
+    throw errors.invalidArgument(argument, `unknown feature ${unknown.map((f) => JSON.stringify(f)).join(', ')}; known features are ${FEATURES.join(', ')}`);
+  }
+  return [...new Set(raw as Feature[])];
+}
+
+/**
+ * API clients of one application: creation, credentials (sealed at rest, compared in constant
+ * time), features and settings. Every operation is scoped to the application it is given.
+ */
+export function createClientService(deps: { clients: ClientQueries; box: SecretBox; clock: Clock }) {
+  const { clients, box, clock } = deps;
+  // Compared against when the client_id is unknown, so a miss costs what a hit costs.
+  const decoy = box.seal(randomToken(16), 'decoy');
+
+  const reveal = (c: StoredClient) => box.open(c.secretSealed, c.clientId);
+
+  return {
+    async create(
+      applicationId: number,
+      input: { description: string; features: Feature[]; settings?: Record<string, string> },
+      tx?: Tx,
+    ): Promise<{ client: Client; secret: string }> {
+      const clientId = randomToken(16);
+      const secret = randomToken(16);
+      const stored = await clients.insert(
+        {
+          applicationId,
+          clientId,
+          secretSealed: box.seal(secret, clientId),
+          description: input.description,
+          features: input.features,
+          settings: input.settings ?? {},
+        },
+        clock.now(),
+        tx,
+      );
+      return { client: toClient(stored), secret };
+    },
+
+    /** The client when `secret` is its secret; undefined otherwise (same work either way). */
+    async authenticate(applicationId: number, clientId: string, secret: string): Promise<Client | undefined> {
+      const stored = await clients.find(applicationId, clientId);
+      const expected = stored ? reveal(stored) : box.open(decoy, 'decoy');
+      const ok = safeEqual(expected, secret);
+      return stored && ok ? toClient(stored) : undefined;
+    },
+
+    /** The client with its plain secret, for verifying a `Signature`; undefined when unknown. */
+    async withSecret(applicationId: number, clientId: string): Promise<{ client: Client; secret: string } | undefined> {
+      const stored = await clients.find(applicationId, clientId);
+      return stored ? { client: toClient(stored), secret: reveal(stored) } : undefined;
+    },
+
+    async find(applicationId: number, clientId: string): Promise<Client | undefined> {
+      const stored = await clients.find(applicationId, clientId);
+      return stored ? toClient(stored) : undefined;
+    },
+
+    async list(applicationId: number, hasFeatures: Feature[] = []): Promise<(Client & { secret: string })[]> {
+      const all = await clients.list(applicationId);
+      return all
+        .filter((c) => hasFeatures.every((f) => c.features.includes(f)))
+        .map((c) => ({ ...toClient(c), secret: reveal(c) }));
+    },
+
+    async setFeatures(applicationId: number, caller: Client, forClientId: string, features: Feature[]): Promise<void> {
+      if (forClientId === caller.clientId && caller.features.includes('owner') && !features.includes('owner')) {
+        throw errors.invalidArgument('features', 'the owner client cannot remove its own owner feature; use another owner client to do it');
+      }
+      const updated = await clients.mutate(applicationId, forClientId, () => ({ features }), clock.now());
+      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
+    },
+
+    async remove(applicationId: number, caller: Client, clientId: string): Promise<void> {
+      if (clientId === caller.clientId) {
+        throw errors.invalidArgument('client_id_for_deletion', 'a client cannot delete itself; use another owner client');
+      }
+      if (!(await clients.remove(applicationId, clientId))) {
+        throw errors.invalidArgument('client_id_for_deletion', `no client ${clientId} in this application`);
+      }
+    },
+
+    async resetSecret(applicationId: number, forClientId: string): Promise<string> {
+      const secret = randomToken(16);
+      const updated = await clients.mutate(applicationId, forClientId, (c) => ({ secretSealed: box.seal(secret, c.clientId) }), clock.now());
+      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
+      return secret;
+    },
+
+    /** Applies `change` to the client's settings; returns the settings before the change. */
+    async changeSettings(
+      applicationId: number,
+      clientId: string,
+      change: (settings: Record<string, string>) => Record<string, string>,
+    ): Promise<Record<string, string>> {
+      let before: Record<string, string> = {};
+      const updated = await clients.mutate(applicationId, clientId, (c) => {
+        before = c.settings;
+        return { settings: change({ ...c.settings }) };
+      }, clock.now());
+      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${clientId} in this application`);
+      return before;
+    },
+  };
+}
+export type ClientService = ReturnType<typeof createClientService>;

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as yup from 'yup';
+
+/**
+ * The flow format, modelled on the original service's Configuration API resources so its users
+ * can bring their flows over. A flow directory holds `flow.json` (name, locales, fields, forms)
+ * and `translations.json` (key → {values: {locale: text}}). docs/flows.md describes it.
+ */
+export const FIELD_TYPES = ['text', 'textarea', 'email', 'password', 'select', 'radio', 'checkbox', 'dateselect'] as const;
+export const RULES = ['required', 'minLength', 'maxLength', 'format', 'match', 'unique', 'minYears'] as const;
+export const FORMATS = [
+  'alpha', 'alphaExtended', 'alphaExtendedSpaces', 'alphaNumeric', 'alphaNumericExtended', 'email', 'numeric',
+  'numericReal', 'phone', 'phoneInternational', 'zipCode', 'zipCode+4',
+] as const;
+
+export interface FlowRule { rule: (typeof RULES)[number]; value?: unknown; message: string }
+export interface FlowField {
+  type: (typeof FIELD_TYPES)[number];
+  name?: string;
+  schemaAttribute?: string;
+  label?: string;
+  placeholder?: string;
+  tip?: string;
+  options?: { value: string; label: string }[];
+  validation: FlowRule[];
+}
+export interface FlowForm { action?: string; fields: { name: string; required: boolean }[] }
+export interface FlowDefinition {
+  name: string;
+  locales: string[];
+  fields: Record<string, FlowField>;
+  forms: Record<string, FlowForm>;
+  translations: Record<string, { values: Record<string, string> }>;
+}
+
+export class FlowDefinitionError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`the flow is not valid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'FlowDefinitionError';
+  }
+}
+
+const LOCALE = /^[a-z]{2,3}-[A-Z]{2}$/;
+const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+const ruleSchema = yup.object({
+  rule: yup.string().oneOf([...RULES], `must be one of ${RULES.join(', ')}`).required(),
+  value: yup.mixed(),
+  message: yup.string().required(),
+});
+const fieldSchema = yup.object({
+  type: yup.string().oneOf([...FIELD_TYPES], `must be one of ${FIELD_TYPES.join(', ')}`).required(),
+  schemaAttribute: yup.string(),
+  label: yup.string(),
+  placeholder: yup.string(),
+  tip: yup.string(),
+  options: yup.array(yup.object({ value: yup.string().required(), label: yup.string().required() })),
+  validation: yup.array(ruleSchema).default([]),
+});
+const formSchema = yup.object({
+  action: yup.string(),
+  fields: yup.array(yup.object({ name: yup.string().required(), required: yup.boolean().default(false) })).required(),
+});
+const flowSchema = yup.object({
+  name: yup.string().matches(NAME, 'must be a name of letters, digits and _').required(),
+  locales: yup.array(yup.string().matches(LOCALE, 'must be a locale such as en-US').required()).min(1).required(),
+  fields: yup.object().required(),
+  forms: yup.object().required(),
+  translations: yup.object().required(),
+});
+
+/** Checks what the schema cannot: names resolve, every text exists in every locale, rule values fit. */
+function crossCheck(flow: FlowDefinition): string[] {
+  const problems: string[] = [];
+  const needText = (key: string | undefined, where: string) => {
+    if (key === undefined) return;
+    const t = flow.translations[key];
+    if (!t) return problems.push(`${where}: translation "${key}" is not defined in translations.json`);
+    for (const locale of flow.locales) {
+      if (typeof t.values?.[locale] !== 'string' || t.values[locale].trim() === '') {
+        problems.push(`translations.json: "${key}" has no text for ${locale}`);
+      }
+    }
+  };
+  for (const [fieldName, raw] of Object.entries(flow.fields)) {
+    const where = `fields.${fieldName}`;
+    if (!NAME.test(fieldName)) problems.push(`${where}: field names are letters, digits and _`);
+    try {
+      const field = fieldSchema.validateSync(raw, { strict: false, stripUnknown: false }) as FlowField;
+      needText(field.label, `${where}.label`);
+      needText(field.placeholder, `${where}.placeholder`);
+      needText(field.tip, `${where}.tip`);
+      field.options?.forEach((o, i) => needText(o.label, `${where}.options[${i}].label`));
+      field.validation.forEach((r, i) => {
+        const at = `${where}.validation[${i}]`;
+        needText(r.message, `${at}.message`);
+        if (r.rule === 'format' && !FORMATS.includes(r.value as (typeof FORMATS)[number])) {
+          problems.push(`${at}: format "${String(r.value)}" is unknown; use one of ${FORMATS.join(', ')}`);
+        }
+        if (['minLength', 'maxLength', 'minYears'].includes(r.rule) && !(Number.isInteger(r.value) && (r.value as number) >= 0)) {
+          problems.push(`${at}: ${r.rule} needs a whole number value`);
+        }
+        if (r.rule === 'match' && !(typeof r.value === 'string' && flow.fields[r.value])) {
+          problems.push(`${at}: match names field "${String(r.value)}", which is not defined`);
+        }
+      });
+    } catch (e) {
+      problems.push(`${where}: ${(e as yup.ValidationError).errors.join('; ')}`);
+    }
+  }
+  for (const [formName, raw] of Object.entries(flow.forms)) {
+    try {
+      const form = formSchema.validateSync(raw) as FlowForm;
+      form.fields.forEach((f, i) => {
+        if (!flow.fields[f.name]) problems.push(`forms.${formName}.fields[${i}]: field "${f.name}" is not defined in fields`);
+      });
+    } catch (e) {
+      problems.push(`forms.${formName}: ${(e as yup.ValidationError).errors.join('; ')}`);
+    }
+  }
+  return problems;
+}
+
+/** Validates a parsed definition; throws a FlowDefinitionError naming every broken place. */
+export function validateFlow(candidate: unknown): FlowDefinition {
+  try {
+    flowSchema.validateSync(candidate, { abortEarly: false });
+  } catch (e) {
+    throw new FlowDefinitionError((e as yup.ValidationError).errors);
+  }
+  const flow = candidate as FlowDefinition;
+  const problems = crossCheck(flow);
+  if (problems.length > 0) throw new FlowDefinitionError(problems);
+  return flow;
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new FlowDefinitionError([`${file}: cannot be read`]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new FlowDefinitionError([`${file}: not valid JSON (${(e as Error).message})`]);
+  }
+}
+
+/** Reads and validates the flow in `dir` (flow.json + translations.json). */
+export function loadFlowDirectory(dir: string): { definition: FlowDefinition; checksum: string } {
+  const flow = readJson(path.join(dir, 'flow.json')) as Record<string, unknown>;
+  const translations = readJson(path.join(dir, 'translations.json'));
+  const definition = validateFlow({ ...flow, translations });
+  const checksum = createHash('sha256').update(JSON.stringify(definition)).digest('hex');
+  return { definition, checksum };
+}
+
+/** The flow directories under `root`: `root` itself when it holds flow.json, else its subfolders that do. */
+export function findFlowDirectories(root: string): string[] {
+  if (fs.existsSync(path.join(root, 'flow.json'))) return [root];
+  if (!fs.existsSync(root)) throw new FlowDefinitionError([`${root}: no such directory`]);
+  const dirs = fs.readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, d.name, 'flow.json')))
+    .map((d) => path.join(root, d.name))
+    .sort();
+  if (dirs.length === 0) throw new FlowDefinitionError([`${root}: holds no flow.json, nor any folder with one`]);
+  return dirs;
+}

@@ -1,0 +1,110 @@
+/**
+ * Every error code of SPEC part 7, one definition each, plus the few transport-level errors
+ * Gatehouse adds (unknown endpoint, unreadable body). Handlers throw `ApiError`s made by the
+ * factories below; `src/http/render-error.ts` turns them into the spec's error body.
+ */
+
+export interface ErrorDefinition {
+  code: number;
+  error: string;
+  subError?: string;
+}
+
+/** The spec's codes (part 7) and the original service's codes Gatehouse also answers. */
+export const ERROR_DEFINITIONS = {
+  missingArgument: { code: 100, error: 'missing_argument' },
+  invalidArgument: { code: 200, error: 'invalid_argument' },
+  duplicateArgument: { code: 201, error: 'duplicate_argument' },
+  invalidRequestArgument: { code: 200, error: 'invalid_request', subError: 'invalid_argument' },
+  invalidCredentials: { code: 210, error: 'invalid_credentials' },
+  noSuchAccount: { code: 212, error: 'no_such_account' },
+  recordNotFound: { code: 310, error: 'record_not_found' },
+  uniqueViolation: { code: 361, error: 'unique_violation' },
+  emailAddressInUse: { code: 380, error: 'email_address_in_use' },
+  invalidFormFields: { code: 390, error: 'invalid_form_fields' },
+  engageError: { code: 400, error: 'engage_error' },
+  invalidClient: { code: 402, error: 'invalid_client', subError: 'invalid_client_credentials' },
+  invalidClientCredentials: { code: 402, error: 'invalid_client_credentials' },
+  permissionError: { code: 403, error: 'permission_error' },
+  unknownEndpoint: { code: 404, error: 'unknown_endpoint' },
+  invalidAccessToken: { code: 413, error: 'invalid_access_token' },
+  noAccessGrant: { code: 413, error: 'invalid_request', subError: 'no_access_grant' },
+  redirectUriMismatch: { code: 420, error: 'invalid_request', subError: 'redirect_uri_mismatch' },
+  unexpectedError: { code: 500, error: 'unexpected_error' },
+  apiLimitError: { code: 510, error: 'api_limit_error' },
+  triggeredError: { code: 540, error: 'triggered_error' },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorName = keyof typeof ERROR_DEFINITIONS;
+
+/** Extra fields of the error body (SPEC part 7: invalid_fields, argument_name, ...). */
+export type ErrorExtra = Record<string, unknown>;
+
+/**
+ * A failure the client is meant to see. `transportStatus` is set only for errors that happen
+ * before a route is known (unknown endpoint, unreadable body): they keep their HTTP meaning.
+ * `internal` is logged, never serialized.
+ */
+export class ApiError extends Error {
+  readonly definition: ErrorDefinition;
+  readonly kind: ErrorName;
+  readonly extra: ErrorExtra;
+  readonly transportStatus?: number;
+  readonly internal?: unknown;
+
+  constructor(
+    name: ErrorName,
+    description: string,
+    options: { extra?: ErrorExtra; transportStatus?: number; internal?: unknown } = {},
+  ) {
+    super(description);
+    this.name = 'ApiError';
+    this.kind = name;
+    this.definition = ERROR_DEFINITIONS[name];
+    this.extra = options.extra ?? {};
+    this.transportStatus = options.transportStatus;
+    this.internal = options.internal;
+  }
+
+  get code(): number {
+    return this.definition.code;
+  }
+}
+
+/** Factories: the only way handlers and domain code make client-visible errors. */
+export const errors = {
+  missingArgument: (argument: string) =>
+    new ApiError('missingArgument', `missing required argument: ${argument}`, {
+      extra: { argument_name: argument },
+    }),
+  invalidArgument: (argument: string, why: string, extra: ErrorExtra = {}) =>
+    new ApiError('invalidArgument', `invalid argument ${argument}: ${why}`, {
+      extra: { argument_name: argument, ...extra },
+    }),
+  duplicateArgument: (a: string, b: string) =>
+    new ApiError('duplicateArgument', `send either ${a} or ${b}, not both`, {
+      extra: { argument_name: b },
+    }),
+  invalidClientCredentials: (why: string) => new ApiError('invalidClientCredentials', why),
+  invalidClient: (why: string) => new ApiError('invalidClient', why),
+  permissionError: (why: string) => new ApiError('permissionError', why),
+  invalidAccessToken: () =>
+    new ApiError('invalidAccessToken', 'the access token is invalid or has expired; obtain a new one'),
+  unknownEndpoint: (method: string, path: string) =>
+    new ApiError('unknownEndpoint', `there is no endpoint ${method} ${path}; see the README for the API`, {
+      transportStatus: 404,
+    }),
+  methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>
+    new ApiError('invalidArgument', `${path} does not accept ${method}; use ${allowed.join(' or ')}`, {
+      transportStatus: 405,
+      extra: { argument_name: 'method' },
+    }),
+  unreadableBody: (why: string, status: number) =>
+    new ApiError('invalidArgument', why, { transportStatus: status, extra: { argument_name: 'body' } }),
+  unexpected: (internal: unknown) =>
+    new ApiError('unexpectedError', 'an unexpected error occurred; quote the request_id when reporting it', {
+      internal,
+      transportStatus: 500,
+    }),
+  misconfigured: (why: string) => new ApiError('unexpectedError', why),
+};

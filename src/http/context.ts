@@ -1,0 +1,34 @@
+import type { Principal } from '../auth/authenticate';
+import type { Database } from '../db';
+import type { Application } from '../db/repositories/applications';
+import type { Client, ClientService, Clock } from '../domain/clients';
+import type { Logger } from '../logger';
+import type { Outbox } from '../queue/outbox';
+import type { Params } from './params';
+
+/** What every handler may use; built once at start and handed in (no globals). */
+export interface Services {
+  db: Database;
+  clients: ClientService;
+  outbox: Outbox;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** One request, already parsed, routed to its application and authenticated. */
+export interface RequestContext {
+  requestId: string;
+  app: Application;
+  params: Params;
+  principal: Principal;
+  services: Services;
+}
+
+/** A handler returns the success body without `stat`; the renderer adds it. */
+export type Handler = (ctx: RequestContext) => Promise<Record<string, unknown>>;
+
+/** The calling client; routes that use this only admit client schemes. */
+export function caller(ctx: RequestContext): Client {
+  if (ctx.principal.kind !== 'client') throw new Error('this handler needs an authenticated client');
+  return ctx.principal.client;
+}

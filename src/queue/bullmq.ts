@@ -1,0 +1,102 @@
+import { Queue, Worker } from 'bullmq';
+import IORedis from 'ioredis';
+import type { Logger } from '../logger';
+import { Job, JobQueue, Processors, QUEUE_NAMES, QueueName, RETRY } from './port';
+
+const JOB_OPTIONS = {
+  attempts: RETRY.attempts,
+  backoff: { type: 'exponential', delay: RETRY.backoffMs },
+  // keep finished jobs long enough for the dashboard and for jobId de-duplication
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  // failed jobs stay visible for two weeks
+  removeOnFail: { age: 14 * 24 * 3600 },
+};
+
+/**
+ * Producer side, used by api pods. The connection fails fast while Redis is down (no offline
+ * queue): the request has already committed its outbox row, so it answers at once and the
+ * maintenance relay enqueues the job once Redis is back.
+ */
+export function createBullQueue(
+  redisUrl: string,
+  logger: Logger,
+  enqueueTimeoutMs = 1_000,
+): JobQueue & { connection: IORedis; ready(timeoutMs?: number): Promise<boolean> } {
+  const connection = new IORedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (producer)'));
+  const queues = Object.fromEntries(
+    QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, defaultJobOptions: JOB_OPTIONS })]),
+  ) as Record<QueueName, Queue>;
+  for (const q of Object.values(queues)) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'queue error'));
+
+  return {
+    connection,
+    /** Waits until Redis is reachable (commands fail at once before that); false on timeout. */
+    async ready(timeoutMs = 10_000) {
+      if (connection.status === 'ready') return true;
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        connection.once('ready', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    },
+    async enqueue(job: Job) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`enqueue timed out after ${enqueueTimeoutMs} ms`)), enqueueTimeoutMs);
+      });
+      try {
+        await Promise.race([queues[job.queue].add(job.name, job.data, { jobId: job.id }), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async schedule(queue, name, everyMs) {
+      await queues[queue].upsertJobScheduler(name, { every: everyMs }, { name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+    },
+    async close() {
+      await Promise.allSettled(Object.values(queues).map((q) => q.close()));
+      connection.disconnect();
+    },
+  };
+}
+
+/** Consumer side, used by worker processes: one BullMQ Worker per queue, same processors. */
+export function createBullWorkers(options: {
+  redisUrl: string;
+  processors: Processors;
+  logger: Logger;
+  concurrency?: Partial<Record<QueueName, number>>;
+}): { workers: Worker[]; close(): Promise<void> } {
+  const { redisUrl, processors, logger } = options;
+  // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null on their connection.
+  const connection = new IORedis(redisUrl, { maxRetriesPerRequest: null });
+  connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (worker)'));
+  const workers = QUEUE_NAMES.map((queue) => {
+    const worker = new Worker(
+      queue,
+      async (bullJob) => {
+        const attempt = bullJob.attemptsMade + 1;
+        const maxAttempts = bullJob.opts.attempts ?? 1;
+        return processors[queue](
+          { id: bullJob.id ?? '', queue, name: bullJob.name, data: bullJob.data as Record<string, unknown> },
+          { attempt, finalAttempt: attempt >= maxAttempts },
+        );
+      },
+      { connection, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 16 : 4) },
+    );
+    worker.on('failed', (job, err) =>
+      logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'));
+    worker.on('error', (err) => logger.warn({ queue, err: err.message }, 'worker error'));
+    return worker;
+  });
+  return {
+    workers,
+    async close() {
+      await Promise.allSettled(workers.map((w) => w.close()));
+      connection.disconnect();
+    },
+  };
+}

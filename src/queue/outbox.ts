@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { Database, Tx } from '../db';
+import type { OutboxJob } from '../db/repositories/outbox';
+import type { Logger } from '../logger';
+import type { JobQueue, QueueName } from './port';
+
+/**
+ * The outbox (DESIGN.md "No lost work"): a job is written in the same transaction as the change
+ * it belongs to, and enqueued only after commit, with the outbox id as job id. If the enqueue
+ * fails (Redis down, pod killed), the row stays pending and the maintenance relay enqueues it.
+ */
+export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logger; now?: () => Date }) {
+  const { db, queue, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, ...j.payload } });
+
+  return {
+    /** Describes a job; write it with `write` inside the transaction, then `dispatch` after commit. */
+    job(applicationId: number, queueName: QueueName, name: string, payload: Record<string, unknown>): OutboxJob {
+      return { id: randomUUID(), applicationId, queue: queueName, name, payload };
+    },
+
+    async write(jobs: OutboxJob[], tx: Tx): Promise<void> {
+      await db.outbox.insert(jobs, now(), tx);
+    },
+
+    /** Enqueues committed jobs. Never throws: a job that cannot be enqueued now is relayed later. */
+    async dispatch(jobs: OutboxJob[]): Promise<void> {
+      await Promise.all(
+        jobs.map(async (j) => {
+          try {
+            await queue.enqueue(toJob(j));
+          } catch (err) {
+            logger.warn({ outboxId: j.id, queue: j.queue, job: j.name, err: (err as Error).message }, 'enqueue failed; the outbox relay will retry');
+          }
+        }),
+      );
+    },
+
+    /** Writes `jobs` with `work` in one transaction, then dispatches them. Returns what `work` returned. */
+    async commit<T>(work: (tx: Tx) => Promise<{ result: T; jobs: OutboxJob[] }>): Promise<T> {
+      const { result, jobs } = await db.transaction(async (tx) => {
+        const out = await work(tx);
+        await db.outbox.insert(out.jobs, now(), tx);
+        return out;
+      });
+      await this.dispatch(jobs);
+      return result;
+    },
+
+    /** Re-enqueues jobs still pending after `graceMs`; returns how many were relayed. */
+    async relay(graceMs: number, limit = 500): Promise<number> {
+      const stragglers = await db.outbox.stragglers(new Date(now().getTime() - graceMs), limit);
+      let relayed = 0;
+      for (const j of stragglers) {
+        try {
+          await queue.enqueue(toJob(j));
+          relayed++;
+        } catch (err) {
+          logger.warn({ outboxId: j.id, err: (err as Error).message }, 'relay could not enqueue; will try again');
+          break; // the queue is down: stop, the next run tries again
+        }
+      }
+      return relayed;
+    },
+  };
+}
+export type Outbox = ReturnType<typeof createOutbox>;

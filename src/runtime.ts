@@ -1,0 +1,102 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import type { Config } from './config';
+import { type Database, openDatabase } from './db';
+import { migrate, pendingMigrations } from './db/migrate';
+import { createApplicationService } from './domain/applications';
+import { createClientService, systemClock, type Clock } from './domain/clients';
+import { SecretBox } from './domain/secrets';
+import type { Services } from './http/context';
+import type { Logger } from './logger';
+import { createBullQueue } from './queue/bullmq';
+import { createInProcessQueue } from './queue/in-process';
+import { createOutbox } from './queue/outbox';
+import type { JobQueue, Processors } from './queue/port';
+import { createProcessors } from '../workers/processors';
+import { MAINTENANCE_SCHEDULE } from '../workers/processors/maintenance';
+
+/** The project root (where package.json and flows/ live), from src/ or from dist/src/. */
+export function projectRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error('cannot find the Gatehouse project root');
+    dir = up;
+  }
+  return dir;
+}
+
+/** Database and the services over it, without any queue: what the CLI needs. */
+export function createCore(config: Config, logger: Logger, clock: Clock = systemClock) {
+  const db = openDatabase(config.database, logger);
+  const clients = createClientService({ clients: db.clients, box: new SecretBox(config.secretKey), clock });
+  const applications = createApplicationService({ db, clients, clock, publicBaseUrl: config.publicBaseUrl });
+  return { db, clients, applications };
+}
+
+/**
+ * Brings the schema up to date where that is this process's job: a SQLite database (the
+ * embedded default) is migrated on start; MySQL is migrated by `gatehouse migrate`, and a
+ * process refuses to start while migrations are pending.
+ */
+export async function prepareSchema(config: Config, db: Database): Promise<string[]> {
+  if (config.database.dialect === 'sqlite') return migrate(db.sequelize);
+  const pending = await pendingMigrations(db.sequelize);
+  if (pending.length > 0) {
+    throw new Error(`the database has ${pending.length} pending migration(s) (${pending.join(', ')}); run: npx gatehouse migrate`);
+  }
+  return [];
+}
+
+export interface Runtime {
+  config: Config;
+  db: Database;
+  queue: JobQueue & { idle?: () => Promise<void> };
+  services: Services;
+  applications: ReturnType<typeof createApplicationService>;
+  /** Starts the recurring maintenance jobs (in-process runner or BullMQ job schedulers). */
+  scheduleMaintenance(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Wires one process: database, queue (BullMQ when REDIS_URL is set, else the in-process runner
+ * with the same processors as the workers), outbox and services. Everything is handed in from
+ * here; nothing else reaches for a global.
+ */
+export function createRuntime(config: Config, logger: Logger, clock: Clock = systemClock): Runtime {
+  const { db, clients, applications } = createCore(config, logger, clock);
+
+  let closeProcessors = () => {};
+  let queue: Runtime['queue'];
+  let outbox: ReturnType<typeof createOutbox>;
+  if (config.redisUrl) {
+    queue = createBullQueue(config.redisUrl, logger);
+    outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
+  } else {
+    // processors are looked up per job, so they can be filled in after the outbox exists
+    const processors = {} as Processors;
+    queue = createInProcessQueue({ processors, logger });
+    outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
+    const made = createProcessors({ config, db, outbox, logger });
+    Object.assign(processors, made.processors);
+    closeProcessors = made.close;
+  }
+
+  const services: Services = { db, clients, outbox, clock, logger };
+  return {
+    config,
+    db,
+    queue,
+    services,
+    applications,
+    async scheduleMaintenance() {
+      for (const s of MAINTENANCE_SCHEDULE) await queue.schedule('maintenance', s.name, s.everyMs);
+    },
+    async close() {
+      await queue.close();
+      closeProcessors();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import type { Server } from 'node:http';
+import { buildApp } from './app';
+import { loadConfigOrExit } from './config';
+import { ApplicationExistsError, type CreatedApplication } from './domain/applications';
+import { createLogger, type Logger } from './logger';
+import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
+import path from 'node:path';
+
+function banner(created: CreatedApplication, baseUrl: string): string {
+  const { owner, login } = created.clients;
+  return [
+    '',
+    `Gatehouse created the application "${created.app}" with flow ${created.flow.name} version ${created.flow.version}.`,
+    `  owner client   client_id=${owner.client_id}  client_secret=${owner.client_secret}`,
+    `  login client   client_id=${login.client_id}  client_secret=${login.client_secret}`,
+    '',
+    'Try it:',
+    `  curl -u ${owner.client_id}:${owner.client_secret} '${baseUrl}/clients/list'`,
+    '',
+    `These secrets are printed once. To see them again: npx gatehouse clients:list --app ${created.app}`,
+    '',
+  ].join('\n');
+}
+
+/** The embedded first start creates the default application, as `gatehouse apps:create` would. */
+async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise<void> {
+  const { config } = runtime;
+  if (config.database.dialect !== 'sqlite') return;
+  try {
+    const created = await runtime.applications.create(config.defaultApp, path.join(projectRoot(), 'flows'));
+    process.stdout.write(banner(created, `http://localhost:${config.port}`));
+  } catch (e) {
+    if (!(e instanceof ApplicationExistsError)) throw e;
+    logger.info({ app: config.defaultApp }, `application exists; list its clients with: npx gatehouse clients:list --app ${config.defaultApp}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.logLevel);
+  const runtime = createRuntime(config, logger);
+  try {
+    const applied = await prepareSchema(config, runtime.db);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+    await seedDefaultApplication(runtime, logger);
+    // with Redis, worker processes own the recurring jobs; in-process, this process does
+    if (!config.redisUrl) await runtime.scheduleMaintenance();
+  } catch (e) {
+    logger.fatal({ err: e }, (e as Error).message);
+    await runtime.close().catch(() => undefined);
+    process.exit(1);
+  }
+
+  const app = buildApp({ services: runtime.services, defaultApp: config.defaultApp });
+  const server: Server = app.listen(config.port, config.host, () =>
+    logger.info({ host: config.host, port: config.port, database: config.database.dialect, queue: config.redisUrl ? 'bullmq' : 'in-process' }, 'gatehouse api listening'));
+  server.on('error', (err) => {
+    logger.fatal({ err }, 'cannot listen');
+    process.exit(1);
+  });
+  server.keepAliveTimeout = 65_000;
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing requests in flight');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    server.close(async () => {
+      await runtime.close();
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+void main();

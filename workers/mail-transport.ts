@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Logger } from '../src/logger';
+
+export interface MailMessage {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+export interface MailTransport {
+  /** Sends one message; `key` identifies it (the outbox id) and becomes its Message-ID. */
+  send(key: string, message: MailMessage): Promise<{ messageId: string; file?: string }>;
+  close(): void;
+}
+
+const messageId = (key: string, from: string) => `<${key}@${from.split('@')[1]?.replace(/[>\s]/g, '') || 'gatehouse.local'}>`;
+
+/** SMTP through a pooled nodemailer transport (SMTP_URL). */
+export function createSmtpTransport(smtpUrl: string): MailTransport {
+  const url = new URL(smtpUrl);
+  url.searchParams.set('pool', 'true');
+  if (!url.searchParams.has('maxConnections')) url.searchParams.set('maxConnections', '5');
+  const transport = nodemailer.createTransport(url.toString());
+  return {
+    async send(key, message) {
+      const info = await transport.sendMail({ ...message, messageId: messageId(key, message.from) });
+      return { messageId: info.messageId };
+    },
+    close: () => transport.close(),
+  };
+}
+
+/**
+ * The embedded default: each message is written as `<dir>/<key>.eml`, atomically (temp file,
+ * then rename), so a retried job finds the file and does not write it twice.
+ */
+export function createFileTransport(dir: string, logger: Logger): MailTransport {
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    async send(key, message) {
+      fs.mkdirSync(dir, { recursive: true });
+      const file = path.join(dir, `${key}.eml`);
+      const id = messageId(key, message.from);
+      if (fs.existsSync(file)) return { messageId: id, file };
+      const info = await transport.sendMail({ ...message, messageId: id });
+      const tmp = `${file}.tmp-${process.pid}`;
+      fs.writeFileSync(tmp, info.message as Buffer);
+      fs.renameSync(tmp, file);
+      logger.info({ file, to: message.to, subject: message.subject }, 'email written');
+      return { messageId: id, file };
+    },
+    close: () => transport.close(),
+  };
+}

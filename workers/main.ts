@@ -1,0 +1,59 @@
+import { loadConfigOrExit } from '../src/config';
+import { openDatabase } from '../src/db';
+import { createLogger } from '../src/logger';
+import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
+import { createOutbox } from '../src/queue/outbox';
+import { prepareSchema } from '../src/runtime';
+import { createProcessors } from './processors';
+import { MAINTENANCE_SCHEDULE } from './processors/maintenance';
+
+/**
+ * The worker process (`npm run worker`): BullMQ workers for the mail, versions and maintenance
+ * queues, scaled separately from the api. It also owns the recurring maintenance jobs
+ * (upsertJobScheduler: one schedule however many workers start).
+ */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.logLevel).child({ process: 'worker' });
+  if (!config.redisUrl) {
+    logger.fatal('the worker process needs REDIS_URL; without it the api runs jobs in its own process');
+    process.exit(78);
+  }
+  const db = openDatabase(config.database, logger);
+  try {
+    await prepareSchema(config, db);
+  } catch (e) {
+    logger.fatal({ err: e }, (e as Error).message);
+    await db.close();
+    process.exit(1);
+  }
+  const queue = createBullQueue(config.redisUrl, logger);
+  const outbox = createOutbox({ db, queue, logger });
+  const { processors, close: closeProcessors } = createProcessors({ config, db, outbox, logger });
+  const workers = createBullWorkers({ redisUrl: config.redisUrl, processors, logger });
+  if (!(await queue.ready())) logger.warn('redis is not reachable yet; jobs start once it is');
+  for (const s of MAINTENANCE_SCHEDULE) {
+    await queue.schedule('maintenance', s.name, s.everyMs).catch((err: Error) =>
+      logger.warn({ err: err.message, job: s.name }, 'could not register the schedule yet; will retry on next start'));
+  }
+  logger.info({ queues: workers.workers.map((w) => w.name) }, 'gatehouse worker ready');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'worker shutting down: finishing jobs in progress');
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    await workers.close();
+    await queue.close();
+    closeProcessors();
+    await db.close();
+    logger.info('worker stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+void main();

@@ -1,0 +1,61 @@
+import type { Database } from '../../src/db';
+import type { Outbox } from '../../src/queue/outbox';
+import type { Job } from '../../src/queue/port';
+
+export const MAINTENANCE_SCHEDULE = [
+  { name: 'relay-outbox', everyMs: 15_000 },
+  { name: 'sweep', everyMs: 60_000 },
+] as const;
+
+export interface MaintenanceSettings {
+  /** How long an outbox row may stay pending before the relay enqueues it again. */
+  relayGraceMs: number;
+  /** Spent and expired credentials are kept this long (for reuse detection), then deleted. */
+  credentialRetentionMs: number;
+  /** Finished outbox rows are kept this long. */
+  outboxRetentionMs: number;
+  /** Rows per delete statement; small enough that no delete holds locks for long. */
+  batchSize: number;
+  /** Upper bound of batches per run, so one run never monopolizes the worker. */
+  maxBatches: number;
+}
+
+export const DEFAULT_MAINTENANCE: MaintenanceSettings = {
+  relayGraceMs: 30_000,
+  credentialRetentionMs: 24 * 3600_000,
+  outboxRetentionMs: 7 * 24 * 3600_000,
+  batchSize: 500,
+  maxBatches: 100,
+};
+
+async function inBatches(settings: MaintenanceSettings, deleteBatch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < settings.maxBatches; i++) {
+    const n = await deleteBatch();
+    total += n;
+    if (n < settings.batchSize) break;
+  }
+  return total;
+}
+
+/** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows. Returns what it did. */
+export function createMaintenanceProcessor(deps: { db: Database; outbox: Outbox; settings: MaintenanceSettings; now?: () => Date }) {
+  const { db, outbox, settings } = deps;
+  const now = deps.now ?? (() => new Date());
+  return async (job: Job): Promise<Record<string, number>> => {
+    switch (job.name) {
+      case 'relay-outbox':
+        return { relayed: await outbox.relay(settings.relayGraceMs) };
+      case 'sweep': {
+        const t = now().getTime();
+        const credentials = await inBatches(settings, () =>
+          db.credentials.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
+        const outboxRows = await inBatches(settings, () =>
+          db.outbox.purgeDone(new Date(t - settings.outboxRetentionMs), settings.batchSize));
+        return { credentials, outbox: outboxRows };
+      }
+      default:
+        throw new Error(`the maintenance queue has no job named "${job.name}"`);
+    }
+  };
+}
