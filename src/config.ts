@@ -9,6 +9,8 @@ export interface Config {
   database: { dialect: 'sqlite'; storage: string } | { dialect: 'mysql'; url: string };
   /** Unset: the in-process job runner. */
   redisUrl?: string;
+  /** Prefix of every BullMQ key, so several deployments (or test runs) can share one Redis. */
+  redisPrefix: string;
   /** Unset: emails are written as .eml files under `mailDir`. */
   smtpUrl?: string;
   mailDir: string;
@@ -61,6 +63,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   PUBLIC_BASE_URL: yup.string().url('PUBLIC_BASE_URL must be an absolute http(s) URL such as https://login.example.com')
     .matches(/^https?:\/\//, { message: 'PUBLIC_BASE_URL must start with http:// or https://' }),
   HOST: yup.string().matches(/^[0-9A-Za-z.:-]{1,253}$/, { message: 'HOST must be an interface address such as 127.0.0.1 or 0.0.0.0' }),
+  REDIS_PREFIX: yup.string().matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'REDIS_PREFIX must be 1 to 64 letters, digits, _ or -' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
 
@@ -124,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   return {
     database,
     redisUrl,
+    redisPrefix: value('REDIS_PREFIX') ?? 'gatehouse',
     smtpUrl,
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,

@@ -71,7 +71,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   let queue: Runtime['queue'];
   let outbox: ReturnType<typeof createOutbox>;
   if (config.redisUrl) {
-    queue = createBullQueue(config.redisUrl, logger);
+    queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
     outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
   } else {
     // processors are looked up per job, so they can be filled in after the outbox exists

@@ -27,10 +27,10 @@ async function main(): Promise<void> {
     await db.close();
     process.exit(1);
   }
-  const queue = createBullQueue(config.redisUrl, logger);
+  const queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
   const outbox = createOutbox({ db, queue, logger });
   const { processors, close: closeProcessors } = createProcessors({ config, db, outbox, logger });
-  const workers = createBullWorkers({ redisUrl: config.redisUrl, processors, logger });
+  const workers = createBullWorkers({ redisUrl: config.redisUrl, prefix: config.redisPrefix, processors, logger });
   if (!(await queue.ready())) logger.warn('redis is not reachable yet; jobs start once it is');
   for (const s of MAINTENANCE_SCHEDULE) {
     await queue.schedule('maintenance', s.name, s.everyMs).catch((err: Error) =>

@@ -12,6 +12,22 @@ import { createOutboxQueries } from './repositories/outbox';
 /** An open database transaction, opaque to the domain layer. */
 export type Tx = Transaction;
 
+export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+
+/**
+ * SQLite has one writer at a time. Its busy handler makes competing write transactions sleep
+ * and poll; queueing them in-process instead (the embedded default is one process) runs them
+ * back to back. Transactions must not nest: inner work takes the outer `tx`.
+ */
+function serialized(sequelize: Sequelize): Transact {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(work: (tx: Tx) => Promise<T>) => {
+    const run = tail.then(() => sequelize.transaction((tx) => work(tx)));
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
 export interface Database {
   sequelize: Sequelize;
   models: Models;
@@ -21,7 +37,7 @@ export interface Database {
   outbox: ReturnType<typeof createOutboxQueries>;
   credentials: ReturnType<typeof createCredentialQueries>;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction: Transact;
   close(): Promise<void>;
 }
 
@@ -29,15 +45,16 @@ export interface Database {
 export function openDatabase(database: Config['database'], logger?: Logger): Database {
   const sequelize = createSequelize(database, logger);
   const models = defineModels(sequelize);
+  const transaction = database.dialect === 'sqlite' ? serialized(sequelize) : <T>(work: (tx: Tx) => Promise<T>) => sequelize.transaction((tx) => work(tx));
   return {
     sequelize,
     models,
-    applications: createApplicationQueries(models),
-    clients: createClientQueries(models),
+    applications: createApplicationQueries(models, transaction),
+    clients: createClientQueries(models, transaction),
     flows: createFlowQueries(models),
     outbox: createOutboxQueries(models),
     credentials: createCredentialQueries(models),
-    transaction: (work) => sequelize.transaction((tx) => work(tx)),
+    transaction,
     close: () => sequelize.close(),
   };
 }

@@ -19,13 +19,14 @@ const JOB_OPTIONS = {
  */
 export function createBullQueue(
   redisUrl: string,
+  prefix: string,
   logger: Logger,
   enqueueTimeoutMs = 1_000,
 ): JobQueue & { connection: IORedis; ready(timeoutMs?: number): Promise<boolean> } {
   const connection = new IORedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
   connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (producer)'));
   const queues = Object.fromEntries(
-    QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, defaultJobOptions: JOB_OPTIONS })]),
+    QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix, defaultJobOptions: JOB_OPTIONS })]),
   ) as Record<QueueName, Queue>;
   for (const q of Object.values(queues)) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'queue error'));
 
@@ -66,6 +67,7 @@ export function createBullQueue(
 /** Consumer side, used by worker processes: one BullMQ Worker per queue, same processors. */
 export function createBullWorkers(options: {
   redisUrl: string;
+  prefix: string;
   processors: Processors;
   logger: Logger;
   concurrency?: Partial<Record<QueueName, number>>;
@@ -85,7 +87,7 @@ export function createBullWorkers(options: {
           { attempt, finalAttempt: attempt >= maxAttempts },
         );
       },
-      { connection, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 16 : 4) },
+      { connection, prefix: options.prefix, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 16 : 4) },
     );
     worker.on('failed', (job, err) =>
       logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'));

@@ -1,11 +1,12 @@
 import type { Transaction } from 'sequelize';
+import type { Transact } from '..';
 import type { Models, ApplicationRow } from '../models';
 
 export interface Application { id: number; name: string; settings: Record<string, string> }
 
 const toApplication = (row: ApplicationRow): Application => ({ id: Number(row.id), name: row.name, settings: JSON.parse(row.settings) });
 
-export function createApplicationQueries({ Application }: Models) {
+export function createApplicationQueries({ Application }: Models, transact: Transact) {
   return {
     async findByName(name: string): Promise<Application | undefined> {
       const row = await Application.findOne({ where: { name }, raw: true });
@@ -25,7 +26,7 @@ export function createApplicationQueries({ Application }: Models) {
       change: (settings: Record<string, string>) => Record<string, string>,
       now: Date,
     ): Promise<void> {
-      await Application.sequelize!.transaction(async (transaction) => {
+      await transact(async (transaction) => {
         const row = await Application.findOne({ where: { id }, lock: transaction.LOCK.UPDATE, transaction, raw: true });
         if (!row) throw new Error(`application ${id} does not exist`);
         const settings = change(JSON.parse(row.settings));

@@ -1,4 +1,5 @@
 import type { Transaction } from 'sequelize';
+import type { Transact } from '..';
 import type { ClientRow, Models } from '../models';
 
 /** A client as stored: the secret is still sealed (see domain/secrets.ts). */
@@ -22,7 +23,7 @@ const toClient = (row: ClientRow): StoredClient => ({
   settings: JSON.parse(row.settings),
 });
 
-export function createClientQueries({ Client }: Models) {
+export function createClientQueries({ Client }: Models, transact: Transact) {
   return {
     async insert(
       c: Omit<StoredClient, 'id'>,
@@ -63,7 +64,7 @@ export function createClientQueries({ Client }: Models) {
       change: (current: StoredClient) => Partial<Pick<StoredClient, 'features' | 'settings' | 'secretSealed'>>,
       now: Date,
     ): Promise<StoredClient | undefined> {
-      return Client.sequelize!.transaction(async (transaction) => {
+      return transact(async (transaction) => {
         const row = await Client.findOne({
           where: { application_id: applicationId, client_id: clientId },
           lock: transaction.LOCK.UPDATE,

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { buildApp } from '../../src/app';
+import { type Config, loadConfig } from '../../src/config';
+import { migrate } from '../../src/db/migrate';
+import { createLogger } from '../../src/logger';
+import { createRuntime, projectRoot, type Runtime } from '../../src/runtime';
+
+/** True when the suite runs against MariaDB/MySQL (DATABASE_URL set), else SQLite. */
+export const onMysql = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '');
+export const redisUrl = process.env.REDIS_URL || undefined;
+export const FLOWS = path.join(projectRoot(), 'flows');
+
+export interface TestBackend {
+  /** Environment for this backend: pass it to child processes. */
+  env: NodeJS.ProcessEnv;
+  config: Config;
+  dir: string;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A fresh, empty database for one test file: a temporary SQLite file, or a new database on the
+ * MariaDB server of DATABASE_URL (dropped afterwards). `redis` adds REDIS_URL (when the run has
+ * one) with a prefix of its own, so test files never see one another's jobs.
+ */
+export async function createTestBackend(options: { redis?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestBackend> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
+  const suffix = randomBytes(4).toString('hex');
+  let databaseUrl = `sqlite:${path.join(dir, 'gatehouse.sqlite')}`;
+  let dropDatabase = async () => {};
+  if (onMysql) {
+    const server = new URL(process.env.DATABASE_URL!);
+    const name = `gh_test_${suffix}`;
+    server.pathname = '/';
+    const admin = await mysql.createConnection(server.toString());
+    await admin.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    await admin.end();
+    server.pathname = `/${name}`;
+    databaseUrl = server.toString();
+    dropDatabase = async () => {
+      const conn = await mysql.createConnection(process.env.DATABASE_URL!);
+      await conn.query(`DROP DATABASE IF EXISTS ${name}`);
+      await conn.end();
+    };
+  }
+  const env: NodeJS.ProcessEnv = {
+    DATABASE_URL: databaseUrl,
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    ...(options.redis && redisUrl ? { REDIS_URL: redisUrl, REDIS_PREFIX: `ghtest-${suffix}` } : {}),
+    ...options.env,
+  };
+  return {
+    env,
+    config: loadConfig(env, dir),
+    dir,
+    async cleanup() {
+      await dropDatabase();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestApp {
+  backend: TestBackend;
+  runtime: Runtime;
+  app: ReturnType<typeof buildApp>;
+  /** The application "local" created as `gatehouse apps:create local` creates it. */
+  local: Awaited<ReturnType<Runtime['applications']['create']>>;
+  close(): Promise<void>;
+}
+
+/** The Express app on a fresh migrated database with the application "local" created. */
+export async function startTestApp(options: { redis?: boolean } = {}): Promise<TestApp> {
+  const backend = await createTestBackend(options);
+  const runtime = createRuntime(backend.config, createLogger('silent'));
+  await migrate(runtime.db.sequelize);
+  const local = await runtime.applications.create('local', FLOWS);
+  const app = buildApp({ services: runtime.services, defaultApp: 'local' });
+  return {
+    backend,
+    runtime,
+    app,
+    local,
+    async close() {
+      await runtime.close();
+      await backend.cleanup();
+    },
+  };
+}
+
+export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
