@@ -136,9 +136,13 @@ export function buildApp(options: AppOptions): express.Express {
     if (err instanceof ApiError) {
       apiError = err;
     } else {
-      const type = (err as { type?: string })?.type;
+      const { type, status, expose } = (err ?? {}) as { type?: string; status?: number; expose?: boolean };
       const known = type ? BODY_ERRORS[type] : undefined;
-      apiError = known ? errors.unreadableBody(known[1], known[0]) : errors.unexpected(err);
+      if (known) apiError = errors.unreadableBody(known[1], known[0]);
+      else if (expose && status && status >= 400 && status < 500) {
+        // e.g. a body whose Content-Encoding says gzip but which is not gzip
+        apiError = errors.unreadableBody('the request body could not be decoded; check its Content-Encoding and Content-Length', status);
+      } else apiError = errors.unexpected(err);
     }
     if (apiError.internal !== undefined) {
       logger.error({ request_id: locals.requestId, method: req.method, path: req.path, err: apiError.internal }, 'unexpected error');
