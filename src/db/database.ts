@@ -4,6 +4,28 @@ import { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 
+type SqliteConnection = { exec(sql: string, cb: (err: Error | null) => void): void; gatehousePrepared?: boolean };
+
+const SQLITE_PRAGMAS = 'PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;';
+
+/**
+ * Sequelize's SQLite dialect opens a connection per transaction and runs no connect hook, so
+ * the pragmas (busy timeout and synchronous are per connection) are applied here, once per
+ * connection, as each is handed out.
+ */
+function preparePerConnection(sequelize: Sequelize): void {
+  const manager = (sequelize as unknown as { connectionManager: { getConnection(o?: unknown): Promise<SqliteConnection> } }).connectionManager;
+  const getConnection = manager.getConnection.bind(manager);
+  manager.getConnection = async (options?: unknown) => {
+    const connection = await getConnection(options);
+    if (!connection.gatehousePrepared) {
+      await new Promise<void>((resolve, reject) => connection.exec(SQLITE_PRAGMAS, (err) => (err ? reject(err) : resolve())));
+      connection.gatehousePrepared = true;
+    }
+    return connection;
+  };
+}
+
 /**
  * The Sequelize instance for either backend. SQLite runs in WAL mode with a busy timeout and
  * IMMEDIATE transactions (a write transaction takes the write lock up front instead of failing
@@ -13,23 +35,15 @@ export function createSequelize(database: Config['database'], logger?: Logger): 
   const logging = logger ? (sql: string) => logger.trace({ sql }, 'sql') : false;
   if (database.dialect === 'sqlite') {
     fs.mkdirSync(path.dirname(database.storage), { recursive: true });
-    return new Sequelize({
+    const sequelize = new Sequelize({
       dialect: 'sqlite',
       storage: database.storage,
       logging,
       transactionType: Transaction.TYPES.IMMEDIATE,
       retry: { max: 10, match: [/SQLITE_BUSY/] },
-      hooks: {
-        afterConnect: async (connection: unknown) => {
-          const db = connection as { exec(sql: string, cb: (err: Error | null) => void): void };
-          await new Promise<void>((resolve, reject) =>
-            db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;', (err) =>
-              err ? reject(err) : resolve(),
-            ),
-          );
-        },
-      },
     });
+    preparePerConnection(sequelize);
+    return sequelize;
   }
   return new Sequelize(database.url, {
     dialect: 'mysql',

@@ -46,12 +46,12 @@ const LOCALE = /^[a-z]{2,3}-[A-Z]{2}$/;
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 const ruleSchema = yup.object({
-  rule: yup.string().oneOf([...RULES], `must be one of ${RULES.join(', ')}`).required(),
+  rule: yup.string().oneOf([...RULES], '${path}: "${value}" is not a rule; use one of ' + RULES.join(', ')).required(),
   value: yup.mixed(),
   message: yup.string().required(),
 });
 const fieldSchema = yup.object({
-  type: yup.string().oneOf([...FIELD_TYPES], `must be one of ${FIELD_TYPES.join(', ')}`).required(),
+  type: yup.string().oneOf([...FIELD_TYPES], '${path}: "${value}" is not a field type; use one of ' + FIELD_TYPES.join(', ')).required(),
   schemaAttribute: yup.string(),
   label: yup.string(),
   placeholder: yup.string(),

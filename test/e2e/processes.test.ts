@@ -1,0 +1,205 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { formatSignatureDate } from '../../src/auth/signature';
+import { createTestBackend, onMysql, redisUrl, type TestBackend } from '../helpers/backend';
+import { cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
+import { openDatabase } from '../../src/db';
+import { createOutbox } from '../../src/queue/outbox';
+import { createLogger } from '../../src/logger';
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+/** GET with node:http (fetch would drop a Host header). */
+function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, any> }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    }).on('error', reject);
+  });
+}
+
+async function post(url: string, params: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+describe('the embedded default, as a newcomer runs it (npm start)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-embedded-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('first start: migrates, creates the local application, prints its clients and a curl that works', async () => {
+    const port = await freePort();
+    const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port) } });
+    try {
+      await server.waitFor(/gatehouse api listening/);
+      const [, ownerId, ownerSecret] = server.output().match(/owner client\s+client_id=(\w+)\s+client_secret=(\w+)/)!;
+      expect(server.output()).toMatch(/login client\s+client_id=\w+\s+client_secret=\w+/);
+      const curl = server.output().match(/curl -u (\w+):(\w+) '(http:\/\/localhost:\d+\/clients\/list)'/)!;
+      expect(curl[1]).toBe(ownerId);
+
+      const listed = await get(`http://127.0.0.1:${port}/clients/list`, { Authorization: basic(ownerId, ownerSecret) });
+      expect(listed.body.stat).toBe('ok');
+      expect(listed.body.results).toHaveLength(2);
+
+      // the same call signed with the Signature scheme (HMAC by openssl)
+      const date = formatSignatureDate(new Date());
+      const sig = execFileSync('openssl', ['dgst', '-sha1', '-hmac', ownerSecret, '-binary'], { input: `/clients/list\n${date}\n` }).toString('base64');
+      const signed = await get(`http://127.0.0.1:${port}/clients/list`, { Date: date, Authorization: `Signature ${ownerId}:${sig}` });
+      expect(signed.body.stat).toBe('ok');
+
+      expect(fs.statSync(path.join(dir, 'var/secret.key')).mode & 0o777).toBe(0o600);
+      expect(fs.existsSync(path.join(dir, 'var/gatehouse.sqlite'))).toBe(true);
+      expect(fs.existsSync(path.join(dir, 'var/gatehouse.sqlite-wal'))).toBe(true);
+      // secrets are printed once, in the banner, never in log lines
+      const logLines = server.output().split('\n').filter((l) => l.startsWith('{'));
+      expect(logLines.join('\n')).not.toContain(ownerSecret);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('a restart keeps the data and the secrets; the CLI works on the same files', async () => {
+    const port = await freePort();
+    const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port) } });
+    try {
+      await server.waitFor(/gatehouse api listening/);
+      expect(server.output()).not.toContain('client_secret=');
+      const clients = JSON.parse(cli(['clients:list', '--app', 'local'], { cwd: dir, env: {} }).stdout);
+      const owner = clients.find((c: { features: string[] }) => c.features.includes('owner'));
+      const listed = await get(`http://127.0.0.1:${port}/clients/list`, { Authorization: basic(owner.client_id, owner.client_secret) });
+      expect(listed.body.stat).toBe('ok');
+
+      const created = cli(['apps:create', 'demo', '--json'], { cwd: dir, env: {} });
+      expect(created.status).toBe(0);
+      const demo = JSON.parse(created.stdout);
+      expect(demo).toEqual({
+        app: 'demo',
+        flow: { name: 'standard', version: 1 },
+        clients: {
+          owner: { client_id: expect.stringMatching(/^\w{32}$/), client_secret: expect.stringMatching(/^\w{32}$/) },
+          login: { client_id: expect.stringMatching(/^\w{32}$/), client_secret: expect.stringMatching(/^\w{32}$/) },
+        },
+      });
+      // the new application is served by the running process, on its own host name
+      await new Promise((r) => setTimeout(r, 5_100)); // the application cache lives 5 s
+      const demoList = await get(`http://127.0.0.1:${port}/clients/list`, {
+        Host: `demo.localhost:${port}`, Authorization: basic(demo.clients.owner.client_id, demo.clients.owner.client_secret),
+      });
+      expect(demoList.body).toMatchObject({ stat: 'ok' });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('refuses bad configuration with one clear line per bad value', () => {
+    const r = cli(['migrate'], { cwd: dir, env: { PORT: 'eighty', SECRET_KEY: 'short', REDIS_URL: 'localhost:6379' } });
+    expect(r.status).toBe(78);
+    expect(r.stderr).toMatch(/PORT must be a whole number/);
+    expect(r.stderr).toMatch(/SECRET_KEY must be 32 random bytes/);
+    expect(r.stderr).toMatch(/REDIS_URL must look like redis:\/\//);
+  });
+});
+
+describe('gatehouse CLI on the configured database', () => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await createTestBackend();
+  });
+  afterAll(() => backend.cleanup());
+
+  it('migrate, apps:create --json, flows:import as new immutable versions', () => {
+    const env = backend.env;
+    expect(cli(['migrate'], { cwd: backend.dir, env }).stdout).toContain('0001-initial');
+    expect(cli(['migrate'], { cwd: backend.dir, env }).stdout).toContain('up to date');
+    const created = JSON.parse(cli(['apps:create', 'shop', '--json'], { cwd: backend.dir, env }).stdout);
+    expect(created.flow).toEqual({ name: 'standard', version: 1 });
+    const again = cli(['apps:create', 'shop', '--json'], { cwd: backend.dir, env });
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('already exists');
+    expect(cli(['apps:create', 'Not_A_Label'], { cwd: backend.dir, env }).stderr).toContain('DNS label');
+
+    const imported = cli(['flows:import', path.join(ROOT, 'flows/standard'), '--app', 'shop'], { cwd: backend.dir, env });
+    expect(imported.status).toBe(0);
+    expect(JSON.parse(imported.stdout)).toEqual({ name: 'standard', version: 2 });
+    expect(cli(['flows:import', path.join(ROOT, 'flows'), '--app', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
+  });
+
+  it('a broken flow fails flows:import with a message naming each broken place', () => {
+    const broken = fs.mkdtempSync(path.join(backend.dir, 'flow-'));
+    const flow = JSON.parse(fs.readFileSync(path.join(ROOT, 'flows/standard/flow.json'), 'utf8'));
+    const translations = JSON.parse(fs.readFileSync(path.join(ROOT, 'flows/standard/translations.json'), 'utf8'));
+    flow.fields.firstName.validation.push({ rule: 'shoutCase', message: 'firstName.required' });
+    flow.forms.signInForm.fields.push({ name: 'favouriteColour', required: true });
+    flow.locales.push('fr-FR');
+    delete translations['lastName.label'];
+    fs.writeFileSync(path.join(broken, 'flow.json'), JSON.stringify(flow));
+    fs.writeFileSync(path.join(broken, 'translations.json'), JSON.stringify(translations));
+    const r = cli(['flows:import', broken, '--app', 'shop'], { cwd: backend.dir, env: backend.env });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('fields.firstName: validation[2].rule: "shoutCase" is not a rule; use one of');
+    expect(r.stderr).toContain('forms.signInForm.fields[2]: field "favouriteColour" is not defined');
+    expect(r.stderr).toContain('fields.lastName.label: translation "lastName.label" is not defined');
+    expect(r.stderr).toContain('"emailAddress.label" has no text for fr-FR');
+
+    fs.writeFileSync(path.join(broken, 'flow.json'), '{ not json');
+    expect(cli(['flows:import', broken, '--app', 'shop'], { cwd: backend.dir, env: backend.env }).stderr).toMatch(/flow\.json: not valid JSON/);
+  });
+});
+
+(onMysql && redisUrl ? describe : describe.skip)('production shape: MariaDB, Redis, two api processes and a worker', () => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await createTestBackend({ redis: true });
+  });
+  afterAll(() => backend.cleanup());
+
+  it('refuses to start with pending migrations, then serves from any pod after gatehouse migrate', async () => {
+    const env = { ...backend.env, LOG_LEVEL: 'info' };
+    const early = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(await freePort()) } });
+    expect(await early.exited).toBe(1);
+    expect(early.output()).toContain('pending migration');
+
+    expect(cli(['migrate'], { cwd: backend.dir, env }).status).toBe(0);
+    const local = JSON.parse(cli(['apps:create', 'local', '--json'], { cwd: backend.dir, env }).stdout);
+    const owner = basic(local.clients.owner.client_id, local.clients.owner.client_secret);
+
+    const [portA, portB] = [await freePort(), await freePort()];
+    const apiA = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(portA) } });
+    const apiB = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(portB) } });
+    const workerDir = fs.mkdtempSync(path.join(backend.dir, 'worker-'));
+    const worker = startNode(WORKER, { cwd: workerDir, env });
+    try {
+      await Promise.all([apiA.waitFor(/api listening/), apiB.waitFor(/api listening/), worker.waitFor(/worker ready/)]);
+      const added = await post(`http://127.0.0.1:${portA}/clients/add`, { description: 'made on A', features: '["owner"]' }, { Authorization: owner });
+      expect(added.body.stat).toBe('ok');
+      const onB = await get(`http://127.0.0.1:${portB}/clients/list`, { Authorization: basic(added.body.client_id, added.body.client_secret) });
+      expect(onB.body.stat).toBe('ok');
+
+      // a committed outbox job, enqueued as an api pod does: the worker process sends it
+      const db = openDatabase(backend.config.database);
+      const appId = (await db.applications.findByName('local'))!.id;
+      const queue = new Queue('mail', { connection: { url: redisUrl }, prefix: backend.env.REDIS_PREFIX });
+      const outbox = createOutbox({ db, queue: { enqueue: async (j) => void (await queue.add(j.name, j.data, { jobId: j.id })), schedule: async () => {}, close: async () => {} }, logger: createLogger('silent') });
+      const job = outbox.job(appId, 'mail', 'send', { message: { from: 'no-reply@gatehouse.test', to: 'ada@example.com', subject: 'From the worker', text: 'hi' } });
+      await outbox.commit(async () => ({ result: null, jobs: [job] }));
+      const eml = path.join(workerDir, 'var/mail', `${job.id}.eml`);
+      for (let i = 0; i < 200 && (await db.outbox.find(job.id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
+      expect((await db.outbox.find(job.id))?.status).toBe('done');
+      expect(fs.readFileSync(eml, 'utf8')).toContain('Subject: From the worker');
+      await queue.close();
+      await db.close();
+    } finally {
+      const codes = await Promise.all([apiA.stop(), apiB.stop(), worker.stop()]);
+      expect(codes).toEqual([0, 0, 0]);
+    }
+  });
+});

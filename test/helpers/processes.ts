@@ -1,0 +1,66 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { projectRoot } from '../../src/runtime';
+
+export const ROOT = projectRoot();
+export const SERVER = path.join(ROOT, 'dist/src/server.js');
+export const WORKER = path.join(ROOT, 'dist/workers/main.js');
+export const CLI = path.join(ROOT, 'bin/gatehouse.js');
+
+/** The environment of a child process: only what it is given, plus PATH. */
+export const childEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, ...env });
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export interface Started {
+  child: ChildProcess;
+  output(): string;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+/** Starts `node script` and collects its stdout and stderr. */
+export function startNode(script: string, options: { cwd: string; env: NodeJS.ProcessEnv; args?: string[] }): Started {
+  const child = spawn(process.execPath, [script, ...(options.args ?? [])], { cwd: options.cwd, env: childEnv(options.env) });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    output: () => out,
+    async waitFor(pattern, timeoutMs = 30_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const m = out.match(pattern);
+        if (m) return m;
+        if (child.exitCode !== null) throw new Error(`process exited (${child.exitCode}) before printing ${pattern}:\n${out}`);
+        if (Date.now() > end) throw new Error(`timed out waiting for ${pattern}:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Runs the `gatehouse` CLI to completion. */
+export function cli(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}

@@ -1,0 +1,146 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { createBullWorkers } from '../../src/queue/bullmq';
+import { createInProcessQueue } from '../../src/queue/in-process';
+import { createOutbox } from '../../src/queue/outbox';
+import type { Processors } from '../../src/queue/port';
+import { sha256Hex } from '../../src/domain/secrets';
+import { createProcessors } from '../../workers/processors';
+import { redisUrl, startTestApp, type TestApp } from '../helpers/backend';
+
+const logger = createLogger('silent');
+
+async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const message = (subject: string) => ({ from: 'Gatehouse <no-reply@gatehouse.test>', to: 'ada@example.com', subject, text: `Hello <b>${subject}</b>` });
+
+describe('outbox with the in-process runner (embedded default)', () => {
+  let t: TestApp;
+  let appId: number;
+  beforeAll(async () => {
+    t = await startTestApp();
+    appId = (await t.runtime.db.applications.findByName('local'))!.id;
+  });
+  afterAll(() => t.close());
+  const mailDir = () => t.runtime.config.mailDir;
+
+  it('commits the job with the change, then runs it: the email is written once as .eml', async () => {
+    const { outbox, db } = t.runtime.services;
+    const job = outbox.job(appId, 'mail', 'send', { message: message('Welcome') });
+    await outbox.commit(async () => ({ result: null, jobs: [job] }));
+    await t.runtime.queue.idle!();
+    const file = path.join(mailDir(), `${job.id}.eml`);
+    expect(fs.readFileSync(file, 'utf8')).toMatch(/Subject: Welcome[\s\S]*Hello <b>Welcome<\/b>/);
+    expect((await db.outbox.find(job.id))?.status).toBe('done');
+
+    // a repeated delivery of the same job is a no-op
+    fs.writeFileSync(file, 'original');
+    await outbox.dispatch([job]);
+    await t.runtime.queue.idle!();
+    expect(fs.readFileSync(file, 'utf8')).toBe('original');
+  });
+
+  it('nothing is written when the transaction rolls back', async () => {
+    const { outbox, db } = t.runtime.services;
+    const job = outbox.job(appId, 'mail', 'send', { message: message('Never') });
+    await expect(db.transaction(async (tx) => {
+      await outbox.write([job], tx);
+      throw new Error('the change failed after the job was written');
+    })).rejects.toThrow('the change failed');
+    expect(await db.outbox.find(job.id)).toBeUndefined();
+  });
+
+  it('the maintenance relay runs jobs whose enqueue was lost', async () => {
+    const { outbox, db } = t.runtime.services;
+    const job = outbox.job(appId, 'mail', 'send', { message: message('Relayed') });
+    await db.transaction((tx) => outbox.write([job], tx)); // committed, never dispatched
+    expect((await db.outbox.find(job.id))?.status).toBe('pending');
+    expect(await outbox.relay(0)).toBeGreaterThanOrEqual(1);
+    await t.runtime.queue.idle!();
+    expect((await db.outbox.find(job.id))?.status).toBe('done');
+    expect(fs.existsSync(path.join(mailDir(), `${job.id}.eml`))).toBe(true);
+  });
+
+  it('a job that keeps failing is retried with backoff, then stays visible as failed', async () => {
+    const { db } = t.runtime;
+    // an SMTP server that does not exist
+    const config = { ...loadConfig({ DATABASE_URL: 'sqlite:x', SECRET_KEY: 'a'.repeat(64) }, t.backend.dir), smtpUrl: 'smtp://127.0.0.1:1' };
+    const processors = {} as Processors;
+    const queue = createInProcessQueue({ processors, logger, attempts: 3, backoffMs: 10 });
+    const outbox = createOutbox({ db, queue, logger });
+    const made = createProcessors({ config, db, outbox, logger });
+    Object.assign(processors, made.processors);
+    const job = outbox.job(appId, 'mail', 'send', { message: message('Doomed') });
+    await outbox.commit(async () => ({ result: null, jobs: [job] }));
+    await queue.idle();
+    const row = await db.outbox.find(job.id);
+    expect(row).toMatchObject({ status: 'failed', attempts: 3 });
+    await queue.close();
+    made.close();
+  });
+
+  it('the sweep deletes expired and spent credentials in bounded batches, keeping live ones', async () => {
+    const { models } = t.runtime.db;
+    const now = Date.now();
+    const rows = (n: number, expires: number, used: Date | null) => Array.from({ length: n }, () => ({
+      application_id: appId, kind: 'authorization_code', value_hash: sha256Hex(randomUUID()),
+      expires_at: new Date(expires), used_at: used, created_at: new Date(now - 3 * 86400_000),
+    }));
+    await models.Credential.bulkCreate([
+      ...rows(700, now - 2 * 86400_000, null),
+      ...rows(30, now + 3600_000, new Date(now - 2 * 86400_000)),
+      ...rows(25, now + 3600_000, null),
+    ]);
+    const sweep = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.services.outbox, logger, maintenance: { batchSize: 200 } });
+    const result = await sweep.processors.maintenance({ id: 'sweep-test', queue: 'maintenance', name: 'sweep', data: {} }, { attempt: 1, finalAttempt: true });
+    expect(result).toMatchObject({ credentials: 730 });
+    expect(await models.Credential.count()).toBe(25);
+  });
+
+  it('an unknown job name fails loudly instead of vanishing', async () => {
+    const { processors } = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.services.outbox, logger });
+    await expect(processors.maintenance({ id: 'x', queue: 'maintenance', name: 'nope', data: {} }, { attempt: 1, finalAttempt: true }))
+      .rejects.toThrow('no job named "nope"');
+  });
+});
+
+(redisUrl ? describe : describe.skip)('outbox with BullMQ (REDIS_URL)', () => {
+  let t: TestApp;
+  let appId: number;
+  beforeAll(async () => {
+    t = await startTestApp({ redis: true });
+    appId = (await t.runtime.db.applications.findByName('local'))!.id;
+  });
+  afterAll(() => t.close());
+
+  it('enqueues after commit with the outbox id as job id; a worker runs it once', async () => {
+    const { config, db, services } = t.runtime;
+    expect(config.redisUrl).toBeDefined();
+    const job = services.outbox.job(appId, 'mail', 'send', { message: message('Via BullMQ') });
+    await services.outbox.commit(async () => ({ result: null, jobs: [job] }));
+    await services.outbox.dispatch([job]); // a second enqueue of the same id is a no-op
+
+    const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix: config.redisPrefix });
+    const counts = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
+    expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(1);
+    expect((await queue.getJob(job.id))?.data).toMatchObject({ outboxId: job.id });
+
+    const { processors, close } = createProcessors({ config, db, outbox: services.outbox, logger });
+    const workers = createBullWorkers({ redisUrl: config.redisUrl!, prefix: config.redisPrefix, processors, logger });
+    await until(async () => (await db.outbox.find(job.id))?.status === 'done');
+    expect(fs.readFileSync(path.join(config.mailDir, `${job.id}.eml`), 'utf8')).toContain('Subject: Via BullMQ');
+    await workers.close();
+    close();
+    await queue.close();
+  });
+});
