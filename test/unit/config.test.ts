@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-config-'));
+
+function problems(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env, tmp());
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+
+describe('configuration', () => {
+  it('defaults to the embedded setup and generates a secret key into var/ once', () => {
+    const dir = tmp();
+    const config = loadConfig({}, dir);
+    expect(config).toMatchObject({
+      database: { dialect: 'sqlite', storage: path.join(dir, 'var/gatehouse.sqlite') },
+      port: 3000, host: '127.0.0.1', defaultApp: 'local', embedded: true, publicBaseUrl: 'http://localhost:3000',
+      mailDir: path.join(dir, 'var/mail'), redisPrefix: 'gatehouse',
+    });
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.secretKey).toHaveLength(32);
+    expect(loadConfig({}, dir).secretKey.equals(config.secretKey)).toBe(true);
+  });
+
+  it('reads production settings', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'mariadb://gh:pw@db:3306/gatehouse', REDIS_URL: 'redis://redis:6379', SMTP_URL: 'smtp://mailpit:1025',
+      SECRET_KEY: 'ab'.repeat(32), PORT: '8080', DEFAULT_APP: 'acme', PUBLIC_BASE_URL: 'https://login.acme.test/', HOST: '0.0.0.0',
+    }, tmp());
+    expect(config).toMatchObject({
+      database: { dialect: 'mysql', url: 'mysql://gh:pw@db:3306/gatehouse' }, redisUrl: 'redis://redis:6379',
+      smtpUrl: 'smtp://mailpit:1025', port: 8080, defaultApp: 'acme', publicBaseUrl: 'https://login.acme.test', embedded: false,
+    });
+  });
+
+  it('reports one line per bad value, naming the variable and what it got', () => {
+    const lines = problems({ PORT: '70000', DEFAULT_APP: 'Bad_App', PUBLIC_BASE_URL: 'login.example.com', DATABASE_URL: 'postgres://x/y', LOG_LEVEL: 'loud' });
+    expect(lines).toHaveLength(5);
+    expect(lines).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^PORT must be a whole number between 1 and 65535 \(got "70000"\)$/),
+      expect.stringMatching(/^DEFAULT_APP must be a DNS label/),
+      expect.stringMatching(/^PUBLIC_BASE_URL must/),
+      expect.stringMatching(/^DATABASE_URL must look like mysql:/),
+      expect.stringMatching(/^LOG_LEVEL must be one of/),
+    ]));
+  });
+
+  it('requires SECRET_KEY with MySQL, and checks its shape', () => {
+    expect(problems({ DATABASE_URL: 'mysql://root@127.0.0.1:3306/gh' })).toEqual([expect.stringMatching(/^SECRET_KEY is required/)]);
+    expect(problems({ SECRET_KEY: 'too-short' })).toEqual([expect.stringMatching(/^SECRET_KEY must be 32 random bytes/)]);
+    expect(problems({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') })).toEqual([]);
+  });
+});
