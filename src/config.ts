@@ -60,8 +60,14 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   DEFAULT_APP: yup.string().matches(APP_NAME, {
     message: 'DEFAULT_APP must be a DNS label: lowercase letters, digits and inner hyphens, at most 63 characters',
   }),
-  PUBLIC_BASE_URL: yup.string().url('PUBLIC_BASE_URL must be an absolute http(s) URL such as https://login.example.com')
-    .matches(/^https?:\/\//, { message: 'PUBLIC_BASE_URL must start with http:// or https://' }),
+  PUBLIC_BASE_URL: yup.string().test('http-url', 'PUBLIC_BASE_URL must be an absolute http(s) URL such as https://login.example.com', (v) => {
+    if (v === undefined) return true;
+    try {
+      return ['http:', 'https:'].includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }),
   HOST: yup.string().matches(/^[0-9A-Za-z.:-]{1,253}$/, { message: 'HOST must be an interface address such as 127.0.0.1 or 0.0.0.0' }),
   REDIS_PREFIX: yup.string().matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'REDIS_PREFIX must be 1 to 64 letters, digits, _ or -' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfigOrExit } from '../src/config';
 import { openDatabase } from '../src/db';
 import { createLogger } from '../src/logger';
@@ -6,6 +9,9 @@ import { createOutbox } from '../src/queue/outbox';
 import { prepareSchema } from '../src/runtime';
 import { createProcessors } from './processors';
 import { MAINTENANCE_SCHEDULE } from './processors/maintenance';
+
+/** Touched every few seconds while the worker reaches Redis (docker-compose.yml's health check). */
+export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
 
 /**
  * The worker process (`npm run worker`): BullMQ workers for the mail, versions and maintenance
@@ -38,10 +44,17 @@ async function main(): Promise<void> {
   }
   logger.info({ queues: workers.workers.map((w) => w.name) }, 'gatehouse worker ready');
 
+  // liveness for container health checks: the file is fresh while Redis answers
+  const heartbeat = setInterval(() => {
+    void queue.connection.ping().then(() => fs.writeFileSync(HEARTBEAT_FILE, String(Date.now())), () => undefined);
+  }, 5_000);
+  heartbeat.unref();
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(heartbeat);
     logger.info({ signal }, 'worker shutting down: finishing jobs in progress');
     const force = setTimeout(() => process.exit(1), 30_000);
     force.unref();

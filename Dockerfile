@@ -1,0 +1,24 @@
+# The image docker-compose.yml runs as api, worker and migrate.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY src src
+COPY workers workers
+COPY migrations migrations
+COPY bench bench
+COPY bin bin
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production HOST=0.0.0.0
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY package.json ./
+COPY bin bin
+COPY flows flows
+COPY templates templates
+USER node
+EXPOSE 3000
+CMD ["node", "dist/src/server.js"]

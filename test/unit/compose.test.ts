@@ -1,0 +1,42 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/config';
+import { projectRoot } from '../../src/runtime';
+
+// No Docker engine runs in CI: this keeps docker-compose.yml consistent with the code instead.
+const root = projectRoot();
+const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'));
+const services = compose.services as Record<string, any>;
+
+describe('docker-compose.yml', () => {
+  it('has MySQL 8, Redis 7, Mailpit, a migration step, two api replicas and a worker', () => {
+    expect(services.mysql.image).toMatch(/^mysql:8/);
+    expect(services.redis.image).toMatch(/^redis:7/);
+    expect(services.mailpit.image).toMatch(/mailpit/);
+    expect(services.api.deploy.replicas).toBe(2);
+    expect(Object.keys(services)).toEqual(expect.arrayContaining(['migrate', 'api', 'worker']));
+  });
+
+  it('gives every long-running service a health check', () => {
+    for (const name of ['mysql', 'redis', 'mailpit', 'api', 'worker']) expect(services[name].healthcheck?.test).toBeDefined();
+  });
+
+  it('runs commands that the build produces', () => {
+    for (const name of ['migrate', 'api', 'worker']) {
+      const file = services[name].command[1] as string;
+      expect(fs.existsSync(path.join(root, file))).toBe(true);
+    }
+  });
+
+  it('passes an environment the configuration accepts, the same to api, worker and migrate', () => {
+    const env = services.api.environment as Record<string, string>;
+    expect(services.worker.environment).toEqual(env);
+    expect(services.migrate.environment).toEqual(env);
+    const resolved = { ...env, SECRET_KEY: 'ab'.repeat(32) };
+    const config = loadConfig(resolved, root);
+    expect(config).toMatchObject({ embedded: false, host: '0.0.0.0', database: { dialect: 'mysql' } });
+    expect(config.redisUrl).toBe('redis://redis:6379');
+    expect(config.smtpUrl).toBe('smtp://mailpit:1025');
+  });
+});
