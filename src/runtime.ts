@@ -5,7 +5,9 @@ import { type Database, openDatabase } from './db';
 import { migrate, pendingMigrations } from './db/migrate';
 import { createApplicationService } from './domain/applications';
 import { createClientService, systemClock, type Clock } from './domain/clients';
+import { createPasswordHasher } from './domain/passwords';
 import { SecretBox } from './domain/secrets';
+import { createTokenService } from './domain/tokens';
 import type { Services } from './http/context';
 import type { Logger } from './logger';
 import { createBullQueue } from './queue/bullmq';
@@ -83,7 +85,11 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     closeProcessors = made.close;
   }
 
-  const services: Services = { db, clients, outbox, clock, logger };
+  const services: Services = {
+    db, clients, outbox, clock, logger,
+    tokens: createTokenService({ db, clock }),
+    passwords: createPasswordHasher(),
+  };
   return {
     config,
     db,

@@ -6,6 +6,7 @@ import { defineModels, Models } from './models';
 import { createApplicationQueries } from './repositories/applications';
 import { createClientQueries } from './repositories/clients';
 import { createCredentialQueries } from './repositories/credentials';
+import { createEntityQueries } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
 
@@ -36,6 +37,7 @@ export interface Database {
   flows: ReturnType<typeof createFlowQueries>;
   outbox: ReturnType<typeof createOutboxQueries>;
   credentials: ReturnType<typeof createCredentialQueries>;
+  entities: ReturnType<typeof createEntityQueries>;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
   transaction: Transact;
   close(): Promise<void>;
@@ -54,6 +56,7 @@ export function openDatabase(database: Config['database'], logger?: Logger): Dat
     flows: createFlowQueries(models),
     outbox: createOutboxQueries(models),
     credentials: createCredentialQueries(models),
+    entities: createEntityQueries(models),
     transaction,
     close: () => sequelize.close(),
   };

@@ -83,3 +83,11 @@ export function defineModels(sequelize: Sequelize): Models {
     }, opts('outbox')) as unknown as ModelOf<OutboxRow>,
   };
 }
+
+/** Raw rows hold Date objects on MySQL and strings (`2026-01-02 03:04:05.678 +00:00`) on SQLite. */
+export function asDate(value: Date | string): Date;
+export function asDate(value: Date | string | null): Date | null;
+export function asDate(value: Date | string | null): Date | null {
+  if (value === null || value instanceof Date) return value;
+  return new Date(value);
+}

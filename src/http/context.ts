@@ -3,6 +3,8 @@ import type { Database } from '../db';
 import type { Application } from '../db/repositories/applications';
 import type { Client, ClientService, Clock } from '../domain/clients';
 import type { Logger } from '../logger';
+import type { PasswordHasher } from '../domain/passwords';
+import type { TokenService } from '../domain/tokens';
 import type { Outbox } from '../queue/outbox';
 import type { Params } from './params';
 
@@ -10,6 +12,8 @@ import type { Params } from './params';
 export interface Services {
   db: Database;
   clients: ClientService;
+  tokens: TokenService;
+  passwords: PasswordHasher;
   outbox: Outbox;
   clock: Clock;
   logger: Logger;

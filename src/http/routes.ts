@@ -1,7 +1,10 @@
 import type { AuthScheme } from '../auth/authenticate';
 import type { Feature } from '../domain/clients';
 import type { Handler } from './context';
+import * as access from './handlers/access';
 import * as clients from './handlers/admin-clients';
+import * as entity from './handlers/entity';
+import { token } from './handlers/token';
 import * as settings from './handlers/admin-settings';
 import type { ErrorStyle } from './status';
 
@@ -22,11 +25,27 @@ export interface Route {
 }
 
 const CLIENT_AUTH = ['basic', 'signature', 'client_params'] as const;
+const ANY_AUTH = ['basic', 'signature', 'client_params', 'client_id', 'none'] as const;
+const route = (path: string, auth: Route['auth'], kinds: Route['kinds'], handler: Handler, errors: ErrorStyle = 'capture'): Route => ({
+  path, methods: ['GET', 'POST'], params: 'query+body', auth, kinds, errors, handler,
+});
 const admin = (path: string, handler: Handler): Route => ({
   path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', handler,
 });
 
 export const ROUTES: readonly Route[] = [
+  // SPEC 4.2: codes and tokens for user records
+  route('/access/getAccessToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAccessToken),
+  route('/access/getAuthorizationCode', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAuthorizationCode),
+  route('/access/getCreationToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getCreationToken),
+  route('/access/getVerificationCode', CLIENT_AUTH, ['owner', 'direct_access'], access.getVerificationCode),
+  route('/access/useVerificationCode', ANY_AUTH, [], access.useVerificationCode),
+  // SPEC 4.12: any of the five kinds may exchange, only what was issued for it
+  route('/oauth/token', ['basic', 'client_params'], ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, 'oauth'),
+  // records: owner credentials or a creation token create; readers or the record's access token read
+  route('/entity.create', ANY_AUTH, [], entity.createEntity),
+  route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity),
+  // admin API, owner only
   admin('/clients/add', clients.addClient),
   admin('/clients/list', clients.listClients),
   admin('/clients/set_features', clients.setFeatures),

@@ -1,35 +1,111 @@
-import { Op } from 'sequelize';
-import type { Models } from '../models';
+import { Op, Transaction } from 'sequelize';
+import { asDate, type CredentialRow, type Models } from '../models';
 
-export interface ActiveCredential {
+export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code';
+
+/** A code or token as stored: only the SHA-256 of its value, never the value. */
+export interface StoredCredential {
   id: number;
   applicationId: number;
-  kind: string;
+  kind: CredentialKind;
   entityId: number | null;
+  /** The client that issued it. */
   clientId: number | null;
+  /** The client it was issued for (null: the issuer itself). */
   forClientId: number | null;
+  redirectUri: string | null;
+  extra: Record<string, unknown> | null;
+  family: string | null;
   expiresAt: Date;
+  usedAt: Date | null;
 }
+
+/** Kept for the OAuth scheme's callers, which only need the active token. */
+export type ActiveCredential = StoredCredential;
+
+export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
+
+const toCredential = (row: CredentialRow): StoredCredential => ({
+  id: Number(row.id),
+  applicationId: Number(row.application_id),
+  kind: row.kind as CredentialKind,
+  entityId: row.entity_id === null ? null : Number(row.entity_id),
+  clientId: row.client_id === null ? null : Number(row.client_id),
+  forClientId: row.for_client_id === null ? null : Number(row.for_client_id),
+  redirectUri: row.redirect_uri,
+  extra: row.extra ? JSON.parse(row.extra) : null,
+  family: row.family,
+  expiresAt: asDate(row.expires_at),
+  usedAt: asDate(row.used_at),
+});
 
 export function createCredentialQueries({ Credential }: Models) {
   return {
+    async insert(rows: NewCredential[], now: Date, transaction?: Transaction): Promise<void> {
+      await Credential.bulkCreate(rows.map((c) => ({
+        application_id: c.applicationId,
+        kind: c.kind,
+        value_hash: c.valueHash,
+        entity_id: c.entityId,
+        client_id: c.clientId,
+        for_client_id: c.forClientId,
+        redirect_uri: c.redirectUri,
+        extra: c.extra ? JSON.stringify(c.extra) : null,
+        family: c.family,
+        expires_at: c.expiresAt,
+        used_at: null,
+        created_at: now,
+      })), { transaction });
+    },
+
+    /** The credential with this hash in this application, spent or not. */
+    async find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Transaction): Promise<StoredCredential | undefined> {
+      const row = await Credential.findOne({ where: { value_hash: valueHash, application_id: applicationId, kind }, raw: true, transaction });
+      return row ? toCredential(row) : undefined;
+    },
+
     /** A credential of `kind` with this hash in this application that is neither spent nor expired. */
-    async findActive(applicationId: number, kind: string, valueHash: string, now: Date): Promise<ActiveCredential | undefined> {
+    async findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined> {
       const row = await Credential.findOne({
         where: { value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now } },
         raw: true,
       });
-      if (!row) return undefined;
-      return {
-        id: Number(row.id),
-        applicationId: Number(row.application_id),
-        kind: row.kind,
-        entityId: row.entity_id === null ? null : Number(row.entity_id),
-        clientId: row.client_id === null ? null : Number(row.client_id),
-        forClientId: row.for_client_id === null ? null : Number(row.for_client_id),
-        expiresAt: row.expires_at,
-      };
+      return row ? toCredential(row) : undefined;
     },
+
+    /**
+     * The one way to spend a one-time credential: a conditional UPDATE that must touch exactly one
+     * row. Under concurrency the database lets exactly one caller see `true`; the row lock taken
+     * here is held to the end of the caller's transaction.
+     */
+    async consume(
+      applicationId: number,
+      kind: CredentialKind,
+      valueHash: string,
+      now: Date,
+      transaction?: Transaction,
+      /** Only when it belongs to this client: issued for it, or issued by it for itself. */
+      ownerClientId?: number,
+    ): Promise<boolean> {
+      const owned = ownerClientId === undefined ? {} : {
+        [Op.or]: [{ for_client_id: ownerClientId }, { for_client_id: null, client_id: ownerClientId }],
+      };
+      const [count] = await Credential.update({ used_at: now }, {
+        where: { value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now }, ...owned },
+        transaction,
+      });
+      return count === 1;
+    },
+
+    /** Spends every live credential of a family (refresh-token reuse, code replay). */
+    async revokeFamily(applicationId: number, family: string, now: Date, transaction?: Transaction): Promise<number> {
+      const [count] = await Credential.update({ used_at: now }, {
+        where: { application_id: applicationId, family, used_at: null },
+        transaction,
+      });
+      return count;
+    },
+
     /**
      * Deletes up to `limit` rows that expired, or were spent, before `before`. Bounded batches keep
      * every delete short, so the sweep never holds locks that requests wait on.

@@ -1,0 +1,98 @@
+import { Transaction, UniqueConstraintError } from 'sequelize';
+import { asDate, type EntityRow, type Models } from '../models';
+
+/** A user record as stored; `attributes` holds every attribute without a column of its own. */
+export interface EntityRecord {
+  id: number;
+  applicationId: number;
+  typeName: string;
+  uuid: string;
+  email: string | null;
+  username: string | null;
+  passwordHash: string | null;
+  emailVerified: Date | null;
+  attributes: Record<string, unknown>;
+  created: Date;
+  lastUpdated: Date;
+}
+
+export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated'>;
+
+/** The unique attributes a record can be found by (SPEC 2.3: `key_attribute`). */
+export type EntityKey = { uuid: string } | { id: number } | { email: string } | { username: string };
+
+export class DuplicateAttributeError extends Error {
+  constructor(readonly attribute: 'email' | 'username' | 'uuid') {
+    super(`${attribute} is already in use`);
+  }
+}
+
+const toRecord = (row: EntityRow): EntityRecord => ({
+  id: Number(row.id),
+  applicationId: Number(row.application_id),
+  typeName: row.type_name,
+  uuid: row.uuid,
+  email: row.email,
+  username: row.username,
+  passwordHash: row.password_hash,
+  emailVerified: asDate(row.email_verified),
+  attributes: JSON.parse(row.attributes),
+  created: asDate(row.created),
+  lastUpdated: asDate(row.last_updated),
+});
+
+/** Emails and usernames are unique per application regardless of case. */
+export const uniqueKey = (value: string | null) => (value === null ? null : value.toLowerCase());
+
+function where(applicationId: number, key: EntityKey) {
+  if ('uuid' in key) return { application_id: applicationId, uuid: key.uuid };
+  if ('id' in key) return { application_id: applicationId, id: key.id };
+  if ('email' in key) return { application_id: applicationId, email_key: uniqueKey(key.email) };
+  return { application_id: applicationId, username_key: uniqueKey(key.username) };
+}
+
+export function createEntityQueries({ Entity }: Models) {
+  return {
+    /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
+    async insert(e: NewEntity, now: Date, transaction?: Transaction): Promise<EntityRecord> {
+      try {
+        const row = await Entity.create({
+          application_id: e.applicationId,
+          type_name: e.typeName,
+          uuid: e.uuid,
+          email: e.email,
+          email_key: uniqueKey(e.email),
+          username: e.username,
+          username_key: uniqueKey(e.username),
+          password_hash: e.passwordHash,
+          email_verified: e.emailVerified,
+          attributes: JSON.stringify(e.attributes),
+          created: now,
+          last_updated: now,
+        }, { transaction });
+        return toRecord(row.get({ plain: true }));
+      } catch (err) {
+        if (err instanceof UniqueConstraintError) {
+          const fields = Object.keys(err.fields ?? {}).join(' ') + ' ' + String((err.parent as { message?: string })?.message ?? '');
+          throw new DuplicateAttributeError(/email/.test(fields) ? 'email' : /username/.test(fields) ? 'username' : 'uuid');
+        }
+        throw err;
+      }
+    },
+
+    /** Scoped to the application: another application's record is never found. */
+    async find(applicationId: number, key: EntityKey, transaction?: Transaction): Promise<EntityRecord | undefined> {
+      const row = await Entity.findOne({ where: where(applicationId, key), raw: true, transaction });
+      return row ? toRecord(row) : undefined;
+    },
+
+    /** Sets a time attribute (emailVerified has a column; others live in attributes). */
+    async setTime(record: EntityRecord, attribute: string, at: Date, transaction?: Transaction): Promise<void> {
+      const change = attribute === 'emailVerified'
+        ? { email_verified: at }
+        : { attributes: JSON.stringify({ ...record.attributes, [attribute]: at.toISOString() }) };
+      await Entity.update({ ...change, last_updated: at }, { where: { id: record.id, application_id: record.applicationId }, transaction });
+    },
+  };
+}
+export type EntityQueries = ReturnType<typeof createEntityQueries>;

@@ -1,0 +1,183 @@
+import type { Database, Tx } from '../db';
+import type { Application } from '../db/repositories/applications';
+import type { CredentialKind, StoredCredential } from '../db/repositories/credentials';
+import { ApiError, errors } from '../errors';
+import type { Client, Clock } from './clients';
+import { randomToken, sha256Hex } from './secrets';
+
+/** SPEC part 8. Access tokens always live one hour; the others default as below. */
+export const ACCESS_TOKEN_SECONDS = 3600;
+const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token'>, number> = {
+  authorization_code: 30,
+  creation_token: 3600,
+  verification_code: 604_800,
+  refresh_token: 90 * 86_400,
+};
+/** Largest `lifetime` a caller may ask for, unless the application's `max_lifetime.<kind>` setting says otherwise. */
+const MAX_SECONDS: Record<'authorization_code' | 'creation_token' | 'verification_code', number> = {
+  authorization_code: 3600,
+  creation_token: 86_400,
+  verification_code: 30 * 86_400,
+};
+
+export type LimitedKind = keyof typeof MAX_SECONDS;
+
+/** Parses `lifetime` (whole seconds, > 0) against the application's maximum for the kind. */
+export function parseLifetime(app: Application, kind: LimitedKind, raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_SECONDS[kind];
+  const setting = app.settings[`max_lifetime.${kind}`];
+  const max = setting && /^\d+$/.test(setting) ? Number(setting) : MAX_SECONDS[kind];
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) {
+    throw errors.invalidArgument('lifetime', 'must be a positive whole number of seconds, such as 300');
+  }
+  if (Number(raw) > max) {
+    throw errors.invalidArgument('lifetime', `must be at most ${max} seconds for this application (application setting max_lifetime.${kind})`);
+  }
+  return Number(raw);
+}
+
+export interface Issue {
+  kind: CredentialKind;
+  app: Application;
+  entityId: number | null;
+  client: Client;
+  forClientId?: number | null;
+  redirectUri?: string | null;
+  extra?: Record<string, unknown> | null;
+  family?: string | null;
+  seconds: number;
+}
+
+export interface TokenPair {
+  access_token: string;
+  expires_in: number;
+  refresh_token: string;
+  transaction_state?: unknown;
+}
+
+/**
+ * Codes and tokens (SPEC part 3): random values of 160 bits, stored only as SHA-256 hashes,
+ * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
+ * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
+ */
+export function createTokenService(deps: { db: Database; clock: Clock }) {
+  const { db, clock } = deps;
+  const now = () => clock.now();
+
+  /** Stores a new credential and returns its value (shown once, never stored). */
+  async function issue(i: Issue, tx?: Tx): Promise<string> {
+    const value = randomToken(20);
+    const at = now();
+    await db.credentials.insert([{
+      applicationId: i.app.id,
+      kind: i.kind,
+      valueHash: sha256Hex(value),
+      entityId: i.entityId,
+      clientId: i.client.id,
+      forClientId: i.forClientId ?? null,
+      redirectUri: i.redirectUri ?? null,
+      extra: i.extra ?? null,
+      family: i.family ?? null,
+      expiresAt: new Date(at.getTime() + i.seconds * 1000),
+    }], at, tx);
+    return value;
+  }
+
+  /** A new access + refresh token pair in `family` (a new family when none is given). */
+  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: Tx): Promise<TokenPair> {
+    const access = randomToken(20);
+    const refresh = randomToken(20);
+    const at = now();
+    const refreshSetting = app.settings['refresh_token_lifetime'];
+    const refreshSeconds = refreshSetting && /^\d+$/.test(refreshSetting) ? Number(refreshSetting) : DEFAULT_SECONDS.refresh_token;
+    const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, extra: null, family };
+    await db.credentials.insert([
+      { ...base, kind: 'access_token', valueHash: sha256Hex(access), expiresAt: new Date(at.getTime() + ACCESS_TOKEN_SECONDS * 1000) },
+      { ...base, kind: 'refresh_token', valueHash: sha256Hex(refresh), expiresAt: new Date(at.getTime() + refreshSeconds * 1000) },
+    ], at, tx);
+    return { access_token: access, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh };
+  }
+
+  /** The client a credential belongs to: the one it was issued for, else its issuer. */
+  const owner = (c: StoredCredential) => c.forClientId ?? c.clientId;
+
+  return {
+    issue,
+
+    /** A standalone access token for one record (getAccessToken). */
+    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null): Promise<string> {
+      return issue({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS });
+    },
+
+    /**
+     * grant_type=authorization_code. The code must be live, issued for `client`, and presented
+     * with the redirect_uri it was issued with. A code presented again after its exchange revokes
+     * the tokens it was exchanged for (RFC 6749 4.1.2).
+     */
+    async exchangeCode(app: Application, client: Client, code: string, redirectUri: string): Promise<TokenPair> {
+      const hash = sha256Hex(code);
+      const outcome = await db.transaction(async (tx) => {
+        const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
+        if (!found || owner(found) !== client.id) return { error: 'denied' as const };
+        if (found.redirectUri !== redirectUri) return { error: 'mismatch' as const, expected: found.redirectUri };
+        if (!(await db.credentials.consume(app.id, 'authorization_code', hash, now(), tx, client.id))) {
+          return { error: 'denied' as const, replayed: found.usedAt ? found.family : null };
+        }
+        const pair = await issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx);
+        const state = found.extra?.transaction_state;
+        return { pair: state === undefined ? pair : { ...pair, transaction_state: state } };
+      });
+      if (outcome.pair) return outcome.pair;
+      if (outcome.error === 'mismatch') {
+        throw new ApiError('redirectUriMismatch', 'redirect_uri differs from the one used to obtain the code', {
+          extra: { received_value: redirectUri, expected_value: outcome.expected },
+        });
+      }
+      if (outcome.replayed) await db.credentials.revokeFamily(app.id, outcome.replayed, now());
+      throw new ApiError('noAccessGrant', 'the authorization code is invalid, expired, already used, or was issued for another client');
+    },
+
+    /**
+     * grant_type=refresh_token: spends the token and returns a new pair in the same family.
+     * A spent token presented again has leaked: every token of its family is revoked.
+     */
+    async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
+      const hash = sha256Hex(token);
+      const pair = await db.transaction(async (tx) => {
+        if (!(await db.credentials.consume(app.id, 'refresh_token', hash, now(), tx, client.id))) return undefined;
+        const spent = (await db.credentials.find(app.id, 'refresh_token', hash, tx))!;
+        return issuePair(app, client, spent.entityId, spent.family ?? randomToken(16), tx);
+      });
+      if (pair) return pair;
+      const found = await db.credentials.find(app.id, 'refresh_token', hash);
+      if (found?.usedAt && found.family) await db.credentials.revokeFamily(app.id, found.family, now());
+      throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {
+        extra: { argument_name: 'refresh_token' },
+      });
+    },
+
+    /** Spends a verification code and sets its time attribute; answers the record's uuid. */
+    async useVerificationCode(app: Application, code: string): Promise<string> {
+      const hash = sha256Hex(code);
+      const unknown = () => errors.invalidArgument('verification_code', 'the code is not recognized, was already used, or has expired');
+      return db.transaction(async (tx) => {
+        if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
+        const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
+        const record = found.entityId === null ? undefined : await db.entities.find(app.id, { id: found.entityId }, tx);
+        if (!record) throw unknown();
+        await db.entities.setTime(record, String(found.extra?.attribute_name ?? 'emailVerified'), now(), tx);
+        return record.uuid;
+      });
+    },
+
+    /** Spends a creation token issued for `clientId` (or for anyone, when no client is named). */
+    async consumeCreationToken(app: Application, token: string, clientId: number | undefined, tx: Tx): Promise<StoredCredential> {
+      const hash = sha256Hex(token);
+      if (!(await db.credentials.consume(app.id, 'creation_token', hash, now(), tx, clientId))) {
+        throw errors.invalidArgument('creation_token', 'the creation token is invalid, expired, already used, or was issued for another client');
+      }
+      return (await db.credentials.find(app.id, 'creation_token', hash, tx))!;
+    },
+  };
+}
+export type TokenService = ReturnType<typeof createTokenService>;

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityRecord, NewEntity } from '../db/repositories/entities';
+import { errors } from '../errors';
+import { MAX_PASSWORD_LENGTH } from './passwords';
+import { formatTimestamp, parseTimestamp } from './timestamps';
+
+/** The one entity type (SPEC 2.3); `type_name` must name it. */
+export const USER_TYPE = 'user';
+
+/** Attributes with a unique constraint: what `key_attribute` may name. */
+export const UNIQUE_ATTRIBUTES = ['email', 'username', 'uuid', 'id'] as const;
+export type UniqueAttribute = (typeof UNIQUE_ATTRIBUTES)[number];
+
+/** Time attributes a verification code may set. */
+export const TIME_ATTRIBUTES = ['emailVerified', 'lastLogin'] as const;
+
+const READ_ONLY = new Set(['id', 'uuid', 'created', 'lastUpdated', 'profiles']);
+const STANDARD = ['displayName', 'givenName', 'familyName', 'birthdate'] as const;
+const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
+const MAX_ATTRIBUTES_JSON = 64 * 1024;
+
+export function requireUserType(typeName: string): void {
+  if (typeName !== USER_TYPE) throw errors.invalidArgument('type_name', `unknown entity type "${typeName.slice(0, 64)}"; the entity type is "${USER_TYPE}"`);
+}
+
+export function requireTimeAttribute(name: string): void {
+  if (!(TIME_ATTRIBUTES as readonly string[]).includes(name)) {
+    throw errors.invalidArgument('attribute_name', `"${name.slice(0, 64)}" is not a time attribute of ${USER_TYPE}; use one of ${TIME_ATTRIBUTES.join(', ')}`);
+  }
+}
+
+export function isValidEmail(value: string): boolean {
+  return value.length <= 254 && EMAIL.test(value);
+}
+
+/**
+ * Checks the `attributes` of a new record. Returns the record without its password hash, and the
+ * password to hash (never stored in clear).
+ */
+export function parseNewUser(applicationId: number, raw: unknown): { entity: Omit<NewEntity, 'passwordHash'>; password?: string } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw errors.invalidArgument('attributes', 'must be a JSON object such as {"email":"ada@example.com"}');
+  }
+  if (JSON.stringify(raw).length > MAX_ATTRIBUTES_JSON) throw errors.invalidArgument('attributes', `is larger than ${MAX_ATTRIBUTES_JSON} bytes`);
+  const { email, username, password, emailVerified, ...rest } = raw as Record<string, unknown>;
+  const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
+
+  if (email !== undefined && email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com');
+  if (username !== undefined && username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters');
+  if (password !== undefined && (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH)) throw bad('password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
+  let verified: Date | null = null;
+  if (emailVerified !== undefined && emailVerified !== null) {
+    verified = typeof emailVerified === 'string' ? parseTimestamp(emailVerified) ?? null : null;
+    if (!verified) throw bad('emailVerified', 'must be a timestamp such as 2026-01-31 12:00:00.000000 +0000');
+  }
+  for (const [name, value] of Object.entries(rest)) {
+    if (READ_ONLY.has(name)) throw bad(name, 'is set by the service and cannot be written');
+    if (!ATTRIBUTE_NAME.test(name)) throw bad(name.slice(0, 64), 'attribute names are letters, digits and _, starting with a letter');
+    if (typeof value === 'function') throw bad(name, 'has an unsupported value');
+  }
+  return {
+    entity: {
+      applicationId,
+      typeName: USER_TYPE,
+      uuid: randomUUID(),
+      email: (email as string | null | undefined) ?? null,
+      username: (username as string | null | undefined) ?? null,
+      emailVerified: verified,
+      attributes: rest,
+    },
+    password: password as string | undefined,
+  };
+}
+
+/** A record as the API shows it: spec timestamps, never a password hash. */
+export function renderUser(record: EntityRecord, profiles: Record<string, unknown>[] = []): Record<string, unknown> {
+  const standard = Object.fromEntries(STANDARD.map((k) => [k, null]));
+  return {
+    id: record.id,
+    uuid: record.uuid,
+    created: formatTimestamp(record.created),
+    lastUpdated: formatTimestamp(record.lastUpdated),
+    email: record.email,
+    emailVerified: record.emailVerified ? formatTimestamp(record.emailVerified) : null,
+    ...(record.username !== null && { username: record.username }),
+    ...standard,
+    ...record.attributes,
+    ...(typeof record.attributes.lastLogin === 'string' && { lastLogin: formatTimestamp(new Date(record.attributes.lastLogin)) }),
+    profiles,
+  };
+}

@@ -1,0 +1,61 @@
+import type { EntityRecord } from '../db/repositories/entities';
+import { ApiError, errors } from '../errors';
+import { UNIQUE_ATTRIBUTES, type UniqueAttribute } from '../domain/users';
+import type { RequestContext } from './context';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ID = /^[1-9]\d{0,14}$/;
+
+/** Whether the request names a record at all (uuid, id or key_attribute). */
+export function namesRecord(ctx: RequestContext): boolean {
+  return ['uuid', 'id', 'key_attribute'].some((k) => ctx.params.get(k) !== undefined);
+}
+
+/**
+ * Finds the record a request names (SPEC 4.2): by `uuid`, by `id`, or by `key_attribute` and
+ * `key_value` over a unique attribute; a string key_value is JSON-quoted (`"ada@example.com"`),
+ * a number bare. Every failure names the argument at fault.
+ */
+export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord> {
+  const p = ctx.params;
+  const given = ['uuid', 'id', 'key_attribute'].filter((k) => p.get(k) !== undefined);
+  if (given.length === 0) {
+    throw new ApiError('missingArgument', 'missing required argument: identify the record with uuid, id, or key_attribute and key_value', {
+      extra: { argument_name: 'uuid' },
+    });
+  }
+  if (given.length > 1) throw errors.invalidArgument(given[1], `identify the record one way only: ${given.join(' and ')} were both sent`);
+
+  let attribute: UniqueAttribute;
+  let value: unknown;
+  let argument = given[0];
+  if (argument === 'uuid' || argument === 'id') {
+    attribute = argument;
+    value = argument === 'id' ? p.get('id') : p.get('uuid');
+  } else {
+    const name = p.require('key_attribute');
+    if (!(UNIQUE_ATTRIBUTES as readonly string[]).includes(name)) {
+      throw errors.invalidArgument('key_attribute', `"${name.slice(0, 64)}" is not a unique attribute; use one of ${UNIQUE_ATTRIBUTES.join(', ')}`);
+    }
+    attribute = name as UniqueAttribute;
+    argument = 'key_value';
+    const raw = p.require('key_value');
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw errors.invalidArgument('key_value', `a string key_value must be JSON-quoted, such as ${JSON.stringify(JSON.stringify(raw.slice(0, 40)))}`);
+    }
+    if (attribute === 'id' ? typeof value !== 'number' : typeof value !== 'string') {
+      throw errors.invalidArgument('key_value', attribute === 'id' ? 'an id is a bare number, such as 42' : `${attribute} is a string: JSON-quote it, such as "ada@example.com"`);
+    }
+    value = String(value);
+  }
+
+  const text = value as string;
+  if (attribute === 'uuid' && !UUID.test(text)) throw errors.invalidArgument(argument, 'is not a uuid');
+  if (attribute === 'id' && !ID.test(text)) throw errors.invalidArgument(argument, 'is not a record id (a positive whole number)');
+  const key = attribute === 'id' ? { id: Number(text) } : attribute === 'uuid' ? { uuid: text } : attribute === 'email' ? { email: text } : { username: text };
+  const record = await ctx.services.db.entities.find(ctx.app.id, key);
+  if (!record) throw errors.invalidArgument(argument, `no user record has ${attribute} ${JSON.stringify(text)}`);
+  return record;
+}
