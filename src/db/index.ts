@@ -15,6 +15,27 @@ export type Tx = Transaction;
 
 export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
+/** MySQL error numbers after which the whole transaction may simply run again. */
+const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */]);
+
+/**
+ * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
+ * index ranges; the victim was rolled back entirely, so running it again is safe.
+ */
+function retryingDeadlocks(sequelize: Sequelize, attempts = 3): Transact {
+  return async <T>(work: (tx: Tx) => Promise<T>) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await sequelize.transaction((tx) => work(tx));
+      } catch (e) {
+        const errno = (e as { parent?: { errno?: number } }).parent?.errno;
+        if (attempt >= attempts || errno === undefined || !RETRYABLE.has(errno)) throw e;
+        await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+      }
+    }
+  };
+}
+
 /**
  * SQLite has one writer at a time. Its busy handler makes competing write transactions sleep
  * and poll; queueing them in-process instead (the embedded default is one process) runs them
@@ -47,7 +68,7 @@ export interface Database {
 export function openDatabase(database: Config['database'], logger?: Logger): Database {
   const sequelize = createSequelize(database, logger);
   const models = defineModels(sequelize);
-  const transaction = database.dialect === 'sqlite' ? serialized(sequelize) : <T>(work: (tx: Tx) => Promise<T>) => sequelize.transaction((tx) => work(tx));
+  const transaction = database.dialect === 'sqlite' ? serialized(sequelize) : retryingDeadlocks(sequelize);
   return {
     sequelize,
     models,
