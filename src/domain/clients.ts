@@ -37,10 +37,47 @@ export function parseFeatures(raw: unknown, argument = 'features'): Feature[] {
  * API clients of one application: creation, credentials (sealed at rest, compared in constant
  * time), features and settings. Every operation is scoped to the application it is given.
  */
-export function createClientService(deps: { clients: ClientQueries; box: SecretBox; clock: Clock }) {
-  const { clients, box, clock } = deps;
+export function createClientService(deps: { clients: ClientQueries; box: SecretBox; clock: Clock; cacheMs?: number }) {
+  const { clients: queries, box, clock } = deps;
   // Compared against when the client_id is unknown, so a miss costs what a hit costs.
   const decoy = box.seal(randomToken(16), 'decoy');
+  const decoySecret = box.open(decoy, 'decoy');
+
+  /*
+   * Every authenticated request looks its client up and decrypts the secret. Both are cached for
+   * a few seconds (found clients only, so unknown ids cannot fill memory). A change made through
+   * this process drops its entry at once; other pods see it within cacheMs.
+   */
+  const cacheMs = deps.cacheMs ?? 5_000;
+  const cache = new Map<string, { stored: StoredClient; secret: string; until: number }>();
+  const key = (applicationId: number, clientId: string) => `${applicationId}:${clientId}`;
+  const forget = (applicationId: number, clientId: string) => cache.delete(key(applicationId, clientId));
+  async function lookup(applicationId: number, clientId: string): Promise<{ stored: StoredClient; secret: string } | undefined> {
+    const k = key(applicationId, clientId);
+    const hit = cache.get(k);
+    if (hit && hit.until > Date.now()) return hit;
+    const stored = await queries.find(applicationId, clientId);
+    if (!stored) return undefined;
+    const entry = { stored, secret: box.open(stored.secretSealed, stored.clientId), until: Date.now() + cacheMs };
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(k, entry);
+    return entry;
+  }
+  const clients = {
+    ...queries,
+    mutate: async (...args: Parameters<ClientQueries['mutate']>) => {
+      forget(args[0], args[1]);
+      const result = await queries.mutate(...args);
+      forget(args[0], args[1]);
+      return result;
+    },
+    remove: async (applicationId: number, clientId: string) => {
+      forget(applicationId, clientId);
+      const removed = await queries.remove(applicationId, clientId);
+      forget(applicationId, clientId);
+      return removed;
+    },
+  };
 
   const reveal = (c: StoredClient) => box.open(c.secretSealed, c.clientId);
 
@@ -69,21 +106,20 @@ export function createClientService(deps: { clients: ClientQueries; box: SecretB
 
     /** The client when `secret` is its secret; undefined otherwise (same work either way). */
     async authenticate(applicationId: number, clientId: string, secret: string): Promise<Client | undefined> {
-      const stored = await clients.find(applicationId, clientId);
-      const expected = stored ? reveal(stored) : box.open(decoy, 'decoy');
-      const ok = safeEqual(expected, secret);
-      return stored && ok ? toClient(stored) : undefined;
+      const found = await lookup(applicationId, clientId);
+      const ok = safeEqual(found ? found.secret : decoySecret, secret);
+      return found && ok ? toClient(found.stored) : undefined;
     },
 
     /** The client with its plain secret, for verifying a `Signature`; undefined when unknown. */
     async withSecret(applicationId: number, clientId: string): Promise<{ client: Client; secret: string } | undefined> {
-      const stored = await clients.find(applicationId, clientId);
-      return stored ? { client: toClient(stored), secret: reveal(stored) } : undefined;
+      const found = await lookup(applicationId, clientId);
+      return found ? { client: toClient(found.stored), secret: found.secret } : undefined;
     },
 
     async find(applicationId: number, clientId: string): Promise<Client | undefined> {
-      const stored = await clients.find(applicationId, clientId);
-      return stored ? toClient(stored) : undefined;
+      const found = await lookup(applicationId, clientId);
+      return found ? toClient(found.stored) : undefined;
     },
 
     async list(applicationId: number, hasFeatures: Feature[] = []): Promise<(Client & { secret: string })[]> {

@@ -83,19 +83,31 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
     return value;
   }
 
-  /** A new access + refresh token pair in `family` (a new family when none is given). */
-  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: Tx): Promise<TokenPair> {
+  function refreshSeconds(app: Application): number {
+    const setting = app.settings['refresh_token_lifetime'];
+    return setting && /^\d+$/.test(setting) ? Number(setting) : DEFAULT_SECONDS.refresh_token;
+  }
+
+  /** Values and rows of a new access + refresh token pair. */
+  function newPair(app: Application) {
     const access = randomToken(20);
     const refresh = randomToken(20);
-    const at = now();
-    const refreshSetting = app.settings['refresh_token_lifetime'];
-    const refreshSeconds = refreshSetting && /^\d+$/.test(refreshSetting) ? Number(refreshSetting) : DEFAULT_SECONDS.refresh_token;
+    const at = now().getTime();
+    return {
+      pair: { access_token: access, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh },
+      rows: [
+        { kind: 'access_token' as const, valueHash: sha256Hex(access), expiresAt: new Date(at + ACCESS_TOKEN_SECONDS * 1000) },
+        { kind: 'refresh_token' as const, valueHash: sha256Hex(refresh), expiresAt: new Date(at + refreshSeconds(app) * 1000) },
+      ],
+    };
+  }
+
+  /** A new access + refresh token pair in `family`. */
+  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: Tx): Promise<TokenPair> {
+    const { pair, rows } = newPair(app);
     const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, extra: null, family };
-    await db.credentials.insert([
-      { ...base, kind: 'access_token', valueHash: sha256Hex(access), expiresAt: new Date(at.getTime() + ACCESS_TOKEN_SECONDS * 1000) },
-      { ...base, kind: 'refresh_token', valueHash: sha256Hex(refresh), expiresAt: new Date(at.getTime() + refreshSeconds * 1000) },
-    ], at, tx);
-    return { access_token: access, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh };
+    await db.credentials.insert(rows.map((r) => ({ ...base, ...r })), now(), tx);
+    return pair;
   }
 
   /** The client a credential belongs to: the one it was issued for, else its issuer. */
@@ -143,12 +155,8 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
      */
     async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
       const hash = sha256Hex(token);
-      const pair = await db.transaction(async (tx) => {
-        if (!(await db.credentials.consume(app.id, 'refresh_token', hash, now(), tx, client.id))) return undefined;
-        const spent = (await db.credentials.find(app.id, 'refresh_token', hash, tx))!;
-        return issuePair(app, client, spent.entityId, spent.family ?? randomToken(16), tx);
-      });
-      if (pair) return pair;
+      const { pair, rows } = newPair(app);
+      if (await db.transaction((tx) => db.credentials.rotate(app.id, hash, client.id, rows, now(), tx))) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
       if (found?.usedAt && found.family) await db.credentials.revokeFamily(app.id, found.family, now());
       throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {

@@ -1,4 +1,4 @@
-import { Op, Transaction } from 'sequelize';
+import { Op, QueryTypes, Transaction } from 'sequelize';
 import { asDate, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code';
@@ -24,6 +24,15 @@ export interface StoredCredential {
 export type ActiveCredential = StoredCredential;
 
 export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
+
+/**
+ * A DATETIME(6) literal as the models store it. Raw-query replacements would format a Date
+ * without its milliseconds, which breaks expiry comparisons by up to a second.
+ */
+function sqlTime(dialect: string, date: Date): string {
+  const iso = date.toISOString().replace('T', ' ');
+  return dialect === 'sqlite' ? iso.replace('Z', ' +00:00') : iso.replace('Z', '');
+}
 
 const toCredential = (row: CredentialRow): StoredCredential => ({
   id: Number(row.id),
@@ -95,6 +104,36 @@ export function createCredentialQueries({ Credential }: Models) {
         transaction,
       });
       return count === 1;
+    },
+
+    /**
+     * The refresh grant's hot path in two statements: spend the old token (the conditional UPDATE
+     * of `consume`), then insert its successors copying record, application and family from the
+     * spent row (INSERT … SELECT), so no read is needed in between. False when nothing was spent.
+     */
+    async rotate(
+      applicationId: number,
+      spentHash: string,
+      ownerClientId: number,
+      successors: { kind: CredentialKind; valueHash: string; expiresAt: Date }[],
+      now: Date,
+      transaction: Transaction,
+    ): Promise<boolean> {
+      const sequelize = Credential.sequelize!;
+      const t = (d: Date) => sqlTime(sequelize.getDialect(), d);
+      const [, spent] = (await sequelize.query(
+        `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
+           AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,
+        { replacements: [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId], type: QueryTypes.UPDATE, transaction },
+      )) as unknown as [unknown, number];
+      if (spent !== 1) return false;
+      const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, NULL, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
+      await sequelize.query(
+        `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
+         ${successors.map(() => select).join(' UNION ALL ')}`,
+        { replacements: successors.flatMap((c) => [c.kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]), type: QueryTypes.INSERT, transaction },
+      );
+      return true;
     },
 
     /** Spends every live credential of a family (refresh-token reuse, code replay). */

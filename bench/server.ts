@@ -1,0 +1,22 @@
+import { buildApp } from '../src/app';
+import { loadConfigOrExit } from '../src/config';
+import { createLogger } from '../src/logger';
+import { createRuntime } from '../src/runtime';
+
+/**
+ * The api exactly as src/server.ts builds it, plus GET /bench/baseline: a static {"stat":"ok"}
+ * behind the same middleware, the yardstick every scenario is measured against in the same run.
+ */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const runtime = createRuntime(config, createLogger(config.logLevel));
+  const app = buildApp({
+    services: runtime.services,
+    defaultApp: config.defaultApp,
+    extend: (a) => a.get('/bench/baseline', (_req, res) => void res.json({ stat: 'ok' })),
+  });
+  const server = app.listen(config.port, '127.0.0.1', () => process.stdout.write(`bench server listening on ${config.port}\n`));
+  process.on('SIGTERM', () => server.close(() => void runtime.close().then(() => process.exit(0))));
+}
+
+void main();
