@@ -21,7 +21,7 @@ export function createProcessors(deps: {
     : createFileTransport(config.mailDir, logger);
   const processors: Processors = {
     mail: createMailProcessor({ db, transport }),
-    maintenance: createMaintenanceProcessor({ db, outbox, settings: { ...DEFAULT_MAINTENANCE, ...deps.maintenance } }),
+    maintenance: createMaintenanceProcessor({ db, outbox, logger, settings: { ...DEFAULT_MAINTENANCE, ...deps.maintenance } }),
     versions: async (job: Job) => {
       throw new Error(`the versions queue has no job named "${job.name}"`);
     },

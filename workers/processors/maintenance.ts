@@ -1,5 +1,6 @@
 import type { Database } from '../../src/db';
 import type { Outbox } from '../../src/queue/outbox';
+import type { Logger } from '../../src/logger';
 import type { Job } from '../../src/queue/port';
 
 export const MAINTENANCE_SCHEDULE = [
@@ -39,19 +40,23 @@ async function inBatches(settings: MaintenanceSettings, deleteBatch: () => Promi
 }
 
 /** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows. Returns what it did. */
-export function createMaintenanceProcessor(deps: { db: Database; outbox: Outbox; settings: MaintenanceSettings; now?: () => Date }) {
-  const { db, outbox, settings } = deps;
+export function createMaintenanceProcessor(deps: { db: Database; outbox: Outbox; settings: MaintenanceSettings; logger: Logger; now?: () => Date }) {
+  const { db, outbox, settings, logger } = deps;
   const now = deps.now ?? (() => new Date());
   return async (job: Job): Promise<Record<string, number>> => {
     switch (job.name) {
-      case 'relay-outbox':
-        return { relayed: await outbox.relay(settings.relayGraceMs) };
+      case 'relay-outbox': {
+        const relayed = await outbox.relay(settings.relayGraceMs);
+        if (relayed > 0) logger.info({ relayed }, 'outbox relay enqueued pending jobs');
+        return { relayed };
+      }
       case 'sweep': {
         const t = now().getTime();
         const credentials = await inBatches(settings, () =>
           db.credentials.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
         const outboxRows = await inBatches(settings, () =>
           db.outbox.purgeDone(new Date(t - settings.outboxRetentionMs), settings.batchSize));
+        if (credentials + outboxRows > 0) logger.info({ credentials, outbox: outboxRows }, 'sweep removed expired and spent rows');
         return { credentials, outbox: outboxRows };
       }
       default:
