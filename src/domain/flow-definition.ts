@@ -15,6 +15,12 @@ export const FORMATS = [
   'numericReal', 'phone', 'phoneInternational', 'zipCode', 'zipCode+4',
 ] as const;
 
+/** Messages the service itself needs from every flow, in every locale. */
+export const MESSAGE_KEYS = [
+  'errors.invalidCredentials', 'errors.wrongCurrentPassword', 'errors.tooLong', 'errors.invalidCharacters',
+  'errors.invalidOption', 'errors.invalidDate',
+] as const;
+
 export interface FlowRule { rule: (typeof RULES)[number]; value?: unknown; message: string }
 export interface FlowField {
   type: (typeof FIELD_TYPES)[number];
@@ -110,11 +116,16 @@ function crossCheck(flow: FlowDefinition): string[] {
       problems.push(`${where}: ${(e as yup.ValidationError).errors.join('; ')}`);
     }
   }
+  for (const key of MESSAGE_KEYS) needText(key, 'the service\'s messages');
   for (const [formName, raw] of Object.entries(flow.forms)) {
     try {
       const form = formSchema.validateSync(raw) as FlowForm;
       form.fields.forEach((f, i) => {
-        if (!flow.fields[f.name]) problems.push(`forms.${formName}.fields[${i}]: field "${f.name}" is not defined in fields`);
+        const field = flow.fields[f.name] as FlowField | undefined;
+        if (!field) problems.push(`forms.${formName}.fields[${i}]: field "${f.name}" is not defined in fields`);
+        else if (f.required && !field.validation?.some((r) => r.rule === 'required')) {
+          problems.push(`forms.${formName}.fields[${i}]: "${f.name}" is required here, so fields.${f.name} needs a required rule with its message`);
+        }
       });
     } catch (e) {
       problems.push(`forms.${formName}: ${(e as yup.ValidationError).errors.join('; ')}`);

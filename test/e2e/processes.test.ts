@@ -139,7 +139,7 @@ describe('gatehouse CLI on the configured database', () => {
     const translations = JSON.parse(fs.readFileSync(path.join(ROOT, 'flows/standard/translations.json'), 'utf8'));
     flow.fields.firstName.validation.push({ rule: 'shoutCase', message: 'firstName.required' });
     flow.forms.signInForm.fields.push({ name: 'favouriteColour', required: true });
-    flow.locales.push('fr-FR');
+    flow.locales.push('it-IT');
     delete translations['lastName.label'];
     fs.writeFileSync(path.join(broken, 'flow.json'), JSON.stringify(flow));
     fs.writeFileSync(path.join(broken, 'translations.json'), JSON.stringify(translations));
@@ -148,7 +148,7 @@ describe('gatehouse CLI on the configured database', () => {
     expect(r.stderr).toContain('fields.firstName: validation[2].rule: "shoutCase" is not a rule; use one of');
     expect(r.stderr).toContain('forms.signInForm.fields[2]: field "favouriteColour" is not defined');
     expect(r.stderr).toContain('fields.lastName.label: translation "lastName.label" is not defined');
-    expect(r.stderr).toContain('"emailAddress.label" has no text for fr-FR');
+    expect(r.stderr).toContain('"emailAddress.label" has no text for it-IT');
 
     fs.writeFileSync(path.join(broken, 'flow.json'), '{ not json');
     expect(cli(['flows:import', broken, '--app', 'shop'], { cwd: backend.dir, env: backend.env }).stderr).toMatch(/flow\.json: not valid JSON/);
