@@ -15,6 +15,8 @@ export interface AppOptions {
   /** Largest accepted request body. */
   bodyLimit?: string;
   routes?: readonly Route[];
+  /** Express `trust proxy` (TRUST_PROXY). */
+  trustProxy?: string;
   /** Mounts extra handlers after the common middleware (the benchmarks' static baseline). */
   extend?: (app: express.Express) => void;
 }
@@ -42,6 +44,7 @@ function hasBody(req: Request): boolean {
 function render(res: Response, err: ApiError): void {
   const locals = res.locals as Locals;
   if (res.headersSent) return;
+  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   res.status(httpStatusFor(err, locals.errorStyle)).json({
     stat: 'error',
     code: err.definition.code,
@@ -65,6 +68,10 @@ export function buildApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (options.trustProxy !== undefined) {
+    const t = options.trustProxy;
+    app.set('trust proxy', t === 'true' ? true : t === 'false' ? false : /^\d+$/.test(t) ? Number(t) : t);
+  }
 
   app.use((req, res, next) => {
     const locals = res.locals as Locals;
@@ -122,11 +129,13 @@ export function buildApp(options: AppOptions): express.Express {
           {
             schemes: route.auth,
             kinds: route.kinds,
-            badCredentials: route.errors === 'oauth' ? errors.invalidClient : errors.invalidClientCredentials,
+            badCredentials: route.errors === 'oauth' ? errors.invalidClient : route.errors === 'login' ? errors.permissionError : errors.invalidClientCredentials,
           },
           { clients: services.clients, credentials: services.db.credentials, clock: services.clock },
         );
-        const ctx: RequestContext = { requestId: (res.locals as Locals).requestId, app: application, params, principal, services };
+        const ctx: RequestContext = {
+          requestId: (res.locals as Locals).requestId, app: application, params, principal, services, clientAddress: req.ip ?? 'unknown',
+        };
         const body = await route.handler(ctx);
         res.status(200).json({ ...body, stat: 'ok' });
       } catch (err) {

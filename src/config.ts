@@ -23,6 +23,10 @@ export interface Config {
   publicBaseUrl: string;
   varDir: string;
   logLevel: string;
+  /** Failed logins allowed per account and per client address, per window. */
+  loginLimits: { account: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
+  /** Express `trust proxy`: how client addresses are read behind load balancers. */
+  trustProxy: string | undefined;
   /** No DATABASE_URL and no REDIS_URL: one process that migrates and seeds itself. */
   embedded: boolean;
 }
@@ -70,6 +74,9 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   }),
   HOST: yup.string().matches(/^[0-9A-Za-z.:-]{1,253}$/, { message: 'HOST must be an interface address such as 127.0.0.1 or 0.0.0.0' }),
   REDIS_PREFIX: yup.string().matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'REDIS_PREFIX must be 1 to 64 letters, digits, _ or -' }),
+  LOGIN_LIMIT_ACCOUNT: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'LOGIN_LIMIT_ACCOUNT must be FAILURES/SECONDS, such as 10/900' }),
+  LOGIN_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'LOGIN_LIMIT_ADDRESS must be FAILURES/SECONDS, such as 100/900' }),
+  TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
 
@@ -116,6 +123,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const defaultApp = value('DEFAULT_APP') ?? 'local';
   const logLevel = value('LOG_LEVEL') ?? 'info';
   const host = value('HOST') ?? '127.0.0.1';
+  const limit = (raw: string) => {
+    const [max, windowSeconds] = raw.split('/').map(Number);
+    return { max, windowSeconds };
+  };
+  const loginLimits = {
+    account: limit(value('LOGIN_LIMIT_ACCOUNT') ?? '10/900'),
+    address: limit(value('LOGIN_LIMIT_ADDRESS') ?? '100/900'),
+  };
+  const trustProxy = value('TRUST_PROXY');
   const varDir = path.resolve(cwd, 'var');
   const portNumber = port ? Number(port) : 3000;
   const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
@@ -138,6 +154,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
     host,
+    loginLimits,
+    trustProxy,
     secretKey: secret ? parseSecretKey(secret)! : embeddedSecretKey(varDir),
     defaultApp,
     publicBaseUrl,

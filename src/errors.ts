@@ -51,11 +51,13 @@ export class ApiError extends Error {
   readonly extra: ErrorExtra;
   readonly transportStatus?: number;
   readonly internal?: unknown;
+  /** HTTP headers the answer carries (Retry-After). */
+  readonly headers: Record<string, string>;
 
   constructor(
     name: ErrorName,
     description: string,
-    options: { extra?: ErrorExtra; transportStatus?: number; internal?: unknown } = {},
+    options: { extra?: ErrorExtra; transportStatus?: number; internal?: unknown; headers?: Record<string, string> } = {},
   ) {
     super(description);
     this.name = 'ApiError';
@@ -64,6 +66,7 @@ export class ApiError extends Error {
     this.extra = options.extra ?? {};
     this.transportStatus = options.transportStatus;
     this.internal = options.internal;
+    this.headers = options.headers ?? {};
   }
 
   get code(): number {
@@ -107,4 +110,9 @@ export const errors = {
       transportStatus: 500,
     }),
   misconfigured: (why: string) => new ApiError('unexpectedError', why),
+  apiLimit: (retryAfterSeconds: number) =>
+    new ApiError('apiLimitError', `too many failed attempts; try again in ${retryAfterSeconds} seconds`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+      extra: { retry_after: retryAfterSeconds },
+    }),
 };

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import IORedis from 'ioredis';
 import fs from 'node:fs';
 import type { Config } from './config';
 import { type Database, openDatabase } from './db';
@@ -6,6 +7,8 @@ import { migrate, pendingMigrations } from './db/migrate';
 import { createApplicationService } from './domain/applications';
 import { createClientService, systemClock, type Clock } from './domain/clients';
 import { createPasswordHasher } from './domain/passwords';
+import { createFlowService } from './domain/flows';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './domain/rate-limit';
 import { SecretBox } from './domain/secrets';
 import { createTokenService } from './domain/tokens';
 import type { Services } from './http/context';
@@ -50,6 +53,27 @@ export async function prepareSchema(config: Config, db: Database): Promise<strin
   return [];
 }
 
+/**
+ * While Redis is unreachable the limiter lets requests through and logs it: logins keep working,
+ * and brute-force protection resumes with Redis. (Refusing every login instead would let a Redis
+ * outage take sign-in down.)
+ */
+function failOpen(limiter: RateLimiter, logger: Logger): RateLimiter {
+  const guard = async <T>(work: () => Promise<T>, fallback: T): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'rate limiter unavailable; request allowed');
+      return fallback;
+    }
+  };
+  return {
+    blockedFor: (key, limit) => guard(() => limiter.blockedFor(key, limit), 0),
+    fail: (key, limit) => guard(() => limiter.fail(key, limit), undefined),
+    reset: (key) => guard(() => limiter.reset(key), undefined),
+  };
+}
+
 export interface Runtime {
   config: Config;
   db: Database;
@@ -70,6 +94,9 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   const { db, clients, applications } = createCore(config, logger, clock);
 
   let closeProcessors = () => {};
+  // rate-limit counters shared by all pods; fails fast while Redis is down (see failOpen)
+  const redis = config.redisUrl ? new IORedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rate limits)'));
   let queue: Runtime['queue'];
   let outbox: ReturnType<typeof createOutbox>;
   if (config.redisUrl) {
@@ -85,10 +112,15 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     closeProcessors = made.close;
   }
 
+  const passwords = createPasswordHasher();
+  passwords.warmUp();
   const services: Services = {
     db, clients, outbox, clock, logger,
     tokens: createTokenService({ db, clock }),
-    passwords: createPasswordHasher(),
+    passwords,
+    flows: createFlowService({ db, now: () => clock.now() }),
+    rateLimiter: failOpen(redis ? createRedisRateLimiter(redis, config.redisPrefix) : createMemoryRateLimiter(), logger),
+    loginLimits: config.loginLimits,
   };
   return {
     config,
@@ -100,6 +132,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
       for (const s of MAINTENANCE_SCHEDULE) await queue.schedule('maintenance', s.name, s.everyMs);
     },
     async close() {
+      redis?.disconnect();
       await queue.close();
       closeProcessors();
       await db.close();

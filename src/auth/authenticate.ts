@@ -43,7 +43,7 @@ export interface AuthDeps {
 const SCHEME_NAMES: Record<string, AuthScheme> = { basic: 'basic', signature: 'signature', oauth: 'access_token' };
 
 /** Which scheme the request presents, before any credential is checked. */
-function presented(req: AuthRequest): { scheme: AuthScheme; value?: string } {
+function presented(req: AuthRequest, accepted: readonly AuthScheme[]): { scheme: AuthScheme; value?: string } {
   if (req.authorization) {
     const [word, ...rest] = req.authorization.trim().split(/\s+/);
     const scheme = SCHEME_NAMES[word.toLowerCase()];
@@ -54,8 +54,11 @@ function presented(req: AuthRequest): { scheme: AuthScheme; value?: string } {
   }
   const p = req.params;
   if (p.get('client_id') !== undefined && p.get('client_secret') !== undefined) return { scheme: 'client_params' };
-  if (p.get('access_token') !== undefined) return { scheme: 'access_token', value: p.get('access_token') };
+  // on login endpoints access_token is a parameter of the call, and client_id names the caller
+  const token = p.get('access_token');
+  if (token !== undefined && accepted.includes('access_token')) return { scheme: 'access_token', value: token };
   if (p.get('client_id') !== undefined) return { scheme: 'client_id' };
+  if (token !== undefined) return { scheme: 'access_token', value: token };
   return { scheme: 'none' };
 }
 
@@ -94,7 +97,7 @@ async function clientBySignature(deps: AuthDeps, app: Application, policy: AuthP
  * lookup is scoped to `app`: credentials of another application never authenticate.
  */
 export async function authenticate(req: AuthRequest, app: Application, policy: AuthPolicy, deps: AuthDeps): Promise<Principal> {
-  const { scheme, value } = presented(req);
+  const { scheme, value } = presented(req, policy.schemes);
   if (scheme === 'none') {
     if (policy.schemes.includes('none')) return { kind: 'none' };
     throw policy.badCredentials(`this endpoint needs client credentials: send ${describe(policy.schemes)}`);

@@ -65,7 +65,8 @@ function fieldSchema(name: string, field: FlowField, required: boolean, text: (k
   let s = yup.string().test('characters', text('errors.invalidCharacters'), (v) => !v || !CONTROL.test(v));
   const rules = field.validation ?? [];
   const rule = (kind: FlowRule['rule']) => rules.find((r) => r.rule === kind);
-  if (!rule('maxLength')) s = s.test('tooLong', text('errors.tooLong'), (v) => !v || v.length <= DEFAULT_MAX_LENGTH);
+  // a confirmation must equal a field that has its own rules: no cap of its own
+  if (!rule('maxLength') && !rule('match')) s = s.test('tooLong', text('errors.tooLong'), (v) => !v || v.length <= DEFAULT_MAX_LENGTH);
   if (field.type === 'dateselect') s = s.test('date', text('errors.invalidDate'), (v) => v !== INVALID_DATE);
   if (field.options) {
     const allowed = new Set(field.options.map((o) => o.value));

@@ -9,7 +9,17 @@ export const MAX_PASSWORD_LENGTH = 1024;
 
 export function createPasswordHasher(policy: PasswordPolicy = OWASP_ARGON2ID) {
   const options = { ...policy, algorithm: Algorithm.Argon2id };
+  // verified against when an account does not exist, so that costs what a wrong password costs
+  let dummy: Promise<string> | undefined;
+  const dummyHash = () => (dummy ??= hash(`dummy-${Math.random()}`, options));
   return {
+    /** Starts computing the dummy hash now, so the first unknown-account login is not faster. */
+    warmUp: () => void dummyHash(),
+    /** Does the work of a verify and answers false: for accounts that do not exist. */
+    async verifyNothing(password: string): Promise<false> {
+      await verify(await dummyHash(), password).catch(() => false);
+      return false;
+    },
     hash: (password: string) => hash(password, options),
     /** False for a wrong password and for a stored value that is not an argon2 hash. */
     async verify(stored: string, password: string): Promise<boolean> {

@@ -3,7 +3,9 @@ import type { Database } from '../db';
 import type { Application } from '../db/repositories/applications';
 import type { Client, ClientService, Clock } from '../domain/clients';
 import type { Logger } from '../logger';
+import type { FlowService } from '../domain/flows';
 import type { PasswordHasher } from '../domain/passwords';
+import type { Limit, RateLimiter } from '../domain/rate-limit';
 import type { TokenService } from '../domain/tokens';
 import type { Outbox } from '../queue/outbox';
 import type { Params } from './params';
@@ -14,6 +16,9 @@ export interface Services {
   clients: ClientService;
   tokens: TokenService;
   passwords: PasswordHasher;
+  flows: FlowService;
+  rateLimiter: RateLimiter;
+  loginLimits: { account: Limit; address: Limit };
   outbox: Outbox;
   clock: Clock;
   logger: Logger;
@@ -25,6 +30,8 @@ export interface RequestContext {
   app: Application;
   params: Params;
   principal: Principal;
+  /** The client's address (honours TRUST_PROXY). */
+  clientAddress: string;
   services: Services;
 }
 

@@ -4,7 +4,10 @@ import type { Handler } from './context';
 import * as access from './handlers/access';
 import * as clients from './handlers/admin-clients';
 import * as entity from './handlers/entity';
+import { registerTraditional } from './handlers/register';
+import { signInTraditional } from './handlers/sign-in';
 import { token } from './handlers/token';
+import { updateProfile } from './handlers/update-profile';
 import * as settings from './handlers/admin-settings';
 import type { ErrorStyle } from './status';
 
@@ -33,6 +36,10 @@ const admin = (path: string, handler: Handler): Route => ({
   path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', handler,
 });
 
+const login = (path: string, handler: Handler): Route => ({
+  path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'none'], kinds: ['login_client'], errors: 'login', handler,
+});
+
 export const ROUTES: readonly Route[] = [
   // SPEC 4.2: codes and tokens for user records
   route('/access/getAccessToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAccessToken),
@@ -42,6 +49,10 @@ export const ROUTES: readonly Route[] = [
   route('/access/useVerificationCode', ANY_AUTH, [], access.useVerificationCode),
   // SPEC 4.12: any of the five kinds may exchange, only what was issued for it
   route('/oauth/token', ['basic', 'client_params'], ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, 'oauth'),
+  // SPEC 4.4, 4.6, 4.10: flow-based login endpoints; POST, body only, client_id of a login_client
+  login('/oauth/register_native_traditional', registerTraditional),
+  login('/oauth/auth_native_traditional', signInTraditional),
+  login('/oauth/update_profile_native', updateProfile),
   // records: owner credentials or a creation token create; readers or the record's access token read
   route('/entity.create', ANY_AUTH, [], entity.createEntity),
   route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity),

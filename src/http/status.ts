@@ -16,7 +16,8 @@ import type { ApiError } from '../errors';
  * | unreadable body / too large / wrong type    | 400 / 413 / 415 |
  * | unexpected server failure (a bug, DB down)  | 500  |
  */
-export type ErrorStyle = 'capture' | 'oauth';
+/** `login`: Capture statuses; an unknown client_id is refused as 403, like a client without login_client. */
+export type ErrorStyle = 'capture' | 'oauth' | 'login';
 
 export function httpStatusFor(error: ApiError, style: ErrorStyle): number {
   if (error.transportStatus !== undefined) return error.transportStatus;

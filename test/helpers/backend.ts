@@ -75,7 +75,7 @@ export interface TestApp {
 }
 
 /** The Express app on a fresh migrated database with the application "local" created. */
-export async function startTestApp(options: { redis?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(options: { redis?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestApp> {
   const backend = await createTestBackend(options);
   const runtime = createRuntime(backend.config, createLogger('silent'));
   await migrate(runtime.db.sequelize);

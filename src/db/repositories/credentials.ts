@@ -136,6 +136,18 @@ export function createCredentialQueries({ Credential }: Models) {
       return true;
     },
 
+    /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
+    async revokeForEntity(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Transaction): Promise<number> {
+      const [count] = await Credential.update({ used_at: now }, {
+        where: {
+          application_id: applicationId, entity_id: entityId, kind: kinds, used_at: null,
+          ...(exceptFamily !== null && { [Op.or]: [{ family: null }, { family: { [Op.ne]: exceptFamily } }] }),
+        },
+        transaction,
+      });
+      return count;
+    },
+
     /** Spends every live credential of a family (refresh-token reuse, code replay). */
     async revokeFamily(applicationId: number, family: string, now: Date, transaction?: Transaction): Promise<number> {
       const [count] = await Credential.update({ used_at: now }, {

@@ -51,6 +51,11 @@ function where(applicationId: number, key: EntityKey) {
   return { application_id: applicationId, username_key: uniqueKey(key.username) };
 }
 
+function duplicateFrom(err: UniqueConstraintError): DuplicateAttributeError {
+  const fields = Object.keys(err.fields ?? {}).join(' ') + ' ' + String((err.parent as { message?: string })?.message ?? '');
+  return new DuplicateAttributeError(/email/.test(fields) ? 'email' : /username/.test(fields) ? 'username' : 'uuid');
+}
+
 export function createEntityQueries({ Entity }: Models) {
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
@@ -72,11 +77,27 @@ export function createEntityQueries({ Entity }: Models) {
         }, { transaction });
         return toRecord(row.get({ plain: true }));
       } catch (err) {
-        if (err instanceof UniqueConstraintError) {
-          const fields = Object.keys(err.fields ?? {}).join(' ') + ' ' + String((err.parent as { message?: string })?.message ?? '');
-          throw new DuplicateAttributeError(/email/.test(fields) ? 'email' : /username/.test(fields) ? 'username' : 'uuid');
-        }
-        throw err;
+        throw err instanceof UniqueConstraintError ? duplicateFrom(err) : err;
+      }
+    },
+
+    /** Changes a record; a taken email or username raises DuplicateAttributeError. */
+    async update(
+      record: EntityRecord,
+      change: { email?: string; username?: string; passwordHash?: string; attributes?: Record<string, unknown> },
+      now: Date,
+      transaction?: Transaction,
+    ): Promise<void> {
+      try {
+        await Entity.update({
+          ...(change.email !== undefined && { email: change.email, email_key: uniqueKey(change.email) }),
+          ...(change.username !== undefined && { username: change.username, username_key: uniqueKey(change.username) }),
+          ...(change.passwordHash !== undefined && { password_hash: change.passwordHash }),
+          ...(change.attributes && { attributes: JSON.stringify({ ...record.attributes, ...change.attributes }) }),
+          last_updated: now,
+        }, { where: { id: record.id, application_id: record.applicationId }, transaction });
+      } catch (err) {
+        throw err instanceof UniqueConstraintError ? duplicateFrom(err) : err;
       }
     },
 

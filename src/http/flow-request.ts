@@ -1,0 +1,115 @@
+import type { Client } from '../domain/clients';
+import type { CompiledForm, FormResult } from '../domain/flow-forms';
+import type { FlowVersion } from '../domain/flows';
+import { randomToken } from '../domain/secrets';
+import { ApiError, errors } from '../errors';
+import type { RequestContext } from './context';
+import { parseRedirectUri } from './handlers/access';
+
+export type ResponseType = 'token' | 'code' | 'code_and_token';
+const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_and_token'];
+
+export interface FlowRequest {
+  client: Client;
+  flow: FlowVersion;
+  redirectUri?: string;
+  responseType: ResponseType;
+}
+
+/**
+ * SPEC 4.1's shared parameters, checked in the order a caller fixes them: client_id (100; 403
+ * without login_client, refused by the route's kinds), flow and flow_version (or the client's
+ * defaults; HEAD refused), locale, redirect_uri where the endpoint lists it, response_type; then
+ * the flow version itself (500 when the name, version or locale is unknown).
+ */
+export async function parseFlowRequest(ctx: RequestContext, options: { redirectUri: 'required' | 'optional' | 'ignored' }): Promise<FlowRequest> {
+  const p = ctx.params;
+  if (ctx.principal.kind !== 'client') throw errors.missingArgument('client_id');
+  const client = ctx.principal.client;
+  const flowName = p.get('flow') ?? client.settings.default_flow_name;
+  if (flowName === undefined) throw errors.missingArgument('flow');
+  const version = p.get('flow_version') ?? client.settings.default_flow_version;
+  if (version === undefined) throw errors.missingArgument('flow_version');
+  if (version.toUpperCase() === 'HEAD') throw errors.invalidArgument('flow_version', 'HEAD is not accepted; name a version number');
+  const locale = p.require('locale');
+  let redirectUri: string | undefined;
+  if (options.redirectUri === 'required' || (options.redirectUri === 'optional' && p.get('redirect_uri') !== undefined)) {
+    redirectUri = parseRedirectUri(ctx);
+  }
+  const responseType = (p.get('response_type') ?? 'token') as ResponseType;
+  if (!RESPONSE_TYPES.includes(responseType)) throw errors.invalidArgument('response_type', 'must be token, code or code_and_token');
+  if (responseType !== 'token' && redirectUri === undefined) {
+    throw new ApiError('missingArgument', 'missing required argument: redirect_uri (an authorization code is bound to it)', { extra: { argument_name: 'redirect_uri' } });
+  }
+  const flow = await ctx.services.flows.resolve(ctx.app, flowName, version, locale);
+  return { client, flow, redirectUri, responseType };
+}
+
+/**
+ * The form a request names (case-sensitive; `fallback` when none), among the flow's forms whose
+ * `action` is this endpoint (a form without an action serves any endpoint).
+ */
+export function requestForm(ctx: RequestContext, request: FlowRequest, fallback: string, endpoint: string): CompiledForm {
+  const name = ctx.params.get('form') ?? fallback;
+  const definition = request.flow.definition.forms[name];
+  const fits = definition !== undefined && (definition.action === undefined || definition.action === endpoint);
+  const form = fits ? ctx.services.flows.form(ctx.app, request.flow, name) : undefined;
+  if (!form) {
+    const usable = Object.entries(request.flow.definition.forms).filter(([, f]) => f.action === undefined || f.action === endpoint).map(([n]) => n);
+    throw errors.invalidArgument('form', `flow "${request.flow.name}" has no form "${name.slice(0, 64)}" for ${endpoint}; use ${usable.join(', ')} (form names are case-sensitive)`);
+  }
+  return form;
+}
+
+/** SPEC 4.1: a required form field that was not sent at all is a missing argument (100). */
+export function requireFields(ctx: RequestContext, form: CompiledForm, stored: Record<string, string> = {}): void {
+  for (const { name, required, field } of form.fields) {
+    if (!required || stored[name] !== undefined) continue;
+    const sent = field.type === 'dateselect'
+      ? ['year', 'month', 'day'].some((p) => ctx.params.values[`${name}[dateselect_${p}]`] !== undefined) || ctx.params.values[name] !== undefined
+      : ctx.params.values[name] !== undefined;
+    if (!sent) throw errors.missingArgument(name);
+  }
+}
+
+/** Whether no other record of the application holds `value` (email and username are unique). */
+export function uniqueness(ctx: RequestContext, ownId?: number) {
+  return {
+    async isUnique(attribute: string, value: string): Promise<boolean> {
+      if (attribute !== 'email' && attribute !== 'username') return true;
+      const found = await ctx.services.db.entities.find(ctx.app.id, attribute === 'email' ? { email: value } : { username: value });
+      return !found || found.id === ownId;
+    },
+  };
+}
+
+/** 390 with every message of every field, in the request's locale. */
+export function assertValid(result: FormResult): void {
+  if (Object.keys(result.invalid).length > 0) {
+    throw new ApiError('invalidFormFields', 'one or more form fields are not valid; see invalid_fields', { extra: { invalid_fields: result.invalid } });
+  }
+}
+
+/** The tokens a successful login or registration answers with, per response_type. */
+export async function loginTokens(ctx: RequestContext, request: FlowRequest, entityId: number): Promise<Record<string, string>> {
+  const { tokens } = ctx.services;
+  const out: Record<string, string> = {};
+  if (request.responseType !== 'code') out.access_token = await tokens.issueAccessToken(ctx.app, request.client, entityId, null);
+  if (request.responseType !== 'token') {
+    out.authorization_code = await tokens.issue({
+      kind: 'authorization_code', app: ctx.app, entityId, client: request.client, redirectUri: request.redirectUri!,
+      family: randomToken(16), seconds: 30,
+    });
+  }
+  return out;
+}
+
+/** 390 for a unique attribute another record took first, with the flow's message for that rule. */
+export function takenAttribute(ctx: RequestContext, request: FlowRequest, form: CompiledForm, attribute: string): ApiError {
+  const field = form.fields.find((f) => f.field.schemaAttribute === attribute);
+  const rule = field?.field.validation.find((r) => r.rule === 'unique');
+  const message = rule ? ctx.services.flows.text(request.flow, rule.message) : `${attribute} is already in use`;
+  return new ApiError('invalidFormFields', 'one or more form fields are not valid; see invalid_fields', {
+    extra: { invalid_fields: { [field?.name ?? attribute]: [message] } },
+  });
+}

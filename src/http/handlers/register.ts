@@ -1,0 +1,35 @@
+import { DuplicateAttributeError } from '../../db/repositories/entities';
+import { changesFrom } from '../../domain/profile-fields';
+import { renderUser, USER_TYPE } from '../../domain/users';
+import { randomUUID } from 'node:crypto';
+import type { Handler } from '../context';
+import { assertValid, loginTokens, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
+
+const ENDPOINT = '/oauth/register_native_traditional';
+
+/**
+ * SPEC 4.6: validates the registration form with every rule, creates the record (email unique
+ * per application regardless of case, also under concurrent registrations), and signs it in.
+ */
+export const registerTraditional: Handler = async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
+  const form = requestForm(ctx, request, 'registrationForm', ENDPOINT);
+  requireFields(ctx, form);
+  const result = await form.validate(ctx.params.values, uniqueness(ctx));
+  assertValid(result);
+
+  const { email, username, password, attributes } = changesFrom(form, result.values);
+  const { db, passwords, clock } = ctx.services;
+  const passwordHash = password === undefined ? null : await passwords.hash(password);
+  try {
+    const record = await db.transaction((tx) => db.entities.insert({
+      applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: email ?? null, username: username ?? null,
+      passwordHash, emailVerified: null, attributes,
+    }, clock.now(), tx));
+    return { capture_user: renderUser(record), ...(await loginTokens(ctx, request, record.id)) };
+  } catch (e) {
+    if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;
+    // lost a race with a concurrent registration: the same answer the unique rule gives
+    throw takenAttribute(ctx, request, form, e.attribute);
+  }
+};

@@ -1,0 +1,57 @@
+import { renderUser } from '../../domain/users';
+import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
+import { ApiError, errors } from '../../errors';
+import type { Handler, RequestContext } from '../context';
+import { loginTokens, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
+
+const ENDPOINT = '/oauth/auth_native_traditional';
+
+/** 210 keyed by the form name: byte for byte the same for an unknown account and a wrong password. */
+function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName: string): ApiError {
+  return new ApiError('invalidCredentials', 'the sign-in failed; check the email address or username and the password', {
+    extra: { invalid_fields: { [formName]: [ctx.services.flows.text(request.flow, 'errors.invalidCredentials')] } },
+  });
+}
+
+/**
+ * SPEC 4.4: sign in by email or username and password. Rate limits apply before the code knows
+ * whether the account exists, and an unknown account still costs one argon2 verification.
+ */
+export const signInTraditional: Handler = async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
+  const form = requestForm(ctx, request, 'signInForm', ENDPOINT);
+  requireFields(ctx, form);
+  const passwordField = form.fields.find((f) => f.field.type === 'password');
+  const identifierField = form.fields.find((f) => f.field.type !== 'password');
+  if (!passwordField || !identifierField) throw errors.misconfigured(`form ${form.name} needs an identifier field and a password field`);
+  const identifier = (ctx.params.values[identifierField.name] ?? '').trim();
+  const password = ctx.params.values[passwordField.name] ?? '';
+  const mergeToken = ctx.params.get('merge_token');
+  if (mergeToken !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(mergeToken)) throw errors.invalidArgument('merge_token', 'is not a social login token');
+
+  const { rateLimiter, loginLimits, db, passwords, clock } = ctx.services;
+  const accountKey = `login:account:${ctx.app.id}:${identifier.toLowerCase().slice(0, 256)}`;
+  const addressKey = `login:address:${ctx.app.id}:${ctx.clientAddress}`;
+  const wait = Math.max(
+    await rateLimiter.blockedFor(accountKey, loginLimits.account),
+    await rateLimiter.blockedFor(addressKey, loginLimits.address),
+  );
+  if (wait > 0) throw errors.apiLimit(wait);
+
+  const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
+  const record = usable ? await db.entities.find(ctx.app.id, identifier.includes('@') ? { email: identifier } : { username: identifier }) : undefined;
+  const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
+  if (!ok || !record) {
+    await Promise.all([rateLimiter.fail(accountKey, loginLimits.account), rateLimiter.fail(addressKey, loginLimits.address)]);
+    throw invalidCredentials(ctx, request, form.name);
+  }
+
+  await rateLimiter.reset(accountKey);
+  const now = clock.now();
+  // a hash made with weaker parameters than today's policy is replaced while the password is at hand
+  const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
+  const lastLogin = now.toISOString();
+  await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now);
+  const signedIn = { ...record, attributes: { ...record.attributes, lastLogin }, lastUpdated: now };
+  return { capture_user: renderUser(signedIn), ...(await loginTokens(ctx, request, record.id)) };
+};

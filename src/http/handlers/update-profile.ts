@@ -1,0 +1,53 @@
+import { DuplicateAttributeError } from '../../db/repositories/entities';
+import { changesFrom, prefillFrom } from '../../domain/profile-fields';
+import { sha256Hex } from '../../domain/secrets';
+import { ApiError, errors } from '../../errors';
+import type { Handler } from '../context';
+import { assertValid, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
+
+const ENDPOINT = '/oauth/update_profile_native';
+
+/**
+ * SPEC 4.10: edits the record of the access token with editProfileForm (fields the record already
+ * holds need not be resent), or sets its password with changePasswordForm (current password
+ * required), newPasswordForm or newPasswordFormNoAuth. A new password ends the record's other sessions.
+ */
+export const updateProfile: Handler = async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
+  const accessToken = ctx.params.require('access_token');
+  const { db, passwords, clock, flows } = ctx.services;
+  const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(accessToken), clock.now());
+  const record = token?.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
+  if (!token || !record) throw errors.invalidAccessToken();
+
+  const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
+  const stored = prefillFrom(form, record);
+  requireFields(ctx, form, stored);
+  const result = await form.validate(ctx.params.values, uniqueness(ctx, record.id), stored);
+  assertValid(result);
+
+  // a form asking for the current password (a password field that writes nothing and confirms
+  // nothing) must get it right
+  const current = form.fields.find((f) => f.field.type === 'password' && !f.field.schemaAttribute && !f.field.validation.some((r) => r.rule === 'match'));
+  if (current && !(record.passwordHash && (await passwords.verify(record.passwordHash, result.values[current.name] ?? '')))) {
+    throw new ApiError('invalidCredentials', 'the current password is not correct', {
+      extra: { invalid_fields: { [form.name]: [flows.text(request.flow, 'errors.wrongCurrentPassword')] } },
+    });
+  }
+
+  const { password, ...change } = changesFrom(form, result.values);
+  const passwordHash = password === undefined ? undefined : await passwords.hash(password);
+  try {
+    await db.transaction(async (tx) => {
+      const now = clock.now();
+      await db.entities.update(record, { ...change, passwordHash }, now, tx);
+      if (passwordHash) {
+        await db.credentials.revokeForEntity(ctx.app.id, record.id, ['refresh_token', 'access_token'], token.family, now, tx);
+      }
+    });
+  } catch (e) {
+    if (!(e instanceof DuplicateAttributeError)) throw e;
+    throw takenAttribute(ctx, request, form, e.attribute);
+  }
+  return {};
+};

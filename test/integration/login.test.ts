@@ -1,0 +1,288 @@
+import request from 'supertest';
+import { buildApp } from '../../src/app';
+import { createLogger } from '../../src/logger';
+import { createRuntime } from '../../src/runtime';
+import { basic, redisUrl, startTestApp, type TestApp } from '../helpers/backend';
+
+let t: TestApp;
+let owner: string;
+let loginId: string;
+const REDIRECT = 'https://app.example.com/done';
+
+const post = (path: string, body: Record<string, string>, app = t.app) => request(app).post(path).type('form').send(body);
+const shared = (extra: Record<string, string> = {}) => ({ client_id: loginId, locale: 'en-US', ...extra });
+const registration = (email: string, extra: Record<string, string> = {}) => shared({
+  emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
+});
+const register = (email: string, extra: Record<string, string> = {}) => post('/oauth/register_native_traditional', registration(email, extra));
+const signIn = (email: string, password: string, extra: Record<string, string> = {}) =>
+  post('/oauth/auth_native_traditional', shared({ signInEmailAddress: email, currentPassword: password, ...extra }));
+const update = (accessToken: string, form: string, fields: Record<string, string>, locale = 'en-US') =>
+  post('/oauth/update_profile_native', shared({ access_token: accessToken, form, locale, ...fields }));
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { LOGIN_LIMIT_ACCOUNT: '4/60', LOGIN_LIMIT_ADDRESS: '1000/60' } });
+  owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+  loginId = t.local.clients.login.client_id;
+});
+afterAll(() => t.close());
+
+describe('shared parameters of the flow endpoints (SPEC 4.1)', () => {
+  it.each([
+    ['client_id missing', { client_id: '' }, 100, 'missing_argument'],
+    ['an unknown client_id', { client_id: 'f'.repeat(32) }, 403, 'permission_error'],
+    ['locale missing', { locale: '' }, 100, 'missing_argument'],
+    ['an unknown locale', { locale: 'it-IT' }, 500, 'unexpected_error'],
+    ['an unknown flow', { flow: 'nope' }, 500, 'unexpected_error'],
+    ['an unknown flow_version', { flow_version: '99' }, 500, 'unexpected_error'],
+    ['flow_version HEAD', { flow_version: 'HEAD' }, 200, 'invalid_argument'],
+    ['a redirect_uri that is not http(s)', { redirect_uri: 'javascript:alert(1)' }, 200, 'invalid_argument'],
+    ['an unknown response_type', { response_type: 'id_token' }, 200, 'invalid_argument'],
+    ['response_type code without redirect_uri', { response_type: 'code' }, 100, 'missing_argument'],
+    ['an unknown form', { form: 'nope' }, 200, 'invalid_argument'],
+    ['a form name in the wrong case', { form: 'RegistrationForm' }, 200, 'invalid_argument'],
+    ['a form of another endpoint', { form: 'signInForm' }, 200, 'invalid_argument'],
+  ])('%s', async (_what, change, code, error) => {
+    const res = await register('shared@example.com', change as Record<string, string>);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ stat: 'error', code, error });
+    expect(res.body.error_description).toBeTruthy();
+  });
+
+  it('a client without login_client: 403', async () => {
+    const other = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["direct_access"]' });
+    expect((await register('x@example.com', { client_id: other.body.client_id })).body).toMatchObject({ code: 403, error: 'permission_error' });
+  });
+
+  it('flow and flow_version come from the client settings, else are required', async () => {
+    const bare = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["login_client"]' });
+    const res = await register('x@example.com', { client_id: bare.body.client_id });
+    expect(res.body).toMatchObject({ code: 100, argument_name: 'flow' });
+    const noVersion = await register('x@example.com', { client_id: bare.body.client_id, flow: 'standard' });
+    expect(noVersion.body).toMatchObject({ code: 100, argument_name: 'flow_version' });
+  });
+
+  it('reads the body only: parameters in the URL count as missing; GET is refused', async () => {
+    const res = await request(t.app).post(`/oauth/register_native_traditional?client_id=${loginId}&locale=en-US`).type('form').send({});
+    expect(res.body).toMatchObject({ code: 100, argument_name: 'client_id' });
+    expect((await request(t.app).get('/oauth/auth_native_traditional')).status).toBe(405);
+  });
+});
+
+describe('/oauth/register_native_traditional', () => {
+  it('creates the record and answers capture_user with an access token', async () => {
+    const res = await register('Grace@Example.com', { 'birthdate[dateselect_year]': '1906', 'birthdate[dateselect_month]': '12', 'birthdate[dateselect_day]': '9' });
+    expect(res.body).toMatchObject({
+      stat: 'ok', access_token: expect.stringMatching(/^[0-9a-f]{40}$/),
+      capture_user: {
+        uuid: expect.any(String), id: expect.any(Number), email: 'Grace@Example.com', givenName: 'Ada', familyName: 'Lovelace',
+        displayName: 'ada', birthdate: '1906-12-09', emailVerified: null, profiles: [],
+        created: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} \+0000$/),
+      },
+    });
+    expect(res.body).not.toHaveProperty('authorization_code');
+    expect(JSON.stringify(res.body)).not.toMatch(/password|argon2|correct horse/i);
+    const me = await request(t.app).get('/entity').set('Authorization', `OAuth ${res.body.access_token}`);
+    expect(me.body.result.uuid).toBe(res.body.capture_user.uuid);
+  });
+
+  it('answers a code bound to redirect_uri with response_type code, and both with code_and_token', async () => {
+    const code = await register('code@example.com', { response_type: 'code', redirect_uri: REDIRECT });
+    expect(code.body).toMatchObject({ stat: 'ok', authorization_code: expect.any(String) });
+    expect(code.body).not.toHaveProperty('access_token');
+    const login = basic(loginId, t.local.clients.login.client_secret);
+    const exchanged = await request(t.app).post('/oauth/token').set('Authorization', login).type('form')
+      .send({ grant_type: 'authorization_code', code: code.body.authorization_code, redirect_uri: REDIRECT });
+    expect(exchanged.body.stat).toBe('ok');
+    const both = await register('both@example.com', { response_type: 'code_and_token', redirect_uri: REDIRECT });
+    expect(both.body).toMatchObject({ access_token: expect.any(String), authorization_code: expect.any(String) });
+  });
+
+  it('reports every failing rule of every field in the request locale (390)', async () => {
+    const res = await register('not-an-email', { locale: 'fr-FR', newPassword: 'court', newPasswordConfirm: 'autre', firstName: '', displayName: 'x'.repeat(70) });
+    expect(res.body).toMatchObject({ stat: 'error', code: 390, error: 'invalid_form_fields' });
+    expect(res.body.invalid_fields).toEqual({
+      emailAddress: ['Saisissez une adresse e-mail valide, par exemple nom@exemple.com.'],
+      newPassword: ['Le mot de passe doit contenir au moins 8 caractères.'],
+      newPasswordConfirm: ['Les deux mots de passe ne correspondent pas.'],
+      firstName: ['Saisissez votre prénom.'],
+      displayName: ['Le nom affiché ne peut pas dépasser 64 caractères.'],
+    });
+    const es = await register('x', { locale: 'es-ES', lastName: '' });
+    expect(es.body.invalid_fields).toEqual({ emailAddress: ['Introduce un correo electrónico válido, por ejemplo nombre@ejemplo.com.'], lastName: ['Introduce tus apellidos.'] });
+    const de = await register('x', { locale: 'de-DE' });
+    expect(de.body.invalid_fields).toEqual({ emailAddress: ['Gib eine gültige E-Mail-Adresse ein, zum Beispiel name@beispiel.de.'] });
+  });
+
+  it('a field not sent at all is missing (100); oversized, control characters and 10 kB passwords are 390; nothing is written', async () => {
+    const before = await t.runtime.db.models.Entity.count();
+    const body = registration('absent@example.com');
+    delete (body as Record<string, string>).lastName;
+    expect((await post('/oauth/register_native_traditional', body)).body).toMatchObject({ code: 100, argument_name: 'lastName' });
+    const huge = 'p'.repeat(10_240);
+    expect((await register('long@example.com', { newPassword: huge, newPasswordConfirm: huge })).body.invalid_fields)
+      .toEqual({ newPassword: ['Passwords can be at most 128 characters long.'] });
+    expect((await register('ctl@example.com', { firstName: 'Ada\u0007' })).body.invalid_fields)
+      .toEqual({ firstName: ['This field contains characters that are not allowed.'] });
+    expect((await register('big@example.com', { mobile: '+1' + '2'.repeat(5000) })).body).toMatchObject({ code: 390 });
+    expect(await t.runtime.db.models.Entity.count()).toBe(before);
+  });
+
+  it('takes an email with unicode in it, and non-UTF-8 input becomes a clear answer', async () => {
+    const res = await register('zoë@exämple.com');
+    expect(res.body.stat).toBe('ok');
+    expect(res.body.capture_user.email).toBe('zoë@exämple.com');
+    const raw = await request(t.app).post('/oauth/register_native_traditional').type('form')
+      .send(Buffer.concat([Buffer.from(`client_id=${loginId}&locale=en-US&firstName=`), Buffer.from([0xff, 0xfe]), Buffer.from('&emailAddress=x')]).toString('latin1'));
+    expect(raw.body.stat).toBe('error');
+    expect([100, 390]).toContain(raw.body.code);
+  });
+
+  it('one email, any case, one record: a duplicate gets the localized "in use" message', async () => {
+    await register('dup@example.com');
+    const again = await register('DUP@example.com', { locale: 'de-DE' });
+    expect(again.body).toMatchObject({ code: 390, invalid_fields: { emailAddress: ['Diese E-Mail-Adresse wird bereits verwendet.'] } });
+  });
+
+  it('two parallel registrations with one email: exactly one record, the other 390', async () => {
+    const results = await Promise.all([register('race@example.com'), register('RACE@example.com'), register('race@EXAMPLE.com')]);
+    expect(results.filter((r) => r.body.stat === 'ok')).toHaveLength(1);
+    for (const r of results.filter((x) => x.body.stat !== 'ok')) {
+      expect(r.body).toMatchObject({ code: 390, invalid_fields: { emailAddress: ['This email address is already in use.'] } });
+    }
+    const { Op } = await import('sequelize');
+    expect(await t.runtime.db.models.Entity.count({ where: { email_key: { [Op.eq]: 'race@example.com' } } })).toBe(1);
+  });
+});
+
+describe('/oauth/auth_native_traditional', () => {
+  beforeAll(async () => {
+    expect((await register('login@example.com')).body.stat).toBe('ok');
+  });
+
+  it('signs in by email (any case) and by username; answers capture_user and tokens', async () => {
+    const res = await signIn('LOGIN@example.com', 'correct horse');
+    expect(res.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: 'login@example.com', lastLogin: expect.any(String) } });
+    await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', attributes: JSON.stringify({ username: 'countess', password: 'analytical engine' }) });
+    expect((await signIn('countess', 'analytical engine')).body.stat).toBe('ok');
+  });
+
+  it('answers an unknown email and a wrong password with byte-identical bodies (210)', async () => {
+    const unknown = await signIn('nobody@example.com', 'correct horse');
+    const wrong = await signIn('login@example.com', 'wrong horse');
+    const strip = (b: Record<string, unknown>) => JSON.stringify({ ...b, request_id: undefined });
+    expect(unknown.body).toMatchObject({ stat: 'error', code: 210, error: 'invalid_credentials', invalid_fields: { signInForm: ['The email address or password is incorrect.'] } });
+    expect(strip(wrong.body)).toBe(strip(unknown.body));
+    const fr = await signIn('nobody@example.com', 'x', { locale: 'fr-FR' });
+    expect(fr.body.invalid_fields).toEqual({ signInForm: ['Adresse e-mail ou mot de passe incorrect.'] });
+  });
+
+  it('takes as long for an unknown email as for a wrong password (a dummy hash is verified)', async () => {
+    const time = async (email: string) => {
+      const started = process.hrtime.bigint();
+      await signIn(email, 'wrong horse', { signInEmailAddress: email });
+      return Number(process.hrtime.bigint() - started) / 1e6;
+    };
+    const unknown: number[] = [];
+    const known: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      unknown.push(await time(`ghost${i}@example.com`));
+      known.push(await time('login@example.com'));
+      const appId = (await t.runtime.db.applications.findByName('local'))!.id;
+      await t.runtime.services.rateLimiter.reset(`login:account:${appId}:login@example.com`);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1];
+    // both verify one argon2id hash (~10 ms or more); without the dummy, unknown would be ~1 ms
+    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5);
+    expect(median(unknown)).toBeLessThan(median(known) * 2);
+  });
+
+  it('a missing form field is 100; a 10 kB password is a plain 210', async () => {
+    const res = await post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'login@example.com' }));
+    expect(res.body).toMatchObject({ code: 100, argument_name: 'currentPassword' });
+    expect((await signIn('login@example.com', 'x'.repeat(10_240))).body).toMatchObject({ code: 210 });
+  });
+
+  it('rehashes a password stored with weaker parameters', async () => {
+    const { hash, Algorithm } = await import('@node-rs/argon2');
+    const weak = await hash('old parameters', { memoryCost: 4096, timeCost: 1, parallelism: 1, algorithm: Algorithm.Argon2id });
+    const made = await register('weak@example.com');
+    await t.runtime.db.models.Entity.update({ password_hash: weak }, { where: { uuid: made.body.capture_user.uuid } });
+    expect((await signIn('weak@example.com', 'old parameters')).body.stat).toBe('ok');
+    const row = await t.runtime.db.models.Entity.findOne({ where: { uuid: made.body.capture_user.uuid }, raw: true });
+    expect(row!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect((await signIn('weak@example.com', 'old parameters')).body.stat).toBe('ok');
+  });
+
+  it('limits failed sign-ins per account before looking the account up (510 with Retry-After)', async () => {
+    expect((await register('limited@example.com')).body.stat).toBe('ok');
+    for (const email of ['limited@example.com', 'nobody-at-all@example.com']) {
+      for (let i = 0; i < 4; i++) expect((await signIn(email, 'bad guess')).body.code).toBe(210);
+      const blocked = await signIn(email, 'correct horse');
+      expect(blocked.body).toMatchObject({ stat: 'error', code: 510, error: 'api_limit_error' });
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('/oauth/update_profile_native', () => {
+  let token: string;
+  beforeAll(async () => {
+    token = (await register('profile@example.com')).body.access_token;
+  });
+
+  it('edits the profile; fields the record holds need not be resent', async () => {
+    const res = await update(token, 'editProfileForm', { displayName: 'Countess of Lovelace' });
+    expect(res.body).toEqual({ stat: 'ok' });
+    const me = await request(t.app).get('/entity').set('Authorization', `OAuth ${token}`);
+    expect(me.body.result).toMatchObject({ displayName: 'Countess of Lovelace', givenName: 'Ada', email: 'profile@example.com' });
+  });
+
+  it('refuses an email another record holds (390) and an invalid access token (413)', async () => {
+    expect((await update(token, 'editProfileForm', { emailAddress: 'LOGIN@example.com' })).body)
+      .toMatchObject({ code: 390, invalid_fields: { emailAddress: ['This email address is already in use.'] } });
+    expect((await update('0'.repeat(40), 'editProfileForm', { displayName: 'x' })).body).toMatchObject({ code: 413, error: 'invalid_access_token' });
+    expect((await post('/oauth/update_profile_native', shared({ form: 'editProfileForm' }))).body).toMatchObject({ code: 100, argument_name: 'access_token' });
+    expect((await update(token, 'signInForm', {})).body).toMatchObject({ code: 200, argument_name: 'form' });
+  });
+
+  it('changes the password: wrong current 210, weak new 390, then success ends other sessions', async () => {
+    const other = (await signIn('profile@example.com', 'correct horse')).body.access_token;
+    expect((await update(token, 'changePasswordForm', { currentPassword: 'wrong', newPassword: 'new and long', newPasswordConfirm: 'new and long' }, 'es-ES')).body)
+      .toMatchObject({ code: 210, invalid_fields: { changePasswordForm: ['La contraseña actual no es correcta.'] } });
+    expect((await update(token, 'changePasswordForm', { currentPassword: 'correct horse', newPassword: 'short', newPasswordConfirm: 'short' })).body)
+      .toMatchObject({ code: 390, invalid_fields: { newPassword: ['Passwords must be at least 8 characters long.'] } });
+    expect((await update(token, 'changePasswordForm', { currentPassword: 'correct horse', newPassword: 'new and long', newPasswordConfirm: 'new and long' })).body)
+      .toEqual({ stat: 'ok' });
+    expect((await signIn('profile@example.com', 'correct horse')).body.code).toBe(210);
+    expect((await signIn('profile@example.com', 'new and long')).body.stat).toBe('ok');
+    // the session that changed it lives on; the other one ended
+    expect((await request(t.app).get('/entity').set('Authorization', `OAuth ${token}`)).body.stat).toBe('ok');
+    expect((await request(t.app).get('/entity').set('Authorization', `OAuth ${other}`)).body.code).toBe(413);
+  });
+
+  it('sets a password without the current one (newPasswordFormNoAuth, after a reset)', async () => {
+    expect((await update(token, 'newPasswordFormNoAuth', { newPassword: 'after the reset', newPasswordConfirm: 'after the reset' })).body).toEqual({ stat: 'ok' });
+    expect((await signIn('profile@example.com', 'after the reset')).body.stat).toBe('ok');
+    expect((await update(token, 'newPasswordForm', { newPassword: 'x', newPasswordConfirm: 'y' })).body).toMatchObject({ code: 390 });
+  });
+});
+
+(redisUrl ? describe : describe.skip)('the sign-in limit holds across api instances (Redis)', () => {
+  it('failures on one instance block the account on another', async () => {
+    const shared = await startTestApp({ redis: true, env: { LOGIN_LIMIT_ACCOUNT: '3/60' } });
+    try {
+      const second = createRuntime(shared.backend.config, createLogger('silent'));
+      const appB = buildApp({ services: second.services, defaultApp: 'local' });
+      const id = shared.local.clients.login.client_id;
+      const attempt = (app: typeof appB, password: string) => request(app).post('/oauth/auth_native_traditional').type('form')
+        .send({ client_id: id, locale: 'en-US', signInEmailAddress: 'shared@example.com', currentPassword: password });
+      for (let i = 0; i < 3; i++) expect((await attempt(shared.app, 'guess')).body.code).toBe(210);
+      expect((await attempt(appB, 'guess')).body.code).toBe(510);
+      await second.close();
+    } finally {
+      await shared.close();
+    }
+  });
+});
