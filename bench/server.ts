@@ -1,4 +1,4 @@
-import { buildApp } from '../src/app';
+import { buildApp, drained } from '../src/app';
 import { loadConfigOrExit } from '../src/config';
 import { createLogger } from '../src/logger';
 import { createRuntime } from '../src/runtime';
@@ -16,7 +16,10 @@ async function main(): Promise<void> {
     extend: (a) => a.get('/bench/baseline', (_req, res) => void res.json({ stat: 'ok' })),
   });
   const server = app.listen(config.port, '127.0.0.1', () => process.stdout.write(`bench server listening on ${config.port}\n`));
-  process.on('SIGTERM', () => server.close(() => void runtime.close().then(() => process.exit(0))));
+  process.on('SIGTERM', () => {
+    server.close(() => void drained(app).then(() => runtime.close()).then(() => process.exit(0)));
+    server.closeIdleConnections();
+  });
 }
 
 void main();

@@ -56,6 +56,17 @@ function render(res: Response, err: ApiError): void {
   });
 }
 
+/** Requests still being handled: a shutdown waits for them even when their clients are gone. */
+export function requestsInFlight(app: express.Express): number {
+  return (app.locals.inFlight as number | undefined) ?? 0;
+}
+
+/** Resolves once no request is being handled (or after `timeoutMs`). */
+export async function drained(app: express.Express, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (requestsInFlight(app) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
 /**
  * Builds the Express app (no listen: tests use it with supertest). Each endpoint runs the same
  * named steps: parse → resolve application → authenticate/authorize → handler → render.
@@ -73,6 +84,7 @@ export function buildApp(options: AppOptions): express.Express {
     app.set('trust proxy', t === 'true' ? true : t === 'false' ? false : /^\d+$/.test(t) ? Number(t) : t);
   }
 
+  app.locals.inFlight = 0;
   app.use((req, res, next) => {
     const locals = res.locals as Locals;
     // randomUUID draws from a cached entropy pool: far cheaper per request than randomBytes
@@ -120,6 +132,8 @@ export function buildApp(options: AppOptions): express.Express {
       }
       next();
     }, urlencoded, async (req, res, next) => {
+      // counted until the work ends, even when the client has gone (see drained)
+      app.locals.inFlight++;
       try {
         const params = Params.from(route.params === 'body' ? [req.body ?? {}] : [req.query as Record<string, unknown>, req.body ?? {}]);
         const application = await resolveApp(req.headers.host);
@@ -140,6 +154,8 @@ export function buildApp(options: AppOptions): express.Express {
         res.status(200).json({ ...body, stat: 'ok' });
       } catch (err) {
         next(err);
+      } finally {
+        app.locals.inFlight--;
       }
     });
   }

@@ -68,7 +68,7 @@ function failOpen(limiter: RateLimiter, logger: Logger): RateLimiter {
     }
   };
   return {
-    blockedFor: (key, limit) => guard(() => limiter.blockedFor(key, limit), 0),
+    check: (keys) => guard(() => limiter.check(keys), { wait: 0, failures: false }),
     fail: (key, limit) => guard(() => limiter.fail(key, limit), undefined),
     reset: (key) => guard(() => limiter.reset(key), undefined),
   };

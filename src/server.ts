@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { buildApp } from './app';
+import { buildApp, drained } from './app';
 import { loadConfigOrExit } from './config';
 import { ApplicationExistsError, type CreatedApplication } from './domain/applications';
 import { createLogger, type Logger } from './logger';
@@ -68,6 +68,8 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     server.close(async () => {
+      // clients that hung up leave their requests running: let them finish before the database closes
+      await drained(app);
       await runtime.close();
       logger.info('stopped');
       process.exit(0);

@@ -11,8 +11,11 @@ export interface Limit {
  * exists, so the answer never tells registered addresses apart.
  */
 export interface RateLimiter {
-  /** Seconds to wait when the key is over its limit; 0 when it may proceed. */
-  blockedFor(key: string, limit: Limit): Promise<number>;
+  /**
+   * Seconds to wait when any key is over its limit (0: go ahead), and whether any failure is on
+   * record for them, in one round trip.
+   */
+  check(keys: [string, Limit][]): Promise<{ wait: number; failures: boolean }>;
   /** Records one failure. */
   fail(key: string, limit: Limit): Promise<void>;
   reset(key: string): Promise<void>;
@@ -22,9 +25,21 @@ export interface RateLimiter {
 export function createRedisRateLimiter(redis: IORedis, prefix: string): RateLimiter {
   const k = (key: string) => `${prefix}:rl:${key}`;
   return {
-    async blockedFor(key, limit) {
-      const [count, ttl] = await redis.multi().get(k(key)).ttl(k(key)).exec().then((r) => r!.map(([, v]) => v) as [string | null, number]);
-      return Number(count ?? 0) >= limit.max ? Math.max(ttl, 1) : 0;
+    async check(keys) {
+      const multi = redis.multi();
+      for (const [key] of keys) multi.get(k(key)).ttl(k(key));
+      const replies = (await multi.exec())!.map(([err, v]) => {
+        if (err) throw err;
+        return v;
+      });
+      let wait = 0;
+      let failures = false;
+      keys.forEach(([, limit], i) => {
+        const count = Number(replies[2 * i] ?? 0);
+        failures ||= count > 0;
+        if (count >= limit.max) wait = Math.max(wait, Math.max(Number(replies[2 * i + 1]), 1));
+      });
+      return { wait, failures };
     },
     async fail(key, limit) {
       // the window starts with the first failure (NX) and is not extended by later ones
@@ -45,9 +60,15 @@ export function createMemoryRateLimiter(now: () => number = Date.now): RateLimit
     return windows.get(key);
   };
   return {
-    async blockedFor(key, limit) {
-      const w = live(key);
-      return w && w.count >= limit.max ? Math.max(1, Math.ceil((w.until - now()) / 1000)) : 0;
+    async check(keys) {
+      let wait = 0;
+      let failures = false;
+      for (const [key, limit] of keys) {
+        const w = live(key);
+        failures ||= w !== undefined;
+        if (w && w.count >= limit.max) wait = Math.max(wait, Math.max(1, Math.ceil((w.until - now()) / 1000)));
+      }
+      return { wait, failures };
     },
     async fail(key, limit) {
       const w = live(key);

@@ -117,8 +117,8 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
     issue,
 
     /** A standalone access token for one record (getAccessToken). */
-    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null): Promise<string> {
-      return issue({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS });
+    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {
+      return issue({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS }, tx);
     },
 
     /**

@@ -1,3 +1,4 @@
+import type { Tx } from '../db';
 import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
@@ -91,15 +92,15 @@ export function assertValid(result: FormResult): void {
 }
 
 /** The tokens a successful login or registration answers with, per response_type. */
-export async function loginTokens(ctx: RequestContext, request: FlowRequest, entityId: number): Promise<Record<string, string>> {
+export async function loginTokens(ctx: RequestContext, request: FlowRequest, entityId: number, tx?: Tx): Promise<Record<string, string>> {
   const { tokens } = ctx.services;
   const out: Record<string, string> = {};
-  if (request.responseType !== 'code') out.access_token = await tokens.issueAccessToken(ctx.app, request.client, entityId, null);
+  if (request.responseType !== 'code') out.access_token = await tokens.issueAccessToken(ctx.app, request.client, entityId, null, tx);
   if (request.responseType !== 'token') {
     out.authorization_code = await tokens.issue({
       kind: 'authorization_code', app: ctx.app, entityId, client: request.client, redirectUri: request.redirectUri!,
       family: randomToken(16), seconds: 30,
-    });
+    }, tx);
   }
   return out;
 }

@@ -32,11 +32,8 @@ export const signInTraditional: Handler = async (ctx) => {
   const { rateLimiter, loginLimits, db, passwords, clock } = ctx.services;
   const accountKey = `login:account:${ctx.app.id}:${identifier.toLowerCase().slice(0, 256)}`;
   const addressKey = `login:address:${ctx.app.id}:${ctx.clientAddress}`;
-  const wait = Math.max(
-    await rateLimiter.blockedFor(accountKey, loginLimits.account),
-    await rateLimiter.blockedFor(addressKey, loginLimits.address),
-  );
-  if (wait > 0) throw errors.apiLimit(wait);
+  const limits = await rateLimiter.check([[accountKey, loginLimits.account], [addressKey, loginLimits.address]]);
+  if (limits.wait > 0) throw errors.apiLimit(limits.wait);
 
   const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
   const record = usable ? await db.entities.find(ctx.app.id, identifier.includes('@') ? { email: identifier } : { username: identifier }) : undefined;
@@ -46,12 +43,15 @@ export const signInTraditional: Handler = async (ctx) => {
     throw invalidCredentials(ctx, request, form.name);
   }
 
-  await rateLimiter.reset(accountKey);
+  if (limits.failures) await rateLimiter.reset(accountKey);
   const now = clock.now();
   // a hash made with weaker parameters than today's policy is replaced while the password is at hand
   const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
   const lastLogin = now.toISOString();
-  await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now);
+  const tokens = await db.transaction(async (tx) => {
+    await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now, tx);
+    return loginTokens(ctx, request, record.id, tx);
+  });
   const signedIn = { ...record, attributes: { ...record.attributes, lastLogin }, lastUpdated: now };
-  return { capture_user: renderUser(signedIn), ...(await loginTokens(ctx, request, record.id)) };
+  return { capture_user: renderUser(signedIn), ...tokens };
 };

@@ -1,0 +1,72 @@
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+/*
+ * What every benchmark shares: a fresh application on the configured database, the bench server
+ * (the api plus GET /bench/baseline) in its own process, form posts, and autocannon figures.
+ * BENCH_CONNECTIONS and BENCH_SECONDS bound the load; BENCH_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=/tmp/prof" profiles the server.
+ */
+export const root = path.resolve(__dirname, '../..');
+export const duration = Number(process.env.BENCH_SECONDS ?? 10);
+const port = Number(process.env.BENCH_PORT ?? 3917);
+export const base = `http://127.0.0.1:${port}`;
+export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+export interface BenchApp {
+  app: string;
+  owner: string;
+  login: string;
+  loginId: string;
+  stop(): Promise<void>;
+}
+
+/** Migrates, creates a new application, and starts the bench server for it. */
+export async function startBenchServer(): Promise<BenchApp> {
+  const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' };
+  const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(root, 'bin/gatehouse.js'), ...args], { env, encoding: 'utf8' });
+  if (cli('migrate').status !== 0) throw new Error('migrate failed');
+  const created = cli('apps:create', `bench${Date.now().toString(36)}`, '--json');
+  if (created.status !== 0) throw new Error(created.stderr);
+  const app = JSON.parse(created.stdout);
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const server = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/bench/server.js')], {
+    env: { ...env, DEFAULT_APP: app.app }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve) => server.stdout.on('data', (d) => String(d).includes('listening') && resolve()));
+  // the server's error lines (an unexpected error under load is a finding, not noise)
+  server.stdout.on('data', (d) => /"level":(50|60)/.test(String(d)) && process.stderr.write(d));
+  return {
+    app: app.app,
+    owner: basic(app.clients.owner.client_id, app.clients.owner.client_secret),
+    login: basic(app.clients.login.client_id, app.clients.login.client_secret),
+    loginId: app.clients.login.client_id,
+    async stop() {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.on('exit', r));
+    },
+  };
+}
+
+export async function form(pathname: string, params: Record<string, string>, auth?: string): Promise<Record<string, any>> {
+  const res = await fetch(base + pathname, {
+    method: 'POST',
+    headers: { ...(auth && { authorization: auth }), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(params),
+  });
+  return (await res.json()) as Record<string, any>;
+}
+
+export interface Figures { name: string; rps: number; p50: number; p99: number; failed: number }
+
+export async function measure(name: string, connections: number, options: autocannon.Options): Promise<Figures> {
+  const r = await autocannon({ connections, duration, pipelining: 1, ...options });
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failed: r.non2xx + r.errors };
+}
+
+/** A markdown table of the figures, each with its ratio to `reference` requests/s. */
+export function table(results: Figures[], reference: number, referenceName: string): string {
+  const rows = results.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${(r.rps / reference).toFixed(2)} | ${r.failed} |`);
+  return [`| scenario | requests/s | p50 ms | p99 ms | ratio to ${referenceName} | failed |`, '|---|---|---|---|---|---|', ...rows].join('\n');
+}
