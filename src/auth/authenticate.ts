@@ -58,7 +58,6 @@ function presented(req: AuthRequest, accepted: readonly AuthScheme[]): { scheme:
   const token = p.get('access_token');
   if (token !== undefined && accepted.includes('access_token')) return { scheme: 'access_token', value: token };
   if (p.get('client_id') !== undefined) return { scheme: 'client_id' };
-  if (token !== undefined) return { scheme: 'access_token', value: token };
   return { scheme: 'none' };
 }
 

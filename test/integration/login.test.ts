@@ -49,6 +49,20 @@ describe('shared parameters of the flow endpoints (SPEC 4.1)', () => {
     expect(res.body.error_description).toBeTruthy();
   });
 
+  it.each(['/oauth/register_native_traditional', '/oauth/auth_native_traditional', '/oauth/update_profile_native'])(
+    'every shared-parameter error on %s', async (endpoint) => {
+      const other = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["owner"]' });
+      const cases: [Record<string, string>, number, string][] = [
+        [{ client_id: '' }, 100, 'client_id'], [{ locale: '' }, 100, 'locale'], [{ client_id: other.body.client_id }, 403, ''],
+        [{ locale: 'xx-XX' }, 500, ''], [{ flow_version: 'HEAD' }, 200, 'flow_version'], [{ form: 'Nope' }, 200, 'form'],
+      ];
+      for (const [change, code, argument] of cases) {
+        const res = await post(endpoint, { ...shared({ access_token: 'x' }), ...change });
+        expect(res.body).toMatchObject({ stat: 'error', code, ...(argument && { argument_name: argument }) });
+      }
+    },
+  );
+
   it('a client without login_client: 403', async () => {
     const other = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["direct_access"]' });
     expect((await register('x@example.com', { client_id: other.body.client_id })).body).toMatchObject({ code: 403, error: 'permission_error' });

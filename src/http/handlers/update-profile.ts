@@ -15,12 +15,12 @@ const ENDPOINT = '/oauth/update_profile_native';
 export const updateProfile: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
   const accessToken = ctx.params.require('access_token');
+  const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
   const { db, passwords, clock, flows } = ctx.services;
   const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(accessToken), clock.now());
   const record = token?.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
   if (!token || !record) throw errors.invalidAccessToken();
 
-  const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
   const stored = prefillFrom(form, record);
   requireFields(ctx, form, stored);
   const result = await form.validate(ctx.params.values, uniqueness(ctx, record.id), stored);
