@@ -7,7 +7,7 @@ import { randomToken, sha256Hex } from './secrets';
 
 /** SPEC part 8. Access tokens always live one hour; the others default as below. */
 export const ACCESS_TOKEN_SECONDS = 3600;
-const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token'>, number> = {
+const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token' | 'merge_request'>, number> = {
   authorization_code: 30,
   creation_token: 3600,
   verification_code: 604_800,
@@ -115,6 +115,15 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
 
   return {
     issue,
+
+    /** Stores the hash of a value that came from elsewhere (a social merge_token), bound to a record. */
+    async issueRecorded(app: Application, client: Client, entityId: number, kind: CredentialKind, value: string, seconds: number, tx?: Tx): Promise<void> {
+      const at = now();
+      await db.credentials.insert([{
+        applicationId: app.id, kind, valueHash: sha256Hex(value), entityId, clientId: client.id, forClientId: null,
+        redirectUri: null, extra: null, family: null, expiresAt: new Date(at.getTime() + seconds * 1000),
+      }], at, tx);
+    },
 
     /** A standalone access token for one record (getAccessToken). */
     issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {

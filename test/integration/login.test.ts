@@ -212,6 +212,15 @@ describe('/oauth/auth_native_traditional', () => {
     expect(median(unknown)).toBeLessThan(median(known) * 2);
   });
 
+  it('stores a merge_token presented at a successful sign-in (hashed), and refuses a malformed one', async () => {
+    const mergeToken = 'm'.repeat(40);
+    expect((await signIn('login@example.com', 'correct horse', { merge_token: mergeToken })).body.stat).toBe('ok');
+    const { sha256Hex } = await import('../../src/domain/secrets');
+    const row = await t.runtime.db.models.Credential.findOne({ where: { kind: 'merge_request', value_hash: sha256Hex(mergeToken) }, raw: true });
+    expect(row).not.toBeNull();
+    expect((await signIn('login@example.com', 'correct horse', { merge_token: 'not a token!' })).body).toMatchObject({ code: 200, argument_name: 'merge_token' });
+  });
+
   it('a missing form field is 100; a 10 kB password is a plain 210', async () => {
     const res = await post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'login@example.com' }));
     expect(res.body).toMatchObject({ code: 100, argument_name: 'currentPassword' });

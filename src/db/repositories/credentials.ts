@@ -1,7 +1,9 @@
 import { Op, QueryTypes, Transaction } from 'sequelize';
 import { asDate, type CredentialRow, type Models } from '../models';
 
-export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code';
+export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
+  /** A social merge_token presented at a successful sign-in, kept for the social login to link. */
+  | 'merge_request';
 
 /** A code or token as stored: only the SHA-256 of its value, never the value. */
 export interface StoredCredential {

@@ -5,6 +5,7 @@ import type { Handler, RequestContext } from '../context';
 import { loginTokens, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
+const MERGE_REQUEST_SECONDS = 3600;
 
 /** 210 keyed by the form name: byte for byte the same for an unknown account and a wrong password. */
 function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName: string): ApiError {
@@ -50,6 +51,10 @@ export const signInTraditional: Handler = async (ctx) => {
   const lastLogin = now.toISOString();
   const tokens = await db.transaction(async (tx) => {
     await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now, tx);
+    if (mergeToken !== undefined) {
+      // the social identity behind the token is linked to this account once social login exists
+      await ctx.services.tokens.issueRecorded(ctx.app, request.client, record.id, 'merge_request', mergeToken, MERGE_REQUEST_SECONDS, tx);
+    }
     return loginTokens(ctx, request, record.id, tx);
   });
   const signedIn = { ...record, attributes: { ...record.attributes, lastLogin }, lastUpdated: now };
