@@ -7,7 +7,7 @@ import type { RequestContext, Services } from './http/context';
 import { Params } from './http/params';
 import { createApplicationResolver } from './http/resolve-application';
 import { type Route, ROUTES } from './http/routes';
-import { type ErrorStyle, httpStatusFor } from './http/status';
+import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
 
 export interface AppOptions {
   services: Services;
@@ -143,7 +143,7 @@ export function buildApp(options: AppOptions): express.Express {
           {
             schemes: route.auth,
             kinds: route.kinds,
-            badCredentials: route.errors === 'oauth' ? errors.invalidClient : route.errors === 'login' ? errors.permissionError : errors.invalidClientCredentials,
+            badCredentials: BAD_CREDENTIALS[route.errors],
           },
           { clients: services.clients, credentials: services.db.credentials, clock: services.clock },
         );

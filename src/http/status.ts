@@ -1,4 +1,4 @@
-import type { ApiError } from '../errors';
+import { type ApiError, errors } from '../errors';
 
 /**
  * The one table of HTTP statuses. The original service answered every error with HTTP 200 and
@@ -24,3 +24,10 @@ export function httpStatusFor(error: ApiError, style: ErrorStyle): number {
   if (style === 'oauth') return error.code === 402 ? 401 : 400;
   return 200;
 }
+
+/** How each style refuses missing or wrong client credentials (SPEC 4.12: 402 invalid_client; 4.1: 403). */
+export const BAD_CREDENTIALS: Record<ErrorStyle, (why: string) => ApiError> = {
+  capture: errors.invalidClientCredentials,
+  oauth: errors.invalidClient,
+  login: errors.permissionError,
+};
