@@ -1,0 +1,89 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import mjml2html from 'mjml';
+import type { Logger } from '../src/logger';
+
+export const FALLBACK_LOCALE = 'en-US';
+
+/** Values a message fills in; anything else in a template is left empty. */
+export interface MailValues {
+  appName: string;
+  name: string;
+  email: string;
+  link: string;
+  expiresIn?: string;
+}
+
+export interface RenderedMail {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+interface Compiled {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+
+const PLACEHOLDER = /\{\{(\w+)\}\}/g;
+
+function fill(template: string, values: MailValues, escape: (v: string) => string): string {
+  return template.replace(PLACEHOLDER, (_m, key: string) => escape(String((values as unknown as Record<string, unknown>)[key] ?? '')));
+}
+
+/** "1 hour", "7 jours", "1 Stunde", "7 días": how long a link lives, in the message's language. */
+export function formatDuration(seconds: number, locale: string): string {
+  const [value, unit] = seconds % 86_400 === 0 ? [seconds / 86_400, 'day'] : seconds % 3600 === 0 ? [seconds / 3600, 'hour'] : [Math.ceil(seconds / 60), 'minute'];
+  return new Intl.NumberFormat(locale, { style: 'unit', unit, unitDisplay: 'long' }).format(value);
+}
+
+/**
+ * The email templates of `dir` (one folder per email: email.mjml + strings.json by locale),
+ * compiled once per template and locale when the worker starts. A message then only fills its
+ * values in: HTML-escaped in the HTML part, plain in the text part, without line breaks in the
+ * subject. An unknown locale falls back to en-US, and says so in the log.
+ */
+export async function loadMailTemplates(dir: string, logger: Logger) {
+  const compiled = new Map<string, Compiled>();
+  const locales = new Map<string, string[]>();
+  for (const name of fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, 'email.mjml'))).sort()) {
+    const source = fs.readFileSync(path.join(dir, name, 'email.mjml'), 'utf8');
+    const strings = JSON.parse(fs.readFileSync(path.join(dir, name, 'strings.json'), 'utf8')) as Record<string, Record<string, string>>;
+    if (!strings[FALLBACK_LOCALE]) throw new Error(`templates/${name}/strings.json has no ${FALLBACK_LOCALE} strings`);
+    locales.set(name, Object.keys(strings));
+    for (const [locale, t] of Object.entries(strings)) {
+      const mjml = source
+        .replace(/\{\{t\.(\w+)\}\}/g, (_m, key: string) => {
+          if (t[key] === undefined) throw new Error(`templates/${name}/strings.json: ${locale} has no "${key}"`);
+          return escapeHtml(t[key]);
+        })
+        .replace(/\{\{lang\}\}/g, locale.slice(0, 2));
+      const result = await mjml2html(mjml, { validationLevel: 'strict', minify: false });
+      if (result.errors.length > 0) throw new Error(`templates/${name}/email.mjml: ${result.errors.map((e) => e.formattedMessage).join('; ')}`);
+      compiled.set(`${name}:${locale}`, { subject: t.subject, html: result.html, text: t.text });
+    }
+  }
+
+  return {
+    names: () => [...locales.keys()],
+    locales: (name: string) => locales.get(name) ?? [],
+    render(name: string, locale: string, values: MailValues): RenderedMail {
+      let template = compiled.get(`${name}:${locale}`);
+      if (!template) {
+        if (!locales.has(name)) throw new Error(`there is no email template "${name}"`);
+        logger.warn({ template: name, locale }, `no ${locale} strings for this email; sending ${FALLBACK_LOCALE}`);
+        template = compiled.get(`${name}:${FALLBACK_LOCALE}`)!;
+      }
+      return {
+        subject: fill(template.subject, values, (v) => v.replace(/[\r\n]+/g, ' ')),
+        html: fill(template.html, values, escapeHtml),
+        text: fill(template.text, values, (v) => v),
+      };
+    },
+  };
+}
+export type MailTemplates = Awaited<ReturnType<typeof loadMailTemplates>>;
