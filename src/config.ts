@@ -25,6 +25,10 @@ export interface Config {
   logLevel: string;
   /** Failed logins allowed per account and per client address, per window. */
   loginLimits: { account: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
+  /** Emails sent per recipient address and per client address, per window (forgot password, verification). */
+  mailLimits: { recipient: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
+  /** The From of every email. */
+  mailFrom: string;
   /** Express `trust proxy`: how client addresses are read behind load balancers. */
   trustProxy: string | undefined;
   /** No DATABASE_URL and no REDIS_URL: one process that migrates and seeds itself. */
@@ -76,6 +80,9 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   REDIS_PREFIX: yup.string().matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'REDIS_PREFIX must be 1 to 64 letters, digits, _ or -' }),
   LOGIN_LIMIT_ACCOUNT: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'LOGIN_LIMIT_ACCOUNT must be FAILURES/SECONDS, such as 10/900' }),
   LOGIN_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'LOGIN_LIMIT_ADDRESS must be FAILURES/SECONDS, such as 100/900' }),
+  MAIL_LIMIT_RECIPIENT: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_RECIPIENT must be EMAILS/SECONDS, such as 5/3600' }),
+  MAIL_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_ADDRESS must be EMAILS/SECONDS, such as 50/3600' }),
+  MAIL_FROM: yup.string().matches(/^[^\r\n]{1,200}@[^\r\n]+$/, { message: 'MAIL_FROM must be an address, optionally with a name: Acme <no-reply@acme.example>' }),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
@@ -132,6 +139,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     address: limit(value('LOGIN_LIMIT_ADDRESS') ?? '100/900'),
   };
   const trustProxy = value('TRUST_PROXY');
+  const mailLimits = {
+    recipient: limit(value('MAIL_LIMIT_RECIPIENT') ?? '5/3600'),
+    address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600'),
+  };
+  const mailFromRaw = value('MAIL_FROM');
   const varDir = path.resolve(cwd, 'var');
   const portNumber = port ? Number(port) : 3000;
   const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
@@ -156,6 +168,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     host,
     loginLimits,
     trustProxy,
+    mailLimits,
+    mailFrom: mailFromRaw ?? `no-reply@${new URL(publicBaseUrl).hostname}`,
     secretKey: secret ? parseSecretKey(secret)! : embeddedSecretKey(varDir),
     defaultApp,
     publicBaseUrl,

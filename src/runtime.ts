@@ -1,6 +1,4 @@
-import path from 'node:path';
 import IORedis from 'ioredis';
-import fs from 'node:fs';
 import type { Config } from './config';
 import { type Database, openDatabase } from './db';
 import { migrate, pendingMigrations } from './db/migrate';
@@ -20,23 +18,15 @@ import type { JobQueue, Processors } from './queue/port';
 import { createProcessors } from '../workers/processors';
 import { MAINTENANCE_SCHEDULE } from '../workers/processors/maintenance';
 
-/** The project root (where package.json and flows/ live), from src/ or from dist/src/. */
-export function projectRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error('cannot find the Gatehouse project root');
-    dir = up;
-  }
-  return dir;
-}
+export { projectRoot } from './paths';
 
 /** Database and the services over it, without any queue: what the CLI needs. */
 export function createCore(config: Config, logger: Logger, clock: Clock = systemClock) {
   const db = openDatabase(config.database, logger);
-  const clients = createClientService({ clients: db.clients, box: new SecretBox(config.secretKey), clock });
+  const box = new SecretBox(config.secretKey);
+  const clients = createClientService({ clients: db.clients, box, clock });
   const applications = createApplicationService({ db, clients, clock, publicBaseUrl: config.publicBaseUrl });
-  return { db, clients, applications };
+  return { db, box, clients, applications };
 }
 
 /**
@@ -91,7 +81,7 @@ export interface Runtime {
  * here; nothing else reaches for a global.
  */
 export function createRuntime(config: Config, logger: Logger, clock: Clock = systemClock): Runtime {
-  const { db, clients, applications } = createCore(config, logger, clock);
+  const { db, box, clients, applications } = createCore(config, logger, clock);
 
   let closeProcessors = () => {};
   // rate-limit counters shared by all pods; fails fast while Redis is down (see failOpen)
@@ -121,6 +111,8 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: failOpen(redis ? createRedisRateLimiter(redis, config.redisPrefix) : createMemoryRateLimiter(), logger),
     loginLimits: config.loginLimits,
+    mailLimits: config.mailLimits,
+    box,
   };
   return {
     config,

@@ -35,7 +35,13 @@ async function main(): Promise<void> {
   }
   const queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
   const outbox = createOutbox({ db, queue, logger });
-  const { processors, close: closeProcessors } = createProcessors({ config, db, outbox, logger });
+  const { processors, templates, close: closeProcessors } = createProcessors({ config, db, outbox, logger });
+  try {
+    await templates; // compiled once, now: a broken template stops the worker before it takes jobs
+  } catch (e) {
+    logger.fatal({ err: (e as Error).message }, 'email templates do not compile');
+    process.exit(1);
+  }
   const workers = createBullWorkers({ redisUrl: config.redisUrl, prefix: config.redisPrefix, processors, logger });
   if (!(await queue.ready())) logger.warn('redis is not reachable yet; jobs start once it is');
   for (const s of MAINTENANCE_SCHEDULE) {

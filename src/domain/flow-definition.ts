@@ -18,7 +18,7 @@ export const FORMATS = [
 /** Messages the service itself needs from every flow, in every locale. */
 export const MESSAGE_KEYS = [
   'errors.invalidCredentials', 'errors.wrongCurrentPassword', 'errors.tooLong', 'errors.invalidCharacters',
-  'errors.invalidOption', 'errors.invalidDate',
+  'errors.invalidOption', 'errors.invalidDate', 'errors.noSuchAccount', 'errors.noPassword', 'errors.alreadyVerified',
 ] as const;
 
 export interface FlowRule { rule: (typeof RULES)[number]; value?: unknown; message: string }
@@ -35,6 +35,8 @@ export interface FlowField {
 export interface FlowForm { action?: string; fields: { name: string; required: boolean }[] }
 export interface FlowDefinition {
   name: string;
+  /** `allowResetWithoutPassword`: forgot_password_native also mails accounts without a password. */
+  settings?: { allowResetWithoutPassword?: boolean };
   locales: string[];
   fields: Record<string, FlowField>;
   forms: Record<string, FlowForm>;
@@ -75,6 +77,7 @@ const flowSchema = yup.object({
   fields: yup.object().required(),
   forms: yup.object().required(),
   translations: yup.object().required(),
+  settings: yup.object({ allowResetWithoutPassword: yup.boolean() }).noUnknown('${path} has an unknown setting').default(undefined),
 });
 
 /** Checks what the schema cannot: names resolve, every text exists in every locale, rule values fit. */

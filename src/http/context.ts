@@ -5,6 +5,7 @@ import type { Client, ClientService, Clock } from '../domain/clients';
 import type { Logger } from '../logger';
 import type { FlowService } from '../domain/flows';
 import type { PasswordHasher } from '../domain/passwords';
+import type { SecretBox } from '../domain/secrets';
 import type { Limit, RateLimiter } from '../domain/rate-limit';
 import type { TokenService } from '../domain/tokens';
 import type { Outbox } from '../queue/outbox';
@@ -19,6 +20,9 @@ export interface Services {
   flows: FlowService;
   rateLimiter: RateLimiter;
   loginLimits: { account: Limit; address: Limit };
+  mailLimits: { recipient: Limit; address: Limit };
+  /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
+  box: SecretBox;
   outbox: Outbox;
   clock: Clock;
   logger: Logger;

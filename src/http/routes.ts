@@ -4,6 +4,7 @@ import type { Handler } from './context';
 import * as access from './handlers/access';
 import * as clients from './handlers/admin-clients';
 import * as entity from './handlers/entity';
+import { forgotPassword, verifyEmail } from './handlers/email-requests';
 import { registerTraditional } from './handlers/register';
 import { signInTraditional } from './handlers/sign-in';
 import { token } from './handlers/token';
@@ -53,6 +54,9 @@ export const ROUTES: readonly Route[] = [
   login('/oauth/register_native_traditional', registerTraditional),
   login('/oauth/auth_native_traditional', signInTraditional),
   login('/oauth/update_profile_native', updateProfile),
+  // SPEC 4.7, 4.11: emails, limited per recipient and per client address
+  login('/oauth/forgot_password_native', forgotPassword),
+  login('/oauth/verify_email_native', verifyEmail),
   // records: owner credentials or a creation token create; readers or the record's access token read
   route('/entity.create', ANY_AUTH, [], entity.createEntity),
   route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity),

@@ -13,7 +13,8 @@ export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logg
   const { db, queue, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
-  const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, ...j.payload } });
+  // the job carries only the outbox id: the payload stays in the database (it may hold sealed links)
+  const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id } });
 
   return {
     /** Describes a job; write it with `write` inside the transaction, then `dispatch` after commit. */

@@ -9,6 +9,8 @@ import { createTestBackend, onMysql, redisUrl, type TestBackend } from '../helpe
 import { cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { openDatabase } from '../../src/db';
 import { createOutbox } from '../../src/queue/outbox';
+import { mailJob } from '../../src/domain/mail';
+import { SecretBox } from '../../src/domain/secrets';
 import { createLogger } from '../../src/logger';
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
@@ -186,15 +188,17 @@ describe('gatehouse CLI on the configured database', () => {
 
       // a committed outbox job, enqueued as an api pod does: the worker process sends it
       const db = openDatabase(backend.config.database);
-      const appId = (await db.applications.findByName('local'))!.id;
       const queue = new Queue('mail', { connection: { url: redisUrl }, prefix: backend.env.REDIS_PREFIX });
       const outbox = createOutbox({ db, queue: { enqueue: async (j) => void (await queue.add(j.name, j.data, { jobId: j.id })), schedule: async () => {}, close: async () => {} }, logger: createLogger('silent') });
-      const job = outbox.job(appId, 'mail', 'send', { message: { from: 'no-reply@gatehouse.test', to: 'ada@example.com', subject: 'From the worker', text: 'hi' } });
+      const application = (await db.applications.findByName('local'))!;
+      const job = mailJob(outbox, new SecretBox(backend.config.secretKey), application, {
+        template: 'welcome', locale: 'de-DE', to: 'ada@example.com', name: 'From the worker', link: 'https://app.example/verify?verification_code=x',
+      });
       await outbox.commit(async () => ({ result: null, jobs: [job] }));
       const eml = path.join(workerDir, 'var/mail', `${job.id}.eml`);
       for (let i = 0; i < 200 && (await db.outbox.find(job.id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
       expect((await db.outbox.find(job.id))?.status).toBe('done');
-      expect(fs.readFileSync(eml, 'utf8')).toContain('Subject: From the worker');
+      expect(fs.readFileSync(eml, 'utf8')).toContain('Willkommen, From the worker!');
       await queue.close();
       await db.close();
     } finally {

@@ -10,6 +10,7 @@ import { createOutbox } from '../../src/queue/outbox';
 import type { Processors } from '../../src/queue/port';
 import { sha256Hex } from '../../src/domain/secrets';
 import { createProcessors } from '../../workers/processors';
+import { mailJob } from '../../src/domain/mail';
 import { redisUrl, startTestApp, type TestApp } from '../helpers/backend';
 
 const logger = createLogger('silent');
@@ -22,7 +23,11 @@ async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise
   }
 }
 
-const message = (subject: string) => ({ from: 'Gatehouse <no-reply@gatehouse.test>', to: 'ada@example.com', subject, text: `Hello <b>${subject}</b>` });
+/** A welcome email whose recipient name is `name` (it ends up in the subject-free body). */
+async function welcome(t: TestApp, name: string, outbox = t.runtime.services.outbox) {
+  const app = (await t.runtime.db.applications.findByName('local'))!;
+  return mailJob(outbox, t.runtime.services.box, app, { template: 'welcome', locale: 'en-US', to: 'ada@example.com', name, link: 'https://app.example/verify?verification_code=secret-code' });
+}
 
 describe('outbox with the in-process runner (embedded default)', () => {
   let t: TestApp;
@@ -36,12 +41,19 @@ describe('outbox with the in-process runner (embedded default)', () => {
 
   it('commits the job with the change, then runs it: the email is written once as .eml', async () => {
     const { outbox, db } = t.runtime.services;
-    const job = outbox.job(appId, 'mail', 'send', { message: message('Welcome') });
+    const job = await welcome(t, 'Ada');
+    // the link's code is sealed in the outbox row, never stored in clear
+    expect(JSON.stringify(job.payload)).not.toContain('secret-code');
     await outbox.commit(async () => ({ result: null, jobs: [job] }));
     await t.runtime.queue.idle!();
     const file = path.join(mailDir(), `${job.id}.eml`);
-    expect(fs.readFileSync(file, 'utf8')).toMatch(/Subject: Welcome[\s\S]*Hello <b>Welcome<\/b>/);
-    expect((await db.outbox.find(job.id))?.status).toBe('done');
+    const eml = fs.readFileSync(file, 'utf8');
+    expect(eml).toMatch(/Subject: Welcome to local/);
+    expect(eml).toContain('Welcome, Ada!');
+    expect(eml).toContain('verification_code=3Dsecret-code'); // quoted-printable
+    const done = await db.outbox.find(job.id);
+    expect(done?.status).toBe('done');
+    expect(JSON.stringify(done?.payload)).not.toMatch(/sealed|secret/); // sent: the link is gone
 
     // a repeated delivery of the same job is a no-op
     fs.writeFileSync(file, 'original');
@@ -52,7 +64,7 @@ describe('outbox with the in-process runner (embedded default)', () => {
 
   it('nothing is written when the transaction rolls back', async () => {
     const { outbox, db } = t.runtime.services;
-    const job = outbox.job(appId, 'mail', 'send', { message: message('Never') });
+    const job = await welcome(t, 'Never');
     await expect(db.transaction(async (tx) => {
       await outbox.write([job], tx);
       throw new Error('the change failed after the job was written');
@@ -62,7 +74,7 @@ describe('outbox with the in-process runner (embedded default)', () => {
 
   it('the maintenance relay runs jobs whose enqueue was lost', async () => {
     const { outbox, db } = t.runtime.services;
-    const job = outbox.job(appId, 'mail', 'send', { message: message('Relayed') });
+    const job = await welcome(t, 'Relayed');
     await db.transaction((tx) => outbox.write([job], tx)); // committed, never dispatched
     expect((await db.outbox.find(job.id))?.status).toBe('pending');
     expect(await outbox.relay(0)).toBeGreaterThanOrEqual(1);
@@ -80,7 +92,7 @@ describe('outbox with the in-process runner (embedded default)', () => {
     const outbox = createOutbox({ db, queue, logger });
     const made = createProcessors({ config, db, outbox, logger });
     Object.assign(processors, made.processors);
-    const job = outbox.job(appId, 'mail', 'send', { message: message('Doomed') });
+    const job = await welcome(t, 'Doomed', outbox);
     await outbox.commit(async () => ({ result: null, jobs: [job] }));
     await queue.idle();
     const row = await db.outbox.find(job.id);
@@ -116,29 +128,27 @@ describe('outbox with the in-process runner (embedded default)', () => {
 
 (redisUrl ? describe : describe.skip)('outbox with BullMQ (REDIS_URL)', () => {
   let t: TestApp;
-  let appId: number;
   beforeAll(async () => {
     t = await startTestApp({ redis: true });
-    appId = (await t.runtime.db.applications.findByName('local'))!.id;
   });
   afterAll(() => t.close());
 
   it('enqueues after commit with the outbox id as job id; a worker runs it once', async () => {
     const { config, db, services } = t.runtime;
     expect(config.redisUrl).toBeDefined();
-    const job = services.outbox.job(appId, 'mail', 'send', { message: message('Via BullMQ') });
+    const job = await welcome(t, 'Via BullMQ');
     await services.outbox.commit(async () => ({ result: null, jobs: [job] }));
     await services.outbox.dispatch([job]); // a second enqueue of the same id is a no-op
 
     const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix: config.redisPrefix });
     const counts = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(1);
-    expect((await queue.getJob(job.id))?.data).toMatchObject({ outboxId: job.id });
+    expect((await queue.getJob(job.id))?.data).toEqual({ outboxId: job.id }); // no payload in Redis
 
     const { processors, close } = createProcessors({ config, db, outbox: services.outbox, logger });
     const workers = createBullWorkers({ redisUrl: config.redisUrl!, prefix: config.redisPrefix, processors, logger });
     await until(async () => (await db.outbox.find(job.id))?.status === 'done');
-    expect(fs.readFileSync(path.join(config.mailDir, `${job.id}.eml`), 'utf8')).toContain('Subject: Via BullMQ');
+    expect(fs.readFileSync(path.join(config.mailDir, `${job.id}.eml`), 'utf8')).toContain('Welcome, Via BullMQ!');
     await workers.close();
     close();
     await queue.close();

@@ -4,6 +4,10 @@ import type { Logger } from '../../src/logger';
 import type { Outbox } from '../../src/queue/outbox';
 import type { Job, Processors } from '../../src/queue/port';
 import { createFileTransport, createSmtpTransport, MailTransport } from '../mail-transport';
+import path from 'node:path';
+import { SecretBox } from '../../src/domain/secrets';
+import { projectRoot } from '../../src/paths';
+import { loadMailTemplates } from '../mail-templates';
 import { createMailProcessor } from './mail';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE, MaintenanceSettings } from './maintenance';
 
@@ -14,17 +18,19 @@ export function createProcessors(deps: {
   outbox: Outbox;
   logger: Logger;
   maintenance?: Partial<MaintenanceSettings>;
-}): { processors: Processors; close(): void } {
+}): { processors: Processors; templates: ReturnType<typeof loadMailTemplates>; close(): void } {
   const { config, db, outbox, logger } = deps;
   const transport: MailTransport = config.smtpUrl
     ? createSmtpTransport(config.smtpUrl)
     : createFileTransport(config.mailDir, logger);
+  const templates = loadMailTemplates(path.join(projectRoot(), 'templates'), logger);
+  templates.catch((err: Error) => logger.fatal({ err: err.message }, 'email templates do not compile'));
   const processors: Processors = {
-    mail: createMailProcessor({ db, transport }),
+    mail: createMailProcessor({ db, transport, templates, box: new SecretBox(config.secretKey), from: config.mailFrom }),
     maintenance: createMaintenanceProcessor({ db, outbox, logger, settings: { ...DEFAULT_MAINTENANCE, ...deps.maintenance } }),
     versions: async (job: Job) => {
       throw new Error(`the versions queue has no job named "${job.name}"`);
     },
   };
-  return { processors, close: () => transport.close() };
+  return { processors, templates, close: () => transport.close() };
 }

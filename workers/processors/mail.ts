@@ -1,15 +1,27 @@
 import type { Database } from '../../src/db';
+import type { MailPayload } from '../../src/domain/mail';
+import type { SecretBox } from '../../src/domain/secrets';
 import type { Job, JobContext } from '../../src/queue/port';
-import type { MailMessage, MailTransport } from '../mail-transport';
+import type { MailTransport } from '../mail-transport';
+import { formatDuration, type MailTemplates } from '../mail-templates';
 
 /**
- * Sends outbox mail jobs. Idempotent on the outbox id: a job whose row is no longer pending
- * (already sent by another attempt or worker) is skipped; the outbox id is also the message's
- * Message-ID, so a receiving server can discard the duplicate of the one remaining window
- * (a worker dying after the SMTP server accepted the message and before the row was marked).
+ * Renders and sends outbox mail jobs. Idempotent on the outbox id: a job whose row is no longer
+ * pending (sent by an earlier attempt, or by another worker) is skipped, and the row is marked
+ * done right after the SMTP server accepts the message. One window remains: a worker that dies
+ * after the server accepted the message and before the row is marked sends it again on retry.
+ * The outbox id is the message's Message-ID, so receiving systems that de-duplicate on it drop
+ * that copy. After sending, the row keeps template, locale and recipient, not the link.
  */
-export function createMailProcessor(deps: { db: Database; transport: MailTransport; now?: () => Date }) {
-  const { db, transport } = deps;
+export function createMailProcessor(deps: {
+  db: Database;
+  transport: MailTransport;
+  templates: Promise<MailTemplates>;
+  box: SecretBox;
+  from: string;
+  now?: () => Date;
+}) {
+  const { db, transport, box, from } = deps;
   const now = deps.now ?? (() => new Date());
   return async (job: Job, context: JobContext): Promise<unknown> => {
     if (job.name !== 'send') throw new Error(`the mail queue has no job named "${job.name}"`);
@@ -17,10 +29,18 @@ export function createMailProcessor(deps: { db: Database; transport: MailTranspo
     const row = await db.outbox.find(outboxId);
     if (!row) throw new Error(`outbox row ${outboxId} does not exist`);
     if (row.status !== 'pending') return { skipped: row.status };
+    const mail = row.payload as unknown as MailPayload;
     try {
-      const sent = await transport.send(outboxId, row.payload.message as MailMessage);
-      await db.outbox.complete(outboxId, now());
-      return sent;
+      const rendered = (await deps.templates).render(mail.template, mail.locale, {
+        appName: mail.appName,
+        name: mail.name,
+        email: mail.to,
+        link: box.open(mail.sealedLink, outboxId),
+        expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
+      });
+      const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered });
+      await db.outbox.complete(outboxId, now(), undefined, { template: mail.template, locale: mail.locale, to: mail.to });
+      return { messageId: sent.messageId };
     } catch (err) {
       await db.outbox.recordFailure(outboxId, (err as Error).message, context.finalAttempt, now());
       throw err;

@@ -37,9 +37,9 @@ export function createOutboxQueries({ Outbox }: Models) {
       return row ? { ...toJob(row), status: row.status as OutboxStatus, attempts: row.attempts } : undefined;
     },
     /** Marks a pending job finished; false when another worker already did (idempotence guard). */
-    async complete(id: string, now: Date, transaction?: Transaction): Promise<boolean> {
+    async complete(id: string, now: Date, transaction?: Transaction, payload?: Record<string, unknown>): Promise<boolean> {
       const [count] = await Outbox.update(
-        { status: 'done', updated_at: now },
+        { status: 'done', updated_at: now, ...(payload && { payload: JSON.stringify(payload) }) },
         { where: { id, status: 'pending' }, transaction },
       );
       return count === 1;

@@ -3,6 +3,7 @@ import { changesFrom } from '../../domain/profile-fields';
 import { renderUser, USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
 import type { Handler } from '../context';
+import { verificationMail } from './email-requests';
 import { assertValid, loginTokens, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
 
 const ENDPOINT = '/oauth/register_native_traditional';
@@ -21,12 +22,18 @@ export const registerTraditional: Handler = async (ctx) => {
   const { email, username, password, attributes } = changesFrom(form, result.values);
   const { db, passwords, clock } = ctx.services;
   const passwordHash = password === undefined ? null : await passwords.hash(password);
+  const verifyUrl = request.client.settings.verify_email_url;
   try {
-    const record = await db.transaction((tx) => db.entities.insert({
-      applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: email ?? null, username: username ?? null,
-      passwordHash, emailVerified: null, attributes,
-    }, clock.now(), tx));
-    return { capture_user: renderUser(record), ...(await loginTokens(ctx, request, record.id)) };
+    // the record, its tokens and its welcome email (with a verification link) commit together
+    const { record, tokens } = await ctx.services.outbox.commit(async (tx) => {
+      const created = await db.entities.insert({
+        applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: email ?? null, username: username ?? null,
+        passwordHash, emailVerified: null, attributes,
+      }, clock.now(), tx);
+      const welcome = created.email && verifyUrl ? [await verificationMail(ctx, request, created, verifyUrl, 'welcome', tx)] : [];
+      return { result: { record: created, tokens: await loginTokens(ctx, request, created.id, tx) }, jobs: welcome };
+    });
+    return { capture_user: renderUser(record), ...tokens };
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;
     // lost a race with a concurrent registration: the same answer the unique rule gives

@@ -1,0 +1,49 @@
+import type { Application } from '../db/repositories/applications';
+import type { OutboxJob } from '../db/repositories/outbox';
+import type { Outbox } from '../queue/outbox';
+import type { SecretBox } from './secrets';
+
+export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome';
+
+/** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
+export interface MailPayload {
+  template: MailTemplateName;
+  locale: string;
+  to: string;
+  appName: string;
+  name: string;
+  /** Seconds the link lives, shown in the message's language. */
+  expiresIn?: number;
+  /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. */
+  sealedLink: string;
+}
+
+/** Appends `name=value` to a configured URL, whether or not it already has a query. */
+export function withParameter(url: string, name: string, value: string): string {
+  const u = new URL(url);
+  u.searchParams.set(name, value);
+  return u.toString();
+}
+
+/**
+ * An outbox job for one email. The code in the link exists in clear only in this request, in the
+ * sealed payload, and in the message itself; the database keeps its SHA-256 elsewhere.
+ */
+export function mailJob(
+  outbox: Outbox,
+  box: SecretBox,
+  app: Application,
+  mail: { template: MailTemplateName; locale: string; to: string; name: string; link: string; expiresIn?: number },
+): OutboxJob {
+  const job = outbox.job(app.id, 'mail', 'send', {});
+  const payload: MailPayload = {
+    template: mail.template,
+    locale: mail.locale,
+    to: mail.to,
+    appName: app.settings.app_name ?? app.name,
+    name: mail.name,
+    expiresIn: mail.expiresIn,
+    sealedLink: box.seal(mail.link, job.id),
+  };
+  return { ...job, payload: payload as unknown as Record<string, unknown> };
+}

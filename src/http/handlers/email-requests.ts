@@ -1,0 +1,135 @@
+import type { Tx } from '../../db';
+import type { EntityRecord } from '../../db/repositories/entities';
+import type { Client } from '../../domain/clients';
+import { mailJob, withParameter } from '../../domain/mail';
+import { randomToken } from '../../domain/secrets';
+import { ApiError, errors } from '../../errors';
+import type { Handler, RequestContext } from '../context';
+import { assertValid, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
+
+/** A whole number of seconds from a client setting, else the application default, else `fallback`. */
+function seconds(ctx: RequestContext, client: Client, key: string, fallback: number): number {
+  const raw = client.settings[key] ?? ctx.app.settings[key];
+  return raw && /^[1-9]\d{0,8}$/.test(raw) ? Number(raw) : fallback;
+}
+
+/** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
+function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {
+  const url = client.settings[key];
+  if (!url || !/^https?:\/\//.test(url)) {
+    throw errors.misconfigured(`client ${client.clientId} has no ${key} setting, so no link can be sent; set it with /settings/set (key=${key})`);
+  }
+  return url;
+}
+
+const displayName = (r: EntityRecord) =>
+  String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
+
+/**
+ * What forgot_password_native and verify_email_native share: the form with its email field, and
+ * limits per recipient and per client address, counted on every request before the code knows
+ * whether the address is registered (no email bombing, no account discovery by timing).
+ */
+async function emailRequest(ctx: RequestContext, fallbackForm: string, endpoint: string) {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'required' });
+  const form = requestForm(ctx, request, fallbackForm, endpoint);
+  requireFields(ctx, form);
+  const result = await form.validate(ctx.params.values, { isUnique: async () => true });
+  assertValid(result);
+  const field = form.fields.find((f) => f.field.type === 'email') ?? form.fields[0];
+  const email = (result.values[field.name] ?? '').trim();
+
+  const { rateLimiter, mailLimits } = ctx.services;
+  const keys: [string, typeof mailLimits.recipient][] = [
+    [`mail:recipient:${ctx.app.id}:${email.toLowerCase()}`, mailLimits.recipient],
+    [`mail:address:${ctx.app.id}:${ctx.clientAddress}`, mailLimits.address],
+  ];
+  const { wait } = await rateLimiter.check(keys);
+  if (wait > 0) throw errors.apiLimit(wait);
+  await Promise.all(keys.map(([key, limit]) => rateLimiter.fail(key, limit)));
+
+  const record = email === '' ? undefined : await ctx.services.db.entities.find(ctx.app.id, { email });
+  return { request, form, record };
+}
+
+const flowMessage = (ctx: RequestContext, request: FlowRequest, key: string) => ctx.services.flows.text(request.flow, key);
+
+/**
+ * SPEC 4.7: mails a one-time authorization code, bound to this client and to its
+ * password_recover_url, as `code` on that URL. The code and the email commit together.
+ */
+export const forgotPassword: Handler = async (ctx) => {
+  const { request, form, record } = await emailRequest(ctx, 'forgotPasswordForm', '/oauth/forgot_password_native');
+  const recoverUrl = configuredUrl(request.client, 'password_recover_url');
+  if (request.redirectUri !== recoverUrl) {
+    throw errors.invalidArgument('redirect_uri', "must equal this client's password_recover_url setting", {
+      received_value: request.redirectUri, expected_value: recoverUrl,
+    });
+  }
+  if (!record) {
+    throw new ApiError('noSuchAccount', 'no account is registered with this email address; nothing was sent', {
+      extra: { invalid_fields: { [form.name]: [flowMessage(ctx, request, 'errors.noSuchAccount')] } },
+    });
+  }
+  if (!record.passwordHash && !request.flow.definition.settings?.allowResetWithoutPassword) {
+    throw new ApiError('triggeredError', 'the account has no password to reset (it signs in with a social provider); nothing was sent', {
+      extra: { message: flowMessage(ctx, request, 'errors.noPassword') },
+    });
+  }
+
+  const { tokens, outbox, box } = ctx.services;
+  const lifetime = seconds(ctx, request.client, 'password_reset_lifetime', 3600);
+  await outbox.commit(async (tx) => {
+    const code = await tokens.issue({
+      kind: 'authorization_code', app: ctx.app, entityId: record.id, client: request.client, redirectUri: recoverUrl,
+      family: randomToken(16), seconds: lifetime,
+    }, tx);
+    const job = mailJob(outbox, box, ctx.app, {
+      template: 'reset-password', locale: request.flow.locale, to: record.email!, name: displayName(record),
+      link: withParameter(recoverUrl, 'code', code), expiresIn: lifetime,
+    });
+    return { result: undefined, jobs: [job] };
+  });
+  return {};
+};
+
+/**
+ * SPEC 4.11: mails a one-time verification code as `verification_code` on the client's
+ * verify_email_url; /access/useVerificationCode then sets emailVerified.
+ */
+export const verifyEmail: Handler = async (ctx) => {
+  const { request, form, record } = await emailRequest(ctx, 'resendVerificationForm', '/oauth/verify_email_native');
+  const verifyUrl = configuredUrl(request.client, 'verify_email_url');
+  if (!record) {
+    throw new ApiError('invalidCredentials', 'no account is registered with this email address; nothing was sent', {
+      extra: { invalid_fields: { [form.name]: [flowMessage(ctx, request, 'errors.noSuchAccount')] } },
+    });
+  }
+  if (record.emailVerified) {
+    throw new ApiError('triggeredError', 'this email address is already verified; nothing was sent', {
+      extra: { message: flowMessage(ctx, request, 'errors.alreadyVerified') },
+    });
+  }
+  await ctx.services.outbox.commit(async (tx) => ({ result: undefined, jobs: [await verificationMail(ctx, request, record, verifyUrl, 'verify-email', tx)] }));
+  return {};
+};
+
+/** A verification code for the record's email and the email carrying it (verify-email or welcome). */
+export async function verificationMail(
+  ctx: RequestContext,
+  request: FlowRequest,
+  record: EntityRecord,
+  verifyUrl: string,
+  template: 'verify-email' | 'welcome',
+  tx: Tx,
+) {
+  const lifetime = seconds(ctx, request.client, 'verification_lifetime', 604_800);
+  const code = await ctx.services.tokens.issue({
+    kind: 'verification_code', app: ctx.app, entityId: record.id, client: request.client,
+    extra: { attribute_name: 'emailVerified' }, seconds: lifetime,
+  }, tx);
+  return mailJob(ctx.services.outbox, ctx.services.box, ctx.app, {
+    template, locale: request.flow.locale, to: record.email!, name: displayName(record),
+    link: withParameter(verifyUrl, 'verification_code', code), expiresIn: lifetime,
+  });
+}

@@ -1,0 +1,13 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The project root (where package.json, flows/ and templates/ live), from src/ or from dist/src/. */
+export function projectRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error('cannot find the Gatehouse project root');
+    dir = up;
+  }
+  return dir;
+}
