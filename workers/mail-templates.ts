@@ -35,10 +35,19 @@ function fill(template: string, values: MailValues, escape: (v: string) => strin
   return template.replace(PLACEHOLDER, (_m, key: string) => escape(String((values as unknown as Record<string, unknown>)[key] ?? '')));
 }
 
+// building an Intl formatter costs far more than using one: one per locale and unit
+const durationFormats = new Map<string, Intl.NumberFormat>();
+
 /** "1 hour", "7 jours", "1 Stunde", "7 días": how long a link lives, in the message's language. */
 export function formatDuration(seconds: number, locale: string): string {
   const [value, unit] = seconds % 86_400 === 0 ? [seconds / 86_400, 'day'] : seconds % 3600 === 0 ? [seconds / 3600, 'hour'] : [Math.ceil(seconds / 60), 'minute'];
-  return new Intl.NumberFormat(locale, { style: 'unit', unit, unitDisplay: 'long' }).format(value);
+  const key = `${locale}:${unit}`;
+  let format = durationFormats.get(key);
+  if (!format) {
+    format = new Intl.NumberFormat(locale, { style: 'unit', unit, unitDisplay: 'long' });
+    if (durationFormats.size < 1000) durationFormats.set(key, format);
+  }
+  return format.format(value);
 }
 
 /**

@@ -87,7 +87,7 @@ export function createBullWorkers(options: {
           { attempt, finalAttempt: attempt >= maxAttempts },
         );
       },
-      { connection, prefix: options.prefix, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 16 : 4) },
+      { connection, prefix: options.prefix, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4) },
     );
     worker.on('failed', (job, err) =>
       logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'));

@@ -4,6 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
+import { simpleParser } from 'mailparser';
 import { formatSignatureDate } from '../../src/auth/signature';
 import { createTestBackend, onMysql, redisUrl, type TestBackend } from '../helpers/backend';
 import { cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
@@ -198,7 +199,7 @@ describe('gatehouse CLI on the configured database', () => {
       const eml = path.join(workerDir, 'var/mail', `${job.id}.eml`);
       for (let i = 0; i < 200 && (await db.outbox.find(job.id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
       expect((await db.outbox.find(job.id))?.status).toBe('done');
-      expect(fs.readFileSync(eml, 'utf8')).toContain('Willkommen, From the worker!');
+      expect((await simpleParser(fs.readFileSync(eml))).text).toContain('Willkommen, From the worker!');
       await queue.close();
       await db.close();
     } finally {
