@@ -12,8 +12,11 @@ export interface MailMessage {
 }
 
 export interface MailTransport {
-  /** Sends one message; `key` identifies it (the outbox id) and becomes its Message-ID. */
-  send(key: string, message: MailMessage): Promise<{ messageId: string; file?: string }>;
+  /**
+   * Sends one message; `key` identifies it (the outbox id) and becomes its Message-ID. `link` is
+   * the message's link, which only the embedded default's file transport logs.
+   */
+  send(key: string, message: MailMessage, link?: string): Promise<{ messageId: string; file?: string }>;
   close(): void;
 }
 
@@ -50,7 +53,7 @@ export function createSmtpTransport(smtpUrl: string): MailTransport {
 export function createFileTransport(dir: string, logger: Logger): MailTransport {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
-    async send(key, message) {
+    async send(key, message, link) {
       fs.mkdirSync(dir, { recursive: true });
       const file = path.join(dir, `${key}.eml`);
       const id = messageId(key, message.from);
@@ -59,7 +62,8 @@ export function createFileTransport(dir: string, logger: Logger): MailTransport 
       const tmp = `${file}.tmp-${process.pid}`;
       fs.writeFileSync(tmp, info.message as Buffer);
       fs.renameSync(tmp, file);
-      logger.info({ file, to: message.to, subject: message.subject }, 'email written');
+      // development only (no SMTP_URL): the link is logged so a newcomer can follow it from the console
+      logger.info({ file, to: message.to, subject: message.subject, link }, 'email written (embedded default: not sent)');
       return { messageId: id, file };
     },
     close: () => transport.close(),

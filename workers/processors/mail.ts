@@ -31,14 +31,15 @@ export function createMailProcessor(deps: {
     if (row.status !== 'pending') return { skipped: row.status };
     const mail = row.payload as unknown as MailPayload;
     try {
+      const link = box.open(mail.sealedLink, outboxId);
       const rendered = (await deps.templates).render(mail.template, mail.locale, {
         appName: mail.appName,
         name: mail.name,
         email: mail.to,
-        link: box.open(mail.sealedLink, outboxId),
+        link,
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
       });
-      const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered });
+      const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered }, link);
       await db.outbox.complete(outboxId, now(), undefined, { template: mail.template, locale: mail.locale, to: mail.to });
       return { messageId: sent.messageId };
     } catch (err) {
