@@ -29,6 +29,8 @@ export interface Config {
   mailLimits: { recipient: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
   /** The From of every email. */
   mailFrom: string;
+  /** argon2id parameters for new password hashes (older hashes are upgraded at sign-in). */
+  passwordPolicy: { memoryCost: number; timeCost: number; parallelism: number };
   /** Express `trust proxy`: how client addresses are read behind load balancers. */
   trustProxy: string | undefined;
   /** No DATABASE_URL and no REDIS_URL: one process that migrates and seeds itself. */
@@ -83,6 +85,9 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   MAIL_LIMIT_RECIPIENT: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_RECIPIENT must be EMAILS/SECONDS, such as 5/3600' }),
   MAIL_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_ADDRESS must be EMAILS/SECONDS, such as 50/3600' }),
   MAIL_FROM: yup.string().matches(/^[^\r\n]{1,200}@[^\r\n]+$/, { message: 'MAIL_FROM must be an address, optionally with a name: Acme <no-reply@acme.example>' }),
+  ARGON2_MEMORY_KIB: yup.string().test('kib', 'ARGON2_MEMORY_KIB must be a whole number of KiB from 8192 to 4194304 (OWASP: 19456)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 8192 && +v <= 4_194_304)),
+  ARGON2_ITERATIONS: yup.string().test('t', 'ARGON2_ITERATIONS must be a whole number from 1 to 100 (OWASP: 2)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100)),
+  ARGON2_PARALLELISM: yup.string().test('p', 'ARGON2_PARALLELISM must be a whole number from 1 to 16 (OWASP: 1)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 16)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
@@ -144,6 +149,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600'),
   };
   const mailFromRaw = value('MAIL_FROM');
+  const passwordPolicy = {
+    memoryCost: Number(value('ARGON2_MEMORY_KIB') ?? 19_456),
+    timeCost: Number(value('ARGON2_ITERATIONS') ?? 2),
+    parallelism: Number(value('ARGON2_PARALLELISM') ?? 1),
+  };
   const varDir = path.resolve(cwd, 'var');
   const portNumber = port ? Number(port) : 3000;
   const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
@@ -169,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     loginLimits,
     trustProxy,
     mailLimits,
+    passwordPolicy,
     mailFrom: mailFromRaw ?? `no-reply@${new URL(publicBaseUrl).hostname}`,
     secretKey: secret ? parseSecretKey(secret)! : embeddedSecretKey(varDir),
     defaultApp,

@@ -91,3 +91,12 @@ export function asDate(value: Date | string | null): Date | null {
   if (value === null || value instanceof Date) return value;
   return new Date(value);
 }
+
+/**
+ * A DATETIME(6) literal as the models store it. Raw-query replacements would format a Date
+ * without its milliseconds, which breaks expiry comparisons by up to a second.
+ */
+export function sqlTime(dialect: string, date: Date): string {
+  const iso = date.toISOString().replace('T', ' ');
+  return dialect === 'sqlite' ? iso.replace('Z', ' +00:00') : iso.replace('Z', '');
+}

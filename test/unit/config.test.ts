@@ -58,3 +58,12 @@ describe('configuration', () => {
     expect(problems({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') })).toEqual([]);
   });
 });
+
+describe('argon2 parameters', () => {
+  it('default to OWASP and can be raised', () => {
+    expect(loadConfig({ SECRET_KEY: 'ab'.repeat(32) }, tmp()).passwordPolicy).toEqual({ memoryCost: 19_456, timeCost: 2, parallelism: 1 });
+    expect(loadConfig({ SECRET_KEY: 'ab'.repeat(32), ARGON2_MEMORY_KIB: '65536', ARGON2_ITERATIONS: '3' }, tmp()).passwordPolicy)
+      .toEqual({ memoryCost: 65_536, timeCost: 3, parallelism: 1 });
+    expect(problems({ ARGON2_MEMORY_KIB: '1024' })).toEqual([expect.stringMatching(/^ARGON2_MEMORY_KIB must be/)]);
+  });
+});

@@ -1,5 +1,5 @@
 import { Op, QueryTypes, Transaction } from 'sequelize';
-import { asDate, type CredentialRow, type Models } from '../models';
+import { asDate, sqlTime, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
   /** A social merge_token presented at a successful sign-in, kept for the social login to link. */
@@ -27,14 +27,6 @@ export type ActiveCredential = StoredCredential;
 
 export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
 
-/**
- * A DATETIME(6) literal as the models store it. Raw-query replacements would format a Date
- * without its milliseconds, which breaks expiry comparisons by up to a second.
- */
-function sqlTime(dialect: string, date: Date): string {
-  const iso = date.toISOString().replace('T', ' ');
-  return dialect === 'sqlite' ? iso.replace('Z', ' +00:00') : iso.replace('Z', '');
-}
 
 const toCredential = (row: CredentialRow): StoredCredential => ({
   id: Number(row.id),
@@ -52,21 +44,23 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
 
 export function createCredentialQueries({ Credential }: Models) {
   return {
+    /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
     async insert(rows: NewCredential[], now: Date, transaction?: Transaction): Promise<void> {
-      await Credential.bulkCreate(rows.map((c) => ({
-        application_id: c.applicationId,
-        kind: c.kind,
-        value_hash: c.valueHash,
-        entity_id: c.entityId,
-        client_id: c.clientId,
-        for_client_id: c.forClientId,
-        redirect_uri: c.redirectUri,
-        extra: c.extra ? JSON.stringify(c.extra) : null,
-        family: c.family,
-        expires_at: c.expiresAt,
-        used_at: null,
-        created_at: now,
-      })), { transaction });
+      if (rows.length === 0) return;
+      const sequelize = Credential.sequelize!;
+      const t = (d: Date) => sqlTime(sequelize.getDialect(), d);
+      await sequelize.query(
+        `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
+         VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)').join(', ')}`,
+        {
+          replacements: rows.flatMap((c) => [
+            c.applicationId, c.kind, c.valueHash, c.entityId, c.clientId, c.forClientId, c.redirectUri,
+            c.extra ? JSON.stringify(c.extra) : null, c.family, t(c.expiresAt), t(now),
+          ]),
+          type: QueryTypes.INSERT,
+          transaction,
+        },
+      );
     },
 
     /** The credential with this hash in this application, spent or not. */

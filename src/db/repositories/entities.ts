@@ -1,5 +1,5 @@
-import { Transaction, UniqueConstraintError } from 'sequelize';
-import { asDate, type EntityRow, type Models } from '../models';
+import { QueryTypes, Transaction, UniqueConstraintError } from 'sequelize';
+import { asDate, sqlTime, type EntityRow, type Models } from '../models';
 
 /** A user record as stored; `attributes` holds every attribute without a column of its own. */
 export interface EntityRecord {
@@ -44,11 +44,12 @@ const toRecord = (row: EntityRow): EntityRecord => ({
 /** Emails and usernames are unique per application regardless of case. */
 export const uniqueKey = (value: string | null) => (value === null ? null : value.toLowerCase());
 
-function where(applicationId: number, key: EntityKey) {
-  if ('uuid' in key) return { application_id: applicationId, uuid: key.uuid };
-  if ('id' in key) return { application_id: applicationId, id: key.id };
-  if ('email' in key) return { application_id: applicationId, email_key: uniqueKey(key.email) };
-  return { application_id: applicationId, username_key: uniqueKey(key.username) };
+/** The indexed column and value a key looks up. */
+function keyColumn(key: EntityKey): [string, string | number] {
+  if ('uuid' in key) return ['uuid', key.uuid];
+  if ('id' in key) return ['id', key.id];
+  if ('email' in key) return ['email_key', uniqueKey(key.email)!];
+  return ['username_key', uniqueKey(key.username)!];
 }
 
 function duplicateFrom(err: UniqueConstraintError): DuplicateAttributeError {
@@ -88,14 +89,19 @@ export function createEntityQueries({ Entity }: Models) {
       now: Date,
       transaction?: Transaction,
     ): Promise<void> {
+      const set: [string, unknown][] = [
+        ...(change.email !== undefined ? [['email', change.email], ['email_key', uniqueKey(change.email)]] as [string, unknown][] : []),
+        ...(change.username !== undefined ? [['username', change.username], ['username_key', uniqueKey(change.username)]] as [string, unknown][] : []),
+        ...(change.passwordHash !== undefined ? [['password_hash', change.passwordHash]] as [string, unknown][] : []),
+        ...(change.attributes ? [['attributes', JSON.stringify({ ...record.attributes, ...change.attributes })]] as [string, unknown][] : []),
+        ['last_updated', sqlTime(Entity.sequelize!.getDialect(), now)],
+      ];
       try {
-        await Entity.update({
-          ...(change.email !== undefined && { email: change.email, email_key: uniqueKey(change.email) }),
-          ...(change.username !== undefined && { username: change.username, username_key: uniqueKey(change.username) }),
-          ...(change.passwordHash !== undefined && { password_hash: change.passwordHash }),
-          ...(change.attributes && { attributes: JSON.stringify({ ...record.attributes, ...change.attributes }) }),
-          last_updated: now,
-        }, { where: { id: record.id, application_id: record.applicationId }, transaction });
+        // raw SQL: a sign-in writes lastLogin here every time
+        await Entity.sequelize!.query(
+          `UPDATE entities SET ${set.map(([column]) => `${column} = ?`).join(', ')} WHERE id = ? AND application_id = ?`,
+          { replacements: [...set.map(([, v]) => v), record.id, record.applicationId], type: QueryTypes.UPDATE, transaction },
+        );
       } catch (err) {
         throw err instanceof UniqueConstraintError ? duplicateFrom(err) : err;
       }
@@ -103,8 +109,13 @@ export function createEntityQueries({ Entity }: Models) {
 
     /** Scoped to the application: another application's record is never found. */
     async find(applicationId: number, key: EntityKey, transaction?: Transaction): Promise<EntityRecord | undefined> {
-      const row = await Entity.findOne({ where: where(applicationId, key), raw: true, transaction });
-      return row ? toRecord(row) : undefined;
+      // raw SQL: this lookup is on every sign-in, token and profile path
+      const [column, value] = keyColumn(key);
+      const rows = await Entity.sequelize!.query<EntityRow>(
+        `SELECT * FROM entities WHERE ${column} = ? AND application_id = ? LIMIT 1`,
+        { replacements: [value, applicationId], type: QueryTypes.SELECT, transaction },
+      );
+      return rows[0] ? toRecord(rows[0]) : undefined;
     },
 
     /** Sets a time attribute (emailVerified has a column; others live in attributes). */
