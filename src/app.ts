@@ -56,15 +56,13 @@ function render(res: Response, err: ApiError): void {
   });
 }
 
-/** Requests still being handled: a shutdown waits for them even when their clients are gone. */
-export function requestsInFlight(app: express.Express): number {
-  return (app.locals.inFlight as number | undefined) ?? 0;
-}
-
-/** Resolves once no request is being handled (or after `timeoutMs`). */
+/**
+ * Resolves once no request is being handled (or after `timeoutMs`): a shutdown waits for requests
+ * even when their clients are gone.
+ */
 export async function drained(app: express.Express, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (requestsInFlight(app) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  while (((app.locals.inFlight as number | undefined) ?? 0) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
 }
 
 /**

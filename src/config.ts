@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as yup from 'yup';
+import { APP_NAME } from './domain/applications';
 
 /** Typed configuration of every Gatehouse process, read from the environment once at start. */
 export interface Config {
@@ -44,7 +45,6 @@ export class ConfigError extends Error {
   }
 }
 
-const APP_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** One check per variable, so every bad value gets its own line. */

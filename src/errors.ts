@@ -14,7 +14,6 @@ export interface ErrorDefinition {
 export const ERROR_DEFINITIONS = {
   missingArgument: { code: 100, error: 'missing_argument' },
   invalidArgument: { code: 200, error: 'invalid_argument' },
-  duplicateArgument: { code: 201, error: 'duplicate_argument' },
   invalidRequestArgument: { code: 200, error: 'invalid_request', subError: 'invalid_argument' },
   invalidCredentials: { code: 210, error: 'invalid_credentials' },
   noSuchAccount: { code: 212, error: 'no_such_account' },
@@ -83,10 +82,6 @@ export const errors = {
   invalidArgument: (argument: string, why: string, extra: ErrorExtra = {}) =>
     new ApiError('invalidArgument', `invalid argument ${argument}: ${why}`, {
       extra: { argument_name: argument, ...extra },
-    }),
-  duplicateArgument: (a: string, b: string) =>
-    new ApiError('duplicateArgument', `send either ${a} or ${b}, not both`, {
-      extra: { argument_name: b },
     }),
   invalidClientCredentials: (why: string) => new ApiError('invalidClientCredentials', why),
   invalidClient: (why: string) => new ApiError('invalidClient', why),

@@ -1,4 +1,4 @@
-import type { ActiveCredential, CredentialQueries } from '../db/repositories/credentials';
+import type { CredentialQueries, StoredCredential } from '../db/repositories/credentials';
 import type { Application } from '../db/repositories/applications';
 import type { Client, ClientService, Clock, Feature } from '../domain/clients';
 import { sha256Hex } from '../domain/secrets';
@@ -16,7 +16,7 @@ export type AuthScheme = 'basic' | 'signature' | 'client_params' | 'access_token
 
 export type Principal =
   | { kind: 'client'; scheme: AuthScheme; client: Client }
-  | { kind: 'entity'; scheme: 'access_token'; token: ActiveCredential }
+  | { kind: 'entity'; scheme: 'access_token'; token: StoredCredential }
   | { kind: 'none' };
 
 export interface AuthPolicy {

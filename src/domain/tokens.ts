@@ -22,11 +22,15 @@ const MAX_SECONDS: Record<'authorization_code' | 'creation_token' | 'verificatio
 
 export type LimitedKind = keyof typeof MAX_SECONDS;
 
+/** A setting holding a positive whole number of seconds, or `fallback` when it holds none. */
+export function wholeSeconds(setting: string | undefined, fallback: number): number {
+  return setting && /^[1-9]\d{0,8}$/.test(setting) ? Number(setting) : fallback;
+}
+
 /** Parses `lifetime` (whole seconds, > 0) against the application's maximum for the kind. */
 export function parseLifetime(app: Application, kind: LimitedKind, raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_SECONDS[kind];
-  const setting = app.settings[`max_lifetime.${kind}`];
-  const max = setting && /^\d+$/.test(setting) ? Number(setting) : MAX_SECONDS[kind];
+  const max = wholeSeconds(app.settings[`max_lifetime.${kind}`], MAX_SECONDS[kind]);
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) {
     throw errors.invalidArgument('lifetime', 'must be a positive whole number of seconds, such as 300');
   }
@@ -64,9 +68,11 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
   const now = () => clock.now();
 
-  /** Stores a new credential and returns its value (shown once, never stored). */
-  async function issue(i: Issue, tx?: Tx): Promise<string> {
-    const value = randomToken(20);
+  /**
+   * Stores a credential and returns its value (shown once, never stored). `value` is a new random
+   * one unless the value came from elsewhere (a social merge_token kept for linking).
+   */
+  async function issue(i: Issue, tx?: Tx, value = randomToken(20)): Promise<string> {
     const at = now();
     await db.credentials.insert([{
       applicationId: i.app.id,
@@ -83,10 +89,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
     return value;
   }
 
-  function refreshSeconds(app: Application): number {
-    const setting = app.settings['refresh_token_lifetime'];
-    return setting && /^\d+$/.test(setting) ? Number(setting) : DEFAULT_SECONDS.refresh_token;
-  }
+  const refreshSeconds = (app: Application) => wholeSeconds(app.settings['refresh_token_lifetime'], DEFAULT_SECONDS.refresh_token);
 
   /** Values and rows of a new access + refresh token pair. */
   function newPair(app: Application) {
@@ -115,15 +118,6 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
 
   return {
     issue,
-
-    /** Stores the hash of a value that came from elsewhere (a social merge_token), bound to a record. */
-    async issueRecorded(app: Application, client: Client, entityId: number, kind: CredentialKind, value: string, seconds: number, tx?: Tx): Promise<void> {
-      const at = now();
-      await db.credentials.insert([{
-        applicationId: app.id, kind, valueHash: sha256Hex(value), entityId, clientId: client.id, forClientId: null,
-        redirectUri: null, extra: null, family: null, expiresAt: new Date(at.getTime() + seconds * 1000),
-      }], at, tx);
-    },
 
     /** A standalone access token for one record (getAccessToken). */
     issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {

@@ -35,7 +35,3 @@ export const RETRY = { attempts: 8, backoffMs: 2_000 } as const;
 
 /** Delay before retry number `attempt` + 1: exponential, like BullMQ's `exponential` backoff. */
 export const backoffDelay = (attempt: number, baseMs: number = RETRY.backoffMs): number => baseMs * 2 ** (attempt - 1);
-
-export function isQueueName(name: string): name is QueueName {
-  return (QUEUE_NAMES as readonly string[]).includes(name);
-}

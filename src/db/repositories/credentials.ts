@@ -22,11 +22,7 @@ export interface StoredCredential {
   usedAt: Date | null;
 }
 
-/** Kept for the OAuth scheme's callers, which only need the active token. */
-export type ActiveCredential = StoredCredential;
-
 export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
-
 
 const toCredential = (row: CredentialRow): StoredCredential => ({
   id: Number(row.id),

@@ -35,10 +35,6 @@ export function createFlowQueries({ Flow }: Models) {
       const row = await Flow.findOne({ where: { application_id: applicationId, name, version }, raw: true });
       return row ? { name: row.name, version: row.version, checksum: row.checksum, definition: JSON.parse(row.definition) } : undefined;
     },
-    async latestVersion(applicationId: number, name: string): Promise<number | undefined> {
-      const v = (await Flow.max('version', { where: { application_id: applicationId, name } })) as number | null;
-      return v ?? undefined;
-    },
   };
 }
 export type FlowQueries = ReturnType<typeof createFlowQueries>;

@@ -76,14 +76,6 @@ export function createOutboxQueries({ Outbox }: Models) {
       if (rows.length === 0) return 0;
       return Outbox.destroy({ where: { id: rows.map((r) => r.id), status: 'done' } });
     },
-    async countByStatus(): Promise<Record<string, number>> {
-      const rows = (await Outbox.findAll({
-        attributes: ['status', [Outbox.sequelize!.fn('COUNT', Outbox.sequelize!.col('id')), 'n']],
-        group: ['status'],
-        raw: true,
-      })) as unknown as { status: string; n: number | string }[];
-      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
-    },
   };
 }
 export type OutboxQueries = ReturnType<typeof createOutboxQueries>;

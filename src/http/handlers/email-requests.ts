@@ -3,15 +3,14 @@ import type { EntityRecord } from '../../db/repositories/entities';
 import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
+import { wholeSeconds } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { assertValid, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
 
 /** A whole number of seconds from a client setting, else the application default, else `fallback`. */
-function seconds(ctx: RequestContext, client: Client, key: string, fallback: number): number {
-  const raw = client.settings[key] ?? ctx.app.settings[key];
-  return raw && /^[1-9]\d{0,8}$/.test(raw) ? Number(raw) : fallback;
-}
+const seconds = (ctx: RequestContext, client: Client, key: string, fallback: number) =>
+  wholeSeconds(client.settings[key] ?? ctx.app.settings[key], fallback);
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
 function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {

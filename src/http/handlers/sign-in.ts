@@ -53,7 +53,7 @@ export const signInTraditional: Handler = async (ctx) => {
     await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now, tx);
     if (mergeToken !== undefined) {
       // the social identity behind the token is linked to this account once social login exists
-      await ctx.services.tokens.issueRecorded(ctx.app, request.client, record.id, 'merge_request', mergeToken, MERGE_REQUEST_SECONDS, tx);
+      await ctx.services.tokens.issue({ kind: 'merge_request', app: ctx.app, entityId: record.id, client: request.client, seconds: MERGE_REQUEST_SECONDS }, tx, mergeToken);
     }
     return loginTokens(ctx, request, record.id, tx);
   });
