@@ -9,6 +9,7 @@ import { createCredentialQueries } from './repositories/credentials';
 import { createEntityQueries } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
+import { createSql } from './sql';
 
 /** An open database transaction, opaque to the domain layer. */
 export type Tx = Transaction;
@@ -28,7 +29,8 @@ function retryingDeadlocks(sequelize: Sequelize, attempts = 3): Transact {
       try {
         return await sequelize.transaction((tx) => work(tx));
       } catch (e) {
-        const errno = (e as { parent?: { errno?: number } }).parent?.errno;
+        // Sequelize wraps the driver's error in `parent`; src/db/sql.ts raises SqlError with errno
+        const errno = (e as { parent?: { errno?: number } }).parent?.errno ?? (e as { errno?: number }).errno;
         if (attempt >= attempts || errno === undefined || !RETRYABLE.has(errno)) throw e;
         await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
       }
@@ -68,6 +70,7 @@ export interface Database {
 export function openDatabase(database: Config['database'], logger?: Logger): Database {
   const sequelize = createSequelize(database, logger);
   const models = defineModels(sequelize);
+  const sql = createSql(sequelize);
   const transaction = database.dialect === 'sqlite' ? serialized(sequelize) : retryingDeadlocks(sequelize);
   return {
     sequelize,
@@ -76,8 +79,8 @@ export function openDatabase(database: Config['database'], logger?: Logger): Dat
     clients: createClientQueries(models, transaction),
     flows: createFlowQueries(models),
     outbox: createOutboxQueries(models),
-    credentials: createCredentialQueries(models),
-    entities: createEntityQueries(models),
+    credentials: createCredentialQueries(models, sql),
+    entities: createEntityQueries(models, sql),
     transaction,
     close: () => sequelize.close(),
   };

@@ -1,4 +1,5 @@
-import { Op, QueryTypes, Transaction } from 'sequelize';
+import { Op, Transaction } from 'sequelize';
+import type { Sql } from '../sql';
 import { asDate, sqlTime, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -38,24 +39,21 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
   usedAt: asDate(row.used_at),
 });
 
-export function createCredentialQueries({ Credential }: Models) {
+export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
     /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
     async insert(rows: NewCredential[], now: Date, transaction?: Transaction): Promise<void> {
       if (rows.length === 0) return;
       const sequelize = Credential.sequelize!;
       const t = (d: Date) => sqlTime(sequelize.getDialect(), d);
-      await sequelize.query(
+      await sql.change(
         `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
          VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)').join(', ')}`,
-        {
-          replacements: rows.flatMap((c) => [
-            c.applicationId, c.kind, c.valueHash, c.entityId, c.clientId, c.forClientId, c.redirectUri,
-            c.extra ? JSON.stringify(c.extra) : null, c.family, t(c.expiresAt), t(now),
-          ]),
-          type: QueryTypes.INSERT,
-          transaction,
-        },
+        rows.flatMap((c) => [
+          c.applicationId, c.kind, c.valueHash, c.entityId, c.clientId, c.forClientId, c.redirectUri,
+          c.extra ? JSON.stringify(c.extra) : null, c.family, t(c.expiresAt), t(now),
+        ]),
+        transaction,
       );
     },
 
@@ -113,17 +111,19 @@ export function createCredentialQueries({ Credential }: Models) {
     ): Promise<boolean> {
       const sequelize = Credential.sequelize!;
       const t = (d: Date) => sqlTime(sequelize.getDialect(), d);
-      const [, spent] = (await sequelize.query(
+      const spent = await sql.change(
         `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
            AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,
-        { replacements: [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId], type: QueryTypes.UPDATE, transaction },
-      )) as unknown as [unknown, number];
+        [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
+        transaction,
+      );
       if (spent !== 1) return false;
       const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, NULL, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
-      await sequelize.query(
+      await sql.change(
         `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
          ${successors.map(() => select).join(' UNION ALL ')}`,
-        { replacements: successors.flatMap((c) => [c.kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]), type: QueryTypes.INSERT, transaction },
+        successors.flatMap((c) => [c.kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]),
+        transaction,
       );
       return true;
     },

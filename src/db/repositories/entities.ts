@@ -1,4 +1,5 @@
-import { QueryTypes, Transaction, UniqueConstraintError } from 'sequelize';
+import { Transaction, UniqueConstraintError } from 'sequelize';
+import { DuplicateKeyError, type Sql } from '../sql';
 import { asDate, sqlTime, type EntityRow, type Models } from '../models';
 
 /** A user record as stored; `attributes` holds every attribute without a column of its own. */
@@ -52,12 +53,15 @@ function keyColumn(key: EntityKey): [string, string | number] {
   return ['username_key', uniqueKey(key.username)!];
 }
 
-function duplicateFrom(err: UniqueConstraintError): DuplicateAttributeError {
-  const fields = Object.keys(err.fields ?? {}).join(' ') + ' ' + String((err.parent as { message?: string })?.message ?? '');
-  return new DuplicateAttributeError(/email/.test(fields) ? 'email' : /username/.test(fields) ? 'username' : 'uuid');
+/** Which unique attribute a refused row collided on, from the index named in the error. */
+function duplicateFrom(err: UniqueConstraintError | DuplicateKeyError): DuplicateAttributeError {
+  const detail = err instanceof DuplicateKeyError
+    ? err.message
+    : `${Object.keys(err.fields ?? {}).join(' ')} ${String((err.parent as { message?: string })?.message ?? '')}`;
+  return new DuplicateAttributeError(/email/.test(detail) ? 'email' : /username/.test(detail) ? 'username' : 'uuid');
 }
 
-export function createEntityQueries({ Entity }: Models) {
+export function createEntityQueries({ Entity }: Models, sql: Sql) {
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
     async insert(e: NewEntity, now: Date, transaction?: Transaction): Promise<EntityRecord> {
@@ -98,12 +102,13 @@ export function createEntityQueries({ Entity }: Models) {
       ];
       try {
         // raw SQL: a sign-in writes lastLogin here every time
-        await Entity.sequelize!.query(
+        await sql.change(
           `UPDATE entities SET ${set.map(([column]) => `${column} = ?`).join(', ')} WHERE id = ? AND application_id = ?`,
-          { replacements: [...set.map(([, v]) => v), record.id, record.applicationId], type: QueryTypes.UPDATE, transaction },
+          [...set.map(([, v]) => v), record.id, record.applicationId],
+          transaction,
         );
       } catch (err) {
-        throw err instanceof UniqueConstraintError ? duplicateFrom(err) : err;
+        throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
       }
     },
 
@@ -111,10 +116,7 @@ export function createEntityQueries({ Entity }: Models) {
     async find(applicationId: number, key: EntityKey, transaction?: Transaction): Promise<EntityRecord | undefined> {
       // raw SQL: this lookup is on every sign-in, token and profile path
       const [column, value] = keyColumn(key);
-      const rows = await Entity.sequelize!.query<EntityRow>(
-        `SELECT * FROM entities WHERE ${column} = ? AND application_id = ? LIMIT 1`,
-        { replacements: [value, applicationId], type: QueryTypes.SELECT, transaction },
-      );
+      const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE ${column} = ? AND application_id = ? LIMIT 1`, [value, applicationId], transaction);
       return rows[0] ? toRecord(rows[0]) : undefined;
     },
 

@@ -1,0 +1,80 @@
+import { QueryTypes, UniqueConstraintError, type Sequelize, type Transaction } from 'sequelize';
+
+/**
+ * Raw SQL for the statements on every sign-in and token request. On MySQL/MariaDB they go
+ * straight to the mysql2 connection Sequelize's pool (or the caller's transaction) holds, with the
+ * driver's own `?` escaping and type casting: Sequelize's query layer (option cloning, hooks,
+ * moment-based date parsing) cost as much main-thread time as the statements themselves. On SQLite
+ * they go through `sequelize.query`. Values are always bound as `?`, never spliced in.
+ */
+export interface Sql {
+  select<T>(sql: string, values: unknown[], tx?: Transaction): Promise<T[]>;
+  /** Runs an INSERT, UPDATE or DELETE and answers the number of rows it changed. */
+  change(sql: string, values: unknown[], tx?: Transaction): Promise<number>;
+}
+
+/** A unique index refused a row (MySQL ER_DUP_ENTRY, SQLite UNIQUE constraint). */
+export class DuplicateKeyError extends Error {}
+
+/** A driver error without the statement text (which holds bound values, such as password hashes). */
+export class SqlError extends Error {
+  constructor(message: string, readonly errno: number | undefined, readonly code: string | undefined) {
+    super(message);
+  }
+}
+
+interface MysqlResult { affectedRows?: number }
+interface MysqlConnection {
+  query(options: { sql: string; values: unknown[]; typeCast: boolean }, cb: (err: MysqlError | null, result: unknown) => void): void;
+}
+interface MysqlError { message: string; sqlMessage?: string; errno?: number; code?: string }
+interface Pool { getConnection(options: { type: 'write' }): Promise<MysqlConnection>; releaseConnection(c: MysqlConnection): void }
+
+const ER_DUP_ENTRY = 1062;
+
+function mysqlSql(sequelize: Sequelize): Sql {
+  const pool = (sequelize as unknown as { connectionManager: Pool }).connectionManager;
+  const run = (connection: MysqlConnection, sql: string, values: unknown[]) => new Promise<unknown>((resolve, reject) => {
+    // typeCast true: mysql2 itself turns DATETIME into Date (in the connection's UTC) and numbers into numbers
+    connection.query({ sql, values, typeCast: true }, (err, result) => {
+      if (!err) return resolve(result);
+      const message = err.sqlMessage ?? err.message;
+      reject(err.errno === ER_DUP_ENTRY ? new DuplicateKeyError(message) : new SqlError(message, err.errno, err.code));
+    });
+  });
+  const exec = async (sql: string, values: unknown[], tx?: Transaction): Promise<unknown> => {
+    const held = (tx as unknown as { connection?: MysqlConnection } | undefined)?.connection;
+    if (held) return run(held, sql, values);
+    const connection = await pool.getConnection({ type: 'write' });
+    try {
+      return await run(connection, sql, values);
+    } finally {
+      pool.releaseConnection(connection);
+    }
+  };
+  return {
+    select: async <T>(sql: string, values: unknown[], tx?: Transaction) => (await exec(sql, values, tx)) as T[],
+    change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
+  };
+}
+
+function sequelizeSql(sequelize: Sequelize): Sql {
+  const duplicates = (err: unknown) => {
+    if (!(err instanceof UniqueConstraintError)) throw err;
+    const detail = `${Object.keys(err.fields ?? {}).join(' ')} ${String((err.parent as { message?: string } | undefined)?.message ?? '')}`;
+    throw new DuplicateKeyError(detail);
+  };
+  return {
+    select: async <T>(sql: string, values: unknown[], transaction?: Transaction) =>
+      (await sequelize.query(sql, { replacements: values, type: QueryTypes.SELECT, transaction })) as T[],
+    async change(sql, values, transaction) {
+      const type = /^\s*INSERT/i.test(sql) ? QueryTypes.INSERT : QueryTypes.UPDATE;
+      const result = await sequelize.query(sql, { replacements: values, type, transaction }).catch(duplicates);
+      return Number((result as unknown as [unknown, number])[1]);
+    },
+  };
+}
+
+export function createSql(sequelize: Sequelize): Sql {
+  return sequelize.getDialect() === 'mysql' ? mysqlSql(sequelize) : sequelizeSql(sequelize);
+}
