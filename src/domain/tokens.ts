@@ -69,15 +69,17 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
   const now = () => clock.now();
 
   /**
-   * Stores a credential and returns its value (shown once, never stored). `value` is a new random
-   * one unless the value came from elsewhere (a social merge_token kept for linking).
+   * Stores credentials in one INSERT and returns their values in order (shown once, never
+   * stored). Each value is a new random one unless it came from elsewhere (a social merge_token
+   * kept for linking).
    */
-  async function issue(i: Issue, tx?: Tx, value = randomToken(20)): Promise<string> {
+  async function issueAll(list: { issue: Issue; value?: string }[], tx?: Tx): Promise<string[]> {
     const at = now();
-    await db.credentials.insert([{
+    const values = list.map((e) => e.value ?? randomToken(20));
+    await db.credentials.insert(list.map(({ issue: i }, n) => ({
       applicationId: i.app.id,
       kind: i.kind,
-      valueHash: sha256Hex(value),
+      valueHash: sha256Hex(values[n]),
       entityId: i.entityId,
       clientId: i.client.id,
       forClientId: i.forClientId ?? null,
@@ -85,9 +87,16 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
       extra: i.extra ?? null,
       family: i.family ?? null,
       expiresAt: new Date(at.getTime() + i.seconds * 1000),
-    }], at, tx);
-    return value;
+    })), at, tx);
+    return values;
   }
+
+  /** Stores one credential and returns its value. */
+  const issue = async (i: Issue, tx?: Tx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
+
+  /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
+  const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null): Issue =>
+    ({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS });
 
   const refreshSeconds = (app: Application) => wholeSeconds(app.settings['refresh_token_lifetime'], DEFAULT_SECONDS.refresh_token);
 
@@ -118,10 +127,12 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
 
   return {
     issue,
+    issueAll,
+    accessToken,
 
     /** A standalone access token for one record (getAccessToken). */
     issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {
-      return issue({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS }, tx);
+      return issue(accessToken(app, client, entityId, forClientId), tx);
     },
 
     /**

@@ -3,6 +3,7 @@ import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { randomToken } from '../domain/secrets';
+import type { Issue } from '../domain/tokens';
 import { ApiError, errors } from '../errors';
 import type { RequestContext } from './context';
 import { parseRedirectUri } from './handlers/access';
@@ -92,17 +93,30 @@ export function assertValid(result: FormResult): void {
 }
 
 /** The tokens a successful login or registration answers with, per response_type. */
-export async function loginTokens(ctx: RequestContext, request: FlowRequest, entityId: number, tx?: Tx): Promise<Record<string, string>> {
+export async function loginTokens(
+  ctx: RequestContext,
+  request: FlowRequest,
+  entityId: number,
+  tx?: Tx,
+  /** More credentials to store in the same INSERT (a sign-in's merge request). */
+  also: { issue: Issue; value: string }[] = [],
+): Promise<Record<string, string>> {
   const { tokens } = ctx.services;
-  const out: Record<string, string> = {};
-  if (request.responseType !== 'code') out.access_token = await tokens.issueAccessToken(ctx.app, request.client, entityId, null, tx);
+  const names: string[] = [];
+  const list: { issue: Issue; value?: string }[] = [];
+  if (request.responseType !== 'code') {
+    names.push('access_token');
+    list.push({ issue: tokens.accessToken(ctx.app, request.client, entityId, null) });
+  }
   if (request.responseType !== 'token') {
-    out.authorization_code = await tokens.issue({
+    names.push('authorization_code');
+    list.push({ issue: {
       kind: 'authorization_code', app: ctx.app, entityId, client: request.client, redirectUri: request.redirectUri!,
       family: randomToken(16), seconds: 30,
-    }, tx);
+    } });
   }
-  return out;
+  const values = await tokens.issueAll([...list, ...also], tx);
+  return Object.fromEntries(names.map((name, n) => [name, values[n]]));
 }
 
 /** 390 for a unique attribute another record took first, with the flow's message for that rule. */

@@ -49,14 +49,15 @@ export const signInTraditional: Handler = async (ctx) => {
   // a hash made with weaker parameters than today's policy is replaced while the password is at hand
   const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
   const lastLogin = now.toISOString();
-  const tokens = await db.transaction(async (tx) => {
-    await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now, tx);
-    if (mergeToken !== undefined) {
-      // the social identity behind the token is linked to this account once social login exists
-      await ctx.services.tokens.issue({ kind: 'merge_request', app: ctx.app, entityId: record.id, client: request.client, seconds: MERGE_REQUEST_SECONDS }, tx, mergeToken);
-    }
-    return loginTokens(ctx, request, record.id, tx);
-  });
+  // No transaction: the tokens are stored first and mean nothing until this answer carries them,
+  // so a failure between the two statements leaves nothing a caller could use or notice.
+  const merge = mergeToken === undefined ? [] : [{
+    // the social identity behind the token is linked to this account once social login exists
+    issue: { kind: 'merge_request' as const, app: ctx.app, entityId: record.id, client: request.client, seconds: MERGE_REQUEST_SECONDS },
+    value: mergeToken,
+  }];
+  const tokens = await loginTokens(ctx, request, record.id, undefined, merge);
+  await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now);
   const signedIn = { ...record, attributes: { ...record.attributes, lastLogin }, lastUpdated: now };
   return { capture_user: renderUser(signedIn), ...tokens };
 };
