@@ -37,6 +37,12 @@ async function main(): Promise<void> {
       firstName: 'Bench', lastName: 'Mark', displayName: 'bench',
     });
     if (registered.stat !== 'ok') throw new Error(JSON.stringify(registered));
+    const floor = await measure('POST /bench/verify (HTTP + verify only)', connections, {
+      url: `${base}/bench/verify`,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'currentPassword=correct+horse+battery',
+    });
     const signIn = await measure('POST /oauth/auth_native_traditional', connections, {
       url: `${base}/oauth/auth_native_traditional`,
       method: 'POST',
@@ -61,7 +67,7 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`\n${connections} connections, ${duration} s each, node ${process.version}\n`);
     process.stdout.write(`raw argon2id (m=${options.memoryCost}, t=${options.timeCost}, p=${options.parallelism}): ${verifies.toFixed(1)} verifies/s, ${hashes.toFixed(1)} hashes/s\n\n`);
-    process.stdout.write(`${table([signIn], verifies, 'raw verifies/s')}\n${table([register], hashes, 'raw hashes/s').split('\n').slice(2).join('\n')}\n`);
+    process.stdout.write(`${table([floor, signIn], verifies, 'raw verifies/s')}\n${table([register], hashes, 'raw hashes/s').split('\n').slice(2).join('\n')}\n`);
   } finally {
     await bench.stop();
   }

@@ -1,3 +1,4 @@
+import express from 'express';
 import { buildApp, drained } from '../src/app';
 import { loadConfigOrExit } from '../src/config';
 import { createLogger } from '../src/logger';
@@ -10,10 +11,18 @@ import { createRuntime } from '../src/runtime';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const runtime = createRuntime(config, createLogger(config.logLevel));
+  const stored = runtime.services.passwords.hash('correct horse battery');
   const app = buildApp({
     services: runtime.services,
     defaultApp: config.defaultApp,
-    extend: (a) => a.get('/bench/baseline', (_req, res) => void res.json({ stat: 'ok' })),
+    extend: (a) => {
+      a.get('/bench/baseline', (_req, res) => void res.json({ stat: 'ok' }));
+      // HTTP + form body + one argon2 verify and nothing else: the floor under a sign-in
+      a.post('/bench/verify', express.urlencoded({ extended: false }), async (req, res) => {
+        const ok = await runtime.services.passwords.verify(await stored, String(req.body.currentPassword));
+        res.json({ stat: ok ? 'ok' : 'error' });
+      });
+    },
   });
   const server = app.listen(config.port, '127.0.0.1', () => process.stdout.write(`bench server listening on ${config.port}\n`));
   process.on('SIGTERM', () => {
