@@ -78,7 +78,7 @@ export function openDatabase(database: Config['database'], logger?: Logger): Dat
     applications: createApplicationQueries(models, transaction),
     clients: createClientQueries(models, transaction),
     flows: createFlowQueries(models),
-    outbox: createOutboxQueries(models),
+    outbox: createOutboxQueries(models, sql),
     credentials: createCredentialQueries(models, sql),
     entities: createEntityQueries(models, sql),
     transaction,

@@ -11,6 +11,8 @@ export interface Sql {
   select<T>(sql: string, values: unknown[], tx?: Transaction): Promise<T[]>;
   /** Runs an INSERT, UPDATE or DELETE and answers the number of rows it changed. */
   change(sql: string, values: unknown[], tx?: Transaction): Promise<number>;
+  /** Runs an INSERT of one row and answers its auto-increment id. */
+  insert(sql: string, values: unknown[], tx?: Transaction): Promise<number>;
 }
 
 /** A unique index refused a row (MySQL ER_DUP_ENTRY, SQLite UNIQUE constraint). */
@@ -23,7 +25,7 @@ export class SqlError extends Error {
   }
 }
 
-interface MysqlResult { affectedRows?: number }
+interface MysqlResult { affectedRows?: number; insertId?: number }
 interface MysqlConnection {
   query(options: { sql: string; values: unknown[]; typeCast: boolean }, cb: (err: MysqlError | null, result: unknown) => void): void;
 }
@@ -55,6 +57,7 @@ function mysqlSql(sequelize: Sequelize): Sql {
   return {
     select: async <T>(sql: string, values: unknown[], tx?: Transaction) => (await exec(sql, values, tx)) as T[],
     change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
+    insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
   };
 }
 
@@ -69,8 +72,13 @@ function sequelizeSql(sequelize: Sequelize): Sql {
       (await sequelize.query(sql, { replacements: values, type: QueryTypes.SELECT, transaction })) as T[],
     async change(sql, values, transaction) {
       const type = /^\s*INSERT/i.test(sql) ? QueryTypes.INSERT : QueryTypes.UPDATE;
-      const result = await sequelize.query(sql, { replacements: values, type, transaction }).catch(duplicates);
-      return Number((result as unknown as [unknown, number])[1]);
+      const [, changes] = (await sequelize.query(sql, { replacements: values, type, transaction }).catch(duplicates)) as unknown as [unknown, number];
+      return Number(changes);
+    },
+    async insert(sql, values, transaction) {
+      // a raw INSERT answers [lastID, changes] on SQLite
+      const [id] = (await sequelize.query(sql, { replacements: values, type: QueryTypes.INSERT, transaction }).catch(duplicates)) as unknown as [number, number];
+      return Number(id);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { Transaction, UniqueConstraintError } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import { DuplicateKeyError, type Sql } from '../sql';
 import { asDate, sqlTime, type EntityRow, type Models } from '../models';
 
@@ -54,35 +54,29 @@ function keyColumn(key: EntityKey): [string, string | number] {
 }
 
 /** Which unique attribute a refused row collided on, from the index named in the error. */
-function duplicateFrom(err: UniqueConstraintError | DuplicateKeyError): DuplicateAttributeError {
-  const detail = err instanceof DuplicateKeyError
-    ? err.message
-    : `${Object.keys(err.fields ?? {}).join(' ')} ${String((err.parent as { message?: string })?.message ?? '')}`;
-  return new DuplicateAttributeError(/email/.test(detail) ? 'email' : /username/.test(detail) ? 'username' : 'uuid');
+function duplicateFrom({ message }: DuplicateKeyError): DuplicateAttributeError {
+  return new DuplicateAttributeError(/email/.test(message) ? 'email' : /username/.test(message) ? 'username' : 'uuid');
 }
 
 export function createEntityQueries({ Entity }: Models, sql: Sql) {
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
     async insert(e: NewEntity, now: Date, transaction?: Transaction): Promise<EntityRecord> {
+      const t = (d: Date) => sqlTime(Entity.sequelize!.getDialect(), d);
       try {
-        const row = await Entity.create({
-          application_id: e.applicationId,
-          type_name: e.typeName,
-          uuid: e.uuid,
-          email: e.email,
-          email_key: uniqueKey(e.email),
-          username: e.username,
-          username_key: uniqueKey(e.username),
-          password_hash: e.passwordHash,
-          email_verified: e.emailVerified,
-          attributes: JSON.stringify(e.attributes),
-          created: now,
-          last_updated: now,
-        }, { transaction });
-        return toRecord(row.get({ plain: true }));
+        // raw SQL: on every registration
+        const id = await sql.insert(
+          `INSERT INTO entities (application_id, type_name, uuid, email, email_key, username, username_key, password_hash, email_verified, attributes, created, last_updated)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          [
+            e.applicationId, e.typeName, e.uuid, e.email, uniqueKey(e.email), e.username, uniqueKey(e.username), e.passwordHash,
+            e.emailVerified && t(e.emailVerified), JSON.stringify(e.attributes), t(now), t(now),
+          ],
+          transaction,
+        );
+        return { ...e, id, created: now, lastUpdated: now };
       } catch (err) {
-        throw err instanceof UniqueConstraintError ? duplicateFrom(err) : err;
+        throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
       }
     },
 

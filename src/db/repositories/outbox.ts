@@ -1,5 +1,6 @@
 import { Op, Transaction } from 'sequelize';
-import type { Models, OutboxRow } from '../models';
+import { sqlTime, type Models, type OutboxRow } from '../models';
+import type { Sql } from '../sql';
 
 export type OutboxStatus = 'pending' | 'done' | 'failed';
 
@@ -19,17 +20,18 @@ const toJob = (row: OutboxRow): OutboxJob => ({
   payload: JSON.parse(row.payload),
 });
 
-export function createOutboxQueries({ Outbox }: Models) {
+export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
   return {
     /** Written in the caller's transaction, beside the change the job belongs to. */
     async insert(jobs: OutboxJob[], now: Date, transaction?: Transaction): Promise<void> {
       if (jobs.length === 0) return;
-      await Outbox.bulkCreate(
-        jobs.map((j) => ({
-          id: j.id, application_id: j.applicationId, queue: j.queue, name: j.name, payload: JSON.stringify(j.payload),
-          status: 'pending', attempts: 0, created_at: now, updated_at: now,
-        })),
-        { transaction },
+      const at = sqlTime(Outbox.sequelize!.getDialect(), now);
+      // raw SQL: on every request that sends an email
+      await sql.change(
+        `INSERT INTO outbox (id, application_id, queue, name, payload, status, attempts, created_at, updated_at)
+         VALUES ${jobs.map(() => "(?, ?, ?, ?, ?, 'pending', 0, ?, ?)").join(', ')}`,
+        jobs.flatMap((j) => [j.id, j.applicationId, j.queue, j.name, JSON.stringify(j.payload), at, at]),
+        transaction,
       );
     },
     async find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined> {
