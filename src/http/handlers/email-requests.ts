@@ -1,9 +1,8 @@
-import type { Tx } from '../../db';
 import type { EntityRecord } from '../../db/repositories/entities';
 import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
-import { wholeSeconds } from '../../domain/tokens';
+import { wholeSeconds, type Issue } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { assertValid, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
@@ -109,26 +108,38 @@ export const verifyEmail: Handler = async (ctx) => {
       extra: { message: flowMessage(ctx, request, 'errors.alreadyVerified') },
     });
   }
-  await ctx.services.outbox.commit(async (tx) => ({ result: undefined, jobs: [await verificationMail(ctx, request, record, verifyUrl, 'verify-email', tx)] }));
+  const { credential, job } = verificationMail(ctx, request, record, verifyUrl, 'verify-email');
+  await ctx.services.outbox.commit(async (tx) => {
+    await ctx.services.tokens.issueAll([credential], tx);
+    return { result: undefined, jobs: [job] };
+  });
   return {};
 };
 
-/** A verification code for the record's email and the email carrying it (verify-email or welcome). */
-export async function verificationMail(
+/**
+ * A verification code for the record's email and the email carrying it (verify-email or welcome).
+ * The caller stores `credential` in the transaction that writes `job` (registration stores it in
+ * the same INSERT as the new record's tokens).
+ */
+export function verificationMail(
   ctx: RequestContext,
   request: FlowRequest,
   record: EntityRecord,
   verifyUrl: string,
   template: 'verify-email' | 'welcome',
-  tx: Tx,
 ) {
   const lifetime = seconds(ctx, request.client, 'verification_lifetime', 604_800);
-  const code = await ctx.services.tokens.issue({
-    kind: 'verification_code', app: ctx.app, entityId: record.id, client: request.client,
-    extra: { attribute_name: 'emailVerified' }, seconds: lifetime,
-  }, tx);
-  return mailJob(ctx.services.outbox, ctx.services.box, ctx.app, {
+  const code = randomToken(20);
+  const credential: { issue: Issue; value: string } = {
+    issue: {
+      kind: 'verification_code', app: ctx.app, entityId: record.id, client: request.client,
+      extra: { attribute_name: 'emailVerified' }, seconds: lifetime,
+    },
+    value: code,
+  };
+  const job = mailJob(ctx.services.outbox, ctx.services.box, ctx.app, {
     template, locale: request.flow.locale, to: record.email!, name: displayName(record),
     link: withParameter(verifyUrl, 'verification_code', code), expiresIn: lifetime,
   });
+  return { credential, job };
 }

@@ -30,8 +30,9 @@ export const registerTraditional: Handler = async (ctx) => {
         applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: email ?? null, username: username ?? null,
         passwordHash, emailVerified: null, attributes,
       }, clock.now(), tx);
-      const welcome = created.email && verifyUrl ? [await verificationMail(ctx, request, created, verifyUrl, 'welcome', tx)] : [];
-      return { result: { record: created, tokens: await loginTokens(ctx, request, created.id, tx) }, jobs: welcome };
+      const welcome = created.email && verifyUrl ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
+      const tokens = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
+      return { result: { record: created, tokens }, jobs: welcome ? [welcome.job] : [] };
     });
     return { capture_user: renderUser(record), ...tokens };
   } catch (e) {
