@@ -285,6 +285,18 @@ describe('/oauth/update_profile_native', () => {
     expect((await request(t.app).get('/entity').set('Authorization', `OAuth ${other}`)).body.code).toBe(413);
   });
 
+  it('limits wrong current passwords like failed sign-ins, from the same per-account budget (510)', async () => {
+    const own = (await register('guessed@example.com')).body.access_token;
+    const change = (current: string) => update(own, 'changePasswordForm', { currentPassword: current, newPassword: 'new and long', newPasswordConfirm: 'new and long' });
+    expect((await signIn('guessed@example.com', 'bad guess')).body.code).toBe(210);
+    for (let i = 0; i < 3; i++) expect((await change(`guess ${i}`)).body.code).toBe(210);
+    // the budget (4) is spent: even the right password is refused, here and at sign-in
+    const blocked = await change('correct horse');
+    expect(blocked.body).toMatchObject({ stat: 'error', code: 510, error: 'api_limit_error' });
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await signIn('guessed@example.com', 'correct horse')).body.code).toBe(510);
+  });
+
   it('sets a password without the current one (newPasswordFormNoAuth, after a reset)', async () => {
     expect((await update(token, 'newPasswordFormNoAuth', { newPassword: 'after the reset', newPasswordConfirm: 'after the reset' })).body).toEqual({ stat: 'ok' });
     expect((await signIn('profile@example.com', 'after the reset')).body.stat).toBe('ok');

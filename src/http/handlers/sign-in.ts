@@ -2,6 +2,7 @@ import { renderUser } from '../../domain/users';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
+import { guardPasswordGuesses } from '../password-guesses';
 import { loginTokens, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
@@ -30,21 +31,18 @@ export const signInTraditional: Handler = async (ctx) => {
   const mergeToken = ctx.params.get('merge_token');
   if (mergeToken !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(mergeToken)) throw errors.invalidArgument('merge_token', 'is not a social login token');
 
-  const { rateLimiter, loginLimits, db, passwords, clock } = ctx.services;
-  const accountKey = `login:account:${ctx.app.id}:${identifier.toLowerCase().slice(0, 256)}`;
-  const addressKey = `login:address:${ctx.app.id}:${ctx.clientAddress}`;
-  const limits = await rateLimiter.check([[accountKey, loginLimits.account], [addressKey, loginLimits.address]]);
-  if (limits.wait > 0) throw errors.apiLimit(limits.wait);
+  const { db, passwords, clock } = ctx.services;
+  const guesses = await guardPasswordGuesses(ctx, identifier);
 
   const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
   const record = usable ? await db.entities.find(ctx.app.id, identifier.includes('@') ? { email: identifier } : { username: identifier }) : undefined;
   const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
   if (!ok || !record) {
-    await Promise.all([rateLimiter.fail(accountKey, loginLimits.account), rateLimiter.fail(addressKey, loginLimits.address)]);
+    await guesses.failed();
     throw invalidCredentials(ctx, request, form.name);
   }
 
-  if (limits.failures) await rateLimiter.reset(accountKey);
+  await guesses.succeeded();
   const now = clock.now();
   // a hash made with weaker parameters than today's policy is replaced while the password is at hand
   const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
