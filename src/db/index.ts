@@ -16,8 +16,12 @@ export type Tx = Transaction;
 
 export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
-/** MySQL error numbers after which the whole transaction may simply run again. */
-const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */]);
+/**
+ * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
+ * reports a deadlock met while waiting for the table's AUTO-INC lock, which INSERT … SELECT takes
+ * under innodb_autoinc_lock_mode=1 (MariaDB's default; MySQL 8 defaults to 2 and never takes it).
+ */
+const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */, 1467 /* ER_AUTOINC_READ_FAILED */]);
 
 /**
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same

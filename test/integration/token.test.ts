@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { basic, startTestApp, type TestApp } from '../helpers/backend';
+import { SqlError } from '../../src/db/sql';
+import { basic, onMysql, startTestApp, type TestApp } from '../helpers/backend';
 
 let t: TestApp;
 let owner: string;
@@ -165,5 +166,44 @@ describe('single use under concurrency', () => {
     const results = await Promise.all(Array.from({ length: 20 }, () =>
       request(t.app).get('/access/useVerificationCode').query({ verification_code: issued.body.verification_code })));
     expect(results.filter((r) => r.body.stat === 'ok')).toHaveLength(1);
+  });
+});
+
+(onMysql ? describe : describe.skip)('transactions on MySQL/MariaDB', () => {
+  let applicationId: number;
+  beforeAll(async () => {
+    applicationId = (await t.runtime.db.applications.findByName(t.local.app))!.id;
+  });
+  const row = (valueHash: string) => ({
+    applicationId, kind: 'access_token' as const, valueHash, entityId: null, clientId: null, forClientId: null,
+    redirectUri: null, extra: null, family: null, expiresAt: new Date(Date.now() + 60_000),
+  });
+  const stored = async (valueHash: string) => !!(await t.runtime.db.models.Credential.findOne({ where: { value_hash: valueHash } }));
+
+  it.each([
+    [1213, 'ER_LOCK_DEADLOCK'],
+    [1467, 'ER_AUTOINC_READ_FAILED'],
+  ])('run again from the start after errno %i (%s), the failed attempt rolled back', async (errno, code) => {
+    const { db } = t.runtime;
+    const first = `first-${errno}`.padEnd(64, '0');
+    const second = `second-${errno}`.padEnd(64, '0');
+    let attempts = 0;
+    const outcome = await db.transaction(async (tx) => {
+      attempts++;
+      await db.credentials.insert([row(attempts === 1 ? first : second)], new Date(), tx);
+      if (attempts === 1) throw new SqlError('deadlock found', errno, code);
+      return 'committed';
+    });
+    expect({ outcome, attempts }).toEqual({ outcome: 'committed', attempts: 2 });
+    expect([await stored(first), await stored(second)]).toEqual([false, true]);
+  });
+
+  it('do not run again after any other error', async () => {
+    let attempts = 0;
+    await expect(t.runtime.db.transaction(async () => {
+      attempts++;
+      throw new SqlError('Data too long', 1406, 'ER_DATA_TOO_LONG');
+    })).rejects.toThrow('Data too long');
+    expect(attempts).toBe(1);
   });
 });
