@@ -27,18 +27,25 @@ export class SqlError extends Error {
 
 interface MysqlResult { affectedRows?: number; insertId?: number }
 interface MysqlConnection {
-  query(options: { sql: string; values: unknown[]; typeCast: boolean }, cb: (err: MysqlError | null, result: unknown) => void): void;
+  query(options: { sql: string; values: unknown[]; typeCast: typeof driverTypes }, cb: (err: MysqlError | null, result: unknown) => void): void;
 }
 interface MysqlError { message: string; sqlMessage?: string; errno?: number; code?: string }
 interface Pool { getConnection(options: { type: 'write' }): Promise<MysqlConnection>; releaseConnection(c: MysqlConnection): void }
 
 const ER_DUP_ENTRY = 1062;
 
+/**
+ * The driver's own conversions (DATETIME to Date in the connection's UTC, numbers to numbers)
+ * instead of Sequelize's connection-wide moment-based typeCast. It must be a function: mysql2
+ * replaces any other per-query value with the connection's function while compiling a row parser,
+ * and then never finds that parser in its cache again (one compile per query).
+ */
+const driverTypes = (_field: unknown, next: () => unknown) => next();
+
 function mysqlSql(sequelize: Sequelize): Sql {
   const pool = (sequelize as unknown as { connectionManager: Pool }).connectionManager;
   const run = (connection: MysqlConnection, sql: string, values: unknown[]) => new Promise<unknown>((resolve, reject) => {
-    // typeCast true: mysql2 itself turns DATETIME into Date (in the connection's UTC) and numbers into numbers
-    connection.query({ sql, values, typeCast: true }, (err, result) => {
+    connection.query({ sql, values, typeCast: driverTypes }, (err, result) => {
       if (!err) return resolve(result);
       const message = err.sqlMessage ?? err.message;
       reject(err.errno === ER_DUP_ENTRY ? new DuplicateKeyError(message) : new SqlError(message, err.errno, err.code));
