@@ -9,12 +9,14 @@ import { createCredentialQueries } from './repositories/credentials';
 import { createEntityQueries } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
-import { createSql } from './sql';
+import { createSql, type AnyTx } from './sql';
 
 /** An open database transaction, opaque to the domain layer. */
 export type Tx = Transaction;
+/** What the raw statements of src/db/sql.ts run in: `Tx`, or a transaction of `statements`. */
+export type { AnyTx } from './sql';
 
-export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+export type Transact<X = Tx> = <T>(work: (tx: X) => Promise<T>) => Promise<T>;
 
 /**
  * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
@@ -27,11 +29,11 @@ const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIM
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
  * index ranges; the victim was rolled back entirely, so running it again is safe.
  */
-function retryingDeadlocks(sequelize: Sequelize, attempts = 3): Transact {
-  return async <T>(work: (tx: Tx) => Promise<T>) => {
+function retryingDeadlocks<X>(open: Transact<X>, attempts = 3): Transact<X> {
+  return async <T>(work: (tx: X) => Promise<T>) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await sequelize.transaction((tx) => work(tx));
+        return await open(work);
       } catch (e) {
         // Sequelize wraps the driver's error in `parent`; src/db/sql.ts raises SqlError with errno
         const errno = (e as { parent?: { errno?: number } }).parent?.errno ?? (e as { errno?: number }).errno;
@@ -67,6 +69,12 @@ export interface Database {
   entities: ReturnType<typeof createEntityQueries>;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
   transaction: Transact;
+  /**
+   * The same for work made only of the raw statements of src/db/sql.ts (the methods taking
+   * `AnyTx`): on MySQL opened on the driver, which saves Sequelize's transaction machinery on the
+   * refresh grant and on every request that commits an email; on SQLite it is `transaction`.
+   */
+  statements: Transact<AnyTx>;
   close(): Promise<void>;
 }
 
@@ -75,7 +83,10 @@ export function openDatabase(database: Config['database'], logger?: Logger): Dat
   const sequelize = createSequelize(database, logger);
   const models = defineModels(sequelize);
   const sql = createSql(sequelize);
-  const transaction = database.dialect === 'sqlite' ? serialized(sequelize) : retryingDeadlocks(sequelize);
+  const transaction: Transact = database.dialect === 'sqlite'
+    ? serialized(sequelize)
+    : retryingDeadlocks((work) => sequelize.transaction((tx) => work(tx)));
+  const statements: Transact<AnyTx> = sql.transaction ? retryingDeadlocks<AnyTx>(sql.transaction.bind(sql)) : transaction;
   return {
     sequelize,
     models,
@@ -86,6 +97,7 @@ export function openDatabase(database: Config['database'], logger?: Logger): Dat
     credentials: createCredentialQueries(models, sql),
     entities: createEntityQueries(models, sql),
     transaction,
+    statements,
     close: () => sequelize.close(),
   };
 }

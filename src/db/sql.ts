@@ -1,4 +1,4 @@
-import { QueryTypes, UniqueConstraintError, type Sequelize, type Transaction } from 'sequelize';
+import { QueryTypes, Transaction, UniqueConstraintError, type Sequelize } from 'sequelize';
 
 /**
  * Raw SQL for the statements on every sign-in and token request. On MySQL/MariaDB they go
@@ -8,12 +8,23 @@ import { QueryTypes, UniqueConstraintError, type Sequelize, type Transaction } f
  * they go through `sequelize.query`. Values are always bound as `?`, never spliced in.
  */
 export interface Sql {
-  select<T>(sql: string, values: unknown[], tx?: Transaction): Promise<T[]>;
+  select<T>(sql: string, values: unknown[], tx?: AnyTx): Promise<T[]>;
   /** Runs an INSERT, UPDATE or DELETE and answers the number of rows it changed. */
-  change(sql: string, values: unknown[], tx?: Transaction): Promise<number>;
+  change(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
   /** Runs an INSERT of one row and answers its auto-increment id. */
-  insert(sql: string, values: unknown[], tx?: Transaction): Promise<number>;
+  insert(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
+  /**
+   * Runs `work` in one transaction opened on the driver (MySQL only): START TRANSACTION and
+   * COMMIT without Sequelize's transaction machinery. Only these statements can run in it: its
+   * handle is no Sequelize Transaction, so the compiler refuses it to model methods.
+   */
+  transaction?<T>(work: (tx: StatementTx) => Promise<T>): Promise<T>;
 }
+
+/** A transaction of `Sql.transaction`. */
+export interface StatementTx { readonly statementConnection: unknown }
+/** What the statements here run in: a Sequelize transaction or a statement transaction. */
+export type AnyTx = Transaction | StatementTx;
 
 /** A unique index refused a row (MySQL ER_DUP_ENTRY, SQLite UNIQUE constraint). */
 export class DuplicateKeyError extends Error {}
@@ -51,9 +62,9 @@ function mysqlSql(sequelize: Sequelize): Sql {
       reject(err.errno === ER_DUP_ENTRY ? new DuplicateKeyError(message) : new SqlError(message, err.errno, err.code));
     });
   });
-  const exec = async (sql: string, values: unknown[], tx?: Transaction): Promise<unknown> => {
-    const held = (tx as unknown as { connection?: MysqlConnection } | undefined)?.connection;
-    if (held) return run(held, sql, values);
+  const exec = async (sql: string, values: unknown[], tx?: AnyTx): Promise<unknown> => {
+    const held = tx && ('statementConnection' in tx ? tx.statementConnection : (tx as unknown as { connection: unknown }).connection);
+    if (held) return run(held as MysqlConnection, sql, values);
     const connection = await pool.getConnection({ type: 'write' });
     try {
       return await run(connection, sql, values);
@@ -62,9 +73,26 @@ function mysqlSql(sequelize: Sequelize): Sql {
     }
   };
   return {
-    select: async <T>(sql: string, values: unknown[], tx?: Transaction) => (await exec(sql, values, tx)) as T[],
+    select: async <T>(sql: string, values: unknown[], tx?: AnyTx) => (await exec(sql, values, tx)) as T[],
     change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
     insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
+    async transaction<T>(work: (tx: StatementTx) => Promise<T>): Promise<T> {
+      const connection = await pool.getConnection({ type: 'write' });
+      try {
+        await run(connection, 'START TRANSACTION', []);
+        let out: T;
+        try {
+          out = await work({ statementConnection: connection });
+        } catch (e) {
+          await run(connection, 'ROLLBACK', []).catch(() => undefined);
+          throw e;
+        }
+        await run(connection, 'COMMIT', []);
+        return out;
+      } finally {
+        pool.releaseConnection(connection);
+      }
+    },
   };
 }
 
@@ -74,18 +102,23 @@ function sequelizeSql(sequelize: Sequelize): Sql {
     const detail = `${Object.keys(err.fields ?? {}).join(' ')} ${String((err.parent as { message?: string } | undefined)?.message ?? '')}`;
     throw new DuplicateKeyError(detail);
   };
+  // SQLite opens no statement transactions (Database.statements is its serialized Sequelize one)
+  const sequelizeTx = (tx?: AnyTx): Transaction | undefined => {
+    if (tx === undefined || tx instanceof Transaction) return tx;
+    throw new Error('a statement transaction reached the SQLite dialect');
+  };
   return {
-    select: async <T>(sql: string, values: unknown[], transaction?: Transaction) =>
-      (await sequelize.query(sql, { replacements: values, type: QueryTypes.SELECT, transaction })) as T[],
-    async change(sql, values, transaction) {
+    select: async <T>(sql: string, values: unknown[], tx?: AnyTx) =>
+      (await sequelize.query(sql, { replacements: values, type: QueryTypes.SELECT, transaction: sequelizeTx(tx) })) as T[],
+    async change(sql, values, tx) {
       const type = /^\s*INSERT/i.test(sql) ? QueryTypes.INSERT : QueryTypes.UPDATE;
-      const [, changes] = (await sequelize.query(sql, { replacements: values, type, transaction }).catch(duplicates)) as unknown as [unknown, number];
-      return Number(changes);
+      const result = await sequelize.query(sql, { replacements: values, type, transaction: sequelizeTx(tx) }).catch(duplicates);
+      return Number((result as unknown as [unknown, number])[1]);
     },
-    async insert(sql, values, transaction) {
+    async insert(sql, values, tx) {
       // a raw INSERT answers [lastID, changes] on SQLite
-      const [id] = (await sequelize.query(sql, { replacements: values, type: QueryTypes.INSERT, transaction }).catch(duplicates)) as unknown as [number, number];
-      return Number(id);
+      const result = await sequelize.query(sql, { replacements: values, type: QueryTypes.INSERT, transaction: sequelizeTx(tx) }).catch(duplicates);
+      return Number((result as unknown as [number, number])[0]);
     },
   };
 }

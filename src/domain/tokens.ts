@@ -1,4 +1,4 @@
-import type { Database, Tx } from '../db';
+import type { AnyTx, Database, Tx } from '../db';
 import type { Application } from '../db/repositories/applications';
 import type { CredentialKind, StoredCredential } from '../db/repositories/credentials';
 import { ApiError, errors } from '../errors';
@@ -73,7 +73,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
    * stored). Each value is a new random one unless it came from elsewhere (a social merge_token
    * kept for linking).
    */
-  async function issueAll(list: { issue: Issue; value?: string }[], tx?: Tx): Promise<string[]> {
+  async function issueAll(list: { issue: Issue; value?: string }[], tx?: AnyTx): Promise<string[]> {
     const at = now();
     const values = list.map((e) => e.value ?? randomToken(20));
     await db.credentials.insert(list.map(({ issue: i }, n) => ({
@@ -92,7 +92,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
   }
 
   /** Stores one credential and returns its value. */
-  const issue = async (i: Issue, tx?: Tx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
+  const issue = async (i: Issue, tx?: AnyTx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
 
   /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
   const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null): Issue =>
@@ -115,7 +115,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
   }
 
   /** A new access + refresh token pair in `family`. */
-  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: Tx): Promise<TokenPair> {
+  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: AnyTx): Promise<TokenPair> {
     const { pair, rows } = newPair(app);
     const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, extra: null, family };
     await db.credentials.insert(rows.map((r) => ({ ...base, ...r })), now(), tx);
@@ -131,7 +131,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
     accessToken,
 
     /** A standalone access token for one record (getAccessToken). */
-    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {
+    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: AnyTx): Promise<string> {
       return issue(accessToken(app, client, entityId, forClientId), tx);
     },
 
@@ -170,7 +170,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
     async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
       const hash = sha256Hex(token);
       const { pair, rows } = newPair(app);
-      if (await db.transaction((tx) => db.credentials.rotate(app.id, hash, client.id, rows, now(), tx))) return pair;
+      if (await db.statements((tx) => db.credentials.rotate(app.id, hash, client.id, rows, now(), tx))) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
       if (found?.usedAt && found.family) await db.credentials.revokeFamily(app.id, found.family, now());
       throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {

@@ -1,4 +1,4 @@
-import type { Tx } from '../db';
+import type { AnyTx } from '../db';
 import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
@@ -97,7 +97,7 @@ export async function loginTokens(
   ctx: RequestContext,
   request: FlowRequest,
   entityId: number,
-  tx?: Tx,
+  tx?: AnyTx,
   /** More credentials to store in the same INSERT (a sign-in's merge request). */
   also: { issue: Issue; value: string }[] = [],
 ): Promise<Record<string, string>> {

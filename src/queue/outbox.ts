@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Database, Tx } from '../db';
+import type { AnyTx, Database } from '../db';
 import type { OutboxJob } from '../db/repositories/outbox';
 import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
@@ -22,7 +22,7 @@ export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logg
       return { id: randomUUID(), applicationId, queue: queueName, name, payload };
     },
 
-    async write(jobs: OutboxJob[], tx: Tx): Promise<void> {
+    async write(jobs: OutboxJob[], tx: AnyTx): Promise<void> {
       await db.outbox.insert(jobs, now(), tx);
     },
 
@@ -40,8 +40,9 @@ export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logg
     },
 
     /** Writes `jobs` with `work` in one transaction, then dispatches them. Returns what `work` returned. */
-    async commit<T>(work: (tx: Tx) => Promise<{ result: T; jobs: OutboxJob[] }>): Promise<T> {
-      const { result, jobs } = await db.transaction(async (tx) => {
+    async commit<T>(work: (tx: AnyTx) => Promise<{ result: T; jobs: OutboxJob[] }>): Promise<T> {
+      // statements only: the work and its outbox rows are raw statements (see Database.statements)
+      const { result, jobs } = await db.statements(async (tx) => {
         const out = await work(tx);
         await db.outbox.insert(out.jobs, now(), tx);
         return out;

@@ -181,14 +181,16 @@ describe('single use under concurrency', () => {
   const stored = async (valueHash: string) => !!(await t.runtime.db.models.Credential.findOne({ where: { value_hash: valueHash } }));
 
   it.each([
-    [1213, 'ER_LOCK_DEADLOCK'],
-    [1467, 'ER_AUTOINC_READ_FAILED'],
-  ])('run again from the start after errno %i (%s), the failed attempt rolled back', async (errno, code) => {
+    ['transaction', 1213, 'ER_LOCK_DEADLOCK'],
+    ['transaction', 1467, 'ER_AUTOINC_READ_FAILED'],
+    ['statements', 1213, 'ER_LOCK_DEADLOCK'],
+    ['statements', 1467, 'ER_AUTOINC_READ_FAILED'],
+  ] as const)('%s: run again from the start after errno %i (%s), the failed attempt rolled back', async (kind, errno, code) => {
     const { db } = t.runtime;
-    const first = `first-${errno}`.padEnd(64, '0');
-    const second = `second-${errno}`.padEnd(64, '0');
+    const first = `first-${kind}-${errno}`.padEnd(64, '0');
+    const second = `second-${kind}-${errno}`.padEnd(64, '0');
     let attempts = 0;
-    const outcome = await db.transaction(async (tx) => {
+    const outcome = await db[kind](async (tx) => {
       attempts++;
       await db.credentials.insert([row(attempts === 1 ? first : second)], new Date(), tx);
       if (attempts === 1) throw new SqlError('deadlock found', errno, code);
@@ -198,9 +200,9 @@ describe('single use under concurrency', () => {
     expect([await stored(first), await stored(second)]).toEqual([false, true]);
   });
 
-  it('do not run again after any other error', async () => {
+  it.each(['transaction', 'statements'] as const)('%s: do not run again after any other error', async (kind) => {
     let attempts = 0;
-    await expect(t.runtime.db.transaction(async () => {
+    await expect(t.runtime.db[kind](async () => {
       attempts++;
       throw new SqlError('Data too long', 1406, 'ER_DATA_TOO_LONG');
     })).rejects.toThrow('Data too long');

@@ -1,5 +1,5 @@
 import { Op, Transaction } from 'sequelize';
-import type { Sql } from '../sql';
+import type { AnyTx, Sql } from '../sql';
 import { asDate, sqlTime, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -42,7 +42,7 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
 export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
     /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
-    async insert(rows: NewCredential[], now: Date, transaction?: Transaction): Promise<void> {
+    async insert(rows: NewCredential[], now: Date, transaction?: AnyTx): Promise<void> {
       if (rows.length === 0) return;
       const sequelize = Credential.sequelize!;
       const t = (d: Date) => sqlTime(sequelize.getDialect(), d);
@@ -107,7 +107,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       ownerClientId: number,
       successors: { kind: CredentialKind; valueHash: string; expiresAt: Date }[],
       now: Date,
-      transaction: Transaction,
+      transaction: AnyTx,
     ): Promise<boolean> {
       const sequelize = Credential.sequelize!;
       const t = (d: Date) => sqlTime(sequelize.getDialect(), d);

@@ -1,5 +1,5 @@
 import type { Transaction } from 'sequelize';
-import { DuplicateKeyError, type Sql } from '../sql';
+import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
 import { asDate, sqlTime, type EntityRow, type Models } from '../models';
 
 /** A user record as stored; `attributes` holds every attribute without a column of its own. */
@@ -61,7 +61,7 @@ function duplicateFrom({ message }: DuplicateKeyError): DuplicateAttributeError 
 export function createEntityQueries({ Entity }: Models, sql: Sql) {
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
-    async insert(e: NewEntity, now: Date, transaction?: Transaction): Promise<EntityRecord> {
+    async insert(e: NewEntity, now: Date, transaction?: AnyTx): Promise<EntityRecord> {
       const t = (d: Date) => sqlTime(Entity.sequelize!.getDialect(), d);
       try {
         // raw SQL: on every registration
@@ -85,7 +85,7 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
       record: EntityRecord,
       change: { email?: string; username?: string; passwordHash?: string; attributes?: Record<string, unknown> },
       now: Date,
-      transaction?: Transaction,
+      transaction?: AnyTx,
     ): Promise<void> {
       const set: [string, unknown][] = [
         ...(change.email !== undefined ? [['email', change.email], ['email_key', uniqueKey(change.email)]] as [string, unknown][] : []),
@@ -107,7 +107,7 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
     },
 
     /** Scoped to the application: another application's record is never found. */
-    async find(applicationId: number, key: EntityKey, transaction?: Transaction): Promise<EntityRecord | undefined> {
+    async find(applicationId: number, key: EntityKey, transaction?: AnyTx): Promise<EntityRecord | undefined> {
       // raw SQL: this lookup is on every sign-in, token and profile path
       const [column, value] = keyColumn(key);
       const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE ${column} = ? AND application_id = ? LIMIT 1`, [value, applicationId], transaction);

@@ -1,6 +1,6 @@
 import { Op, Transaction } from 'sequelize';
 import { sqlTime, type Models, type OutboxRow } from '../models';
-import type { Sql } from '../sql';
+import type { AnyTx, Sql } from '../sql';
 
 export type OutboxStatus = 'pending' | 'done' | 'failed';
 
@@ -23,7 +23,7 @@ const toJob = (row: OutboxRow): OutboxJob => ({
 export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
   return {
     /** Written in the caller's transaction, beside the change the job belongs to. */
-    async insert(jobs: OutboxJob[], now: Date, transaction?: Transaction): Promise<void> {
+    async insert(jobs: OutboxJob[], now: Date, transaction?: AnyTx): Promise<void> {
       if (jobs.length === 0) return;
       const at = sqlTime(Outbox.sequelize!.getDialect(), now);
       // raw SQL: on every request that sends an email
