@@ -1,11 +1,11 @@
 import { QueryTypes, Transaction, UniqueConstraintError, type Sequelize } from 'sequelize';
 
 /**
- * Raw SQL for the statements on every sign-in and token request. On MySQL/MariaDB they go
- * straight to the mysql2 connection Sequelize's pool (or the caller's transaction) holds, with the
- * driver's own `?` escaping and type casting: Sequelize's query layer (option cloning, hooks,
- * moment-based date parsing) cost as much main-thread time as the statements themselves. On SQLite
- * they go through `sequelize.query`. Values are always bound as `?`, never spliced in.
+ * Raw SQL for the statements on every sign-in, registration and token request. On MySQL/MariaDB
+ * they go straight to the mysql2 connection Sequelize's pool (or the caller's transaction) holds,
+ * with the driver's own `?` escaping and type casting: Sequelize's query layer (option cloning,
+ * hooks, moment-based date parsing) cost as much main-thread time as the statements themselves.
+ * On SQLite they go through `sequelize.query`. Values are always bound as `?`, never spliced in.
  */
 export interface Sql {
   select<T>(sql: string, values: unknown[], tx?: AnyTx): Promise<T[]>;
