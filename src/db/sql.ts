@@ -1,4 +1,5 @@
 import { QueryTypes, Transaction, UniqueConstraintError, type Sequelize } from 'sequelize';
+import { sqlTime } from './models';
 
 /**
  * Raw SQL for the statements on every sign-in, registration and token request. On MySQL/MariaDB
@@ -13,6 +14,8 @@ export interface Sql {
   change(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
   /** Runs an INSERT of one row and answers its auto-increment id. */
   insert(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
+  /** A DATETIME(6) value for this dialect, with its milliseconds (see sqlTime). */
+  time(date: Date): string;
   /**
    * Runs `work` in one transaction opened on the driver (MySQL only): START TRANSACTION and
    * COMMIT without Sequelize's transaction machinery. Only these statements can run in it: its
@@ -76,6 +79,7 @@ function mysqlSql(sequelize: Sequelize): Sql {
     select: async <T>(sql: string, values: unknown[], tx?: AnyTx) => (await exec(sql, values, tx)) as T[],
     change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
     insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
+    time: (date) => sqlTime('mysql', date),
     async transaction<T>(work: (tx: StatementTx) => Promise<T>): Promise<T> {
       const connection = await pool.getConnection({ type: 'write' });
       try {
@@ -120,6 +124,7 @@ function sequelizeSql(sequelize: Sequelize): Sql {
       const result = await sequelize.query(sql, { replacements: values, type: QueryTypes.INSERT, transaction: sequelizeTx(tx) }).catch(duplicates);
       return Number((result as unknown as [number, number])[0]);
     },
+    time: (date) => sqlTime('sqlite', date),
   };
 }
 

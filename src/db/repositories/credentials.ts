@@ -1,6 +1,6 @@
 import { Op, Transaction } from 'sequelize';
 import type { AnyTx, Sql } from '../sql';
-import { asDate, sqlTime, type CredentialRow, type Models } from '../models';
+import { asDate, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
   /** A social merge_token presented at a successful sign-in, kept for the social login to link. */
@@ -44,8 +44,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
     async insert(rows: NewCredential[], now: Date, transaction?: AnyTx): Promise<void> {
       if (rows.length === 0) return;
-      const sequelize = Credential.sequelize!;
-      const t = (d: Date) => sqlTime(sequelize.getDialect(), d);
+      const t = sql.time;
       await sql.change(
         `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
          VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)').join(', ')}`,
@@ -109,8 +108,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       now: Date,
       transaction: AnyTx,
     ): Promise<boolean> {
-      const sequelize = Credential.sequelize!;
-      const t = (d: Date) => sqlTime(sequelize.getDialect(), d);
+      const t = sql.time;
       const spent = await sql.change(
         `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
            AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,

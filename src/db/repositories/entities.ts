@@ -1,6 +1,6 @@
 import type { Transaction } from 'sequelize';
 import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
-import { asDate, sqlTime, type EntityRow, type Models } from '../models';
+import { asDate, type EntityRow, type Models } from '../models';
 
 /** A user record as stored; `attributes` holds every attribute without a column of its own. */
 export interface EntityRecord {
@@ -62,7 +62,7 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
     async insert(e: NewEntity, now: Date, transaction?: AnyTx): Promise<EntityRecord> {
-      const t = (d: Date) => sqlTime(Entity.sequelize!.getDialect(), d);
+      const t = sql.time;
       try {
         // raw SQL: on every registration
         const id = await sql.insert(
@@ -92,7 +92,7 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
         ...(change.username !== undefined ? [['username', change.username], ['username_key', uniqueKey(change.username)]] as [string, unknown][] : []),
         ...(change.passwordHash !== undefined ? [['password_hash', change.passwordHash]] as [string, unknown][] : []),
         ...(change.attributes ? [['attributes', JSON.stringify({ ...record.attributes, ...change.attributes })]] as [string, unknown][] : []),
-        ['last_updated', sqlTime(Entity.sequelize!.getDialect(), now)],
+        ['last_updated', sql.time(now)],
       ];
       try {
         // raw SQL: a sign-in writes lastLogin here every time

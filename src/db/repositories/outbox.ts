@@ -1,5 +1,5 @@
 import { Op, Transaction } from 'sequelize';
-import { sqlTime, type Models, type OutboxRow } from '../models';
+import type { Models, OutboxRow } from '../models';
 import type { AnyTx, Sql } from '../sql';
 
 export type OutboxStatus = 'pending' | 'done' | 'failed';
@@ -25,7 +25,7 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
     /** Written in the caller's transaction, beside the change the job belongs to. */
     async insert(jobs: OutboxJob[], now: Date, transaction?: AnyTx): Promise<void> {
       if (jobs.length === 0) return;
-      const at = sqlTime(Outbox.sequelize!.getDialect(), now);
+      const at = sql.time(now);
       // raw SQL: on every request that sends an email
       await sql.change(
         `INSERT INTO outbox (id, application_id, queue, name, payload, status, attempts, created_at, updated_at)
