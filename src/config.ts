@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import * as yup from 'yup';
 import { APP_NAME } from './domain/applications';
@@ -32,6 +33,8 @@ export interface Config {
   mailFrom: string;
   /** argon2id parameters for new password hashes (older hashes are upgraded at sign-in). */
   passwordPolicy: { memoryCost: number; timeCost: number; parallelism: number };
+  /** argon2 computations run at once per process (each holds ARGON2_MEMORY_KIB); the rest queue. */
+  hashConcurrency: number;
   /** Express `trust proxy`: how client addresses are read behind load balancers. */
   trustProxy: string | undefined;
   /** No DATABASE_URL and no REDIS_URL: one process that migrates and seeds itself. */
@@ -88,6 +91,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   ARGON2_MEMORY_KIB: yup.string().test('kib', 'ARGON2_MEMORY_KIB must be a whole number of KiB from 8192 to 4194304 (OWASP: 19456)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 8192 && +v <= 4_194_304)),
   ARGON2_ITERATIONS: yup.string().test('t', 'ARGON2_ITERATIONS must be a whole number from 1 to 100 (OWASP: 2)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100)),
   ARGON2_PARALLELISM: yup.string().test('p', 'ARGON2_PARALLELISM must be a whole number from 1 to 16 (OWASP: 1)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 16)),
+  ARGON2_CONCURRENCY: yup.string().test('c', 'ARGON2_CONCURRENCY must be a whole number from 1 to 256 (default: the number of cores)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 256)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
@@ -154,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     timeCost: Number(value('ARGON2_ITERATIONS') ?? 2),
     parallelism: Number(value('ARGON2_PARALLELISM') ?? 1),
   };
+  const hashConcurrency = Number(value('ARGON2_CONCURRENCY') ?? availableParallelism());
   const varDir = path.resolve(cwd, 'var');
   const portNumber = port ? Number(port) : 3000;
   const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
@@ -180,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustProxy,
     mailLimits,
     passwordPolicy,
+    hashConcurrency,
     mailFrom: mailFromRaw ?? `no-reply@${new URL(publicBaseUrl).hostname}`,
     secretKey: secret ? parseSecretKey(secret)! : embeddedSecretKey(varDir),
     defaultApp,

@@ -102,7 +102,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     closeProcessors = made.close;
   }
 
-  const passwords = createPasswordHasher(config.passwordPolicy);
+  const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency);
   passwords.warmUp();
   const services: Services = {
     db, clients, outbox, clock, logger,

@@ -1,3 +1,4 @@
+import './threadpool';
 import type { Server } from 'node:http';
 import { buildApp, drained } from './app';
 import { loadConfigOrExit } from './config';

@@ -66,4 +66,12 @@ describe('argon2 parameters', () => {
       .toEqual({ memoryCost: 65_536, timeCost: 3, parallelism: 1 });
     expect(problems({ ARGON2_MEMORY_KIB: '1024' })).toEqual([expect.stringMatching(/^ARGON2_MEMORY_KIB must be/)]);
   });
+
+  it('run one hash per core at once unless ARGON2_CONCURRENCY says otherwise', () => {
+    expect(loadConfig({ SECRET_KEY: 'ab'.repeat(32) }, tmp()).hashConcurrency).toBe(os.availableParallelism());
+    expect(loadConfig({ SECRET_KEY: 'ab'.repeat(32), ARGON2_CONCURRENCY: '3' }, tmp()).hashConcurrency).toBe(3);
+    for (const bad of ['0', '1.5', 'many', '257']) {
+      expect(problems({ ARGON2_CONCURRENCY: bad })).toEqual([expect.stringMatching(/^ARGON2_CONCURRENCY must be a whole number from 1 to 256/)]);
+    }
+  });
 });
