@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { perOperation, snapshot } from './cpu';
 
 /*
  * What every benchmark shares: a fresh application on the configured database, the bench server
@@ -13,6 +14,9 @@ export const duration = Number(process.env.BENCH_SECONDS ?? 10);
 const port = Number(process.env.BENCH_PORT ?? 3917);
 export const base = `http://127.0.0.1:${port}`;
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+/** The running bench server's pid, whose CPU each scenario reports. */
+let serverPid: number | undefined;
 
 export interface BenchApp {
   app: string;
@@ -35,6 +39,7 @@ export async function startBenchServer(): Promise<BenchApp> {
     env: { ...env, DEFAULT_APP: app.app }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => server.stdout.on('data', (d) => String(d).includes('listening') && resolve()));
+  serverPid = server.pid;
   // the server's error lines (an unexpected error under load is a finding, not noise)
   server.stdout.on('data', (d) => /"level":(50|60)/.test(String(d)) && process.stderr.write(d));
   return {
@@ -58,11 +63,14 @@ export async function form(pathname: string, params: Record<string, string>, aut
   return (await res.json()) as Record<string, any>;
 }
 
-export interface Figures { name: string; rps: number; p50: number; p99: number; failed: number }
+/** One scenario's figures; `cpu` says where its CPU went per request (see cpu.ts). */
+export interface Figures { name: string; rps: number; p50: number; p99: number; failed: number; cpu: string }
 
 export async function measure(name: string, connections: number, options: autocannon.Options): Promise<Figures> {
+  const before = snapshot(serverPid);
   const r = await autocannon({ connections, duration, pipelining: 1, ...options });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failed: r.non2xx + r.errors };
+  const cpu = perOperation(before, snapshot(serverPid), r.requests.total);
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failed: r.non2xx + r.errors, cpu };
 }
 
 /** A markdown table of the figures, each with its ratio to `reference` requests/s. */

@@ -48,7 +48,8 @@ async function main(): Promise<void> {
     results.push(await measure('baseline GET /bench/baseline (again)', connections, { url: `${base}/bench/baseline` }));
 
     const baseline = (results[0].rps + results[results.length - 1].rps) / 2;
-    process.stdout.write(`\n${connections} connections, ${duration} s each, node ${process.version}\n\n${table(results, baseline, 'baseline')}\n`);
+    process.stdout.write(`\n${connections} connections, ${duration} s each, node ${process.version}\n\n${table(results, baseline, 'baseline')}\n\n`);
+    for (const r of results) process.stdout.write(`${r.name}: ${r.cpu}\n`);
   } finally {
     await bench.stop();
   }

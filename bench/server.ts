@@ -1,3 +1,4 @@
+import '../src/threadpool';
 import express from 'express';
 import { buildApp, drained } from '../src/app';
 import { loadConfigOrExit } from '../src/config';
