@@ -3,14 +3,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 /*
  * Where the CPU of a scenario goes, from /proc (Linux): CPU time and minor page faults of each
  * watched process, a node process split into its event loop and its other threads (the libuv
- * pool, where argon2 runs, and V8's helpers; node 20 does not name them apart). BENCH_WATCH="mariadb=PID redis=PID" adds the database and Redis.
+ * pool, where argon2 runs, and V8's helpers; node 20 does not name them apart).
+ * BENCH_WATCH="mariadb=PID redis=PID" adds the database and Redis.
  */
 interface Sample { cpuMs: number; sysMs: number; faults: number }
 type Snapshot = Map<string, Sample>;
 
 const tick = 1000 / 100; // USER_HZ is 100 on Linux
 
-function stat(file: string): { sample: Sample } | undefined {
+function stat(file: string): Sample | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -18,7 +19,7 @@ function stat(file: string): { sample: Sample } | undefined {
     return undefined; // the process or thread is gone
   }
   const f = text.slice(text.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-  return { sample: { cpuMs: (Number(f[11]) + Number(f[12])) * tick, sysMs: Number(f[12]) * tick, faults: Number(f[7]) } };
+  return { cpuMs: (Number(f[11]) + Number(f[12])) * tick, sysMs: Number(f[12]) * tick, faults: Number(f[7]) };
 }
 
 function add(into: Snapshot, name: string, s: Sample): void {
@@ -37,24 +38,25 @@ function threads(into: Snapshot, label: string, pid: number): void {
   for (const tid of tids) {
     const s = stat(`/proc/${pid}/task/${tid}/stat`);
     if (!s) continue;
-    add(into, `${label} ${Number(tid) === pid ? 'event loop' : 'threads'}`, s.sample);
+    add(into, `${label} ${Number(tid) === pid ? 'event loop' : 'threads'}`, s);
   }
 }
 
-export function watched(): Array<[string, number]> {
+function watched(): Array<[string, number]> {
   return (process.env.BENCH_WATCH ?? '').split(/\s+/).filter(Boolean).map((pair) => {
     const [name, pid] = pair.split('=');
     return [name, Number(pid)] as [string, number];
   });
 }
 
+/** CPU so far of the server (when given), this process, and the BENCH_WATCH processes. */
 export function snapshot(serverPid?: number): Snapshot {
   const out: Snapshot = new Map();
   if (serverPid) threads(out, 'server', serverPid);
   threads(out, 'bench', process.pid);
   for (const [name, pid] of watched()) {
     const s = stat(`/proc/${pid}/stat`);
-    if (s) add(out, name, s.sample);
+    if (s) add(out, name, s);
   }
   return out;
 }
