@@ -8,8 +8,8 @@ import { base, duration, form, measure, startBenchServer, table } from './harnes
 /*
  * Sign-in and registration throughput beside the raw argon2id work they cannot avoid, measured in
  * the same run on the same cores: verifies/s (sign-in) and hashes/s (registration), fed by as
- * many callers as the load has connections, three ways — through the server's own hasher (as
- * many at once as the server runs: ARGON2_CONCURRENCY, default one per core), straight into the
+ * many callers as the load has connections, three ways — through the server's own hasher (its
+ * argon2 threads: ARGON2_CONCURRENCY, default one per core), straight into the
  * binding with libuv's default pool of four threads, and straight into it in a process whose pool
  * has one thread per core — and the best of the three is the yardstick. The request path should
  * add little over the hash. Each scenario also reports where its CPU went.
@@ -17,7 +17,7 @@ import { base, duration, form, measure, startBenchServer, table } from './harnes
  */
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const concurrency = Number(process.env.ARGON2_CONCURRENCY) || availableParallelism();
-const limited = createPasswordHasher(OWASP_ARGON2ID, concurrency);
+const hasher = createPasswordHasher(OWASP_ARGON2ID, concurrency);
 const options = { ...OWASP_ARGON2ID, algorithm: Algorithm.Argon2id };
 
 /** Operations per second of `op` run `concurrency` at a time for `seconds`, and where the CPU went. */
@@ -54,12 +54,12 @@ function straightOnePerCore(stored: string): { verify: Rate; hash: Rate } {
 }
 
 async function main(): Promise<void> {
-  const stored = await limited.hash('correct horse battery');
+  const stored = await hasher.hash('correct horse battery');
   const pool = await straight(stored);
   const perCore = straightOnePerCore(stored);
   const raws = {
-    verify: [await rate(() => limited.verify(stored, 'correct horse battery'), connections, duration), pool.verify, perCore.verify],
-    hash: [await rate(() => limited.hash('correct horse battery'), connections, duration), pool.hash, perCore.hash],
+    verify: [await rate(() => hasher.verify(stored, 'correct horse battery'), connections, duration), pool.verify, perCore.verify],
+    hash: [await rate(() => hasher.hash('correct horse battery'), connections, duration), pool.hash, perCore.hash],
   };
   const best = (rates: Rate[]) => Math.max(...rates.map((r) => r.rate));
   const verifies = best(raws.verify);
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     const ways = ['the server\'s hasher', `pool of ${process.env.UV_THREADPOOL_SIZE ?? 4}`, `pool of ${availableParallelism()}`];
     process.stdout.write(`\n${connections} connections, ${duration} s each, node ${process.version}\n`);
     process.stdout.write(`raw argon2id (m=${OWASP_ARGON2ID.memoryCost}, t=${OWASP_ARGON2ID.timeCost}, p=${OWASP_ARGON2ID.parallelism}), `
-      + `the server's hasher (${concurrency} at once) / ${ways[1]} / ${ways[2]}: `
+      + `the server's hasher (${concurrency} threads) / ${ways[1]} / ${ways[2]}: `
       + `${raws.verify.map((r) => r.rate.toFixed(1)).join(' / ')} verifies/s, ${raws.hash.map((r) => r.rate.toFixed(1)).join(' / ')} hashes/s (the best is the yardstick)\n\n`);
     process.stdout.write(`${table([floor, signIn], verifies, 'raw verifies/s')}\n${table([register], hashes, 'raw hashes/s').split('\n').slice(2).join('\n')}\n\n`);
     for (const [name, cpu] of [

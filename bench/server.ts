@@ -1,4 +1,3 @@
-import '../src/threadpool';
 import express from 'express';
 import { buildApp, drained } from '../src/app';
 import { loadConfigOrExit } from '../src/config';

@@ -33,7 +33,7 @@ export interface Config {
   mailFrom: string;
   /** argon2id parameters for new password hashes (older hashes are upgraded at sign-in). */
   passwordPolicy: { memoryCost: number; timeCost: number; parallelism: number };
-  /** argon2 computations run at once per process (each holds ARGON2_MEMORY_KIB); the rest queue. */
+  /** Threads computing argon2 in each api process (each holds ARGON2_MEMORY_KIB); more hashes queue. */
   hashConcurrency: number;
   /** Express `trust proxy`: how client addresses are read behind load balancers. */
   trustProxy: string | undefined;

@@ -127,6 +127,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
       redis?.disconnect();
       await queue.close();
       closeProcessors();
+      await passwords.close();
       await db.close();
     },
   };

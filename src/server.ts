@@ -1,4 +1,3 @@
-import './threadpool';
 import type { Server } from 'node:http';
 import { buildApp, drained } from './app';
 import { loadConfigOrExit } from './config';

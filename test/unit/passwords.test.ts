@@ -1,41 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { createLimiter, createPasswordHasher } from '../../src/domain/passwords';
+import { createHashThreads, HashThreadError } from '../../src/domain/hash-threads';
+import { createPasswordHasher, type PasswordHasher } from '../../src/domain/passwords';
 
 const cheap = { memoryCost: 8192, timeCost: 1, parallelism: 1 };
 
-describe('createLimiter', () => {
-  it('runs at most max at once, in arrival order, and frees a slot when work fails', async () => {
-    const limiter = createLimiter(2);
-    let running = 0;
-    let peak = 0;
-    const started: number[] = [];
-    const gates: Array<() => void> = [];
-    const work = (i: number) => limiter.run(async () => {
-      started.push(i);
-      running++;
-      peak = Math.max(peak, running);
-      await new Promise<void>((resolve) => gates.push(resolve));
-      running--;
-      if (i === 0) throw new Error('first fails');
-      return i;
-    });
-    const all = [0, 1, 2, 3, 4].map((i) => work(i).catch((e: Error) => e.message));
-    for (let open = 0; open < 5; open++) {
-      await new Promise((r) => setImmediate(r));
-      expect(running).toBeLessThanOrEqual(2);
-      gates.shift()!();
-    }
-    expect(await Promise.all(all)).toEqual(['first fails', 1, 2, 3, 4]);
-    expect(started).toEqual([0, 1, 2, 3, 4]);
-    expect(peak).toBe(2);
-  });
-});
+describe('createPasswordHasher (argon2 on threads of its own)', () => {
+  let passwords: PasswordHasher;
+  afterEach(() => passwords.close());
 
-describe('createPasswordHasher', () => {
-  it('hashes and verifies through the limiter, one computation at a time when told', async () => {
-    const passwords = createPasswordHasher(cheap, 1);
+  it('hashes with the policy and verifies: right, wrong, and a stored value that is not a hash', async () => {
+    passwords = createPasswordHasher(cheap, 2);
     const stored = await passwords.hash('correct horse');
+    expect(stored).toMatch(/^\$argon2id\$v=19\$m=8192,t=1,p=1\$/);
     const results = await Promise.all([
       passwords.verify(stored, 'correct horse'),
       passwords.verify(stored, 'wrong horse'),
@@ -44,25 +21,57 @@ describe('createPasswordHasher', () => {
     ]);
     expect(results).toEqual([true, false, false, false]);
   });
+
+  it('serves waiting hashes first come first served', async () => {
+    passwords = createPasswordHasher(cheap, 1);
+    const finished: number[] = [];
+    await Promise.all(Array.from({ length: 8 }, (_, i) => passwords.hash(`password ${i}`).then(() => finished.push(i))));
+    expect(finished).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('fails waiting work with HashThreadError once closed: a broken hasher is never a wrong password', async () => {
+    passwords = createPasswordHasher(cheap, 1);
+    const stored = await passwords.hash('correct horse');
+    const pending = Promise.allSettled(Array.from({ length: 4 }, () => passwords.verify(stored, 'correct horse')));
+    await passwords.close();
+    const settled = await pending;
+    // the ones the thread had finished answer true; every other one fails, none answers false
+    for (const s of settled) {
+      if (s.status === 'fulfilled') expect(s.value).toBe(true);
+      else expect(s.reason).toBeInstanceOf(HashThreadError);
+    }
+    expect(settled.some((s) => s.status === 'rejected')).toBe(true);
+    await expect(passwords.verify(stored, 'correct horse')).rejects.toBeInstanceOf(HashThreadError);
+  });
+
+  it('keeps a process alive while a hash is pending, and not once the threads are idle', () => {
+    // the compiled module (npm test builds first), as the server loads it
+    const script = `const { createPasswordHasher } = require(${JSON.stringify(path.resolve(__dirname, '../../dist/src/domain/passwords.js'))});
+      const p = createPasswordHasher(${JSON.stringify(cheap)}, 2);
+      p.hash('x').then((h) => p.verify(h, 'x')).then((ok) => process.stdout.write(String(ok)));`;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('true');
+    expect(run.status).toBe(0);
+  });
 });
 
-describe('threadpool sizing', () => {
-  // threads of a node process once libuv's pool has started, with the given environment
-  const threads = (env: Record<string, string>) => {
-    // the compiled module (npm test builds first), as the server loads it
-    const script = `require(${JSON.stringify(path.resolve(__dirname, '../../dist/src/threadpool.js'))});
-      require('node:fs').readFile(__filename, () => process.stdout.write(String(require('node:fs').readdirSync('/proc/self/task').length)));`;
-    const run = spawnSync(process.execPath, ['-e', script], {
-      env: { PATH: process.env.PATH, ...env }, encoding: 'utf8',
-    });
-    expect(run.stderr).toBe('');
-    return Number(run.stdout);
-  };
-
-  (process.platform === 'linux' ? it : it.skip)('gives libuv two threads beyond ARGON2_CONCURRENCY, and leaves an explicit UV_THREADPOOL_SIZE alone', () => {
-    const four = threads({ UV_THREADPOOL_SIZE: '4' });
-    expect(threads({ ARGON2_CONCURRENCY: '8' })).toBe(four + 6);
-    expect(threads({ ARGON2_CONCURRENCY: '8', UV_THREADPOOL_SIZE: '4' })).toBe(four);
-    expect(threads({ ARGON2_CONCURRENCY: '1' })).toBe(four); // never fewer than libuv's default 4
+describe('createHashThreads', () => {
+  it('replaces a thread that dies: its jobs fail with HashThreadError, later ones are served', async () => {
+    // a stand-in thread that answers the password's length, and dies on "die"
+    const program = `const { parentPort } = require('node:worker_threads');
+      parentPort.on('message', ({ args }) => args[0] === 'die' ? process.exit(3) : parentPort.postMessage({ value: args[0].length }));`;
+    const threads = createHashThreads(1, {}, program);
+    try {
+      const [before, dying, queued] = await Promise.allSettled([threads.hash('abc'), threads.hash('die'), threads.hash('abcdef')]);
+      expect(before).toEqual({ status: 'fulfilled', value: 3 });
+      expect(dying).toEqual({ status: 'rejected', reason: expect.any(HashThreadError) });
+      expect((dying as PromiseRejectedResult).reason.message).toMatch(/exited with code 3/);
+      // the job the dead thread held next fails with it; had it been waiting, the new thread serves it
+      expect([{ status: 'fulfilled', value: 6 }, { status: 'rejected', reason: expect.any(HashThreadError) }]).toContainEqual(queued);
+      expect(await threads.hash('abcd')).toBe(4);
+    } finally {
+      await threads.close();
+    }
   });
 });

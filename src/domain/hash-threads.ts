@@ -1,0 +1,105 @@
+import { Worker } from 'node:worker_threads';
+
+/*
+ * argon2 on threads of its own: one worker thread per core (ARGON2_CONCURRENCY), each computing
+ * with the synchronous binding. Every thread holds its current job and the next one, so a
+ * finished hash is followed by the next at once, with no round trip through the event loop; the
+ * rest wait here, first come first served. The hashes never occupy libuv's pool, which DNS
+ * look-ups, gzip and file reads share, and memory stays bounded: one hash per thread at a time.
+ */
+
+// the worker's whole program; it receives the binding's resolved path, so it runs the same
+// whether the api runs from dist/ or from the TypeScript sources in tests
+const PROGRAM = `
+const { parentPort, workerData } = require('node:worker_threads');
+const argon2 = require(workerData.binding);
+parentPort.on('message', ({ op, args }) => {
+  try {
+    const value = op === 'hash' ? argon2.hashSync(args[0], workerData.options) : argon2.verifySync(args[0], args[1]);
+    parentPort.postMessage({ value });
+  } catch (e) {
+    parentPort.postMessage({ error: String((e && e.message) || e) });
+  }
+});
+`;
+
+/** The hashing thread failed (not the input): the caller answers with a server error. */
+export class HashThreadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HashThreadError';
+  }
+}
+
+interface Job { op: 'hash' | 'verify'; args: string[]; resolve: (value: never) => void; reject: (err: Error) => void }
+interface Slot { worker: Worker; sent: Job[] }
+
+/** Jobs a thread holds at once: the one it computes and the one it starts next. */
+const HELD = 2;
+
+export interface HashThreads {
+  hash(password: string): Promise<string>;
+  verify(stored: string, password: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** `program` is the threads' code (PROGRAM; tests pass one that fails on demand). */
+export function createHashThreads(count: number, options: object, program = PROGRAM): HashThreads {
+  const binding = require.resolve('@node-rs/argon2');
+  const waiting: Job[] = [];
+  const slots: Slot[] = [];
+  let closed = false;
+
+  const send = (slot: Slot, job: Job) => {
+    if (slot.sent.length === 0) slot.worker.ref(); // kept alive until its answers arrive, as pending I/O is
+    slot.sent.push(job);
+    slot.worker.postMessage({ op: job.op, args: job.args });
+  };
+
+  const start = (index: number): Slot => {
+    const worker = new Worker(program, { eval: true, workerData: { binding, options } });
+    const slot: Slot = { worker, sent: [] };
+    // a thread answers in the order it was sent jobs
+    worker.on('message', ({ value, error }: { value?: never; error?: string }) => {
+      const job = slot.sent.shift()!;
+      const next = waiting.shift();
+      if (next) send(slot, next);
+      else if (slot.sent.length === 0) worker.unref();
+      if (error === undefined) job.resolve(value as never);
+      else job.reject(new Error(error));
+    });
+    let failed = false;
+    const fail = (err: Error) => {
+      if (failed) return;
+      failed = true;
+      for (const job of slot.sent.splice(0)) job.reject(new HashThreadError(`the argon2 thread failed: ${err.message}`));
+      if (closed) return;
+      slots[index] = start(index);
+      while (slots[index].sent.length < HELD && waiting.length > 0) send(slots[index], waiting.shift()!);
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`exited with code ${code}`)));
+    worker.unref(); // an idle thread never keeps the process alive (after the listeners, which ref it)
+    return slot;
+  };
+  for (let i = 0; i < count; i++) slots.push(start(i));
+
+  const run = <T>(op: Job['op'], args: string[]) => new Promise<T>((resolve, reject) => {
+    if (closed) return reject(new HashThreadError('the password hasher is closed'));
+    const job: Job = { op, args, resolve: resolve as (value: never) => void, reject };
+    // the thread holding the fewest jobs, if one has room; otherwise the job waits its turn
+    const slot = slots.reduce((a, b) => (b.sent.length < a.sent.length ? b : a));
+    if (slot.sent.length < HELD && waiting.length === 0) send(slot, job);
+    else waiting.push(job);
+  });
+
+  return {
+    hash: (password) => run<string>('hash', [password]),
+    verify: (stored, password) => run<boolean>('verify', [stored, password]),
+    async close() {
+      closed = true;
+      for (const job of waiting.splice(0)) job.reject(new HashThreadError('the password hasher is closed'));
+      await Promise.all(slots.map((s) => s.worker.terminate()));
+    },
+  };
+}
