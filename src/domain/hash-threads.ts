@@ -32,10 +32,12 @@ export class HashThreadError extends Error {
 }
 
 interface Job { op: 'hash' | 'verify'; args: string[]; resolve: (value: never) => void; reject: (err: Error) => void }
-interface Slot { worker: Worker; sent: Job[] }
+interface Slot { worker: Worker; sent: Job[]; failed: boolean }
 
 /** Jobs a thread holds at once: the one it computes and the one it starts next. */
 const HELD = 2;
+/** A thread that failed sooner than this after its start is replaced after this pause. */
+const RESTART_PAUSE_MS = 1000;
 
 export interface HashThreads {
   hash(password: string): Promise<string>;
@@ -58,7 +60,8 @@ export function createHashThreads(count: number, options: object, program = PROG
 
   const start = (index: number): Slot => {
     const worker = new Worker(program, { eval: true, workerData: { binding, options } });
-    const slot: Slot = { worker, sent: [] };
+    const slot: Slot = { worker, sent: [], failed: false };
+    const started = Date.now();
     // a thread answers in the order it was sent jobs
     worker.on('message', ({ value, error }: { value?: never; error?: string }) => {
       const job = slot.sent.shift()!;
@@ -68,14 +71,19 @@ export function createHashThreads(count: number, options: object, program = PROG
       if (error === undefined) job.resolve(value as never);
       else job.reject(new Error(error));
     });
-    let failed = false;
     const fail = (err: Error) => {
-      if (failed) return;
-      failed = true;
+      if (slot.failed) return;
+      slot.failed = true;
       for (const job of slot.sent.splice(0)) job.reject(new HashThreadError(`the argon2 thread failed: ${err.message}`));
       if (closed) return;
-      slots[index] = start(index);
-      while (slots[index].sent.length < HELD && waiting.length > 0) send(slots[index], waiting.shift()!);
+      const replace = () => {
+        if (closed) return;
+        slots[index] = start(index);
+        while (slots[index].sent.length < HELD && waiting.length > 0) send(slots[index], waiting.shift()!);
+      };
+      // a thread that keeps failing at once is not restarted in a tight loop
+      if (Date.now() - started >= RESTART_PAUSE_MS) replace();
+      else setTimeout(replace, RESTART_PAUSE_MS); // ref'd: jobs may be waiting for it
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`exited with code ${code}`)));
@@ -87,9 +95,9 @@ export function createHashThreads(count: number, options: object, program = PROG
   const run = <T>(op: Job['op'], args: string[]) => new Promise<T>((resolve, reject) => {
     if (closed) return reject(new HashThreadError('the password hasher is closed'));
     const job: Job = { op, args, resolve: resolve as (value: never) => void, reject };
-    // the thread holding the fewest jobs, if one has room; otherwise the job waits its turn
-    const slot = slots.reduce((a, b) => (b.sent.length < a.sent.length ? b : a));
-    if (slot.sent.length < HELD && waiting.length === 0) send(slot, job);
+    // the working thread holding the fewest jobs, if one has room; otherwise the job waits its turn
+    const slot = slots.filter((s) => !s.failed).sort((a, b) => a.sent.length - b.sent.length)[0];
+    if (slot && slot.sent.length < HELD && waiting.length === 0) send(slot, job);
     else waiting.push(job);
   });
 

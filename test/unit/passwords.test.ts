@@ -57,7 +57,7 @@ describe('createPasswordHasher (argon2 on threads of its own)', () => {
 });
 
 describe('createHashThreads', () => {
-  it('replaces a thread that dies: its jobs fail with HashThreadError, later ones are served', async () => {
+  it('replaces a thread that dies (after a pause when it died at once): its jobs fail with HashThreadError, later ones are served', async () => {
     // a stand-in thread that answers the password's length, and dies on "die"
     const program = `const { parentPort } = require('node:worker_threads');
       parentPort.on('message', ({ args }) => args[0] === 'die' ? process.exit(3) : parentPort.postMessage({ value: args[0].length }));`;
