@@ -7,8 +7,10 @@ import { randomToken, sha256Hex } from './secrets';
 
 /** SPEC part 8. Access tokens always live one hour; the others default as below. */
 export const ACCESS_TOKEN_SECONDS = 3600;
+/** An authorization code lives this long unless the caller asks otherwise (getAuthorizationCode's `lifetime`). */
+export const AUTHORIZATION_CODE_SECONDS = 30;
 const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token' | 'merge_request'>, number> = {
-  authorization_code: 30,
+  authorization_code: AUTHORIZATION_CODE_SECONDS,
   creation_token: 3600,
   verification_code: 604_800,
   refresh_token: 90 * 86_400,

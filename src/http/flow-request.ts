@@ -3,7 +3,7 @@ import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { randomToken } from '../domain/secrets';
-import type { Issue } from '../domain/tokens';
+import { AUTHORIZATION_CODE_SECONDS, type Issue } from '../domain/tokens';
 import { ApiError, errors } from '../errors';
 import type { RequestContext } from './context';
 import { parseRedirectUri } from './handlers/access';
@@ -112,7 +112,7 @@ export async function loginTokens(
     names.push('authorization_code');
     list.push({ issue: {
       kind: 'authorization_code', app: ctx.app, entityId, client: request.client, redirectUri: request.redirectUri!,
-      family: randomToken(16), seconds: 30,
+      family: randomToken(16), seconds: AUTHORIZATION_CODE_SECONDS,
     } });
   }
   const values = await tokens.issueAll([...list, ...also], tx);
