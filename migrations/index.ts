@@ -1,4 +1,8 @@
 import * as initial from './0001-initial';
+import * as normalizedKeys from './0002-normalized-keys';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
-export const MIGRATIONS = [{ name: '0001-initial', ...initial }];
+export const MIGRATIONS = [
+  { name: '0001-initial', ...initial },
+  { name: '0002-normalized-keys', ...normalizedKeys },
+];

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import compression from 'compression';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { authenticate } from './auth/authenticate';
+import { isDatabaseUnavailable } from './db';
 import { ApiError, errors } from './errors';
 import type { RequestContext, Services } from './http/context';
 import { Params } from './http/params';
@@ -17,6 +18,11 @@ export interface AppOptions {
   routes?: readonly Route[];
   /** Express `trust proxy` (TRUST_PROXY). */
   trustProxy?: string;
+  /**
+   * Whether this process can serve (GET /readyz): each named check passes or says why not. By
+   * default, only that the database answers.
+   */
+  readiness?: () => Promise<Record<string, true | string>>;
   /** Mounts extra handlers after the common middleware (the benchmarks' static baseline). */
   extend?: (app: express.Express) => void;
 }
@@ -105,14 +111,32 @@ export function buildApp(options: AppOptions): express.Express {
   const compress = compression();
   app.use((req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
 
-  app.get('/health', async (_req, res, next) => {
-    try {
-      await services.db.sequelize.query('SELECT 1');
-      res.json({ stat: 'ok' });
-    } catch (err) {
-      next(errors.unexpected(err));
-    }
+  // liveness: the process answers (it says nothing about the database)
+  app.get('/healthz', (_req, res) => {
+    res.json({ stat: 'ok' });
   });
+  // readiness: the database (and, where configured, Redis, migrations, the default application)
+  const readiness = options.readiness ?? (async () => {
+    await services.db.sequelize.query('SELECT 1');
+    return { database: true as const };
+  });
+  const ready = async (_req: Request, res: Response, next: NextFunction) => {
+    try {
+      const checks = await readiness();
+      const failing = Object.entries(checks).filter(([, v]) => v !== true);
+      if (failing.length === 0) return void res.json({ stat: 'ok', checks });
+      res.setHeader('Retry-After', '5');
+      res.status(503).json({
+        stat: 'error', code: 500, error: 'unexpected_error', sub_error: 'service_unavailable',
+        error_description: `not ready: ${failing.map(([name, why]) => `${name} ${String(why)}`).join('; ')}`,
+        checks, request_id: (res.locals as Locals).requestId,
+      });
+    } catch (err) {
+      next(err);
+    }
+  };
+  app.get('/readyz', ready);
+  app.get('/health', ready);
 
   options.extend?.(app);
 
@@ -169,6 +193,7 @@ export function buildApp(options: AppOptions): express.Express {
       const { type, status, expose } = (err ?? {}) as { type?: string; status?: number; expose?: boolean };
       const known = type ? BODY_ERRORS[type] : undefined;
       if (known) apiError = errors.unreadableBody(known[1], known[0]);
+      else if (isDatabaseUnavailable(err)) apiError = errors.unavailable('the database', err);
       else if (expose && status && status >= 400 && status < 500) {
         // e.g. a body whose Content-Encoding says gzip but which is not gzip
         apiError = errors.unreadableBody('the request body could not be decoded; check its Content-Encoding and Content-Length', status);

@@ -20,7 +20,7 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
     process.stderr.write(`gatehouse: ${message}\n`);
     process.exitCode = 1;
   } finally {
-    await core.db.close();
+    await core.close();
   }
 }
 

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import * as yup from 'yup';
 import { APP_NAME } from './domain/applications';
+import { WAITING_PER_THREAD } from './domain/passwords';
 
 /** Typed configuration of every Gatehouse process, read from the environment once at start. */
 export interface Config {
@@ -29,12 +30,16 @@ export interface Config {
   loginLimits: { account: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
   /** Emails sent per recipient address and per client address, per window (forgot password, verification). */
   mailLimits: { recipient: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
+  /** Registration attempts per client address, per window. */
+  registrationLimit: { max: number; windowSeconds: number };
   /** The From of every email. */
   mailFrom: string;
   /** argon2id parameters for new password hashes (older hashes are upgraded at sign-in). */
   passwordPolicy: { memoryCost: number; timeCost: number; parallelism: number };
   /** Threads computing argon2 in each api process (each holds ARGON2_MEMORY_KIB); more hashes queue. */
   hashConcurrency: number;
+  /** Hashes allowed to wait for a thread in each api process; beyond that requests get 503 at once. */
+  hashQueueMax: number;
   /** Express `trust proxy`: how client addresses are read behind load balancers. */
   trustProxy: string | undefined;
   /** No DATABASE_URL and no REDIS_URL: one process that migrates and seeds itself. */
@@ -87,11 +92,13 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   LOGIN_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'LOGIN_LIMIT_ADDRESS must be FAILURES/SECONDS, such as 100/900' }),
   MAIL_LIMIT_RECIPIENT: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_RECIPIENT must be EMAILS/SECONDS, such as 5/3600' }),
   MAIL_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_ADDRESS must be EMAILS/SECONDS, such as 50/3600' }),
+  REGISTER_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'REGISTER_LIMIT_ADDRESS must be ATTEMPTS/SECONDS, such as 20/3600' }),
   MAIL_FROM: yup.string().matches(/^[^\r\n]{1,200}@[^\r\n]+$/, { message: 'MAIL_FROM must be an address, optionally with a name: Acme <no-reply@acme.example>' }),
   ARGON2_MEMORY_KIB: yup.string().test('kib', 'ARGON2_MEMORY_KIB must be a whole number of KiB from 8192 to 4194304 (OWASP: 19456)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 8192 && +v <= 4_194_304)),
   ARGON2_ITERATIONS: yup.string().test('t', 'ARGON2_ITERATIONS must be a whole number from 1 to 100 (OWASP: 2)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100)),
   ARGON2_PARALLELISM: yup.string().test('p', 'ARGON2_PARALLELISM must be a whole number from 1 to 16 (OWASP: 1)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 16)),
   ARGON2_CONCURRENCY: yup.string().test('c', 'ARGON2_CONCURRENCY must be a whole number from 1 to 256 (default: the number of cores)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 256)),
+  ARGON2_QUEUE_MAX: yup.string().test('q', 'ARGON2_QUEUE_MAX must be a whole number from 1 to 100000 (default: 64 per ARGON2_CONCURRENCY thread)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100_000)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
@@ -152,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     recipient: limit(value('MAIL_LIMIT_RECIPIENT') ?? '5/3600'),
     address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600'),
   };
+  const registrationLimit = limit(value('REGISTER_LIMIT_ADDRESS') ?? '20/3600');
   const mailFromRaw = value('MAIL_FROM');
   const passwordPolicy = {
     memoryCost: Number(value('ARGON2_MEMORY_KIB') ?? 19_456),
@@ -159,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     parallelism: Number(value('ARGON2_PARALLELISM') ?? 1),
   };
   const hashConcurrency = Number(value('ARGON2_CONCURRENCY') ?? availableParallelism());
+  const hashQueueMax = Number(value('ARGON2_QUEUE_MAX') ?? hashConcurrency * WAITING_PER_THREAD);
   const varDir = path.resolve(cwd, 'var');
   const portNumber = port ? Number(port) : 3000;
   const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
@@ -184,8 +193,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     loginLimits,
     trustProxy,
     mailLimits,
+    registrationLimit,
     passwordPolicy,
     hashConcurrency,
+    hashQueueMax,
     mailFrom: mailFromRaw ?? `no-reply@${new URL(publicBaseUrl).hostname}`,
     secretKey: secret ? parseSecretKey(secret)! : embeddedSecretKey(varDir),
     defaultApp,

@@ -30,6 +30,7 @@ export const ERROR_DEFINITIONS = {
   noAccessGrant: { code: 413, error: 'invalid_request', subError: 'no_access_grant' },
   redirectUriMismatch: { code: 420, error: 'invalid_request', subError: 'redirect_uri_mismatch' },
   unexpectedError: { code: 500, error: 'unexpected_error' },
+  serviceUnavailable: { code: 500, error: 'unexpected_error', subError: 'service_unavailable' },
   apiLimitError: { code: 510, error: 'api_limit_error' },
   triggeredError: { code: 540, error: 'triggered_error' },
 } as const satisfies Record<string, ErrorDefinition>;
@@ -105,6 +106,16 @@ export const errors = {
       transportStatus: 500,
     }),
   misconfigured: (why: string) => new ApiError('unexpectedError', why),
+  /** A dependency (the database) cannot be reached: HTTP 503 with Retry-After, nothing was done. */
+  unavailable: (what: string, internal: unknown, retryAfterSeconds = 5) =>
+    new ApiError('serviceUnavailable', `${what} is unavailable at the moment, so nothing was done; try again in ${retryAfterSeconds} seconds`, {
+      internal, transportStatus: 503, headers: { 'Retry-After': String(retryAfterSeconds) }, extra: { retry_after: retryAfterSeconds },
+    }),
+  /** Too much work is waiting (password hashes): HTTP 503 with Retry-After, nothing was done. */
+  busy: (retryAfterSeconds: number) =>
+    new ApiError('apiLimitError', `the server is busy checking passwords; nothing was done, try again in ${retryAfterSeconds} second(s)`, {
+      transportStatus: 503, headers: { 'Retry-After': String(retryAfterSeconds) }, extra: { retry_after: retryAfterSeconds },
+    }),
   apiLimit: (retryAfterSeconds: number) =>
     new ApiError('apiLimitError', `too many failed attempts; try again in ${retryAfterSeconds} seconds`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },

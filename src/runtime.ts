@@ -6,12 +6,13 @@ import { createApplicationService } from './domain/applications';
 import { createClientService, systemClock, type Clock } from './domain/clients';
 import { createPasswordHasher } from './domain/passwords';
 import { createFlowService } from './domain/flows';
-import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './domain/rate-limit';
+import { createRateLimiter } from './domain/rate-limit';
 import { SecretBox } from './domain/secrets';
 import { createTokenService } from './domain/tokens';
 import type { Services } from './http/context';
 import type { Logger } from './logger';
 import { createBullQueue } from './queue/bullmq';
+import { createRedisClientChanges } from './queue/client-changes';
 import { createInProcessQueue } from './queue/in-process';
 import { createOutbox } from './queue/outbox';
 import type { JobQueue, Processors } from './queue/port';
@@ -22,11 +23,19 @@ export { projectRoot } from './paths';
 
 /** Database and the services over it, without any queue: what the CLI needs. */
 export function createCore(config: Config, logger: Logger, clock: Clock = systemClock) {
-  const db = openDatabase(config.database, logger);
+  const db = openDatabase(config.database);
   const box = new SecretBox(config.secretKey);
-  const clients = createClientService({ clients: db.clients, box, clock });
+  // with Redis, client changes reach every process's client cache (see client-changes.ts)
+  const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;
+  const clients = createClientService({ clients: db.clients, box, clock, changes });
   const applications = createApplicationService({ db, clients, clock, publicBaseUrl: config.publicBaseUrl });
-  return { db, box, clients, applications };
+  return {
+    db, box, clients, applications,
+    async close() {
+      changes?.close();
+      await db.close();
+    },
+  };
 }
 
 /**
@@ -43,33 +52,14 @@ export async function prepareSchema(config: Config, db: Database): Promise<strin
   return [];
 }
 
-/**
- * While Redis is unreachable the limiter lets requests through and logs it: logins keep working,
- * and brute-force protection resumes with Redis. (Refusing every login instead would let a Redis
- * outage take sign-in down.)
- */
-function failOpen(limiter: RateLimiter, logger: Logger): RateLimiter {
-  const guard = async <T>(work: () => Promise<T>, fallback: T): Promise<T> => {
-    try {
-      return await work();
-    } catch (err) {
-      logger.error({ err: (err as Error).message }, 'rate limiter unavailable; request allowed');
-      return fallback;
-    }
-  };
-  return {
-    check: (keys) => guard(() => limiter.check(keys), { wait: 0, failures: false }),
-    fail: (key, limit) => guard(() => limiter.fail(key, limit), undefined),
-    reset: (key) => guard(() => limiter.reset(key), undefined),
-  };
-}
-
 export interface Runtime {
   config: Config;
   db: Database;
   queue: JobQueue & { idle?: () => Promise<void> };
   services: Services;
   applications: ReturnType<typeof createApplicationService>;
+  /** GET /readyz: database reachable, migrations current, default application present, Redis reachable. */
+  readiness(): Promise<Record<string, true | string>>;
   /** Starts the recurring maintenance jobs (in-process runner or BullMQ job schedulers). */
   scheduleMaintenance(): Promise<void>;
   close(): Promise<void>;
@@ -81,10 +71,12 @@ export interface Runtime {
  * here; nothing else reaches for a global.
  */
 export function createRuntime(config: Config, logger: Logger, clock: Clock = systemClock): Runtime {
-  const { db, box, clients, applications } = createCore(config, logger, clock);
+  const core = createCore(config, logger, clock);
+  const { db, box, clients, applications } = core;
 
   let closeProcessors = () => {};
-  // rate-limit counters shared by all pods; fails fast while Redis is down (see failOpen)
+  // rate-limit counters shared by all pods; fails fast while Redis is down (each pod then counts
+  // in memory: see createRateLimiter)
   const redis = config.redisUrl ? new IORedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rate limits)'));
   let queue: Runtime['queue'];
@@ -102,24 +94,43 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     closeProcessors = made.close;
   }
 
-  const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency);
+  const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax);
   passwords.warmUp();
   const services: Services = {
     db, clients, outbox, clock, logger,
     tokens: createTokenService({ db, clock }),
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
-    rateLimiter: failOpen(redis ? createRedisRateLimiter(redis, config.redisPrefix) : createMemoryRateLimiter(), logger),
+    rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix }),
     loginLimits: config.loginLimits,
     mailLimits: config.mailLimits,
+    registrationLimit: config.registrationLimit,
     box,
   };
+  let migrationsCurrent = false; // once current, they stay current for this process's life
+  const check = async (work: () => Promise<true | string>, failure: string) => work().catch(() => failure);
   return {
     config,
     db,
     queue,
     services,
     applications,
+    async readiness() {
+      const checks: Record<string, true | string> = {
+        database: await check(async () => (await db.sequelize.query('SELECT 1'), true), 'is unreachable'),
+      };
+      if (checks.database === true) {
+        checks.migrations = migrationsCurrent || await check(async () => {
+          const pending = await pendingMigrations(db.sequelize);
+          migrationsCurrent = pending.length === 0;
+          return migrationsCurrent || `are pending (${pending.join(', ')}): run npx gatehouse migrate`;
+        }, 'cannot be read');
+        checks.default_application = await check(async () => (await db.applications.findByName(config.defaultApp))
+          ? true : `"${config.defaultApp}" does not exist: create it with npx gatehouse apps:create ${config.defaultApp}`, 'cannot be read');
+      }
+      if (redis) checks.redis = await check(async () => (await redis.ping(), true), 'is unreachable');
+      return checks;
+    },
     async scheduleMaintenance() {
       for (const s of MAINTENANCE_SCHEDULE) await queue.schedule('maintenance', s.name, s.everyMs);
     },
@@ -128,7 +139,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
       await queue.close();
       closeProcessors();
       await passwords.close();
-      await db.close();
+      await core.close();
     },
   };
 }

@@ -51,7 +51,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  const app = buildApp({ services: runtime.services, defaultApp: config.defaultApp, trustProxy: config.trustProxy });
+  const app = buildApp({
+    services: runtime.services, defaultApp: config.defaultApp, trustProxy: config.trustProxy, readiness: () => runtime.readiness(),
+  });
   const server: Server = app.listen(config.port, config.host, () =>
     logger.info({ host: config.host, port: config.port, database: config.database.dialect, queue: config.redisUrl ? 'bullmq' : 'in-process' }, 'gatehouse api listening'));
   server.on('error', (err) => {

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     logger.fatal('the worker process needs REDIS_URL; without it the api runs jobs in its own process');
     process.exit(78);
   }
-  const db = openDatabase(config.database, logger);
+  const db = openDatabase(config.database);
   try {
     await prepareSchema(config, db);
   } catch (e) {

@@ -3,7 +3,7 @@ import type { Application } from '../db/repositories/applications';
 import type { Client, ClientService, Clock, Feature } from '../domain/clients';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError, errors } from '../errors';
-import type { Params } from '../http/params';
+import { assertNoControl, type Params } from '../http/params';
 import { MAX_CLOCK_SKEW_MS, parseSignatureDate, verifySignature } from './signature';
 
 /**
@@ -75,6 +75,7 @@ function describe(schemes: readonly AuthScheme[]): string {
 
 async function clientBySecret(deps: AuthDeps, app: Application, policy: AuthPolicy, id: string | undefined, secret: string | undefined) {
   if (!id || secret === undefined) throw policy.badCredentials('client credentials are malformed; send client_id and client_secret');
+  assertNoControl('client_id', id);
   const client = await deps.clients.authenticate(app.id, id, secret);
   if (!client) throw policy.badCredentials('client_id or client_secret is not valid for this application');
   return client;
@@ -86,6 +87,7 @@ async function clientBySignature(deps: AuthDeps, app: Application, policy: AuthP
   if (sep <= 0 || !req.date) throw refused();
   const date = parseSignatureDate(req.date);
   if (!date || Math.abs(deps.clock.now().getTime() - date.getTime()) > MAX_CLOCK_SKEW_MS) throw refused();
+  assertNoControl('Authorization', value);
   const found = await deps.clients.withSecret(app.id, value.slice(0, sep));
   if (!found || !verifySignature(found.secret, value.slice(sep + 1), req.path, req.date, req.params.signed())) throw refused();
   return found.client;
@@ -121,7 +123,9 @@ export async function authenticate(req: AuthRequest, app: Application, policy: A
   } else if (scheme === 'client_params') {
     client = await clientBySecret(deps, app, policy, req.params.get('client_id'), req.params.get('client_secret'));
   } else {
-    const found = await deps.clients.find(app.id, req.params.require('client_id'));
+    const id = req.params.require('client_id');
+    assertNoControl('client_id', id);
+    const found = await deps.clients.find(app.id, id);
     if (!found) throw policy.badCredentials('client_id is not a client of this application');
     client = found;
   }

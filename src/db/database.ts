@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../config';
-import type { Logger } from '../logger';
 
 type SqliteConnection = { exec(sql: string, cb: (err: Error | null) => void): void; gatehousePrepared?: boolean };
 
@@ -31,8 +30,9 @@ function preparePerConnection(sequelize: Sequelize): void {
  * IMMEDIATE transactions (a write transaction takes the write lock up front instead of failing
  * with SQLITE_BUSY half-way); MySQL/MariaDB store and read every DATETIME in UTC.
  */
-export function createSequelize(database: Config['database'], logger?: Logger): Sequelize {
-  const logging = logger ? (sql: string) => logger.trace({ sql }, 'sql') : false;
+/** No statement logging: Sequelize logs statements with their values inlined (hashes, emails). */
+export function createSequelize(database: Config['database']): Sequelize {
+  const logging = false;
   if (database.dialect === 'sqlite') {
     fs.mkdirSync(path.dirname(database.storage), { recursive: true });
     const sequelize = new Sequelize({

@@ -1,6 +1,5 @@
-import type { Sequelize, Transaction } from 'sequelize';
+import { ConnectionError, type Sequelize, type Transaction } from 'sequelize';
 import type { Config } from '../config';
-import type { Logger } from '../logger';
 import { createSequelize } from './database';
 import { defineModels, Models } from './models';
 import { createApplicationQueries } from './repositories/applications';
@@ -24,6 +23,27 @@ export type Transact<X = Tx> = <T>(work: (tx: X) => Promise<T>) => Promise<T>;
  * under innodb_autoinc_lock_mode=1 (MariaDB's default; MySQL 8 defaults to 2 and never takes it).
  */
 const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */, 1467 /* ER_AUTOINC_READ_FAILED */]);
+
+/** Driver codes and MySQL error numbers meaning the server cannot be reached or is going away. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
+  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
+]);
+const UNAVAILABLE_ERRNOS = new Set([1040 /* too many connections */, 1053 /* shutdown in progress */, 1927 /* connection killed */, 2002, 2003, 2006, 2013, 4031]);
+
+/**
+ * Whether `err` says the database cannot be reached (down, restarting, out of connections) rather
+ * than that a statement failed: such a request gets 503 with Retry-After instead of a 500.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as Record<string, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    if (e instanceof ConnectionError) return true;
+    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.errno === 'number' && UNAVAILABLE_ERRNOS.has(e.errno)) return true;
+    e = (e.parent ?? e.original ?? e.cause) as Record<string, unknown> | undefined;
+  }
+  return false;
+}
 
 /**
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
@@ -79,8 +99,8 @@ export interface Database {
 }
 
 /** Opens the database of the configuration and wires every query module to it. */
-export function openDatabase(database: Config['database'], logger?: Logger): Database {
-  const sequelize = createSequelize(database, logger);
+export function openDatabase(database: Config['database']): Database {
+  const sequelize = createSequelize(database);
   const models = defineModels(sequelize);
   const sql = createSql(sequelize);
   const transaction: Transact = database.dialect === 'sqlite'

@@ -6,7 +6,8 @@ import { sqlTime } from './models';
  * they go straight to the mysql2 connection Sequelize's pool (or the caller's transaction) holds,
  * with the driver's own `?` escaping and type casting: Sequelize's query layer (option cloning,
  * hooks, moment-based date parsing) cost as much main-thread time as the statements themselves.
- * On SQLite they go through `sequelize.query`. Values are always bound as `?`, never spliced in.
+ * On SQLite they go through `sequelize.query` with bind parameters. Values are always bound, never
+ * spliced into the statement text.
  */
 export interface Sql {
   select<T>(sql: string, values: unknown[], tx?: AnyTx): Promise<T[]>;
@@ -111,17 +112,23 @@ function sequelizeSql(sequelize: Sequelize): Sql {
     if (tx === undefined || tx instanceof Transaction) return tx;
     throw new Error('a statement transaction reached the SQLite dialect');
   };
+  // bound by the driver as $1, $2, ... (Sequelize's `replacements` would splice escaped values
+  // into the text, where a NUL ends the statement early)
+  const numbered = (sql: string) => {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`);
+  };
   return {
     select: async <T>(sql: string, values: unknown[], tx?: AnyTx) =>
-      (await sequelize.query(sql, { replacements: values, type: QueryTypes.SELECT, transaction: sequelizeTx(tx) })) as T[],
+      (await sequelize.query(numbered(sql), { bind: values, type: QueryTypes.SELECT, transaction: sequelizeTx(tx) })) as T[],
     async change(sql, values, tx) {
       const type = /^\s*INSERT/i.test(sql) ? QueryTypes.INSERT : QueryTypes.UPDATE;
-      const result = await sequelize.query(sql, { replacements: values, type, transaction: sequelizeTx(tx) }).catch(duplicates);
+      const result = await sequelize.query(numbered(sql), { bind: values, type, transaction: sequelizeTx(tx) }).catch(duplicates);
       return Number((result as unknown as [unknown, number])[1]);
     },
     async insert(sql, values, tx) {
       // a raw INSERT answers [lastID, changes] on SQLite
-      const result = await sequelize.query(sql, { replacements: values, type: QueryTypes.INSERT, transaction: sequelizeTx(tx) }).catch(duplicates);
+      const result = await sequelize.query(numbered(sql), { bind: values, type: QueryTypes.INSERT, transaction: sequelizeTx(tx) }).catch(duplicates);
       return Number((result as unknown as [number, number])[0]);
     },
     time: (date) => sqlTime('sqlite', date),

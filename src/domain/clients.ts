@@ -1,6 +1,7 @@
 import type { Tx } from '../db';
 import type { ClientQueries, StoredClient } from '../db/repositories/clients';
 import { errors } from '../errors';
+import type { ClientChanges } from '../queue/client-changes';
 import { randomToken, safeEqual, SecretBox } from './secrets';
 
 /** The client kinds of SPEC 2.2 (the original calls them features). */
@@ -37,44 +38,55 @@ export function parseFeatures(raw: unknown, argument = 'features'): Feature[] {
  * API clients of one application: creation, credentials (sealed at rest, compared in constant
  * time), features and settings. Every operation is scoped to the application it is given.
  */
-export function createClientService(deps: { clients: ClientQueries; box: SecretBox; clock: Clock; cacheMs?: number }) {
-  const { clients: queries, box, clock } = deps;
+export function createClientService(deps: { clients: ClientQueries; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
+  const { clients: queries, box, clock, changes } = deps;
   // Compared against when the client_id is unknown, so a miss costs what a hit costs.
   const decoy = box.seal(randomToken(16), 'decoy');
   const decoySecret = box.open(decoy, 'decoy');
 
   /*
    * Every authenticated request looks its client up and decrypts the secret. Both are cached for
-   * a few seconds (found clients only, so unknown ids cannot fill memory). A change made through
-   * this process drops its entry at once; other pods see it within cacheMs.
+   * a few seconds (found clients only, so unknown ids cannot fill memory). A change drops the
+   * entry in this process at once and, through `changes`, in every other process; a process whose
+   * subscription to changes is not live does not cache at all.
    */
   const cacheMs = deps.cacheMs ?? 5_000;
   const cache = new Map<string, { stored: StoredClient; secret: string; until: number }>();
   const key = (applicationId: number, clientId: string) => `${applicationId}:${clientId}`;
   const forget = (applicationId: number, clientId: string) => cache.delete(key(applicationId, clientId));
+  const subscription = changes?.subscribe({ forget, forgetAll: () => cache.clear() });
+  const caching = () => subscription === undefined || subscription.live();
   async function lookup(applicationId: number, clientId: string): Promise<{ stored: StoredClient; secret: string } | undefined> {
     const k = key(applicationId, clientId);
+    const now = clock.now().getTime();
     const hit = cache.get(k);
-    if (hit && hit.until > Date.now()) return hit;
+    if (hit && hit.until > now && caching()) return hit;
     const stored = await queries.find(applicationId, clientId);
     if (!stored) return undefined;
-    const entry = { stored, secret: box.open(stored.secretSealed, stored.clientId), until: Date.now() + cacheMs };
-    if (cache.size >= 10_000) cache.clear();
-    cache.set(k, entry);
+    const entry = { stored, secret: box.open(stored.secretSealed, stored.clientId), until: now + cacheMs };
+    if (caching()) {
+      if (cache.size >= 10_000) cache.delete(cache.keys().next().value!); // the oldest entry
+      cache.set(k, entry);
+    }
     return entry;
   }
+  /** Drops the client from every process's cache, after the change is committed. */
+  const changed = async (applicationId: number, clientId: string) => {
+    forget(applicationId, clientId);
+    await changes?.publish(applicationId, clientId);
+  };
   const clients = {
     ...queries,
     mutate: async (...args: Parameters<ClientQueries['mutate']>) => {
       forget(args[0], args[1]);
       const result = await queries.mutate(...args);
-      forget(args[0], args[1]);
+      await changed(args[0], args[1]);
       return result;
     },
     remove: async (applicationId: number, clientId: string) => {
       forget(applicationId, clientId);
       const removed = await queries.remove(applicationId, clientId);
-      forget(applicationId, clientId);
+      await changed(applicationId, clientId);
       return removed;
     },
   };

@@ -39,14 +39,26 @@ const HELD = 2;
 /** A thread that failed sooner than this after its start is replaced after this pause. */
 const RESTART_PAUSE_MS = 1000;
 
+/** More hashes are waiting than the queue holds: the caller answers 503 and the client retries. */
+export class HashQueueFullError extends Error {
+  constructor(readonly waiting: number) {
+    super(`${waiting} password hashes are already waiting`);
+    this.name = 'HashQueueFullError';
+  }
+}
+
 export interface HashThreads {
   hash(password: string): Promise<string>;
   verify(stored: string, password: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
-/** `program` is the threads' code (PROGRAM; tests pass one that fails on demand). */
-export function createHashThreads(count: number, options: object, program = PROGRAM): HashThreads {
+/**
+ * `maxWaiting` bounds the jobs waiting for a thread (a burst then gets HashQueueFullError instead
+ * of growing memory and latency without end); `program` is the threads' code (PROGRAM; tests pass
+ * one that fails on demand).
+ */
+export function createHashThreads(count: number, options: object, maxWaiting = Infinity, program = PROGRAM): HashThreads {
   const binding = require.resolve('@node-rs/argon2');
   const waiting: Job[] = [];
   const slots: Slot[] = [];
@@ -98,6 +110,7 @@ export function createHashThreads(count: number, options: object, program = PROG
     // the working thread holding the fewest jobs, if one has room; otherwise the job waits its turn
     const slot = slots.filter((s) => !s.failed).sort((a, b) => a.sent.length - b.sent.length)[0];
     if (slot && slot.sent.length < HELD && waiting.length === 0) send(slot, job);
+    else if (waiting.length >= maxWaiting) reject(new HashQueueFullError(waiting.length));
     else waiting.push(job);
   });
 

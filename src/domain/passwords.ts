@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Algorithm } from '@node-rs/argon2';
-import { createHashThreads, HashThreadError } from './hash-threads';
+import { errors } from '../errors';
+import { createHashThreads, HashQueueFullError, HashThreadError } from './hash-threads';
 
 /** OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane. */
 export interface PasswordPolicy { memoryCost: number; timeCost: number; parallelism: number }
@@ -9,18 +10,27 @@ export const OWASP_ARGON2ID: PasswordPolicy = { memoryCost: 19_456, timeCost: 2,
 /** Longest password accepted: argon2 takes any length, but hashing megabytes is a denial of service. */
 export const MAX_PASSWORD_LENGTH = 1024;
 
+/** Hashes allowed to wait per thread by default: about two seconds of work at OWASP's parameters. */
+export const WAITING_PER_THREAD = 64;
+
+/** A full queue becomes 503 with Retry-After (errors.busy); other failures pass as they are. */
+const busyWhenFull = (err: unknown): never => {
+  throw err instanceof HashQueueFullError ? errors.busy(1) : err;
+};
+
 /**
  * argon2id hashing and verification on `threads` threads of their own (hash-threads.ts): one
  * per core by default, since more only make the hashes evict each other from the CPU caches.
+ * At most `maxWaiting` hashes wait for a thread; beyond that a request is refused at once (503).
  */
-export function createPasswordHasher(policy: PasswordPolicy = OWASP_ARGON2ID, threads = availableParallelism()) {
-  const argon2 = createHashThreads(threads, { ...policy, algorithm: Algorithm.Argon2id });
-  /** False for a wrong password and for a stored value that is not an argon2 hash; throws if the thread failed. */
+export function createPasswordHasher(policy: PasswordPolicy = OWASP_ARGON2ID, threads = availableParallelism(), maxWaiting = threads * WAITING_PER_THREAD) {
+  const argon2 = createHashThreads(threads, { ...policy, algorithm: Algorithm.Argon2id }, maxWaiting);
+  /** False for a wrong password and for a stored value that is not an argon2 hash; throws if the thread failed or the queue is full. */
   const verify = async (stored: string, password: string): Promise<boolean> => {
     try {
       return await argon2.verify(stored, password);
     } catch (err) {
-      if (err instanceof HashThreadError) throw err;
+      if (err instanceof HashThreadError || err instanceof HashQueueFullError) return busyWhenFull(err);
       return false;
     }
   };
@@ -38,7 +48,7 @@ export function createPasswordHasher(policy: PasswordPolicy = OWASP_ARGON2ID, th
       await verify(await dummyHash(), password);
       return false;
     },
-    hash: (password: string) => argon2.hash(password),
+    hash: (password: string) => argon2.hash(password).catch(busyWhenFull),
     verify,
     /** True when the stored hash used weaker parameters than the policy (rehash on next login). */
     needsRehash(stored: string): boolean {

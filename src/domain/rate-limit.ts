@@ -1,85 +1,91 @@
 import type IORedis from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { errors } from '../errors';
 
 export interface Limit {
-  /** Failures allowed within the window. */
+  /** Attempts allowed within the window. */
   max: number;
   windowSeconds: number;
 }
 
+/** One key's budget: the key (kind, application, subject) and its limit. */
+export type Budget = [key: string, limit: Limit];
+
+/** Attempts taken by `RateLimiter.take`: kept when they failed, given back when they did not count. */
+export interface Taken {
+  /** Gives every taken attempt back. */
+  giveBack(): Promise<void>;
+  /** Gives one key's attempt back. */
+  giveBackKey(key: string): Promise<void>;
+  /** Forgets every attempt on record for one key (a right password clears its account's count). */
+  clear(key: string): Promise<void>;
+}
+
 /**
- * Counts failures per key in fixed windows. Checked before the code knows whether an account
- * exists, so the answer never tells registered addresses apart.
+ * Fixed-window budgets per key. An attempt is taken atomically *before* the work it guards
+ * (Redis: one Lua script per key; memory: one synchronous update), so parallel requests can
+ * never run the work more often than the budget allows, on one pod or many. What must not count
+ * (a right password, a mail that was not sent) is given back afterwards.
  */
 export interface RateLimiter {
   /**
-   * Seconds to wait when any key is over its limit (0: go ahead), and whether any failure is on
-   * record for them, in one round trip.
+   * Takes one attempt from every budget. When any is spent, gives back what it took and throws
+   * 510 api_limit_error with the seconds until the spent window ends.
    */
-  check(keys: [string, Limit][]): Promise<{ wait: number; failures: boolean }>;
-  /** Records one failure. */
-  fail(key: string, limit: Limit): Promise<void>;
-  reset(key: string): Promise<void>;
+  take(budgets: Budget[]): Promise<Taken>;
 }
 
-/** Shared by every api pod through Redis. */
-export function createRedisRateLimiter(redis: IORedis, prefix: string): RateLimiter {
-  const k = (key: string) => `${prefix}:rl:${key}`;
-  return {
-    async check(keys) {
-      const multi = redis.multi();
-      for (const [key] of keys) multi.get(k(key)).ttl(k(key));
-      const replies = (await multi.exec())!.map(([err, v]) => {
-        if (err) throw err;
-        return v;
-      });
-      let wait = 0;
-      let failures = false;
-      keys.forEach(([, limit], i) => {
-        const count = Number(replies[2 * i] ?? 0);
-        failures ||= count > 0;
-        if (count >= limit.max) wait = Math.max(wait, Math.max(Number(replies[2 * i + 1]), 1));
-      });
-      return { wait, failures };
-    },
-    async fail(key, limit) {
-      // the window starts with the first failure (NX) and is not extended by later ones
-      await redis.multi().incr(k(key)).expire(k(key), limit.windowSeconds, 'NX').exec();
-    },
-    async reset(key) {
-      await redis.del(k(key));
-    },
+/**
+ * Shared by every api pod through Redis when `redis` is given; the embedded default (and each pod
+ * while Redis is unreachable) keeps its counters in memory, each key expiring with its own window,
+ * so no counter is ever dropped early. A Redis outage therefore weakens the limits to one pod's
+ * view instead of lifting them or refusing every sign-in.
+ */
+export function createRateLimiter(options: { redis?: IORedis; prefix?: string } = {}): RateLimiter {
+  const limiters = new Map<string, RateLimiterAbstract>();
+  const limiterFor = ({ max, windowSeconds }: Limit): RateLimiterAbstract => {
+    const id = `${max}/${windowSeconds}`;
+    let limiter = limiters.get(id);
+    if (!limiter) {
+      const memory = new RateLimiterMemory({ points: max, duration: windowSeconds, keyPrefix: 'rl' });
+      limiter = options.redis
+        ? new RateLimiterRedis({
+          storeClient: options.redis, points: max, duration: windowSeconds, keyPrefix: `${options.prefix ?? 'gatehouse'}:rl`,
+          insuranceLimiter: memory, rejectIfRedisNotReady: true,
+        })
+        : memory;
+      limiters.set(id, limiter);
+    }
+    return limiter;
   };
-}
 
-/** The embedded default's single process keeps its counters in memory. */
-export function createMemoryRateLimiter(now: () => number = Date.now): RateLimiter {
-  const windows = new Map<string, { count: number; until: number }>();
-  const live = (key: string) => {
-    const w = windows.get(key);
-    if (w && w.until <= now()) windows.delete(key);
-    return windows.get(key);
-  };
   return {
-    async check(keys) {
-      let wait = 0;
-      let failures = false;
-      for (const [key, limit] of keys) {
-        const w = live(key);
-        failures ||= w !== undefined;
-        if (w && w.count >= limit.max) wait = Math.max(wait, Math.max(1, Math.ceil((w.until - now()) / 1000)));
+    async take(budgets) {
+      const outcomes = await Promise.allSettled(budgets.map(([key, limit]) => limiterFor(limit).consume(key)));
+      const taken = budgets.filter((_, i) => outcomes[i].status === 'fulfilled');
+      const giveBack = async (list: Budget[]) => {
+        await Promise.all(list.map(([key, limit]) => limiterFor(limit).reward(key)));
+      };
+      const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
+      if (refused.length > 0) {
+        await giveBack(taken);
+        const broken = refused.find((r) => !(r instanceof RateLimiterRes));
+        if (broken) throw broken;
+        const wait = Math.max(...refused.map((r) => Math.ceil((r as RateLimiterRes).msBeforeNext / 1000)), 1);
+        throw errors.apiLimit(wait);
       }
-      return { wait, failures };
-    },
-    async fail(key, limit) {
-      const w = live(key);
-      if (w) w.count++;
-      else {
-        if (windows.size > 100_000) windows.clear();
-        windows.set(key, { count: 1, until: now() + limit.windowSeconds * 1000 });
-      }
-    },
-    async reset(key) {
-      windows.delete(key);
+      const budgetOf = (key: string) => budgets.find(([k]) => k === key);
+      return {
+        giveBack: () => giveBack(taken),
+        async giveBackKey(key) {
+          const budget = budgetOf(key);
+          if (budget) await giveBack([budget]);
+        },
+        async clear(key) {
+          const budget = budgetOf(key);
+          if (budget) await limiterFor(budget[1]).delete(key);
+        },
+      };
     },
   };
 }

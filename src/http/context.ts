@@ -21,6 +21,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   loginLimits: { account: Limit; address: Limit };
   mailLimits: { recipient: Limit; address: Limit };
+  /** Registrations per client address. */
+  registrationLimit: Limit;
   /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
   box: SecretBox;
   outbox: Outbox;

@@ -4,22 +4,43 @@ import { errors } from '../errors';
 export const MAX_PARAM_LENGTH = 16_384;
 
 /**
+ * C0 control characters and DEL, except tab, line feed and carriage return (which free-text
+ * fields and pretty-printed JSON may hold). No identifier, code or token ever holds one.
+ */
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
+/** Refuses an identifier holding a control character (a NUL, an escape, ...) with 200 invalid_argument. */
+export function assertNoControl(argument: string, value: string): void {
+  if (CONTROL.test(value)) throw errors.invalidArgument(argument.slice(0, 64), 'contains a control character; remove it');
+}
+
+/** Refuses a NUL anywhere: no parameter of any endpoint may hold one, and drivers cut text at it. */
+function assertNoNul(argument: string, value: string): void {
+  if (value.includes('\u0000')) throw errors.invalidArgument(argument.slice(0, 64), 'contains a NUL character; remove it');
+}
+
+/**
  * The request's parameters, from the sources the route reads (see routes.ts). Values are the
- * decoded strings as sent; a parameter sent twice or with an over-long value is refused.
+ * decoded strings as sent; a parameter sent twice, with an over-long value or with a NUL is
+ * refused (other control characters are refused where identifiers are read, and by the flows'
+ * form rules). The map has no prototype: `toString` or `constructor` are names like any
+ * other.
  */
 export class Params {
   constructor(readonly values: Readonly<Record<string, string>>) {}
 
   static from(sources: Record<string, unknown>[]): Params {
-    const merged: Record<string, string> = {};
+    const merged: Record<string, string> = Object.create(null);
     for (const source of sources) {
       for (const [key, value] of Object.entries(source ?? {})) {
-        if (typeof value !== 'string' || key in merged) {
+        assertNoNul('parameter name', key);
+        if (typeof value !== 'string' || Object.hasOwn(merged, key)) {
           throw errors.invalidArgument(key, 'was sent more than once; send each parameter once');
         }
         if (value.length > MAX_PARAM_LENGTH) {
           throw errors.invalidArgument(key, `is longer than ${MAX_PARAM_LENGTH} characters`);
         }
+        assertNoNul(key, value);
         merged[key] = value;
       }
     }
@@ -28,8 +49,13 @@ export class Params {
 
   /** The value, or undefined when absent or empty. */
   get(name: string): string | undefined {
-    const v = this.values[name];
+    const v = Object.hasOwn(this.values, name) ? this.values[name] : undefined;
     return v === undefined || v === '' ? undefined : v;
+  }
+
+  /** Whether the parameter was sent at all (even empty). */
+  has(name: string): boolean {
+    return Object.hasOwn(this.values, name);
   }
 
   require(name: string): string {

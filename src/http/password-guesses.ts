@@ -1,25 +1,31 @@
-import type { Limit } from '../domain/rate-limit';
-import { errors } from '../errors';
+import type { Budget } from '../domain/rate-limit';
 import type { RequestContext } from './context';
 
 /**
- * Failed password checks are limited per account and per client address, shared by every pod
- * (Redis) and counted before the code knows whether the account exists. Sign-in and the current
- * password of changePasswordForm draw on the same per-account budget: a stolen access token does
- * not open a second way to guess the password.
+ * Whose per-account budget a password guess draws on: the account's own (by id) when it exists,
+ * so its email and its username share one budget; else the identifier as the account lookup
+ * normalized it, so guesses at an unknown name are limited just the same.
  */
-export async function guardPasswordGuesses(ctx: RequestContext, account: string) {
+export const accountSubject = (record: { id: number } | undefined, normalizedIdentifier: string) =>
+  record ? `id:${record.id}` : `name:${normalizedIdentifier.slice(0, 256)}`;
+
+/**
+ * Password checks are limited per account and per client address, shared by every pod (Redis).
+ * Each check takes an attempt from both budgets *before* argon2 runs, so parallel guesses can
+ * never verify more passwords than the limit. Sign-in and the current password of
+ * changePasswordForm draw on the same per-account budget: a stolen access token does not open a
+ * second way to guess the password.
+ */
+export async function guardPasswordGuesses(ctx: RequestContext, subject: string) {
   const { rateLimiter, loginLimits } = ctx.services;
-  const keys: [string, Limit][] = [
-    [`login:account:${ctx.app.id}:${account.toLowerCase().slice(0, 256)}`, loginLimits.account],
-    [`login:address:${ctx.app.id}:${ctx.clientAddress}`, loginLimits.address],
-  ];
-  const { wait, failures } = await rateLimiter.check(keys);
-  if (wait > 0) throw errors.apiLimit(wait);
+  const account = `login:account:${ctx.app.id}:${subject}`;
+  const address = `login:address:${ctx.app.id}:${ctx.clientAddress}`;
+  const budgets: Budget[] = [[account, loginLimits.account], [address, loginLimits.address]];
+  const taken = await rateLimiter.take(budgets);
   return {
-    /** Counts a wrong password against the account and the address. */
-    failed: () => Promise.all(keys.map(([key, limit]) => rateLimiter.fail(key, limit))).then(() => undefined),
-    /** A right password clears the account's count (the address keeps its own). */
-    succeeded: () => (failures ? rateLimiter.reset(keys[0][0]) : Promise.resolve()),
+    /** A right password: the account's failures are forgotten and the address gets its attempt back. */
+    async succeeded() {
+      await Promise.all([taken.clear(account), taken.giveBackKey(address)]);
+    },
   };
 }

@@ -2,6 +2,7 @@ import type { EntityRecord } from '../db/repositories/entities';
 import { ApiError, errors } from '../errors';
 import { UNIQUE_ATTRIBUTES, type UniqueAttribute } from '../domain/users';
 import type { RequestContext } from './context';
+import { assertNoControl } from './params';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ID = /^[1-9]\d{0,14}$/;
@@ -49,6 +50,8 @@ export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord>
       throw errors.invalidArgument('key_value', attribute === 'id' ? 'an id is a bare number, such as 42' : `${attribute} is a string: JSON-quote it, such as "ada@example.com"`);
     }
     value = String(value);
+    // JSON escapes (\u0000) reach here decoded, past the check on the raw parameters
+    assertNoControl('key_value', value as string);
   }
 
   const text = value as string;

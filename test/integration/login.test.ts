@@ -192,24 +192,20 @@ describe('/oauth/auth_native_traditional', () => {
     expect(fr.body.invalid_fields).toEqual({ signInForm: ['Adresse e-mail ou mot de passe incorrect.'] });
   });
 
-  it('takes as long for an unknown email as for a wrong password (a dummy hash is verified)', async () => {
-    const time = async (email: string) => {
-      const started = process.hrtime.bigint();
-      await signIn(email, 'wrong horse', { signInEmailAddress: email });
-      return Number(process.hrtime.bigint() - started) / 1e6;
-    };
-    const unknown: number[] = [];
-    const known: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      unknown.push(await time(`ghost${i}@example.com`));
-      known.push(await time('login@example.com'));
-      const appId = (await t.runtime.db.applications.findByName('local'))!.id;
-      await t.runtime.services.rateLimiter.reset(`login:account:${appId}:login@example.com`);
+  it('an unknown email costs one argon2 verification, as a wrong password does (a dummy hash is verified)', async () => {
+    const { passwords } = t.runtime.services;
+    const verify = jest.spyOn(passwords, 'verify');
+    const nothing = jest.spyOn(passwords, 'verifyNothing');
+    try {
+      await signIn('ghost@example.com', 'wrong horse', { signInEmailAddress: 'ghost@example.com' });
+      expect([verify.mock.calls.length, nothing.mock.calls.length]).toEqual([0, 1]);
+      await expect(nothing.mock.results[0].value).resolves.toBe(false);
+      await signIn('login@example.com', 'wrong horse', { signInEmailAddress: 'login@example.com' });
+      expect([verify.mock.calls.length, nothing.mock.calls.length]).toEqual([1, 1]);
+    } finally {
+      verify.mockRestore();
+      nothing.mockRestore();
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1];
-    // both verify one argon2id hash (~10 ms or more); without the dummy, unknown would be ~1 ms
-    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5);
-    expect(median(unknown)).toBeLessThan(median(known) * 2);
   });
 
   it('stores a merge_token presented at a successful sign-in (hashed), and refuses a malformed one', async () => {

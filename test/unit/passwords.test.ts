@@ -61,7 +61,7 @@ describe('createHashThreads', () => {
     // a stand-in thread that answers the password's length, and dies on "die"
     const program = `const { parentPort } = require('node:worker_threads');
       parentPort.on('message', ({ args }) => args[0] === 'die' ? process.exit(3) : parentPort.postMessage({ value: args[0].length }));`;
-    const threads = createHashThreads(1, {}, program);
+    const threads = createHashThreads(1, {}, Infinity, program);
     try {
       const [before, dying, queued] = await Promise.allSettled([threads.hash('abc'), threads.hash('die'), threads.hash('abcdef')]);
       expect(before).toEqual({ status: 'fulfilled', value: 3 });

@@ -42,8 +42,14 @@ const toRecord = (row: EntityRow): EntityRecord => ({
   lastUpdated: asDate(row.last_updated),
 });
 
-/** Emails and usernames are unique per application regardless of case. */
-export const uniqueKey = (value: string | null) => (value === null ? null : value.toLowerCase());
+/**
+ * Emails and usernames as stored: Unicode NFC, so `josé` typed precomposed (é) or decomposed
+ * (e + combining acute) is one and the same address.
+ */
+export const normalized = <T extends string | null | undefined>(value: T): T => (typeof value === 'string' ? value.normalize('NFC') as T : value);
+
+/** The unique key of an email or username: NFC, then lower case, so case and composition never make a second account. */
+export const uniqueKey = (value: string | null) => (value === null ? null : value.normalize('NFC').toLowerCase());
 
 /** The indexed column and value a key looks up. */
 function keyColumn(key: EntityKey): [string, string | number] {
@@ -69,12 +75,12 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
           `INSERT INTO entities (application_id, type_name, uuid, email, email_key, username, username_key, password_hash, email_verified, attributes, created, last_updated)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           [
-            e.applicationId, e.typeName, e.uuid, e.email, uniqueKey(e.email), e.username, uniqueKey(e.username), e.passwordHash,
+            e.applicationId, e.typeName, e.uuid, normalized(e.email), uniqueKey(e.email), normalized(e.username), uniqueKey(e.username), e.passwordHash,
             e.emailVerified && t(e.emailVerified), JSON.stringify(e.attributes), t(now), t(now),
           ],
           transaction,
         );
-        return { ...e, id, created: now, lastUpdated: now };
+        return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now };
       } catch (err) {
         throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
       }
@@ -88,8 +94,8 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
       transaction?: AnyTx,
     ): Promise<void> {
       const set: [string, unknown][] = [
-        ...(change.email !== undefined ? [['email', change.email], ['email_key', uniqueKey(change.email)]] as [string, unknown][] : []),
-        ...(change.username !== undefined ? [['username', change.username], ['username_key', uniqueKey(change.username)]] as [string, unknown][] : []),
+        ...(change.email !== undefined ? [['email', normalized(change.email)], ['email_key', uniqueKey(change.email)]] as [string, unknown][] : []),
+        ...(change.username !== undefined ? [['username', normalized(change.username)], ['username_key', uniqueKey(change.username)]] as [string, unknown][] : []),
         ...(change.passwordHash !== undefined ? [['password_hash', change.passwordHash]] as [string, unknown][] : []),
         ...(change.attributes ? [['attributes', JSON.stringify({ ...record.attributes, ...change.attributes })]] as [string, unknown][] : []),
         ['last_updated', sql.time(now)],

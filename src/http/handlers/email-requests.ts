@@ -1,4 +1,4 @@
-import type { EntityRecord } from '../../db/repositories/entities';
+import { uniqueKey, type EntityRecord } from '../../db/repositories/entities';
 import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
@@ -37,14 +37,12 @@ async function emailRequest(ctx: RequestContext, fallbackForm: string, endpoint:
   const field = form.fields.find((f) => f.field.type === 'email') ?? form.fields[0];
   const email = (result.values[field.name] ?? '').trim();
 
+  // taken atomically before anything is sent: parallel requests never send more than the limit
   const { rateLimiter, mailLimits } = ctx.services;
-  const keys: [string, typeof mailLimits.recipient][] = [
-    [`mail:recipient:${ctx.app.id}:${email.toLowerCase()}`, mailLimits.recipient],
+  await rateLimiter.take([
+    [`mail:recipient:${ctx.app.id}:${uniqueKey(email)}`, mailLimits.recipient],
     [`mail:address:${ctx.app.id}:${ctx.clientAddress}`, mailLimits.address],
-  ];
-  const { wait } = await rateLimiter.check(keys);
-  if (wait > 0) throw errors.apiLimit(wait);
-  await Promise.all(keys.map(([key, limit]) => rateLimiter.fail(key, limit)));
+  ]);
 
   const record = email === '' ? undefined : await ctx.services.db.entities.find(ctx.app.id, { email });
   return { request, form, record };

@@ -16,6 +16,8 @@ export const registerTraditional: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
   const form = requestForm(ctx, request, 'registrationForm', ENDPOINT);
   requireFields(ctx, form);
+  // every attempt counts, before the unique rules can tell whether an address is registered
+  await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
   const result = await form.validate(ctx.params.values, uniqueness(ctx));
   assertValid(result);
 

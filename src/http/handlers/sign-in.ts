@@ -2,7 +2,8 @@ import { renderUser } from '../../domain/users';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
-import { guardPasswordGuesses } from '../password-guesses';
+import { accountSubject, guardPasswordGuesses } from '../password-guesses';
+import { uniqueKey } from '../../db/repositories/entities';
 import { loginTokens, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
@@ -16,8 +17,9 @@ function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName:
 }
 
 /**
- * SPEC 4.4: sign in by email or username and password. Rate limits apply before the code knows
- * whether the account exists, and an unknown account still costs one argon2 verification.
+ * SPEC 4.4: sign in by email or username and password. Every attempt is counted against the
+ * account's and the address's budgets before the password is checked (unknown accounts have a
+ * budget too), and an unknown account still costs one argon2 verification.
  */
 export const signInTraditional: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
@@ -32,15 +34,13 @@ export const signInTraditional: Handler = async (ctx) => {
   if (mergeToken !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(mergeToken)) throw errors.invalidArgument('merge_token', 'is not a social login token');
 
   const { db, passwords, clock } = ctx.services;
-  const guesses = await guardPasswordGuesses(ctx, identifier);
-
   const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
-  const record = usable ? await db.entities.find(ctx.app.id, identifier.includes('@') ? { email: identifier } : { username: identifier }) : undefined;
+  const key = identifier.includes('@') ? { email: identifier } : { username: identifier };
+  const record = usable ? await db.entities.find(ctx.app.id, key) : undefined;
+  // the attempt is taken before argon2 runs, for known and unknown accounts alike
+  const guesses = await guardPasswordGuesses(ctx, accountSubject(record, uniqueKey(identifier)!));
   const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
-  if (!ok || !record) {
-    await guesses.failed();
-    throw invalidCredentials(ctx, request, form.name);
-  }
+  if (!ok || !record) throw invalidCredentials(ctx, request, form.name);
 
   await guesses.succeeded();
   const now = clock.now();

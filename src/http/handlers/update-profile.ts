@@ -3,7 +3,7 @@ import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { sha256Hex } from '../../domain/secrets';
 import { ApiError, errors } from '../../errors';
 import type { Handler } from '../context';
-import { guardPasswordGuesses } from '../password-guesses';
+import { accountSubject, guardPasswordGuesses } from '../password-guesses';
 import { assertValid, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
 
 const ENDPOINT = '/oauth/update_profile_native';
@@ -31,10 +31,9 @@ export const updateProfile: Handler = async (ctx) => {
   // nothing) must get it right
   const current = form.fields.find((f) => f.field.type === 'password' && !f.field.schemaAttribute && !f.field.validation.some((r) => r.rule === 'match'));
   if (current) {
-    const guesses = await guardPasswordGuesses(ctx, record.email ?? record.username ?? record.uuid);
+    const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
     const given = result.values[current.name] ?? '';
     if (!(record.passwordHash ? await passwords.verify(record.passwordHash, given) : await passwords.verifyNothing(given))) {
-      await guesses.failed();
       throw new ApiError('invalidCredentials', 'the current password is not correct', {
         extra: { invalid_fields: { [form.name]: [flows.text(request.flow, 'errors.wrongCurrentPassword')] } },
       });
