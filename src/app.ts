@@ -166,8 +166,9 @@ export function buildApp(options: AppOptions): express.Express {
             schemes: route.auth,
             kinds: route.kinds,
             badCredentials: BAD_CREDENTIALS[route.errors],
+            repeatable: route.reads,
           },
-          { clients: services.clients, credentials: services.db.credentials, clock: services.clock },
+          { clients: services.clients, credentials: services.db.credentials, clock: services.clock, replays: services.replays },
         );
         const ctx: RequestContext = {
           requestId: (res.locals as Locals).requestId, app: application, params, principal, services, clientAddress: req.ip ?? 'unknown',

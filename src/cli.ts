@@ -4,6 +4,7 @@ import { loadConfigOrExit } from './config';
 import { migrate, pendingMigrations } from './db/migrate';
 import { FlowDefinitionError } from './domain/flow-definition';
 import { createLogger } from './logger';
+import { newestMail } from './mail-files';
 import { createCore, prepareSchema, projectRoot } from './runtime';
 
 type Core = ReturnType<typeof createCore>;
@@ -75,6 +76,26 @@ program.command('clients:list')
     const all = await clients.list(app.id);
     print(all.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features, settings: c.settings })));
   }));
+
+program.command('mail:last')
+  .option('--to <address>', 'the newest message to this address')
+  .option('--link', 'print only the link the message carries')
+  .description('show the newest email written as a file (embedded default, or MAIL_TRANSPORT=file)')
+  .action(async (opts: { to?: string; link?: boolean }) => {
+    const config = loadConfigOrExit();
+    const found = await newestMail(config.mailDir, opts.to);
+    if (!found) {
+      process.stderr.write(`gatehouse: no email${opts.to ? ` to ${opts.to}` : ''} under ${config.mailDir}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    if (opts.link) {
+      if (!found.link) throw new Error(`${found.file} carries no link`);
+      process.stdout.write(`${found.link}\n`);
+    } else {
+      process.stdout.write(`File:    ${found.file}\nDate:    ${found.date}\nTo:      ${found.to}\nSubject: ${found.subject}\n\n${found.text}\n`);
+    }
+  });
 
 program.parseAsync(process.argv).catch((e: Error) => {
   process.stderr.write(`gatehouse: ${e.message}\n`);

@@ -14,8 +14,12 @@ export interface Config {
   redisUrl?: string;
   /** Prefix of every BullMQ key, so several deployments (or test runs) can share one Redis. */
   redisPrefix: string;
-  /** Unset: emails are written as .eml files under `mailDir`. */
   smtpUrl?: string;
+  /**
+   * `smtp` (SMTP_URL) or `file` (.eml files under `mailDir`). Unset only with a MySQL database and
+   * neither SMTP_URL nor MAIL_TRANSPORT=file: processes that send mail then refuse to start.
+   */
+  mailTransport?: 'smtp' | 'file';
   mailDir: string;
   port: number;
   /** Interface the api listens on (127.0.0.1 by default; 0.0.0.0 in containers). */
@@ -30,6 +34,8 @@ export interface Config {
   loginLimits: { account: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
   /** Emails sent per recipient address and per client address, per window (forgot password, verification). */
   mailLimits: { recipient: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
+  /** An outbox row still pending after this long is enqueued again (its first enqueue was lost). */
+  outboxRelayAfterSeconds: number;
   /** Registration attempts per client address, per window. */
   registrationLimit: { max: number; windowSeconds: number };
   /** The From of every email. */
@@ -68,6 +74,8 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   SMTP_URL: yup.string().matches(/^smtps?:\/\/.+/, {
     message: 'SMTP_URL must look like smtp://USER:PASSWORD@HOST:587 (or smtps:// for implicit TLS)',
   }),
+  OUTBOX_RELAY_AFTER_SECONDS: yup.string().test('s', 'OUTBOX_RELAY_AFTER_SECONDS must be a whole number of seconds from 1 to 3600 (default 30)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 3600)),
+  MAIL_TRANSPORT: yup.string().oneOf(['smtp', 'file'], 'MAIL_TRANSPORT must be smtp (send through SMTP_URL) or file (write .eml files under var/mail, for development)'),
   PORT: yup.string().matches(/^\d{1,5}$/, { message: 'PORT must be a whole number between 1 and 65535' })
     .test('port-range', 'PORT must be a whole number between 1 and 65535', (v) => v === undefined || (Number(v) >= 1 && Number(v) <= 65535)),
   SECRET_KEY: yup.string().test(
@@ -102,6 +110,9 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
+
+/** Why a process that sends mail refuses to start with MySQL and no way to send it. */
+export const NO_MAIL_TRANSPORT = 'SMTP_URL is required with a MySQL DATABASE_URL, so that emails are sent (or set MAIL_TRANSPORT=file to write them as .eml files under var/mail, for development)';
 
 function parseSecretKey(value: string): Buffer | undefined {
   if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
@@ -159,6 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     recipient: limit(value('MAIL_LIMIT_RECIPIENT') ?? '5/3600'),
     address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600'),
   };
+  const outboxRelayAfterSeconds = Number(value('OUTBOX_RELAY_AFTER_SECONDS') ?? 30);
   const registrationLimit = limit(value('REGISTER_LIMIT_ADDRESS') ?? '20/3600');
   const mailFromRaw = value('MAIL_FROM');
   const passwordPolicy = {
@@ -176,6 +188,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (!usesSqlite && env.SECRET_KEY === undefined) {
     problems.push('SECRET_KEY is required with a MySQL DATABASE_URL: every api and worker process needs the same key (generate one with: openssl rand -hex 32)');
   }
+  const mailTransport = (value('MAIL_TRANSPORT') as Config['mailTransport']) ?? (smtpUrl ? 'smtp' : usesSqlite ? 'file' : undefined);
+  if (mailTransport === 'smtp' && !smtpUrl) problems.push('MAIL_TRANSPORT=smtp needs SMTP_URL');
   if (problems.length > 0) throw new ConfigError(problems);
 
   const database: Config['database'] = usesSqlite
@@ -187,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     redisUrl,
     redisPrefix: value('REDIS_PREFIX') ?? 'gatehouse',
     smtpUrl,
+    mailTransport,
+    outboxRelayAfterSeconds,
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
     host,

@@ -7,6 +7,7 @@ import { createClientService, systemClock, type Clock } from './domain/clients';
 import { createPasswordHasher } from './domain/passwords';
 import { createFlowService } from './domain/flows';
 import { createRateLimiter } from './domain/rate-limit';
+import { createMemoryReplayGuard, createRedisReplayGuard } from './auth/replay-guard';
 import { SecretBox } from './domain/secrets';
 import { createTokenService } from './domain/tokens';
 import type { Services } from './http/context';
@@ -102,6 +103,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix }),
+    replays: redis ? createRedisReplayGuard(redis, config.redisPrefix) : createMemoryReplayGuard(() => clock.now().getTime()),
     loginLimits: config.loginLimits,
     mailLimits: config.mailLimits,
     registrationLimit: config.registrationLimit,

@@ -1,23 +1,32 @@
 import type { Server } from 'node:http';
 import { buildApp, drained } from './app';
-import { loadConfigOrExit } from './config';
+import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError, type CreatedApplication } from './domain/applications';
 import { createLogger, type Logger } from './logger';
 import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
 import path from 'node:path';
 
-function banner(created: CreatedApplication, baseUrl: string): string {
+/**
+ * What the first embedded start prints. The secrets appear only on a terminal: when the output
+ * goes to a file or a log collector, the banner says how to read them instead, so they never
+ * land in a log.
+ */
+function banner(created: CreatedApplication, baseUrl: string, terminal: boolean): string {
   const { owner, login } = created.clients;
+  const list = `npx gatehouse clients:list --app ${created.app}`;
+  const secret = (s: string) => (terminal ? `  client_secret=${s}` : '');
   return [
     '',
     `Gatehouse created the application "${created.app}" with flow ${created.flow.name} version ${created.flow.version}.`,
-    `  owner client   client_id=${owner.client_id}  client_secret=${owner.client_secret}`,
-    `  login client   client_id=${login.client_id}  client_secret=${login.client_secret}`,
+    `  owner client   client_id=${owner.client_id}${secret(owner.client_secret)}`,
+    `  login client   client_id=${login.client_id}${secret(login.client_secret)}`,
     '',
     'Try it:',
-    `  curl -u ${owner.client_id}:${owner.client_secret} '${baseUrl}/clients/list'`,
+    `  curl -u ${owner.client_id}:${terminal ? owner.client_secret : 'OWNER_SECRET'} '${baseUrl}/clients/list'`,
     '',
-    `These secrets are printed once. To see them again: npx gatehouse clients:list --app ${created.app}`,
+    terminal
+      ? `These secrets are printed once. To see them again: ${list}`
+      : `The secrets are not printed because the output is not a terminal (it may be a log). Read them with: ${list}`,
     '',
   ].join('\n');
 }
@@ -28,7 +37,7 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
   if (config.database.dialect !== 'sqlite') return;
   try {
     const created = await runtime.applications.create(config.defaultApp, path.join(projectRoot(), 'flows'));
-    process.stdout.write(banner(created, `http://localhost:${config.port}`));
+    process.stdout.write(banner(created, `http://localhost:${config.port}`, process.stdout.isTTY === true));
   } catch (e) {
     if (!(e instanceof ApplicationExistsError)) throw e;
     logger.info({ app: config.defaultApp }, `application exists; list its clients with: npx gatehouse clients:list --app ${config.defaultApp}`);
@@ -38,6 +47,11 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
+  if (!config.redisUrl && !config.mailTransport) {
+    // without Redis this process sends the emails itself
+    process.stderr.write(`gatehouse: ${NO_MAIL_TRANSPORT}\n`);
+    process.exit(78);
+  }
   const runtime = createRuntime(config, logger);
   try {
     const applied = await prepareSchema(config, runtime.db);

@@ -12,11 +12,8 @@ export interface MailMessage {
 }
 
 export interface MailTransport {
-  /**
-   * Sends one message; `key` identifies it (the outbox id) and becomes its Message-ID. `link` is
-   * the message's link, which only the embedded default's file transport logs.
-   */
-  send(key: string, message: MailMessage, link?: string): Promise<{ messageId: string; file?: string }>;
+  /** Sends one message; `key` identifies it (the outbox id) and becomes its Message-ID. */
+  send(key: string, message: MailMessage): Promise<{ messageId: string; file?: string }>;
   close(): void;
 }
 
@@ -47,13 +44,13 @@ export function createSmtpTransport(smtpUrl: string): MailTransport {
 }
 
 /**
- * The embedded default: each message is written as `<dir>/<key>.eml`, atomically (temp file,
+ * The embedded default (and MAIL_TRANSPORT=file): each message is written as `<dir>/<key>.eml`, atomically (temp file,
  * then rename), so a retried job finds the file and does not write it twice.
  */
 export function createFileTransport(dir: string, logger: Logger): MailTransport {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
-    async send(key, message, link) {
+    async send(key, message) {
       fs.mkdirSync(dir, { recursive: true });
       const file = path.join(dir, `${key}.eml`);
       const id = messageId(key, message.from);
@@ -62,8 +59,8 @@ export function createFileTransport(dir: string, logger: Logger): MailTransport 
       const tmp = `${file}.tmp-${process.pid}`;
       fs.writeFileSync(tmp, info.message as Buffer);
       fs.renameSync(tmp, file);
-      // development only (no SMTP_URL): the link is logged so a newcomer can follow it from the console
-      logger.info({ file, to: message.to, subject: message.subject, link }, 'email written (embedded default: not sent)');
+      // the file's path, never its link or code: `npx gatehouse mail:last` shows the newest message
+      logger.info({ file }, 'email written as a file (not sent); read it with: npx gatehouse mail:last');
       return { messageId: id, file };
     },
     close: () => transport.close(),

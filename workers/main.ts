@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfigOrExit } from '../src/config';
+import { loadConfigOrExit, NO_MAIL_TRANSPORT } from '../src/config';
 import { openDatabase } from '../src/db';
 import { createLogger } from '../src/logger';
 import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
 import { createOutbox } from '../src/queue/outbox';
 import { prepareSchema } from '../src/runtime';
 import { createProcessors } from './processors';
-import { MAINTENANCE_SCHEDULE } from './processors/maintenance';
+import { MAINTENANCE_SCHEDULE, relayEveryMs } from './processors/maintenance';
 
 /** Touched every few seconds while the worker reaches Redis (docker-compose.yml's health check). */
 export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
@@ -16,13 +16,17 @@ export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
 /**
  * The worker process (`npm run worker`): BullMQ workers for the mail, versions and maintenance
  * queues, scaled separately from the api. It also owns the recurring maintenance jobs
- * (upsertJobScheduler: one schedule however many workers start).
+ * (upsertJobScheduler: one schedule however many workers start) and relays the outbox.
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel).child({ process: 'worker' });
   if (!config.redisUrl) {
     logger.fatal('the worker process needs REDIS_URL; without it the api runs jobs in its own process');
+    process.exit(78);
+  }
+  if (!config.mailTransport) {
+    logger.fatal(NO_MAIL_TRANSPORT);
     process.exit(78);
   }
   const db = openDatabase(config.database);
@@ -44,10 +48,29 @@ async function main(): Promise<void> {
   }
   const workers = createBullWorkers({ redisUrl: config.redisUrl, prefix: config.redisPrefix, processors, logger });
   if (!(await queue.ready())) logger.warn('redis is not reachable yet; jobs start once it is');
-  for (const s of MAINTENANCE_SCHEDULE) {
-    await queue.schedule('maintenance', s.name, s.everyMs).catch((err: Error) =>
-      logger.warn({ err: err.message, job: s.name }, 'could not register the schedule yet; will retry on next start'));
-  }
+  // Schedules live in Redis, which may restart empty: they are registered again on every
+  // (re)connection (upsertJobScheduler keeps one schedule however many workers do it).
+  const registerSchedules = async () => {
+    for (const s of MAINTENANCE_SCHEDULE.filter((m) => m.name !== 'relay-outbox')) {
+      await queue.schedule('maintenance', s.name, s.everyMs).catch((err: Error) =>
+        logger.warn({ err: err.message, job: s.name }, 'could not register the schedule; will retry when Redis reconnects'));
+    }
+  };
+  queue.connection.on('ready', () => void registerSchedules());
+  if (queue.connection.status === 'ready') await registerSchedules();
+  // The outbox relay must not depend on anything kept in Redis: it runs on this process's own
+  // timer and re-enqueues every row still pending after the grace period (a job id is its outbox
+  // id, so rows relayed by several workers are enqueued once).
+  const graceMs = config.outboxRelayAfterSeconds * 1000;
+  let relaying = false;
+  const relay = setInterval(() => {
+    if (relaying) return;
+    relaying = true;
+    outbox.relay(graceMs)
+      .then((relayed) => relayed > 0 && logger.info({ relayed }, 'outbox relay enqueued pending jobs'))
+      .catch((err: Error) => logger.warn({ err }, 'outbox relay failed; will try again'))
+      .finally(() => (relaying = false));
+  }, relayEveryMs(graceMs));
   logger.info({ queues: workers.workers.map((w) => w.name) }, 'gatehouse worker ready');
 
   // liveness for container health checks: the file is fresh while Redis answers
@@ -61,6 +84,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     clearInterval(heartbeat);
+    clearInterval(relay);
     logger.info({ signal }, 'worker shutting down: finishing jobs in progress');
     const force = setTimeout(() => process.exit(1), 30_000);
     force.unref();

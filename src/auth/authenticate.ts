@@ -4,6 +4,7 @@ import type { Client, ClientService, Clock, Feature } from '../domain/clients';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError, errors } from '../errors';
 import { assertNoControl, type Params } from '../http/params';
+import type { ReplayGuard } from './replay-guard';
 import { MAX_CLOCK_SKEW_MS, parseSignatureDate, verifySignature } from './signature';
 
 /**
@@ -25,6 +26,8 @@ export interface AuthPolicy {
   kinds: readonly Feature[];
   /** /oauth/token reports bad client credentials as 402 invalid_client (SPEC 4.12). */
   badCredentials: (why: string) => ApiError;
+  /** The endpoint only reads: the same signed request may be sent again within its window. */
+  repeatable?: boolean;
 }
 
 export interface AuthRequest {
@@ -38,6 +41,7 @@ export interface AuthDeps {
   clients: ClientService;
   credentials: CredentialQueries;
   clock: Clock;
+  replays: ReplayGuard;
 }
 
 const SCHEME_NAMES: Record<string, AuthScheme> = { basic: 'basic', signature: 'signature', oauth: 'access_token' };
@@ -90,6 +94,13 @@ async function clientBySignature(deps: AuthDeps, app: Application, policy: AuthP
   assertNoControl('Authorization', value);
   const found = await deps.clients.withSecret(app.id, value.slice(0, sep));
   if (!found || !verifySignature(found.secret, value.slice(sep + 1), req.path, req.date, req.params.signed())) throw refused();
+  if (!policy.repeatable) {
+    // remembered until its Date leaves the window: a second use then fails the Date check anyway
+    const ttl = date.getTime() + MAX_CLOCK_SKEW_MS - deps.clock.now().getTime() + 1000;
+    if (!(await deps.replays.firstUse(sha256Hex(`${app.id}\n${value}`), ttl))) {
+      throw policy.badCredentials('this signed request was already accepted once and cannot be sent again; sign every request anew (with the current Date)');
+    }
+  }
   return found.client;
 }
 

@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/authenticate';
+import type { ReplayGuard } from '../auth/replay-guard';
 import type { Database } from '../db';
 import type { Application } from '../db/repositories/applications';
 import type { Client, ClientService, Clock } from '../domain/clients';
@@ -19,6 +20,8 @@ export interface Services {
   passwords: PasswordHasher;
   flows: FlowService;
   rateLimiter: RateLimiter;
+  /** Signatures already accepted (replay protection of the Signature scheme). */
+  replays: ReplayGuard;
   loginLimits: { account: Limit; address: Limit };
   mailLimits: { recipient: Limit; address: Limit };
   /** Registrations per client address. */

@@ -14,8 +14,9 @@ import type { ErrorStyle } from './status';
 
 /**
  * The one route table: every endpoint with its methods, where it reads parameters, the
- * authentication schemes it accepts, the client kinds (features) it admits, and how its errors
- * map to HTTP statuses (see status.ts). SPEC 5.5 decides the kinds.
+ * authentication schemes it accepts, the client kinds (features) it admits, how its errors map to
+ * HTTP statuses (see status.ts), and whether it only reads (a signed request to any other endpoint
+ * is accepted once). SPEC 5.5 decides the kinds.
  */
 export interface Route {
   path: string;
@@ -25,6 +26,8 @@ export interface Route {
   auth: readonly AuthScheme[];
   kinds: readonly Feature[];
   errors: ErrorStyle;
+  /** Only reads: a signed request may be repeated. Every other endpoint refuses a replayed signature. */
+  reads?: boolean;
   handler: Handler;
 }
 
@@ -33,9 +36,10 @@ const ANY_AUTH = ['basic', 'signature', 'client_params', 'client_id', 'none'] as
 const route = (path: string, auth: Route['auth'], kinds: Route['kinds'], handler: Handler, errors: ErrorStyle = 'capture'): Route => ({
   path, methods: ['GET', 'POST'], params: 'query+body', auth, kinds, errors, handler,
 });
-const admin = (path: string, handler: Handler): Route => ({
-  path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', handler,
+const admin = (path: string, handler: Handler, reads = false): Route => ({
+  path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', reads, handler,
 });
+const READS = true;
 
 const login = (path: string, handler: Handler): Route => ({
   path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'none'], kinds: ['login_client'], errors: 'login', handler,
@@ -59,16 +63,16 @@ export const ROUTES: readonly Route[] = [
   login('/oauth/verify_email_native', verifyEmail),
   // records: owner credentials or a creation token create; readers or the record's access token read
   route('/entity.create', ANY_AUTH, [], entity.createEntity),
-  route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity),
+  { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity), reads: READS },
   // admin API, owner only
   admin('/clients/add', clients.addClient),
-  admin('/clients/list', clients.listClients),
+  admin('/clients/list', clients.listClients, READS),
   admin('/clients/set_features', clients.setFeatures),
   admin('/clients/delete', clients.deleteClient),
   admin('/clients/reset_secret', clients.resetSecret),
-  admin('/settings/get', settings.getSetting),
-  admin('/settings/items', settings.listSettings),
-  admin('/settings/keys', settings.settingKeys),
+  admin('/settings/get', settings.getSetting, READS),
+  admin('/settings/items', settings.listSettings, READS),
+  admin('/settings/keys', settings.settingKeys, READS),
   admin('/settings/set', settings.setSetting),
   admin('/settings/set_multi', settings.setSettings),
   admin('/settings/delete', settings.deleteSetting),

@@ -58,7 +58,7 @@ const form = (base: string, p: string, body: Record<string, string>, headers: Re
   });
 
   it('forgot password → email → /oauth/token → new password → sign-in; verify email → email → useVerificationCode', async () => {
-    const env = { ...backend.env, LOG_LEVEL: 'info', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Gatehouse <no-reply@gatehouse.test>' };
+    const env = { ...backend.env, LOG_LEVEL: 'info', MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Gatehouse <no-reply@gatehouse.test>' };
     expect(cli(['migrate'], { cwd: backend.dir, env }).status).toBe(0);
     const local = JSON.parse(cli(['apps:create', 'local', '--json'], { cwd: backend.dir, env }).stdout);
     const port = await freePort();

@@ -51,6 +51,7 @@ export async function createTestBackend(options: { redis?: boolean; env?: NodeJS
     DATABASE_URL: databaseUrl,
     SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
+    MAIL_TRANSPORT: 'file',
     ...(options.redis && redisUrl ? { REDIS_URL: redisUrl, REDIS_PREFIX: `ghtest-${suffix}` } : {}),
     ...options.env,
   };

@@ -1,4 +1,4 @@
-import type { Config } from '../../src/config';
+import { NO_MAIL_TRANSPORT, type Config } from '../../src/config';
 import type { Database } from '../../src/db';
 import type { Logger } from '../../src/logger';
 import type { Outbox } from '../../src/queue/outbox';
@@ -20,14 +20,17 @@ export function createProcessors(deps: {
   maintenance?: Partial<MaintenanceSettings>;
 }): { processors: Processors; templates: ReturnType<typeof loadMailTemplates>; close(): void } {
   const { config, db, outbox, logger } = deps;
-  const transport: MailTransport = config.smtpUrl
-    ? createSmtpTransport(config.smtpUrl)
+  if (!config.mailTransport) throw new Error(NO_MAIL_TRANSPORT);
+  const transport: MailTransport = config.mailTransport === 'smtp'
+    ? createSmtpTransport(config.smtpUrl!)
     : createFileTransport(config.mailDir, logger);
   const templates = loadMailTemplates(path.join(projectRoot(), 'templates'), logger);
   templates.catch((err: Error) => logger.fatal({ err: err.message }, 'email templates do not compile'));
   const processors: Processors = {
     mail: createMailProcessor({ db, transport, templates, box: new SecretBox(config.secretKey), from: config.mailFrom }),
-    maintenance: createMaintenanceProcessor({ db, outbox, logger, settings: { ...DEFAULT_MAINTENANCE, ...deps.maintenance } }),
+    maintenance: createMaintenanceProcessor({
+      db, outbox, logger, settings: { ...DEFAULT_MAINTENANCE, relayGraceMs: config.outboxRelayAfterSeconds * 1000, ...deps.maintenance },
+    }),
     versions: async (job: Job) => {
       throw new Error(`the versions queue has no job named "${job.name}"`);
     },

@@ -39,7 +39,7 @@ export function createMailProcessor(deps: {
         link,
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
       });
-      const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered }, link);
+      const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered });
       await db.outbox.complete(outboxId, now(), undefined, { template: mail.template, locale: mail.locale, to: mail.to });
       return { messageId: sent.messageId };
     } catch (err) {

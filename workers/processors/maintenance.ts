@@ -3,10 +3,14 @@ import type { Outbox } from '../../src/queue/outbox';
 import type { Logger } from '../../src/logger';
 import type { Job } from '../../src/queue/port';
 
+/** Recurring maintenance jobs. The relay also runs on a timer of its own in workers (see workers/main.ts). */
 export const MAINTENANCE_SCHEDULE = [
   { name: 'relay-outbox', everyMs: 15_000 },
   { name: 'sweep', everyMs: 60_000 },
 ] as const;
+
+/** How often a worker looks for outbox rows left pending: often enough to relay soon after `relayGraceMs`. */
+export const relayEveryMs = (relayGraceMs: number) => Math.max(1_000, Math.min(15_000, Math.floor(relayGraceMs / 2)));
 
 export interface MaintenanceSettings {
   /** How long an outbox row may stay pending before the relay enqueues it again. */
