@@ -22,6 +22,8 @@ export interface Config {
   mailTransport?: 'smtp' | 'file';
   mailDir: string;
   port: number;
+  /** Time clients have to send their headers, and their whole request. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number };
   /** Interface the api listens on (127.0.0.1 by default; 0.0.0.0 in containers). */
   host: string;
   /** 32 bytes; encrypts client secrets at rest. */
@@ -75,6 +77,8 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
     message: 'SMTP_URL must look like smtp://USER:PASSWORD@HOST:587 (or smtps:// for implicit TLS)',
   }),
   OUTBOX_RELAY_AFTER_SECONDS: yup.string().test('s', 'OUTBOX_RELAY_AFTER_SECONDS must be a whole number of seconds from 1 to 3600 (default 30)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 3600)),
+  HTTP_HEADERS_TIMEOUT_SECONDS: yup.string().test('s', 'HTTP_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 600 (default 10)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 600)),
+  HTTP_REQUEST_TIMEOUT_SECONDS: yup.string().test('s', 'HTTP_REQUEST_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 3600 (default 30)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 3600)),
   MAIL_TRANSPORT: yup.string().oneOf(['smtp', 'file'], 'MAIL_TRANSPORT must be smtp (send through SMTP_URL) or file (write .eml files under var/mail, for development)'),
   PORT: yup.string().matches(/^\d{1,5}$/, { message: 'PORT must be a whole number between 1 and 65535' })
     .test('port-range', 'PORT must be a whole number between 1 and 65535', (v) => v === undefined || (Number(v) >= 1 && Number(v) <= 65535)),
@@ -170,6 +174,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     recipient: limit(value('MAIL_LIMIT_RECIPIENT') ?? '5/3600'),
     address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600'),
   };
+  const headersTimeoutMs = Number(value('HTTP_HEADERS_TIMEOUT_SECONDS') ?? 10) * 1000;
+  const requestTimeoutMs = Number(value('HTTP_REQUEST_TIMEOUT_SECONDS') ?? 30) * 1000;
+  // Node requires the header timeout to be within the request timeout
+  if (headersTimeoutMs > requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
   const outboxRelayAfterSeconds = Number(value('OUTBOX_RELAY_AFTER_SECONDS') ?? 30);
   const registrationLimit = limit(value('REGISTER_LIMIT_ADDRESS') ?? '20/3600');
   const mailFromRaw = value('MAIL_FROM');
@@ -205,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     outboxRelayAfterSeconds,
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
+    http: { headersTimeoutMs, requestTimeoutMs },
     host,
     loginLimits,
     trustProxy,

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { buildApp, drained } from './app';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError, type CreatedApplication } from './domain/applications';
+import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
 import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
 import path from 'node:path';
@@ -68,13 +69,13 @@ async function main(): Promise<void> {
   const app = buildApp({
     services: runtime.services, defaultApp: config.defaultApp, trustProxy: config.trustProxy, readiness: () => runtime.readiness(),
   });
-  const server: Server = app.listen(config.port, config.host, () =>
+  const server: Server = createHttpServer(app, config.http, logger);
+  server.listen(config.port, config.host, () =>
     logger.info({ host: config.host, port: config.port, database: config.database.dialect, queue: config.redisUrl ? 'bullmq' : 'in-process' }, 'gatehouse api listening'));
   server.on('error', (err) => {
     logger.fatal({ err }, 'cannot listen');
     process.exit(1);
   });
-  server.keepAliveTimeout = 65_000;
 
   let stopping = false;
   const stop = (signal: string) => {

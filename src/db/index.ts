@@ -8,14 +8,14 @@ import { createCredentialQueries } from './repositories/credentials';
 import { createEntityQueries } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
-import { createSql, type AnyTx } from './sql';
+import { createSql, type AnyTx, type StatementOptions } from './sql';
 
 /** An open database transaction, opaque to the domain layer. */
 export type Tx = Transaction;
 /** What the raw statements of src/db/sql.ts run in: `Tx`, or a transaction of `statements`. */
 export type { AnyTx } from './sql';
 
-export type Transact<X = Tx> = <T>(work: (tx: X) => Promise<T>) => Promise<T>;
+export type Transact<X = Tx, O = never> = <T>(work: (tx: X) => Promise<T>, options?: O) => Promise<T>;
 
 /**
  * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
@@ -49,11 +49,11 @@ export function isDatabaseUnavailable(err: unknown): boolean {
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
  * index ranges; the victim was rolled back entirely, so running it again is safe.
  */
-function retryingDeadlocks<X>(open: Transact<X>, attempts = 3): Transact<X> {
-  return async <T>(work: (tx: X) => Promise<T>) => {
+function retryingDeadlocks<X, O>(open: Transact<X, O>, attempts = 3): Transact<X, O> {
+  return async <T>(work: (tx: X) => Promise<T>, options?: O) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await open(work);
+        return await open(work, options);
       } catch (e) {
         // Sequelize wraps the driver's error in `parent`; src/db/sql.ts raises SqlError with errno
         const errno = (e as { parent?: { errno?: number } }).parent?.errno ?? (e as { errno?: number }).errno;
@@ -94,7 +94,7 @@ export interface Database {
    * `AnyTx`): on MySQL opened on the driver, which saves Sequelize's transaction machinery on the
    * refresh grant and on every request that commits an email; on SQLite it is `transaction`.
    */
-  statements: Transact<AnyTx>;
+  statements: Transact<AnyTx, StatementOptions>;
   close(): Promise<void>;
 }
 
@@ -106,7 +106,9 @@ export function openDatabase(database: Config['database']): Database {
   const transaction: Transact = database.dialect === 'sqlite'
     ? serialized(sequelize)
     : retryingDeadlocks((work) => sequelize.transaction((tx) => work(tx)));
-  const statements: Transact<AnyTx> = sql.transaction ? retryingDeadlocks<AnyTx>(sql.transaction.bind(sql)) : transaction;
+  const statements: Transact<AnyTx, StatementOptions> = sql.transaction
+    ? retryingDeadlocks<AnyTx, StatementOptions>(sql.transaction.bind(sql))
+    : (work) => transaction(work);
   return {
     sequelize,
     models,

@@ -22,7 +22,16 @@ export interface Sql {
    * COMMIT without Sequelize's transaction machinery. Only these statements can run in it: its
    * handle is no Sequelize Transaction, so the compiler refuses it to model methods.
    */
-  transaction?<T>(work: (tx: StatementTx) => Promise<T>): Promise<T>;
+  transaction?<T>(work: (tx: StatementTx) => Promise<T>, options?: StatementOptions): Promise<T>;
+}
+
+export interface StatementOptions {
+  /**
+   * READ COMMITTED instead of InnoDB's REPEATABLE READ: an UPDATE then locks only the rows it
+   * changes, not the index gaps around them, so it cannot deadlock with concurrent INSERTs into
+   * those gaps (the family revocation beside refresh rotations).
+   */
+  readCommitted?: boolean;
 }
 
 /** A transaction of `Sql.transaction`. */
@@ -81,9 +90,11 @@ function mysqlSql(sequelize: Sequelize): Sql {
     change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
     insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
     time: (date) => sqlTime('mysql', date),
-    async transaction<T>(work: (tx: StatementTx) => Promise<T>): Promise<T> {
+    async transaction<T>(work: (tx: StatementTx) => Promise<T>, options: StatementOptions = {}): Promise<T> {
       const connection = await pool.getConnection({ type: 'write' });
       try {
+        // applies to the next transaction only; the connection returns to the default after it
+        if (options.readCommitted) await run(connection, 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED', []);
         await run(connection, 'START TRANSACTION', []);
         let out: T;
         try {

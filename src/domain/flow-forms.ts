@@ -52,7 +52,8 @@ function ageInYears(date: string, now: Date): number {
 /** A dateselect arrives as three parameters; '' when none was sent, INVALID_DATE when they make no date. */
 function readDate(body: Record<string, string>, name: string): string | undefined {
   const parts = ['year', 'month', 'day'].map((p) => body[`${name}[dateselect_${p}]`]);
-  if (parts.every((p) => p === undefined || p === '')) return body[name] === undefined ? undefined : '';
+  if (parts.every((p) => p === undefined)) return body[name] === undefined ? undefined : '';
+  if (parts.every((p) => p === undefined || p === '')) return ''; // sent empty: clears the date
   if (!parts.every((p) => p !== undefined && /^\d{1,4}$/.test(p))) return INVALID_DATE;
   const [y, m, d] = parts.map(Number);
   const date = new Date(Date.UTC(y, m - 1, d));
@@ -125,7 +126,8 @@ export function compileForm(flow: FlowDefinition, formName: string, locale: stri
       const values: Record<string, string> = {};
       for (const { name, field } of fields) {
         const sent = field.type === 'dateselect' ? readDate(body, name) : body[name];
-        const value = sent === undefined || sent === '' ? prefill[name] ?? sent : sent;
+        // a field not sent keeps the stored value; one sent empty clears it (or fails `required`)
+        const value = sent === undefined ? prefill[name] : sent;
         if (value !== undefined) values[name] = value;
       }
       try {

@@ -54,6 +54,34 @@ export interface Issue {
   seconds: number;
 }
 
+/**
+ * What an access token proves about how its holder got it, kept in its row: a password typed at
+ * `authenticated_at` (sign-in, registration, or a code from one), or a password reset link
+ * followed (`password_reset`). Setting a password without the current one needs one of them.
+ */
+export type Proof = { authenticated_at?: string; password_reset?: true };
+
+/** How long after a sign-in its token may set a password without the current one. */
+export const FRESH_SIGN_IN_SECONDS = 300;
+
+/** The proof a code hands on to the tokens it is exchanged for. */
+function proofOf(code: StoredCredential): Proof | null {
+  const { authenticated_at: at, password_reset: reset } = code.extra ?? {};
+  const proof: Proof = {
+    ...(typeof at === 'string' && { authenticated_at: at }),
+    ...(reset === true && { password_reset: true as const }),
+  };
+  return Object.keys(proof).length > 0 ? proof : null;
+}
+
+/** Whether the token may set a password without the current one: it came from a reset link, or from a sign-in minutes ago. */
+export function mayResetPassword(token: StoredCredential, now: Date): boolean {
+  const { password_reset: reset, authenticated_at: at } = token.extra ?? {};
+  if (reset === true) return true;
+  const signedIn = typeof at === 'string' ? Date.parse(at) : NaN;
+  return Number.isFinite(signedIn) && now.getTime() - signedIn <= FRESH_SIGN_IN_SECONDS * 1000 && signedIn <= now.getTime() + 1000;
+}
+
 export interface TokenPair {
   access_token: string;
   expires_in: number;
@@ -97,8 +125,8 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
   const issue = async (i: Issue, tx?: AnyTx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
 
   /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
-  const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null): Issue =>
-    ({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS });
+  const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null, extra: Proof | null = null): Issue =>
+    ({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS, extra });
 
   const refreshSeconds = (app: Application) => wholeSeconds(app.settings['refresh_token_lifetime'], DEFAULT_SECONDS.refresh_token);
 
@@ -116,13 +144,17 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
     };
   }
 
-  /** A new access + refresh token pair in `family`. */
-  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: AnyTx): Promise<TokenPair> {
+  /** A new access + refresh token pair in `family`; `proof` goes with the access token only. */
+  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: AnyTx, proof: Proof | null = null): Promise<TokenPair> {
     const { pair, rows } = newPair(app);
-    const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, extra: null, family };
-    await db.credentials.insert(rows.map((r) => ({ ...base, ...r })), now(), tx);
+    const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, family };
+    await db.credentials.insert(rows.map((r) => ({ ...base, ...r, extra: r.kind === 'access_token' ? proof : null })), now(), tx);
     return pair;
   }
+
+  /** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
+  const revokeFamily = (app: Application, family: string) =>
+    db.statements((tx) => db.credentials.revokeFamily(app.id, family, now(), tx), { readCommitted: true });
 
   /** The client a credential belongs to: the one it was issued for, else its issuer. */
   const owner = (c: StoredCredential) => c.forClientId ?? c.clientId;
@@ -151,7 +183,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
         if (!(await db.credentials.consume(app.id, 'authorization_code', hash, now(), tx, client.id))) {
           return { error: 'denied' as const, replayed: found.usedAt ? found.family : null };
         }
-        const pair = await issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx);
+        const pair = await issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx, proofOf(found));
         const state = found.extra?.transaction_state;
         return { pair: state === undefined ? pair : { ...pair, transaction_state: state } };
       });
@@ -161,7 +193,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
           extra: { received_value: redirectUri, expected_value: outcome.expected },
         });
       }
-      if (outcome.replayed) await db.credentials.revokeFamily(app.id, outcome.replayed, now());
+      if (outcome.replayed) await revokeFamily(app, outcome.replayed);
       throw new ApiError('noAccessGrant', 'the authorization code is invalid, expired, already used, or was issued for another client');
     },
 
@@ -174,7 +206,7 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
       const { pair, rows } = newPair(app);
       if (await db.statements((tx) => db.credentials.rotate(app.id, hash, client.id, rows, now(), tx))) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
-      if (found?.usedAt && found.family) await db.credentials.revokeFamily(app.id, found.family, now());
+      if (found?.usedAt && found.family) await revokeFamily(app, found.family);
       throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {
         extra: { argument_name: 'refresh_token' },
       });
@@ -194,10 +226,15 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
       });
     },
 
-    /** Spends a creation token issued for `clientId` (or for anyone, when no client is named). */
-    async consumeCreationToken(app: Application, token: string, clientId: number | undefined, tx: Tx): Promise<StoredCredential> {
+    /**
+     * Spends a creation token. With a calling client: one issued for it (or by it for itself), or
+     * for no client in particular. Without one (`null`): only a token issued for no client.
+     */
+    async consumeCreationToken(app: Application, token: string, clientId: number | null, tx: Tx): Promise<StoredCredential> {
       const hash = sha256Hex(token);
-      if (!(await db.credentials.consume(app.id, 'creation_token', hash, now(), tx, clientId))) {
+      const usable = (owner: number | null) => db.credentials.consume(app.id, 'creation_token', hash, now(), tx, owner);
+      // a calling client may also spend a token bound to no client
+      if (!(await usable(clientId)) && (clientId === null || !(await usable(null)))) {
         throw errors.invalidArgument('creation_token', 'the creation token is invalid, expired, already used, or was issued for another client');
       }
       return (await db.credentials.find(app.id, 'creation_token', hash, tx))!;

@@ -101,18 +101,20 @@ export async function loginTokens(
   /** More credentials to store in the same INSERT (a sign-in's merge request). */
   also: { issue: Issue; value: string }[] = [],
 ): Promise<Record<string, string>> {
-  const { tokens } = ctx.services;
+  const { tokens, clock } = ctx.services;
   const names: string[] = [];
   const list: { issue: Issue; value?: string }[] = [];
+  // the password was typed just now: these tokens may set a new one for a few minutes
+  const proof = { authenticated_at: clock.now().toISOString() };
   if (request.responseType !== 'code') {
     names.push('access_token');
-    list.push({ issue: tokens.accessToken(ctx.app, request.client, entityId, null) });
+    list.push({ issue: tokens.accessToken(ctx.app, request.client, entityId, null, proof) });
   }
   if (request.responseType !== 'token') {
     names.push('authorization_code');
     list.push({ issue: {
       kind: 'authorization_code', app: ctx.app, entityId, client: request.client, redirectUri: request.redirectUri!,
-      family: randomToken(16), seconds: AUTHORIZATION_CODE_SECONDS,
+      family: randomToken(16), seconds: AUTHORIZATION_CODE_SECONDS, extra: proof,
     } });
   }
   const values = await tokens.issueAll([...list, ...also], tx);

@@ -82,10 +82,13 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       valueHash: string,
       now: Date,
       transaction?: Transaction,
-      /** Only when it belongs to this client: issued for it, or issued by it for itself. */
-      ownerClientId?: number,
+      /**
+       * A client id: only when it belongs to this client (issued for it, or by it for itself).
+       * null: only when it was issued for no client in particular. undefined: whoever holds it.
+       */
+      ownerClientId?: number | null,
     ): Promise<boolean> {
-      const owned = ownerClientId === undefined ? {} : {
+      const owned = ownerClientId === undefined ? {} : ownerClientId === null ? { for_client_id: null } : {
         [Op.or]: [{ for_client_id: ownerClientId }, { for_client_id: null, client_id: ownerClientId }],
       };
       const [count] = await Credential.update({ used_at: now }, {
@@ -138,13 +141,17 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       return count;
     },
 
-    /** Spends every live credential of a family (refresh-token reuse, code replay). */
-    async revokeFamily(applicationId: number, family: string, now: Date, transaction?: Transaction): Promise<number> {
-      const [count] = await Credential.update({ used_at: now }, {
-        where: { application_id: applicationId, family, used_at: null },
+    /**
+     * Spends every live credential of a family (refresh-token reuse, code replay). Run it in a
+     * READ COMMITTED statement transaction (see StatementOptions): many families revoked at once
+     * beside ongoing rotations must not deadlock.
+     */
+    async revokeFamily(applicationId: number, family: string, now: Date, transaction: AnyTx): Promise<number> {
+      return sql.change(
+        'UPDATE credentials SET used_at = ? WHERE family = ? AND application_id = ? AND used_at IS NULL',
+        [sql.time(now), family, applicationId],
         transaction,
-      });
-      return count;
+      );
     },
 
     /**

@@ -78,7 +78,7 @@ export const forgotPassword: Handler = async (ctx) => {
   await outbox.commit(async (tx) => {
     const code = await tokens.issue({
       kind: 'authorization_code', app: ctx.app, entityId: record.id, client: request.client, redirectUri: recoverUrl,
-      family: randomToken(16), seconds: lifetime,
+      family: randomToken(16), seconds: lifetime, extra: { password_reset: true },
     }, tx);
     const job = mailJob(outbox, box, ctx.app, {
       template: 'reset-password', locale: request.flow.locale, to: record.email!, name: displayName(record),

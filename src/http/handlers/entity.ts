@@ -9,7 +9,7 @@ const READERS = ['owner', 'direct_access', 'direct_read_access'];
 
 /**
  * /entity.create: owner credentials, or a `creation_token` (SPEC 1: for mobile apps without a
- * secret; when `client_id` is sent too, the token must have been issued for that client).
+ * secret). A token issued with `for_client_id` works only when that client sends `client_id`.
  */
 export const createEntity: Handler = async (ctx) => {
   requireUserType(ctx.params.require('type_name'));
@@ -27,7 +27,7 @@ export const createEntity: Handler = async (ctx) => {
   try {
     const created = await db.transaction(async (tx) => {
       if (creationToken !== undefined) {
-        await tokens.consumeCreationToken(ctx.app, creationToken, p.kind === 'client' ? p.client.id : undefined, tx);
+        await tokens.consumeCreationToken(ctx.app, creationToken, p.kind === 'client' ? p.client.id : null, tx);
       }
       return db.entities.insert({ ...entity, passwordHash }, clock.now(), tx);
     });

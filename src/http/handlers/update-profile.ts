@@ -1,6 +1,7 @@
 import { DuplicateAttributeError } from '../../db/repositories/entities';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { sha256Hex } from '../../domain/secrets';
+import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
 import type { Handler } from '../context';
 import { accountSubject, guardPasswordGuesses } from '../password-guesses';
@@ -11,7 +12,8 @@ const ENDPOINT = '/oauth/update_profile_native';
 /**
  * SPEC 4.10: edits the record of the access token with editProfileForm (fields the record already
  * holds need not be resent), or sets its password with changePasswordForm (current password
- * required), newPasswordForm or newPasswordFormNoAuth. A new password ends the record's other sessions.
+ * required), newPasswordForm or newPasswordFormNoAuth (only with a token from a reset link or a
+ * sign-in minutes ago). A new password ends the record's other sessions.
  */
 export const updateProfile: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
@@ -19,7 +21,9 @@ export const updateProfile: Handler = async (ctx) => {
   const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
   const { db, passwords, clock, flows } = ctx.services;
   const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(accessToken), clock.now());
-  const record = token?.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
+  // a token issued for one client (for_client_id) serves that client only
+  const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
+  const record = usable && token.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
   if (!token || !record) throw errors.invalidAccessToken();
 
   const stored = prefillFrom(form, record);
@@ -42,6 +46,10 @@ export const updateProfile: Handler = async (ctx) => {
   }
 
   const { password, ...change } = changesFrom(form, result.values);
+  if (password !== undefined && !current && !mayResetPassword(token, clock.now())) {
+    // a stolen token, or one an access_issuer minted, must not take the account over
+    throw errors.invalidArgument('form', `${form.name} sets a password without the current one, which needs an access token from a password reset link or from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes; use changePasswordForm with the current password, or sign in again`);
+  }
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
   try {
     await db.transaction(async (tx) => {
