@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logger';
 import { createBullWorkers } from '../../src/queue/bullmq';
 import { createRuntime } from '../../src/runtime';
 import { createProcessors } from '../../workers/processors';
-import { createTestBackend, onMysql, redisUrl, startTestApp, type TestBackend } from '../helpers/backend';
+import { createTestBackend, onMysql, redisUrl, startTestApp, type TestBackend, skipUnless } from '../helpers/backend';
 import { cli, freePort, SERVER, startNode, WORKER } from '../helpers/processes';
 
 /** A real SMTP server on 127.0.0.1 that keeps what it receives. */
@@ -45,7 +45,7 @@ const form = (base: string, p: string, body: Record<string, string>, headers: Re
   fetch(base + p, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(body) })
     .then(async (r) => (await r.json()) as Record<string, any>);
 
-(onMysql && redisUrl ? describe : describe.skip)('email end to end: api process, worker process, MariaDB, Redis, a real SMTP server', () => {
+skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a mysql: DATABASE_URL and REDIS_URL')('email end to end: api process, worker process, MariaDB, Redis, a real SMTP server', () => {
   let backend: TestBackend;
   let smtp: Awaited<ReturnType<typeof startSmtp>>;
   beforeAll(async () => {
@@ -113,7 +113,7 @@ const form = (base: string, p: string, body: Record<string, string>, headers: Re
 
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
-(redisServer ? describe : describe.skip)('no lost email: Redis stopped while a request commits', () => {
+skipUnless(redisServer, 'the Redis outage test needs the redis-server program')('no lost email: Redis stopped while a request commits', () => {
   let redis: ChildProcess | undefined;
   let port: number;
   const startRedis = async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { simpleParser } from 'mailparser';
 import { formatSignatureDate } from '../../src/auth/signature';
-import { createTestBackend, onMysql, redisUrl, type TestBackend } from '../helpers/backend';
+import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
 import { cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { openDatabase } from '../../src/db';
 import { createOutbox } from '../../src/queue/outbox';
@@ -161,7 +161,7 @@ describe('gatehouse CLI on the configured database', () => {
   });
 });
 
-(onMysql && redisUrl ? describe : describe.skip)('production shape: MariaDB, Redis, two api processes and a worker', () => {
+skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a mysql: DATABASE_URL and REDIS_URL')('production shape: MariaDB, Redis, two api processes and a worker', () => {
   let backend: TestBackend;
   beforeAll(async () => {
     backend = await createTestBackend({ redis: true });

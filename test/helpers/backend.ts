@@ -6,7 +6,8 @@ import mysql from 'mysql2/promise';
 import { buildApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { migrate } from '../../src/db/migrate';
-import { createLogger } from '../../src/logger';
+import type { Clock } from '../../src/domain/clients';
+import { createLogger, type Logger } from '../../src/logger';
 import { createRuntime, projectRoot, type Runtime } from '../../src/runtime';
 
 /** True when the suite runs against MariaDB/MySQL (DATABASE_URL set), else SQLite. */
@@ -75,10 +76,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The Express app on a fresh migrated database with the application "local" created. */
-export async function startTestApp(options: { redis?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestApp> {
+/**
+ * The Express app on a fresh migrated database with the application "local" created; `clock`
+ * and `logger` replace the system clock and the silent logger.
+ */
+export async function startTestApp(options: { redis?: boolean; env?: NodeJS.ProcessEnv; clock?: Clock; logger?: Logger } = {}): Promise<TestApp> {
   const backend = await createTestBackend(options);
-  const runtime = createRuntime(backend.config, createLogger('silent'));
+  const runtime = createRuntime(backend.config, options.logger ?? createLogger('silent'), options.clock);
   await migrate(runtime.db.sequelize);
   const local = await runtime.applications.create('local', FLOWS);
   const app = buildApp({ services: runtime.services, defaultApp: 'local' });
@@ -92,6 +96,18 @@ export async function startTestApp(options: { redis?: boolean; env?: NodeJS.Proc
       await backend.cleanup();
     },
   };
+}
+
+/** A clock tests move by hand; caches and token lifetimes read it instead of the system clock. */
+export function manualClock(start = new Date()): Clock & { advance(ms: number): void } {
+  let t = start.getTime();
+  return { now: () => new Date(t), advance: (ms) => void (t += ms) };
+}
+
+/** Says why a suite that needs a service is skipped, instead of skipping it silently. */
+export function skipUnless(condition: boolean, why: string): jest.Describe {
+  if (!condition) process.stdout.write(`skipped: ${why}\n`);
+  return condition ? describe : describe.skip;
 }
 
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;

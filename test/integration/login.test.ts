@@ -2,7 +2,7 @@ import request from 'supertest';
 import { buildApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
 import { createRuntime } from '../../src/runtime';
-import { basic, redisUrl, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 
 let t: TestApp;
 let owner: string;
@@ -300,7 +300,7 @@ describe('/oauth/update_profile_native', () => {
   });
 });
 
-(redisUrl ? describe : describe.skip)('the sign-in limit holds across api instances (Redis)', () => {
+skipUnless(redisUrl !== undefined, 'the cross-instance sign-in limit needs REDIS_URL')('the sign-in limit holds across api instances (Redis)', () => {
   it('failures on one instance block the account on another', async () => {
     const shared = await startTestApp({ redis: true, env: { LOGIN_LIMIT_ACCOUNT: '3/60' } });
     try {

@@ -12,7 +12,7 @@ import type { Processors } from '../../src/queue/port';
 import { sha256Hex } from '../../src/domain/secrets';
 import { createProcessors } from '../../workers/processors';
 import { mailJob } from '../../src/domain/mail';
-import { redisUrl, startTestApp, type TestApp } from '../helpers/backend';
+import { redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 
 const logger = createLogger('silent');
 
@@ -127,7 +127,7 @@ describe('outbox with the in-process runner (embedded default)', () => {
   });
 });
 
-(redisUrl ? describe : describe.skip)('outbox with BullMQ (REDIS_URL)', () => {
+skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox with BullMQ (REDIS_URL)', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({ redis: true });

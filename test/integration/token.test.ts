@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { SqlError } from '../../src/db/sql';
-import { basic, onMysql, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, onMysql, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 
 let t: TestApp;
 let owner: string;
@@ -169,7 +169,7 @@ describe('single use under concurrency', () => {
   });
 });
 
-(onMysql ? describe : describe.skip)('transactions on MySQL/MariaDB', () => {
+skipUnless(onMysql, 'transactions on MySQL/MariaDB need a mysql: DATABASE_URL')('transactions on MySQL/MariaDB', () => {
   let applicationId: number;
   beforeAll(async () => {
     applicationId = (await t.runtime.db.applications.findByName(t.local.app))!.id;
