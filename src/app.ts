@@ -78,7 +78,7 @@ export async function drained(app: express.Express, timeoutMs = 10_000): Promise
 export function buildApp(options: AppOptions): express.Express {
   const { services } = options;
   const logger = services.logger;
-  const resolveApp = createApplicationResolver(services.db, options.defaultApp);
+  const resolveApp = createApplicationResolver(services.db, options.defaultApp, () => services.clock.now().getTime());
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -11,7 +11,7 @@ export const USER_TYPE = 'user';
 export const UNIQUE_ATTRIBUTES = ['email', 'username', 'uuid', 'id'] as const;
 export type UniqueAttribute = (typeof UNIQUE_ATTRIBUTES)[number];
 
-/** Time attributes a verification code may set. */
+/** Time attributes every record has; an application declares more in its `time_attributes` setting. */
 export const TIME_ATTRIBUTES = ['emailVerified', 'lastLogin'] as const;
 
 const READ_ONLY = new Set(['id', 'uuid', 'created', 'lastUpdated', 'profiles']);
@@ -24,9 +24,15 @@ export function requireUserType(typeName: string): void {
   if (typeName !== USER_TYPE) throw errors.invalidArgument('type_name', `unknown entity type "${typeName.slice(0, 64)}"; the entity type is "${USER_TYPE}"`);
 }
 
-export function requireTimeAttribute(name: string): void {
-  if (!(TIME_ATTRIBUTES as readonly string[]).includes(name)) {
-    throw errors.invalidArgument('attribute_name', `"${name.slice(0, 64)}" is not a time attribute of ${USER_TYPE}; use one of ${TIME_ATTRIBUTES.join(', ')}`);
+/**
+ * A time attribute of the record schema a verification code may set: the built-in ones, and those
+ * the application's `time_attributes` setting names (comma-separated, such as
+ * `termsAccepted, phoneVerified`).
+ */
+export function requireTimeAttribute(name: string, declared = ''): void {
+  const known = [...TIME_ATTRIBUTES, ...declared.split(',').map((n) => n.trim()).filter((n) => ATTRIBUTE_NAME.test(n) && !READ_ONLY.has(n))];
+  if (!known.includes(name)) {
+    throw errors.invalidArgument('attribute_name', `"${name.slice(0, 64)}" is not a time attribute of ${USER_TYPE}; use one of ${known.join(', ')} (more can be declared in the application setting time_attributes)`);
   }
 }
 

@@ -53,6 +53,8 @@ export async function createTestBackend(options: { redis?: boolean; env?: NodeJS
     SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
     MAIL_TRANSPORT: 'file',
+    // suites register many accounts from one address; the limit has tests of its own
+    REGISTER_LIMIT_ADDRESS: '100000/3600',
     ...(options.redis && redisUrl ? { REDIS_URL: redisUrl, REDIS_PREFIX: `ghtest-${suffix}` } : {}),
     ...options.env,
   };

@@ -1,5 +1,6 @@
 import type { Transaction } from 'sequelize';
 import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
+import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
 
 /** A user record as stored; `attributes` holds every attribute without a column of its own. */
@@ -124,7 +125,8 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
     async setTime(record: EntityRecord, attribute: string, at: Date, transaction?: Transaction): Promise<void> {
       const change = attribute === 'emailVerified'
         ? { email_verified: at }
-        : { attributes: JSON.stringify({ ...record.attributes, [attribute]: at.toISOString() }) };
+        // lastLogin is kept as ISO (renderUser formats it); others as the API shows timestamps
+        : { attributes: JSON.stringify({ ...record.attributes, [attribute]: attribute === 'lastLogin' ? at.toISOString() : formatTimestamp(at) }) };
       await Entity.update({ ...change, last_updated: at }, { where: { id: record.id, application_id: record.applicationId }, transaction });
     },
   };

@@ -72,7 +72,7 @@ export const getVerificationCode: Handler = async (ctx) => {
   typeName(ctx);
   const record = await identifyRecord(ctx);
   const attribute = ctx.params.require('attribute_name');
-  requireTimeAttribute(attribute);
+  requireTimeAttribute(attribute, ctx.app.settings.time_attributes);
   const seconds = parseLifetime(ctx.app, 'verification_code', ctx.params.get('lifetime'));
   const code = await ctx.services.tokens.issue({
     kind: 'verification_code', app: ctx.app, entityId: record.id, client: caller(ctx), extra: { attribute_name: attribute }, seconds,
