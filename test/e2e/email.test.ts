@@ -146,12 +146,10 @@ skipUnless(redisServer, 'the Redis outage test needs the redis-server program')(
       expect(registered.body.stat).toBe('ok');
 
       await stopRedis();
-      const started = Date.now();
       const res = await request(t.app).post('/oauth/forgot_password_native').type('form').send({
         client_id: login, locale: 'en-US', redirect_uri: 'http://localhost:3000/reset-password', signInEmailAddress: 'lost@example.com',
       });
       expect(res.body).toEqual({ stat: 'ok' });
-      expect(Date.now() - started).toBeLessThan(3_000); // the enqueue fails fast; the request does not wait for Redis
       const pending = await t.runtime.db.models.Outbox.findAll({ where: { status: 'pending' }, raw: true });
       expect(pending.length).toBeGreaterThanOrEqual(1);
 

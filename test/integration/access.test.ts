@@ -1,7 +1,8 @@
 import request from 'supertest';
-import { basic, FLOWS, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 
 let t: TestApp;
+const clock = manualClock();
 let owner: string;
 let issuer: { id: string; secret: string; auth: string };
 let direct: { id: string; secret: string; auth: string };
@@ -17,7 +18,7 @@ async function addClient(features: string[]) {
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ clock });
   owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
   issuer = await addClient(['access_issuer']);
   direct = await addClient(['direct_access']);
@@ -179,7 +180,7 @@ describe('/access/getAuthorizationCode and getCreationToken: parameters', () => 
 
   it('the per-application maximum lifetime is a setting', async () => {
     await call('/settings/set_default', { key: 'max_lifetime.creation_token', value: '60' });
-    await new Promise((r) => setTimeout(r, 5_100)); // the application cache lives 5 s
+    clock.advance(5_100); // the application cache lives 5 s
     const over = await call('/access/getCreationToken', { type_name: 'user', lifetime: '61' });
     expect(over.body).toMatchObject({ code: 200, argument_name: 'lifetime' });
     expect(over.body.error_description).toContain('at most 60 seconds');
@@ -205,7 +206,7 @@ describe('verification codes', () => {
       .toMatchObject({ code: 200, argument_name: 'verification_code' });
     expect((await request(t.app).get('/access/useVerificationCode')).body).toMatchObject({ code: 100, argument_name: 'verification_code' });
     const short = await call('/access/getVerificationCode', { type_name: 'user', uuid: user.uuid, attribute_name: 'emailVerified', lifetime: '1' });
-    await new Promise((r) => setTimeout(r, 1_100));
+    clock.advance(1_100);
     expect((await request(t.app).get('/access/useVerificationCode').query({ verification_code: short.body.verification_code })).body)
       .toMatchObject({ code: 200, argument_name: 'verification_code' });
     expect((await call('/access/getVerificationCode', { type_name: 'user', uuid: user.uuid, attribute_name: 'givenName' })).body)

@@ -3,7 +3,9 @@ import request from 'supertest';
 import { formatSignatureDate, sign } from '../../src/auth/signature';
 import { createRateLimiter } from '../../src/domain/rate-limit';
 import { createLogger } from '../../src/logger';
-import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { buildApp } from '../../src/app';
+import { createRuntime } from '../../src/runtime';
+import { basic, manualClock, redisUrl, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
 
 /** Every log line the app writes, to assert what never reaches a log. */
 const logLines: string[] = [];
@@ -232,8 +234,6 @@ describe('verification codes for any time attribute of the schema', () => {
 
 describe('the database unreachable', () => {
   it('answers 503 with Retry-After and says the database is unavailable; /readyz fails', async () => {
-    const { buildApp } = await import('../../src/app');
-    const { createRuntime } = await import('../../src/runtime');
     const { loadConfig } = await import('../../src/config');
     const { freePort } = await import('../helpers/processes');
     const config = loadConfig({
@@ -264,5 +264,41 @@ describe('logs', () => {
     const text = logLines.join('');
     expect(text).toContain('email written as a file');
     expect(text).not.toMatch(/code=|verification_code=|reset-password\?/);
+  });
+});
+
+skipUnless(redisUrl !== undefined, 'the cross-pod client cache test needs REDIS_URL')('client changes reach every pod (Redis)', () => {
+  it('a secret reset or a deletion on one pod is honoured by another as soon as the change message arrives', async () => {
+    const podA = await startTestApp({ redis: true });
+    // pod B's clock stands still: its cache never expires by age, so only the change message can clear it
+    const second = createRuntime(podA.backend.config, createLogger('silent'), manualClock());
+    const podB = buildApp({ services: second.services, defaultApp: 'local' });
+    const list = (app: typeof podB, id: string, secret: string) => request(app).get('/clients/list').set('Authorization', basic(id, secret));
+    /** Pod B's answer, once it differs from `stale` (a pub/sub message takes a moment to arrive). */
+    const onB = async (id: string, secret: string, stale: string) => {
+      for (let i = 0; i < 100; i++) {
+        const res = await list(podB, id, secret);
+        if (String(res.body.stat) !== stale) return res.body;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return (await list(podB, id, secret)).body;
+    };
+    try {
+      const ownerA = basic(podA.local.clients.owner.client_id, podA.local.clients.owner.client_secret);
+      const added = await request(podA.app).post('/clients/add').set('Authorization', ownerA).type('form').send({ description: 'cached', features: '["owner"]' });
+      expect(await onB(added.body.client_id, added.body.client_secret, 'error')).toMatchObject({ stat: 'ok' }); // cached on B now
+
+      const reset = await request(podA.app).post('/clients/reset_secret').set('Authorization', ownerA).type('form').send({ for_client_id: added.body.client_id });
+      expect(reset.body.stat).toBe('ok');
+      expect(await onB(added.body.client_id, added.body.client_secret, 'ok')).toMatchObject({ code: 402 });
+      expect((await list(podB, added.body.client_id, reset.body.new_secret)).body.stat).toBe('ok');
+
+      const deleted = await request(podA.app).post('/clients/delete').set('Authorization', ownerA).type('form').send({ client_id_for_deletion: added.body.client_id });
+      expect(deleted.body).toEqual({ stat: 'ok' });
+      expect(await onB(added.body.client_id, reset.body.new_secret, 'ok')).toMatchObject({ code: 402 });
+    } finally {
+      await second.close();
+      await podA.close();
+    }
   });
 });

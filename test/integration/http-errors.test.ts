@@ -1,7 +1,11 @@
+import http from 'node:http';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import request from 'supertest';
 import { buildApp } from '../../src/app';
 import { ROUTES, type Route } from '../../src/http/routes';
+import { createHttpServer } from '../../src/http-server';
+import { createLogger } from '../../src/logger';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 
 let t: TestApp;
@@ -127,6 +131,54 @@ describe('malformed requests get the spec error body', () => {
   it('the process keeps serving after all of the above', async () => {
     const res = await request(app).get('/clients/list').set('Authorization', owner);
     expect(res.body.stat).toBe('ok');
-    expect((await request(app).get('/health')).body).toEqual({ stat: 'ok' });
+    expect((await request(app).get('/health')).body).toMatchObject({ stat: 'ok' });
+    expect((await request(app).get('/readyz')).body).toEqual({ stat: 'ok', checks: { database: true } });
+    expect((await request(app).get('/healthz')).body).toEqual({ stat: 'ok' });
+  });
+});
+
+describe('what Node\'s HTTP parser refuses, and slow clients', () => {
+  let server: http.Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createHttpServer(app, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 }, createLogger('silent'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as net.AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** Writes raw bytes, then answers what the server sent before closing, and after how long. */
+  const raw = (bytes: string) => new Promise<{ status: number; body: Record<string, unknown>; ms: number }>((resolve, reject) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    let out = '';
+    socket.on('data', (d) => (out += d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, body] = out.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), body: JSON.parse(body || '{}'), ms: Date.now() - started });
+    });
+  });
+
+  it.each([
+    ['bad header bytes', 'GET /healthz HTTP/1.1\r\nHo\u0001st: x\r\n\r\n', 400],
+    ['conflicting Content-Length and Transfer-Encoding', 'POST /clients/list HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
+    ['oversized headers', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+  ])('%s: the spec\'s JSON error body, not an empty answer', async (_what, bytes, status) => {
+    const res = await raw(bytes);
+    expect(res.status).toBe(status);
+    expect(res.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_argument', request_id: expect.any(String) });
+  });
+
+  it('incomplete headers and an incomplete body are cut off within seconds with 408', async () => {
+    const [headers, body] = await Promise.all([
+      raw('GET /healthz HTTP/1.1\r\nHost: x\r\n'),
+      raw('POST /clients/list HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\na=1'),
+    ]);
+    for (const res of [headers, body]) {
+      expect(res.status).toBe(408);
+      expect(res.body).toMatchObject({ stat: 'error', error: 'invalid_argument' });
+      expect(res.ms).toBeLessThan(10_000); // Node's defaults keep them 60 s and 300 s
+    }
   });
 });

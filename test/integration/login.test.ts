@@ -146,10 +146,16 @@ describe('/oauth/register_native_traditional', () => {
     const res = await register('zoë@exämple.com');
     expect(res.body.stat).toBe('ok');
     expect(res.body.capture_user.email).toBe('zoë@exämple.com');
-    const raw = await request(t.app).post('/oauth/register_native_traditional').type('form')
-      .send(Buffer.concat([Buffer.from(`client_id=${loginId}&locale=en-US&firstName=`), Buffer.from([0xff, 0xfe]), Buffer.from('&emailAddress=x')]).toString('latin1'));
-    expect(raw.body.stat).toBe('error');
-    expect([100, 390]).toContain(raw.body.code);
+    // bytes that are not UTF-8 at all (0xff 0xfe), sent as they are: read as U+FFFD, never a crash
+    const raw = await request(t.app).post('/oauth/register_native_traditional').set('Content-Type', 'application/x-www-form-urlencoded')
+      .send(Buffer.concat([Buffer.from(`client_id=${loginId}&locale=en-US&firstName=`), Buffer.from([0xff, 0xfe]), Buffer.from('&emailAddress=x')]));
+    expect(raw.status).toBe(200);
+    expect(raw.body).toMatchObject({ stat: 'error', code: 100 });
+    const percent = await request(t.app).post('/oauth/register_native_traditional').type('form')
+      .send(`${new URLSearchParams(registration('bytes@example.com', { firstName: 'x' })).toString().replace('firstName=x', 'firstName=%FF%FE')}`);
+    expect(percent.body.stat).toBe('ok');
+    // percent-escapes that decode to no UTF-8 are kept as sent (Node's querystring), never a crash
+    expect(percent.body.capture_user.givenName).toBe('%FF%FE');
   });
 
   it('one email, any case, one record: a duplicate gets the localized "in use" message', async () => {
@@ -293,7 +299,7 @@ describe('/oauth/update_profile_native', () => {
     expect((await signIn('guessed@example.com', 'correct horse')).body.code).toBe(510);
   });
 
-  it('sets a password without the current one (newPasswordFormNoAuth, after a reset)', async () => {
+  it('sets a password without the current one with a token from a sign-in minutes ago (newPasswordFormNoAuth)', async () => {
     expect((await update(token, 'newPasswordFormNoAuth', { newPassword: 'after the reset', newPasswordConfirm: 'after the reset' })).body).toEqual({ stat: 'ok' });
     expect((await signIn('profile@example.com', 'after the reset')).body.stat).toBe('ok');
     expect((await update(token, 'newPasswordForm', { newPassword: 'x', newPasswordConfirm: 'y' })).body).toMatchObject({ code: 390 });

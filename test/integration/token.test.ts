@@ -1,8 +1,9 @@
 import request from 'supertest';
 import { SqlError } from '../../src/db/sql';
-import { basic, onMysql, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
+import { basic, manualClock, onMysql, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 
 let t: TestApp;
+const clock = manualClock();
 let owner: string;
 let login: { id: string; secret: string; auth: string };
 let reader: { id: string; secret: string; auth: string };
@@ -30,7 +31,7 @@ const refresh = (token: string, auth = login.auth) =>
 const readWith = (accessToken: string) => request(t.app).get('/entity').set('Authorization', `OAuth ${accessToken}`);
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ clock });
   owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
   login = { id: t.local.clients.login.client_id, secret: t.local.clients.login.client_secret, auth: basic(t.local.clients.login.client_id, t.local.clients.login.client_secret) };
   reader = await addClient(['direct_read_access']);
@@ -84,7 +85,7 @@ describe('grant_type=authorization_code', () => {
 
   it('an expired code and an unknown code: 413', async () => {
     const c = await code(login.id, { lifetime: '1' });
-    await new Promise((r) => setTimeout(r, 1_100));
+    clock.advance(1_100);
     expect((await exchange(c)).body).toMatchObject({ code: 413, sub_error: 'no_access_grant' });
     expect((await exchange('f'.repeat(40))).body).toMatchObject({ code: 413 });
   });
@@ -136,9 +137,9 @@ describe('grant_type=refresh_token', () => {
     expect((await refresh(pair.refresh_token)).body.stat).toBe('ok');
 
     await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'refresh_token_lifetime', value: '1' });
-    await new Promise((r) => setTimeout(r, 5_100)); // the application cache lives 5 s
+    clock.advance(5_100); // the application cache lives 5 s
     const short = (await exchange(await code())).body;
-    await new Promise((r) => setTimeout(r, 1_100));
+    clock.advance(1_100);
     expect((await refresh(short.refresh_token)).body).toMatchObject({ code: 200, error: 'invalid_request' });
     await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'refresh_token_lifetime', value: '7776000' });
   });
@@ -153,11 +154,24 @@ describe('single use under concurrency', () => {
   });
 
   it('20 parallel redemptions of one refresh token: exactly one succeeds', async () => {
-    await new Promise((r) => setTimeout(r, 5_100)); // let the restored refresh lifetime reach the cache
+    clock.advance(5_100); // let the restored refresh lifetime reach the cache
     const pair = (await exchange(await code())).body;
     const results = await Promise.all(Array.from({ length: 20 }, () => refresh(pair.refresh_token)));
     expect(results.filter((r) => r.body.stat === 'ok')).toHaveLength(1);
     for (const r of results.filter((x) => x.body.stat !== 'ok')) expect(r.body).toMatchObject({ code: 200, error: 'invalid_request' });
+  });
+
+  it('50 spent refresh tokens of 50 families presented at once: every one refused with 400 invalid_request, each family revoked', async () => {
+    const pairs = await Promise.all(Array.from({ length: 50 }, async () => (await exchange(await code())).body));
+    const successors = await Promise.all(pairs.map(async (p) => (await refresh(p.refresh_token)).body));
+    expect(successors.every((s) => s.stat === 'ok')).toBe(true);
+    const reused = await Promise.all(pairs.map((p) => refresh(p.refresh_token)));
+    for (const r of reused) {
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_request' });
+    }
+    const revoked = await Promise.all(successors.map((s) => refresh(s.refresh_token)));
+    expect(revoked.every((r) => r.body.code === 200)).toBe(true);
   });
 
   it('20 parallel uses of one verification code: exactly one succeeds', async () => {
