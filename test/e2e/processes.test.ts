@@ -113,6 +113,46 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
     expect(r.stderr).toMatch(/SECRET_KEY must be 32 random bytes/);
     expect(r.stderr).toMatch(/REDIS_URL must look like redis:\/\//);
   });
+
+  it('with MySQL, a process that sends email refuses to start without SMTP_URL or MAIL_TRANSPORT=file', async () => {
+    const mysqlEnv = { DATABASE_URL: 'mysql://root@127.0.0.1:1/nothing', SECRET_KEY: 'a'.repeat(64), PORT: String(await freePort()) };
+    const worker = startNode(WORKER, { cwd: dir, env: { ...mysqlEnv, REDIS_URL: 'redis://127.0.0.1:1' } });
+    expect(await worker.exited).toBe(78);
+    expect(worker.output()).toContain('SMTP_URL is required with a MySQL DATABASE_URL');
+    const api = startNode(SERVER, { cwd: dir, env: mysqlEnv }); // no Redis: it would send email itself
+    expect(await api.exited).toBe(78);
+    expect(api.output()).toContain('or set MAIL_TRANSPORT=file');
+  });
+
+  it('mail:last shows the newest email written as a file, and its link', async () => {
+    const port = await freePort();
+    const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port) } });
+    try {
+      await server.waitFor(/gatehouse api listening/);
+      const clients = JSON.parse(cli(['clients:list', '--app', 'local'], { cwd: dir, env: {} }).stdout) as { client_id: string; features: string[] }[];
+      const login = clients.find((c) => c.features.includes('login_client'))!.client_id;
+      const registered = await post(`http://127.0.0.1:${port}/oauth/register_native_traditional`, {
+        client_id: login, locale: 'en-US', emailAddress: 'newest@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+        firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+      });
+      expect(registered.body.stat).toBe('ok');
+      let shown = cli(['mail:last', '--to', 'NEWEST@example.com'], { cwd: dir, env: {} });
+      for (let i = 0; i < 100 && shown.status !== 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        shown = cli(['mail:last', '--to', 'NEWEST@example.com'], { cwd: dir, env: {} });
+      }
+      expect(shown.stdout).toMatch(/To: +newest@example.com/);
+      expect(shown.stdout).toMatch(/Subject: +Welcome/);
+      const link = cli(['mail:last', '--link'], { cwd: dir, env: {} }).stdout.trim();
+      expect(link).toMatch(/^http:\/\/localhost:\d+\/verify-email\?verification_code=\w+$/);
+      // the link is in the file, never in the log
+      expect(server.output()).not.toContain(new URL(link).searchParams.get('verification_code')!);
+      expect(server.output()).toContain('npx gatehouse mail:last');
+      expect(cli(['mail:last', '--to', 'nobody@example.com'], { cwd: dir, env: {} }).status).toBe(1);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
 });
 
 describe('gatehouse CLI on the configured database', () => {

@@ -302,3 +302,28 @@ skipUnless(redisUrl !== undefined, 'the cross-pod client cache test needs REDIS_
     }
   });
 });
+
+skipUnless(redisUrl !== undefined, 'the two-pod limit test needs REDIS_URL')('limits across pods (Redis)', () => {
+  it('40 parallel wrong passwords split over two pods verify at most 10 (limit 10)', async () => {
+    const podA = await startTestApp({ redis: true, env: { LOGIN_LIMIT_ACCOUNT: '10/600', LOGIN_LIMIT_ADDRESS: '100000/600' } });
+    const second = createRuntime(podA.backend.config, createLogger('silent'));
+    const podB = buildApp({ services: second.services, defaultApp: 'local' });
+    const verifies = [jest.spyOn(podA.runtime.services.passwords, 'verify'), jest.spyOn(second.services.passwords, 'verify')];
+    try {
+      const id = podA.local.clients.login.client_id;
+      const ownerA = basic(podA.local.clients.owner.client_id, podA.local.clients.owner.client_secret);
+      await request(podA.app).post('/entity.create').set('Authorization', ownerA).type('form')
+        .send({ type_name: 'user', attributes: JSON.stringify({ email: 'pods@example.com', password: 'correct horse' }) });
+      const guess = (app: typeof podB) => request(app).post('/oauth/auth_native_traditional').type('form')
+        .send({ client_id: id, locale: 'en-US', signInEmailAddress: 'pods@example.com', currentPassword: 'wrong guess' });
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => guess(i % 2 ? podB : podA.app)));
+      expect(answers.filter((r) => r.body.code === 210)).toHaveLength(10);
+      expect(answers.filter((r) => r.body.code === 510)).toHaveLength(30);
+      expect(verifies[0].mock.calls.length + verifies[1].mock.calls.length).toBeLessThanOrEqual(10);
+    } finally {
+      verifies.forEach((v) => v.mockRestore());
+      await second.close();
+      await podA.close();
+    }
+  });
+});
