@@ -1,8 +1,10 @@
 import * as initial from './0001-initial';
 import * as normalizedKeys from './0002-normalized-keys';
+import * as socialProviders from './0003-social-providers';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
   { name: '0001-initial', ...initial },
   { name: '0002-normalized-keys', ...normalizedKeys },
+  { name: '0003-social-providers', ...socialProviders },
 ];

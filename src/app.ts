@@ -9,6 +9,7 @@ import { Params } from './http/params';
 import { createApplicationResolver } from './http/resolve-application';
 import { type Route, ROUTES } from './http/routes';
 import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
+import { socialRoutes } from './web/social';
 
 export interface AppOptions {
   services: Services;
@@ -137,6 +138,9 @@ export function buildApp(options: AppOptions): express.Express {
   };
   app.get('/readyz', ready);
   app.get('/health', ready);
+
+  // the built-in social login application's browser pages and auth_info (not API routes)
+  app.use(socialRoutes(services, resolveApp));
 
   options.extend?.(app);
 

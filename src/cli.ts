@@ -77,6 +77,44 @@ program.command('clients:list')
     print(all.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features, settings: c.settings })));
   }));
 
+program.command('providers:add')
+  .argument('<app>', 'application')
+  .argument('<name>', 'provider name, part of its URLs (/social/NAME/start): google, github, …')
+  .requiredOption('--issuer <url>', 'OpenID Connect issuer (https://accounts.google.com), or https://github.com')
+  .requiredOption('--client-id <id>', 'client id the provider gave this application')
+  .requiredOption('--client-secret <secret>', 'client secret the provider gave this application')
+  .option('--kind <kind>', 'oidc (any OpenID Connect provider, by discovery) or github', 'oidc')
+  .option('--scopes <scopes...>', 'scopes to ask for (default: openid email profile; GitHub: read:user user:email)')
+  .description('add an identity provider to the application\'s social login')
+  .action((app: string, name: string, opts: { issuer: string; clientId: string; clientSecret: string; kind: string; scopes?: string[] }) =>
+    withCore(async ({ db, providers }) => {
+      const found = await db.applications.findByName(app);
+      if (!found) throw new Error(`there is no application "${app}"; create it with: npx gatehouse apps:create ${app}`);
+      print(await providers.add(found.id, {
+        name, kind: opts.kind as 'oidc' | 'github', issuer: opts.issuer, clientId: opts.clientId, clientSecret: opts.clientSecret, scopes: opts.scopes,
+      }));
+    }));
+
+program.command('providers:list')
+  .argument('<app>', 'application')
+  .description("list the application's identity providers (never their secrets)")
+  .action((app: string) => withCore(async ({ db, providers }) => {
+    const found = await db.applications.findByName(app);
+    if (!found) throw new Error(`there is no application "${app}"`);
+    print(await providers.list(found.id));
+  }));
+
+program.command('providers:remove')
+  .argument('<app>', 'application')
+  .argument('<name>', 'provider name')
+  .description('remove an identity provider (identities already linked stay linked)')
+  .action((app: string, name: string) => withCore(async ({ db, providers }) => {
+    const found = await db.applications.findByName(app);
+    if (!found) throw new Error(`there is no application "${app}"`);
+    await providers.remove(found.id, name);
+    process.stdout.write(`removed provider ${name}\n`);
+  }));
+
 program.command('mail:last')
   .option('--to <address>', 'the newest message to this address')
   .option('--link', 'print only the link the message carries')

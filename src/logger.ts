@@ -9,7 +9,7 @@ export type Logger = pino.Logger;
  */
 function isDatabaseError(err: Record<string, unknown>): boolean {
   return 'sql' in err || 'sqlMessage' in err || 'parameters' in err || 'original' in err || 'parent' in err
-    || /^(Sequelize|SqlError|DuplicateKeyError)/.test(String(err.name ?? err.constructor?.name ?? ''));
+    || [err.name, err.constructor?.name].some((n) => /^(Sequelize|SqlError|DuplicateKeyError)/.test(String(n ?? '')));
 }
 
 /** The `err` of a log line: a database error without its text; any other error with message and stack. */
@@ -19,7 +19,7 @@ export function safeError(value: unknown): unknown {
   if (isDatabaseError(err)) {
     const driver = (err.parent ?? err.original ?? err) as Record<string, unknown>;
     return {
-      type: String(err.name ?? err.constructor?.name ?? 'Error'),
+      type: String(err.constructor?.name ?? err.name ?? 'Error'),
       errno: driver.errno ?? err.errno,
       code: driver.code ?? err.code,
       note: 'database error text omitted: it can hold bound values',

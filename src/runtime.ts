@@ -8,6 +8,9 @@ import { createPasswordHasher } from './domain/passwords';
 import { createFlowService } from './domain/flows';
 import { createRateLimiter } from './domain/rate-limit';
 import { createMemoryReplayGuard, createRedisReplayGuard } from './auth/replay-guard';
+import { createProviderService } from './domain/social/providers';
+import { createRelyingParty } from './domain/social/relying-party';
+import { createSocialTokens } from './domain/social/tokens';
 import { SecretBox } from './domain/secrets';
 import { createTokenService } from './domain/tokens';
 import type { Services } from './http/context';
@@ -30,8 +33,9 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
   const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;
   const clients = createClientService({ clients: db.clients, box, clock, changes });
   const applications = createApplicationService({ db, clients, clock, publicBaseUrl: config.publicBaseUrl });
+  const providers = createProviderService({ db, box, clock });
   return {
-    db, box, clients, applications,
+    db, box, clients, applications, providers,
     async close() {
       changes?.close();
       await db.close();
@@ -73,7 +77,7 @@ export interface Runtime {
  */
 export function createRuntime(config: Config, logger: Logger, clock: Clock = systemClock): Runtime {
   const core = createCore(config, logger, clock);
-  const { db, box, clients, applications } = core;
+  const { db, box, clients, applications, providers } = core;
 
   let closeProcessors = () => {};
   // rate-limit counters shared by all pods; fails fast while Redis is down (each pod then counts
@@ -103,6 +107,9 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix }),
+    socialTokens: createSocialTokens({ db, clock }),
+    providers,
+    relyingParty: createRelyingParty(),
     replays: redis ? createRedisReplayGuard(redis, config.redisPrefix) : createMemoryReplayGuard(() => clock.now().getTime()),
     loginLimits: config.loginLimits,
     mailLimits: config.mailLimits,

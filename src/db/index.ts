@@ -8,6 +8,7 @@ import { createCredentialQueries } from './repositories/credentials';
 import { createEntityQueries } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
+import { createSocialQueries } from './repositories/social';
 import { createSql, type AnyTx, type StatementOptions } from './sql';
 
 /** An open database transaction, opaque to the domain layer. */
@@ -87,6 +88,7 @@ export interface Database {
   outbox: ReturnType<typeof createOutboxQueries>;
   credentials: ReturnType<typeof createCredentialQueries>;
   entities: ReturnType<typeof createEntityQueries>;
+  social: ReturnType<typeof createSocialQueries>;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
   transaction: Transact;
   /**
@@ -118,6 +120,7 @@ export function openDatabase(database: Config['database']): Database {
     outbox: createOutboxQueries(models, sql),
     credentials: createCredentialQueries(models, sql),
     entities: createEntityQueries(models, sql),
+    social: createSocialQueries(models, sql),
     transaction,
     statements,
     close: () => sequelize.close(),

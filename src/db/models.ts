@@ -18,6 +18,10 @@ export interface CredentialRow {
   for_client_id: number | null; redirect_uri: string | null; extra: string | null; family: string | null;
   expires_at: Date; used_at: Date | null; created_at: Date;
 }
+export interface SocialProviderRow {
+  id: number; application_id: number; name: string; kind: string; issuer: string; client_id: string; secret_sealed: string;
+  scopes: string; created_at: Date;
+}
 export interface EntityVersionRow { id: number; application_id: number; entity_id: number; valid_from: Date; snapshot: string }
 export interface OutboxRow {
   id: string; application_id: number; queue: string; name: string; payload: string; status: string;
@@ -37,6 +41,7 @@ export interface Models {
   Credential: ModelOf<CredentialRow>;
   EntityVersion: ModelOf<EntityVersionRow>;
   Outbox: ModelOf<OutboxRow>;
+  SocialProvider: ModelOf<SocialProviderRow>;
 }
 
 const pk = { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true };
@@ -81,6 +86,10 @@ export function defineModels(sequelize: Sequelize): Models {
       payload: text(), status: str(16), attempts: { type: DataTypes.INTEGER, allowNull: false }, last_error: str(1024, true),
       created_at: time(), updated_at: time(),
     }, opts('outbox')) as unknown as ModelOf<OutboxRow>,
+    SocialProvider: sequelize.define('SocialProvider', {
+      id: pk, application_id: bigint(), name: str(64), kind: str(16), issuer: str(512), client_id: str(255), secret_sealed: str(1024),
+      scopes: str(512), created_at: time(),
+    }, opts('social_providers')) as unknown as ModelOf<SocialProviderRow>,
   };
 }
 

@@ -1,5 +1,8 @@
 import type { Principal } from '../auth/authenticate';
 import type { ReplayGuard } from '../auth/replay-guard';
+import type { ProviderService } from '../domain/social/providers';
+import type { RelyingParty } from '../domain/social/relying-party';
+import type { SocialTokens } from '../domain/social/tokens';
 import type { Database } from '../db';
 import type { Application } from '../db/repositories/applications';
 import type { Client, ClientService, Clock } from '../domain/clients';
@@ -20,6 +23,10 @@ export interface Services {
   passwords: PasswordHasher;
   flows: FlowService;
   rateLimiter: RateLimiter;
+  /** Social login: tokens and their profiles (built-in or external application), providers, the relying party. */
+  socialTokens: SocialTokens;
+  providers: ProviderService;
+  relyingParty: RelyingParty;
   /** Signatures already accepted (replay protection of the Signature scheme). */
   replays: ReplayGuard;
   loginLimits: { account: Limit; address: Limit };

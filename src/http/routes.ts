@@ -7,8 +7,10 @@ import * as entity from './handlers/entity';
 import { forgotPassword, verifyEmail } from './handlers/email-requests';
 import { registerTraditional } from './handlers/register';
 import { signInTraditional } from './handlers/sign-in';
+import * as social from './handlers/social';
 import { token } from './handlers/token';
 import { updateProfile } from './handlers/update-profile';
+import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import type { ErrorStyle } from './status';
 
@@ -58,6 +60,11 @@ export const ROUTES: readonly Route[] = [
   login('/oauth/register_native_traditional', registerTraditional),
   login('/oauth/auth_native_traditional', signInTraditional),
   login('/oauth/update_profile_native', updateProfile),
+  // SPEC 4.3, 4.5, 4.8, 4.9: social login, with a token from the social login application
+  login('/oauth/auth_native', social.authNative),
+  login('/oauth/register_native', social.registerNative),
+  login('/oauth/link_account_native', social.linkAccount),
+  login('/oauth/unlink_account_native', social.unlinkAccount),
   // SPEC 4.7, 4.11: emails, limited per recipient and per client address
   login('/oauth/forgot_password_native', forgotPassword),
   login('/oauth/verify_email_native', verifyEmail),
@@ -70,6 +77,9 @@ export const ROUTES: readonly Route[] = [
   admin('/clients/set_features', clients.setFeatures),
   admin('/clients/delete', clients.deleteClient),
   admin('/clients/reset_secret', clients.resetSecret),
+  admin('/providers/add', providers.addProvider),
+  admin('/providers/list', providers.listProviders, READS),
+  admin('/providers/remove', providers.removeProvider),
   admin('/settings/get', settings.getSetting, READS),
   admin('/settings/items', settings.listSettings, READS),
   admin('/settings/keys', settings.settingKeys, READS),

@@ -3,8 +3,10 @@ import type { AnyTx, Sql } from '../sql';
 import { asDate, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
-  /** A social merge_token presented at a successful sign-in, kept for the social login to link. */
-  | 'merge_request';
+  /** A social login token (40 characters) and the profile behind it. */
+  | 'social_token'
+  /** A social sign-in between the redirect to the provider and its callback (`state`). */
+  | 'social_state';
 
 /** A code or token as stored: only the SHA-256 of its value, never the value. */
 export interface StoredCredential {
@@ -69,6 +71,27 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
         raw: true,
       });
       return row ? toCredential(row) : undefined;
+    },
+
+    /**
+     * `consume` in raw SQL, for work made only of raw statements (Database.statements): a social
+     * token spent in the transaction that registers its record and commits the welcome email.
+     */
+    async spend(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: AnyTx): Promise<boolean> {
+      const t = sql.time;
+      return (await sql.change(
+        'UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND used_at IS NULL AND expires_at > ?',
+        [t(now), valueHash, applicationId, kind, t(now)],
+        transaction,
+      )) === 1;
+    },
+
+    /** Replaces the `extra` of a live credential; false when it is spent, expired or unknown. */
+    async setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date): Promise<boolean> {
+      const [count] = await Credential.update({ extra: JSON.stringify(extra) }, {
+        where: { value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now } },
+      });
+      return count === 1;
     },
 
     /**

@@ -1,5 +1,6 @@
 import { DuplicateAttributeError } from '../../db/repositories/entities';
-import { parseNewUser, renderUser, requireUserType } from '../../domain/users';
+import { parseNewUser, requireUserType } from '../../domain/users';
+import { captureUser } from '../capture-user';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';
@@ -61,5 +62,5 @@ async function readable(ctx: RequestContext) {
 /** /entity: one record, by uuid, id or key_attribute. */
 export const readEntity: Handler = async (ctx) => {
   if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
-  return { result: renderUser(await readable(ctx)) };
+  return { result: await captureUser(ctx, await readable(ctx)) };
 };

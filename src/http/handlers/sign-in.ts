@@ -1,13 +1,13 @@
-import { renderUser } from '../../domain/users';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { accountSubject, guardPasswordGuesses } from '../password-guesses';
 import { uniqueKey } from '../../db/repositories/entities';
-import { loginTokens, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
+import { signedIn } from '../capture-user';
+import { parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
+import { invalidToken, linkIdentity, mergeRequest } from '../social-request';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
-const MERGE_REQUEST_SECONDS = 3600;
 
 /** 210 keyed by the form name: byte for byte the same for an unknown account and a wrong password. */
 function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName: string): ApiError {
@@ -31,9 +31,8 @@ export const signInTraditional: Handler = async (ctx) => {
   const identifier = (ctx.params.values[identifierField.name] ?? '').trim();
   const password = ctx.params.values[passwordField.name] ?? '';
   const mergeToken = ctx.params.get('merge_token');
-  if (mergeToken !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(mergeToken)) throw errors.invalidArgument('merge_token', 'is not a social login token');
 
-  const { db, passwords, clock } = ctx.services;
+  const { db, passwords } = ctx.services;
   const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
   const key = identifier.includes('@') ? { email: identifier } : { username: identifier };
   const record = usable ? await db.entities.find(ctx.app.id, key) : undefined;
@@ -43,19 +42,13 @@ export const signInTraditional: Handler = async (ctx) => {
   if (!ok || !record) throw invalidCredentials(ctx, request, form.name);
 
   await guesses.succeeded();
-  const now = clock.now();
+  // a merge_token is checked before anything is issued: a bad one signs nobody in
+  const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, record);
   // a hash made with weaker parameters than today's policy is replaced while the password is at hand
   const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
-  const lastLogin = now.toISOString();
-  // No transaction: the tokens are stored first and mean nothing until this answer carries them,
-  // so a failure between the two statements leaves nothing a caller could use or notice.
-  const merge = mergeToken === undefined ? [] : [{
-    // the social identity behind the token is linked to this account once social login exists
-    issue: { kind: 'merge_request' as const, app: ctx.app, entityId: record.id, client: request.client, seconds: MERGE_REQUEST_SECONDS },
-    value: mergeToken,
-  }];
-  const tokens = await loginTokens(ctx, request, record.id, undefined, merge);
-  await db.entities.update(record, { passwordHash, attributes: { lastLogin } }, now);
-  const signedIn = { ...record, attributes: { ...record.attributes, lastLogin }, lastUpdated: now };
-  return { capture_user: renderUser(signedIn), ...tokens };
+  if (merge) {
+    // the identity of the failed social sign-in joins this account, and the token is spent, together
+    await db.statements((tx) => linkIdentity(ctx, record, mergeToken!, merge.profile, tx, invalidToken('merge_token')));
+  }
+  return signedIn(ctx, request, record, { passwordHash });
 };

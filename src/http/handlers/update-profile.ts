@@ -3,11 +3,24 @@ import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { sha256Hex } from '../../domain/secrets';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
-import type { Handler } from '../context';
+import type { Handler, RequestContext } from '../context';
 import { accountSubject, guardPasswordGuesses } from '../password-guesses';
-import { assertValid, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
+import { assertValid, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
 
 const ENDPOINT = '/oauth/update_profile_native';
+
+/**
+ * The record the `access_token` parameter of a login endpoint acts for: 413 when the token is not
+ * live, or was issued for another client (`for_client_id`).
+ */
+export async function recordOfAccessToken(ctx: RequestContext, request: FlowRequest, value = ctx.params.require('access_token')) {
+  const { db, clock } = ctx.services;
+  const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
+  const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
+  const record = usable && token.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
+  if (!token || !record) throw errors.invalidAccessToken();
+  return { token, record };
+}
 
 /**
  * SPEC 4.10: edits the record of the access token with editProfileForm (fields the record already
@@ -20,11 +33,7 @@ export const updateProfile: Handler = async (ctx) => {
   const accessToken = ctx.params.require('access_token');
   const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
   const { db, passwords, clock, flows } = ctx.services;
-  const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(accessToken), clock.now());
-  // a token issued for one client (for_client_id) serves that client only
-  const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
-  const record = usable && token.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
-  if (!token || !record) throw errors.invalidAccessToken();
+  const { token, record } = await recordOfAccessToken(ctx, request, accessToken);
 
   const stored = prefillFrom(form, record);
   requireFields(ctx, form, stored);

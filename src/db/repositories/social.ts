@@ -1,0 +1,99 @@
+import { UniqueConstraintError, type Transaction } from 'sequelize';
+import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
+import { asDate, type Models, type ProfileRow, type SocialProviderRow } from '../models';
+
+/** An identity provider as stored; the client secret is still sealed. */
+export interface StoredProvider {
+  id: number;
+  applicationId: number;
+  name: string;
+  kind: 'oidc' | 'github';
+  issuer: string;
+  clientId: string;
+  secretSealed: string;
+  scopes: string[];
+}
+
+/** A social identity linked to a record. `data` is the normalized profile (auth_info shape). */
+export interface StoredProfile {
+  id: number;
+  entityId: number;
+  provider: string;
+  identifier: string;
+  data: Record<string, unknown>;
+  created: Date;
+}
+
+/** The identity is already linked to a record of the application (unique index). */
+export class IdentityTakenError extends Error {}
+
+const toProvider = (r: SocialProviderRow): StoredProvider => ({
+  id: Number(r.id), applicationId: Number(r.application_id), name: r.name, kind: r.kind as StoredProvider['kind'], issuer: r.issuer,
+  clientId: r.client_id, secretSealed: r.secret_sealed, scopes: r.scopes.split(' ').filter(Boolean),
+});
+const toProfile = (r: ProfileRow): StoredProfile => ({
+  id: Number(r.id), entityId: Number(r.entity_id), provider: r.provider, identifier: r.identifier, data: JSON.parse(r.data), created: asDate(r.created_at),
+});
+
+export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sql) {
+  return {
+    providers: {
+      /** False when the application already has a provider of that name. */
+      async insert(p: Omit<StoredProvider, 'id'>, now: Date): Promise<boolean> {
+        try {
+          await SocialProvider.create({
+            application_id: p.applicationId, name: p.name, kind: p.kind, issuer: p.issuer, client_id: p.clientId,
+            secret_sealed: p.secretSealed, scopes: p.scopes.join(' '), created_at: now,
+          });
+          return true;
+        } catch (e) {
+          if (e instanceof UniqueConstraintError) return false;
+          throw e;
+        }
+      },
+      async list(applicationId: number): Promise<StoredProvider[]> {
+        const rows = await SocialProvider.findAll({ where: { application_id: applicationId }, order: [['name', 'ASC']], raw: true });
+        return rows.map(toProvider);
+      },
+      async find(applicationId: number, name: string): Promise<StoredProvider | undefined> {
+        const row = await SocialProvider.findOne({ where: { application_id: applicationId, name }, raw: true });
+        return row ? toProvider(row) : undefined;
+      },
+      async remove(applicationId: number, name: string): Promise<boolean> {
+        return (await SocialProvider.destroy({ where: { application_id: applicationId, name } })) > 0;
+      },
+    },
+    profiles: {
+      /** Links an identity to a record; IdentityTakenError when any record of the application has it. */
+      async insert(
+        p: { applicationId: number; entityId: number; provider: string; identifier: string; data: Record<string, unknown> },
+        now: Date,
+        transaction?: AnyTx,
+      ): Promise<void> {
+        try {
+          // raw SQL: it joins the statement transactions that register a record and commit its email
+          await sql.change(
+            'INSERT INTO profiles (application_id, entity_id, provider, identifier, data, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+            [p.applicationId, p.entityId, p.provider, p.identifier, JSON.stringify(p.data), sql.time(now)],
+            transaction,
+          );
+        } catch (e) {
+          if (e instanceof DuplicateKeyError) throw new IdentityTakenError(p.identifier);
+          throw e;
+        }
+      },
+      async forEntity(applicationId: number, entityId: number): Promise<StoredProfile[]> {
+        const rows = await Profile.findAll({ where: { application_id: applicationId, entity_id: entityId }, order: [['id', 'ASC']], raw: true });
+        return rows.map(toProfile);
+      },
+      async byIdentifier(applicationId: number, identifier: string): Promise<StoredProfile | undefined> {
+        const row = await Profile.findOne({ where: { application_id: applicationId, identifier }, raw: true });
+        return row ? toProfile(row) : undefined;
+      },
+      async remove(applicationId: number, entityId: number, identifier: string, transaction?: Transaction): Promise<boolean> {
+        return (await Profile.destroy({ where: { application_id: applicationId, entity_id: entityId, identifier }, transaction })) > 0;
+      },
+    },
+  };
+}
+export type SocialQueries = ReturnType<typeof createSocialQueries>;

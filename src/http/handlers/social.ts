@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { DuplicateAttributeError, type EntityRecord } from '../../db/repositories/entities';
+import { changesFrom } from '../../domain/profile-fields';
+import type { CompiledForm } from '../../domain/flow-forms';
+import type { SocialProfile } from '../../domain/social/profile';
+import { formatTimestamp } from '../../domain/timestamps';
+import { USER_TYPE } from '../../domain/users';
+import { ApiError, errors } from '../../errors';
+import { captureUser, signedIn } from '../capture-user';
+import type { Handler, RequestContext } from '../context';
+import { assertValid, loginTokens, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
+import { identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
+import { verificationMail } from './email-requests';
+import { recordOfAccessToken } from './update-profile';
+
+/** The profile's value for a record attribute (what thin registration copies and prereg_fields carry). */
+function fromProfile(profile: SocialProfile, attribute: string | undefined): string | null {
+  switch (attribute) {
+    case 'email': return profile.email ?? null;
+    case 'displayName': return profile.displayName ?? null;
+    case 'givenName': return profile.name?.givenName ?? null;
+    case 'familyName': return profile.name?.familyName ?? null;
+    case 'username': return profile.preferredUsername ?? null;
+    default: return null;
+  }
+}
+
+/** SPEC 2.4: only fields of the named form, filled from the profile where one maps to it. */
+const preregFields = (form: CompiledForm, profile: SocialProfile) =>
+  Object.fromEntries(form.fields.map(({ name, field }) => [name, fromProfile(profile, field.schemaAttribute)]));
+
+/** 380 with what the spec says of the account that holds the email (SPEC 2.4). */
+async function emailInUse(ctx: RequestContext, record: EntityRecord): Promise<ApiError> {
+  const linked = await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id);
+  const photo = linked.find((p) => typeof p.data.photo === 'string');
+  return new ApiError('emailAddressInUse', 'an account with this email address exists; sign in to it (with merge_token to link this identity)', {
+    extra: {
+      existing_provider: record.passwordHash || linked.length === 0 ? 'capture' : linked[0].provider,
+      existing_display_name: String(record.attributes.displayName ?? linked[0]?.data.displayName ?? ''),
+      existing_photo: photo ? { id: photo.id, value: photo.data.photo, type: 'other' } : null,
+      existing_date_created: formatTimestamp(record.created),
+    },
+  });
+}
+
+/** `thin_registration`: true or false (the original also took 1 and 0). */
+function flag(ctx: RequestContext, name: string): boolean {
+  const v = ctx.params.get(name);
+  if (v === undefined || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw errors.invalidArgument(name, 'must be true or false');
+}
+
+/**
+ * Creates a record for a social identity and signs it in, spending the token, in one statement
+ * transaction with its welcome email (a verification link, unless the provider verified the email).
+ */
+async function register(
+  ctx: RequestContext, request: FlowRequest, token: string, profile: SocialProfile,
+  input: { email: string | null; username?: string; attributes: Record<string, unknown> },
+): Promise<Record<string, unknown>> {
+  const { db, clock, outbox } = ctx.services;
+  const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
+  const verifyUrl = request.client.settings.verify_email_url;
+  const { record, tokens } = await outbox.commit(async (tx) => {
+    const created = await db.entities.insert({
+      applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: input.email, username: input.username ?? null,
+      passwordHash: null, emailVerified: verifiedNow ? clock.now() : null, attributes: input.attributes,
+    }, clock.now(), tx);
+    await linkIdentity(ctx, created, token, profile, tx, invalidToken());
+    const welcome = created.email && verifyUrl && !verifiedNow ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
+    const issued = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
+    return { result: { record: created, tokens: issued }, jobs: welcome ? [welcome.job] : [] };
+  });
+  return { capture_user: await captureUser(ctx, record), is_new: true, ...tokens };
+}
+
+/**
+ * SPEC 4.3: completes a social sign-in. A linked identity signs in (and a `merge_token` from a
+ * failed 380 call for that account links its identity too); an unknown identity whose email a
+ * record holds is 380; otherwise `thin_registration=true` creates the record at once (when the
+ * provider gave an email) or the answer is 310, with `prereg_fields` when `registration_form` is sent.
+ */
+export const authNative: Handler = async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'required' });
+  const token = ctx.params.require('token');
+  const thin = flag(ctx, 'thin_registration');
+  const registrationForm = ctx.params.get('registration_form');
+  const form = registrationForm === undefined ? undefined : requestForm(ctx, request, registrationForm, '/oauth/register_native');
+  const mergeToken = ctx.params.get('merge_token');
+  const { db, socialTokens } = ctx.services;
+  const { profile } = await redeemToken(ctx, request.client, token, invalidToken());
+
+  const linked = await db.social.profiles.byIdentifier(ctx.app.id, profile.identifier);
+  const owner = linked && await db.entities.find(ctx.app.id, { id: linked.entityId });
+  if (owner) {
+    const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
+    await db.statements(async (tx) => {
+      if (!(await socialTokens.consume(ctx.app, token, tx))) throw invalidToken()();
+      if (merge) await linkIdentity(ctx, owner, mergeToken!, merge.profile, tx, invalidToken('merge_token'));
+    });
+    return { ...(await signedIn(ctx, request, owner)), is_new: false };
+  }
+
+  const holder = profile.email ? await db.entities.find(ctx.app.id, { email: profile.email }) : undefined;
+  if (holder) {
+    await socialTokens.mark(ctx.app, token, profile, { presented: 'email_address_in_use', conflictEntityId: holder.id });
+    throw await emailInUse(ctx, holder);
+  }
+  if (thin && profile.email) {
+    try {
+      return await register(ctx, request, token, profile, {
+        email: profile.email,
+        attributes: Object.fromEntries(['displayName', 'givenName', 'familyName'].map((a) => [a, fromProfile(profile, a)]).filter(([, v]) => v !== null)),
+      });
+    } catch (e) {
+      if (!(e instanceof DuplicateAttributeError)) throw e;
+      // a concurrent registration took the email first: the answer a second call would give
+      const taken = (await db.entities.find(ctx.app.id, { email: profile.email }))!;
+      await socialTokens.mark(ctx.app, token, profile, { presented: 'email_address_in_use', conflictEntityId: taken.id });
+      throw await emailInUse(ctx, taken);
+    }
+  }
+  await socialTokens.mark(ctx.app, token, profile, { presented: 'record_not_found' });
+  throw new ApiError('recordNotFound', profile.email
+    ? 'no account has this social identity or its email address; register it with /oauth/register_native'
+    : 'no account has this social identity, and the provider gave no email address; register it with /oauth/register_native', {
+    extra: form ? { prereg_fields: preregFields(form, profile) } : {},
+  });
+};
+
+/**
+ * SPEC 4.5: registers the identity of a token that /oauth/auth_native answered 310 for, with the
+ * social registration form (every rule checked: 390), and signs the new record in.
+ */
+export const registerNative: Handler = async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
+  const token = ctx.params.require('token');
+  const form = requestForm(ctx, request, 'socialRegistrationForm', '/oauth/register_native');
+  const { profile, outcome } = await redeemToken(ctx, request.client, token, invalidToken());
+  if (outcome?.presented !== 'record_not_found') {
+    throw errors.invalidArgument('token', 'present the token to /oauth/auth_native first; register it only when that answered 310');
+  }
+  requireFields(ctx, form);
+  await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
+  const result = await form.validate(ctx.params.values, uniqueness(ctx));
+  assertValid(result);
+  const { email, username, attributes } = changesFrom(form, result.values);
+  try {
+    return await register(ctx, request, token, profile, { email: email ?? null, username, attributes });
+  } catch (e) {
+    if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;
+    throw takenAttribute(ctx, request, form, e.attribute);
+  }
+};
+
+/** SPEC 4.8: links the identity behind a social token to the record of an access token. */
+export const linkAccount: Handler = async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
+  const token = ctx.params.require('token');
+  const { record } = await recordOfAccessToken(ctx, request);
+  const engage = () => new ApiError('engageError', 'the social login token is invalid, expired or already used; sign in with the provider again');
+  const { profile } = await redeemToken(ctx, request.client, token, engage);
+  if (await ctx.services.db.social.profiles.byIdentifier(ctx.app.id, profile.identifier)) throw identityTaken();
+  await ctx.services.db.statements((tx) => linkIdentity(ctx, record, token, profile, tx, engage));
+  return {};
+};
+
+/** SPEC 4.9: unlinks one identity, unless it is the record's last way to sign in. */
+export const unlinkAccount: Handler = async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
+  const identifier = ctx.params.require('identifier_to_remove');
+  const { record } = await recordOfAccessToken(ctx, request);
+  const { db } = ctx.services;
+  const linked = await db.social.profiles.forEntity(ctx.app.id, record.id);
+  if (!linked.some((p) => p.identifier === identifier)) {
+    throw errors.invalidArgument('identifier_to_remove', 'no identity with this identifier is linked to the account (see capture_user.profiles)');
+  }
+  if (!record.passwordHash && linked.length === 1) {
+    throw errors.invalidArgument('identifier_to_remove', 'this identity is the account\'s only way to sign in; set a password or link another identity first');
+  }
+  await db.social.profiles.remove(ctx.app.id, record.id, identifier);
+  return {};
+};

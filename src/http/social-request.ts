@@ -1,0 +1,65 @@
+import type { AnyTx } from '../db';
+import type { EntityRecord } from '../db/repositories/entities';
+import { IdentityTakenError } from '../db/repositories/social';
+import type { Client } from '../domain/clients';
+import type { SocialProfile } from '../domain/social/profile';
+import { ExternalSocialError, type Redeemed } from '../domain/social/tokens';
+import { ApiError, errors } from '../errors';
+import type { RequestContext } from './context';
+
+/**
+ * The profile behind a social token (built-in or external social login application), or the
+ * error `invalid` makes when the token is unknown, expired or spent. An external application that
+ * cannot be used is a 500 saying which and why.
+ */
+export async function redeemToken(ctx: RequestContext, client: Client, value: string, invalid: () => ApiError): Promise<Redeemed> {
+  try {
+    const redeemed = await ctx.services.socialTokens.redeem(ctx.app, client, value);
+    if (!redeemed) throw invalid();
+    return redeemed;
+  } catch (e) {
+    if (e instanceof ExternalSocialError) throw errors.misconfigured(e.message);
+    throw e;
+  }
+}
+
+/** 200 naming the token parameter: unknown, expired, or already spent. */
+export const invalidToken = (argument = 'token') => () =>
+  errors.invalidArgument(argument, 'the social login token is invalid, expired or already used; sign in with the provider again');
+
+/** 361: the identity belongs to a record already (this one or another). */
+export const identityTaken = () => new ApiError('uniqueViolation', 'this social identity is already linked to an account', {
+  extra: { argument_name: 'token', message: 'This social account is already linked to an account.' },
+});
+
+/**
+ * Links the identity behind `value` to `record` and spends the token, in the caller's transaction:
+ * both or neither. A token spent meanwhile is `invalid`; an identity linked meanwhile is 361.
+ */
+export async function linkIdentity(
+  ctx: RequestContext, record: EntityRecord, value: string, profile: SocialProfile, tx: AnyTx, invalid: () => ApiError,
+): Promise<void> {
+  const { socialTokens, db, clock } = ctx.services;
+  if (!(await socialTokens.consume(ctx.app, value, tx))) throw invalid();
+  try {
+    await db.social.profiles.insert({
+      applicationId: ctx.app.id, entityId: record.id, provider: profile.providerName, identifier: profile.identifier, data: { ...profile },
+    }, clock.now(), tx);
+  } catch (e) {
+    if (e instanceof IdentityTakenError) throw identityTaken();
+    throw e;
+  }
+}
+
+/**
+ * A `merge_token` presented with a sign-in into `record`: it must be the token of an auth_native
+ * call that failed with 380 because of this very record.
+ */
+export async function mergeRequest(ctx: RequestContext, client: Client, value: string, record: EntityRecord): Promise<Redeemed> {
+  const invalid = invalidToken('merge_token');
+  const merge = await redeemToken(ctx, client, value, invalid);
+  if (merge.outcome?.presented !== 'email_address_in_use' || merge.outcome.conflictEntityId !== record.id) {
+    throw errors.invalidArgument('merge_token', 'is not the token of an /oauth/auth_native call that answered 380 for this account');
+  }
+  return merge;
+}

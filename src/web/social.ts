@@ -1,0 +1,136 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Application } from '../db/repositories/applications';
+import { safeEqual, sha256Hex } from '../domain/secrets';
+import { ProviderError, type Checks } from '../domain/social/relying-party';
+import type { Services } from '../http/context';
+import { escape, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
+
+/** A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. */
+interface Pending { provider: string; tokenUrl: string; locale: PageLocale; redirectUri: string; sealed: string }
+
+const STATE_SECONDS = 600;
+const COOKIE = 'gatehouse_social';
+const PROVIDER_PATH = /^[a-z][a-z0-9-]{0,31}$/;
+
+const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const cookie = (req: Request, name: string) =>
+  (req.headers.cookie ?? '').split(';').map((c) => c.trim().split('=')).find(([k]) => k === name)?.[1];
+
+/**
+ * The browser-facing half of the built-in social login application (DESIGN: `src/web/`, apart from
+ * the API's route table): a provider picker, the redirect to a provider, its callback, which
+ * posts a one-time 40-character token to the app's `token_url`, and `auth_info` for apps that
+ * redeem tokens themselves. `token_url` must be on the allow-list (`social_token_urls` of a login
+ * client or of the application): nothing else is ever posted to or redirected to.
+ */
+export function socialRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>): express.Router {
+  const router = express.Router();
+  const { providers, relyingParty, socialTokens, db, box, clock } = services;
+
+  /** The exact URLs tokens may be posted to, from the login clients' and the application's settings. */
+  async function allowedTokenUrl(app: Application, raw: string | undefined): Promise<string | undefined> {
+    if (!raw) return undefined;
+    const clients = await services.clients.list(app.id, ['login_client']);
+    const lists = [app.settings.social_token_urls, ...clients.map((c) => c.settings.social_token_urls)];
+    const allowed = new Set(lists.flatMap((l) => (l ?? '').split(/[\s,]+/).filter(Boolean)));
+    return allowed.has(raw) ? raw : undefined;
+  }
+
+  const guard = (work: (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>) =>
+    async (req: Request, res: Response, next: NextFunction) => {
+      const locale = pageLocale(req.query.locale, req.headers['accept-language']);
+      try {
+        await work(req, res, await resolveApp(req.headers.host), locale);
+      } catch (e) {
+        if (e instanceof ProviderError) return sendError(res, 502, locale, e.message);
+        next(e);
+      }
+    };
+
+  const refuseTokenUrl = (res: Response, locale: PageLocale) =>
+    sendError(res, 400, locale, 'token_url is missing or is not on the allow-list of this application (the social_token_urls setting of a login client or of the application); nothing was sent anywhere.');
+
+  router.get('/social/signin', guard(async (req, res, app, locale) => {
+    const tokenUrl = await allowedTokenUrl(app, one(req.query.token_url));
+    if (!tokenUrl) return refuseTokenUrl(res, locale);
+    const list = await providers.list(app.id);
+    const query = (name: string) => `/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl, locale })}`;
+    const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: p.name }))}</a></li>`);
+    sendPage(res, 200, locale, text(locale, 'signIn'), `<h1>${escape(text(locale, 'signIn'))}</h1>`
+      + (links.length ? `<ul style="list-style:none;padding:0">${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`));
+  }));
+
+  router.get('/social/:provider/start', guard(async (req, res, app, locale) => {
+    const name = String(req.params.provider);
+    const found = PROVIDER_PATH.test(name) ? await providers.withSecret(app.id, name) : undefined;
+    if (!found) return sendError(res, 404, locale, `this application has no sign-in provider named ${name.slice(0, 32)}`);
+    const tokenUrl = await allowedTokenUrl(app, one(req.query.token_url));
+    if (!tokenUrl) return refuseTokenUrl(res, locale);
+    const redirectUri = `${req.protocol}://${req.get('host')}/social/${name}/callback`;
+    const { url, checks } = await relyingParty.start(found.provider, found.secret, redirectUri);
+    const pending: Pending = { provider: name, tokenUrl, locale, redirectUri, sealed: box.seal(JSON.stringify(checks), `social:${checks.state}`) };
+    const now = clock.now();
+    await db.credentials.insert([{
+      applicationId: app.id, kind: 'social_state', valueHash: sha256Hex(checks.state), entityId: null, clientId: null, forClientId: null,
+      redirectUri: null, extra: { ...pending }, family: null, expiresAt: new Date(now.getTime() + STATE_SECONDS * 1000),
+    }], now);
+    // the state also lives in this browser: a callback carried to another browser (login CSRF) fails
+    const secure = req.protocol === 'https' ? '; Secure' : '';
+    res.setHeader('Set-Cookie', `${COOKIE}=${checks.state}; HttpOnly; SameSite=Lax; Path=/social/${name}/callback; Max-Age=${STATE_SECONDS}${secure}`);
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(303, url);
+  }));
+
+  router.get('/social/:provider/callback', guard(async (req, res, app, locale) => {
+    const state = one(req.query.state);
+    if (!state || !/^[A-Za-z0-9_-]{16,128}$/.test(state)) return sendError(res, 400, locale, 'the provider sent no valid state; start the sign-in again');
+    const bound = cookie(req, COOKIE);
+    if (!bound || !safeEqual(bound, state)) {
+      return sendError(res, 400, locale, 'this sign-in was not started in this browser (or took longer than 10 minutes); start it again');
+    }
+    const hash = sha256Hex(state);
+    const row = await db.credentials.findActive(app.id, 'social_state', hash, clock.now());
+    // spent here, once: a replayed callback finds nothing
+    if (!row || !(await db.credentials.consume(app.id, 'social_state', hash, clock.now()))) {
+      return sendError(res, 400, locale, 'this sign-in was already completed, has expired, or is unknown; start it again');
+    }
+    res.setHeader('Set-Cookie', `${COOKIE}=; HttpOnly; SameSite=Lax; Path=/social/${String(req.params.provider)}/callback; Max-Age=0`);
+    const pending = row.extra as unknown as Pending;
+    if (pending.provider !== String(req.params.provider)) return sendError(res, 400, locale, 'the callback does not belong to this provider; start the sign-in again');
+    const pageLang = pending.locale;
+    const denied = one(req.query.error);
+    if (denied) return sendError(res, 400, pageLang, `${pending.provider} did not sign you in (${denied.slice(0, 64)}): ${one(req.query.error_description)?.slice(0, 200) ?? 'no reason given'}`);
+    const found = await providers.withSecret(app.id, pending.provider);
+    if (!found) return sendError(res, 404, pageLang, `the sign-in provider ${pending.provider} was removed meanwhile`);
+    const checks = JSON.parse(box.open(pending.sealed, `social:${state}`)) as Checks;
+    const query = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    const profile = await relyingParty.finish(found.provider, found.secret, pending.redirectUri, query, checks);
+    const token = await socialTokens.issue(app, profile);
+    const target = new URL(pending.tokenUrl);
+    sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
+      `<form method="post" action="${escape(pending.tokenUrl)}"><input type="hidden" name="token" value="${escape(token)}">`
+      + `<noscript><button type="submit">${escape(text(pageLang, 'continue'))}</button></noscript></form>`,
+      { formAction: target.origin, autoSubmit: true });
+  }));
+
+  // the original social login product's profile lookup, for apps that redeem tokens themselves
+  router.post('/api/v2/auth_info', express.urlencoded({ extended: false, limit: '8kb' }), async (req, res, next) => {
+    const fail = (code: number, msg: string) => res.json({ stat: 'fail', err: { code, msg } });
+    try {
+      const app = await resolveApp(req.headers.host);
+      const apiKey = one(req.body?.apiKey);
+      const token = one(req.body?.token);
+      if (!apiKey || !token) return fail(0, 'missing parameter: send apiKey and token');
+      const expected = app.settings.social_api_key;
+      if (!expected) return fail(3, 'this application has no social_api_key setting; set one with /settings/set_default to use auth_info');
+      if (!safeEqual(apiKey, expected)) return fail(3, 'the apiKey is not valid for this application');
+      const redeemed = await socialTokens.redeem(app, undefined, token);
+      if (!redeemed) return fail(1, 'the token is invalid, expired or already used');
+      res.json({ stat: 'ok', profile: redeemed.profile });
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  return router;
+}

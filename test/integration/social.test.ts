@@ -1,0 +1,237 @@
+import http from 'node:http';
+import request from 'supertest';
+import { createHttpServer } from '../../src/http-server';
+import { createLogger } from '../../src/logger';
+import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { freePort } from '../helpers/processes';
+import { cookieBrowser, socialToken, startOidcProvider } from '../helpers/social';
+
+const TOKEN_URL = 'https://app.example.test/social-token';
+const REDIRECT = 'https://app.example.test/done';
+
+let t: TestApp;
+const clock = manualClock();
+let server: http.Server;
+let base: string;
+let provider: Awaited<ReturnType<typeof startOidcProvider>>;
+let owner: string;
+let loginId: string;
+
+const post = (path: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
+  request(t.app).post(path).type('form').set(headers).send(body);
+const shared = (extra: Record<string, string> = {}) => ({ client_id: loginId, locale: 'en-US', ...extra });
+const start = (tokenUrl = TOKEN_URL, name = 'testidp') => `${base}/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl })}`;
+const tokenFor = async (login: string) => (await socialToken(start(), login)).token;
+const authNative = (token: string, extra: Record<string, string> = {}) => post('/oauth/auth_native', shared({ token, redirect_uri: REDIRECT, ...extra }));
+
+beforeAll(async () => {
+  t = await startTestApp({ clock, logger: createLogger(process.env.TEST_LOG ?? 'silent') });
+  owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+  loginId = t.local.clients.login.client_id;
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  server = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  provider = await startOidcProvider([`${base}/social/testidp/callback`]);
+  const added = await post('/providers/add', {
+    name: 'testidp', issuer: provider.issuer, provider_client_id: 'gatehouse', provider_client_secret: 'provider-secret',
+  }, { Authorization: owner });
+  expect(added.body).toMatchObject({ stat: 'ok', result: { name: 'testidp', kind: 'oidc', scopes: ['openid', 'email', 'profile'] } });
+  expect((await post('/settings/set', { for_client_id: loginId, key: 'social_token_urls', value: TOKEN_URL }, { Authorization: owner })).body.stat).toBe('ok');
+});
+afterAll(async () => {
+  await provider?.stop();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await t.close();
+});
+
+describe('identity providers (admin API)', () => {
+  it('lists providers without their secrets, refuses bad or duplicate ones, removes them', async () => {
+    const list = await post('/providers/list', {}, { Authorization: owner });
+    expect(list.body.results).toEqual([{ name: 'testidp', kind: 'oidc', issuer: provider.issuer, clientId: 'gatehouse', scopes: ['openid', 'email', 'profile'] }]);
+    expect(JSON.stringify(list.body)).not.toContain('provider-secret');
+    const add = (extra: Record<string, string>) => post('/providers/add', { name: 'other', issuer: 'https://idp.example.test', provider_client_id: 'x', provider_client_secret: 'y', ...extra }, { Authorization: owner });
+    expect((await add({ name: 'testidp' })).body).toMatchObject({ code: 200, argument_name: 'name' });
+    expect((await add({ name: 'Bad Name' })).body).toMatchObject({ code: 200, argument_name: 'name' });
+    expect((await add({ issuer: 'http://idp.example.test' })).body).toMatchObject({ code: 200, argument_name: 'issuer' });
+    expect((await add({ kind: 'saml' })).body).toMatchObject({ code: 200, argument_name: 'kind' });
+    expect((await add({})).body.stat).toBe('ok');
+    expect((await post('/providers/remove', { name: 'other' }, { Authorization: owner })).body.stat).toBe('ok');
+    expect((await post('/providers/remove', { name: 'other' }, { Authorization: owner })).body).toMatchObject({ code: 200 });
+  });
+});
+
+describe('the browser flow', () => {
+  it('the picker lists the providers, localized; a token_url off the allow-list is refused with a page saying why', async () => {
+    const picker = await request(base).get('/social/signin').query({ token_url: TOKEN_URL, locale: 'fr-FR' });
+    expect(picker.status).toBe(200);
+    expect(picker.text).toContain('Se connecter avec testidp');
+    expect(picker.headers['content-security-policy']).toContain("default-src 'none'");
+    const refused = await request(base).get('/social/testidp/start').query({ token_url: 'https://evil.example.test/steal' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.location).toBeUndefined();
+    expect(refused.text).toContain('not on the allow-list');
+    expect((await request(base).get('/social/nosuch/start').query({ token_url: TOKEN_URL })).status).toBe(404);
+  });
+
+  it('redirects with PKCE, state and nonce; the callback posts a 40-character token to token_url, once', async () => {
+    const browser = cookieBrowser();
+    const first = await fetch(start(), { redirect: 'manual' });
+    const authorize = new URL(first.headers.get('location')!);
+    expect(authorize.origin).toBe(provider.issuer);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('state')).toMatch(/.{16,}/);
+    expect(authorize.searchParams.get('nonce')).toMatch(/.{16,}/);
+
+    const { token, page, tokenUrl } = await socialToken(start(), 'alice', browser);
+    expect(token).toMatch(/^[0-9a-f]{40}$/);
+    expect(tokenUrl).toBe(TOKEN_URL);
+    expect(page.body).toContain('document.forms[0].submit()');
+    expect(page.body).toContain(`<input type="hidden" name="token" value="${token}">`);
+    // the same callback again, even from the same browser: already completed
+    const callback = new URL(page.url);
+    const replay = await request(base).get(`${callback.pathname}${callback.search}`).set('Cookie', `gatehouse_social=${callback.searchParams.get('state')}`);
+    expect(replay.status).toBe(400);
+    expect(replay.text).toContain('already completed');
+    // and the cookie that bound it to this browser was cleared
+    expect((await browser.go(page.url)).body).toContain('not started in this browser');
+  });
+
+  it('a callback in another browser (no state cookie), or with a forged state, is refused', async () => {
+    const first = await fetch(start(), { redirect: 'manual' });
+    const state = new URL(first.headers.get('location')!).searchParams.get('state')!;
+    const elsewhere = await request(base).get('/social/testidp/callback').query({ state, code: 'x' });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.text).toContain('not started in this browser');
+    const forged = await request(base).get('/social/testidp/callback').set('Cookie', 'gatehouse_social=forgedforgedforgedforged').query({ state: 'forgedforgedforgedforged', code: 'x' });
+    expect(forged.status).toBe(400);
+  });
+
+  it('a provider that cannot be reached gets an error page, not a hang', async () => {
+    const closed = await freePort();
+    await post('/providers/add', { name: 'down', issuer: `http://127.0.0.1:${closed}`, provider_client_id: 'x', provider_client_secret: 'y' }, { Authorization: owner });
+    const res = await request(base).get('/social/down/start').query({ token_url: TOKEN_URL });
+    expect(res.status).toBe(502);
+    expect(res.text).toContain('could not be reached');
+  });
+});
+
+describe('/oauth/auth_native and /oauth/register_native', () => {
+  it('unknown identity: 310 with prereg_fields from the profile; register_native creates the record; the next sign-in finds it', async () => {
+    const token = await tokenFor('alice');
+    const unknown = await authNative(token, { registration_form: 'socialRegistrationForm' });
+    expect(unknown.body).toMatchObject({
+      stat: 'error', code: 310, error: 'record_not_found',
+      prereg_fields: { emailAddress: 'alice@example.test', firstName: 'Alice', lastName: 'Tester', displayName: 'Alice Tester' },
+    });
+    const bad = await post('/oauth/register_native', shared({ token, emailAddress: 'not an email', firstName: 'Alice', lastName: 'Tester', displayName: 'Alice' }));
+    expect(bad.body).toMatchObject({ code: 390 });
+    const registered = await post('/oauth/register_native', shared({ token, emailAddress: 'alice@example.test', firstName: 'Alice', lastName: 'Tester', displayName: 'Alice' }));
+    expect(registered.body).toMatchObject({ stat: 'ok', is_new: true, access_token: expect.any(String), capture_user: { email: 'alice@example.test', emailVerified: expect.any(String) } });
+    expect(registered.body.capture_user.profiles).toEqual([{
+      id: expect.any(Number), identifier: `${provider.issuer}#alice`, domain: '127.0.0.1', provider: 'testidp', created: expect.any(String),
+      profile: expect.objectContaining({ identifier: `${provider.issuer}#alice`, providerName: 'testidp', verifiedEmail: 'alice@example.test' }),
+    }]);
+    // the token is spent: a second registration with it is refused
+    expect((await post('/oauth/register_native', shared({ token, emailAddress: 'alice2@example.test', firstName: 'A', lastName: 'T', displayName: 'A' }))).body).toMatchObject({ code: 200, argument_name: 'token' });
+
+    const again = await authNative(await tokenFor('alice'));
+    expect(again.body).toMatchObject({ stat: 'ok', is_new: false, capture_user: { email: 'alice@example.test', lastLogin: expect.any(String) } });
+  });
+
+  it('register_native needs a token that auth_native answered 310 for; unknown tokens are 200', async () => {
+    const token = await tokenFor('erin');
+    expect((await post('/oauth/register_native', shared({ token, emailAddress: 'erin@example.test', firstName: 'E', lastName: 'T', displayName: 'E' }))).body)
+      .toMatchObject({ code: 200, argument_name: 'token' });
+    expect((await authNative('f'.repeat(40))).body).toMatchObject({ code: 200, argument_name: 'token' });
+    expect((await post('/oauth/auth_native', shared({ redirect_uri: REDIRECT }))).body).toMatchObject({ code: 100, argument_name: 'token' });
+  });
+
+  it('thin_registration creates the record at once (emailVerified only when the provider verified it); no email is still 310', async () => {
+    const thin = await authNative(await tokenFor('bob'), { thin_registration: 'true' });
+    expect(thin.body).toMatchObject({
+      stat: 'ok', is_new: true,
+      capture_user: { email: 'bob@example.test', displayName: 'Bob Tester', givenName: 'Bob', familyName: 'Tester', emailVerified: expect.any(String) },
+    });
+    const unverified = await authNative(await tokenFor('unverified-uma'), { thin_registration: 'true' });
+    expect(unverified.body).toMatchObject({ stat: 'ok', is_new: true, capture_user: { email: 'unverified-uma@example.test', emailVerified: null } });
+    expect((await authNative(await tokenFor('noemail-ned'), { thin_registration: 'true' })).body).toMatchObject({ code: 310 });
+  });
+
+  it('an email a password account holds: 380 with the existing account; merge_token at password sign-in links the identity, once', async () => {
+    const carol = { emailAddress: 'carol@example.test', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Carol', lastName: 'Tester', displayName: 'Carol' };
+    expect((await post('/oauth/register_native_traditional', shared(carol))).body.stat).toBe('ok');
+    const token = await tokenFor('carol');
+    const inUse = await authNative(token);
+    expect(inUse.body).toMatchObject({
+      stat: 'error', code: 380, error: 'email_address_in_use', existing_provider: 'capture', existing_display_name: 'Carol',
+      existing_date_created: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} \+0000$/),
+    });
+    const signIn = (extra: Record<string, string>) => post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'carol@example.test', currentPassword: 'correct horse', ...extra }));
+    const merged = await signIn({ merge_token: token });
+    expect(merged.body.stat).toBe('ok');
+    expect(merged.body.capture_user.profiles).toHaveLength(1);
+    expect((await signIn({ merge_token: token })).body).toMatchObject({ stat: 'error', code: 200, argument_name: 'merge_token' });
+    expect((await authNative(await tokenFor('carol'))).body).toMatchObject({ stat: 'ok', is_new: false, capture_user: { email: 'carol@example.test' } });
+  });
+
+  it('20 parallel presentations of one token: exactly one sign-in', async () => {
+    const token = await tokenFor('alice');
+    const answers = await Promise.all(Array.from({ length: 20 }, () => authNative(token)));
+    expect(answers.filter((r) => r.body.stat === 'ok')).toHaveLength(1);
+    for (const r of answers.filter((x) => x.body.stat !== 'ok')) expect(r.body).toMatchObject({ code: 200, argument_name: 'token' });
+  });
+});
+
+describe('/oauth/link_account_native and /oauth/unlink_account_native', () => {
+  it('links an identity (once per application), refuses bad tokens (400) and access tokens (413); unlinks, but never the last way in', async () => {
+    const dave = await post('/oauth/register_native_traditional', shared({
+      emailAddress: 'dave@example.test', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Dave', lastName: 'T', displayName: 'Dave',
+    }));
+    const access = dave.body.access_token as string;
+    const link = (token: string, accessToken = access) => post('/oauth/link_account_native', shared({ token, access_token: accessToken }));
+    expect((await link(await tokenFor('dave-gh'))).body).toEqual({ stat: 'ok' });
+    expect((await link(await tokenFor('dave-gh'))).body).toMatchObject({ code: 361, error: 'unique_violation', message: expect.any(String) });
+    expect((await link('0'.repeat(40))).body).toMatchObject({ code: 400, error: 'engage_error' });
+    expect((await link(await tokenFor('dave-other'), 'f'.repeat(40))).body).toMatchObject({ code: 413 });
+
+    const unlink = (identifier: string, accessToken = access) => post('/oauth/unlink_account_native', shared({ identifier_to_remove: identifier, access_token: accessToken }));
+    expect((await unlink('https://nowhere.example.test#x')).body).toMatchObject({ code: 200, argument_name: 'identifier_to_remove' });
+    expect((await unlink(`${provider.issuer}#dave-gh`)).body).toEqual({ stat: 'ok' });
+    expect((await post('/entity', {}, { Authorization: `OAuth ${access}` })).body.result.profiles).toEqual([]);
+
+    // a social-only account keeps its one identity
+    const bob = (await authNative(await tokenFor('bob'))).body.access_token as string;
+    expect((await unlink(`${provider.issuer}#bob`, bob)).body).toMatchObject({ code: 200, error_description: expect.stringContaining('only way to sign in') });
+  });
+});
+
+describe('auth_info and an external social login application', () => {
+  it('answers the profile behind a token to holders of the application\'s social_api_key', async () => {
+    const token = await tokenFor('frank');
+    const info = (apiKey: string, tok = token) => request(base).post('/api/v2/auth_info').type('form').send({ apiKey, token: tok });
+    expect((await info('anything')).body).toMatchObject({ stat: 'fail', err: { code: 3 } });
+    await post('/settings/set_default', { key: 'social_api_key', value: 'k'.repeat(32) }, { Authorization: owner });
+    clock.advance(6_000); // the application cache lives 5 s
+    expect((await info('wrong')).body).toMatchObject({ stat: 'fail', err: { code: 3 } });
+    expect((await info('k'.repeat(32), 'b'.repeat(40))).body).toMatchObject({ stat: 'fail', err: { code: 1 } });
+    expect((await info('k'.repeat(32))).body).toMatchObject({ stat: 'ok', profile: { identifier: `${provider.issuer}#frank`, email: 'frank@example.test' } });
+  });
+
+  it('a login client with social_login_url redeems tokens of that application through auth_info', async () => {
+    await post('/settings/set_default', { key: 'social_api_key', value: 'k'.repeat(32) }, { Authorization: owner });
+    clock.advance(6_000); // the application cache lives 5 s
+    const shop = await t.runtime.applications.create('shop', FLOWS);
+    const shopOwner = basic(shop.clients.owner.client_id, shop.clients.owner.client_secret);
+    const host = { Host: 'shop.localhost' };
+    for (const [key, value] of [['social_login_url', base], ['social_login_api_key', 'k'.repeat(32)]]) {
+      await post('/settings/set', { for_client_id: shop.clients.login.client_id, key, value }, { Authorization: shopOwner, ...host });
+    }
+    const token = await tokenFor('gina');
+    const res = await post('/oauth/auth_native', { client_id: shop.clients.login.client_id, locale: 'en-US', redirect_uri: REDIRECT, token, thin_registration: 'true' }, host);
+    if (res.body.stat !== 'ok') throw new Error(JSON.stringify(res.body));
+    expect(res.body).toMatchObject({ stat: 'ok', is_new: true, capture_user: { email: 'gina@example.test' } });
+    // the identity belongs to shop's record now, not to local's
+    expect((await authNative(await tokenFor('gina'))).body).toMatchObject({ code: 310 });
+  });
+});
