@@ -41,7 +41,8 @@ export const text = (locale: PageLocale, key: string, values: Record<string, str
 /** HTML-escapes a value for text and attribute positions. */
 export const escape = (v: string) => v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}'
+const STYLE = '*{box-sizing:border-box}body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}'
+  + 'ul{list-style:none;padding:0}'
   + 'a.button,button{display:block;margin:.75rem 0;padding:.75rem 1rem;border:1px solid #1a1a1a;border-radius:.5rem;'
   + 'color:#1a1a1a;background:#fff;text-decoration:none;font:inherit;text-align:left;width:100%}'
   + 'a.button:focus,button:focus{outline:3px solid #0b57d0;outline-offset:2px}';

@@ -57,7 +57,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     const query = (name: string) => `/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl, locale })}`;
     const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: p.name }))}</a></li>`);
     sendPage(res, 200, locale, text(locale, 'signIn'), `<h1>${escape(text(locale, 'signIn'))}</h1>`
-      + (links.length ? `<ul style="list-style:none;padding:0">${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`));
+      + (links.length ? `<ul>${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`));
   }));
 
   router.get('/social/:provider/start', guard(async (req, res, app, locale) => {
