@@ -20,7 +20,10 @@ const provider = new Provider(issuer, {
     client_id: 'gatehouse', client_secret: 'provider-secret', redirect_uris: redirectUris,
     grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic',
   }],
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name', 'picture', 'preferred_username'] },
+  claims: {
+    openid: ['sub'], email: ['email', 'email_verified'], phone: ['phone_number'],
+    profile: ['name', 'given_name', 'family_name', 'picture', 'preferred_username', 'birthdate'],
+  },
   async findAccount(_ctx, id) {
     const name = String(id);
     return {
@@ -30,7 +33,7 @@ const provider = new Provider(issuer, {
           sub: name,
           ...(name.startsWith('noemail') ? {} : { email: `${name}@example.test`, email_verified: !name.startsWith('unverified') }),
           name: `${name[0].toUpperCase()}${name.slice(1)} Tester`, given_name: `${name[0].toUpperCase()}${name.slice(1)}`, family_name: 'Tester',
-          picture: `https://pictures.example.test/${name}.png`, preferred_username: name,
+          picture: `https://pictures.example.test/${name}.png`, preferred_username: name, birthdate: '1815-12-10', phone_number: '+15551234567',
         };
       },
     };

@@ -122,7 +122,7 @@ describe('/oauth/auth_native and /oauth/register_native', () => {
     const unknown = await authNative(token, { registration_form: 'socialRegistrationForm' });
     expect(unknown.body).toMatchObject({
       stat: 'error', code: 310, error: 'record_not_found',
-      prereg_fields: { emailAddress: 'alice@example.test', firstName: 'Alice', lastName: 'Tester', displayName: 'Alice Tester' },
+      prereg_fields: { emailAddress: 'alice@example.test', firstName: 'Alice', lastName: 'Tester', displayName: 'Alice Tester', birthdate: '1815-12-10', mobile: null },
     });
     const bad = await post('/oauth/register_native', shared({ token, emailAddress: 'not an email', firstName: 'Alice', lastName: 'Tester', displayName: 'Alice' }));
     expect(bad.body).toMatchObject({ code: 390 });
@@ -203,6 +203,18 @@ describe('/oauth/link_account_native and /oauth/unlink_account_native', () => {
     // a social-only account keeps its one identity
     const bob = (await authNative(await tokenFor('bob'))).body.access_token as string;
     expect((await unlink(`${provider.issuer}#bob`, bob)).body).toMatchObject({ code: 200, error_description: expect.stringContaining('only way to sign in') });
+  });
+});
+
+describe('one identity, one record', () => {
+  it('two accounts linking the same identity at the same moment: exactly one wins, the other gets 361', async () => {
+    const accounts = await Promise.all(['zed1', 'zed2'].map(async (name) => (await post('/oauth/register_native_traditional', shared({
+      emailAddress: `${name}@example.test`, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Z', lastName: 'T', displayName: name,
+    }))).body.access_token as string));
+    const tokens = [await tokenFor('zed'), await tokenFor('zed')];
+    const answers = await Promise.all(accounts.map((access, i) => post('/oauth/link_account_native', shared({ token: tokens[i], access_token: access }))));
+    expect(answers.map((r) => r.body.stat).sort()).toEqual(['error', 'ok']);
+    expect(answers.find((r) => r.body.stat === 'error')!.body).toMatchObject({ code: 361, error: 'unique_violation' });
   });
 });
 

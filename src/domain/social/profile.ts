@@ -14,6 +14,10 @@ export interface SocialProfile {
   name?: { givenName?: string; familyName?: string; formatted?: string };
   photo?: string;
   url?: string;
+  /** `YYYY-MM-DD` (OpenID Connect `birthdate`). */
+  birthday?: string;
+  /** E.164, such as +15551234567 (OpenID Connect `phone_number`). */
+  phoneNumber?: string;
 }
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 1024) : undefined);
@@ -37,6 +41,8 @@ export function fromOidcClaims(providerName: string, issuer: string, claims: Rec
     name: givenName || familyName || formatted ? prune({ givenName, familyName, formatted }) : undefined,
     photo: text(claims.picture),
     url: text(claims.profile) ?? text(claims.website),
+    birthday: /^\d{4}-\d{2}-\d{2}$/.test(String(claims.birthdate)) ? String(claims.birthdate) : undefined,
+    phoneNumber: /^\+[1-9]\d{6,14}$/.test(String(claims.phone_number)) ? String(claims.phone_number) : undefined,
   });
 }
 
@@ -71,7 +77,7 @@ export function parseProfile(raw: unknown): SocialProfile | undefined {
     identifier, providerName, email: text(p.email)?.normalize('NFC'), verifiedEmail: text(p.verifiedEmail)?.normalize('NFC'),
     displayName: text(p.displayName), preferredUsername: text(p.preferredUsername),
     name: name ? prune({ givenName: text(name.givenName), familyName: text(name.familyName), formatted: text(name.formatted) }) : undefined,
-    photo: text(p.photo), url: text(p.url),
+    photo: text(p.photo), url: text(p.url), birthday: text(p.birthday), phoneNumber: text(p.phoneNumber),
   });
 }
 

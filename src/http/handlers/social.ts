@@ -21,6 +21,8 @@ function fromProfile(profile: SocialProfile, attribute: string | undefined): str
     case 'givenName': return profile.name?.givenName ?? null;
     case 'familyName': return profile.name?.familyName ?? null;
     case 'username': return profile.preferredUsername ?? null;
+    case 'birthdate': return profile.birthday ?? null;
+    case 'mobileNumber': return profile.phoneNumber ?? null;
     default: return null;
   }
 }
