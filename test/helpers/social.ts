@@ -55,6 +55,7 @@ export function cookieBrowser() {
       });
       keep(target, res);
       const location = res.headers.get('location');
+      if (location) state.lastLocation = new URL(location, target).toString();
       if (res.status >= 300 && res.status < 400 && location) {
         target = new URL(location, target);
         method = 'GET';
@@ -65,7 +66,8 @@ export function cookieBrowser() {
     }
     throw new Error('too many redirects');
   }
-  return { go, jar };
+  const state: { lastLocation?: string } = {};
+  return { go, jar, get lastLocation() { return state.lastLocation; } };
 }
 
 /** The action and hidden fields of the first form of a page. */
@@ -84,13 +86,30 @@ export function firstForm(html: string, base: string): { action: string; fields:
  * Signs in at the provider as `login` through Gatehouse's start URL, the provider's login and
  * consent pages, and Gatehouse's callback; answers the token the callback page posts, and that page.
  */
-export async function socialToken(startUrl: string, login: string, browser = cookieBrowser()): Promise<{ token: string; page: { url: string; status: number; body: string }; tokenUrl: string }> {
-  let page = await browser.go(startUrl);
-  for (let step = 0; step < 4 && /\/interaction\//.test(page.url); step++) {
-    const form = firstForm(page.body, page.url);
-    page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, login, password: 'any' } });
-  }
+export async function socialToken(
+  startUrl: string, login: string, browser = cookieBrowser(), tamper?: (authorize: URL) => void,
+): Promise<{ token: string; page: { url: string; status: number; body: string }; tokenUrl: string }> {
+  const page = await signInAtProvider(startUrl, login, browser, tamper);
   if (page.status !== 200) throw new Error(`the callback answered ${page.status}: ${page.body.slice(0, 500)}`);
   const posted = firstForm(page.body, page.url);
   return { token: posted.fields.token, page, tokenUrl: posted.action };
+}
+
+/**
+ * From Gatehouse's start URL through the provider's login and consent pages to Gatehouse's
+ * callback page, whatever it answers. `tamper` may change the authorization request first (as an
+ * attacker between the browser and the provider would).
+ */
+export async function signInAtProvider(startUrl: string, login: string, browser = cookieBrowser(), tamper?: (authorize: URL) => void) {
+  let page = await browser.go(startUrl, {}, tamper ? 1 : 20).catch(() => undefined);
+  if (tamper) {
+    const authorize = new URL(browser.lastLocation!);
+    tamper(authorize);
+    page = await browser.go(authorize.toString());
+  }
+  for (let step = 0; step < 4 && page && /\/interaction\//.test(page.url); step++) {
+    const form = firstForm(page.body, page.url);
+    page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, login, password: 'any' } });
+  }
+  return page!;
 }

@@ -4,7 +4,7 @@ import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
 import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
-import { cookieBrowser, socialToken, startOidcProvider } from '../helpers/social';
+import { cookieBrowser, signInAtProvider, socialToken, startOidcProvider } from '../helpers/social';
 
 const TOKEN_URL = 'https://app.example.test/social-token';
 const REDIRECT = 'https://app.example.test/done';
@@ -105,6 +105,20 @@ describe('the browser flow', () => {
     expect(elsewhere.text).toContain('not started in this browser');
     const forged = await request(base).get('/social/testidp/callback').set('Cookie', 'gatehouse_social=forgedforgedforgedforged').query({ state: 'forgedforgedforgedforged', code: 'x' });
     expect(forged.status).toBe(400);
+  });
+
+  it('an ID token that does not answer this sign-in, or a code without its PKCE verifier, is refused with an error page', async () => {
+    // the nonce changed between the browser and the provider: the ID token carries the wrong one
+    const wrongNonce = await signInAtProvider(start(), 'mallory', cookieBrowser(), (u) => u.searchParams.set('nonce', 'n'.repeat(43)));
+    expect(wrongNonce.status).toBe(502);
+    expect(wrongNonce.body).toMatch(/nonce mismatch/);
+    // the code challenge changed: the code cannot be exchanged with this sign-in's verifier
+    const wrongPkce = await signInAtProvider(start(), 'mallory', cookieBrowser(), (u) => u.searchParams.set('code_challenge', 'c'.repeat(43)));
+    expect(wrongPkce.status).toBe(502);
+    expect(wrongPkce.body).toContain('could not be completed');
+    // no token was issued for either
+    const tokens = await t.runtime.db.models.Credential.findAll({ where: { kind: 'social_token' }, raw: true });
+    expect(tokens.some((row) => row.extra?.includes('#mallory'))).toBe(false);
   });
 
   it('a provider that cannot be reached gets an error page, not a hang', async () => {
