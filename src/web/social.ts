@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Application } from '../db/repositories/applications';
 import { safeEqual, sha256Hex } from '../domain/secrets';
 import { ProviderError, type Checks } from '../domain/social/relying-party';
+import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import { escape, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
@@ -66,6 +67,15 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     if (!found) return sendError(res, 404, locale, `this application has no sign-in provider named ${name.slice(0, 32)}`);
     const tokenUrl = await allowedTokenUrl(app, one(req.query.token_url));
     if (!tokenUrl) return refuseTokenUrl(res, locale);
+    // each start stores a sign-in in progress: starts are limited per client address
+    try {
+      await services.rateLimiter.take([[`social:start:${app.id}:${req.ip ?? 'unknown'}`, services.loginLimits.address]]);
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
+      const wait = Number(e.headers['Retry-After'] ?? 60);
+      res.setHeader('Retry-After', String(wait));
+      return sendError(res, 429, locale, `too many sign-ins were started from this address; try again in ${wait} seconds`);
+    }
     const redirectUri = `${req.protocol}://${req.get('host')}/social/${name}/callback`;
     const { url, checks } = await relyingParty.start(found.provider, found.secret, redirectUri);
     const pending: Pending = { provider: name, tokenUrl, locale, redirectUri, sealed: box.seal(JSON.stringify(checks), `social:${checks.state}`) };

@@ -121,6 +121,25 @@ describe('the browser flow', () => {
     expect(tokens.some((row) => row.extra?.includes('#mallory'))).toBe(false);
   });
 
+  it('sign-ins started from one address are limited (each stores a sign-in in progress)', async () => {
+    const limited = await startTestApp({ env: { LOGIN_LIMIT_ADDRESS: '2/600' } });
+    try {
+      const owner2 = basic(limited.local.clients.owner.client_id, limited.local.clients.owner.client_secret);
+      const admin = (p: string, body: Record<string, string>) => request(limited.app).post(p).set('Authorization', owner2).type('form').send(body);
+      await admin('/providers/add', { name: 'idp', issuer: `http://127.0.0.1:${await freePort()}`, provider_client_id: 'x', provider_client_secret: 'y' });
+      await admin('/settings/set', { for_client_id: limited.local.clients.login.client_id, key: 'social_token_urls', value: TOKEN_URL });
+      const startOnce = () => request(limited.app).get('/social/idp/start').query({ token_url: TOKEN_URL });
+      const statuses = [(await startOnce()).status, (await startOnce()).status];
+      const third = await startOnce();
+      expect(statuses).toEqual([502, 502]); // the provider is down, but each start counted
+      expect(third.status).toBe(429);
+      expect(third.headers['retry-after']).toMatch(/^\d+$/);
+      expect(third.text).toContain('too many sign-ins');
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('a provider that cannot be reached gets an error page, not a hang', async () => {
     const closed = await freePort();
     await post('/providers/add', { name: 'down', issuer: `http://127.0.0.1:${closed}`, provider_client_id: 'x', provider_client_secret: 'y' }, { Authorization: owner });
