@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,34 +9,21 @@ import { migrate } from '../../src/db/migrate';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { basic, FLOWS, skipUnless } from '../helpers/backend';
-import { freePort } from '../helpers/processes';
+import { freePort, ownServer } from '../helpers/processes';
 
 const mariadb = spawnSync('mariadbd', ['--version']).status === 0 && spawnSync('which', ['mariadb-install-db']).status === 0;
 
-/** A MariaDB of this test's own (never the shared one): it is stopped and started again mid-test. */
+/** A MariaDB of this test's own (never the shared one): it is killed and started again mid-test. */
 function ownMariadb(dir: string, port: number) {
-  let child: ChildProcess | undefined;
-  const ping = () => spawnSync('mariadb-admin', ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-uroot', 'ping']).status === 0;
-  return {
-    async start() {
-      if (!fs.existsSync(path.join(dir, 'mysql'))) {
-        const installed = spawnSync('mariadb-install-db', ['--no-defaults', `--datadir=${dir}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db']);
-        if (installed.status !== 0) throw new Error(String(installed.stderr));
-      }
-      child = spawn('mariadbd', ['--no-defaults', `--datadir=${dir}`, `--socket=${dir}/sock`, `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-log-bin'], { stdio: 'ignore' });
-      const end = Date.now() + 30_000;
-      while (!ping()) {
-        if (Date.now() > end || child.exitCode !== null) throw new Error('mariadb did not start');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-    async kill() {
-      if (!child || child.exitCode !== null) return;
-      const exited = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-    },
+  const install = () => {
+    if (fs.existsSync(path.join(dir, 'mysql'))) return;
+    const installed = spawnSync('mariadb-install-db', ['--no-defaults', `--datadir=${dir}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db']);
+    if (installed.status !== 0) throw new Error(String(installed.stderr));
   };
+  return ownServer('mariadbd',
+    ['--no-defaults', `--datadir=${dir}`, `--socket=${dir}/sock`, `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-log-bin'],
+    () => spawnSync('mariadb-admin', ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-uroot', 'ping']).status === 0,
+    install);
 }
 
 skipUnless(mariadb, 'the MariaDB restart test needs the mariadbd and mariadb-install-db programs')('the database restarts under a running api', () => {

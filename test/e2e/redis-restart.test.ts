@@ -1,32 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
-import { cli, freePort, SERVER, startNode, WORKER } from '../helpers/processes';
+import { cli, freePort, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
 
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
 /** A Redis of this test's own (never the shared one): it is killed and started again empty. */
-function ownRedis(port: number) {
-  let child: ChildProcess | undefined;
-  return {
-    async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const end = Date.now() + 10_000;
-      while (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() !== 'PONG') {
-        if (Date.now() > end) throw new Error('redis did not start');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      if (child.exitCode !== null) throw new Error(`port ${port} is taken by another Redis`);
-    },
-    async kill() {
-      if (!child || child.exitCode !== null) return;
-      const exited = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
+const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
 skipUnless(redisServer, 'the Redis restart test needs the redis-server program')('no lost email: Redis restarts empty under running processes', () => {
   let backend: TestBackend;

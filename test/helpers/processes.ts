@@ -64,3 +64,29 @@ export function cli(args: string[], options: { cwd: string; env: NodeJS.ProcessE
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/**
+ * A server of a test's own, never a shared one, which the test kills (SIGKILL: no clean shutdown)
+ * and starts again. `ready` answers once the server serves; `prepare` runs before each start.
+ */
+export function ownServer(command: string, args: string[], ready: () => boolean, prepare?: () => void) {
+  let child: ChildProcess | undefined;
+  return {
+    async start() {
+      prepare?.();
+      child = spawn(command, args, { stdio: 'ignore' });
+      const end = Date.now() + 30_000;
+      while (!ready()) {
+        if (Date.now() > end || child.exitCode !== null) throw new Error(`${command} did not start (is its port taken?)`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      if (child.exitCode !== null) throw new Error(`${command} exited: its port is taken by another server`);
+    },
+    async kill() {
+      if (!child || child.exitCode !== null) return;
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
