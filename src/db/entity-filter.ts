@@ -1,0 +1,149 @@
+import type { Filter, Literal } from '../domain/filter';
+import { parseTimestamp } from '../domain/timestamps';
+import { sqlTime } from './models';
+import { uniqueKey } from './repositories/entities';
+
+/** A filter or sort that names something it cannot use (a password, a timestamp that is not one). */
+export class FilterUseError extends Error {}
+
+type Dialect = 'mysql' | 'sqlite';
+interface Column { sql: string; type: 'id' | 'text' | 'key' | 'time'; sort?: string }
+
+/** Attributes with a column of their own; every other attribute lives in the `attributes` JSON. */
+const COLUMNS: Record<string, Column> = {
+  id: { sql: 'e.id', type: 'id' },
+  uuid: { sql: 'e.uuid', type: 'text' },
+  email: { sql: 'e.email_key', type: 'key', sort: 'e.email' },
+  username: { sql: 'e.username_key', type: 'key', sort: 'e.username' },
+  created: { sql: 'e.created', type: 'time' },
+  lastUpdated: { sql: 'e.last_updated', type: 'time' },
+  emailVerified: { sql: 'e.email_verified', type: 'time' },
+};
+const PROFILE_COLUMNS: Record<string, string> = { identifier: 'p.identifier', provider: 'p.provider', domain: 'p.identifier' };
+const SECRET = new Set(['password', 'passwordHash', 'password_hash']);
+const OPS = new Set(['=', '!=', '>', '>=', '<', '<=']);
+
+/** `$."a"."b"`: the JSON path of a dotted attribute (names are letters, digits and _ only). */
+const jsonPath = (dotted: string) => `$.${dotted.split('.').map((s) => `"${s}"`).join('.')}`;
+
+/**
+ * Turns a filter tree into a WHERE clause over `entities e` with every value bound as `?` — never
+ * spliced in — for MySQL/MariaDB or SQLite. Columns are compared directly (email and username by
+ * their case- and composition-insensitive keys); other attributes through the JSON functions, a
+ * number only against numbers, a boolean only against booleans; `profiles.*` through EXISTS.
+ */
+export function compileFilter(filter: Filter, dialect: Dialect): { where: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const bind = (v: unknown) => (values.push(v), '?');
+
+  const json = (doc: string, path: string) => {
+    const p = bind(jsonPath(path));
+    const text = dialect === 'mysql' ? `JSON_UNQUOTE(JSON_EXTRACT(${doc}, ${p}))` : `CAST(json_extract(${doc}, ${p}) AS TEXT)`;
+    const type = () => (dialect === 'mysql' ? `JSON_TYPE(JSON_EXTRACT(${doc}, ${bind(jsonPath(path))}))` : `json_type(${doc}, ${bind(jsonPath(path))})`);
+    return { text, type };
+  };
+
+  function compareJson(doc: string, path: string, op: string, value: Literal): string {
+    const { text, type } = json(doc, path);
+    if (typeof value === 'boolean') {
+      if (op !== '=' && op !== '!=') throw new FilterUseError(`${path}: true and false compare with = and != only`);
+      // a boolean member only: MySQL's JSON_TYPE says BOOLEAN and the text is true/false; SQLite's json_type says true/false
+      const [booleans, actual] = dialect === 'mysql' ? ["('BOOLEAN')", text] : ["('true', 'false')", type()];
+      return `(${type()} IN ${booleans} AND ${actual} ${op === '=' ? '=' : '<>'} ${bind(String(value))})`;
+    }
+    if (typeof value === 'number') {
+      const numeric = dialect === 'mysql' ? "('INTEGER', 'DOUBLE', 'DECIMAL', 'UNSIGNED INTEGER')" : "('integer', 'real')";
+      const cast = dialect === 'mysql' ? `CAST(${text} AS DECIMAL(38,10))` : `CAST(${text} AS REAL)`;
+      return `(${type()} IN ${numeric} AND ${cast} ${op === '!=' ? '<>' : op} ${bind(value)})`;
+    }
+    return `${text} ${op === '!=' ? '<>' : op} ${bind(value)}`;
+  }
+
+  function isNullJson(doc: string, path: string): string {
+    const { type } = json(doc, path);
+    // a missing member and a JSON null are both "null"
+    return dialect === 'mysql' ? `COALESCE(${type()}, 'NULL') = 'NULL'` : `COALESCE(${type()}, 'null') = 'null'`;
+  }
+
+  function column(c: Column, attribute: string, op: string, value: Literal): string {
+    const sqlOp = op === '!=' ? '<>' : op;
+    if (c.type === 'time') {
+      const date = typeof value === 'string' ? parseTimestamp(value) : undefined;
+      if (!date) throw new FilterUseError(`${attribute} compares with a timestamp such as '2026-01-31 12:00:00.000000 +0000'`);
+      return `${c.sql} ${sqlOp} ${bind(sqlTime(dialect, date))}`;
+    }
+    if (c.type === 'id') {
+      const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+      if (!Number.isInteger(n)) throw new FilterUseError(`${attribute} compares with a whole number`);
+      return `${c.sql} ${sqlOp} ${bind(n)}`;
+    }
+    if (typeof value !== 'string') throw new FilterUseError(`${attribute} compares with a string in single quotes`);
+    // equality on the unique key (any case, any Unicode composition); order on the stored value
+    if (c.type === 'key') return op === '=' || op === '!=' ? `${c.sql} ${sqlOp} ${bind(uniqueKey(value))}` : `${c.sort} ${sqlOp} ${bind(value)}`;
+    return `${c.sql} ${sqlOp} ${bind(value)}`;
+  }
+
+  /** `[NOT] EXISTS` a linked identity whose `field` passes `test` (a column of profiles, or a member of its data). */
+  function profile(field: string, test: (doc: string, path?: string) => string, exists = true): string {
+    const column = PROFILE_COLUMNS[field];
+    const where = column !== undefined ? test(column) : test('p.data', field);
+    return `${exists ? '' : 'NOT '}EXISTS (SELECT 1 FROM profiles p WHERE p.entity_id = e.id AND ${where})`;
+  }
+
+  function walk(f: Filter): string {
+    switch (f.kind) {
+      case 'and':
+      case 'or': return `(${walk(f.left)} ${f.kind.toUpperCase()} ${walk(f.right)})`;
+      case 'not': return `NOT (${walk(f.operand)})`;
+      case 'compare':
+      case 'null': {
+        const attribute = f.attribute;
+        if (SECRET.has(attribute.split('.')[0])) throw new FilterUseError(`${attribute} cannot be filtered on`);
+        if (f.kind === 'compare' && !OPS.has(f.op)) throw new FilterUseError(`unknown comparison ${f.op}`);
+        const [head, ...rest] = attribute.split('.');
+        if (head === 'profiles') {
+          const field = rest.join('.');
+          if (!field) throw new FilterUseError('name a field of profiles, such as profiles.identifier');
+          if (f.kind === 'null') {
+            return profile(field, (doc, path) => (path ? `NOT (${isNullJson(doc, path)})` : `${doc} IS NOT NULL`), f.negated);
+          }
+          const { op, value } = f;
+          return profile(field, (doc, path) => (path
+            ? compareJson(doc, path, op, value)
+            : `${doc} ${op === '!=' ? '<>' : op} ${bind(String(value))}`));
+        }
+        const c = rest.length === 0 ? COLUMNS[head] : undefined;
+        if (f.kind === 'null') {
+          if (c) return `${c.type === 'key' ? c.sort : c.sql} IS ${f.negated ? 'NOT ' : ''}NULL`;
+          return f.negated ? `NOT (${isNullJson('e.attributes', attribute)})` : isNullJson('e.attributes', attribute);
+        }
+        return c ? column(c, attribute, f.op, f.value) : compareJson('e.attributes', attribute, f.op, f.value);
+      }
+    }
+  }
+  return { where: walk(filter), values };
+}
+
+/**
+ * ORDER BY for `sort_on` (attribute names, `-` for descending), always ending with the id so that
+ * paging with first_result is stable.
+ */
+export function compileSort(sortOn: string[], dialect: Dialect): { orderBy: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const parts = sortOn.map((entry) => {
+    const descending = entry.startsWith('-');
+    const attribute = descending ? entry.slice(1) : entry;
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(attribute)) throw new FilterUseError(`sort_on: "${attribute.slice(0, 64)}" is not an attribute name`);
+    if (SECRET.has(attribute) || attribute.startsWith('profiles')) throw new FilterUseError(`sort_on: ${attribute} cannot be sorted on`);
+    const c = COLUMNS[attribute];
+    let expression: string;
+    if (c) expression = c.sort ?? c.sql;
+    else {
+      values.push(jsonPath(attribute));
+      expression = dialect === 'mysql' ? 'JSON_UNQUOTE(JSON_EXTRACT(e.attributes, ?))' : 'json_extract(e.attributes, ?)';
+    }
+    return `${expression} ${descending ? 'DESC' : 'ASC'}`;
+  });
+  if (!sortOn.some((s) => s.replace(/^-/, '') === 'id')) parts.push('e.id ASC');
+  return { orderBy: parts.join(', '), values };
+}
