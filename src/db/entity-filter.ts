@@ -36,27 +36,31 @@ export function compileFilter(filter: Filter, dialect: Dialect): { where: string
   const values: unknown[] = [];
   const bind = (v: unknown) => (values.push(v), '?');
 
-  const json = (doc: string, path: string) => {
-    const p = bind(jsonPath(path));
-    const text = dialect === 'mysql' ? `JSON_UNQUOTE(JSON_EXTRACT(${doc}, ${p}))` : `CAST(json_extract(${doc}, ${p}) AS TEXT)`;
-    const type = () => (dialect === 'mysql' ? `JSON_TYPE(JSON_EXTRACT(${doc}, ${bind(jsonPath(path))}))` : `json_type(${doc}, ${bind(jsonPath(path))})`);
-    return { text, type };
-  };
+  // each call binds the path where its text is placed, so placeholders and values stay in step
+  const json = (doc: string, path: string) => ({
+    text: () => (dialect === 'mysql' ? `JSON_UNQUOTE(JSON_EXTRACT(${doc}, ${bind(jsonPath(path))}))` : `CAST(json_extract(${doc}, ${bind(jsonPath(path))}) AS TEXT)`),
+    type: () => (dialect === 'mysql' ? `JSON_TYPE(JSON_EXTRACT(${doc}, ${bind(jsonPath(path))}))` : `json_type(${doc}, ${bind(jsonPath(path))})`),
+  });
 
   function compareJson(doc: string, path: string, op: string, value: Literal): string {
     const { text, type } = json(doc, path);
+    const sqlOp = op === '!=' ? '<>' : op;
     if (typeof value === 'boolean') {
       if (op !== '=' && op !== '!=') throw new FilterUseError(`${path}: true and false compare with = and != only`);
-      // a boolean member only: MySQL's JSON_TYPE says BOOLEAN and the text is true/false; SQLite's json_type says true/false
-      const [booleans, actual] = dialect === 'mysql' ? ["('BOOLEAN')", text] : ["('true', 'false')", type()];
-      return `(${type()} IN ${booleans} AND ${actual} ${op === '=' ? '=' : '<>'} ${bind(String(value))})`;
+      // a boolean member only: MySQL's JSON_TYPE says BOOLEAN and its text is true/false; SQLite's json_type says true/false
+      return dialect === 'mysql'
+        ? `(${type()} = 'BOOLEAN' AND ${text()} ${sqlOp} ${bind(String(value))})`
+        : `(${type()} IN ('true', 'false') AND ${type()} ${sqlOp} ${bind(String(value))})`;
     }
     if (typeof value === 'number') {
+      // a number member only: the string '36' is not the number 36
       const numeric = dialect === 'mysql' ? "('INTEGER', 'DOUBLE', 'DECIMAL', 'UNSIGNED INTEGER')" : "('integer', 'real')";
-      const cast = dialect === 'mysql' ? `CAST(${text} AS DECIMAL(38,10))` : `CAST(${text} AS REAL)`;
-      return `(${type()} IN ${numeric} AND ${cast} ${op === '!=' ? '<>' : op} ${bind(value)})`;
+      const t = type();
+      const cast = dialect === 'mysql' ? `CAST(${text()} AS DECIMAL(38,10))` : `CAST(${text()} AS REAL)`;
+      return `(${t} IN ${numeric} AND ${cast} ${sqlOp} ${bind(value)})`;
     }
-    return `${text} ${op === '!=' ? '<>' : op} ${bind(value)}`;
+    const t = type();
+    return `(${t} = ${dialect === 'mysql' ? "'STRING'" : "'text'"} AND ${text()} ${sqlOp} ${bind(value)})`;
   }
 
   function isNullJson(doc: string, path: string): string {
@@ -138,9 +142,13 @@ export function compileSort(sortOn: string[], dialect: Dialect): { orderBy: stri
     const c = COLUMNS[attribute];
     let expression: string;
     if (c) expression = c.sort ?? c.sql;
-    else {
+    else if (dialect === 'mysql') {
+      // a JSON null sorts as SQL NULL, as it does on SQLite (JSON_UNQUOTE would make it the text "null")
+      values.push(jsonPath(attribute), jsonPath(attribute));
+      expression = "IF(JSON_TYPE(JSON_EXTRACT(e.attributes, ?)) = 'NULL', NULL, JSON_UNQUOTE(JSON_EXTRACT(e.attributes, ?)))";
+    } else {
       values.push(jsonPath(attribute));
-      expression = dialect === 'mysql' ? 'JSON_UNQUOTE(JSON_EXTRACT(e.attributes, ?))' : 'json_extract(e.attributes, ?)';
+      expression = 'json_extract(e.attributes, ?)';
     }
     return `${expression} ${descending ? 'DESC' : 'ASC'}`;
   });

@@ -17,6 +17,7 @@ export interface Sql {
   insert(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
   /** A DATETIME(6) value for this dialect, with its milliseconds (see sqlTime). */
   time(date: Date): string;
+  dialect: 'mysql' | 'sqlite';
   /**
    * Runs `work` in one transaction opened on the driver (MySQL only): START TRANSACTION and
    * COMMIT without Sequelize's transaction machinery. Only these statements can run in it: its
@@ -90,6 +91,7 @@ function mysqlSql(sequelize: Sequelize): Sql {
     change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
     insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
     time: (date) => sqlTime('mysql', date),
+    dialect: 'mysql',
     async transaction<T>(work: (tx: StatementTx) => Promise<T>, options: StatementOptions = {}): Promise<T> {
       const connection = await pool.getConnection({ type: 'write' });
       try {
@@ -143,6 +145,7 @@ function sequelizeSql(sequelize: Sequelize): Sql {
       return Number((result as unknown as [number, number])[0]);
     },
     time: (date) => sqlTime('sqlite', date),
+    dialect: 'sqlite',
   };
 }
 

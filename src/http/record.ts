@@ -59,6 +59,8 @@ export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord>
   if (attribute === 'id' && !ID.test(text)) throw errors.invalidArgument(argument, 'is not a record id (a positive whole number)');
   const key = attribute === 'id' ? { id: Number(text) } : attribute === 'uuid' ? { uuid: text } : attribute === 'email' ? { email: text } : { username: text };
   const record = await ctx.services.db.entities.find(ctx.app.id, key);
-  if (!record) throw errors.invalidArgument(argument, `no user record has ${attribute} ${JSON.stringify(text)}`);
+  if (!record) {
+    throw new ApiError('recordNotFound', `no user record has ${attribute} ${JSON.stringify(text.slice(0, 254))}`, { extra: { argument_name: argument } });
+  }
   return record;
 }

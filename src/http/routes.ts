@@ -4,6 +4,7 @@ import type { Handler } from './context';
 import * as access from './handlers/access';
 import * as clients from './handlers/admin-clients';
 import * as entity from './handlers/entity';
+import * as entityApi from './handlers/entity-api';
 import { forgotPassword, verifyEmail } from './handlers/email-requests';
 import { registerTraditional } from './handlers/register';
 import { signInTraditional } from './handlers/sign-in';
@@ -71,6 +72,12 @@ export const ROUTES: readonly Route[] = [
   // records: owner credentials or a creation token create; readers or the record's access token read
   route('/entity.create', ANY_AUTH, [], entity.createEntity),
   { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity), reads: READS },
+  { ...route('/entity.find', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.findEntities), reads: READS },
+  { ...route('/entity.count', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.countEntities), reads: READS },
+  // writes: owner or direct_access credentials; an access token updates its own record only
+  route('/entity.update', [...CLIENT_AUTH, 'access_token'], [], entityApi.updateEntity),
+  route('/entity.replace', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.replaceEntity),
+  route('/entity.delete', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.deleteEntity),
   // admin API, owner only
   admin('/clients/add', clients.addClient),
   admin('/clients/list', clients.listClients, READS),

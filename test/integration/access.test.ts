@@ -90,15 +90,15 @@ describe('record identification (every /access call that names a record)', () =>
   const cases: [Record<string, string>, number, string][] = [
     [{}, 100, 'uuid'],
     [{ uuid: 'not-a-uuid' }, 200, 'uuid'],
-    [{ uuid: '00000000-0000-4000-8000-000000000000' }, 200, 'uuid'],
+    [{ uuid: '00000000-0000-4000-8000-000000000000' }, 310, 'uuid'],
     [{ id: 'abc' }, 200, 'id'],
-    [{ id: '999999' }, 200, 'id'],
+    [{ id: '999999' }, 310, 'id'],
     [{ key_attribute: 'givenName', key_value: '"Ada"' }, 200, 'key_attribute'],
     [{ key_attribute: 'email', key_value: 'ada@example.com' }, 200, 'key_value'],
     [{ key_attribute: 'email', key_value: '42' }, 200, 'key_value'],
     [{ key_attribute: 'id', key_value: '"1"' }, 200, 'key_value'],
     [{ key_attribute: 'email' }, 100, 'key_value'],
-    [{ key_attribute: 'email', key_value: '"nobody@example.com"' }, 200, 'key_value'],
+    [{ key_attribute: 'email', key_value: '"nobody@example.com"' }, 310, 'key_value'],
     [{ uuid: 'x', id: '1' }, 200, 'id'],
   ];
   it.each(cases)('%j → %i naming %s', async (params, code, argument) => {
@@ -143,7 +143,7 @@ describe('/access/getAccessToken', () => {
     const otherOwner = basic(other.clients.owner.client_id, other.clients.owner.client_secret);
     const res = await request(t.app).get('/access/getAccessToken').set('Host', 'other.localhost')
       .query({ type_name: 'user', uuid: user.uuid }).set('Authorization', otherOwner);
-    expect(res.body).toMatchObject({ code: 200, argument_name: 'uuid' });
+    expect(res.body).toMatchObject({ code: 310, error: 'record_not_found', argument_name: 'uuid' });
     const here = (await call('/access/getAccessToken', { type_name: 'user', uuid: user.uuid })).body.accessToken;
     const there = await request(t.app).get('/entity').set('Host', 'other.localhost').set('Authorization', `OAuth ${here}`);
     expect(there.body).toMatchObject({ code: 413, error: 'invalid_access_token' });

@@ -121,6 +121,62 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
       return rows[0] ? toRecord(rows[0]) : undefined;
     },
 
+    /** Records matching a compiled filter (src/db/entity-filter.ts), in the compiled order, one page. */
+    async search(
+      applicationId: number, filter: { where: string; values: unknown[] }, sort: { orderBy: string; values: unknown[] }, limit: number, offset: number,
+    ): Promise<EntityRecord[]> {
+      const rows = await sql.select<EntityRow>(
+        `SELECT e.* FROM entities e WHERE e.application_id = ? AND (${filter.where}) ORDER BY ${sort.orderBy} LIMIT ? OFFSET ?`,
+        [applicationId, ...filter.values, ...sort.values, limit, offset],
+      );
+      return rows.map(toRecord);
+    },
+
+    async count(applicationId: number, filter: { where: string; values: unknown[] }): Promise<number> {
+      const [row] = await sql.select<{ n: number | string }>(
+        `SELECT COUNT(*) AS n FROM entities e WHERE e.application_id = ? AND (${filter.where})`, [applicationId, ...filter.values],
+      );
+      return Number(row.n);
+    },
+
+    /** The record, locked until the transaction ends (MySQL: FOR UPDATE; SQLite writes one at a time). */
+    async findForUpdate(applicationId: number, id: number, transaction: AnyTx): Promise<EntityRecord | undefined> {
+      const lock = sql.dialect === 'mysql' ? ' FOR UPDATE' : '';
+      const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE id = ? AND application_id = ?${lock}`, [id, applicationId], transaction);
+      return rows[0] ? toRecord(rows[0]) : undefined;
+    },
+
+    /**
+     * Writes a record's whole state (entity.update and entity.replace compute it): email, username,
+     * emailVerified and the attribute set; the password hash only when given.
+     */
+    async rewrite(
+      record: EntityRecord,
+      next: { email: string | null; username: string | null; emailVerified: Date | null; attributes: Record<string, unknown>; passwordHash?: string | null },
+      now: Date,
+      transaction: AnyTx,
+    ): Promise<void> {
+      const t = sql.time;
+      try {
+        await sql.change(
+          `UPDATE entities SET email = ?, email_key = ?, username = ?, username_key = ?, email_verified = ?, attributes = ?, last_updated = ?${next.passwordHash !== undefined ? ', password_hash = ?' : ''}
+           WHERE id = ? AND application_id = ?`,
+          [
+            normalized(next.email), uniqueKey(next.email), normalized(next.username), uniqueKey(next.username), next.emailVerified && t(next.emailVerified),
+            JSON.stringify(next.attributes), t(now), ...(next.passwordHash !== undefined ? [next.passwordHash] : []), record.id, record.applicationId,
+          ],
+          transaction,
+        );
+      } catch (err) {
+        throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
+      }
+    },
+
+    /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */
+    async remove(record: EntityRecord, transaction?: AnyTx): Promise<boolean> {
+      return (await sql.change('DELETE FROM entities WHERE id = ? AND application_id = ?', [record.id, record.applicationId], transaction)) === 1;
+    },
+
     /** Sets a time attribute (emailVerified has a column; others live in attributes). */
     async setTime(record: EntityRecord, attribute: string, at: Date, transaction?: Transaction): Promise<void> {
       const change = attribute === 'emailVerified'

@@ -86,6 +86,14 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
         const rows = await Profile.findAll({ where: { application_id: applicationId, entity_id: entityId }, order: [['id', 'ASC']], raw: true });
         return rows.map(toProfile);
       },
+      /** The identities of many records in one query (entity.find), by record id. */
+      async forEntities(applicationId: number, entityIds: number[]): Promise<Map<number, StoredProfile[]>> {
+        const out = new Map<number, StoredProfile[]>();
+        if (entityIds.length === 0) return out;
+        const rows = await Profile.findAll({ where: { application_id: applicationId, entity_id: entityIds }, order: [['id', 'ASC']], raw: true });
+        for (const p of rows.map(toProfile)) out.set(p.entityId, [...(out.get(p.entityId) ?? []), p]);
+        return out;
+      },
       async byIdentifier(applicationId: number, identifier: string): Promise<StoredProfile | undefined> {
         const row = await Profile.findOne({ where: { application_id: applicationId, identifier }, raw: true });
         return row ? toProfile(row) : undefined;

@@ -1,6 +1,7 @@
 import { DuplicateAttributeError } from '../../db/repositories/entities';
 import { parseNewUser, requireUserType } from '../../domain/users';
 import { captureUser } from '../capture-user';
+import { shape } from './entity-api';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';
@@ -62,5 +63,5 @@ async function readable(ctx: RequestContext) {
 /** /entity: one record, by uuid, id or key_attribute. */
 export const readEntity: Handler = async (ctx) => {
   if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
-  return { result: await captureUser(ctx, await readable(ctx)) };
+  return { result: shape(ctx, await captureUser(ctx, await readable(ctx))) };
 };

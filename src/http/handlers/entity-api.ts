@@ -1,0 +1,238 @@
+import { compileFilter, compileSort, FilterUseError } from '../../db/entity-filter';
+import { DuplicateAttributeError, type EntityRecord } from '../../db/repositories/entities';
+import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../../domain/entity-attributes';
+import { FilterError, parseFilter } from '../../domain/filter';
+import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
+import { formatTimestamp, parseTimestamp } from '../../domain/timestamps';
+import { isValidEmail, renderUser, requireUserType } from '../../domain/users';
+import type { StoredProfile } from '../../db/repositories/social';
+import { ApiError, errors } from '../../errors';
+import { captureUser, renderProfile } from '../capture-user';
+import { caller, type Handler, type RequestContext } from '../context';
+import { identifyRecord, namesRecord } from '../record';
+
+type Doc = Record<string, unknown>;
+
+const WRITERS = ['owner', 'direct_access'];
+/** Set by the service: refused in a change, accepted unchanged in a replaced whole record. */
+const READ_ONLY = ['id', 'uuid', 'created', 'lastUpdated', 'profiles', 'lastLogin'];
+const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const MAX_DOCUMENT = 64 * 1024;
+
+const typeName = (ctx: RequestContext) => {
+  if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
+};
+
+/**
+ * The record a write names, and who writes: an owner or direct_access client names any record; an
+ * access token writes its own record only, and never its password or verification state.
+ */
+async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<{ record: EntityRecord; byUser: boolean }> {
+  const p = ctx.principal;
+  if (p.kind === 'entity') {
+    if (!tokenMayWrite) throw errors.permissionError('this call needs owner or direct_access client credentials');
+    const own = p.token.entityId === null ? undefined : await ctx.services.db.entities.find(ctx.app.id, { id: p.token.entityId });
+    if (!own) throw errors.invalidAccessToken();
+    if (namesRecord(ctx) && (await identifyRecord(ctx)).id !== own.id) throw errors.permissionError('the access token is for another record');
+    return { record: own, byUser: true };
+  }
+  if (p.kind !== 'client' || !WRITERS.some((k) => p.client.features.includes(k as never))) {
+    throw errors.permissionError(`changing records needs the feature ${WRITERS.join(' or ')}, or an access token for the record`);
+  }
+  return { record: await identifyRecord(ctx), byUser: false };
+}
+
+/** What a change can touch: the record as the API shows it, without what the service sets. */
+function writableDocument(record: EntityRecord): Doc {
+  const { lastLogin: _l, ...attributes } = record.attributes;
+  return { ...attributes, email: record.email, username: record.username, emailVerified: record.emailVerified ? formatTimestamp(record.emailVerified) : null };
+}
+
+/** A changed document back into columns and the attribute set, every value checked. */
+async function toRow(ctx: RequestContext, record: EntityRecord, next: Doc, byUser: boolean) {
+  const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`.slice(0, 80), why);
+  const { email = null, username = null, emailVerified = null, password, ...attributes } = next;
+  for (const name of Object.keys(attributes)) {
+    if (READ_ONLY.includes(name)) throw bad(name, 'is set by the service and cannot be written');
+    if (!ATTRIBUTE_NAME.test(name)) throw bad(name, 'attribute names are letters, digits and _, starting with a letter');
+  }
+  if (JSON.stringify(next).length > MAX_DOCUMENT) throw errors.invalidArgument('attributes', `the record would be larger than ${MAX_DOCUMENT} bytes`);
+  if (email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com, or null');
+  if (username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters, or null');
+  let verified: Date | null = null;
+  if (emailVerified !== null) {
+    verified = typeof emailVerified === 'string' ? parseTimestamp(emailVerified) ?? null : null;
+    if (!verified) throw bad('emailVerified', 'must be a timestamp such as 2026-01-31 12:00:00.000000 +0000, or null');
+  }
+  if (byUser && (verified?.getTime() ?? null) !== (record.emailVerified?.getTime() ?? null)) throw bad('emailVerified', 'cannot be changed with an access token');
+  if (byUser && email !== record.email && email !== null && record.emailVerified) {
+    throw bad('email', 'a verified address cannot be changed with an access token; use the flows (update_profile_native)');
+  }
+  let passwordHash: string | undefined;
+  if (password !== undefined) {
+    if (byUser) throw bad('password', 'cannot be set with an access token; use update_profile_native');
+    if (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH) throw bad('password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
+    passwordHash = await ctx.services.passwords.hash(password);
+  }
+  const kept = record.attributes.lastLogin === undefined ? {} : { lastLogin: record.attributes.lastLogin };
+  return { email: email as string | null, username: username as string | null, emailVerified: verified, attributes: { ...attributes, ...kept }, passwordHash };
+}
+
+/** Drops the read-only members of a whole record sent back unchanged (a read, edited, then replaced). */
+function withoutUnchangedReadOnly(doc: Doc, shown: Doc): Doc {
+  const out: Doc = { ...doc };
+  for (const name of READ_ONLY) {
+    if (!Object.hasOwn(out, name)) continue;
+    if (JSON.stringify(out[name]) !== JSON.stringify(shown[name])) {
+      throw errors.invalidArgument(`attributes.${name}`, 'is set by the service and cannot be written');
+    }
+    delete out[name];
+  }
+  return out;
+}
+
+/** Applies `change` to the record under a row lock, so concurrent writers never lose each other's change. */
+async function writeRecord(ctx: RequestContext, record: EntityRecord, byUser: boolean, change: (current: Doc) => Doc | Promise<Doc>) {
+  const { db, clock } = ctx.services;
+  try {
+    return await db.statements(async (tx) => {
+      const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+      if (!locked) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
+      const row = await toRow(ctx, locked, await change(writableDocument(locked)), byUser);
+      const now = clock.now();
+      await db.entities.rewrite(locked, row, now, tx);
+      return { ...locked, email: row.email, username: row.username, emailVerified: row.emailVerified, attributes: row.attributes, lastUpdated: now };
+    });
+  } catch (e) {
+    if (e instanceof DuplicateAttributeError) {
+      throw new ApiError('uniqueViolation', `another record already has this ${e.attribute}`, { extra: { argument_name: `attributes.${e.attribute}` } });
+    }
+    throw e;
+  }
+}
+
+const jsonObject = (ctx: RequestContext, name: string): Doc => {
+  const v = ctx.params.json(name, true);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw errors.invalidArgument(name, 'must be a JSON object, such as {"displayName":"Ada"}');
+  return v as Doc;
+};
+
+/** `attribute_name` and its JSON `value`, or the `attributes` object. */
+function changeRequest(ctx: RequestContext): { path: string[]; value: unknown } | { attributes: Doc } {
+  const name = ctx.params.get('attribute_name');
+  if (name === undefined) return { attributes: jsonObject(ctx, 'attributes') };
+  const path = parsePath(name);
+  if (READ_ONLY.includes(path[0])) throw errors.invalidArgument('attribute_name', `${path[0]} is set by the service and cannot be written`);
+  return { path, value: ctx.params.json('value', true) };
+}
+
+const answer = async (ctx: RequestContext, record: EntityRecord) =>
+  (ctx.params.get('include_record') === 'true' ? { result: await captureUser(ctx, record) } : {});
+
+/** /entity.update: merges `attributes` into the record (objects member by member), or sets `attribute_name` to `value`. */
+export const updateEntity: Handler = async (ctx) => {
+  typeName(ctx);
+  const { record, byUser } = await writable(ctx, true);
+  const request = changeRequest(ctx);
+  const updated = await writeRecord(ctx, record, byUser, (current) =>
+    ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)));
+  return answer(ctx, updated);
+};
+
+/** /entity.replace: the record's whole attribute set becomes `attributes`, or the sub-value at `attribute_name` becomes `value`. */
+export const replaceEntity: Handler = async (ctx) => {
+  typeName(ctx);
+  const { record, byUser } = await writable(ctx, false);
+  const request = changeRequest(ctx);
+  const shown = await captureUser(ctx, record);
+  const updated = await writeRecord(ctx, record, byUser, (current) =>
+    ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)));
+  return answer(ctx, updated);
+};
+
+/** /entity.delete: the record with its codes, tokens and identities; or, with `attribute_name`, one sub-value. */
+export const deleteEntity: Handler = async (ctx) => {
+  typeName(ctx);
+  const { record, byUser } = await writable(ctx, false);
+  const name = ctx.params.get('attribute_name');
+  if (name !== undefined) {
+    const path = parsePath(name);
+    if (READ_ONLY.includes(path[0])) throw errors.invalidArgument('attribute_name', `${path[0]} is set by the service and cannot be deleted`);
+    await writeRecord(ctx, record, byUser, (current) => (path.length === 1 && ['email', 'username', 'emailVerified'].includes(path[0])
+      ? { ...current, [path[0]]: null }
+      : setPath(current, path, undefined)));
+    return {};
+  }
+  if (!(await ctx.services.db.entities.remove(record))) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
+  return {};
+};
+
+/** The filter and paging parameters of entity.find and entity.count, as SQL. */
+function compiled(ctx: RequestContext) {
+  const raw = ctx.params.get('filter');
+  const dialect = ctx.services.db.sequelize.getDialect() === 'mysql' ? 'mysql' : 'sqlite';
+  try {
+    const where = raw === undefined ? { where: '1 = 1', values: [] } : compileFilter(parseFilter(raw), dialect);
+    return { where, dialect } as const;
+  } catch (e) {
+    if (e instanceof FilterError || e instanceof FilterUseError) throw errors.invalidArgument('filter', e.message);
+    throw e;
+  }
+}
+
+const whole = (ctx: RequestContext, name: string, fallback: number, max: number) => {
+  const raw = ctx.params.get(name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) throw errors.invalidArgument(name, `must be a whole number from 0 to ${max}`);
+  return Number(raw);
+};
+
+/** /entity.find: records matching `filter`, one page, sorted (`sort_on`), optionally with the total. */
+export const findEntities: Handler = async (ctx) => {
+  typeName(ctx);
+  caller(ctx);
+  const { where, dialect } = compiled(ctx);
+  const limit = Math.max(1, whole(ctx, 'max_results', 1000, 1000));
+  const offset = whole(ctx, 'first_result', 0, 1_000_000_000);
+  const sortRaw = ctx.params.json('sort_on');
+  if (sortRaw !== undefined && (!Array.isArray(sortRaw) || sortRaw.length > 10 || sortRaw.some((s) => typeof s !== 'string'))) {
+    throw errors.invalidArgument('sort_on', 'must be a JSON list of attribute names, "-" first for descending, such as ["-created","id"]');
+  }
+  let sort;
+  try {
+    sort = compileSort((sortRaw as string[] | undefined) ?? [], dialect);
+  } catch (e) {
+    if (e instanceof FilterUseError) throw errors.invalidArgument('sort_on', e.message);
+    throw e;
+  }
+  const paths = ctx.params.get('attributes') === undefined ? undefined : parsePathList(ctx.params.json('attributes'));
+  const { db } = ctx.services;
+  const records = await db.entities.search(ctx.app.id, where, sort, limit, offset);
+  const profiles = await db.social.profiles.forEntities(ctx.app.id, records.map((r) => r.id));
+  const results = records.map((r) => {
+    const rendered = renderWith(r, profiles.get(r.id) ?? []);
+    return paths ? pick(rendered, paths) : rendered;
+  });
+  const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await db.entities.count(ctx.app.id, where) } : {};
+  return { result_count: results.length, results, ...total };
+};
+
+/** /entity.count: how many records match `filter`. */
+export const countEntities: Handler = async (ctx) => {
+  typeName(ctx);
+  caller(ctx);
+  return { total_count: await ctx.services.db.entities.count(ctx.app.id, compiled(ctx).where) };
+};
+
+const renderWith = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
+
+/** The `attributes` and `attribute_name` of /entity, applied to a rendered record. */
+export function shape(ctx: RequestContext, rendered: Doc): unknown {
+  const name = ctx.params.get('attribute_name');
+  if (name !== undefined) {
+    const value = getPath(rendered, parsePath(name));
+    if (value === undefined) throw errors.invalidArgument('attribute_name', `the record has no attribute ${name.slice(0, 64)}`);
+    return value;
+  }
+  return ctx.params.get('attributes') === undefined ? rendered : pick(rendered, parsePathList(ctx.params.json('attributes')));
+}
