@@ -78,6 +78,8 @@ export const ROUTES: readonly Route[] = [
   route('/entity.update', [...CLIENT_AUTH, 'access_token'], [], entityApi.updateEntity),
   route('/entity.replace', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.replaceEntity),
   route('/entity.delete', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.deleteEntity),
+  route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities),
+  { ...route('/entityType', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entity.entityType), reads: READS },
   // admin API, owner only
   admin('/clients/add', clients.addClient),
   admin('/clients/list', clients.listClients, READS),

@@ -148,3 +148,25 @@ describe('/entity, /entity.update, /entity.replace and /entity.delete', () => {
     expect((await call('/entity.delete', { uuid }, reader)).body).toMatchObject({ code: 403 });
   });
 });
+
+describe('/entity.bulkCreate and /entityType', () => {
+  it('creates every record in one transaction, or none, naming the failing item', async () => {
+    const bulk = (records: unknown[]) => call('/entity.bulkCreate', { type_name: 'user', all_attributes: JSON.stringify(records) }, writer);
+    const created = await bulk([{ email: 'bulk1@example.com', password: 'correct horse' }, { email: 'bulk2@example.com', displayName: 'Two' }]);
+    expect(created.body).toMatchObject({ stat: 'ok', uuid_results: [expect.any(String), expect.any(String)], results: [{ id: expect.any(Number) }, { id: expect.any(Number) }] });
+    const invalid = await bulk([{ email: 'bulk3@example.com' }, { email: 'not an email' }]);
+    expect(invalid.body).toMatchObject({ code: 200, argument_name: 'all_attributes', item_errors: [{ index: 1, argument_name: 'attributes.email' }] });
+    const duplicate = await bulk([{ email: 'bulk4@example.com' }, { email: 'BULK1@example.com' }]);
+    expect(duplicate.body).toMatchObject({ code: 361, item_index: 1 });
+    expect((await call('/entity.count', { filter: "email = 'bulk3@example.com' or email = 'bulk4@example.com'" })).body.total_count).toBe(0);
+    expect((await bulk([])).body).toMatchObject({ code: 200, argument_name: 'all_attributes' });
+    expect((await call('/entity.bulkCreate', { type_name: 'user', all_attributes: '[{}]' }, reader)).body).toMatchObject({ code: 403 });
+  });
+
+  it('describes the user type', async () => {
+    const res = await call('/entityType', { type_name: 'user' }, reader);
+    expect(res.body.schema.name).toBe('user');
+    expect(res.body.schema.attr_defs).toEqual(expect.arrayContaining([{ name: 'email', type: 'string', constraints: ['unique'], length: 254 }]));
+    expect((await call('/entityType', { type_name: 'thing' }, reader)).body).toMatchObject({ code: 200, argument_name: 'type_name' });
+  });
+});

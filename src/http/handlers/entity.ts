@@ -65,3 +65,74 @@ export const readEntity: Handler = async (ctx) => {
   if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
   return { result: shape(ctx, await captureUser(ctx, await readable(ctx))) };
 };
+
+/** Records one bulkCreate call may create. */
+const MAX_BULK = 1000;
+
+/**
+ * /entity.bulkCreate: `all_attributes`, a JSON list of new records, created in one transaction:
+ * all or none. Every item is checked first; the answer names each failing item by its position.
+ */
+export const bulkCreateEntities: Handler = async (ctx) => {
+  requireUserType(ctx.params.require('type_name'));
+  const raw = ctx.params.json('all_attributes', true);
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_BULK) {
+    throw errors.invalidArgument('all_attributes', `must be a JSON list of 1 to ${MAX_BULK} records, such as [{"email":"ada@example.com"}]`);
+  }
+  const parsed = raw.map((item, index) => {
+    try {
+      return { index, ...parseNewUser(ctx.app.id, item) };
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return { index, error: e };
+    }
+  });
+  const failed = parsed.filter((p): p is { index: number; error: ApiError } => 'error' in p);
+  if (failed.length > 0) {
+    throw errors.invalidArgument('all_attributes', `${failed.length} of ${raw.length} records are not valid; nothing was created`, {
+      item_errors: failed.map((f) => ({ index: f.index, argument_name: f.error.extra.argument_name, error_description: f.error.message })),
+    });
+  }
+  const { db, passwords, clock } = ctx.services;
+  const items = parsed as { index: number; entity: ReturnType<typeof parseNewUser>['entity']; password?: string }[];
+  const hashes = await Promise.all(items.map((i) => (i.password === undefined ? null : passwords.hash(i.password))));
+  let current = 0;
+  try {
+    const created = await db.statements(async (tx) => {
+      const out = [];
+      for (const [n, item] of items.entries()) {
+        current = n;
+        out.push(await db.entities.insert({ ...item.entity, passwordHash: hashes[n] }, clock.now(), tx));
+      }
+      return out;
+    });
+    return { uuid_results: created.map((c) => c.uuid), results: created.map((c) => ({ id: c.id, uuid: c.uuid })) };
+  } catch (e) {
+    if (!(e instanceof DuplicateAttributeError)) throw e;
+    throw new ApiError('uniqueViolation', `record ${current} of all_attributes has a ${e.attribute} that another record has; nothing was created`, {
+      extra: { argument_name: 'all_attributes', item_index: current },
+    });
+  }
+};
+
+/** /entityType: the attributes of the one entity type, `user` (read only). */
+export const entityType: Handler = async (ctx) => {
+  requireUserType(ctx.params.require('type_name'));
+  const attr = (name: string, type: string, extra: Record<string, unknown> = {}) => ({ name, type, ...extra });
+  const declared = (ctx.app.settings.time_attributes ?? '').split(',').map((n) => n.trim()).filter((n) => /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(n));
+  return {
+    schema: {
+      name: 'user',
+      attr_defs: [
+        attr('id', 'id', { read_only: true }), attr('uuid', 'uuid', { read_only: true }),
+        attr('created', 'dateTime', { read_only: true }), attr('lastUpdated', 'dateTime', { read_only: true }),
+        attr('email', 'string', { constraints: ['unique'], length: 254 }), attr('username', 'string', { constraints: ['unique'], length: 191 }),
+        attr('password', 'password'), attr('emailVerified', 'dateTime'), attr('lastLogin', 'dateTime', { read_only: true }),
+        attr('displayName', 'string'), attr('givenName', 'string'), attr('familyName', 'string'), attr('birthdate', 'date'),
+        attr('profiles', 'plural', { read_only: true, attr_defs: ['identifier', 'domain', 'provider', 'profile', 'created'].map((n) => attr(n, n === 'profile' ? 'json' : n === 'created' ? 'dateTime' : 'string')) }),
+        ...declared.filter((n) => !['emailVerified', 'lastLogin'].includes(n)).map((n) => attr(n, 'dateTime')),
+      ],
+      additional_attributes: 'any JSON members; attribute names are letters, digits and _, starting with a letter',
+    },
+  };
+};
