@@ -102,22 +102,16 @@ export function parseFilter(text: string): Filter {
   };
 
   // or → and → equality → relational → not → postfix → primary
-  function or(): Operand {
-    let left = and();
-    while (isKw('or')) {
+  function joined(kind: 'and' | 'or', next: () => Operand): Operand {
+    let left = next();
+    while (isKw(kind)) {
       p++;
-      left = { kind: 'condition', filter: { kind: 'or', left: condition(left), right: condition(and()) }, at: left.at };
+      left = { kind: 'condition', filter: { kind, left: condition(left), right: condition(next()) }, at: left.at };
     }
     return left;
   }
-  function and(): Operand {
-    let left = equality();
-    while (isKw('and')) {
-      p++;
-      left = { kind: 'condition', filter: { kind: 'and', left: condition(left), right: condition(equality()) }, at: left.at };
-    }
-    return left;
-  }
+  const or = (): Operand => joined('or', and);
+  const and = (): Operand => joined('and', equality);
   const compare = (left: Operand, op: Comparison, right: Operand): Operand => {
     if (left.kind === 'attribute' && right.kind === 'literal') return { kind: 'condition', filter: { kind: 'compare', op, attribute: left.name, value: right.value }, at: left.at };
     if (left.kind === 'literal' && right.kind === 'attribute') return { kind: 'condition', filter: { kind: 'compare', op: MIRROR[op], attribute: right.name, value: left.value }, at: left.at };
