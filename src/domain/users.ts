@@ -14,7 +14,8 @@ export type UniqueAttribute = (typeof UNIQUE_ATTRIBUTES)[number];
 /** Time attributes every record has; an application declares more in its `time_attributes` setting. */
 export const TIME_ATTRIBUTES = ['emailVerified', 'lastLogin'] as const;
 
-const READ_ONLY = new Set(['id', 'uuid', 'created', 'lastUpdated', 'profiles']);
+/** Attributes the service sets: never written by a client. */
+export const READ_ONLY = new Set(['id', 'uuid', 'created', 'lastUpdated', 'profiles', 'lastLogin']);
 const STANDARD = ['displayName', 'givenName', 'familyName', 'birthdate'] as const;
 const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
@@ -40,43 +41,49 @@ export function isValidEmail(value: string): boolean {
   return value.length <= 254 && EMAIL.test(value);
 }
 
+/** A record's attributes as a client writes them, checked: columns apart, the password in clear. */
+export interface UserDocument {
+  email: string | null;
+  username: string | null;
+  emailVerified: Date | null;
+  /** To be hashed; never stored in clear. */
+  password?: string;
+  attributes: Record<string, unknown>;
+}
+
 /**
- * Checks the `attributes` of a new record. Returns the record without its password hash, and the
- * password to hash (never stored in clear).
+ * Checks a record's attributes as a client writes them (entity.create, bulkCreate, update,
+ * replace): email, username, password and emailVerified shapes, attribute names, size, and none
+ * of the attributes the service sets.
  */
-export function parseNewUser(applicationId: number, raw: unknown): { entity: Omit<NewEntity, 'passwordHash'>; password?: string } {
+export function checkUserDocument(raw: unknown): UserDocument {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw errors.invalidArgument('attributes', 'must be a JSON object such as {"email":"ada@example.com"}');
   }
   if (JSON.stringify(raw).length > MAX_ATTRIBUTES_JSON) throw errors.invalidArgument('attributes', `is larger than ${MAX_ATTRIBUTES_JSON} bytes`);
-  const { email, username, password, emailVerified, ...rest } = raw as Record<string, unknown>;
+  const { email = null, username = null, password, emailVerified = null, ...rest } = raw as Record<string, unknown>;
   const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
 
-  if (email !== undefined && email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com');
-  if (username !== undefined && username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters');
+  if (email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com, or null');
+  if (username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters, or null');
   if (password !== undefined && (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH)) throw bad('password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
   let verified: Date | null = null;
-  if (emailVerified !== undefined && emailVerified !== null) {
+  if (emailVerified !== null) {
     verified = typeof emailVerified === 'string' ? parseTimestamp(emailVerified) ?? null : null;
-    if (!verified) throw bad('emailVerified', 'must be a timestamp such as 2026-01-31 12:00:00.000000 +0000');
+    if (!verified) throw bad('emailVerified', 'must be a timestamp such as 2026-01-31 12:00:00.000000 +0000, or null');
   }
   for (const [name, value] of Object.entries(rest)) {
     if (READ_ONLY.has(name)) throw bad(name, 'is set by the service and cannot be written');
     if (!ATTRIBUTE_NAME.test(name)) throw bad(name.slice(0, 64), 'attribute names are letters, digits and _, starting with a letter');
     if (typeof value === 'function') throw bad(name, 'has an unsupported value');
   }
-  return {
-    entity: {
-      applicationId,
-      typeName: USER_TYPE,
-      uuid: randomUUID(),
-      email: (email as string | null | undefined) ?? null,
-      username: (username as string | null | undefined) ?? null,
-      emailVerified: verified,
-      attributes: rest,
-    },
-    password: password as string | undefined,
-  };
+  return { email: email as string | null, username: username as string | null, emailVerified: verified, password: password as string | undefined, attributes: rest };
+}
+
+/** Checks the `attributes` of a new record: the record without its password hash, and the password to hash. */
+export function parseNewUser(applicationId: number, raw: unknown): { entity: Omit<NewEntity, 'passwordHash'>; password?: string } {
+  const { password, ...doc } = checkUserDocument(raw);
+  return { entity: { applicationId, typeName: USER_TYPE, uuid: randomUUID(), ...doc }, password };
 }
 
 /** A record as the API shows it: spec timestamps, never a password hash. */

@@ -17,10 +17,12 @@ export function renderProfile(p: StoredProfile): Record<string, unknown> {
   return { id: p.id, identifier: p.identifier, domain, provider: p.provider, profile: p.data, created: formatTimestamp(p.created) };
 }
 
+/** The record as the API shows it, with linked identities already loaded. */
+export const renderWithProfiles = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
+
 /** The record as the API shows it, with its linked identities. */
 export async function captureUser(ctx: RequestContext, record: EntityRecord): Promise<Record<string, unknown>> {
-  const profiles = await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id);
-  return renderUser(record, profiles.map(renderProfile));
+  return renderWithProfiles(record, await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id));
 }
 
 /**

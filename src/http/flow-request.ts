@@ -121,6 +121,11 @@ export async function loginTokens(
   return Object.fromEntries(names.map((name, n) => [name, values[n]]));
 }
 
+/** Takes one registration attempt from the client address's budget (every attempt counts, before the unique rules can tell whether an address is registered). */
+export async function takeRegistrationAttempt(ctx: RequestContext): Promise<void> {
+  await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
+}
+
 /** 390 for a unique attribute another record took first, with the flow's message for that rule. */
 export function takenAttribute(ctx: RequestContext, request: FlowRequest, form: CompiledForm, attribute: string): ApiError {
   const field = form.fields.find((f) => f.field.schemaAttribute === attribute);

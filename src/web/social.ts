@@ -31,7 +31,8 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
   /** The exact URLs tokens may be posted to, from the login clients' and the application's settings. */
   async function allowedTokenUrl(app: Application, raw: string | undefined): Promise<string | undefined> {
     if (!raw) return undefined;
-    const clients = await services.clients.list(app.id, ['login_client']);
+    // the stored rows: no secret needs opening to read a setting
+    const clients = (await db.clients.list(app.id)).filter((c) => c.features.includes('login_client'));
     const lists = [app.settings.social_token_urls, ...clients.map((c) => c.settings.social_token_urls)];
     const allowed = new Set(lists.flatMap((l) => (l ?? '').split(/[\s,]+/).filter(Boolean)));
     return allowed.has(raw) ? raw : undefined;

@@ -3,11 +3,10 @@ import { DuplicateAttributeError, type EntityRecord } from '../../db/repositorie
 import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../../domain/entity-attributes';
 import { FilterError, parseFilter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
-import { formatTimestamp, parseTimestamp } from '../../domain/timestamps';
-import { isValidEmail, renderUser, requireUserType } from '../../domain/users';
-import type { StoredProfile } from '../../db/repositories/social';
+import { formatTimestamp } from '../../domain/timestamps';
+import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
-import { captureUser, renderProfile } from '../capture-user';
+import { captureUser, renderWithProfiles } from '../capture-user';
 import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';
 
@@ -15,9 +14,7 @@ type Doc = Record<string, unknown>;
 
 const WRITERS = ['owner', 'direct_access'];
 /** Set by the service: refused in a change, accepted unchanged in a replaced whole record. */
-const READ_ONLY = ['id', 'uuid', 'created', 'lastUpdated', 'profiles', 'lastLogin'];
-const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
-const MAX_DOCUMENT = 64 * 1024;
+const READ_ONLY = [...READ_ONLY_ATTRIBUTES];
 
 const typeName = (ctx: RequestContext) => {
   if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
@@ -48,34 +45,34 @@ function writableDocument(record: EntityRecord): Doc {
   return { ...attributes, email: record.email, username: record.username, emailVerified: record.emailVerified ? formatTimestamp(record.emailVerified) : null };
 }
 
-/** A changed document back into columns and the attribute set, every value checked. */
-async function toRow(ctx: RequestContext, record: EntityRecord, next: Doc, byUser: boolean) {
-  const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`.slice(0, 80), why);
-  const { email = null, username = null, emailVerified = null, password, ...attributes } = next;
-  for (const name of Object.keys(attributes)) {
-    if (READ_ONLY.includes(name)) throw bad(name, 'is set by the service and cannot be written');
-    if (!ATTRIBUTE_NAME.test(name)) throw bad(name, 'attribute names are letters, digits and _, starting with a letter');
-  }
-  if (JSON.stringify(next).length > MAX_DOCUMENT) throw errors.invalidArgument('attributes', `the record would be larger than ${MAX_DOCUMENT} bytes`);
-  if (email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com, or null');
-  if (username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters, or null');
-  let verified: Date | null = null;
-  if (emailVerified !== null) {
-    verified = typeof emailVerified === 'string' ? parseTimestamp(emailVerified) ?? null : null;
-    if (!verified) throw bad('emailVerified', 'must be a timestamp such as 2026-01-31 12:00:00.000000 +0000, or null');
-  }
-  if (byUser && (verified?.getTime() ?? null) !== (record.emailVerified?.getTime() ?? null)) throw bad('emailVerified', 'cannot be changed with an access token');
-  if (byUser && email !== record.email && email !== null && record.emailVerified) {
+/**
+ * A changed document back into columns and the attribute set (checked like a new record's), with
+ * what an access token may not change refused. `passwordHash` was computed before the row lock.
+ */
+function toRow(record: EntityRecord, next: Doc, byUser: boolean, passwordHash: string | undefined) {
+  const { password: _p, ...doc } = checkUserDocument(next);
+  const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
+  if (byUser && (doc.emailVerified?.getTime() ?? null) !== (record.emailVerified?.getTime() ?? null)) throw bad('emailVerified', 'cannot be changed with an access token');
+  if (byUser && doc.email !== record.email && doc.email !== null && record.emailVerified) {
     throw bad('email', 'a verified address cannot be changed with an access token; use the flows (update_profile_native)');
   }
-  let passwordHash: string | undefined;
-  if (password !== undefined) {
-    if (byUser) throw bad('password', 'cannot be set with an access token; use update_profile_native');
-    if (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH) throw bad('password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
-    passwordHash = await ctx.services.passwords.hash(password);
-  }
   const kept = record.attributes.lastLogin === undefined ? {} : { lastLogin: record.attributes.lastLogin };
-  return { email: email as string | null, username: username as string | null, emailVerified: verified, attributes: { ...attributes, ...kept }, passwordHash };
+  return { ...doc, attributes: { ...doc.attributes, ...kept }, passwordHash };
+}
+
+/**
+ * The password a change sets, hashed before the row is locked (argon2 takes tens of
+ * milliseconds). A password is never part of the stored document, so it can only come from the
+ * request. Access tokens never set one.
+ */
+async function passwordOf(ctx: RequestContext, request: ChangeRequest, byUser: boolean): Promise<string | undefined> {
+  const password = 'path' in request ? (request.path.length === 1 && request.path[0] === 'password' ? request.value : undefined) : request.attributes.password;
+  if (password === undefined) return undefined;
+  if (byUser) throw errors.invalidArgument('attributes.password', 'cannot be set with an access token; use update_profile_native');
+  if (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH) {
+    throw errors.invalidArgument('attributes.password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
+  }
+  return ctx.services.passwords.hash(password);
 }
 
 /** Drops the read-only members of a whole record sent back unchanged (a read, edited, then replaced). */
@@ -92,13 +89,13 @@ function withoutUnchangedReadOnly(doc: Doc, shown: Doc): Doc {
 }
 
 /** Applies `change` to the record under a row lock, so concurrent writers never lose each other's change. */
-async function writeRecord(ctx: RequestContext, record: EntityRecord, byUser: boolean, change: (current: Doc) => Doc | Promise<Doc>) {
+async function writeRecord(ctx: RequestContext, record: EntityRecord, byUser: boolean, change: (current: Doc) => Doc, passwordHash?: string) {
   const { db, clock } = ctx.services;
   try {
     return await db.statements(async (tx) => {
       const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
       if (!locked) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
-      const row = await toRow(ctx, locked, await change(writableDocument(locked)), byUser);
+      const row = toRow(locked, change(writableDocument(locked)), byUser, passwordHash);
       const now = clock.now();
       await db.entities.rewrite(locked, row, now, tx);
       return { ...locked, email: row.email, username: row.username, emailVerified: row.emailVerified, attributes: row.attributes, lastUpdated: now };
@@ -117,8 +114,10 @@ const jsonObject = (ctx: RequestContext, name: string): Doc => {
   return v as Doc;
 };
 
+type ChangeRequest = { path: string[]; value: unknown } | { attributes: Doc };
+
 /** `attribute_name` and its JSON `value`, or the `attributes` object. */
-function changeRequest(ctx: RequestContext): { path: string[]; value: unknown } | { attributes: Doc } {
+function changeRequest(ctx: RequestContext): ChangeRequest {
   const name = ctx.params.get('attribute_name');
   if (name === undefined) return { attributes: jsonObject(ctx, 'attributes') };
   const path = parsePath(name);
@@ -134,8 +133,9 @@ export const updateEntity: Handler = async (ctx) => {
   typeName(ctx);
   const { record, byUser } = await writable(ctx, true);
   const request = changeRequest(ctx);
+  const passwordHash = await passwordOf(ctx, request, byUser);
   const updated = await writeRecord(ctx, record, byUser, (current) =>
-    ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)));
+    ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)), passwordHash);
   return answer(ctx, updated);
 };
 
@@ -144,9 +144,10 @@ export const replaceEntity: Handler = async (ctx) => {
   typeName(ctx);
   const { record, byUser } = await writable(ctx, false);
   const request = changeRequest(ctx);
+  const passwordHash = await passwordOf(ctx, request, byUser);
   const shown = await captureUser(ctx, record);
   const updated = await writeRecord(ctx, record, byUser, (current) =>
-    ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)));
+    ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)), passwordHash);
   return answer(ctx, updated);
 };
 
@@ -210,7 +211,7 @@ export const findEntities: Handler = async (ctx) => {
   const records = await db.entities.search(ctx.app.id, where, sort, limit, offset);
   const profiles = await db.social.profiles.forEntities(ctx.app.id, records.map((r) => r.id));
   const results = records.map((r) => {
-    const rendered = renderWith(r, profiles.get(r.id) ?? []);
+    const rendered = renderWithProfiles(r, profiles.get(r.id) ?? []);
     return paths ? pick(rendered, paths) : rendered;
   });
   const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await db.entities.count(ctx.app.id, where) } : {};
@@ -223,8 +224,6 @@ export const countEntities: Handler = async (ctx) => {
   caller(ctx);
   return { total_count: await ctx.services.db.entities.count(ctx.app.id, compiled(ctx).where) };
 };
-
-const renderWith = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
 
 /** The `attributes` and `attribute_name` of /entity, applied to a rendered record. */
 export function shape(ctx: RequestContext, rendered: Doc): unknown {

@@ -4,7 +4,7 @@ import { renderUser, USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
 import type { Handler } from '../context';
 import { verificationMail } from './email-requests';
-import { assertValid, loginTokens, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
+import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
 
 const ENDPOINT = '/oauth/register_native_traditional';
 
@@ -16,8 +16,7 @@ export const registerTraditional: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
   const form = requestForm(ctx, request, 'registrationForm', ENDPOINT);
   requireFields(ctx, form);
-  // every attempt counts, before the unique rules can tell whether an address is registered
-  await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
+  await takeRegistrationAttempt(ctx);
   const result = await form.validate(ctx.params.values, uniqueness(ctx));
   assertValid(result);
 

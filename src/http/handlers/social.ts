@@ -8,7 +8,7 @@ import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { captureUser, signedIn } from '../capture-user';
 import type { Handler, RequestContext } from '../context';
-import { assertValid, loginTokens, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
+import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
 import { identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
 import { verificationMail } from './email-requests';
 import { recordOfAccessToken } from './update-profile';
@@ -144,7 +144,7 @@ export const registerNative: Handler = async (ctx) => {
     throw errors.invalidArgument('token', 'present the token to /oauth/auth_native first; register it only when that answered 310');
   }
   requireFields(ctx, form);
-  await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
+  await takeRegistrationAttempt(ctx);
   const result = await form.validate(ctx.params.values, uniqueness(ctx));
   assertValid(result);
   const { email, username, attributes } = changesFrom(form, result.values);
