@@ -144,7 +144,8 @@ export function buildApp(options: AppOptions): express.Express {
 
   options.extend?.(app);
 
-  const urlencoded = express.urlencoded({ extended: false, limit: options.bodyLimit ?? '64kb', parameterLimit: 200 });
+  const urlencoded = (limit: string | number) => express.urlencoded({ extended: false, limit, parameterLimit: 200 });
+  const defaultBody = urlencoded(options.bodyLimit ?? '64kb');
 
   for (const route of options.routes ?? ROUTES) {
     app.all(route.path, (req, res, next) => {
@@ -157,11 +158,11 @@ export function buildApp(options: AppOptions): express.Express {
         return next(errors.unreadableBody('send parameters as an application/x-www-form-urlencoded body (or in the URL query where the endpoint reads it)', 415));
       }
       next();
-    }, urlencoded, async (req, res, next) => {
+    }, route.size ? urlencoded(route.size.body) : defaultBody, async (req, res, next) => {
       // counted until the work ends, even when the client has gone (see drained)
       app.locals.inFlight++;
       try {
-        const params = Params.from(route.params === 'body' ? [req.body ?? {}] : [req.query as Record<string, unknown>, req.body ?? {}]);
+        const params = Params.from(route.params === 'body' ? [req.body ?? {}] : [req.query as Record<string, unknown>, req.body ?? {}], route.size?.param);
         const application = await resolveApp(req.headers.host);
         const principal = await authenticate(
           { authorization: req.headers.authorization, date: req.headers.date, path: req.path, params },

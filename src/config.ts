@@ -38,6 +38,8 @@ export interface Config {
   mailLimits: { recipient: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
   /** An outbox row still pending after this long is enqueued again (its first enqueue was lost). */
   outboxRelayAfterSeconds: number;
+  /** Version snapshots older than this many days are pruned (the newest before the cutoff stays); null: kept forever. */
+  versionsRetentionDays: number | null;
   /** Registration attempts per client address, per window. */
   registrationLimit: { max: number; windowSeconds: number };
   /** The From of every email. */
@@ -112,6 +114,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   ARGON2_CONCURRENCY: yup.string().test('c', 'ARGON2_CONCURRENCY must be a whole number from 1 to 256 (default: the number of cores)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 256)),
   ARGON2_QUEUE_MAX: yup.string().test('q', 'ARGON2_QUEUE_MAX must be a whole number from 1 to 100000 (default: 64 per ARGON2_CONCURRENCY thread)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100_000)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
+  VERSIONS_RETENTION_DAYS: yup.string().test('days', 'VERSIONS_RETENTION_DAYS must be a whole number of days from 1 to 36500 (unset: snapshots are kept forever)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 36_500)),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
 
@@ -211,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     smtpUrl,
     mailTransport,
     outboxRelayAfterSeconds,
+    versionsRetentionDays: value('VERSIONS_RETENTION_DAYS') === undefined ? null : Number(value('VERSIONS_RETENTION_DAYS')),
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
     http: { headersTimeoutMs, requestTimeoutMs },

@@ -13,6 +13,7 @@ import { createRelyingParty } from './domain/social/relying-party';
 import { createSocialTokens } from './domain/social/tokens';
 import { SecretBox } from './domain/secrets';
 import { createTokenService } from './domain/tokens';
+import { createRecordVersions } from './domain/versions';
 import type { Services } from './http/context';
 import type { Logger } from './logger';
 import { createBullQueue } from './queue/bullmq';
@@ -101,9 +102,10 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
 
   const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax);
   passwords.warmUp();
+  const versions = createRecordVersions({ db, outbox });
   const services: Services = {
-    db, clients, outbox, clock, logger,
-    tokens: createTokenService({ db, clock }),
+    db, clients, outbox, versions, clock, logger,
+    tokens: createTokenService({ db, clock, outbox, versions }),
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix }),

@@ -9,6 +9,7 @@ import { createEntityQueries } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
+import { createVersionQueries } from './repositories/versions';
 import { createSql, type AnyTx, type StatementOptions } from './sql';
 
 /** An open database transaction, opaque to the domain layer. */
@@ -89,6 +90,7 @@ export interface Database {
   credentials: ReturnType<typeof createCredentialQueries>;
   entities: ReturnType<typeof createEntityQueries>;
   social: ReturnType<typeof createSocialQueries>;
+  versions: ReturnType<typeof createVersionQueries>;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
   transaction: Transact;
   /**
@@ -121,6 +123,7 @@ export function openDatabase(database: Config['database']): Database {
     credentials: createCredentialQueries(models, sql),
     entities: createEntityQueries(models, sql),
     social: createSocialQueries(models, sql),
+    versions: createVersionQueries(models, sql),
     transaction,
     statements,
     close: () => sequelize.close(),

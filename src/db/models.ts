@@ -10,7 +10,7 @@ export interface FlowRow { id: number; application_id: number; name: string; ver
 export interface EntityRow {
   id: number; application_id: number; type_name: string; uuid: string; email: string | null; email_key: string | null;
   username: string | null; username_key: string | null; password_hash: string | null; email_verified: Date | null;
-  attributes: string; created: Date; last_updated: Date;
+  attributes: string; created: Date; last_updated: Date; version: number;
 }
 export interface ProfileRow { id: number; application_id: number; entity_id: number; provider: string; identifier: string; data: string; created_at: Date }
 export interface CredentialRow {
@@ -22,10 +22,12 @@ export interface SocialProviderRow {
   id: number; application_id: number; name: string; kind: string; issuer: string; client_id: string; secret_sealed: string;
   scopes: string; created_at: Date;
 }
-export interface EntityVersionRow { id: number; application_id: number; entity_id: number; valid_from: Date; snapshot: string }
+export interface EntityVersionRow {
+  id: number; application_id: number; entity_id: number; valid_from: Date; version: number; deleted: boolean; entity_uuid: string | null; snapshot: string;
+}
 export interface OutboxRow {
   id: string; application_id: number; queue: string; name: string; payload: string; status: string;
-  attempts: number; last_error: string | null; created_at: Date; updated_at: Date;
+  attempts: number; last_error: string | null; created_at: Date; updated_at: Date; entity_id: number | null;
 }
 
 type Nullable<T> = { [K in keyof T]: null extends T[K] ? K : never }[keyof T];
@@ -68,7 +70,7 @@ export function defineModels(sequelize: Sequelize): Models {
     Entity: sequelize.define('Entity', {
       id: pk, application_id: bigint(), type_name: str(64), uuid: str(36), email: str(254, true), email_key: str(254, true),
       username: str(191, true), username_key: str(191, true), password_hash: str(255, true), email_verified: time(true),
-      attributes: text(), created: time(), last_updated: time(),
+      attributes: text(), created: time(), last_updated: time(), version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
     }, opts('entities')) as unknown as ModelOf<EntityRow>,
     Profile: sequelize.define('Profile', {
       id: pk, application_id: bigint(), entity_id: bigint(), provider: str(64), identifier: str(255), data: text(), created_at: time(),
@@ -79,12 +81,13 @@ export function defineModels(sequelize: Sequelize): Models {
       expires_at: time(), used_at: time(true), created_at: time(),
     }, opts('credentials')) as unknown as ModelOf<CredentialRow>,
     EntityVersion: sequelize.define('EntityVersion', {
-      id: pk, application_id: bigint(), entity_id: bigint(), valid_from: time(), snapshot: text(),
+      id: pk, application_id: bigint(), entity_id: bigint(), valid_from: time(), version: { type: DataTypes.INTEGER, allowNull: false },
+      deleted: { type: DataTypes.BOOLEAN, allowNull: false }, entity_uuid: str(36, true), snapshot: text(),
     }, opts('entity_versions')) as unknown as ModelOf<EntityVersionRow>,
     Outbox: sequelize.define('Outbox', {
       id: { type: DataTypes.STRING(36), primaryKey: true }, application_id: bigint(), queue: str(32), name: str(64),
       payload: text(), status: str(16), attempts: { type: DataTypes.INTEGER, allowNull: false }, last_error: str(1024, true),
-      created_at: time(), updated_at: time(),
+      created_at: time(), updated_at: time(), entity_id: bigint(true),
     }, opts('outbox')) as unknown as ModelOf<OutboxRow>,
     SocialProvider: sequelize.define('SocialProvider', {
       id: pk, application_id: bigint(), name: str(64), kind: str(16), issuer: str(512), client_id: str(255), secret_sealed: str(1024),

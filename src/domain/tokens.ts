@@ -4,6 +4,8 @@ import type { CredentialKind, StoredCredential } from '../db/repositories/creden
 import { ApiError, errors } from '../errors';
 import type { Client, Clock } from './clients';
 import { randomToken, sha256Hex } from './secrets';
+import type { RecordVersions } from './versions';
+import type { Outbox } from '../queue/outbox';
 
 /** SPEC part 8. Access tokens always live one hour; the others default as below. */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -94,8 +96,8 @@ export interface TokenPair {
  * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
  * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
  */
-export function createTokenService(deps: { db: Database; clock: Clock }) {
-  const { db, clock } = deps;
+export function createTokenService(deps: { db: Database; clock: Clock; outbox: Outbox; versions: RecordVersions }) {
+  const { db, clock, outbox, versions } = deps;
   const now = () => clock.now();
 
   /**
@@ -216,13 +218,13 @@ export function createTokenService(deps: { db: Database; clock: Clock }) {
     async useVerificationCode(app: Application, code: string): Promise<string> {
       const hash = sha256Hex(code);
       const unknown = () => errors.invalidArgument('verification_code', 'the code is not recognized, was already used, or has expired');
-      return db.transaction(async (tx) => {
+      return outbox.commitModels(async (tx) => {
         if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
         const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
-        const record = found.entityId === null ? undefined : await db.entities.find(app.id, { id: found.entityId }, tx);
+        const record = found.entityId === null ? undefined : await db.entities.findForUpdate(app.id, found.entityId, tx);
         if (!record) throw unknown();
-        await db.entities.setTime(record, String(found.extra?.attribute_name ?? 'emailVerified'), now(), tx);
-        return record.uuid;
+        const changed = await db.entities.setTime(record, String(found.extra?.attribute_name ?? 'emailVerified'), now(), tx);
+        return { result: record.uuid, jobs: [(await versions.written(changed, tx)).job] };
       });
     },
 

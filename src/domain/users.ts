@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityRecord, NewEntity } from '../db/repositories/entities';
+import type { StoredProfile } from '../db/repositories/social';
 import { errors } from '../errors';
 import { MAX_PASSWORD_LENGTH } from './passwords';
 import { formatTimestamp, parseTimestamp } from './timestamps';
@@ -103,3 +104,17 @@ export function renderUser(record: EntityRecord, profiles: Record<string, unknow
     profiles,
   };
 }
+
+/** One linked identity as `capture_user.profiles` shows it. */
+export function renderProfile(p: StoredProfile): Record<string, unknown> {
+  let domain: string | null = null;
+  try {
+    domain = new URL(p.identifier).hostname;
+  } catch {
+    // an identifier from an external application need not be a URL
+  }
+  return { id: p.id, identifier: p.identifier, domain, provider: p.provider, profile: p.data, created: formatTimestamp(p.created) };
+}
+
+/** The record as the API shows it, with its linked identities. */
+export const renderWithProfiles = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));

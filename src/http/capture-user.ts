@@ -1,24 +1,8 @@
-import type { AnyTx } from '../db';
+import { ApiError } from '../errors';
 import type { EntityRecord } from '../db/repositories/entities';
-import type { StoredProfile } from '../db/repositories/social';
-import { formatTimestamp } from '../domain/timestamps';
-import { renderUser } from '../domain/users';
+import { renderWithProfiles } from '../domain/users';
 import type { RequestContext } from './context';
 import { loginTokens, type FlowRequest } from './flow-request';
-
-/** One linked identity as `capture_user.profiles` shows it. */
-export function renderProfile(p: StoredProfile): Record<string, unknown> {
-  let domain: string | null = null;
-  try {
-    domain = new URL(p.identifier).hostname;
-  } catch {
-    // an identifier from an external application need not be a URL
-  }
-  return { id: p.id, identifier: p.identifier, domain, provider: p.provider, profile: p.data, created: formatTimestamp(p.created) };
-}
-
-/** The record as the API shows it, with linked identities already loaded. */
-export const renderWithProfiles = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
 
 /** The record as the API shows it, with its linked identities. */
 export async function captureUser(ctx: RequestContext, record: EntityRecord): Promise<Record<string, unknown>> {
@@ -27,19 +11,26 @@ export async function captureUser(ctx: RequestContext, record: EntityRecord): Pr
 
 /**
  * What every successful sign-in answers (password or social): tokens per response_type, then
- * lastLogin written (and a rehashed password, when one is given), then capture_user. No
- * transaction: the tokens mean nothing until this answer carries them.
+ * lastLogin written (and a rehashed password, when one is given) with the record's snapshot, then
+ * capture_user as that write left the record. The tokens need no transaction: they mean nothing
+ * until this answer carries them.
  */
 export async function signedIn(
   ctx: RequestContext,
   request: FlowRequest,
   record: EntityRecord,
-  options: { passwordHash?: string; tx?: AnyTx } = {},
+  options: { passwordHash?: string } = {},
 ): Promise<Record<string, unknown>> {
-  const now = ctx.services.clock.now();
-  const lastLogin = now.toISOString();
-  const tokens = await loginTokens(ctx, request, record.id, options.tx);
-  await ctx.services.db.entities.update(record, { passwordHash: options.passwordHash, attributes: { lastLogin } }, now, options.tx);
-  const updated = { ...record, attributes: { ...record.attributes, lastLogin }, lastUpdated: now };
-  return { capture_user: await captureUser(ctx, updated), ...tokens };
+  const { db, clock, outbox, versions } = ctx.services;
+  const tokens = await loginTokens(ctx, request, record.id);
+  const written = await outbox.commit(async (tx) => {
+    const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+    // deleted between the password check and now: no sign-in
+    if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
+    const now = clock.now();
+    const changed = await db.entities.update(locked, { passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } }, now, tx);
+    const w = await versions.written(changed, tx);
+    return { result: w, jobs: [w.job] };
+  });
+  return { capture_user: written.rendered, ...tokens };
 }

@@ -12,6 +12,7 @@ import type { PasswordHasher } from '../domain/passwords';
 import type { SecretBox } from '../domain/secrets';
 import type { Limit, RateLimiter } from '../domain/rate-limit';
 import type { TokenService } from '../domain/tokens';
+import type { RecordVersions } from '../domain/versions';
 import type { Outbox } from '../queue/outbox';
 import type { Params } from './params';
 
@@ -36,6 +37,8 @@ export interface Services {
   /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
   box: SecretBox;
   outbox: Outbox;
+  /** Version snapshots: the job of every record change, and lookups of a record at a time. */
+  versions: RecordVersions;
   clock: Clock;
   logger: Logger;
 }

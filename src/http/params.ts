@@ -29,7 +29,7 @@ function assertNoNul(argument: string, value: string): void {
 export class Params {
   constructor(readonly values: Readonly<Record<string, string>>) {}
 
-  static from(sources: Record<string, unknown>[]): Params {
+  static from(sources: Record<string, unknown>[], maxLength = MAX_PARAM_LENGTH): Params {
     const merged: Record<string, string> = Object.create(null);
     for (const source of sources) {
       for (const [key, value] of Object.entries(source ?? {})) {
@@ -37,8 +37,8 @@ export class Params {
         if (typeof value !== 'string' || Object.hasOwn(merged, key)) {
           throw errors.invalidArgument(key, 'was sent more than once; send each parameter once');
         }
-        if (value.length > MAX_PARAM_LENGTH) {
-          throw errors.invalidArgument(key, `is longer than ${MAX_PARAM_LENGTH} characters`);
+        if (value.length > maxLength) {
+          throw errors.invalidArgument(key, `is longer than ${maxLength} characters`);
         }
         assertNoNul(key, value);
         merged[key] = value;

@@ -1,4 +1,4 @@
-import type { EntityRecord } from '../db/repositories/entities';
+import type { EntityKey, EntityRecord } from '../db/repositories/entities';
 import { ApiError, errors } from '../errors';
 import { UNIQUE_ATTRIBUTES, type UniqueAttribute } from '../domain/users';
 import type { RequestContext } from './context';
@@ -13,16 +13,18 @@ export function namesRecord(ctx: RequestContext): boolean {
 }
 
 /**
- * Finds the record a request names (SPEC 4.2): by `uuid`, by `id`, or by `key_attribute` and
- * `key_value` over a unique attribute; a string key_value is JSON-quoted (`"ada@example.com"`),
- * a number bare. Every failure names the argument at fault.
+ * The key of the record a request names (SPEC 4.2): `uuid`, `id`, or (when `byKeyAttribute`)
+ * `key_attribute` and `key_value` over a unique attribute; a string key_value is JSON-quoted
+ * (`"ada@example.com"`), a number bare. Every failure names the argument at fault.
  */
-export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord> {
+export function recordKey(ctx: RequestContext, byKeyAttribute = true): { key: EntityKey; attribute: UniqueAttribute; argument: string; text: string } {
   const p = ctx.params;
-  const given = ['uuid', 'id', 'key_attribute'].filter((k) => p.get(k) !== undefined);
+  const ways = byKeyAttribute ? ['uuid', 'id', 'key_attribute'] : ['uuid', 'id'];
+  const given = ways.filter((k) => p.get(k) !== undefined);
   if (given.length === 0) {
-    throw new ApiError('missingArgument', 'missing required argument: identify the record with uuid, id, or key_attribute and key_value', {
-      extra: { argument_name: 'uuid' },
+    const how = byKeyAttribute ? 'uuid, id, or key_attribute and key_value' : 'id or uuid';
+    throw new ApiError('missingArgument', `missing required argument: identify the record with ${how}`, {
+      extra: { argument_name: byKeyAttribute ? 'uuid' : 'id' },
     });
   }
   if (given.length > 1) throw errors.invalidArgument(given[1], `identify the record one way only: ${given.join(' and ')} were both sent`);
@@ -58,6 +60,12 @@ export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord>
   if (attribute === 'uuid' && !UUID.test(text)) throw errors.invalidArgument(argument, 'is not a uuid');
   if (attribute === 'id' && !ID.test(text)) throw errors.invalidArgument(argument, 'is not a record id (a positive whole number)');
   const key = attribute === 'id' ? { id: Number(text) } : attribute === 'uuid' ? { uuid: text } : attribute === 'email' ? { email: text } : { username: text };
+  return { key, attribute, argument, text };
+}
+
+/** Finds the record a request names (see recordKey); 310 when no record has that key. */
+export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord> {
+  const { key, attribute, argument, text } = recordKey(ctx);
   const record = await ctx.services.db.entities.find(ctx.app.id, key);
   if (!record) {
     throw new ApiError('recordNotFound', `no user record has ${attribute} ${JSON.stringify(text.slice(0, 254))}`, { extra: { argument_name: argument } });

@@ -11,6 +11,7 @@ import { signInTraditional } from './handlers/sign-in';
 import * as social from './handlers/social';
 import { token } from './handlers/token';
 import { updateProfile } from './handlers/update-profile';
+import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import type { ErrorStyle } from './status';
@@ -31,6 +32,11 @@ export interface Route {
   errors: ErrorStyle;
   /** Only reads: a signed request may be repeated. Every other endpoint refuses a replayed signature. */
   reads?: boolean;
+  /**
+   * Bytes of body, and characters of one parameter, the endpoint accepts (default 64 KiB and
+   * 16 KiB): more for the endpoints that carry whole records as JSON.
+   */
+  size?: { body: number; param: number };
   handler: Handler;
 }
 
@@ -43,6 +49,10 @@ const admin = (path: string, handler: Handler, reads = false): Route => ({
   path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', reads, handler,
 });
 const READS = true;
+/** A record's attributes are up to 64 KiB of JSON, which URL encoding may triple. */
+const RECORD_SIZE = { body: 256 * 1024, param: 256 * 1024 };
+/** entity.bulkCreate: up to 1,000 records in one call. */
+const BULK_SIZE = { body: 8 * 1024 * 1024, param: 8 * 1024 * 1024 };
 
 const login = (path: string, handler: Handler): Route => ({
   path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'none'], kinds: ['login_client'], errors: 'login', handler,
@@ -70,15 +80,17 @@ export const ROUTES: readonly Route[] = [
   login('/oauth/forgot_password_native', forgotPassword),
   login('/oauth/verify_email_native', verifyEmail),
   // records: owner credentials or a creation token create; readers or the record's access token read
-  route('/entity.create', ANY_AUTH, [], entity.createEntity),
+  { ...route('/entity.create', ANY_AUTH, [], entity.createEntity), size: RECORD_SIZE },
   { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity), reads: READS },
   { ...route('/entity.find', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.findEntities), reads: READS },
   { ...route('/entity.count', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.countEntities), reads: READS },
   // writes: owner or direct_access credentials; an access token updates its own record only
-  route('/entity.update', [...CLIENT_AUTH, 'access_token'], [], entityApi.updateEntity),
-  route('/entity.replace', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.replaceEntity),
+  { ...route('/entity.update', [...CLIENT_AUTH, 'access_token'], [], entityApi.updateEntity), size: RECORD_SIZE },
+  { ...route('/entity.replace', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.replaceEntity), size: RECORD_SIZE },
   route('/entity.delete', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.deleteEntity),
-  route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities),
+  { ...route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities), size: BULK_SIZE },
+  // SPEC 4.13: a record as it was at a time, from its version snapshots
+  { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt), reads: READS },
   { ...route('/entityType', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entity.entityType), reads: READS },
   // admin API, owner only
   admin('/clients/add', clients.addClient),

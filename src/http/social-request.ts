@@ -1,5 +1,6 @@
 import type { AnyTx } from '../db';
 import type { EntityRecord } from '../db/repositories/entities';
+import type { OutboxJob } from '../db/repositories/outbox';
 import { IdentityTakenError } from '../db/repositories/social';
 import type { Client } from '../domain/clients';
 import type { SocialProfile } from '../domain/social/profile';
@@ -49,6 +50,18 @@ export async function linkIdentity(
     if (e instanceof IdentityTakenError) throw identityTaken();
     throw e;
   }
+}
+
+/**
+ * Changes the identities linked to an existing record in `tx` (`change`), with the record locked
+ * first and one more version of it: answers that version's snapshot job.
+ */
+export async function changeIdentities(ctx: RequestContext, record: EntityRecord, tx: AnyTx, change: () => Promise<void>): Promise<OutboxJob> {
+  const { db, clock, versions } = ctx.services;
+  const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+  if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
+  await change();
+  return (await versions.written(await db.entities.touch(locked, clock.now(), tx), tx)).job;
 }
 
 /**

@@ -17,7 +17,8 @@ export function createInProcessQueue(options: {
   const backoffMs = options.backoffMs ?? RETRY.backoffMs;
   const inFlight = new Set<Promise<void>>();
   const running = new Set<string>();
-  const timers = new Set<NodeJS.Timeout>();
+  /** Retries and schedules waiting on a timer; a retry's settles its tracked promise when cancelled. */
+  const timers = new Map<NodeJS.Timeout, () => void>();
   let closed = false;
 
   const track = (p: Promise<void>) => {
@@ -45,7 +46,7 @@ export function createInProcessQueue(options: {
           run(job, attempt + 1).finally(resolve);
         }, delay);
         timer.unref();
-        timers.add(timer);
+        timers.set(timer, resolve);
       }));
     }
   }
@@ -62,7 +63,7 @@ export function createInProcessQueue(options: {
         if (!closed) void this.enqueue({ id: `${queue}-${name}-${Date.now()}`, queue, name, data: {} });
       }, everyMs);
       timer.unref();
-      timers.add(timer);
+      timers.set(timer, () => {});
     },
     /** Resolves when no job is running or waiting for a retry (tests and graceful shutdown). */
     async idle() {
@@ -70,7 +71,11 @@ export function createInProcessQueue(options: {
     },
     async close() {
       closed = true;
-      for (const t of timers) clearTimeout(t);
+      // a retry not yet due is dropped: its outbox row stays pending for the relay of the next start
+      for (const [timer, cancelled] of timers) {
+        clearTimeout(timer);
+        cancelled();
+      }
       timers.clear();
       await Promise.allSettled([...inFlight]);
     },

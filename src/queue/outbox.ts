@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AnyTx, Database } from '../db';
+import type { AnyTx, Database, Tx } from '../db';
 import type { OutboxJob } from '../db/repositories/outbox';
 import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
@@ -9,6 +9,9 @@ import type { JobQueue, QueueName } from './port';
  * it belongs to, and enqueued only after commit, with the outbox id as job id. If the enqueue
  * fails (Redis down, pod killed), the row stays pending and the maintenance relay enqueues it.
  */
+/** What work committed with its jobs answers: its result, and the jobs to enqueue after commit. */
+export interface Committed<T> { result: T; jobs: OutboxJob[] }
+
 export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logger; now?: () => Date }) {
   const { db, queue, logger } = deps;
   const now = deps.now ?? (() => new Date());
@@ -16,39 +19,49 @@ export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logg
   // the job carries only the outbox id: the payload stays in the database (it may hold sealed links)
   const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id } });
 
+  const withJobs = <X extends AnyTx, T>(work: (tx: X) => Promise<Committed<T>>) => async (tx: X) => {
+    const out = await work(tx);
+    await db.outbox.insert(out.jobs, now(), tx);
+    return out;
+  };
+  const dispatched = async <T>({ result, jobs }: Committed<T>) => {
+    await dispatch(jobs);
+    return result;
+  };
+
+  /** Enqueues committed jobs. Never throws: a job that cannot be enqueued now is relayed later. */
+  async function dispatch(jobs: OutboxJob[]): Promise<void> {
+    await Promise.all(
+      jobs.map(async (j) => {
+        try {
+          await queue.enqueue(toJob(j));
+        } catch (err) {
+          logger.warn({ outboxId: j.id, queue: j.queue, job: j.name, err: (err as Error).message }, 'enqueue failed; the outbox relay will retry');
+        }
+      }),
+    );
+  }
+
   return {
     /** Describes a job; write it with `write` inside the transaction, then `dispatch` after commit. */
-    job(applicationId: number, queueName: QueueName, name: string, payload: Record<string, unknown>): OutboxJob {
-      return { id: randomUUID(), applicationId, queue: queueName, name, payload };
+    job(applicationId: number, queueName: QueueName, name: string, payload: Record<string, unknown>, entityId?: number): OutboxJob {
+      return { id: randomUUID(), applicationId, queue: queueName, name, payload, ...(entityId !== undefined && { entityId }) };
     },
 
     async write(jobs: OutboxJob[], tx: AnyTx): Promise<void> {
       await db.outbox.insert(jobs, now(), tx);
     },
 
-    /** Enqueues committed jobs. Never throws: a job that cannot be enqueued now is relayed later. */
-    async dispatch(jobs: OutboxJob[]): Promise<void> {
-      await Promise.all(
-        jobs.map(async (j) => {
-          try {
-            await queue.enqueue(toJob(j));
-          } catch (err) {
-            logger.warn({ outboxId: j.id, queue: j.queue, job: j.name, err: (err as Error).message }, 'enqueue failed; the outbox relay will retry');
-          }
-        }),
-      );
+    dispatch,
+
+    /** Writes `jobs` with `work` in one statement transaction (Database.statements), then dispatches them. Returns what `work` returned. */
+    async commit<T>(work: (tx: AnyTx) => Promise<Committed<T>>): Promise<T> {
+      return dispatched(await db.statements(withJobs(work)));
     },
 
-    /** Writes `jobs` with `work` in one transaction, then dispatches them. Returns what `work` returned. */
-    async commit<T>(work: (tx: AnyTx) => Promise<{ result: T; jobs: OutboxJob[] }>): Promise<T> {
-      // statements only: the work and its outbox rows are raw statements (see Database.statements)
-      const { result, jobs } = await db.statements(async (tx) => {
-        const out = await work(tx);
-        await db.outbox.insert(out.jobs, now(), tx);
-        return out;
-      });
-      await this.dispatch(jobs);
-      return result;
+    /** The same in a Sequelize transaction, for work that also calls model methods. */
+    async commitModels<T>(work: (tx: Tx) => Promise<Committed<T>>): Promise<T> {
+      return dispatched(await db.transaction(withJobs(work)));
     },
 
     /** Re-enqueues jobs still pending after `graceMs`; returns how many were relayed. */

@@ -143,7 +143,7 @@ describe('OAuth access tokens', () => {
     const application = (await applications.findByName(appName))!;
     const now = new Date();
     const entity = await models.Entity.create({
-      application_id: application.id, type_name: 'user', uuid: randomUUID(), attributes: '{}', created: now, last_updated: now,
+      application_id: application.id, type_name: 'user', uuid: randomUUID(), attributes: '{}', created: now, last_updated: now, version: 1,
     });
     const token = `tok${randomUUID().replace(/-/g, '')}`;
     await models.Credential.create({

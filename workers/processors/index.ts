@@ -2,7 +2,7 @@ import { NO_MAIL_TRANSPORT, type Config } from '../../src/config';
 import type { Database } from '../../src/db';
 import type { Logger } from '../../src/logger';
 import type { Outbox } from '../../src/queue/outbox';
-import type { Job, Processors } from '../../src/queue/port';
+import type { Processors } from '../../src/queue/port';
 import { createFileTransport, createSmtpTransport, MailTransport } from '../mail-transport';
 import path from 'node:path';
 import { SecretBox } from '../../src/domain/secrets';
@@ -10,6 +10,7 @@ import { projectRoot } from '../../src/paths';
 import { loadMailTemplates } from '../mail-templates';
 import { createMailProcessor } from './mail';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE, MaintenanceSettings } from './maintenance';
+import { createVersionsProcessor, type VersionsSettings } from './versions';
 
 /** Every queue's processor, wired to its dependencies. Used by worker processes and the in-process runner. */
 export function createProcessors(deps: {
@@ -18,6 +19,7 @@ export function createProcessors(deps: {
   outbox: Outbox;
   logger: Logger;
   maintenance?: Partial<MaintenanceSettings>;
+  versions?: Partial<VersionsSettings>;
 }): { processors: Processors; templates: ReturnType<typeof loadMailTemplates>; close(): void } {
   const { config, db, outbox, logger } = deps;
   if (!config.mailTransport) throw new Error(NO_MAIL_TRANSPORT);
@@ -29,11 +31,14 @@ export function createProcessors(deps: {
   const processors: Processors = {
     mail: createMailProcessor({ db, transport, templates, box: new SecretBox(config.secretKey), from: config.mailFrom }),
     maintenance: createMaintenanceProcessor({
-      db, outbox, logger, settings: { ...DEFAULT_MAINTENANCE, relayGraceMs: config.outboxRelayAfterSeconds * 1000, ...deps.maintenance },
+      db, outbox, logger, settings: {
+        ...DEFAULT_MAINTENANCE,
+        relayGraceMs: config.outboxRelayAfterSeconds * 1000,
+        versionsRetentionMs: config.versionsRetentionDays === null ? null : config.versionsRetentionDays * 86_400_000,
+        ...deps.maintenance,
+      },
     }),
-    versions: async (job: Job) => {
-      throw new Error(`the versions queue has no job named "${job.name}"`);
-    },
+    versions: createVersionsProcessor({ db, logger, settings: deps.versions }),
   };
   return { processors, templates, close: () => transport.close() };
 }

@@ -19,6 +19,8 @@ export interface MaintenanceSettings {
   credentialRetentionMs: number;
   /** Finished outbox rows are kept this long. */
   outboxRetentionMs: number;
+  /** Version snapshots are kept this long (the newest one before the cutoff stays); null: forever. */
+  versionsRetentionMs: number | null;
   /** Rows per delete statement; small enough that no delete holds locks for long. */
   batchSize: number;
   /** Upper bound of batches per run, so one run never monopolizes the worker. */
@@ -29,6 +31,7 @@ export const DEFAULT_MAINTENANCE: MaintenanceSettings = {
   relayGraceMs: 30_000,
   credentialRetentionMs: 24 * 3600_000,
   outboxRetentionMs: 7 * 24 * 3600_000,
+  versionsRetentionMs: null,
   batchSize: 500,
   maxBatches: 100,
 };
@@ -60,8 +63,12 @@ export function createMaintenanceProcessor(deps: { db: Database; outbox: Outbox;
           db.credentials.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
         const outboxRows = await inBatches(settings, () =>
           db.outbox.purgeDone(new Date(t - settings.outboxRetentionMs), settings.batchSize));
-        if (credentials + outboxRows > 0) logger.info({ credentials, outbox: outboxRows }, 'sweep removed expired and spent rows');
-        return { credentials, outbox: outboxRows };
+        const retention = settings.versionsRetentionMs;
+        const snapshots = retention === null ? 0 : await inBatches(settings, () => db.versions.prune(new Date(t - retention), settings.batchSize));
+        if (credentials + outboxRows + snapshots > 0) {
+          logger.info({ credentials, outbox: outboxRows, snapshots }, 'sweep removed expired and spent rows and old snapshots');
+        }
+        return { credentials, outbox: outboxRows, snapshots };
       }
       default:
         throw new Error(`the maintenance queue has no job named "${job.name}"`);

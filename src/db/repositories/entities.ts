@@ -1,4 +1,3 @@
-import type { Transaction } from 'sequelize';
 import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
@@ -16,9 +15,11 @@ export interface EntityRecord {
   attributes: Record<string, unknown>;
   created: Date;
   lastUpdated: Date;
+  /** How many committed changes the record has had (1 when created): its snapshots' order. */
+  version: number;
 }
 
-export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated'>;
+export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated' | 'version'>;
 
 /** The unique attributes a record can be found by (SPEC 2.3: `key_attribute`). */
 export type EntityKey = { uuid: string } | { id: number } | { email: string } | { username: string };
@@ -29,7 +30,8 @@ export class DuplicateAttributeError extends Error {
   }
 }
 
-const toRecord = (row: EntityRow): EntityRecord => ({
+/** A stored row as a record. */
+export const toRecord = (row: EntityRow): EntityRecord => ({
   id: Number(row.id),
   applicationId: Number(row.application_id),
   typeName: row.type_name,
@@ -41,6 +43,7 @@ const toRecord = (row: EntityRow): EntityRecord => ({
   attributes: JSON.parse(row.attributes),
   created: asDate(row.created),
   lastUpdated: asDate(row.last_updated),
+  version: Number(row.version),
 });
 
 /**
@@ -65,7 +68,50 @@ function duplicateFrom({ message }: DuplicateKeyError): DuplicateAttributeError 
   return new DuplicateAttributeError(/email/.test(message) ? 'email' : /username/.test(message) ? 'username' : 'uuid');
 }
 
-export function createEntityQueries({ Entity }: Models, sql: Sql) {
+/** The columns a write of a record sets, from its whole next state. */
+const columns = (next: EntityRecord, t: (d: Date) => string): [string, unknown][] => [
+  ['email', next.email], ['email_key', uniqueKey(next.email)], ['username', next.username], ['username_key', uniqueKey(next.username)],
+  ['password_hash', next.passwordHash], ['email_verified', next.emailVerified && t(next.emailVerified)], ['attributes', JSON.stringify(next.attributes)],
+  ['last_updated', t(next.lastUpdated)], ['version', next.version],
+];
+
+/** What a change of a record is: any of its client-written parts. */
+export type RecordChange = Partial<Pick<EntityRecord, 'email' | 'username' | 'passwordHash' | 'emailVerified' | 'attributes'>>;
+
+export function createEntityQueries(_models: Models, sql: Sql) {
+  /**
+   * Writes the next state of a record that `locked` holds locked in this transaction
+   * (findForUpdate): one more version, and a lastUpdated never earlier than the previous
+   * change's (pods' clocks may differ by a few milliseconds), so snapshots sort the same by time
+   * as by version. Answers the record as it commits. The version in the WHERE clause turns a
+   * write without the lock into an error instead of a lost update.
+   */
+  async function write(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
+    const given = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as RecordChange;
+    const next: EntityRecord = {
+      ...locked,
+      ...given,
+      email: given.email === undefined ? locked.email : normalized(given.email),
+      username: given.username === undefined ? locked.username : normalized(given.username),
+      lastUpdated: now > locked.lastUpdated ? now : locked.lastUpdated,
+      version: locked.version + 1,
+    };
+    const set = columns(next, sql.time);
+    let changed: number;
+    try {
+      // raw SQL: a sign-in writes lastLogin here every time
+      changed = await sql.change(
+        `UPDATE entities SET ${set.map(([column]) => `${column} = ?`).join(', ')} WHERE id = ? AND application_id = ? AND version = ?`,
+        [...set.map(([, v]) => v), locked.id, locked.applicationId, locked.version],
+        transaction,
+      );
+    } catch (err) {
+      throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
+    }
+    if (changed !== 1) throw new Error(`record ${locked.id} changed after it was read: writes must lock it first (findForUpdate)`);
+    return next;
+  }
+
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
     async insert(e: NewEntity, now: Date, transaction?: AnyTx): Promise<EntityRecord> {
@@ -73,44 +119,45 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
       try {
         // raw SQL: on every registration
         const id = await sql.insert(
-          `INSERT INTO entities (application_id, type_name, uuid, email, email_key, username, username_key, password_hash, email_verified, attributes, created, last_updated)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO entities (application_id, type_name, uuid, email, email_key, username, username_key, password_hash, email_verified, attributes, created, last_updated, version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
           [
             e.applicationId, e.typeName, e.uuid, normalized(e.email), uniqueKey(e.email), normalized(e.username), uniqueKey(e.username), e.passwordHash,
             e.emailVerified && t(e.emailVerified), JSON.stringify(e.attributes), t(now), t(now),
           ],
           transaction,
         );
-        return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now };
+        return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now, version: 1 };
       } catch (err) {
         throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
       }
     },
 
-    /** Changes a record; a taken email or username raises DuplicateAttributeError. */
-    async update(
-      record: EntityRecord,
-      change: { email?: string; username?: string; passwordHash?: string; attributes?: Record<string, unknown> },
-      now: Date,
-      transaction?: AnyTx,
-    ): Promise<void> {
-      const set: [string, unknown][] = [
-        ...(change.email !== undefined ? [['email', normalized(change.email)], ['email_key', uniqueKey(change.email)]] as [string, unknown][] : []),
-        ...(change.username !== undefined ? [['username', normalized(change.username)], ['username_key', uniqueKey(change.username)]] as [string, unknown][] : []),
-        ...(change.passwordHash !== undefined ? [['password_hash', change.passwordHash]] as [string, unknown][] : []),
-        ...(change.attributes ? [['attributes', JSON.stringify({ ...record.attributes, ...change.attributes })]] as [string, unknown][] : []),
-        ['last_updated', sql.time(now)],
-      ];
-      try {
-        // raw SQL: a sign-in writes lastLogin here every time
-        await sql.change(
-          `UPDATE entities SET ${set.map(([column]) => `${column} = ?`).join(', ')} WHERE id = ? AND application_id = ?`,
-          [...set.map(([, v]) => v), record.id, record.applicationId],
-          transaction,
-        );
-      } catch (err) {
-        throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
-      }
+    /**
+     * Changes a record locked in this transaction (findForUpdate): `attributes` are merged into
+     * its attribute set, the other parts replaced. A taken email or username raises
+     * DuplicateAttributeError. Answers the record as it commits.
+     */
+    async update(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
+      return write(locked, { ...change, ...(change.attributes && { attributes: { ...locked.attributes, ...change.attributes } }) }, now, transaction);
+    },
+
+    /**
+     * Writes a record's whole client-written state (entity.update and entity.replace compute it):
+     * email, username, emailVerified and the attribute set; the password hash only when given.
+     */
+    replace: (locked: EntityRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: AnyTx) =>
+      write(locked, next, now, transaction),
+
+    /** A change of what belongs to the record without being a column of it (linked identities): a new version. */
+    touch: (locked: EntityRecord, now: Date, transaction: AnyTx) => write(locked, {}, now, transaction),
+
+    /** Sets a time attribute of a locked record (emailVerified has a column; others live in attributes). */
+    setTime(locked: EntityRecord, attribute: string, at: Date, transaction: AnyTx): Promise<EntityRecord> {
+      return write(locked, attribute === 'emailVerified'
+        ? { emailVerified: at }
+        // lastLogin is kept as ISO (renderUser formats it); others as the API shows timestamps
+        : { attributes: { ...locked.attributes, [attribute]: attribute === 'lastLogin' ? at.toISOString() : formatTimestamp(at) } }, at, transaction);
     },
 
     /** Scoped to the application: another application's record is never found. */
@@ -146,44 +193,9 @@ export function createEntityQueries({ Entity }: Models, sql: Sql) {
       return rows[0] ? toRecord(rows[0]) : undefined;
     },
 
-    /**
-     * Writes a record's whole state (entity.update and entity.replace compute it): email, username,
-     * emailVerified and the attribute set; the password hash only when given.
-     */
-    async rewrite(
-      record: EntityRecord,
-      next: { email: string | null; username: string | null; emailVerified: Date | null; attributes: Record<string, unknown>; passwordHash?: string | null },
-      now: Date,
-      transaction: AnyTx,
-    ): Promise<void> {
-      const t = sql.time;
-      try {
-        await sql.change(
-          `UPDATE entities SET email = ?, email_key = ?, username = ?, username_key = ?, email_verified = ?, attributes = ?, last_updated = ?${next.passwordHash !== undefined ? ', password_hash = ?' : ''}
-           WHERE id = ? AND application_id = ?`,
-          [
-            normalized(next.email), uniqueKey(next.email), normalized(next.username), uniqueKey(next.username), next.emailVerified && t(next.emailVerified),
-            JSON.stringify(next.attributes), t(now), ...(next.passwordHash !== undefined ? [next.passwordHash] : []), record.id, record.applicationId,
-          ],
-          transaction,
-        );
-      } catch (err) {
-        throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
-      }
-    },
-
     /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */
-    async remove(record: EntityRecord, transaction?: AnyTx): Promise<boolean> {
+    async remove(record: EntityRecord, transaction: AnyTx): Promise<boolean> {
       return (await sql.change('DELETE FROM entities WHERE id = ? AND application_id = ?', [record.id, record.applicationId], transaction)) === 1;
-    },
-
-    /** Sets a time attribute (emailVerified has a column; others live in attributes). */
-    async setTime(record: EntityRecord, attribute: string, at: Date, transaction?: Transaction): Promise<void> {
-      const change = attribute === 'emailVerified'
-        ? { email_verified: at }
-        // lastLogin is kept as ISO (renderUser formats it); others as the API shows timestamps
-        : { attributes: JSON.stringify({ ...record.attributes, [attribute]: attribute === 'lastLogin' ? at.toISOString() : formatTimestamp(at) }) };
-      await Entity.update({ ...change, last_updated: at }, { where: { id: record.id, application_id: record.applicationId }, transaction });
     },
   };
 }

@@ -10,6 +10,8 @@ export interface OutboxJob {
   queue: string;
   name: string;
   payload: Record<string, unknown>;
+  /** The record a snapshot job belongs to (versions queue): lookups read its pending snapshots. */
+  entityId?: number;
 }
 
 const toJob = (row: OutboxRow): OutboxJob => ({
@@ -18,6 +20,7 @@ const toJob = (row: OutboxRow): OutboxJob => ({
   queue: row.queue,
   name: row.name,
   payload: JSON.parse(row.payload),
+  ...(row.entity_id !== null && row.entity_id !== undefined && { entityId: Number(row.entity_id) }),
 });
 
 export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
@@ -28,9 +31,9 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       const at = sql.time(now);
       // raw SQL: on every request that sends an email
       await sql.change(
-        `INSERT INTO outbox (id, application_id, queue, name, payload, status, attempts, created_at, updated_at)
-         VALUES ${jobs.map(() => "(?, ?, ?, ?, ?, 'pending', 0, ?, ?)").join(', ')}`,
-        jobs.flatMap((j) => [j.id, j.applicationId, j.queue, j.name, JSON.stringify(j.payload), at, at]),
+        `INSERT INTO outbox (id, application_id, queue, name, payload, status, attempts, created_at, updated_at, entity_id)
+         VALUES ${jobs.map(() => "(?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')}`,
+        jobs.flatMap((j) => [j.id, j.applicationId, j.queue, j.name, JSON.stringify(j.payload), at, at, j.entityId ?? null]),
         transaction,
       );
     },

@@ -1,4 +1,4 @@
-import { UniqueConstraintError, type Transaction } from 'sequelize';
+import { UniqueConstraintError } from 'sequelize';
 import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
 import { asDate, type Models, type ProfileRow, type SocialProviderRow } from '../models';
 
@@ -31,7 +31,7 @@ const toProvider = (r: SocialProviderRow): StoredProvider => ({
   id: Number(r.id), applicationId: Number(r.application_id), name: r.name, kind: r.kind as StoredProvider['kind'], issuer: r.issuer,
   clientId: r.client_id, secretSealed: r.secret_sealed, scopes: r.scopes.split(' ').filter(Boolean),
 });
-const toProfile = (r: ProfileRow): StoredProfile => ({
+export const toProfile = (r: ProfileRow): StoredProfile => ({
   id: Number(r.id), entityId: Number(r.entity_id), provider: r.provider, identifier: r.identifier, data: JSON.parse(r.data), created: asDate(r.created_at),
 });
 
@@ -82,8 +82,10 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
           throw e;
         }
       },
-      async forEntity(applicationId: number, entityId: number): Promise<StoredProfile[]> {
-        const rows = await Profile.findAll({ where: { application_id: applicationId, entity_id: entityId }, order: [['id', 'ASC']], raw: true });
+      /** A record's identities, oldest first; inside a transaction, as that transaction sees them. */
+      async forEntity(applicationId: number, entityId: number, transaction?: AnyTx): Promise<StoredProfile[]> {
+        // raw SQL: on every sign-in (capture_user) and every snapshot of a record
+        const rows = await sql.select<ProfileRow>('SELECT * FROM profiles WHERE entity_id = ? AND application_id = ? ORDER BY id', [entityId, applicationId], transaction);
         return rows.map(toProfile);
       },
       /** The identities of many records in one query (entity.find), by record id. */
@@ -98,8 +100,8 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
         const row = await Profile.findOne({ where: { application_id: applicationId, identifier }, raw: true });
         return row ? toProfile(row) : undefined;
       },
-      async remove(applicationId: number, entityId: number, identifier: string, transaction?: Transaction): Promise<boolean> {
-        return (await Profile.destroy({ where: { application_id: applicationId, entity_id: entityId, identifier }, transaction })) > 0;
+      async remove(applicationId: number, entityId: number, identifier: string, transaction: AnyTx): Promise<boolean> {
+        return (await sql.change('DELETE FROM profiles WHERE entity_id = ? AND identifier = ? AND application_id = ?', [entityId, identifier, applicationId], transaction)) > 0;
       },
     },
   };

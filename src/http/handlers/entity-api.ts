@@ -4,9 +4,9 @@ import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../
 import { FilterError, parseFilter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { formatTimestamp } from '../../domain/timestamps';
-import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, requireUserType } from '../../domain/users';
+import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
-import { captureUser, renderWithProfiles } from '../capture-user';
+import { captureUser } from '../capture-user';
 import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';
 
@@ -88,17 +88,19 @@ function withoutUnchangedReadOnly(doc: Doc, shown: Doc): Doc {
   return out;
 }
 
-/** Applies `change` to the record under a row lock, so concurrent writers never lose each other's change. */
+/**
+ * Applies `change` to the record under a row lock, so concurrent writers never lose each other's
+ * change, with the snapshot of what commits. Answers the record as the API shows it now.
+ */
 async function writeRecord(ctx: RequestContext, record: EntityRecord, byUser: boolean, change: (current: Doc) => Doc, passwordHash?: string) {
-  const { db, clock } = ctx.services;
+  const { db, clock, outbox, versions } = ctx.services;
   try {
-    return await db.statements(async (tx) => {
+    return await outbox.commit(async (tx) => {
       const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
       if (!locked) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
-      const row = toRow(locked, change(writableDocument(locked)), byUser, passwordHash);
-      const now = clock.now();
-      await db.entities.rewrite(locked, row, now, tx);
-      return { ...locked, email: row.email, username: row.username, emailVerified: row.emailVerified, attributes: row.attributes, lastUpdated: now };
+      const changed = await db.entities.replace(locked, toRow(locked, change(writableDocument(locked)), byUser, passwordHash), clock.now(), tx);
+      const written = await versions.written(changed, tx);
+      return { result: written.rendered, jobs: [written.job] };
     });
   } catch (e) {
     if (e instanceof DuplicateAttributeError) {
@@ -125,8 +127,7 @@ function changeRequest(ctx: RequestContext): ChangeRequest {
   return { path, value: ctx.params.json('value', true) };
 }
 
-const answer = async (ctx: RequestContext, record: EntityRecord) =>
-  (ctx.params.get('include_record') === 'true' ? { result: await captureUser(ctx, record) } : {});
+const answer = (ctx: RequestContext, rendered: Doc) => (ctx.params.get('include_record') === 'true' ? { result: rendered } : {});
 
 /** /entity.update: merges `attributes` into the record (objects member by member), or sets `attribute_name` to `value`. */
 export const updateEntity: Handler = async (ctx) => {
@@ -164,7 +165,12 @@ export const deleteEntity: Handler = async (ctx) => {
       : setPath(current, path, undefined)));
     return {};
   }
-  if (!(await ctx.services.db.entities.remove(record))) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
+  const { db, clock, outbox, versions } = ctx.services;
+  await outbox.commit(async (tx) => {
+    const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+    if (!locked || !(await db.entities.remove(locked, tx))) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
+    return { result: undefined, jobs: [versions.deleted(locked, clock.now())] };
+  });
   return {};
 };
 

@@ -24,14 +24,15 @@ export const createEntity: Handler = async (ctx) => {
     }
     if (!p.client.features.includes('owner')) throw errors.permissionError(`client ${p.client.clientId} needs the owner feature, or a creation_token`);
   }
-  const { db, tokens, passwords, clock } = ctx.services;
+  const { db, tokens, passwords, clock, outbox, versions } = ctx.services;
   const passwordHash = password === undefined ? null : await passwords.hash(password);
   try {
-    const created = await db.transaction(async (tx) => {
+    const created = await outbox.commitModels(async (tx) => {
       if (creationToken !== undefined) {
         await tokens.consumeCreationToken(ctx.app, creationToken, p.kind === 'client' ? p.client.id : null, tx);
       }
-      return db.entities.insert({ ...entity, passwordHash }, clock.now(), tx);
+      const record = await db.entities.insert({ ...entity, passwordHash }, clock.now(), tx);
+      return { result: record, jobs: [versions.created(record).job] };
     });
     return { id: created.id, uuid: created.uuid };
   } catch (e) {
@@ -93,18 +94,18 @@ export const bulkCreateEntities: Handler = async (ctx) => {
       item_errors: failed.map((f) => ({ index: f.index, argument_name: f.error.extra.argument_name, error_description: f.error.message })),
     });
   }
-  const { db, passwords, clock } = ctx.services;
+  const { db, passwords, clock, outbox, versions } = ctx.services;
   const items = parsed as { index: number; entity: ReturnType<typeof parseNewUser>['entity']; password?: string }[];
   const hashes = await Promise.all(items.map((i) => (i.password === undefined ? null : passwords.hash(i.password))));
   let current = 0;
   try {
-    const created = await db.statements(async (tx) => {
+    const created = await outbox.commit(async (tx) => {
       const out = [];
       for (const [n, item] of items.entries()) {
         current = n;
         out.push(await db.entities.insert({ ...item.entity, passwordHash: hashes[n] }, clock.now(), tx));
       }
-      return out;
+      return { result: out, jobs: out.map((record) => versions.created(record).job) };
     });
     return { uuid_results: created.map((c) => c.uuid), results: created.map((c) => ({ id: c.id, uuid: c.uuid })) };
   } catch (e) {

@@ -1,6 +1,6 @@
 import { DuplicateAttributeError } from '../../db/repositories/entities';
 import { changesFrom } from '../../domain/profile-fields';
-import { renderUser, USER_TYPE } from '../../domain/users';
+import { USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
 import type { Handler } from '../context';
 import { verificationMail } from './email-requests';
@@ -21,7 +21,7 @@ export const registerTraditional: Handler = async (ctx) => {
   assertValid(result);
 
   const { email, username, password, attributes } = changesFrom(form, result.values);
-  const { db, passwords, clock } = ctx.services;
+  const { db, passwords, clock, versions } = ctx.services;
   const passwordHash = password === undefined ? null : await passwords.hash(password);
   const verifyUrl = request.client.settings.verify_email_url;
   try {
@@ -33,9 +33,10 @@ export const registerTraditional: Handler = async (ctx) => {
       }, clock.now(), tx);
       const welcome = created.email && verifyUrl ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
       const tokens = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
-      return { result: { record: created, tokens }, jobs: welcome ? [welcome.job] : [] };
+      const written = versions.created(created);
+      return { result: { record: written.rendered, tokens }, jobs: [...(welcome ? [welcome.job] : []), written.job] };
     });
-    return { capture_user: renderUser(record), ...tokens };
+    return { capture_user: record, ...tokens };
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;
     // lost a race with a concurrent registration: the same answer the unique rule gives

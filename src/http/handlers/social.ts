@@ -6,10 +6,10 @@ import type { SocialProfile } from '../../domain/social/profile';
 import { formatTimestamp } from '../../domain/timestamps';
 import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
-import { captureUser, signedIn } from '../capture-user';
+import { signedIn } from '../capture-user';
 import type { Handler, RequestContext } from '../context';
 import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
-import { identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
+import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
 import { verificationMail } from './email-requests';
 import { recordOfAccessToken } from './update-profile';
 
@@ -61,7 +61,7 @@ async function register(
   ctx: RequestContext, request: FlowRequest, token: string, profile: SocialProfile,
   input: { email: string | null; username?: string; attributes: Record<string, unknown> },
 ): Promise<Record<string, unknown>> {
-  const { db, clock, outbox } = ctx.services;
+  const { db, clock, outbox, versions } = ctx.services;
   const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
   const verifyUrl = request.client.settings.verify_email_url;
   const { record, tokens } = await outbox.commit(async (tx) => {
@@ -72,9 +72,11 @@ async function register(
     await linkIdentity(ctx, created, token, profile, tx, invalidToken());
     const welcome = created.email && verifyUrl && !verifiedNow ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
     const issued = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
-    return { result: { record: created, tokens: issued }, jobs: welcome ? [welcome.job] : [] };
+    // one version: the record with its identity
+    const written = await versions.written(created, tx);
+    return { result: { record: written.rendered, tokens: issued }, jobs: [...(welcome ? [welcome.job] : []), written.job] };
   });
-  return { capture_user: await captureUser(ctx, record), is_new: true, ...tokens };
+  return { capture_user: record, is_new: true, ...tokens };
 }
 
 /**
@@ -97,9 +99,11 @@ export const authNative: Handler = async (ctx) => {
   const owner = linked && await db.entities.find(ctx.app.id, { id: linked.entityId });
   if (owner) {
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
-    await db.statements(async (tx) => {
+    await ctx.services.outbox.commit(async (tx) => {
       if (!(await socialTokens.consume(ctx.app, token, tx))) throw invalidToken()();
-      if (merge) await linkIdentity(ctx, owner, mergeToken!, merge.profile, tx, invalidToken('merge_token'));
+      if (!merge) return { result: undefined, jobs: [] };
+      const job = await changeIdentities(ctx, owner, tx, () => linkIdentity(ctx, owner, mergeToken!, merge.profile, tx, invalidToken('merge_token')));
+      return { result: undefined, jobs: [job] };
     });
     return { ...(await signedIn(ctx, request, owner)), is_new: false };
   }
@@ -164,7 +168,10 @@ export const linkAccount: Handler = async (ctx) => {
   const engage = () => new ApiError('engageError', 'the social login token is invalid, expired or already used; sign in with the provider again');
   const { profile } = await redeemToken(ctx, request.client, token, engage);
   if (await ctx.services.db.social.profiles.byIdentifier(ctx.app.id, profile.identifier)) throw identityTaken();
-  await ctx.services.db.statements((tx) => linkIdentity(ctx, record, token, profile, tx, engage));
+  await ctx.services.outbox.commit(async (tx) => ({
+    result: undefined,
+    jobs: [await changeIdentities(ctx, record, tx, () => linkIdentity(ctx, record, token, profile, tx, engage))],
+  }));
   return {};
 };
 
@@ -181,6 +188,14 @@ export const unlinkAccount: Handler = async (ctx) => {
   if (!record.passwordHash && linked.length === 1) {
     throw errors.invalidArgument('identifier_to_remove', 'this identity is the account\'s only way to sign in; set a password or link another identity first');
   }
-  await db.social.profiles.remove(ctx.app.id, record.id, identifier);
+  await ctx.services.outbox.commit(async (tx) => ({
+    result: undefined,
+    jobs: [await changeIdentities(ctx, record, tx, async () => {
+      // unlinked meanwhile by a concurrent call: nothing changes, and the answer says so
+      if (!(await db.social.profiles.remove(ctx.app.id, record.id, identifier, tx))) {
+        throw errors.invalidArgument('identifier_to_remove', 'no identity with this identifier is linked to the account (see capture_user.profiles)');
+      }
+    })],
+  }));
   return {};
 };

@@ -32,7 +32,7 @@ export const updateProfile: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
   const accessToken = ctx.params.require('access_token');
   const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
-  const { db, passwords, clock, flows } = ctx.services;
+  const { db, passwords, clock, flows, outbox, versions } = ctx.services;
   const { token, record } = await recordOfAccessToken(ctx, request, accessToken);
 
   const stored = prefillFrom(form, record);
@@ -61,12 +61,15 @@ export const updateProfile: Handler = async (ctx) => {
   }
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
   try {
-    await db.transaction(async (tx) => {
+    await outbox.commitModels(async (tx) => {
       const now = clock.now();
-      await db.entities.update(record, { ...change, passwordHash }, now, tx);
+      const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+      if (!locked) throw errors.invalidAccessToken();
+      const changed = await db.entities.update(locked, { ...change, passwordHash }, now, tx);
       if (passwordHash) {
         await db.credentials.revokeForEntity(ctx.app.id, record.id, ['refresh_token', 'access_token'], token.family, now, tx);
       }
+      return { result: undefined, jobs: [(await versions.written(changed, tx)).job] };
     });
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError)) throw e;

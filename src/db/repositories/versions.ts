@@ -1,0 +1,168 @@
+import type { Models } from '../models';
+import { asDate } from '../models';
+import type { AnyTx, Sql } from '../sql';
+
+type Transact = <T>(work: (tx: AnyTx) => Promise<T>) => Promise<T>;
+
+/**
+ * The payload of a versions outbox row: the record as one committed change left it (as the API
+ * shows it, never a password hash), or `snapshot: null` for its deletion (a tombstone).
+ */
+export interface SnapshotPayload {
+  entityId: number;
+  uuid: string;
+  version: number;
+  /** ISO 8601: the record's lastUpdated after the change (the deletion time for a tombstone). */
+  validFrom: string;
+  snapshot: Record<string, unknown> | null;
+}
+
+/** One snapshot a lookup may answer with. */
+export interface Snapshot {
+  version: number;
+  validFrom: Date;
+  /** null: the record was deleted. */
+  snapshot: Record<string, unknown> | null;
+}
+
+/** Names of the versions jobs: a record written, a record deleted. */
+export const SNAPSHOT_JOB = 'snapshot';
+export const TOMBSTONE_JOB = 'tombstone';
+
+interface OutboxSnapshotRow { id: string; application_id: number | string; payload: string }
+
+/** Later (time, then version) wins: versions follow commit order, times never go back (see entities `changed`). */
+const later = (a: Snapshot, b: Snapshot) =>
+  (a.validFrom.getTime() !== b.validFrom.getTime() ? a.validFrom > b.validFrom : a.version > b.version) ? a : b;
+
+const fromPayload = (payload: SnapshotPayload): Snapshot => ({ version: payload.version, validFrom: new Date(payload.validFrom), snapshot: payload.snapshot });
+
+export function createVersionQueries(_models: Models, sql: Sql) {
+  const t = sql.time;
+  const mysql = sql.dialect === 'mysql';
+
+  /** Records outbox snapshot rows into entity_versions in `tx`; a row recorded before is left as it is. */
+  async function record(rows: OutboxSnapshotRow[], now: Date, tx: AnyTx): Promise<void> {
+    if (rows.length === 0) return;
+    const values = rows.map((row) => {
+      const p = JSON.parse(row.payload) as SnapshotPayload;
+      return [
+        Number(row.application_id), p.entityId, t(new Date(p.validFrom)), p.version, p.snapshot === null ? 1 : 0,
+        p.snapshot === null ? p.uuid : null, JSON.stringify(p.snapshot),
+      ];
+    });
+    await sql.change(
+      `INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, entity_uuid, snapshot)
+       VALUES ${values.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
+       ${mysql ? 'ON DUPLICATE KEY UPDATE id = id' : 'ON CONFLICT DO NOTHING'}`,
+      values.flat(),
+      tx,
+    );
+    // the snapshot now lives in entity_versions: the finished row keeps no copy of the record
+    await sql.change(
+      `UPDATE outbox SET status = 'done', payload = '{}', updated_at = ? WHERE id IN (${rows.map(() => '?').join(', ')}) AND status = 'pending'`,
+      [t(now), ...rows.map((r) => r.id)],
+      tx,
+    );
+  }
+
+  return {
+    /**
+     * Records pending snapshot rows in one transaction: the row `ownId` (the job's own) and up to
+     * `limit - 1` others, oldest first. Rows another worker holds are skipped (MySQL SKIP LOCKED),
+     * never waited for. `own` is false when the job's own row was no longer pending (recorded by an
+     * earlier attempt or by another worker's batch) or is being recorded by another worker.
+     */
+    async drain(
+      ownId: string | undefined, limit: number, now: Date, transact: Transact,
+    ): Promise<{ own: boolean; recorded: number }> {
+      const lock = mysql ? ' FOR UPDATE SKIP LOCKED' : '';
+      return transact(async (tx) => {
+        const own = ownId === undefined ? [] : await sql.select<OutboxSnapshotRow>(
+          `SELECT id, application_id, payload FROM outbox WHERE id = ? AND queue = 'versions' AND status = 'pending'${lock}`, [ownId], tx,
+        );
+        if (ownId !== undefined && own.length === 0) return { own: false, recorded: 0 };
+        const others = await sql.select<OutboxSnapshotRow>(
+          `SELECT id, application_id, payload FROM outbox WHERE status = 'pending' AND queue = 'versions' AND id <> ? ORDER BY created_at LIMIT ?${lock}`,
+          [ownId ?? '', limit - own.length], tx,
+        );
+        const rows = [...own, ...others];
+        await record(rows, now, tx);
+        return { own: ownId !== undefined, recorded: rows.length };
+      });
+    },
+
+    /** Records one outbox row alone (a batch that failed is retried row by row, so one bad row holds up no other). */
+    async recordOne(id: string, now: Date, transact: Transact): Promise<boolean> {
+      return transact(async (tx) => {
+        const rows = await sql.select<OutboxSnapshotRow>(
+          `SELECT id, application_id, payload FROM outbox WHERE id = ? AND queue = 'versions' AND status = 'pending'${mysql ? ' FOR UPDATE' : ''}`, [id], tx,
+        );
+        await record(rows, now, tx);
+        return rows.length === 1;
+      });
+    },
+
+    /**
+     * The record's snapshot at `at`: the latest recorded at or before it, and the snapshots of
+     * changes committed but not yet recorded (outbox rows not done), read in one statement so that
+     * a row the worker records meanwhile is seen in exactly one of the two places.
+     */
+    async at(applicationId: number, entityId: number, at: Date): Promise<Snapshot | undefined> {
+      const rows = await sql.select<{ version: number | null; valid_from: Date | string | null; snapshot: string | null; payload: string | null }>(
+        `SELECT version, valid_from, snapshot, NULL AS payload FROM (
+           SELECT version, valid_from, snapshot FROM entity_versions
+           WHERE entity_id = ? AND application_id = ? AND valid_from <= ?
+           ORDER BY valid_from DESC, version DESC LIMIT 1) recorded
+         UNION ALL
+         SELECT NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
+        [entityId, applicationId, t(at), entityId, applicationId],
+      );
+      let best: Snapshot | undefined;
+      for (const row of rows) {
+        const candidate = row.payload === null
+          ? { version: Number(row.version), validFrom: asDate(row.valid_from!), snapshot: JSON.parse(row.snapshot!) as Snapshot['snapshot'] }
+          : fromPayload(JSON.parse(row.payload) as SnapshotPayload);
+        if (candidate.validFrom > at) continue;
+        best = best ? later(best, candidate) : candidate;
+      }
+      return best;
+    },
+
+    /**
+     * The id of a record by its uuid once it is deleted: from its tombstone, recorded or still
+     * pending (pending tombstones are few: deletions whose job has not run yet).
+     */
+    async deletedEntityId(applicationId: number, uuid: string): Promise<number | undefined> {
+      const recorded = await sql.select<{ entity_id: number | string }>(
+        'SELECT entity_id FROM entity_versions WHERE entity_uuid = ? AND application_id = ? LIMIT 1', [uuid, applicationId],
+      );
+      if (recorded[0]) return Number(recorded[0].entity_id);
+      const pending = await sql.select<{ payload: string }>(
+        `SELECT payload FROM outbox WHERE status <> 'done' AND queue = 'versions' AND name = '${TOMBSTONE_JOB}' AND application_id = ?`, [applicationId],
+      );
+      const found = pending.map((r) => JSON.parse(r.payload) as SnapshotPayload).find((p) => p.uuid === uuid);
+      return found?.entityId;
+    },
+
+    /**
+     * Deletes at most `limit` snapshots older than `cutoff` that a newer snapshot, also older than
+     * `cutoff`, replaces: the newest one before the cutoff stays, so lookups inside the window still
+     * answer. A tombstone older than the cutoff goes too, with everything before it (every lookup
+     * inside the window answers "not found" either way). Returns how many rows it deleted.
+     */
+    async prune(cutoff: Date, limit: number): Promise<number> {
+      const rows = await sql.select<{ id: number | string }>(
+        `SELECT v.id FROM entity_versions v
+         WHERE v.valid_from < ? AND (v.deleted = 1 OR EXISTS (
+           SELECT 1 FROM entity_versions n WHERE n.entity_id = v.entity_id AND n.valid_from < ?
+             AND (n.valid_from > v.valid_from OR (n.valid_from = v.valid_from AND n.version > v.version))))
+         ORDER BY v.valid_from LIMIT ?`,
+        [t(cutoff), t(cutoff), limit],
+      );
+      if (rows.length === 0) return 0;
+      return sql.change(`DELETE FROM entity_versions WHERE id IN (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
+    },
+  };
+}
+export type VersionQueries = ReturnType<typeof createVersionQueries>;

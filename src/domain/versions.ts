@@ -1,0 +1,59 @@
+import type { AnyTx, Database } from '../db';
+import type { EntityRecord } from '../db/repositories/entities';
+import type { OutboxJob } from '../db/repositories/outbox';
+import { SNAPSHOT_JOB, TOMBSTONE_JOB, type SnapshotPayload } from '../db/repositories/versions';
+import type { Outbox } from '../queue/outbox';
+import { renderUser, renderWithProfiles } from './users';
+
+/** A record as one change left it: as the API shows it, and the outbox job that records it. */
+export interface Written {
+  record: EntityRecord;
+  rendered: Record<string, unknown>;
+  job: OutboxJob;
+}
+
+/**
+ * Version snapshots (docs/versions.md). Every transaction that changes a record writes, beside the
+ * change, an outbox row holding the record as that transaction commits it; the versions worker
+ * copies it into entity_versions. A lookup reads both, so it never waits for the worker.
+ */
+export function createRecordVersions(deps: { db: Database; outbox: Outbox }) {
+  const { db, outbox } = deps;
+  const job = (applicationId: number, payload: SnapshotPayload) =>
+    outbox.job(applicationId, 'versions', payload.snapshot === null ? TOMBSTONE_JOB : SNAPSHOT_JOB, { ...payload }, payload.entityId);
+  const snapshotOf = (record: EntityRecord, rendered: Record<string, unknown>): Written => ({
+    record,
+    rendered,
+    job: job(record.applicationId, {
+      entityId: record.id, uuid: record.uuid, version: record.version, validFrom: record.lastUpdated.toISOString(), snapshot: rendered,
+    }),
+  });
+
+  return {
+    /** A record inserted in this transaction, with no identity linked yet: its first snapshot. */
+    created(record: EntityRecord): Written {
+      return snapshotOf(record, renderUser(record));
+    },
+
+    /** A record as a write in `tx` left it, with its identities as `tx` sees them: the snapshot of what commits. */
+    async written(record: EntityRecord, tx: AnyTx): Promise<Written> {
+      return snapshotOf(record, renderWithProfiles(record, await db.social.profiles.forEntity(record.applicationId, record.id, tx)));
+    },
+
+    /** A record deleted in this transaction (locked before the deletion): its tombstone. */
+    deleted(locked: EntityRecord, now: Date): OutboxJob {
+      const at = now > locked.lastUpdated ? now : locked.lastUpdated;
+      return job(locked.applicationId, { entityId: locked.id, uuid: locked.uuid, version: locked.version + 1, validFrom: at.toISOString(), snapshot: null });
+    },
+
+    /** The record as it was at `at` (as the API showed it then); undefined before it existed or after it was deleted. */
+    async at(applicationId: number, key: { id: number } | { uuid: string }, at: Date): Promise<Record<string, unknown> | undefined> {
+      const entityId = 'id' in key
+        ? key.id
+        : (await db.entities.find(applicationId, key))?.id ?? await db.versions.deletedEntityId(applicationId, key.uuid);
+      if (entityId === undefined) return undefined;
+      return (await db.versions.at(applicationId, entityId, at))?.snapshot ?? undefined;
+    },
+  };
+}
+export type RecordVersions = ReturnType<typeof createRecordVersions>;

@@ -1,0 +1,55 @@
+import type { AnyTx, Database } from '../../src/db';
+import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../../src/db/repositories/versions';
+import type { Logger } from '../../src/logger';
+import type { Job, JobContext } from '../../src/queue/port';
+
+export interface VersionsSettings {
+  /** Snapshots recorded per transaction. */
+  batchSize: number;
+  /** Batches one job may record after its own, draining a backlog (Redis was down, a worker stopped). */
+  maxBatches: number;
+}
+
+export const DEFAULT_VERSIONS: VersionsSettings = { batchSize: 500, maxBatches: 20 };
+
+/**
+ * Records version snapshots (docs/versions.md). A job names one outbox row; the worker records it
+ * together with other pending snapshot rows, oldest first, in batches of one transaction each:
+ * the row is inserted into entity_versions and marked done in the same transaction, so a worker
+ * killed mid-batch leaves the whole batch pending, and a job that runs again finds its row done
+ * (the unique key on record, time and version would refuse a second copy anyway). Jobs whose row
+ * another batch recorded first finish at once. A batch that fails is retried row by row, so one
+ * row that cannot be recorded holds up no other.
+ */
+export function createVersionsProcessor(deps: { db: Database; logger: Logger; settings?: Partial<VersionsSettings>; now?: () => Date }) {
+  const { db, logger } = deps;
+  const settings = { ...DEFAULT_VERSIONS, ...deps.settings };
+  const now = deps.now ?? (() => new Date());
+  // READ COMMITTED: the batch's locks cover its rows, not the index gaps where api pods insert new rows
+  const transact = <T>(work: (tx: AnyTx) => Promise<T>) => db.statements(work, { readCommitted: true });
+
+  return async (job: Job, context: JobContext): Promise<Record<string, unknown>> => {
+    if (job.name !== SNAPSHOT_JOB && job.name !== TOMBSTONE_JOB) throw new Error(`the versions queue has no job named "${job.name}"`);
+    const outboxId = String(job.data.outboxId ?? job.id);
+    let first;
+    try {
+      first = await db.versions.drain(outboxId, settings.batchSize, now(), transact);
+    } catch (err) {
+      logger.warn({ outboxId, err }, 'recording a batch of snapshots failed; recording this job\'s snapshot alone');
+      try {
+        await db.versions.recordOne(outboxId, now(), transact);
+      } catch (alone) {
+        await db.outbox.recordFailure(outboxId, (alone as Error).message, context.finalAttempt, now());
+        throw alone;
+      }
+      return { recorded: 1 };
+    }
+    if (!first.own) return { skipped: 'recorded already' };
+    let recorded = first.recorded;
+    for (let batch = 1, last = first.recorded; batch <= settings.maxBatches && last === settings.batchSize; batch++) {
+      last = (await db.versions.drain(undefined, settings.batchSize, now(), transact)).recorded;
+      recorded += last;
+    }
+    return { recorded };
+  };
+}
