@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import type { EntityRecord } from '../db/repositories/entities';
+import { StaleRecordError, type EntityRecord } from '../db/repositories/entities';
 import { renderWithProfiles } from '../domain/users';
 import type { RequestContext } from './context';
 import { loginTokens, type FlowRequest } from './flow-request';
@@ -24,11 +24,16 @@ export async function signedIn(
   const { db, clock, outbox, versions } = ctx.services;
   const tokens = await loginTokens(ctx, request, record.id);
   const written = await outbox.commit(async (tx) => {
-    const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
-    // deleted between the password check and now: no sign-in
-    if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
     const now = clock.now();
-    const changed = await db.entities.update(locked, { passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } }, now, tx);
+    const change = { passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } };
+    // optimistic: the record as the password check read it, unless it changed since (then locked and read again)
+    const changed = await db.entities.update(record, change, now, tx).catch(async (e) => {
+      if (!(e instanceof StaleRecordError)) throw e;
+      const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+      // deleted between the password check and now: no sign-in
+      if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
+      return db.entities.update(locked, change, now, tx);
+    });
     const w = await versions.written(changed, tx);
     return { result: w, jobs: [w.job] };
   });

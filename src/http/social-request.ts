@@ -53,14 +53,17 @@ export async function linkIdentity(
 }
 
 /**
- * Changes the identities linked to an existing record in `tx` (`change`), with the record locked
- * first and one more version of it: answers that version's snapshot job.
+ * Changes the identities linked to an existing record in `tx` (`change`, given the record as
+ * locked), with the record locked first and one more version of it: answers that version's
+ * snapshot job.
  */
-export async function changeIdentities(ctx: RequestContext, record: EntityRecord, tx: AnyTx, change: () => Promise<void>): Promise<OutboxJob> {
+export async function changeIdentities(
+  ctx: RequestContext, record: EntityRecord, tx: AnyTx, change: (locked: EntityRecord) => Promise<void>,
+): Promise<OutboxJob> {
   const { db, clock, versions } = ctx.services;
   const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
   if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
-  await change();
+  await change(locked);
   return (await versions.written(await db.entities.touch(locked, clock.now(), tx), tx)).job;
 }
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import request from 'supertest';
+import { formatTimestamp } from '../../src/domain/timestamps';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
 import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
@@ -223,7 +224,10 @@ describe('/oauth/link_account_native and /oauth/unlink_account_native', () => {
     }));
     const access = dave.body.access_token as string;
     const link = (token: string, accessToken = access) => post('/oauth/link_account_native', shared({ token, access_token: accessToken }));
+    clock.advance(1000);
     expect((await link(await tokenFor('dave-gh'))).body).toEqual({ stat: 'ok' });
+    const linkedAt = clock.now();
+    clock.advance(1000);
     expect((await link(await tokenFor('dave-gh'))).body).toMatchObject({ code: 361, error: 'unique_violation', message: expect.any(String) });
     expect((await link('0'.repeat(40))).body).toMatchObject({ code: 400, error: 'engage_error' });
     expect((await link(await tokenFor('dave-other'), 'f'.repeat(40))).body).toMatchObject({ code: 413 });
@@ -232,10 +236,22 @@ describe('/oauth/link_account_native and /oauth/unlink_account_native', () => {
     expect((await unlink('https://nowhere.example.test#x')).body).toMatchObject({ code: 200, argument_name: 'identifier_to_remove' });
     expect((await unlink(`${provider.issuer}#dave-gh`)).body).toEqual({ stat: 'ok' });
     expect((await post('/entity', {}, { Authorization: `OAuth ${access}` })).body.result.profiles).toEqual([]);
+    // each link and unlink is a version of the record
+    const at = async (time: Date) => (await post('/versions/entity', {
+      type_name: 'user', id: String(dave.body.capture_user.id), timestamp: formatTimestamp(time),
+    }, { Authorization: owner })).body.result.profiles;
+    expect(await at(linkedAt)).toEqual([expect.objectContaining({ identifier: `${provider.issuer}#dave-gh` })]);
+    expect(await at(new Date(linkedAt.getTime() - 1))).toEqual([]);
+    expect(await at(clock.now())).toEqual([]);
 
     // a social-only account keeps its one identity
     const bob = (await authNative(await tokenFor('bob'))).body.access_token as string;
     expect((await unlink(`${provider.issuer}#bob`, bob)).body).toMatchObject({ code: 200, error_description: expect.stringContaining('only way to sign in') });
+    // with two identities, two parallel unlinks: one wins, the other finds the last way in
+    expect((await link(await tokenFor('bob-second'), bob)).body).toEqual({ stat: 'ok' });
+    const both = await Promise.all([`${provider.issuer}#bob`, `${provider.issuer}#bob-second`].map((id) => unlink(id, bob)));
+    expect(both.map((r) => r.body.stat).sort()).toEqual(['error', 'ok']);
+    expect(both.find((r) => r.body.stat === 'error')!.body.error_description).toContain('only way to sign in');
   });
 });
 

@@ -168,6 +168,28 @@ describe('every change of a record is a version', () => {
     }
   });
 
+  it('parallel sign-ins of one account and an update: each a version of its own, nothing lost', async () => {
+    tick(60_000);
+    const registered = await flow('/oauth/register_native_traditional', {
+      emailAddress: 'hedy@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Hedy', lastName: 'Lamarr', displayName: 'hedy',
+    });
+    const { id } = registered.body.capture_user as { id: number };
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, () => flow('/oauth/auth_native_traditional', { signInEmailAddress: 'hedy@example.com', currentPassword: 'correct horse' })),
+      call('/entity.update', { type_name: 'user', id: String(id), attributes: '{"inventor":true}' }),
+    ]);
+    expect(answers.map((a) => a.body.stat)).toEqual(Array(7).fill('ok'));
+    await idle();
+    const snapshots = await snapshotsOf(id);
+    expect(snapshots.map((s) => s.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    // the update is in every version after it: no sign-in wrote over it from an older read
+    const updatedAt = snapshots.findIndex((s) => s.snapshot.inventor === true);
+    expect(updatedAt).toBeGreaterThan(0);
+    for (const s of snapshots.slice(updatedAt)) expect(s.snapshot.inventor).toBe(true);
+    // each sign-in answered capture_user as its own version left the record
+    for (const a of answers.slice(0, 6)) expect(snapshots.map((s) => JSON.stringify(s.snapshot))).toContain(JSON.stringify(a.body.capture_user));
+  });
+
   it('concurrent updates of one record give one snapshot each, in commit order', async () => {
     tick(60_000);
     const { id } = (await call('/entity.create', { type_name: 'user', attributes: '{"counter":0}' })).body;
@@ -232,7 +254,7 @@ describe('snapshots not recorded yet', () => {
       `INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, snapshot) VALUES ($1, $2, $3, $4, 0, '{}')`,
       { bind: [appId, id, dbTime(clock.now()), 8] },
     );
-    const small = createVersionsProcessor({ db: t.runtime.db, logger, settings: { batchSize: 3, maxBatches: 5 } });
+    const small = createVersionsProcessor({ db: t.runtime.db, logger, settings: { batchSize: 3, drainMs: 60_000 } });
     expect(await small({ id: jobs[6].id, queue: 'versions', name: 'snapshot', data: { outboxId: jobs[6].id } }, { attempt: 1, finalAttempt: false }))
       .toEqual({ recorded: 7 });
     expect((await snapshotsOf(id)).map((s) => s.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);

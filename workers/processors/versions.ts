@@ -6,11 +6,14 @@ import type { Job, JobContext } from '../../src/queue/port';
 export interface VersionsSettings {
   /** Snapshots recorded per transaction. */
   batchSize: number;
-  /** Batches one job may record after its own, draining a backlog (Redis was down, a worker stopped). */
-  maxBatches: number;
+  /**
+   * How long one job keeps recording further batches after its own, draining a backlog (Redis was
+   * down, a worker stopped); what is left after that waits for the next job or the relay.
+   */
+  drainMs: number;
 }
 
-export const DEFAULT_VERSIONS: VersionsSettings = { batchSize: 500, maxBatches: 20 };
+export const DEFAULT_VERSIONS: VersionsSettings = { batchSize: 500, drainMs: 10_000 };
 
 /**
  * Records version snapshots (docs/versions.md). A job names one outbox row; the worker records it
@@ -46,7 +49,8 @@ export function createVersionsProcessor(deps: { db: Database; logger: Logger; se
     }
     if (!first.own) return { skipped: 'recorded already' };
     let recorded = first.recorded;
-    for (let batch = 1, last = first.recorded; batch <= settings.maxBatches && last === settings.batchSize; batch++) {
+    const until = Date.now() + settings.drainMs;
+    for (let last = first.recorded; last === settings.batchSize && Date.now() < until;) {
       last = (await db.versions.drain(undefined, settings.batchSize, now(), transact)).recorded;
       recorded += last;
     }

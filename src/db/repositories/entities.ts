@@ -30,6 +30,9 @@ export class DuplicateAttributeError extends Error {
   }
 }
 
+/** A write found the record changed since the state it was given was read (see `write`). */
+export class StaleRecordError extends Error {}
+
 /** A stored row as a record. */
 export const toRecord = (row: EntityRow): EntityRecord => ({
   id: Number(row.id),
@@ -84,7 +87,8 @@ export function createEntityQueries(_models: Models, sql: Sql) {
    * (findForUpdate): one more version, and a lastUpdated never earlier than the previous
    * change's (pods' clocks may differ by a few milliseconds), so snapshots sort the same by time
    * as by version. Answers the record as it commits. The version in the WHERE clause turns a
-   * write without the lock into an error instead of a lost update.
+   * write from a state read without the lock into StaleRecordError instead of a lost update (the
+   * sign-in relies on it to skip the locking read when nothing changed meanwhile).
    */
   async function write(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
     const given = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as RecordChange;
@@ -108,7 +112,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     } catch (err) {
       throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
     }
-    if (changed !== 1) throw new Error(`record ${locked.id} changed after it was read: writes must lock it first (findForUpdate)`);
+    if (changed !== 1) throw new StaleRecordError(`record ${locked.id} changed (or was deleted) after it was read: lock it first (findForUpdate)`);
     return next;
   }
 

@@ -181,20 +181,18 @@ export const unlinkAccount: Handler = async (ctx) => {
   const identifier = ctx.params.require('identifier_to_remove');
   const { record } = await recordOfAccessToken(ctx, request);
   const { db } = ctx.services;
-  const linked = await db.social.profiles.forEntity(ctx.app.id, record.id);
-  if (!linked.some((p) => p.identifier === identifier)) {
-    throw errors.invalidArgument('identifier_to_remove', 'no identity with this identifier is linked to the account (see capture_user.profiles)');
-  }
-  if (!record.passwordHash && linked.length === 1) {
-    throw errors.invalidArgument('identifier_to_remove', 'this identity is the account\'s only way to sign in; set a password or link another identity first');
-  }
   await ctx.services.outbox.commit(async (tx) => ({
     result: undefined,
-    jobs: [await changeIdentities(ctx, record, tx, async () => {
-      // unlinked meanwhile by a concurrent call: nothing changes, and the answer says so
-      if (!(await db.social.profiles.remove(ctx.app.id, record.id, identifier, tx))) {
+    // checked with the record locked: two parallel unlinks cannot remove the last two ways in
+    jobs: [await changeIdentities(ctx, record, tx, async (locked) => {
+      const linked = await db.social.profiles.forEntity(ctx.app.id, record.id, tx);
+      if (!linked.some((p) => p.identifier === identifier)) {
         throw errors.invalidArgument('identifier_to_remove', 'no identity with this identifier is linked to the account (see capture_user.profiles)');
       }
+      if (!locked.passwordHash && linked.length === 1) {
+        throw errors.invalidArgument('identifier_to_remove', 'this identity is the account\'s only way to sign in; set a password or link another identity first');
+      }
+      await db.social.profiles.remove(ctx.app.id, record.id, identifier, tx);
     })],
   }));
   return {};
