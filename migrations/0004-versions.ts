@@ -1,5 +1,5 @@
 import { DataTypes, QueryTypes, type QueryInterface } from 'sequelize';
-import type { EntityRow, ProfileRow } from '../src/db/models';
+import { sqlTime, type EntityRow, type ProfileRow } from '../src/db/models';
 import { toRecord } from '../src/db/repositories/entities';
 import { toProfile } from '../src/db/repositories/social';
 import { renderWithProfiles } from '../src/domain/users';
@@ -25,7 +25,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   await qi.removeIndex('entity_versions', 'entity_versions_entity_time');
   // "the latest snapshot at or before T": one backward range read
   await qi.addIndex('entity_versions', ['entity_id', 'valid_from', 'version'], { unique: true, name: 'entity_versions_lookup' });
-  await qi.addIndex('entity_versions', ['application_id', 'entity_uuid'], { name: 'entity_versions_uuid' });
+  // on the uuid alone: an index led by application_id would take over the foreign key's index on MySQL
+  await qi.addIndex('entity_versions', ['entity_uuid'], { name: 'entity_versions_uuid' });
   // retention deletes by age
   await qi.addIndex('entity_versions', ['valid_from'], { name: 'entity_versions_valid_from' });
 
@@ -51,7 +52,8 @@ async function snapshotExistingRecords(qi: QueryInterface): Promise<void> {
     await qi.bulkInsert('entity_versions', rows.map((row) => {
       const record = toRecord(row);
       return {
-        application_id: record.applicationId, entity_id: record.id, valid_from: record.lastUpdated, version: 1, deleted: false, entity_uuid: null,
+        // a string: a Date would lose its milliseconds on MySQL
+        application_id: record.applicationId, entity_id: record.id, valid_from: sqlTime(db.getDialect(), record.lastUpdated), version: 1, deleted: false, entity_uuid: null,
         snapshot: JSON.stringify(renderWithProfiles(record, profiles.filter((p) => Number(p.entity_id) === record.id).map(toProfile))),
       };
     }));
@@ -59,7 +61,10 @@ async function snapshotExistingRecords(qi: QueryInterface): Promise<void> {
   }
 }
 
+/** Back to the schema before snapshots: the code of that time neither writes nor reads them, so they go. */
 export async function down({ context: qi }: { context: QueryInterface }): Promise<void> {
+  await qi.bulkDelete('entity_versions', {});
+  await qi.bulkDelete('outbox', { queue: 'versions' });
   await qi.removeIndex('outbox', 'outbox_entity');
   await qi.removeColumn('outbox', 'entity_id');
   await qi.removeIndex('entity_versions', 'entity_versions_valid_from');

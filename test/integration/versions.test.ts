@@ -5,7 +5,9 @@ import { sqlTime } from '../../src/db/models';
 import { createVersionsProcessor } from '../../workers/processors/versions';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE } from '../../workers/processors/maintenance';
 import { createLogger } from '../../src/logger';
-import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, createTestBackend, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { openDatabase } from '../../src/db';
+import { createMigrator } from '../../src/db/migrate';
 
 const clock = manualClock(new Date('2026-03-01T10:00:00.000Z'));
 let t: TestApp;
@@ -299,5 +301,45 @@ describe('retention (VERSIONS_RETENTION_DAYS)', () => {
     expect((await at({ id: String(gone.id), timestamp: formatTimestamp(cutoff) })).body.code).toBe(310);
     // a second run finds nothing more to delete
     expect((await sweep({ id: 'sweep', queue: 'maintenance', name: 'sweep', data: {} })).snapshots).toBe(0);
+  });
+});
+
+describe('the migration that adds snapshots', () => {
+  it('gives every existing record a first snapshot as of its lastUpdated, with its identities; down and up again', async () => {
+    const backend = await createTestBackend();
+    const db = openDatabase(backend.config.database);
+    try {
+      const migrator = createMigrator(db.sequelize);
+      await migrator.up({ to: '0003-social-providers' });
+      const q = (sql: string, bind: unknown[]) => db.sequelize.query(sql, { bind });
+      const time = (iso: string) => sqlTime(db.sequelize.getDialect(), new Date(iso));
+      const { id: appId } = await db.applications.create('old', new Date());
+      await q(`INSERT INTO entities (application_id, type_name, uuid, email, email_key, password_hash, attributes, created, last_updated)
+        VALUES ($1, 'user', '11111111-2222-4333-8444-555555555555', 'old@example.com', 'old@example.com', $2, '{"displayName":"Old"}', $3, $4)`,
+      [appId, '$argon2id$v=19$secret', time('2025-01-01T00:00:00Z'), time('2025-06-01T12:00:00.250Z')]);
+      const [[entity]] = await db.sequelize.query('SELECT id FROM entities') as [{ id: number }[], unknown];
+      await q(`INSERT INTO profiles (application_id, entity_id, provider, identifier, data, created_at) VALUES ($1, $2, 'idp', 'https://idp.example#old', '{}', $3)`,
+        [appId, entity.id, time('2025-02-01T00:00:00Z')]);
+
+      await migrator.up();
+      const [rowsAfter] = await db.sequelize.query('SELECT entity_id, valid_from, version, deleted, snapshot FROM entity_versions') as [Record<string, unknown>[], unknown];
+      expect(rowsAfter).toHaveLength(1);
+      const snapshot = JSON.parse(String(rowsAfter[0].snapshot));
+      expect(snapshot).toMatchObject({
+        id: Number(entity.id), email: 'old@example.com', displayName: 'Old', lastUpdated: '2025-06-01 12:00:00.250000 +0000',
+        profiles: [expect.objectContaining({ identifier: 'https://idp.example#old' })],
+      });
+      expect(String(rowsAfter[0].snapshot)).not.toContain('argon2');
+      expect((await db.versions.at(appId, Number(entity.id), new Date('2025-06-01T12:00:00.250Z')))?.snapshot).toEqual(snapshot);
+      expect(await db.versions.at(appId, Number(entity.id), new Date('2025-06-01T12:00:00.249Z'))).toBeUndefined();
+
+      await migrator.down({ to: '0004-versions' });
+      await migrator.up();
+      const [again] = await db.sequelize.query('SELECT COUNT(*) AS n FROM entity_versions') as [{ n: number }[], unknown];
+      expect(Number(again[0].n)).toBe(1);
+    } finally {
+      await db.close();
+      await backend.cleanup();
+    }
   });
 });
