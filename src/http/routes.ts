@@ -65,8 +65,9 @@ export const ROUTES: readonly Route[] = [
   route('/access/getCreationToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getCreationToken),
   route('/access/getVerificationCode', CLIENT_AUTH, ['owner', 'direct_access'], access.getVerificationCode),
   route('/access/useVerificationCode', ANY_AUTH, [], access.useVerificationCode),
-  // SPEC 4.12: any of the five kinds may exchange, only what was issued for it
-  route('/oauth/token', ['basic', 'client_params'], ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, 'oauth'),
+  // SPEC 4.12: any of the five kinds may exchange, only what was issued for it (signed too, as the
+  // original server library signs every call)
+  route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, 'oauth'),
   // SPEC 4.4, 4.6, 4.10: flow-based login endpoints; POST, body only, client_id of a login_client
   login('/oauth/register_native_traditional', registerTraditional),
   login('/oauth/auth_native_traditional', signInTraditional),

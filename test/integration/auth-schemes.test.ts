@@ -131,6 +131,36 @@ describe('Signature (keyed HMAC)', () => {
     }
   });
 
+  it('every route that takes client credentials takes a Signature too (the original server library signs every call)', async () => {
+    const withCredentials = ROUTES.filter((r) => r.auth.includes('basic'));
+    expect(withCredentials.map((r) => r.path)).toEqual(expect.arrayContaining(['/oauth/token', '/versions/entity', '/entity.find', '/clients/list']));
+    for (const route of withCredentials) {
+      expect(route.auth).toContain('signature');
+      const params = { type_name: 'user' };
+      const { date, authorization } = signed(route.path, params);
+      const res = await request(app).post(route.path).type('form').set('Date', date).set('Authorization', authorization).send(params);
+      // authenticated: whatever the call then says about its parameters, never a refusal of the credentials
+      expect([res.body.code, route.path]).not.toEqual([402, route.path]);
+      expect(res.status).toBeLessThan(500);
+    }
+  });
+
+  it('exchanges a code with a signed /oauth/token, once', async () => {
+    const entity = await request(app).post('/entity.create').set('Authorization', basic(ownerId, ownerSecret)).type('form')
+      .send({ type_name: 'user', attributes: '{"email":"signed-token@example.com"}' });
+    const redirect = 'https://app.example.com/done';
+    const issued = await request(app).post('/access/getAuthorizationCode').set('Authorization', basic(ownerId, ownerSecret)).type('form')
+      .send({ type_name: 'user', uuid: entity.body.uuid, redirect_uri: redirect });
+    const params = { grant_type: 'authorization_code', code: issued.body.authorizationCode, redirect_uri: redirect };
+    const { date, authorization } = signed('/oauth/token', params);
+    const send = () => request(app).post('/oauth/token').type('form').set('Date', date).set('Authorization', authorization).send(params);
+    const res = await send();
+    expect(res.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), refresh_token: expect.any(String) });
+    const replay = await send();
+    expect(replay.status).toBe(401);
+    expect(replay.body).toMatchObject({ code: 402, error_description: expect.stringContaining('already accepted once') });
+  });
+
   it('accepts a signature within the 5-minute window', async () => {
     const { date, authorization } = signed('/clients/list', {}, new Date(Date.now() - 4 * 60_000));
     expect((await request(app).get('/clients/list').set('Date', date).set('Authorization', authorization)).body.stat).toBe('ok');

@@ -188,6 +188,19 @@ describe('/oauth/auth_native_traditional', () => {
     expect((await signIn('countess', 'analytical engine')).body.stat).toBe('ok');
   });
 
+  it('the Android SDK\'s fallback without a flow: user and password instead of the form\'s fields', async () => {
+    // the parameter set of Capture.performTraditionalSignIn when the app has no sign-in form
+    const android = (user: string, password: string) => post('/oauth/auth_native_traditional', shared({
+      user, password, form: 'signInForm', response_type: 'token', redirect_uri: REDIRECT, refresh_secret: 'a1b2c3d4'.repeat(5), flow: 'standard',
+    }));
+    expect((await android('login@example.com', 'correct horse')).body).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: 'login@example.com' } });
+    expect((await android('login@example.com', 'wrong horse')).body).toMatchObject({ code: 210, invalid_fields: { signInForm: expect.any(Array) } });
+    // the form's own fields win when both are sent; a half-sent form is still 100
+    expect((await signIn('login@example.com', 'correct horse', { user: 'someone@example.com', password: 'x' })).body.stat).toBe('ok');
+    expect((await post('/oauth/auth_native_traditional', shared({ user: 'login@example.com', password: 'correct horse', currentPassword: 'correct horse' }))).body)
+      .toMatchObject({ code: 100, argument_name: 'signInEmailAddress' });
+  });
+
   it('answers an unknown email and a wrong password with byte-identical bodies (210)', async () => {
     const unknown = await signIn('nobody@example.com', 'correct horse');
     const wrong = await signIn('login@example.com', 'wrong horse');

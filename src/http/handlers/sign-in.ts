@@ -5,7 +5,7 @@ import { accountSubject, guardPasswordGuesses } from '../password-guesses';
 import { uniqueKey } from '../../db/repositories/entities';
 import { signedIn } from '../capture-user';
 import { parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
-import { invalidToken, linkIdentity, mergeRequest } from '../social-request';
+import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from '../social-request';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
@@ -24,12 +24,15 @@ function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName:
 export const signInTraditional: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
   const form = requestForm(ctx, request, 'signInForm', ENDPOINT);
-  requireFields(ctx, form);
   const passwordField = form.fields.find((f) => f.field.type === 'password');
   const identifierField = form.fields.find((f) => f.field.type !== 'password');
   if (!passwordField || !identifierField) throw errors.misconfigured(`form ${form.name} needs an identifier field and a password field`);
-  const identifier = (ctx.params.values[identifierField.name] ?? '').trim();
-  const password = ctx.params.values[passwordField.name] ?? '';
+  // the Android SDK's fallback when the app has no flow: `user` and `password` instead of the form's fields
+  const p = ctx.params;
+  const fallback = p.get('user') !== undefined && p.get('password') !== undefined && form.fields.every((f) => p.get(f.name) === undefined);
+  if (!fallback) requireFields(ctx, form);
+  const identifier = (fallback ? p.values.user : p.values[identifierField.name] ?? '').trim();
+  const password = (fallback ? p.values.password : p.values[passwordField.name]) ?? '';
   const mergeToken = ctx.params.get('merge_token');
 
   const { db, passwords } = ctx.services;
@@ -48,7 +51,10 @@ export const signInTraditional: Handler = async (ctx) => {
   const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
   if (merge) {
     // the identity of the failed social sign-in joins this account, and the token is spent, together
-    await db.statements((tx) => linkIdentity(ctx, record, mergeToken!, merge.profile, tx, invalidToken('merge_token')));
+    await ctx.services.outbox.commit(async (tx) => ({
+      result: undefined,
+      jobs: [await changeIdentities(ctx, record, tx, () => linkIdentity(ctx, record, mergeToken!, merge.profile, tx, invalidToken('merge_token')))],
+    }));
   }
   return signedIn(ctx, request, record, { passwordHash });
 };
