@@ -105,7 +105,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   const versions = createRecordVersions({ db, outbox });
   const services: Services = {
     db, clients, outbox, versions, clock, logger,
-    tokens: createTokenService({ db, clock, outbox, versions }),
+    tokens: createTokenService({ db, clock, outbox, versions, box }),
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix }),

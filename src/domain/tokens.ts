@@ -3,7 +3,8 @@ import type { Application } from '../db/repositories/applications';
 import type { CredentialKind, StoredCredential } from '../db/repositories/credentials';
 import { ApiError, errors } from '../errors';
 import type { Client, Clock } from './clients';
-import { randomToken, sha256Hex } from './secrets';
+import { randomToken, safeEqual, sha256Hex, type SecretBox } from './secrets';
+import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from '../auth/signature';
 import type { RecordVersions } from './versions';
 import type { Outbox } from '../queue/outbox';
 
@@ -11,7 +12,7 @@ import type { Outbox } from '../queue/outbox';
 export const ACCESS_TOKEN_SECONDS = 3600;
 /** An authorization code lives this long unless the caller asks otherwise (getAuthorizationCode's `lifetime`). */
 export const AUTHORIZATION_CODE_SECONDS = 30;
-const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token' | 'social_token' | 'social_state'>, number> = {
+const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token' | 'social_token' | 'social_state' | 'refresh_secret'>, number> = {
   authorization_code: AUTHORIZATION_CODE_SECONDS,
   creation_token: 3600,
   verification_code: 604_800,
@@ -25,6 +26,12 @@ const MAX_SECONDS: Record<'authorization_code' | 'creation_token' | 'verificatio
 };
 
 export type LimitedKind = keyof typeof MAX_SECONDS;
+
+/**
+ * The value whose hash keys the refresh-secret session of an access token (every credential hash
+ * is unique, so it cannot be the token's own hash).
+ */
+export const refreshSessionKey = (accessToken: string) => `refresh_secret\n${accessToken}`;
 
 /** A setting holding a positive whole number of seconds, or `fallback` when it holds none. */
 export function wholeSeconds(setting: string | undefined, fallback: number): number {
@@ -96,8 +103,8 @@ export interface TokenPair {
  * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
  * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
  */
-export function createTokenService(deps: { db: Database; clock: Clock; outbox: Outbox; versions: RecordVersions }) {
-  const { db, clock, outbox, versions } = deps;
+export function createTokenService(deps: { db: Database; clock: Clock; outbox: Outbox; versions: RecordVersions; box: SecretBox }) {
+  const { db, clock, outbox, versions, box } = deps;
   const now = () => clock.now();
 
   /**
@@ -125,6 +132,10 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
 
   /** Stores one credential and returns its value. */
   const issue = async (i: Issue, tx?: AnyTx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
+
+  /** An access token for a refreshed session: no proof of a fresh sign-in. */
+  const refreshedAccessToken = (app: Application, client: Client, entityId: number): Issue =>
+    ({ kind: 'access_token', app, entityId, client, forClientId: null, seconds: ACCESS_TOKEN_SECONDS });
 
   /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
   const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null, extra: Proof | null = null): Issue =>
@@ -154,6 +165,18 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     return pair;
   }
 
+  /** What the sealed refresh secret of the session with row hash `hash` is bound to. */
+  const secretBinding = (hash: string) => `refresh_secret:${hash}`;
+
+  /**
+   * The session row of a mobile SDK's refresh secret for `accessToken` (issued with it): found by
+   * the token's hash, in its family, living as long as a refresh token.
+   */
+  const refreshSecretIssue = (app: Application, client: Client, entityId: number, family: string, accessToken: string, secret: string): Issue => ({
+    kind: 'refresh_secret', app, entityId, client, family, seconds: refreshSeconds(app),
+    extra: { secret: box.seal(secret, secretBinding(sha256Hex(refreshSessionKey(accessToken)))) },
+  });
+
   /** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
   const revokeFamily = (app: Application, family: string) =>
     db.statements((tx) => db.credentials.revokeFamily(app.id, family, now(), tx), { readCommitted: true });
@@ -165,6 +188,52 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     issue,
     issueAll,
     accessToken,
+    refreshSecretIssue,
+
+    /**
+     * /oauth/refresh_access_token: a new access token for the session `accessToken` identifies
+     * (expired or not), when `signature` is base64(HMAC-SHA1(refresh secret, "refresh_access_token\n"
+     * + date + "\n" + accessToken + "\n")) and `date` is within the Signature scheme's skew. The
+     * session moves to the new token (single use, as a refresh token); a spent session presented
+     * again has leaked, and its whole family is revoked.
+     */
+    async refreshWithSecret(app: Application, client: Client, accessToken: string, date: string, signature: string): Promise<{ access_token: string; expires_in: number }> {
+      const ended = () => new ApiError('invalidAccessToken', 'the session of this access token is unknown, has ended or was already refreshed; sign in again');
+      const when = parseSignatureDate(date);
+      if (!when || Math.abs(now().getTime() - when.getTime()) > MAX_CLOCK_SKEW_MS) {
+        throw errors.invalidArgument('date', `must be the current UTC time as YYYY-MM-DD HH:MM:SS, within ${MAX_CLOCK_SKEW_MS / 60_000} minutes of the server clock`);
+      }
+      const hash = sha256Hex(refreshSessionKey(accessToken));
+      const session = await db.credentials.find(app.id, 'refresh_secret', hash);
+      if (!session || owner(session) !== client.id || session.entityId === null) throw ended();
+      let secret: string;
+      try {
+        secret = box.open(String(session.extra?.secret), secretBinding(hash));
+      } catch {
+        throw ended();
+      }
+      if (!safeEqual(sign(secret, `refresh_access_token\n${date}\n${accessToken}\n`), signature)) {
+        throw errors.invalidArgument('signature', 'does not sign this access token and date with the refresh secret sent at sign-in');
+      }
+      const next = randomToken(20);
+      const family = session.family ?? randomToken(16);
+      const moved = await db.statements(async (tx) => {
+        if (!(await db.credentials.spend(app.id, 'refresh_secret', hash, now(), tx))) return false;
+        // the token it replaces ends with it, if it had not expired yet
+        await db.credentials.spend(app.id, 'access_token', sha256Hex(accessToken), now(), tx);
+        await issueAll([
+          { issue: { ...refreshedAccessToken(app, client, session.entityId!), family }, value: next },
+          { issue: refreshSecretIssue(app, client, session.entityId!, family, next, secret), value: refreshSessionKey(next) },
+        ], tx);
+        return true;
+      });
+      if (!moved) {
+        const spent = await db.credentials.find(app.id, 'refresh_secret', hash);
+        if (spent?.usedAt && spent.family) await revokeFamily(app, spent.family);
+        throw ended();
+      }
+      return { access_token: next, expires_in: ACCESS_TOKEN_SECONDS };
+    },
 
     /** A standalone access token for one record (getAccessToken). */
     issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: AnyTx): Promise<string> {

@@ -3,7 +3,7 @@ import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { randomToken } from '../domain/secrets';
-import { AUTHORIZATION_CODE_SECONDS, type Issue } from '../domain/tokens';
+import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../domain/tokens';
 import { ApiError, errors } from '../errors';
 import type { RequestContext } from './context';
 import { parseRedirectUri } from './handlers/access';
@@ -102,23 +102,41 @@ export async function loginTokens(
   also: { issue: Issue; value: string }[] = [],
 ): Promise<Record<string, string>> {
   const { tokens, clock } = ctx.services;
-  const names: string[] = [];
-  const list: { issue: Issue; value?: string }[] = [];
+  /** What the answer calls each credential's value; unnamed ones are stored, not answered. */
+  const list: { name?: string; issue: Issue; value?: string }[] = [];
   // the password was typed just now: these tokens may set a new one for a few minutes
   const proof = { authenticated_at: clock.now().toISOString() };
   if (request.responseType !== 'code') {
-    names.push('access_token');
-    list.push({ issue: tokens.accessToken(ctx.app, request.client, entityId, null, proof) });
+    const access = tokens.accessToken(ctx.app, request.client, entityId, null, proof);
+    const value = randomToken(20);
+    list.push({ name: 'access_token', issue: access, value });
+    // the mobile SDKs' refresh secret: /oauth/refresh_access_token renews this token with it
+    const secret = refreshSecret(ctx);
+    if (secret !== undefined) {
+      list.push({ issue: tokens.refreshSecretIssue(ctx.app, request.client, entityId, access.family!, value, secret), value: refreshSessionKey(value) });
+    }
   }
   if (request.responseType !== 'token') {
-    names.push('authorization_code');
-    list.push({ issue: {
+    list.push({ name: 'authorization_code', issue: {
       kind: 'authorization_code', app: ctx.app, entityId, client: request.client, redirectUri: request.redirectUri!,
       family: randomToken(16), seconds: AUTHORIZATION_CODE_SECONDS, extra: proof,
     } });
   }
   const values = await tokens.issueAll([...list, ...also], tx);
-  return Object.fromEntries(names.map((name, n) => [name, values[n]]));
+  return Object.fromEntries(list.flatMap((c, n) => (c.name ? [[c.name, values[n]]] : [])));
+}
+
+/**
+ * The `refresh_secret` a mobile SDK sends with sign-in and registration calls (random, made on
+ * the device: 40 characters from the SDKs), checked.
+ */
+function refreshSecret(ctx: RequestContext): string | undefined {
+  const secret = ctx.params.get('refresh_secret');
+  if (secret === undefined) return undefined;
+  if (secret.length < 16 || secret.length > 256 || /[^\x21-\x7e]/.test(secret)) {
+    throw errors.invalidArgument('refresh_secret', 'must be 16 to 256 printable ASCII characters without spaces (the mobile SDKs send 40 random characters)');
+  }
+  return secret;
 }
 
 /** Takes one registration attempt from the client address's budget (every attempt counts, before the unique rules can tell whether an address is registered). */

@@ -6,6 +6,7 @@ import * as clients from './handlers/admin-clients';
 import * as entity from './handlers/entity';
 import * as entityApi from './handlers/entity-api';
 import { forgotPassword, verifyEmail } from './handlers/email-requests';
+import { refreshAccessToken } from './handlers/refresh-access-token';
 import { registerTraditional } from './handlers/register';
 import { signInTraditional } from './handlers/sign-in';
 import * as social from './handlers/social';
@@ -72,6 +73,8 @@ export const ROUTES: readonly Route[] = [
   login('/oauth/register_native_traditional', registerTraditional),
   login('/oauth/auth_native_traditional', signInTraditional),
   login('/oauth/update_profile_native', updateProfile),
+  // the mobile SDKs renew their access token with the refresh secret they sent at sign-in
+  login('/oauth/refresh_access_token', refreshAccessToken),
   // SPEC 4.3, 4.5, 4.8, 4.9: social login, with a token from the social login application
   login('/oauth/auth_native', social.authNative),
   login('/oauth/register_native', social.registerNative),

@@ -6,7 +6,12 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
   /** A social login token (40 characters) and the profile behind it. */
   | 'social_token'
   /** A social sign-in between the redirect to the provider and its callback (`state`). */
-  | 'social_state';
+  | 'social_state'
+  /**
+   * A mobile SDK's refresh secret (sealed) for the session of one access token, found by that
+   * token's hash: /oauth/refresh_access_token replaces the token while the session lives.
+   */
+  | 'refresh_secret';
 
 /** A code or token as stored: only the SHA-256 of its value, never the value. */
 export interface StoredCredential {

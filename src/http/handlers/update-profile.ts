@@ -67,7 +67,7 @@ export const updateProfile: Handler = async (ctx) => {
       if (!locked) throw errors.invalidAccessToken();
       const changed = await db.entities.update(locked, { ...change, passwordHash }, now, tx);
       if (passwordHash) {
-        await db.credentials.revokeForEntity(ctx.app.id, record.id, ['refresh_token', 'access_token'], token.family, now, tx);
+        await db.credentials.revokeForEntity(ctx.app.id, record.id, ['refresh_token', 'access_token', 'refresh_secret'], token.family, now, tx);
       }
       return { result: undefined, jobs: [(await versions.written(changed, tx)).job] };
     });
