@@ -169,8 +169,8 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   const secretBinding = (hash: string) => `refresh_secret:${hash}`;
 
   /**
-   * The session row of a mobile SDK's refresh secret for `accessToken` (issued with it): found by
-   * the token's hash, in its family, living as long as a refresh token.
+   * The session row of a mobile SDK's refresh secret for `accessToken` (issued with it): keyed by
+   * the hash of refreshSessionKey(token), in the token's family, living as long as a refresh token.
    */
   const refreshSecretIssue = (app: Application, client: Client, entityId: number, family: string, accessToken: string, secret: string): Issue => ({
     kind: 'refresh_secret', app, entityId, client, family, seconds: refreshSeconds(app),
