@@ -10,6 +10,7 @@ import { createApplicationResolver } from './http/resolve-application';
 import { type Route, ROUTES } from './http/routes';
 import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
 import { socialRoutes } from './web/social';
+import { flowDocumentRoutes } from './web/flow-documents';
 
 export interface AppOptions {
   services: Services;
@@ -141,6 +142,8 @@ export function buildApp(options: AppOptions): express.Express {
 
   // the built-in social login application's browser pages and auth_info (not API routes)
   app.use(socialRoutes(services, resolveApp));
+  // the mobile SDKs' flow documents
+  app.use(flowDocumentRoutes(services));
 
   options.extend?.(app);
 

@@ -31,6 +31,11 @@ export function createFlowQueries({ Flow }: Models) {
         }
       }
     },
+    /** The newest version of a flow (what `HEAD` names in a flow document's address). */
+    async latestVersion(applicationId: number, name: string): Promise<number | undefined> {
+      const latest = (await Flow.max('version', { where: { application_id: applicationId, name } })) as number | null;
+      return latest ?? undefined;
+    },
     async find(applicationId: number, name: string, version: number): Promise<StoredFlow | undefined> {
       const row = await Flow.findOne({ where: { application_id: applicationId, name, version }, raw: true });
       return row ? { name: row.name, version: row.version, checksum: row.checksum, definition: JSON.parse(row.definition) } : undefined;
