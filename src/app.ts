@@ -11,6 +11,7 @@ import { type Route, ROUTES } from './http/routes';
 import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
 import { socialRoutes } from './web/social';
 import { flowDocumentRoutes } from './web/flow-documents';
+import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 
 export interface AppOptions {
   services: Services;
@@ -151,6 +152,7 @@ export function buildApp(options: AppOptions): express.Express {
   const defaultBody = urlencoded(options.bodyLimit ?? '64kb');
 
   for (const route of options.routes ?? ROUTES) {
+    if (crossOrigin(route)) app.options(route.path, preflight(services, resolveApp, route));
     app.all(route.path, (req, res, next) => {
       (res.locals as Locals).errorStyle = route.errors;
       if (!route.methods.includes(req.method as 'GET' | 'POST')) {
@@ -167,6 +169,10 @@ export function buildApp(options: AppOptions): express.Express {
       try {
         const params = Params.from(route.params === 'body' ? [req.body ?? {}] : [req.query as Record<string, unknown>, req.body ?? {}], route.size?.param);
         const application = await resolveApp(req.headers.host);
+        const origin = crossOrigin(route) ? req.headers.origin : undefined;
+        // readable by the page also when the call fails, once its client is known to allow it
+        const exposed = origin !== undefined && params.get('client_id') !== undefined
+          && await exposeIfAllowed(services, application, res, origin, params.get('client_id'), undefined);
         const principal = await authenticate(
           { authorization: req.headers.authorization, date: req.headers.date, path: req.path, params },
           application,
@@ -178,6 +184,9 @@ export function buildApp(options: AppOptions): express.Express {
           },
           { clients: services.clients, credentials: services.db.credentials, clock: services.clock, replays: services.replays },
         );
+        if (origin !== undefined && !exposed && principal.kind === 'entity') {
+          await exposeIfAllowed(services, application, res, origin, undefined, principal.token.clientId);
+        }
         const ctx: RequestContext = {
           requestId: (res.locals as Locals).requestId, app: application, params, principal, services, clientAddress: req.ip ?? 'unknown',
         };

@@ -77,6 +77,8 @@ export function flowDocumentRoutes(services: Services): express.Router {
       const etag = `"${sha256Hex(`${DOCUMENT_FORMAT}:${app.id}:${flowName}:${version}:${locale}`).slice(0, 32)}"`;
       res.setHeader('ETag', etag);
       res.setHeader('Cache-Control', head ? 'public, max-age=60' : 'public, max-age=31536000, immutable');
+      // a public document: any page may read it (no credentials are involved)
+      res.setHeader('Access-Control-Allow-Origin', '*');
       if (req.headers['if-none-match'] === etag) return void res.status(304).end();
       res.json(widgetDocument(flow, (key) => services.flows.text(flow, key)));
     } catch (e) {
