@@ -33,7 +33,12 @@ export interface AppOptions {
 interface Locals {
   requestId: string;
   errorStyle: ErrorStyle;
+  /** What the request log line says about the outcome (never a secret, token, code or query string). */
+  outcome: { route?: string; app?: string; clientId?: string; errorCode?: number; error?: string; subError?: string };
 }
+
+/** A client id as logged: only something shaped like one (a parameter may hold anything). */
+const loggableClientId = (value: string | undefined) => (value !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(value) ? value : undefined);
 
 /** body-parser's failure types → what the client is told, with the HTTP status they keep. */
 const BODY_ERRORS: Record<string, [number, string]> = {
@@ -53,6 +58,9 @@ function hasBody(req: Request): boolean {
 function render(res: Response, err: ApiError): void {
   const locals = res.locals as Locals;
   if (res.headersSent) return;
+  locals.outcome.errorCode = err.definition.code;
+  locals.outcome.error = err.definition.error;
+  locals.outcome.subError = err.definition.subError;
   for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   res.status(httpStatusFor(err, locals.errorStyle)).json({
     stat: 'error',
@@ -97,17 +105,21 @@ export function buildApp(options: AppOptions): express.Express {
     // randomUUID draws from a cached entropy pool: far cheaper per request than randomBytes
     locals.requestId = randomUUID().replace(/-/g, '').slice(0, 16);
     locals.errorStyle = 'capture';
+    locals.outcome = {};
     res.setHeader('X-Request-Id', locals.requestId);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     const started = process.hrtime.bigint();
     // the path only: query strings carry secrets and tokens, which are never logged
-    res.on('finish', () =>
+    res.on('finish', () => {
+      const { route, app: appName, clientId, errorCode, error, subError } = locals.outcome;
       logger.info({
-        request_id: locals.requestId, method: req.method, path: req.path, status: res.statusCode,
+        request_id: locals.requestId, method: req.method, path: req.path, route, status: res.statusCode,
         ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
-      }, 'request'));
+        app: appName, client_id: clientId, error_code: errorCode, error, sub_error: subError,
+      }, 'request');
+    });
     next();
   });
   // gzip only for clients that ask for it: the wrapper costs every response otherwise
@@ -155,6 +167,7 @@ export function buildApp(options: AppOptions): express.Express {
     if (crossOrigin(route)) app.options(route.path, preflight(services, resolveApp, route));
     app.all(route.path, (req, res, next) => {
       (res.locals as Locals).errorStyle = route.errors;
+      (res.locals as Locals).outcome.route = route.path;
       if (!route.methods.includes(req.method as 'GET' | 'POST')) {
         res.setHeader('Allow', route.methods.join(', '));
         return next(errors.methodNotAllowed(req.method, route.path, route.methods));
@@ -169,6 +182,9 @@ export function buildApp(options: AppOptions): express.Express {
       try {
         const params = Params.from(route.params === 'body' ? [req.body ?? {}] : [req.query as Record<string, unknown>, req.body ?? {}], route.size?.param);
         const application = await resolveApp(req.headers.host);
+        const outcome = (res.locals as Locals).outcome;
+        outcome.app = application.name;
+        outcome.clientId = loggableClientId(params.get('client_id'));
         const origin = crossOrigin(route) ? req.headers.origin : undefined;
         // readable by the page also when the call fails, once its client is known to allow it
         const exposed = origin !== undefined && params.get('client_id') !== undefined
@@ -184,6 +200,7 @@ export function buildApp(options: AppOptions): express.Express {
           },
           { clients: services.clients, credentials: services.db.credentials, clock: services.clock, replays: services.replays },
         );
+        if (principal.kind === 'client') outcome.clientId = principal.client.clientId;
         if (origin !== undefined && !exposed && principal.kind === 'entity') {
           await exposeIfAllowed(services, application, res, origin, undefined, principal.token.clientId);
         }

@@ -32,6 +32,8 @@ export interface Config {
   publicBaseUrl: string;
   varDir: string;
   logLevel: string;
+  /** `json` (one object per line, the default) or `pretty` (for a developer's terminal). */
+  logFormat: 'json' | 'pretty';
   /** Failed logins allowed per account and per client address, per window. */
   loginLimits: { account: { max: number; windowSeconds: number }; address: { max: number; windowSeconds: number } };
   /** Emails sent per recipient address and per client address, per window (forgot password, verification). */
@@ -115,6 +117,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   ARGON2_QUEUE_MAX: yup.string().test('q', 'ARGON2_QUEUE_MAX must be a whole number from 1 to 100000 (default: 64 per ARGON2_CONCURRENCY thread)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100_000)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   VERSIONS_RETENTION_DAYS: yup.string().test('days', 'VERSIONS_RETENTION_DAYS must be a whole number of days from 1 to 36500 (unset: snapshots are kept forever)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 36_500)),
+  LOG_FORMAT: yup.string().oneOf(['json', 'pretty'], 'LOG_FORMAT must be json (the default) or pretty'),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
 };
 
@@ -163,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const secret = value('SECRET_KEY');
   const defaultApp = value('DEFAULT_APP') ?? 'local';
   const logLevel = value('LOG_LEVEL') ?? 'info';
+  const logFormat = value('LOG_FORMAT') === 'pretty' ? 'pretty' as const : 'json' as const;
+  const retentionDays = value('VERSIONS_RETENTION_DAYS');
   const host = value('HOST') ?? '127.0.0.1';
   const limit = (raw: string) => {
     const [max, windowSeconds] = raw.split('/').map(Number);
@@ -214,7 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     smtpUrl,
     mailTransport,
     outboxRelayAfterSeconds,
-    versionsRetentionDays: value('VERSIONS_RETENTION_DAYS') === undefined ? null : Number(value('VERSIONS_RETENTION_DAYS')),
+    versionsRetentionDays: retentionDays === undefined ? null : Number(retentionDays),
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
     http: { headersTimeoutMs, requestTimeoutMs },
@@ -232,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     publicBaseUrl,
     varDir,
     logLevel,
+    logFormat,
     embedded: usesSqlite && !redisUrl,
   };
 }

@@ -32,7 +32,12 @@ export function safeError(value: unknown): unknown {
  * Structured JSON logs. Secrets never reach a log line: handlers log paths, not query strings,
  * database errors lose their text (safeError), and these keys are censored wherever they appear.
  */
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+export function createLogger(level: string, destination?: pino.DestinationStream, format: 'json' | 'pretty' = 'json'): Logger {
+  // pretty: coloured lines for a developer's terminal (pino-pretty in a worker thread); the same
+  // serializers and redaction apply before the line is formatted
+  const target = format === 'pretty' && destination === undefined
+    ? pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } })
+    : destination;
   return pino(
     {
       level,
@@ -48,6 +53,6 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         censor: '[redacted]',
       },
     },
-    destination,
+    target,
   );
 }

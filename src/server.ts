@@ -47,7 +47,7 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   if (!config.redisUrl && !config.mailTransport) {
     // without Redis this process sends the emails itself
     process.stderr.write(`gatehouse: ${NO_MAIL_TRANSPORT}\n`);

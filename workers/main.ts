@@ -20,7 +20,7 @@ export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.logLevel).child({ process: 'worker' });
+  const logger = createLogger(config.logLevel, undefined, config.logFormat).child({ process: 'worker' });
   if (!config.redisUrl) {
     logger.fatal('the worker process needs REDIS_URL; without it the api runs jobs in its own process');
     process.exit(78);

@@ -106,6 +106,17 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
     }
   });
 
+  it('LOG_FORMAT=pretty prints readable lines instead of JSON', async () => {
+    const port = await freePort();
+    const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port), LOG_FORMAT: 'pretty' } });
+    try {
+      await server.waitFor(/INFO.*gatehouse api listening/);
+      expect(server.output()).not.toMatch(/^\{"level"/m);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   it('refuses bad configuration with one clear line per bad value', () => {
     const r = cli(['migrate'], { cwd: dir, env: { PORT: 'eighty', SECRET_KEY: 'short', REDIS_URL: 'localhost:6379' } });
     expect(r.status).toBe(78);

@@ -257,6 +257,22 @@ describe('the database unreachable', () => {
 });
 
 describe('logs', () => {
+  it('each request line says its route, application, client and outcome, and nothing secret', async () => {
+    logLines.length = 0;
+    await post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'nobody-logged@example.com', currentPassword: 'hunter2-secret' }));
+    const ownerId = t.local.clients.owner.client_id;
+    await request(t.app).get('/clients/list?client_secret=leak-me').set('Authorization', basic(ownerId, t.local.clients.owner.client_secret));
+    const lines = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+    expect(lines[0]).toMatchObject({
+      route: '/oauth/auth_native_traditional', path: '/oauth/auth_native_traditional', status: 200, app: 'local', client_id: loginId,
+      error_code: 210, error: 'invalid_credentials', ms: expect.any(Number),
+    });
+    expect(lines[1]).toMatchObject({ route: '/clients/list', app: 'local', client_id: ownerId, status: 200 });
+    expect(lines[1].error_code).toBeUndefined();
+    const text = logLines.join('');
+    expect(text).not.toMatch(/hunter2|leak-me|nobody-logged/);
+  });
+
   it('never carry an emailed code or link', async () => {
     await register('logged@example.com');
     await post('/oauth/forgot_password_native', shared({ redirect_uri: 'http://localhost:3000/reset-password', signInEmailAddress: 'logged@example.com' }));

@@ -41,14 +41,16 @@ describe('configuration', () => {
   });
 
   it('reports one line per bad value, naming the variable and what it got', () => {
-    const lines = problems({ PORT: '70000', DEFAULT_APP: 'Bad_App', PUBLIC_BASE_URL: 'login.example.com', DATABASE_URL: 'postgres://x/y', LOG_LEVEL: 'loud' });
-    expect(lines).toHaveLength(5);
+    const lines = problems({ PORT: '70000', DEFAULT_APP: 'Bad_App', PUBLIC_BASE_URL: 'login.example.com', DATABASE_URL: 'postgres://x/y', LOG_LEVEL: 'loud', LOG_FORMAT: 'xml', VERSIONS_RETENTION_DAYS: '0' });
+    expect(lines).toHaveLength(7);
     expect(lines).toEqual(expect.arrayContaining([
       expect.stringMatching(/^PORT must be a whole number between 1 and 65535 \(got "70000"\)$/),
       expect.stringMatching(/^DEFAULT_APP must be a DNS label/),
       expect.stringMatching(/^PUBLIC_BASE_URL must/),
       expect.stringMatching(/^DATABASE_URL must look like mysql:/),
       expect.stringMatching(/^LOG_LEVEL must be one of/),
+      expect.stringMatching(/^LOG_FORMAT must be json/),
+      expect.stringMatching(/^VERSIONS_RETENTION_DAYS must be a whole number of days/),
     ]));
   });
 
