@@ -12,9 +12,12 @@ import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
 import { socialRoutes } from './web/social';
 import { flowDocumentRoutes } from './web/flow-documents';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
+import type { Metrics } from './metrics';
 
 export interface AppOptions {
   services: Services;
+  /** Requests counted and timed by route (see metrics.ts). */
+  metrics?: Metrics;
   defaultApp: string;
   /** Largest accepted request body. */
   bodyLimit?: string;
@@ -114,11 +117,14 @@ export function buildApp(options: AppOptions): express.Express {
     // the path only: query strings carry secrets and tokens, which are never logged
     res.on('finish', () => {
       const { route, app: appName, clientId, errorCode, error, subError } = locals.outcome;
+      const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       logger.info({
-        request_id: locals.requestId, method: req.method, path: req.path, route, status: res.statusCode,
-        ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+        request_id: locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms,
         app: appName, client_id: clientId, error_code: errorCode, error, sub_error: subError,
       }, 'request');
+      // labelled by route template (the pages' and documents' own patterns), never by raw path
+      const template = route ?? (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      options.metrics?.request(template, req.method, res.statusCode, errorCode, ms / 1000);
     });
     next();
   });

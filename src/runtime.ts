@@ -23,6 +23,7 @@ import { createOutbox } from './queue/outbox';
 import type { JobQueue, Processors } from './queue/port';
 import { createProcessors } from '../workers/processors';
 import { MAINTENANCE_SCHEDULE } from '../workers/processors/maintenance';
+import { createMetrics, type Metrics } from './metrics';
 
 export { projectRoot } from './paths';
 
@@ -68,6 +69,8 @@ export interface Runtime {
   readiness(): Promise<Record<string, true | string>>;
   /** Starts the recurring maintenance jobs (in-process runner or BullMQ job schedulers). */
   scheduleMaintenance(): Promise<void>;
+  /** This process's Prometheus metrics (served on METRICS_PORT by server.ts). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -78,6 +81,8 @@ export interface Runtime {
  */
 export function createRuntime(config: Config, logger: Logger, clock: Clock = systemClock): Runtime {
   const core = createCore(config, logger, clock);
+  const metrics = createMetrics('api');
+  metrics.watchOutbox(core.db, () => clock.now());
   const { db, box, clients, applications, providers } = core;
 
   let closeProcessors = () => {};
@@ -95,12 +100,13 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     const processors = {} as Processors;
     queue = createInProcessQueue({ processors, logger });
     outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
-    const made = createProcessors({ config, db, outbox, logger });
+    const made = createProcessors({ config, db, outbox, logger, metrics });
     Object.assign(processors, made.processors);
     closeProcessors = made.close;
   }
 
-  const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax);
+  const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax, { waited: metrics.argon2Waited });
+  metrics.watchArgon2Queue(passwords.waiting);
   passwords.warmUp();
   const versions = createRecordVersions({ db, outbox });
   const services: Services = {
@@ -108,7 +114,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     tokens: createTokenService({ db, clock, outbox, versions, box }),
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
-    rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix }),
+    rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix, refused: metrics.refused }),
     socialTokens: createSocialTokens({ db, clock }),
     providers,
     relyingParty: createRelyingParty(),
@@ -125,6 +131,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     db,
     queue,
     services,
+    metrics,
     applications,
     async readiness() {
       const checks: Record<string, true | string> = {

@@ -4,6 +4,7 @@ import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError, type CreatedApplication } from './domain/applications';
 import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
+import { serveMetrics } from './metrics';
 import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
 import path from 'node:path';
 
@@ -67,8 +68,15 @@ async function main(): Promise<void> {
   }
 
   const app = buildApp({
-    services: runtime.services, defaultApp: config.defaultApp, trustProxy: config.trustProxy, readiness: () => runtime.readiness(),
+    services: runtime.services, defaultApp: config.defaultApp, trustProxy: config.trustProxy, readiness: () => runtime.readiness(), metrics: runtime.metrics,
   });
+  // Prometheus metrics on a port of their own: API clients never reach them
+  const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(runtime.metrics, config.metricsPort, config.host, logger)
+    .then((s) => (logger.info({ port: config.metricsPort }, 'metrics listening'), s))
+    .catch((err: Error) => {
+      logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
+      process.exit(1);
+    });
   const server: Server = createHttpServer(app, config.http, logger);
   server.listen(config.port, config.host, () =>
     logger.info({ host: config.host, port: config.port, database: config.database.dialect, queue: config.redisUrl ? 'bullmq' : 'in-process' }, 'gatehouse api listening'));
@@ -84,6 +92,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down: finishing requests in flight');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
+    metricsServer?.close();
     server.close(async () => {
       // clients that hung up leave their requests running: let them finish before the database closes
       await drained(app);

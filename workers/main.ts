@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from '../src/config';
 import { openDatabase } from '../src/db';
 import { createLogger } from '../src/logger';
+import { createMetrics, serveMetrics } from '../src/metrics';
 import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
 import { createOutbox } from '../src/queue/outbox';
 import { prepareSchema } from '../src/runtime';
@@ -39,7 +40,9 @@ async function main(): Promise<void> {
   }
   const queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
   const outbox = createOutbox({ db, queue, logger });
-  const { processors, templates, close: closeProcessors } = createProcessors({ config, db, outbox, logger });
+  const metrics = createMetrics('worker');
+  metrics.watchOutbox(db);
+  const { processors, templates, close: closeProcessors } = createProcessors({ config, db, outbox, logger, metrics });
   try {
     await templates; // compiled once, now: a broken template stops the worker before it takes jobs
   } catch (e) {
@@ -71,7 +74,16 @@ async function main(): Promise<void> {
       .catch((err: Error) => logger.warn({ err }, 'outbox relay failed; will try again'))
       .finally(() => (relaying = false));
   }, relayEveryMs(graceMs));
-  logger.info({ queues: workers.workers.map((w) => w.name) }, 'gatehouse worker ready');
+  // metrics, /healthz (the process answers) and /readyz (database and Redis reachable) on METRICS_PORT
+  const check = async (work: () => Promise<unknown>) => work().then(() => true as const, () => 'is unreachable');
+  const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(metrics, config.metricsPort, config.host, logger, async () => ({
+    database: await check(() => db.sequelize.query('SELECT 1')),
+    redis: await check(() => queue.connection.ping()),
+  })).catch((err: Error) => {
+    logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
+    process.exit(1);
+  });
+  logger.info({ queues: workers.workers.map((w) => w.name), ...(config.metricsPort !== undefined && { metrics_port: config.metricsPort }) }, 'gatehouse worker ready');
 
   // liveness for container health checks: the file is fresh while Redis answers
   const heartbeat = setInterval(() => {
@@ -85,6 +97,7 @@ async function main(): Promise<void> {
     stopping = true;
     clearInterval(heartbeat);
     clearInterval(relay);
+    metricsServer?.close();
     logger.info({ signal }, 'worker shutting down: finishing jobs in progress');
     const force = setTimeout(() => process.exit(1), 30_000);
     force.unref();

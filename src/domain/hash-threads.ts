@@ -31,7 +31,7 @@ export class HashThreadError extends Error {
   }
 }
 
-interface Job { op: 'hash' | 'verify'; args: string[]; resolve: (value: never) => void; reject: (err: Error) => void }
+interface Job { op: 'hash' | 'verify'; args: string[]; resolve: (value: never) => void; reject: (err: Error) => void; queued: number }
 interface Slot { worker: Worker; sent: Job[]; failed: boolean }
 
 /** Jobs a thread holds at once: the one it computes and the one it starts next. */
@@ -50,6 +50,8 @@ export class HashQueueFullError extends Error {
 export interface HashThreads {
   hash(password: string): Promise<string>;
   verify(stored: string, password: string): Promise<boolean>;
+  /** Jobs waiting for a thread now. */
+  waiting(): number;
   close(): Promise<void>;
 }
 
@@ -58,7 +60,9 @@ export interface HashThreads {
  * of growing memory and latency without end); `program` is the threads' code (PROGRAM; tests pass
  * one that fails on demand).
  */
-export function createHashThreads(count: number, options: object, maxWaiting = Infinity, program = PROGRAM): HashThreads {
+export function createHashThreads(
+  count: number, options: object, maxWaiting = Infinity, program = PROGRAM, hooks: { waited?: (seconds: number) => void } = {},
+): HashThreads {
   const binding = require.resolve('@node-rs/argon2');
   const waiting: Job[] = [];
   const slots: Slot[] = [];
@@ -66,6 +70,7 @@ export function createHashThreads(count: number, options: object, maxWaiting = I
 
   const send = (slot: Slot, job: Job) => {
     if (slot.sent.length === 0) slot.worker.ref(); // kept alive until its answers arrive, as pending I/O is
+    hooks.waited?.((performance.now() - job.queued) / 1000);
     slot.sent.push(job);
     slot.worker.postMessage({ op: job.op, args: job.args });
   };
@@ -106,7 +111,7 @@ export function createHashThreads(count: number, options: object, maxWaiting = I
 
   const run = <T>(op: Job['op'], args: string[]) => new Promise<T>((resolve, reject) => {
     if (closed) return reject(new HashThreadError('the password hasher is closed'));
-    const job: Job = { op, args, resolve: resolve as (value: never) => void, reject };
+    const job: Job = { op, args, resolve: resolve as (value: never) => void, reject, queued: performance.now() };
     // the working thread holding the fewest jobs, if one has room; otherwise the job waits its turn
     const slot = slots.filter((s) => !s.failed).sort((a, b) => a.sent.length - b.sent.length)[0];
     if (slot && slot.sent.length < HELD && waiting.length === 0) send(slot, job);
@@ -117,6 +122,7 @@ export function createHashThreads(count: number, options: object, maxWaiting = I
   return {
     hash: (password) => run<string>('hash', [password]),
     verify: (stored, password) => run<boolean>('verify', [stored, password]),
+    waiting: () => waiting.length,
     async close() {
       closed = true;
       for (const job of waiting.splice(0)) job.reject(new HashThreadError('the password hasher is closed'));

@@ -23,8 +23,11 @@ const busyWhenFull = (err: unknown): never => {
  * per core by default, since more only make the hashes evict each other from the CPU caches.
  * At most `maxWaiting` hashes wait for a thread; beyond that a request is refused at once (503).
  */
-export function createPasswordHasher(policy: PasswordPolicy = OWASP_ARGON2ID, threads = availableParallelism(), maxWaiting = threads * WAITING_PER_THREAD) {
-  const argon2 = createHashThreads(threads, { ...policy, algorithm: Algorithm.Argon2id }, maxWaiting);
+export function createPasswordHasher(
+  policy: PasswordPolicy = OWASP_ARGON2ID, threads = availableParallelism(), maxWaiting = threads * WAITING_PER_THREAD,
+  hooks: { waited?: (seconds: number) => void } = {},
+) {
+  const argon2 = createHashThreads(threads, { ...policy, algorithm: Algorithm.Argon2id }, maxWaiting, undefined, hooks);
   /** False for a wrong password and for a stored value that is not an argon2 hash; throws if the thread failed or the queue is full. */
   const verify = async (stored: string, password: string): Promise<boolean> => {
     try {
@@ -50,6 +53,8 @@ export function createPasswordHasher(policy: PasswordPolicy = OWASP_ARGON2ID, th
     },
     hash: (password: string) => argon2.hash(password).catch(busyWhenFull),
     verify,
+    /** Hashes waiting for a thread now (a metric). */
+    waiting: () => argon2.waiting(),
     /** True when the stored hash used weaker parameters than the policy (rehash on next login). */
     needsRehash(stored: string): boolean {
       const m = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(stored);

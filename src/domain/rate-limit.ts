@@ -41,7 +41,7 @@ export interface RateLimiter {
  * so no counter is ever dropped early. A Redis outage therefore weakens the limits to one pod's
  * view instead of lifting them or refusing every sign-in.
  */
-export function createRateLimiter(options: { redis?: IORedis; prefix?: string } = {}): RateLimiter {
+export function createRateLimiter(options: { redis?: IORedis; prefix?: string; refused?: (key: string) => void } = {}): RateLimiter {
   const limiters = new Map<string, RateLimiterAbstract>();
   const limiterFor = ({ max, windowSeconds }: Limit): RateLimiterAbstract => {
     const id = `${max}/${windowSeconds}`;
@@ -71,6 +71,7 @@ export function createRateLimiter(options: { redis?: IORedis; prefix?: string } 
         await giveBack(taken);
         const broken = refused.find((r) => !(r instanceof RateLimiterRes));
         if (broken) throw broken;
+        for (const [i, o] of outcomes.entries()) if (o.status === 'rejected') options.refused?.(budgets[i][0]);
         const wait = Math.max(...refused.map((r) => Math.ceil((r as RateLimiterRes).msBeforeNext / 1000)), 1);
         throw errors.apiLimit(wait);
       }

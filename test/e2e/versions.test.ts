@@ -15,6 +15,7 @@ skipUnless(onMysql && !!redisUrl, 'the versions e2e needs DATABASE_URL (MariaDB)
   let db: Database;
   let api: Started;
   let base: string;
+  let apiMetrics: string;
   let owner: string;
   const workerDir = () => fs.mkdtempSync(path.join(backend.dir, 'worker-'));
   const env = () => ({ ...backend.env, LOG_LEVEL: 'info' });
@@ -39,8 +40,10 @@ skipUnless(onMysql && !!redisUrl, 'the versions e2e needs DATABASE_URL (MariaDB)
     const local = JSON.parse(cli(['apps:create', 'local', '--json'], { cwd: backend.dir, env: env() }).stdout);
     owner = basic(local.clients.owner.client_id, local.clients.owner.client_secret);
     const port = await freePort();
+    const metricsPort = await freePort();
     base = `http://127.0.0.1:${port}`;
-    api = startNode(SERVER, { cwd: backend.dir, env: { ...env(), PORT: String(port) } });
+    apiMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
+    api = startNode(SERVER, { cwd: backend.dir, env: { ...env(), PORT: String(port), METRICS_PORT: String(metricsPort) } });
     await api.waitFor(/api listening/);
     db = openDatabase(backend.config.database);
   });
@@ -80,14 +83,25 @@ skipUnless(onMysql && !!redisUrl, 'the versions e2e needs DATABASE_URL (MariaDB)
     const whenKilled = await recorded();
     expect(whenKilled).toBeLessThan(expected); // killed mid-way
 
-    const second = startNode(WORKER, { cwd: workerDir(), env: env() });
+    const workerPort = await freePort();
+    const second = startNode(WORKER, { cwd: workerDir(), env: { ...env(), METRICS_PORT: String(workerPort) } });
     try {
+      await second.waitFor(/worker ready/);
+      // the worker's health and metrics port
+      expect(await (await fetch(`http://127.0.0.1:${workerPort}/healthz`)).json()).toEqual({ stat: 'ok' });
+      expect(await (await fetch(`http://127.0.0.1:${workerPort}/readyz`)).json()).toEqual({ stat: 'ok', checks: { database: true, redis: true } });
       await until(async () => (await pending()) === 0, 120_000);
       expect(await recorded()).toBe(expected);
       expect(await count('SELECT COUNT(*) AS n FROM (SELECT entity_id FROM entity_versions GROUP BY entity_id, version HAVING COUNT(*) > 1) d')).toBe(0);
       expect(await count('SELECT COUNT(DISTINCT entity_id) AS n FROM entity_versions')).toBe(expected - 1);
       expect(await lookup(firstAt)).toBe('first');
       expect(await lookup(new Date())).toBe('second');
+      const workerText = await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text();
+      expect(workerText).toMatch(/^gatehouse_jobs_total\{[^}]*queue="versions"[^}]*outcome="completed"[^}]*\} [1-9]/m);
+      expect(workerText).toMatch(/^gatehouse_outbox_pending\{[^}]*queue="versions"[^}]*\} 0$/m);
+      const apiText = await (await fetch(apiMetrics)).text();
+      expect(apiText).toMatch(/^gatehouse_http_requests_total\{[^}]*route="\/versions\/entity"[^}]*\} [1-9]/m);
+      expect(apiText).toMatch(/^gatehouse_http_requests_total\{[^}]*route="\/entity.bulkCreate"[^}]*\} 8$/m);
     } finally {
       expect(await second.stop()).toBe(0);
     }

@@ -2,7 +2,8 @@ import { NO_MAIL_TRANSPORT, type Config } from '../../src/config';
 import type { Database } from '../../src/db';
 import type { Logger } from '../../src/logger';
 import type { Outbox } from '../../src/queue/outbox';
-import type { Processors } from '../../src/queue/port';
+import { QUEUE_NAMES, type Processor, type Processors, type QueueName } from '../../src/queue/port';
+import type { Metrics } from '../../src/metrics';
 import { createFileTransport, createSmtpTransport, MailTransport } from '../mail-transport';
 import path from 'node:path';
 import { SecretBox } from '../../src/domain/secrets';
@@ -20,6 +21,8 @@ export function createProcessors(deps: {
   logger: Logger;
   maintenance?: Partial<MaintenanceSettings>;
   versions?: Partial<VersionsSettings>;
+  /** Jobs run and emails sent are counted here. */
+  metrics?: Metrics;
 }): { processors: Processors; templates: ReturnType<typeof loadMailTemplates>; close(): void } {
   const { config, db, outbox, logger } = deps;
   if (!config.mailTransport) throw new Error(NO_MAIL_TRANSPORT);
@@ -29,7 +32,7 @@ export function createProcessors(deps: {
   const templates = loadMailTemplates(path.join(projectRoot(), 'templates'), logger);
   templates.catch((err: Error) => logger.fatal({ err: err.message }, 'email templates do not compile'));
   const processors: Processors = {
-    mail: createMailProcessor({ db, transport, templates, box: new SecretBox(config.secretKey), from: config.mailFrom }),
+    mail: createMailProcessor({ db, transport, templates, box: new SecretBox(config.secretKey), from: config.mailFrom, sent: deps.metrics?.email }),
     maintenance: createMaintenanceProcessor({
       db, outbox, logger, settings: {
         ...DEFAULT_MAINTENANCE,
@@ -40,5 +43,21 @@ export function createProcessors(deps: {
     }),
     versions: createVersionsProcessor({ db, logger, settings: deps.versions }),
   };
-  return { processors, templates, close: () => transport.close() };
+  return { processors: deps.metrics ? counted(processors, deps.metrics) : processors, templates, close: () => transport.close() };
+}
+
+/** Every processor timed and counted by outcome. */
+function counted(processors: Processors, metrics: Metrics): Processors {
+  const wrap = (queue: QueueName, run: Processor): Processor => async (job, context) => {
+    const started = performance.now();
+    try {
+      const result = await run(job, context);
+      metrics.job(queue, job.name, 'completed', (performance.now() - started) / 1000);
+      return result;
+    } catch (err) {
+      metrics.job(queue, job.name, 'failed', (performance.now() - started) / 1000);
+      throw err;
+    }
+  };
+  return Object.fromEntries(QUEUE_NAMES.map((q) => [q, wrap(q, processors[q])])) as Processors;
 }

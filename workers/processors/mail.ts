@@ -20,6 +20,8 @@ export function createMailProcessor(deps: {
   box: SecretBox;
   from: string;
   now?: () => Date;
+  /** Counts each email handed to the transport, or refused by it. */
+  sent?: (outcome: 'sent' | 'failed') => void;
 }) {
   const { db, transport, box, from } = deps;
   const now = deps.now ?? (() => new Date());
@@ -39,7 +41,11 @@ export function createMailProcessor(deps: {
         link,
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
       });
-      const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered });
+      const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered }).catch((err: unknown) => {
+        deps.sent?.('failed');
+        throw err;
+      });
+      deps.sent?.('sent');
       await db.outbox.complete(outboxId, now(), undefined, { template: mail.template, locale: mail.locale, to: mail.to });
       return { messageId: sent.messageId };
     } catch (err) {

@@ -1,0 +1,124 @@
+import http from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Database } from './db';
+import { asDate } from './db/models';
+import type { Logger } from './logger';
+
+/**
+ * Prometheus metrics of one process (api or worker), served on a port of their own
+ * (METRICS_PORT), never on the API port: API clients cannot read them. Every label value is
+ * bounded: route templates (never raw paths), spec error codes, queue and limit names.
+ */
+export function createMetrics(processName: 'api' | 'worker') {
+  const registry = new Registry();
+  registry.setDefaultLabels({ process: processName });
+  collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' });
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: 'gatehouse_http_requests_total', help: 'HTTP requests answered, by route template, method, HTTP status and spec error code ("" when ok)',
+    labelNames: ['route', 'method', 'status', 'error_code'], registers,
+  });
+  const latency = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds', help: 'time from a request\'s arrival to its answer, by route template and method',
+    labelNames: ['route', 'method'], buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers,
+  });
+  const argon2Wait = new Histogram({
+    name: 'gatehouse_argon2_wait_seconds', help: 'time a password hash or verify waited for an argon2 thread',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
+  });
+  let argon2Queue = () => 0;
+  new Gauge({
+    name: 'gatehouse_argon2_waiting', help: 'password hashes waiting for an argon2 thread now', registers,
+    collect() { this.set(argon2Queue()); },
+  });
+  const refusals = new Counter({
+    name: 'gatehouse_rate_limit_refusals_total', help: 'requests refused by a rate limit (code 510), by limit', labelNames: ['limit'], registers,
+  });
+  const jobs = new Counter({
+    name: 'gatehouse_jobs_total', help: 'jobs run, by queue, job name and outcome (completed or failed)', labelNames: ['queue', 'job', 'outcome'], registers,
+  });
+  const jobDuration = new Histogram({
+    name: 'gatehouse_job_duration_seconds', help: 'time a job ran, by queue', labelNames: ['queue'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers,
+  });
+  const emails = new Counter({ name: 'gatehouse_emails_total', help: 'emails handed to the transport, by outcome (sent or failed)', labelNames: ['outcome'], registers });
+
+  return {
+    registry,
+    request(route: string, method: string, status: number, errorCode: number | undefined, seconds: number): void {
+      requests.inc({ route, method, status: String(status), error_code: errorCode === undefined ? '' : String(errorCode) });
+      latency.observe({ route, method }, seconds);
+    },
+    argon2Waited: (seconds: number) => argon2Wait.observe(seconds),
+    /** Reads the argon2 queue length at every scrape. */
+    watchArgon2Queue(length: () => number): void {
+      argon2Queue = length;
+    },
+    /** A refusal by the limit whose budget key is `key` (`login:account:…`): labelled by its first two parts. */
+    refused: (key: string) => refusals.inc({ limit: key.split(':').slice(0, 2).join(':') }),
+    job(queue: string, job: string, outcome: 'completed' | 'failed', seconds: number): void {
+      jobs.inc({ queue, job, outcome });
+      jobDuration.observe({ queue }, seconds);
+    },
+    email: (outcome: 'sent' | 'failed') => emails.inc({ outcome }),
+    /** The outbox backlog, read from the database at every scrape: pending rows and the age of the oldest, by queue. */
+    watchOutbox(db: Database, now: () => Date = () => new Date()): void {
+      new Gauge({
+        name: 'gatehouse_outbox_pending', help: 'outbox rows not yet done (jobs committed but not finished), by queue', labelNames: ['queue'], registers,
+        async collect() {
+          const rows = await db.sequelize.query<{ queue: string; n: number | string; oldest: Date | string | null }>(
+            "SELECT queue, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY queue", { type: 'SELECT' as never },
+          );
+          this.reset();
+          for (const q of ['mail', 'versions', 'maintenance']) this.set({ queue: q }, 0);
+          for (const r of rows) this.set({ queue: r.queue }, Number(r.n));
+          oldestAges = new Map(rows.map((r) => [r.queue, r.oldest === null ? 0 : (now().getTime() - asDate(r.oldest).getTime()) / 1000]));
+        },
+      });
+      let oldestAges = new Map<string, number>();
+      new Gauge({
+        name: 'gatehouse_outbox_oldest_pending_seconds', help: 'age of the oldest pending outbox row, by queue (0 when none)', labelNames: ['queue'], registers,
+        collect() {
+          this.reset();
+          for (const q of ['mail', 'versions', 'maintenance']) this.set({ queue: q }, oldestAges.get(q) ?? 0);
+        },
+      });
+    },
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * The metrics port: GET /metrics (Prometheus text), plus /healthz and /readyz when `readiness`
+ * is given (the worker has no other HTTP port). Listens on `host`; answers nothing else.
+ */
+export function serveMetrics(
+  metrics: Metrics, port: number, host: string, logger: Logger, readiness?: () => Promise<Record<string, true | string>>,
+): Promise<http.Server> {
+  const server = http.createServer(async (req, res) => {
+    const send = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+      res.end(body);
+    };
+    try {
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET') return send(405, 'application/json', JSON.stringify({ stat: 'error', error_description: 'use GET' }));
+      if (path === '/metrics') return send(200, metrics.registry.contentType, await metrics.registry.metrics());
+      if (readiness && path === '/healthz') return send(200, 'application/json', JSON.stringify({ stat: 'ok' }));
+      if (readiness && path === '/readyz') {
+        const checks = await readiness();
+        const ok = Object.values(checks).every((v) => v === true);
+        return send(ok ? 200 : 503, 'application/json', JSON.stringify({ stat: ok ? 'ok' : 'error', checks }));
+      }
+      send(404, 'application/json', JSON.stringify({ stat: 'error', error_description: 'this port serves /metrics' + (readiness ? ', /healthz and /readyz' : '') }));
+    } catch (err) {
+      logger.warn({ err }, 'metrics scrape failed');
+      send(500, 'application/json', JSON.stringify({ stat: 'error', error_description: 'the metrics could not be collected' }));
+    }
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

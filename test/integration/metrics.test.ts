@@ -1,0 +1,77 @@
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { buildApp } from '../../src/app';
+import { serveMetrics } from '../../src/metrics';
+import { createLogger } from '../../src/logger';
+import { startTestApp, type TestApp } from '../helpers/backend';
+import { freePort } from '../helpers/processes';
+
+let t: TestApp;
+let app: ReturnType<typeof buildApp>;
+let metricsServer: Server;
+let metricsUrl: string;
+const scrape = async () => (await fetch(`${metricsUrl}/metrics`)).text();
+/** The value of one sample line, matched by name and labels in any order. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^(\w+)\{([^}]*)\} (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const has = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => has[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { LOGIN_LIMIT_ACCOUNT: '2/60' } });
+  app = buildApp({ services: t.runtime.services, defaultApp: 'local', metrics: t.runtime.metrics });
+  const port = await freePort();
+  metricsServer = await serveMetrics(t.runtime.metrics, port, '127.0.0.1', createLogger('silent'));
+  metricsUrl = `http://127.0.0.1:${port}`;
+});
+afterAll(async () => {
+  metricsServer.close();
+  await t.close();
+});
+
+describe('Prometheus metrics (METRICS_PORT)', () => {
+  it('count requests by route template and spec error code, time them, and count limits, jobs and emails', async () => {
+    const loginId = t.local.clients.login.client_id;
+    const form = (path: string, body: Record<string, string>) => request(app).post(path).type('form').send({ client_id: loginId, locale: 'en-US', ...body });
+    await form('/oauth/register_native_traditional', {
+      emailAddress: 'metrics@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'M', lastName: 'Etrics', displayName: 'm',
+    });
+    for (let i = 0; i < 3; i++) await form('/oauth/auth_native_traditional', { signInEmailAddress: 'metrics@example.com', currentPassword: 'wrong horse' });
+    await request(app).get('/no/such/thing/42');
+    await request(app).get('/widget_data/flows/local/standard/1/en-US.json');
+    await t.runtime.queue.idle?.();
+
+    const text = await scrape();
+    const route = '/oauth/auth_native_traditional';
+    expect(sample(text, 'gatehouse_http_requests_total', { route, method: 'POST', status: '200', error_code: '210', process: 'api' })).toBe(2);
+    expect(sample(text, 'gatehouse_http_requests_total', { route, error_code: '510' })).toBe(1);
+    expect(sample(text, 'gatehouse_http_requests_total', { route: '/oauth/register_native_traditional', error_code: '' })).toBe(1);
+    expect(sample(text, 'gatehouse_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
+    expect(sample(text, 'gatehouse_http_requests_total', { route: '/widget_data/flows/:app/:flow/:version/:file', status: '200' })).toBe(1);
+    expect(text).not.toContain('/no/such/thing'); // raw paths never become labels
+    expect(sample(text, 'gatehouse_http_request_duration_seconds_count', { route, method: 'POST' })).toBe(3);
+    expect(sample(text, 'gatehouse_rate_limit_refusals_total', { limit: 'login:account' })).toBe(1);
+    expect(text).toMatch(/^gatehouse_argon2_wait_seconds_count\{process="api"\} [1-9]/m);
+    expect(text).toMatch(/^gatehouse_argon2_waiting\{process="api"\} 0$/m);
+    // the welcome email ran in this process (embedded default): the job and the email are counted
+    expect(sample(text, 'gatehouse_jobs_total', { queue: 'mail', job: 'send', outcome: 'completed' })).toBe(1);
+    expect(sample(text, 'gatehouse_emails_total', { outcome: 'sent' })).toBe(1);
+    expect(sample(text, 'gatehouse_jobs_total', { queue: 'versions', outcome: 'completed' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'gatehouse_outbox_pending', { queue: 'mail' })).toBe(0);
+    expect(sample(text, 'gatehouse_outbox_oldest_pending_seconds', { queue: 'mail' })).toBe(0);
+    expect(text).toMatch(/^gatehouse_process_cpu_user_seconds_total\{process="api"\} /m);
+    // no secret reaches a label
+    expect(text).not.toMatch(/metrics@example\.com|correct horse|wrong horse/);
+  });
+
+  it('serves /metrics only, by GET, on its own port; the API port has no /metrics', async () => {
+    expect((await fetch(`${metricsUrl}/metrics`, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(`${metricsUrl}/other`)).status).toBe(404);
+    expect((await request(app).get('/metrics')).status).toBe(404);
+  });
+});
