@@ -32,6 +32,8 @@ export interface Config {
   publicBaseUrl: string;
   varDir: string;
   logLevel: string;
+  /** The queue dashboard process (`npm run dashboard`): its port and operator credential (no password: it refuses to start). */
+  dashboard: { port: number; user: string; password?: string };
   /** Port of the Prometheus metrics (and, on workers, health) endpoints; unset: not served. */
   metricsPort?: number;
   /** `json` (one object per line, the default) or `pretty` (for a developer's terminal). */
@@ -119,6 +121,9 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   ARGON2_QUEUE_MAX: yup.string().test('q', 'ARGON2_QUEUE_MAX must be a whole number from 1 to 100000 (default: 64 per ARGON2_CONCURRENCY thread)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100_000)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   VERSIONS_RETENTION_DAYS: yup.string().test('days', 'VERSIONS_RETENTION_DAYS must be a whole number of days from 1 to 36500 (unset: snapshots are kept forever)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 36_500)),
+  DASHBOARD_PORT: yup.string().test('port', 'DASHBOARD_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
+  DASHBOARD_USER: yup.string().matches(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'DASHBOARD_USER must be 1 to 64 letters, digits or _ . @ -' }),
+  DASHBOARD_PASSWORD: yup.string().test('pw', 'DASHBOARD_PASSWORD must be at least 12 characters (openssl rand -hex 16 makes one)', (v) => v === undefined || (v.length >= 12 && v.length <= 256)),
   METRICS_PORT: yup.string().test('port', 'METRICS_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
   LOG_FORMAT: yup.string().oneOf(['json', 'pretty'], 'LOG_FORMAT must be json (the default) or pretty'),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
@@ -172,6 +177,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const logFormat = value('LOG_FORMAT') === 'pretty' ? 'pretty' as const : 'json' as const;
   const retentionDays = value('VERSIONS_RETENTION_DAYS');
   const metricsPort = value('METRICS_PORT');
+  const dashboard = {
+    port: Number(value('DASHBOARD_PORT') ?? 3100), user: value('DASHBOARD_USER') ?? 'operator',
+    ...(value('DASHBOARD_PASSWORD') !== undefined && { password: value('DASHBOARD_PASSWORD') }),
+  };
   const host = value('HOST') ?? '127.0.0.1';
   const limit = (raw: string) => {
     const [max, windowSeconds] = raw.split('/').map(Number);
@@ -242,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     varDir,
     logLevel,
     logFormat,
+    dashboard,
     ...(metricsPort !== undefined && { metricsPort: Number(metricsPort) }),
     embedded: usesSqlite && !redisUrl,
   };

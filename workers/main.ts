@@ -11,7 +11,7 @@ import { prepareSchema } from '../src/runtime';
 import { createProcessors } from './processors';
 import { MAINTENANCE_SCHEDULE, relayEveryMs } from './processors/maintenance';
 
-/** Touched every few seconds while the worker reaches Redis (docker-compose.yml's health check). */
+/** Touched every few seconds while the worker reaches Redis: a health check for deployments without METRICS_PORT (with it, use /readyz there). */
 export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
 
 /**

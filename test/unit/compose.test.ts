@@ -6,7 +6,8 @@ import { projectRoot } from '../../src/runtime';
 
 // No Docker engine runs in CI: this keeps docker-compose.yml consistent with the code instead.
 const root = projectRoot();
-const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'));
+// merge keys (<<) as Docker Compose reads them
+const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 const services = compose.services as Record<string, any>;
 
 describe('docker-compose.yml', () => {
@@ -15,15 +16,15 @@ describe('docker-compose.yml', () => {
     expect(services.redis.image).toMatch(/^redis:7/);
     expect(services.mailpit.image).toMatch(/mailpit/);
     expect(services.api.deploy.replicas).toBe(2);
-    expect(Object.keys(services)).toEqual(expect.arrayContaining(['migrate', 'api', 'worker']));
+    expect(Object.keys(services)).toEqual(expect.arrayContaining(['migrate', 'api', 'worker', 'dashboard']));
   });
 
   it('gives every long-running service a health check', () => {
-    for (const name of ['mysql', 'redis', 'mailpit', 'api', 'worker']) expect(services[name].healthcheck?.test).toBeDefined();
+    for (const name of ['mysql', 'redis', 'mailpit', 'api', 'worker', 'dashboard']) expect(services[name].healthcheck?.test).toBeDefined();
   });
 
   it('runs commands that the build produces', () => {
-    for (const name of ['migrate', 'api', 'worker']) {
+    for (const name of ['migrate', 'api', 'worker', 'dashboard']) {
       const file = services[name].command[1] as string;
       expect(fs.existsSync(path.join(root, file))).toBe(true);
     }
@@ -38,5 +39,11 @@ describe('docker-compose.yml', () => {
     expect(config).toMatchObject({ embedded: false, host: '0.0.0.0', database: { dialect: 'mysql' } });
     expect(config.redisUrl).toBe('redis://redis:6379');
     expect(config.smtpUrl).toBe('smtp://mailpit:1025');
+    expect(config.metricsPort).toBe(9464);
+    // the dashboard: the same environment plus its port and operator credential
+    const dashboard = loadConfig({ ...services.dashboard.environment, SECRET_KEY: 'ab'.repeat(32), DASHBOARD_PASSWORD: 'cd'.repeat(8) }, root);
+    expect(dashboard.dashboard).toMatchObject({ port: 3100, user: 'operator' });
+    expect(dashboard.redisUrl).toBe('redis://redis:6379');
+    expect(services.worker.healthcheck.test.join(' ')).toContain(':9464/readyz');
   });
 });

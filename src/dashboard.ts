@@ -1,0 +1,94 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { Queue } from 'bullmq';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { loadConfigOrExit, type Config } from './config';
+import { safeEqual } from './domain/secrets';
+import { createLogger, type Logger } from './logger';
+import { QUEUE_NAMES } from './queue/port';
+
+/** Failed sign-ins allowed per client address per minute, before 429. */
+const FAILURES_PER_MINUTE = 10;
+
+/**
+ * The queue dashboard (`npm run dashboard`): bull-board over the mail, versions and maintenance
+ * queues, on a port of its own, behind the operator credential from the environment
+ * (DASHBOARD_USER, DASHBOARD_PASSWORD; HTTP Basic). Operators see waiting, active, failed and
+ * completed jobs and retry or remove failed ones. A job holds only its outbox id: no email,
+ * link, code or token is ever shown. The outbox backlog is in the metrics
+ * (`gatehouse_outbox_pending`, `gatehouse_outbox_oldest_pending_seconds`).
+ */
+export function buildDashboard(config: Config, logger: Logger): { app: express.Express; close(): Promise<void> } {
+  const { user, password } = config.dashboard;
+  if (!config.redisUrl || !password) throw new Error('the dashboard needs REDIS_URL and DASHBOARD_PASSWORD');
+  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: { url: config.redisUrl }, prefix: config.redisPrefix }));
+  const board = new ExpressAdapter();
+  board.setBasePath('/');
+  createBullBoard({
+    queues: queues.map((q) => new BullMQAdapter(q, { allowRetries: true })),
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: 'Gatehouse queues' } },
+  });
+
+  const failures = new RateLimiterMemory({ points: FAILURES_PER_MINUTE, duration: 60 });
+  const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+    const address = req.ip ?? 'unknown';
+    const given = req.headers.authorization ?? '';
+    if (safeEqual(given, expected)) return next();
+    try {
+      if (given) await failures.consume(address);
+    } catch (e) {
+      if (e instanceof RateLimiterRes) {
+        res.setHeader('Retry-After', String(Math.ceil(e.msBeforeNext / 1000)));
+        return void res.status(429).json({ stat: 'error', error_description: 'too many failed sign-ins; wait a minute' });
+      }
+      return next(e);
+    }
+    if (given) logger.warn({ address }, 'dashboard sign-in failed');
+    res.setHeader('WWW-Authenticate', 'Basic realm="Gatehouse queues", charset="UTF-8"');
+    res.status(401).json({ stat: 'error', error_description: 'the dashboard needs the operator credential (DASHBOARD_USER and DASHBOARD_PASSWORD)' });
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy === 'true' ? true : config.trustProxy);
+  app.use((_req, res, next) => {
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  // liveness for the container's health check, without the credential
+  app.get('/healthz', (_req, res) => void res.json({ stat: 'ok' }));
+  app.use(authenticate, board.getRouter());
+  return { app, close: async () => void (await Promise.all(queues.map((q) => q.close()))) };
+}
+
+function main(): void {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.logLevel, undefined, config.logFormat).child({ process: 'dashboard' });
+  // said on stderr whatever LOG_LEVEL is: the process cannot start
+  if (!config.redisUrl) {
+    process.stderr.write('gatehouse dashboard: set REDIS_URL (the dashboard shows the BullMQ queues; without Redis, jobs run inside the api and there are no queues to show)\n');
+    process.exit(78);
+  }
+  if (!config.dashboard.password) {
+    process.stderr.write('gatehouse dashboard: set DASHBOARD_PASSWORD (at least 12 characters; DASHBOARD_USER defaults to "operator"): the dashboard never runs without a credential\n');
+    process.exit(78);
+  }
+  const { app, close } = buildDashboard(config, logger);
+  const server = app.listen(config.dashboard.port, config.host, () =>
+    logger.info({ host: config.host, port: config.dashboard.port }, 'gatehouse dashboard listening'));
+  server.on('error', (err) => {
+    logger.fatal({ err }, 'cannot listen');
+    process.exit(1);
+  });
+  const stop = () => server.close(() => void close().then(() => process.exit(0)));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+if (require.main === module) main();

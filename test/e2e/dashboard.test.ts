@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Queue, Worker } from 'bullmq';
+import { chromium } from 'playwright-core';
+import { createTestBackend, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
+import { freePort, ROOT, startNode, type Started } from '../helpers/processes';
+
+const DASHBOARD = path.join(ROOT, 'dist/src/dashboard.js');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PASSWORD = 'correct-horse-battery';
+
+skipUnless(redisUrl !== undefined, 'the dashboard shows BullMQ queues: it needs REDIS_URL')('the queue dashboard process (npm run dashboard)', () => {
+  let backend: TestBackend;
+  let dashboard: Started;
+  let base: string;
+  const auth = (user = 'operator', password = PASSWORD) => ({ Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+
+  beforeAll(async () => {
+    backend = await createTestBackend({ redis: true });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    dashboard = startNode(DASHBOARD, { cwd: backend.dir, env: { ...backend.env, LOG_LEVEL: 'info', DASHBOARD_PORT: String(port), DASHBOARD_PASSWORD: PASSWORD } });
+    await dashboard.waitFor(/dashboard listening/);
+  });
+  afterAll(async () => {
+    expect(await dashboard.stop()).toBe(0);
+    await backend.cleanup();
+  });
+
+  it('refuses to start without an operator password, or without Redis', async () => {
+    const noPassword = startNode(DASHBOARD, { cwd: backend.dir, env: { ...backend.env, DASHBOARD_PORT: String(await freePort()) } });
+    expect(await noPassword.exited).toBe(78);
+    expect(noPassword.output()).toContain('DASHBOARD_PASSWORD');
+    const noRedis = startNode(DASHBOARD, { cwd: backend.dir, env: { ...backend.env, REDIS_URL: '', DASHBOARD_PASSWORD: PASSWORD } });
+    expect(await noRedis.exited).toBe(78);
+    const weak = startNode(DASHBOARD, { cwd: backend.dir, env: { ...backend.env, DASHBOARD_PASSWORD: 'short' } });
+    expect(await weak.exited).toBe(78);
+    expect(weak.output()).toContain('DASHBOARD_PASSWORD must be at least 12 characters');
+  });
+
+  it('answers nothing without the credential; too many failures wait', async () => {
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const none = await fetch(`${base}/`);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toContain('Basic');
+    expect((await fetch(`${base}/api/queues`, { headers: auth('operator', 'wrong-password!') })).status).toBe(401);
+    expect((await fetch(`${base}/api/queues`, { headers: auth('root', PASSWORD) })).status).toBe(401);
+  });
+
+  it('lists every queue; a failed job is shown without secrets, retried and removed', async () => {
+    const prefix = backend.env.REDIS_PREFIX!;
+    const mail = new Queue('mail', { connection: { url: redisUrl }, prefix });
+    // a job as the api enqueues it (its outbox id only), failed by a worker that cannot send
+    const failing = new Worker('mail', async () => { throw new Error('SMTP server refused the connection'); }, { connection: { url: redisUrl }, prefix });
+    await mail.add('send', { outboxId: 'f7c1b0de-0000-4000-8000-000000000001' }, { jobId: 'f7c1b0de-0000-4000-8000-000000000001' });
+    for (let i = 0; i < 100 && (await mail.getJobCounts('failed')).failed === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await failing.close();
+
+    const listed = (await (await fetch(`${base}/api/queues?activeQueue=mail&status=failed&page=1`, { headers: auth() })).json()) as {
+      queues: { name: string; counts: Record<string, number>; jobs: { id: string; data: unknown; failedReason: string }[] }[];
+    };
+    expect(listed.queues.map((q) => q.name).sort()).toEqual(['mail', 'maintenance', 'versions']);
+    const mailQueue = listed.queues.find((q) => q.name === 'mail')!;
+    expect(mailQueue.counts.failed).toBe(1);
+    expect(mailQueue.jobs[0]).toMatchObject({ id: 'f7c1b0de-0000-4000-8000-000000000001', data: { outboxId: 'f7c1b0de-0000-4000-8000-000000000001' } });
+    expect(mailQueue.jobs[0].failedReason).toContain('SMTP server refused');
+
+    if (fs.existsSync(CHROMIUM)) {
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 720 }, httpCredentials: { username: 'operator', password: PASSWORD } });
+        await page.goto(`${base}/queue/mail?status=failed`);
+        await page.getByText('f7c1b0de-0000-4000-8000-000000000001').first().waitFor({ timeout: 15_000 });
+        // the job's data is its outbox id, nothing else; its error says why it failed
+        await page.getByRole('button', { name: 'Error' }).first().click();
+        await page.getByText('SMTP server refused', { exact: false }).first().waitFor({ timeout: 15_000 });
+        await page.getByRole('button', { name: 'Data' }).first().click();
+        await page.getByText('outboxId').first().waitFor();
+        if (process.env.SCREENSHOTS === '1') await page.screenshot({ path: path.join(ROOT, 'docs/operations/dashboard.png') });
+      } finally {
+        await browser.close();
+      }
+    }
+
+    const retried = await fetch(`${base}/api/queues/mail/f7c1b0de-0000-4000-8000-000000000001/retry`, { method: 'PUT', headers: auth() });
+    expect(retried.status).toBe(204);
+    expect((await mail.getJobCounts('failed', 'waiting')).waiting).toBe(1);
+    const removed = await fetch(`${base}/api/queues/mail/f7c1b0de-0000-4000-8000-000000000001/clean`, { method: 'PUT', headers: auth() });
+    expect(removed.status).toBeLessThan(300);
+    expect(await mail.getJob('f7c1b0de-0000-4000-8000-000000000001')).toBeUndefined();
+    await mail.close();
+  });
+});
