@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { simpleParser } from 'mailparser';
 import { formatSignatureDate } from '../../src/auth/signature';
 import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
-import { cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
+import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { openDatabase } from '../../src/db';
 import { createOutbox } from '../../src/queue/outbox';
 import { mailJob } from '../../src/domain/mail';
@@ -104,6 +104,23 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
+  });
+
+  it('npm start hands SIGTERM to the server, which stops gracefully (no orphaned node process)', async () => {
+    const port = await freePort();
+    const npm = spawn('npm', ['start'], {
+      cwd: ROOT, env: { ...childEnv({ PORT: String(port), DATABASE_URL: `sqlite:${path.join(dir, 'npm-start.sqlite')}`, SECRET_KEY: 'e'.repeat(64), MAIL_TRANSPORT: 'file', LOG_LEVEL: 'info' }) },
+    });
+    let out = '';
+    npm.stdout.on('data', (d) => (out += d));
+    npm.stderr.on('data', (d) => (out += d));
+    for (let i = 0; i < 300 && !out.includes('api listening'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(out).toContain('api listening');
+    npm.kill('SIGTERM');
+    for (let i = 0; i < 200 && !out.includes('"msg":"stopped"'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(out).toContain('"msg":"stopped"');
+    // nothing listens any more
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
 
   it('LOG_FORMAT=pretty prints readable lines instead of JSON', async () => {
