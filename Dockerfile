@@ -1,5 +1,5 @@
-# The image docker-compose.yml runs as api, worker and migrate.
-FROM node:20-bookworm-slim AS build
+# The one image docker-compose.yml runs as api, worker, dashboard, migrate and init.
+FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
@@ -10,7 +10,7 @@ COPY bench bench
 COPY bin bin
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:20.20.2-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0
 COPY --from=build /app/node_modules node_modules
@@ -21,4 +21,6 @@ COPY flows flows
 COPY templates templates
 USER node
 EXPOSE 3000
+# the api's readiness (the worker and dashboard override it in docker-compose.yml)
+HEALTHCHECK --interval=10s --timeout=5s --retries=5 CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/src/server.js"]

@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { loadConfigOrExit } from './config';
 import { migrate, pendingMigrations } from './db/migrate';
 import { FlowDefinitionError } from './domain/flow-definition';
+import { ApplicationExistsError } from './domain/applications';
+import { banner } from './banner';
 import { createLogger } from './logger';
 import { newestMail } from './mail-files';
 import { createCore, prepareSchema, projectRoot } from './runtime';
@@ -45,6 +47,19 @@ program.command('migrate:status')
     process.stdout.write(pending.length ? `pending: ${pending.join(', ')}\n` : 'the database is up to date\n');
     if (pending.length) process.exitCode = 1;
   }, { schema: false }));
+
+program.command('init')
+  .description('create the DEFAULT_APP application with its flows and clients unless it exists (safe to run on every deploy)')
+  .action(() => withCore(async ({ applications }) => {
+    const config = loadConfigOrExit();
+    try {
+      const created = await applications.create(config.defaultApp, path.join(projectRoot(), 'flows'));
+      process.stdout.write(banner(created, config.publicBaseUrl, process.stdout.isTTY === true));
+    } catch (e) {
+      if (!(e instanceof ApplicationExistsError)) throw e;
+      process.stdout.write(`the application "${config.defaultApp}" exists; nothing to do (its clients: npx gatehouse clients:list --app ${config.defaultApp})\n`);
+    }
+  }));
 
 program.command('apps:create')
   .argument('<name>', 'application name: the first label of its host name (demo → demo.example.com)')

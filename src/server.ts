@@ -1,37 +1,13 @@
 import type { Server } from 'node:http';
 import { buildApp, drained } from './app';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
-import { ApplicationExistsError, type CreatedApplication } from './domain/applications';
+import { ApplicationExistsError } from './domain/applications';
+import { banner } from './banner';
 import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
 import { serveMetrics } from './metrics';
 import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
 import path from 'node:path';
-
-/**
- * What the first embedded start prints. The secrets appear only on a terminal: when the output
- * goes to a file or a log collector, the banner says how to read them instead, so they never
- * land in a log.
- */
-function banner(created: CreatedApplication, baseUrl: string, terminal: boolean): string {
-  const { owner, login } = created.clients;
-  const list = `npx gatehouse clients:list --app ${created.app}`;
-  const secret = (s: string) => (terminal ? `  client_secret=${s}` : '');
-  return [
-    '',
-    `Gatehouse created the application "${created.app}" with flow ${created.flow.name} version ${created.flow.version}.`,
-    `  owner client   client_id=${owner.client_id}${secret(owner.client_secret)}`,
-    `  login client   client_id=${login.client_id}${secret(login.client_secret)}`,
-    '',
-    'Try it:',
-    `  curl -u ${owner.client_id}:${terminal ? owner.client_secret : 'OWNER_SECRET'} '${baseUrl}/clients/list'`,
-    '',
-    terminal
-      ? `These secrets are printed once. To see them again: ${list}`
-      : `The secrets are not printed because the output is not a terminal (it may be a log). Read them with: ${list}`,
-    '',
-  ].join('\n');
-}
 
 /** The embedded first start creates the default application, as `gatehouse apps:create` would. */
 async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise<void> {

@@ -207,6 +207,22 @@ describe('gatehouse CLI on the configured database', () => {
     expect(cli(['flows:import', path.join(ROOT, 'flows'), '--app', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
   });
 
+  it('init creates DEFAULT_APP once (secrets only on a terminal), then has nothing to do', () => {
+    const env = { ...backend.env, DEFAULT_APP: 'firstapp' };
+    // (the test above migrated this database)
+    const first = cli(['init'], { cwd: backend.dir, env });
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/created the application "firstapp"/);
+    expect(first.stdout).toMatch(/owner client\s+client_id=\w+/);
+    expect(first.stdout).not.toContain('client_secret'); // the output is no terminal here
+    expect(first.stdout).toContain('npx gatehouse clients:list --app firstapp');
+    const again = cli(['init'], { cwd: backend.dir, env });
+    expect(again.status).toBe(0);
+    expect(again.stdout).toContain('"firstapp" exists; nothing to do');
+    const clients = JSON.parse(cli(['clients:list', '--app', 'firstapp'], { cwd: backend.dir, env }).stdout) as unknown[];
+    expect(clients).toHaveLength(2);
+  });
+
   it('a broken flow fails flows:import with a message naming each broken place', () => {
     const broken = fs.mkdtempSync(path.join(backend.dir, 'flow-'));
     const flow = JSON.parse(fs.readFileSync(path.join(ROOT, 'flows/standard/flow.json'), 'utf8'));

@@ -19,12 +19,34 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(services)).toEqual(expect.arrayContaining(['migrate', 'api', 'worker', 'dashboard']));
   });
 
+  it('from empty volumes: migrate, then init (DEFAULT_APP), then the api behind one proxy port', () => {
+    expect(services.init.command).toEqual(['node', 'bin/gatehouse.js', 'init']);
+    expect(services.init.depends_on.migrate.condition).toBe('service_completed_successfully');
+    expect(services.api.depends_on.init.condition).toBe('service_completed_successfully');
+    expect(services.api.ports).toBeUndefined(); // only the proxy publishes a port
+    expect(services.proxy.ports).toEqual(['3000:80']);
+    expect(services.api.environment.TRUST_PROXY).toBe('1');
+    const nginx = compose.configs.nginx.content as string;
+    expect(nginx).toContain('proxy_pass $$api');
+    expect(nginx).toContain('set $$api http://api:3000');
+    expect(nginx).toMatch(/client_max_body_size 8m/); // entity.bulkCreate's limit
+  });
+
+  it('pins every image, and builds one image for every Gatehouse service', () => {
+    for (const [name, service] of Object.entries(services)) {
+      expect([name, service.image]).not.toEqual([name, expect.stringMatching(/:latest$|^[^:]+$/)]);
+      if (service.build) expect([name, service.image]).toEqual([name, 'gatehouse:local']);
+      else expect([name, service.image]).toEqual([name, expect.stringMatching(/:v?\d+\.\d+\.\d+/)]);
+    }
+    expect(Object.entries(services).filter(([, v]) => v.build).map(([k]) => k).sort()).toEqual(['api', 'dashboard', 'init', 'migrate', 'worker']);
+  });
+
   it('gives every long-running service a health check', () => {
-    for (const name of ['mysql', 'redis', 'mailpit', 'api', 'worker', 'dashboard']) expect(services[name].healthcheck?.test).toBeDefined();
+    for (const name of ['mysql', 'redis', 'mailpit', 'api', 'proxy', 'worker', 'dashboard']) expect(services[name].healthcheck?.test).toBeDefined();
   });
 
   it('runs commands that the build produces', () => {
-    for (const name of ['migrate', 'api', 'worker', 'dashboard']) {
+    for (const name of ['migrate', 'init', 'api', 'worker', 'dashboard']) {
       const file = services[name].command[1] as string;
       expect(fs.existsSync(path.join(root, file))).toBe(true);
     }
@@ -34,6 +56,7 @@ describe('docker-compose.yml', () => {
     const env = services.api.environment as Record<string, string>;
     expect(services.worker.environment).toEqual(env);
     expect(services.migrate.environment).toEqual(env);
+    expect(services.init.environment).toEqual(env);
     const resolved = { ...env, SECRET_KEY: 'ab'.repeat(32) };
     const config = loadConfig(resolved, root);
     expect(config).toMatchObject({ embedded: false, host: '0.0.0.0', database: { dialect: 'mysql' } });
