@@ -1,8 +1,9 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfigOrExit } from './config';
 import { migrate, pendingMigrations } from './db/migrate';
-import { FlowDefinitionError } from './domain/flow-definition';
+import { findFlowDirectories, FlowDefinitionError, loadFlowDirectory } from './domain/flow-definition';
 import { ApplicationExistsError } from './domain/applications';
 import { banner } from './banner';
 import { createLogger } from './logger';
@@ -10,6 +11,11 @@ import { newestMail } from './mail-files';
 import { createCore, prepareSchema, projectRoot } from './runtime';
 
 type Core = ReturnType<typeof createCore>;
+
+/** The version in package.json (the CLI runs from dist/ or from the sources). */
+function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 /** Runs one command against the configured database, reporting failures as one clear message. */
 async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {
@@ -31,6 +37,7 @@ const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, 
 
 const program = new Command('gatehouse')
   .description('Gatehouse: registration and authentication service')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .showHelpAfterError();
 
 program.command('migrate')
@@ -76,11 +83,28 @@ program.command('apps:create')
 program.command('flows:import')
   .argument('<dir>', 'a flow folder (flow.json + translations.json), or a folder of them')
   .requiredOption('--app <name>', 'application to import into')
-  .description('import flows as new immutable versions')
+  .description('import flows as new immutable versions (a flow identical to its newest version keeps it)')
   .action((dir: string, opts: { app: string }) => withCore(async ({ applications }) => {
     const imported = await applications.importFlows(opts.app, path.resolve(dir));
     print(imported.length === 1 ? imported[0] : imported);
   }));
+
+program.command('flows:validate')
+  .argument('<dir>', 'a flow folder (flow.json + translations.json), or a folder of them')
+  .description('check flows as flows:import does, without a database and without writing anything')
+  .action((dir: string) => {
+    try {
+      const dirs = findFlowDirectories(path.resolve(dir));
+      const checked = dirs.map((d) => {
+        const { definition, checksum } = loadFlowDirectory(d);
+        return { name: definition.name, locales: definition.locales, forms: Object.keys(definition.forms), checksum };
+      });
+      print(checked.length === 1 ? checked[0] : checked);
+    } catch (e) {
+      process.stderr.write(`gatehouse: ${(e as Error).message}\n`);
+      process.exitCode = 1;
+    }
+  });
 
 program.command('clients:list')
   .requiredOption('--app <name>', 'application')

@@ -29,7 +29,7 @@ export function createApplicationService(deps: { db: Database; clients: ClientSe
     for (const dir of findFlowDirectories(root)) {
       const { definition, checksum } = loadFlowDirectory(dir);
       const stored = await db.flows.insertNextVersion(applicationId, definition.name, definition, checksum, clock.now(), tx);
-      imported.push({ name: stored.name, version: stored.version });
+      imported.push({ name: stored.name, version: stored.version, ...(stored.unchanged && { unchanged: true as const }) });
     }
     return imported;
   }
@@ -67,8 +67,11 @@ export function createApplicationService(deps: { db: Database; clients: ClientSe
       });
     },
 
-    /** Imports the flows under `root` into the application as new immutable versions. */
-    async importFlows(appName: string, root: string): Promise<{ name: string; version: number }[]> {
+    /**
+     * Imports the flows under `root` into the application as new immutable versions; a flow
+     * identical to its newest version keeps that version (`unchanged`).
+     */
+    async importFlows(appName: string, root: string): Promise<{ name: string; version: number; unchanged?: true }[]> {
       const app = await db.applications.findByName(appName);
       if (!app) throw new Error(`there is no application "${appName}"; create it with: gatehouse apps:create ${appName}`);
       return db.transaction((tx) => importFlowDirs(app.id, root, tx));

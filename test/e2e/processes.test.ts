@@ -201,9 +201,23 @@ describe('gatehouse CLI on the configured database', () => {
     expect(again.stderr).toContain('already exists');
     expect(cli(['apps:create', 'Not_A_Label'], { cwd: backend.dir, env }).stderr).toContain('DNS label');
 
-    const imported = cli(['flows:import', path.join(ROOT, 'flows/standard'), '--app', 'shop'], { cwd: backend.dir, env });
+    // the same flow again: nothing new; a changed one: the next version
+    const same = cli(['flows:import', path.join(ROOT, 'flows/standard'), '--app', 'shop'], { cwd: backend.dir, env });
+    expect(same.status).toBe(0);
+    expect(JSON.parse(same.stdout)).toEqual({ name: 'standard', version: 1, unchanged: true });
+    const changed = path.join(backend.dir, 'changed-flow');
+    fs.cpSync(path.join(ROOT, 'flows/standard'), changed, { recursive: true });
+    const translations = JSON.parse(fs.readFileSync(path.join(changed, 'translations.json'), 'utf8'));
+    translations['emailAddress.label'].values['en-US'] = 'Your email';
+    fs.writeFileSync(path.join(changed, 'translations.json'), JSON.stringify(translations));
+    const imported = cli(['flows:import', changed, '--app', 'shop'], { cwd: backend.dir, env });
     expect(imported.status).toBe(0);
     expect(JSON.parse(imported.stdout)).toEqual({ name: 'standard', version: 2 });
+    // flows:validate checks without a database or writing; --version
+    const validated = cli(['flows:validate', changed], { cwd: backend.dir, env: {} });
+    expect(validated.status).toBe(0);
+    expect(JSON.parse(validated.stdout)).toMatchObject({ name: 'standard', locales: expect.arrayContaining(['fr-FR']), forms: expect.arrayContaining(['signInForm']) });
+    expect(cli(['--version'], { cwd: backend.dir, env: {} }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     expect(cli(['flows:import', path.join(ROOT, 'flows'), '--app', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
   });
 
@@ -242,6 +256,9 @@ describe('gatehouse CLI on the configured database', () => {
 
     fs.writeFileSync(path.join(broken, 'flow.json'), '{ not json');
     expect(cli(['flows:import', broken, '--app', 'shop'], { cwd: backend.dir, env: backend.env }).stderr).toMatch(/flow\.json: not valid JSON/);
+    const invalid = cli(['flows:validate', broken], { cwd: backend.dir, env: {} });
+    expect(invalid.status).toBe(1);
+    expect(invalid.stderr).toMatch(/flow\.json: not valid JSON/);
   });
 });
 

@@ -6,8 +6,10 @@ export interface StoredFlow { name: string; version: number; checksum: string; d
 export function createFlowQueries({ Flow }: Models) {
   return {
     /**
-     * Stores a definition as the next version of its name. Versions are immutable: a new
-     * import always gets a new number; a race between two imports retries with the next one.
+     * Stores a definition as the next version of its name. Versions are immutable: a changed
+     * definition always gets a new number (a race between two imports retries with the next
+     * one); a definition the newest version already holds (same checksum) is that version, with
+     * `unchanged` set.
      */
     async insertNextVersion(
       applicationId: number,
@@ -16,9 +18,13 @@ export function createFlowQueries({ Flow }: Models) {
       checksum: string,
       now: Date,
       transaction?: Transaction,
-    ): Promise<StoredFlow> {
+    ): Promise<StoredFlow & { unchanged?: true }> {
       for (let attempt = 0; ; attempt++) {
         const latest = (await Flow.max('version', { where: { application_id: applicationId, name }, transaction })) as number | null;
+        if (latest !== null) {
+          const newest = await Flow.findOne({ where: { application_id: applicationId, name, version: latest }, raw: true, transaction });
+          if (newest?.checksum === checksum) return { name, version: latest, checksum, definition: JSON.parse(newest.definition), unchanged: true };
+        }
         const version = (latest ?? 0) + 1;
         try {
           await Flow.create(
