@@ -5,6 +5,7 @@ import path from 'node:path';
 import * as yup from 'yup';
 import { APP_NAME } from './domain/applications';
 import { WAITING_PER_THREAD } from './domain/passwords';
+import { projectRoot } from './paths';
 
 /** Typed configuration of every Gatehouse process, read from the environment once at start. */
 export interface Config {
@@ -154,7 +155,7 @@ function embeddedSecretKey(varDir: string): Buffer {
  * Validates the environment and returns the configuration, or throws a ConfigError listing
  * one line per bad value. In the embedded default a missing SECRET_KEY is generated into var/.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, root = projectRoot()): Config {
   const problems: string[] = [];
   const value = (name: string): string | undefined => {
     const raw = env[name];
@@ -209,7 +210,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   };
   const hashConcurrency = Number(value('ARGON2_CONCURRENCY') ?? availableParallelism());
   const hashQueueMax = Number(value('ARGON2_QUEUE_MAX') ?? hashConcurrency * WAITING_PER_THREAD);
-  const varDir = path.resolve(cwd, 'var');
+  // the data directory: DATA_DIR, else var/ in the project, whatever the shell's current directory
+  const varDir = env.DATA_DIR ? path.resolve(env.DATA_DIR) : path.join(root, 'var');
   const portNumber = port ? Number(port) : 3000;
   const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
 
@@ -222,7 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (problems.length > 0) throw new ConfigError(problems);
 
   const database: Config['database'] = usesSqlite
-    ? { dialect: 'sqlite', storage: path.resolve(cwd, databaseUrl ? databaseUrl.slice('sqlite:'.length) : 'var/gatehouse.sqlite') }
+    ? { dialect: 'sqlite', storage: databaseUrl ? path.resolve(databaseUrl.slice('sqlite:'.length)) : path.join(varDir, 'gatehouse.sqlite') }
     : { dialect: 'mysql', url: databaseUrl!.replace(/^mariadb:/, 'mysql:') };
 
   return {

@@ -31,9 +31,12 @@ export interface Started {
   exited: Promise<number | null>;
 }
 
+/** A test's process keeps its data (DATA_DIR) under its working folder, never in the project's var/. */
+const dataIn = (cwd: string, env: NodeJS.ProcessEnv) => ({ DATA_DIR: path.join(cwd, 'var'), ...env });
+
 /** Starts `node script` and collects its stdout and stderr. */
 export function startNode(script: string, options: { cwd: string; env: NodeJS.ProcessEnv; args?: string[] }): Started {
-  const child = spawn(process.execPath, [script, ...(options.args ?? [])], { cwd: options.cwd, env: childEnv(options.env) });
+  const child = spawn(process.execPath, [script, ...(options.args ?? [])], { cwd: options.cwd, env: childEnv(dataIn(options.cwd, options.env)) });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -61,7 +64,7 @@ export function startNode(script: string, options: { cwd: string; env: NodeJS.Pr
 
 /** Runs the `gatehouse` CLI to completion. */
 export function cli(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(dataIn(options.cwd, options.env)), encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

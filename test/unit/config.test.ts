@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
+import { projectRoot } from '../../src/paths';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-config-'));
 
@@ -27,6 +28,23 @@ describe('configuration', () => {
     expect(config.redisUrl).toBeUndefined();
     expect(config.secretKey).toHaveLength(32);
     expect(loadConfig({}, dir).secretKey.equals(config.secretKey)).toBe(true);
+  });
+
+  it('keeps its data in var/ of the project, whatever the current directory, or in DATA_DIR', () => {
+    const elsewhere = tmp();
+    const before = process.cwd();
+    process.chdir(elsewhere);
+    try {
+      const config = loadConfig({ SECRET_KEY: 'ab'.repeat(32) });
+      expect(config.varDir).toBe(path.join(projectRoot(), 'var'));
+      expect(config.database).toEqual({ dialect: 'sqlite', storage: path.join(projectRoot(), 'var/gatehouse.sqlite') });
+    } finally {
+      process.chdir(before);
+    }
+    const data = path.join(tmp(), 'data');
+    const config = loadConfig({ DATA_DIR: data }, tmp());
+    expect(config).toMatchObject({ varDir: data, mailDir: path.join(data, 'mail'), database: { storage: path.join(data, 'gatehouse.sqlite') } });
+    expect(fs.existsSync(path.join(data, 'secret.key'))).toBe(true);
   });
 
   it('reads production settings', () => {
