@@ -69,7 +69,11 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     metricsServer?.close();
+    // keep-alive connections whose requests are still running become idle only once answered:
+    // close each as soon as it is, or server.close would wait for the clients to hang up
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
     server.close(async () => {
+      clearInterval(idle);
       // clients that hung up leave their requests running: let them finish before the database closes
       await drained(app);
       await runtime.close();
