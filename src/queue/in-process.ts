@@ -17,7 +17,7 @@ export function createInProcessQueue(options: {
   const backoffMs = options.backoffMs ?? RETRY.backoffMs;
   const inFlight = new Set<Promise<void>>();
   const running = new Set<string>();
-  /** Retries and schedules waiting on a timer; a retry's settles its tracked promise when cancelled. */
+  /** Retries and schedules waiting on a timer, each with what settles its tracked promise when it is cancelled. */
   const timers = new Map<NodeJS.Timeout, () => void>();
   let closed = false;
 
