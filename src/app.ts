@@ -13,6 +13,8 @@ import { socialRoutes } from './web/social';
 import { flowDocumentRoutes } from './web/flow-documents';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
+import { openApiDocument } from './http/openapi';
+import { packageVersion } from './paths';
 
 export interface AppOptions {
   services: Services;
@@ -163,6 +165,12 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(socialRoutes(services, resolveApp));
   // the mobile SDKs' flow documents
   app.use(flowDocumentRoutes(services));
+  // the API described as OpenAPI 3.1, generated from the route table
+  const openApi = JSON.stringify(openApiDocument(options.routes ?? ROUTES, packageVersion()));
+  app.get('/openapi.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.type('application/json').send(openApi);
+  });
 
   options.extend?.(app);
 

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfigOrExit } from './config';
@@ -9,13 +8,10 @@ import { banner } from './banner';
 import { createLogger } from './logger';
 import { newestMail } from './mail-files';
 import { createCore, prepareSchema, projectRoot } from './runtime';
+import { packageVersion } from './paths';
 
 type Core = ReturnType<typeof createCore>;
 
-/** The version in package.json (the CLI runs from dist/ or from the sources). */
-function packageVersion(): string {
-  return (JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-}
 
 /** Runs one command against the configured database, reporting failures as one clear message. */
 async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {

@@ -11,3 +11,8 @@ export function projectRoot(): string {
   }
   return dir;
 }
+
+/** The version in package.json. */
+export function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
