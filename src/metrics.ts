@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { QueryTypes } from 'sequelize';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from './db';
 import { asDate } from './db/models';
@@ -68,7 +69,7 @@ export function createMetrics(processName: 'api' | 'worker') {
         name: 'gatehouse_outbox_pending', help: 'outbox rows not yet done (jobs committed but not finished), by queue', labelNames: ['queue'], registers,
         async collect() {
           const rows = await db.sequelize.query<{ queue: string; n: number | string; oldest: Date | string | null }>(
-            "SELECT queue, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY queue", { type: 'SELECT' as never },
+            "SELECT queue, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY queue", { type: QueryTypes.SELECT },
           );
           this.reset();
           for (const q of ['mail', 'versions', 'maintenance']) this.set({ queue: q }, 0);
