@@ -12,6 +12,7 @@ import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
 import { socialRoutes } from './web/social';
 import { flowDocumentRoutes } from './web/flow-documents';
 import { verifyEmailRoutes } from './web/verify-email';
+import { resetPasswordRoutes } from './web/reset-password';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
@@ -168,6 +169,8 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(flowDocumentRoutes(services));
   // where verification emails link
   app.use(verifyEmailRoutes(services, resolveApp));
+  // where password emails link
+  app.use(resetPasswordRoutes(services, resolveApp));
   // the API described as OpenAPI 3.1, generated from the route table
   const openApi = JSON.stringify(openApiDocument(options.routes ?? ROUTES, packageVersion()));
   app.get('/openapi.json', (_req, res) => {
