@@ -1,5 +1,7 @@
-import { createHash } from 'node:crypto';
-import type { Response } from 'express';
+import { createHash, randomBytes } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Application } from '../db/repositories/applications';
+import { safeEqual } from '../domain/secrets';
 
 /** The locales of the standard flow; pages fall back to en-US. */
 export const PAGE_LOCALES = ['en-US', 'fr-FR', 'de-DE', 'es-ES'] as const;
@@ -69,3 +71,32 @@ export function sendPage(res: Response, status: number, locale: PageLocale, titl
 export function sendError(res: Response, status: number, locale: PageLocale, why: string): void {
   sendPage(res, status, locale, text(locale, 'failed'), `<h1>${escape(text(locale, 'failed'))}</h1><p role="alert">${escape(why)}</p><p>${escape(text(locale, 'back'))}</p>`);
 }
+
+/** A page's handler with its application and locale (`locale`, then Accept-Language); failures go to the error handler. */
+export const pageHandler = (
+  resolveApp: (host: string | undefined) => Promise<Application>,
+  work: (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>,
+) => async (req: Request, res: Response, next: NextFunction) => {
+  try {
+    await work(req, res, await resolveApp(req.headers.host), pageLocale(req.query.locale ?? req.body?.locale, req.headers['accept-language']));
+  } catch (e) {
+    next(e);
+  }
+};
+
+/**
+ * CSRF protection of a page's form: a random token in an HttpOnly, SameSite=Strict cookie scoped
+ * to the page's path and in a hidden field; a POST must bring both, equal (compared in constant time).
+ */
+export const csrf = (cookie: string, path: string) => ({
+  issue(req: Request, res: Response): string {
+    const token = randomBytes(24).toString('base64url');
+    res.cookie(cookie, token, { httpOnly: true, sameSite: 'strict', path, secure: req.secure, maxAge: 30 * 60_000 });
+    return token;
+  },
+  matches(req: Request, sent: unknown): boolean {
+    const held = new RegExp(`(?:^|;\\s*)${cookie}=([A-Za-z0-9_-]+)`).exec(req.headers.cookie ?? '')?.[1] ?? '';
+    return typeof sent === 'string' && sent !== '' && held !== '' && safeEqual(sent, held);
+  },
+  clear: (res: Response) => void res.clearCookie(cookie, { path }),
+});

@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Response } from 'express';
 import type { Application } from '../db/repositories/applications';
 import type { StoredCredential } from '../db/repositories/credentials';
 import type { FlowVersion } from '../domain/flows';
 import type { CompiledForm } from '../domain/flow-forms';
 import { changesFrom } from '../domain/profile-fields';
-import { safeEqual, sha256Hex } from '../domain/secrets';
+import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
-import { escape, pageLocale, sendPage, type PageLocale } from './pages';
+import { csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
 
 type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged';
 const FORM = 'newPasswordFormNoAuth';
@@ -103,33 +102,21 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     sendPage(res, status, locale, t.title, body, form ? { formAction: "'self'" } : {});
   };
 
-  const guard = (work: (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>) =>
-    async (req: Request, res: Response, next: NextFunction) => {
-      try {
-        await work(req, res, await resolveApp(req.headers.host), pageLocale(req.query.locale ?? req.body?.locale, req.headers['accept-language']));
-      } catch (e) {
-        next(e);
-      }
-    };
+  const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
+  const token = csrf(COOKIE, '/reset-password');
   const statusOf = (state: Outcome) => (state === 'unknown' ? 404 : 410);
-  const newCsrf = (req: Request, res: Response) => {
-    const csrf = randomBytes(24).toString('base64url');
-    res.cookie(COOKIE, csrf, { httpOnly: true, sameSite: 'strict', path: '/reset-password', secure: req.secure, maxAge: 30 * 60_000 });
-    return csrf;
-  };
 
   router.get('/reset-password', guard(async (req, res, app, locale) => {
     const code = typeof req.query.code === 'string' ? req.query.code : '';
     const { state, row } = await codeState(app, code);
     const found = state === 'choose' && row ? await formFor(app, row, locale) : undefined;
     if (!found) return page(res, locale, state === 'choose' ? 'unknown' : state, statusOf(state));
-    page(res, locale, 'choose', 200, { code, csrf: newCsrf(req, res), flow: found.flow, form: found.form, invalid: {} });
+    page(res, locale, 'choose', 200, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: {} });
   }));
 
   router.post('/reset-password', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
     const body = Object.fromEntries(Object.entries(req.body ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
-    const cookie = /(?:^|;\s*)gh_reset_csrf=([A-Za-z0-9_-]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '';
-    if (!body.csrf || !cookie || !safeEqual(body.csrf, cookie)) return page(res, locale, 'forged', 403);
+    if (!token.matches(req, body.csrf)) return page(res, locale, 'forged', 403);
     const code = body.code ?? '';
     const { state, row } = await codeState(app, code);
     const found = state === 'choose' && row ? await formFor(app, row, locale) : undefined;
@@ -138,7 +125,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     // the rules first: a mistake keeps the code usable
     const result = await found.form.validate(body, { isUnique: async () => true });
     if (Object.keys(result.invalid).length > 0) {
-      return page(res, locale, 'choose', 400, { code, csrf: newCsrf(req, res), flow: found.flow, form: found.form, invalid: result.invalid });
+      return page(res, locale, 'choose', 400, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: result.invalid });
     }
     const { password } = changesFrom(found.form, result.values);
     if (password === undefined) throw new Error(`${FORM} of flow ${found.flow.name} has no field that writes the password`);
@@ -159,7 +146,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
       await db.credentials.revokeForEntity(app.id, locked.id, ['refresh_token', 'access_token', 'refresh_secret'], null, now, tx);
       return { result: undefined, jobs: [(await versions.written(changed, tx)).job] };
     });
-    res.clearCookie(COOKIE, { path: '/reset-password' });
+    token.clear(res);
     page(res, locale, 'changed', 200);
   }));
   return router;

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Response } from 'express';
 import type { Application } from '../db/repositories/applications';
-import { safeEqual, sha256Hex } from '../domain/secrets';
+import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
-import { escape, pageLocale, sendPage, type PageLocale } from './pages';
+import { csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'unknown' | 'incomplete' | 'forged';
 
@@ -84,30 +83,20 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     sendPage(res, status, locale, t.title, body, form ? { formAction: "'self'" } : {});
   };
 
-  const guard = (work: (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>) =>
-    async (req: Request, res: Response, next: NextFunction) => {
-      try {
-        await work(req, res, await resolveApp(req.headers.host), pageLocale(req.query.locale ?? req.body?.locale, req.headers['accept-language']));
-      } catch (e) {
-        next(e);
-      }
-    };
+  const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
+  const token = csrf(COOKIE, '/verify-email');
 
   router.get('/verify-email', guard(async (req, res, app, locale) => {
     const code = typeof req.query.verification_code === 'string' ? req.query.verification_code : '';
     const state = await stateOf(app, code);
     if (state !== 'confirm') return page(res, locale, state, state === 'incomplete' || state === 'unknown' ? 404 : 410);
-    const csrf = randomBytes(24).toString('base64url');
-    res.cookie(COOKIE, csrf, { httpOnly: true, sameSite: 'strict', path: '/verify-email', secure: req.secure, maxAge: 30 * 60_000 });
-    page(res, locale, 'confirm', 200, { code, csrf });
+    page(res, locale, 'confirm', 200, { code, csrf: token.issue(req, res) });
   }));
 
   router.post('/verify-email', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), guard(async (req, res, app, locale) => {
     const code = typeof req.body?.verification_code === 'string' ? req.body.verification_code : '';
-    const sent = typeof req.body?.csrf === 'string' ? req.body.csrf : '';
-    const cookie = /(?:^|;\s*)gh_verify_csrf=([A-Za-z0-9_-]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '';
-    if (!sent || !cookie || !safeEqual(sent, cookie)) return page(res, locale, 'forged', 403);
-    res.clearCookie(COOKIE, { path: '/verify-email' });
+    if (!token.matches(req, req.body?.csrf)) return page(res, locale, 'forged', 403);
+    token.clear(res);
     try {
       if (!CODE.test(code)) return page(res, locale, 'unknown', 404);
       await tokens.useVerificationCode(app, code);
