@@ -133,10 +133,6 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   /** Stores one credential and returns its value. */
   const issue = async (i: Issue, tx?: AnyTx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
 
-  /** An access token for a refreshed session: no proof of a fresh sign-in. */
-  const refreshedAccessToken = (app: Application, client: Client, entityId: number): Issue =>
-    ({ kind: 'access_token', app, entityId, client, forClientId: null, seconds: ACCESS_TOKEN_SECONDS });
-
   /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
   const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null, extra: Proof | null = null): Issue =>
     ({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS, extra });
@@ -191,19 +187,19 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     refreshSecretIssue,
 
     /**
-     * /oauth/refresh_access_token: a new access token for the session `accessToken` identifies
+     * /oauth/refresh_access_token: a new access token for the session the `presented` token identifies
      * (expired or not), when `signature` is base64(HMAC-SHA1(refresh secret, "refresh_access_token\n"
-     * + date + "\n" + accessToken + "\n")) and `date` is within the Signature scheme's skew. The
+     * + date + "\n" + presented + "\n")) and `date` is within the Signature scheme's skew. The
      * session moves to the new token (single use, as a refresh token); a spent session presented
      * again has leaked, and its whole family is revoked.
      */
-    async refreshWithSecret(app: Application, client: Client, accessToken: string, date: string, signature: string): Promise<{ access_token: string; expires_in: number }> {
+    async refreshWithSecret(app: Application, client: Client, presented: string, date: string, signature: string): Promise<{ access_token: string; expires_in: number }> {
       const ended = () => new ApiError('invalidAccessToken', 'the session of this access token is unknown, has ended or was already refreshed; sign in again');
       const when = parseSignatureDate(date);
       if (!when || Math.abs(now().getTime() - when.getTime()) > MAX_CLOCK_SKEW_MS) {
         throw errors.invalidArgument('date', `must be the current UTC time as YYYY-MM-DD HH:MM:SS, within ${MAX_CLOCK_SKEW_MS / 60_000} minutes of the server clock`);
       }
-      const hash = sha256Hex(refreshSessionKey(accessToken));
+      const hash = sha256Hex(refreshSessionKey(presented));
       const session = await db.credentials.find(app.id, 'refresh_secret', hash);
       if (!session || owner(session) !== client.id || session.entityId === null) throw ended();
       let secret: string;
@@ -212,7 +208,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
       } catch {
         throw ended();
       }
-      if (!safeEqual(sign(secret, `refresh_access_token\n${date}\n${accessToken}\n`), signature)) {
+      if (!safeEqual(sign(secret, `refresh_access_token\n${date}\n${presented}\n`), signature)) {
         throw errors.invalidArgument('signature', 'does not sign this access token and date with the refresh secret sent at sign-in');
       }
       const next = randomToken(20);
@@ -220,9 +216,10 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
       const moved = await db.statements(async (tx) => {
         if (!(await db.credentials.spend(app.id, 'refresh_secret', hash, now(), tx))) return false;
         // the token it replaces ends with it, if it had not expired yet
-        await db.credentials.spend(app.id, 'access_token', sha256Hex(accessToken), now(), tx);
+        await db.credentials.spend(app.id, 'access_token', sha256Hex(presented), now(), tx);
         await issueAll([
-          { issue: { ...refreshedAccessToken(app, client, session.entityId!), family }, value: next },
+          // in the session's family, with no proof of a fresh sign-in
+          { issue: { ...accessToken(app, client, session.entityId!, null), family }, value: next },
           { issue: refreshSecretIssue(app, client, session.entityId!, family, next, secret), value: refreshSessionKey(next) },
         ], tx);
         return true;

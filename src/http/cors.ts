@@ -47,7 +47,7 @@ export async function exposeIfAllowed(
   res.setHeader('Vary', 'Origin');
   const client = clientId !== undefined
     ? await services.clients.find(app.id, clientId)
-    : tokenClient == null ? undefined : (await services.db.clients.list(app.id)).find((c) => c.id === tokenClient);
+    : tokenClient == null ? undefined : await services.db.clients.findById(app.id, tokenClient);
   if (!allows(app, client, origin)) return false;
   exposeTo(res, origin);
   return true;

@@ -72,7 +72,8 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
 
   /** The client that sent the email, and its flow's form in the page's locale. */
   async function formFor(app: Application, row: StoredCredential, locale: PageLocale) {
-    const stored = (await db.clients.list(app.id)).find((c) => c.id === (row.forClientId ?? row.clientId));
+    const id = row.forClientId ?? row.clientId;
+    const stored = id === null ? undefined : await db.clients.findById(app.id, id);
     const client = stored && await services.clients.find(app.id, stored.clientId);
     if (!client) return undefined;
     const flow: FlowVersion = await flows.resolve(app, client.settings.default_flow_name ?? 'standard', client.settings.default_flow_version ?? '1', locale);

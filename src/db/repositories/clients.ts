@@ -50,6 +50,11 @@ export function createClientQueries({ Client }: Models, transact: Transact) {
       const row = await Client.findOne({ where: { application_id: applicationId, client_id: clientId }, raw: true });
       return row ? toClient(row) : undefined;
     },
+    /** By its row id (what credentials record as their client), scoped to the application. */
+    async findById(applicationId: number, id: number): Promise<StoredClient | undefined> {
+      const row = await Client.findOne({ where: { application_id: applicationId, id }, raw: true });
+      return row ? toClient(row) : undefined;
+    },
     async list(applicationId: number): Promise<StoredClient[]> {
       const rows = await Client.findAll({ where: { application_id: applicationId }, order: [['id', 'ASC']], raw: true });
       return rows.map(toClient);
