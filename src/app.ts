@@ -13,6 +13,7 @@ import { socialRoutes } from './web/social';
 import { flowDocumentRoutes } from './web/flow-documents';
 import { verifyEmailRoutes } from './web/verify-email';
 import { resetPasswordRoutes } from './web/reset-password';
+import { hostedRoutes } from './web/hosted';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
@@ -163,8 +164,11 @@ export function buildApp(options: AppOptions): express.Express {
   app.get('/readyz', ready);
   app.get('/health', ready);
 
+  // the reference sign-in and registration pages, built from the login client's flow
+  const hosted = hostedRoutes(services, resolveApp);
+  app.use(hosted.router);
   // the built-in social login application's browser pages and auth_info (not API routes)
-  app.use(socialRoutes(services, resolveApp));
+  app.use(socialRoutes(services, resolveApp, hosted));
   // the mobile SDKs' flow documents
   app.use(flowDocumentRoutes(services));
   // where verification emails link

@@ -43,28 +43,86 @@ export const text = (locale: PageLocale, key: string, values: Record<string, str
 /** HTML-escapes a value for text and attribute positions. */
 export const escape = (v: string) => v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const STYLE = '*{box-sizing:border-box}body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}'
-  + 'ul{list-style:none;padding:0}'
-  + 'a.button,button{display:block;margin:.75rem 0;padding:.75rem 1rem;border:1px solid #1a1a1a;border-radius:.5rem;'
-  + 'color:#1a1a1a;background:#fff;text-decoration:none;font:inherit;text-align:left;width:100%}'
-  + 'a.button:focus,button:focus{outline:3px solid #0b57d0;outline-offset:2px}';
-const AUTO_SUBMIT = 'document.forms[0].submit();';
-const hash = (s: string) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`;
+/** What pages and emails share per application: its name, accent colour (`brand_color`) and logo (`logo_url`). */
+export interface Brand { name: string; color: string; logoUrl?: string }
+
+export const DEFAULT_BRAND_COLOR = '#3b4cca';
+const TEXT_COLOR = '#1f2933';
+
+/** WCAG relative luminance of a #rrggbb colour. */
+function luminance(hex: string): number {
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+/** WCAG contrast ratio of two #rrggbb colours. */
+export const contrast = (a: string, b: string) => {
+  const [x, y] = [luminance(a), luminance(b)].sort((m, n) => n - m);
+  return (x + 0.05) / (y + 0.05);
+};
+
+/** The application's brand; a colour or logo that is not well-formed is ignored. */
+export function brandOf(app: Application): Brand {
+  const color = /^#[0-9a-fA-F]{6}$/.test(app.settings.brand_color ?? '') ? app.settings.brand_color.toLowerCase() : DEFAULT_BRAND_COLOR;
+  const logo = app.settings.logo_url;
+  return { name: app.settings.app_name ?? app.name, color, logoUrl: logo && /^https?:\/\/[^\s"'<>]+$/.test(logo) && logo.length <= 2048 ? logo : undefined };
+}
 
 /**
- * Sends a server-rendered page: strict Content-Security-Policy (no script but the one hashed
- * here, posting only to `formAction`), no framing, no referrer, never cached.
+ * The pages' style, as in the emails: grey page, white card, the accent colour on buttons and
+ * links. Text on the accent is white when that reads (contrast ≥ 4.5), else dark; an accent too
+ * light for links on white leaves them in the text colour.
  */
-export function sendPage(res: Response, status: number, locale: PageLocale, title: string, body: string, options: { formAction?: string; autoSubmit?: boolean } = {}): void {
+function styleFor(color: string): string {
+  const onAccent = contrast(color, '#ffffff') >= 4.5 ? '#ffffff' : TEXT_COLOR;
+  const link = contrast(color, '#ffffff') >= 4.5 ? color : TEXT_COLOR;
+  return '*{box-sizing:border-box}body{font:16px/1.5 Helvetica,Arial,system-ui,sans-serif;margin:0;padding:1.5rem 1rem;background:#f4f5f7;color:#1f2933}'
+    + 'header{max-width:30rem;margin:0 auto 1rem;text-align:center;font-size:1.25rem;font-weight:bold;color:' + link + '}header img{max-height:3rem;max-width:100%}'
+    + 'main{max-width:30rem;margin:0 auto;background:#fff;border-radius:8px;padding:1.5rem}h1{font-size:1.4rem;margin:0 0 1rem}'
+    + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem}fieldset{border:0;padding:0;margin:0}label.choice{font-weight:normal}'
+    + 'input:not([type=checkbox]):not([type=radio]),select,textarea{display:block;width:100%;padding:.6rem;border:1px solid #7b8794;border-radius:6px;font:inherit;color:inherit;background:#fff}'
+    + '.date{display:flex;gap:.5rem}.date .part{flex:1}.date label{font-weight:normal;margin-top:0}'
+    + '[aria-invalid=true]{border-color:#b42318!important;border-width:2px!important}.error{color:#b42318;margin:.25rem 0 0}.error:empty{display:none}'
+    + '.tip{color:#52606d;font-size:.9rem;margin:.25rem 0 0}.notice{padding:.75rem;border-radius:6px;background:#eef1f6}'
+    + '.notice[role=alert]{background:#fdecea;color:#7a1a12}.notice.done{background:#e3f4ea;color:#14532d}'
+    + 'ul{list-style:none;padding:0}a{color:' + link + '}.links{margin-top:1.25rem}.links a{display:inline-block;margin:.25rem 1rem .25rem 0}'
+    + 'button,a.button{display:block;width:100%;margin:1.25rem 0 .5rem;padding:.75rem 1rem;border:0;border-radius:6px;background:' + color + ';color:' + onAccent + ';'
+    + 'font:inherit;font-weight:bold;text-align:center;text-decoration:none;cursor:pointer}'
+    + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}'
+    + 'a:focus,button:focus,input:focus,select:focus,textarea:focus{outline:3px solid #0b57d0;outline-offset:2px}';
+}
+const styles = new Map<string, string>();
+const AUTO_SUBMIT = 'document.forms[0].submit();';
+const hash = (s: string) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`;
+const DEFAULT_PAGE_BRAND: Brand = { name: 'Gatehouse', color: DEFAULT_BRAND_COLOR };
+
+/**
+ * Sends a server-rendered page: strict Content-Security-Policy (no script but the ones hashed
+ * here, no image but the application's logo, posting only to `formAction`), no framing, no
+ * referrer, never cached. `script` adds one more script (hashed the same way).
+ */
+export function sendPage(
+  res: Response, status: number, locale: PageLocale, title: string, body: string,
+  options: { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string } = {},
+): void {
+  const brand = options.brand ?? DEFAULT_PAGE_BRAND;
+  let style = styles.get(brand.color);
+  if (!style) {
+    style = styleFor(brand.color);
+    if (styles.size < 100) styles.set(brand.color, style);
+  }
+  const scripts = [...(options.autoSubmit ? [AUTO_SUBMIT] : []), ...(options.script ? [options.script] : [])];
   const csp = [
-    "default-src 'none'", `style-src ${hash(STYLE)}`, "base-uri 'none'", "frame-ancestors 'none'",
-    `form-action ${options.formAction ?? "'none'"}`, ...(options.autoSubmit ? [`script-src ${hash(AUTO_SUBMIT)}`] : []),
+    "default-src 'none'", `style-src ${hash(style)}`, "base-uri 'none'", "frame-ancestors 'none'",
+    `form-action ${options.formAction ?? "'none'"}`,
+    ...(brand.logoUrl ? [`img-src ${new URL(brand.logoUrl).origin}`] : []),
+    ...(scripts.length ? [`script-src ${scripts.map(hash).join(' ')}`] : []),
   ].join('; ');
+  const header = brand.logoUrl ? `<img src="${escape(brand.logoUrl)}" alt="${escape(brand.name)}">` : escape(brand.name);
   res.status(status)
     .set({ 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer', 'Content-Type': 'text/html; charset=utf-8' })
     .send(`<!doctype html><html lang="${locale.slice(0, 2)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
-      + `<title>${escape(title)}</title><style>${STYLE}</style></head><body><main>${body}</main>`
-      + `${options.autoSubmit ? `<script>${AUTO_SUBMIT}</script>` : ''}</body></html>`);
+      + `<title>${escape(title)}</title><style>${style}</style></head><body><header>${header}</header><main>${body}</main>`
+      + scripts.map((s) => `<script>${s}</script>`).join('') + '</body></html>');
 }
 
 /** An error page: what went wrong, in words, and the way back. */

@@ -1,4 +1,4 @@
-import express, { type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { Application } from '../db/repositories/applications';
 import type { StoredCredential } from '../db/repositories/credentials';
 import type { FlowVersion } from '../domain/flows';
@@ -7,41 +7,50 @@ import { changesFrom } from '../domain/profile-fields';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
-import { csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
+import { forgotPassword } from '../http/handlers/email-requests';
+import { callApi } from './call-api';
+import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
+import { pageFailure } from './hosted';
+import { brandOf, csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
 
-type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged';
+type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged' | 'sent';
 const FORM = 'newPasswordFormNoAuth';
+const FORGOT = 'forgotPasswordForm';
 
-const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button', string>> = {
+const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button' | 'resend', string>> = {
   'en-US': {
     title: 'Choose a new password', button: 'Save my new password', choose: 'Enter your new password twice.',
     changed: 'Your password is changed, and you are signed out everywhere else. Sign in to the app with your new password.',
-    used: 'This link was already used. If you did not finish, ask the app for a new password email.',
-    expired: 'This link has expired. Ask the app to send you a new password email.',
+    used: 'This link was already used. If you did not finish, enter your email address to get a new link.',
+    sent: 'Check your inbox: we emailed you a new link to choose a new password.', resend: 'Email me a new link',
+    expired: 'This link has expired. Enter your email address to get a new link.',
     unknown: 'This link is not recognized. Open the link from the newest password email, whole.',
     forged: 'This page expired before you saved. Open the link from the email again.',
   },
   'fr-FR': {
     title: 'Choisissez un nouveau mot de passe', button: 'Enregistrer mon nouveau mot de passe', choose: 'Saisissez deux fois votre nouveau mot de passe.',
     changed: 'Votre mot de passe est changé et vous êtes déconnecté partout ailleurs. Connectez-vous à l’application avec votre nouveau mot de passe.',
-    used: 'Ce lien a déjà servi. Si vous n’avez pas terminé, demandez à l’application un nouvel e-mail.',
-    expired: 'Ce lien a expiré. Demandez à l’application de vous envoyer un nouvel e-mail.',
+    used: 'Ce lien a déjà servi. Si vous n’avez pas terminé, saisissez votre adresse e-mail pour recevoir un nouveau lien.',
+    sent: 'Consultez votre boîte de réception : nous vous avons envoyé un nouveau lien.', resend: 'M’envoyer un nouveau lien',
+    expired: 'Ce lien a expiré. Saisissez votre adresse e-mail pour recevoir un nouveau lien.',
     unknown: 'Ce lien n’est pas reconnu. Ouvrez le lien complet du dernier e-mail.',
     forged: 'Cette page a expiré avant l’enregistrement. Ouvrez à nouveau le lien de l’e-mail.',
   },
   'de-DE': {
     title: 'Wähle ein neues Passwort', button: 'Neues Passwort speichern', choose: 'Gib dein neues Passwort zweimal ein.',
     changed: 'Dein Passwort ist geändert, und du bist überall sonst abgemeldet. Melde dich in der App mit dem neuen Passwort an.',
-    used: 'Dieser Link wurde schon verwendet. Falls du nicht fertig geworden bist, fordere in der App eine neue E-Mail an.',
-    expired: 'Dieser Link ist abgelaufen. Lass dir von der App eine neue E-Mail schicken.',
+    used: 'Dieser Link wurde schon verwendet. Falls du nicht fertig geworden bist, gib deine E-Mail-Adresse ein, um einen neuen Link zu bekommen.',
+    sent: 'Sieh in deinem Posteingang nach: Wir haben dir einen neuen Link geschickt.', resend: 'Neuen Link senden',
+    expired: 'Dieser Link ist abgelaufen. Gib deine E-Mail-Adresse ein, um einen neuen Link zu bekommen.',
     unknown: 'Dieser Link ist unbekannt. Öffne den vollständigen Link aus der neuesten E-Mail.',
     forged: 'Diese Seite ist vor dem Speichern abgelaufen. Öffne den Link aus der E-Mail noch einmal.',
   },
   'es-ES': {
     title: 'Elige una contraseña nueva', button: 'Guardar mi contraseña nueva', choose: 'Escribe tu contraseña nueva dos veces.',
     changed: 'Tu contraseña ha cambiado y se ha cerrado tu sesión en todos los demás sitios. Inicia sesión en la aplicación con la contraseña nueva.',
-    used: 'Este enlace ya se usó. Si no terminaste, pide a la aplicación un correo nuevo.',
-    expired: 'Este enlace ha caducado. Pide a la aplicación que te envíe un correo nuevo.',
+    used: 'Este enlace ya se usó. Si no terminaste, escribe tu correo electrónico para recibir un enlace nuevo.',
+    sent: 'Revisa tu bandeja de entrada: te enviamos un enlace nuevo.', resend: 'Enviarme un enlace nuevo',
+    expired: 'Este enlace ha caducado. Escribe tu correo electrónico para recibir un enlace nuevo.',
     unknown: 'Este enlace no se reconoce. Abre el enlace completo del correo más reciente.',
     forged: 'Esta página caducó antes de guardar. Vuelve a abrir el enlace del correo.',
   },
@@ -70,63 +79,97 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     return { state: row.expiresAt <= clock.now() ? 'expired' : 'choose', row };
   }
 
-  /** The client that sent the email, and its flow's form in the page's locale. */
-  async function formFor(app: Application, row: StoredCredential, locale: PageLocale) {
+  /** The client that sent the email, and its flow's `name` form in the page's locale. */
+  async function formFor(app: Application, row: StoredCredential, locale: PageLocale, name = FORM) {
     const id = row.forClientId ?? row.clientId;
     const stored = id === null ? undefined : await db.clients.findById(app.id, id);
     const client = stored && await services.clients.find(app.id, stored.clientId);
     if (!client) return undefined;
-    const flow: FlowVersion = await flows.resolve(app, client.settings.default_flow_name ?? 'standard', client.settings.default_flow_version ?? '1', locale);
-    const form = flows.form(app, flow, FORM);
+    const flow: FlowVersion = await flows.resolve(app, client.settings.default_flow_name ?? 'standard', client.settings.default_flow_version ?? '1', locale)
+      .catch(() => flows.resolve(app, client.settings.default_flow_name ?? 'standard', client.settings.default_flow_version ?? '1', 'en-US'));
+    const form = flows.form(app, flow, name);
     return form && { client, flow, form };
   }
 
-  const page = (res: Response, locale: PageLocale, outcome: Outcome, status: number, form?: { code: string; csrf: string; flow: FlowVersion; form: CompiledForm; invalid: Record<string, string[]> }) => {
+  interface Shown { code: string; csrf: string; flow: FlowVersion; form: CompiledForm; invalid: Record<string, string[]>; values?: Record<string, string>; notice?: string }
+
+  /**
+   * The page: the outcome, and the new-password form (`choose`), or for a used or expired link the
+   * flow's forgotPasswordForm, which mails a new link as /oauth/forgot_password_native does.
+   */
+  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status: number, form?: Shown) => {
     const t = TEXT[locale];
-    let body = `<h1>${escape(t.title)}</h1><p role="${outcome === 'choose' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`;
+    let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'changed' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'choose' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`;
     if (form) {
-      const inputs = form.form.fields.map(({ name, required, field }) => {
-        const id = `f-${name}`;
-        const rule = (r: string) => field.validation.find((v) => v.rule === r)?.value;
-        const errors = form.invalid[name] ?? [];
-        const label = field.label ? flows.text(form.flow, field.label) : name;
-        return `<label for="${escape(id)}">${escape(label)}</label>`
-          + `<input id="${escape(id)}" name="${escape(name)}" type="password" autocomplete="new-password"${required ? ' required' : ''}`
-          + `${typeof rule('minLength') === 'number' ? ` minlength="${rule('minLength')}"` : ''}${typeof rule('maxLength') === 'number' ? ` maxlength="${rule('maxLength')}"` : ''}`
-          + `${errors.length ? ` aria-invalid="true" aria-describedby="${escape(id)}-error"` : ''}>`
-          + (errors.length ? `<p id="${escape(id)}-error" role="alert">${errors.map(escape).join(' ')}</p>` : '');
-      }).join('');
-      body += `<form method="post" action="/reset-password">${inputs}<input type="hidden" name="code" value="${escape(form.code)}">`
+      const resend = form.form.name === FORGOT;
+      if (form.notice) body += `<p class="notice" role="alert">${escape(form.notice)}</p>`;
+      body += `<form method="post" action="${resend ? '/reset-password/resend' : '/reset-password'}" data-validate>`
+        + renderFields(flows, form.flow, form.form, locale, form.values ?? {}, form.invalid)
+        + `<input type="hidden" name="code" value="${escape(form.code)}">`
         + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
-        + `<button type="submit">${escape(t.button)}</button></form>`;
+        + `<button type="submit">${escape(resend ? t.resend : t.button)}</button></form>`;
     }
-    sendPage(res, status, locale, t.title, body, form ? { formAction: "'self'" } : {});
+    sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'", script: VALIDATE_SCRIPT } : {}), brand: brandOf(app) });
   };
 
   const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
   const token = csrf(COOKIE, '/reset-password');
   const statusOf = (state: Outcome) => (state === 'unknown' ? 404 : 410);
 
+  /** A link that no longer works: its outcome, with the form for a new link when the sending client is known. */
+  async function spent(req: Request, res: Response, app: Application, locale: PageLocale, state: Outcome, code: string, row: StoredCredential | undefined, shown: Partial<Shown> = {}, status?: number) {
+    const found = row && (state === 'used' || state === 'expired') ? await formFor(app, row, locale, FORGOT) : undefined;
+    if (!found) return page(res, app, locale, state, statusOf(state));
+    page(res, app, locale, state, status ?? statusOf(state), {
+      code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: {}, ...shown,
+    });
+  }
+
   router.get('/reset-password', guard(async (req, res, app, locale) => {
     const code = typeof req.query.code === 'string' ? req.query.code : '';
     const { state, row } = await codeState(app, code);
-    const found = state === 'choose' && row ? await formFor(app, row, locale) : undefined;
-    if (!found) return page(res, locale, state === 'choose' ? 'unknown' : state, statusOf(state));
-    page(res, locale, 'choose', 200, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: {} });
+    if (state !== 'choose') return spent(req, res, app, locale, state, code, row);
+    const found = row ? await formFor(app, row, locale) : undefined;
+    if (!found) return page(res, app, locale, 'unknown', 404);
+    page(res, app, locale, 'choose', 200, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: {} });
+  }));
+
+  const body = (req: Request) => Object.fromEntries(Object.entries(req.body ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+
+  // a used or expired link: a new email, for the client that sent the first, with the API's answers
+  router.post('/reset-password/resend', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
+    const sent = body(req);
+    if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
+    const code = sent.code ?? '';
+    const { state, row } = await codeState(app, code);
+    const found = row && (state === 'used' || state === 'expired') ? await formFor(app, row, locale, FORGOT) : undefined;
+    if (!found) return page(res, app, locale, state === 'choose' ? 'unknown' : state, statusOf(state));
+    const values = formValues(found.form, sent);
+    const result = await callApi(services, req, res, app, found.client, forgotPassword, {
+      ...values, client_id: found.client.clientId, locale: found.flow.locale, flow: found.flow.name, flow_version: String(found.flow.version),
+      redirect_uri: found.client.settings.password_recover_url ?? '',
+    });
+    if (result.body) {
+      token.clear(res);
+      return page(res, app, locale, 'sent', 200);
+    }
+    const { status, shown } = pageFailure(res, locale, FORGOT, result.error);
+    await spent(req, res, app, locale, state, code, row, { ...shown, values }, status);
   }));
 
   router.post('/reset-password', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
-    const body = Object.fromEntries(Object.entries(req.body ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
-    if (!token.matches(req, body.csrf)) return page(res, locale, 'forged', 403);
-    const code = body.code ?? '';
+    const sent = body(req);
+    if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
+    const code = sent.code ?? '';
     const { state, row } = await codeState(app, code);
-    const found = state === 'choose' && row ? await formFor(app, row, locale) : undefined;
-    if (!found || !row) return page(res, locale, state === 'choose' ? 'unknown' : state, statusOf(state));
+    if (state !== 'choose') return spent(req, res, app, locale, state, code, row);
+    const found = row ? await formFor(app, row, locale) : undefined;
+    if (!found || !row) return page(res, app, locale, 'unknown', 404);
 
     // the rules first: a mistake keeps the code usable
-    const result = await found.form.validate(body, { isUnique: async () => true });
+    const result = await found.form.validate(sent, { isUnique: async () => true });
     if (Object.keys(result.invalid).length > 0) {
-      return page(res, locale, 'choose', 400, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: result.invalid });
+      return page(res, app, locale, 'choose', 400, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: result.invalid });
     }
     const { password } = changesFrom(found.form, result.values);
     if (password === undefined) throw new Error(`${FORM} of flow ${found.flow.name} has no field that writes the password`);
@@ -135,7 +178,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
       await tokens.exchangeCode(app, found.client, code, row.redirectUri ?? '');
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      return page(res, locale, 'used', 410);
+      return spent(req, res, app, locale, 'used', code, row);
     }
     const hash = await passwords.hash(password);
     await outbox.commitModels(async (tx) => {
@@ -148,7 +191,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
       return { result: undefined, jobs: [(await versions.written(changed, tx)).job] };
     });
     token.clear(res);
-    page(res, locale, 'changed', 200);
+    page(res, app, locale, 'changed', 200);
   }));
   return router;
 }

@@ -4,10 +4,15 @@ import { safeEqual, sha256Hex } from '../domain/secrets';
 import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
+import type { HostedPages, HostedReturn } from './hosted';
 import { escape, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
-/** A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. */
-interface Pending { provider: string; tokenUrl: string; locale: PageLocale; redirectUri: string; sealed: string }
+/**
+ * A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. It
+ * ends by posting a token to `tokenUrl`, or, when a hosted sign-in page started it, back on that
+ * page (`hosted`).
+ */
+interface Pending { provider: string; tokenUrl?: string; hosted?: HostedReturn; locale: PageLocale; redirectUri: string; sealed: string }
 
 const STATE_SECONDS = 600;
 const COOKIE = 'gatehouse_social';
@@ -24,7 +29,7 @@ const cookie = (req: Request, name: string) =>
  * redeem tokens themselves. `token_url` must be on the allow-list (`social_token_urls` of a login
  * client or of the application): nothing else is ever posted to or redirected to.
  */
-export function socialRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>): express.Router {
+export function socialRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted?: HostedPages): express.Router {
   const router = express.Router();
   const { providers, relyingParty, socialTokens, db, box, clock } = services;
 
@@ -66,8 +71,11 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     const name = String(req.params.provider);
     const found = PROVIDER_PATH.test(name) ? await providers.withSecret(app.id, name) : undefined;
     if (!found) return sendError(res, 404, locale, `this application has no sign-in provider named ${name.slice(0, 32)}`);
-    const tokenUrl = await allowedTokenUrl(app, one(req.query.token_url));
-    if (!tokenUrl) return refuseTokenUrl(res, locale);
+    // from a hosted sign-in page (its client and redirect_uri checked as that page checks them), or for a token_url
+    const back = req.query.hosted === '1' && hosted ? await hosted.hostedReturn(app, req.query, locale) : undefined;
+    if (typeof back === 'string') return sendError(res, 400, locale, back);
+    const tokenUrl = back ? undefined : await allowedTokenUrl(app, one(req.query.token_url));
+    if (!back && !tokenUrl) return refuseTokenUrl(res, locale);
     // each start stores a sign-in in progress: starts are limited per client address
     try {
       await services.rateLimiter.take([[`social:start:${app.id}:${req.ip ?? 'unknown'}`, services.loginLimits.address]]);
@@ -79,7 +87,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     }
     const redirectUri = `${req.protocol}://${req.get('host')}/social/${name}/callback`;
     const { url, checks } = await relyingParty.start(found.provider, found.secret, redirectUri);
-    const pending: Pending = { provider: name, tokenUrl, locale, redirectUri, sealed: box.seal(JSON.stringify(checks), `social:${checks.state}`) };
+    const pending: Pending = { provider: name, tokenUrl, hosted: back, locale, redirectUri, sealed: box.seal(JSON.stringify(checks), `social:${checks.state}`) };
     const now = clock.now();
     await db.credentials.insert([{
       applicationId: app.id, kind: 'social_state', valueHash: sha256Hex(checks.state), entityId: null, clientId: null, forClientId: null,
@@ -117,6 +125,8 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     const query = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
     const profile = await relyingParty.finish(found.provider, found.secret, pending.redirectUri, query, checks);
     const token = await socialTokens.issue(app, profile);
+    if (pending.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, pending.hosted, pending.provider, token);
+    if (!pending.tokenUrl) return sendError(res, 400, pageLang, 'this sign-in has nowhere to return to; start it again');
     const target = new URL(pending.tokenUrl);
     sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
       `<form method="post" action="${escape(pending.tokenUrl)}"><input type="hidden" name="token" value="${escape(token)}">`

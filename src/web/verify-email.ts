@@ -3,7 +3,7 @@ import type { Application } from '../db/repositories/applications';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
-import { csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
+import { brandOf, csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'unknown' | 'incomplete' | 'forged';
 
@@ -72,15 +72,15 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     return found.expiresAt <= clock.now() ? 'expired' : 'confirm';
   }
 
-  const page = (res: Response, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string }) => {
+  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string }) => {
     const t = TEXT[locale];
-    const body = `<h1>${escape(t.title)}</h1><p role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`
+    const body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`
       + (form
         ? `<form method="post" action="/verify-email"><input type="hidden" name="verification_code" value="${escape(form.code)}">`
           + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
           + `<button type="submit">${escape(t.button)}</button></form>`
         : '');
-    sendPage(res, status, locale, t.title, body, form ? { formAction: "'self'" } : {});
+    sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'" } : {}), brand: brandOf(app) });
   };
 
   const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
@@ -89,22 +89,22 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
   router.get('/verify-email', guard(async (req, res, app, locale) => {
     const code = typeof req.query.verification_code === 'string' ? req.query.verification_code : '';
     const state = await stateOf(app, code);
-    if (state !== 'confirm') return page(res, locale, state, state === 'incomplete' || state === 'unknown' ? 404 : 410);
-    page(res, locale, 'confirm', 200, { code, csrf: token.issue(req, res) });
+    if (state !== 'confirm') return page(res, app, locale, state, state === 'incomplete' || state === 'unknown' ? 404 : 410);
+    page(res, app, locale, 'confirm', 200, { code, csrf: token.issue(req, res) });
   }));
 
   router.post('/verify-email', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), guard(async (req, res, app, locale) => {
     const code = typeof req.body?.verification_code === 'string' ? req.body.verification_code : '';
-    if (!token.matches(req, req.body?.csrf)) return page(res, locale, 'forged', 403);
+    if (!token.matches(req, req.body?.csrf)) return page(res, app, locale, 'forged', 403);
     token.clear(res);
     try {
-      if (!CODE.test(code)) return page(res, locale, 'unknown', 404);
+      if (!CODE.test(code)) return page(res, app, locale, 'unknown', 404);
       await tokens.useVerificationCode(app, code);
-      page(res, locale, 'verified');
+      page(res, app, locale, 'verified');
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       const state = await stateOf(app, code);
-      page(res, locale, state === 'confirm' ? 'unknown' : state, 410);
+      page(res, app, locale, state === 'confirm' ? 'unknown' : state, 410);
     }
   }));
   return router;

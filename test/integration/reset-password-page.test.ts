@@ -2,12 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { simpleParser } from 'mailparser';
-import { startTestApp, type TestApp } from '../helpers/backend';
+import { manualClock, startTestApp, type TestApp } from '../helpers/backend';
 
 let t: TestApp;
+const clock = manualClock();
 let loginId: string;
 let recoverUrl: string;
 const PASSWORD = 'correct horse';
+const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const post = (route: string, body: Record<string, string>) => request(t.app).post(route).type('form').send(body);
 const signIn = (password: string) => post('/oauth/auth_native_traditional', { client_id: loginId, locale: 'en-US', signInEmailAddress: 'reset@example.com', currentPassword: password });
 
@@ -30,7 +32,7 @@ async function open(code: string, query: Record<string, string> = {}) {
 const submit = (cookie: string, fields: Record<string, string>) => request(t.app).post('/reset-password').set('Cookie', cookie).type('form').send(fields);
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { MAIL_LIMIT_RECIPIENT: '100/3600' } });
+  t = await startTestApp({ clock, env: { MAIL_LIMIT_RECIPIENT: '100/3600' } });
   loginId = t.local.clients.login.client_id;
   recoverUrl = `${t.backend.config.publicBaseUrl}/reset-password`;
   expect((await post('/oauth/register_native_traditional', {
@@ -47,7 +49,7 @@ describe('GET /reset-password (where password emails link)', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     // the flow's fields, labels bound to inputs, rules as attributes
-    expect(res.text).toMatch(/<label for="f-newPassword">[^<]+<\/label><input id="f-newPassword" name="newPassword" type="password" autocomplete="new-password" required minlength="8"/);
+    expect(res.text).toMatch(/<label for="f-newPassword">[^<]+<\/label><input id="f-newPassword" name="newPassword" aria-describedby="f-newPassword-tip f-newPassword-error" required data-rules="[^"]+" type="password" autocomplete="new-password" minlength="8"/);
     expect(res.text).toContain('name="newPasswordConfirm"');
 
     // a mismatch: the flow's message, the form again, the code not spent
@@ -89,5 +91,43 @@ describe('GET /reset-password (where password emails link)', () => {
     const hostile = await request(t.app).get('/reset-password').query({ code: '"><script>alert(1)</script>', locale: '<img src=x>' });
     expect(hostile.text).not.toContain('<script>alert');
     expect(hostile.text).not.toContain('<img');
+  });
+
+  it('a used or expired link offers a new email, which answers no more than forgot_password_native', async () => {
+    const mails = () => (fs.existsSync(t.backend.config.mailDir) ? fs.readdirSync(t.backend.config.mailDir).length : 0);
+    const code = await resetCode();
+    clock.advance(2 * 3600_000);
+    const expired = await open(code);
+    expect(expired.res.status).toBe(410);
+    expect(expired.res.text).toContain('This link has expired');
+    // the flow's forgotPasswordForm, posting to the resend address
+    expect(expired.res.text).toContain('action="/reset-password/resend"');
+    expect(expired.res.text).toMatch(/<label for="f-signInEmailAddress">[^<]+<\/label><input id="f-signInEmailAddress" name="signInEmailAddress"/);
+    const resend = (cookie: string, fields: Record<string, string>) => request(t.app).post('/reset-password/resend').set('Cookie', cookie).type('form').send(fields);
+
+    // without the page's token: nothing sent
+    const before = mails();
+    expect((await request(t.app).post('/reset-password/resend').type('form').send({ code, csrf: 'y'.repeat(32), signInEmailAddress: 'reset@example.com' })).status).toBe(403);
+    // an unknown address: the flow's message, as the API's 212 says it
+    const unknown = await resend(expired.cookie!, { code, csrf: expired.csrf!, signInEmailAddress: 'nobody@example.com' });
+    expect(unknown.status).toBe(400);
+    const api = await post('/oauth/forgot_password_native', { client_id: loginId, locale: 'en-US', redirect_uri: recoverUrl, signInEmailAddress: 'nobody@example.com' });
+    expect(api.body.code).toBe(212);
+    expect(unknown.text).toContain(escapeHtml(api.body.invalid_fields.forgotPasswordForm[0]));
+    // HTML typed into the field comes back escaped
+    const hostile = await resend(expired.cookie!, { code, csrf: expired.csrf!, signInEmailAddress: '"><b>x</b>@example.com' });
+    expect(hostile.text).not.toContain('<b>x</b>');
+    expect(hostile.text).toContain('&lt;b&gt;x&lt;/b&gt;');
+    await t.runtime.queue.idle?.();
+    expect(mails()).toBe(before);
+
+    const sent = await resend(expired.cookie!, { code, csrf: expired.csrf!, signInEmailAddress: 'reset@example.com' });
+    expect(sent.status).toBe(200);
+    expect(sent.text).toContain('we emailed you a new link');
+    await t.runtime.queue.idle?.();
+    expect(mails()).toBe(before + 1);
+    // and the new link works
+    const fresh = await open(await resetCode());
+    expect(fresh.res.status).toBe(200);
   });
 });

@@ -1,0 +1,284 @@
+import express, { type Request, type Response } from 'express';
+import type { Application } from '../db/repositories/applications';
+import type { Client } from '../domain/clients';
+import type { FlowVersion } from '../domain/flows';
+import type { ApiError } from '../errors';
+import type { Handler, Services } from '../http/context';
+import { forgotPassword } from '../http/handlers/email-requests';
+import { registerTraditional } from '../http/handlers/register';
+import { signInTraditional } from '../http/handlers/sign-in';
+import { authNative, registerNative } from '../http/handlers/social';
+import { callApi } from './call-api';
+import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
+import { brandOf, csrf, escape, pageHandler, sendError, sendPage, type PageLocale } from './pages';
+
+type Key =
+  | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
+  | 'noAccount' | 'haveAccount' | 'forgotLink' | 'backToSignIn' | 'forgotIntro' | 'forgotSent' | 'socialIntro' | 'merge'
+  | 'tooMany' | 'expired' | 'failed';
+
+const TEXT: Record<PageLocale, Record<Key, string>> = {
+  'en-US': {
+    signIn: 'Sign in', register: 'Create your account', forgot: 'Reset your password', socialRegister: 'Finish creating your account',
+    signInButton: 'Sign in', registerButton: 'Create my account', forgotButton: 'Email me a link', or: 'Or continue with',
+    withProvider: 'Continue with {provider}', noAccount: 'New here? Create an account', haveAccount: 'Already have an account? Sign in',
+    forgotLink: 'Forgot your password?', backToSignIn: 'Back to sign-in',
+    forgotIntro: 'Enter the email address of your account. We will email you a link to choose a new password.',
+    forgotSent: 'Check your inbox: we emailed you a link to choose a new password.',
+    socialIntro: 'Check the details {provider} gave us, then create your account.',
+    merge: 'An account with this email address already exists. Sign in to it with its password to link your {provider} account.',
+    tooMany: 'Too many attempts. Try again in {seconds} seconds.',
+    expired: 'This page expired before you sent it, so nothing was done. Please send it again.',
+    failed: 'That did not work: {reason}',
+  },
+  'fr-FR': {
+    signIn: 'Se connecter', register: 'Créer votre compte', forgot: 'Réinitialiser votre mot de passe', socialRegister: 'Terminer la création de votre compte',
+    signInButton: 'Se connecter', registerButton: 'Créer mon compte', forgotButton: 'M’envoyer un lien', or: 'Ou continuer avec',
+    withProvider: 'Continuer avec {provider}', noAccount: 'Nouveau ? Créez un compte', haveAccount: 'Déjà un compte ? Connectez-vous',
+    forgotLink: 'Mot de passe oublié ?', backToSignIn: 'Retour à la connexion',
+    forgotIntro: 'Saisissez l’adresse e-mail de votre compte. Nous vous enverrons un lien pour choisir un nouveau mot de passe.',
+    forgotSent: 'Consultez votre boîte de réception : nous vous avons envoyé un lien pour choisir un nouveau mot de passe.',
+    socialIntro: 'Vérifiez les informations transmises par {provider}, puis créez votre compte.',
+    merge: 'Un compte existe déjà avec cette adresse e-mail. Connectez-vous avec son mot de passe pour y lier votre compte {provider}.',
+    tooMany: 'Trop de tentatives. Réessayez dans {seconds} secondes.',
+    expired: 'Cette page a expiré avant l’envoi : rien n’a été fait. Veuillez l’envoyer à nouveau.',
+    failed: 'Cela n’a pas fonctionné : {reason}',
+  },
+  'de-DE': {
+    signIn: 'Anmelden', register: 'Konto erstellen', forgot: 'Passwort zurücksetzen', socialRegister: 'Kontoerstellung abschließen',
+    signInButton: 'Anmelden', registerButton: 'Mein Konto erstellen', forgotButton: 'Link per E-Mail senden', or: 'Oder weiter mit',
+    withProvider: 'Weiter mit {provider}', noAccount: 'Neu hier? Konto erstellen', haveAccount: 'Schon ein Konto? Anmelden',
+    forgotLink: 'Passwort vergessen?', backToSignIn: 'Zurück zur Anmeldung',
+    forgotIntro: 'Gib die E-Mail-Adresse deines Kontos ein. Wir schicken dir einen Link, um ein neues Passwort zu wählen.',
+    forgotSent: 'Sieh in deinem Posteingang nach: Wir haben dir einen Link geschickt, um ein neues Passwort zu wählen.',
+    socialIntro: 'Prüfe die Angaben von {provider} und erstelle dann dein Konto.',
+    merge: 'Mit dieser E-Mail-Adresse gibt es schon ein Konto. Melde dich mit seinem Passwort an, um dein {provider}-Konto damit zu verknüpfen.',
+    tooMany: 'Zu viele Versuche. Versuche es in {seconds} Sekunden erneut.',
+    expired: 'Diese Seite ist vor dem Absenden abgelaufen, es ist nichts geschehen. Bitte sende sie erneut.',
+    failed: 'Das hat nicht geklappt: {reason}',
+  },
+  'es-ES': {
+    signIn: 'Iniciar sesión', register: 'Crea tu cuenta', forgot: 'Restablece tu contraseña', socialRegister: 'Termina de crear tu cuenta',
+    signInButton: 'Iniciar sesión', registerButton: 'Crear mi cuenta', forgotButton: 'Enviarme un enlace', or: 'O continúa con',
+    withProvider: 'Continuar con {provider}', noAccount: '¿Eres nuevo? Crea una cuenta', haveAccount: '¿Ya tienes una cuenta? Inicia sesión',
+    forgotLink: '¿Olvidaste tu contraseña?', backToSignIn: 'Volver a iniciar sesión',
+    forgotIntro: 'Escribe el correo electrónico de tu cuenta. Te enviaremos un enlace para elegir una contraseña nueva.',
+    forgotSent: 'Revisa tu bandeja de entrada: te enviamos un enlace para elegir una contraseña nueva.',
+    socialIntro: 'Revisa los datos que nos dio {provider} y crea tu cuenta.',
+    merge: 'Ya existe una cuenta con este correo electrónico. Inicia sesión con su contraseña para vincular tu cuenta de {provider}.',
+    tooMany: 'Demasiados intentos. Vuelve a intentarlo en {seconds} segundos.',
+    expired: 'Esta página caducó antes de enviarla, así que no se hizo nada. Vuelve a enviarla.',
+    failed: 'No funcionó: {reason}',
+  },
+};
+const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
+  TEXT[locale][key].replace(/\{(\w+)\}/g, (_, k: string) => values[k] ?? '');
+
+/** Who a hosted page works for: a login client, an allowed redirect_uri, the app's opaque state, and the client's flow. */
+export interface Entry { client: Client; redirectUri: string; state?: string; locale: PageLocale; flow: FlowVersion }
+
+/** What the social callback needs to come back to the hosted page (stored with the sign-in in progress). */
+export interface HostedReturn { clientId: string; redirectUri: string; state?: string }
+
+type View = 'signin' | 'register' | 'forgot' | 'social';
+const FORMS: Record<View, string> = { signin: 'signInForm', register: 'registrationForm', forgot: 'forgotPasswordForm', social: 'socialRegistrationForm' };
+const COOKIE = 'gh_login_csrf';
+const MAX_STATE = 512;
+
+const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The exact redirect URIs a login client's `redirect_uris` setting (else the application's) allows. */
+export function allowedRedirectUris(app: Application, client: Client): Set<string> {
+  return new Set((client.settings.redirect_uris ?? app.settings.redirect_uris ?? '').split(/[\s,]+/).filter((u) => /^https?:\/\//i.test(u)));
+}
+
+/** An API failure as the page shows it: the flow's messages by field, else one notice. */
+export function pageFailure(res: Response, locale: PageLocale, form: string, e: ApiError): { status: number; shown: { notice?: string; invalid?: Record<string, string[]> } } {
+  const invalid = (e.extra.invalid_fields ?? {}) as Record<string, string[]>;
+  const formWide = invalid[form];
+  if (e.kind === 'apiLimitError') {
+    const seconds = String(e.headers['Retry-After'] ?? 60);
+    res.setHeader('Retry-After', seconds);
+    return { status: 429, shown: { notice: say(locale, 'tooMany', { seconds }) } };
+  }
+  if (formWide) return { status: 400, shown: { notice: formWide.join(' ') } };
+  if (Object.keys(invalid).length > 0) return { status: 400, shown: { invalid } };
+  const message = typeof e.extra.message === 'string' ? e.extra.message : e.message;
+  return { status: e.definition.code === 500 ? 500 : 400, shown: { notice: say(locale, 'failed', { reason: message }) } };
+}
+
+/**
+ * GET /signin and GET /register: the reference sign-in and registration pages, built from the
+ * login client's flow (signInForm, registrationForm, forgotPasswordForm, socialRegistrationForm)
+ * as stored, so a flow change shows without code. Every POST goes through the API's own handlers
+ * (the same rules, limits and uniform failures), and a success redirects to `redirect_uri` (on
+ * the client's `redirect_uris` allow-list) with an authorization code and the app's `state`.
+ */
+export function hostedRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>) {
+  const router = express.Router();
+  const { flows, providers } = services;
+  const token = csrf(COOKIE, '/');
+  const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
+
+  /** The page's client, redirect URI, state and flow; a string says what is wrong (never redirected to). */
+  async function entryOf(app: Application, source: Record<string, unknown>, locale: PageLocale): Promise<Entry | string> {
+    const clientId = one(source.client_id);
+    if (!clientId || clientId.length > 64) return 'client_id is missing: open this page with the client_id of a login client of this application.';
+    const client = await services.clients.find(app.id, clientId);
+    if (!client || !client.features.includes('login_client')) return `client_id ${clientId} is not a login client of this application.`;
+    const redirectUri = one(source.redirect_uri);
+    if (!redirectUri || !allowedRedirectUris(app, client).has(redirectUri)) {
+      return 'redirect_uri is missing or is not on the allow-list of this client (its redirect_uris setting, or the application\'s); nothing was sent anywhere.';
+    }
+    const state = one(source.state);
+    if (state !== undefined && (state.length > MAX_STATE || /[\u0000-\u001f\u007f]/.test(state))) return `state must be at most ${MAX_STATE} printable characters.`;
+    const name = client.settings.default_flow_name ?? 'standard';
+    const version = client.settings.default_flow_version ?? '1';
+    // a flow without the page's locale is shown in English, as its messages would be
+    const flow = await flows.resolve(app, name, version, locale).catch(() => flows.resolve(app, name, version, 'en-US'));
+    return { client, redirectUri, state: state || undefined, locale, flow };
+  }
+
+  const entryQuery = (entry: Entry, extra: Record<string, string> = {}) => new URLSearchParams({
+    client_id: entry.client.clientId, redirect_uri: entry.redirectUri, locale: entry.locale, ...(entry.state ? { state: entry.state } : {}), ...extra,
+  }).toString();
+
+  const hidden = (fields: Record<string, string | undefined>) => Object.entries(fields)
+    .filter((e): e is [string, string] => e[1] !== undefined)
+    .map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
+
+  interface Shown {
+    values?: Record<string, string>;
+    invalid?: Record<string, string[]>;
+    notice?: string;
+    done?: string;
+    /** Kept through the form: a social token to register, or a merge token to link at sign-in. */
+    token?: string;
+    mergeToken?: string;
+    provider?: string;
+  }
+
+  async function show(req: Request, res: Response, app: Application, entry: Entry, view: View, status: number, shown: Shown = {}): Promise<void> {
+    const { locale } = entry;
+    const title = say(locale, view === 'signin' ? 'signIn' : view === 'register' ? 'register' : view === 'forgot' ? 'forgot' : 'socialRegister');
+    const form = flows.form(app, entry.flow, FORMS[view]);
+    if (!form) return sendError(res, 500, locale, `the flow ${entry.flow.name} version ${entry.flow.version} has no form ${FORMS[view]}`);
+    const action = view === 'signin' ? '/signin' : view === 'register' ? '/register' : view === 'forgot' ? '/signin/forgot' : '/register/social';
+    let body = `<h1>${escape(title)}</h1>`;
+    if (view === 'forgot' && !shown.done) body += `<p>${escape(say(locale, 'forgotIntro'))}</p>`;
+    if (view === 'social') body += `<p>${escape(say(locale, 'socialIntro', { provider: shown.provider ?? '' }))}</p>`;
+    if (shown.mergeToken) body += `<p class="notice" role="status">${escape(say(locale, 'merge', { provider: shown.provider ?? '' }))}</p>`;
+    body += `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`;
+    if (shown.done) {
+      body += `<p class="notice done" role="status">${escape(shown.done)}</p>`;
+    } else {
+      body += `<form method="post" action="${action}" data-validate aria-describedby="form-notice">`
+        + renderFields(flows, entry.flow, form, locale, shown.values ?? {}, shown.invalid ?? {})
+        + hidden({
+          client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale,
+          csrf: token.issue(req, res), token: shown.token, merge_token: shown.mergeToken, provider: shown.provider,
+        })
+        + `<button type="submit">${escape(say(locale, view === 'signin' ? 'signInButton' : view === 'forgot' ? 'forgotButton' : 'registerButton'))}</button></form>`;
+    }
+    if ((view === 'signin' || view === 'register') && !shown.mergeToken) {
+      const list = await providers.list(app.id);
+      if (list.length > 0) {
+        body += `<p>${escape(say(locale, 'or'))}</p><ul>` + list.map((p) => `<li><a class="button provider" href="/social/${escape(p.name)}/start?${escape(entryQuery(entry, { hosted: '1' }))}">`
+          + `${escape(say(locale, 'withProvider', { provider: p.name }))}</a></li>`).join('') + '</ul>';
+      }
+    }
+    const links = view === 'signin'
+      ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], [`/register?${entryQuery(entry)}`, 'noAccount']]
+      : [[`/signin?${entryQuery(entry)}`, view === 'register' ? 'haveAccount' : 'backToSignIn']];
+    body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
+    sendPage(res, status, locale, title, body, { formAction: "'self'", brand: brandOf(app), script: VALIDATE_SCRIPT });
+  }
+
+  /** The values every API call of a page sends besides the form's fields. */
+  const apiValues = (entry: Entry) => ({
+    client_id: entry.client.clientId, locale: entry.flow.locale, flow: entry.flow.name, flow_version: String(entry.flow.version),
+    redirect_uri: entry.redirectUri, response_type: 'code',
+  });
+
+  /** To the app with the code (and its state). */
+  function toApp(res: Response, entry: Entry, body: Record<string, unknown>): void {
+    const target = new URL(entry.redirectUri);
+    target.searchParams.set('code', String(body.authorization_code));
+    if (entry.state) target.searchParams.set('state', entry.state);
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.redirect(303, target.toString());
+  }
+
+  /** A page's GET or POST: the entry checked first (an error page, never a redirect, when it is wrong). */
+  const withEntry = (work: (req: Request, res: Response, app: Application, entry: Entry, body: Record<string, string>) => Promise<void>) =>
+    guard(async (req, res, app, locale) => {
+      const source = req.method === 'POST' ? req.body ?? {} : req.query;
+      const entry = await entryOf(app, source, locale);
+      if (typeof entry === 'string') return sendError(res, 400, locale, entry);
+      const body = Object.fromEntries(Object.entries(req.method === 'POST' ? req.body ?? {} : {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+      if (req.method === 'POST' && !token.matches(req, body.csrf)) {
+        // nothing done: the same form again (without what was typed) with a fresh token
+        return show(req, res, app, entry, viewOf(req.path), 403, { notice: say(locale, 'expired'), token: body.token, mergeToken: body.merge_token, provider: body.provider });
+      }
+      await work(req, res, app, entry, body);
+    });
+  const viewOf = (path: string): View => (path === '/register' ? 'register' : path === '/signin/forgot' ? 'forgot' : path === '/register/social' ? 'social' : 'signin');
+
+  /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
+  const submit = (view: View, handler: Handler, extra: (body: Record<string, string>) => Record<string, string>) =>
+    withEntry(async (req, res, app, entry, body) => {
+      const form = flows.form(app, entry.flow, FORMS[view]);
+      const fields = form ? formValues(form, body) : {};
+      const result = await callApi(services, req, res, app, entry.client, handler, { ...fields, ...extra(body), ...apiValues(entry) });
+      if (result.body) return toApp(res, entry, result.body);
+      const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
+      await show(req, res, app, entry, view, status, { ...shown, values: fields, token: body.token, mergeToken: body.merge_token, provider: body.provider });
+    });
+
+  const form = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 60 });
+  router.get('/signin', withEntry((req, res, app, entry) => show(req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
+  router.get('/register', withEntry((req, res, app, entry) => show(req, res, app, entry, 'register', 200)));
+  router.post('/signin', form, submit('signin', signInTraditional, (b): Record<string, string> => (b.merge_token ? { merge_token: b.merge_token } : {})));
+  router.post('/register', form, submit('register', registerTraditional, () => ({})));
+  router.post('/register/social', form, submit('social', registerNative, (b) => ({ token: b.token ?? '' })));
+  router.post('/signin/forgot', form, withEntry(async (req, res, app, entry, body) => {
+    const found = flows.form(app, entry.flow, FORMS.forgot);
+    const fields = found ? formValues(found, body) : {};
+    // the email links to the client's password_recover_url, which the API requires as redirect_uri
+    const values = { ...fields, ...apiValues(entry), redirect_uri: entry.client.settings.password_recover_url ?? '', response_type: 'token' };
+    const result = await callApi(services, req, res, app, entry.client, forgotPassword, values);
+    if (result.body) return show(req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
+    const { status, shown } = pageFailure(res, entry.locale, FORMS.forgot, result.error!);
+    await show(req, res, app, entry, 'forgot', status, { ...shown, values: fields });
+  }));
+
+  /**
+   * The end of a social sign-in started from a hosted page (called by the social callback with the
+   * provider's one-time token): a linked account goes to the app with a code; a new identity gets
+   * the social registration form, prefilled; an email that an account holds gets the sign-in form,
+   * which links the identity once the password is right.
+   */
+  async function finishSocial(req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) {
+    const entry = await entryOf(app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
+    if (typeof entry === 'string') return sendError(res, 400, locale, entry);
+    const result = await callApi(services, req, res, app, entry.client, authNative, { ...apiValues(entry), token: socialToken, registration_form: FORMS.social });
+    if (result.body) return toApp(res, entry, result.body);
+    const e = result.error!;
+    if (e.kind === 'recordNotFound') {
+      const values = Object.fromEntries(Object.entries((e.extra.prereg_fields ?? {}) as Record<string, string | null>).filter((v): v is [string, string] => typeof v[1] === 'string'));
+      return show(req, res, app, entry, 'social', 200, { values, token: socialToken, provider });
+    }
+    if (e.kind === 'emailAddressInUse') return show(req, res, app, entry, 'signin', 200, { mergeToken: socialToken, provider });
+    const { status, shown } = pageFailure(res, locale, FORMS.signin, e);
+    return show(req, res, app, entry, 'signin', status, shown);
+  }
+
+  /** Whether a hosted page may start a social sign-in for these parameters (the same checks as its own GET). */
+  async function hostedReturn(app: Application, query: Record<string, unknown>, locale: PageLocale): Promise<HostedReturn | string> {
+    const entry = await entryOf(app, query, locale);
+    return typeof entry === 'string' ? entry : { clientId: entry.client.clientId, redirectUri: entry.redirectUri, state: entry.state };
+  }
+
+  return { router, finishSocial, hostedReturn };
+}
+export type HostedPages = ReturnType<typeof hostedRoutes>;
