@@ -1,0 +1,190 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { simpleParser } from 'mailparser';
+import type { FlowDefinition } from '../../src/domain/flow-definition';
+import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+
+const clock = manualClock();
+const APP = 'https://app.example.com/callback';
+const PASSWORD = 'correct horse';
+
+let t: TestApp;
+let owner: string;
+let loginId: string;
+let loginSecret: string;
+
+const entry = (extra: Record<string, string> = {}) => ({ client_id: loginId, redirect_uri: APP, locale: 'en-US', state: 'xyz', ...extra });
+const admin = (route: string, body: Record<string, string>) => request(t.app).post(route).set('Authorization', owner).type('form').send(body);
+
+/** A browser: its cookies, the page it is on, and the page's form token. */
+async function openPage(route: string, query: Record<string, string> = entry()) {
+  const agent = request.agent(t.app);
+  const res = await agent.get(route).query(query);
+  const csrf = /name="csrf" value="([^"]*)"/.exec(res.text)?.[1];
+  return { agent, res, csrf: csrf! };
+}
+const messageOf = (html: string) => /<p class="notice" id="form-notice" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
+
+beforeAll(async () => {
+  t = await startTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '6/900', MAIL_LIMIT_RECIPIENT: '100/3600' } });
+  owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+  loginId = t.local.clients.login.client_id;
+  loginSecret = t.local.clients.login.client_secret;
+  expect((await admin('/settings/set', { for_client_id: loginId, key: 'redirect_uris', value: `${APP} https://app.example.com/other` })).body.stat).toBe('ok');
+});
+afterAll(() => t.close());
+
+describe('GET /signin and /register: who the page works for', () => {
+  it('refuses a missing or unknown client and a redirect_uri off the allow-list, without redirecting', async () => {
+    for (const query of [
+      {}, entry({ client_id: 'nope' }), entry({ client_id: t.local.clients.owner.client_id }),
+      entry({ redirect_uri: 'https://evil.example/callback' }), entry({ redirect_uri: `${APP}?x=1` }), entry({ redirect_uri: '' }),
+      entry({ state: 'a\u0000b' }), entry({ state: 'x'.repeat(513) }),
+    ]) {
+      for (const route of ['/signin', '/register']) {
+        const res = await request(t.app).get(route).query(query);
+        expect(res.status).toBe(400);
+        expect(res.headers.location).toBeUndefined();
+        expect(res.headers['content-type']).toContain('text/html');
+        expect(res.text).toMatch(/<p role="alert">[^<]+<\/p>/);
+      }
+    }
+    const evil = await request(t.app).post('/signin').type('form').send({ ...entry({ redirect_uri: 'https://evil.example/x' }), signInEmailAddress: 'a@b.example', currentPassword: 'x' });
+    expect(evil.status).toBe(400);
+    expect(evil.headers.location).toBeUndefined();
+  });
+
+  it('renders the flow\'s forms with strict headers; the locale comes from locale, then Accept-Language', async () => {
+    const { res } = await openPage('/signin');
+    expect(res.status).toBe(200);
+    const csp = res.headers['content-security-policy'];
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("form-action 'self'");
+    expect(csp).toMatch(/script-src 'sha256-[^']+'/);
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.text).toMatch(/<label for="f-signInEmailAddress">Email address<\/label><input id="f-signInEmailAddress" name="signInEmailAddress"/);
+    expect(res.text).toContain('<label for="f-currentPassword">');
+    expect(res.text).toContain('href="/signin?client_id=');
+    expect(res.text).toContain('view=forgot');
+    // no providers configured: no provider buttons
+    expect(res.text).not.toContain('class="button provider"');
+    const register = await openPage('/register');
+    for (const field of ['emailAddress', 'newPassword', 'newPasswordConfirm', 'firstName', 'lastName', 'displayName', 'mobile']) {
+      expect(register.res.text).toContain(`<label for="f-${field}">`);
+    }
+    expect(register.res.text).toContain('name="birthdate[dateselect_year]"');
+    const german = await request(t.app).get('/signin').query(entry({ locale: '' })).set('Accept-Language', 'de-CH;q=0.9, en;q=0.5');
+    expect(german.text).toContain('<html lang="de">');
+    expect(german.text).toContain('Passwort vergessen?');
+  });
+
+  it('shows what an operator changes in the flow without code', async () => {
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    const current = (await t.runtime.db.flows.find(local.id, 'standard', 1))!.definition as FlowDefinition;
+    const changed: FlowDefinition = JSON.parse(JSON.stringify(current));
+    changed.translations['signInEmailAddress.label'].values['en-US'] = 'Your work email';
+    const stored = await t.runtime.db.flows.insertNextVersion(local.id, 'standard', changed as unknown as Record<string, unknown> as never, 'changed-label', clock.now());
+    await admin('/settings/set', { for_client_id: loginId, key: 'default_flow_version', value: String(stored.version) });
+    clock.advance(6_000); // settings are cached for 5 s
+    expect((await openPage('/signin')).res.text).toContain('>Your work email</label>');
+    await admin('/settings/set', { for_client_id: loginId, key: 'default_flow_version', value: '1' });
+    clock.advance(6_000);
+  });
+});
+
+describe('registering, signing in and asking for a new password on the pages', () => {
+  it('registers: HTML in every field comes back escaped with the flow\'s messages; a valid form redirects with a code', async () => {
+    const { agent, csrf } = await openPage('/register');
+    const hostile = '"><script>alert(1)</script>';
+    const bad = await agent.post('/register').type('form').send({
+      ...entry(), csrf, emailAddress: hostile, newPassword: 'short', newPasswordConfirm: 'other', firstName: hostile, lastName: hostile, displayName: hostile,
+      mobile: hostile, 'birthdate[dateselect_year]': hostile,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).not.toContain('<script>alert');
+    expect(bad.text).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+    expect(bad.text).toContain('aria-invalid="true"');
+    expect(bad.text).toMatch(/id="f-newPassword-error" role="alert">[^<]+</);
+    expect(bad.text).not.toContain('value="short"'); // passwords are never sent back
+
+    const retry = /name="csrf" value="([^"]*)"/.exec(bad.text)![1];
+    const ok = await agent.post('/register').type('form').send({
+      ...entry(), csrf: retry, emailAddress: 'page@example.com', newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Pa', lastName: 'Ge', displayName: 'page',
+    });
+    expect(ok.status).toBe(303);
+    const location = new URL(ok.headers.location);
+    expect(`${location.origin}${location.pathname}`).toBe(APP);
+    expect(location.searchParams.get('state')).toBe('xyz');
+    // the app's backend exchanges the code as for any authorization code
+    const exchanged = await request(t.app).post('/oauth/token').auth(loginId, loginSecret).type('form')
+      .send({ grant_type: 'authorization_code', code: location.searchParams.get('code'), redirect_uri: APP });
+    expect(exchanged.body.stat).toBe('ok');
+    expect(exchanged.body.access_token).toBeDefined();
+  });
+
+  it('refuses a POST without the page\'s token and does nothing', async () => {
+    const res = await request(t.app).post('/register').type('form').send({
+      ...entry(), csrf: 'z'.repeat(32), emailAddress: 'forged@example.com', newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'F', lastName: 'G', displayName: 'forged',
+    });
+    expect(res.status).toBe(403);
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    expect(await t.runtime.db.entities.find(local.id, { email: 'forged@example.com' })).toBeUndefined();
+    const signIn = await request(t.app).post('/signin').type('form').send({ ...entry(), signInEmailAddress: 'page@example.com', currentPassword: PASSWORD });
+    expect(signIn.status).toBe(403);
+    expect(signIn.headers.location).toBeUndefined();
+  });
+
+  it('signs in: a wrong password gets the flow\'s message in the page\'s language, the same for an unknown account', async () => {
+    const fr = await openPage('/signin', entry({ locale: 'fr-FR' }));
+    expect(fr.res.text).toContain('<html lang="fr">');
+    const wrong = await fr.agent.post('/signin').type('form').send({ ...entry({ locale: 'fr-FR' }), csrf: fr.csrf, signInEmailAddress: 'page@example.com', currentPassword: 'wrong password' });
+    expect(wrong.status).toBe(400);
+    const api = await request(t.app).post('/oauth/auth_native_traditional').type('form')
+      .send({ client_id: loginId, locale: 'fr-FR', signInEmailAddress: 'page@example.com', currentPassword: 'wrong password' });
+    expect(messageOf(wrong.text)).toBe(api.body.invalid_fields.signInForm[0]);
+    expect(messageOf(wrong.text)).toMatch(/incorrect/);
+    const retry = /name="csrf" value="([^"]*)"/.exec(wrong.text)![1];
+    const unknown = await fr.agent.post('/signin').type('form').send({ ...entry({ locale: 'fr-FR' }), csrf: retry, signInEmailAddress: 'nobody@example.com', currentPassword: 'wrong password' });
+    expect(messageOf(unknown.text)).toBe(messageOf(wrong.text));
+
+    const { agent, csrf } = await openPage('/signin');
+    const ok = await agent.post('/signin').type('form').send({ ...entry(), csrf, signInEmailAddress: 'page@example.com', currentPassword: PASSWORD });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.location).toMatch(/^https:\/\/app\.example\.com\/callback\?code=[A-Za-z0-9_-]+&state=xyz$/);
+  });
+
+  it('forgot password: the email goes out, and the page answers no more than the API', async () => {
+    const { agent, res, csrf } = await openPage('/signin', entry({ view: 'forgot' }));
+    expect(res.text).toContain('action="/signin/forgot"');
+    const mailDir = t.backend.config.mailDir;
+    const before = new Set(fs.existsSync(mailDir) ? fs.readdirSync(mailDir) : []);
+    const sent = await agent.post('/signin/forgot').type('form').send({ ...entry(), csrf, signInEmailAddress: 'page@example.com' });
+    expect(sent.status).toBe(200);
+    expect(sent.text).toContain('Check your inbox');
+    await t.runtime.queue.idle?.();
+    const files = fs.readdirSync(mailDir).filter((f) => !before.has(f));
+    const mails = await Promise.all(files.map(async (f) => simpleParser(fs.readFileSync(path.join(mailDir, f)))));
+    expect(mails.some((m) => /\/reset-password\?code=/.test(m.text ?? ''))).toBe(true);
+
+    const again = await openPage('/signin', entry({ view: 'forgot' }));
+    const unknown = await again.agent.post('/signin/forgot').type('form').send({ ...entry(), csrf: again.csrf, signInEmailAddress: 'nobody@example.com' });
+    const api = await request(t.app).post('/oauth/forgot_password_native').type('form')
+      .send({ client_id: loginId, locale: 'en-US', redirect_uri: `${t.backend.config.publicBaseUrl}/reset-password`, signInEmailAddress: 'nobody@example.com' });
+    expect(unknown.status).toBe(400);
+    expect(messageOf(unknown.text)).toBe(api.body.invalid_fields.forgotPasswordForm[0]);
+  });
+
+  it('holds the API\'s limits: too many failed sign-ins from one address get 429 and a wait', async () => {
+    let last: request.Response | undefined;
+    for (let i = 0; i < 8; i++) {
+      const { agent, csrf } = await openPage('/signin');
+      last = await agent.post('/signin').type('form').send({ ...entry(), csrf, signInEmailAddress: `guess${i}@example.com`, currentPassword: 'wrong password' });
+      if (last.status === 429) break;
+    }
+    expect(last!.status).toBe(429);
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+    expect(messageOf(last!.text)).toMatch(/Too many attempts\. Try again in \d+ seconds\./);
+  });
+});
