@@ -8,6 +8,12 @@ export const FALLBACK_LOCALE = 'en-US';
 /** Values a message fills in; anything else in a template is left empty. */
 export interface MailValues {
   appName: string;
+  /** The application's palette (see src/domain/brand.ts); the default accent when absent. */
+  accent?: string;
+  onAccent?: string;
+  accentText?: string;
+  /** The application's logo: the templates' `mj-image` with css-class="logo" shows it; without one that image is left out. */
+  logoUrl?: string;
   name: string;
   email: string;
   link: string;
@@ -22,12 +28,24 @@ export interface RenderedMail {
 
 interface Compiled {
   subject: string;
-  html: string;
+  /** The HTML with the logo image, and without it. */
+  html: { logo: string; plain: string };
   text: string;
 }
 
+/**
+ * Colours a template writes for the application's palette (mjml checks colours, so the templates
+ * carry these stand-ins, which become placeholders once compiled): the accent as a fill, the text
+ * on it, and the accent as text on white.
+ */
+const PALETTE: Record<string, 'accent' | 'onAccent' | 'accentText'> = { '#3b4cca': 'accent', '#fffffe': 'onAccent', '#3b4ccb': 'accentText' };
+const DEFAULT_PALETTE = { accent: '#3b4cca', onAccent: '#ffffff', accentText: '#3b4cca' };
+const LOGO = /<mj-image\b[^>]*css-class="logo"[^>]*\/>/;
+
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+
+const definedOnly = (values: MailValues) => Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as unknown as MailValues;
 
 const PLACEHOLDER = /\{\{(\w+)\}\}/g;
 
@@ -71,9 +89,13 @@ export async function loadMailTemplates(dir: string, logger: Logger) {
           return escapeHtml(t[key]);
         })
         .replace(/\{\{lang\}\}/g, locale.slice(0, 2));
-      const result = await mjml2html(mjml, { validationLevel: 'strict', minify: false });
-      if (result.errors.length > 0) throw new Error(`templates/${name}/email.mjml: ${result.errors.map((e) => e.formattedMessage).join('; ')}`);
-      compiled.set(`${name}:${locale}`, { subject: t.subject, html: result.html, text: t.text });
+      const compile = async (source: string) => {
+        const result = await mjml2html(source, { validationLevel: 'strict', minify: false });
+        if (result.errors.length > 0) throw new Error(`templates/${name}/email.mjml: ${result.errors.map((e) => e.formattedMessage).join('; ')}`);
+        return result.html.replace(/#(3b4cca|3b4ccb|fffffe)\b/gi, (c) => `{{${PALETTE[c.toLowerCase()]}}}`);
+      };
+      const html = { logo: await compile(mjml), plain: LOGO.test(mjml) ? await compile(mjml.replace(LOGO, '')) : await compile(mjml) };
+      compiled.set(`${name}:${locale}`, { subject: t.subject, html, text: t.text });
     }
   }
 
@@ -89,7 +111,7 @@ export async function loadMailTemplates(dir: string, logger: Logger) {
       }
       return {
         subject: fill(template.subject, values, (v) => v.replace(/[\r\n]+/g, ' ')),
-        html: fill(template.html, values, escapeHtml),
+        html: fill(template.html[values.logoUrl ? 'logo' : 'plain'], { ...DEFAULT_PALETTE, ...definedOnly(values) }, escapeHtml),
         text: fill(template.text, values, (v) => v),
       };
     },

@@ -1,6 +1,7 @@
 import type { Application } from '../db/repositories/applications';
 import type { OutboxJob } from '../db/repositories/outbox';
 import type { Outbox } from '../queue/outbox';
+import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
 export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome';
@@ -11,6 +12,8 @@ export interface MailPayload {
   locale: string;
   to: string;
   appName: string;
+  /** The application's accent colour and logo when the email was queued (older rows have none). */
+  brand?: { color: string; logoUrl?: string };
   name: string;
   /** Seconds the link lives, shown in the message's language. */
   expiresIn?: number;
@@ -36,11 +39,13 @@ export function mailJob(
   mail: { template: MailTemplateName; locale: string; to: string; name: string; link: string; expiresIn?: number },
 ): OutboxJob {
   const job = outbox.job(app.id, 'mail', 'send', {});
+  const brand = brandOf(app);
   const payload: MailPayload = {
     template: mail.template,
     locale: mail.locale,
     to: mail.to,
-    appName: app.settings.app_name ?? app.name,
+    appName: brand.name,
+    brand: { color: brand.color, ...(brand.logoUrl && { logoUrl: brand.logoUrl }) },
     name: mail.name,
     expiresIn: mail.expiresIn,
     sealedLink: box.seal(mail.link, job.id),

@@ -191,7 +191,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
       ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], [`/register?${entryQuery(entry)}`, 'noAccount']]
       : [[`/signin?${entryQuery(entry)}`, view === 'register' ? 'haveAccount' : 'backToSignIn']];
     body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
-    sendPage(res, status, locale, title, body, { formAction: "'self'", brand: brandOf(app), script: VALIDATE_SCRIPT });
+    // a successful POST redirects to the app: form-action covers that redirect too
+    sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: VALIDATE_SCRIPT });
   }
 
   /** The values every API call of a page sends besides the form's fields. */

@@ -1,7 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Application } from '../db/repositories/applications';
+import { DEFAULT_BRAND_COLOR, paletteOf, type Brand } from '../domain/brand';
 import { safeEqual } from '../domain/secrets';
+
+export { brandOf } from '../domain/brand';
 
 /** The locales of the standard flow; pages fall back to en-US. */
 export const PAGE_LOCALES = ['en-US', 'fr-FR', 'de-DE', 'es-ES'] as const;
@@ -43,42 +46,17 @@ export const text = (locale: PageLocale, key: string, values: Record<string, str
 /** HTML-escapes a value for text and attribute positions. */
 export const escape = (v: string) => v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** What pages and emails share per application: its name, accent colour (`brand_color`) and logo (`logo_url`). */
-export interface Brand { name: string; color: string; logoUrl?: string }
-
-export const DEFAULT_BRAND_COLOR = '#3b4cca';
-const TEXT_COLOR = '#1f2933';
-
-/** WCAG relative luminance of a #rrggbb colour. */
-function luminance(hex: string): number {
-  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-/** WCAG contrast ratio of two #rrggbb colours. */
-export const contrast = (a: string, b: string) => {
-  const [x, y] = [luminance(a), luminance(b)].sort((m, n) => n - m);
-  return (x + 0.05) / (y + 0.05);
-};
-
-/** The application's brand; a colour or logo that is not well-formed is ignored. */
-export function brandOf(app: Application): Brand {
-  const color = /^#[0-9a-fA-F]{6}$/.test(app.settings.brand_color ?? '') ? app.settings.brand_color.toLowerCase() : DEFAULT_BRAND_COLOR;
-  const logo = app.settings.logo_url;
-  return { name: app.settings.app_name ?? app.name, color, logoUrl: logo && /^https?:\/\/[^\s"'<>]+$/.test(logo) && logo.length <= 2048 ? logo : undefined };
-}
-
 /**
  * The pages' style, as in the emails: grey page, white card, the accent colour on buttons and
  * links. Text on the accent is white when that reads (contrast ≥ 4.5), else dark; an accent too
  * light for links on white leaves them in the text colour.
  */
 function styleFor(color: string): string {
-  const onAccent = contrast(color, '#ffffff') >= 4.5 ? '#ffffff' : TEXT_COLOR;
-  const link = contrast(color, '#ffffff') >= 4.5 ? color : TEXT_COLOR;
+  const { onAccent, accentText: link } = paletteOf(color);
   return '*{box-sizing:border-box}body{font:16px/1.5 Helvetica,Arial,system-ui,sans-serif;margin:0;padding:1.5rem 1rem;background:#f4f5f7;color:#1f2933}'
-    + 'header{max-width:30rem;margin:0 auto 1rem;text-align:center;font-size:1.25rem;font-weight:bold;color:' + link + '}header img{max-height:3rem;max-width:100%}'
+    + 'header{max-width:30rem;margin:0 auto 1rem;text-align:center;font-size:1.25rem;font-weight:bold;color:' + link + '}header img{max-height:3rem;max-width:100%;margin-bottom:.5rem}'
     + 'main{max-width:30rem;margin:0 auto;background:#fff;border-radius:8px;padding:1.5rem}h1{font-size:1.4rem;margin:0 0 1rem}'
-    + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem}fieldset{border:0;padding:0;margin:0}label.choice{font-weight:normal}'
+    + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem;padding:0}fieldset{border:0;padding:0;margin:1rem 0 0}fieldset legend{margin-top:0}label.choice{font-weight:normal}'
     + 'input:not([type=checkbox]):not([type=radio]),select,textarea{display:block;width:100%;padding:.6rem;border:1px solid #7b8794;border-radius:6px;font:inherit;color:inherit;background:#fff}'
     + '.date{display:flex;gap:.5rem}.date .part{flex:1}.date label{font-weight:normal;margin-top:0}'
     + '[aria-invalid=true]{border-color:#b42318!important;border-width:2px!important}.error{color:#b42318;margin:.25rem 0 0}.error:empty{display:none}'
@@ -117,7 +95,8 @@ export function sendPage(
     ...(brand.logoUrl ? [`img-src ${new URL(brand.logoUrl).origin}`] : []),
     ...(scripts.length ? [`script-src ${scripts.map(hash).join(' ')}`] : []),
   ].join('; ');
-  const header = brand.logoUrl ? `<img src="${escape(brand.logoUrl)}" alt="${escape(brand.name)}">` : escape(brand.name);
+  // as in the emails: the logo (when set) above the application's name
+  const header = `${brand.logoUrl ? `<img src="${escape(brand.logoUrl)}" alt=""><br>` : ''}${escape(brand.name)}`;
   res.status(status)
     .set({ 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer', 'Content-Type': 'text/html; charset=utf-8' })
     .send(`<!doctype html><html lang="${locale.slice(0, 2)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`

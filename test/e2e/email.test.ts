@@ -2,7 +2,6 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import request from 'supertest';
 import { createLogger } from '../../src/logger';
 import { createBullWorkers } from '../../src/queue/bullmq';
@@ -10,35 +9,7 @@ import { createRuntime } from '../../src/runtime';
 import { createProcessors } from '../../workers/processors';
 import { createTestBackend, onMysql, redisUrl, startTestApp, type TestBackend, skipUnless } from '../helpers/backend';
 import { cli, freePort, SERVER, startNode, WORKER } from '../helpers/processes';
-
-/** A real SMTP server on 127.0.0.1 that keeps what it receives. */
-async function startSmtp(): Promise<{ port: number; mails: ParsedMail[]; close(): Promise<void> }> {
-  const mails: ParsedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      simpleParser(stream).then((m) => {
-        mails.push(m);
-        callback();
-      }, callback);
-    },
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-async function waitFor<T>(find: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { startSmtp, waitFor } from '../helpers/smtp';
 
 const linkParam = (mail: ParsedMail, name: string) => new URL(mail.text!.match(/https?:\/\/\S+/)![0]).searchParams.get(name)!;
 const form = (base: string, p: string, body: Record<string, string>, headers: Record<string, string> = {}) =>

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { createTestBackend, onMysql, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
 import { cli, freePort, ROOT, SERVER, startNode, WORKER, type Started } from '../helpers/processes';
+import { startSmtp } from '../helpers/smtp';
 
 /**
  * What docker-compose.yml wires together, started as real processes on 127.0.0.1 (CI has no
@@ -11,21 +10,6 @@ import { cli, freePort, ROOT, SERVER, startNode, WORKER, type Started } from '..
  */
 const DASHBOARD = path.join(ROOT, 'dist/src/dashboard.js');
 const PASSWORD = 'correct horse';
-
-async function startSmtp() {
-  const mails: ParsedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
-    onData(stream, _session, callback) {
-      simpleParser(stream).then((m) => (mails.push(m), callback()), callback);
-    },
-  });
-  // a worker killed mid-conversation resets its connection: expected here, not a failure
-  server.on('error', () => undefined);
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 async function until(what: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;

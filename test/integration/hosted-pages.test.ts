@@ -61,7 +61,8 @@ describe('GET /signin and /register: who the page works for', () => {
     const csp = res.headers['content-security-policy'];
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toContain("form-action 'self'");
+    // the form posts here, and a success redirects to the app
+    expect(csp).toContain("form-action 'self' https://app.example.com;");
     expect(csp).toMatch(/script-src 'sha256-[^']+'/);
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.text).toMatch(/<label for="f-signInEmailAddress">Email address<\/label><input id="f-signInEmailAddress" name="signInEmailAddress"/);
@@ -186,5 +187,33 @@ describe('registering, signing in and asking for a new password on the pages', (
     expect(last!.status).toBe(429);
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
     expect(messageOf(last!.text)).toMatch(/Too many attempts\. Try again in \d+ seconds\./);
+  });
+
+  it('pages and emails share the application\'s colour and logo; a colour that does not read gets dark text', async () => {
+    await admin('/settings/set_default', { key: 'brand_color', value: '#FFD200' });
+    await admin('/settings/set_default', { key: 'logo_url', value: 'https://cdn.acme.example/logo.png' });
+    clock.advance(6_000);
+    const { agent, res, csrf } = await openPage('/signin', entry({ view: 'forgot' }));
+    expect(res.text).toContain('background:#ffd200;color:#1f2933');
+    expect(res.text).toContain('<img src="https://cdn.acme.example/logo.png" alt="">');
+    expect(res.headers['content-security-policy']).toContain('img-src https://cdn.acme.example');
+    const mailDir = t.backend.config.mailDir;
+    const before = new Set(fs.readdirSync(mailDir));
+    clock.advance(901_000); // past the sign-in limit of the test before
+    expect((await agent.post('/signin/forgot').type('form').send({ ...entry(), csrf, signInEmailAddress: 'page@example.com' })).status).toBe(200);
+    await t.runtime.queue.idle?.();
+    const file = fs.readdirSync(mailDir).find((f) => !before.has(f))!;
+    const mail = await simpleParser(fs.readFileSync(path.join(mailDir, file)));
+    expect(mail.html).toContain('#ffd200');
+    expect(mail.html).toContain('src="https://cdn.acme.example/logo.png"');
+
+    // not a colour, not a URL: ignored
+    await admin('/settings/set_default', { key: 'brand_color', value: 'red;}body{display:none' });
+    await admin('/settings/set_default', { key: 'logo_url', value: 'javascript:alert(1)' });
+    clock.advance(6_000);
+    const plain = await openPage('/signin');
+    expect(plain.res.text).toContain('background:#3b4cca;color:#ffffff');
+    expect(plain.res.text).not.toContain('<img');
+    expect(plain.res.headers['content-security-policy']).not.toContain('img-src');
   });
 });

@@ -34,6 +34,21 @@ describe('email templates', () => {
     expect(() => templates.render('nope', 'en-US', values)).toThrow('no email template');
   });
 
+  it('paints with the application\'s palette and shows its logo only when it has one', () => {
+    const plain = templates.render('welcome', 'en-US', values);
+    expect(plain.html).not.toContain('{{');
+    expect(plain.html).toContain('#3b4cca');
+    expect(plain.html).not.toContain('<img');
+    const branded = templates.render('reset-password', 'en-US', {
+      ...values, accent: '#ffd200', onAccent: '#1f2933', accentText: '#1f2933', logoUrl: 'https://acme.example/logo.png?v=1&x="2"',
+    });
+    expect(branded.html).not.toContain('#3b4cca');
+    expect(branded.html).toMatch(/background:#ffd200/);
+    expect(branded.html).toContain('color:#1f2933');
+    expect(branded.html).toContain('src="https://acme.example/logo.png?v=1&amp;x=&quot;2&quot;"');
+    expect(branded.html).not.toContain('{{');
+  });
+
   it('keeps line breaks out of the subject', () => {
     expect(templates.render('welcome', 'en-US', { ...values, appName: 'Evil\r\nBcc: x@y' }).subject).toBe('Welcome to Evil Bcc: x@y');
   });

@@ -1,4 +1,5 @@
 import type { Database } from '../../src/db';
+import { DEFAULT_BRAND_COLOR, paletteOf } from '../../src/domain/brand';
 import type { MailPayload } from '../../src/domain/mail';
 import type { SecretBox } from '../../src/domain/secrets';
 import type { Job, JobContext } from '../../src/queue/port';
@@ -36,6 +37,8 @@ export function createMailProcessor(deps: {
       const link = box.open(mail.sealedLink, outboxId);
       const rendered = (await deps.templates).render(mail.template, mail.locale, {
         appName: mail.appName,
+        ...paletteOf(mail.brand?.color ?? DEFAULT_BRAND_COLOR),
+        logoUrl: mail.brand?.logoUrl,
         name: mail.name,
         email: mail.to,
         link,

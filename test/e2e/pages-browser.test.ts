@@ -1,0 +1,220 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { ParsedMail } from 'mailparser';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import request from 'supertest';
+import { createHttpServer } from '../../src/http-server';
+import { createLogger } from '../../src/logger';
+import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { freePort, ROOT } from '../helpers/processes';
+import { startSmtp, waitFor } from '../helpers/smtp';
+import { startOidcProvider } from '../helpers/social';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = path.join(ROOT, 'docs/pages');
+const PASSWORD = 'correct horse';
+/** The focused element's id, else its tag name. */
+const focused = (page: Page) => page.evaluate<string>('document.activeElement ? (document.activeElement.id || document.activeElement.tagName) : ""');
+const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
+
+/**
+ * The app that uses the hosted pages: its redirect_uri receives the code and state, its backend
+ * exchanges the code at /oauth/token with the login client's secret and reads the record.
+ */
+function startRelyingApp(gatehouse: string, client: { id: string; secret: string }, port: number): http.Server {
+  return http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    if (url.pathname !== '/callback') return void res.writeHead(404).end();
+    const auth = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
+    const post = async (p: string, body: Record<string, string>, authorization: string) => (await fetch(gatehouse + p, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization }, body: new URLSearchParams(body),
+    })).json() as Promise<Record<string, any>>;
+    const token = await post('/oauth/token', { grant_type: 'authorization_code', code: url.searchParams.get('code') ?? '', redirect_uri: `http://127.0.0.1:${port}/callback` }, auth);
+    const me = token.access_token ? await post('/entity', {}, `OAuth ${token.access_token}`) : token;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><p id="result">${me.stat === 'ok' ? `Signed in as ${me.result.email}` : `Failed: ${JSON.stringify(me)}`}</p><p id="state">${url.searchParams.get('state')}</p>`);
+  });
+}
+
+skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('the hosted pages in a real browser', () => {
+  let t: TestApp;
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let gatehouse: http.Server;
+  let relying: http.Server;
+  let provider: Awaited<ReturnType<typeof startOidcProvider>>;
+  let browser: Browser;
+  let base: string;
+  let callback: string;
+  let entry: (extra?: Record<string, string>) => string;
+
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    const [port, appPort] = [await freePort(), await freePort()];
+    base = `http://127.0.0.1:${port}`;
+    callback = `http://127.0.0.1:${appPort}/callback`;
+    t = await startTestApp({
+      env: { MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Gatehouse <no-reply@gatehouse.test>', PUBLIC_BASE_URL: base },
+    });
+    gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
+    await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+    const login = t.local.clients.login;
+    relying = startRelyingApp(base, { id: login.client_id, secret: login.client_secret }, appPort);
+    await new Promise<void>((resolve) => relying.listen(appPort, '127.0.0.1', resolve));
+    provider = await startOidcProvider([`${base}/social/testidp/callback`]);
+    const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    const admin = (p: string, body: Record<string, string>) => request(t.app).post(p).set('Authorization', owner).type('form').send(body);
+    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: callback })).body.stat).toBe('ok');
+    expect((await admin('/providers/add', { name: 'testidp', issuer: provider.issuer, provider_client_id: 'gatehouse', provider_client_secret: 'provider-secret' })).body.stat).toBe('ok');
+    entry = (extra = {}) => new URLSearchParams({ client_id: login.client_id, redirect_uri: callback, state: 'st-1', locale: 'en-US', ...extra }).toString();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM, headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await provider?.stop();
+    for (const server of [relying, gatehouse]) if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await smtp?.close();
+    await t?.close();
+  });
+
+  const mailTo = (to: string, subject: RegExp) => waitFor(() => smtp.mails.find((m) => JSON.stringify(m.to).includes(to) && subject.test(m.subject ?? '')));
+  const linkIn = (mail: ParsedMail) => mail.text!.match(/https?:\/\/\S+/)![0];
+  const shoot = async (page: Page, name: string) => {
+    if (process.env.SCREENSHOTS !== '1') return;
+    fs.mkdirSync(SHOTS, { recursive: true });
+    for (const [kind, size] of Object.entries(VIEWPORTS)) {
+      await page.setViewportSize(size);
+      await page.screenshot({ path: path.join(SHOTS, `${name}-${kind}.png`), fullPage: true });
+    }
+    await page.setViewportSize(VIEWPORTS.desktop);
+  };
+  const record = async (email: string) => {
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    return t.runtime.db.entities.find(local.id, { email });
+  };
+
+  it('keyboard only: register on /register (the browser checks the rules first) → welcome email → its link → confirm → emailVerified', async () => {
+    const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
+    await page.goto(`${base}/register?${entry()}`);
+    await shoot(page, 'register');
+    // Tab from the top of the page reaches the fields in order
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('f-emailAddress');
+    const typed: [string, string][] = [
+      ['f-emailAddress', 'keys@example.com'], ['f-newPassword', PASSWORD], ['f-newPasswordConfirm', 'correct horsf'], ['f-firstName', 'Kay'],
+      ['f-lastName', 'Board'], ['f-displayName', 'kay'],
+    ];
+    for (const [id, value] of typed) {
+      expect(await focused(page)).toBe(id);
+      await page.keyboard.type(value);
+      await page.keyboard.press('Tab');
+    }
+    // birthdate (three parts) and mobile are optional: Tab past them to the button, Enter submits
+    for (let i = 0; i < 4; i++) await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('BUTTON');
+    await page.keyboard.press('Enter');
+    // the mismatch is caught in the browser with the flow's message, announced, and focused
+    expect(await focused(page)).toBe('f-newPasswordConfirm');
+    expect(await page.getAttribute('#f-newPasswordConfirm', 'aria-invalid')).toBe('true');
+    expect(await page.textContent('#f-newPasswordConfirm-error')).toBe('The two passwords do not match.');
+    expect(page.url()).toContain('/register?');
+    await shoot(page, 'register-errors');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type(PASSWORD);
+    for (let i = 0; i < 8; i++) await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('BUTTON');
+    await Promise.all([page.waitForURL(/\/callback\?/), page.keyboard.press('Enter')]);
+    expect(await page.textContent('#result')).toBe('Signed in as keys@example.com');
+    expect(await page.textContent('#state')).toBe('st-1');
+
+    const welcome = await mailTo('keys@example.com', /Welcome/);
+    await page.goto(linkIn(welcome));
+    expect(new URL(page.url()).pathname).toBe('/verify-email');
+    await shoot(page, 'verify-email');
+    expect((await record('keys@example.com'))!.emailVerified).toBeNull(); // opening the link does not use it
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('BUTTON');
+    await Promise.all([page.waitForLoadState(), page.keyboard.press('Enter')]);
+    await page.waitForSelector('text=Your email address is verified');
+    await shoot(page, 'verify-email-done');
+    expect((await record('keys@example.com'))!.emailVerified).not.toBeNull();
+    await page.close();
+  });
+
+  it('forgot password on /signin → email → link → new password → sign in with it', async () => {
+    await request(t.app).post('/oauth/register_native_traditional').type('form').send({
+      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'forgetful@example.com', newPassword: PASSWORD, newPasswordConfirm: PASSWORD,
+      firstName: 'For', lastName: 'Getful', displayName: 'forgetful',
+    }).expect(200);
+    const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
+    await page.goto(`${base}/signin?${entry()}`);
+    await shoot(page, 'signin');
+    await page.click('text=Forgot your password?');
+    await shoot(page, 'forgot-password');
+    await page.fill('#f-signInEmailAddress', 'forgetful@example.com');
+    await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
+    await page.waitForSelector('text=Check your inbox');
+
+    const mail = await mailTo('forgetful@example.com', /password/i);
+    await page.goto(linkIn(mail));
+    expect(new URL(page.url()).pathname).toBe('/reset-password');
+    await shoot(page, 'reset-password');
+    await page.fill('#f-newPassword', 'battery staple');
+    await page.fill('#f-newPasswordConfirm', 'battery staple');
+    await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
+    await page.waitForSelector('text=Your password is changed');
+    // the link again: used, with the form for a new one
+    await page.goto(linkIn(mail));
+    await page.waitForSelector('text=This link was already used');
+    await shoot(page, 'reset-password-used');
+
+    await page.goto(`${base}/signin?${entry()}`);
+    await page.fill('#f-signInEmailAddress', 'forgetful@example.com');
+    await page.fill('#f-currentPassword', 'battery staple');
+    await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[type=submit]')]);
+    expect(await page.textContent('#result')).toBe('Signed in as forgetful@example.com');
+    await page.close();
+  });
+
+  it('the French page is in French, and a wrong password shows the flow\'s French message', async () => {
+    const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
+    await page.goto(`${base}/signin?${entry({ locale: 'fr-FR' })}`);
+    expect(await page.getAttribute('html', 'lang')).toBe('fr');
+    expect(await page.textContent('h1')).toBe('Se connecter');
+    expect(await page.textContent('label[for=f-signInEmailAddress]')).toBe('Adresse e-mail');
+    // the browser checks the email format with the flow's French message first
+    await page.fill('#f-signInEmailAddress', 'pas-une-adresse');
+    await page.fill('#f-currentPassword', 'x');
+    await page.click('button[type=submit]');
+    expect(await page.textContent('#f-signInEmailAddress-error')).toMatch(/adresse e-mail valide/);
+    await page.fill('#f-signInEmailAddress', 'forgetful@example.com');
+    await page.fill('#f-currentPassword', 'mauvais mot de passe');
+    await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
+    expect(await page.textContent('#form-notice')).toBe('Adresse e-mail ou mot de passe incorrect.');
+    expect(await page.isVisible('#form-notice')).toBe(true);
+    await shoot(page, 'signin-wrong-password-fr');
+    await page.close();
+  });
+
+  it('a provider button: a new identity gets the social registration form, prefilled, then the app gets its code', async () => {
+    const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
+    await page.goto(`${base}/signin?${entry()}`);
+    await page.click('text=Continue with testidp');
+    await page.waitForURL(/\/interaction\//);
+    await page.fill('input[name=login]', 'hopper');
+    await page.fill('input[name=password]', 'anything');
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/interaction\//);
+    await page.click('button[type=submit]'); // consent
+    await page.waitForURL(/\/social\/testidp\/callback/);
+    expect(await page.inputValue('#f-emailAddress')).toBe('hopper@example.test');
+    expect(await page.inputValue('#f-firstName')).toBe('Hopper');
+    await shoot(page, 'register-social');
+    await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[type=submit]')]);
+    expect(await page.textContent('#result')).toBe('Signed in as hopper@example.test');
+    await page.close();
+  });
+});
