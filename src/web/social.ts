@@ -5,7 +5,7 @@ import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import type { HostedPages, HostedReturn } from './hosted';
-import { escape, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
+import { brandOf, escape, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
 /**
  * A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. It
@@ -64,7 +64,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     const query = (name: string) => `/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl, locale })}`;
     const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: p.name }))}</a></li>`);
     sendPage(res, 200, locale, text(locale, 'signIn'), `<h1>${escape(text(locale, 'signIn'))}</h1>`
-      + (links.length ? `<ul>${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`));
+      + (links.length ? `<ul>${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`), { brand: brandOf(app) });
   }));
 
   router.get('/social/:provider/start', guard(async (req, res, app, locale) => {
@@ -131,7 +131,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
       `<form method="post" action="${escape(pending.tokenUrl)}"><input type="hidden" name="token" value="${escape(token)}">`
       + `<noscript><button type="submit">${escape(text(pageLang, 'continue'))}</button></noscript></form>`,
-      { formAction: target.origin, autoSubmit: true });
+      { formAction: target.origin, autoSubmit: true, brand: brandOf(app) });
   }));
 
   // the original social login product's profile lookup, for apps that redeem tokens themselves
