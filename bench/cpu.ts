@@ -49,16 +49,30 @@ function watched(): Array<[string, number]> {
   });
 }
 
-/** CPU so far of the server (when given), this process, and the BENCH_WATCH processes. */
-export function snapshot(serverPid?: number): Snapshot {
+/** A process whose CPU a scenario reports: a node process is split into event loop and threads. */
+export interface Watched { label: string; pid: number; node?: boolean }
+
+/** CPU so far of each process of `processes`, this process, and the BENCH_WATCH processes. */
+export function snapshotOf(processes: Watched[]): Snapshot {
   const out: Snapshot = new Map();
-  if (serverPid) threads(out, 'server', serverPid);
+  for (const p of processes) {
+    if (p.node) threads(out, p.label, p.pid);
+    else {
+      const s = stat(`/proc/${p.pid}/stat`);
+      if (s) add(out, p.label, s);
+    }
+  }
   threads(out, 'bench', process.pid);
   for (const [name, pid] of watched()) {
     const s = stat(`/proc/${pid}/stat`);
     if (s) add(out, name, s);
   }
   return out;
+}
+
+/** CPU so far of the server's processes (when given), this process, and the BENCH_WATCH processes. */
+export function snapshot(serverPids: number | number[] = []): Snapshot {
+  return snapshotOf([serverPids].flat().map((pid) => ({ label: 'server', pid, node: true })));
 }
 
 /** CPU ms (of which in the kernel) and minor page faults per operation between two snapshots. */

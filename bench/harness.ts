@@ -15,25 +15,27 @@ const port = Number(process.env.BENCH_PORT ?? 3917);
 export const base = `http://127.0.0.1:${port}`;
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
-/** The running bench server's pid, whose CPU each scenario reports. */
-let serverPid: number | undefined;
+/** The running bench server's api pids, whose CPU each scenario reports. */
+let serverPids: number[] = [];
 
 export interface BenchApp {
   app: string;
   owner: string;
   login: string;
   loginId: string;
+  /** The api processes (one, or BENCH_API_PROCESSES behind one port). */
+  pids: number[];
   stop(): Promise<void>;
 }
 
-/** Migrates, creates a new application, and starts the bench server for it. */
-export async function startBenchServer(): Promise<BenchApp> {
+/** Migrates, creates a new application, and starts the bench server for it (`processes` api processes behind one port). */
+export async function startBenchServer(options: { processes?: number } = {}): Promise<BenchApp> {
   // every request comes from one address, and sign-ins go to one account, each attempt taken from
   // the budgets before it runs: the limits would refuse most of them (as 200
   // api_limit_error, which autocannon does not count as failed)
   const env = {
     REGISTER_LIMIT_ADDRESS: '9999999/3600', LOGIN_LIMIT_ADDRESS: '9999999/900', LOGIN_LIMIT_ACCOUNT: '9999999/900',
-    ...process.env, PORT: String(port), LOG_LEVEL: 'warn',
+    ...process.env, PORT: String(port), LOG_LEVEL: 'warn', BENCH_API_PROCESSES: String(options.processes ?? 1),
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(root, 'bin/gatehouse.js'), ...args], { env, encoding: 'utf8' });
   if (cli('migrate').status !== 0) throw new Error('migrate failed');
@@ -44,8 +46,16 @@ export async function startBenchServer(): Promise<BenchApp> {
   const server = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/bench/server.js')], {
     env: { ...env, DEFAULT_APP: app.app }, stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await new Promise<void>((resolve) => server.stdout.on('data', (d) => String(d).includes('listening') && resolve()));
-  serverPid = server.pid;
+  // one process says its pid; with several, the primary says the workers' pids once all listen
+  const processes = options.processes ?? 1;
+  serverPids = await new Promise<number[]>((resolve) => {
+    let seen = '';
+    server.stdout.on('data', (d) => {
+      seen += String(d);
+      const ready = processes === 1 ? /listening on \d+ pid=(\d+)/.exec(seen) : /bench server listening pid=([\d,]+)\n/.exec(seen);
+      if (ready) resolve(ready[1].split(',').map(Number));
+    });
+  });
   // the server's error lines (an unexpected error under load is a finding, not noise)
   server.stdout.on('data', (d) => /"level":(50|60)/.test(String(d)) && process.stderr.write(d));
   return {
@@ -53,6 +63,7 @@ export async function startBenchServer(): Promise<BenchApp> {
     owner: basic(app.clients.owner.client_id, app.clients.owner.client_secret),
     login: basic(app.clients.login.client_id, app.clients.login.client_secret),
     loginId: app.clients.login.client_id,
+    pids: serverPids,
     async stop() {
       server.kill('SIGTERM');
       await new Promise((r) => server.on('exit', r));
@@ -73,9 +84,9 @@ export async function form(pathname: string, params: Record<string, string>, aut
 export interface Figures { name: string; rps: number; p50: number; p99: number; failed: number; cpu: string }
 
 export async function measure(name: string, connections: number, options: autocannon.Options): Promise<Figures> {
-  const before = snapshot(serverPid);
+  const before = snapshot(serverPids);
   const r = await autocannon({ connections, duration, pipelining: 1, ...options });
-  const cpu = perOperation(before, snapshot(serverPid), r.requests.total);
+  const cpu = perOperation(before, snapshot(serverPids), r.requests.total);
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failed: r.non2xx + r.errors, cpu };
 }
 

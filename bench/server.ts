@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import express from 'express';
 import { buildApp, drained } from '../src/app';
 import { loadConfigOrExit } from '../src/config';
@@ -7,6 +8,8 @@ import { createRuntime } from '../src/runtime';
 /**
  * The api exactly as src/server.ts builds it, plus GET /bench/baseline: a static {"stat":"ok"}
  * behind the same middleware, the yardstick every scenario is measured against in the same run.
+ * BENCH_API_PROCESSES=N runs N api processes behind one port (node's cluster: the primary accepts
+ * connections and hands them round-robin to the workers), as N pods behind a load balancer.
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -24,11 +27,27 @@ async function main(): Promise<void> {
       });
     },
   });
-  const server = app.listen(config.port, '127.0.0.1', () => process.stdout.write(`bench server listening on ${config.port}\n`));
+  const server = app.listen(config.port, '127.0.0.1', () => process.stdout.write(`bench server listening on ${config.port} pid=${process.pid}\n`));
   process.on('SIGTERM', () => {
     server.close(() => void drained(app).then(() => runtime.close()).then(() => process.exit(0)));
     server.closeIdleConnections();
   });
 }
 
-void main();
+const processes = Number(process.env.BENCH_API_PROCESSES ?? 1);
+if (processes > 1 && cluster.isPrimary) {
+  const pids: number[] = [];
+  for (let i = 0; i < processes; i++) {
+    const worker = cluster.fork();
+    worker.on('listening', () => {
+      pids.push(worker.process.pid!);
+      if (pids.length === processes) process.stdout.write(`bench server listening pid=${pids.join(',')}\n`);
+    });
+  }
+  process.on('SIGTERM', () => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    cluster.on('exit', () => Object.keys(cluster.workers ?? {}).length === 0 && process.exit(0));
+  });
+} else {
+  void main();
+}

@@ -1,0 +1,214 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { closedLoop, type LoopRequest, type LoopResult } from './closed-loop';
+import { perOperation, snapshotOf, type Watched } from './cpu';
+import { basic, duration, form, root, startBenchServer, type BenchApp } from './harness';
+
+/*
+ * Gatehouse beside its peers, in one run on the same machine, alternating round by round:
+ * - the refresh_token grant with rotation: Gatehouse on MariaDB + Redis (every rotation committed
+ *   before the answer) and panva/oidc-provider 9 (rotation on, in-memory adapter, RS256 ID token),
+ *   the same client authentication (client_secret_basic), token lifetimes and connections
+ *   (BENCH_CONNECTIONS, default 50), each connection chaining its own refresh token;
+ * - email + password sign-in: Gatehouse (argon2id, m=19456 t=2 p=1), the floor under it (HTTP, a
+ *   form body and one argon2 verify, nothing else, in the same server), and better-auth 1.7 (its
+ *   defaults: scrypt, SQLite), at BENCH_SIGNIN_CONNECTIONS (default 20);
+ * - then the same Gatehouse scenarios with two api processes behind one port, with the database's
+ *   commits, fsyncs and rows per second.
+ * Prints each ratio (Gatehouse ÷ peer) with p50/p99 and the CPU per request by process.
+ * The peers are installed in bench/peers (their own package.json) on first use.
+ *   DATABASE_URL=mysql://… REDIS_URL=… SECRET_KEY=… BENCH_WATCH="mariadb=PID redis=PID" npm run bench:peers
+ */
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const signInConnections = Number(process.env.BENCH_SIGNIN_CONNECTIONS ?? 20);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const PEERS = path.join(root, 'bench/peers');
+const OIDC_PORT = Number(process.env.BENCH_OIDC_PORT ?? 3927);
+const BETTER_AUTH_PORT = Number(process.env.BENCH_BETTER_AUTH_PORT ?? 3937);
+const GATEHOUSE = `http://127.0.0.1:${Number(process.env.BENCH_PORT ?? 3917)}`;
+const PASSWORD = 'correct horse battery';
+const FORM = 'application/x-www-form-urlencoded';
+
+interface Row extends LoopResult { name: string; cpu: string }
+
+function installPeers(): void {
+  if (fs.existsSync(path.join(PEERS, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'))) return;
+  process.stdout.write('installing the peers in bench/peers (once; better-sqlite3 compiles, about 2 minutes)\n');
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: PEERS, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('npm ci in bench/peers failed');
+}
+
+/** Starts a peer (an .mjs of bench/peers) and answers its first JSON line. */
+async function startPeer(script: string, args: string[]): Promise<{ child: ChildProcess; hello: Record<string, any> }> {
+  const child = spawn(process.execPath, [path.join(PEERS, script), ...args], { cwd: PEERS, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d) => {
+    err += String(d);
+    if (/error/i.test(String(d)) && !/WARNING/.test(String(d))) process.stderr.write(`${script}: ${d}`);
+  });
+  const hello = await new Promise<Record<string, any>>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += String(d);
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line && out.includes('\n')) resolve(JSON.parse(line));
+    });
+    child.on('exit', (code) => reject(new Error(`${script} exited (${code}): ${err}`)));
+  });
+  return { child, hello };
+}
+
+const stop = (child: ChildProcess) => new Promise<void>((resolve) => {
+  if (child.exitCode !== null) return resolve();
+  child.once('exit', () => resolve());
+  child.kill('SIGTERM');
+});
+
+/** Runs one closed-loop scenario and reports its CPU per request for `watched`. */
+async function scenario<C>(name: string, watched: Watched[], loop: Parameters<typeof closedLoop<C>>[0]): Promise<Row> {
+  const before = snapshotOf(watched);
+  const result = await closedLoop(loop);
+  const cpu = perOperation(before, snapshotOf(watched), result.total);
+  if (result.failed > 0) process.stderr.write(`${name}: ${result.failed} failed, first: ${result.firstFailure}\n`);
+  return { name, cpu, ...result };
+}
+
+/** A refresh-token chain per connection against `tokenPath`, the same client for every server. */
+function refreshLoop(url: string, tokenPath: string, authorization: string, tokens: string[]) {
+  return {
+    url, connections, seconds: duration,
+    context: (n: number) => ({ token: tokens[n] }),
+    request: (c: { token: string }): LoopRequest => ({
+      method: 'POST', path: tokenPath, headers: { authorization, 'content-type': FORM },
+      body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(c.token)}`,
+    }),
+    answer: (c: { token: string }, status: number, body: string) => {
+      if (status !== 200) return false;
+      const next = JSON.parse(body).refresh_token as string | undefined;
+      if (!next) return false;
+      c.token = next;
+      return true;
+    },
+  };
+}
+
+const post = (url: string, path: string, contentType: string, body: string) => ({
+  url, connections: signInConnections, seconds: duration, context: () => ({}),
+  request: (): LoopRequest => ({ method: 'POST', path, headers: { 'content-type': contentType }, body }),
+  answer: (_c: unknown, status: number, text: string) => status === 200 && !text.includes('"stat":"error"'),
+});
+
+/** Live Gatehouse refresh tokens, one per connection, each from its own authorization code. */
+async function gatehouseTokens(bench: BenchApp): Promise<string[]> {
+  const user = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: `refresh-${Date.now()}@example.com` }) }, bench.owner);
+  const tokens: string[] = [];
+  for (let i = 0; i < connections; i++) {
+    const code = await form('/access/getAuthorizationCode', { type_name: 'user', uuid: user.uuid, redirect_uri: 'https://bench.example.com/', for_client_id: bench.loginId }, bench.owner);
+    const pair = await form('/oauth/token', { grant_type: 'authorization_code', code: code.authorizationCode, redirect_uri: 'https://bench.example.com/' }, bench.login);
+    if (!pair.refresh_token) throw new Error(JSON.stringify(pair));
+    tokens.push(pair.refresh_token);
+  }
+  return tokens;
+}
+
+async function signInAccount(bench: BenchApp, email: string): Promise<string> {
+  const registered = await form('/oauth/register_native_traditional', {
+    client_id: bench.loginId, locale: 'en-US', emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Bench', lastName: 'Mark', displayName: 'bench',
+  });
+  if (registered.stat !== 'ok') throw new Error(JSON.stringify(registered));
+  return new URLSearchParams({ client_id: bench.loginId, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD }).toString();
+}
+
+/** The database's counters: commits, redo log fsyncs, rows written. */
+async function databaseCounters(connection: mysql.Connection): Promise<Record<string, number>> {
+  const [rows] = await connection.query<mysql.RowDataPacket[]>(
+    "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Innodb_os_log_fsyncs', 'Innodb_data_fsyncs', 'Innodb_rows_inserted', 'Innodb_rows_updated', 'Questions')");
+  return Object.fromEntries(rows.map((r) => [String(r.Variable_name), Number(r.Value)]));
+}
+
+const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
+const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
+
+async function main(): Promise<void> {
+  if (!process.env.DATABASE_URL?.startsWith('mysql')) throw new Error('bench:peers measures Gatehouse on MariaDB/MySQL + Redis: set DATABASE_URL=mysql://…, REDIS_URL and SECRET_KEY');
+  installPeers();
+  const baDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-better-auth-'));
+  const oidc = await startPeer('oidc-provider.mjs', [String(OIDC_PORT), String(connections)]);
+  const betterAuth = await startPeer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), 'bench@example.com', PASSWORD]);
+  const db = await mysql.createConnection(process.env.DATABASE_URL);
+  let bench = await startBenchServer();
+  const out: string[] = [];
+  const say = (s: string) => {
+    out.push(s);
+    process.stdout.write(`${s}\n`);
+  };
+  try {
+    const gatehouseRefresh = await gatehouseTokens(bench);
+    const oidcTokens = oidc.hello.tokens as string[];
+    const signIn = await signInAccount(bench, 'bench@example.com');
+    const watch = (b: BenchApp): Watched[] => b.pids.map((pid, i) => ({ label: b.pids.length > 1 ? `api${i + 1}` : 'api', pid, node: true }));
+    const oidcWatch: Watched[] = [{ label: 'oidc-provider', pid: oidc.child.pid!, node: true }];
+    const baWatch: Watched[] = [{ label: 'better-auth', pid: betterAuth.child.pid!, node: true }];
+    const baBody = JSON.stringify({ email: 'bench@example.com', password: PASSWORD });
+    const oidcAuth = basic('bench', 'bench-secret-0123456789abcdef');
+
+    say(`\n${os.cpus().length} cores, node ${process.version}, ${duration} s per scenario, ${rounds} rounds alternating; refresh at ${connections} connections, sign-in at ${signInConnections}\n`);
+    const all: Row[][] = [];
+    for (let round = 1; round <= rounds; round++) {
+      const rows = [
+        await scenario('Gatehouse refresh grant (MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh)),
+        await scenario('oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
+        await scenario('floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, `currentPassword=${encodeURIComponent(PASSWORD)}`)),
+        await scenario('Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, signIn)),
+        await scenario('better-auth sign-in (scrypt, SQLite)', baWatch, post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody)),
+      ];
+      all.push(rows);
+      say(`round ${round}\n\n${HEADER}\n${rows.map(line).join('\n')}\n`);
+      say(`refresh ÷ oidc-provider ${ratio(rows[0].rps, rows[1].rps)}; sign-in ÷ floor ${ratio(rows[3].rps, rows[2].rps)} (p99 ${ratio(rows[3].p99, rows[2].p99)}× the floor's); sign-in ÷ better-auth ${ratio(rows[3].rps, rows[4].rps)}\n`);
+      for (const r of rows) say(`${r.name}: ${r.cpu}`);
+      say('');
+    }
+    const med = (i: number) => median(all.map((rows) => rows[i].rps));
+    say('medians over the rounds\n');
+    say(`| ratio | value |\n|---|---|`);
+    say(`| refresh grant: Gatehouse ÷ oidc-provider | ${ratio(med(0), med(1))} |`);
+    say(`| sign-in: Gatehouse ÷ floor (HTTP + verify) | ${ratio(med(3), med(2))} |`);
+    say(`| sign-in p99: Gatehouse ÷ floor | ${ratio(median(all.map((r) => r[3].p99)), median(all.map((r) => r[2].p99)))} |`);
+    say(`| sign-in: Gatehouse ÷ better-auth | ${ratio(med(3), med(4))} |\n`);
+
+    // scale out: the same Gatehouse scenarios with one api process, then two behind one port
+    for (const processes of [1, 2]) {
+      await bench.stop();
+      bench = await startBenchServer({ processes });
+      const tokens = await gatehouseTokens(bench);
+      const body = await signInAccount(bench, `bench-${processes}@example.com`);
+      const before = await databaseCounters(db);
+      const refresh = await scenario(`Gatehouse refresh grant, ${processes} api process(es)`, watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, tokens));
+      const after = await databaseCounters(db);
+      const floor = await scenario(`floor, ${processes} api process(es)`, watch(bench), post(GATEHOUSE, '/bench/verify', FORM, `currentPassword=${encodeURIComponent(PASSWORD)}`));
+      const signInRow = await scenario(`Gatehouse sign-in, ${processes} api process(es)`, watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, body));
+      const per = (k: string) => ((after[k] - before[k]) / duration).toFixed(0);
+      say(`${processes} api process(es)\n\n${HEADER}\n${[refresh, floor, signInRow].map(line).join('\n')}\n`);
+      say(`database during the refresh scenario, per second: ${per('Com_commit')} commits, ${per('Innodb_os_log_fsyncs')} redo log fsyncs, `
+        + `${per('Innodb_data_fsyncs')} data fsyncs, ${per('Innodb_rows_inserted')} rows inserted, ${per('Innodb_rows_updated')} rows updated, ${per('Questions')} statements`);
+      for (const r of [refresh, floor, signInRow]) say(`${r.name}: ${r.cpu}`);
+      say('');
+    }
+    if (process.env.BENCH_OUT) fs.writeFileSync(process.env.BENCH_OUT, `${out.join('\n')}\n`);
+  } finally {
+    await bench.stop();
+    await Promise.all([stop(oidc.child), stop(betterAuth.child)]);
+    await db.end();
+    fs.rmSync(baDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack}\n`);
+  process.exit(1);
+});
