@@ -25,6 +25,8 @@ import { basic, duration, form, root, startBenchServer, type BenchApp } from './
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const signInConnections = Number(process.env.BENCH_SIGNIN_CONNECTIONS ?? 20);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_ONLY=refresh or signin runs only those scenarios, and no scale-out phase (for quick iterations). */
+const only = process.env.BENCH_ONLY;
 const PEERS = path.join(root, 'bench/peers');
 const OIDC_PORT = Number(process.env.BENCH_OIDC_PORT ?? 3927);
 const BETTER_AUTH_PORT = Number(process.env.BENCH_BETTER_AUTH_PORT ?? 3937);
@@ -76,28 +78,29 @@ async function scenario<C>(name: string, watched: Watched[], loop: Parameters<ty
   return { name, cpu, ...result };
 }
 
-/** A refresh-token chain per connection against `tokenPath`, the same client for every server. */
+/** A refresh-token chain per connection against `tokenPath`, the same client for every server; `tokens` keeps each chain's newest token across rounds. */
 function refreshLoop(url: string, tokenPath: string, authorization: string, tokens: string[]) {
   return {
     url, connections, seconds: duration,
-    context: (n: number) => ({ token: tokens[n] }),
-    request: (c: { token: string }): LoopRequest => ({
+    context: (n: number) => ({ n }),
+    request: (c: { n: number }): LoopRequest => ({
       method: 'POST', path: tokenPath, headers: { authorization, 'content-type': FORM },
-      body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(c.token)}`,
+      body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(tokens[c.n])}`,
     }),
-    answer: (c: { token: string }, status: number, body: string) => {
+    answer: (c: { n: number }, status: number, body: string) => {
       if (status !== 200) return false;
       const next = JSON.parse(body).refresh_token as string | undefined;
       if (!next) return false;
-      c.token = next;
+      tokens[c.n] = next;
       return true;
     },
   };
 }
 
-const post = (url: string, path: string, contentType: string, body: string) => ({
-  url, connections: signInConnections, seconds: duration, context: () => ({}),
-  request: (): LoopRequest => ({ method: 'POST', path, headers: { 'content-type': contentType }, body }),
+/** POSTs of `body(n)` per connection n (each connection signs in its own account, as distinct users do). */
+const post = (url: string, path: string, contentType: string, body: (n: number) => string) => ({
+  url, connections: signInConnections, seconds: duration, context: (n: number) => ({ body: body(n) }),
+  request: (c: { body: string }): LoopRequest => ({ method: 'POST', path, headers: { 'content-type': contentType }, body: c.body }),
   answer: (_c: unknown, status: number, text: string) => status === 200 && !text.includes('"stat":"error"'),
 });
 
@@ -114,12 +117,18 @@ async function gatehouseTokens(bench: BenchApp): Promise<string[]> {
   return tokens;
 }
 
-async function signInAccount(bench: BenchApp, email: string): Promise<string> {
-  const registered = await form('/oauth/register_native_traditional', {
-    client_id: bench.loginId, locale: 'en-US', emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Bench', lastName: 'Mark', displayName: 'bench',
-  });
-  if (registered.stat !== 'ok') throw new Error(JSON.stringify(registered));
-  return new URLSearchParams({ client_id: bench.loginId, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD }).toString();
+/** One account per sign-in connection (`prefix`0@example.com, …); answers each connection's form body. */
+async function signInAccounts(bench: BenchApp, prefix: string): Promise<string[]> {
+  const bodies: string[] = [];
+  for (let n = 0; n < signInConnections; n++) {
+    const email = `${prefix}${n}@example.com`;
+    const registered = await form('/oauth/register_native_traditional', {
+      client_id: bench.loginId, locale: 'en-US', emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Bench', lastName: 'Mark', displayName: 'bench',
+    });
+    if (registered.stat !== 'ok') throw new Error(JSON.stringify(registered));
+    bodies.push(new URLSearchParams({ client_id: bench.loginId, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD }).toString());
+  }
+  return bodies;
 }
 
 /** The database's counters: commits, redo log fsyncs, rows written. */
@@ -139,7 +148,7 @@ async function main(): Promise<void> {
   installPeers();
   const baDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-better-auth-'));
   const oidc = await startPeer('oidc-provider.mjs', [String(OIDC_PORT), String(connections)]);
-  const betterAuth = await startPeer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), 'bench@example.com', PASSWORD]);
+  const betterAuth = await startPeer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), String(signInConnections), PASSWORD]);
   const db = await mysql.createConnection(process.env.DATABASE_URL);
   let bench = await startBenchServer();
   const out: string[] = [];
@@ -150,23 +159,37 @@ async function main(): Promise<void> {
   try {
     const gatehouseRefresh = await gatehouseTokens(bench);
     const oidcTokens = oidc.hello.tokens as string[];
-    const signIn = await signInAccount(bench, 'bench@example.com');
+    const signIn = await signInAccounts(bench, 'bench');
     const watch = (b: BenchApp): Watched[] => b.pids.map((pid, i) => ({ label: b.pids.length > 1 ? `api${i + 1}` : 'api', pid, node: true }));
     const oidcWatch: Watched[] = [{ label: 'oidc-provider', pid: oidc.child.pid!, node: true }];
     const baWatch: Watched[] = [{ label: 'better-auth', pid: betterAuth.child.pid!, node: true }];
-    const baBody = JSON.stringify({ email: 'bench@example.com', password: PASSWORD });
+    const baBody = (n: number) => JSON.stringify({ email: `bench${n}@example.com`, password: PASSWORD });
     const oidcAuth = basic('bench', 'bench-secret-0123456789abcdef');
 
     say(`\n${os.cpus().length} cores, node ${process.version}, ${duration} s per scenario, ${rounds} rounds alternating; refresh at ${connections} connections, sign-in at ${signInConnections}\n`);
+    // every server warms up (JIT, pools, caches) for 2 s before the measured rounds
+    const warm = { seconds: 2 };
+    if (only !== 'signin') {
+      await closedLoop({ ...refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh), ...warm });
+      await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens), ...warm });
+    }
+    if (only !== 'refresh') {
+      await closedLoop({ ...post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n]), ...warm });
+      await closedLoop({ ...post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody), ...warm });
+    }
     const all: Row[][] = [];
     for (let round = 1; round <= rounds; round++) {
-      const rows = [
+      const skip = (kind: string) => only !== undefined && only !== kind;
+      const none: Row = { name: 'skipped', cpu: '', total: 0, rps: 0, p50: 0, p99: 0, failed: 0 };
+      const rows = skip('refresh') ? [none, none] : [
         await scenario('Gatehouse refresh grant (MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh)),
         await scenario('oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
-        await scenario('floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, `currentPassword=${encodeURIComponent(PASSWORD)}`)),
-        await scenario('Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, signIn)),
-        await scenario('better-auth sign-in (scrypt, SQLite)', baWatch, post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody)),
       ];
+      rows.push(...(skip('signin') ? [none, none, none] : [
+        await scenario('floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
+        await scenario('Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n])),
+        await scenario('better-auth sign-in (scrypt, SQLite)', baWatch, post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody)),
+      ]));
       all.push(rows);
       say(`round ${round}\n\n${HEADER}\n${rows.map(line).join('\n')}\n`);
       say(`refresh ÷ oidc-provider ${ratio(rows[0].rps, rows[1].rps)}; sign-in ÷ floor ${ratio(rows[3].rps, rows[2].rps)} (p99 ${ratio(rows[3].p99, rows[2].p99)}× the floor's); sign-in ÷ better-auth ${ratio(rows[3].rps, rows[4].rps)}\n`);
@@ -182,16 +205,16 @@ async function main(): Promise<void> {
     say(`| sign-in: Gatehouse ÷ better-auth | ${ratio(med(3), med(4))} |\n`);
 
     // scale out: the same Gatehouse scenarios with one api process, then two behind one port
-    for (const processes of [1, 2]) {
+    for (const processes of only ? [] : [1, 2]) {
       await bench.stop();
       bench = await startBenchServer({ processes });
       const tokens = await gatehouseTokens(bench);
-      const body = await signInAccount(bench, `bench-${processes}@example.com`);
+      const body = await signInAccounts(bench, `bench-${processes}-`);
       const before = await databaseCounters(db);
       const refresh = await scenario(`Gatehouse refresh grant, ${processes} api process(es)`, watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, tokens));
       const after = await databaseCounters(db);
-      const floor = await scenario(`floor, ${processes} api process(es)`, watch(bench), post(GATEHOUSE, '/bench/verify', FORM, `currentPassword=${encodeURIComponent(PASSWORD)}`));
-      const signInRow = await scenario(`Gatehouse sign-in, ${processes} api process(es)`, watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, body));
+      const floor = await scenario(`floor, ${processes} api process(es)`, watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`));
+      const signInRow = await scenario(`Gatehouse sign-in, ${processes} api process(es)`, watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => body[n]));
       const per = (k: string) => ((after[k] - before[k]) / duration).toFixed(0);
       say(`${processes} api process(es)\n\n${HEADER}\n${[refresh, floor, signInRow].map(line).join('\n')}\n`);
       say(`database during the refresh scenario, per second: ${per('Com_commit')} commits, ${per('Innodb_os_log_fsyncs')} redo log fsyncs, `

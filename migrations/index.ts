@@ -2,6 +2,7 @@ import * as initial from './0001-initial';
 import * as normalizedKeys from './0002-normalized-keys';
 import * as socialProviders from './0003-social-providers';
 import * as versions from './0004-versions';
+import * as rotationProcedure from './0005-rotation-procedure';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   { name: '0002-normalized-keys', ...normalizedKeys },
   { name: '0003-social-providers', ...socialProviders },
   { name: '0004-versions', ...versions },
+  { name: '0005-rotation-procedure', ...rotationProcedure },
 ];

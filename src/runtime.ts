@@ -94,7 +94,8 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   let outbox: ReturnType<typeof createOutbox>;
   if (config.redisUrl) {
     queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
-    outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
+    // a version job drains every pending snapshot: one wake-up per 20 ms per pod is enough
+    outbox = createOutbox({ db, queue, logger, now: () => clock.now(), coalesce: { queues: ['versions'], ms: 20 } });
   } else {
     // processors are looked up per job, so they can be filled in after the outbox exists
     const processors = {} as Processors;

@@ -10,7 +10,7 @@ import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
-import { createSql, type AnyTx, type StatementOptions } from './sql';
+import { createSql, isRetryable, type AnyTx, type StatementOptions } from './sql';
 
 /** An open database transaction, opaque to the domain layer. */
 export type Tx = Transaction;
@@ -19,12 +19,6 @@ export type { AnyTx } from './sql';
 
 export type Transact<X = Tx, O = never> = <T>(work: (tx: X) => Promise<T>, options?: O) => Promise<T>;
 
-/**
- * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
- * reports a deadlock met while waiting for the table's AUTO-INC lock, which INSERT … SELECT takes
- * under innodb_autoinc_lock_mode=1 (MariaDB's default; MySQL 8 defaults to 2 and never takes it).
- */
-const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */, 1467 /* ER_AUTOINC_READ_FAILED */]);
 
 /** Driver codes and MySQL error numbers meaning the server cannot be reached or is going away. */
 const UNAVAILABLE_CODES = new Set([
@@ -57,9 +51,7 @@ function retryingDeadlocks<X, O>(open: Transact<X, O>, attempts = 3): Transact<X
       try {
         return await open(work, options);
       } catch (e) {
-        // Sequelize wraps the driver's error in `parent`; src/db/sql.ts raises SqlError with errno
-        const errno = (e as { parent?: { errno?: number } }).parent?.errno ?? (e as { errno?: number }).errno;
-        if (attempt >= attempts || errno === undefined || !RETRYABLE.has(errno)) throw e;
+        if (attempt >= attempts || !isRetryable(e)) throw e;
         await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
       }
     }

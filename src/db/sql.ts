@@ -40,6 +40,19 @@ export interface StatementTx { readonly statementConnection: unknown }
 /** What the statements here run in: a Sequelize transaction or a statement transaction. */
 export type AnyTx = Transaction | StatementTx;
 
+/**
+ * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
+ * reports a deadlock met while waiting for the table's AUTO-INC lock, which INSERT … SELECT takes
+ * under innodb_autoinc_lock_mode=1 (MariaDB's default; MySQL 8 defaults to 2 and never takes it).
+ */
+const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */, 1467 /* ER_AUTOINC_READ_FAILED */]);
+
+/** Whether `e` (from Sequelize, which wraps the driver's error in `parent`, or from here) says the transaction may run again. */
+export function isRetryable(e: unknown): boolean {
+  const errno = (e as { parent?: { errno?: number } }).parent?.errno ?? (e as { errno?: number }).errno;
+  return errno !== undefined && RETRYABLE.has(errno);
+}
+
 /** A unique index refused a row (MySQL ER_DUP_ENTRY, SQLite UNIQUE constraint). */
 export class DuplicateKeyError extends Error {}
 

@@ -146,10 +146,10 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     const at = now().getTime();
     return {
       pair: { access_token: access, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh },
-      rows: [
-        { kind: 'access_token' as const, valueHash: sha256Hex(access), expiresAt: new Date(at + ACCESS_TOKEN_SECONDS * 1000) },
-        { kind: 'refresh_token' as const, valueHash: sha256Hex(refresh), expiresAt: new Date(at + refreshSeconds(app) * 1000) },
-      ],
+      rows: {
+        access: { valueHash: sha256Hex(access), expiresAt: new Date(at + ACCESS_TOKEN_SECONDS * 1000) },
+        refresh: { valueHash: sha256Hex(refresh), expiresAt: new Date(at + refreshSeconds(app) * 1000) },
+      },
     };
   }
 
@@ -157,7 +157,10 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: AnyTx, proof: Proof | null = null): Promise<TokenPair> {
     const { pair, rows } = newPair(app);
     const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, family };
-    await db.credentials.insert(rows.map((r) => ({ ...base, ...r, extra: r.kind === 'access_token' ? proof : null })), now(), tx);
+    await db.credentials.insert([
+      { ...base, kind: 'access_token', ...rows.access, extra: proof },
+      { ...base, kind: 'refresh_token', ...rows.refresh, extra: null },
+    ], now(), tx);
     return pair;
   }
 
@@ -272,7 +275,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
       const hash = sha256Hex(token);
       const { pair, rows } = newPair(app);
-      if (await db.statements((tx) => db.credentials.rotate(app.id, hash, client.id, rows, now(), tx))) return pair;
+      if (await db.credentials.rotate(app.id, hash, client.id, rows, now(), (work) => db.statements(work))) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
       if (found?.usedAt && found.family) await revokeFamily(app, found.family);
       throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {

@@ -12,8 +12,7 @@ export async function captureUser(ctx: RequestContext, record: EntityRecord): Pr
 /**
  * What every successful sign-in answers (password or social): tokens per response_type, then
  * lastLogin written (and a rehashed password, when one is given) with the record's snapshot, then
- * capture_user as that write left the record. The tokens need no transaction: they mean nothing
- * until this answer carries them.
+ * capture_user as that write left the record, all in one transaction.
  */
 export async function signedIn(
   ctx: RequestContext,
@@ -22,8 +21,8 @@ export async function signedIn(
   options: { passwordHash?: string } = {},
 ): Promise<Record<string, unknown>> {
   const { db, clock, outbox, versions } = ctx.services;
-  const tokens = await loginTokens(ctx, request, record.id);
-  const written = await outbox.commit(async (tx) => {
+  // the tokens, lastLogin and the snapshot in one commit (one fsync per sign-in)
+  const { written, tokens } = await outbox.commit(async (tx) => {
     const now = clock.now();
     const change = { passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } };
     // optimistic: the record as the password check read it, unless it changed since (then locked and read again)
@@ -34,8 +33,11 @@ export async function signedIn(
       if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
       return db.entities.update(locked, change, now, tx);
     });
+    // after the record's row lock: a token row's foreign key check would otherwise take a shared
+    // lock on the record first, and two sign-ins of one account would deadlock upgrading it
+    const tokens = await loginTokens(ctx, request, record.id, tx);
     const w = await versions.written(changed, tx);
-    return { result: w, jobs: [w.job] };
+    return { result: { written: w, tokens }, jobs: [w.job] };
   });
   return { capture_user: written.rendered, ...tokens };
 }

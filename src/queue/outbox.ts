@@ -12,7 +12,16 @@ import type { JobQueue, QueueName } from './port';
 /** What work committed with its jobs answers: its result, and the jobs to enqueue after commit. */
 export interface Committed<T> { result: T; jobs: OutboxJob[] }
 
-export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logger; now?: () => Date }) {
+export function createOutbox(deps: {
+  db: Database; queue: JobQueue; logger: Logger; now?: () => Date;
+  /**
+   * Queues whose jobs drain every pending row of their queue (versions: a job records its own
+   * snapshot and up to 499 others per batch), so one job per `ms` is enough to wake a worker: the
+   * rows committed meanwhile are recorded by that job or by one enqueued `ms` after the first.
+   * None by default (every job is enqueued).
+   */
+  coalesce?: { queues: QueueName[]; ms: number };
+}) {
   const { db, queue, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -29,17 +38,44 @@ export function createOutbox(deps: { db: Database; queue: JobQueue; logger: Logg
     return result;
   };
 
+  const enqueue = async (j: OutboxJob) => {
+    try {
+      await queue.enqueue(toJob(j));
+    } catch (err) {
+      logger.warn({ outboxId: j.id, queue: j.queue, job: j.name, err: (err as Error).message }, 'enqueue failed; the outbox relay will retry');
+    }
+  };
+
+  /**
+   * Per coalesced queue: when the last job went out, and the newest job held back since. A job
+   * within `ms` of the last is held back; one timer then enqueues the newest held-back job, whose
+   * drain records every row committed before it. A process that dies before the timer fires
+   * leaves its rows pending, and the maintenance relay enqueues them (nothing is lost).
+   */
+  const wakes = new Map<string, { last: number; held?: OutboxJob; timer?: NodeJS.Timeout }>();
+  function wake(j: OutboxJob, ms: number): Promise<void> | undefined {
+    const state = wakes.get(j.queue) ?? { last: 0 };
+    wakes.set(j.queue, state);
+    const t = Date.now();
+    if (t - state.last >= ms && !state.timer) {
+      state.last = t;
+      return enqueue(j);
+    }
+    state.held = j;
+    state.timer ??= setTimeout(() => {
+      const held = state.held!;
+      state.held = undefined;
+      state.timer = undefined;
+      state.last = Date.now();
+      void enqueue(held);
+    }, Math.max(1, ms - (t - state.last)));
+    return undefined;
+  }
+
   /** Enqueues committed jobs. Never throws: a job that cannot be enqueued now is relayed later. */
   async function dispatch(jobs: OutboxJob[]): Promise<void> {
-    await Promise.all(
-      jobs.map(async (j) => {
-        try {
-          await queue.enqueue(toJob(j));
-        } catch (err) {
-          logger.warn({ outboxId: j.id, queue: j.queue, job: j.name, err: (err as Error).message }, 'enqueue failed; the outbox relay will retry');
-        }
-      }),
-    );
+    const coalesce = deps.coalesce;
+    await Promise.all(jobs.map((j) => (coalesce?.queues.includes(j.queue as QueueName) ? wake(j, coalesce.ms) : enqueue(j))));
   }
 
   return {

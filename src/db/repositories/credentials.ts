@@ -1,5 +1,5 @@
 import { Op, Transaction } from 'sequelize';
-import type { AnyTx, Sql } from '../sql';
+import { isRetryable, type AnyTx, type Sql } from '../sql';
 import { asDate, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -14,6 +14,9 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
   | 'refresh_secret';
 
 /** A code or token as stored: only the SHA-256 of its value, never the value. */
+/** A credential that replaces a spent one: its hash and expiry. */
+export interface Successor { valueHash: string; expiresAt: Date }
+
 export interface StoredCredential {
   id: number;
   applicationId: number;
@@ -127,34 +130,51 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     },
 
     /**
-     * The refresh grant's hot path in two statements: spend the old token (the conditional UPDATE
-     * of `consume`), then insert its successors copying record, application and family from the
-     * spent row (INSERT … SELECT), so no read is needed in between. False when nothing was spent.
+     * The refresh grant's hot path: spend the old token (the conditional UPDATE of `consume`) and
+     * insert its successor access and refresh tokens with the spent row's record and family, in
+     * one transaction committed before it answers. On MySQL/MariaDB that is one round trip, the
+     * stored procedure gh_rotate_refresh (migration 0005), retried on a deadlock; on SQLite two
+     * statements in `transact`. False when nothing was spent.
      */
     async rotate(
       applicationId: number,
       spentHash: string,
       ownerClientId: number,
-      successors: { kind: CredentialKind; valueHash: string; expiresAt: Date }[],
+      successors: { access: Successor; refresh: Successor },
       now: Date,
-      transaction: AnyTx,
+      transact: (work: (tx: AnyTx) => Promise<boolean>) => Promise<boolean>,
     ): Promise<boolean> {
       const t = sql.time;
-      const spent = await sql.change(
-        `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
-           AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,
-        [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
-        transaction,
-      );
-      if (spent !== 1) return false;
-      const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, NULL, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
-      await sql.change(
-        `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
-         ${successors.map(() => select).join(' UNION ALL ')}`,
-        successors.flatMap((c) => [c.kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]),
-        transaction,
-      );
-      return true;
+      if (sql.dialect === 'mysql') {
+        const args = [applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash, t(successors.refresh.expiresAt)];
+        for (let attempt = 1; ; attempt++) {
+          try {
+            const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args);
+            return Number(rows?.[0]?.rotated) === 1;
+          } catch (e) {
+            if (attempt >= 3 || !isRetryable(e)) throw e;
+            await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+          }
+        }
+      }
+      return transact(async (transaction) => {
+        const spent = await sql.change(
+          `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
+             AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,
+          [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
+          transaction,
+        );
+        if (spent !== 1) return false;
+        const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, NULL, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
+        const rows = [['access_token', successors.access], ['refresh_token', successors.refresh]] as const;
+        await sql.change(
+          `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
+           ${rows.map(() => select).join(' UNION ALL ')}`,
+          rows.flatMap(([kind, c]) => [kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]),
+          transaction,
+        );
+        return true;
+      });
     },
 
     /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
