@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Queue, Worker } from 'bullmq';
-import { chromium } from 'playwright-core';
 import { createTestBackend, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
 import { freePort, ROOT, startNode, type Started } from '../helpers/processes';
+import { CHROMIUM, launchChromium } from '../helpers/browser';
 
 const DASHBOARD = path.join(ROOT, 'dist/src/dashboard.js');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PASSWORD = 'correct-horse-battery';
 
 skipUnless(redisUrl !== undefined, 'the dashboard shows BullMQ queues: it needs REDIS_URL')('the queue dashboard process (npm run dashboard)', () => {
@@ -66,7 +65,7 @@ skipUnless(redisUrl !== undefined, 'the dashboard shows BullMQ queues: it needs 
     expect(mailQueue.jobs[0].failedReason).toContain('SMTP server refused');
 
     if (fs.existsSync(CHROMIUM)) {
-      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 720 }, httpCredentials: { username: 'operator', password: PASSWORD } });
         await page.goto(`${base}/queue/mail?status=failed`);

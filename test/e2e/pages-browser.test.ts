@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { ParsedMail } from 'mailparser';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
@@ -10,8 +10,8 @@ import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backen
 import { freePort, ROOT } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';
 import { startOidcProvider } from '../helpers/social';
+import { CHROMIUM, launchChromium } from '../helpers/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'docs/pages');
 const PASSWORD = 'correct horse';
 /** The focused element's id, else its tag name. */
@@ -67,10 +67,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: callback })).body.stat).toBe('ok');
     expect((await admin('/providers/add', { name: 'testidp', issuer: provider.issuer, provider_client_id: 'gatehouse', provider_client_secret: 'provider-secret' })).body.stat).toBe('ok');
     entry = (extra = {}) => new URLSearchParams({ client_id: login.client_id, redirect_uri: callback, state: 'st-1', locale: 'en-US', ...extra }).toString();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM, headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

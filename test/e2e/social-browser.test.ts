@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
 import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
 import { freePort, ROOT } from '../helpers/processes';
 import { startOidcProvider } from '../helpers/social';
+import { CHROMIUM, launchChromium } from '../helpers/browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * A small app of the kind that uses Gatehouse: a page with a sign-in link, and the token_url that
@@ -61,10 +61,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await admin('/settings/set', { for_client_id: t.local.clients.login.client_id, key: 'social_token_urls', value: `${appBase}/token` });
     app = startTestAppServer(base, t.local.clients.login.client_id, appPort);
     await new Promise<void>((resolve) => app.listen(appPort, '127.0.0.1', resolve));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM, headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
