@@ -88,7 +88,8 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   let closeProcessors = () => {};
   // rate-limit counters shared by all pods; fails fast while Redis is down (each pod then counts
   // in memory: see createRateLimiter)
-  const redis = config.redisUrl ? new IORedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  // commands issued in one tick (a sign-in's two budgets, then its clear and give-back) leave in one write
+  const redis = config.redisUrl ? new IORedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rate limits)'));
   let queue: Runtime['queue'];
   let outbox: ReturnType<typeof createOutbox>;
