@@ -1,6 +1,8 @@
 import type { Request, Response } from 'express';
 import type { Application } from '../db/repositories/applications';
+import type { StoredCredential } from '../db/repositories/credentials';
 import type { Client } from '../domain/clients';
+import type { FlowVersion } from '../domain/flows';
 import { ApiError } from '../errors';
 import type { Handler, Services } from '../http/context';
 import { Params } from '../http/params';
@@ -24,4 +26,22 @@ export async function callApi(
     Object.assign((res.locals as { outcome?: Record<string, unknown> }).outcome ?? {}, { errorCode: e.definition.code, error: e.definition.error });
     return { error: e };
   }
+}
+
+/** A login client's flow (its default_flow_name and default_flow_version) in `locale`; in en-US when the flow lacks that locale. */
+export async function clientFlow(services: Services, app: Application, client: Client, locale: string): Promise<FlowVersion> {
+  const name = client.settings.default_flow_name ?? 'standard';
+  const version = client.settings.default_flow_version ?? '1';
+  return services.flows.resolve(app, name, version, locale).catch(() => services.flows.resolve(app, name, version, 'en-US'));
+}
+
+/** The client a code was issued for (the one whose email carried it), and its flow's form `name` in `locale`. */
+export async function senderForm(services: Services, app: Application, row: StoredCredential, locale: string, name: string) {
+  const id = row.forClientId ?? row.clientId;
+  const stored = id === null ? undefined : await services.db.clients.findById(app.id, id);
+  const client = stored && await services.clients.find(app.id, stored.clientId);
+  if (!client) return undefined;
+  const flow = await clientFlow(services, app, client, locale);
+  const form = services.flows.form(app, flow, name);
+  return form && { client, flow, form };
 }

@@ -8,7 +8,7 @@ import { forgotPassword } from '../http/handlers/email-requests';
 import { registerTraditional } from '../http/handlers/register';
 import { signInTraditional } from '../http/handlers/sign-in';
 import { authNative, registerNative } from '../http/handlers/social';
-import { callApi } from './call-api';
+import { callApi, clientFlow } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, csrf, escape, pageHandler, sendError, sendPage, type PageLocale } from './pages';
 
@@ -132,11 +132,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     }
     const state = one(source.state);
     if (state !== undefined && (state.length > MAX_STATE || /[\u0000-\u001f\u007f]/.test(state))) return `state must be at most ${MAX_STATE} printable characters.`;
-    const name = client.settings.default_flow_name ?? 'standard';
-    const version = client.settings.default_flow_version ?? '1';
     // a flow without the page's locale is shown in English, as its messages would be
-    const flow = await flows.resolve(app, name, version, locale).catch(() => flows.resolve(app, name, version, 'en-US'));
-    return { client, redirectUri, state: state || undefined, locale, flow };
+    return { client, redirectUri, state: state || undefined, locale, flow: await clientFlow(services, app, client, locale) };
   }
 
   const entryQuery = (entry: Entry, extra: Record<string, string> = {}) => new URLSearchParams({

@@ -8,7 +8,7 @@ import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import { forgotPassword } from '../http/handlers/email-requests';
-import { callApi } from './call-api';
+import { callApi, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { brandOf, csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
@@ -80,16 +80,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
   }
 
   /** The client that sent the email, and its flow's `name` form in the page's locale. */
-  async function formFor(app: Application, row: StoredCredential, locale: PageLocale, name = FORM) {
-    const id = row.forClientId ?? row.clientId;
-    const stored = id === null ? undefined : await db.clients.findById(app.id, id);
-    const client = stored && await services.clients.find(app.id, stored.clientId);
-    if (!client) return undefined;
-    const flow: FlowVersion = await flows.resolve(app, client.settings.default_flow_name ?? 'standard', client.settings.default_flow_version ?? '1', locale)
-      .catch(() => flows.resolve(app, client.settings.default_flow_name ?? 'standard', client.settings.default_flow_version ?? '1', 'en-US'));
-    const form = flows.form(app, flow, name);
-    return form && { client, flow, form };
-  }
+  const formFor = (app: Application, row: StoredCredential, locale: PageLocale, name = FORM) => senderForm(services, app, row, locale, name);
 
   interface Shown { code: string; csrf: string; flow: FlowVersion; form: CompiledForm; invalid: Record<string, string[]>; values?: Record<string, string>; notice?: string }
 

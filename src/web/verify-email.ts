@@ -1,19 +1,28 @@
-import express, { type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { Application } from '../db/repositories/applications';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
+import type { StoredCredential } from '../db/repositories/credentials';
+import type { CompiledForm } from '../domain/flow-forms';
+import type { FlowVersion } from '../domain/flows';
+import { verifyEmail } from '../http/handlers/email-requests';
+import { callApi, senderForm } from './call-api';
+import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
+import { pageFailure } from './hosted';
 import { brandOf, csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
 
-type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'unknown' | 'incomplete' | 'forged';
+type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
-const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button', string>> = {
+const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button' | 'resend', string>> = {
   'en-US': {
     title: 'Verify your email address', button: 'Verify my email address',
     confirm: 'Confirm that this email address is yours.',
     verified: 'Your email address is verified. You can close this page and return to the app.',
     used: 'This link was already used, so your email address is probably verified. Sign in to the app to check.',
     expired: 'This link has expired. Ask the app to send you a new verification email.',
+    expiredResend: 'This link has expired. Enter your email address to get a new one.',
+    sent: 'Check your inbox: we emailed you a new verification link.', resend: 'Email me a new link',
     unknown: 'This link is not recognized. Open the link from the newest verification email, whole.',
     incomplete: 'This link is incomplete. Open the link from the newest verification email, whole.',
     forged: 'This page expired before you confirmed. Open the link from the email again.',
@@ -24,6 +33,8 @@ const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button', string>> = {
     verified: 'Votre adresse e-mail est vérifiée. Vous pouvez fermer cette page et revenir à l’application.',
     used: 'Ce lien a déjà servi : votre adresse e-mail est sans doute vérifiée. Connectez-vous à l’application pour le savoir.',
     expired: 'Ce lien a expiré. Demandez à l’application de vous envoyer un nouvel e-mail de vérification.',
+    expiredResend: 'Ce lien a expiré. Saisissez votre adresse e-mail pour en recevoir un nouveau.',
+    sent: 'Consultez votre boîte de réception : nous vous avons envoyé un nouveau lien de vérification.', resend: 'M’envoyer un nouveau lien',
     unknown: 'Ce lien n’est pas reconnu. Ouvrez le lien complet du dernier e-mail de vérification.',
     incomplete: 'Ce lien est incomplet. Ouvrez le lien complet du dernier e-mail de vérification.',
     forged: 'Cette page a expiré avant votre confirmation. Ouvrez à nouveau le lien de l’e-mail.',
@@ -34,6 +45,8 @@ const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button', string>> = {
     verified: 'Deine E-Mail-Adresse ist bestätigt. Du kannst diese Seite schließen und zur App zurückkehren.',
     used: 'Dieser Link wurde schon verwendet, deine E-Mail-Adresse ist also wahrscheinlich bestätigt. Melde dich in der App an, um es zu prüfen.',
     expired: 'Dieser Link ist abgelaufen. Lass dir von der App eine neue Bestätigungs-E-Mail schicken.',
+    expiredResend: 'Dieser Link ist abgelaufen. Gib deine E-Mail-Adresse ein, um einen neuen zu bekommen.',
+    sent: 'Sieh in deinem Posteingang nach: Wir haben dir einen neuen Bestätigungslink geschickt.', resend: 'Neuen Link senden',
     unknown: 'Dieser Link ist unbekannt. Öffne den vollständigen Link aus der neuesten Bestätigungs-E-Mail.',
     incomplete: 'Dieser Link ist unvollständig. Öffne den vollständigen Link aus der neuesten Bestätigungs-E-Mail.',
     forged: 'Diese Seite ist vor deiner Bestätigung abgelaufen. Öffne den Link aus der E-Mail noch einmal.',
@@ -44,6 +57,8 @@ const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button', string>> = {
     verified: 'Tu correo electrónico está verificado. Puedes cerrar esta página y volver a la aplicación.',
     used: 'Este enlace ya se usó, así que tu correo electrónico probablemente está verificado. Inicia sesión en la aplicación para comprobarlo.',
     expired: 'Este enlace ha caducado. Pide a la aplicación que te envíe un nuevo correo de verificación.',
+    expiredResend: 'Este enlace ha caducado. Escribe tu correo electrónico para recibir uno nuevo.',
+    sent: 'Revisa tu bandeja de entrada: te enviamos un nuevo enlace de verificación.', resend: 'Enviarme un enlace nuevo',
     unknown: 'Este enlace no se reconoce. Abre el enlace completo del correo de verificación más reciente.',
     incomplete: 'Este enlace está incompleto. Abre el enlace completo del correo de verificación más reciente.',
     forged: 'Esta página caducó antes de que confirmaras. Vuelve a abrir el enlace del correo.',
@@ -51,6 +66,7 @@ const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button', string>> = {
 };
 
 const COOKIE = 'gh_verify_csrf';
+const RESEND = 'resendVerificationForm';
 const CODE = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**
@@ -64,34 +80,56 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
   const { db, tokens, clock } = services;
 
   /** What the code's row says, without using it. */
-  async function stateOf(app: Application, code: string): Promise<Outcome> {
-    if (!CODE.test(code)) return code === '' ? 'incomplete' : 'unknown';
-    const found = await db.credentials.find(app.id, 'verification_code', sha256Hex(code));
-    if (!found) return 'unknown';
-    if (found.usedAt) return 'used';
-    return found.expiresAt <= clock.now() ? 'expired' : 'confirm';
+  async function stateOf(app: Application, code: string): Promise<{ state: Outcome; row?: StoredCredential }> {
+    if (!CODE.test(code)) return { state: code === '' ? 'incomplete' : 'unknown' };
+    const row = await db.credentials.find(app.id, 'verification_code', sha256Hex(code));
+    if (!row) return { state: 'unknown' };
+    if (row.usedAt) return { state: 'used', row };
+    return { state: row.expiresAt <= clock.now() ? 'expired' : 'confirm', row };
   }
 
-  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string }) => {
+  interface Resend { flow: FlowVersion; form: CompiledForm; values?: Record<string, string>; invalid?: Record<string, string[]>; notice?: string }
+
+  /** The page: the outcome, the confirm button (`confirm`), or for an expired link the flow's resendVerificationForm. */
+  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string; resend?: Resend }) => {
     const t = TEXT[locale];
-    const body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`
-      + (form
-        ? `<form method="post" action="/verify-email"><input type="hidden" name="verification_code" value="${escape(form.code)}">`
-          + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
-          + `<button type="submit">${escape(t.button)}</button></form>`
-        : '');
-    sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'" } : {}), brand: brandOf(app) });
+    let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`;
+    if (form?.resend?.notice) body += `<p class="notice" role="alert">${escape(form.resend.notice)}</p>`;
+    if (form) {
+      body += `<form method="post" action="${form.resend ? '/verify-email/resend' : '/verify-email'}"${form.resend ? ' data-validate' : ''}>`
+        + (form.resend ? renderFields(services.flows, form.resend.flow, form.resend.form, locale, form.resend.values ?? {}, form.resend.invalid ?? {}) : '')
+        + `<input type="hidden" name="verification_code" value="${escape(form.code)}">`
+        + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
+        + `<button type="submit">${escape(form.resend ? t.resend : t.button)}</button></form>`;
+    }
+    sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'", ...(form.resend && { script: VALIDATE_SCRIPT }) } : {}), brand: brandOf(app) });
   };
 
   const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
   const token = csrf(COOKIE, '/verify-email');
+  const statusOf = (state: Outcome) => (state === 'incomplete' || state === 'unknown' ? 404 : 410);
+
+  /** The login client that sent the code and can send another (it has a verify_email_url), with its form. */
+  async function sender(app: Application, row: StoredCredential, locale: PageLocale) {
+    const found = await senderForm(services, app, row, locale, RESEND);
+    return found && found.client.features.includes('login_client') && found.client.settings.verify_email_url ? found : undefined;
+  }
+
+  /** A link that no longer works: its outcome, with the form for a new link when it expired and its sender is known. */
+  async function spent(req: Request, res: Response, app: Application, locale: PageLocale, state: Outcome, code: string, row?: StoredCredential, shown: Partial<Resend> = {}, status?: number) {
+    const found = row && state === 'expired' ? await sender(app, row, locale) : undefined;
+    if (!found) return page(res, app, locale, state, statusOf(state));
+    page(res, app, locale, 'expiredResend', status ?? statusOf(state), { code, csrf: token.issue(req, res), resend: { flow: found.flow, form: found.form, ...shown } });
+  }
 
   router.get('/verify-email', guard(async (req, res, app, locale) => {
     const code = typeof req.query.verification_code === 'string' ? req.query.verification_code : '';
-    const state = await stateOf(app, code);
-    if (state !== 'confirm') return page(res, app, locale, state, state === 'incomplete' || state === 'unknown' ? 404 : 410);
+    const { state, row } = await stateOf(app, code);
+    if (state !== 'confirm') return spent(req, res, app, locale, state, code, row);
     page(res, app, locale, 'confirm', 200, { code, csrf: token.issue(req, res) });
   }));
+
+  const body = (req: Request) => Object.fromEntries(Object.entries(req.body ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
 
   router.post('/verify-email', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), guard(async (req, res, app, locale) => {
     const code = typeof req.body?.verification_code === 'string' ? req.body.verification_code : '';
@@ -103,9 +141,30 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
       page(res, app, locale, 'verified');
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      const state = await stateOf(app, code);
-      page(res, app, locale, state === 'confirm' ? 'unknown' : state, 410);
+      const { state, row } = await stateOf(app, code);
+      await spent(req, res, app, locale, state === 'confirm' ? 'unknown' : state, code, row);
     }
+  }));
+
+  // an expired link: a new email, for the client that sent the first, with verify_email_native's answers and limits
+  router.post('/verify-email/resend', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
+    const sent = body(req);
+    if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
+    const code = sent.verification_code ?? '';
+    const { state, row } = await stateOf(app, code);
+    const found = row && state === 'expired' ? await sender(app, row, locale) : undefined;
+    if (!found) return page(res, app, locale, state === 'confirm' ? 'unknown' : state, statusOf(state));
+    const values = formValues(found.form, sent);
+    const result = await callApi(services, req, res, app, found.client, verifyEmail, {
+      ...values, client_id: found.client.clientId, locale: found.flow.locale, flow: found.flow.name, flow_version: String(found.flow.version),
+      redirect_uri: found.client.settings.verify_email_url ?? '',
+    });
+    if (result.body) {
+      token.clear(res);
+      return page(res, app, locale, 'sent');
+    }
+    const { status, shown } = pageFailure(res, locale, RESEND, result.error);
+    await spent(req, res, app, locale, state, code, row, { ...shown, values }, status);
   }));
   return router;
 }

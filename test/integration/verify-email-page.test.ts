@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { simpleParser } from 'mailparser';
 import request from 'supertest';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 
@@ -76,5 +79,51 @@ describe('GET /verify-email (where verification emails link)', () => {
     const hostile = await request(t.app).get('/verify-email').query({ verification_code: '<script>alert(1)</script>', locale: '"><img src=x>' });
     expect(hostile.text).not.toContain('<script>alert');
     expect(hostile.text).not.toContain('<img');
+  });
+
+  it('an expired link from an app\'s email offers a new one, answering as verify_email_native does', async () => {
+    const loginId = t.local.clients.login.client_id;
+    const mailDir = t.backend.config.mailDir;
+    const mails = () => (fs.existsSync(mailDir) ? fs.readdirSync(mailDir) : []);
+    const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
+      client_id: loginId, locale: 'en-US', emailAddress: 'late@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      firstName: 'La', lastName: 'Te', displayName: 'late',
+    });
+    expect(registered.body.stat).toBe('ok');
+    await t.runtime.queue.idle?.();
+    const welcome = mails().find((f) => fs.readFileSync(path.join(mailDir, f), 'utf8').includes('late@example.com'))!;
+    const link = new URL((await simpleParser(fs.readFileSync(path.join(mailDir, welcome)))).text!.match(/https?:\/\/\S+/)![0]);
+    clock.advance(8 * 86_400_000); // past the verification lifetime (7 days)
+    const expired = await openLink(link.searchParams.get('verification_code')!);
+    expect(expired.res.status).toBe(410);
+    expect(expired.res.text).toContain('Enter your email address to get a new one');
+    expect(expired.res.text).toContain('action="/verify-email/resend"');
+    expect(expired.res.text).toMatch(/<label for="f-signInEmailAddress">[^<]+<\/label><input id="f-signInEmailAddress"/);
+    const code = link.searchParams.get('verification_code')!;
+    const resend = (fields: Record<string, string>, cookie = expired.cookie!) => request(t.app).post('/verify-email/resend').set('Cookie', cookie).type('form').send({ verification_code: code, ...fields });
+
+    const before = mails().length;
+    expect((await request(t.app).post('/verify-email/resend').type('form').send({ verification_code: code, csrf: 'x'.repeat(32), signInEmailAddress: 'late@example.com' })).status).toBe(403);
+    const unknown = await resend({ csrf: expired.csrf!, signInEmailAddress: 'nobody@example.com' });
+    expect(unknown.status).toBe(400);
+    const api = await request(t.app).post('/oauth/verify_email_native').type('form')
+      .send({ client_id: loginId, locale: 'en-US', redirect_uri: `${t.backend.config.publicBaseUrl}/verify-email`, signInEmailAddress: 'nobody@example.com' });
+    expect(api.body.code).toBe(210);
+    expect(unknown.text).toContain(api.body.invalid_fields.resendVerificationForm[0]);
+    await t.runtime.queue.idle?.();
+    expect(mails().length).toBe(before);
+
+    const sent = await resend({ csrf: expired.csrf!, signInEmailAddress: 'late@example.com' });
+    expect(sent.status).toBe(200);
+    expect(sent.text).toContain('we emailed you a new verification link');
+    await t.runtime.queue.idle?.();
+    expect(mails().length).toBe(before + 1);
+
+    // a code an owner issued (no app email behind it) only says to ask the app
+    const owned = await issueCode('60');
+    clock.advance(120_000);
+    const plain = await openLink(owned);
+    expect(plain.res.text).toContain('Ask the app to send you a new verification email');
+    expect(plain.res.text).not.toContain('/verify-email/resend');
   });
 });
