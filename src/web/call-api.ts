@@ -45,3 +45,8 @@ export async function senderForm(services: Services, app: Application, row: Stor
   const form = services.flows.form(app, flow, name);
   return form && { client, flow, form };
 }
+
+/** What a page's call of a login endpoint sends besides the form's fields: the client, and its flow's name, version and locale. */
+export const flowParams = (client: Client, flow: FlowVersion) => ({
+  client_id: client.clientId, locale: flow.locale, flow: flow.name, flow_version: String(flow.version),
+});

@@ -8,9 +8,9 @@ import { forgotPassword } from '../http/handlers/email-requests';
 import { registerTraditional } from '../http/handlers/register';
 import { signInTraditional } from '../http/handlers/sign-in';
 import { authNative, registerNative } from '../http/handlers/social';
-import { callApi, clientFlow } from './call-api';
+import { callApi, clientFlow, flowParams } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
-import { brandOf, csrf, escape, pageHandler, sendError, sendPage, type PageLocale } from './pages';
+import { brandOf, csrf, escape, pageHandler, sendError, sendPage, stringFields, type PageLocale } from './pages';
 
 type Key =
   | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
@@ -193,10 +193,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   }
 
   /** The values every API call of a page sends besides the form's fields. */
-  const apiValues = (entry: Entry) => ({
-    client_id: entry.client.clientId, locale: entry.flow.locale, flow: entry.flow.name, flow_version: String(entry.flow.version),
-    redirect_uri: entry.redirectUri, response_type: 'code',
-  });
+  const apiValues = (entry: Entry) => ({ ...flowParams(entry.client, entry.flow), redirect_uri: entry.redirectUri, response_type: 'code' });
 
   /** To the app with the code (and its state). */
   function toApp(res: Response, entry: Entry, body: Record<string, unknown>): void {
@@ -213,7 +210,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
       const source = req.method === 'POST' ? req.body ?? {} : req.query;
       const entry = await entryOf(app, source, locale);
       if (typeof entry === 'string') return sendError(res, 400, locale, entry);
-      const body = Object.fromEntries(Object.entries(req.method === 'POST' ? req.body ?? {} : {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+      const body = req.method === 'POST' ? stringFields(req.body) : {};
       if (req.method === 'POST' && !token.matches(req, body.csrf)) {
         // nothing done: the same form again (without what was typed) with a fresh token
         return show(req, res, app, entry, viewOf(req.path), 403, { notice: say(locale, 'expired'), token: body.token, mergeToken: body.merge_token, provider: body.provider });

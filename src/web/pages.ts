@@ -109,6 +109,10 @@ export function sendError(res: Response, status: number, locale: PageLocale, why
   sendPage(res, status, locale, text(locale, 'failed'), `<h1>${escape(text(locale, 'failed'))}</h1><p role="alert">${escape(why)}</p><p>${escape(text(locale, 'back'))}</p>`);
 }
 
+/** A form body's string fields (a parser may also give arrays or objects, which no page field takes). */
+export const stringFields = (body: unknown): Record<string, string> =>
+  Object.fromEntries(Object.entries((body ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+
 /** A page's handler with its application and locale (`locale`, then Accept-Language); failures go to the error handler. */
 export const pageHandler = (
   resolveApp: (host: string | undefined) => Promise<Application>,

@@ -8,10 +8,10 @@ import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import { forgotPassword } from '../http/handlers/email-requests';
-import { callApi, senderForm } from './call-api';
+import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { brandOf, csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
+import { brandOf, csrf, escape, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged' | 'sent';
 const FORM = 'newPasswordFormNoAuth';
@@ -125,11 +125,9 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     page(res, app, locale, 'choose', 200, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: {} });
   }));
 
-  const body = (req: Request) => Object.fromEntries(Object.entries(req.body ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
-
   // a used or expired link: a new email, for the client that sent the first, with the API's answers
   router.post('/reset-password/resend', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
-    const sent = body(req);
+    const sent = stringFields(req.body);
     if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
     const code = sent.code ?? '';
     const { state, row } = await codeState(app, code);
@@ -137,8 +135,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     if (!found) return page(res, app, locale, state === 'choose' ? 'unknown' : state, statusOf(state));
     const values = formValues(found.form, sent);
     const result = await callApi(services, req, res, app, found.client, forgotPassword, {
-      ...values, client_id: found.client.clientId, locale: found.flow.locale, flow: found.flow.name, flow_version: String(found.flow.version),
-      redirect_uri: found.client.settings.password_recover_url ?? '',
+      ...values, ...flowParams(found.client, found.flow), redirect_uri: found.client.settings.password_recover_url ?? '',
     });
     if (result.body) {
       token.clear(res);
@@ -149,7 +146,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
   }));
 
   router.post('/reset-password', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
-    const sent = body(req);
+    const sent = stringFields(req.body);
     if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
     const code = sent.code ?? '';
     const { state, row } = await codeState(app, code);

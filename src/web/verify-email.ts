@@ -7,10 +7,10 @@ import type { StoredCredential } from '../db/repositories/credentials';
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { verifyEmail } from '../http/handlers/email-requests';
-import { callApi, senderForm } from './call-api';
+import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { brandOf, csrf, escape, pageHandler, sendPage, type PageLocale } from './pages';
+import { brandOf, csrf, escape, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
@@ -129,8 +129,6 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     page(res, app, locale, 'confirm', 200, { code, csrf: token.issue(req, res) });
   }));
 
-  const body = (req: Request) => Object.fromEntries(Object.entries(req.body ?? {}).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
-
   router.post('/verify-email', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), guard(async (req, res, app, locale) => {
     const code = typeof req.body?.verification_code === 'string' ? req.body.verification_code : '';
     if (!token.matches(req, req.body?.csrf)) return page(res, app, locale, 'forged', 403);
@@ -148,7 +146,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
 
   // an expired link: a new email, for the client that sent the first, with verify_email_native's answers and limits
   router.post('/verify-email/resend', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
-    const sent = body(req);
+    const sent = stringFields(req.body);
     if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
     const code = sent.verification_code ?? '';
     const { state, row } = await stateOf(app, code);
@@ -156,8 +154,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     if (!found) return page(res, app, locale, state === 'confirm' ? 'unknown' : state, statusOf(state));
     const values = formValues(found.form, sent);
     const result = await callApi(services, req, res, app, found.client, verifyEmail, {
-      ...values, client_id: found.client.clientId, locale: found.flow.locale, flow: found.flow.name, flow_version: String(found.flow.version),
-      redirect_uri: found.client.settings.verify_email_url ?? '',
+      ...values, ...flowParams(found.client, found.flow), redirect_uri: found.client.settings.verify_email_url ?? '',
     });
     if (result.body) {
       token.clear(res);
