@@ -39,7 +39,7 @@ const AUTOCOMPLETE: Record<string, string> = {
  * aria-invalid, and focus moves to the first field in error. Without scripts the server checks alone.
  */
 export const VALIDATE_SCRIPT = `for(const f of document.querySelectorAll('form[data-validate]')){f.noValidate=true;`
-  + `const check=(i)=>{const v=i.value,rules=JSON.parse(i.dataset.rules||'[]');let m='';for(const r of rules){`
+  + `const check=(i)=>{const v=i.type==='checkbox'?(i.checked?i.value:''):i.value,rules=JSON.parse(i.dataset.rules||'[]');let m='';for(const r of rules){`
   + `const ok=r.r==='required'?v.trim()!=='':!v||(r.r==='minLength'?[...v].length>=r.v:r.r==='maxLength'?[...v].length<=r.v:`
   + `r.r==='format'?new RegExp(r.v,'u').test(v):r.r==='match'?v===(document.getElementById(r.v)||{}).value:true);if(!ok){m=r.m;break}}`
   + `const e=document.getElementById(i.id+'-error');if(e)e.textContent=m;if(m)i.setAttribute('aria-invalid','true');else i.removeAttribute('aria-invalid');return !m};`
