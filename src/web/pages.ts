@@ -109,6 +109,9 @@ export function sendError(res: Response, status: number, locale: PageLocale, why
   sendPage(res, status, locale, text(locale, 'failed'), `<h1>${escape(text(locale, 'failed'))}</h1><p role="alert">${escape(why)}</p><p>${escape(text(locale, 'back'))}</p>`);
 }
 
+/** The shape of a code or state a link carries (random base64url values; anything else is not looked up). */
+export const LINK_CODE = /^[A-Za-z0-9_-]{16,128}$/;
+
 /** A form body's string fields (a parser may also give arrays or objects, which no page field takes). */
 export const stringFields = (body: unknown): Record<string, string> =>
   Object.fromEntries(Object.entries((body ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));

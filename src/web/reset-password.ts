@@ -11,7 +11,7 @@ import { forgotPassword } from '../http/handlers/email-requests';
 import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { brandOf, csrf, escape, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged' | 'sent';
 const FORM = 'newPasswordFormNoAuth';
@@ -57,7 +57,6 @@ const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button' | 'resend', s
 };
 
 const COOKIE = 'gh_reset_csrf';
-const CODE = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**
  * GET /reset-password?code=…, where password emails link (the login client's default
@@ -72,7 +71,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
 
   /** The code's row and what it allows, without spending it. */
   async function codeState(app: Application, code: string): Promise<{ state: Outcome; row?: StoredCredential }> {
-    if (!CODE.test(code)) return { state: 'unknown' };
+    if (!LINK_CODE.test(code)) return { state: 'unknown' };
     const row = await db.credentials.find(app.id, 'authorization_code', sha256Hex(code));
     if (!row || row.extra?.password_reset !== true || row.entityId === null) return { state: 'unknown' };
     if (row.usedAt) return { state: 'used', row };

@@ -5,7 +5,7 @@ import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import type { HostedPages, HostedReturn } from './hosted';
-import { brandOf, escape, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
+import { brandOf, escape, LINK_CODE, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
 /**
  * A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. It
@@ -102,7 +102,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
 
   router.get('/social/:provider/callback', guard(async (req, res, app, locale) => {
     const state = one(req.query.state);
-    if (!state || !/^[A-Za-z0-9_-]{16,128}$/.test(state)) return sendError(res, 400, locale, 'the provider sent no valid state; start the sign-in again');
+    if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, 'the provider sent no valid state; start the sign-in again');
     const bound = cookie(req, COOKIE);
     if (!bound || !safeEqual(bound, state)) {
       return sendError(res, 400, locale, 'this sign-in was not started in this browser (or took longer than 10 minutes); start it again');

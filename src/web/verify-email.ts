@@ -10,7 +10,7 @@ import { verifyEmail } from '../http/handlers/email-requests';
 import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { brandOf, csrf, escape, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
@@ -67,7 +67,6 @@ const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button' | 'resend', s
 
 const COOKIE = 'gh_verify_csrf';
 const RESEND = 'resendVerificationForm';
-const CODE = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**
  * GET /verify-email?verification_code=…, where verification emails link. The GET only shows the
@@ -81,7 +80,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
 
   /** What the code's row says, without using it. */
   async function stateOf(app: Application, code: string): Promise<{ state: Outcome; row?: StoredCredential }> {
-    if (!CODE.test(code)) return { state: code === '' ? 'incomplete' : 'unknown' };
+    if (!LINK_CODE.test(code)) return { state: code === '' ? 'incomplete' : 'unknown' };
     const row = await db.credentials.find(app.id, 'verification_code', sha256Hex(code));
     if (!row) return { state: 'unknown' };
     if (row.usedAt) return { state: 'used', row };
@@ -134,7 +133,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     if (!token.matches(req, req.body?.csrf)) return page(res, app, locale, 'forged', 403);
     token.clear(res);
     try {
-      if (!CODE.test(code)) return page(res, app, locale, 'unknown', 404);
+      if (!LINK_CODE.test(code)) return page(res, app, locale, 'unknown', 404);
       await tokens.useVerificationCode(app, code);
       page(res, app, locale, 'verified');
     } catch (e) {
