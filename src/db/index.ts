@@ -10,7 +10,7 @@ import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
-import { createSql, isRetryable, type AnyTx, type StatementOptions } from './sql';
+import { createSql, retrying, type AnyTx, type StatementOptions } from './sql';
 
 /** An open database transaction, opaque to the domain layer. */
 export type Tx = Transaction;
@@ -46,16 +46,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
  * index ranges; the victim was rolled back entirely, so running it again is safe.
  */
 function retryingDeadlocks<X, O>(open: Transact<X, O>, attempts = 3): Transact<X, O> {
-  return async <T>(work: (tx: X) => Promise<T>, options?: O) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await open(work, options);
-      } catch (e) {
-        if (attempt >= attempts || !isRetryable(e)) throw e;
-        await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
-      }
-    }
-  };
+  return <T>(work: (tx: X) => Promise<T>, options?: O) => retrying(() => open(work, options), attempts);
 }
 
 /**

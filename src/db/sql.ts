@@ -48,9 +48,25 @@ export type AnyTx = Transaction | StatementTx;
 const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */, 1467 /* ER_AUTOINC_READ_FAILED */]);
 
 /** Whether `e` (from Sequelize, which wraps the driver's error in `parent`, or from here) says the transaction may run again. */
-export function isRetryable(e: unknown): boolean {
+function isRetryable(e: unknown): boolean {
   const errno = (e as { parent?: { errno?: number } }).parent?.errno ?? (e as { errno?: number }).errno;
   return errno !== undefined && RETRYABLE.has(errno);
+}
+
+/**
+ * Runs `work` again (up to `attempts` times in all, after a short random pause) while it fails with
+ * an error isRetryable accepts: a deadlock victim was rolled back entirely, so running it again is
+ * safe.
+ */
+export async function retrying<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (e) {
+      if (attempt >= attempts || !isRetryable(e)) throw e;
+      await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+    }
+  }
 }
 
 /** A unique index refused a row (MySQL ER_DUP_ENTRY, SQLite UNIQUE constraint). */

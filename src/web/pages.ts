@@ -70,7 +70,16 @@ function styleFor(color: string): string {
 }
 const styles = new Map<string, string>();
 const AUTO_SUBMIT = 'document.forms[0].submit();';
-const hash = (s: string) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`;
+/** A style's or script's CSP source, computed once per distinct text (a few: one style per brand colour, three scripts). */
+const hashes = new Map<string, string>();
+const hash = (s: string) => {
+  let h = hashes.get(s);
+  if (!h) {
+    h = `'sha256-${createHash('sha256').update(s).digest('base64')}'`;
+    if (hashes.size < 200) hashes.set(s, h);
+  }
+  return h;
+};
 const DEFAULT_PAGE_BRAND: Brand = { name: 'Gatehouse', color: DEFAULT_BRAND_COLOR };
 
 /**

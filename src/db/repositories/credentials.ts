@@ -1,5 +1,5 @@
 import { Op, Transaction } from 'sequelize';
-import { isRetryable, type AnyTx, type Sql } from '../sql';
+import { retrying, type AnyTx, type Sql } from '../sql';
 import { asDate, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -147,15 +147,8 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       const t = sql.time;
       if (sql.dialect === 'mysql') {
         const args = [applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash, t(successors.refresh.expiresAt)];
-        for (let attempt = 1; ; attempt++) {
-          try {
-            const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args);
-            return Number(rows?.[0]?.rotated) === 1;
-          } catch (e) {
-            if (attempt >= 3 || !isRetryable(e)) throw e;
-            await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
-          }
-        }
+        const [rows] = await retrying(() => sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args));
+        return Number(rows?.[0]?.rotated) === 1;
       }
       return transact(async (transaction) => {
         const spent = await sql.change(
