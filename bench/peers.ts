@@ -141,6 +141,7 @@ async function databaseCounters(connection: mysql.Connection): Promise<Record<st
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
+type Scenario = 'refresh' | 'oidc' | 'floor' | 'durable' | 'signIn' | 'betterAuth';
 const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
 
 async function main(): Promise<void> {
@@ -177,32 +178,40 @@ async function main(): Promise<void> {
       await closedLoop({ ...post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n]), ...warm });
       await closedLoop({ ...post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody), ...warm });
     }
-    const all: Row[][] = [];
+    const all: Record<Scenario, Row>[] = [];
     for (let round = 1; round <= rounds; round++) {
       const skip = (kind: string) => only !== undefined && only !== kind;
-      const none: Row = { name: 'skipped', cpu: '', total: 0, rps: 0, p50: 0, p99: 0, failed: 0 };
-      const rows = skip('refresh') ? [none, none] : [
-        await scenario('Gatehouse refresh grant (MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh)),
-        await scenario('oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
-      ];
-      rows.push(...(skip('signin') ? [none, none, none] : [
-        await scenario('floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
-        await scenario('Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n])),
-        await scenario('better-auth sign-in (scrypt, SQLite)', baWatch, post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody)),
-      ]));
-      all.push(rows);
-      say(`round ${round}\n\n${HEADER}\n${rows.map(line).join('\n')}\n`);
-      say(`refresh ÷ oidc-provider ${ratio(rows[0].rps, rows[1].rps)}; sign-in ÷ floor ${ratio(rows[3].rps, rows[2].rps)} (p99 ${ratio(rows[3].p99, rows[2].p99)}× the floor's); sign-in ÷ better-auth ${ratio(rows[3].rps, rows[4].rps)}\n`);
-      for (const r of rows) say(`${r.name}: ${r.cpu}`);
+      const none = (name: string): Row => ({ name: `${name} (skipped)`, cpu: '', total: 0, rps: 0, p50: 0, p99: 0, failed: 0 });
+      const run = <C>(kind: string, name: string, watched: Watched[], loop: Parameters<typeof closedLoop<C>>[0]) => (skip(kind) ? none(name) : scenario(name, watched, loop));
+      const r: Record<Scenario, Row> = {
+        refresh: await run('refresh', 'Gatehouse refresh grant (MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh)),
+        oidc: await run('refresh', 'oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
+        floor: await run('signin', 'floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
+        durable: await run('signin', 'durable floor: + one SELECT, one Redis budget, one committed INSERT', watch(bench), post(GATEHOUSE, '/bench/durable', FORM, (n) => signIn[n])),
+        signIn: await run('signin', 'Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n])),
+        betterAuth: await run('signin', 'better-auth sign-in (scrypt, SQLite)', baWatch, post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody)),
+      };
+      all.push(r);
+      say(`round ${round}\n\n${HEADER}\n${Object.values(r).map(line).join('\n')}\n`);
+      say(`refresh ÷ oidc-provider ${ratio(r.refresh.rps, r.oidc.rps)}; sign-in ÷ floor ${ratio(r.signIn.rps, r.floor.rps)} (p99 ${ratio(r.signIn.p99, r.floor.p99)}× the floor's); `
+        + `sign-in ÷ durable floor ${ratio(r.signIn.rps, r.durable.rps)}; durable floor ÷ floor ${ratio(r.durable.rps, r.floor.rps)}; sign-in ÷ better-auth ${ratio(r.signIn.rps, r.betterAuth.rps)}\n`);
+      for (const row of Object.values(r)) if (row.cpu) say(`${row.name}: ${row.cpu}`);
       say('');
     }
-    const med = (i: number) => median(all.map((rows) => rows[i].rps));
-    say('medians over the rounds\n');
+    // each round's ratio compares two servers measured minutes apart at most; the median of those
+    // ratios is robust to the machine getting faster or slower between rounds
+    const med = (a: Scenario, b: Scenario, f: 'rps' | 'p99' = 'rps') => {
+      const ratios = all.filter((r) => r[b][f] > 0).map((r) => r[a][f] / r[b][f]);
+      return ratios.length ? ratio(median(ratios), 1) : '—';
+    };
+    say('medians of the rounds\' ratios\n');
     say(`| ratio | value |\n|---|---|`);
-    say(`| refresh grant: Gatehouse ÷ oidc-provider | ${ratio(med(0), med(1))} |`);
-    say(`| sign-in: Gatehouse ÷ floor (HTTP + verify) | ${ratio(med(3), med(2))} |`);
-    say(`| sign-in p99: Gatehouse ÷ floor | ${ratio(median(all.map((r) => r[3].p99)), median(all.map((r) => r[2].p99)))} |`);
-    say(`| sign-in: Gatehouse ÷ better-auth | ${ratio(med(3), med(4))} |\n`);
+    say(`| refresh grant: Gatehouse ÷ oidc-provider | ${med('refresh', 'oidc')} |`);
+    say(`| sign-in: Gatehouse ÷ floor (HTTP + verify) | ${med('signIn', 'floor')} |`);
+    say(`| sign-in: Gatehouse ÷ durable floor | ${med('signIn', 'durable')} |`);
+    say(`| durable floor ÷ floor | ${med('durable', 'floor')} |`);
+    say(`| sign-in p99: Gatehouse ÷ floor | ${med('signIn', 'floor', 'p99')} |`);
+    say(`| sign-in: Gatehouse ÷ better-auth | ${med('signIn', 'betterAuth')} |\n`);
 
     // scale out: the same Gatehouse scenarios with one api process, then two behind one port
     for (const processes of only ? [] : [1, 2]) {

@@ -3,6 +3,7 @@ import * as normalizedKeys from './0002-normalized-keys';
 import * as socialProviders from './0003-social-providers';
 import * as versions from './0004-versions';
 import * as rotationProcedure from './0005-rotation-procedure';
+import * as signInProcedure from './0006-sign-in-procedure';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   { name: '0003-social-providers', ...socialProviders },
   { name: '0004-versions', ...versions },
   { name: '0005-rotation-procedure', ...rotationProcedure },
+  { name: '0006-sign-in-procedure', ...signInProcedure },
 ];

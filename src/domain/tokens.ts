@@ -1,6 +1,6 @@
 import type { AnyTx, Database, Tx } from '../db';
 import type { Application } from '../db/repositories/applications';
-import type { CredentialKind, StoredCredential } from '../db/repositories/credentials';
+import type { CredentialKind, NewCredential, StoredCredential } from '../db/repositories/credentials';
 import { ApiError, errors } from '../errors';
 import type { Client, Clock } from './clients';
 import { randomToken, safeEqual, sha256Hex, type SecretBox } from './secrets';
@@ -108,14 +108,12 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   const now = () => clock.now();
 
   /**
-   * Stores credentials in one INSERT and returns their values in order (shown once, never
-   * stored). Each value is a new random one unless it came from elsewhere (a social merge_token
-   * kept for linking).
+   * The rows of new credentials and their values in order (shown once, never stored). Each value
+   * is a new random one unless it came from elsewhere (a social merge_token kept for linking).
    */
-  async function issueAll(list: { issue: Issue; value?: string }[], tx?: AnyTx): Promise<string[]> {
-    const at = now();
+  function credentialRows(list: { issue: Issue; value?: string }[], at: Date): { values: string[]; rows: NewCredential[] } {
     const values = list.map((e) => e.value ?? randomToken(20));
-    await db.credentials.insert(list.map(({ issue: i }, n) => ({
+    const rows = list.map(({ issue: i }, n) => ({
       applicationId: i.app.id,
       kind: i.kind,
       valueHash: sha256Hex(values[n]),
@@ -126,7 +124,15 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
       extra: i.extra ?? null,
       family: i.family ?? null,
       expiresAt: new Date(at.getTime() + i.seconds * 1000),
-    })), at, tx);
+    }));
+    return { values, rows };
+  }
+
+  /** Stores credentials in one INSERT and returns their values in order. */
+  async function issueAll(list: { issue: Issue; value?: string }[], tx?: AnyTx): Promise<string[]> {
+    const at = now();
+    const { values, rows } = credentialRows(list, at);
+    await db.credentials.insert(rows, at, tx);
     return values;
   }
 
@@ -186,6 +192,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   return {
     issue,
     issueAll,
+    credentialRows,
     accessToken,
     refreshSecretIssue,
 

@@ -1,6 +1,7 @@
 import type { AnyTx, Database } from '../db';
 import type { EntityRecord } from '../db/repositories/entities';
 import type { OutboxJob } from '../db/repositories/outbox';
+import type { StoredProfile } from '../db/repositories/social';
 import { SNAPSHOT_JOB, TOMBSTONE_JOB, type SnapshotPayload } from '../db/repositories/versions';
 import type { Outbox } from '../queue/outbox';
 import { renderUser, renderWithProfiles } from './users';
@@ -28,6 +29,7 @@ export function createRecordVersions(deps: { db: Database; outbox: Outbox }) {
       entityId: record.id, uuid: record.uuid, version: record.version, validFrom: record.lastUpdated.toISOString(), snapshot: rendered,
     }),
   });
+  const withProfiles = (record: EntityRecord, profiles: StoredProfile[]): Written => snapshotOf(record, renderWithProfiles(record, profiles));
 
   return {
     /** A record inserted in this transaction, with no identity linked yet: its first snapshot. */
@@ -37,8 +39,11 @@ export function createRecordVersions(deps: { db: Database; outbox: Outbox }) {
 
     /** A record as a write in `tx` left it, with its identities as `tx` sees them: the snapshot of what commits. */
     async written(record: EntityRecord, tx: AnyTx): Promise<Written> {
-      return snapshotOf(record, renderWithProfiles(record, await db.social.profiles.forEntity(record.applicationId, record.id, tx)));
+      return withProfiles(record, await db.social.profiles.forEntity(record.applicationId, record.id, tx));
     },
+
+    /** The snapshot of `record` with `profiles`, its identities as the write that commits it has them. */
+    withProfiles,
 
     /** A record deleted in this transaction (locked before the deletion): its tombstone. */
     deleted(locked: EntityRecord, now: Date): OutboxJob {

@@ -1,8 +1,8 @@
 import { ApiError } from '../errors';
-import { StaleRecordError, type EntityRecord } from '../db/repositories/entities';
+import { StaleRecordError, updated, type EntityRecord } from '../db/repositories/entities';
 import { renderWithProfiles } from '../domain/users';
 import type { RequestContext } from './context';
-import { loginTokens, type FlowRequest } from './flow-request';
+import { loginCredentials, loginTokens, type FlowRequest } from './flow-request';
 
 /** The record as the API shows it, with its linked identities. */
 export async function captureUser(ctx: RequestContext, record: EntityRecord): Promise<Record<string, unknown>> {
@@ -21,17 +21,31 @@ export async function signedIn(
   options: { passwordHash?: string } = {},
 ): Promise<Record<string, unknown>> {
   const { db, clock, outbox, versions } = ctx.services;
+  const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
+  if (db.entities.signIn) {
+    // MySQL/MariaDB: the whole write in one CALL while the record is as the password check read
+    // it. Its identities are read first: linking or removing one is a new version of the record,
+    // which the CALL then refuses like any other change.
+    const now = clock.now();
+    const profiles = await db.social.profiles.forEntity(ctx.app.id, record.id);
+    const next = updated(record, change(now), now);
+    const written = versions.withProfiles(next, profiles);
+    const { rows, answer } = loginCredentials(ctx, request, record.id, now);
+    if (await db.entities.signIn(record, next, rows, written.job, now)) {
+      await outbox.dispatch([written.job]);
+      return { capture_user: written.rendered, ...answer };
+    }
+  }
   // the tokens, lastLogin and the snapshot in one commit (one fsync per sign-in)
   const { written, tokens } = await outbox.commit(async (tx) => {
     const now = clock.now();
-    const change = { passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } };
     // optimistic: the record as the password check read it, unless it changed since (then locked and read again)
-    const changed = await db.entities.update(record, change, now, tx).catch(async (e) => {
+    const changed = await db.entities.update(record, change(now), now, tx).catch(async (e) => {
       if (!(e instanceof StaleRecordError)) throw e;
       const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
       // deleted between the password check and now: no sign-in
       if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
-      return db.entities.update(locked, change, now, tx);
+      return db.entities.update(locked, change(now), now, tx);
     });
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it

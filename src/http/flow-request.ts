@@ -1,4 +1,5 @@
 import type { AnyTx } from '../db';
+import type { NewCredential } from '../db/repositories/credentials';
 import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
@@ -92,20 +93,23 @@ export function assertValid(result: FormResult): void {
   }
 }
 
-/** The tokens a successful login or registration answers with, per response_type. */
-export async function loginTokens(
+/**
+ * The credentials a successful login or registration issues, per response_type: the rows to
+ * store (with `also`, more credentials for the same INSERT, such as a registration's welcome
+ * link) and the answer naming their values.
+ */
+export function loginCredentials(
   ctx: RequestContext,
   request: FlowRequest,
   entityId: number,
-  tx?: AnyTx,
-  /** More credentials to store in the same INSERT (a sign-in's merge request). */
+  at: Date,
   also: { issue: Issue; value: string }[] = [],
-): Promise<Record<string, string>> {
-  const { tokens, clock } = ctx.services;
+): { rows: NewCredential[]; answer: Record<string, string> } {
+  const { tokens } = ctx.services;
   /** What the answer calls each credential's value; unnamed ones are stored, not answered. */
   const list: { name?: string; issue: Issue; value?: string }[] = [];
   // the password was typed just now: these tokens may set a new one for a few minutes
-  const proof = { authenticated_at: clock.now().toISOString() };
+  const proof = { authenticated_at: at.toISOString() };
   if (request.responseType !== 'code') {
     const access = tokens.accessToken(ctx.app, request.client, entityId, null, proof);
     const value = randomToken(20);
@@ -122,8 +126,22 @@ export async function loginTokens(
       family: randomToken(16), seconds: AUTHORIZATION_CODE_SECONDS, extra: proof,
     } });
   }
-  const values = await tokens.issueAll([...list, ...also], tx);
-  return Object.fromEntries(list.flatMap((c, n) => (c.name ? [[c.name, values[n]]] : [])));
+  const { values, rows } = tokens.credentialRows([...list, ...also], at);
+  return { rows, answer: Object.fromEntries(list.flatMap((c, n) => (c.name ? [[c.name, values[n]]] : []))) };
+}
+
+/** The tokens a successful login or registration answers with, stored in `tx` (see loginCredentials). */
+export async function loginTokens(
+  ctx: RequestContext,
+  request: FlowRequest,
+  entityId: number,
+  tx?: AnyTx,
+  also: { issue: Issue; value: string }[] = [],
+): Promise<Record<string, string>> {
+  const at = ctx.services.clock.now();
+  const { rows, answer } = loginCredentials(ctx, request, entityId, at, also);
+  await ctx.services.db.credentials.insert(rows, at, tx);
+  return answer;
 }
 
 /**

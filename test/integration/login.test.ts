@@ -112,6 +112,39 @@ describe('/oauth/register_native_traditional', () => {
     expect(both.body).toMatchObject({ access_token: expect.any(String), authorization_code: expect.any(String) });
   });
 
+  it('a sign-in stores each of its credentials exactly as issued: code_and_token, a refresh_secret, an unusual redirect_uri', async () => {
+    // quotes, a backslash, non-ASCII and an escaped quote: stored and compared byte for byte
+    const redirect = 'https://app.example.com/done/é?next="a\\b"&x=%22ü';
+    await register('exact@example.com');
+    const before = new Date();
+    const res = await signIn('exact@example.com', 'correct horse', { response_type: 'code_and_token', redirect_uri: redirect, refresh_secret: 'f00d'.repeat(10) });
+    expect(res.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), authorization_code: expect.any(String) });
+    const { Credential } = t.runtime.db.models;
+    const rows = await Credential.findAll({ where: { entity_id: res.body.capture_user.id, used_at: null }, raw: true, order: [['id', 'ASC']] });
+    const signedIn = rows.filter((r) => new Date(r.created_at) >= new Date(before.getTime() - 1));
+    expect(signedIn.map((r) => r.kind).sort()).toEqual(['access_token', 'authorization_code', 'refresh_secret']);
+    const loginClient = (await t.runtime.db.models.Client.findOne({ where: { client_id: loginId }, raw: true }))!;
+    for (const r of signedIn) {
+      expect(Number(r.client_id)).toBe(Number(loginClient.id));
+      expect(r.for_client_id).toBeNull();
+      expect(r.family).toMatch(/^[0-9a-f]{32}$/);
+    }
+    const byKind = Object.fromEntries(signedIn.map((r) => [r.kind, r]));
+    expect(byKind.authorization_code.redirect_uri).toBe(redirect);
+    expect(byKind.access_token.redirect_uri).toBeNull();
+    expect(JSON.parse(byKind.access_token.extra!)).toEqual({ authenticated_at: expect.any(String) });
+    expect(byKind.refresh_secret.family).toBe(byKind.access_token.family);
+    const lives = (r: { expires_at: Date | string; created_at: Date | string }) => Math.round((new Date(r.expires_at).getTime() - new Date(r.created_at).getTime()) / 1000);
+    expect([lives(byKind.access_token), lives(byKind.authorization_code)]).toEqual([3600, 30]);
+    // the code exchanges with exactly that redirect_uri and no other; the access token works
+    const login = basic(loginId, t.local.clients.login.client_secret);
+    const exchange = (redirectUri: string) => request(t.app).post('/oauth/token').set('Authorization', login).type('form')
+      .send({ grant_type: 'authorization_code', code: res.body.authorization_code, redirect_uri: redirectUri });
+    expect((await exchange(redirect.replace('é', 'e'))).body.stat).toBe('error');
+    expect((await exchange(redirect)).body.stat).toBe('ok');
+    expect((await request(t.app).get('/entity').set('Authorization', `OAuth ${res.body.access_token}`)).body.result.email).toBe('exact@example.com');
+  });
+
   it('reports every failing rule of every field in the request locale (390)', async () => {
     const res = await register('not-an-email', { locale: 'fr-FR', newPassword: 'court', newPasswordConfirm: 'autre', firstName: '', displayName: 'x'.repeat(70) });
     expect(res.body).toMatchObject({ stat: 'error', code: 390, error: 'invalid_form_fields' });

@@ -1,4 +1,6 @@
-import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
+import { DuplicateKeyError, retrying, type AnyTx, type Sql } from '../sql';
+import type { NewCredential } from './credentials';
+import type { OutboxJob } from './outbox';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
 
@@ -81,25 +83,39 @@ const columns = (next: EntityRecord, t: (d: Date) => string): [string, unknown][
 /** What a change of a record is: any of its client-written parts. */
 export type RecordChange = Partial<Pick<EntityRecord, 'email' | 'username' | 'passwordHash' | 'emailVerified' | 'attributes'>>;
 
+/**
+ * A record's next state after `change` at `now`: one more version, and a lastUpdated never earlier
+ * than the previous change's (pods' clocks may differ by a few milliseconds), so snapshots sort the
+ * same by time as by version.
+ */
+function nextState(read: EntityRecord, change: RecordChange, now: Date): EntityRecord {
+  const given = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as RecordChange;
+  return {
+    ...read,
+    ...given,
+    email: given.email === undefined ? read.email : normalized(given.email),
+    username: given.username === undefined ? read.username : normalized(given.username),
+    lastUpdated: now > read.lastUpdated ? now : read.lastUpdated,
+    version: read.version + 1,
+  };
+}
+
+/** `change` with its attributes merged into the record's attribute set (what `update` writes). */
+const merged = (read: EntityRecord, change: RecordChange): RecordChange =>
+  ({ ...change, ...(change.attributes && { attributes: { ...read.attributes, ...change.attributes } }) });
+
+/** The state `update` would write for `change` (for a write that does not go through it: signIn). */
+export const updated = (read: EntityRecord, change: RecordChange, now: Date) => nextState(read, merged(read, change), now);
+
 export function createEntityQueries(_models: Models, sql: Sql) {
   /**
    * Writes the next state of a record that `locked` holds locked in this transaction
-   * (findForUpdate): one more version, and a lastUpdated never earlier than the previous
-   * change's (pods' clocks may differ by a few milliseconds), so snapshots sort the same by time
-   * as by version. Answers the record as it commits. The version in the WHERE clause turns a
+   * (findForUpdate), as nextState computes it. Answers the record as it commits. The version in the WHERE clause turns a
    * write from a state read without the lock into StaleRecordError instead of a lost update (the
    * sign-in relies on it to skip the locking read when nothing changed meanwhile).
    */
   async function write(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
-    const given = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as RecordChange;
-    const next: EntityRecord = {
-      ...locked,
-      ...given,
-      email: given.email === undefined ? locked.email : normalized(given.email),
-      username: given.username === undefined ? locked.username : normalized(given.username),
-      lastUpdated: now > locked.lastUpdated ? now : locked.lastUpdated,
-      version: locked.version + 1,
-    };
+    const next = nextState(locked, change, now);
     const set = columns(next, sql.time);
     let changed: number;
     try {
@@ -143,7 +159,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * DuplicateAttributeError. Answers the record as it commits.
      */
     async update(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
-      return write(locked, { ...change, ...(change.attributes && { attributes: { ...locked.attributes, ...change.attributes } }) }, now, transaction);
+      return write(locked, merged(locked, change), now, transaction);
     },
 
     /**
@@ -162,6 +178,28 @@ export function createEntityQueries(_models: Models, sql: Sql) {
         ? { emailVerified: at }
         // lastLogin is kept as ISO (renderUser formats it); others as the API shows timestamps
         : { attributes: { ...locked.attributes, [attribute]: attribute === 'lastLogin' ? at.toISOString() : formatTimestamp(at) } }, at, transaction);
+    },
+
+    /**
+     * A sign-in's whole write in one round trip on MySQL/MariaDB (stored procedure gh_sign_in,
+     * migration 0006): `next` (updated(read, …): lastLogin, and a rehashed password) written if
+     * the record is still at the version `read` has, the sign-in's credentials, and the outbox row
+     * of the new version's snapshot, in one transaction committed before it answers. False when
+     * the record changed since `read`: nothing is written, and the caller locks and writes in a
+     * transaction. SQLite has no procedures: `signIn` is absent there.
+     */
+    signIn: sql.dialect !== 'mysql' ? undefined : async (read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean> => {
+      const t = sql.time;
+      // one JSON array of the rows, each without its null columns (a missing member reads as NULL on MySQL and MariaDB alike)
+      const rows = JSON.stringify(credentials.map((c) => Object.fromEntries(Object.entries({
+        kind: c.kind, value_hash: c.valueHash, client_id: c.clientId, for_client_id: c.forClientId, redirect_uri: c.redirectUri,
+        extra: c.extra ? JSON.stringify(c.extra) : null, family: c.family, expires_at: t(c.expiresAt),
+      }).filter(([, v]) => v !== null))));
+      const [result] = await retrying(() => sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+        read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
+        t(next.lastUpdated), t(now), rows, job.id, job.queue, job.name, JSON.stringify(job.payload),
+      ]));
+      return Number(result?.[0]?.signed_in) === 1;
     },
 
     /** Scoped to the application: another application's record is never found. */
