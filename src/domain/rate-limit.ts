@@ -1,5 +1,4 @@
 import type IORedis from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { errors } from '../errors';
 
 export interface Limit {
@@ -11,29 +10,99 @@ export interface Limit {
 /** One key's budget: the key (kind, application, subject) and its limit. */
 export type Budget = [key: string, limit: Limit];
 
-/** Attempts taken by `RateLimiter.take`: kept when they failed, given back when they did not count. */
+/** Attempts taken by `RateLimiter.take`, settled once the work they guarded is done. */
 export interface Taken {
-  /** Gives every taken attempt back. */
-  giveBack(): Promise<void>;
-  /** Gives one key's attempt back. */
-  giveBackKey(key: string): Promise<void>;
-  /** Forgets every attempt on record for one key (a right password clears its account's count). */
-  clear(key: string): Promise<void>;
+  /**
+   * In one step: forgets every attempt on record for the `clear` keys (a right password clears
+   * its account's count) and gives this request's attempt back to the `giveBack` keys (what must
+   * not count, such as the address's attempt of a right password). Keys not taken are ignored.
+   */
+  settle(keys: { clear?: string[]; giveBack?: string[] }): Promise<void>;
 }
 
 /**
- * Fixed-window budgets per key. An attempt is taken atomically *before* the work it guards
- * (Redis: one Lua script per key; memory: one synchronous update), so parallel requests can
- * never run the work more often than the budget allows, on one pod or many. What must not count
- * (a right password, a mail that was not sent) is given back afterwards.
+ * Fixed-window budgets per key. A request takes one attempt from every budget it draws on before
+ * the work they guard, all or none in one atomic step (Redis: one Lua script over all its keys;
+ * memory: one synchronous pass), so parallel requests can never run the work more often than a
+ * budget allows, on one pod or many, and a request refused by one budget never spends another.
  */
 export interface RateLimiter {
-  /**
-   * Takes one attempt from every budget. When any is spent, gives back what it took and throws
-   * 510 api_limit_error with the seconds until the spent window ends.
-   */
+  /** Takes one attempt from every budget, or, when any is spent, none: 510 api_limit_error with the seconds until that window ends. */
   take(budgets: Budget[]): Promise<Taken>;
 }
+
+/**
+ * KEYS: the budgets' keys; ARGV: each budget's max and window in ms, in turn. Answers {0, 0} when
+ * it took one attempt from every budget, else {n, ms}: budget n is spent for ms more, and nothing
+ * was taken. A counter's window starts with its first attempt (PEXPIRE on the first INCR).
+ */
+const TAKE = `
+for i, key in ipairs(KEYS) do
+  local used = tonumber(redis.call('GET', key) or '0')
+  if used >= tonumber(ARGV[2 * i - 1]) then
+    local left = redis.call('PTTL', key)
+    if left < 0 then
+      redis.call('PEXPIRE', key, ARGV[2 * i])
+      left = tonumber(ARGV[2 * i])
+    end
+    return {i, left}
+  end
+end
+for i, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[2 * i]) end
+end
+return {0, 0}`;
+
+/** KEYS: counters; ARGV[i]: 'clear' (delete KEYS[i]) or 'give' (one attempt back, never below zero). */
+const SETTLE = `
+for i, key in ipairs(KEYS) do
+  if ARGV[i] == 'clear' then
+    redis.call('DEL', key)
+  elseif tonumber(redis.call('GET', key) or '0') > 0 then
+    redis.call('DECR', key)
+  end
+end
+return 0`;
+
+/** The counters of one process: each key expires with its own window; expired ones are swept once a minute. */
+function memoryCounters() {
+  const counters = new Map<string, { used: number; endsAt: number }>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [key, c] of counters) if (c.endsAt <= now) counters.delete(key);
+  }, 60_000);
+  sweep.unref();
+  const live = (key: string, now: number) => {
+    const c = counters.get(key);
+    return c && c.endsAt > now ? c : undefined;
+  };
+  return {
+    take(keys: string[], limits: Limit[]): [number, number] {
+      const now = Date.now();
+      for (const [i, key] of keys.entries()) {
+        const c = live(key, now);
+        if (c && c.used >= limits[i].max) return [i + 1, c.endsAt - now];
+      }
+      for (const [i, key] of keys.entries()) {
+        const c = live(key, now);
+        if (c) c.used++;
+        else counters.set(key, { used: 1, endsAt: now + limits[i].windowSeconds * 1000 });
+      }
+      return [0, 0];
+    },
+    settle(keys: string[], how: ('clear' | 'give')[]): void {
+      const now = Date.now();
+      for (const [i, key] of keys.entries()) {
+        const c = live(key, now);
+        if (how[i] === 'clear') counters.delete(key);
+        else if (c && c.used > 0) c.used--;
+      }
+    },
+  };
+}
+
+/** Redis refused the script itself (a bug to surface, not to route around), rather than being unreachable or refusing writes. */
+const scriptError = (err: unknown) => /^(ERR|WRONGTYPE)\b/.test(String((err as Error)?.message ?? err));
 
 /**
  * Shared by every api pod through Redis when `redis` is given; the embedded default (and each pod
@@ -42,49 +111,48 @@ export interface RateLimiter {
  * view instead of lifting them or refusing every sign-in.
  */
 export function createRateLimiter(options: { redis?: IORedis; prefix?: string; refused?: (key: string) => void } = {}): RateLimiter {
-  const limiters = new Map<string, RateLimiterAbstract>();
-  const limiterFor = ({ max, windowSeconds }: Limit): RateLimiterAbstract => {
-    const id = `${max}/${windowSeconds}`;
-    let limiter = limiters.get(id);
-    if (!limiter) {
-      const memory = new RateLimiterMemory({ points: max, duration: windowSeconds, keyPrefix: 'rl' });
-      limiter = options.redis
-        ? new RateLimiterRedis({
-          storeClient: options.redis, points: max, duration: windowSeconds, keyPrefix: `${options.prefix ?? 'gatehouse'}:rl`,
-          insuranceLimiter: memory, rejectIfRedisNotReady: true,
-        })
-        : memory;
-      limiters.set(id, limiter);
+  const memory = memoryCounters();
+  const redis = options.redis;
+  const prefix = `${options.prefix ?? 'gatehouse'}:rl:`;
+  interface Redis {
+    gatehouseTake(n: number, ...args: (string | number)[]): Promise<[number, number]>;
+    gatehouseSettle(n: number, ...args: string[]): Promise<number>;
+  }
+  if (redis && !('gatehouseTake' in redis)) {
+    redis.defineCommand('gatehouseTake', { lua: TAKE });
+    redis.defineCommand('gatehouseSettle', { lua: SETTLE });
+  }
+  // Redis when it answers; this process's counters while it does not
+  async function viaRedis<T>(call: (r: Redis) => Promise<T>, fallback: () => T): Promise<T> {
+    if (!redis) return fallback();
+    try {
+      return await call(redis as unknown as Redis);
+    } catch (err) {
+      if (scriptError(err)) throw err;
+      return fallback();
     }
-    return limiter;
-  };
+  }
 
   return {
     async take(budgets) {
-      const outcomes = await Promise.allSettled(budgets.map(([key, limit]) => limiterFor(limit).consume(key)));
-      const taken = budgets.filter((_, i) => outcomes[i].status === 'fulfilled');
-      const giveBack = async (list: Budget[]) => {
-        await Promise.all(list.map(([key, limit]) => limiterFor(limit).reward(key)));
-      };
-      const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
-      if (refused.length > 0) {
-        await giveBack(taken);
-        const broken = refused.find((r) => !(r instanceof RateLimiterRes));
-        if (broken) throw broken;
-        for (const [i, o] of outcomes.entries()) if (o.status === 'rejected') options.refused?.(budgets[i][0]);
-        const wait = Math.max(...refused.map((r) => Math.ceil((r as RateLimiterRes).msBeforeNext / 1000)), 1);
-        throw errors.apiLimit(wait);
+      const keys = budgets.map(([key]) => key);
+      const limits = budgets.map(([, limit]) => limit);
+      const [spent, ms] = await viaRedis(
+        (r) => r.gatehouseTake(keys.length, ...keys.map((k) => prefix + k), ...limits.flatMap((l) => [l.max, l.windowSeconds * 1000])),
+        () => memory.take(keys, limits),
+      );
+      if (Number(spent) > 0) {
+        options.refused?.(keys[Number(spent) - 1]);
+        throw errors.apiLimit(Math.max(1, Math.ceil(Number(ms) / 1000)));
       }
-      const budgetOf = (key: string) => budgets.find(([k]) => k === key);
       return {
-        giveBack: () => giveBack(taken),
-        async giveBackKey(key) {
-          const budget = budgetOf(key);
-          if (budget) await giveBack([budget]);
-        },
-        async clear(key) {
-          const budget = budgetOf(key);
-          if (budget) await limiterFor(budget[1]).delete(key);
+        async settle({ clear = [], giveBack = [] }) {
+          const list = [...clear.map((k) => [k, 'clear'] as const), ...giveBack.map((k) => [k, 'give'] as const)].filter(([k]) => keys.includes(k));
+          if (list.length === 0) return;
+          await viaRedis<unknown>(
+            (r) => r.gatehouseSettle(list.length, ...list.map(([k]) => prefix + k), ...list.map(([, how]) => how)),
+            () => memory.settle(list.map(([k]) => k), list.map(([, how]) => how)),
+          );
         },
       };
     },

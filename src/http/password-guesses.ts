@@ -25,7 +25,7 @@ export async function guardPasswordGuesses(ctx: RequestContext, subject: string)
   return {
     /** A right password: the account's failures are forgotten and the address gets its attempt back. */
     async succeeded() {
-      await Promise.all([taken.clear(account), taken.giveBackKey(address)]);
+      await taken.settle({ clear: [account], giveBack: [address] });
     },
   };
 }

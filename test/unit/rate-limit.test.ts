@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import IORedis from 'ioredis';
+import { createRateLimiter, type RateLimiter } from '../../src/domain/rate-limit';
+import { redisUrl, skipUnless } from '../helpers/backend';
+
+const one = { max: 1, windowSeconds: 60 };
+const three = { max: 3, windowSeconds: 60 };
+
+/** How many of `n` parallel takes of `budgets` the limiter allowed. */
+async function allowed(limiter: RateLimiter, n: number, budgets: Parameters<RateLimiter['take']>[0]): Promise<number> {
+  const outcomes = await Promise.allSettled(Array.from({ length: n }, () => limiter.take(budgets)));
+  for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ kind: 'apiLimitError' });
+  return outcomes.filter((o) => o.status === 'fulfilled').length;
+}
+
+/** The same behaviour wherever the counters live. */
+function behaves(name: string, make: () => Promise<{ limiter: RateLimiter; close?: () => Promise<void> | void }>) {
+  describe(name, () => {
+    let limiter: RateLimiter;
+    let close: (() => Promise<void> | void) | undefined;
+    beforeEach(async () => ({ limiter, close } = await make()));
+    afterEach(() => close?.());
+
+    it('takes from every budget or from none: a request one budget refuses spends nothing of the others', async () => {
+      await limiter.take([['spent', one]]);
+      for (let i = 0; i < 5; i++) await expect(limiter.take([['spent', one], ['other', three]])).rejects.toMatchObject({ kind: 'apiLimitError' });
+      // `other` still has its three attempts
+      expect(await allowed(limiter, 5, [['other', three]])).toBe(3);
+    });
+
+    it('answers the seconds until the spent window ends', async () => {
+      await limiter.take([['wait', { max: 1, windowSeconds: 90 }]]);
+      const refused = await limiter.take([['wait', { max: 1, windowSeconds: 90 }]]).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ kind: 'apiLimitError', extra: { retry_after: expect.any(Number) } });
+      const wait = (refused as { extra: { retry_after: number } }).extra.retry_after;
+      expect(wait).toBeGreaterThan(85);
+      expect(wait).toBeLessThanOrEqual(90);
+    });
+
+    it('holds under parallel requests: 40 at once against a budget of 3 get exactly 3', async () => {
+      expect(await allowed(limiter, 40, [['burst', three], ['wide', { max: 1000, windowSeconds: 60 }]])).toBe(3);
+    });
+
+    it('settle clears one key and gives one attempt back to another, and ignores keys it did not take', async () => {
+      await limiter.take([['account', three]]);
+      await limiter.take([['account', three]]);
+      const taken = await limiter.take([['account', three], ['address', one]]);
+      await taken.settle({ clear: ['account'], giveBack: ['address', 'never-taken'] });
+      // the account's count is forgotten, the address has its attempt back, and nothing else was touched
+      expect(await allowed(limiter, 5, [['account', three]])).toBe(3);
+      expect(await allowed(limiter, 3, [['address', one]])).toBe(1);
+      expect(await allowed(limiter, 5, [['never-taken', three]])).toBe(3);
+    });
+
+    it('a give-back never goes below zero', async () => {
+      const taken = await limiter.take([['floor', one]]);
+      await taken.settle({ giveBack: ['floor'] });
+      await taken.settle({ giveBack: ['floor'] });
+      expect(await allowed(limiter, 4, [['floor', one]])).toBe(1);
+    });
+  });
+}
+
+behaves('in memory (the embedded default)', async () => ({ limiter: createRateLimiter() }));
+
+skipUnless(redisUrl !== undefined, 'the Redis limiter tests need REDIS_URL')('with Redis', () => {
+  /** A connection as the api opens it, once it is ready (before that, the limiter counts in memory). */
+  const connect = async () => {
+    const redis = new IORedis(redisUrl!, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+    await new Promise((resolve) => redis.once('ready', resolve));
+    return redis;
+  };
+  const prefix = () => `test-${randomBytes(4).toString('hex')}`;
+
+  behaves('in Redis (shared by every pod)', async () => {
+    const redis = await connect();
+    return { limiter: createRateLimiter({ redis, prefix: prefix() }), close: () => redis.quit().then(() => undefined) };
+  });
+
+  it('keeps its counters in Redis, each expiring with its window', async () => {
+    const redis = await connect();
+    try {
+      const p = prefix();
+      await createRateLimiter({ redis, prefix: p }).take([['seen', { max: 5, windowSeconds: 120 }]]);
+      expect(await redis.get(`${p}:rl:seen`)).toBe('1');
+      expect(await redis.pttl(`${p}:rl:seen`)).toBeGreaterThan(115_000);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('an error of the script itself surfaces instead of falling back to memory', async () => {
+    const redis = await connect();
+    try {
+      const p = prefix();
+      await redis.rpush(`${p}:rl:clash`, 'not a counter');
+      await expect(createRateLimiter({ redis, prefix: p }).take([['clash', three]])).rejects.toThrow(/WRONGTYPE|ERR/);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('two limiters on one Redis share every budget (two pods)', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    try {
+      const p = prefix();
+      const pods = [createRateLimiter({ redis: a, prefix: p }), createRateLimiter({ redis: b, prefix: p })];
+      const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => pods[i % 2].take([['shared', { max: 7, windowSeconds: 60 }]])));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(7);
+    } finally {
+      await Promise.all([a.quit(), b.quit()]);
+    }
+  });
+});
+
+it('while Redis is unreachable each process counts on its own: the limits still hold there', async () => {
+  // nothing listens on port 1: every command fails at once, as during an outage
+  const down = new IORedis('redis://127.0.0.1:1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  down.on('error', () => undefined);
+  try {
+    const limiter = createRateLimiter({ redis: down });
+    expect(await allowed(limiter, 10, [['outage', three]])).toBe(3);
+  } finally {
+    down.disconnect();
+  }
+});
