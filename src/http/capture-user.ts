@@ -1,5 +1,6 @@
 import { ApiError } from '../errors';
 import { StaleRecordError, updated, type EntityRecord } from '../db/repositories/entities';
+import type { StoredProfile } from '../db/repositories/social';
 import { renderWithProfiles } from '../domain/users';
 import type { RequestContext } from './context';
 import { loginCredentials, loginTokens, type FlowRequest } from './flow-request';
@@ -18,16 +19,16 @@ export async function signedIn(
   ctx: RequestContext,
   request: FlowRequest,
   record: EntityRecord,
-  options: { passwordHash?: string } = {},
+  options: { passwordHash?: string; profiles?: StoredProfile[] } = {},
 ): Promise<Record<string, unknown>> {
   const { db, clock, outbox, versions } = ctx.services;
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   if (db.entities.signIn) {
     // MySQL/MariaDB: the whole write in one CALL while the record is as the password check read
-    // it. Its identities are read first: linking or removing one is a new version of the record,
-    // which the CALL then refuses like any other change.
+    // it. Its identities were read with it (or are read now): linking or removing one is a new
+    // version of the record, which the CALL then refuses like any other change.
     const now = clock.now();
-    const profiles = await db.social.profiles.forEntity(ctx.app.id, record.id);
+    const profiles = options.profiles ?? await db.social.profiles.forEntity(ctx.app.id, record.id);
     const next = updated(record, change(now), now);
     const written = versions.withProfiles(next, profiles);
     const { rows, answer } = loginCredentials(ctx, request, record.id, now);

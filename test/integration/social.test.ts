@@ -206,6 +206,11 @@ describe('/oauth/auth_native and /oauth/register_native', () => {
     expect(merged.body.stat).toBe('ok');
     expect(merged.body.capture_user.profiles).toHaveLength(1);
     expect((await signIn({ merge_token: token })).body).toMatchObject({ stat: 'error', code: 200, argument_name: 'merge_token' });
+    // a later password sign-in answers the linked identity (read with the account) and records it in its snapshot
+    const again = await signIn({});
+    expect(again.body.capture_user.profiles).toEqual(merged.body.capture_user.profiles);
+    const snapshot = await post('/versions/entity', { type_name: 'user', id: String(again.body.capture_user.id), timestamp: formatTimestamp(clock.now()) }, { Authorization: owner });
+    expect(snapshot.body.result).toEqual(again.body.capture_user);
     expect((await authNative(await tokenFor('carol'))).body).toMatchObject({ stat: 'ok', is_new: false, capture_user: { email: 'carol@example.test' } });
   });
 

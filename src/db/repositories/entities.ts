@@ -1,6 +1,7 @@
 import { DuplicateKeyError, retrying, type AnyTx, type Sql } from '../sql';
 import type { NewCredential } from './credentials';
 import type { OutboxJob } from './outbox';
+import { toProfile, type StoredProfile } from './social';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
 
@@ -208,6 +209,26 @@ export function createEntityQueries(_models: Models, sql: Sql) {
       const [column, value] = keyColumn(key);
       const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE ${column} = ? AND application_id = ? LIMIT 1`, [value, applicationId], transaction);
       return rows[0] ? toRecord(rows[0]) : undefined;
+    },
+
+    /**
+     * `find` by email or username with the record's identities, read in the same statement: the
+     * sign-in answers capture_user and writes a snapshot with them, and this saves it a query.
+     */
+    async findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: EntityRecord; profiles: StoredProfile[] } | undefined> {
+      const [column, value] = keyColumn(key);
+      const rows = await sql.select<EntityRow & { p_id: number | null; p_provider: string; p_identifier: string; p_data: string; p_created_at: Date }>(
+        `SELECT e.*, p.id AS p_id, p.provider AS p_provider, p.identifier AS p_identifier, p.data AS p_data, p.created_at AS p_created_at
+         FROM entities e LEFT JOIN profiles p ON p.entity_id = e.id AND p.application_id = e.application_id
+         WHERE e.${column} = ? AND e.application_id = ? ORDER BY p.id`,
+        [value, applicationId],
+      );
+      if (rows.length === 0) return undefined;
+      const record = toRecord(rows[0]);
+      const profiles = rows.filter((r) => r.p_id !== null).map((r) => toProfile({
+        id: r.p_id!, application_id: r.application_id, entity_id: r.id, provider: r.p_provider, identifier: r.p_identifier, data: r.p_data, created_at: r.p_created_at,
+      }));
+      return { record, profiles };
     },
 
     /** Records matching a compiled filter (src/db/entity-filter.ts), in the compiled order, one page. */

@@ -38,7 +38,8 @@ export const signInTraditional: Handler = async (ctx) => {
   const { db, passwords } = ctx.services;
   const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
   const key = identifier.includes('@') ? { email: identifier } : { username: identifier };
-  const record = usable ? await db.entities.find(ctx.app.id, key) : undefined;
+  const found = usable ? await db.entities.findWithProfiles(ctx.app.id, key) : undefined;
+  const record = found?.record;
   // the attempt is taken before argon2 runs, for known and unknown accounts alike
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, uniqueKey(identifier)!));
   const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
@@ -56,5 +57,6 @@ export const signInTraditional: Handler = async (ctx) => {
       jobs: [await changeIdentities(ctx, record, tx, () => linkIdentity(ctx, record, mergeToken!, merge.profile, tx, invalidToken('merge_token')))],
     }));
   }
-  return signedIn(ctx, request, record, { passwordHash });
+  // after a merge the record has one more identity: signedIn reads them again
+  return signedIn(ctx, request, record, { passwordHash, profiles: merge ? undefined : found!.profiles });
 };
