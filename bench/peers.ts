@@ -141,7 +141,7 @@ async function databaseCounters(connection: mysql.Connection): Promise<Record<st
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
-type Scenario = 'refresh' | 'oidc' | 'floor' | 'durable' | 'signIn' | 'betterAuth';
+type Scenario = 'refresh' | 'durableRefresh' | 'oidc' | 'floor' | 'durable' | 'signIn' | 'betterAuth';
 const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
 
 async function main(): Promise<void> {
@@ -159,6 +159,7 @@ async function main(): Promise<void> {
   };
   try {
     const gatehouseRefresh = await gatehouseTokens(bench);
+    const floorRefresh = await gatehouseTokens(bench);
     const oidcTokens = oidc.hello.tokens as string[];
     const signIn = await signInAccounts(bench, 'bench');
     const watch = (b: BenchApp): Watched[] => b.pids.map((pid, i) => ({ label: b.pids.length > 1 ? `api${i + 1}` : 'api', pid, node: true }));
@@ -172,10 +173,12 @@ async function main(): Promise<void> {
     const warm = { seconds: 2 };
     if (only !== 'signin') {
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh), ...warm });
+      await closedLoop({ ...refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh), ...warm });
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens), ...warm });
     }
     if (only !== 'refresh') {
       await closedLoop({ ...post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n]), ...warm });
+      await closedLoop({ ...post(GATEHOUSE, '/bench/durable', FORM, (n) => signIn[n]), ...warm });
       await closedLoop({ ...post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody), ...warm });
     }
     const all: Record<Scenario, Row>[] = [];
@@ -185,6 +188,7 @@ async function main(): Promise<void> {
       const run = <C>(kind: string, name: string, watched: Watched[], loop: Parameters<typeof closedLoop<C>>[0]) => (skip(kind) ? none(name) : scenario(name, watched, loop));
       const r: Record<Scenario, Row> = {
         refresh: await run('refresh', 'Gatehouse refresh grant (MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh)),
+        durableRefresh: await run('refresh', 'durable rotation floor: HTTP + form + one CALL of the rotation procedure', watch(bench), refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh)),
         oidc: await run('refresh', 'oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
         floor: await run('signin', 'floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
         durable: await run('signin', 'durable floor: + one SELECT, one Redis budget, one committed INSERT', watch(bench), post(GATEHOUSE, '/bench/durable', FORM, (n) => signIn[n])),
@@ -193,7 +197,8 @@ async function main(): Promise<void> {
       };
       all.push(r);
       say(`round ${round}\n\n${HEADER}\n${Object.values(r).map(line).join('\n')}\n`);
-      say(`refresh ÷ oidc-provider ${ratio(r.refresh.rps, r.oidc.rps)}; sign-in ÷ floor ${ratio(r.signIn.rps, r.floor.rps)} (p99 ${ratio(r.signIn.p99, r.floor.p99)}× the floor's); `
+      say(`refresh ÷ oidc-provider ${ratio(r.refresh.rps, r.oidc.rps)}; refresh ÷ durable rotation floor ${ratio(r.refresh.rps, r.durableRefresh.rps)}; `
+        + `durable rotation floor ÷ oidc-provider ${ratio(r.durableRefresh.rps, r.oidc.rps)}; sign-in ÷ floor ${ratio(r.signIn.rps, r.floor.rps)} (p99 ${ratio(r.signIn.p99, r.floor.p99)}× the floor's); `
         + `sign-in ÷ durable floor ${ratio(r.signIn.rps, r.durable.rps)}; durable floor ÷ floor ${ratio(r.durable.rps, r.floor.rps)}; sign-in ÷ better-auth ${ratio(r.signIn.rps, r.betterAuth.rps)}\n`);
       for (const row of Object.values(r)) if (row.cpu) say(`${row.name}: ${row.cpu}`);
       say('');
@@ -207,6 +212,8 @@ async function main(): Promise<void> {
     say('medians of the rounds\' ratios\n');
     say(`| ratio | value |\n|---|---|`);
     say(`| refresh grant: Gatehouse ÷ oidc-provider | ${med('refresh', 'oidc')} |`);
+    say(`| refresh grant: Gatehouse ÷ durable rotation floor | ${med('refresh', 'durableRefresh')} |`);
+    say(`| durable rotation floor ÷ oidc-provider | ${med('durableRefresh', 'oidc')} |`);
     say(`| sign-in: Gatehouse ÷ floor (HTTP + verify) | ${med('signIn', 'floor')} |`);
     say(`| sign-in: Gatehouse ÷ durable floor | ${med('signIn', 'durable')} |`);
     say(`| durable floor ÷ floor | ${med('durable', 'floor')} |`);
