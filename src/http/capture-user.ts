@@ -13,7 +13,9 @@ export async function captureUser(ctx: RequestContext, record: EntityRecord): Pr
 /**
  * What every successful sign-in answers (password or social): tokens per response_type, then
  * lastLogin written (and a rehashed password, when one is given) with the record's snapshot, then
- * capture_user as that write left the record, all in one transaction.
+ * capture_user as that write left the record, all in one transaction. `profiles` are the record's
+ * identities when they were read with it (the password sign-in's lookup); otherwise they are read
+ * here.
  */
 export async function signedIn(
   ctx: RequestContext,

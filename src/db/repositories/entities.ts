@@ -111,9 +111,10 @@ export const updated = (read: EntityRecord, change: RecordChange, now: Date) => 
 export function createEntityQueries(_models: Models, sql: Sql) {
   /**
    * Writes the next state of a record that `locked` holds locked in this transaction
-   * (findForUpdate), as nextState computes it. Answers the record as it commits. The version in the WHERE clause turns a
-   * write from a state read without the lock into StaleRecordError instead of a lost update (the
-   * sign-in relies on it to skip the locking read when nothing changed meanwhile).
+   * (findForUpdate), as nextState computes it. Answers the record as it commits. The version in
+   * the WHERE clause turns a write from a state read without the lock into StaleRecordError
+   * instead of a lost update (the sign-in relies on it to skip the locking read when nothing
+   * changed meanwhile).
    */
   async function write(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
     const next = nextState(locked, change, now);
