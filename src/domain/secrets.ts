@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A random value of `bytes` bytes of entropy, as lowercase hex (safe in URLs, forms and signatures). */
 export function randomToken(bytes = 20): string {
@@ -26,9 +26,19 @@ const FORMAT = 'v1';
  */
 export class SecretBox {
   private readonly key: Buffer;
+  private readonly tagKey: Buffer;
 
   constructor(secretKey: Buffer) {
     this.key = Buffer.from(hkdfSync('sha256', secretKey, Buffer.alloc(0), 'gatehouse client secrets v1', 32));
+    this.tagKey = Buffer.from(hkdfSync('sha256', secretKey, Buffer.alloc(0), 'gatehouse value tags v1', 32));
+  }
+
+  /**
+   * A keyed digest of `value` for `purpose` (HMAC-SHA-256, base64url). A browser holding the tag
+   * of a value proves a page of ours gave it that value: nobody without the key can make one.
+   */
+  tag(value: string, purpose: string): string {
+    return createHmac('sha256', this.tagKey).update(`${purpose}\n${value}`, 'utf8').digest('base64url');
   }
 
   seal(plain: string, boundTo: string): string {

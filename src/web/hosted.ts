@@ -2,6 +2,7 @@ import express, { type Request, type Response } from 'express';
 import type { Application } from '../db/repositories/applications';
 import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
+import { safeEqual } from '../domain/secrets';
 import type { ApiError } from '../errors';
 import type { Handler, Services } from '../http/context';
 import { forgotPassword } from '../http/handlers/email-requests';
@@ -10,12 +11,12 @@ import { signInTraditional } from '../http/handlers/sign-in';
 import { authNative, registerNative } from '../http/handlers/social';
 import { callApi, clientFlow, flowParams } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
-import { brandOf, csrf, escape, pageHandler, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, cookieValue, csrf, escape, pageHandler, sendError, sendPage, stringFields, type PageLocale } from './pages';
 
 type Key =
   | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
   | 'noAccount' | 'haveAccount' | 'forgotLink' | 'backToSignIn' | 'forgotIntro' | 'forgotSent' | 'socialIntro' | 'merge'
-  | 'tooMany' | 'expired' | 'failed';
+  | 'tooMany' | 'expired' | 'failed' | 'otherBrowser';
 
 const TEXT: Record<PageLocale, Record<Key, string>> = {
   'en-US': {
@@ -30,6 +31,7 @@ const TEXT: Record<PageLocale, Record<Key, string>> = {
     tooMany: 'Too many attempts. Try again in {seconds} seconds.',
     expired: 'This page expired before you sent it, so nothing was done. Please send it again.',
     failed: 'That did not work: {reason}',
+    otherBrowser: 'This social sign-in was not started in this browser, so nothing was done. Start it again from this page.',
   },
   'fr-FR': {
     signIn: 'Se connecter', register: 'Créer votre compte', forgot: 'Réinitialiser votre mot de passe', socialRegister: 'Terminer la création de votre compte',
@@ -43,6 +45,7 @@ const TEXT: Record<PageLocale, Record<Key, string>> = {
     tooMany: 'Trop de tentatives. Réessayez dans {seconds} secondes.',
     expired: 'Cette page a expiré avant l’envoi : rien n’a été fait. Veuillez l’envoyer à nouveau.',
     failed: 'Cela n’a pas fonctionné : {reason}',
+    otherBrowser: 'Cette connexion via un réseau social n’a pas été commencée dans ce navigateur : rien n’a été fait. Recommencez-la depuis cette page.',
   },
   'de-DE': {
     signIn: 'Anmelden', register: 'Konto erstellen', forgot: 'Passwort zurücksetzen', socialRegister: 'Kontoerstellung abschließen',
@@ -56,6 +59,7 @@ const TEXT: Record<PageLocale, Record<Key, string>> = {
     tooMany: 'Zu viele Versuche. Versuche es in {seconds} Sekunden erneut.',
     expired: 'Diese Seite ist vor dem Absenden abgelaufen, es ist nichts geschehen. Bitte sende sie erneut.',
     failed: 'Das hat nicht geklappt: {reason}',
+    otherBrowser: 'Diese Anmeldung über einen sozialen Dienst wurde nicht in diesem Browser begonnen, es ist nichts geschehen. Beginne sie auf dieser Seite erneut.',
   },
   'es-ES': {
     signIn: 'Iniciar sesión', register: 'Crea tu cuenta', forgot: 'Restablece tu contraseña', socialRegister: 'Termina de crear tu cuenta',
@@ -69,6 +73,7 @@ const TEXT: Record<PageLocale, Record<Key, string>> = {
     tooMany: 'Demasiados intentos. Vuelve a intentarlo en {seconds} segundos.',
     expired: 'Esta página caducó antes de enviarla, así que no se hizo nada. Vuelve a enviarla.',
     failed: 'No funcionó: {reason}',
+    otherBrowser: 'Este inicio de sesión social no se empezó en este navegador, así que no se hizo nada. Vuelve a empezarlo desde esta página.',
   },
 };
 const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
@@ -83,6 +88,9 @@ export interface HostedReturn { clientId: string; redirectUri: string; state?: s
 type View = 'signin' | 'register' | 'forgot' | 'social';
 const FORMS: Record<View, string> = { signin: 'signInForm', register: 'registrationForm', forgot: 'forgotPasswordForm', social: 'socialRegistrationForm' };
 const COOKIE = 'gh_login_csrf';
+/** Binds the social token a page carries to the browser the social callback answered (see `Held`). */
+const HOLD_COOKIE = 'gh_social_hold';
+const HOLD_SECONDS = 30 * 60;
 const MAX_STATE = 512;
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -144,15 +152,28 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     .filter((e): e is [string, string] => e[1] !== undefined)
     .map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
 
-  interface Shown {
+  /**
+   * What a page keeps through its form after a social callback: a social token to register, or a
+   * merge token to link at sign-in, and the provider's name. Only the callback's own page puts them
+   * in a form, and it binds them to its browser with a keyed tag in an HttpOnly, SameSite=Strict
+   * cookie: a POST carrying a token without that tag (a cross-site form, a token copied into
+   * another browser) is refused, so nobody can make a victim's sign-in link their identity.
+   */
+  interface Held { token?: string; mergeToken?: string; provider?: string }
+  const holdTag = (held: Held) => services.box.tag(JSON.stringify([held.provider ?? '', held.token ?? '', held.mergeToken ?? '']), 'hosted social');
+  /** The social values of a POST, when this browser holds their tag; `undefined` when it does not. */
+  function heldBy(req: Request, body: Record<string, string>): Held | undefined {
+    if (!body.token && !body.merge_token) return {};
+    const held = { token: body.token || undefined, mergeToken: body.merge_token || undefined, provider: body.provider || undefined };
+    const tag = cookieValue(req, HOLD_COOKIE);
+    return tag && safeEqual(tag, holdTag(held)) ? held : undefined;
+  }
+
+  interface Shown extends Held {
     values?: Record<string, string>;
     invalid?: Record<string, string[]>;
     notice?: string;
     done?: string;
-    /** Kept through the form: a social token to register, or a merge token to link at sign-in. */
-    token?: string;
-    mergeToken?: string;
-    provider?: string;
   }
 
   async function show(req: Request, res: Response, app: Application, entry: Entry, view: View, status: number, shown: Shown = {}): Promise<void> {
@@ -169,6 +190,9 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     if (shown.done) {
       body += `<p class="notice done" role="status">${escape(shown.done)}</p>`;
     } else {
+      if (shown.token || shown.mergeToken) {
+        res.cookie(HOLD_COOKIE, holdTag(shown), { httpOnly: true, sameSite: 'strict', path: '/', secure: req.secure, maxAge: HOLD_SECONDS * 1000 });
+      }
       body += `<form method="post" action="${action}" data-validate aria-describedby="form-notice">`
         + renderFields(flows, entry.flow, form, locale, shown.values ?? {}, shown.invalid ?? {})
         + hidden({
@@ -197,6 +221,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
 
   /** To the app with the code (and its state). */
   function toApp(res: Response, entry: Entry, body: Record<string, unknown>): void {
+    res.clearCookie(HOLD_COOKIE, { path: '/' });
     const target = new URL(entry.redirectUri);
     target.searchParams.set('code', String(body.authorization_code));
     if (entry.state) target.searchParams.set('state', entry.state);
@@ -205,37 +230,40 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   }
 
   /** A page's GET or POST: the entry checked first (an error page, never a redirect, when it is wrong). */
-  const withEntry = (work: (req: Request, res: Response, app: Application, entry: Entry, body: Record<string, string>) => Promise<void>) =>
+  const withEntry = (work: (req: Request, res: Response, app: Application, entry: Entry, body: Record<string, string>, held: Held) => Promise<void>) =>
     guard(async (req, res, app, locale) => {
       const source = req.method === 'POST' ? req.body ?? {} : req.query;
       const entry = await entryOf(app, source, locale);
       if (typeof entry === 'string') return sendError(res, 400, locale, entry);
       const body = req.method === 'POST' ? stringFields(req.body) : {};
-      if (req.method === 'POST' && !token.matches(req, body.csrf)) {
-        // nothing done: the same form again (without what was typed) with a fresh token
-        return show(req, res, app, entry, viewOf(req.path), 403, { notice: say(locale, 'expired'), token: body.token, mergeToken: body.merge_token, provider: body.provider });
-      }
-      await work(req, res, app, entry, body);
+      if (req.method !== 'POST') return work(req, res, app, entry, body, {});
+      // a refused POST shows the page's plain form with a fresh token: nothing of its body
+      const view = viewOf(req.path);
+      const plain = view === 'social' ? 'signin' : view;
+      if (!token.matches(req, body.csrf)) return show(req, res, app, entry, plain, 403, { notice: say(locale, 'expired') });
+      const held = heldBy(req, body);
+      if (!held) return show(req, res, app, entry, plain, 403, { notice: say(locale, 'otherBrowser') });
+      await work(req, res, app, entry, body, held);
     });
   const viewOf = (path: string): View => (path === '/register' ? 'register' : path === '/signin/forgot' ? 'forgot' : path === '/register/social' ? 'social' : 'signin');
 
   /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
-  const submit = (view: View, handler: Handler, extra: (body: Record<string, string>) => Record<string, string>) =>
-    withEntry(async (req, res, app, entry, body) => {
+  const submit = (view: View, handler: Handler, extra: (held: Held) => Record<string, string>) =>
+    withEntry(async (req, res, app, entry, body, held) => {
       const form = flows.form(app, entry.flow, FORMS[view]);
       const fields = form ? formValues(form, body) : {};
-      const result = await callApi(services, req, res, app, entry.client, handler, { ...fields, ...extra(body), ...apiValues(entry) });
+      const result = await callApi(services, req, res, app, entry.client, handler, { ...fields, ...extra(held), ...apiValues(entry) });
       if (result.body) return toApp(res, entry, result.body);
       const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
-      await show(req, res, app, entry, view, status, { ...shown, values: fields, token: body.token, mergeToken: body.merge_token, provider: body.provider });
+      await show(req, res, app, entry, view, status, { ...shown, values: fields, ...held });
     });
 
   const form = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 60 });
   router.get('/signin', withEntry((req, res, app, entry) => show(req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
   router.get('/register', withEntry((req, res, app, entry) => show(req, res, app, entry, 'register', 200)));
-  router.post('/signin', form, submit('signin', signInTraditional, (b): Record<string, string> => (b.merge_token ? { merge_token: b.merge_token } : {})));
+  router.post('/signin', form, submit('signin', signInTraditional, (h): Record<string, string> => (h.mergeToken ? { merge_token: h.mergeToken } : {})));
   router.post('/register', form, submit('register', registerTraditional, () => ({})));
-  router.post('/register/social', form, submit('social', registerNative, (b) => ({ token: b.token ?? '' })));
+  router.post('/register/social', form, submit('social', registerNative, (h) => ({ token: h.token ?? '' })));
   router.post('/signin/forgot', form, withEntry(async (req, res, app, entry, body) => {
     const found = flows.form(app, entry.flow, FORMS.forgot);
     const fields = found ? formValues(found, body) : {};

@@ -137,6 +137,18 @@ export const pageHandler = (
   }
 };
 
+/** The value of the request's cookie `name`, when it is one of ours (base64url characters only). */
+export function cookieValue(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) {
+      const value = part.slice(at + 1).trim();
+      return /^[A-Za-z0-9_-]+$/.test(value) ? value : undefined;
+    }
+  }
+  return undefined;
+}
+
 /**
  * CSRF protection of a page's form: a random token in an HttpOnly, SameSite=Strict cookie scoped
  * to the page's path and in a hidden field; a POST must bring both, equal (compared in constant time).
@@ -148,7 +160,7 @@ export const csrf = (cookie: string, path: string) => ({
     return token;
   },
   matches(req: Request, sent: unknown): boolean {
-    const held = new RegExp(`(?:^|;\\s*)${cookie}=([A-Za-z0-9_-]+)`).exec(req.headers.cookie ?? '')?.[1] ?? '';
+    const held = cookieValue(req, cookie) ?? '';
     return typeof sent === 'string' && sent !== '' && held !== '' && safeEqual(sent, held);
   },
   clear: (res: Response) => void res.clearCookie(cookie, { path }),

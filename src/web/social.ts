@@ -5,7 +5,7 @@ import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import type { HostedPages, HostedReturn } from './hosted';
-import { brandOf, escape, LINK_CODE, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
+import { brandOf, cookieValue, escape, LINK_CODE, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
 /**
  * A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. It
@@ -19,8 +19,6 @@ const COOKIE = 'gatehouse_social';
 const PROVIDER_PATH = /^[a-z][a-z0-9-]{0,31}$/;
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const cookie = (req: Request, name: string) =>
-  (req.headers.cookie ?? '').split(';').map((c) => c.trim().split('=')).find(([k]) => k === name)?.[1];
 
 /**
  * The browser-facing half of the built-in social login application (DESIGN: `src/web/`, apart from
@@ -103,7 +101,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
   router.get('/social/:provider/callback', guard(async (req, res, app, locale) => {
     const state = one(req.query.state);
     if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, 'the provider sent no valid state; start the sign-in again');
-    const bound = cookie(req, COOKIE);
+    const bound = cookieValue(req, COOKIE);
     if (!bound || !safeEqual(bound, state)) {
       return sendError(res, 400, locale, 'this sign-in was not started in this browser (or took longer than 10 minutes); start it again');
     }

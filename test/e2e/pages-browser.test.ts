@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger';
 import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
 import { freePort, ROOT } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';
-import { startOidcProvider } from '../helpers/social';
+import { firstForm, signInAtProvider, startOidcProvider } from '../helpers/social';
 import { CHROMIUM, launchChromium } from '../helpers/browser';
 
 const SHOTS = path.join(ROOT, 'docs/pages');
@@ -194,6 +194,42 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     expect(await page.isVisible('#form-notice')).toBe(true);
     await shoot(page, 'signin-wrong-password-fr');
     await page.close();
+  });
+
+  it('a cross-site page auto-posting an attacker\'s merge_token to /signin: the victim signs in and no identity is linked', async () => {
+    await request(t.app).post('/oauth/register_native_traditional').type('form').send({
+      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'target@example.test', newPassword: PASSWORD, newPasswordConfirm: PASSWORD,
+      firstName: 'Tar', lastName: 'Get', displayName: 'target',
+    }).expect(200);
+    // the attacker's own sign-in with an identity claiming the victim's address: a page with a merge_token
+    const own = await signInAtProvider(`${base}/social/testidp/start?${entry({ hosted: '1' })}`, 'target');
+    const mergeToken = firstForm(own.body, own.url).fields.merge_token;
+    expect(mergeToken).toMatch(/^[0-9a-f]{40}$/);
+    // the attacker's site (another site: *.localhost is not 127.0.0.1) posts it from the victim's browser
+    const evilPort = await freePort();
+    const fields = { client_id: t.local.clients.login.client_id, redirect_uri: callback, locale: 'en-US', merge_token: mergeToken, provider: 'testidp', csrf: 'forged' };
+    const evil = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(
+      `<!doctype html><form method="post" action="${base}/signin">${Object.entries(fields).map(([k, v]) => `<input type="hidden" name="${k}" value="${v}">`).join('')}</form>`
+      + '<script>document.forms[0].submit()</script>'));
+    await new Promise<void>((resolve) => evil.listen(evilPort, '127.0.0.1', resolve));
+    const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
+    try {
+      // the victim was on Gatehouse's sign-in page before: its CSRF cookie is in this browser
+      await page.goto(`${base}/signin?${entry()}`);
+      await Promise.all([page.waitForURL(`${base}/signin`), page.goto(`http://evil.localhost:${evilPort}/`)]);
+      expect(await page.textContent('#form-notice')).toContain('expired');
+      expect(await page.content()).not.toContain(mergeToken);
+      expect(await page.locator('input[name=merge_token]').count()).toBe(0);
+      await page.fill('#f-signInEmailAddress', 'target@example.test');
+      await page.fill('#f-currentPassword', PASSWORD);
+      await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[type=submit]')]);
+      expect(await page.textContent('#result')).toBe('Signed in as target@example.test');
+      const target = (await record('target@example.test'))!;
+      expect(await t.runtime.db.social.profiles.forEntity(target.applicationId, target.id)).toEqual([]);
+    } finally {
+      await page.close();
+      await new Promise<void>((resolve) => evil.close(() => resolve()));
+    }
   });
 
   it('a provider button: a new identity gets the social registration form, prefilled, then the app gets its code', async () => {

@@ -5,7 +5,7 @@ import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
 import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
-import { cookieBrowser, signInAtProvider, socialToken, startOidcProvider } from '../helpers/social';
+import { cookieBrowser, firstForm, signInAtProvider, socialToken, startOidcProvider } from '../helpers/social';
 
 const TOKEN_URL = 'https://app.example.test/social-token';
 const REDIRECT = 'https://app.example.test/done';
@@ -219,6 +219,98 @@ describe('/oauth/auth_native and /oauth/register_native', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => authNative(token)));
     expect(answers.filter((r) => r.body.stat === 'ok')).toHaveLength(1);
     for (const r of answers.filter((x) => x.body.stat !== 'ok')) expect(r.body).toMatchObject({ code: 200, argument_name: 'token' });
+  });
+});
+
+describe('merging an identity into an account', () => {
+  const PAGE_REDIRECT = 'https://app.example.test/pages-done';
+  const entry = () => ({ client_id: loginId, redirect_uri: PAGE_REDIRECT, locale: 'en-US' });
+  const hostedStart = () => `${base}/social/testidp/start?${new URLSearchParams({ ...entry(), hosted: '1' })}`;
+  const register = (name: string) => post('/oauth/register_native_traditional', shared({
+    emailAddress: `${name}@example.test`, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'V', lastName: 'T', displayName: name,
+  }));
+  const identities = async (email: string) => {
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    const record = (await t.runtime.db.entities.find(local.id, { email }))!;
+    return t.runtime.db.social.profiles.forEntity(local.id, record.id);
+  };
+  beforeAll(async () => {
+    expect((await post('/settings/set', { for_client_id: loginId, key: 'redirect_uris', value: PAGE_REDIRECT }, { Authorization: owner })).body.stat).toBe('ok');
+  });
+
+  it('auth_native offers no merge (310, not 380) for an email the provider did not verify, thin registration included', async () => {
+    expect((await register('unverified-una')).body.stat).toBe('ok');
+    const claimed = await authNative(await tokenFor('unverified-una'), { registration_form: 'socialRegistrationForm' });
+    expect(claimed.body).toMatchObject({ stat: 'error', code: 310, prereg_fields: { emailAddress: 'unverified-una@example.test' } });
+    expect(claimed.body.error_description).toContain('did not verify');
+    expect(claimed.body.existing_provider).toBeUndefined();
+    const thin = await authNative(await tokenFor('unverified-una'), { thin_registration: 'true' });
+    expect(thin.body).toMatchObject({ stat: 'error', code: 310 });
+    expect(await identities('unverified-una@example.test')).toEqual([]);
+  });
+
+  it('the hosted merge: the callback\'s own page links the identity once the password is right', async () => {
+    expect((await register('merlin')).body.stat).toBe('ok');
+    const browser = cookieBrowser();
+    const page = await signInAtProvider(hostedStart(), 'merlin', browser);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('link your testidp account');
+    const form = firstForm(page.body, page.url);
+    expect(form.fields.merge_token).toMatch(/^[0-9a-f]{40}$/);
+    const done = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: 'merlin@example.test', currentPassword: 'correct horse' } }, 1).catch(() => undefined);
+    expect(done).toBeUndefined(); // a redirect, not followed (1 hop)
+    expect(browser.lastLocation).toMatch(/^https:\/\/app\.example\.test\/pages-done\?code=/);
+    expect(await identities('merlin@example.test')).toEqual([expect.objectContaining({ identifier: `${provider.issuer}#merlin` })]);
+  });
+
+  it('a cross-site POST to /signin with an attacker\'s merge_token: refused, and the page carries nothing of it; the victim\'s sign-in links nothing', async () => {
+    expect((await register('victor')).body.stat).toBe('ok');
+    // the attacker's identity claims the victim's (verified) address: 380 gives them a merge_token
+    const attackerToken = await tokenFor('victor');
+    expect((await authNative(attackerToken)).body).toMatchObject({ code: 380 });
+
+    // the victim's browser, sent by the attacker's page: no CSRF cookie
+    const victim = cookieBrowser();
+    const forged = await victim.go(`${base}/signin`, { method: 'POST', form: { ...entry(), merge_token: attackerToken, provider: 'Evil<b>Corp', csrf: 'x'.repeat(32) } });
+    expect(forged.status).toBe(403);
+    expect(forged.body).not.toContain(attackerToken);
+    expect(forged.body).not.toContain('EvilCorp');
+    expect(forged.body).not.toContain('Evil&lt;b&gt;Corp');
+    expect(forged.body).not.toContain('name="merge_token"');
+    // the victim signs in on that genuine page
+    const form = firstForm(forged.body, forged.url);
+    await victim.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: 'victor@example.test', currentPassword: 'correct horse' } }, 1).catch(() => undefined);
+    expect(victim.lastLocation).toMatch(/pages-done\?code=/);
+    expect(await identities('victor@example.test')).toEqual([]);
+
+    // even with the page's own CSRF token, a merge_token this browser was not given is refused
+    const signin = await victim.go(`${base}/signin?${new URLSearchParams(entry())}`);
+    const own = firstForm(signin.body, signin.url);
+    const planted = await victim.go(own.action, { method: 'POST', form: {
+      ...own.fields, merge_token: attackerToken, provider: 'testidp', signInEmailAddress: 'victor@example.test', currentPassword: 'correct horse',
+    } });
+    expect(planted.status).toBe(403);
+    expect(planted.body).toContain('not started in this browser');
+    expect(planted.body).not.toContain(attackerToken);
+    expect(await identities('victor@example.test')).toEqual([]);
+    // the attacker's token is still unspent, and still not the victim's: its own sign-in finds no linked account
+    expect((await authNative(attackerToken)).body).toMatchObject({ code: 380 });
+  });
+
+  it('/register/social takes only a token its own callback page gave this browser', async () => {
+    const other = cookieBrowser();
+    const page = await signInAtProvider(hostedStart(), 'newcomer-nia', other);
+    const form = firstForm(page.body, page.url);
+    expect(form.action).toBe(`${base}/register/social`);
+    // the token copied into another browser (which has a page and CSRF token of its own)
+    const thief = cookieBrowser();
+    const own = firstForm((await thief.go(`${base}/signin?${new URLSearchParams(entry())}`)).body, base);
+    const stolen = await thief.go(`${base}/register/social`, { method: 'POST', form: { ...form.fields, csrf: own.fields.csrf } });
+    expect(stolen.status).toBe(403);
+    expect(stolen.body).not.toContain(form.fields.token);
+    // the browser the callback answered registers with it
+    await other.go(form.action, { method: 'POST', form: form.fields }, 1).catch(() => undefined);
+    expect(other.lastLocation).toMatch(/pages-done\?code=/);
   });
 });
 

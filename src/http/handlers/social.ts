@@ -108,7 +108,9 @@ export const authNative: Handler = async (ctx) => {
     return { ...(await signedIn(ctx, request, owner)), is_new: false };
   }
 
-  const holder = profile.email ? await db.entities.find(ctx.app.id, { email: profile.email }) : undefined;
+  // only an address the provider verified names an account: anyone can claim any address at a
+  // provider they run, and a merge offered on that claim would hand them the account
+  const holder = profile.verifiedEmail ? await db.entities.find(ctx.app.id, { email: profile.verifiedEmail }) : undefined;
   if (holder) {
     await socialTokens.mark(ctx.app, token, profile, { presented: 'email_address_in_use', conflictEntityId: holder.id });
     throw await emailInUse(ctx, holder);
@@ -120,17 +122,21 @@ export const authNative: Handler = async (ctx) => {
         attributes: Object.fromEntries(['displayName', 'givenName', 'familyName'].map((a) => [a, fromProfile(profile, a)]).filter(([, v]) => v !== null)),
       });
     } catch (e) {
-      if (!(e instanceof DuplicateAttributeError)) throw e;
-      // a concurrent registration took the email first: the answer a second call would give
-      const taken = (await db.entities.find(ctx.app.id, { email: profile.email }))!;
-      await socialTokens.mark(ctx.app, token, profile, { presented: 'email_address_in_use', conflictEntityId: taken.id });
-      throw await emailInUse(ctx, taken);
+      if (!(e instanceof DuplicateAttributeError) || e.attribute !== 'email') throw e;
+      // an account holds the email: taken meanwhile (the answer a second call would give), or
+      // never verified by the provider (then no merge is offered: registration with another address)
+      const taken = profile.verifiedEmail && await db.entities.find(ctx.app.id, { email: profile.verifiedEmail });
+      if (taken) {
+        await socialTokens.mark(ctx.app, token, profile, { presented: 'email_address_in_use', conflictEntityId: taken.id });
+        throw await emailInUse(ctx, taken);
+      }
     }
   }
   await socialTokens.mark(ctx.app, token, profile, { presented: 'record_not_found' });
-  throw new ApiError('recordNotFound', profile.email
-    ? 'no account has this social identity or its email address; register it with /oauth/register_native'
-    : 'no account has this social identity, and the provider gave no email address; register it with /oauth/register_native', {
+  const why = !profile.email ? 'and the provider gave no email address'
+    : profile.verifiedEmail ? 'or its email address'
+      : 'and the provider did not verify its email address, so it cannot be linked to an account that has it';
+  throw new ApiError('recordNotFound', `no account has this social identity ${why}; register it with /oauth/register_native`, {
     extra: form ? { prereg_fields: preregFields(form, profile) } : {},
   });
 };
