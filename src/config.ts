@@ -49,6 +49,8 @@ export interface Config {
   versionsRetentionDays: number | null;
   /** Registration attempts per client address, per window. */
   registrationLimit: { max: number; windowSeconds: number };
+  /** The time the database may spend on one statement of entity.find or entity.count before it is stopped. */
+  entityQueryTimeoutMs: number;
   /** The From of every email. */
   mailFrom: string;
   /** argon2id parameters for new password hashes (older hashes are upgraded at sign-in). */
@@ -86,6 +88,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
     message: 'SMTP_URL must look like smtp://USER:PASSWORD@HOST:587 (or smtps:// for implicit TLS)',
   }),
   OUTBOX_RELAY_AFTER_SECONDS: yup.string().test('s', 'OUTBOX_RELAY_AFTER_SECONDS must be a whole number of seconds from 1 to 3600 (default 30)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 3600)),
+  ENTITY_QUERY_TIMEOUT_MS: yup.string().test('ms', 'ENTITY_QUERY_TIMEOUT_MS must be a whole number of milliseconds from 1 to 600000 (default 5000)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 600_000)),
   HTTP_HEADERS_TIMEOUT_SECONDS: yup.string().test('s', 'HTTP_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 600 (default 10)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 600)),
   HTTP_REQUEST_TIMEOUT_SECONDS: yup.string().test('s', 'HTTP_REQUEST_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 3600 (default 30)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 3600)),
   MAIL_TRANSPORT: yup.string().oneOf(['smtp', 'file'], 'MAIL_TRANSPORT must be smtp (send through SMTP_URL) or file (write .eml files under var/mail, for development)'),
@@ -202,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, root = projectR
   if (headersTimeoutMs > requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
   const outboxRelayAfterSeconds = Number(value('OUTBOX_RELAY_AFTER_SECONDS') ?? 30);
   const registrationLimit = limit(value('REGISTER_LIMIT_ADDRESS') ?? '20/3600');
+  const entityQueryTimeoutMs = Number(value('ENTITY_QUERY_TIMEOUT_MS') ?? 5000);
   const mailFromRaw = value('MAIL_FROM');
   const passwordPolicy = {
     memoryCost: Number(value('ARGON2_MEMORY_KIB') ?? 19_456),
@@ -243,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, root = projectR
     trustProxy,
     mailLimits,
     registrationLimit,
+    entityQueryTimeoutMs,
     passwordPolicy,
     hashConcurrency,
     hashQueueMax,

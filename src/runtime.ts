@@ -124,6 +124,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     loginLimits: config.loginLimits,
     mailLimits: config.mailLimits,
     registrationLimit: config.registrationLimit,
+    entityQueryTimeoutMs: config.entityQueryTimeoutMs,
     box,
   };
   let migrationsCurrent = false; // once current, they stay current for this process's life

@@ -10,7 +10,7 @@ type Dialect = 'mysql' | 'sqlite';
 interface Column { sql: string; type: 'id' | 'text' | 'key' | 'time'; sort?: string }
 
 /** Attributes with a column of their own; every other attribute lives in the `attributes` JSON. */
-const COLUMNS: Record<string, Column> = {
+const COLUMNS: Readonly<Record<string, Column>> = {
   id: { sql: 'e.id', type: 'id' },
   uuid: { sql: 'e.uuid', type: 'text' },
   email: { sql: 'e.email_key', type: 'key', sort: 'e.email' },
@@ -19,7 +19,9 @@ const COLUMNS: Record<string, Column> = {
   lastUpdated: { sql: 'e.last_updated', type: 'time' },
   emailVerified: { sql: 'e.email_verified', type: 'time' },
 };
-const PROFILE_COLUMNS: Record<string, string> = { identifier: 'p.identifier', provider: 'p.provider', domain: 'p.identifier' };
+const PROFILE_COLUMNS: Readonly<Record<string, string>> = { identifier: 'p.identifier', provider: 'p.provider', domain: 'p.identifier' };
+/** A table's own entry only: `toString` or `__proto__` are attribute names like any other, not members of the object. */
+const own = <T>(table: Readonly<Record<string, T>>, name: string): T | undefined => (Object.hasOwn(table, name) ? table[name] : undefined);
 const SECRET = new Set(['password', 'passwordHash', 'password_hash']);
 const OPS = new Set(['=', '!=', '>', '>=', '<', '<=']);
 
@@ -89,16 +91,21 @@ export function compileFilter(filter: Filter, dialect: Dialect): { where: string
 
   /** `[NOT] EXISTS` a linked identity whose `field` passes `test` (a column of profiles, or a member of its data). */
   function profile(field: string, test: (doc: string, path?: string) => string, exists = true): string {
-    const column = PROFILE_COLUMNS[field];
+    const column = own(PROFILE_COLUMNS, field);
     const where = column !== undefined ? test(column) : test('p.data', field);
     return `${exists ? '' : 'NOT '}EXISTS (SELECT 1 FROM profiles p WHERE p.entity_id = e.id AND ${where})`;
   }
 
+  /** The operands of a chain of one kind (`a or b or c` is one list, not nested pairs). */
+  const chain = (f: Filter, kind: 'and' | 'or'): Filter[] => (f.kind === kind ? [...chain(f.left, kind), ...chain(f.right, kind)] : [f]);
+
+  // chains are flat and double negations cancel, so the SQL nests no deeper than the filter's own
+  // parentheses (SQLite's parser has a small fixed stack)
   function walk(f: Filter): string {
     switch (f.kind) {
       case 'and':
-      case 'or': return `(${walk(f.left)} ${f.kind.toUpperCase()} ${walk(f.right)})`;
-      case 'not': return `NOT (${walk(f.operand)})`;
+      case 'or': return `(${chain(f, f.kind).map(walk).join(` ${f.kind.toUpperCase()} `)})`;
+      case 'not': return f.operand.kind === 'not' ? walk(f.operand.operand) : `NOT (${walk(f.operand)})`;
       case 'compare':
       case 'null': {
         const attribute = f.attribute;
@@ -116,7 +123,7 @@ export function compileFilter(filter: Filter, dialect: Dialect): { where: string
             ? compareJson(doc, path, op, value)
             : `${doc} ${op === '!=' ? '<>' : op} ${bind(String(value))}`));
         }
-        const c = rest.length === 0 ? COLUMNS[head] : undefined;
+        const c = rest.length === 0 ? own(COLUMNS, head) : undefined;
         if (f.kind === 'null') {
           if (c) return `${c.type === 'key' ? c.sort : c.sql} IS ${f.negated ? 'NOT ' : ''}NULL`;
           return f.negated ? `NOT (${isNullJson('e.attributes', attribute)})` : isNullJson('e.attributes', attribute);
@@ -139,7 +146,7 @@ export function compileSort(sortOn: string[], dialect: Dialect): { orderBy: stri
     const attribute = descending ? entry.slice(1) : entry;
     if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(attribute)) throw new FilterUseError(`sort_on: "${attribute.slice(0, 64)}" is not an attribute name`);
     if (SECRET.has(attribute) || attribute.startsWith('profiles')) throw new FilterUseError(`sort_on: ${attribute} cannot be sorted on`);
-    const c = COLUMNS[attribute];
+    const c = own(COLUMNS, attribute);
     let expression: string;
     if (c) expression = c.sort ?? c.sql;
     else if (dialect === 'mysql') {

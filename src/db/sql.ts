@@ -1,4 +1,5 @@
 import { QueryTypes, Transaction, UniqueConstraintError, type Sequelize } from 'sequelize';
+import sqlite3 from 'sqlite3';
 import { sqlTime } from './models';
 
 /**
@@ -11,6 +12,12 @@ import { sqlTime } from './models';
  */
 export interface Sql {
   select<T>(sql: string, values: unknown[], tx?: AnyTx): Promise<T[]>;
+  /**
+   * A SELECT outside any transaction that the database stops after `timeoutMs` (MariaDB
+   * `max_statement_time`, MySQL `MAX_EXECUTION_TIME`, SQLite an interrupt): it then throws
+   * StatementTimeoutError, and nothing else keeps running on its behalf.
+   */
+  selectBounded<T>(sql: string, values: unknown[], timeoutMs: number): Promise<T[]>;
   /** Runs an INSERT, UPDATE or DELETE and answers the number of rows it changed. */
   change(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
   /** Runs an INSERT of one row and answers its auto-increment id. */
@@ -69,6 +76,13 @@ export async function retrying<T>(work: () => Promise<T>, attempts = 3): Promise
   }
 }
 
+/** A bounded statement ran out of time and was stopped (see `Sql.selectBounded`). */
+export class StatementTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the statement ran longer than ${timeoutMs} ms and was stopped`);
+  }
+}
+
 /** A unique index refused a row (MySQL ER_DUP_ENTRY, SQLite UNIQUE constraint). */
 export class DuplicateKeyError extends Error {}
 
@@ -87,6 +101,8 @@ interface MysqlError { message: string; sqlMessage?: string; errno?: number; cod
 interface Pool { getConnection(options: { type: 'write' }): Promise<MysqlConnection>; releaseConnection(c: MysqlConnection): void }
 
 const ER_DUP_ENTRY = 1062;
+/** MariaDB ER_STATEMENT_TIMEOUT, MySQL ER_QUERY_TIMEOUT. */
+const STATEMENT_TIMEOUTS = new Set([1969, 3024]);
 
 /**
  * The driver's own conversions (DATETIME to Date in the connection's UTC, numbers to numbers)
@@ -115,8 +131,29 @@ function mysqlSql(sequelize: Sequelize): Sql {
       pool.releaseConnection(connection);
     }
   };
+  // MariaDB bounds a statement with SET STATEMENT, MySQL with an optimizer hint (which MariaDB
+  // reads as a comment): asked once, the first time a bounded statement runs
+  let flavour: Promise<'mariadb' | 'mysql'> | undefined;
+  const serverFlavour = () => (flavour ??= exec('SELECT VERSION() AS v', []).then(
+    (rows) => (/mariadb/i.test(String((rows as { v: string }[])[0].v)) ? 'mariadb' as const : 'mysql' as const),
+    (e) => {
+      flavour = undefined;
+      throw e;
+    },
+  ));
   return {
     select: async <T>(sql: string, values: unknown[], tx?: AnyTx) => (await exec(sql, values, tx)) as T[],
+    async selectBounded<T>(sql: string, values: unknown[], timeoutMs: number) {
+      const bounded = (await serverFlavour()) === 'mariadb'
+        ? `SET STATEMENT max_statement_time = ${(timeoutMs / 1000).toFixed(3)} FOR ${sql}`
+        : sql.replace(/^\s*SELECT\b/i, `SELECT /*+ MAX_EXECUTION_TIME(${Math.ceil(timeoutMs)}) */`);
+      try {
+        return (await exec(bounded, values)) as T[];
+      } catch (e) {
+        if (e instanceof SqlError && e.errno !== undefined && STATEMENT_TIMEOUTS.has(e.errno)) throw new StatementTimeoutError(timeoutMs);
+        throw e;
+      }
+    },
     change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
     insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
     time: (date) => sqlTime('mysql', date),
@@ -143,6 +180,32 @@ function mysqlSql(sequelize: Sequelize): Sql {
   };
 }
 
+/**
+ * A read on a connection of its own, opened read-only for this one statement: an interrupt
+ * (node-sqlite3 has no per-statement progress handler) then stops this statement and nothing
+ * else. Interrupts repeat until it ends, since one that comes before the statement starts is lost.
+ */
+function boundedSqlite<T>(storage: string, sql: string, values: unknown[], timeoutMs: number): Promise<T[]> {
+  return new Promise<T[]>((resolve, reject) => {
+    let interrupter: NodeJS.Timeout | undefined;
+    let deadline: NodeJS.Timeout | undefined;
+    const db = new sqlite3.Database(storage, sqlite3.OPEN_READONLY, (err) => {
+      if (err) return reject(err);
+      deadline = setTimeout(() => {
+        db.interrupt();
+        interrupter = setInterval(() => db.interrupt(), 5);
+      }, timeoutMs);
+      db.all(sql, values, (e: Error | null, rows: T[]) => {
+        clearTimeout(deadline);
+        clearInterval(interrupter);
+        db.close(() => undefined);
+        if (!e) return resolve(rows);
+        reject((e as { code?: string }).code === 'SQLITE_INTERRUPT' ? new StatementTimeoutError(timeoutMs) : e);
+      });
+    });
+  });
+}
+
 function sequelizeSql(sequelize: Sequelize): Sql {
   const duplicates = (err: unknown) => {
     if (!(err instanceof UniqueConstraintError)) throw err;
@@ -160,9 +223,12 @@ function sequelizeSql(sequelize: Sequelize): Sql {
     let n = 0;
     return sql.replace(/\?/g, () => `$${++n}`);
   };
+  const select = async <T>(sql: string, values: unknown[], tx?: AnyTx) =>
+    (await sequelize.query(numbered(sql), { bind: values, type: QueryTypes.SELECT, transaction: sequelizeTx(tx) })) as T[];
+  const storage = String((sequelize as unknown as { options: { storage?: string } }).options.storage);
   return {
-    select: async <T>(sql: string, values: unknown[], tx?: AnyTx) =>
-      (await sequelize.query(numbered(sql), { bind: values, type: QueryTypes.SELECT, transaction: sequelizeTx(tx) })) as T[],
+    select,
+    selectBounded: <T>(sql: string, values: unknown[], timeoutMs: number) => boundedSqlite<T>(storage, sql, values, timeoutMs),
     async change(sql, values, tx) {
       const type = /^\s*INSERT/i.test(sql) ? QueryTypes.INSERT : QueryTypes.UPDATE;
       const result = await sequelize.query(numbered(sql), { bind: values, type, transaction: sequelizeTx(tx) }).catch(duplicates);

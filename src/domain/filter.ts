@@ -22,7 +22,10 @@ export class FilterError extends Error {
 }
 
 export const MAX_FILTER_LENGTH = 4096;
-const MAX_DEPTH = 64;
+/** Comparisons and `is null` tests in one filter: each is evaluated on every candidate record. */
+export const MAX_FILTER_TERMS = 100;
+/** Parentheses inside one another. */
+export const MAX_FILTER_DEPTH = 16;
 
 type Token =
   | { t: 'attr'; v: string; at: number }
@@ -133,9 +136,8 @@ export function parseFilter(text: string): Filter {
     if (isKw('not')) {
       const at = peek().at;
       p++;
-      if (++depth > MAX_DEPTH) throw new FilterError(at, 'the filter nests too deeply');
+      // a run of nots nests nothing in SQL (double negations cancel): only parentheses count as depth
       const operand = negation();
-      depth--;
       return { kind: 'condition', filter: { kind: 'not', operand: condition(operand) }, at };
     }
     return postfix();
@@ -154,13 +156,17 @@ export function parseFilter(text: string): Filter {
     }
     return operand;
   }
+  let terms = 0;
+  const term = (at: number) => {
+    if (++terms > MAX_FILTER_TERMS) throw new FilterError(at, `a filter has at most ${MAX_FILTER_TERMS} comparisons and "is null" tests`);
+  };
   function primary(): Operand {
     const t = peek();
-    if (t.t === 'attr') { p++; return { kind: 'attribute', name: t.v, at: t.at }; }
+    if (t.t === 'attr') { p++; term(t.at); return { kind: 'attribute', name: t.v, at: t.at }; }
     if (t.t === 'lit') { p++; return { kind: 'literal', value: t.v, at: t.at }; }
     if (t.t === '(') {
       p++;
-      if (++depth > MAX_DEPTH) throw new FilterError(t.at, 'the filter nests too deeply');
+      if (++depth > MAX_FILTER_DEPTH) throw new FilterError(t.at, `the filter nests parentheses more than ${MAX_FILTER_DEPTH} deep`);
       const inner = or();
       depth--;
       if (peek().t !== ')') throw new FilterError(peek().at, `expected ")" to close the "(" at position ${t.at}, found ${describe(peek())}`);

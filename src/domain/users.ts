@@ -21,6 +21,26 @@ const STANDARD = ['displayName', 'givenName', 'familyName', 'birthdate'] as cons
 const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/;
 const MAX_ATTRIBUTES_JSON = 64 * 1024;
+/**
+ * Levels of objects and lists an attribute's value may have (`{"a":{"b":1}}` is 2 for `a`): a
+ * record is a profile, not a document store, and deeper values defeat the databases' JSON path
+ * functions (SQLite refuses them, MariaDB reads them as null).
+ */
+export const MAX_ATTRIBUTE_DEPTH = 16;
+
+/** The path of the first place in `value` deeper than MAX_ATTRIBUTE_DEPTH levels, or undefined. Iterative: any depth is safe to check. */
+function tooDeep(name: string, value: unknown): string | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: name, depth: 1 }];
+  while (stack.length > 0) {
+    const at = stack.pop()!;
+    if (typeof at.value !== 'object' || at.value === null) continue;
+    if (at.depth > MAX_ATTRIBUTE_DEPTH) return at.path;
+    for (const [key, inner] of Object.entries(at.value)) {
+      stack.push({ value: inner, path: Array.isArray(at.value) ? `${at.path}[${key}]` : `${at.path}.${key}`, depth: at.depth + 1 });
+    }
+  }
+  return undefined;
+}
 
 export function requireUserType(typeName: string): void {
   if (typeName !== USER_TYPE) throw errors.invalidArgument('type_name', `unknown entity type "${typeName.slice(0, 64)}"; the entity type is "${USER_TYPE}"`);
@@ -61,9 +81,16 @@ export function checkUserDocument(raw: unknown): UserDocument {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw errors.invalidArgument('attributes', 'must be a JSON object such as {"email":"ada@example.com"}');
   }
+  const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
+  // before anything recursive (JSON.stringify) walks the value
+  for (const [name, value] of Object.entries(raw)) {
+    const deep = tooDeep(name, value);
+    if (deep !== undefined) {
+      throw bad(name.slice(0, 64), `nests objects and lists more than ${MAX_ATTRIBUTE_DEPTH} levels deep (at ${deep.slice(0, 200)}); keep a record's attributes shallower`);
+    }
+  }
   if (JSON.stringify(raw).length > MAX_ATTRIBUTES_JSON) throw errors.invalidArgument('attributes', `is larger than ${MAX_ATTRIBUTES_JSON} bytes`);
   const { email = null, username = null, password, emailVerified = null, ...rest } = raw as Record<string, unknown>;
-  const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
 
   if (email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com, or null');
   if (username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters, or null');

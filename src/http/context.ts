@@ -34,6 +34,8 @@ export interface Services {
   mailLimits: { recipient: Limit; address: Limit };
   /** Registrations per client address. */
   registrationLimit: Limit;
+  /** The time the database may spend on one statement of entity.find or entity.count. */
+  entityQueryTimeoutMs: number;
   /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
   box: SecretBox;
   outbox: Outbox;

@@ -233,20 +233,37 @@ export function createEntityQueries(_models: Models, sql: Sql) {
       return { record, profiles };
     },
 
-    /** Records matching a compiled filter (src/db/entity-filter.ts), in the compiled order, one page. */
-    async search(
-      applicationId: number, filter: { where: string; values: unknown[] }, sort: { orderBy: string; values: unknown[] }, limit: number, offset: number,
-    ): Promise<EntityRecord[]> {
-      const rows = await sql.select<EntityRow>(
-        `SELECT e.* FROM entities e WHERE e.application_id = ? AND (${filter.where}) ORDER BY ${sort.orderBy} LIMIT ? OFFSET ?`,
-        [applicationId, ...filter.values, ...sort.values, limit, offset],
+    /**
+     * The ids of the records matching a compiled filter (src/db/entity-filter.ts), one page in the
+     * compiled order, with the bytes of each one's stored attributes: what reading them would
+     * cost, known before anything large is read. The database stops it after `timeoutMs`.
+     */
+    async searchPage(
+      applicationId: number, filter: { where: string; values: unknown[] }, sort: { orderBy: string; values: unknown[] },
+      page: { limit: number; offset: number }, timeoutMs: number,
+    ): Promise<{ id: number; bytes: number }[]> {
+      const bytes = sql.dialect === 'mysql' ? 'LENGTH(e.attributes)' : 'LENGTH(CAST(e.attributes AS BLOB))';
+      const rows = await sql.selectBounded<{ id: number | string; bytes: number | string }>(
+        `SELECT e.id, ${bytes} AS bytes FROM entities e WHERE e.application_id = ? AND (${filter.where}) ORDER BY ${sort.orderBy} LIMIT ? OFFSET ?`,
+        [applicationId, ...filter.values, ...sort.values, page.limit, page.offset], timeoutMs,
       );
-      return rows.map(toRecord);
+      return rows.map((r) => ({ id: Number(r.id), bytes: Number(r.bytes) }));
     },
 
-    async count(applicationId: number, filter: { where: string; values: unknown[] }): Promise<number> {
-      const [row] = await sql.select<{ n: number | string }>(
-        `SELECT COUNT(*) AS n FROM entities e WHERE e.application_id = ? AND (${filter.where})`, [applicationId, ...filter.values],
+    /** The records with these ids, in the order of `ids` (one that was deleted meanwhile is left out). */
+    async findByIds(applicationId: number, ids: number[]): Promise<EntityRecord[]> {
+      if (ids.length === 0) return [];
+      const rows = await sql.select<EntityRow>(
+        `SELECT * FROM entities WHERE application_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [applicationId, ...ids],
+      );
+      const byId = new Map(rows.map((r) => [Number(r.id), r]));
+      return ids.flatMap((id) => (byId.has(id) ? [toRecord(byId.get(id)!)] : []));
+    },
+
+    /** How many records match a compiled filter; the database stops it after `timeoutMs`. */
+    async count(applicationId: number, filter: { where: string; values: unknown[] }, timeoutMs: number): Promise<number> {
+      const [row] = await sql.selectBounded<{ n: number | string }>(
+        `SELECT COUNT(*) AS n FROM entities e WHERE e.application_id = ? AND (${filter.where})`, [applicationId, ...filter.values], timeoutMs,
       );
       return Number(row.n);
     },

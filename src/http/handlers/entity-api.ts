@@ -1,4 +1,5 @@
 import { compileFilter, compileSort, FilterUseError } from '../../db/entity-filter';
+import { StatementTimeoutError } from '../../db/sql';
 import { DuplicateAttributeError, type EntityRecord } from '../../db/repositories/entities';
 import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../../domain/entity-attributes';
 import { FilterError, parseFilter } from '../../domain/filter';
@@ -187,6 +188,20 @@ function compiled(ctx: RequestContext) {
   }
 }
 
+/** Bytes of stored attributes one entity.find answer carries at most. */
+export const MAX_ANSWER_BYTES = 10 * 1024 * 1024;
+
+/** A statement of entity.find or entity.count that the database stopped at its time limit: 200 naming the filter and the limit. */
+async function bounded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (!(e instanceof StatementTimeoutError)) throw e;
+    throw errors.invalidArgument('filter', `the search took longer than ${e.timeoutMs} ms, the limit of one entity query, and was stopped; `
+      + 'use fewer or simpler conditions (comparisons on email, username, id, uuid or the timestamps use indexes)', { limit_ms: e.timeoutMs });
+  }
+}
+
 const whole = (ctx: RequestContext, name: string, fallback: number, max: number) => {
   const raw = ctx.params.get(name);
   if (raw === undefined) return fallback;
@@ -213,14 +228,21 @@ export const findEntities: Handler = async (ctx) => {
     throw e;
   }
   const paths = ctx.params.get('attributes') === undefined ? undefined : parsePathList(ctx.params.json('attributes'));
-  const { db } = ctx.services;
-  const records = await db.entities.search(ctx.app.id, where, sort, limit, offset);
+  const { db, entityQueryTimeoutMs } = ctx.services;
+  const page = await bounded(() => db.entities.searchPage(ctx.app.id, where, sort, { limit, offset }, entityQueryTimeoutMs));
+  let bytes = 0;
+  const fits = page.findIndex((r) => (bytes += r.bytes) > MAX_ANSWER_BYTES);
+  if (fits >= 0) {
+    throw errors.invalidArgument('max_results', `the ${page.length} records of this page hold more than ${MAX_ANSWER_BYTES / (1024 * 1024)} MiB, the most one answer carries; `
+      + `ask for at most ${Math.max(1, fits)} records (max_results), page through the rest with first_result`, { limit_bytes: MAX_ANSWER_BYTES });
+  }
+  const records = await db.entities.findByIds(ctx.app.id, page.map((r) => r.id));
   const profiles = await db.social.profiles.forEntities(ctx.app.id, records.map((r) => r.id));
   const results = records.map((r) => {
     const rendered = renderWithProfiles(r, profiles.get(r.id) ?? []);
     return paths ? pick(rendered, paths) : rendered;
   });
-  const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await db.entities.count(ctx.app.id, where) } : {};
+  const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await bounded(() => db.entities.count(ctx.app.id, where, entityQueryTimeoutMs)) } : {};
   return { result_count: results.length, results, ...total };
 };
 
@@ -228,7 +250,8 @@ export const findEntities: Handler = async (ctx) => {
 export const countEntities: Handler = async (ctx) => {
   typeName(ctx);
   caller(ctx);
-  return { total_count: await ctx.services.db.entities.count(ctx.app.id, compiled(ctx).where) };
+  const { where } = compiled(ctx);
+  return { total_count: await bounded(() => ctx.services.db.entities.count(ctx.app.id, where, ctx.services.entityQueryTimeoutMs)) };
 };
 
 /** The `attributes` and `attribute_name` of /entity, applied to a rendered record. */
