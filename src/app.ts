@@ -269,7 +269,12 @@ export function buildApp(options: AppOptions): express.Express {
       const { type, status, expose } = (err ?? {}) as { type?: string; status?: number; expose?: boolean };
       const known = type ? BODY_ERRORS[type] : undefined;
       if (known) apiError = errors.unreadableBody(known[1], known[0]);
-      else if (isDatabaseUnavailable(err)) apiError = errors.unavailable('the database', err);
+      else if (err instanceof URIError && status === 400) {
+        // the router could not decode a path segment: a % not followed by two hex digits
+        apiError = new ApiError('invalidArgument', 'the URL path is not valid percent-encoding (a % must be followed by two hex digits, such as %20)', {
+          transportStatus: 400, extra: { argument_name: 'path' },
+        });
+      } else if (isDatabaseUnavailable(err)) apiError = errors.unavailable('the database', err);
       else if (expose && status && status >= 400 && status < 500) {
         // e.g. a body whose Content-Encoding says gzip but which is not gzip
         apiError = errors.unreadableBody('the request body could not be decoded; check its Content-Encoding and Content-Length', status);

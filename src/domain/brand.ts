@@ -1,4 +1,5 @@
 import type { Application } from '../db/repositories/applications';
+import { isHttpUrl } from './settings';
 
 /**
  * What the hosted pages and the emails share per application: its name (`app_name`), accent
@@ -25,7 +26,8 @@ export function contrast(a: string, b: string): number {
 export function brandOf(app: Application): Brand {
   const color = /^#[0-9a-fA-F]{6}$/.test(app.settings.brand_color ?? '') ? app.settings.brand_color.toLowerCase() : DEFAULT_BRAND_COLOR;
   const logo = app.settings.logo_url;
-  const logoUrl = logo && logo.length <= 2048 && /^https?:\/\/[^\s"'<>\\]+$/.test(logo) ? logo : undefined;
+  // a value stored before settings were checked may still be unusable: it is left out, never fatal
+  const logoUrl = logo && isHttpUrl(logo) ? logo : undefined;
   return { name: app.settings.app_name ?? app.name, color, logoUrl };
 }
 

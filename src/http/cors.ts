@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Application } from '../db/repositories/applications';
+import { settingOfList } from '../domain/settings';
 import type { Services } from './context';
 import type { Route } from './routes';
 
@@ -19,7 +20,7 @@ export const crossOrigin = (route: Route) => route.kinds.includes('login_client'
 /** The origins a client's (or the application's) setting allows, normalized as browsers send them. */
 export function allowedOrigins(setting: string | undefined): Set<string> {
   const out = new Set<string>();
-  for (const entry of (setting ?? '').split(/[\s,]+/).filter(Boolean)) {
+  for (const entry of settingOfList(setting)) {
     try {
       const url = new URL(entry);
       if ((url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry.replace(/\/$/, '').toLowerCase()) out.add(url.origin);

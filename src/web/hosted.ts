@@ -3,6 +3,7 @@ import type { Application } from '../db/repositories/applications';
 import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
 import { safeEqual } from '../domain/secrets';
+import { isHttpUrl, settingOfList } from '../domain/settings';
 import type { ApiError } from '../errors';
 import type { Handler, Services } from '../http/context';
 import { forgotPassword } from '../http/handlers/email-requests';
@@ -97,7 +98,7 @@ const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 
 /** The exact redirect URIs a login client's `redirect_uris` setting (else the application's) allows. */
 export function allowedRedirectUris(app: Application, client: Client): Set<string> {
-  return new Set((client.settings.redirect_uris ?? app.settings.redirect_uris ?? '').split(/[\s,]+/).filter((u) => /^https?:\/\//i.test(u)));
+  return new Set(settingOfList(client.settings.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl));
 }
 
 /** An API failure as the page shows it: the flow's messages by field, else one notice. */

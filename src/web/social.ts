@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../db/repositories/applications';
 import { safeEqual, sha256Hex } from '../domain/secrets';
+import { settingOfList } from '../domain/settings';
 import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
@@ -37,7 +38,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     // the stored rows: no secret needs opening to read a setting
     const clients = (await db.clients.list(app.id)).filter((c) => c.features.includes('login_client'));
     const lists = [app.settings.social_token_urls, ...clients.map((c) => c.settings.social_token_urls)];
-    const allowed = new Set(lists.flatMap((l) => (l ?? '').split(/[\s,]+/).filter(Boolean)));
+    const allowed = new Set(lists.flatMap(settingOfList));
     return allowed.has(raw) ? raw : undefined;
   }
 

@@ -134,4 +134,37 @@ describe('/settings/*', () => {
     expect((await call('/settings/set_multi', { items: '{"a":1}' })).body).toMatchObject({ code: 200, argument_name: 'items.a' });
     expect((await call('/settings/items', { for_client_id: 'nope' })).body).toMatchObject({ code: 200, argument_name: 'for_client_id' });
   });
+
+  it('checks the settings Gatehouse reads when they are set, saying the form expected; an empty value clears', async () => {
+    const loginId = t.local.clients.login.client_id;
+    const refused = async (key: string, value: string, expected: string, path = '/settings/set') => {
+      const res = await call(path, { for_client_id: loginId, key, value });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_argument', argument_name: 'value' });
+      expect(res.body.error_description).toContain(expected);
+    };
+    await refused('social_token_urls', '["https://app.example.com/token"]', 'not a JSON list');
+    await refused('social_token_urls', 'https://app.example.com/token /relative', 'is not an absolute http(s) URL');
+    await refused('redirect_uris', 'app.example.com/done', 'is not an absolute http(s) URL');
+    await refused('redirect_uris', 'https://app.example.com/done#x', 'is not an absolute http(s) URL');
+    await refused('password_recover_url', 'javascript:alert(1)', 'one absolute http(s) URL');
+    await refused('brand_color', 'blue', '#rrggbb', '/settings/set_default');
+    await refused('trusted_end_user_ip', 'yes', 'true or false');
+    await refused('default_flow_version', 'HEAD', 'version number');
+    await refused('default_flow_version', '7', 'no flow "standard" version 7');
+    await refused('default_flow_name', 'nosuchflow', 'no flow "nosuchflow"');
+    expect((await call('/settings/set_multi', { for_client_id: loginId, items: JSON.stringify({ default_flow_name: 'standard', redirect_uris: 'x' }) })).body)
+      .toMatchObject({ code: 200, argument_name: 'items.redirect_uris' });
+
+    // usable values are stored; an application's own keys are stored as given
+    for (const [key, value] of [['social_token_urls', 'https://a.example/t, https://b.example/t'], ['trusted_end_user_ip', 'true'], ['default_flow_version', '1'], ['my_own_key', '[1, 2]']]) {
+      expect((await call('/settings/set', { for_client_id: loginId, key, value })).body.stat).toBe('ok');
+    }
+    expect((await call('/settings/get', { for_client_id: loginId, key: 'social_token_urls' })).body.result).toBe('https://a.example/t, https://b.example/t');
+    // an empty value removes the setting, on a client and as an application default
+    expect((await call('/settings/set', { for_client_id: loginId, key: 'my_own_key', value: '' })).body).toEqual({ stat: 'ok', result: true });
+    expect((await call('/settings/get', { for_client_id: loginId, key: 'my_own_key' })).body.result).toBeNull();
+    expect((await call('/settings/set_default', { key: 'app_name', value: 'Acme' })).body.stat).toBe('ok');
+    expect((await call('/settings/set_default', { key: 'app_name', value: '' })).body).toEqual({ stat: 'ok', result: true });
+    expect((await call('/settings/get', { key: 'app_name' })).body.result).toBeNull();
+  });
 });

@@ -38,7 +38,12 @@ describe('CORS for browser apps (login client setting allowed_origins)', () => {
   });
 
   it('allows the origins a login client lists, on its own calls, answers and errors alike', async () => {
-    expect((await setting({ for_client_id: loginId, key: 'allowed_origins', value: `${APP}, https://other.example *  https://app.example.com/path` })).body.stat).toBe('ok');
+    // a wildcard, or a URL with a path, is refused when set, with the form expected
+    for (const bad of [`${APP} *`, `${APP} https://app.example.com/path`, JSON.stringify([APP])]) {
+      expect((await setting({ for_client_id: loginId, key: 'allowed_origins', value: bad })).body)
+        .toMatchObject({ stat: 'error', code: 200, argument_name: 'value', error_description: expect.stringContaining('such as https://app.example.com') });
+    }
+    expect((await setting({ for_client_id: loginId, key: 'allowed_origins', value: `${APP}, https://other.example` })).body.stat).toBe('ok');
     const pre = await preflightOf('/oauth/auth_native_traditional', APP);
     expect(pre.status).toBe(204);
     expect(pre.headers).toMatchObject({

@@ -207,9 +207,21 @@ describe('registering, signing in and asking for a new password on the pages', (
     expect(mail.html).toContain('#ffd200');
     expect(mail.html).toContain('src="https://cdn.acme.example/logo.png"');
 
-    // not a colour, not a URL: ignored
-    await admin('/settings/set_default', { key: 'brand_color', value: 'red;}body{display:none' });
-    await admin('/settings/set_default', { key: 'logo_url', value: 'javascript:alert(1)' });
+    // not a colour, not a URL: refused when set, saying the form expected
+    for (const [key, value] of [['brand_color', 'red;}body{display:none'], ['logo_url', 'javascript:alert(1)'], ['logo_url', 'http://[::1']]) {
+      expect((await admin('/settings/set_default', { key, value })).body).toMatchObject({ stat: 'error', code: 200, argument_name: 'value', error_description: expect.stringContaining('such as') });
+    }
+    // a value stored before settings were checked is ignored, never fatal to a page
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    await t.runtime.db.applications.mutateSettings(local.id, (s) => ({ ...s, brand_color: 'red;}body{display:none', logo_url: 'http://[::1' }), clock.now());
+    clock.advance(6_000);
+    const stale = await openPage('/signin');
+    expect(stale.res.status).toBe(200);
+    expect(stale.res.text).toContain('background:#3b4cca;color:#ffffff');
+    expect(stale.res.text).not.toContain('<img');
+    // an empty value clears a setting
+    expect((await admin('/settings/set_default', { key: 'logo_url', value: '' })).body).toEqual({ stat: 'ok', result: true });
+    expect((await admin('/settings/set_default', { key: 'brand_color', value: '' })).body).toEqual({ stat: 'ok', result: true });
     clock.advance(6_000);
     const plain = await openPage('/signin');
     expect(plain.res.text).toContain('background:#3b4cca;color:#ffffff');

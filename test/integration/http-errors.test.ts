@@ -46,6 +46,15 @@ describe('malformed requests get the spec error body', () => {
     expect(res.body.error_description).toContain('/no/such/endpoint');
   });
 
+  it('a lone % in a page path: 400 naming the path, not 500', async () => {
+    for (const path of ['/social/%/callback', '/social/%zz/start', '/widget_data/flows/%/1/en-US/flow.json']) {
+      const res = await request(app).get(path);
+      expect(res.status).toBe(400);
+      expectErrorBody(res, 200, 'invalid_argument');
+      expect(res.body).toMatchObject({ argument_name: 'path' });
+    }
+  });
+
   it('a method the endpoint does not accept: 405 with Allow', async () => {
     const res = await request(app).delete('/clients/list').set('Authorization', owner);
     expect(res.status).toBe(405);

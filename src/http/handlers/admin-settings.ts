@@ -1,3 +1,4 @@
+import { settingProblem } from '../../domain/settings';
 import { errors } from '../../errors';
 import { caller, type Handler, type RequestContext } from '../context';
 
@@ -10,10 +11,44 @@ function key(ctx: RequestContext, name = 'key'): string {
   return k;
 }
 
-function value(v: unknown, name: string): string {
+/** A setting's new value, checked when Gatehouse reads the key; `undefined` (an empty value) clears the setting. */
+function value(k: string, v: unknown, name: string): string | undefined {
   if (typeof v !== 'string') throw errors.invalidArgument(name, 'must be a string');
+  if (v === '') return undefined;
   if (v.length > MAX_VALUE) throw errors.invalidArgument(name, `is longer than ${MAX_VALUE} characters`);
+  const problem = settingProblem(k, v);
+  if (problem) throw errors.invalidArgument(name, `${k} ${problem}`);
   return v;
+}
+
+/** The value `value` sent, or an empty one (which clears the setting). */
+const sentValue = (ctx: RequestContext) => {
+  if (!ctx.params.has('value')) throw errors.missingArgument('value');
+  return ctx.params.values.value;
+};
+
+/** Settings with `entries` applied (an undefined value removes its key). */
+const applied = (s: Record<string, string>, entries: (readonly [string, string | undefined])[]) => {
+  const out = { ...s };
+  for (const [k, v] of entries) {
+    if (v === undefined) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+};
+
+/** A default flow name or version must name a flow the application has: checked against the settings as they will be. */
+async function checkFlow(ctx: RequestContext, next: Record<string, string>, changed: string[], name: string): Promise<void> {
+  if (!changed.includes('default_flow_name') && !changed.includes('default_flow_version')) return;
+  const flow = next.default_flow_name ?? 'standard';
+  const { flows } = ctx.services.db;
+  if (next.default_flow_version !== undefined) {
+    if (!(await flows.find(ctx.app.id, flow, Number(next.default_flow_version)))) {
+      throw errors.invalidArgument(name, `this application has no flow "${flow}" version ${next.default_flow_version}; import it first (gatehouse flows:import)`);
+    }
+  } else if ((await flows.latestVersion(ctx.app.id, flow)) === undefined) {
+    throw errors.invalidArgument(name, `this application has no flow "${flow}"; import it first (gatehouse flows:import)`);
+  }
 }
 
 /** The client whose settings the call is about: `for_client_id`, or the caller. */
@@ -27,8 +62,11 @@ async function effective(ctx: RequestContext): Promise<Record<string, string>> {
   return { ...(app?.settings ?? {}), ...client.settings };
 }
 
-const change = (ctx: RequestContext, fn: (s: Record<string, string>) => Record<string, string>) =>
-  ctx.services.clients.changeSettings(ctx.app.id, target(ctx), fn);
+/** Applies `entries` to the target client's settings; answers the settings as they were. */
+async function change(ctx: RequestContext, entries: (readonly [string, string | undefined])[], name: string): Promise<Record<string, string>> {
+  await checkFlow(ctx, applied(await effective(ctx), entries), entries.map(([k]) => k), name);
+  return ctx.services.clients.changeSettings(ctx.app.id, target(ctx), (s) => applied(s, entries));
+}
 
 export const getSetting: Handler = async (ctx) => {
   const k = key(ctx);
@@ -42,8 +80,7 @@ export const settingKeys: Handler = async (ctx) => ({ result: Object.keys(await 
 /** Answers whether the key existed before (the original's `result`). */
 export const setSetting: Handler = async (ctx) => {
   const k = key(ctx);
-  const v = value(ctx.params.require('value'), 'value');
-  const before = await change(ctx, (s) => ({ ...s, [k]: v }));
+  const before = await change(ctx, [[k, value(k, sentValue(ctx), 'value')]], 'value');
   return { result: k in before };
 };
 
@@ -54,26 +91,28 @@ export const setSettings: Handler = async (ctx) => {
   }
   const entries = Object.entries(items).map(([k, v]) => {
     if (!KEY.test(k)) throw errors.invalidArgument('items', `key ${JSON.stringify(k)} must be 1 to 128 letters, digits, or _ . : -`);
-    return [k, value(v, `items.${k}`)] as const;
+    return [k, value(k, v, `items.${k}`)] as const;
   });
-  const before = await change(ctx, (s) => ({ ...s, ...Object.fromEntries(entries) }));
+  const before = await change(ctx, entries, 'items');
   return { result: Object.fromEntries(entries.map(([k]) => [k, k in before])) };
 };
 
 export const deleteSetting: Handler = async (ctx) => {
   const k = key(ctx);
-  const before = await change(ctx, ({ [k]: _removed, ...rest }) => rest);
+  const before = await change(ctx, [[k, undefined]], 'key');
   return { result: k in before };
 };
 
 /** Application-wide default, seen by every client without its own value for the key. */
 export const setDefaultSetting: Handler = async (ctx) => {
   const k = key(ctx);
-  const v = value(ctx.params.require('value'), 'value');
+  const entries = [[k, value(k, sentValue(ctx), 'value')] as const];
+  const app = await ctx.services.db.applications.findById(ctx.app.id);
+  await checkFlow(ctx, applied(app?.settings ?? {}, entries), [k], 'value');
   let existed = false;
   await ctx.services.db.applications.mutateSettings(ctx.app.id, (s) => {
     existed = k in s;
-    return { ...s, [k]: v };
+    return applied(s, entries);
   }, ctx.services.clock.now());
   return { result: existed };
 };

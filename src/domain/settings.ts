@@ -1,0 +1,65 @@
+/**
+ * The settings Gatehouse reads, checked when they are set: a value it could not use is refused
+ * with the form it expects, instead of being stored and silently never matching. Other keys are
+ * the application's own and are stored as given. `settingOfList` is how the readers split lists.
+ */
+
+/** Lists are separated by spaces or commas. */
+export const settingOfList = (value: string | undefined): string[] => (value ?? '').split(/[\s,]+/).filter(Boolean);
+
+const MAX_URL = 2048;
+
+/** An absolute http(s) URL that the WHATWG parser takes as written, without user info or fragment. */
+function httpUrl(raw: string): URL | undefined {
+  if (raw.length > MAX_URL || /[\s"'<>\\]/.test(raw)) return undefined;
+  try {
+    const url = new URL(raw);
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.hash || !url.hostname) return undefined;
+    return url;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `raw` is a usable logo, link or redirect URL (what pages and emails may show or send to). */
+export const isHttpUrl = (raw: string): boolean => httpUrl(raw) !== undefined;
+
+type Check = (value: string) => string | undefined;
+
+const urlList = (what: string, example: string): Check => (value) => {
+  if (/^\s*\[/.test(value)) return `must be ${what} separated by spaces or commas, not a JSON list; such as ${example}`;
+  const bad = settingOfList(value).find((u) => !isHttpUrl(u));
+  return bad === undefined ? undefined : `"${bad.slice(0, 100)}" is not an absolute http(s) URL; the value is ${what} separated by spaces or commas, such as ${example}`;
+};
+const oneUrl = (example: string): Check => (value) => (isHttpUrl(value) ? undefined : `must be one absolute http(s) URL, such as ${example}`);
+
+const CHECKS: Readonly<Record<string, Check>> = {
+  social_token_urls: urlList('absolute URLs', 'https://app.example.com/social-token'),
+  redirect_uris: urlList('absolute URLs', 'https://app.example.com/signed-in'),
+  allowed_origins: (value) => {
+    if (/^\s*\[/.test(value)) return 'must be origins separated by spaces or commas, not a JSON list; such as https://app.example.com';
+    const bad = settingOfList(value).find((o) => {
+      const url = httpUrl(o);
+      return !url || url.origin !== o.replace(/\/$/, '').toLowerCase();
+    });
+    return bad === undefined ? undefined : `"${bad.slice(0, 100)}" is not an origin (scheme, host and port only); such as https://app.example.com`;
+  },
+  brand_color: (value) => (/^#[0-9a-fA-F]{6}$/.test(value) ? undefined : 'must be a colour as #rrggbb, such as #3b4cca'),
+  logo_url: oneUrl('https://cdn.example.com/logo.png'),
+  password_recover_url: oneUrl('https://app.example.com/reset-password'),
+  verify_email_url: oneUrl('https://app.example.com/verify-email'),
+  social_login_url: oneUrl('https://social.example.com'),
+  trusted_end_user_ip: (value) => (value === 'true' || value === 'false' ? undefined : 'must be true or false'),
+  default_flow_name: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the name of an imported flow, such as standard'),
+  default_flow_version: (value) => (/^[1-9]\d{0,8}$/.test(value) ? undefined : 'must be a version number of the flow, such as 1 (HEAD is not accepted)'),
+  app_name: (value) => (value.length <= 100 && !/[\u0000-\u001f\u007f]/.test(value) ? undefined : 'must be at most 100 printable characters'),
+  time_attributes: (value) => {
+    const bad = value.split(',').map((n) => n.trim()).filter(Boolean).find((n) => !/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(n));
+    return bad === undefined ? undefined : `"${bad.slice(0, 64)}" is not an attribute name; the value is names separated by commas, such as termsAccepted, phoneVerified`;
+  },
+};
+
+/** Why `value` cannot be used for the known setting `key`, or undefined when it can (or the key is the application's own). */
+export function settingProblem(key: string, value: string): string | undefined {
+  return Object.hasOwn(CHECKS, key) ? CHECKS[key](value) : undefined;
+}
