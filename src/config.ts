@@ -146,9 +146,12 @@ function parseSecretKey(value: string): Buffer | undefined {
 function embeddedSecretKey(varDir: string): Buffer {
   const file = path.join(varDir, 'secret.key');
   if (!fs.existsSync(file)) {
-    fs.mkdirSync(varDir, { recursive: true });
+    fs.mkdirSync(varDir, { recursive: true, mode: 0o700 });
     fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
   }
+  // a key file another user can read is tightened: it opens every sealed secret
+  const stat = fs.statSync(file);
+  if ((stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) fs.chmodSync(file, 0o600);
   const key = parseSecretKey(fs.readFileSync(file, 'utf8').trim());
   if (!key) throw new ConfigError([`${file} does not hold a valid key; delete it only if no client secrets were stored with it`]);
   return key;

@@ -51,13 +51,14 @@ export function createFileTransport(dir: string, logger: Logger): MailTransport 
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
     async send(key, message) {
-      fs.mkdirSync(dir, { recursive: true });
+      // the messages carry reset and verification links: the owner's alone to read
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       const file = path.join(dir, `${key}.eml`);
       const id = messageId(key, message.from);
       if (fs.existsSync(file)) return { messageId: id, file };
       const info = await transport.sendMail({ ...message, ...ENCODING, messageId: id });
       const tmp = `${file}.tmp-${process.pid}`;
-      fs.writeFileSync(tmp, info.message as Buffer);
+      fs.writeFileSync(tmp, info.message as Buffer, { mode: 0o600 });
       fs.renameSync(tmp, file);
       // the file's path, never its link or code: `npx gatehouse mail:last` shows the newest message
       logger.info({ file }, 'email written as a file (not sent); read it with: npx gatehouse mail:last');

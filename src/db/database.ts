@@ -26,6 +26,17 @@ function preparePerConnection(sequelize: Sequelize): void {
 }
 
 /**
+ * The SQLite file holds password hashes and sealed secrets: created (or tightened) so that only its
+ * owner can read it, before SQLite opens it. Its -wal and -shm files take the same mode.
+ */
+function ownerOnly(storage: string): void {
+  fs.mkdirSync(path.dirname(storage), { recursive: true, mode: 0o700 });
+  fs.closeSync(fs.openSync(storage, 'a', 0o600));
+  const stat = fs.statSync(storage);
+  if ((stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) fs.chmodSync(storage, 0o600);
+}
+
+/**
  * The Sequelize instance for either backend. SQLite runs in WAL mode with a busy timeout and
  * IMMEDIATE transactions (a write transaction takes the write lock up front instead of failing
  * with SQLITE_BUSY half-way); MySQL/MariaDB store and read every DATETIME in UTC.
@@ -34,7 +45,7 @@ function preparePerConnection(sequelize: Sequelize): void {
 export function createSequelize(database: Config['database']): Sequelize {
   const logging = false;
   if (database.dialect === 'sqlite') {
-    fs.mkdirSync(path.dirname(database.storage), { recursive: true });
+    ownerOnly(database.storage);
     const sequelize = new Sequelize({
       dialect: 'sqlite',
       storage: database.storage,

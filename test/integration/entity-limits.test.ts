@@ -114,6 +114,22 @@ describe('the cost of a filter', () => {
   });
 });
 
+describe('timestamps', () => {
+  it('impossible dates are refused in filters, writes and lookups, and so are years before 1000 (once read as 19xx)', async () => {
+    for (const bad of ['9999-12-31 23:59:59 -2359', '2026-02-31 00:00:00 +0000', '0050-06-01 00:00:00 +0000']) {
+      expect((await find({ filter: `created > '${bad}'` })).body).toMatchObject({ code: 200, argument_name: 'filter' });
+      expect((await create({ emailVerified: bad })).body).toMatchObject({ code: 200, argument_name: 'attributes.emailVerified' });
+    }
+    const early = await create({ email: 'early@example.com', emailVerified: '1000-06-01 00:00:00.000000 +0000' });
+    expect(early.body.stat).toBe('ok');
+    const read = await call('/entity', { type_name: 'user', id: String(early.body.id) });
+    expect(read.body.result.emailVerified).toBe('1000-06-01 00:00:00.000000 +0000');
+    expect((await find({ filter: "emailVerified < '1001-01-01 00:00:00 +0000'" })).body).toMatchObject({ stat: 'ok', result_count: 1 });
+    const lookup = await call('/versions/entity', { type_name: 'user', id: String(early.body.id), timestamp: '2026-02-31 00:00:00.000000 +0000' });
+    expect(lookup.body).toMatchObject({ code: 200, argument_name: 'timestamp' });
+  });
+});
+
 describe('the time of a filter', () => {
   let slow: TestApp;
   let someId: number;
