@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { loadConfigOrExit, type Config } from './config';
 import { safeEqual } from './domain/secrets';
+import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
 import { QUEUE_NAMES } from './queue/port';
 
@@ -37,17 +38,24 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     const address = req.ip ?? 'unknown';
     const given = req.headers.authorization ?? '';
-    if (safeEqual(given, expected)) return next();
-    try {
-      if (given) await failures.consume(address);
-    } catch (e) {
-      if (e instanceof RateLimiterRes) {
-        res.setHeader('Retry-After', String(Math.ceil(e.msBeforeNext / 1000)));
-        return void res.status(429).json({ stat: 'error', error_description: 'too many failed sign-ins; wait a minute' });
+    if (given) {
+      // an attempt is taken before the comparison, and given back when it was right: past the
+      // limit even the right password waits, so guessing gains nothing
+      try {
+        await failures.consume(address);
+      } catch (e) {
+        if (e instanceof RateLimiterRes) {
+          res.setHeader('Retry-After', String(Math.ceil(e.msBeforeNext / 1000)));
+          return void res.status(429).json({ stat: 'error', error_description: 'too many failed sign-ins from this address; wait a minute' });
+        }
+        return next(e);
       }
-      return next(e);
+      if (safeEqual(given, expected)) {
+        await failures.reward(address, 1);
+        return next();
+      }
+      logger.warn({ address }, 'dashboard sign-in failed');
     }
-    if (given) logger.warn({ address }, 'dashboard sign-in failed');
     res.setHeader('WWW-Authenticate', 'Basic realm="Gatehouse queues", charset="UTF-8"');
     res.status(401).json({ stat: 'error', error_description: 'the dashboard needs the operator credential (DASHBOARD_USER and DASHBOARD_PASSWORD)' });
   };
@@ -80,7 +88,9 @@ function main(): void {
     process.exit(78);
   }
   const { app, close } = buildDashboard(config, logger);
-  const server = app.listen(config.dashboard.port, config.host, () =>
+  // the api's HTTP limits: slow clients are cut off, not held for Node's 300 s
+  const server = createHttpServer(app, config.http, logger);
+  server.listen(config.dashboard.port, config.host, () =>
     logger.info({ host: config.host, port: config.dashboard.port }, 'gatehouse dashboard listening'));
   server.on('error', (err) => {
     logger.fatal({ err }, 'cannot listen');

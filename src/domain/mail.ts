@@ -52,3 +52,6 @@ export function mailJob(
   };
   return { ...job, payload: payload as unknown as Record<string, unknown> };
 }
+
+/** `text` with every email address in it replaced by `<address>` (for failure reasons that are stored and shown). */
+export const withoutAddresses = (text: string): string => text.replace(/<?[^\s<>()[\]"',;:@]+@[^\s<>()[\]"',;:@]+>?/g, '<address>');

@@ -16,6 +16,8 @@ import { brandOf, cookieValue, escape, LINK_CODE, pageLocale, sendError, sendPag
 interface Pending { provider: string; tokenUrl?: string; hosted?: HostedReturn; locale: PageLocale; redirectUri: string; sealed: string }
 
 const STATE_SECONDS = 600;
+/** Characters of an auth_info apiKey or token (a key is set by its owner; tokens are 40). */
+const MAX_API_KEY = 256;
 const COOKIE = 'gatehouse_social';
 const PROVIDER_PATH = /^[a-z][a-z0-9-]{0,31}$/;
 
@@ -141,9 +143,22 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
       const apiKey = one(req.body?.apiKey);
       const token = one(req.body?.token);
       if (!apiKey || !token) return fail(0, 'missing parameter: send apiKey and token');
+      if (apiKey.length > MAX_API_KEY || token.length > MAX_API_KEY) return fail(1, `apiKey and token are at most ${MAX_API_KEY} characters`);
       const expected = app.settings.social_api_key;
       if (!expected) return fail(3, 'this application has no social_api_key setting; set one with /settings/set_default to use auth_info');
+      // a key check draws on the address's budget of failed sign-ins before it is made, like a password
+      const address = `login:address:${app.id}:${req.ip ?? 'unknown'}`;
+      let taken;
+      try {
+        taken = await services.rateLimiter.take([[address, services.loginLimits.address]]);
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
+        const wait = e.headers['Retry-After'] ?? '60';
+        res.status(429).setHeader('Retry-After', wait);
+        return fail(3, `too many failed attempts from this address; try again in ${wait} seconds`);
+      }
       if (!safeEqual(apiKey, expected)) return fail(3, 'the apiKey is not valid for this application');
+      await taken.settle({ giveBack: [address] });
       const redeemed = await socialTokens.redeem(app, undefined, token);
       if (!redeemed) return fail(1, 'the token is invalid, expired or already used');
       res.json({ stat: 'ok', profile: redeemed.profile });

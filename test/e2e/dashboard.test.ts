@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { createTestBackend, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
@@ -18,7 +19,9 @@ skipUnless(redisUrl !== undefined, 'the dashboard shows BullMQ queues: it needs 
     backend = await createTestBackend({ redis: true });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    dashboard = startNode(DASHBOARD, { cwd: backend.dir, env: { ...backend.env, LOG_LEVEL: 'info', DASHBOARD_PORT: String(port), DASHBOARD_PASSWORD: PASSWORD } });
+    dashboard = startNode(DASHBOARD, { cwd: backend.dir, env: {
+      ...backend.env, LOG_LEVEL: 'info', DASHBOARD_PORT: String(port), DASHBOARD_PASSWORD: PASSWORD, HTTP_HEADERS_TIMEOUT_SECONDS: '2', HTTP_REQUEST_TIMEOUT_SECONDS: '3',
+    } });
     await dashboard.waitFor(/dashboard listening/);
   });
   afterAll(async () => {
@@ -88,5 +91,30 @@ skipUnless(redisUrl !== undefined, 'the dashboard shows BullMQ queues: it needs 
     expect(removed.status).toBeLessThan(300);
     expect(await mail.getJob('f7c1b0de-0000-4000-8000-000000000001')).toBeUndefined();
     await mail.close();
+  });
+
+  it('a client that never finishes its request is cut off with 408 (the api\'s limits, not Node\'s 300 s)', async () => {
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1', () => socket.write('GET /api/queues HTTP/1.1\r\nHost: x\r\n'));
+      let got = '';
+      socket.on('data', (d) => (got += d));
+      socket.on('close', () => resolve(got));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  // last: it spends this address's budget
+  it('past 10 failed sign-ins a minute, even the right password waits (parallel guesses included)', async () => {
+    const guesses = await Promise.all(Array.from({ length: 14 }, (_, i) => fetch(`${base}/api/queues`, { headers: auth('operator', `wrong-${i}-password`) })));
+    const statuses = guesses.map((r) => r.status);
+    // one failure was spent by the test above; at most 10 in all are compared
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(9);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(5);
+    const right = await fetch(`${base}/api/queues`, { headers: auth() });
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });

@@ -3,15 +3,20 @@ import { SMTPServer } from 'smtp-server';
 import { freePort } from './processes';
 
 /**
- * A real SMTP server on 127.0.0.1 that keeps what it receives, parsed. A client killed
+ * A real SMTP server on 127.0.0.1 that keeps what it receives, parsed (and refuses the recipients `refuse` names). A client killed
  * mid-conversation resets its connection: expected in the tests that kill workers, not a failure.
  */
-export async function startSmtp(): Promise<{ port: number; mails: ParsedMail[]; close(): Promise<void> }> {
+export async function startSmtp(options: { refuse?: (recipient: string) => boolean } = {}): Promise<{ port: number; mails: ParsedMail[]; close(): Promise<void> }> {
   const mails: ParsedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    // a refused recipient gets the 550 real servers send, quoting the address
+    onRcptTo(address, _session, callback) {
+      if (!options.refuse?.(address.address)) return callback();
+      callback(Object.assign(new Error(`<${address.address}>: Recipient address rejected: User unknown in virtual mailbox table`), { responseCode: 550 }));
+    },
     onData(stream, _session, callback) {
       simpleParser(stream).then((m) => {
         mails.push(m);

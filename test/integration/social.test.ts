@@ -376,6 +376,28 @@ describe('auth_info and an external social login application', () => {
     expect((await info('k'.repeat(32))).body).toMatchObject({ stat: 'ok', profile: { identifier: `${provider.issuer}#frank`, email: 'frank@example.test' } });
   });
 
+  it('apiKey guesses draw on the address\'s budget of failed sign-ins, in parallel too; a key of any length is refused', async () => {
+    const limitedClock = manualClock();
+    const limited = await startTestApp({ env: { LOGIN_LIMIT_ADDRESS: '3/600' }, clock: limitedClock });
+    try {
+      const owner2 = basic(limited.local.clients.owner.client_id, limited.local.clients.owner.client_secret);
+      await request(limited.app).post('/settings/set_default').set('Authorization', owner2).type('form').send({ key: 'social_api_key', value: 'k'.repeat(32) });
+      limitedClock.advance(6_000); // the application cache lives 5 s
+      const info = (apiKey: string) => request(limited.app).post('/api/v2/auth_info').type('form').send({ apiKey, token: 'b'.repeat(40) });
+      expect((await info('x'.repeat(300))).body).toMatchObject({ stat: 'fail', err: { code: 1, msg: expect.stringContaining('at most 256') } });
+      // the right key gives its attempt back: it never uses the budget up
+      for (let i = 0; i < 5; i++) expect((await info('k'.repeat(32))).body).toMatchObject({ stat: 'fail', err: { code: 1 } }); // unknown token
+      const guesses = await Promise.all(Array.from({ length: 10 }, (_, i) => info(`guess-${i}`)));
+      expect(guesses.filter((r) => r.status === 429)).toHaveLength(7);
+      const after = await info('k'.repeat(32));
+      expect(after.status).toBe(429);
+      expect(after.headers['retry-after']).toMatch(/^\d+$/);
+      expect(after.body).toMatchObject({ stat: 'fail', err: { code: 3, msg: expect.stringContaining('too many failed attempts') } });
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('a login client with social_login_url redeems tokens of that application through auth_info', async () => {
     await post('/settings/set_default', { key: 'social_api_key', value: 'k'.repeat(32) }, { Authorization: owner });
     clock.advance(6_000); // the application cache lives 5 s

@@ -1,6 +1,6 @@
 import type { Database } from '../../src/db';
 import { DEFAULT_BRAND_COLOR, paletteOf } from '../../src/domain/brand';
-import type { MailPayload } from '../../src/domain/mail';
+import { withoutAddresses, type MailPayload } from '../../src/domain/mail';
 import type { SecretBox } from '../../src/domain/secrets';
 import type { Job, JobContext } from '../../src/queue/port';
 import type { MailTransport } from '../mail-transport';
@@ -52,8 +52,11 @@ export function createMailProcessor(deps: {
       await db.outbox.complete(outboxId, now(), undefined, { template: mail.template, locale: mail.locale, to: mail.to });
       return { messageId: sent.messageId };
     } catch (err) {
-      await db.outbox.recordFailure(outboxId, (err as Error).message, context.finalAttempt, now());
-      throw err;
+      // an SMTP server's refusal often quotes the recipient: neither the outbox row nor the job
+      // (which the dashboard shows) keeps an address
+      const reason = withoutAddresses((err as Error).message);
+      await db.outbox.recordFailure(outboxId, reason, context.finalAttempt, now());
+      throw Object.assign(new Error(reason), { name: (err as Error).name });
     }
   };
 }
