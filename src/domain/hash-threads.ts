@@ -31,7 +31,7 @@ export class HashThreadError extends Error {
   }
 }
 
-interface Job { op: 'hash' | 'verify'; args: string[]; resolve: (value: never) => void; reject: (err: Error) => void; queued: number }
+interface Job { op: 'hash' | 'verify'; args: string[]; resolve: (value: never) => void; reject: (err: Error) => void; queued: number; background?: boolean }
 interface Slot { worker: Worker; sent: Job[]; failed: boolean }
 
 /** Jobs a thread holds at once: the one it computes and the one it starts next. */
@@ -49,6 +49,11 @@ export class HashQueueFullError extends Error {
 
 export interface HashThreads {
   hash(password: string): Promise<string>;
+  /**
+   * A hash in the background lane (bulk imports): it runs only when no request's hash is waiting,
+   * on at most half the threads, so sign-ins keep a thread of their own however large the batch.
+   */
+  hashInBackground(password: string): Promise<string>;
   verify(stored: string, password: string): Promise<boolean>;
   /** Jobs waiting for a thread now. */
   waiting(): number;
@@ -65,8 +70,23 @@ export function createHashThreads(
 ): HashThreads {
   const binding = require.resolve('@node-rs/argon2');
   const waiting: Job[] = [];
+  const background: Job[] = [];
+  /** Background jobs on the threads at once, and the most they may hold (half the threads, at least one). */
+  let backgroundRunning = 0;
+  const backgroundLimit = Math.max(1, Math.floor(count / 2));
+  const maxBackground = Math.max(maxWaiting, 1) * 16;
   const slots: Slot[] = [];
   let closed = false;
+
+  /** The next job for a thread that has room: a request's first, a background one only when none waits. */
+  const nextJob = (): Job | undefined => {
+    if (waiting.length > 0) return waiting.shift();
+    if (background.length > 0 && backgroundRunning < backgroundLimit) {
+      backgroundRunning++;
+      return background.shift();
+    }
+    return undefined;
+  };
 
   const send = (slot: Slot, job: Job) => {
     if (slot.sent.length === 0) slot.worker.ref(); // kept alive until its answers arrive, as pending I/O is
@@ -82,7 +102,8 @@ export function createHashThreads(
     // a thread answers in the order it was sent jobs
     worker.on('message', ({ value, error }: { value?: never; error?: string }) => {
       const job = slot.sent.shift()!;
-      const next = waiting.shift();
+      if (job.background) backgroundRunning--;
+      const next = nextJob();
       if (next) send(slot, next);
       else if (slot.sent.length === 0) worker.unref();
       if (error === undefined) job.resolve(value as never);
@@ -91,12 +112,15 @@ export function createHashThreads(
     const fail = (err: Error) => {
       if (slot.failed) return;
       slot.failed = true;
-      for (const job of slot.sent.splice(0)) job.reject(new HashThreadError(`the argon2 thread failed: ${err.message}`));
+      for (const job of slot.sent.splice(0)) {
+        if (job.background) backgroundRunning--;
+        job.reject(new HashThreadError(`the argon2 thread failed: ${err.message}`));
+      }
       if (closed) return;
       const replace = () => {
         if (closed) return;
         slots[index] = start(index);
-        while (slots[index].sent.length < HELD && waiting.length > 0) send(slots[index], waiting.shift()!);
+        for (let next = nextJob(); next; next = slots[index].sent.length < HELD ? nextJob() : undefined) send(slots[index], next);
       };
       // a thread that keeps failing at once is not restarted in a tight loop
       if (Date.now() - started >= RESTART_PAUSE_MS) replace();
@@ -109,11 +133,20 @@ export function createHashThreads(
   };
   for (let i = 0; i < count; i++) slots.push(start(i));
 
-  const run = <T>(op: Job['op'], args: string[]) => new Promise<T>((resolve, reject) => {
+  const run = <T>(op: Job['op'], args: string[], inBackground = false) => new Promise<T>((resolve, reject) => {
     if (closed) return reject(new HashThreadError('the password hasher is closed'));
-    const job: Job = { op, args, resolve: resolve as (value: never) => void, reject, queued: performance.now() };
+    const job: Job = { op, args, resolve: resolve as (value: never) => void, reject, queued: performance.now(), background: inBackground };
     // the working thread holding the fewest jobs, if one has room; otherwise the job waits its turn
     const slot = slots.filter((s) => !s.failed).sort((a, b) => a.sent.length - b.sent.length)[0];
+    if (inBackground) {
+      // only onto an idle thread, and never past the lane's share of the threads
+      if (slot && slot.sent.length === 0 && waiting.length === 0 && background.length === 0 && backgroundRunning < backgroundLimit) {
+        backgroundRunning++;
+        send(slot, job);
+      } else if (background.length >= maxBackground) reject(new HashQueueFullError(background.length));
+      else background.push(job);
+      return;
+    }
     if (slot && slot.sent.length < HELD && waiting.length === 0) send(slot, job);
     else if (waiting.length >= maxWaiting) reject(new HashQueueFullError(waiting.length));
     else waiting.push(job);
@@ -121,11 +154,12 @@ export function createHashThreads(
 
   return {
     hash: (password) => run<string>('hash', [password]),
+    hashInBackground: (password) => run<string>('hash', [password], true),
     verify: (stored, password) => run<boolean>('verify', [stored, password]),
     waiting: () => waiting.length,
     async close() {
       closed = true;
-      for (const job of waiting.splice(0)) job.reject(new HashThreadError('the password hasher is closed'));
+      for (const job of [...waiting.splice(0), ...background.splice(0)]) job.reject(new HashThreadError('the password hasher is closed'));
       await Promise.all(slots.map((s) => s.worker.terminate()));
     },
   };

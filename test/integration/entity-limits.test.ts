@@ -158,3 +158,38 @@ describe('the time of a filter', () => {
     expect(quick.body).toMatchObject({ stat: 'ok', result: { id: someId } });
   });
 });
+
+describe('entity.bulkCreate with passwords', () => {
+  let bulk: TestApp;
+  beforeAll(async () => {
+    bulk = await startTestApp({ env: { ARGON2_MEMORY_KIB: '8192', ARGON2_ITERATIONS: '1', ARGON2_CONCURRENCY: '2' } });
+  });
+  afterAll(() => bulk.close());
+
+  it('the documented 1,000 records with passwords are created, and a sign-in meanwhile is answered first', async () => {
+    const login = bulk.local.clients.login.client_id;
+    const signUp = await request(bulk.app).post('/oauth/register_native_traditional').type('form').send({
+      client_id: login, locale: 'en-US', emailAddress: 'meanwhile@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      firstName: 'M', lastName: 'W', displayName: 'meanwhile',
+    });
+    expect(signUp.body.stat).toBe('ok');
+    const auth = basic(bulk.local.clients.owner.client_id, bulk.local.clients.owner.client_secret);
+    const items = Array.from({ length: 1000 }, (_, i) => ({ email: `bulk${i}@example.com`, password: `password number ${i}` }));
+    const finished: string[] = [];
+    const created = request(bulk.app).post('/entity.bulkCreate').set('Authorization', auth).type('form')
+      .send({ type_name: 'user', all_attributes: JSON.stringify(items) }).then((r) => (finished.push('bulk'), r));
+    await new Promise((r) => setTimeout(r, 200));
+    const signIn = await request(bulk.app).post('/oauth/auth_native_traditional').type('form')
+      .send({ client_id: login, locale: 'en-US', signInEmailAddress: 'meanwhile@example.com', currentPassword: 'correct horse' });
+    finished.push('sign-in');
+    expect(signIn.body.stat).toBe('ok');
+    const res = await created;
+    expect(res.body).toMatchObject({ stat: 'ok' });
+    expect(res.body.results).toHaveLength(1000);
+    expect(finished).toEqual(['sign-in', 'bulk']);
+    // the last record's password works
+    const last = await request(bulk.app).post('/oauth/auth_native_traditional').type('form')
+      .send({ client_id: login, locale: 'en-US', signInEmailAddress: 'bulk999@example.com', currentPassword: 'password number 999' });
+    expect(last.body.stat).toBe('ok');
+  });
+});

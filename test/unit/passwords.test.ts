@@ -29,6 +29,21 @@ describe('createPasswordHasher (argon2 on threads of its own)', () => {
     expect(finished).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it('background hashes (bulk imports) take at most half the threads and yield to every waiting request', async () => {
+    passwords = createPasswordHasher(cheap, 2, 4);
+    const order: string[] = [];
+    // far more than the request queue holds (4): the background lane has its own
+    const bulk = Promise.all(Array.from({ length: 40 }, (_, i) => passwords.hashInBackground(`bulk ${i}`).then(() => order.push('bulk'))));
+    await new Promise((r) => setTimeout(r, 20));
+    // a request's hash now: a thread of its own, not behind 39 bulk hashes
+    const requests = Promise.all(Array.from({ length: 3 }, (_, i) => passwords.hash(`request ${i}`).then(() => order.push('request'))));
+    await Promise.all([bulk, requests]);
+    const lastRequest = order.lastIndexOf('request');
+    expect(lastRequest).toBeGreaterThan(-1);
+    expect(lastRequest).toBeLessThan(12); // done while most of the batch still waited
+    expect(order.filter((o) => o === 'bulk')).toHaveLength(40);
+  });
+
   it('fails waiting work with HashThreadError once closed: a broken hasher is never a wrong password', async () => {
     passwords = createPasswordHasher(cheap, 1);
     const stored = await passwords.hash('correct horse');
