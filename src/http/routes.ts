@@ -88,10 +88,11 @@ export const ROUTES: readonly Route[] = [
   { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity), reads: READS },
   { ...route('/entity.find', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.findEntities), reads: READS },
   { ...route('/entity.count', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.countEntities), reads: READS },
-  // writes: owner or direct_access credentials; an access token updates its own record only
+  // writes: owner or direct_access credentials; an access token changes sub-values of its own
+  // record only (the handlers check who writes what)
   { ...route('/entity.update', [...CLIENT_AUTH, 'access_token'], [], entityApi.updateEntity), size: RECORD_SIZE },
-  { ...route('/entity.replace', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.replaceEntity), size: RECORD_SIZE },
-  route('/entity.delete', CLIENT_AUTH, ['owner', 'direct_access'], entityApi.deleteEntity),
+  { ...route('/entity.replace', [...CLIENT_AUTH, 'access_token'], [], entityApi.replaceEntity), size: RECORD_SIZE },
+  route('/entity.delete', [...CLIENT_AUTH, 'access_token'], [], entityApi.deleteEntity),
   { ...route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities), size: BULK_SIZE },
   // SPEC 4.13: a record as it was at a time, from its version snapshots
   { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt), reads: READS },

@@ -120,7 +120,49 @@ describe('/entity, /entity.update, /entity.replace and /entity.delete', () => {
     expect((await call('/entity.update', { attributes: '{"emailVerified":"2026-01-01 00:00:00 +0000"}' }, token)).body).toMatchObject({ code: 200, argument_name: 'attributes.emailVerified' });
     const other = await create({ email: 'other-self@example.com' });
     expect((await call('/entity.update', { uuid: other.uuid, attributes: '{"displayName":"x"}' }, token)).body).toMatchObject({ code: 403 });
-    expect((await call('/entity.replace', { attributes: '{}' }, token)).body).toMatchObject({ code: 402 });
+    // a whole record is replaced or deleted with client credentials only
+    expect((await call('/entity.replace', { attributes: '{}' }, token)).body).toMatchObject({ code: 403, error: 'permission_error' });
+    expect((await call('/entity.delete', {}, token)).body).toMatchObject({ code: 403, error: 'permission_error' });
+  });
+
+  it('the original clients\' shapes: the server library\'s value object, and the mobile SDKs\' sync with the access token', async () => {
+    // the server library sends the new attributes as a JSON object in value, signed with its client credentials
+    const { uuid } = await create({ email: 'lib@example.com', displayName: 'Lib' });
+    expect((await call('/entity.update', { type_name: 'user', uuid, value: '{"displayName":"Library","mobileNumber":"+15550001"}' }, writer)).body).toEqual({ stat: 'ok' });
+    expect((await call('/entity', { uuid }, reader)).body.result).toMatchObject({ displayName: 'Library', mobileNumber: '+15550001' });
+    const replaced = await call('/entity.replace', { type_name: 'user', uuid, value: '{"email":"lib@example.com","displayName":"Whole"}', include_record: 'true' }, writer);
+    expect(replaced.body.result).toMatchObject({ displayName: 'Whole' });
+    expect(replaced.body.result.mobileNumber).toBeUndefined();
+    expect((await call('/entity.update', { uuid, value: '{"a":1}', attributes: '{"b":2}' }, writer)).body).toMatchObject({ code: 200, argument_name: 'value' });
+    expect((await call('/entity.update', { uuid }, writer)).body).toMatchObject({ code: 100, argument_name: 'value' });
+
+    // the SDKs' CaptureRecord sync: replace and delete of sub-values with the signed-in user's access token (a parameter)
+    const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
+      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'sdk@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      firstName: 'Sdk', lastName: 'User', displayName: 'Sdk',
+    });
+    const access = registered.body.access_token as string;
+    const sdk = (path: string, params: Record<string, string>) => request(t.app).post(path).type('form').send({ type_name: 'user', access_token: access, ...params });
+    expect((await sdk('/entity.update', { attribute_name: '/primaryAddress', value: '{"city":"Oslo"}' })).body).toEqual({ stat: 'ok' });
+    expect((await sdk('/entity.replace', { attribute_name: '/primaryAddress', value: '{"country":"NO"}' })).body).toEqual({ stat: 'ok' });
+    expect((await sdk('/entity.update', { attribute_name: '/mobileNumber', value: '"+15550002"' })).body).toEqual({ stat: 'ok' });
+    expect((await sdk('/entity', { attribute_name: '/mobileNumber' })).body.result).toBe('+15550002');
+    expect((await sdk('/entity.delete', { attribute_name: '/mobileNumber' })).body).toEqual({ stat: 'ok' });
+    // the synced copy of profiles, unchanged: nothing to do; changed: refused
+    expect((await sdk('/entity.replace', { attribute_name: '/profiles', value: '[]' })).body).toEqual({ stat: 'ok' });
+    expect((await sdk('/entity.replace', { attribute_name: '/profiles', value: '[{"identifier":"x"}]' })).body).toMatchObject({ code: 200, argument_name: 'attribute_name' });
+    const mine = (await sdk('/entity', {})).body.result;
+    expect(mine.primaryAddress).toEqual({ country: 'NO' });
+    expect(mine.mobileNumber).toBeUndefined();
+    // the same rules as /entity.update: never uuid, id, created, a password or the verification state
+    for (const [name, value] of [['/uuid', '"x"'], ['/id', '1'], ['/created', '"2026-01-01 00:00:00 +0000"'], ['/password', '"takeover"'], ['/emailVerified', '"2026-01-01 00:00:00 +0000"']]) {
+      const res = await sdk('/entity.replace', { attribute_name: name, value });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200 });
+    }
+    expect((await sdk('/entity.delete', { attribute_name: '/uuid' })).body).toMatchObject({ code: 200, argument_name: 'attribute_name' });
+    // another record's sub-value: 403
+    expect((await sdk('/entity.replace', { uuid, attribute_name: '/displayName', value: '"x"' })).body).toMatchObject({ code: 403 });
+    expect((await sdk('/entity.delete', { uuid, attribute_name: '/displayName' })).body).toMatchObject({ code: 403 });
   });
 
   it('replaces the whole attribute set (a record read and sent back unchanged is accepted) or one sub-value', async () => {

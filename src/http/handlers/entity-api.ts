@@ -24,11 +24,14 @@ const typeName = (ctx: RequestContext) => {
 /**
  * The record a write names, and who writes: an owner or direct_access client names any record; an
  * access token writes its own record only, and never its password or verification state.
+ * `tokenMayWrite` is false for what only clients do (replacing or deleting a whole record).
  */
 async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<{ record: EntityRecord; byUser: boolean }> {
   const p = ctx.principal;
   if (p.kind === 'entity') {
-    if (!tokenMayWrite) throw errors.permissionError('this call needs owner or direct_access client credentials');
+    if (!tokenMayWrite) {
+      throw errors.permissionError('an access token changes sub-values of its record only (attribute_name); the whole record needs owner or direct_access client credentials');
+    }
     const own = p.token.entityId === null ? undefined : await ctx.services.db.entities.find(ctx.app.id, { id: p.token.entityId });
     if (!own) throw errors.invalidAccessToken();
     if (namesRecord(ctx) && (await identifyRecord(ctx)).id !== own.id) throw errors.permissionError('the access token is for another record');
@@ -119,13 +122,27 @@ const jsonObject = (ctx: RequestContext, name: string): Doc => {
 
 type ChangeRequest = { path: string[]; value: unknown } | { attributes: Doc };
 
-/** `attribute_name` and its JSON `value`, or the `attributes` object. */
-function changeRequest(ctx: RequestContext): ChangeRequest {
+/**
+ * `attribute_name` and its JSON `value`; or, for the whole record, a JSON object in `value` (how
+ * the original's clients and SDKs send it) or in `attributes` (the same, by another name).
+ * A read-only sub-value sent back as the API shows it (a synced copy of `profiles`) is no change
+ * (undefined); changed, it is refused.
+ */
+async function changeRequest(ctx: RequestContext, record: EntityRecord): Promise<ChangeRequest | undefined> {
   const name = ctx.params.get('attribute_name');
-  if (name === undefined) return { attributes: jsonObject(ctx, 'attributes') };
+  if (name === undefined) {
+    if (ctx.params.get('value') !== undefined && ctx.params.get('attributes') !== undefined) {
+      throw errors.invalidArgument('value', 'send the new attributes in value or in attributes, not both');
+    }
+    return { attributes: jsonObject(ctx, ctx.params.get('attributes') !== undefined ? 'attributes' : 'value') };
+  }
   const path = parsePath(name);
-  if (READ_ONLY.includes(path[0])) throw errors.invalidArgument('attribute_name', `${path[0]} is set by the service and cannot be written`);
-  return { path, value: ctx.params.json('value', true) };
+  const value = ctx.params.json('value', true);
+  if (READ_ONLY.includes(path[0])) {
+    if (JSON.stringify(value) === JSON.stringify(getPath(await captureUser(ctx, record), path))) return undefined;
+    throw errors.invalidArgument('attribute_name', `${path[0]} is set by the service and cannot be written${path[0] === 'profiles' ? ' (identities are linked with /oauth/link_account_native)' : ''}`);
+  }
+  return { path, value };
 }
 
 const answer = (ctx: RequestContext, rendered: Doc) => (ctx.params.get('include_record') === 'true' ? { result: rendered } : {});
@@ -134,30 +151,39 @@ const answer = (ctx: RequestContext, rendered: Doc) => (ctx.params.get('include_
 export const updateEntity: Handler = async (ctx) => {
   typeName(ctx);
   const { record, byUser } = await writable(ctx, true);
-  const request = changeRequest(ctx);
+  const request = await changeRequest(ctx, record);
+  if (!request) return answer(ctx, await captureUser(ctx, record));
   const passwordHash = await passwordOf(ctx, request, byUser);
   const updated = await writeRecord(ctx, record, byUser, (current) =>
     ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)), passwordHash);
   return answer(ctx, updated);
 };
 
-/** /entity.replace: the record's whole attribute set becomes `attributes`, or the sub-value at `attribute_name` becomes `value`. */
+/**
+ * /entity.replace: the record's whole attribute set becomes `value` (or `attributes`), or the
+ * sub-value at `attribute_name` becomes `value`; a record's access token replaces sub-values of
+ * its own record (the mobile SDKs' sync), under /entity.update's rules.
+ */
 export const replaceEntity: Handler = async (ctx) => {
   typeName(ctx);
-  const { record, byUser } = await writable(ctx, false);
-  const request = changeRequest(ctx);
+  const { record, byUser } = await writable(ctx, ctx.params.get('attribute_name') !== undefined);
+  const request = await changeRequest(ctx, record);
+  if (!request) return answer(ctx, await captureUser(ctx, record));
   const passwordHash = await passwordOf(ctx, request, byUser);
-  const shown = await captureUser(ctx, record);
+  const shown = 'path' in request ? {} : await captureUser(ctx, record);
   const updated = await writeRecord(ctx, record, byUser, (current) =>
     ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)), passwordHash);
   return answer(ctx, updated);
 };
 
-/** /entity.delete: the record with its codes, tokens and identities; or, with `attribute_name`, one sub-value. */
+/**
+ * /entity.delete: the record with its codes, tokens and identities (client credentials); or, with
+ * `attribute_name`, one sub-value (a record's access token too, on its own record).
+ */
 export const deleteEntity: Handler = async (ctx) => {
   typeName(ctx);
-  const { record, byUser } = await writable(ctx, false);
   const name = ctx.params.get('attribute_name');
+  const { record, byUser } = await writable(ctx, name !== undefined);
   if (name !== undefined) {
     const path = parsePath(name);
     if (READ_ONLY.includes(path[0])) throw errors.invalidArgument('attribute_name', `${path[0]} is set by the service and cannot be deleted`);
