@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { authenticate } from './auth/authenticate';
 import { isDatabaseUnavailable } from './db';
 import { ApiError, errors } from './errors';
+import { createEndUserAddress, END_USER_IP_HEADER } from './http/end-user-address';
 import type { RequestContext, Services } from './http/context';
 import { Params } from './http/params';
 import { createApplicationResolver } from './http/resolve-application';
@@ -97,6 +98,7 @@ export async function drained(app: express.Express, timeoutMs = 10_000): Promise
 export function buildApp(options: AppOptions): express.Express {
   const { services } = options;
   const logger = services.logger;
+  const endUserAddress = createEndUserAddress(logger);
   const resolveApp = createApplicationResolver(services.db, options.defaultApp, () => services.clock.now().getTime());
   const app = express();
   app.disable('x-powered-by');
@@ -190,7 +192,8 @@ export function buildApp(options: AppOptions): express.Express {
           await exposeIfAllowed(services, application, res, origin, undefined, principal.token.clientId);
         }
         const ctx: RequestContext = {
-          requestId: (res.locals as Locals).requestId, app: application, params, principal, services, clientAddress: req.ip ?? 'unknown',
+          requestId: (res.locals as Locals).requestId, app: application, params, principal, services,
+          clientAddress: endUserAddress(principal, req.ip ?? 'unknown', req.headers[END_USER_IP_HEADER]),
         };
         const body = await route.handler(ctx);
         res.status(200).json({ ...body, stat: 'ok' });

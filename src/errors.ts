@@ -116,8 +116,9 @@ export const errors = {
     new ApiError('apiLimitError', `the server is busy checking passwords; nothing was done, try again in ${retryAfterSeconds} second(s)`, {
       transportStatus: 503, headers: { 'Retry-After': String(retryAfterSeconds) }, extra: { retry_after: retryAfterSeconds },
     }),
-  apiLimit: (retryAfterSeconds: number) =>
-    new ApiError('apiLimitError', `too many failed attempts; try again in ${retryAfterSeconds} seconds`, {
+  /** A budget is spent: `what` says which (`registrations from this address`). */
+  apiLimit: (retryAfterSeconds: number, what = 'attempts') =>
+    new ApiError('apiLimitError', `too many ${what}; try again in ${retryAfterSeconds} seconds`, {
       headers: { 'Retry-After': String(retryAfterSeconds) },
       extra: { retry_after: retryAfterSeconds },
     }),

@@ -101,6 +101,20 @@ function memoryCounters() {
   };
 }
 
+/** What each kind of budget counts, by its key's first two parts: the limit's error says which was spent. */
+const COUNTED: Readonly<Record<string, string>> = {
+  'login:account': 'failed sign-ins for this account',
+  'login:address': 'failed sign-ins from this address',
+  'register:address': 'registrations from this address',
+  'mail:recipient': 'emails to this address',
+  'mail:address': 'emails requested from this address',
+  'social:start': 'social sign-ins started from this address',
+};
+const counted = (key: string) => {
+  const kind = key.split(':').slice(0, 2).join(':');
+  return Object.hasOwn(COUNTED, kind) ? COUNTED[kind] : 'attempts';
+};
+
 /** Redis refused the script itself (a bug to surface, not to route around), rather than being unreachable or refusing writes. */
 const scriptError = (err: unknown) => /^(ERR|WRONGTYPE)\b/.test(String((err as Error)?.message ?? err));
 
@@ -143,7 +157,7 @@ export function createRateLimiter(options: { redis?: IORedis; prefix?: string; r
       );
       if (Number(spent) > 0) {
         options.refused?.(keys[Number(spent) - 1]);
-        throw errors.apiLimit(Math.max(1, Math.ceil(Number(ms) / 1000)));
+        throw errors.apiLimit(Math.max(1, Math.ceil(Number(ms) / 1000)), counted(keys[Number(spent) - 1]));
       }
       return {
         async settle({ clear = [], giveBack = [] }) {

@@ -55,8 +55,9 @@ const RECORD_SIZE = { body: 256 * 1024, param: 256 * 1024 };
 /** entity.bulkCreate: up to 1,000 records in one call. */
 const BULK_SIZE = { body: 8 * 1024 * 1024, param: 8 * 1024 * 1024 };
 
+/** Login endpoints: a login client named by client_id (apps and pages), or one with its secret (an app's backend). */
 const login = (path: string, handler: Handler): Route => ({
-  path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'none'], kinds: ['login_client'], errors: 'login', handler,
+  path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'basic', 'signature', 'none'], kinds: ['login_client'], errors: 'login', handler,
 });
 
 export const ROUTES: readonly Route[] = [
