@@ -50,8 +50,8 @@ export class HashQueueFullError extends Error {
 export interface HashThreads {
   hash(password: string): Promise<string>;
   /**
-   * A hash in the background lane (bulk imports): it runs only when no request's hash is waiting,
-   * on at most half the threads, so sign-ins keep a thread of their own however large the batch.
+   * A hash in the background lane (bulk imports): on at most half the threads (one while requests'
+   * hashes wait, so a batch always moves), so requests keep the other half however large the batch.
    */
   hashInBackground(password: string): Promise<string>;
   verify(stored: string, password: string): Promise<boolean>;
@@ -78,14 +78,15 @@ export function createHashThreads(
   const slots: Slot[] = [];
   let closed = false;
 
-  /** The next job for a thread that has room: a request's first, a background one only when none waits. */
+  /** Whether the background lane may start one more job now: up to its share when no request waits, else only its one. */
+  const backgroundMayRun = () => background.length > 0 && backgroundRunning < backgroundLimit && (waiting.length === 0 || backgroundRunning === 0);
+  /** The next job for a thread that has room: the background lane's one if it has none running, else a request's first. */
   const nextJob = (): Job | undefined => {
-    if (waiting.length > 0) return waiting.shift();
-    if (background.length > 0 && backgroundRunning < backgroundLimit) {
+    if (backgroundMayRun()) {
       backgroundRunning++;
       return background.shift();
     }
-    return undefined;
+    return waiting.shift();
   };
 
   const send = (slot: Slot, job: Job) => {
@@ -140,11 +141,12 @@ export function createHashThreads(
     const slot = slots.filter((s) => !s.failed).sort((a, b) => a.sent.length - b.sent.length)[0];
     if (inBackground) {
       // only onto an idle thread, and never past the lane's share of the threads
-      if (slot && slot.sent.length === 0 && waiting.length === 0 && background.length === 0 && backgroundRunning < backgroundLimit) {
+      if (background.length >= maxBackground) return reject(new HashQueueFullError(background.length));
+      background.push(job);
+      if (slot && slot.sent.length === 0 && backgroundMayRun()) {
         backgroundRunning++;
-        send(slot, job);
-      } else if (background.length >= maxBackground) reject(new HashQueueFullError(background.length));
-      else background.push(job);
+        send(slot, background.shift()!);
+      }
       return;
     }
     if (slot && slot.sent.length < HELD && waiting.length === 0) send(slot, job);

@@ -52,7 +52,7 @@ export function createPasswordHasher(
       return false;
     },
     hash: (password: string) => argon2.hash(password).catch(busyWhenFull),
-    /** A hash for a bulk import: at a pace that leaves sign-ins a thread (see HashThreads.hashInBackground). */
+    /** A hash for a bulk import: on at most half the threads, so sign-ins keep the rest (see HashThreads.hashInBackground). */
     hashInBackground: (password: string) => argon2.hashInBackground(password).catch(busyWhenFull),
     verify,
     /** Hashes waiting for a thread now (a metric). */

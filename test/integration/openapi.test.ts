@@ -26,7 +26,8 @@ describe('/openapi.json', () => {
     expect(token.security).toEqual(expect.arrayContaining([{ basic: [] }, { signature: [] }, {}]));
     expect(token.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorBody' });
     expect(doc.paths['/entity.find'].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['filter', 'sort_on', 'client_id', 'client_secret']));
-    expect(doc.paths['/oauth/auth_native_traditional'].post.security).toEqual([{}]);
+    // a login client named by client_id alone, or an app's backend with its secret
+    expect(doc.paths['/oauth/auth_native_traditional'].post.security).toEqual([{ basic: [] }, { signature: [] }, {}]);
   });
 
   it('is a valid OpenAPI 3.1 document (Redocly\'s validator, recommended rules)', async () => {

@@ -29,7 +29,7 @@ describe('createPasswordHasher (argon2 on threads of its own)', () => {
     expect(finished).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it('background hashes (bulk imports) take at most half the threads and yield to every waiting request', async () => {
+  it('background hashes (bulk imports) take at most half the threads: requests keep the rest, and the batch still moves', async () => {
     passwords = createPasswordHasher(cheap, 2, 4);
     const order: string[] = [];
     // far more than the request queue holds (4): the background lane has its own
