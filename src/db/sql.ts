@@ -191,6 +191,7 @@ function boundedSqlite<T>(storage: string, sql: string, values: unknown[], timeo
     let deadline: NodeJS.Timeout | undefined;
     const db = new sqlite3.Database(storage, sqlite3.OPEN_READONLY, (err) => {
       if (err) return reject(err);
+      db.configure('busyTimeout', 5000); // as the shared connections wait (a WAL checkpoint, a recovery)
       deadline = setTimeout(() => {
         db.interrupt();
         interrupter = setInterval(() => db.interrupt(), 5);

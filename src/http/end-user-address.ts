@@ -20,7 +20,8 @@ export function createEndUserAddress(logger: Logger) {
   return (principal: Principal, own: string, header: string | string[] | undefined): string => {
     if (header === undefined) return own;
     const client = principal.kind === 'client' ? principal.client : undefined;
-    if (!client || !CONFIDENTIAL.has(principal.kind === 'client' ? principal.scheme : '') || client.settings.trusted_end_user_ip !== 'true') {
+    const trusted = principal.kind === 'client' && CONFIDENTIAL.has(principal.scheme) && principal.client.settings.trusted_end_user_ip === 'true';
+    if (!trusted) {
       const who = client?.clientId ?? '(no client)';
       if (!warned.has(who) && warned.size < 1000) {
         warned.add(who);
