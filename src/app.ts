@@ -19,6 +19,7 @@ import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
 import { packageVersion } from './paths';
+import { landingRoutes } from './web/landing';
 
 export interface AppOptions {
   services: Services;
@@ -258,6 +259,9 @@ export function buildApp(options: AppOptions): express.Express {
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.type('application/json').send(openApi);
   });
+
+  // an operator's first look at a deployment
+  app.use(landingRoutes(resolveApp, packageVersion()));
 
   options.extend?.(app);
 

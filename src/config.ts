@@ -142,6 +142,19 @@ function parseSecretKey(value: string): Buffer | undefined {
   return decoded.length === 32 && /^[A-Za-z0-9+/_-]{43}=?$/.test(value) ? decoded : undefined;
 }
 
+/** Variables whose values are secrets: a refusal says only their length. */
+const SECRET_VARIABLES = new Set(['SECRET_KEY', 'DASHBOARD_PASSWORD']);
+
+/**
+ * A refused value as a configuration error shows it: never a secret (only its length), never the
+ * password of a URL (`mysql://gatehouse:***@db`), at most 80 characters.
+ */
+export function shown(name: string, raw: string): string {
+  if (SECRET_VARIABLES.has(name)) return `a value of ${raw.length} characters, not shown`;
+  const masked = raw.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@:\s]*):[^@/\s]*@/, '$1:***@');
+  return JSON.stringify(masked.length > 80 ? `${masked.slice(0, 80)}…` : masked);
+}
+
 /** Reads (or, on the first embedded start, creates) the secret key kept under var/. */
 function embeddedSecretKey(varDir: string): Buffer {
   const file = path.join(varDir, 'secret.key');
@@ -169,7 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, root = projectR
     try {
       return checks[name].validateSync(raw);
     } catch (e) {
-      problems.push(`${(e as yup.ValidationError).message} (got ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '…' : raw)})`);
+      problems.push(`${(e as yup.ValidationError).message} (got ${shown(name, raw)})`);
       return undefined;
     }
   };

@@ -37,7 +37,7 @@ export function createMetrics(processName: 'api' | 'worker') {
     name: 'gatehouse_rate_limit_refusals_total', help: 'requests refused by a rate limit (code 510), by limit', labelNames: ['limit'], registers,
   });
   const jobs = new Counter({
-    name: 'gatehouse_jobs_total', help: 'jobs run, by queue, job name and outcome (completed or failed)', labelNames: ['queue', 'job', 'outcome'], registers,
+    name: 'gatehouse_jobs_total', help: 'job attempts, by queue, job name and outcome: completed, retried (failed, another attempt comes) or failed (the last attempt failed)', labelNames: ['queue', 'job', 'outcome'], registers,
   });
   const jobDuration = new Histogram({
     name: 'gatehouse_job_duration_seconds', help: 'time a job ran, by queue', labelNames: ['queue'],
@@ -58,33 +58,34 @@ export function createMetrics(processName: 'api' | 'worker') {
     },
     /** A refusal by the limit whose budget key is `key` (`login:account:…`): labelled by its first two parts. */
     refused: (key: string) => refusals.inc({ limit: key.split(':').slice(0, 2).join(':') }),
-    job(queue: string, job: string, outcome: 'completed' | 'failed', seconds: number): void {
+    job(queue: string, job: string, outcome: 'completed' | 'retried' | 'failed', seconds: number): void {
       jobs.inc({ queue, job, outcome });
       jobDuration.observe({ queue }, seconds);
     },
     email: (outcome: 'sent' | 'failed') => emails.inc({ outcome }),
-    /** The outbox backlog, read from the database at every scrape: pending rows and the age of the oldest, by queue. */
+    /**
+     * The outbox backlog, read from the database at every scrape: pending rows and the age of the
+     * oldest, by queue, both from the same query of this very scrape.
+     */
     watchOutbox(db: Database, now: () => Date = () => new Date()): void {
-      new Gauge({
-        name: 'gatehouse_outbox_pending', help: 'outbox rows not yet done (jobs committed but not finished), by queue', labelNames: ['queue'], registers,
+      type Backlog = Map<string, { pending: number; oldestSeconds: number }>;
+      // the registry collects every gauge of a scrape at once: they share the query in flight
+      let inFlight: Promise<Backlog> | undefined;
+      const backlog = (): Promise<Backlog> => (inFlight ??= db.sequelize.query<{ queue: string; n: number | string; oldest: Date | string | null }>(
+        "SELECT queue, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY queue", { type: QueryTypes.SELECT },
+      ).then((rows) => new Map(rows.map((r) => [r.queue, {
+        pending: Number(r.n), oldestSeconds: r.oldest === null ? 0 : Math.max(0, (now().getTime() - asDate(r.oldest).getTime()) / 1000),
+      }]))).finally(() => (inFlight = undefined)));
+      const gauge = (name: string, help: string, value: (q: { pending: number; oldestSeconds: number } | undefined) => number) => new Gauge({
+        name, help, labelNames: ['queue'], registers,
         async collect() {
-          const rows = await db.sequelize.query<{ queue: string; n: number | string; oldest: Date | string | null }>(
-            "SELECT queue, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY queue", { type: QueryTypes.SELECT },
-          );
+          const current = await backlog();
           this.reset();
-          for (const q of ['mail', 'versions', 'maintenance']) this.set({ queue: q }, 0);
-          for (const r of rows) this.set({ queue: r.queue }, Number(r.n));
-          oldestAges = new Map(rows.map((r) => [r.queue, r.oldest === null ? 0 : (now().getTime() - asDate(r.oldest).getTime()) / 1000]));
+          for (const q of ['mail', 'versions', 'maintenance']) this.set({ queue: q }, value(current.get(q)));
         },
       });
-      let oldestAges = new Map<string, number>();
-      new Gauge({
-        name: 'gatehouse_outbox_oldest_pending_seconds', help: 'age of the oldest pending outbox row, by queue (0 when none)', labelNames: ['queue'], registers,
-        collect() {
-          this.reset();
-          for (const q of ['mail', 'versions', 'maintenance']) this.set({ queue: q }, oldestAges.get(q) ?? 0);
-        },
-      });
+      gauge('gatehouse_outbox_pending', 'outbox rows not yet done (jobs committed but not finished), by queue', (q) => q?.pending ?? 0);
+      gauge('gatehouse_outbox_oldest_pending_seconds', 'age of the oldest pending outbox row, by queue (0 when none)', (q) => q?.oldestSeconds ?? 0);
     },
   };
 }

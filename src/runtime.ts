@@ -59,13 +59,26 @@ export async function prepareSchema(config: Config, db: Database): Promise<strin
   return [];
 }
 
+/** Why readiness fails when SECRET_KEY is not the key the stored secrets were sealed with. */
+export const SECRET_KEY_MISMATCH = 'does not open the stored client secrets: it is not the key the data was sealed with (every process needs the same SECRET_KEY)';
+
+/**
+ * Opens one stored client secret: a well-formed but wrong SECRET_KEY passes every other check,
+ * then fails every client-authenticated call (and every email's sealed link).
+ */
+export async function secretKeyOpens(db: Database, box: SecretBox): Promise<true> {
+  const stored = await db.clients.first();
+  if (stored) box.open(stored.secretSealed, stored.clientId);
+  return true;
+}
+
 export interface Runtime {
   config: Config;
   db: Database;
   queue: JobQueue & { idle?: () => Promise<void> };
   services: Services;
   applications: ReturnType<typeof createApplicationService>;
-  /** GET /readyz: database reachable, migrations current, default application present, Redis reachable. */
+  /** GET /readyz: database reachable, migrations current, default application present, SECRET_KEY opens the stored secrets, Redis reachable. */
   readiness(): Promise<Record<string, true | string>>;
   /** Starts the recurring maintenance jobs (in-process runner or BullMQ job schedulers). */
   scheduleMaintenance(): Promise<void>;
@@ -148,6 +161,8 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
         }, 'cannot be read');
         checks.default_application = await check(async () => (await db.applications.findByName(config.defaultApp))
           ? true : `"${config.defaultApp}" does not exist: create it with npx gatehouse apps:create ${config.defaultApp}`, 'cannot be read');
+        // a wrong (but well-formed) SECRET_KEY would answer every client-authenticated call with 500
+        checks.secret_key = await check(() => secretKeyOpens(db, services.box), SECRET_KEY_MISMATCH);
       }
       if (redis) checks.redis = await check(async () => (await redis.ping(), true), 'is unreachable');
       return checks;

@@ -7,7 +7,8 @@ import { createLogger } from '../src/logger';
 import { createMetrics, serveMetrics } from '../src/metrics';
 import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
 import { createOutbox } from '../src/queue/outbox';
-import { prepareSchema } from '../src/runtime';
+import { SecretBox } from '../src/domain/secrets';
+import { prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runtime';
 import { createProcessors } from './processors';
 import { MAINTENANCE_SCHEDULE, relayEveryMs } from './processors/maintenance';
 
@@ -74,11 +75,14 @@ async function main(): Promise<void> {
       .catch((err: Error) => logger.warn({ err }, 'outbox relay failed; will try again'))
       .finally(() => (relaying = false));
   }, relayEveryMs(graceMs));
-  // metrics, /healthz (the process answers) and /readyz (database and Redis reachable) on METRICS_PORT
+  // metrics, /healthz (the process answers) and /readyz (database and Redis reachable, SECRET_KEY right) on METRICS_PORT
+  const box = new SecretBox(config.secretKey);
   const check = async (work: () => Promise<unknown>) => work().then(() => true as const, () => 'is unreachable');
   const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(metrics, config.metricsPort, config.host, logger, async () => ({
     database: await check(() => db.sequelize.query('SELECT 1')),
     redis: await check(() => queue.connection.ping()),
+    // emails carry links sealed with SECRET_KEY: a wrong key would fail every one
+    secret_key: await secretKeyOpens(db, box).catch(() => SECRET_KEY_MISMATCH),
   })).catch((err: Error) => {
     logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
     process.exit(1);

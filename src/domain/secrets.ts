@@ -20,6 +20,17 @@ export function safeEqual(a: string, b: string): boolean {
 const FORMAT = 'v1';
 
 /**
+ * A sealed value did not open: almost always a SECRET_KEY other than the one the data was sealed
+ * with (every api and worker process needs the same key), rarely a row edited by hand.
+ */
+export class SealedWithAnotherKeyError extends Error {
+  constructor() {
+    super('a stored secret does not open with this SECRET_KEY: it is not the key the data was sealed with (every process needs the same SECRET_KEY; the first one is in var/secret.key on the embedded default)');
+    this.name = 'SealedWithAnotherKeyError';
+  }
+}
+
+/**
  * Encrypts client secrets at rest with AES-256-GCM. The HMAC `Signature` scheme needs the plain
  * secret to verify a request, so secrets cannot be stored as one-way hashes. The row's client_id
  * is bound as associated data, so a ciphertext copied onto another client does not decrypt.
@@ -49,13 +60,17 @@ export class SecretBox {
     return [FORMAT, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
   }
 
-  /** Throws when the value was sealed with another key or for another client. */
+  /** Throws SealedWithAnotherKeyError when the value was sealed with another key or for another client. */
   open(sealed: string, boundTo: string): string {
     const [format, iv, tag, body] = sealed.split('.');
     if (format !== FORMAT || !iv || !tag || body === undefined) throw new Error('unrecognized sealed secret format');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(boundTo, 'utf8'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    try {
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SealedWithAnotherKeyError();
+    }
   }
 }

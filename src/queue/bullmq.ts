@@ -1,11 +1,14 @@
 import { Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import type { Logger } from '../logger';
-import { Job, JobQueue, Processors, QUEUE_NAMES, QueueName, RETRY } from './port';
+import { backoffDelay, Job, JobQueue, Processors, QUEUE_NAMES, QueueName, RETRY } from './port';
+
+/** The backoff of RETRY (exponential, each wait capped), by the name jobs carry. */
+const BACKOFF = 'capped-exponential';
 
 const JOB_OPTIONS = {
   attempts: RETRY.attempts,
-  backoff: { type: 'exponential', delay: RETRY.backoffMs },
+  backoff: { type: BACKOFF },
   // keep finished jobs long enough for the dashboard and for jobId de-duplication
   removeOnComplete: { age: 24 * 3600, count: 10_000 },
   // failed jobs stay visible for two weeks
@@ -87,7 +90,11 @@ export function createBullWorkers(options: {
           { attempt, finalAttempt: attempt >= maxAttempts },
         );
       },
-      { connection, prefix: options.prefix, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4) },
+      {
+        connection, prefix: options.prefix, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4),
+        // attemptsMade counts the attempt that just failed, as `attempt` does in backoffDelay
+        settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
+      },
     );
     worker.on('failed', (job, err) =>
       logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'));

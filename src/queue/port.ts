@@ -30,8 +30,17 @@ export interface JobQueue {
   close(): Promise<void>;
 }
 
-/** Retry policy shared by both adapters. */
-export const RETRY = { attempts: 8, backoffMs: 2_000 } as const;
+/**
+ * Retry policy shared by both adapters: waits double from 2 s and are capped at 10 minutes, over
+ * 20 attempts in all, so a job outlives an outage of about two hours (an SMTP server down, a
+ * database restored) before it is given up and shown as failed.
+ */
+export const RETRY = { attempts: 20, backoffMs: 2_000, maxBackoffMs: 10 * 60_000 } as const;
 
-/** Delay before retry number `attempt` + 1: exponential, like BullMQ's `exponential` backoff. */
-export const backoffDelay = (attempt: number, baseMs: number = RETRY.backoffMs): number => baseMs * 2 ** (attempt - 1);
+/** Delay before retry number `attempt` + 1: exponential from `baseMs`, capped at RETRY.maxBackoffMs. */
+export const backoffDelay = (attempt: number, baseMs: number = RETRY.backoffMs): number =>
+  Math.min(baseMs * 2 ** (attempt - 1), RETRY.maxBackoffMs);
+
+/** Time from a job's first attempt to its last (RETRY's window): 1 h 57 min. */
+export const retryWindowMs = (attempts: number = RETRY.attempts): number =>
+  Array.from({ length: attempts - 1 }, (_, i) => backoffDelay(i + 1)).reduce((a, b) => a + b, 0);

@@ -59,7 +59,7 @@ function styleFor(color: string): string {
     + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem;padding:0}fieldset{border:0;padding:0;margin:1rem 0 0}fieldset legend{margin-top:0}label.choice{font-weight:normal}'
     + 'input:not([type=checkbox]):not([type=radio]),select,textarea{display:block;width:100%;padding:.6rem;border:1px solid #7b8794;border-radius:6px;font:inherit;color:inherit;background:#fff}'
     + '.date{display:flex;gap:.5rem}.date .part{flex:1}.date label{font-weight:normal;margin-top:0}'
-    + '[aria-invalid=true]{border-color:#b42318!important;border-width:2px!important}.error{color:#b42318;margin:.25rem 0 0}.error:empty{display:none}'
+    + '[aria-invalid=true]{border-color:#b42318!important;border-width:2px!important}.error{color:#b42318;margin:.25rem 0 0}.error:empty:not(.kept){display:none}'
     + '.tip{color:#52606d;font-size:.9rem;margin:.25rem 0 0}.notice{padding:.75rem;border-radius:6px;background:#eef1f6}'
     + '.notice[role=alert]{background:#fdecea;color:#7a1a12}.notice.done{background:#e3f4ea;color:#14532d}'
     + 'ul{list-style:none;padding:0}a{color:' + link + '}.links{margin-top:1.25rem}.links a{display:inline-block;margin:.25rem 1rem .25rem 0}'

@@ -196,6 +196,26 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await page.close();
   });
 
+  it('a mouse user who fixes a mistake and clicks the button signs in on that first click (nothing under the field moves)', async () => {
+    // on a phone, where a message takes two lines
+    const page = await browser.newPage({ viewport: VIEWPORTS.phone });
+    try {
+      await page.goto(`${base}/signin?${entry()}`);
+      await page.fill('#f-signInEmailAddress', 'forgetful-at-example.com');
+      await page.fill('#f-currentPassword', 'battery staple');
+      await page.click('button[type=submit]');
+      expect(await page.textContent('#f-signInEmailAddress-error')).toMatch(/valid email address/);
+      // fix the field, then one real click at the button: mouse-down blurs the field (its check runs), mouse-up must land on the button
+      await page.fill('#f-signInEmailAddress', 'forgetful@example.com');
+      await page.focus('#f-signInEmailAddress');
+      const before = await page.locator('button[type=submit]').boundingBox();
+      await Promise.all([page.waitForURL(/\/callback\?/, { timeout: 10_000 }), page.mouse.click(before!.x + before!.width / 2, before!.y + before!.height / 2)]);
+      expect(await page.textContent('#result')).toBe('Signed in as forgetful@example.com');
+    } finally {
+      await page.close();
+    }
+  });
+
   it('a cross-site page auto-posting an attacker\'s merge_token to /signin: the victim signs in and no identity is linked', async () => {
     await request(t.app).post('/oauth/register_native_traditional').type('form').send({
       client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'target@example.test', newPassword: PASSWORD, newPasswordConfirm: PASSWORD,

@@ -46,6 +46,18 @@ describe('malformed requests get the spec error body', () => {
     expect(res.body.error_description).toContain('/no/such/endpoint');
   });
 
+  it('GET / is a landing page for operators (links to the API description and health); POST / is still a JSON 404', async () => {
+    const res = await request(app).get('/');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    for (const href of ['/openapi.json', '/healthz', '/readyz']) expect(res.text).toContain(`href="${href}"`);
+    expect(res.text).not.toContain(t.local.clients.owner.client_id);
+    const post = await request(app).post('/').type('form').send({});
+    expect(post.status).toBe(404);
+    expectErrorBody(post, 404, 'unknown_endpoint');
+  });
+
   it('a lone % in a page path: 400 naming the path, not 500', async () => {
     for (const path of ['/social/%/callback', '/social/%zz/start', '/widget_data/flows/%/1/en-US/flow.json']) {
       const res = await request(app).get(path);

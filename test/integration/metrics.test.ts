@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { buildApp } from '../../src/app';
-import { serveMetrics } from '../../src/metrics';
+import { createMetrics, serveMetrics } from '../../src/metrics';
+import { counted } from '../../workers/processors';
 import { createLogger } from '../../src/logger';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
@@ -67,6 +68,47 @@ describe('Prometheus metrics (METRICS_PORT)', () => {
     expect(text).toMatch(/^gatehouse_process_cpu_user_seconds_total\{process="api"\} /m);
     // no secret reaches a label
     expect(text).not.toMatch(/metrics@example\.com|correct horse|wrong horse/);
+  });
+
+  it('the outbox backlog is this scrape\'s, both gauges from one read', async () => {
+    const metrics = createMetrics('worker');
+    const created = new Date(Math.floor(Date.now() / 1000) * 1000);
+    metrics.watchOutbox(t.runtime.db, () => new Date(created.getTime() + 37_000));
+    const port = await freePort();
+    const server = await serveMetrics(metrics, port, '127.0.0.1', createLogger('silent'));
+    const { Outbox } = t.runtime.db.models;
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    const rows = ['a', 'b'].map((n) => ({
+      id: `00000000-0000-4000-8000-00000000000${n === 'a' ? 1 : 2}`, application_id: local.id, queue: 'maintenance', name: `metrics-test-${n}`,
+      payload: '{}', status: 'pending', attempts: 0, last_error: null, created_at: created, updated_at: created, entity_id: null,
+    }));
+    try {
+      const text = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(sample(await text(), 'gatehouse_outbox_oldest_pending_seconds', { queue: 'maintenance' })).toBe(0);
+      await Outbox.bulkCreate(rows);
+      // the first scrape after the rows were committed sees them, in both gauges
+      const first = await text();
+      expect(sample(first, 'gatehouse_outbox_pending', { queue: 'maintenance' })).toBe(2);
+      expect(sample(first, 'gatehouse_outbox_oldest_pending_seconds', { queue: 'maintenance' })).toBe(37);
+    } finally {
+      await Outbox.destroy({ where: { id: rows.map((r) => r.id) } });
+      server.close();
+    }
+  });
+
+  it('a job given up counts once as failed; its earlier attempts count as retried', async () => {
+    const metrics = createMetrics('worker');
+    const failing = async () => {
+      throw new Error('the SMTP server is down');
+    };
+    const processors = counted({ mail: failing, versions: failing, maintenance: failing }, metrics);
+    const job = { id: 'j1', name: 'send', queue: 'mail' as const, data: {} };
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await expect(processors.mail(job, { attempt, finalAttempt: attempt === 3 })).rejects.toThrow('SMTP');
+    }
+    const text = await metrics.registry.metrics();
+    expect(sample(text, 'gatehouse_jobs_total', { queue: 'mail', outcome: 'retried' })).toBe(2);
+    expect(sample(text, 'gatehouse_jobs_total', { queue: 'mail', outcome: 'failed' })).toBe(1);
   });
 
   it('serves /metrics only, by GET, on its own port; the API port has no /metrics', async () => {

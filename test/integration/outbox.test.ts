@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logger';
 import { createBullWorkers } from '../../src/queue/bullmq';
 import { createInProcessQueue } from '../../src/queue/in-process';
 import { createOutbox } from '../../src/queue/outbox';
-import type { Processors } from '../../src/queue/port';
+import { backoffDelay, RETRY, retryWindowMs, type Processors } from '../../src/queue/port';
 import { sha256Hex } from '../../src/domain/secrets';
 import { createProcessors } from '../../workers/processors';
 import { mailJob } from '../../src/domain/mail';
@@ -152,6 +152,27 @@ skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox
     expect((await simpleParser(fs.readFileSync(path.join(config.mailDir, `${job.id}.eml`)))).text).toContain('Welcome, Via BullMQ!');
     await workers.close();
     close();
+    await queue.close();
+  });
+
+  it('a failing job is retried over about two hours: waits double from 2 s and are capped at 10 minutes', async () => {
+    expect(retryWindowMs()).toBe((1022 + 10 * 600) * 1000); // 1 h 57 min
+    expect(Array.from({ length: RETRY.attempts - 1 }, (_, i) => backoffDelay(i + 1))).toEqual(
+      [2, 4, 8, 16, 32, 64, 128, 256, 512, ...Array(10).fill(600)].map((s) => s * 1000));
+    const { config } = t.runtime;
+    const failing = async () => {
+      throw new Error('the SMTP server is down');
+    };
+    const processors = { mail: failing, versions: failing, maintenance: failing };
+    const workers = createBullWorkers({ redisUrl: config.redisUrl!, prefix: config.redisPrefix, processors, logger });
+    const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix: config.redisPrefix });
+    await t.runtime.queue.enqueue({ id: 'retry-window-test', queue: 'mail', name: 'send', data: {} });
+    await until(async () => (await queue.getJob('retry-window-test'))?.attemptsMade === 1);
+    const job = (await queue.getJob('retry-window-test'))!;
+    expect(job.opts.attempts).toBe(20);
+    expect(await job.getState()).toBe('delayed');
+    expect(job.delay).toBe(2000);
+    await workers.close();
     await queue.close();
   });
 });

@@ -77,6 +77,18 @@ describe('configuration', () => {
     expect(problems({ SECRET_KEY: 'too-short' })).toEqual([expect.stringMatching(/^SECRET_KEY must be 32 random bytes/)]);
     expect(problems({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') })).toEqual([]);
   });
+
+  it('never echoes a secret it refuses, nor the password of a URL', () => {
+    const found = problems({
+      DATABASE_URL: 'postgres://gatehouse:s3cret-pw@db.internal/gatehouse', REDIS_URL: 'http://default:r3dis-pw@cache:6379',
+      SMTP_URL: 'ftp://mailer:sm7p-pw@smtp.example.com', SECRET_KEY: 'abc-secret', DASHBOARD_PASSWORD: 'short-pw',
+    });
+    expect(found).toHaveLength(5);
+    const text = found.join('\n');
+    for (const secret of ['s3cret-pw', 'r3dis-pw', 'sm7p-pw', 'abc-secret', 'short-pw']) expect(text).not.toContain(secret);
+    expect(text).toContain('(got "postgres://gatehouse:***@db.internal/gatehouse")');
+    expect(text).toContain('SECRET_KEY must be 32 random bytes as 64 hex characters or base64 (generate one with: openssl rand -hex 32) (got a value of 10 characters, not shown)');
+  });
 });
 
 describe('argon2 parameters', () => {

@@ -46,8 +46,12 @@ export function createProcessors(deps: {
   return { processors: deps.metrics ? counted(processors, deps.metrics) : processors, templates, close: () => transport.close() };
 }
 
-/** Every processor timed and counted by outcome. */
-function counted(processors: Processors, metrics: Metrics): Processors {
+/**
+ * Every processor timed and counted by outcome: `completed`, `retried` (an attempt failed and
+ * another will come) or `failed` (the last attempt failed: the job is given up). A job counts once
+ * as completed or failed, so alerts can read `failed` as jobs lost to errors.
+ */
+export function counted(processors: Processors, metrics: Metrics): Processors {
   const wrap = (queue: QueueName, run: Processor): Processor => async (job, context) => {
     const started = performance.now();
     try {
@@ -55,7 +59,7 @@ function counted(processors: Processors, metrics: Metrics): Processors {
       metrics.job(queue, job.name, 'completed', (performance.now() - started) / 1000);
       return result;
     } catch (err) {
-      metrics.job(queue, job.name, 'failed', (performance.now() - started) / 1000);
+      metrics.job(queue, job.name, context.finalAttempt ? 'failed' : 'retried', (performance.now() - started) / 1000);
       throw err;
     }
   };

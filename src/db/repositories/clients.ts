@@ -55,6 +55,11 @@ export function createClientQueries({ Client }: Models, transact: Transact) {
       const row = await Client.findOne({ where: { application_id: applicationId, id }, raw: true });
       return row ? toClient(row) : undefined;
     },
+    /** The oldest client of any application, or undefined in an empty database (what readiness opens to check SECRET_KEY). */
+    async first(): Promise<StoredClient | undefined> {
+      const row = await Client.findOne({ order: [['id', 'ASC']], raw: true });
+      return row ? toClient(row) : undefined;
+    },
     async list(applicationId: number): Promise<StoredClient[]> {
       const rows = await Client.findAll({ where: { application_id: applicationId }, order: [['id', 'ASC']], raw: true });
       return rows.map(toClient);
