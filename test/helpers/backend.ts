@@ -15,6 +15,19 @@ export const onMysql = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '');
 export const redisUrl = process.env.REDIS_URL || undefined;
 export const FLOWS = path.join(projectRoot(), 'flows');
 
+/** DATABASE_URL without its database: the server the tests make their databases on. */
+export function serverUrl(): string {
+  const server = new URL(process.env.DATABASE_URL!);
+  server.pathname = '/';
+  return server.toString();
+}
+
+/**
+ * The names of this run's test databases begin with this (`gh_test_<run>_`): the run's global
+ * teardown drops every one of them, even those of a test file that failed before its own cleanup.
+ */
+export const testDatabasePrefix = () => `gh_test_${process.env.GATEHOUSE_TEST_RUN ?? 'norun'}_`;
+
 export interface TestBackend {
   /** Environment for this backend: pass it to child processes. */
   env: NodeJS.ProcessEnv;
@@ -34,16 +47,16 @@ export async function createTestBackend(options: { redis?: boolean; env?: NodeJS
   let databaseUrl = `sqlite:${path.join(dir, 'gatehouse.sqlite')}`;
   let dropDatabase = async () => {};
   if (onMysql) {
-    const server = new URL(process.env.DATABASE_URL!);
-    const name = `gh_test_${suffix}`;
-    server.pathname = '/';
-    const admin = await mysql.createConnection(server.toString());
+    // the server of DATABASE_URL: the database it names need not exist
+    const name = `${testDatabasePrefix()}${suffix}`;
+    const admin = await mysql.createConnection(serverUrl());
     await admin.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
     await admin.end();
-    server.pathname = `/${name}`;
-    databaseUrl = server.toString();
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
     dropDatabase = async () => {
-      const conn = await mysql.createConnection(process.env.DATABASE_URL!);
+      const conn = await mysql.createConnection(serverUrl());
       await conn.query(`DROP DATABASE IF EXISTS ${name}`);
       await conn.end();
     };
