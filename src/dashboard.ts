@@ -2,6 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { loadConfigOrExit, type Config } from './config';
@@ -17,20 +18,35 @@ const FAILURES_PER_MINUTE = 10;
  * The queue dashboard (`npm run dashboard`): bull-board over the mail, versions and maintenance
  * queues, on a port of its own, behind the operator credential from the environment
  * (DASHBOARD_USER, DASHBOARD_PASSWORD; HTTP Basic). Operators see waiting, active, failed and
- * completed jobs and retry or remove failed ones. A job holds only its outbox id: no email,
- * link, code or token is ever shown. The outbox backlog is in the metrics
+ * completed jobs and retry or remove failed ones. A job holds its outbox id and what it is for
+ * (template, locale, application): no email address, link, code or token is ever shown. The outbox backlog is in the metrics
  * (`gatehouse_outbox_pending`, `gatehouse_outbox_oldest_pending_seconds`).
  */
 export function buildDashboard(config: Config, logger: Logger): { app: express.Express; close(): Promise<void> } {
   const { user, password } = config.dashboard;
   if (!config.redisUrl || !password) throw new Error('the dashboard needs REDIS_URL and DASHBOARD_PASSWORD');
-  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: { url: config.redisUrl }, prefix: config.redisPrefix }));
+  // one connection of our own, whose errors are ours to report: said once when Redis becomes
+  // unreachable and once when it is back, as JSON like every other line
+  const redis = new IORedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  let reachable = true;
+  redis.on('error', (err) => {
+    if (!reachable) return;
+    reachable = false;
+    logger.error({ err: err.message }, 'Redis is unreachable: the dashboard shows no queues until it is back (/readyz answers 503)');
+  });
+  redis.on('ready', () => {
+    if (reachable) return;
+    reachable = true;
+    logger.info('Redis is reachable again');
+  });
+  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: redis, prefix: config.redisPrefix }));
+  for (const q of queues) q.on('error', () => undefined); // the connection's own handler reports it
   const board = new ExpressAdapter();
   board.setBasePath('/');
   createBullBoard({
     queues: queues.map((q) => new BullMQAdapter(q, { allowRetries: true })),
     serverAdapter: board,
-    options: { uiConfig: { boardTitle: 'Gatehouse queues' } },
+    options: { uiConfig: { boardTitle: 'Gatehouse' } },
   });
 
   const failures = new RateLimiterMemory({ points: FAILURES_PER_MINUTE, duration: 60 });
@@ -69,10 +85,22 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  // liveness for the container's health check, without the credential
+  // liveness and readiness for the container's health checks, without the credential
   app.get('/healthz', (_req, res) => void res.json({ stat: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const ok = await redis.ping().then(() => true, () => false);
+    res.status(ok ? 200 : 503).json(ok ? { stat: 'ok', checks: { redis: true } } : {
+      stat: 'error', checks: { redis: 'is unreachable' }, error_description: 'not ready: Redis is unreachable',
+    });
+  });
   app.use(authenticate, board.getRouter());
-  return { app, close: async () => void (await Promise.all(queues.map((q) => q.close()))) };
+  return {
+    app,
+    async close() {
+      await Promise.all(queues.map((q) => q.close()));
+      redis.disconnect();
+    },
+  };
 }
 
 function main(): void {

@@ -9,6 +9,19 @@ import type { JobQueue, QueueName } from './port';
  * it belongs to, and enqueued only after commit, with the outbox id as job id. If the enqueue
  * fails (Redis down, pod killed), the row stays pending and the maintenance relay enqueues it.
  */
+/**
+ * What a job is for, as the queue dashboard shows it: never an address, a link or a value of the
+ * record (`welcome email, en-US, application 3`; `snapshot of record 42`).
+ */
+export function about(j: OutboxJob): string {
+  const p = j.payload;
+  if (j.queue === 'mail' && typeof p.template === 'string' && typeof p.locale === 'string') {
+    return `${p.template} email, ${p.locale.slice(0, 10)}, application ${j.applicationId}`;
+  }
+  if (j.queue === 'versions' && j.entityId !== undefined) return `${j.name} of record ${j.entityId}, application ${j.applicationId}`;
+  return `${j.name}, application ${j.applicationId}`;
+}
+
 /** What work committed with its jobs answers: its result, and the jobs to enqueue after commit. */
 export interface Committed<T> { result: T; jobs: OutboxJob[] }
 
@@ -25,8 +38,9 @@ export function createOutbox(deps: {
   const { db, queue, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
-  // the job carries only the outbox id: the payload stays in the database (it may hold sealed links)
-  const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id } });
+  // the job carries the outbox id and what it is for (shown on the dashboard); the payload stays in
+  // the database (it holds the recipient and sealed links)
+  const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j) } });
 
   const withJobs = <X extends AnyTx, T>(work: (tx: X) => Promise<Committed<T>>) => async (tx: X) => {
     const out = await work(tx);

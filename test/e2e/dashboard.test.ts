@@ -1,9 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { createTestBackend, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
-import { freePort, ROOT, startNode, type Started } from '../helpers/processes';
+import { freePort, ownServer, ROOT, startNode, type Started } from '../helpers/processes';
 import { CHROMIUM, launchChromium } from '../helpers/browser';
 
 const DASHBOARD = path.join(ROOT, 'dist/src/dashboard.js');
@@ -104,6 +105,33 @@ skipUnless(redisUrl !== undefined, 'the dashboard shows BullMQ queues: it needs 
     });
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('with Redis down: JSON logs, says so once, not ready; ready again when Redis is back', async () => {
+    const redisPort = await freePort();
+    const port = await freePort();
+    const own = ownServer('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      () => spawnSync('redis-cli', ['-p', String(redisPort), 'ping']).stdout?.toString().trim() === 'PONG');
+    const alone = startNode(DASHBOARD, {
+      cwd: backend.dir, env: { ...backend.env, REDIS_URL: `redis://127.0.0.1:${redisPort}`, LOG_LEVEL: 'info', DASHBOARD_PORT: String(port), DASHBOARD_PASSWORD: PASSWORD },
+    });
+    try {
+      await alone.waitFor(/dashboard listening/);
+      await new Promise((r) => setTimeout(r, 3000));
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ stat: 'error', checks: { redis: 'is unreachable' } });
+      const lines = alone.output().trim().split('\n');
+      for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+      expect(lines.filter((l) => l.includes('Redis is unreachable'))).toHaveLength(1);
+      await own.start();
+      await alone.waitFor(/Redis is reachable again/, 30_000);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/api/queues`, { headers: auth() })).status).toBe(200);
+    } finally {
+      expect(await alone.stop()).toBe(0);
+      await own.kill();
+    }
   });
 
   // last: it spends this address's budget

@@ -144,7 +144,10 @@ skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox
     const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix: config.redisPrefix });
     const counts = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(1);
-    expect((await queue.getJob(job.id))?.data).toEqual({ outboxId: job.id }); // no payload in Redis
+    // no payload in Redis: the outbox id, and what the job is for without the address
+    const local = (await db.applications.findByName('local'))!;
+    expect((await queue.getJob(job.id))?.data).toEqual({ outboxId: job.id, about: `welcome email, en-US, application ${local.id}` });
+    expect(JSON.stringify((await queue.getJob(job.id))?.data)).not.toContain('@');
 
     const { processors, close } = createProcessors({ config, db, outbox: services.outbox, logger });
     const workers = createBullWorkers({ redisUrl: config.redisUrl!, prefix: config.redisPrefix, processors, logger });
