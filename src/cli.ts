@@ -7,6 +7,9 @@ import { ApplicationExistsError } from './domain/applications';
 import { banner } from './banner';
 import { createLogger } from './logger';
 import { newestMail } from './mail-files';
+import { compileFilter, compileSort, FilterUseError } from './db/entity-filter';
+import { FilterError, parseFilter } from './domain/filter';
+import { renderUser, renderWithProfiles } from './domain/users';
 import { createCore, prepareSchema, projectRoot } from './runtime';
 import { packageVersion } from './paths';
 
@@ -30,6 +33,16 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
 }
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+/** Every command about one application takes it as --app, the default application when omitted. */
+const APP_OPTION = ['--app <name>', 'application (default: DEFAULT_APP, which defaults to local)'] as const;
+const appName = (opts: { app?: string }) => opts.app ?? loadConfigOrExit().defaultApp;
+async function applicationOf(core: Core, opts: { app?: string }) {
+  const name = appName(opts);
+  const found = await core.db.applications.findByName(name);
+  if (!found) throw new Error(`there is no application "${name}"; create it with: npx gatehouse apps:create ${name}`);
+  return found;
+}
 
 const program = new Command('gatehouse')
   .description('Gatehouse: registration and authentication service')
@@ -74,14 +87,19 @@ program.command('apps:create')
     const { flows: _all, ...summary } = created;
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else print(summary);
+    // the login client's reset and verification links point at PUBLIC_BASE_URL: the server's, not this shell's
+    if (!process.env.PUBLIC_BASE_URL) {
+      process.stderr.write(`gatehouse: PUBLIC_BASE_URL is not set, so the login client's password_recover_url and verify_email_url are under ${loadConfigOrExit().publicBaseUrl}; `
+        + 'run this with the PUBLIC_BASE_URL the server has, or change them with /settings/set\n');
+    }
   }));
 
 program.command('flows:import')
   .argument('<dir>', 'a flow folder (flow.json + translations.json), or a folder of them')
-  .requiredOption('--app <name>', 'application to import into')
+  .option(...APP_OPTION)
   .description('import flows as new immutable versions (a flow identical to its newest version keeps it)')
-  .action((dir: string, opts: { app: string }) => withCore(async ({ applications }) => {
-    const imported = await applications.importFlows(opts.app, path.resolve(dir));
+  .action((dir: string, opts: { app?: string }) => withCore(async ({ applications }) => {
+    const imported = await applications.importFlows(appName(opts), path.resolve(dir));
     print(imported.length === 1 ? imported[0] : imported);
   }));
 
@@ -103,51 +121,76 @@ program.command('flows:validate')
   });
 
 program.command('clients:list')
-  .requiredOption('--app <name>', 'application')
+  .option(...APP_OPTION)
   .description("print an application's clients with their secrets")
-  .action((opts: { app: string }) => withCore(async ({ db, clients }) => {
-    const app = await db.applications.findByName(opts.app);
-    if (!app) throw new Error(`there is no application "${opts.app}"; create it with: npx gatehouse apps:create ${opts.app}`);
-    const all = await clients.list(app.id);
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    const all = await core.clients.list((await applicationOf(core, opts)).id);
     print(all.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features, settings: c.settings })));
   }));
 
 program.command('providers:add')
-  .argument('<app>', 'application')
   .argument('<name>', 'provider name, part of its URLs (/social/NAME/start): google, github, …')
+  .option(...APP_OPTION)
   .requiredOption('--issuer <url>', 'OpenID Connect issuer (https://accounts.google.com), or https://github.com')
   .requiredOption('--client-id <id>', 'client id the provider gave this application')
   .requiredOption('--client-secret <secret>', 'client secret the provider gave this application')
   .option('--kind <kind>', 'oidc (any OpenID Connect provider, by discovery) or github', 'oidc')
   .option('--scopes <scopes...>', 'scopes to ask for (default: openid email profile; GitHub: read:user user:email)')
   .description('add an identity provider to the application\'s social login')
-  .action((app: string, name: string, opts: { issuer: string; clientId: string; clientSecret: string; kind: string; scopes?: string[] }) =>
-    withCore(async ({ db, providers }) => {
-      const found = await db.applications.findByName(app);
-      if (!found) throw new Error(`there is no application "${app}"; create it with: npx gatehouse apps:create ${app}`);
-      print(await providers.add(found.id, {
+  .action((name: string, opts: { app?: string; issuer: string; clientId: string; clientSecret: string; kind: string; scopes?: string[] }) =>
+    withCore(async (core) => {
+      print(await core.providers.add((await applicationOf(core, opts)).id, {
         name, kind: opts.kind as 'oidc' | 'github', issuer: opts.issuer, clientId: opts.clientId, clientSecret: opts.clientSecret, scopes: opts.scopes,
       }));
     }));
 
 program.command('providers:list')
-  .argument('<app>', 'application')
+  .option(...APP_OPTION)
   .description("list the application's identity providers (never their secrets)")
-  .action((app: string) => withCore(async ({ db, providers }) => {
-    const found = await db.applications.findByName(app);
-    if (!found) throw new Error(`there is no application "${app}"`);
-    print(await providers.list(found.id));
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    print(await core.providers.list((await applicationOf(core, opts)).id));
   }));
 
 program.command('providers:remove')
-  .argument('<app>', 'application')
   .argument('<name>', 'provider name')
+  .option(...APP_OPTION)
   .description('remove an identity provider (identities already linked stay linked)')
-  .action((app: string, name: string) => withCore(async ({ db, providers }) => {
-    const found = await db.applications.findByName(app);
-    if (!found) throw new Error(`there is no application "${app}"`);
-    await providers.remove(found.id, name);
+  .action((name: string, opts: { app?: string }) => withCore(async (core) => {
+    await core.providers.remove((await applicationOf(core, opts)).id, name);
     process.stdout.write(`removed provider ${name}\n`);
+  }));
+
+program.command('users:show')
+  .argument('<who>', 'an email address, a username, a uuid or an id')
+  .option(...APP_OPTION)
+  .description('print one user record as the API shows it, with its linked identities (never its password hash)')
+  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const key = /^\d{1,15}$/.test(who) ? { id: Number(who) } : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? { uuid: who } : who.includes('@') ? { email: who } : { username: who };
+    const record = await core.db.entities.find(app.id, key);
+    if (!record) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}`);
+    print(renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)));
+  }));
+
+program.command('users:find')
+  .argument('<filter>', 'a filter of the entity API, such as "email = \'ada@example.com\'" or "lastLogin is null"')
+  .option(...APP_OPTION)
+  .option('--limit <n>', 'at most this many records (1 to 1000)', '100')
+  .description('list the users a filter matches: id, uuid, email, username, created and lastLogin')
+  .action((filter: string, opts: { app?: string; limit: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const dialect = core.db.sequelize.getDialect() === 'mysql' ? 'mysql' : 'sqlite';
+    const limit = Math.min(1000, Math.max(1, Number(opts.limit) || 100));
+    let where;
+    try {
+      where = compileFilter(parseFilter(filter), dialect);
+    } catch (e) {
+      if (e instanceof FilterError || e instanceof FilterUseError) throw new Error(`the filter is not valid: ${e.message}`);
+      throw e;
+    }
+    const page = await core.db.entities.searchPage(app.id, where, compileSort([], dialect), { limit, offset: 0 }, loadConfigOrExit().entityQueryTimeoutMs);
+    const records = await core.db.entities.findByIds(app.id, page.map((r) => r.id));
+    print(records.map((r) => renderUser(r)).map(({ id, uuid, email, username, created, lastLogin }) => ({ id, uuid, email, username: username ?? null, created, lastLogin: lastLogin ?? null })));
   }));
 
 program.command('mail:last')

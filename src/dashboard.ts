@@ -7,6 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { loadConfigOrExit, type Config } from './config';
 import { safeEqual } from './domain/secrets';
+import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
 import { QUEUE_NAMES } from './queue/port';
@@ -104,6 +105,7 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
 }
 
 function main(): void {
+  answerHelp('gatehouse dashboard (npm run dashboard)', 'the queue dashboard on DASHBOARD_PORT (3100), behind DASHBOARD_USER and DASHBOARD_PASSWORD');
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, undefined, config.logFormat).child({ process: 'dashboard' });
   // said on stderr whatever LOG_LEVEL is: the process cannot start

@@ -3,6 +3,7 @@ import { buildApp, drained } from './app';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError } from './domain/applications';
 import { banner } from './banner';
+import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
 import { serveMetrics } from './metrics';
@@ -23,6 +24,7 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
 }
 
 async function main(): Promise<void> {
+  answerHelp('gatehouse api (npm start)', 'the API and the hosted pages on PORT (3000)');
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   if (!config.redisUrl && !config.mailTransport) {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from '../src/config';
 import { openDatabase } from '../src/db';
+import { answerHelp } from '../src/entry-help';
 import { createLogger } from '../src/logger';
 import { createMetrics, serveMetrics } from '../src/metrics';
 import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
@@ -21,6 +22,7 @@ export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
  * (upsertJobScheduler: one schedule however many workers start) and relays the outbox.
  */
 async function main(): Promise<void> {
+  answerHelp('gatehouse worker (npm run worker)', 'the mail, versions and maintenance queues of REDIS_URL');
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, undefined, config.logFormat).child({ process: 'worker' });
   if (!config.redisUrl) {

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -219,6 +219,62 @@ describe('gatehouse CLI on the configured database', () => {
     expect(JSON.parse(validated.stdout)).toMatchObject({ name: 'standard', locales: expect.arrayContaining(['fr-FR']), forms: expect.arrayContaining(['signInForm']) });
     expect(cli(['--version'], { cwd: backend.dir, env: {} }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     expect(cli(['flows:import', path.join(ROOT, 'flows'), '--app', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
+  });
+
+  it('one convention for the application (--app, DEFAULT_APP when omitted); users:show and users:find; apps:create says where its links point', async () => {
+    const env = { ...backend.env, DEFAULT_APP: 'shop' };
+    // (the test above created "shop")
+    const listed = cli(['clients:list'], { cwd: backend.dir, env });
+    expect(listed.status).toBe(0);
+    expect(JSON.parse(listed.stdout)).toHaveLength(2);
+    expect(cli(['providers:list'], { cwd: backend.dir, env }).stdout.trim()).toBe('[]');
+    const added = cli(['providers:add', 'idp', '--issuer', 'https://idp.example.test', '--client-id', 'x', '--client-secret', 'provider-secret-1'], { cwd: backend.dir, env });
+    expect(added.status).toBe(0);
+    expect(added.stdout).not.toContain('provider-secret-1');
+    expect(JSON.parse(cli(['providers:list', '--app', 'shop'], { cwd: backend.dir, env }).stdout)).toEqual([expect.objectContaining({ name: 'idp' })]);
+    expect(cli(['providers:remove', 'idp'], { cwd: backend.dir, env }).stdout).toContain('removed provider idp');
+
+    const created = cli(['apps:create', 'mall', '--json'], { cwd: backend.dir, env });
+    expect(created.stderr).toContain('PUBLIC_BASE_URL is not set');
+    expect(cli(['apps:create', 'mall2', '--json'], { cwd: backend.dir, env: { ...env, PUBLIC_BASE_URL: 'https://login.example.com' } }).stderr).toBe('');
+    const login = JSON.parse(cli(['clients:list', '--app', 'mall2'], { cwd: backend.dir, env }).stdout).find((c: { features: string[] }) => c.features.includes('login_client'));
+    expect(login.settings.password_recover_url).toBe('https://login.example.com/reset-password');
+
+    // a user created through the API's storage, then found and shown by the CLI
+    const owner = JSON.parse(cli(['clients:list'], { cwd: backend.dir, env }).stdout).find((c: { features: string[] }) => c.features.includes('owner'));
+    expect(owner).toBeDefined();
+    expect(cli(['users:show', 'nobody@example.com'], { cwd: backend.dir, env }).stderr).toContain('has no user "nobody@example.com"');
+    expect(JSON.parse(cli(['users:find', 'email is not null'], { cwd: backend.dir, env }).stdout)).toEqual([]);
+    const db = openDatabase(backend.config.database);
+    try {
+      const shop = (await db.applications.findByName('shop'))!;
+      await db.entities.insert({
+        applicationId: shop.id, typeName: 'user', uuid: '3b1d5d7e-0000-4000-8000-00000000cafe', email: 'ada@example.com', username: 'ada',
+        passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g', emailVerified: null, attributes: { givenName: 'Ada' },
+      }, new Date());
+    } finally {
+      await db.close();
+    }
+    for (const who of ['ada@example.com', 'ADA@example.com', 'ada', '3b1d5d7e-0000-4000-8000-00000000cafe']) {
+      const shown = cli(['users:show', who], { cwd: backend.dir, env });
+      expect(shown.status).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ email: 'ada@example.com', givenName: 'Ada', profiles: [] });
+      expect(shown.stdout).not.toContain('argon2');
+    }
+    const found = cli(['users:find', "givenName = 'Ada'"], { cwd: backend.dir, env });
+    expect(JSON.parse(found.stdout)).toEqual([expect.objectContaining({ email: 'ada@example.com', username: 'ada', lastLogin: null })]);
+    expect(cli(['users:find', 'email = '], { cwd: backend.dir, env }).stderr).toContain('the filter is not valid');
+  });
+
+  it('the long-running processes answer --help and refuse other arguments', () => {
+    for (const script of [SERVER, WORKER, path.join(ROOT, 'dist/src/dashboard.js')]) {
+      const help = spawnSync(process.execPath, [script, '--help'], { encoding: 'utf8', env: childEnv({}) });
+      expect(help.status).toBe(0);
+      expect(help.stdout).toContain('Configured by environment variables only');
+      const wrong = spawnSync(process.execPath, [script, '--port', '9'], { encoding: 'utf8', env: childEnv({}) });
+      expect(wrong.status).toBe(64);
+      expect(wrong.stderr).toContain('unknown argument "--port"');
+    }
   });
 
   it('init creates DEFAULT_APP once (secrets only on a terminal), then has nothing to do', () => {
