@@ -1,7 +1,7 @@
 import { DataTypes, QueryInterface } from 'sequelize';
 
 /**
- * The initial schema (DESIGN.md "Data"). Written with portable column types only so it runs
+ * The initial schema (applications, clients, flows, records, credentials). Written with portable column types only so it runs
  * unchanged on SQLite, MySQL 8 and MariaDB 10.11: no JSON columns (TEXT holding JSON), no
  * generated columns, no partial indexes; DATETIME(6) for microsecond timestamps in UTC.
  * Never edit a landed migration: add a new one.

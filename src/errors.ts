@@ -1,7 +1,7 @@
 /**
- * Every error code of SPEC part 7, one definition each, plus the few transport-level errors
+ * Every error code of docs/api.md#errors, one definition each, plus the few transport-level errors
  * Gatehouse adds (unknown endpoint, unreadable body). Handlers throw `ApiError`s made by the
- * factories below; `src/http/render-error.ts` turns them into the spec's error body.
+ * factories below; `src/http/render-error.ts` turns them into the error body (docs/api.md#errors).
  */
 
 export interface ErrorDefinition {
@@ -37,7 +37,7 @@ export const ERROR_DEFINITIONS = {
 
 export type ErrorName = keyof typeof ERROR_DEFINITIONS;
 
-/** Extra fields of the error body (SPEC part 7: invalid_fields, argument_name, ...). */
+/** Extra fields of the error body (docs/api.md#errors: invalid_fields, argument_name, ...). */
 export type ErrorExtra = Record<string, unknown>;
 
 /**

@@ -8,9 +8,9 @@ import type { ReplayGuard } from './replay-guard';
 import { MAX_CLOCK_SKEW_MS, parseSignatureDate, verifySignature } from './signature';
 
 /**
- * The schemes of SPEC part 5: `basic` (Authorization: Basic), `signature` (keyed-HMAC),
+ * The schemes of docs/api.md#authentication: `basic` (Authorization: Basic), `signature` (keyed-HMAC),
  * `client_params` (client_id + client_secret parameters), `access_token` (Authorization: OAuth
- * or the access_token parameter), `client_id` (a login client named by client_id alone, SPEC 5.4)
+ * or the access_token parameter), `client_id` (a login client named by client_id alone, docs/api.md#authentication)
  * and `none`.
  */
 export type AuthScheme = 'basic' | 'signature' | 'client_params' | 'access_token' | 'client_id' | 'none';
@@ -24,7 +24,7 @@ export interface AuthPolicy {
   schemes: readonly AuthScheme[];
   /** The client must have one of these features; empty: any client. */
   kinds: readonly Feature[];
-  /** /oauth/token reports bad client credentials as 402 invalid_client (SPEC 4.12). */
+  /** /oauth/token reports bad client credentials as 402 invalid_client (docs/api.md#oauthtoken). */
   badCredentials: (why: string) => ApiError;
   /** The endpoint only reads: the same signed request may be sent again within its window. */
   repeatable?: boolean;

@@ -2,7 +2,7 @@ import type IORedis from 'ioredis';
 
 /**
  * Remembers accepted signatures for as long as their Date keeps them valid, so a captured signed
- * request cannot be sent again (SPEC 5.1: the scheme protects against replay). With Redis, shared
+ * request cannot be sent again (docs/api.md#authentication: a signed request that changes anything is accepted once). With Redis, shared
  * by every pod (SET NX: exactly one pod accepts a signature); without it, or while Redis is
  * unreachable, in this process's memory.
  */

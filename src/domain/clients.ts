@@ -4,7 +4,7 @@ import { errors } from '../errors';
 import type { ClientChanges } from '../queue/client-changes';
 import { randomToken, safeEqual, SecretBox } from './secrets';
 
-/** The client kinds of SPEC 2.2 (the original calls them features). */
+/** The client kinds of docs/api.md#client-kinds (the original calls them features). */
 export const FEATURES = ['owner', 'access_issuer', 'direct_access', 'direct_read_access', 'login_client'] as const;
 export type Feature = (typeof FEATURES)[number];
 

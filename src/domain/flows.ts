@@ -15,15 +15,15 @@ const unknownFlow = (why: string) => new ApiError('unexpectedError', why);
 
 /**
  * Flow versions are immutable once imported, so each is read from the database once per process
- * and each (version, locale, form) is compiled once (SPEC part 9; STYLE: compile, don't parse per
- * request). Misses are not cached: a flow imported later is found.
+ * and each (version, locale, form) is compiled once, never per request (docs/api.md#flows).
+ * Misses are not cached: a flow imported later is found.
  */
 export function createFlowService(deps: { db: Database; now?: () => Date }) {
   const definitions = new Map<string, FlowDefinition>();
   const forms = createFormCache();
 
   return {
-    /** The flow version a request names; SPEC 4.1's 500 when the name, version or locale is unknown. */
+    /** The flow version a request names; docs/api.md#flows: 500 when the name, version or locale is unknown. */
     async resolve(app: Application, name: string, version: string, locale: string): Promise<FlowVersion> {
       if (!/^\d{1,9}$/.test(version)) throw unknownFlow(`flow "${name.slice(0, 64)}" has no version "${version.slice(0, 20)}"; versions are whole numbers`);
       const key = `${app.id}:${name}:${version}`;
@@ -47,7 +47,7 @@ export function createFlowService(deps: { db: Database; now?: () => Date }) {
         compileForm(flow.definition, formName, flow.locale, deps.now));
     },
 
-    /** A message of the flow (SPEC 7: `message`, `invalid_fields`) in the flow's locale. */
+    /** A message of the flow (docs/api.md#errors: `message`, `invalid_fields`) in the flow's locale. */
     text(flow: FlowVersion, key: string): string {
       const t = flow.definition.translations[key];
       return t?.values[flow.locale] ?? t?.values['en-US'] ?? key;

@@ -8,7 +8,7 @@ import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from '../auth/signature';
 import type { RecordVersions } from './versions';
 import type { Outbox } from '../queue/outbox';
 
-/** SPEC part 8. Access tokens always live one hour; the others default as below. */
+/** docs/api.md#codes-and-tokens. Access tokens always live one hour; the others default as below. */
 export const ACCESS_TOKEN_SECONDS = 3600;
 /** An authorization code lives this long unless the caller asks otherwise (getAuthorizationCode's `lifetime`). */
 export const AUTHORIZATION_CODE_SECONDS = 30;
@@ -99,7 +99,7 @@ export interface TokenPair {
 }
 
 /**
- * Codes and tokens (SPEC part 3): random values of 160 bits, stored only as SHA-256 hashes,
+ * Codes and tokens (docs/api.md#codes-and-tokens): random values of 160 bits, stored only as SHA-256 hashes,
  * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
  * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
  */

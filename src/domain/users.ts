@@ -5,7 +5,7 @@ import { errors } from '../errors';
 import { MAX_PASSWORD_LENGTH } from './passwords';
 import { formatTimestamp, parseTimestamp } from './timestamps';
 
-/** The one entity type (SPEC 2.3); `type_name` must name it. */
+/** The one entity type (docs/api.md#records); `type_name` must name it. */
 export const USER_TYPE = 'user';
 
 /** Attributes with a unique constraint: what `key_attribute` may name. */

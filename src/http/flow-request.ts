@@ -20,7 +20,7 @@ export interface FlowRequest {
 }
 
 /**
- * SPEC 4.1's shared parameters, checked in the order a caller fixes them: client_id (100; 403
+ * docs/api.md#flows: shared parameters, checked in the order a caller fixes them: client_id (100; 403
  * without login_client, refused by the route's kinds), flow and flow_version (or the client's
  * defaults; HEAD refused), locale, redirect_uri where the endpoint lists it, response_type; then
  * the flow version itself (500 when the name, version or locale is unknown).
@@ -64,7 +64,7 @@ export function requestForm(ctx: RequestContext, request: FlowRequest, fallback:
   return form;
 }
 
-/** SPEC 4.1: a required form field that was not sent at all is a missing argument (100). */
+/** docs/api.md#flows: a required form field that was not sent at all is a missing argument (100). */
 export function requireFields(ctx: RequestContext, form: CompiledForm, stored: Record<string, string> = {}): void {
   for (const { name, required, field } of form.fields) {
     if (!required || stored[name] !== undefined) continue;

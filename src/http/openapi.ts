@@ -6,7 +6,7 @@ import type { Route } from './routes';
  * parameters are read, authentication schemes, client kinds, error bodies) and these.
  */
 const RECORD = ['uuid', 'id', 'key_attribute', 'key_value'];
-/** The flow endpoints' shared parameters (SPEC 4.1); the form's own fields come from the flow. */
+/** The flow endpoints' shared parameters (docs/api.md#flows); the form's own fields come from the flow. */
 const FLOW = ['client_id!', 'locale!', 'flow', 'flow_version', 'redirect_uri', 'response_type', 'form'];
 const SOCIAL = [...FLOW, 'token!', 'merge_token', 'refresh_secret'];
 

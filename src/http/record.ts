@@ -13,7 +13,7 @@ export function namesRecord(ctx: RequestContext): boolean {
 }
 
 /**
- * The key of the record a request names (SPEC 4.2): `uuid`, `id`, or (when `byKeyAttribute`)
+ * The key of the record a request names (docs/api.md#access-endpoints): `uuid`, `id`, or (when `byKeyAttribute`)
  * `key_attribute` and `key_value` over a unique attribute; a string key_value is JSON-quoted
  * (`"ada@example.com"`), a number bare. Every failure names the argument at fault.
  */

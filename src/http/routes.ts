@@ -21,12 +21,12 @@ import type { ErrorStyle } from './status';
  * The one route table: every endpoint with its methods, where it reads parameters, the
  * authentication schemes it accepts, the client kinds (features) it admits, how its errors map to
  * HTTP statuses (see status.ts), and whether it only reads (a signed request to any other endpoint
- * is accepted once). SPEC 5.5 decides the kinds.
+ * is accepted once). docs/api.md#client-kinds says which kinds each endpoint admits.
  */
 export interface Route {
   path: string;
   methods: readonly ('GET' | 'POST')[];
-  /** `query+body`: URL query and urlencoded body; `body`: the body only (SPEC 4, /oauth/*). */
+  /** `query+body`: URL query and urlencoded body; `body`: the body only (docs/api.md#conventions, /oauth/*). */
   params: 'query+body' | 'body';
   auth: readonly AuthScheme[];
   kinds: readonly Feature[];
@@ -61,27 +61,27 @@ const login = (path: string, handler: Handler): Route => ({
 });
 
 export const ROUTES: readonly Route[] = [
-  // SPEC 4.2: codes and tokens for user records
+  // docs/api.md#access-endpoints: codes and tokens for user records
   route('/access/getAccessToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAccessToken),
   route('/access/getAuthorizationCode', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAuthorizationCode),
   route('/access/getCreationToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getCreationToken),
   route('/access/getVerificationCode', CLIENT_AUTH, ['owner', 'direct_access'], access.getVerificationCode),
   route('/access/useVerificationCode', ANY_AUTH, [], access.useVerificationCode),
-  // SPEC 4.12: any of the five kinds may exchange, only what was issued for it (signed too, as the
+  // docs/api.md#oauthtoken: any of the five kinds may exchange, only what was issued for it (signed too, as the
   // original server library signs every call)
   route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, 'oauth'),
-  // SPEC 4.4, 4.6, 4.10: flow-based login endpoints; POST, body only, client_id of a login_client
+  // docs/api.md#flows: flow-based login endpoints; POST, body only, client_id of a login_client
   login('/oauth/register_native_traditional', registerTraditional),
   login('/oauth/auth_native_traditional', signInTraditional),
   login('/oauth/update_profile_native', updateProfile),
   // the mobile SDKs renew their access token with the refresh secret they sent at sign-in
   login('/oauth/refresh_access_token', refreshAccessToken),
-  // SPEC 4.3, 4.5, 4.8, 4.9: social login, with a token from the social login application
+  // docs/api.md#social-login: social login, with a token from the social login application
   login('/oauth/auth_native', social.authNative),
   login('/oauth/register_native', social.registerNative),
   login('/oauth/link_account_native', social.linkAccount),
   login('/oauth/unlink_account_native', social.unlinkAccount),
-  // SPEC 4.7, 4.11: emails, limited per recipient and per client address
+  // docs/api.md#flows: emails, limited per recipient and per client address
   login('/oauth/forgot_password_native', forgotPassword),
   login('/oauth/verify_email_native', verifyEmail),
   // records: owner credentials or a creation token create; readers or the record's access token read
@@ -95,7 +95,7 @@ export const ROUTES: readonly Route[] = [
   { ...route('/entity.replace', [...CLIENT_AUTH, 'access_token'], [], entityApi.replaceEntity), size: RECORD_SIZE },
   route('/entity.delete', [...CLIENT_AUTH, 'access_token'], [], entityApi.deleteEntity),
   { ...route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities), size: BULK_SIZE },
-  // SPEC 4.13: a record as it was at a time, from its version snapshots
+  // docs/api.md#versionsentity: a record as it was at a time, from its version snapshots
   { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt), reads: READS },
   { ...route('/entityType', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entity.entityType), reads: READS },
   // admin API, owner only

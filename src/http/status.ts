@@ -25,7 +25,7 @@ export function httpStatusFor(error: ApiError, style: ErrorStyle): number {
   return 200;
 }
 
-/** How each style refuses missing or wrong client credentials (SPEC 4.12: 402 invalid_client; 4.1: 403). */
+/** How each style refuses missing or wrong client credentials (docs/api.md#oauthtoken: 402 invalid_client; docs/api.md#flows: 403). */
 export const BAD_CREDENTIALS: Record<ErrorStyle, (why: string) => ApiError> = {
   capture: errors.invalidClientCredentials,
   oauth: errors.invalidClient,

@@ -5,7 +5,7 @@ import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
 
 /**
- * The outbox (DESIGN.md "No lost work"): a job is written in the same transaction as the change
+ * The outbox (README: Running on MySQL and Redis): a job is written in the same transaction as the change
  * it belongs to, and enqueued only after commit, with the outbox id as job id. If the enqueue
  * fails (Redis down, pod killed), the row stays pending and the maintenance relay enqueues it.
  */

@@ -24,8 +24,8 @@ const PROVIDER_PATH = /^[a-z][a-z0-9-]{0,31}$/;
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /**
- * The browser-facing half of the built-in social login application (DESIGN: `src/web/`, apart from
- * the API's route table): a provider picker, the redirect to a provider, its callback, which
+ * The browser-facing half of the built-in social login application (pages, apart from the
+ * API's route table): a provider picker, the redirect to a provider, its callback, which
  * posts a one-time 40-character token to the app's `token_url`, and `auth_info` for apps that
  * redeem tokens themselves. `token_url` must be on the allow-list (`social_token_urls` of a login
  * client or of the application): nothing else is ever posted to or redirected to.

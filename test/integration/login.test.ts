@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('shared parameters of the flow endpoints (SPEC 4.1)', () => {
+describe('shared parameters of the flow endpoints (docs/api.md#flows)', () => {
   it.each([
     ['client_id missing', { client_id: '' }, 100, 'missing_argument'],
     ['an unknown client_id', { client_id: 'f'.repeat(32) }, 403, 'permission_error'],

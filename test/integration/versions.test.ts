@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('/versions/entity (SPEC 4.13)', () => {
+describe('/versions/entity (docs/api.md#versionsentity)', () => {
   let ada: { id: number; uuid: string };
 
   beforeAll(async () => {

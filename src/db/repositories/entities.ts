@@ -24,7 +24,7 @@ export interface EntityRecord {
 
 export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated' | 'version'>;
 
-/** The unique attributes a record can be found by (SPEC 2.3: `key_attribute`). */
+/** The unique attributes a record can be found by (docs/api.md#access-endpoints: `key_attribute`). */
 export type EntityKey = { uuid: string } | { id: number } | { email: string } | { username: string };
 
 export class DuplicateAttributeError extends Error {

@@ -33,7 +33,7 @@ const hashOf = (app: Application, value: string) => sha256Hex(`${app.id}:${value
 const lifetime = (app: Application) => wholeSeconds(app.settings.social_token_lifetime, SOCIAL_TOKEN_SECONDS);
 
 /**
- * Social login tokens, one port for both sources (DESIGN: `SocialTokens.redeem(token) → profile`):
+ * Social login tokens, one port for both sources (`SocialTokens.redeem(token) → profile`):
  * tokens of the built-in social login application are stored here when its callback issues them;
  * a login client with `social_login_url` and `social_login_api_key` settings uses an external one,
  * whose `auth_info` answer is fetched once and kept here under the same token. Either way a token

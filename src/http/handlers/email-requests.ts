@@ -51,7 +51,7 @@ async function emailRequest(ctx: RequestContext, fallbackForm: string, endpoint:
 const flowMessage = (ctx: RequestContext, request: FlowRequest, key: string) => ctx.services.flows.text(request.flow, key);
 
 /**
- * SPEC 4.7: mails a one-time authorization code, bound to this client and to its
+ * docs/api.md#flows: mails a one-time authorization code, bound to this client and to its
  * password_recover_url, as `code` on that URL. The code and the email commit together.
  */
 export const forgotPassword: Handler = async (ctx) => {
@@ -90,7 +90,7 @@ export const forgotPassword: Handler = async (ctx) => {
 };
 
 /**
- * SPEC 4.11: mails a one-time verification code as `verification_code` on the client's
+ * docs/api.md#flows1: mails a one-time verification code as `verification_code` on the client's
  * verify_email_url; /access/useVerificationCode then sets emailVerified.
  */
 export const verifyEmail: Handler = async (ctx) => {

@@ -10,7 +10,7 @@ import { identifyRecord, namesRecord } from '../record';
 const READERS = ['owner', 'direct_access', 'direct_read_access'];
 
 /**
- * /entity.create: owner credentials, or a `creation_token` (SPEC 1: for mobile apps without a
+ * /entity.create: owner credentials, or a `creation_token` (docs/api.md#records: for mobile apps without a
  * secret). A token issued with `for_client_id` works only when that client sends `client_id`.
  */
 export const createEntity: Handler = async (ctx) => {

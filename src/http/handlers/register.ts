@@ -9,7 +9,7 @@ import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, re
 const ENDPOINT = '/oauth/register_native_traditional';
 
 /**
- * SPEC 4.6: validates the registration form with every rule, creates the record (email unique
+ * docs/api.md#flows: validates the registration form with every rule, creates the record (email unique
  * per application regardless of case, also under concurrent registrations), and signs it in.
  */
 export const registerTraditional: Handler = async (ctx) => {

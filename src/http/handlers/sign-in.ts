@@ -17,7 +17,7 @@ function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName:
 }
 
 /**
- * SPEC 4.4: sign in by email or username and password. Every attempt is counted against the
+ * docs/api.md#flows: sign in by email or username and password. Every attempt is counted against the
  * account's and the address's budgets before the password is checked (unknown accounts have a
  * budget too), and an unknown account still costs one argon2 verification.
  */

@@ -27,11 +27,11 @@ function fromProfile(profile: SocialProfile, attribute: string | undefined): str
   }
 }
 
-/** SPEC 2.4: only fields of the named form, filled from the profile where one maps to it. */
+/** docs/api.md#social-login: only fields of the named form, filled from the profile where one maps to it. */
 const preregFields = (form: CompiledForm, profile: SocialProfile) =>
   Object.fromEntries(form.fields.map(({ name, field }) => [name, fromProfile(profile, field.schemaAttribute)]));
 
-/** 380 with what the spec says of the account that holds the email (SPEC 2.4). */
+/** 380 with what the spec says of the account that holds the email (docs/api.md#social-login). */
 async function emailInUse(ctx: RequestContext, record: EntityRecord): Promise<ApiError> {
   const linked = await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id);
   const photo = linked.find((p) => typeof p.data.photo === 'string');
@@ -80,7 +80,7 @@ async function register(
 }
 
 /**
- * SPEC 4.3: completes a social sign-in. A linked identity signs in (and a `merge_token` from a
+ * docs/api.md#social-login: completes a social sign-in. A linked identity signs in (and a `merge_token` from a
  * failed 380 call for that account links its identity too); an unknown identity whose email a
  * record holds is 380; otherwise `thin_registration=true` creates the record at once (when the
  * provider gave an email) or the answer is 310, with `prereg_fields` when `registration_form` is sent.
@@ -142,7 +142,7 @@ export const authNative: Handler = async (ctx) => {
 };
 
 /**
- * SPEC 4.5: registers the identity of a token that /oauth/auth_native answered 310 for, with the
+ * docs/api.md#social-login: registers the identity of a token that /oauth/auth_native answered 310 for, with the
  * social registration form (every rule checked: 390), and signs the new record in.
  */
 export const registerNative: Handler = async (ctx) => {
@@ -166,7 +166,7 @@ export const registerNative: Handler = async (ctx) => {
   }
 };
 
-/** SPEC 4.8: links the identity behind a social token to the record of an access token. */
+/** docs/api.md#social-login: links the identity behind a social token to the record of an access token. */
 export const linkAccount: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
   const token = ctx.params.require('token');
@@ -181,7 +181,7 @@ export const linkAccount: Handler = async (ctx) => {
   return {};
 };
 
-/** SPEC 4.9: unlinks one identity, unless it is the record's last way to sign in. */
+/** docs/api.md#social-login: unlinks one identity, unless it is the record's last way to sign in. */
 export const unlinkAccount: Handler = async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
   const identifier = ctx.params.require('identifier_to_remove');

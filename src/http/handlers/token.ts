@@ -1,7 +1,7 @@
 import { ApiError } from '../../errors';
 import { caller, type Handler } from '../context';
 
-/** /oauth/token (SPEC 4.12): the authorization_code and refresh_token grants. */
+/** /oauth/token (docs/api.md#oauthtoken): the authorization_code and refresh_token grants. */
 export const token: Handler = async (ctx) => {
   const grantType = ctx.params.require('grant_type');
   const { tokens } = ctx.services;

@@ -23,7 +23,7 @@ export async function recordOfAccessToken(ctx: RequestContext, request: FlowRequ
 }
 
 /**
- * SPEC 4.10: edits the record of the access token with editProfileForm (fields the record already
+ * docs/api.md#flows0: edits the record of the access token with editProfileForm (fields the record already
  * holds need not be resent), or sets its password with changePasswordForm (current password
  * required), newPasswordForm or newPasswordFormNoAuth (only with a token from a reset link or a
  * sign-in minutes ago). A new password ends the record's other sessions.

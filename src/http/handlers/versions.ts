@@ -6,7 +6,7 @@ import { recordKey } from '../record';
 import { shape } from './entity-api';
 
 /**
- * SPEC 4.13 /versions/entity: the record as it was at `timestamp` (the spec's timestamp format or
+ * docs/api.md#versionsentity /versions/entity: the record as it was at `timestamp` (the spec's timestamp format or
  * ISO 8601), by `id` or, in the older variant, `uuid`. Before the record existed, or once it was
  * deleted, 310. Changes whose snapshot the worker has not recorded yet count too (docs/versions.md).
  */
