@@ -1,5 +1,5 @@
 # The one image docker-compose.yml runs as api, worker, dashboard, migrate and init.
-FROM node:20.20.2-bookworm-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
@@ -10,9 +10,14 @@ COPY bench bench
 COPY bin bin
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
-FROM node:20.20.2-bookworm-slim
+FROM node:24.21.0-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production HOST=0.0.0.0
+# the app's files belong to root and stay read-only; the embedded default keeps its data (SQLite,
+# generated key, emails as files) in /data, a volume the non-root user owns:
+#   docker run -p 3000:3000 IMAGE      (the embedded default, in one command)
+ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
+RUN mkdir /data && chown node:node /data && chmod 700 /data
+VOLUME /data
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
