@@ -8,6 +8,8 @@ import type { Route } from './routes';
 const RECORD = ['uuid', 'id', 'key_attribute', 'key_value'];
 /** The flow endpoints' shared parameters (docs/api.md#flows); the form's own fields come from the flow. */
 const FLOW = ['client_id!', 'locale!', 'flow', 'flow_version', 'redirect_uri', 'response_type', 'form'];
+/** The flow endpoints that require redirect_uri: a code is bound to it, or an email links to it (password_recover_url). */
+const FLOW_REDIRECT = FLOW.map((p) => (p === 'redirect_uri' ? 'redirect_uri!' : p));
 const SOCIAL = [...FLOW, 'token!', 'merge_token', 'refresh_secret'];
 
 export const ENDPOINT_DOCS: Record<string, { summary: string; params: readonly string[] }> = {
@@ -21,12 +23,12 @@ export const ENDPOINT_DOCS: Record<string, { summary: string; params: readonly s
   '/oauth/auth_native_traditional': { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] },
   '/oauth/update_profile_native': { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] },
   '/oauth/refresh_access_token': { summary: 'Renews a mobile SDK\'s access token with its refresh secret', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'date!', 'signature!'] },
-  '/oauth/auth_native': { summary: 'Completes a social sign-in with a social login token', params: [...SOCIAL, 'thin_registration', 'registration_form'] },
+  '/oauth/auth_native': { summary: 'Completes a social sign-in with a social login token', params: [...FLOW_REDIRECT, 'token!', 'merge_token', 'refresh_secret', 'thin_registration', 'registration_form'] },
   '/oauth/register_native': { summary: 'Registers the identity behind a social login token', params: SOCIAL },
   '/oauth/link_account_native': { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] },
   '/oauth/unlink_account_native': { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] },
-  '/oauth/forgot_password_native': { summary: 'Mails a one-time code for a new password', params: [...FLOW] },
-  '/oauth/verify_email_native': { summary: 'Mails a verification code', params: [...FLOW] },
+  '/oauth/forgot_password_native': { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT },
+  '/oauth/verify_email_native': { summary: 'Mails a verification code', params: FLOW_REDIRECT },
   '/entity.create': { summary: 'Creates a record', params: ['type_name!', 'attributes!', 'creation_token'] },
   '/entity': { summary: 'One record, whole or in part', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'access_token'] },
   '/entity.find': { summary: 'Records matching a filter, one page', params: ['type_name', 'filter', 'max_results', 'first_result', 'sort_on', 'attributes', 'show_total_count'] },
@@ -121,6 +123,30 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     });
     paths[route.path] = Object.fromEntries(route.methods.map((m) => [m.toLowerCase(), operation(m.toLowerCase() as 'get' | 'post')]));
   }
+  // the two API endpoints outside the route table: the social login application's profile lookup
+  // and the mobile SDKs' flow download (each answers in its original shape)
+  paths['/api/v2/auth_info'] = {
+    post: {
+      operationId: 'postApiV2AuthInfo', summary: 'The profile behind a social login token (the original social login product\'s shape)',
+      description: 'For apps that redeem tokens themselves, with the application\'s social_api_key. Answers {stat: "ok", profile} or {stat: "fail", err: {code, msg}}; '
+        + 'wrong keys draw on the address\'s budget of failed sign-ins (HTTP 429 past it).',
+      security: [{}],
+      requestBody: {
+        required: true,
+        content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['apiKey', 'token'], properties: { apiKey: { type: 'string' }, token: { type: 'string' } }, additionalProperties: false } } },
+      },
+      responses: { 200: { description: 'the profile, or stat "fail" with err.code and err.msg', content: { 'application/json': { schema: { type: 'object', required: ['stat'] } } } }, 429: { description: 'too many failed attempts from this address; Retry-After' } },
+    },
+  };
+  paths['/widget_data/flows/{app}/{flow}/{version}/{locale}.json'] = {
+    get: {
+      operationId: 'getWidgetDataFlow', summary: 'A flow version in the original widget format (the mobile SDKs\' flow download)',
+      description: 'A numbered version never changes and is cached for a year (with an ETag); HEAD names the newest version.',
+      security: [{}],
+      parameters: ['app', 'flow', 'version', 'locale'].map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+      responses: { 200: { description: 'the flow document', content: { 'application/json': { schema: { type: 'object' } } } }, 404: errorResponse('no such application, flow, version or locale') },
+    },
+  };
   return {
     openapi: '3.1.0',
     info: {
