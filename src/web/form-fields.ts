@@ -28,6 +28,9 @@ const DATE_PARTS: Record<PageLocale, [string, string, string]> = {
   'es-ES': ['Año', 'Mes', 'Día'],
 };
 
+/** Said beside the label of a field the form does not require. */
+const OPTIONAL: Record<PageLocale, string> = { 'en-US': 'optional', 'fr-FR': 'facultatif', 'de-DE': 'optional', 'es-ES': 'opcional' };
+
 const AUTOCOMPLETE: Record<string, string> = {
   email: 'email', givenName: 'given-name', familyName: 'family-name', displayName: 'nickname', username: 'username',
   birthdate: 'bday', mobileNumber: 'tel',
@@ -80,7 +83,8 @@ export function renderFields(
     const common = `id="${escape(id)}" name="${escape(name)}" aria-describedby="${escape(described)}"`
       + `${required ? ' required' : ''}${errors.length ? ' aria-invalid="true"' : ''}`
       + ` data-rules="${escape(JSON.stringify(rules))}"`;
-    const label = escape(t(field.label) || name);
+    // a field the form does not require says so (a checkbox is a choice, never "optional")
+    const label = escape(t(field.label) || name) + (!required && field.type !== 'checkbox' ? ` <span class="optional">(${escape(OPTIONAL[locale])})</span>` : '');
     const tip = field.tip ? `<p class="tip" id="${escape(id)}-tip">${escape(t(field.tip))}</p>` : '';
     const error = `<p class="error" id="${escape(id)}-error" role="alert">${errors.map(escape).join(' ')}</p>`;
     const value = field.type === 'password' ? '' : values[name] ?? '';
@@ -96,7 +100,7 @@ export function renderFields(
           const v = values[`${name}[dateselect_${part}]`] ?? [year, month, day][n] ?? '';
           return `<span class="part"><label for="${escape(id)}-${part}">${escape(partLabel)}</label>`
             + `<input id="${escape(id)}-${part}" name="${escape(`${name}[dateselect_${part}]`)}" type="number" inputmode="numeric" ${size}`
-            + `${/^\d{1,4}$/.test(v) ? ` value="${Number(v)}"` : ''}${n === 0 ? ` autocomplete="bday-year"` : ''}></span>`;
+            + `${/^\d{1,4}$/.test(v) ? ` value="${Number(v)}"` : ''} autocomplete="bday-${part}"></span>`;
         }).join('');
         return `<fieldset aria-describedby="${escape(described)}"><legend>${label}</legend><div class="date">${parts}</div>${tip}${error}</fieldset>`;
       }

@@ -12,7 +12,7 @@ import { signInTraditional } from '../http/handlers/sign-in';
 import { authNative, registerNative } from '../http/handlers/social';
 import { callApi, clientFlow, flowParams } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
-import { brandOf, cookieValue, csrf, escape, pageHandler, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, cookieValue, csrf, escape, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 
 type Key =
   | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
@@ -185,8 +185,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     const action = view === 'signin' ? '/signin' : view === 'register' ? '/register' : view === 'forgot' ? '/signin/forgot' : '/register/social';
     let body = `<h1>${escape(title)}</h1>`;
     if (view === 'forgot' && !shown.done) body += `<p>${escape(say(locale, 'forgotIntro'))}</p>`;
-    if (view === 'social') body += `<p>${escape(say(locale, 'socialIntro', { provider: shown.provider ?? '' }))}</p>`;
-    if (shown.mergeToken) body += `<p class="notice" role="status">${escape(say(locale, 'merge', { provider: shown.provider ?? '' }))}</p>`;
+    if (view === 'social') body += `<p>${escape(say(locale, 'socialIntro', { provider: providerLabel(shown.provider ?? '') }))}</p>`;
+    if (shown.mergeToken) body += `<p class="notice" role="status">${escape(say(locale, 'merge', { provider: providerLabel(shown.provider ?? '') }))}</p>`;
     body += `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`;
     if (shown.done) {
       body += `<p class="notice done" role="status">${escape(shown.done)}</p>`;
@@ -206,7 +206,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
       const list = await providers.list(app.id);
       if (list.length > 0) {
         body += `<p>${escape(say(locale, 'or'))}</p><ul>` + list.map((p) => `<li><a class="button provider" href="/social/${escape(p.name)}/start?${escape(entryQuery(entry, { hosted: '1' }))}">`
-          + `${escape(say(locale, 'withProvider', { provider: p.name }))}</a></li>`).join('') + '</ul>';
+          + `${escape(say(locale, 'withProvider', { provider: providerLabel(p.name) }))}</a></li>`).join('') + '</ul>';
       }
     }
     const links = view === 'signin'

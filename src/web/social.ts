@@ -6,7 +6,7 @@ import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import type { HostedPages, HostedReturn } from './hosted';
-import { brandOf, cookieValue, escape, LINK_CODE, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
+import { brandOf, cookieValue, escape, LINK_CODE, providerLabel, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
 /**
  * A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. It
@@ -63,7 +63,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
     if (!tokenUrl) return refuseTokenUrl(res, locale);
     const list = await providers.list(app.id);
     const query = (name: string) => `/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl, locale })}`;
-    const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: p.name }))}</a></li>`);
+    const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: providerLabel(p.name) }))}</a></li>`);
     sendPage(res, 200, locale, text(locale, 'signIn'), `<h1>${escape(text(locale, 'signIn'))}</h1>`
       + (links.length ? `<ul>${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`), { brand: brandOf(app) });
   }));

@@ -255,7 +255,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   it('a provider button: a new identity gets the social registration form, prefilled, then the app gets its code', async () => {
     const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
     await page.goto(`${base}/signin?${entry()}`);
-    await page.click('text=Continue with testidp');
+    await page.click('text=Continue with Testidp');
     await page.waitForURL(/\/interaction\//);
     await page.fill('input[name=login]', 'hopper');
     await page.fill('input[name=password]', 'anything');

@@ -76,6 +76,12 @@ describe('GET /signin and /register: who the page works for', () => {
       expect(register.res.text).toContain(`<label for="f-${field}">`);
     }
     expect(register.res.text).toContain('name="birthdate[dateselect_year]"');
+    // optional fields say so; required ones do not; each date part fills from the browser's autofill
+    expect(register.res.text).toMatch(/<label for="f-mobile">[^<]+ <span class="optional">\(optional\)<\/span><\/label>/);
+    expect(register.res.text).toMatch(/<legend>[^<]+ <span class="optional">\(optional\)<\/span><\/legend>/);
+    expect(register.res.text).not.toMatch(/<label for="f-emailAddress">[^<]*<span class="optional">/);
+    for (const part of ['year', 'month', 'day']) expect(register.res.text).toContain(`name="birthdate[dateselect_${part}]" type="number" inputmode="numeric"`);
+    for (const part of ['year', 'month', 'day']) expect(register.res.text).toMatch(new RegExp(`dateselect_${part}\\][^>]*autocomplete="bday-${part}"`));
     const german = await request(t.app).get('/signin').query(entry({ locale: '' })).set('Accept-Language', 'de-CH;q=0.9, en;q=0.5');
     expect(german.text).toContain('<html lang="de">');
     expect(german.text).toContain('Passwort vergessen?');

@@ -66,7 +66,7 @@ describe('the browser flow', () => {
   it('the picker lists the providers, localized; a token_url off the allow-list is refused with a page saying why', async () => {
     const picker = await request(base).get('/social/signin').query({ token_url: TOKEN_URL, locale: 'fr-FR' });
     expect(picker.status).toBe(200);
-    expect(picker.text).toContain('Se connecter avec testidp');
+    expect(picker.text).toContain('Se connecter avec Testidp'); // the provider's name as people write it
     expect(picker.headers['content-security-policy']).toContain("default-src 'none'");
     const refused = await request(base).get('/social/testidp/start').query({ token_url: 'https://evil.example.test/steal' });
     expect(refused.status).toBe(400);
@@ -254,7 +254,7 @@ describe('merging an identity into an account', () => {
     const browser = cookieBrowser();
     const page = await signInAtProvider(hostedStart(), 'merlin', browser);
     expect(page.status).toBe(200);
-    expect(page.body).toContain('link your testidp account');
+    expect(page.body).toContain('link your Testidp account');
     const form = firstForm(page.body, page.url);
     expect(form.fields.merge_token).toMatch(/^[0-9a-f]{40}$/);
     const done = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: 'merlin@example.test', currentPassword: 'correct horse' } }, 1).catch(() => undefined);
