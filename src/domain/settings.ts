@@ -49,6 +49,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
   password_recover_url: oneUrl('https://app.example.com/reset-password'),
   verify_email_url: oneUrl('https://app.example.com/verify-email'),
   social_login_url: oneUrl('https://social.example.com'),
+  app_url: oneUrl('https://app.example.com'),
   trusted_end_user_ip: (value) => (value === 'true' || value === 'false' ? undefined : 'must be true or false'),
   default_flow_name: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the name of an imported flow, such as standard'),
   default_flow_version: (value) => (/^[1-9]\d{0,8}$/.test(value) ? undefined : 'must be a version number of the flow, such as 1 (HEAD is not accepted)'),

@@ -3,8 +3,10 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Application } from '../db/repositories/applications';
 import { DEFAULT_BRAND_COLOR, paletteOf, type Brand } from '../domain/brand';
 import { safeEqual } from '../domain/secrets';
+import { isHttpUrl, settingOfList } from '../domain/settings';
+import { brandOf } from '../domain/brand';
 
-export { brandOf } from '../domain/brand';
+export { brandOf };
 
 /** The locales of the standard flow; pages fall back to en-US. */
 export const PAGE_LOCALES = ['en-US', 'fr-FR', 'de-DE', 'es-ES'] as const;
@@ -52,6 +54,23 @@ export const providerLabel = (name: string): string => (Object.hasOwn(PROVIDER_N
   ? PROVIDER_NAMES[name]
   : name.charAt(0).toUpperCase() + name.slice(1).replace(/-/g, ' '));
 
+const BACK_TO_APP: Record<PageLocale, string> = {
+  'en-US': 'Continue to {app}', 'fr-FR': 'Continuer vers {app}', 'de-DE': 'Weiter zu {app}', 'es-ES': 'Continuar a {app}',
+};
+
+/**
+ * Where a finished page sends people back: the setting `app_url` (the client's, else the
+ * application's), else the origin of the client's first allowed redirect URI; undefined when
+ * neither is set. As a link (a button) in the page's language, or ''.
+ */
+export function backToApp(app: Application, client: { settings: Record<string, string> } | undefined, locale: PageLocale): string {
+  const url = client?.settings.app_url ?? app.settings.app_url;
+  const first = settingOfList(client?.settings.redirect_uris ?? app.settings.redirect_uris).find(isHttpUrl);
+  const target = url && isHttpUrl(url) ? url : first ? new URL(first).origin : undefined;
+  if (!target) return '';
+  return `<a class="button" href="${escape(target)}">${escape(BACK_TO_APP[locale].replace('{app}', brandOf(app).name))}</a>`;
+}
+
 /** HTML-escapes a value for text and attribute positions. */
 export const escape = (v: string) => v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -65,7 +84,7 @@ function styleFor(color: string): string {
   return '*{box-sizing:border-box}body{font:16px/1.5 Helvetica,Arial,system-ui,sans-serif;margin:0;padding:1.5rem 1rem;background:#f4f5f7;color:#1f2933}'
     + 'header{max-width:30rem;margin:0 auto 1rem;text-align:center;font-size:1.25rem;font-weight:bold;color:' + link + '}header img{max-height:3rem;max-width:100%;margin-bottom:.5rem}'
     + 'main{max-width:30rem;margin:0 auto;background:#fff;border-radius:8px;padding:1.5rem}h1{font-size:1.4rem;margin:0 0 1rem}'
-    + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem;padding:0}.optional{font-weight:normal;color:#52606d}fieldset{border:0;padding:0;margin:1rem 0 0}fieldset legend{margin-top:0}label.choice{font-weight:normal}'
+    + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem;padding:0}.optional{font-weight:normal;color:#52606d}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}fieldset{border:0;padding:0;margin:1rem 0 0}fieldset legend{margin-top:0}label.choice{font-weight:normal}'
     + 'input:not([type=checkbox]):not([type=radio]),select,textarea{display:block;width:100%;padding:.6rem;border:1px solid #7b8794;border-radius:6px;font:inherit;color:inherit;background:#fff}'
     + '.date{display:flex;gap:.5rem}.date .part{flex:1}.date label{font-weight:normal;margin-top:0}'
     + '[aria-invalid=true]{border-color:#b42318!important;border-width:2px!important}.error{color:#b42318;margin:.25rem 0 0}.error:empty:not(.kept){display:none}'

@@ -11,7 +11,7 @@ import { forgotPassword } from '../http/handlers/email-requests';
 import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { backToApp, brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged' | 'sent';
 const FORM = 'newPasswordFormNoAuth';
@@ -78,22 +78,33 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     return { state: row.expiresAt <= clock.now() ? 'expired' : 'choose', row };
   }
 
+  /** The email (else username) of the account a code is for. */
+  const usernameOf = async (app: Application, row: StoredCredential) => {
+    const record = row.entityId === null ? undefined : await db.entities.find(app.id, { id: row.entityId });
+    return record?.email ?? record?.username ?? undefined;
+  };
+
   /** The client that sent the email, and its flow's `name` form in the page's locale. */
   const formFor = (app: Application, row: StoredCredential, locale: PageLocale, name = FORM) => senderForm(services, app, row, locale, name);
 
-  interface Shown { code: string; csrf: string; flow: FlowVersion; form: CompiledForm; invalid: Record<string, string[]>; values?: Record<string, string>; notice?: string }
+  interface Shown {
+    code: string; csrf: string; flow: FlowVersion; form: CompiledForm; invalid: Record<string, string[]>; values?: Record<string, string>; notice?: string;
+    /** The account's email, in a username field password managers read (they save the new password for it). */
+    username?: string;
+  }
 
   /**
    * The page: the outcome, and the new-password form (`choose`), or for a used or expired link the
    * flow's forgotPasswordForm, which mails a new link as /oauth/forgot_password_native does.
    */
-  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status: number, form?: Shown) => {
+  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status: number, form?: Shown, back = '') => {
     const t = TEXT[locale];
-    let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'changed' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'choose' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`;
+    let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'changed' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'choose' ? 'status' : 'alert'}">${escape(t[outcome])}</p>${back}`;
     if (form) {
       const resend = form.form.name === FORGOT;
       if (form.notice) body += `<p class="notice" role="alert">${escape(form.notice)}</p>`;
       body += `<form method="post" action="${resend ? '/reset-password/resend' : '/reset-password'}" data-validate>`
+        + (form.username ? `<input type="text" name="username" autocomplete="username" value="${escape(form.username)}" class="visually-hidden" tabindex="-1" aria-hidden="true" readonly>` : '')
         + renderFields(flows, form.flow, form.form, locale, form.values ?? {}, form.invalid)
         + `<input type="hidden" name="code" value="${escape(form.code)}">`
         + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
@@ -121,7 +132,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     if (state !== 'choose') return spent(req, res, app, locale, state, code, row);
     const found = row ? await formFor(app, row, locale) : undefined;
     if (!found) return page(res, app, locale, 'unknown', 404);
-    page(res, app, locale, 'choose', 200, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: {} });
+    page(res, app, locale, 'choose', 200, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: {}, username: await usernameOf(app, row!) });
   }));
 
   // a used or expired link: a new email, for the client that sent the first, with the API's answers
@@ -156,7 +167,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     // the rules first: a mistake keeps the code usable
     const result = await found.form.validate(sent, { isUnique: async () => true });
     if (Object.keys(result.invalid).length > 0) {
-      return page(res, app, locale, 'choose', 400, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: result.invalid });
+      return page(res, app, locale, 'choose', 400, { code, csrf: token.issue(req, res), flow: found.flow, form: found.form, invalid: result.invalid, username: await usernameOf(app, row) });
     }
     const { password } = changesFrom(found.form, result.values);
     if (password === undefined) throw new Error(`${FORM} of flow ${found.flow.name} has no field that writes the password`);
@@ -178,7 +189,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
       return { result: undefined, jobs: [(await versions.written(changed, tx)).job] };
     });
     token.clear(res);
-    page(res, app, locale, 'changed', 200);
+    page(res, app, locale, 'changed', 200, undefined, backToApp(app, found.client, locale));
   }));
   return router;
 }

@@ -10,7 +10,7 @@ import { verifyEmail } from '../http/handlers/email-requests';
 import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { backToApp, brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
@@ -90,9 +90,9 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
   interface Resend { flow: FlowVersion; form: CompiledForm; values?: Record<string, string>; invalid?: Record<string, string[]>; notice?: string }
 
   /** The page: the outcome, the confirm button (`confirm`), or for an expired link the flow's resendVerificationForm. */
-  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string; resend?: Resend }) => {
+  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string; resend?: Resend }, back = '') => {
     const t = TEXT[locale];
-    let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>`;
+    let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>${back}`;
     if (form?.resend?.notice) body += `<p class="notice" role="alert">${escape(form.resend.notice)}</p>`;
     if (form) {
       body += `<form method="post" action="${form.resend ? '/verify-email/resend' : '/verify-email'}"${form.resend ? ' data-validate' : ''}>`
@@ -134,8 +134,12 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     token.clear(res);
     try {
       if (!LINK_CODE.test(code)) return page(res, app, locale, 'unknown', 404);
+      const { row } = await stateOf(app, code);
       await tokens.useVerificationCode(app, code);
-      page(res, app, locale, 'verified');
+      // back to the app whose email carried the link
+      const sentBy = row && (row.forClientId ?? row.clientId);
+      const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
+      page(res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       const { state, row } = await stateOf(app, code);

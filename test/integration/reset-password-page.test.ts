@@ -51,6 +51,8 @@ describe('GET /reset-password (where password emails link)', () => {
     // the flow's fields, labels bound to inputs, rules as attributes
     expect(res.text).toMatch(/<label for="f-newPassword">[^<]+<\/label><input id="f-newPassword" name="newPassword" aria-describedby="f-newPassword-tip f-newPassword-error" required data-rules="[^"]+" type="password" autocomplete="new-password" minlength="8"/);
     expect(res.text).toContain('name="newPasswordConfirm"');
+    // the account's address in a username field, for password managers to save the new password under
+    expect(res.text).toContain('<input type="text" name="username" autocomplete="username" value="reset@example.com" class="visually-hidden" tabindex="-1" aria-hidden="true" readonly>');
 
     // a mismatch: the flow's message, the form again, the code not spent
     const mismatch = await submit(cookie!, { code, csrf: csrf!, newPassword: 'battery staple', newPasswordConfirm: 'battery stapler' });
@@ -63,9 +65,14 @@ describe('GET /reset-password (where password emails link)', () => {
     // a POST without the page's token does nothing
     expect((await request(t.app).post('/reset-password').type('form').send({ code, csrf: 'x'.repeat(32), newPassword: 'battery staple', newPasswordConfirm: 'battery staple' })).status).toBe(403);
 
+    // the way back: the client's app_url (else its redirect URIs' origin)
+    const owner = `Basic ${Buffer.from(`${t.local.clients.owner.client_id}:${t.local.clients.owner.client_secret}`).toString('base64')}`;
+    await request(t.app).post('/settings/set').set('Authorization', owner).type('form').send({ for_client_id: loginId, key: 'redirect_uris', value: 'https://app.example.com/signed-in' });
+    clock.advance(6_000); // the client cache lives 5 s
     const done = await submit(retryCookie, { code, csrf: retry, newPassword: 'battery staple', newPasswordConfirm: 'battery staple' });
     expect(done.status).toBe(200);
     expect(done.text).toContain('Your password is changed');
+    expect(done.text).toContain('<a class="button" href="https://app.example.com">Continue to local</a>');
     expect((await signIn('battery staple')).body.stat).toBe('ok');
     expect((await signIn(PASSWORD)).body.code).toBe(210);
     expect((await request(t.app).post('/entity').set('Authorization', `OAuth ${session}`).type('form').send({})).body.code).toBe(413);

@@ -26,6 +26,9 @@ beforeAll(async () => {
   owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
   uuid = (await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
     .send({ type_name: 'user', attributes: '{"email":"page@example.com"}' })).body.uuid;
+  // where finished pages send people back
+  await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'app_url', value: 'https://app.example.com/home' });
+  clock.advance(6_000); // the application cache lives 5 s
 });
 afterAll(() => t.close());
 
@@ -51,6 +54,7 @@ describe('GET /verify-email (where verification emails link)', () => {
     const confirmed = await request(t.app).post('/verify-email').set('Cookie', cookie!).type('form').send({ verification_code: code, csrf });
     expect(confirmed.status).toBe(200);
     expect(confirmed.text).toContain('Your email address is verified');
+    expect(confirmed.text).toContain('<a class="button" href="https://app.example.com/home">');
     expect(await emailVerified()).toMatch(/ \+0000$/);
 
     // the link again: already used, with what to do next
