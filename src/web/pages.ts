@@ -16,18 +16,22 @@ const TEXT: Record<PageLocale, Record<string, string>> = {
   'en-US': {
     signIn: 'Sign in', signInWith: 'Sign in with {provider}', continue: 'Continue', failed: 'The sign-in could not be completed',
     noProviders: 'No sign-in providers are set up for this application.', back: 'Go back to the app and try again.',
+    providerDown: '{provider} could not be reached. Try again in a few minutes.', providerFailed: 'The sign-in with {provider} could not be completed. Start it again.',
   },
   'fr-FR': {
     signIn: 'Se connecter', signInWith: 'Se connecter avec {provider}', continue: 'Continuer', failed: 'La connexion n’a pas pu aboutir',
     noProviders: 'Aucun fournisseur de connexion n’est configuré pour cette application.', back: 'Revenez à l’application et réessayez.',
+    providerDown: '{provider} est injoignable. Réessayez dans quelques minutes.', providerFailed: 'La connexion avec {provider} n’a pas pu aboutir. Recommencez-la.',
   },
   'de-DE': {
     signIn: 'Anmelden', signInWith: 'Mit {provider} anmelden', continue: 'Weiter', failed: 'Die Anmeldung konnte nicht abgeschlossen werden',
     noProviders: 'Für diese Anwendung ist kein Anmeldedienst eingerichtet.', back: 'Kehre zur App zurück und versuche es erneut.',
+    providerDown: '{provider} ist nicht erreichbar. Versuche es in ein paar Minuten erneut.', providerFailed: 'Die Anmeldung mit {provider} konnte nicht abgeschlossen werden. Beginne sie erneut.',
   },
   'es-ES': {
     signIn: 'Iniciar sesión', signInWith: 'Iniciar sesión con {provider}', continue: 'Continuar', failed: 'No se pudo completar el inicio de sesión',
     noProviders: 'No hay proveedores de inicio de sesión configurados para esta aplicación.', back: 'Vuelve a la aplicación e inténtalo de nuevo.',
+    providerDown: 'No se pudo contactar con {provider}. Inténtalo de nuevo en unos minutos.', providerFailed: 'No se pudo completar el inicio de sesión con {provider}. Vuelve a empezarlo.',
   },
 };
 

@@ -50,7 +50,11 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
       try {
         await work(req, res, await resolveApp(req.headers.host), locale);
       } catch (e) {
-        if (e instanceof ProviderError) return sendError(res, 502, locale, e.message);
+        if (e instanceof ProviderError) {
+          // the detail (addresses, library messages) goes to the log; people read what happened, in their language
+          services.logger.warn({ provider: e.provider, kind: e.kind, detail: e.message }, 'social sign-in failed at the provider');
+          return sendError(res, 502, locale, text(locale, e.kind === 'unreachable' ? 'providerDown' : 'providerFailed', { provider: providerLabel(e.provider) }));
+        }
         next(e);
       }
     };

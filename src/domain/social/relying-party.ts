@@ -2,8 +2,15 @@ import { custom, generators, Issuer, type Client as OidcClient } from 'openid-cl
 import type { StoredProvider } from '../../db/repositories/social';
 import { fromGithub, fromOidcClaims, type SocialProfile } from './profile';
 
-/** The provider could not be reached, or answered something unusable: the page says which. */
-export class ProviderError extends Error {}
+/**
+ * The provider could not be reached (`unreachable`), or its answer did not prove the sign-in
+ * (`failed`). The message is the detail for the log; people see only which of the two, in words.
+ */
+export class ProviderError extends Error {
+  constructor(readonly kind: 'unreachable' | 'failed', readonly provider: string, detail: string) {
+    super(detail);
+  }
+}
 
 /** What a sign-in in progress must remember between the redirect and the callback. */
 export interface Checks { state: string; nonce: string; codeVerifier: string }
@@ -32,7 +39,7 @@ export function createRelyingParty(options: { timeoutMs?: number } = {}) {
       discovered.set(p.issuer, { issuer, until: Date.now() + DISCOVERY_TTL_MS });
       return issuer;
     } catch (e) {
-      throw new ProviderError(`the identity provider ${p.name} could not be reached at ${p.issuer} (${(e as Error).message})`);
+      throw new ProviderError('unreachable', p.name, `the identity provider ${p.name} could not be reached at ${p.issuer} (${(e as Error).message})`);
     }
   }
 
@@ -49,7 +56,7 @@ export function createRelyingParty(options: { timeoutMs?: number } = {}) {
         headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/vnd.github+json', 'User-Agent': 'Gatehouse' },
         signal: AbortSignal.timeout(timeout),
       });
-      if (!res.ok) throw new ProviderError(`GitHub answered ${res.status} to ${path}`);
+      if (!res.ok) throw new ProviderError('failed', p.name, `GitHub answered ${res.status} to ${path}`);
       return res.json() as Promise<unknown>;
     };
     const [user, emails] = await Promise.all([get('/user'), get('/user/emails').catch(() => [])]);
@@ -75,7 +82,7 @@ export function createRelyingParty(options: { timeoutMs?: number } = {}) {
       try {
         if (p.kind === 'github') {
           const tokens = await client.oauthCallback(redirectUri, query, { state: checks.state, code_verifier: checks.codeVerifier });
-          if (!tokens.access_token) throw new ProviderError('GitHub sent no access token');
+          if (!tokens.access_token) throw new ProviderError('failed', p.name, 'GitHub sent no access token');
           return await github(p, tokens.access_token);
         }
         const tokens = await client.callback(redirectUri, query, { state: checks.state, nonce: checks.nonce, code_verifier: checks.codeVerifier });
@@ -88,7 +95,7 @@ export function createRelyingParty(options: { timeoutMs?: number } = {}) {
         return fromOidcClaims(p.name, String(client.issuer.metadata.issuer), claims);
       } catch (e) {
         if (e instanceof ProviderError) throw e;
-        throw new ProviderError(`the sign-in with ${p.name} could not be completed: ${(e as Error).message}`);
+        throw new ProviderError('failed', p.name, `the sign-in with ${p.name} could not be completed: ${(e as Error).message}`);
       }
     },
   };
