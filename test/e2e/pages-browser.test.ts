@@ -88,6 +88,14 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     }
     await page.setViewportSize(VIEWPORTS.desktop);
   };
+  /** An account with PASSWORD, registered through the API. */
+  const registered = async (email: string) => {
+    const res = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
+      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD,
+      firstName: 'Pat', lastName: 'Tester', displayName: email.split('@')[0],
+    });
+    expect(res.body.stat).toBe('ok');
+  };
   const record = async (email: string) => {
     const local = (await t.runtime.db.applications.findByName('local'))!;
     return t.runtime.db.entities.find(local.id, { email });
@@ -142,10 +150,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   });
 
   it('forgot password on /signin → email → link → new password → sign in with it', async () => {
-    await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'forgetful@example.com', newPassword: PASSWORD, newPasswordConfirm: PASSWORD,
-      firstName: 'For', lastName: 'Getful', displayName: 'forgetful',
-    }).expect(200);
+    await registered('forgetful@example.com');
     const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
     await page.goto(`${base}/signin?${entry()}`);
     await shoot(page, 'signin');
@@ -217,10 +222,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   });
 
   it('a cross-site page auto-posting an attacker\'s merge_token to /signin: the victim signs in and no identity is linked', async () => {
-    await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'target@example.test', newPassword: PASSWORD, newPasswordConfirm: PASSWORD,
-      firstName: 'Tar', lastName: 'Get', displayName: 'target',
-    }).expect(200);
+    await registered('target@example.test');
     // the attacker's own sign-in with an identity claiming the victim's address: a page with a merge_token
     const own = await signInAtProvider(`${base}/social/testidp/start?${entry({ hosted: '1' })}`, 'target');
     const mergeToken = firstForm(own.body, own.url).fields.merge_token;
