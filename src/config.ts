@@ -155,6 +155,45 @@ export function shown(name: string, raw: string): string {
   return JSON.stringify(masked.length > 80 ? `${masked.slice(0, 80)}…` : masked);
 }
 
+/** Variables that may also be given as a file (`NAME_FILE`, such as a Docker or Compose secret under /run/secrets). */
+const FILE_VARIABLES = ['SECRET_KEY', 'DASHBOARD_PASSWORD', 'DATABASE_URL', 'DATABASE_PASSWORD', 'REDIS_URL', 'SMTP_URL'];
+
+/**
+ * The environment with every `NAME_FILE` read into `NAME` (trailing newline dropped), and
+ * `DATABASE_PASSWORD` put into `DATABASE_URL` (so a URL without its password can be configured
+ * and the password kept in a secret). Problems are said without the values.
+ */
+function withSecretFiles(given: NodeJS.ProcessEnv, problems: string[]): NodeJS.ProcessEnv {
+  const env = { ...given };
+  for (const name of FILE_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (!file) continue;
+    if (env[name]) {
+      problems.push(`set ${name} or ${name}_FILE, not both`);
+      continue;
+    }
+    try {
+      env[name] = fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (e) {
+      problems.push(`${name}_FILE names ${JSON.stringify(file)}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  const password = env.DATABASE_PASSWORD;
+  if (password && env.DATABASE_URL) {
+    try {
+      const url = new URL(env.DATABASE_URL);
+      if (url.password) problems.push('DATABASE_URL has a password and DATABASE_PASSWORD is set: give the password once');
+      else {
+        url.password = encodeURIComponent(password);
+        env.DATABASE_URL = url.toString();
+      }
+    } catch {
+      // DATABASE_URL's own check says what is wrong with it
+    }
+  }
+  return env;
+}
+
 /** Reads (or, on the first embedded start, creates) the secret key kept under var/. */
 function embeddedSecretKey(varDir: string): Buffer {
   const file = path.join(varDir, 'secret.key');
@@ -174,8 +213,9 @@ function embeddedSecretKey(varDir: string): Buffer {
  * Validates the environment and returns the configuration, or throws a ConfigError listing
  * one line per bad value. In the embedded default a missing SECRET_KEY is generated into var/.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, root = projectRoot()): Config {
+export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projectRoot()): Config {
   const problems: string[] = [];
+  const env = withSecretFiles(given, problems);
   const value = (name: string): string | undefined => {
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;

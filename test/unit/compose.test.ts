@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
@@ -52,19 +53,41 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('keeps secrets out of the file and out of containers\' environments: Compose secrets, read as files', () => {
+    const text = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    expect(text).not.toMatch(/PASSWORD:\s*\S|SECRET_KEY:\s*\S|:\/\/[^/@\s]+:[^/@\s]+@/); // no literal password, key or URL password
+    expect(Object.keys(compose.secrets).sort()).toEqual(['dashboard_password', 'db_password', 'db_root_password', 'secret_key']);
+    for (const [name, service] of Object.entries(services)) {
+      const env = (service.environment ?? {}) as Record<string, string>;
+      for (const [key, file] of Object.entries(env).filter(([k]) => k.endsWith('_FILE'))) {
+        // every file a service reads is a secret mounted on it
+        expect([name, key, service.secrets]).toEqual([name, key, expect.arrayContaining([path.basename(file)])]);
+      }
+    }
+    // only the proxy is reachable from other machines; Mailpit's UI and the dashboard stay on this one
+    expect(services.mailpit.ports).toEqual([expect.stringMatching(/^127\.0\.0\.1:/)]);
+    expect(services.dashboard.ports).toEqual([expect.stringMatching(/^127\.0\.0\.1:/)]);
+  });
+
   it('passes an environment the configuration accepts, the same to api, worker and migrate', () => {
     const env = services.api.environment as Record<string, string>;
     expect(services.worker.environment).toEqual(env);
     expect(services.migrate.environment).toEqual(env);
     expect(services.init.environment).toEqual(env);
-    const resolved = { ...env, SECRET_KEY: 'ab'.repeat(32) };
+    // the secrets as Compose mounts them: files
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-secrets-'));
+    const secret = (name: string, value: string) => (fs.writeFileSync(path.join(dir, name), `${value}\n`), path.join(dir, name));
+    const files = { SECRET_KEY_FILE: secret('secret_key', 'ab'.repeat(32)), DATABASE_PASSWORD_FILE: secret('db_password', 'p@ss word'), DASHBOARD_PASSWORD_FILE: secret('dashboard_password', 'cd'.repeat(8)) };
+    const resolved = { ...env, SECRET_KEY_FILE: files.SECRET_KEY_FILE, DATABASE_PASSWORD_FILE: files.DATABASE_PASSWORD_FILE };
     const config = loadConfig(resolved, root);
-    expect(config).toMatchObject({ embedded: false, host: '0.0.0.0', database: { dialect: 'mysql' } });
+    expect(config).toMatchObject({ embedded: false, host: '0.0.0.0', database: { dialect: 'mysql', url: 'mysql://gatehouse:p%40ss%20word@mysql:3306/gatehouse' } });
+    expect(config.secretKey.toString('hex')).toBe('ab'.repeat(32));
     expect(config.redisUrl).toBe('redis://redis:6379');
     expect(config.smtpUrl).toBe('smtp://mailpit:1025');
     expect(config.metricsPort).toBe(9464);
     // the dashboard: the same environment plus its port and operator credential
-    const dashboard = loadConfig({ ...services.dashboard.environment, SECRET_KEY: 'ab'.repeat(32), DASHBOARD_PASSWORD: 'cd'.repeat(8) }, root);
+    const dashboard = loadConfig({ ...services.dashboard.environment, ...files }, root);
+    expect(dashboard.dashboard.password).toBe('cd'.repeat(8));
     expect(dashboard.dashboard).toMatchObject({ port: 3100, user: 'operator' });
     expect(dashboard.redisUrl).toBe('redis://redis:6379');
     expect(services.worker.healthcheck.test.join(' ')).toContain(':9464/readyz');

@@ -78,6 +78,19 @@ describe('configuration', () => {
     expect(problems({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64') })).toEqual([]);
   });
 
+  it('reads NAME_FILE (Docker and Compose secrets) and DATABASE_PASSWORD into the URL, saying what is wrong without the values', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'key'), `${'ef'.repeat(32)}\n`);
+    fs.writeFileSync(path.join(dir, 'pw'), 'pa:ss/w@rd\n');
+    const config = loadConfig({ DATABASE_URL: 'mysql://gh@db:3306/gatehouse', DATABASE_PASSWORD_FILE: path.join(dir, 'pw'), SECRET_KEY_FILE: path.join(dir, 'key'), MAIL_TRANSPORT: 'file' }, dir);
+    expect(config.secretKey.toString('hex')).toBe('ef'.repeat(32));
+    expect(config.database).toEqual({ dialect: 'mysql', url: 'mysql://gh:pa%3Ass%2Fw%40rd@db:3306/gatehouse' });
+    expect(problems({ SECRET_KEY: 'ab'.repeat(32), SECRET_KEY_FILE: path.join(dir, 'key') })).toEqual(['set SECRET_KEY or SECRET_KEY_FILE, not both']);
+    expect(problems({ SECRET_KEY_FILE: path.join(dir, 'missing') })).toEqual([expect.stringMatching(/^SECRET_KEY_FILE names ".*missing", which cannot be read \(ENOENT\)$/)]);
+    const twice = problems({ DATABASE_URL: 'mysql://gh:one@db:3306/gatehouse', DATABASE_PASSWORD: 'two', SECRET_KEY: 'ab'.repeat(32), MAIL_TRANSPORT: 'file' });
+    expect(twice).toEqual(['DATABASE_URL has a password and DATABASE_PASSWORD is set: give the password once']);
+  });
+
   it('never echoes a secret it refuses, nor the password of a URL', () => {
     const found = problems({
       DATABASE_URL: 'postgres://gatehouse:s3cret-pw@db.internal/gatehouse', REDIS_URL: 'http://default:r3dis-pw@cache:6379',
