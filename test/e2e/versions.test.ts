@@ -89,7 +89,7 @@ skipUnless(onMysql && !!redisUrl, 'the versions e2e needs DATABASE_URL (MariaDB)
       await second.waitFor(/worker ready/);
       // the worker's health and metrics port
       expect(await (await fetch(`http://127.0.0.1:${workerPort}/healthz`)).json()).toEqual({ stat: 'ok' });
-      expect(await (await fetch(`http://127.0.0.1:${workerPort}/readyz`)).json()).toEqual({ stat: 'ok', checks: { database: true, redis: true } });
+      expect(await (await fetch(`http://127.0.0.1:${workerPort}/readyz`)).json()).toEqual({ stat: 'ok', checks: { database: true, redis: true, secret_key: true } });
       await until(async () => (await pending()) === 0, 120_000);
       expect(await recorded()).toBe(expected);
       expect(await count('SELECT COUNT(*) AS n FROM (SELECT entity_id FROM entity_versions GROUP BY entity_id, version HAVING COUNT(*) > 1) d')).toBe(0);
