@@ -38,8 +38,9 @@ const applied = (s: Record<string, string>, entries: (readonly [string, string |
 };
 
 /** A default flow name or version must name a flow the application has: checked against the settings as they will be. */
-async function checkFlow(ctx: RequestContext, next: Record<string, string>, changed: string[], name: string): Promise<void> {
+async function checkFlow(ctx: RequestContext, settings: () => Promise<Record<string, string>>, changed: string[], name: string): Promise<void> {
   if (!changed.includes('default_flow_name') && !changed.includes('default_flow_version')) return;
+  const next = await settings();
   const flow = next.default_flow_name ?? 'standard';
   const { flows } = ctx.services.db;
   if (next.default_flow_version !== undefined) {
@@ -64,7 +65,7 @@ async function effective(ctx: RequestContext): Promise<Record<string, string>> {
 
 /** Applies `entries` to the target client's settings; answers the settings as they were. */
 async function change(ctx: RequestContext, entries: (readonly [string, string | undefined])[], name: string): Promise<Record<string, string>> {
-  await checkFlow(ctx, applied(await effective(ctx), entries), entries.map(([k]) => k), name);
+  await checkFlow(ctx, async () => applied(await effective(ctx), entries), entries.map(([k]) => k), name);
   return ctx.services.clients.changeSettings(ctx.app.id, target(ctx), (s) => applied(s, entries));
 }
 
@@ -107,8 +108,7 @@ export const deleteSetting: Handler = async (ctx) => {
 export const setDefaultSetting: Handler = async (ctx) => {
   const k = key(ctx);
   const entries = [[k, value(k, sentValue(ctx), 'value')] as const];
-  const app = await ctx.services.db.applications.findById(ctx.app.id);
-  await checkFlow(ctx, applied(app?.settings ?? {}, entries), [k], 'value');
+  await checkFlow(ctx, async () => applied((await ctx.services.db.applications.findById(ctx.app.id))?.settings ?? {}, entries), [k], 'value');
   let existed = false;
   await ctx.services.db.applications.mutateSettings(ctx.app.id, (s) => {
     existed = k in s;
