@@ -36,7 +36,12 @@ const dataIn = (cwd: string, env: NodeJS.ProcessEnv) => ({ DATA_DIR: path.join(c
 
 /** Starts `node script` and collects its stdout and stderr. */
 export function startNode(script: string, options: { cwd: string; env: NodeJS.ProcessEnv; args?: string[] }): Started {
-  const child = spawn(process.execPath, [script, ...(options.args ?? [])], { cwd: options.cwd, env: childEnv(dataIn(options.cwd, options.env)) });
+  return spawnStarted(process.execPath, [script, ...(options.args ?? [])], { cwd: options.cwd, env: childEnv(dataIn(options.cwd, options.env)) });
+}
+
+/** Starts a command with exactly the environment given and collects its stdout and stderr. */
+export function spawnStarted(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Started {
+  const child = spawn(command, args, options);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
