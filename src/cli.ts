@@ -9,7 +9,11 @@ import { createLogger } from './logger';
 import { newestMail } from './mail-files';
 import { compileFilter, compileSort, FilterUseError } from './db/entity-filter';
 import { FilterError, parseFilter } from './domain/filter';
-import { renderUser, renderWithProfiles } from './domain/users';
+import { deleteUser, endSessions, renderUser, renderWithProfiles } from './domain/users';
+import { createRecordVersions } from './domain/versions';
+import { createBullQueue } from './queue/bullmq';
+import { createOutbox } from './queue/outbox';
+import type { JobQueue } from './queue/port';
 import { createCore, prepareSchema, projectRoot } from './runtime';
 import { packageVersion } from './paths';
 
@@ -160,16 +164,64 @@ program.command('providers:remove')
     process.stdout.write(`removed provider ${name}\n`);
   }));
 
+const WHO = ['<who>', 'an email address, a username, a uuid or an id'] as const;
+
+/** The user an operator names by email, username, uuid or id. */
+async function userOf(core: Core, opts: { app?: string }, who: string) {
+  const app = await applicationOf(core, opts);
+  const key = /^\d{1,15}$/.test(who) ? { id: Number(who) } : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? { uuid: who } : who.includes('@') ? { email: who } : { username: who };
+  const record = await core.db.entities.find(app.id, key);
+  if (!record) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}`);
+  return { app, record };
+}
+
+/**
+ * Jobs a command commits (a deleted record's snapshot) go to BullMQ with Redis; without it they
+ * stay pending in the outbox, and the running api's relay (or the next start's) runs them.
+ */
+function commandQueue(core: Core): JobQueue {
+  const config = loadConfigOrExit();
+  if (config.redisUrl) return createBullQueue(config.redisUrl, config.redisPrefix, core.logger);
+  return { enqueue: async () => undefined, schedule: async () => undefined, close: async () => undefined };
+}
+
 program.command('users:show')
-  .argument('<who>', 'an email address, a username, a uuid or an id')
+  .argument(...WHO)
   .option(...APP_OPTION)
   .description('print one user record as the API shows it, with its linked identities (never its password hash)')
   .action((who: string, opts: { app?: string }) => withCore(async (core) => {
-    const app = await applicationOf(core, opts);
-    const key = /^\d{1,15}$/.test(who) ? { id: Number(who) } : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? { uuid: who } : who.includes('@') ? { email: who } : { username: who };
-    const record = await core.db.entities.find(app.id, key);
-    if (!record) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}`);
+    const { app, record } = await userOf(core, opts, who);
     print(renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)));
+  }));
+
+program.command('users:signout')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('end every session of a user: access and refresh tokens, and codes not yet exchanged (the password stays)')
+  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    const ended = await endSessions(core.db, app.id, record.id, new Date());
+    process.stdout.write(`ended the sessions of user ${record.id} (${record.uuid}): ${ended} live token(s) and code(s) spent\n`);
+  }));
+
+program.command('users:delete')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .option('--yes', 'delete without asking (required: there is no undo)')
+  .description('delete a user record with its tokens, codes and linked identities (its history stays for /versions/entity)')
+  .action((who: string, opts: { app?: string; yes?: boolean }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    const named = `user ${record.id} (${record.uuid}${record.email ? `, ${record.email}` : ''}) of application "${app.name}"`;
+    if (!opts.yes) throw new Error(`this deletes ${named} for good; run again with --yes to delete it`);
+    const queue = commandQueue(core);
+    try {
+      const outbox = createOutbox({ db: core.db, queue, logger: core.logger });
+      const deleted = await deleteUser({ db: core.db, outbox, versions: createRecordVersions({ db: core.db, outbox }), now: () => new Date() }, app.id, record.id);
+      if (!deleted) throw new Error(`${named} was deleted meanwhile`);
+      process.stdout.write(`deleted ${named}\n`);
+    } finally {
+      await queue.close();
+    }
   }));
 
 program.command('users:find')

@@ -37,7 +37,7 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
   const applications = createApplicationService({ db, clients, clock, publicBaseUrl: config.publicBaseUrl });
   const providers = createProviderService({ db, box, clock });
   return {
-    db, box, clients, applications, providers,
+    db, box, clients, applications, providers, logger,
     async close() {
       changes?.close();
       await db.close();

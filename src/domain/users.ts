@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { Database } from '../db';
 import type { EntityRecord, NewEntity } from '../db/repositories/entities';
 import type { StoredProfile } from '../db/repositories/social';
 import { errors } from '../errors';
 import { MAX_PASSWORD_LENGTH } from './passwords';
+import type { Outbox } from '../queue/outbox';
 import { formatTimestamp, parseTimestamp } from './timestamps';
+import type { RecordVersions } from './versions';
 
 /** The one entity type (docs/api.md#records); `type_name` must name it. */
 export const USER_TYPE = 'user';
@@ -145,3 +148,23 @@ export function renderProfile(p: StoredProfile): Record<string, unknown> {
 
 /** The record as the API shows it, with its linked identities. */
 export const renderWithProfiles = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
+
+/** What deleting a user writes with: the database, the outbox its tombstone is committed to, and the clock. */
+export interface UserRemoval { db: Database; outbox: Outbox; versions: RecordVersions; now: () => Date }
+
+/**
+ * Deletes a user record with its codes, tokens and identities, and commits its tombstone snapshot
+ * in the same transaction (docs/versions.md). False when the record was gone already.
+ */
+export async function deleteUser(deps: UserRemoval, applicationId: number, entityId: number): Promise<boolean> {
+  return deps.outbox.commit(async (tx) => {
+    const locked = await deps.db.entities.findForUpdate(applicationId, entityId, tx);
+    if (!locked || !(await deps.db.entities.remove(locked, tx))) return { result: false, jobs: [] };
+    return { result: true, jobs: [deps.versions.deleted(locked, deps.now())] };
+  });
+}
+
+/** Ends every session of a user: its access and refresh tokens, refresh secrets and unused authorization codes. Answers how many were live. */
+export function endSessions(db: Database, applicationId: number, entityId: number, now: Date): Promise<number> {
+  return db.credentials.revokeForEntity(applicationId, entityId, ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'], null, now);
+}

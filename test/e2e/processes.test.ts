@@ -266,6 +266,55 @@ describe('gatehouse CLI on the configured database', () => {
     expect(cli(['users:find', 'email = '], { cwd: backend.dir, env }).stderr).toContain('the filter is not valid');
   });
 
+  it('users:signout ends every session of a user and users:delete (with --yes) deletes the record, its history kept', async () => {
+    const env = { ...backend.env, DEFAULT_APP: 'shop' };
+    const port = await freePort();
+    const server = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' } });
+    try {
+      await server.waitFor(/gatehouse api listening/);
+      const clients = JSON.parse(cli(['clients:list'], { cwd: backend.dir, env }).stdout) as { client_id: string; client_secret: string; features: string[] }[];
+      const login = clients.find((c) => c.features.includes('login_client'))!;
+      const owner = clients.find((c) => c.features.includes('owner'))!;
+      const B = `http://127.0.0.1:${port}`;
+      const registered = await post(`${B}/oauth/register_native_traditional`, {
+        client_id: login.client_id, locale: 'en-US', emailAddress: 'grace@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+        firstName: 'Grace', lastName: 'Hopper', displayName: 'grace',
+      });
+      expect(registered.body.stat).toBe('ok');
+      const token = registered.body.access_token as string;
+      const uuid = registered.body.capture_user.uuid as string;
+      expect((await post(`${B}/entity`, { access_token: token })).body.stat).toBe('ok');
+
+      const signedOut = cli(['users:signout', 'grace@example.com'], { cwd: backend.dir, env });
+      expect(signedOut.status).toBe(0);
+      expect(signedOut.stdout).toMatch(/ended the sessions of user \d+ \(.+\): 1 live token/);
+      expect((await post(`${B}/entity`, { access_token: token })).body.code).toBe(413);
+      // the password still works: a new session
+      const again = await post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse' });
+      expect(again.body.stat).toBe('ok');
+      const before = new Date();
+
+      const asked = cli(['users:delete', uuid], { cwd: backend.dir, env });
+      expect(asked.status).toBe(1);
+      expect(asked.stderr).toContain('run again with --yes');
+      expect((await post(`${B}/entity`, { access_token: again.body.access_token })).body.stat).toBe('ok');
+      const deleted = cli(['users:delete', uuid, '--yes'], { cwd: backend.dir, env });
+      expect(deleted.stderr).toBe('');
+      expect(deleted.stdout).toContain(`deleted user`);
+      expect(deleted.stdout).toContain('grace@example.com');
+      expect(cli(['users:show', uuid], { cwd: backend.dir, env }).status).toBe(1);
+      const auth = { authorization: basic(owner.client_id, owner.client_secret) };
+      expect((await post(`${B}/entity`, { type_name: 'user', uuid }, auth)).body.code).toBe(310);
+      expect((await post(`${B}/entity`, { access_token: again.body.access_token })).body.code).toBe(413);
+      // the record as it was before, and nothing after its deletion
+      const at = (d: Date) => d.toISOString();
+      expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(before) }, auth)).body.result).toMatchObject({ email: 'grace@example.com' });
+      expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(new Date()) }, auth)).body.code).toBe(310);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   it('the long-running processes answer --help and refuse other arguments', () => {
     for (const script of [SERVER, WORKER, path.join(ROOT, 'dist/src/dashboard.js')]) {
       const help = spawnSync(process.execPath, [script, '--help'], { encoding: 'utf8', env: childEnv({}) });

@@ -5,7 +5,7 @@ import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../
 import { FilterError, parseFilter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { formatTimestamp } from '../../domain/timestamps';
-import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
+import { checkUserDocument, deleteUser, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { captureUser } from '../capture-user';
 import { caller, type Handler, type RequestContext } from '../context';
@@ -193,11 +193,9 @@ export const deleteEntity: Handler = async (ctx) => {
     return {};
   }
   const { db, clock, outbox, versions } = ctx.services;
-  await outbox.commit(async (tx) => {
-    const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
-    if (!locked || !(await db.entities.remove(locked, tx))) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
-    return { result: undefined, jobs: [versions.deleted(locked, clock.now())] };
-  });
+  if (!(await deleteUser({ db, outbox, versions, now: () => clock.now() }, ctx.app.id, record.id))) {
+    throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
+  }
   return {};
 };
 
