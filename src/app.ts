@@ -20,6 +20,7 @@ import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
 import { packageVersion } from './paths';
 import { landingRoutes } from './web/landing';
+import { failedPage, sendError } from './web/pages';
 
 export interface AppOptions {
   services: Services;
@@ -289,6 +290,17 @@ export function buildApp(options: AppOptions): express.Express {
     }
     if (apiError.internal !== undefined) {
       logger.error({ request_id: locals.requestId, method: req.method, path: req.path, err: apiError.internal }, 'unexpected error');
+    }
+    const page = failedPage(res);
+    if (page && !res.headersSent) {
+      // a browser's page: an error page in its language and look, never the API's JSON
+      // the API's spec errors answer 200 with their code in the body; a page says it in its status
+      const code = apiError.definition.code;
+      const status = httpStatusFor(apiError, locals.errorStyle) >= 400 ? httpStatusFor(apiError, locals.errorStyle) : code === 510 ? 429 : code >= 500 ? 500 : 400;
+      locals.outcome.errorCode = apiError.definition.code;
+      locals.outcome.error = apiError.definition.error;
+      for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
+      return sendError(res, status, page.locale, page.app, { key: 'unavailable', detail: `request id ${locals.requestId}` });
     }
     render(res, apiError);
   });

@@ -2,13 +2,19 @@ import type { Application } from '../db/repositories/applications';
 import { isHttpUrl } from './settings';
 
 /**
- * What the hosted pages and the emails share per application: its name (`app_name`), accent
+ * What the hosted pages and the emails share per application: its name (`app_name`, else
+ * DEFAULT_APP_NAME), accent
  * colour (`brand_color`, #rrggbb) and logo (`logo_url`, an http(s) URL). A colour or logo that
  * is not well-formed is ignored.
  */
 export interface Brand { name: string; color: string; logoUrl?: string }
 
 export const DEFAULT_BRAND_COLOR = '#3b4cca';
+/**
+ * The name pages and emails show until the application's `app_name` is set: the service's own.
+ * An application's name is a host label (`local`, `demo`), not what a person would write.
+ */
+export const DEFAULT_APP_NAME = 'Gatehouse';
 export const TEXT_COLOR = '#1f2933';
 
 /** WCAG relative luminance of a #rrggbb colour. */
@@ -28,7 +34,7 @@ export function brandOf(app: Application): Brand {
   const logo = app.settings.logo_url;
   // a value stored before settings were checked may still be unusable: it is left out, never fatal
   const logoUrl = logo && isHttpUrl(logo) ? logo : undefined;
-  return { name: app.settings.app_name ?? app.name, color, logoUrl };
+  return { name: app.settings.app_name || DEFAULT_APP_NAME, color, logoUrl };
 }
 
 /**

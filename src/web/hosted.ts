@@ -12,7 +12,9 @@ import { signInTraditional } from '../http/handlers/sign-in';
 import { authNative, registerNative } from '../http/handlers/social';
 import { callApi, clientFlow, flowParams } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
-import { brandOf, cookieValue, csrf, escape, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, cookieValue, csrf, escape, type PageProblem, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+
+const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
 
 type Key =
   | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
@@ -129,18 +131,18 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   const token = csrf(COOKIE, '/');
   const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
 
-  /** The page's client, redirect URI, state and flow; a string says what is wrong (never redirected to). */
-  async function entryOf(app: Application, source: Record<string, unknown>, locale: PageLocale): Promise<Entry | string> {
+  /** The page's client, redirect URI, state and flow; or what is wrong with the link (never redirected to). */
+  async function entryOf(app: Application, source: Record<string, unknown>, locale: PageLocale): Promise<Entry | PageProblem> {
     const clientId = one(source.client_id);
-    if (!clientId || clientId.length > 64) return 'client_id is missing: open this page with the client_id of a login client of this application.';
+    if (!clientId || clientId.length > 64) return badLink('client_id is missing: open this page with the client_id of a login client of this application.');
     const client = await services.clients.find(app.id, clientId);
-    if (!client || !client.features.includes('login_client')) return `client_id ${clientId} is not a login client of this application.`;
+    if (!client || !client.features.includes('login_client')) return badLink('client_id is not a login client of this application.');
     const redirectUri = one(source.redirect_uri);
     if (!redirectUri || !allowedRedirectUris(app, client).has(redirectUri)) {
-      return 'redirect_uri is missing or is not on the allow-list of this client (its redirect_uris setting, or the application\'s); nothing was sent anywhere.';
+      return badLink('redirect_uri is missing or is not on the allow-list of this client (its redirect_uris setting, or the application\'s); nothing was sent anywhere.');
     }
     const state = one(source.state);
-    if (state !== undefined && (state.length > MAX_STATE || /[\u0000-\u001f\u007f]/.test(state))) return `state must be at most ${MAX_STATE} printable characters.`;
+    if (state !== undefined && (state.length > MAX_STATE || /[\u0000-\u001f\u007f]/.test(state))) return badLink(`state must be at most ${MAX_STATE} printable characters.`);
     // a flow without the page's locale is shown in English, as its messages would be
     return { client, redirectUri, state: state || undefined, locale, flow: await clientFlow(services, app, client, locale) };
   }
@@ -181,7 +183,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     const { locale } = entry;
     const title = say(locale, view === 'signin' ? 'signIn' : view === 'register' ? 'register' : view === 'forgot' ? 'forgot' : 'socialRegister');
     const form = flows.form(app, entry.flow, FORMS[view]);
-    if (!form) return sendError(res, 500, locale, `the flow ${entry.flow.name} version ${entry.flow.version} has no form ${FORMS[view]}`);
+    if (!form) return sendError(res, 500, locale, app, { key: 'unavailable', detail: `the flow ${entry.flow.name} version ${entry.flow.version} has no form ${FORMS[view]}` });
     const action = view === 'signin' ? '/signin' : view === 'register' ? '/register' : view === 'forgot' ? '/signin/forgot' : '/register/social';
     let body = `<h1>${escape(title)}</h1>`;
     if (view === 'forgot' && !shown.done) body += `<p>${escape(say(locale, 'forgotIntro'))}</p>`;
@@ -235,7 +237,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     guard(async (req, res, app, locale) => {
       const source = req.method === 'POST' ? req.body ?? {} : req.query;
       const entry = await entryOf(app, source, locale);
-      if (typeof entry === 'string') return sendError(res, 400, locale, entry);
+      if ('key' in entry) return sendError(res, 400, locale, app, entry);
       const body = req.method === 'POST' ? stringFields(req.body) : {};
       if (req.method !== 'POST') return work(req, res, app, entry, body, {});
       // a refused POST shows the page's plain form with a fresh token: nothing of its body
@@ -284,7 +286,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
    */
   async function finishSocial(req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) {
     const entry = await entryOf(app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
-    if (typeof entry === 'string') return sendError(res, 400, locale, entry);
+    if ('key' in entry) return sendError(res, 400, locale, app, entry);
     const result = await callApi(services, req, res, app, entry.client, authNative, { ...apiValues(entry), token: socialToken, registration_form: FORMS.social });
     if (result.body) return toApp(res, entry, result.body);
     const e = result.error!;
@@ -298,9 +300,9 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   }
 
   /** Whether a hosted page may start a social sign-in for these parameters (the same checks as its own GET). */
-  async function hostedReturn(app: Application, query: Record<string, unknown>, locale: PageLocale): Promise<HostedReturn | string> {
+  async function hostedReturn(app: Application, query: Record<string, unknown>, locale: PageLocale): Promise<HostedReturn | PageProblem> {
     const entry = await entryOf(app, query, locale);
-    return typeof entry === 'string' ? entry : { clientId: entry.client.clientId, redirectUri: entry.redirectUri, state: entry.state };
+    return 'key' in entry ? entry : { clientId: entry.client.clientId, redirectUri: entry.redirectUri, state: entry.state };
   }
 
   return { router, finishSocial, hostedReturn };

@@ -1,5 +1,6 @@
 import express from 'express';
 import type { Application } from '../db/repositories/applications';
+import { DEFAULT_APP_NAME } from '../domain/brand';
 import { brandOf, escape, pageHandler, sendPage } from './pages';
 
 /**
@@ -17,7 +18,8 @@ export function landingRoutes(resolveApp: (host: string | undefined) => Promise<
       ['/readyz', 'Readiness: database, migrations, default application, secret key and Redis'],
     ];
     const body = `<h1>${escape(brand.name)}</h1>`
-      + `<p>This is Gatehouse ${escape(version)}, the user registration and authentication service of ${escape(brand.name)}. `
+      + `<p>This is Gatehouse ${escape(version)}, a user registration and authentication service`
+      + `${brand.name === DEFAULT_APP_NAME ? '' : ` for ${escape(brand.name)}`}. `
       + 'Apps call its API; people sign in on its pages.</p>'
       + `<ul>${links.map(([href, label]) => `<li><a href="${href}">${escape(label)}</a> <code>${href}</code></li>`).join('')}</ul>`
       + '<p>The hosted sign-in and registration pages are <code>/signin</code> and <code>/register</code>, opened by an app with its '

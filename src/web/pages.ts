@@ -14,21 +14,45 @@ export type PageLocale = (typeof PAGE_LOCALES)[number];
 
 const TEXT: Record<PageLocale, Record<string, string>> = {
   'en-US': {
+    badLink: 'This page was opened with a link that is not set up correctly.',
+    notThisBrowser: 'This sign-in was started in another browser, or more than 10 minutes ago. Start it again.',
+    signInSpent: 'This sign-in was already completed or has expired. Start it again.',
+    providerDenied: '{provider} did not sign you in.', providerRemoved: 'Signing in with {provider} is no longer offered here.',
+    tooManyStarts: 'Too many sign-ins were started from this address. Try again in {seconds} seconds.',
+    unavailable: 'This page is not available right now. Try again later.', forDevelopers: 'Details for the app’s developers',
     signIn: 'Sign in', signInWith: 'Sign in with {provider}', continue: 'Continue', failed: 'The sign-in could not be completed',
     noProviders: 'No sign-in providers are set up for this application.', back: 'Go back to the app and try again.',
     providerDown: '{provider} could not be reached. Try again in a few minutes.', providerFailed: 'The sign-in with {provider} could not be completed. Start it again.',
   },
   'fr-FR': {
+    badLink: 'Cette page a été ouverte avec un lien mal configuré.',
+    notThisBrowser: 'Cette connexion a été commencée dans un autre navigateur, ou il y a plus de 10 minutes. Recommencez-la.',
+    signInSpent: 'Cette connexion est déjà terminée ou a expiré. Recommencez-la.',
+    providerDenied: '{provider} ne vous a pas connecté.', providerRemoved: 'La connexion avec {provider} n’est plus proposée ici.',
+    tooManyStarts: 'Trop de connexions ont été commencées depuis cette adresse. Réessayez dans {seconds} secondes.',
+    unavailable: 'Cette page n’est pas disponible pour le moment. Réessayez plus tard.', forDevelopers: 'Détails pour les développeurs de l’application',
     signIn: 'Se connecter', signInWith: 'Se connecter avec {provider}', continue: 'Continuer', failed: 'La connexion n’a pas pu aboutir',
     noProviders: 'Aucun fournisseur de connexion n’est configuré pour cette application.', back: 'Revenez à l’application et réessayez.',
     providerDown: '{provider} est injoignable. Réessayez dans quelques minutes.', providerFailed: 'La connexion avec {provider} n’a pas pu aboutir. Recommencez-la.',
   },
   'de-DE': {
+    badLink: 'Diese Seite wurde mit einem falsch eingerichteten Link geöffnet.',
+    notThisBrowser: 'Diese Anmeldung wurde in einem anderen Browser oder vor mehr als 10 Minuten begonnen. Beginne sie erneut.',
+    signInSpent: 'Diese Anmeldung ist bereits abgeschlossen oder abgelaufen. Beginne sie erneut.',
+    providerDenied: '{provider} hat dich nicht angemeldet.', providerRemoved: 'Die Anmeldung mit {provider} wird hier nicht mehr angeboten.',
+    tooManyStarts: 'Von dieser Adresse wurden zu viele Anmeldungen begonnen. Versuche es in {seconds} Sekunden erneut.',
+    unavailable: 'Diese Seite ist gerade nicht verfügbar. Versuche es später erneut.', forDevelopers: 'Details für die Entwickler der App',
     signIn: 'Anmelden', signInWith: 'Mit {provider} anmelden', continue: 'Weiter', failed: 'Die Anmeldung konnte nicht abgeschlossen werden',
     noProviders: 'Für diese Anwendung ist kein Anmeldedienst eingerichtet.', back: 'Kehre zur App zurück und versuche es erneut.',
     providerDown: '{provider} ist nicht erreichbar. Versuche es in ein paar Minuten erneut.', providerFailed: 'Die Anmeldung mit {provider} konnte nicht abgeschlossen werden. Beginne sie erneut.',
   },
   'es-ES': {
+    badLink: 'Esta página se abrió con un enlace mal configurado.',
+    notThisBrowser: 'Este inicio de sesión se empezó en otro navegador o hace más de 10 minutos. Vuelve a empezarlo.',
+    signInSpent: 'Este inicio de sesión ya se completó o ha caducado. Vuelve a empezarlo.',
+    providerDenied: '{provider} no ha iniciado tu sesión.', providerRemoved: 'El inicio de sesión con {provider} ya no se ofrece aquí.',
+    tooManyStarts: 'Se han empezado demasiados inicios de sesión desde esta dirección. Inténtalo de nuevo en {seconds} segundos.',
+    unavailable: 'Esta página no está disponible en este momento. Inténtalo más tarde.', forDevelopers: 'Detalles para los desarrolladores de la aplicación',
     signIn: 'Iniciar sesión', signInWith: 'Iniciar sesión con {provider}', continue: 'Continuar', failed: 'No se pudo completar el inicio de sesión',
     noProviders: 'No hay proveedores de inicio de sesión configurados para esta aplicación.', back: 'Vuelve a la aplicación e inténtalo de nuevo.',
     providerDown: 'No se pudo contactar con {provider}. Inténtalo de nuevo en unos minutos.', providerFailed: 'No se pudo completar el inicio de sesión con {provider}. Vuelve a empezarlo.',
@@ -58,6 +82,9 @@ export const providerLabel = (name: string): string => (Object.hasOwn(PROVIDER_N
   ? PROVIDER_NAMES[name]
   : name.charAt(0).toUpperCase() + name.slice(1).replace(/-/g, ' '));
 
+const BACK_TO_THE_APP: Record<PageLocale, string> = {
+  'en-US': 'Continue to the app', 'fr-FR': 'Continuer vers l’application', 'de-DE': 'Weiter zur App', 'es-ES': 'Continuar a la aplicación',
+};
 const BACK_TO_APP: Record<PageLocale, string> = {
   'en-US': 'Continue to {app}', 'fr-FR': 'Continuer vers {app}', 'de-DE': 'Weiter zu {app}', 'es-ES': 'Continuar a {app}',
 };
@@ -72,7 +99,9 @@ export function backToApp(app: Application, client: { settings: Record<string, s
   const first = settingOfList(client?.settings.redirect_uris ?? app.settings.redirect_uris).find(isHttpUrl);
   const target = url && isHttpUrl(url) ? url : first ? new URL(first).origin : undefined;
   if (!target) return '';
-  return `<a class="button" href="${escape(target)}">${escape(BACK_TO_APP[locale].replace('{app}', brandOf(app).name))}</a>`;
+  // without an app_name the page does not know what the app is called: it says "the app"
+  const label = app.settings.app_name ? BACK_TO_APP[locale].replace('{app}', brandOf(app).name) : BACK_TO_THE_APP[locale];
+  return `<a class="button" href="${escape(target)}">${escape(label)}</a>`;
 }
 
 /** HTML-escapes a value for text and attribute positions. */
@@ -145,9 +174,21 @@ export function sendPage(
       + scripts.map((s) => `<script>${s}</script>`).join('') + '</body></html>');
 }
 
-/** An error page: what went wrong, in words, and the way back. */
-export function sendError(res: Response, status: number, locale: PageLocale, why: string): void {
-  sendPage(res, status, locale, text(locale, 'failed'), `<h1>${escape(text(locale, 'failed'))}</h1><p role="alert">${escape(why)}</p><p>${escape(text(locale, 'back'))}</p>`);
+/**
+ * What went wrong on a page: a message for the person, in the page's language (`key` in the
+ * pages' texts, with its values), and for the developers of the app that sent them here, what to
+ * fix (English, from the service's own words: never a library's message or anything the request
+ * brought).
+ */
+export interface PageProblem { key: string; values?: Record<string, string>; detail?: string }
+
+/** An error page in the application's look: what went wrong, in the page's language, and the way back. */
+export function sendError(res: Response, status: number, locale: PageLocale, app: Application | undefined, problem: PageProblem): void {
+  const detail = problem.detail
+    ? `<details><summary>${escape(text(locale, 'forDevelopers'))}</summary><p lang="en">${escape(problem.detail)}</p></details>`
+    : '';
+  sendPage(res, status, locale, text(locale, 'failed'), `<h1>${escape(text(locale, 'failed'))}</h1>`
+    + `<p role="alert">${escape(text(locale, problem.key, problem.values))}</p>${detail}<p>${escape(text(locale, 'back'))}</p>`, app ? { brand: brandOf(app) } : {});
 }
 
 /** The shape of a code or state a link carries (random base64url values; anything else is not looked up). */
@@ -157,14 +198,23 @@ export const LINK_CODE = /^[A-Za-z0-9_-]{16,128}$/;
 export const stringFields = (body: unknown): Record<string, string> =>
   Object.fromEntries(Object.entries((body ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
 
-/** A page's handler with its application and locale (`locale`, then Accept-Language); failures go to the error handler. */
+/** A page whose handler failed: the error handler answers with an error page (not JSON) in its language and look. */
+export interface FailedPage { locale: PageLocale; app?: Application }
+export const markFailedPage = (res: Response, page: FailedPage) => void (res.locals.failedPage = page);
+export const failedPage = (res: Response): FailedPage | undefined => res.locals.failedPage as FailedPage | undefined;
+
+/** A page's handler with its application and locale (`locale`, then Accept-Language); failures go to the error handler, as a page. */
 export const pageHandler = (
   resolveApp: (host: string | undefined) => Promise<Application>,
   work: (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>,
 ) => async (req: Request, res: Response, next: NextFunction) => {
+  const locale = pageLocale(req.query.locale ?? req.body?.locale, req.headers['accept-language']);
+  let app: Application | undefined;
   try {
-    await work(req, res, await resolveApp(req.headers.host), pageLocale(req.query.locale ?? req.body?.locale, req.headers['accept-language']));
+    app = await resolveApp(req.headers.host);
+    await work(req, res, app, locale);
   } catch (e) {
+    markFailedPage(res, { locale, app });
     next(e);
   }
 };

@@ -6,7 +6,7 @@ import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import type { HostedPages, HostedReturn } from './hosted';
-import { brandOf, cookieValue, escape, LINK_CODE, providerLabel, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
+import { brandOf, cookieValue, escape, LINK_CODE, markFailedPage, providerLabel, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
 /**
  * A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. It
@@ -47,24 +47,28 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
   const guard = (work: (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>) =>
     async (req: Request, res: Response, next: NextFunction) => {
       const locale = pageLocale(req.query.locale, req.headers['accept-language']);
+      let app: Application | undefined;
       try {
-        await work(req, res, await resolveApp(req.headers.host), locale);
+        app = await resolveApp(req.headers.host);
+        await work(req, res, app, locale);
       } catch (e) {
-        if (e instanceof ProviderError) {
+        if (e instanceof ProviderError && app) {
           // the detail (addresses, library messages) goes to the log; people read what happened, in their language
           services.logger.warn({ provider: e.provider, kind: e.kind, detail: e.message }, 'social sign-in failed at the provider');
-          return sendError(res, 502, locale, text(locale, e.kind === 'unreachable' ? 'providerDown' : 'providerFailed', { provider: providerLabel(e.provider) }));
+          return sendError(res, 502, locale, app, { key: e.kind === 'unreachable' ? 'providerDown' : 'providerFailed', values: { provider: providerLabel(e.provider) } });
         }
+        markFailedPage(res, { locale, app });
         next(e);
       }
     };
 
-  const refuseTokenUrl = (res: Response, locale: PageLocale) =>
-    sendError(res, 400, locale, 'token_url is missing or is not on the allow-list of this application (the social_token_urls setting of a login client or of the application); nothing was sent anywhere.');
+  const refuseTokenUrl = (res: Response, locale: PageLocale, app: Application) => sendError(res, 400, locale, app, {
+    key: 'badLink', detail: 'token_url is missing or is not on the allow-list of this application (the social_token_urls setting of a login client or of the application); nothing was sent anywhere.',
+  });
 
   router.get('/social/signin', guard(async (req, res, app, locale) => {
     const tokenUrl = await allowedTokenUrl(app, one(req.query.token_url));
-    if (!tokenUrl) return refuseTokenUrl(res, locale);
+    if (!tokenUrl) return refuseTokenUrl(res, locale, app);
     const list = await providers.list(app.id);
     const query = (name: string) => `/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl, locale })}`;
     const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: providerLabel(p.name) }))}</a></li>`);
@@ -75,12 +79,12 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
   router.get('/social/:provider/start', guard(async (req, res, app, locale) => {
     const name = String(req.params.provider);
     const found = PROVIDER_PATH.test(name) ? await providers.withSecret(app.id, name) : undefined;
-    if (!found) return sendError(res, 404, locale, `this application has no sign-in provider named ${name.slice(0, 32)}`);
+    if (!found) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
     // from a hosted sign-in page (its client and redirect_uri checked as that page checks them), or for a token_url
     const back = req.query.hosted === '1' && hosted ? await hosted.hostedReturn(app, req.query, locale) : undefined;
-    if (typeof back === 'string') return sendError(res, 400, locale, back);
+    if (back && 'key' in back) return sendError(res, 400, locale, app, back);
     const tokenUrl = back ? undefined : await allowedTokenUrl(app, one(req.query.token_url));
-    if (!back && !tokenUrl) return refuseTokenUrl(res, locale);
+    if (!back && !tokenUrl) return refuseTokenUrl(res, locale, app);
     // each start stores a sign-in in progress: starts are limited per client address
     try {
       await services.rateLimiter.take([[`social:start:${app.id}:${req.ip ?? 'unknown'}`, services.loginLimits.address]]);
@@ -88,7 +92,7 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
       if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
       const wait = Number(e.headers['Retry-After'] ?? 60);
       res.setHeader('Retry-After', String(wait));
-      return sendError(res, 429, locale, `too many sign-ins were started from this address; try again in ${wait} seconds`);
+      return sendError(res, 429, locale, app, { key: 'tooManyStarts', values: { seconds: String(wait) } });
     }
     const redirectUri = `${req.protocol}://${req.get('host')}/social/${name}/callback`;
     const { url, checks } = await relyingParty.start(found.provider, found.secret, redirectUri);
@@ -107,31 +111,35 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
 
   router.get('/social/:provider/callback', guard(async (req, res, app, locale) => {
     const state = one(req.query.state);
-    if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, 'the provider sent no valid state; start the sign-in again');
+    if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback carries no valid state' });
     const bound = cookieValue(req, COOKIE);
     if (!bound || !safeEqual(bound, state)) {
-      return sendError(res, 400, locale, 'this sign-in was not started in this browser (or took longer than 10 minutes); start it again');
+      return sendError(res, 400, locale, app, { key: 'notThisBrowser' });
     }
     const hash = sha256Hex(state);
     const row = await db.credentials.findActive(app.id, 'social_state', hash, clock.now());
     // spent here, once: a replayed callback finds nothing
     if (!row || !(await db.credentials.consume(app.id, 'social_state', hash, clock.now()))) {
-      return sendError(res, 400, locale, 'this sign-in was already completed, has expired, or is unknown; start it again');
+      return sendError(res, 400, locale, app, { key: 'signInSpent' });
     }
     res.setHeader('Set-Cookie', `${COOKIE}=; HttpOnly; SameSite=Lax; Path=/social/${String(req.params.provider)}/callback; Max-Age=0`);
     const pending = row.extra as unknown as Pending;
-    if (pending.provider !== String(req.params.provider)) return sendError(res, 400, locale, 'the callback does not belong to this provider; start the sign-in again');
+    if (pending.provider !== String(req.params.provider)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback does not belong to the provider the sign-in was started with' });
     const pageLang = pending.locale;
     const denied = one(req.query.error);
-    if (denied) return sendError(res, 400, pageLang, `${pending.provider} did not sign you in (${denied.slice(0, 64)}): ${one(req.query.error_description)?.slice(0, 200) ?? 'no reason given'}`);
+    if (denied) {
+      // what the provider said is the request's, not ours: to the log, never into the page
+      services.logger.info({ provider: pending.provider, error: denied.slice(0, 64), detail: one(req.query.error_description)?.slice(0, 200) }, 'the provider did not sign the person in');
+      return sendError(res, 400, pageLang, app, { key: 'providerDenied', values: { provider: providerLabel(pending.provider) } });
+    }
     const found = await providers.withSecret(app.id, pending.provider);
-    if (!found) return sendError(res, 404, pageLang, `the sign-in provider ${pending.provider} was removed meanwhile`);
+    if (!found) return sendError(res, 404, pageLang, app, { key: 'providerRemoved', values: { provider: providerLabel(pending.provider) } });
     const checks = JSON.parse(box.open(pending.sealed, `social:${state}`)) as Checks;
     const query = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
     const profile = await relyingParty.finish(found.provider, found.secret, pending.redirectUri, query, checks);
     const token = await socialTokens.issue(app, profile);
     if (pending.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, pending.hosted, pending.provider, token);
-    if (!pending.tokenUrl) return sendError(res, 400, pageLang, 'this sign-in has nowhere to return to; start it again');
+    if (!pending.tokenUrl) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in was started with neither a token_url nor a hosted page to return to' });
     const target = new URL(pending.tokenUrl);
     sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
       `<form method="post" action="${escape(pending.tokenUrl)}"><input type="hidden" name="token" value="${escape(token)}">`

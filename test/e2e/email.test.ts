@@ -45,14 +45,14 @@ skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a
         firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
       });
       expect(registered.stat).toBe('ok');
-      const welcome = await waitFor(() => smtp.mails.find((m) => m.subject === 'Welcome to local'));
+      const welcome = await waitFor(() => smtp.mails.find((m) => m.subject === 'Welcome to Gatehouse'));
       expect(welcome.from?.text).toBe('"Gatehouse" <no-reply@gatehouse.test>');
 
       // forgot password
       const recoverUrl = 'http://localhost:3000/reset-password';
       expect(await form(base, '/oauth/forgot_password_native', { client_id: loginId, locale: 'fr-FR', redirect_uri: recoverUrl, signInEmailAddress: 'ada@example.com' }))
         .toEqual({ stat: 'ok' });
-      const reset = await waitFor(() => smtp.mails.find((m) => m.subject === 'Réinitialisez votre mot de passe local'));
+      const reset = await waitFor(() => smtp.mails.find((m) => m.subject === 'Réinitialisez votre mot de passe Gatehouse'));
       expect(reset.html).toContain('Choisir un nouveau mot de passe');
       const pair = await form(base, '/oauth/token', { grant_type: 'authorization_code', code: linkParam(reset, 'code'), redirect_uri: recoverUrl }, { authorization: loginAuth });
       expect(pair.stat).toBe('ok');
@@ -67,14 +67,14 @@ skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a
       // verify email
       expect(await form(base, '/oauth/verify_email_native', { client_id: loginId, locale: 'de-DE', redirect_uri: 'http://localhost:3000/', signInEmailAddress: 'ada@example.com' }))
         .toEqual({ stat: 'ok' });
-      const verify = await waitFor(() => smtp.mails.find((m) => m.subject === 'Bestätige deine E-Mail-Adresse für local'));
+      const verify = await waitFor(() => smtp.mails.find((m) => m.subject === 'Bestätige deine E-Mail-Adresse für Gatehouse'));
       const used = await fetch(`${base}/access/useVerificationCode?verification_code=${linkParam(verify, 'verification_code')}`).then((r) => r.json());
       expect(used).toEqual({ stat: 'ok', uuid: registered.capture_user.uuid });
       const me = (await fetch(`${base}/entity`, { headers: { authorization: `OAuth ${(await signIn('analytical engine')).access_token}` } }).then((r) => r.json())) as { result: Record<string, string> };
       expect(me.result.emailVerified).toMatch(/ \+0000$/);
       // each email was sent exactly once
       expect(smtp.mails.map((m) => m.subject).sort()).toEqual([
-        'Bestätige deine E-Mail-Adresse für local', 'Réinitialisez votre mot de passe local', 'Welcome to local',
+        'Bestätige deine E-Mail-Adresse für Gatehouse', 'Réinitialisez votre mot de passe Gatehouse', 'Welcome to Gatehouse',
       ]);
     } finally {
       expect(await Promise.all([api.stop(), worker.stop()])).toEqual([0, 0]);
@@ -134,7 +134,7 @@ skipUnless(redisServer, 'the Redis outage test needs the redis-server program')(
       while ((await t.runtime.db.models.Outbox.count({ where: { status: 'pending' } })) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
       expect(await t.runtime.db.models.Outbox.count({ where: { status: 'pending' } })).toBe(0);
       const mails = await Promise.all(fs.readdirSync(t.backend.config.mailDir).map((f) => simpleParser(fs.readFileSync(path.join(t.backend.config.mailDir, f)))));
-      expect(mails.map((m) => m.subject)).toContain('Reset your local password');
+      expect(mails.map((m) => m.subject)).toContain('Reset your Gatehouse password');
       await workers.close();
       made.close();
       await second.close();

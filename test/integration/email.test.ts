@@ -46,7 +46,7 @@ describe('registration confirmation', () => {
   it('queues a welcome email with a verification link in the request locale', async () => {
     expect((await register('welcome@example.com', { locale: 'fr-FR', displayName: 'Zoé <b>' })).body.stat).toBe('ok');
     const [mail] = await mailsTo('welcome@example.com');
-    expect(mail.subject).toBe('Bienvenue sur local');
+    expect(mail.subject).toBe('Bienvenue sur Gatehouse');
     expect(mail.html).toContain('Bienvenue, Zoé &lt;b&gt; !');
     const code = linkIn(mail, 'verification_code');
     expect(mail.text).toContain(verifyUrl);
@@ -61,7 +61,7 @@ describe('/oauth/forgot_password_native', () => {
     expect((await forgot('reset@example.com', { locale: 'de-DE' })).body).toEqual({ stat: 'ok' });
     const mails = await mailsTo('reset@example.com');
     expect(mails).toHaveLength(2); // the welcome email and this one, in either order
-    const mail = mails.find((m) => m.subject === 'Setze dein local-Passwort zurück')!;
+    const mail = mails.find((m) => m.subject === 'Setze dein Gatehouse-Passwort zurück')!;
     expect(mail).toBeDefined();
     expect(mail.text).toContain('innerhalb von 1 Stunde');
     const code = linkIn(mail, 'code');
@@ -101,7 +101,7 @@ describe('/oauth/forgot_password_native', () => {
     await register('redirect@example.com');
     const res = await forgot('redirect@example.com', { redirect_uri: 'https://evil.example.com/' });
     expect(res.body).toMatchObject({ code: 200, argument_name: 'redirect_uri', expected_value: recoverUrl });
-    expect((await mailsTo('redirect@example.com')).map((m) => m.subject)).toEqual(['Welcome to local']);
+    expect((await mailsTo('redirect@example.com')).map((m) => m.subject)).toEqual(['Welcome to Gatehouse']);
   });
 
   it('a client without password_recover_url: a clear error, nothing queued', async () => {
@@ -143,7 +143,7 @@ describe('/oauth/verify_email_native', () => {
     await register('verify@example.com');
     expect((await verify('verify@example.com', { locale: 'es-ES' })).body).toEqual({ stat: 'ok' });
     // the welcome email of the registration may be written after it: found by subject, not by order
-    const mail = (await mailsTo('verify@example.com')).find((m) => m.subject === 'Confirma tu correo electrónico para local');
+    const mail = (await mailsTo('verify@example.com')).find((m) => m.subject === 'Confirma tu correo electrónico para Gatehouse');
     expect(mail).toBeDefined();
     const used = await request(t.app).get('/access/useVerificationCode').query({ verification_code: linkIn(mail!, 'verification_code') });
     expect(used.body.stat).toBe('ok');

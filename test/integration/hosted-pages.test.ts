@@ -55,6 +55,44 @@ describe('GET /signin and /register: who the page works for', () => {
     expect(evil.headers.location).toBeUndefined();
   });
 
+  it('a wrong link gets an error page in the page\'s language and the application\'s look; the detail for developers stays in English', async () => {
+    await admin('/settings/set_default', { key: 'app_name', value: 'Acme' });
+    clock.advance(6_000);
+    const res = await request(t.app).get('/signin').query(entry({ locale: 'fr-FR', redirect_uri: 'https://evil.example/<b>x</b>' }));
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('<html lang="fr">');
+    expect(res.text).toContain('<title>La connexion n’a pas pu aboutir</title>');
+    expect(res.text).toContain('<p role="alert">Cette page a été ouverte avec un lien mal configuré.</p>');
+    expect(res.text).toContain('<summary>Détails pour les développeurs de l’application</summary><p lang="en">redirect_uri is missing or is not on the allow-list');
+    expect(res.text).toContain('<header>Acme</header>');
+    // nothing the request brought is written into the page
+    expect(res.text).not.toContain('evil.example');
+    expect((await request(t.app).get('/signin').query(entry({ client_id: 'NOT<i>A</i>CLIENT' }))).text).not.toContain('NOT');
+    await admin('/settings/set_default', { key: 'app_name', value: '' });
+    clock.advance(6_000);
+    // without app_name, the service's own name: an application's name is a host label
+    expect((await request(t.app).get('/signin').query(entry({ client_id: 'nope' }))).text).toContain('<header>Gatehouse</header>');
+  });
+
+  it('a page that fails unexpectedly answers an error page (not the API\'s JSON) with the request id to quote', async () => {
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    const settings = (await t.runtime.db.clients.find(local.id, loginId))!.settings;
+    // a flow version the application never imported (set behind the settings check, as by hand in the database)
+    await t.runtime.db.clients.mutate(local.id, loginId, () => ({ settings: { ...settings, default_flow_version: '99' } }), clock.now());
+    clock.advance(6_000);
+    try {
+      const res = await request(t.app).get('/signin').query(entry({ locale: 'de-DE' }));
+      expect(res.status).toBe(500);
+      expect(res.headers['content-type']).toContain('text/html');
+      expect(res.text).toContain('<p role="alert">Diese Seite ist gerade nicht verfügbar. Versuche es später erneut.</p>');
+      expect(res.text).toContain(`request id ${res.headers['x-request-id']}`);
+      expect(res.text).not.toMatch(/the flow|version 99|at .*\.js/);
+    } finally {
+      await t.runtime.db.clients.mutate(local.id, loginId, () => ({ settings }), clock.now());
+      clock.advance(6_000);
+    }
+  });
+
   it('renders the flow\'s forms with strict headers; the locale comes from locale, then Accept-Language', async () => {
     const { res } = await openPage('/signin');
     expect(res.status).toBe(200);

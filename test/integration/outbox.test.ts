@@ -49,7 +49,7 @@ describe('outbox with the in-process runner (embedded default)', () => {
     await t.runtime.queue.idle!();
     const file = path.join(mailDir(), `${job.id}.eml`);
     const mail = await simpleParser(fs.readFileSync(file));
-    expect(mail.subject).toBe('Welcome to local');
+    expect(mail.subject).toBe('Welcome to Gatehouse');
     expect(mail.text).toContain('Welcome, Ada!');
     expect(mail.html).toContain('verification_code=secret-code');
     const done = await db.outbox.find(job.id);

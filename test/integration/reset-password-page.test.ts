@@ -72,7 +72,7 @@ describe('GET /reset-password (where password emails link)', () => {
     const done = await submit(retryCookie, { code, csrf: retry, newPassword: 'battery staple', newPasswordConfirm: 'battery staple' });
     expect(done.status).toBe(200);
     expect(done.text).toContain('Your password is changed');
-    expect(done.text).toContain('<a class="button" href="https://app.example.com">Continue to local</a>');
+    expect(done.text).toContain('<a class="button" href="https://app.example.com">Continue to the app</a>');
     expect((await signIn('battery staple')).body.stat).toBe('ok');
     expect((await signIn(PASSWORD)).body.code).toBe(210);
     expect((await request(t.app).post('/entity').set('Authorization', `OAuth ${session}`).type('form').send({})).body.code).toBe(413);

@@ -95,7 +95,7 @@ describe('the browser flow', () => {
     expect(replay.status).toBe(400);
     expect(replay.text).toContain('already completed');
     // and the cookie that bound it to this browser was cleared
-    expect((await browser.go(page.url)).body).toContain('not started in this browser');
+    expect((await browser.go(page.url)).body).toContain('started in another browser');
   });
 
   it('a callback in another browser (no state cookie), or with a forged state, is refused', async () => {
@@ -103,7 +103,7 @@ describe('the browser flow', () => {
     const state = new URL(first.headers.get('location')!).searchParams.get('state')!;
     const elsewhere = await request(base).get('/social/testidp/callback').query({ state, code: 'x' });
     expect(elsewhere.status).toBe(400);
-    expect(elsewhere.text).toContain('not started in this browser');
+    expect(elsewhere.text).toContain('started in another browser');
     const forged = await request(base).get('/social/testidp/callback').set('Cookie', 'gatehouse_social=forgedforgedforgedforged').query({ state: 'forgedforgedforgedforged', code: 'x' });
     expect(forged.status).toBe(400);
   });
@@ -137,7 +137,7 @@ describe('the browser flow', () => {
       expect(statuses).toEqual([502, 502]); // the provider is down, but each start counted
       expect(third.status).toBe(429);
       expect(third.headers['retry-after']).toMatch(/^\d+$/);
-      expect(third.text).toContain('too many sign-ins');
+      expect(third.text).toContain('Too many sign-ins were started from this address');
     } finally {
       await limited.close();
     }
