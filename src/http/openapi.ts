@@ -56,6 +56,69 @@ export const ENDPOINT_DOCS: Record<string, { summary: string; params: readonly s
   '/settings/set_default': { summary: 'Sets an application-wide default setting', params: ['key!', 'value!'] },
 };
 
+const STRING = { type: 'string' };
+const INTEGER = { type: 'integer' };
+const BOOLEAN = { type: 'boolean' };
+const RECORD_REF = { $ref: '#/components/schemas/Record' };
+const CLIENT = { type: 'object', required: ['client_id', 'client_secret', 'description', 'features'], properties: { client_id: STRING, client_secret: STRING, description: STRING, features: { type: 'array', items: STRING } }, additionalProperties: false };
+const PROVIDER = { type: 'object', required: ['name', 'kind', 'issuer', 'clientId', 'scopes'], properties: { name: STRING, kind: STRING, issuer: STRING, clientId: STRING, scopes: { type: 'array', items: STRING } }, additionalProperties: false };
+/** A sign-in's answer: the record, and what response_type asked for (an access token, an authorization code, or both). */
+const SIGNED_IN = { capture_user: RECORD_REF, access_token: STRING, authorization_code: STRING };
+const TOKEN_PAIR = { access_token: STRING, expires_in: INTEGER, refresh_token: STRING, transaction_state: {} };
+
+/** A success body: stat "ok" and these members, no other (`optional` lists those not always present). */
+const ok = (properties: Record<string, unknown> = {}, optional: readonly string[] = []) => ({
+  type: 'object',
+  required: ['stat', ...Object.keys(properties).filter((k) => !optional.includes(k))],
+  properties: { stat: { const: 'ok' }, ...properties },
+  additionalProperties: false,
+});
+
+/** What each endpoint answers on success (docs/api.md says the same in words); the README's run checks every answer it gets against these. */
+export const ANSWERS: Record<string, Record<string, unknown>> = {
+  '/access/getAccessToken': ok({ accessToken: STRING }),
+  '/access/getAuthorizationCode': ok({ authorizationCode: STRING }),
+  '/access/getCreationToken': ok({ creation_token: STRING }),
+  '/access/getVerificationCode': ok({ verification_code: STRING }),
+  '/access/useVerificationCode': ok({ uuid: STRING }),
+  '/oauth/token': ok(TOKEN_PAIR, ['transaction_state']),
+  '/oauth/register_native_traditional': ok(SIGNED_IN, ['access_token', 'authorization_code']),
+  '/oauth/auth_native_traditional': ok(SIGNED_IN, ['access_token', 'authorization_code']),
+  '/oauth/update_profile_native': ok(),
+  '/oauth/refresh_access_token': ok({ access_token: STRING, expires_in: INTEGER }),
+  '/oauth/auth_native': ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code']),
+  '/oauth/register_native': ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code']),
+  '/oauth/link_account_native': ok(),
+  '/oauth/unlink_account_native': ok(),
+  '/oauth/forgot_password_native': ok(),
+  '/oauth/verify_email_native': ok(),
+  '/entity.create': ok({ id: INTEGER, uuid: STRING }),
+  '/entity': ok({ result: {} }),
+  '/entity.find': ok({ result_count: INTEGER, results: { type: 'array', items: { type: 'object' } }, total_count: INTEGER }, ['total_count']),
+  '/entity.count': ok({ total_count: INTEGER }),
+  '/entity.update': ok({ result: RECORD_REF }, ['result']),
+  '/entity.replace': ok({ result: RECORD_REF }, ['result']),
+  '/entity.delete': ok(),
+  '/entity.bulkCreate': ok({ uuid_results: { type: 'array', items: STRING }, results: { type: 'array', items: { type: 'object', required: ['id', 'uuid'], properties: { id: INTEGER, uuid: STRING }, additionalProperties: false } } }),
+  '/versions/entity': ok({ result: {} }),
+  '/entityType': ok({ schema: { type: 'object', required: ['name', 'attr_defs'] } }),
+  '/clients/add': ok(CLIENT.properties),
+  '/clients/list': ok({ results: { type: 'array', items: CLIENT } }),
+  '/clients/set_features': ok(),
+  '/clients/delete': ok(),
+  '/clients/reset_secret': ok({ new_secret: STRING }),
+  '/providers/add': ok({ result: PROVIDER }),
+  '/providers/list': ok({ results: { type: 'array', items: PROVIDER } }),
+  '/providers/remove': ok(),
+  '/settings/get': ok({ result: { type: ['string', 'null'] } }),
+  '/settings/items': ok({ result: { type: 'object', additionalProperties: STRING } }),
+  '/settings/keys': ok({ result: { type: 'array', items: STRING } }),
+  '/settings/set': ok({ result: BOOLEAN }),
+  '/settings/set_multi': ok({ result: { type: 'object', additionalProperties: BOOLEAN } }),
+  '/settings/delete': ok({ result: BOOLEAN }),
+  '/settings/set_default': ok({ result: BOOLEAN }),
+};
+
 const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ERROR_BODY } } });
 
@@ -82,11 +145,14 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     const kinds = route.kinds.length > 0 ? ` Client kinds: ${route.kinds.join(', ')}.` : '';
     const description = `${doc.summary}. Authentication: ${route.auth.join(', ')}.${kinds}`
       + (route.params === 'body' ? ' Parameters in the urlencoded body only.' : '')
-      + (route.reads ? ' Read-only: a signed request may be repeated.' : '');
+      + (route.reads ? ' Read-only: a signed request may be repeated.' : '')
+      + (route.kinds.includes('login_client')
+        ? ' The form\'s fields are body parameters too: each flow version lists its forms and their fields at GET /widget_data/flows/{app}/{flow}/{version}/{locale}.json.'
+        : '');
     const responses = {
       200: {
         description: 'stat "ok" with the answer, or stat "error" with the spec\'s error body (the original answered errors with HTTP 200)',
-        content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/OkBody' }, ERROR_BODY] } } },
+        content: { 'application/json': { schema: { oneOf: [ANSWERS[route.path] ?? { $ref: '#/components/schemas/OkBody' }, ERROR_BODY] } } },
       },
       ...(route.errors === 'oauth' && { 400: errorResponse('an /oauth/token error'), 401: errorResponse('bad client credentials') }),
       404: errorResponse('unknown endpoint'),
@@ -167,6 +233,16 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       },
       schemas: {
         OkBody: { type: 'object', required: ['stat'], properties: { stat: { const: 'ok' } }, additionalProperties: true },
+        Record: {
+          type: 'object',
+          description: 'A user record: these members, the application\'s own attributes, and profiles (its linked identities)',
+          required: ['id', 'uuid', 'created', 'lastUpdated'],
+          properties: {
+            id: INTEGER, uuid: STRING, created: STRING, lastUpdated: STRING, email: { type: ['string', 'null'] }, emailVerified: { type: ['string', 'null'] },
+            lastLogin: { type: ['string', 'null'] }, profiles: { type: 'array', items: { type: 'object' } },
+          },
+          additionalProperties: true,
+        },
         ErrorBody: {
           type: 'object',
           required: ['stat', 'code', 'error', 'error_description', 'request_id'],

@@ -9,6 +9,9 @@ import {
   answerPattern, type Background, type Block, type Command, LONG_RUNNING, readmeBlocks, Shell, signInOnPage, startInBackground, stopBackground, withValues,
 } from '../helpers/readme';
 import { startSmtp } from '../helpers/smtp';
+import { schemaProblems } from '../helpers/json-schema';
+import { openApiDocument } from '../../src/http/openapi';
+import { ROUTES } from '../../src/http/routes';
 
 /**
  * The README, run top to bottom as a newcomer (and then an operator) runs it: on a fresh embedded
@@ -48,7 +51,26 @@ interface Pass {
   prepare?(main: Shell, started: Background[]): Promise<void>;
 }
 
-interface Outcome { failures: string[]; notRun: string[]; ran: number; unused: string[] }
+interface Outcome { failures: string[]; notRun: string[]; ran: number; unused: string[]; answersChecked: Set<string> }
+
+const OPENAPI = openApiDocument(ROUTES, 'readme');
+
+/** What the OpenAPI document says is wrong with an endpoint's JSON answer, or undefined (also when it describes no such endpoint). */
+function answerAgainstDocument(command: string, stdout: string, checked: Set<string>): string | undefined {
+  const path = /(?:\$B|https?:\/\/(?:localhost|127\.0\.0\.1):\d+)(\/[A-Za-z0-9_./]+)/.exec(command)?.[1];
+  const operation = path && (OPENAPI.paths as Record<string, Record<string, any>>)[path];
+  if (!operation || !stdout.startsWith('{')) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+  const schema = (operation.post ?? operation.get).responses[200].content['application/json'].schema;
+  checked.add(path);
+  const problems = schemaProblems(schema, body, OPENAPI);
+  return problems.length ? `answered what /openapi.json does not describe for ${path}: ${problems.join('; ')}` : undefined;
+}
 
 function applyAll(text: string, differences: Difference[], used: Set<number>, offset = 0): string {
   differences.forEach(([from, to], i) => {
@@ -60,7 +82,7 @@ function applyAll(text: string, differences: Difference[], used: Set<number>, of
 }
 
 async function runReadme(pass: Pass): Promise<Outcome> {
-  const outcome: Outcome = { failures: [], notRun: [], ran: 0, unused: [] };
+  const outcome: Outcome = { failures: [], notRun: [], ran: 0, unused: [], answersChecked: new Set() };
   const values = new Map<string, string>();
   const started: Background[] = [];
   const main = new Shell(ROOT, pass.mainEnv);
@@ -138,7 +160,7 @@ async function runReadme(pass: Pass): Promise<Outcome> {
         const end = Date.now() + 10_000;
         for (;;) {
           const got = await shell.run(text);
-          const problem = check(got, expected, values);
+          const problem = check(got, expected, values) ?? answerAgainstDocument(text, got.stdout, outcome.answersChecked);
           if (!problem) break;
           // an email is written by a job after its request answered: mail:last may look too early
           if (/mail:last/.test(text) && Date.now() < end) {
@@ -181,7 +203,7 @@ function check(got: { status: number; stdout: string; stderr: string }, expected
 }
 
 function report(outcome: Outcome, name: string) {
-  process.stdout.write(`README, ${name}: ${outcome.ran} commands run; not run here:\n${outcome.notRun.map((n) => `  - ${n}`).join('\n')}\n`);
+  process.stdout.write(`README, ${name}: ${outcome.ran} commands run; the answers of ${outcome.answersChecked.size} endpoints checked against /openapi.json; not run here:\n${outcome.notRun.map((n) => `  - ${n}`).join('\n')}\n`);
   expect(outcome.failures).toEqual([]);
   expect(outcome.unused).toEqual([]);
   // every exception still names something the README says
