@@ -4,6 +4,7 @@ import * as socialProviders from './0003-social-providers';
 import * as versions from './0004-versions';
 import * as rotationProcedure from './0005-rotation-procedure';
 import * as signInProcedure from './0006-sign-in-procedure';
+import * as userDisabled from './0007-user-disabled';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   { name: '0004-versions', ...versions },
   { name: '0005-rotation-procedure', ...rotationProcedure },
   { name: '0006-sign-in-procedure', ...signInProcedure },
+  { name: '0007-user-disabled', ...userDisabled },
 ];

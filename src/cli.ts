@@ -9,7 +9,8 @@ import { createLogger } from './logger';
 import { newestMail } from './mail-files';
 import { compileFilter, compileSort, FilterUseError } from './db/entity-filter';
 import { FilterError, parseFilter } from './domain/filter';
-import { deleteUser, endSessions, renderUser, renderWithProfiles } from './domain/users';
+import { deleteUser, disableUser, enableUser, endSessions, renderUser, renderWithProfiles } from './domain/users';
+import { formatTimestamp } from './domain/timestamps';
 import { createRecordVersions } from './domain/versions';
 import { createBullQueue } from './queue/bullmq';
 import { createOutbox } from './queue/outbox';
@@ -191,7 +192,28 @@ program.command('users:show')
   .description('print one user record as the API shows it, with its linked identities (never its password hash)')
   .action((who: string, opts: { app?: string }) => withCore(async (core) => {
     const { app, record } = await userOf(core, opts, who);
-    print(renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)));
+    // a disabled user says since when (an account's state, not one of its attributes: the API does not show it)
+    print({ ...renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)), ...(record.disabledAt && { disabled: formatTimestamp(record.disabledAt) }) });
+  }));
+
+program.command('users:disable')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('disable a user: no sign-in (its right password is told the account is disabled), every session ends, no access token of it works')
+  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    const ended = await disableUser(core.db, app.id, record.id, new Date());
+    process.stdout.write(`disabled user ${record.id} (${record.uuid}); ${ended} live token(s) and code(s) spent\n`);
+  }));
+
+program.command('users:enable')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('enable a disabled user again (sessions ended by disabling stay ended)')
+  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
+    const { record, app } = await userOf(core, opts, who);
+    await enableUser(core.db, app.id, record.id);
+    process.stdout.write(`enabled user ${record.id} (${record.uuid})\n`);
   }));
 
 program.command('users:signout')

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db';
+import type { CredentialKind } from '../db/repositories/credentials';
 import type { EntityRecord, NewEntity } from '../db/repositories/entities';
 import type { StoredProfile } from '../db/repositories/social';
 import { errors } from '../errors';
@@ -166,5 +167,25 @@ export async function deleteUser(deps: UserRemoval, applicationId: number, entit
 
 /** Ends every session of a user: its access and refresh tokens, refresh secrets and unused authorization codes. Answers how many were live. */
 export function endSessions(db: Database, applicationId: number, entityId: number, now: Date): Promise<number> {
-  return db.credentials.revokeForEntity(applicationId, entityId, ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'], null, now);
+  return db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now);
+}
+
+/** What a user's sessions are made of: what ending them spends. */
+const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'];
+
+/**
+ * Disables a user: it cannot sign in, and every session ends (tokens and codes spent); an access
+ * token issued by a sign-in in flight does not work either (access tokens of a disabled user are
+ * refused where they are looked up). Answers how many tokens and codes were live.
+ */
+export function disableUser(db: Database, applicationId: number, entityId: number, now: Date): Promise<number> {
+  return db.transaction(async (tx) => {
+    await db.entities.setDisabled(applicationId, entityId, now, tx);
+    return db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now, tx);
+  });
+}
+
+/** Enables a disabled user again: it may sign in (its ended sessions stay ended). */
+export async function enableUser(db: Database, applicationId: number, entityId: number): Promise<void> {
+  await db.entities.setDisabled(applicationId, entityId, null);
 }

@@ -10,6 +10,25 @@ export async function captureUser(ctx: RequestContext, record: EntityRecord): Pr
   return renderWithProfiles(record, await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id));
 }
 
+const ACCOUNT_DISABLED: Record<string, string> = {
+  'en-US': 'This account is disabled. Contact the app’s support to use it again.',
+  'fr-FR': 'Ce compte est désactivé. Contactez l’assistance de l’application pour l’utiliser à nouveau.',
+  'de-DE': 'Dieses Konto ist deaktiviert. Wende dich an den Support der App, um es wieder zu nutzen.',
+  'es-ES': 'Esta cuenta está desactivada. Ponte en contacto con el soporte de la aplicación para volver a usarla.',
+};
+
+/**
+ * 210 for a disabled user, said only to someone who proved the password or the identity: the
+ * flow's message `errors.accountDisabled` when it has one, else ours in the flow's locale.
+ */
+export function accountDisabled(ctx: RequestContext, request: FlowRequest, formName?: string): ApiError {
+  const own = ctx.services.flows.text(request.flow, 'errors.accountDisabled');
+  const message = own !== 'errors.accountDisabled' ? own : ACCOUNT_DISABLED[request.flow.locale] ?? ACCOUNT_DISABLED['en-US'];
+  return new ApiError('invalidCredentials', 'this account is disabled by an operator of the service', {
+    extra: { message, ...(formName !== undefined && { invalid_fields: { [formName]: [message] } }) },
+  });
+}
+
 /**
  * What every successful sign-in answers (password or social): tokens per response_type, then
  * lastLogin written (and a rehashed password, when one is given) with the record's snapshot, then
@@ -24,6 +43,7 @@ export async function signedIn(
   options: { passwordHash?: string; profiles?: StoredProfile[] } = {},
 ): Promise<Record<string, unknown>> {
   const { db, clock, outbox, versions } = ctx.services;
+  if (record.disabledAt) throw accountDisabled(ctx, request);
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   if (db.entities.signIn) {
     // MySQL/MariaDB: the whole write in one CALL while the record is as the password check read
@@ -48,6 +68,7 @@ export async function signedIn(
       const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
       // deleted between the password check and now: no sign-in
       if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
+      if (locked.disabledAt) throw accountDisabled(ctx, request);
       return db.entities.update(locked, change(now), now, tx);
     });
     // after the record's row lock: a token row's foreign key check would otherwise take a shared

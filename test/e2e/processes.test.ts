@@ -266,7 +266,7 @@ describe('gatehouse CLI on the configured database', () => {
     expect(cli(['users:find', 'email = '], { cwd: backend.dir, env }).stderr).toContain('the filter is not valid');
   });
 
-  it('users:signout ends every session of a user and users:delete (with --yes) deletes the record, its history kept', async () => {
+  it('users:signout ends every session of a user, users:disable and users:enable, and users:delete (with --yes) deletes the record, its history kept', async () => {
     const env = { ...backend.env, DEFAULT_APP: 'shop' };
     const port = await freePort();
     const server = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' } });
@@ -289,8 +289,14 @@ describe('gatehouse CLI on the configured database', () => {
       expect(signedOut.status).toBe(0);
       expect(signedOut.stdout).toMatch(/ended the sessions of user \d+ \(.+\): 1 live token/);
       expect((await post(`${B}/entity`, { access_token: token })).body.code).toBe(413);
-      // the password still works: a new session
-      const again = await post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse' });
+      // disabled: the right password is told so, users:show says since when; enabled: a new session
+      const signIn = () => post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse' });
+      expect(cli(['users:disable', 'grace@example.com'], { cwd: backend.dir, env }).stdout).toMatch(/^disabled user \d+/);
+      expect((await signIn()).body).toMatchObject({ code: 210, message: expect.stringContaining('This account is disabled') });
+      expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toMatch(/^\d{4}-\d{2}-\d{2} /);
+      expect(cli(['users:enable', 'grace@example.com'], { cwd: backend.dir, env }).stdout).toMatch(/^enabled user \d+/);
+      expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toBeUndefined();
+      const again = await signIn();
       expect(again.body.stat).toBe('ok');
       const before = new Date();
 

@@ -1,4 +1,4 @@
-import { Op, Transaction } from 'sequelize';
+import { literal, Op, Transaction } from 'sequelize';
 import { retrying, type AnyTx, type Sql } from '../sql';
 import { asDate, type CredentialRow, type Models } from '../models';
 
@@ -49,6 +49,9 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
   usedAt: asDate(row.used_at),
 });
 
+/** The credential's user (if it has one) is not disabled: one primary-key probe (the alias is Sequelize's for the model). */
+const NOT_DISABLED = 'NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = `Credential`.`entity_id` AND d.disabled_at IS NOT NULL)';
+
 export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
     /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
@@ -75,7 +78,11 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     /** A credential of `kind` with this hash in this application that is neither spent nor expired. */
     async findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined> {
       const row = await Credential.findOne({
-        where: { value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now } },
+        where: {
+          value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now },
+          // an access token of a disabled user never works, even one issued while it was being disabled
+          ...(kind === 'access_token' && { [Op.and]: [literal(NOT_DISABLED)] }),
+        },
         raw: true,
       });
       return row ? toCredential(row) : undefined;

@@ -20,9 +20,11 @@ export interface EntityRecord {
   lastUpdated: Date;
   /** How many committed changes the record has had (1 when created): its snapshots' order. */
   version: number;
+  /** When an operator disabled the user (no sign-in, no working access token), or null. Not an attribute: no snapshot. */
+  disabledAt: Date | null;
 }
 
-export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated' | 'version'>;
+export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabledAt'>;
 
 /** The unique attributes a record can be found by (docs/api.md#access-endpoints: `key_attribute`). */
 export type EntityKey = { uuid: string } | { id: number } | { email: string } | { username: string };
@@ -50,6 +52,7 @@ export const toRecord = (row: EntityRow): EntityRecord => ({
   created: asDate(row.created),
   lastUpdated: asDate(row.last_updated),
   version: Number(row.version),
+  disabledAt: row.disabled_at ? asDate(row.disabled_at) : null,
 });
 
 /**
@@ -149,7 +152,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
           ],
           transaction,
         );
-        return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now, version: 1 };
+        return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now, version: 1, disabledAt: null };
       } catch (err) {
         throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
       }
@@ -273,6 +276,14 @@ export function createEntityQueries(_models: Models, sql: Sql) {
       const lock = sql.dialect === 'mysql' ? ' FOR UPDATE' : '';
       const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE id = ? AND application_id = ?${lock}`, [id, applicationId], transaction);
       return rows[0] ? toRecord(rows[0]) : undefined;
+    },
+
+    /**
+     * Disables a user (`at`) or enables it again (null): a state of the account, not of its
+     * attributes, so the record's version and snapshots stay as they are. False when there is no such record.
+     */
+    async setDisabled(applicationId: number, id: number, at: Date | null, transaction?: AnyTx): Promise<boolean> {
+      return (await sql.change('UPDATE entities SET disabled_at = ? WHERE id = ? AND application_id = ?', [at && sql.time(at), id, applicationId], transaction)) === 1;
     },
 
     /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */

@@ -36,9 +36,19 @@ function transactionState(ctx: RequestContext): Record<string, unknown> | undefi
 
 const typeName = (ctx: RequestContext) => requireUserType(ctx.params.require('type_name'));
 
+/** The record a token or code is asked for; a disabled user gets none (none would work). */
+async function enabledRecord(ctx: RequestContext) {
+  const record = await identifyRecord(ctx);
+  if (record.disabledAt) {
+    const named = ['uuid', 'id', 'key_value'].find((k) => ctx.params.get(k) !== undefined) ?? 'uuid';
+    throw errors.invalidArgument(named, 'the user is disabled: it gets no access token or code until an operator enables it again');
+  }
+  return record;
+}
+
 export const getAccessToken: Handler = async (ctx) => {
   typeName(ctx);
-  const record = await identifyRecord(ctx);
+  const record = await enabledRecord(ctx);
   const target = await forClient(ctx);
   const accessToken = await ctx.services.tokens.issueAccessToken(ctx.app, caller(ctx), record.id, target?.id ?? null);
   return { accessToken };
@@ -46,7 +56,7 @@ export const getAccessToken: Handler = async (ctx) => {
 
 export const getAuthorizationCode: Handler = async (ctx) => {
   typeName(ctx);
-  const record = await identifyRecord(ctx);
+  const record = await enabledRecord(ctx);
   const redirectUri = parseRedirectUri(ctx);
   const state = transactionState(ctx);
   const seconds = parseLifetime(ctx.app, 'authorization_code', ctx.params.get('lifetime'));

@@ -3,7 +3,7 @@ import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { accountSubject, guardPasswordGuesses } from '../password-guesses';
 import { uniqueKey } from '../../db/repositories/entities';
-import { signedIn } from '../capture-user';
+import { accountDisabled, signedIn } from '../capture-user';
 import { parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
 import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from '../social-request';
 
@@ -46,6 +46,8 @@ export const signInTraditional: Handler = async (ctx) => {
   if (!ok || !record) throw invalidCredentials(ctx, request, form.name);
 
   await guesses.succeeded();
+  // the right password of a disabled user: said so, and nothing is linked or issued
+  if (record.disabledAt) throw accountDisabled(ctx, request, form.name);
   // a merge_token is checked before anything is issued: a bad one signs nobody in
   const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, record);
   // a hash made with weaker parameters than today's policy is replaced while the password is at hand

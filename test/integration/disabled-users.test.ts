@@ -1,0 +1,69 @@
+import request from 'supertest';
+import { disableUser, enableUser } from '../../src/domain/users';
+import { basic, startTestApp, type TestApp } from '../helpers/backend';
+
+// A user an operator disabled (gatehouse users:disable): no sign-in, no working token, no new ones
+
+let t: TestApp;
+let owner: string;
+let user: { id: number; uuid: string };
+const PASSWORD = 'correct horse';
+
+const signIn = (password: string, locale = 'en-US') => request(t.app).post('/oauth/auth_native_traditional').type('form')
+  .send({ client_id: t.local.clients.login.client_id, locale, signInEmailAddress: 'off@example.com', currentPassword: password });
+const asUser = (token: string) => request(t.app).post('/entity').set('Authorization', `OAuth ${token}`).type('form').send({});
+const appId = async () => (await t.runtime.db.applications.findByName('local'))!.id;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+  const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+    .send({ type_name: 'user', attributes: JSON.stringify({ email: 'off@example.com', password: PASSWORD }) });
+  user = created.body;
+});
+afterAll(() => t.close());
+
+it('the right password is told the account is disabled (in the flow\'s language); a wrong one gets the usual answer', async () => {
+  const session = (await signIn(PASSWORD)).body.access_token as string;
+  expect(await disableUser(t.runtime.db, await appId(), user.id, new Date())).toBeGreaterThanOrEqual(1);
+  try {
+    expect((await asUser(session)).body.code).toBe(413);
+    const refused = await signIn(PASSWORD, 'fr-FR');
+    expect(refused.body).toMatchObject({
+      stat: 'error', code: 210, error: 'invalid_credentials', error_description: 'this account is disabled by an operator of the service',
+      message: 'Ce compte est désactivé. Contactez l’assistance de l’application pour l’utiliser à nouveau.',
+      invalid_fields: { signInForm: ['Ce compte est désactivé. Contactez l’assistance de l’application pour l’utiliser à nouveau.'] },
+    });
+    expect(refused.body.access_token).toBeUndefined();
+    // nothing is disclosed to a wrong password: the answer of any failed sign-in
+    const wrong = await signIn('not the password');
+    expect(wrong.body).toMatchObject({ code: 210, invalid_fields: { signInForm: ['The email address or password is incorrect.'] } });
+    expect(JSON.stringify(wrong.body)).not.toContain('disabled');
+    // an operator's client gets no token or code for it either
+    for (const [route, extra] of [['/access/getAccessToken', {}], ['/access/getAuthorizationCode', { redirect_uri: 'https://app.example.com/cb' }]] as const) {
+      const res = await request(t.app).post(route).set('Authorization', owner).type('form').send({ type_name: 'user', uuid: user.uuid, ...extra });
+      expect(res.body).toMatchObject({ code: 200, argument_name: 'uuid', error_description: expect.stringContaining('the user is disabled') });
+    }
+  } finally {
+    await enableUser(t.runtime.db, await appId(), user.id);
+  }
+  const again = await signIn(PASSWORD);
+  expect(again.body.stat).toBe('ok');
+  expect((await asUser(again.body.access_token)).body.stat).toBe('ok');
+  // sessions ended by disabling stay ended
+  expect((await asUser(session)).body.code).toBe(413);
+});
+
+it('an access token issued while the user was being disabled does not work: the token lookup refuses a disabled user\'s', async () => {
+  const issued = await request(t.app).post('/access/getAccessToken').set('Authorization', owner).type('form').send({ type_name: 'user', uuid: user.uuid });
+  const token = issued.body.accessToken as string;
+  expect((await asUser(token)).body.stat).toBe('ok');
+  // the state alone, without spending the token (as when a sign-in in flight issues one after the disable spent the others)
+  await t.runtime.db.entities.setDisabled(await appId(), user.id, new Date());
+  expect((await asUser(token)).body.code).toBe(413);
+  expect((await request(t.app).post('/oauth/update_profile_native').type('form').send({
+    client_id: t.local.clients.login.client_id, locale: 'en-US', access_token: token, form: 'editProfileForm', displayName: 'x',
+  })).body.code).toBe(413);
+  await t.runtime.db.entities.setDisabled(await appId(), user.id, null);
+  expect((await asUser(token)).body.stat).toBe('ok');
+});
