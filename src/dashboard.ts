@@ -126,7 +126,7 @@ function main(): void {
     logger.fatal({ err }, 'cannot listen');
     process.exit(1);
   });
-  const stop = () => server.close(() => void close().then(() => process.exit(0)));
+  const stop = () => void server.closeGracefully(2_000).then(close).then(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

@@ -31,15 +31,65 @@ function rawError(status: number, description: string): string {
     + `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`;
 }
 
+export interface GracefulServer extends http.Server {
+  /**
+   * Stops accepting connections and resolves once every open one is closed: a connection between
+   * requests closes at once; a response under way is finished, says `Connection: close` and ends
+   * its connection; a connection accepted before the stop whose request has not been read yet gets
+   * `graceMs` to deliver it, so a request a client sent before the stop is answered.
+   */
+  closeGracefully(graceMs: number): Promise<void>;
+}
+
 /**
  * The api's HTTP server: slow clients get `headersTimeoutMs` for their headers and
  * `requestTimeoutMs` for the whole request (checked every second, not Node's default 30 s), and
  * requests Node's parser refuses (bad header bytes, conflicting lengths, oversized headers, a
  * timeout) get the spec's JSON error body instead of an empty 400.
  */
-export function createHttpServer(app: express.Express, limits: HttpLimits, logger: Logger): http.Server {
+export function createHttpServer(app: express.Express, limits: HttpLimits, logger: Logger): GracefulServer {
   const server = http.createServer({ connectionsCheckingInterval: 1_000, requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs }, app);
   server.keepAliveTimeout = 65_000;
+
+  // what a graceful stop needs to know of each connection: whether it has a response under way,
+  // and whether it has had a request yet (a fresh one may hold a request not read yet)
+  const open = new Set<Socket>();
+  const answering = new Map<Socket, http.ServerResponse>();
+  const served = new WeakSet<Socket>();
+  let closing = false;
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    answering.set(socket, res);
+    served.add(socket);
+    if (closing) res.shouldKeepAlive = false;
+    res.once('close', () => {
+      answering.delete(socket);
+      if (closing) socket.end();
+    });
+  });
+
+  const graceful = server as GracefulServer;
+  graceful.closeGracefully = (graceMs: number) => new Promise<void>((resolve) => {
+    closing = true;
+    server.close(() => resolve());
+    for (const socket of open) {
+      const res = answering.get(socket);
+      // a response under way says Connection: close and its connection ends after it
+      if (res) {
+        if (!res.headersSent) res.shouldKeepAlive = false;
+      } else if (served.has(socket)) {
+        socket.end(); // between two requests of a keep-alive connection
+      }
+    }
+    // a connection with no request yet gets graceMs to deliver one (it may be in flight, not yet read)
+    setTimeout(() => {
+      for (const socket of open) if (!answering.has(socket)) socket.destroy();
+    }, graceMs).unref();
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const code = err.code ?? '';
     if (code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
@@ -47,5 +97,5 @@ export function createHttpServer(app: express.Express, limits: HttpLimits, logge
     logger.info({ status, code }, 'request refused by the HTTP parser');
     socket.end(rawError(status, description));
   });
-  return server;
+  return graceful;
 }

@@ -1,10 +1,12 @@
-import type { Server } from 'node:http';
 import { buildApp, drained } from './app';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError } from './domain/applications';
 import { banner } from './banner';
 import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
+
+/** How long a connection accepted before a stop has to deliver its request (one sent just before SIGTERM is answered). */
+const STOP_GRACE_MS = 2_000;
 import { createLogger, type Logger } from './logger';
 import { serveMetrics } from './metrics';
 import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
@@ -55,7 +57,7 @@ async function main(): Promise<void> {
       logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
       process.exit(1);
     });
-  const server: Server = createHttpServer(app, config.http, logger);
+  const server = createHttpServer(app, config.http, logger);
   server.listen(config.port, config.host, () =>
     logger.info({ host: config.host, port: config.port, database: config.database.dialect, queue: config.redisUrl ? 'bullmq' : 'in-process' }, 'gatehouse api listening'));
   server.on('error', (err) => {
@@ -71,18 +73,13 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     metricsServer?.close();
-    // keep-alive connections whose requests are still running become idle only once answered:
-    // close each as soon as it is, or server.close would wait for the clients to hang up
-    const idle = setInterval(() => server.closeIdleConnections(), 50);
-    server.close(async () => {
-      clearInterval(idle);
+    void server.closeGracefully(STOP_GRACE_MS).then(async () => {
       // clients that hung up leave their requests running: let them finish before the database closes
       await drained(app);
       await runtime.close();
       logger.info('stopped');
       process.exit(0);
     });
-    server.closeIdleConnections();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
