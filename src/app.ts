@@ -293,10 +293,11 @@ export function buildApp(options: AppOptions): express.Express {
     }
     const page = failedPage(res);
     if (page && !res.headersSent) {
-      // a browser's page: an error page in its language and look, never the API's JSON
-      // the API's spec errors answer 200 with their code in the body; a page says it in its status
+      // a browser's page: an error page in its language and look, never the API's JSON. The API's
+      // spec errors answer 200 with their code in the body; a page says it in its status
       const code = apiError.definition.code;
-      const status = httpStatusFor(apiError, locals.errorStyle) >= 400 ? httpStatusFor(apiError, locals.errorStyle) : code === 510 ? 429 : code >= 500 ? 500 : 400;
+      const transport = httpStatusFor(apiError, locals.errorStyle);
+      const status = transport >= 400 ? transport : code === 510 ? 429 : code >= 500 ? 500 : 400;
       locals.outcome.errorCode = apiError.definition.code;
       locals.outcome.error = apiError.definition.error;
       for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);

@@ -3,9 +3,8 @@ import { isHttpUrl } from './settings';
 
 /**
  * What the hosted pages and the emails share per application: its name (`app_name`, else
- * DEFAULT_APP_NAME), accent
- * colour (`brand_color`, #rrggbb) and logo (`logo_url`, an http(s) URL). A colour or logo that
- * is not well-formed is ignored.
+ * DEFAULT_APP_NAME), accent colour (`brand_color`, #rrggbb) and logo (`logo_url`, an http(s)
+ * URL). A colour or logo that is not well-formed is ignored.
  */
 export interface Brand { name: string; color: string; logoUrl?: string }
 

@@ -280,10 +280,10 @@ export function createEntityQueries(_models: Models, sql: Sql) {
 
     /**
      * Disables a user (`at`) or enables it again (null): a state of the account, not of its
-     * attributes, so the record's version and snapshots stay as they are. False when there is no such record.
+     * attributes, so the record's version and snapshots stay as they are.
      */
-    async setDisabled(applicationId: number, id: number, at: Date | null, transaction?: AnyTx): Promise<boolean> {
-      return (await sql.change('UPDATE entities SET disabled_at = ? WHERE id = ? AND application_id = ?', [at && sql.time(at), id, applicationId], transaction)) === 1;
+    async setDisabled(applicationId: number, id: number, at: Date | null, transaction?: AnyTx): Promise<void> {
+      await sql.change('UPDATE entities SET disabled_at = ? WHERE id = ? AND application_id = ?', [at && sql.time(at), id, applicationId], transaction);
     },
 
     /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */
