@@ -203,7 +203,7 @@ program.command('users:disable')
   .action((who: string, opts: { app?: string }) => withCore(async (core) => {
     const { app, record } = await userOf(core, opts, who);
     const ended = await disableUser(core.db, app.id, record.id, new Date());
-    process.stdout.write(`disabled user ${record.id} (${record.uuid}); ${ended} live token(s) and code(s) spent\n`);
+    process.stdout.write(`disabled user ${record.id} (${record.uuid}); ${ended} unspent token(s) and code(s) spent\n`);
   }));
 
 program.command('users:enable')
@@ -212,7 +212,7 @@ program.command('users:enable')
   .description('enable a disabled user again (sessions ended by disabling stay ended)')
   .action((who: string, opts: { app?: string }) => withCore(async (core) => {
     const { record, app } = await userOf(core, opts, who);
-    await enableUser(core.db, app.id, record.id);
+    await enableUser(core.db, app.id, record.id, new Date());
     process.stdout.write(`enabled user ${record.id} (${record.uuid})\n`);
   }));
 
@@ -223,7 +223,7 @@ program.command('users:signout')
   .action((who: string, opts: { app?: string }) => withCore(async (core) => {
     const { app, record } = await userOf(core, opts, who);
     const ended = await endSessions(core.db, app.id, record.id, new Date());
-    process.stdout.write(`ended the sessions of user ${record.id} (${record.uuid}): ${ended} live token(s) and code(s) spent\n`);
+    process.stdout.write(`ended the sessions of user ${record.id} (${record.uuid}): ${ended} unspent token(s) and code(s) spent\n`);
   }));
 
 program.command('users:delete')

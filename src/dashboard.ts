@@ -126,7 +126,13 @@ function main(): void {
     logger.fatal({ err }, 'cannot listen');
     process.exit(1);
   });
-  const stop = () => void server.closeGracefully(2_000).then(close).then(() => process.exit(0));
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(1), 15_000).unref();
+    void server.closeGracefully(2_000).then(close).then(() => process.exit(0), () => process.exit(1));
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

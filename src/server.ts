@@ -4,13 +4,13 @@ import { ApplicationExistsError } from './domain/applications';
 import { banner } from './banner';
 import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
-
-/** How long a connection accepted before a stop has to deliver its request (one sent just before SIGTERM is answered). */
-const STOP_GRACE_MS = 2_000;
 import { createLogger, type Logger } from './logger';
 import { serveMetrics } from './metrics';
 import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
 import path from 'node:path';
+
+/** How long a connection accepted before a stop has to deliver its request (one sent just before SIGTERM is answered). */
+const STOP_GRACE_MS = 2_000;
 
 /** The embedded first start creates the default application, as `gatehouse apps:create` would. */
 async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise<void> {

@@ -165,7 +165,7 @@ export async function deleteUser(deps: UserRemoval, applicationId: number, entit
   });
 }
 
-/** Ends every session of a user: its access and refresh tokens, refresh secrets and unused authorization codes. Answers how many were live. */
+/** Ends every session of a user: its access and refresh tokens, refresh secrets and unused authorization codes. Answers how many it spent. */
 export function endSessions(db: Database, applicationId: number, entityId: number, now: Date): Promise<number> {
   return db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now);
 }
@@ -176,7 +176,8 @@ const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refre
 /**
  * Disables a user: it cannot sign in, and every session ends (tokens and codes spent); an access
  * token issued by a sign-in in flight does not work either (access tokens of a disabled user are
- * refused where they are looked up). Answers how many tokens and codes were live.
+ * refused where they are looked up, and enabling spends them). Answers how many tokens and codes
+ * it spent.
  */
 export function disableUser(db: Database, applicationId: number, entityId: number, now: Date): Promise<number> {
   return db.transaction(async (tx) => {
@@ -185,7 +186,14 @@ export function disableUser(db: Database, applicationId: number, entityId: numbe
   });
 }
 
-/** Enables a disabled user again: it may sign in (its ended sessions stay ended). */
-export async function enableUser(db: Database, applicationId: number, entityId: number): Promise<void> {
-  await db.entities.setDisabled(applicationId, entityId, null);
+/**
+ * Enables a disabled user again: it may sign in. Its sessions stay ended: what a sign-in in flight
+ * may have issued while it was being disabled (no access token of it worked meanwhile) is spent
+ * with the change, so nothing from the disabled time comes back to life.
+ */
+export function enableUser(db: Database, applicationId: number, entityId: number, now: Date): Promise<void> {
+  return db.transaction(async (tx) => {
+    await db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now, tx);
+    await db.entities.setDisabled(applicationId, entityId, null, tx);
+  });
 }

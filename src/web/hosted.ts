@@ -12,7 +12,7 @@ import { signInTraditional } from '../http/handlers/sign-in';
 import { authNative, registerNative } from '../http/handlers/social';
 import { callApi, clientFlow, flowParams } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
-import { brandOf, cookieValue, csrf, escape, type PageProblem, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 
 const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
 
@@ -261,7 +261,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
       await show(req, res, app, entry, view, status, { ...shown, values: fields, ...held });
     });
 
-  const form = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 60 });
+  const form = pageForm({ limit: '32kb', parameterLimit: 60 });
   router.get('/signin', withEntry((req, res, app, entry) => show(req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
   router.get('/register', withEntry((req, res, app, entry) => show(req, res, app, entry, 'register', 200)));
   router.post('/signin', form, submit('signin', signInTraditional, (h): Record<string, string> => (h.mergeToken ? { merge_token: h.mergeToken } : {})));

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../db/repositories/applications';
 import { DEFAULT_BRAND_COLOR, paletteOf, type Brand } from '../domain/brand';
 import { safeEqual } from '../domain/secrets';
@@ -202,6 +202,18 @@ export const stringFields = (body: unknown): Record<string, string> =>
 export interface FailedPage { locale: PageLocale; app?: Application }
 export const markFailedPage = (res: Response, page: FailedPage) => void (res.locals.failedPage = page);
 export const failedPage = (res: Response): FailedPage | undefined => res.locals.failedPage as FailedPage | undefined;
+
+/**
+ * A page's form body parser: a body it refuses (too large, too many fields, not decodable) gets
+ * an error page like every other failure of a page, not the API's JSON.
+ */
+export const pageForm = (options: { limit: string; parameterLimit?: number }) => [
+  (req: Request, res: Response, next: NextFunction) => {
+    markFailedPage(res, { locale: pageLocale(req.query.locale, req.headers['accept-language']) });
+    next();
+  },
+  express.urlencoded({ extended: false, ...options }),
+];
 
 /** A page's handler with its application and locale (`locale`, then Accept-Language); failures go to the error handler, as a page. */
 export const pageHandler = (

@@ -11,7 +11,7 @@ import { forgotPassword } from '../http/handlers/email-requests';
 import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { backToApp, brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged' | 'sent';
 const FORM = 'newPasswordFormNoAuth';
@@ -136,7 +136,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
   }));
 
   // a used or expired link: a new email, for the client that sent the first, with the API's answers
-  router.post('/reset-password/resend', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
+  router.post('/reset-password/resend', pageForm({ limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
     const sent = stringFields(req.body);
     if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
     const code = sent.code ?? '';
@@ -155,7 +155,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     await spent(req, res, app, locale, state, code, row, { ...shown, values }, status);
   }));
 
-  router.post('/reset-password', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
+  router.post('/reset-password', pageForm({ limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
     const sent = stringFields(req.body);
     if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
     const code = sent.code ?? '';

@@ -10,7 +10,7 @@ import { verifyEmail } from '../http/handlers/email-requests';
 import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { backToApp, brandOf, csrf, escape, LINK_CODE, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
@@ -128,7 +128,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     page(res, app, locale, 'confirm', 200, { code, csrf: token.issue(req, res) });
   }));
 
-  router.post('/verify-email', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), guard(async (req, res, app, locale) => {
+  router.post('/verify-email', pageForm({ limit: '4kb', parameterLimit: 10 }), guard(async (req, res, app, locale) => {
     const code = typeof req.body?.verification_code === 'string' ? req.body.verification_code : '';
     if (!token.matches(req, req.body?.csrf)) return page(res, app, locale, 'forged', 403);
     token.clear(res);
@@ -148,7 +148,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
   }));
 
   // an expired link: a new email, for the client that sent the first, with verify_email_native's answers and limits
-  router.post('/verify-email/resend', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
+  router.post('/verify-email/resend', pageForm({ limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
     const sent = stringFields(req.body);
     if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
     const code = sent.verification_code ?? '';

@@ -115,11 +115,14 @@ async function runReadme(pass: Pass): Promise<Outcome> {
       }
       for (const step of block.steps) {
         if (step.kind === 'prose') {
+          if (!step.text.startsWith('(in a browser, signing in')) continue;
           const browser = /^\(in a browser, signing in as (\S+) with '([^']+)'\) → 303 Location: (.+)$/.exec(step.text);
-          if (browser && lastPage) {
+          if (!browser || !lastPage) {
+            fail(step.line, 'a browser sign-in reads "(in a browser, signing in as EMAIL with \'PASSWORD\') → 303 Location: URL", under a `curl -i "PAGE"`');
+          } else {
             outcome.ran++;
             const answer = await signInOnPage(lastPage, browser[1], browser[2]);
-            const m = answerPattern(browser[3]).exec(answer.location ?? '');
+            const m = answerPattern(applyAll(browser[3], differences, used), values).exec(answer.location ?? '');
             if (answer.status !== 303 || !m) fail(step.line, `the sign-in on ${lastPage} answered ${answer.status} ${answer.location}, not 303 ${browser[3]}`);
             else for (const [k, v] of Object.entries(m.groups ?? {})) values.set(k, v);
           }
@@ -185,7 +188,7 @@ async function runReadme(pass: Pass): Promise<Outcome> {
 function check(got: { status: number; stdout: string; stderr: string }, expected: string | undefined, values: Map<string, string>): string | undefined {
   const shown = `exit ${got.status}\nstdout: ${got.stdout.slice(0, 2000)}\nstderr: ${got.stderr.slice(0, 1000)}`;
   if (expected !== undefined) {
-    const m = answerPattern(expected).exec(got.stdout);
+    const m = answerPattern(expected, values).exec(got.stdout);
     if (!m) return `printed something else than the README shows:\n  README: ${expected}\n  ${shown}`;
     for (const [k, v] of Object.entries(m.groups ?? {})) values.set(k, v);
     return undefined;
@@ -255,21 +258,22 @@ skipUnless(onMysql && !!redisUrl, 'the README on MariaDB + Redis needs DATABASE_
     const pass = await basePass(false);
     const smtp = await startSmtp();
     try {
+      const server = new URL(process.env.DATABASE_URL!);
       const prefix = `ghtest-readme-${randomBytes(3).toString('hex')}`;
       // the newcomer's terminal: a MariaDB + Redis deployment with a worker, emails as files
       pass.mainEnv = { ...pass.mainEnv, ...backend.env, LOG_LEVEL: 'info', REDIS_PREFIX: prefix };
-      pass.operatorEnv = { ...pass.operatorEnv, REDIS_PREFIX: `${prefix}-prod` };
+      pass.operatorEnv = { ...pass.operatorEnv, REDIS_PREFIX: `${prefix}-prod`, ...(server.password && { MYSQL_PWD: decodeURIComponent(server.password) }) };
       pass.prepare = async (main, started) => {
         const migrated = await main.run('npx gatehouse migrate && npx gatehouse init');
         expect(migrated.status).toBe(0);
         started.push(await startInBackground(main, 'npm run worker', pass.dir));
       };
-      const server = new URL(process.env.DATABASE_URL!);
       const database = `${testDatabasePrefix()}readme`;
       const password = randomBytes(12).toString('hex');
       const keyFile = path.join(pass.dir, 'gatehouse-key');
       fs.writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
-      const root = `mariadb --no-defaults -h ${server.hostname} -P ${server.port || 3306} -u ${decodeURIComponent(server.username)}${server.password ? ` -p${decodeURIComponent(server.password)}` : ''}`;
+      // (the root password, if any, through the environment: never on a command line `ps` shows)
+      const root = `mariadb --no-defaults -h ${server.hostname} -P ${server.port || 3306} -u ${decodeURIComponent(server.username)}`;
       pass.differences.push(['redis://127.0.0.1:6379', redisUrl!]);
       pass.operatorDifferences = [
         [`mysql://gatehouse:PASSWORD@db.internal:3306/gatehouse`, `mysql://${user}:${password}@${server.host}/${database}`],

@@ -13,7 +13,9 @@ import path from 'node:path';
  * - a timestamp (`2026-11-21 06:17:52.332000 +0000`) stands for any timestamp of that shape, and a
  *   hex prefix cut by `…` (`556557cc-…`) for any hex value;
  * - a placeholder (`TOKEN`, `CODE`, `UUID`, …; the list is `PLACEHOLDERS`) captures the value
- *   printed there, and later commands get that value where they say the placeholder;
+ *   printed there, and later commands get that value where they say the placeholder; one that
+ *   names the same thing throughout (`STABLE`: a record's uuid, a time it showed) must print the
+ *   value it already has, where others (a new token, a new code) take the new one;
  * - a remark after two spaces and `(` or `→` is prose, and so is a comment line in parentheses;
  * - every other character is literal.
  * A command with no answer must exit 0 and, when it prints a JSON object with `stat`, answer `ok`.
@@ -41,6 +43,9 @@ export const PLACEHOLDERS: Record<string, string> = {
   ACCESS_TOKEN: 'an access token /access/getAccessToken answered',
   WHEN: 'a timestamp a record showed',
 };
+
+/** Placeholders that name one thing throughout: once bound, an answer must show the same value. */
+export const STABLE = new Set(['UUID', 'WHEN']);
 
 /** The fenced blocks of a Markdown text, with the headings they stand under; `sh` blocks parsed into steps. */
 export function readmeBlocks(markdown: string): Block[] {
@@ -131,7 +136,7 @@ const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const TIMESTAMP = '\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)? [+-]\\d{4}';
 
 /** The regular expression an answer stands for (see the top of this file); placeholders are named groups. */
-export function answerPattern(expected: string, names: ReadonlySet<string> = new Set(Object.keys(PLACEHOLDERS))): RegExp {
+export function answerPattern(expected: string, bound: ReadonlyMap<string, string> = new Map(), names: ReadonlySet<string> = new Set(Object.keys(PLACEHOLDERS))): RegExp {
   const token = /(\s*…\s*)|(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4})|([0-9a-f]{4,}-?…)|\b([A-Z][A-Z0-9_]*)\b/g;
   const seen = new Set<string>();
   let source = '';
@@ -143,7 +148,9 @@ export function answerPattern(expected: string, names: ReadonlySet<string> = new
     else if (m[2]) source += TIMESTAMP;
     else if (m[3]) source += '[0-9a-f][0-9a-f-]*';
     else if (names.has(m[4]) && expected[m.index - 1] !== '$') {
-      if (seen.has(m[4])) {
+      if (STABLE.has(m[4]) && bound.has(m[4])) {
+        source += literal(bound.get(m[4])!);
+      } else if (seen.has(m[4])) {
         source += `\\k<${m[4]}>`;
       } else {
         seen.add(m[4]);

@@ -45,7 +45,7 @@ it('the right password is told the account is disabled (in the flow\'s language)
       expect(res.body).toMatchObject({ code: 200, argument_name: 'uuid', error_description: expect.stringContaining('the user is disabled') });
     }
   } finally {
-    await enableUser(t.runtime.db, await appId(), user.id);
+    await enableUser(t.runtime.db, await appId(), user.id, new Date());
   }
   const again = await signIn(PASSWORD);
   expect(again.body.stat).toBe('ok');
@@ -66,4 +66,29 @@ it('an access token issued while the user was being disabled does not work: the 
   })).body.code).toBe(413);
   await t.runtime.db.entities.setDisabled(await appId(), user.id, null);
   expect((await asUser(token)).body.stat).toBe('ok');
+  // enabling spends what was issued while the user was disabled: nothing of that time comes back
+  await t.runtime.db.entities.setDisabled(await appId(), user.id, new Date());
+  await enableUser(t.runtime.db, await appId(), user.id, new Date());
+  expect((await asUser(token)).body.code).toBe(413);
+});
+
+it('a social sign-in of a disabled user is refused before anything is linked or spent, a merge included', async () => {
+  const app = (await t.runtime.db.applications.findByName('local'))!;
+  const identifier = 'https://idp.example.test#off';
+  await t.runtime.db.social.profiles.insert({ applicationId: app.id, entityId: user.id, provider: 'idp', identifier, data: {} }, new Date());
+  const token = await t.runtime.services.socialTokens.issue(app, { identifier, providerName: 'idp', email: 'off@example.com' });
+  const other = await t.runtime.services.socialTokens.issue(app, { identifier: 'https://idp.example.test#other', providerName: 'idp' });
+  const authNative = (extra: Record<string, string> = {}) => request(t.app).post('/oauth/auth_native').type('form').send({
+    client_id: t.local.clients.login.client_id, locale: 'de-DE', redirect_uri: 'https://app.example.com/done', token, ...extra,
+  });
+  await disableUser(t.runtime.db, app.id, user.id, new Date());
+  try {
+    const refused = await authNative({ merge_token: other });
+    expect(refused.body).toMatchObject({ code: 210, message: 'Dieses Konto ist deaktiviert. Wende dich an den Support der App, um es wieder zu nutzen.' });
+    expect((await t.runtime.db.social.profiles.forEntity(app.id, user.id)).map((p) => p.identifier)).toEqual([identifier]);
+  } finally {
+    await enableUser(t.runtime.db, app.id, user.id, new Date());
+  }
+  // the token was not spent by the refusal: the same sign-in works once enabled
+  expect((await authNative()).body).toMatchObject({ stat: 'ok', is_new: false });
 });

@@ -91,6 +91,11 @@ describe('GET /signin and /register: who the page works for', () => {
       await t.runtime.db.clients.mutate(local.id, loginId, () => ({ settings }), clock.now());
       clock.advance(6_000);
     }
+    // a body the page's parser refuses (too large) gets a page as well, in the page's language
+    const large = await request(t.app).post('/signin?locale=es-ES').type('form').send({ ...entry(), signInEmailAddress: 'x'.repeat(40_000) });
+    expect(large.status).toBe(413);
+    expect(large.headers['content-type']).toContain('text/html');
+    expect(large.text).toContain('<html lang="es">');
   });
 
   it('renders the flow\'s forms with strict headers; the locale comes from locale, then Accept-Language', async () => {

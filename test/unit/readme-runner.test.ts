@@ -75,6 +75,13 @@ describe('answerPattern', () => {
     expect(answerPattern('"UUID" "UUID"').test('"a" "b"')).toBe(false);
     expect(answerPattern('"UUID" "UUID"').test('"a" "a"')).toBe(true);
   });
+
+  it('a stable placeholder already bound must show its value again; another takes the new one', () => {
+    const bound = new Map([['UUID', 'u-1'], ['TOKEN', 't-1']]);
+    expect(answerPattern('{"uuid":"UUID"}', bound).test('{"uuid":"u-1"}')).toBe(true);
+    expect(answerPattern('{"uuid":"UUID"}', bound).test('{"uuid":"u-2"}')).toBe(false);
+    expect(answerPattern('{"access_token":"TOKEN"}', bound).exec('{"access_token":"t-2"}')?.groups).toEqual({ TOKEN: 't-2' });
+  });
 });
 
 describe('withValues', () => {

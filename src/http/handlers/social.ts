@@ -6,7 +6,7 @@ import type { SocialProfile } from '../../domain/social/profile';
 import { formatTimestamp } from '../../domain/timestamps';
 import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
-import { signedIn } from '../capture-user';
+import { accountDisabled, signedIn } from '../capture-user';
 import type { Handler, RequestContext } from '../context';
 import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
@@ -98,6 +98,8 @@ export const authNative: Handler = async (ctx) => {
   const linked = await db.social.profiles.byIdentifier(ctx.app.id, profile.identifier);
   const owner = linked && await db.entities.find(ctx.app.id, { id: linked.entityId });
   if (owner) {
+    // a disabled user: refused before anything is linked or spent
+    if (owner.disabledAt) throw accountDisabled(ctx, request);
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
     await ctx.services.outbox.commit(async (tx) => {
       if (!(await socialTokens.consume(ctx.app, token, tx))) throw invalidToken()();
