@@ -1,10 +1,51 @@
 import { DataTypes, QueryTypes, type QueryInterface } from 'sequelize';
-import { sqlTime, type EntityRow, type ProfileRow } from '../src/db/models';
-import { toRecord } from '../src/db/repositories/entities';
-import { toProfile } from '../src/db/repositories/social';
-import { renderWithProfiles } from '../src/domain/users';
 
 const BATCH = 500;
+
+// Frozen, like every migration: it renders the first snapshots as the API showed a record when
+// this migration landed, with its own copy of that rendering, so that later changes to the
+// application's code never change what it writes.
+interface EntityRow {
+  id: number; uuid: string; application_id: number; email: string | null; username: string | null; email_verified: Date | string | null;
+  attributes: string; created: Date | string; last_updated: Date | string;
+}
+interface ProfileRow { id: number; entity_id: number; provider: string; identifier: string; data: string; created_at: Date | string }
+
+const asDate = (value: Date | string) => (value instanceof Date ? value : new Date(value));
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+/** `2026-11-21 06:17:52.332000 +0000`, the API's timestamp. */
+const timestamp = (date: Date) => `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} `
+  + `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}.${pad(date.getUTCMilliseconds() * 1000, 6)} +0000`;
+/** A DATETIME(6) literal: a Date would lose its milliseconds on MySQL. */
+const sqlTime = (dialect: string, date: Date) => {
+  const iso = date.toISOString().replace('T', ' ');
+  return dialect === 'sqlite' ? iso.replace('Z', ' +00:00') : iso.replace('Z', '');
+};
+
+function rendered(row: EntityRow, profiles: ProfileRow[]): Record<string, unknown> {
+  const attributes = JSON.parse(row.attributes) as Record<string, unknown>;
+  return {
+    id: Number(row.id),
+    uuid: row.uuid,
+    created: timestamp(asDate(row.created)),
+    lastUpdated: timestamp(asDate(row.last_updated)),
+    email: row.email,
+    emailVerified: row.email_verified ? timestamp(asDate(row.email_verified)) : null,
+    ...(row.username !== null && { username: row.username }),
+    displayName: null, givenName: null, familyName: null, birthdate: null,
+    ...attributes,
+    ...(typeof attributes.lastLogin === 'string' && { lastLogin: timestamp(new Date(attributes.lastLogin)) }),
+    profiles: profiles.map((p) => {
+      let domain: string | null = null;
+      try {
+        domain = new URL(p.identifier).hostname;
+      } catch {
+        // an identifier from an external application need not be a URL
+      }
+      return { id: Number(p.id), identifier: p.identifier, domain, provider: p.provider, profile: JSON.parse(p.data), created: timestamp(asDate(p.created_at)) };
+    }),
+  };
+}
 
 /**
  * Version snapshots (docs/versions.md).
@@ -49,14 +90,11 @@ async function snapshotExistingRecords(qi: QueryInterface): Promise<void> {
     const profiles = await db.query<ProfileRow>(`SELECT * FROM profiles WHERE entity_id IN (${ids.map((_, n) => `$${n + 1}`).join(', ')}) ORDER BY id`, {
       bind: ids, type: QueryTypes.SELECT,
     });
-    await qi.bulkInsert('entity_versions', rows.map((row) => {
-      const record = toRecord(row);
-      return {
-        // a string: a Date would lose its milliseconds on MySQL
-        application_id: record.applicationId, entity_id: record.id, valid_from: sqlTime(db.getDialect(), record.lastUpdated), version: 1, deleted: false, entity_uuid: null,
-        snapshot: JSON.stringify(renderWithProfiles(record, profiles.filter((p) => Number(p.entity_id) === record.id).map(toProfile))),
-      };
-    }));
+    await qi.bulkInsert('entity_versions', rows.map((row) => ({
+      application_id: Number(row.application_id), entity_id: Number(row.id), valid_from: sqlTime(db.getDialect(), asDate(row.last_updated)),
+      version: 1, deleted: false, entity_uuid: null,
+      snapshot: JSON.stringify(rendered(row, profiles.filter((p) => Number(p.entity_id) === Number(row.id)))),
+    })));
     after = ids[ids.length - 1];
   }
 }

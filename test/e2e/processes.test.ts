@@ -287,7 +287,7 @@ describe('gatehouse CLI on the configured database', () => {
 
       const signedOut = cli(['users:signout', 'grace@example.com'], { cwd: backend.dir, env });
       expect(signedOut.status).toBe(0);
-      expect(signedOut.stdout).toMatch(/ended the sessions of user \d+ \(.+\): 1 live token/);
+      expect(signedOut.stdout).toMatch(/ended the sessions of user \d+ \(.+\): 1 unspent token/);
       expect((await post(`${B}/entity`, { access_token: token })).body.code).toBe(413);
       // disabled: the right password is told so, users:show says since when; enabled: a new session
       const signIn = () => post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse' });
