@@ -131,7 +131,7 @@ function main(): void {
     if (stopping) return;
     stopping = true;
     setTimeout(() => process.exit(1), 15_000).unref();
-    void server.closeGracefully(2_000).then(close).then(() => process.exit(0), () => process.exit(1));
+    void server.closeGracefully(1_000).then(close).then(() => process.exit(0), () => process.exit(1));
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -33,10 +33,12 @@ function rawError(status: number, description: string): string {
 
 export interface GracefulServer extends http.Server {
   /**
-   * Stops accepting connections and resolves once every open one is closed: a connection between
-   * requests closes at once; a response under way is finished, says `Connection: close` and ends
-   * its connection; a connection accepted before the stop whose request has not been read yet gets
-   * `graceMs` to deliver it, so a request a client sent before the stop is answered.
+   * Stops and resolves once every connection is closed: a connection between requests closes at
+   * once; a response under way is finished, says `Connection: close` and ends its connection; the
+   * listener keeps accepting for `graceMs` (connections a client opened before the stop may still
+   * wait in the backlog), answering each with `Connection: close`, then closes, and a connection
+   * whose request has not been read yet gets `graceMs` more to deliver it. A request a client sent
+   * before the stop is answered.
    */
   closeGracefully(graceMs: number): Promise<void>;
 }
@@ -75,7 +77,6 @@ export function createHttpServer(app: express.Express, limits: HttpLimits, logge
   const graceful = server as GracefulServer;
   graceful.closeGracefully = (graceMs: number) => new Promise<void>((resolve) => {
     closing = true;
-    server.close(() => resolve());
     for (const socket of open) {
       const res = answering.get(socket);
       // a response under way says Connection: close and its connection ends after it
@@ -85,9 +86,14 @@ export function createHttpServer(app: express.Express, limits: HttpLimits, logge
         socket.end(); // between two requests of a keep-alive connection
       }
     }
-    // a connection with no request yet gets graceMs to deliver one (it may be in flight, not yet read)
+    // connections still in the listen backlog were opened before the stop: closing the listener
+    // now would reset them, so it keeps accepting for graceMs (each answered with Connection: close)
     setTimeout(() => {
-      for (const socket of open) if (!answering.has(socket)) socket.destroy();
+      server.close(() => resolve());
+      // then a connection with no request yet gets graceMs more to deliver one
+      setTimeout(() => {
+        for (const socket of open) if (!answering.has(socket)) socket.destroy();
+      }, graceMs).unref();
     }, graceMs).unref();
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {

@@ -9,8 +9,8 @@ import { serveMetrics } from './metrics';
 import { createRuntime, prepareSchema, projectRoot, type Runtime } from './runtime';
 import path from 'node:path';
 
-/** How long a connection accepted before a stop has to deliver its request (one sent just before SIGTERM is answered). */
-const STOP_GRACE_MS = 2_000;
+/** How long a stop keeps accepting connections (some wait in the backlog), and then gives a silent one to deliver its request. */
+const STOP_GRACE_MS = 1_000;
 
 /** The embedded first start creates the default application, as `gatehouse apps:create` would. */
 async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise<void> {

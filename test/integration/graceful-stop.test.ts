@@ -23,7 +23,10 @@ afterEach(() => server.close());
 /** A raw client connection: what it received, and whether the server closed it. */
 async function connect() {
   const socket = net.connect(port, '127.0.0.1');
-  await new Promise((r) => socket.once('connect', r));
+  await new Promise((r, j) => {
+    socket.once('connect', r);
+    socket.once('error', j);
+  });
   let received = '';
   socket.on('data', (d) => (received += d));
   socket.on('error', () => undefined);
@@ -36,12 +39,23 @@ const until = async (done: () => boolean) => {
 
 it('a request sent on a connection opened before the stop, not read yet, is answered (Connection: close)', async () => {
   const client = await connect();
-  const stopped = server.closeGracefully(2_000);
+  const stopped = server.closeGracefully(300);
   client.send('/quick');
   await client.ended;
   expect(client.received()).toMatch(/^HTTP\/1\.1 200 OK/);
   expect(client.received()).toMatch(/\r\nConnection: close\r\n/i);
   await stopped;
+});
+
+it('a connection still in the backlog when the stop begins (accepted a moment later) is answered too', async () => {
+  const stopped = server.closeGracefully(300);
+  const late = await connect();
+  late.send('/quick');
+  await late.ended;
+  expect(late.received()).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*\r\nConnection: close\r\n/i);
+  await stopped;
+  // and once the listener is closed, nothing more is accepted
+  await expect(connect()).rejects.toThrow();
 });
 
 it('a response under way is finished and its connection ends; an idle keep-alive connection ends at once; a silent one after the grace', async () => {
