@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => sink.listen(2526, '127.0.0.1', r));
 
   const db = openDatabase(config.database);
-  await migrate(db.sequelize);
+  await migrate(db);
   const prefix = `benchmail${Date.now().toString(36)}`;
   const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix });
   const outbox = createOutbox({ db, queue: { enqueue: async () => {}, schedule: async () => {}, close: async () => {} }, logger });

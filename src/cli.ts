@@ -57,14 +57,14 @@ const program = new Command('gatehouse')
 program.command('migrate')
   .description('apply pending database migrations')
   .action(() => withCore(async ({ db }) => {
-    const applied = await migrate(db.sequelize);
+    const applied = await migrate(db);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'the database is up to date\n');
   }, { schema: false }));
 
 program.command('migrate:status')
   .description('list pending migrations; exits 1 when some are pending')
   .action(() => withCore(async ({ db }) => {
-    const pending = await pendingMigrations(db.sequelize);
+    const pending = await pendingMigrations(db);
     process.stdout.write(pending.length ? `pending: ${pending.join(', ')}\n` : 'the database is up to date\n');
     if (pending.length) process.exitCode = 1;
   }, { schema: false }));

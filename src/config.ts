@@ -10,7 +10,9 @@ import { projectRoot } from './paths';
 /** Typed configuration of every Gatehouse process, read from the environment once at start. */
 export interface Config {
   /** `sqlite` when DATABASE_URL is unset (the embedded default). */
-  database: { dialect: 'sqlite'; storage: string } | { dialect: 'mysql'; url: string };
+  database: { dialect: 'sqlite'; storage: string }
+    /** `procedures`: sign-in and rotation by the stored procedures (DATABASE_PROCEDURES=on, the default) or by plain statements (off). */
+    | { dialect: 'mysql'; url: string; procedures: boolean };
   /** Unset: the in-process job runner. */
   redisUrl?: string;
   /** Prefix of every BullMQ key, so several deployments (or test runs) can share one Redis. */
@@ -91,6 +93,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   ENTITY_QUERY_TIMEOUT_MS: yup.string().test('ms', 'ENTITY_QUERY_TIMEOUT_MS must be a whole number of milliseconds from 1 to 600000 (default 5000)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 600_000)),
   HTTP_HEADERS_TIMEOUT_SECONDS: yup.string().test('s', 'HTTP_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 600 (default 10)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 600)),
   HTTP_REQUEST_TIMEOUT_SECONDS: yup.string().test('s', 'HTTP_REQUEST_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 3600 (default 30)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 3600)),
+  DATABASE_PROCEDURES: yup.string().oneOf(['on', 'off'], 'DATABASE_PROCEDURES must be on (sign-in and token rotation by stored procedures, one round trip each) or off (plain statements, for engines without stored procedures)'),
   MAIL_TRANSPORT: yup.string().oneOf(['smtp', 'file'], 'MAIL_TRANSPORT must be smtp (send through SMTP_URL) or file (write .eml files under var/mail, for development)'),
   PORT: yup.string().matches(/^\d{1,5}$/, { message: 'PORT must be a whole number between 1 and 65535' })
     .test('port-range', 'PORT must be a whole number between 1 and 65535', (v) => v === undefined || (Number(v) >= 1 && Number(v) <= 65535)),
@@ -228,6 +231,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
   };
 
   const databaseUrl = value('DATABASE_URL');
+  const procedures = value('DATABASE_PROCEDURES') !== 'off';
   const redisUrl = value('REDIS_URL');
   const smtpUrl = value('SMTP_URL');
   const port = value('PORT');
@@ -285,7 +289,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
 
   const database: Config['database'] = usesSqlite
     ? { dialect: 'sqlite', storage: databaseUrl ? path.resolve(databaseUrl.slice('sqlite:'.length)) : path.join(varDir, 'gatehouse.sqlite') }
-    : { dialect: 'mysql', url: databaseUrl!.replace(/^mariadb:/, 'mysql:') };
+    : { dialect: 'mysql', url: databaseUrl!.replace(/^mariadb:/, 'mysql:'), procedures };
 
   return {
     database,

@@ -51,8 +51,8 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
  * process refuses to start while migrations are pending.
  */
 export async function prepareSchema(config: Config, db: Database): Promise<string[]> {
-  if (config.database.dialect === 'sqlite') return migrate(db.sequelize);
-  const pending = await pendingMigrations(db.sequelize);
+  if (config.database.dialect === 'sqlite') return migrate(db);
+  const pending = await pendingMigrations(db);
   if (pending.length > 0) {
     throw new Error(`the database has ${pending.length} pending migration(s) (${pending.join(', ')}); run: npx gatehouse migrate`);
   }
@@ -155,7 +155,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
       };
       if (checks.database === true) {
         checks.migrations = migrationsCurrent || await check(async () => {
-          const pending = await pendingMigrations(db.sequelize);
+          const pending = await pendingMigrations(db);
           migrationsCurrent = pending.length === 0;
           return migrationsCurrent || `are pending (${pending.join(', ')}): run npx gatehouse migrate`;
         }, 'cannot be read');

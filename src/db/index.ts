@@ -4,10 +4,11 @@ import { createSequelize } from './database';
 import { defineModels, Models } from './models';
 import { createApplicationQueries } from './repositories/applications';
 import { createClientQueries } from './repositories/clients';
-import { createCredentialQueries } from './repositories/credentials';
-import { createEntityQueries } from './repositories/entities';
+import { createProcedureCalls } from './mysql/procedures';
+import { createCredentialQueries, type NewCredential, type Successor } from './repositories/credentials';
+import { createEntityQueries, type EntityRecord } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
-import { createOutboxQueries } from './repositories/outbox';
+import { createOutboxQueries, type OutboxJob } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
 import { createSql, retrying, type AnyTx, type StatementOptions } from './sql';
@@ -70,10 +71,31 @@ export interface Database {
   clients: ReturnType<typeof createClientQueries>;
   flows: ReturnType<typeof createFlowQueries>;
   outbox: ReturnType<typeof createOutboxQueries>;
-  credentials: ReturnType<typeof createCredentialQueries>;
-  entities: ReturnType<typeof createEntityQueries>;
+  credentials: ReturnType<typeof createCredentialQueries> & {
+    /**
+     * The refresh grant: spends the presented refresh token (live, and the client's own) and
+     * inserts its successor access and refresh tokens in its record and family, committed before
+     * it answers. False when nothing was spent.
+     */
+    rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
+  };
+  entities: ReturnType<typeof createEntityQueries> & {
+    /**
+     * A sign-in's whole write, committed before it answers: `next` (updated(read, …): lastLogin,
+     * and a rehashed password) if the record is still at the version `read` has, the sign-in's
+     * credentials, and the outbox row of the new version's snapshot. False when the record changed
+     * since `read`: nothing is written (the caller locks it and writes in a transaction).
+     */
+    signIn(read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean>;
+  };
   social: ReturnType<typeof createSocialQueries>;
   versions: ReturnType<typeof createVersionQueries>;
+  /**
+   * Whether sign-in and rotation run as stored procedures (MySQL/MariaDB with
+   * DATABASE_PROCEDURES=on); otherwise as transactions of the same statements (SQLite, and engines
+   * without procedures).
+   */
+  procedures: boolean;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
   transaction: Transact;
   /**
@@ -85,11 +107,39 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * The two writes on every sign-in and refresh, each committed before it answers: one CALL of a
+ * stored procedure each when `calls` are given (MySQL/MariaDB, DATABASE_PROCEDURES=on), otherwise
+ * a transaction of the repositories' statements that does the same.
+ */
+function hotWrites(
+  calls: ReturnType<typeof createProcedureCalls> | undefined,
+  queries: { credentials: ReturnType<typeof createCredentialQueries>; entities: ReturnType<typeof createEntityQueries>; outbox: ReturnType<typeof createOutboxQueries> },
+  statements: Transact<AnyTx, StatementOptions>,
+): Pick<Database, 'credentials' | 'entities'> {
+  const { credentials, entities, outbox } = queries;
+  const rotate: Database['credentials']['rotate'] = calls?.rotate ?? ((applicationId, spentHash, ownerClientId, successors, now) =>
+    statements((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, tx)));
+  const signIn: Database['entities']['signIn'] = calls?.signIn ?? ((read, next, rows, job, now) => statements(async (tx) => {
+    // the record's row lock first: a credential row's foreign key check would otherwise take a
+    // shared lock on the record, and two sign-ins of one account would deadlock upgrading it
+    if (!(await entities.writeSignIn(read, next, tx))) return false;
+    await credentials.insert(rows, now, tx);
+    await outbox.insert([job], now, tx);
+    return true;
+  }));
+  return { credentials: { ...credentials, rotate }, entities: { ...entities, signIn } };
+}
+
 /** Opens the database of the configuration and wires every query module to it. */
 export function openDatabase(database: Config['database']): Database {
   const sequelize = createSequelize(database);
   const models = defineModels(sequelize);
   const sql = createSql(sequelize);
+  const procedures = database.dialect === 'mysql' && database.procedures;
+  const credentials = createCredentialQueries(models, sql);
+  const entities = createEntityQueries(models, sql);
+  const outbox = createOutboxQueries(models, sql);
   const transaction: Transact = database.dialect === 'sqlite'
     ? serialized(sequelize)
     : retryingDeadlocks((work) => sequelize.transaction((tx) => work(tx)));
@@ -102,11 +152,11 @@ export function openDatabase(database: Config['database']): Database {
     applications: createApplicationQueries(models, transaction),
     clients: createClientQueries(models, transaction),
     flows: createFlowQueries(models),
-    outbox: createOutboxQueries(models, sql),
-    credentials: createCredentialQueries(models, sql),
-    entities: createEntityQueries(models, sql),
+    outbox,
+    ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, entities, outbox }, statements),
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql),
+    procedures,
     transaction,
     statements,
     close: () => sequelize.close(),

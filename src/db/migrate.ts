@@ -1,13 +1,14 @@
 import { Sequelize } from 'sequelize';
 import { Umzug, SequelizeStorage } from 'umzug';
 import { MIGRATIONS } from '../../migrations';
+import { installProcedure, missingProcedures, PROCEDURES } from '../../migrations/procedures';
 
 /** The umzug runner over the ordered migration list in migrations/index.ts. */
-export function createMigrator(sequelize: Sequelize): Umzug<ReturnType<Sequelize['getQueryInterface']>> {
+export function createMigrator({ sequelize, procedures }: Migratable): Umzug<ReturnType<Sequelize['getQueryInterface']>> {
   return new Umzug({
     migrations: MIGRATIONS.map((m) => ({
       name: m.name,
-      up: ({ context }) => m.up({ context }),
+      up: ({ context }) => m.up({ context, options: { procedures } }),
       down: ({ context }) => m.down({ context }),
     })),
     context: sequelize.getQueryInterface(),
@@ -16,13 +17,31 @@ export function createMigrator(sequelize: Sequelize): Umzug<ReturnType<Sequelize
   });
 }
 
-/** Applies pending migrations; returns the names applied. */
-export async function migrate(sequelize: Sequelize): Promise<string[]> {
-  const applied = await createMigrator(sequelize).up();
-  return applied.map((m) => m.name);
+/** An open database and whether it runs the stored procedures (Database is one). */
+export interface Migratable { sequelize: Sequelize; procedures: boolean }
+
+const usesProcedures = ({ sequelize, procedures }: Migratable) => procedures && sequelize.getDialect() === 'mysql';
+
+/**
+ * Applies pending migrations, then installs the current version of any stored procedure the
+ * database lacks (one migrated with procedures off, now run with them on); returns what it did.
+ */
+export async function migrate(db: Migratable): Promise<string[]> {
+  const { sequelize } = db;
+  const applied = (await createMigrator(db).up()).map((m) => m.name);
+  if (!usesProcedures(db)) return applied;
+  for (const missing of await missingProcedures(sequelize.getQueryInterface())) {
+    const [name] = missing.split(' ');
+    await installProcedure(sequelize.getQueryInterface(), name, PROCEDURES[name]);
+    applied.push(`procedure ${missing}`);
+  }
+  return applied;
 }
 
-/** Names of migrations not applied yet. */
-export async function pendingMigrations(sequelize: Sequelize): Promise<string[]> {
-  return (await createMigrator(sequelize).pending()).map((m) => m.name);
+/** Names of migrations not applied yet, and of stored procedures to install (`procedure <name> <version>`). */
+export async function pendingMigrations(db: Migratable): Promise<string[]> {
+  const pending = (await createMigrator(db).pending()).map((m) => m.name);
+  // procedures the pending migrations install are theirs to install
+  if (pending.length > 0 || !usesProcedures(db)) return pending;
+  return (await missingProcedures(db.sequelize.getQueryInterface())).map((p) => `procedure ${p}`);
 }

@@ -282,7 +282,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
       const hash = sha256Hex(token);
       const { pair, rows } = newPair(app);
-      if (await db.credentials.rotate(app.id, hash, client.id, rows, now(), (work) => db.statements(work))) return pair;
+      if (await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
       if (found?.usedAt && found.family) await revokeFamily(app, found.family);
       throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import { StaleRecordError, updated, type EntityRecord } from '../db/repositories/entities';
+import { updated, type EntityRecord } from '../db/repositories/entities';
 import type { StoredProfile } from '../db/repositories/social';
 import { renderWithProfiles } from '../domain/users';
 import type { RequestContext } from './context';
@@ -45,37 +45,31 @@ export async function signedIn(
   const { db, clock, outbox, versions } = ctx.services;
   if (record.disabledAt) throw accountDisabled(ctx, request);
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
-  if (db.entities.signIn) {
-    // MySQL/MariaDB: the whole write in one CALL while the record is as the password check read
-    // it. Its identities were read with it (or are read now): linking or removing one is a new
-    // version of the record, which the CALL then refuses like any other change.
-    const now = clock.now();
-    const profiles = options.profiles ?? await db.social.profiles.forEntity(ctx.app.id, record.id);
-    const next = updated(record, change(now), now);
-    const written = versions.withProfiles(next, profiles);
-    const { rows, answer } = loginCredentials(ctx, request, record.id, now);
-    if (await db.entities.signIn(record, next, rows, written.job, now)) {
-      await outbox.dispatch([written.job]);
-      return { capture_user: written.rendered, ...answer };
-    }
+  // the whole write in one commit while the record is as the password check read it. Its
+  // identities were read with it (or are read now): linking or removing one is a new version of
+  // the record, which the write then refuses like any other change.
+  const now = clock.now();
+  const profiles = options.profiles ?? await db.social.profiles.forEntity(ctx.app.id, record.id);
+  const next = updated(record, change(now), now);
+  const written = versions.withProfiles(next, profiles);
+  const { rows, answer } = loginCredentials(ctx, request, record.id, now);
+  if (await db.entities.signIn(record, next, rows, written.job, now)) {
+    await outbox.dispatch([written.job]);
+    return { capture_user: written.rendered, ...answer };
   }
-  // the tokens, lastLogin and the snapshot in one commit (one fsync per sign-in)
-  const { written, tokens } = await outbox.commit(async (tx) => {
-    const now = clock.now();
-    // optimistic: the record as the password check read it, unless it changed since (then locked and read again)
-    const changed = await db.entities.update(record, change(now), now, tx).catch(async (e) => {
-      if (!(e instanceof StaleRecordError)) throw e;
-      const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
-      // deleted between the password check and now: no sign-in
-      if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
-      if (locked.disabledAt) throw accountDisabled(ctx, request);
-      return db.entities.update(locked, change(now), now, tx);
-    });
+  // changed since the check: locked, read again, and written with the tokens and the snapshot
+  const { written: after, tokens } = await outbox.commit(async (tx) => {
+    const at = clock.now();
+    const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+    // deleted between the password check and now: no sign-in
+    if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
+    if (locked.disabledAt) throw accountDisabled(ctx, request);
+    const changed = await db.entities.update(locked, change(at), at, tx);
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
     const tokens = await loginTokens(ctx, request, record.id, tx);
     const w = await versions.written(changed, tx);
     return { result: { written: w, tokens }, jobs: [w.job] };
   });
-  return { capture_user: written.rendered, ...tokens };
+  return { capture_user: after.rendered, ...tokens };
 }

@@ -39,7 +39,7 @@ skipUnless(mariadb, 'the MariaDB restart test needs the mariadbd and mariadb-ins
     spawnSync('mariadb', ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-uroot', '-e', 'CREATE DATABASE gh CHARACTER SET utf8mb4 COLLATE utf8mb4_bin']);
     const config = loadConfig({ DATABASE_URL: `mysql://root@127.0.0.1:${port}/gh`, SECRET_KEY: 'b'.repeat(64), MAIL_TRANSPORT: 'file', LOG_LEVEL: 'silent' }, dir);
     runtime = createRuntime(config, createLogger('silent'));
-    await migrate(runtime.db.sequelize);
+    await migrate(runtime.db);
   }, 60_000);
   afterAll(async () => {
     await runtime?.close();

@@ -373,6 +373,23 @@ describe('gatehouse CLI on the configured database', () => {
   });
 });
 
+skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse migrate with and without stored procedures', () => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await createTestBackend();
+  });
+  afterAll(() => backend.cleanup());
+
+  it('installs none with DATABASE_PROCEDURES=off; turned on, they are pending until migrate installs them', () => {
+    const run = (args: string[], procedures: 'on' | 'off') => cli(args, { cwd: backend.dir, env: { ...backend.env, DATABASE_PROCEDURES: procedures } });
+    expect(run(['migrate'], 'off').stdout).toContain('0006-sign-in-procedure');
+    expect(run(['migrate:status'], 'off')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
+    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 1, procedure gh_sign_in 1\n' });
+    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 1, procedure gh_sign_in 1\n' });
+    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
+  });
+});
+
 skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a mysql: DATABASE_URL and REDIS_URL')('production shape: MariaDB, Redis, two api processes and a worker', () => {
   let backend: TestBackend;
   beforeAll(async () => {

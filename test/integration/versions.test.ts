@@ -309,7 +309,7 @@ describe('the migration that adds snapshots', () => {
     const backend = await createTestBackend();
     const db = openDatabase(backend.config.database);
     try {
-      const migrator = createMigrator(db.sequelize);
+      const migrator = createMigrator(db);
       await migrator.up({ to: '0003-social-providers' });
       const q = (sql: string, bind: unknown[]) => db.sequelize.query(sql, { bind });
       const time = (iso: string) => sqlTime(db.sequelize.getDialect(), new Date(iso));

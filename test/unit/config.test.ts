@@ -58,6 +58,15 @@ describe('configuration', () => {
     });
   });
 
+  it('runs sign-in and rotation by stored procedures unless DATABASE_PROCEDURES=off', () => {
+    const env = { DATABASE_URL: 'mysql://gh:pw@db:3306/gatehouse', SECRET_KEY: 'ab'.repeat(32), MAIL_TRANSPORT: 'file' };
+    expect(loadConfig(env, tmp()).database).toMatchObject({ procedures: true });
+    expect(loadConfig({ ...env, DATABASE_PROCEDURES: 'off' }, tmp()).database).toMatchObject({ procedures: false });
+    expect(problems({ ...env, DATABASE_PROCEDURES: 'no' })).toEqual([
+      'DATABASE_PROCEDURES must be on (sign-in and token rotation by stored procedures, one round trip each) or off (plain statements, for engines without stored procedures) (got "no")',
+    ]);
+  });
+
   it('reports one line per bad value, naming the variable and what it got', () => {
     const lines = problems({ PORT: '70000', DEFAULT_APP: 'Bad_App', PUBLIC_BASE_URL: 'login.example.com', DATABASE_URL: 'postgres://x/y', LOG_LEVEL: 'loud', LOG_FORMAT: 'xml', VERSIONS_RETENTION_DAYS: '0' });
     expect(lines).toHaveLength(7);
@@ -84,7 +93,7 @@ describe('configuration', () => {
     fs.writeFileSync(path.join(dir, 'pw'), 'pa:ss/w@rd\n');
     const config = loadConfig({ DATABASE_URL: 'mysql://gh@db:3306/gatehouse', DATABASE_PASSWORD_FILE: path.join(dir, 'pw'), SECRET_KEY_FILE: path.join(dir, 'key'), MAIL_TRANSPORT: 'file' }, dir);
     expect(config.secretKey.toString('hex')).toBe('ef'.repeat(32));
-    expect(config.database).toEqual({ dialect: 'mysql', url: 'mysql://gh:pa%3Ass%2Fw%40rd@db:3306/gatehouse' });
+    expect(config.database).toEqual({ dialect: 'mysql', url: 'mysql://gh:pa%3Ass%2Fw%40rd@db:3306/gatehouse', procedures: true });
     expect(problems({ SECRET_KEY: 'ab'.repeat(32), SECRET_KEY_FILE: path.join(dir, 'key') })).toEqual(['set SECRET_KEY or SECRET_KEY_FILE, not both']);
     expect(problems({ SECRET_KEY_FILE: path.join(dir, 'missing') })).toEqual([expect.stringMatching(/^SECRET_KEY_FILE names ".*missing", which cannot be read \(ENOENT\)$/)]);
     const twice = problems({ DATABASE_URL: 'mysql://gh:one@db:3306/gatehouse', DATABASE_PASSWORD: 'two', SECRET_KEY: 'ab'.repeat(32), MAIL_TRANSPORT: 'file' });

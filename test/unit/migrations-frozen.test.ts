@@ -1,16 +1,29 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MIGRATIONS } from '../../migrations';
+import { PROCEDURES } from '../../migrations/procedures';
 
 // A landed migration never changes behaviour: it imports nothing of the application's code
-// (a change to that code would otherwise change what an old migration does on a new database).
+// (a change to that code would otherwise change what an old migration does on a new database),
+// and the procedure versions it installs are never edited.
 
 const DIR = path.join(__dirname, '../../migrations');
 
-it('every migration imports only sequelize (and index.ts only the migrations)', () => {
+/** The SHA-256 of every landed procedure version: a new version is a new file and a new line here. */
+const LANDED: Record<string, string> = {
+  'gh_rotate_refresh.1.sql': 'f10c8428be1f3dc12432d997fbe7497a445e16f89260e9bd55aec047d6659373',
+  'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
+};
+
+it('every migration imports only sequelize and the procedure installer (index.ts only the migrations)', () => {
+  const only: Record<string, (i: string) => boolean> = {
+    'index.ts': (i) => /^\.\/\d{4}-[a-z-]+$/.test(i),
+    'procedures.ts': (i) => ['node:fs', 'node:path', 'sequelize'].includes(i),
+  };
   for (const file of fs.readdirSync(DIR).filter((f) => f.endsWith('.ts'))) {
     const imports = [...fs.readFileSync(path.join(DIR, file), 'utf8').matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((m) => m[1]);
-    const allowed = file === 'index.ts' ? (i: string) => /^\.\/\d{4}-[a-z-]+$/.test(i) : (i: string) => i === 'sequelize';
+    const allowed = only[file] ?? ((i: string) => i === 'sequelize' || i === './procedures');
     expect({ file, outside: imports.filter((i) => !allowed(i)) }).toEqual({ file, outside: [] });
   }
 });
@@ -18,4 +31,11 @@ it('every migration imports only sequelize (and index.ts only the migrations)', 
 it('the list names every migration file once, in order', () => {
   const files = fs.readdirSync(DIR).filter((f) => /^\d{4}-.*\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, '')).sort();
   expect(MIGRATIONS.map((m) => m.name)).toEqual(files);
+});
+
+it('no landed procedure version has changed, and the code calls versions that exist', () => {
+  const files = fs.readdirSync(path.join(DIR, 'procedures')).sort();
+  const hashes = Object.fromEntries(files.map((f) => [f, createHash('sha256').update(fs.readFileSync(path.join(DIR, 'procedures', f))).digest('hex')]));
+  expect(hashes).toEqual(LANDED);
+  for (const [name, version] of Object.entries(PROCEDURES)) expect(files).toContain(`${name}.${version}.sql`);
 });

@@ -1,5 +1,5 @@
 import { literal, Op, Transaction } from 'sequelize';
-import { retrying, type AnyTx, type Sql } from '../sql';
+import type { AnyTx, Sql } from '../sql';
 import { asDate, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -137,44 +137,36 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     },
 
     /**
-     * The refresh grant's hot path: spend the old token (the conditional UPDATE of `consume`) and
-     * insert its successor access and refresh tokens with the spent row's record and family, in
-     * one transaction committed before it answers. On MySQL/MariaDB that is one round trip, the
-     * stored procedure gh_rotate_refresh (migration 0005), retried on a deadlock; on SQLite two
-     * statements in `transact`. False when nothing was spent.
+     * The refresh grant's hot path: spend the old token (the conditional UPDATE of `consume`, for
+     * its owner only) and insert its successor access and refresh tokens with the spent row's
+     * record and family, in the caller's transaction. False when nothing was spent. (Database's
+     * `credentials.rotate` commits it, or has the stored procedure do it in one call.)
      */
-    async rotate(
+    async rotateIn(
       applicationId: number,
       spentHash: string,
       ownerClientId: number,
       successors: { access: Successor; refresh: Successor },
       now: Date,
-      transact: (work: (tx: AnyTx) => Promise<boolean>) => Promise<boolean>,
+      transaction: AnyTx,
     ): Promise<boolean> {
       const t = sql.time;
-      if (sql.dialect === 'mysql') {
-        const args = [applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash, t(successors.refresh.expiresAt)];
-        const [rows] = await retrying(() => sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args));
-        return Number(rows?.[0]?.rotated) === 1;
-      }
-      return transact(async (transaction) => {
-        const spent = await sql.change(
-          `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
-             AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,
-          [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
-          transaction,
-        );
-        if (spent !== 1) return false;
-        const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, NULL, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
-        const rows = [['access_token', successors.access], ['refresh_token', successors.refresh]] as const;
-        await sql.change(
-          `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
-           ${rows.map(() => select).join(' UNION ALL ')}`,
-          rows.flatMap(([kind, c]) => [kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]),
-          transaction,
-        );
-        return true;
-      });
+      const spent = await sql.change(
+        `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
+           AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,
+        [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
+        transaction,
+      );
+      if (spent !== 1) return false;
+      const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, NULL, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
+      const rows = [['access_token', successors.access], ['refresh_token', successors.refresh]] as const;
+      await sql.change(
+        `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
+         ${rows.map(() => select).join(' UNION ALL ')}`,
+        rows.flatMap(([kind, c]) => [kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]),
+        transaction,
+      );
+      return true;
     },
 
     /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */

@@ -1,6 +1,4 @@
-import { DuplicateKeyError, retrying, type AnyTx, type Sql } from '../sql';
-import type { NewCredential } from './credentials';
-import type { OutboxJob } from './outbox';
+import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
 import { toProfile, type StoredProfile } from './social';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
@@ -186,25 +184,17 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     },
 
     /**
-     * A sign-in's whole write in one round trip on MySQL/MariaDB (stored procedure gh_sign_in,
-     * migration 0006): `next` (updated(read, …): lastLogin, and a rehashed password) written if
-     * the record is still at the version `read` has, the sign-in's credentials, and the outbox row
-     * of the new version's snapshot, in one transaction committed before it answers. False when
-     * the record changed since `read`: nothing is written, and the caller locks and writes in a
-     * transaction. SQLite has no procedures: `signIn` is absent there.
+     * A sign-in's write of the record, in the caller's transaction: `next` (updated(read, …):
+     * lastLogin, and a rehashed password) if the record is still at the version `read` has. False
+     * when it changed since: nothing is written. (Database's `entities.signIn` adds the credentials
+     * and the snapshot's outbox row in the same commit, or has the stored procedure do it all.)
      */
-    signIn: sql.dialect !== 'mysql' ? undefined : async (read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean> => {
-      const t = sql.time;
-      // one JSON array of the rows, each without its null columns (a missing member reads as NULL on MySQL and MariaDB alike)
-      const rows = JSON.stringify(credentials.map((c) => Object.fromEntries(Object.entries({
-        kind: c.kind, value_hash: c.valueHash, client_id: c.clientId, for_client_id: c.forClientId, redirect_uri: c.redirectUri,
-        extra: c.extra ? JSON.stringify(c.extra) : null, family: c.family, expires_at: t(c.expiresAt),
-      }).filter(([, v]) => v !== null))));
-      const [result] = await retrying(() => sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
-        t(next.lastUpdated), t(now), rows, job.id, job.queue, job.name, JSON.stringify(job.payload),
-      ]));
-      return Number(result?.[0]?.signed_in) === 1;
+    async writeSignIn(read: EntityRecord, next: EntityRecord, transaction: AnyTx): Promise<boolean> {
+      return (await sql.change(
+        'UPDATE entities SET password_hash = ?, attributes = ?, last_updated = ?, version = ? WHERE id = ? AND application_id = ? AND version = ?',
+        [next.passwordHash, JSON.stringify(next.attributes), sql.time(next.lastUpdated), read.version + 1, read.id, read.applicationId, read.version],
+        transaction,
+      )) === 1;
     },
 
     /** Scoped to the application: another application's record is never found. */

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { QueryInterface } from 'sequelize';
+
+/**
+ * Stored procedures are versioned SQL sources under migrations/procedures, `<name>.<version>.sql`:
+ * a migration installs a version by name, and a landed version is never edited (the next one is a
+ * new file and a new migration), so an old migration installs on a new database exactly what it
+ * installed when it landed.
+ */
+
+/** What a migration run is asked for, beyond the database it runs on. */
+export interface MigrationOptions {
+  /** Install stored procedures (MySQL/MariaDB); off for engines that have none (DATABASE_PROCEDURES=off). */
+  procedures: boolean;
+}
+
+/** The procedures of the current schema and the version of each that the code calls. */
+export const PROCEDURES: Record<string, number> = { gh_rotate_refresh: 1, gh_sign_in: 1 };
+
+/** The comment each installed procedure carries: how `installedProcedures` knows its version. */
+const versionComment = (name: string, version: number) => `gatehouse ${name} ${version}`;
+
+/** The source of one version of a procedure (compiled migrations find theirs copied beside them). */
+export function procedureSource(name: string, version: number): string {
+  return fs.readFileSync(path.join(__dirname, 'procedures', `${name}.${version}.sql`), 'utf8');
+}
+
+/** Whether this run installs procedures: on MySQL/MariaDB, unless they are turned off. */
+export const installsProcedures = (qi: QueryInterface, options?: MigrationOptions) =>
+  qi.sequelize.getDialect() === 'mysql' && options?.procedures !== false;
+
+/** Replaces the procedure `name` with `version` of its source, marked with its version. */
+export async function installProcedure(qi: QueryInterface, name: string, version: number): Promise<void> {
+  const source = procedureSource(name, version);
+  const marked = source.replace(/\bSQL SECURITY INVOKER\b/, `SQL SECURITY INVOKER\nCOMMENT '${versionComment(name, version)}'`);
+  if (marked === source) throw new Error(`${name}.${version}.sql has no SQL SECURITY INVOKER clause to mark`);
+  await qi.sequelize.query(`DROP PROCEDURE IF EXISTS ${name}`);
+  await qi.sequelize.query(marked);
+}
+
+/**
+ * The current procedures missing from the database or installed at another version (a database
+ * migrated with procedures off, then run with them on), as `name version`.
+ */
+export async function missingProcedures(qi: QueryInterface): Promise<string[]> {
+  const [rows] = await qi.sequelize.query(
+    'SELECT ROUTINE_NAME AS name, ROUTINE_COMMENT AS comment FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = \'PROCEDURE\'',
+  );
+  const installed = new Map((rows as { name: string; comment: string }[]).map((r) => [r.name, r.comment]));
+  return Object.entries(PROCEDURES).filter(([name, version]) => installed.get(name) !== versionComment(name, version)).map(([name, version]) => `${name} ${version}`);
+}

@@ -1,0 +1,37 @@
+import type { NewCredential, Successor } from '../repositories/credentials';
+import type { EntityRecord } from '../repositories/entities';
+import type { OutboxJob } from '../repositories/outbox';
+import { retrying, type Sql } from '../sql';
+
+/**
+ * The two hot writes as one CALL each on MySQL/MariaDB (DATABASE_PROCEDURES=on): the stored
+ * procedures of migrations/procedures, whose versions migrations/procedures.ts names. Each runs
+ * the same statements as the portable path in the repositories, in a transaction the procedure
+ * commits before it answers; docs/decisions.md has what the round trips saved cost.
+ */
+export function createProcedureCalls(sql: Sql) {
+  const t = sql.time;
+  return {
+    /** gh_rotate_refresh: see CredentialQueries.rotate. */
+    async rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean> {
+      const args = [applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash, t(successors.refresh.expiresAt)];
+      const [rows] = await retrying(() => sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args));
+      return Number(rows?.[0]?.rotated) === 1;
+    },
+
+    /** gh_sign_in: see EntityQueries.signIn. */
+    async signIn(read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean> {
+      // one JSON array of the rows, each without its null columns (a missing member reads as NULL on MySQL and MariaDB alike)
+      const rows = JSON.stringify(credentials.map((c) => Object.fromEntries(Object.entries({
+        kind: c.kind, value_hash: c.valueHash, client_id: c.clientId, for_client_id: c.forClientId, redirect_uri: c.redirectUri,
+        extra: c.extra ? JSON.stringify(c.extra) : null, family: c.family, expires_at: t(c.expiresAt),
+      }).filter(([, v]) => v !== null))));
+      const [result] = await retrying(() => sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+        read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
+        t(next.lastUpdated), t(now), rows, job.id, job.queue, job.name, JSON.stringify(job.payload),
+      ]));
+      return Number(result?.[0]?.signed_in) === 1;
+    },
+  };
+}
+export type ProcedureCalls = ReturnType<typeof createProcedureCalls>;
