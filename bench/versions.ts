@@ -98,7 +98,7 @@ async function workerThroughput(db: Database, applicationId: number, ids: { firs
     };
     return outbox.job(applicationId, 'versions', 'snapshot', { ...payload }, entityId);
   });
-  for (let i = 0; i < jobs.length; i += 1000) await db.statements((tx) => outbox.write(jobs.slice(i, i + 1000), tx));
+  for (let i = 0; i < jobs.length; i += 1000) await db.transaction((tx) => outbox.write(jobs.slice(i, i + 1000), tx));
 
   const worker = spawn(process.execPath, [path.join(root, 'dist/workers/main.js')], {
     env: { ...process.env, REDIS_PREFIX: prefix, MAIL_TRANSPORT: 'file', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'],

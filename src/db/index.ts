@@ -1,4 +1,4 @@
-import { ConnectionError, type Sequelize, type Transaction } from 'sequelize';
+import { ConnectionError, type Sequelize } from 'sequelize';
 import type { Config } from '../config';
 import { createSequelize } from './database';
 import { defineModels, Models } from './models';
@@ -11,14 +11,12 @@ import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries, type OutboxJob } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
-import { createSql, retrying, type AnyTx, type StatementOptions } from './sql';
+import { createSql, retrying, type Tx, type TransactionOptions } from './sql';
 
-/** An open database transaction, opaque to the domain layer. */
-export type Tx = Transaction;
-/** What the raw statements of src/db/sql.ts run in: `Tx`, or a transaction of `statements`. */
-export type { AnyTx } from './sql';
+export type { Tx, TransactionOptions } from './sql';
 
-export type Transact<X = Tx, O = never> = <T>(work: (tx: X) => Promise<T>, options?: O) => Promise<T>;
+/** Runs `work` in one transaction: all of it commits or none of it does. */
+export type Transact = <T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions) => Promise<T>;
 
 
 /** Driver codes and MySQL error numbers meaning the server cannot be reached or is going away. */
@@ -46,8 +44,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
  * index ranges; the victim was rolled back entirely, so running it again is safe.
  */
-function retryingDeadlocks<X, O>(open: Transact<X, O>, attempts = 3): Transact<X, O> {
-  return <T>(work: (tx: X) => Promise<T>, options?: O) => retrying(() => open(work, options), attempts);
+function retryingDeadlocks(open: Transact, attempts = 3): Transact {
+  return (work, options) => retrying(() => open(work, options), attempts);
 }
 
 /**
@@ -96,14 +94,14 @@ export interface Database {
    * without procedures).
    */
   procedures: boolean;
-  /** Runs `work` in one transaction: all of it commits or none of it does. */
-  transaction: Transact;
   /**
-   * The same for work made only of the raw statements of src/db/sql.ts (the methods taking
-   * `AnyTx`): on MySQL opened on the driver, which saves Sequelize's transaction machinery on the
-   * refresh grant and on every request that commits an email; on SQLite it is `transaction`.
+   * Runs `work` in one transaction: all of it commits or none of it does. Every repository method
+   * taking a `Tx` runs in it. On MySQL it is opened on the driver connection (START TRANSACTION /
+   * COMMIT, without Sequelize's transaction machinery, which cost a tenth of the refresh grant's
+   * throughput) and run again when it was a deadlock victim; on SQLite it is queued behind the
+   * one writer.
    */
-  statements: Transact<AnyTx, StatementOptions>;
+  transaction: Transact;
   close(): Promise<void>;
 }
 
@@ -115,12 +113,12 @@ export interface Database {
 function hotWrites(
   calls: ReturnType<typeof createProcedureCalls> | undefined,
   queries: { credentials: ReturnType<typeof createCredentialQueries>; entities: ReturnType<typeof createEntityQueries>; outbox: ReturnType<typeof createOutboxQueries> },
-  statements: Transact<AnyTx, StatementOptions>,
+  transaction: Transact,
 ): Pick<Database, 'credentials' | 'entities'> {
   const { credentials, entities, outbox } = queries;
   const rotate: Database['credentials']['rotate'] = calls?.rotate ?? ((applicationId, spentHash, ownerClientId, successors, now) =>
-    statements((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, tx)));
-  const signIn: Database['entities']['signIn'] = calls?.signIn ?? ((read, next, rows, job, now) => statements(async (tx) => {
+    transaction((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, tx)));
+  const signIn: Database['entities']['signIn'] = calls?.signIn ?? ((read, next, rows, job, now) => transaction(async (tx) => {
     // the record's row lock first: a credential row's foreign key check would otherwise take a
     // shared lock on the record, and two sign-ins of one account would deadlock upgrading it
     if (!(await entities.writeSignIn(read, next, tx))) return false;
@@ -140,25 +138,19 @@ export function openDatabase(database: Config['database']): Database {
   const credentials = createCredentialQueries(models, sql);
   const entities = createEntityQueries(models, sql);
   const outbox = createOutboxQueries(models, sql);
-  const transaction: Transact = database.dialect === 'sqlite'
-    ? serialized(sequelize)
-    : retryingDeadlocks((work) => sequelize.transaction((tx) => work(tx)));
-  const statements: Transact<AnyTx, StatementOptions> = sql.transaction
-    ? retryingDeadlocks<AnyTx, StatementOptions>(sql.transaction.bind(sql))
-    : (work) => transaction(work);
+  const transaction: Transact = sql.transaction ? retryingDeadlocks(sql.transaction.bind(sql)) : serialized(sequelize);
   return {
     sequelize,
     models,
-    applications: createApplicationQueries(models, transaction),
-    clients: createClientQueries(models, transaction),
-    flows: createFlowQueries(models),
+    applications: createApplicationQueries(models, sql, transaction),
+    clients: createClientQueries(models, sql, transaction),
+    flows: createFlowQueries(models, sql),
     outbox,
-    ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, entities, outbox }, statements),
+    ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, entities, outbox }, transaction),
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql),
     procedures,
     transaction,
-    statements,
     close: () => sequelize.close(),
   };
 }

@@ -11,7 +11,7 @@ import { sqlTime } from './models';
  * spliced into the statement text.
  */
 export interface Sql {
-  select<T>(sql: string, values: unknown[], tx?: AnyTx): Promise<T[]>;
+  select<T>(sql: string, values: unknown[], tx?: Tx): Promise<T[]>;
   /**
    * A SELECT outside any transaction that the database stops after `timeoutMs` (MariaDB
    * `max_statement_time`, MySQL `MAX_EXECUTION_TIME`, SQLite an interrupt): it then throws
@@ -19,21 +19,23 @@ export interface Sql {
    */
   selectBounded<T>(sql: string, values: unknown[], timeoutMs: number): Promise<T[]>;
   /** Runs an INSERT, UPDATE or DELETE and answers the number of rows it changed. */
-  change(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
+  change(sql: string, values: unknown[], tx?: Tx): Promise<number>;
   /** Runs an INSERT of one row and answers its auto-increment id. */
-  insert(sql: string, values: unknown[], tx?: AnyTx): Promise<number>;
+  insert(sql: string, values: unknown[], tx?: Tx): Promise<number>;
   /** A DATETIME(6) value for this dialect, with its milliseconds (see sqlTime). */
   time(date: Date): string;
+  /** What ends a SELECT that locks its rows to the end of the transaction: ` FOR UPDATE`, or nothing on SQLite (which writes one transaction at a time). */
+  forUpdate: string;
   dialect: 'mysql' | 'sqlite';
   /**
    * Runs `work` in one transaction opened on the driver (MySQL only): START TRANSACTION and
-   * COMMIT without Sequelize's transaction machinery. Only these statements can run in it: its
-   * handle is no Sequelize Transaction, so the compiler refuses it to model methods.
+   * COMMIT without Sequelize's transaction machinery. Only these statements run in it (models
+   * take no `Tx`).
    */
-  transaction?<T>(work: (tx: StatementTx) => Promise<T>, options?: StatementOptions): Promise<T>;
+  transaction?<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
 }
 
-export interface StatementOptions {
+export interface TransactionOptions {
   /**
    * READ COMMITTED instead of InnoDB's REPEATABLE READ: an UPDATE then locks only the rows it
    * changes, not the index gaps around them, so it cannot deadlock with concurrent INSERTs into
@@ -42,10 +44,10 @@ export interface StatementOptions {
   readCommitted?: boolean;
 }
 
-/** A transaction of `Sql.transaction`. */
-export interface StatementTx { readonly statementConnection: unknown }
-/** What the statements here run in: a Sequelize transaction or a statement transaction. */
-export type AnyTx = Transaction | StatementTx;
+/** A transaction of `Sql.transaction` (MySQL). */
+interface StatementTx { readonly statementConnection: unknown }
+/** An open transaction, opaque outside src/db: a statement transaction on MySQL, Sequelize's on SQLite. */
+export type Tx = Transaction | StatementTx;
 
 /**
  * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
@@ -121,7 +123,7 @@ function mysqlSql(sequelize: Sequelize): Sql {
       reject(err.errno === ER_DUP_ENTRY ? new DuplicateKeyError(message) : new SqlError(message, err.errno, err.code));
     });
   });
-  const exec = async (sql: string, values: unknown[], tx?: AnyTx): Promise<unknown> => {
+  const exec = async (sql: string, values: unknown[], tx?: Tx): Promise<unknown> => {
     const held = tx && ('statementConnection' in tx ? tx.statementConnection : (tx as unknown as { connection: unknown }).connection);
     if (held) return run(held as MysqlConnection, sql, values);
     const connection = await pool.getConnection({ type: 'write' });
@@ -142,7 +144,7 @@ function mysqlSql(sequelize: Sequelize): Sql {
     },
   ));
   return {
-    select: async <T>(sql: string, values: unknown[], tx?: AnyTx) => (await exec(sql, values, tx)) as T[],
+    select: async <T>(sql: string, values: unknown[], tx?: Tx) => (await exec(sql, values, tx)) as T[],
     async selectBounded<T>(sql: string, values: unknown[], timeoutMs: number) {
       const bounded = (await serverFlavour()) === 'mariadb'
         ? `SET STATEMENT max_statement_time = ${(timeoutMs / 1000).toFixed(3)} FOR ${sql}`
@@ -157,8 +159,9 @@ function mysqlSql(sequelize: Sequelize): Sql {
     change: async (sql, values, tx) => ((await exec(sql, values, tx)) as MysqlResult).affectedRows ?? 0,
     insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
     time: (date) => sqlTime('mysql', date),
+    forUpdate: ' FOR UPDATE',
     dialect: 'mysql',
-    async transaction<T>(work: (tx: StatementTx) => Promise<T>, options: StatementOptions = {}): Promise<T> {
+    async transaction<T>(work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
       const connection = await pool.getConnection({ type: 'write' });
       try {
         // applies to the next transaction only; the connection returns to the default after it
@@ -213,8 +216,8 @@ function sequelizeSql(sequelize: Sequelize): Sql {
     const detail = `${Object.keys(err.fields ?? {}).join(' ')} ${String((err.parent as { message?: string } | undefined)?.message ?? '')}`;
     throw new DuplicateKeyError(detail);
   };
-  // SQLite opens no statement transactions (Database.statements is its serialized Sequelize one)
-  const sequelizeTx = (tx?: AnyTx): Transaction | undefined => {
+  // SQLite opens no statement transactions (Database.transaction is its serialized Sequelize one)
+  const sequelizeTx = (tx?: Tx): Transaction | undefined => {
     if (tx === undefined || tx instanceof Transaction) return tx;
     throw new Error('a statement transaction reached the SQLite dialect');
   };
@@ -224,7 +227,7 @@ function sequelizeSql(sequelize: Sequelize): Sql {
     let n = 0;
     return sql.replace(/\?/g, () => `$${++n}`);
   };
-  const select = async <T>(sql: string, values: unknown[], tx?: AnyTx) =>
+  const select = async <T>(sql: string, values: unknown[], tx?: Tx) =>
     (await sequelize.query(numbered(sql), { bind: values, type: QueryTypes.SELECT, transaction: sequelizeTx(tx) })) as T[];
   const storage = String((sequelize as unknown as { options: { storage?: string } }).options.storage);
   return {
@@ -241,6 +244,7 @@ function sequelizeSql(sequelize: Sequelize): Sql {
       return Number((result as unknown as [number, number])[0]);
     },
     time: (date) => sqlTime('sqlite', date),
+    forUpdate: '',
     dialect: 'sqlite',
   };
 }

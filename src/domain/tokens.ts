@@ -1,4 +1,4 @@
-import type { AnyTx, Database, Tx } from '../db';
+import type { Database, Tx } from '../db';
 import type { Application } from '../db/repositories/applications';
 import type { CredentialKind, NewCredential, StoredCredential } from '../db/repositories/credentials';
 import { ApiError, errors } from '../errors';
@@ -129,7 +129,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   }
 
   /** Stores credentials in one INSERT and returns their values in order. */
-  async function issueAll(list: { issue: Issue; value?: string }[], tx?: AnyTx): Promise<string[]> {
+  async function issueAll(list: { issue: Issue; value?: string }[], tx?: Tx): Promise<string[]> {
     const at = now();
     const { values, rows } = credentialRows(list, at);
     await db.credentials.insert(rows, at, tx);
@@ -137,7 +137,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   }
 
   /** Stores one credential and returns its value. */
-  const issue = async (i: Issue, tx?: AnyTx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
+  const issue = async (i: Issue, tx?: Tx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
 
   /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
   const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null, extra: Proof | null = null): Issue =>
@@ -160,7 +160,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
   }
 
   /** A new access + refresh token pair in `family`; `proof` goes with the access token only. */
-  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: AnyTx, proof: Proof | null = null): Promise<TokenPair> {
+  async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: Tx, proof: Proof | null = null): Promise<TokenPair> {
     const { pair, rows } = newPair(app);
     const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, family };
     await db.credentials.insert([
@@ -184,7 +184,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
 
   /** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
   const revokeFamily = (app: Application, family: string) =>
-    db.statements((tx) => db.credentials.revokeFamily(app.id, family, now(), tx), { readCommitted: true });
+    db.transaction((tx) => db.credentials.revokeFamily(app.id, family, now(), tx), { readCommitted: true });
 
   /** The client a credential belongs to: the one it was issued for, else its issuer. */
   const owner = (c: StoredCredential) => c.forClientId ?? c.clientId;
@@ -223,10 +223,10 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
       }
       const next = randomToken(20);
       const family = session.family ?? randomToken(16);
-      const moved = await db.statements(async (tx) => {
-        if (!(await db.credentials.spend(app.id, 'refresh_secret', hash, now(), tx))) return false;
+      const moved = await db.transaction(async (tx) => {
+        if (!(await db.credentials.consume(app.id, 'refresh_secret', hash, now(), tx))) return false;
         // the token it replaces ends with it, if it had not expired yet
-        await db.credentials.spend(app.id, 'access_token', sha256Hex(presented), now(), tx);
+        await db.credentials.consume(app.id, 'access_token', sha256Hex(presented), now(), tx);
         await issueAll([
           // in the session's family, with no proof of a fresh sign-in
           { issue: { ...accessToken(app, client, session.entityId!, null), family }, value: next },
@@ -243,7 +243,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     },
 
     /** A standalone access token for one record (getAccessToken). */
-    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: AnyTx): Promise<string> {
+    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {
       return issue(accessToken(app, client, entityId, forClientId), tx);
     },
 
@@ -294,7 +294,7 @@ export function createTokenService(deps: { db: Database; clock: Clock; outbox: O
     async useVerificationCode(app: Application, code: string): Promise<string> {
       const hash = sha256Hex(code);
       const unknown = () => errors.invalidArgument('verification_code', 'the code is not recognized, was already used, or has expired');
-      return outbox.commitModels(async (tx) => {
+      return outbox.commit(async (tx) => {
         if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
         const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
         const record = found.entityId === null ? undefined : await db.entities.findForUpdate(app.id, found.entityId, tx);

@@ -1,4 +1,4 @@
-import type { AnyTx, Database } from '../db';
+import type { Tx, Database } from '../db';
 import type { EntityRecord } from '../db/repositories/entities';
 import type { OutboxJob } from '../db/repositories/outbox';
 import type { StoredProfile } from '../db/repositories/social';
@@ -38,7 +38,7 @@ export function createRecordVersions(deps: { db: Database; outbox: Outbox }) {
     },
 
     /** A record as a write in `tx` left it, with its identities as `tx` sees them: the snapshot of what commits. */
-    async written(record: EntityRecord, tx: AnyTx): Promise<Written> {
+    async written(record: EntityRecord, tx: Tx): Promise<Written> {
       return withProfiles(record, await db.social.profiles.forEntity(record.applicationId, record.id, tx));
     },
 

@@ -1,4 +1,4 @@
-import type { AnyTx } from '../db';
+import type { Tx } from '../db';
 import type { NewCredential } from '../db/repositories/credentials';
 import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
@@ -135,7 +135,7 @@ export async function loginTokens(
   ctx: RequestContext,
   request: FlowRequest,
   entityId: number,
-  tx?: AnyTx,
+  tx?: Tx,
   also: { issue: Issue; value: string }[] = [],
 ): Promise<Record<string, string>> {
   const at = ctx.services.clock.now();

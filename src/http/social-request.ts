@@ -1,4 +1,4 @@
-import type { AnyTx } from '../db';
+import type { Tx } from '../db';
 import type { EntityRecord } from '../db/repositories/entities';
 import type { OutboxJob } from '../db/repositories/outbox';
 import { IdentityTakenError } from '../db/repositories/social';
@@ -38,7 +38,7 @@ export const identityTaken = () => new ApiError('uniqueViolation', 'this social 
  * both or neither. A token spent meanwhile is `invalid`; an identity linked meanwhile is 361.
  */
 export async function linkIdentity(
-  ctx: RequestContext, record: EntityRecord, value: string, profile: SocialProfile, tx: AnyTx, invalid: () => ApiError,
+  ctx: RequestContext, record: EntityRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => ApiError,
 ): Promise<void> {
   const { socialTokens, db, clock } = ctx.services;
   if (!(await socialTokens.consume(ctx.app, value, tx))) throw invalid();
@@ -58,7 +58,7 @@ export async function linkIdentity(
  * snapshot job.
  */
 export async function changeIdentities(
-  ctx: RequestContext, record: EntityRecord, tx: AnyTx, change: (locked: EntityRecord) => Promise<void>,
+  ctx: RequestContext, record: EntityRecord, tx: Tx, change: (locked: EntityRecord) => Promise<void>,
 ): Promise<OutboxJob> {
   const { db, clock, versions } = ctx.services;
   const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AnyTx, Database, Tx } from '../db';
+import type { Database, Tx } from '../db';
 import type { OutboxJob } from '../db/repositories/outbox';
 import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
@@ -42,7 +42,7 @@ export function createOutbox(deps: {
   // the database (it holds the recipient and sealed links)
   const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j) } });
 
-  const withJobs = <X extends AnyTx, T>(work: (tx: X) => Promise<Committed<T>>) => async (tx: X) => {
+  const withJobs = <X extends Tx, T>(work: (tx: X) => Promise<Committed<T>>) => async (tx: X) => {
     const out = await work(tx);
     await db.outbox.insert(out.jobs, now(), tx);
     return out;
@@ -98,19 +98,14 @@ export function createOutbox(deps: {
       return { id: randomUUID(), applicationId, queue: queueName, name, payload, ...(entityId !== undefined && { entityId }) };
     },
 
-    async write(jobs: OutboxJob[], tx: AnyTx): Promise<void> {
+    async write(jobs: OutboxJob[], tx: Tx): Promise<void> {
       await db.outbox.insert(jobs, now(), tx);
     },
 
     dispatch,
 
-    /** Writes `jobs` with `work` in one statement transaction (Database.statements), then dispatches them. Returns what `work` returned. */
-    async commit<T>(work: (tx: AnyTx) => Promise<Committed<T>>): Promise<T> {
-      return dispatched(await db.statements(withJobs(work)));
-    },
-
-    /** The same in a Sequelize transaction, for work that also calls model methods. */
-    async commitModels<T>(work: (tx: Tx) => Promise<Committed<T>>): Promise<T> {
+    /** Runs `work` in one transaction (Database.transaction) with the jobs it answers, then dispatches them. Returns what `work` returned. */
+    async commit<T>(work: (tx: Tx) => Promise<Committed<T>>): Promise<T> {
       return dispatched(await db.transaction(withJobs(work)));
     },
 

@@ -179,7 +179,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
       return spent(req, res, app, locale, 'used', code, row);
     }
     const hash = await passwords.hash(password);
-    await outbox.commitModels(async (tx) => {
+    await outbox.commit(async (tx) => {
       const now = clock.now();
       const locked = await db.entities.findForUpdate(app.id, row.entityId!, tx);
       if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');

@@ -214,7 +214,7 @@ describe('snapshots not recorded yet', () => {
   /** A change committed with its outbox row by a pod that then died before enqueuing the job. */
   const changeWithoutEnqueue = (id: number, attributes: Record<string, unknown>) => {
     const { db, versions, outbox } = t.runtime.services;
-    return db.statements(async (tx) => {
+    return db.transaction(async (tx) => {
       const locked = (await db.entities.findForUpdate(appId, id, tx))!;
       const { job } = await versions.written(await db.entities.update(locked, { attributes }, clock.now(), tx), tx);
       await outbox.write([job], tx);

@@ -1,4 +1,4 @@
-import type { AnyTx, Database } from '../../src/db';
+import type { Tx, Database } from '../../src/db';
 import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../../src/db/repositories/versions';
 import type { Logger } from '../../src/logger';
 import type { Job, JobContext } from '../../src/queue/port';
@@ -29,7 +29,7 @@ export function createVersionsProcessor(deps: { db: Database; logger: Logger; se
   const settings = { ...DEFAULT_VERSIONS, ...deps.settings };
   const now = deps.now ?? (() => new Date());
   // READ COMMITTED: the batch's locks cover its rows, not the index gaps where api pods insert new rows
-  const transact = <T>(work: (tx: AnyTx) => Promise<T>) => db.statements(work, { readCommitted: true });
+  const transact = <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work, { readCommitted: true });
 
   return async (job: Job, context: JobContext): Promise<Record<string, unknown>> => {
     if (job.name !== SNAPSHOT_JOB && job.name !== TOMBSTONE_JOB) throw new Error(`the versions queue has no job named "${job.name}"`);

@@ -1,20 +1,20 @@
-import type { Transaction } from 'sequelize';
-import type { Transact } from '..';
-import type { Models, ApplicationRow } from '../models';
+import type { Transact, Tx } from '..';
+import type { ApplicationRow, Models } from '../models';
+import type { Sql } from '../sql';
 
 export interface Application { id: number; name: string; settings: Record<string, string> }
 
 const toApplication = (row: ApplicationRow): Application => ({ id: Number(row.id), name: row.name, settings: JSON.parse(row.settings) });
 
-export function createApplicationQueries({ Application }: Models, transact: Transact) {
+export function createApplicationQueries({ Application }: Models, sql: Sql, transact: Transact) {
   return {
     async findByName(name: string): Promise<Application | undefined> {
       const row = await Application.findOne({ where: { name }, raw: true });
       return row ? toApplication(row) : undefined;
     },
-    async create(name: string, now: Date, transaction?: Transaction): Promise<Application> {
-      const row = await Application.create({ name, settings: '{}', created_at: now, updated_at: now }, { transaction });
-      return toApplication(row.get({ plain: true }));
+    async create(name: string, now: Date, transaction?: Tx): Promise<Application> {
+      const id = await sql.insert('INSERT INTO applications (name, settings, created_at, updated_at) VALUES (?, ?, ?, ?)', [name, '{}', sql.time(now), sql.time(now)], transaction);
+      return { id, name, settings: {} };
     },
     async findById(id: number): Promise<Application | undefined> {
       const row = await Application.findOne({ where: { id }, raw: true });
@@ -26,11 +26,11 @@ export function createApplicationQueries({ Application }: Models, transact: Tran
       change: (settings: Record<string, string>) => Record<string, string>,
       now: Date,
     ): Promise<void> {
-      await transact(async (transaction) => {
-        const row = await Application.findOne({ where: { id }, lock: transaction.LOCK.UPDATE, transaction, raw: true });
+      await transact(async (tx) => {
+        const [row] = await sql.select<ApplicationRow>(`SELECT * FROM applications WHERE id = ?${sql.forUpdate}`, [id], tx);
         if (!row) throw new Error(`application ${id} does not exist`);
         const settings = change(JSON.parse(row.settings));
-        await Application.update({ settings: JSON.stringify(settings), updated_at: now }, { where: { id }, transaction });
+        await sql.change('UPDATE applications SET settings = ?, updated_at = ? WHERE id = ?', [JSON.stringify(settings), sql.time(now), id], tx);
       });
     },
   };

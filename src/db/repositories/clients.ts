@@ -1,6 +1,6 @@
-import type { Transaction } from 'sequelize';
-import type { Transact } from '..';
+import type { Transact, Tx } from '..';
 import type { ClientRow, Models } from '../models';
+import type { Sql } from '../sql';
 
 /** A client as stored: the secret is still sealed (see domain/secrets.ts). */
 export interface StoredClient {
@@ -23,27 +23,16 @@ const toClient = (row: ClientRow): StoredClient => ({
   settings: JSON.parse(row.settings),
 });
 
-export function createClientQueries({ Client }: Models, transact: Transact) {
+export function createClientQueries({ Client }: Models, sql: Sql, transact: Transact) {
   return {
-    async insert(
-      c: Omit<StoredClient, 'id'>,
-      now: Date,
-      transaction?: Transaction,
-    ): Promise<StoredClient> {
-      const row = await Client.create(
-        {
-          application_id: c.applicationId,
-          client_id: c.clientId,
-          secret_sealed: c.secretSealed,
-          description: c.description,
-          features: JSON.stringify(c.features),
-          settings: JSON.stringify(c.settings),
-          created_at: now,
-          updated_at: now,
-        },
-        { transaction },
+    async insert(c: Omit<StoredClient, 'id'>, now: Date, transaction?: Tx): Promise<StoredClient> {
+      const id = await sql.insert(
+        `INSERT INTO clients (application_id, client_id, secret_sealed, description, features, settings, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [c.applicationId, c.clientId, c.secretSealed, c.description, JSON.stringify(c.features), JSON.stringify(c.settings), sql.time(now), sql.time(now)],
+        transaction,
       );
-      return toClient(row.get({ plain: true }));
+      return { ...c, id };
     },
     /** Always scoped to the application: another application's client is never found. */
     async find(applicationId: number, clientId: string): Promise<StoredClient | undefined> {
@@ -74,24 +63,15 @@ export function createClientQueries({ Client }: Models, transact: Transact) {
       change: (current: StoredClient) => Partial<Pick<StoredClient, 'features' | 'settings' | 'secretSealed'>>,
       now: Date,
     ): Promise<StoredClient | undefined> {
-      return transact(async (transaction) => {
-        const row = await Client.findOne({
-          where: { application_id: applicationId, client_id: clientId },
-          lock: transaction.LOCK.UPDATE,
-          transaction,
-          raw: true,
-        });
+      return transact(async (tx) => {
+        const [row] = await sql.select<ClientRow>(`SELECT * FROM clients WHERE application_id = ? AND client_id = ?${sql.forUpdate}`, [applicationId, clientId], tx);
         if (!row) return undefined;
         const current = toClient(row);
         const next = { ...current, ...change(current) };
-        await Client.update(
-          {
-            features: JSON.stringify(next.features),
-            settings: JSON.stringify(next.settings),
-            secret_sealed: next.secretSealed,
-            updated_at: now,
-          },
-          { where: { id: current.id }, transaction },
+        await sql.change(
+          'UPDATE clients SET features = ?, settings = ?, secret_sealed = ?, updated_at = ? WHERE id = ?',
+          [JSON.stringify(next.features), JSON.stringify(next.settings), next.secretSealed, sql.time(now), current.id],
+          tx,
         );
         return next;
       });

@@ -1,5 +1,5 @@
-import { literal, Op, Transaction } from 'sequelize';
-import type { AnyTx, Sql } from '../sql';
+import { literal, Op } from 'sequelize';
+import type { Tx, Sql } from '../sql';
 import { asDate, type CredentialRow, type Models } from '../models';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -55,7 +55,7 @@ const NOT_DISABLED = 'NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = `Credent
 export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
     /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
-    async insert(rows: NewCredential[], now: Date, transaction?: AnyTx): Promise<void> {
+    async insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void> {
       if (rows.length === 0) return;
       const t = sql.time;
       await sql.change(
@@ -70,8 +70,10 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     },
 
     /** The credential with this hash in this application, spent or not. */
-    async find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Transaction): Promise<StoredCredential | undefined> {
-      const row = await Credential.findOne({ where: { value_hash: valueHash, application_id: applicationId, kind }, raw: true, transaction });
+    async find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined> {
+      const [row] = await sql.select<CredentialRow>(
+        'SELECT * FROM credentials WHERE value_hash = ? AND application_id = ? AND kind = ?', [valueHash, applicationId, kind], transaction,
+      );
       return row ? toCredential(row) : undefined;
     },
 
@@ -86,19 +88,6 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
         raw: true,
       });
       return row ? toCredential(row) : undefined;
-    },
-
-    /**
-     * `consume` in raw SQL, for work made only of raw statements (Database.statements): a social
-     * token spent in the transaction that registers its record and commits the welcome email.
-     */
-    async spend(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: AnyTx): Promise<boolean> {
-      const t = sql.time;
-      return (await sql.change(
-        'UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND used_at IS NULL AND expires_at > ?',
-        [t(now), valueHash, applicationId, kind, t(now)],
-        transaction,
-      )) === 1;
     },
 
     /** Replaces the `extra` of a live credential; false when it is spent, expired or unknown. */
@@ -119,21 +108,22 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       kind: CredentialKind,
       valueHash: string,
       now: Date,
-      transaction?: Transaction,
+      transaction?: Tx,
       /**
        * A client id: only when it belongs to this client (issued for it, or by it for itself).
        * null: only when it was issued for no client in particular. undefined: whoever holds it.
        */
       ownerClientId?: number | null,
     ): Promise<boolean> {
-      const owned = ownerClientId === undefined ? {} : ownerClientId === null ? { for_client_id: null } : {
-        [Op.or]: [{ for_client_id: ownerClientId }, { for_client_id: null, client_id: ownerClientId }],
-      };
-      const [count] = await Credential.update({ used_at: now }, {
-        where: { value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now }, ...owned },
+      const t = sql.time;
+      const [owned, owner] = ownerClientId === undefined ? ['', []] : ownerClientId === null
+        ? [' AND for_client_id IS NULL', []]
+        : [' AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))', [ownerClientId, ownerClientId]];
+      return (await sql.change(
+        `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND used_at IS NULL AND expires_at > ?${owned}`,
+        [t(now), valueHash, applicationId, kind, t(now), ...owner],
         transaction,
-      });
-      return count === 1;
+      )) === 1;
     },
 
     /**
@@ -148,7 +138,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       ownerClientId: number,
       successors: { access: Successor; refresh: Successor },
       now: Date,
-      transaction: AnyTx,
+      transaction: Tx,
     ): Promise<boolean> {
       const t = sql.time;
       const spent = await sql.change(
@@ -170,23 +160,21 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     },
 
     /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
-    async revokeForEntity(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Transaction): Promise<number> {
-      const [count] = await Credential.update({ used_at: now }, {
-        where: {
-          application_id: applicationId, entity_id: entityId, kind: kinds, used_at: null,
-          ...(exceptFamily !== null && { [Op.or]: [{ family: null }, { family: { [Op.ne]: exceptFamily } }] }),
-        },
+    async revokeForEntity(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number> {
+      const [except, family] = exceptFamily === null ? ['', []] : [' AND (family IS NULL OR family <> ?)', [exceptFamily]];
+      return sql.change(
+        `UPDATE credentials SET used_at = ? WHERE application_id = ? AND entity_id = ? AND kind IN (${kinds.map(() => '?').join(', ')}) AND used_at IS NULL${except}`,
+        [sql.time(now), applicationId, entityId, ...kinds, ...family],
         transaction,
-      });
-      return count;
+      );
     },
 
     /**
      * Spends every live credential of a family (refresh-token reuse, code replay). Run it in a
-     * READ COMMITTED statement transaction (see StatementOptions): many families revoked at once
+     * READ COMMITTED statement transaction (see TransactionOptions): many families revoked at once
      * beside ongoing rotations must not deadlock.
      */
-    async revokeFamily(applicationId: number, family: string, now: Date, transaction: AnyTx): Promise<number> {
+    async revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number> {
       return sql.change(
         'UPDATE credentials SET used_at = ? WHERE family = ? AND application_id = ? AND used_at IS NULL',
         [sql.time(now), family, applicationId],

@@ -1,4 +1,4 @@
-import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
+import { DuplicateKeyError, type Tx, type Sql } from '../sql';
 import { toProfile, type StoredProfile } from './social';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
@@ -117,7 +117,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
    * instead of a lost update (the sign-in relies on it to skip the locking read when nothing
    * changed meanwhile).
    */
-  async function write(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
+  async function write(locked: EntityRecord, change: RecordChange, now: Date, transaction: Tx): Promise<EntityRecord> {
     const next = nextState(locked, change, now);
     const set = columns(next, sql.time);
     let changed: number;
@@ -137,7 +137,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
 
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
-    async insert(e: NewEntity, now: Date, transaction?: AnyTx): Promise<EntityRecord> {
+    async insert(e: NewEntity, now: Date, transaction?: Tx): Promise<EntityRecord> {
       const t = sql.time;
       try {
         // raw SQL: on every registration
@@ -161,7 +161,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * its attribute set, the other parts replaced. A taken email or username raises
      * DuplicateAttributeError. Answers the record as it commits.
      */
-    async update(locked: EntityRecord, change: RecordChange, now: Date, transaction: AnyTx): Promise<EntityRecord> {
+    async update(locked: EntityRecord, change: RecordChange, now: Date, transaction: Tx): Promise<EntityRecord> {
       return write(locked, merged(locked, change), now, transaction);
     },
 
@@ -169,14 +169,14 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * Writes a record's whole client-written state (entity.update and entity.replace compute it):
      * email, username, emailVerified and the attribute set; the password hash only when given.
      */
-    replace: (locked: EntityRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: AnyTx) =>
+    replace: (locked: EntityRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: Tx) =>
       write(locked, next, now, transaction),
 
     /** A change of what belongs to the record without being a column of it (linked identities): a new version. */
-    touch: (locked: EntityRecord, now: Date, transaction: AnyTx) => write(locked, {}, now, transaction),
+    touch: (locked: EntityRecord, now: Date, transaction: Tx) => write(locked, {}, now, transaction),
 
     /** Sets a time attribute of a locked record (emailVerified has a column; others live in attributes). */
-    setTime(locked: EntityRecord, attribute: string, at: Date, transaction: AnyTx): Promise<EntityRecord> {
+    setTime(locked: EntityRecord, attribute: string, at: Date, transaction: Tx): Promise<EntityRecord> {
       return write(locked, attribute === 'emailVerified'
         ? { emailVerified: at }
         // lastLogin is kept as ISO (renderUser formats it); others as the API shows timestamps
@@ -189,7 +189,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * when it changed since: nothing is written. (Database's `entities.signIn` adds the credentials
      * and the snapshot's outbox row in the same commit, or has the stored procedure do it all.)
      */
-    async writeSignIn(read: EntityRecord, next: EntityRecord, transaction: AnyTx): Promise<boolean> {
+    async writeSignIn(read: EntityRecord, next: EntityRecord, transaction: Tx): Promise<boolean> {
       return (await sql.change(
         'UPDATE entities SET password_hash = ?, attributes = ?, last_updated = ?, version = ? WHERE id = ? AND application_id = ? AND version = ?',
         [next.passwordHash, JSON.stringify(next.attributes), sql.time(next.lastUpdated), read.version + 1, read.id, read.applicationId, read.version],
@@ -198,7 +198,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     },
 
     /** Scoped to the application: another application's record is never found. */
-    async find(applicationId: number, key: EntityKey, transaction?: AnyTx): Promise<EntityRecord | undefined> {
+    async find(applicationId: number, key: EntityKey, transaction?: Tx): Promise<EntityRecord | undefined> {
       // raw SQL: this lookup is on every sign-in, token and profile path
       const [column, value] = keyColumn(key);
       const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE ${column} = ? AND application_id = ? LIMIT 1`, [value, applicationId], transaction);
@@ -262,9 +262,8 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     },
 
     /** The record, locked until the transaction ends (MySQL: FOR UPDATE; SQLite writes one at a time). */
-    async findForUpdate(applicationId: number, id: number, transaction: AnyTx): Promise<EntityRecord | undefined> {
-      const lock = sql.dialect === 'mysql' ? ' FOR UPDATE' : '';
-      const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE id = ? AND application_id = ?${lock}`, [id, applicationId], transaction);
+    async findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<EntityRecord | undefined> {
+      const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE id = ? AND application_id = ?${sql.forUpdate}`, [id, applicationId], transaction);
       return rows[0] ? toRecord(rows[0]) : undefined;
     },
 
@@ -272,12 +271,12 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * Disables a user (`at`) or enables it again (null): a state of the account, not of its
      * attributes, so the record's version and snapshots stay as they are.
      */
-    async setDisabled(applicationId: number, id: number, at: Date | null, transaction?: AnyTx): Promise<void> {
+    async setDisabled(applicationId: number, id: number, at: Date | null, transaction?: Tx): Promise<void> {
       await sql.change('UPDATE entities SET disabled_at = ? WHERE id = ? AND application_id = ?', [at && sql.time(at), id, applicationId], transaction);
     },
 
     /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */
-    async remove(record: EntityRecord, transaction: AnyTx): Promise<boolean> {
+    async remove(record: EntityRecord, transaction: Tx): Promise<boolean> {
       return (await sql.change('DELETE FROM entities WHERE id = ? AND application_id = ?', [record.id, record.applicationId], transaction)) === 1;
     },
   };

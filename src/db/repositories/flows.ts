@@ -1,9 +1,10 @@
-import { Transaction, UniqueConstraintError } from 'sequelize';
-import type { Models } from '../models';
+import type { Tx } from '..';
+import type { FlowRow, Models } from '../models';
+import { DuplicateKeyError, type Sql } from '../sql';
 
 export interface StoredFlow { name: string; version: number; checksum: string; definition: unknown }
 
-export function createFlowQueries({ Flow }: Models) {
+export function createFlowQueries({ Flow }: Models, sql: Sql) {
   return {
     /**
      * Stores a definition as the next version of its name. Versions are immutable: a changed
@@ -17,23 +18,23 @@ export function createFlowQueries({ Flow }: Models) {
       definition: unknown,
       checksum: string,
       now: Date,
-      transaction?: Transaction,
+      transaction?: Tx,
     ): Promise<StoredFlow & { unchanged?: true }> {
       for (let attempt = 0; ; attempt++) {
-        const latest = (await Flow.max('version', { where: { application_id: applicationId, name }, transaction })) as number | null;
-        if (latest !== null) {
-          const newest = await Flow.findOne({ where: { application_id: applicationId, name, version: latest }, raw: true, transaction });
-          if (newest?.checksum === checksum) return { name, version: latest, checksum, definition: JSON.parse(newest.definition), unchanged: true };
-        }
-        const version = (latest ?? 0) + 1;
+        const [newest] = await sql.select<FlowRow>(
+          'SELECT * FROM flows WHERE application_id = ? AND name = ? ORDER BY version DESC LIMIT 1', [applicationId, name], transaction,
+        );
+        if (newest?.checksum === checksum) return { name, version: Number(newest.version), checksum, definition: JSON.parse(newest.definition), unchanged: true };
+        const version = (newest ? Number(newest.version) : 0) + 1;
         try {
-          await Flow.create(
-            { application_id: applicationId, name, version, definition: JSON.stringify(definition), checksum, created_at: now },
-            { transaction },
+          await sql.change(
+            'INSERT INTO flows (application_id, name, version, definition, checksum, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+            [applicationId, name, version, JSON.stringify(definition), checksum, sql.time(now)],
+            transaction,
           );
           return { name, version, checksum, definition };
         } catch (e) {
-          if (!(e instanceof UniqueConstraintError) || transaction || attempt >= 5) throw e;
+          if (!(e instanceof DuplicateKeyError) || transaction || attempt >= 5) throw e;
         }
       }
     },

@@ -1,6 +1,6 @@
-import { Op, Transaction } from 'sequelize';
+import { Op } from 'sequelize';
 import type { Models, OutboxRow } from '../models';
-import type { AnyTx, Sql } from '../sql';
+import type { Tx, Sql } from '../sql';
 
 export type OutboxStatus = 'pending' | 'done' | 'failed';
 
@@ -26,7 +26,7 @@ const toJob = (row: OutboxRow): OutboxJob => ({
 export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
   return {
     /** Written in the caller's transaction, beside the change the job belongs to. */
-    async insert(jobs: OutboxJob[], now: Date, transaction?: AnyTx): Promise<void> {
+    async insert(jobs: OutboxJob[], now: Date, transaction?: Tx): Promise<void> {
       if (jobs.length === 0) return;
       const at = sql.time(now);
       // raw SQL: on every request that sends an email
@@ -42,12 +42,11 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       return row ? { ...toJob(row), status: row.status as OutboxStatus, attempts: row.attempts } : undefined;
     },
     /** Marks a pending job finished; false when another worker already did (idempotence guard). */
-    async complete(id: string, now: Date, transaction?: Transaction, payload?: Record<string, unknown>): Promise<boolean> {
-      const [count] = await Outbox.update(
-        { status: 'done', updated_at: now, ...(payload && { payload: JSON.stringify(payload) }) },
-        { where: { id, status: 'pending' }, transaction },
-      );
-      return count === 1;
+    async complete(id: string, now: Date, transaction?: Tx, payload?: Record<string, unknown>): Promise<boolean> {
+      const [set, values] = payload ? [', payload = ?', [JSON.stringify(payload)]] : ['', []];
+      return (await sql.change(
+        `UPDATE outbox SET status = 'done', updated_at = ?${set} WHERE id = ? AND status = 'pending'`, [sql.time(now), ...values, id], transaction,
+      )) === 1;
     },
     async recordFailure(id: string, message: string, final: boolean, now: Date): Promise<void> {
       await Outbox.update(

@@ -1,5 +1,5 @@
 import { UniqueConstraintError } from 'sequelize';
-import { DuplicateKeyError, type AnyTx, type Sql } from '../sql';
+import { DuplicateKeyError, type Tx, type Sql } from '../sql';
 import { asDate, type Models, type ProfileRow, type SocialProviderRow } from '../models';
 
 /** An identity provider as stored; the client secret is still sealed. */
@@ -68,7 +68,7 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
       async insert(
         p: { applicationId: number; entityId: number; provider: string; identifier: string; data: Record<string, unknown> },
         now: Date,
-        transaction?: AnyTx,
+        transaction?: Tx,
       ): Promise<void> {
         try {
           // raw SQL: it joins the statement transactions that register a record and commit its email
@@ -83,7 +83,7 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
         }
       },
       /** A record's identities, oldest first; inside a transaction, as that transaction sees them. */
-      async forEntity(applicationId: number, entityId: number, transaction?: AnyTx): Promise<StoredProfile[]> {
+      async forEntity(applicationId: number, entityId: number, transaction?: Tx): Promise<StoredProfile[]> {
         // raw SQL: on every sign-in (capture_user) and every snapshot of a record
         const rows = await sql.select<ProfileRow>('SELECT * FROM profiles WHERE entity_id = ? AND application_id = ? ORDER BY id', [entityId, applicationId], transaction);
         return rows.map(toProfile);
@@ -100,7 +100,7 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
         const row = await Profile.findOne({ where: { application_id: applicationId, identifier }, raw: true });
         return row ? toProfile(row) : undefined;
       },
-      async remove(applicationId: number, entityId: number, identifier: string, transaction: AnyTx): Promise<boolean> {
+      async remove(applicationId: number, entityId: number, identifier: string, transaction: Tx): Promise<boolean> {
         return (await sql.change('DELETE FROM profiles WHERE entity_id = ? AND identifier = ? AND application_id = ?', [entityId, identifier, applicationId], transaction)) > 0;
       },
     },

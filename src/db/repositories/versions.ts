@@ -1,8 +1,8 @@
 import type { Models } from '../models';
 import { asDate } from '../models';
-import type { AnyTx, Sql } from '../sql';
+import type { Tx, Sql } from '../sql';
 
-type Transact = <T>(work: (tx: AnyTx) => Promise<T>) => Promise<T>;
+type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
 /**
  * The payload of a versions outbox row: the record as one committed change left it (as the API
@@ -42,7 +42,7 @@ export function createVersionQueries(_models: Models, sql: Sql) {
   const mysql = sql.dialect === 'mysql';
 
   /** Records outbox snapshot rows into entity_versions in `tx`; a row recorded before is left as it is. */
-  async function record(rows: OutboxSnapshotRow[], now: Date, tx: AnyTx): Promise<void> {
+  async function record(rows: OutboxSnapshotRow[], now: Date, tx: Tx): Promise<void> {
     if (rows.length === 0) return;
     const values = rows.map((row) => {
       const p = JSON.parse(row.payload) as SnapshotPayload;

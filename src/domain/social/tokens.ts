@@ -1,4 +1,4 @@
-import type { AnyTx, Database } from '../../db';
+import type { Tx, Database } from '../../db';
 import type { Application } from '../../db/repositories/applications';
 import type { StoredCredential } from '../../db/repositories/credentials';
 import type { Client, Clock } from '../clients';
@@ -108,8 +108,8 @@ export function createSocialTokens(deps: { db: Database; clock: Clock; timeoutMs
     },
 
     /** Spends the token for good; false when another request spent it first (or it expired). */
-    consume(app: Application, value: string, tx: AnyTx): Promise<boolean> {
-      return db.credentials.spend(app.id, 'social_token', hashOf(app, value), clock.now(), tx);
+    consume(app: Application, value: string, tx: Tx): Promise<boolean> {
+      return db.credentials.consume(app.id, 'social_token', hashOf(app, value), clock.now(), tx);
     },
   };
 }

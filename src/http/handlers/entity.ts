@@ -27,7 +27,7 @@ export const createEntity: Handler = async (ctx) => {
   const { db, tokens, passwords, clock, outbox, versions } = ctx.services;
   const passwordHash = password === undefined ? null : await passwords.hash(password);
   try {
-    const created = await outbox.commitModels(async (tx) => {
+    const created = await outbox.commit(async (tx) => {
       if (creationToken !== undefined) {
         await tokens.consumeCreationToken(ctx.app, creationToken, p.kind === 'client' ? p.client.id : null, tx);
       }

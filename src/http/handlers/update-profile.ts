@@ -61,7 +61,7 @@ export const updateProfile: Handler = async (ctx) => {
   }
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
   try {
-    await outbox.commitModels(async (tx) => {
+    await outbox.commit(async (tx) => {
       const now = clock.now();
       const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
       if (!locked) throw errors.invalidAccessToken();
