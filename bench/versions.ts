@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { loadConfigOrExit } from '../src/config';
 import { openDatabase, type Database } from '../src/db';
-import type { SnapshotPayload } from '../src/db/repositories/versions';
+import type { SnapshotPayload } from '../src/domain/storage/versions';
 import { createLogger } from '../src/logger';
 import { createOutbox } from '../src/queue/outbox';
 import { base, duration, measure, root, startBenchServer, table, type Figures } from './harness';

@@ -1,5 +1,6 @@
-import type { CredentialQueries, StoredCredential } from '../db/repositories/credentials';
-import type { Application } from '../db/repositories/applications';
+import type { CredentialStore } from '../domain/storage/credentials';
+import type { StoredCredential } from '../domain/storage/credentials';
+import type { Application } from '../domain/storage/applications';
 import type { Client, ClientService, Clock, Feature } from '../domain/clients';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError, errors } from '../errors';
@@ -39,7 +40,7 @@ export interface AuthRequest {
 
 export interface AuthDeps {
   clients: ClientService;
-  credentials: CredentialQueries;
+  credentials: CredentialStore;
   clock: Clock;
   replays: ReplayGuard;
 }

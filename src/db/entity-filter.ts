@@ -1,7 +1,7 @@
 import type { Filter, Literal } from '../domain/filter';
 import { parseTimestamp } from '../domain/timestamps';
 import { sqlTime } from './models';
-import { uniqueKey } from './repositories/entities';
+import { uniqueKey } from '../domain/storage/records';
 
 /** A filter or sort that names something it cannot use (a password, a timestamp that is not one). */
 export class FilterUseError extends Error {}

@@ -5,18 +5,20 @@ import { defineModels, Models } from './models';
 import { createApplicationQueries } from './repositories/applications';
 import { createClientQueries } from './repositories/clients';
 import { createProcedureCalls } from './mysql/procedures';
-import { createCredentialQueries, type NewCredential, type Successor } from './repositories/credentials';
-import { createEntityQueries, type EntityRecord } from './repositories/entities';
+import { createCredentialQueries } from './repositories/credentials';
+import { createEntityQueries } from './repositories/entities';
 import { createFlowQueries } from './repositories/flows';
-import { createOutboxQueries, type OutboxJob } from './repositories/outbox';
+import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
-import { createSql, retrying, type Tx, type TransactionOptions } from './sql';
+import { asTx, createSql, retrying } from './sql';
+import type { NewCredential, Successor } from '../domain/storage/credentials';
+import type { OutboxJob } from '../domain/storage/outbox';
+import type { EntityRecord } from '../domain/storage/records';
+import type { Storage } from '../domain/storage';
+import type { Transact, Tx } from '../domain/storage/transactions';
 
-export type { Tx, TransactionOptions } from './sql';
-
-/** Runs `work` in one transaction: all of it commits or none of it does. */
-export type Transact = <T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions) => Promise<T>;
+export type { Transact, TransactionOptions, Tx } from '../domain/storage/transactions';
 
 
 /** Driver codes and MySQL error numbers meaning the server cannot be reached or is going away. */
@@ -56,13 +58,14 @@ function retryingDeadlocks(open: Transact, attempts = 3): Transact {
 function serialized(sequelize: Sequelize): Transact {
   let tail: Promise<unknown> = Promise.resolve();
   return <T>(work: (tx: Tx) => Promise<T>) => {
-    const run = tail.then(() => sequelize.transaction((tx) => work(tx)));
+    const run = tail.then(() => sequelize.transaction((tx) => work(asTx(tx))));
     tail = run.catch(() => undefined);
     return run;
   };
 }
 
-export interface Database {
+/** The storage of src/domain/storage on one engine, with the Sequelize instance beneath it (for migrations, health checks and metrics). */
+export interface Database extends Storage {
   sequelize: Sequelize;
   models: Models;
   applications: ReturnType<typeof createApplicationQueries>;

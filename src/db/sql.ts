@@ -1,6 +1,7 @@
 import { QueryTypes, Transaction, UniqueConstraintError, type Sequelize } from 'sequelize';
 import sqlite3 from 'sqlite3';
 import { sqlTime } from './models';
+import type { TransactionOptions, Tx } from '../domain/storage/transactions';
 
 /**
  * Raw SQL for the statements on every sign-in, registration and token request. On MySQL/MariaDB
@@ -35,19 +36,15 @@ export interface Sql {
   transaction?<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
 }
 
-export interface TransactionOptions {
-  /**
-   * READ COMMITTED instead of InnoDB's REPEATABLE READ: an UPDATE then locks only the rows it
-   * changes, not the index gaps around them, so it cannot deadlock with concurrent INSERTs into
-   * those gaps (the family revocation beside refresh rotations).
-   */
-  readCommitted?: boolean;
-}
 
-/** A transaction of `Sql.transaction` (MySQL). */
+/**
+ * What a `Tx` holds here: a statement transaction's connection on MySQL (Sql.transaction), a
+ * Sequelize transaction on SQLite (Database.transaction queues them behind the one writer).
+ */
 interface StatementTx { readonly statementConnection: unknown }
-/** An open transaction, opaque outside src/db: a statement transaction on MySQL, Sequelize's on SQLite. */
-export type Tx = Transaction | StatementTx;
+const held = (tx: Tx) => tx as unknown as StatementTx | Transaction;
+/** The handle of a transaction this module opened, as the domain sees it. */
+export const asTx = (opened: StatementTx | Transaction) => opened as unknown as Tx;
 
 /**
  * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
@@ -124,8 +121,9 @@ function mysqlSql(sequelize: Sequelize): Sql {
     });
   });
   const exec = async (sql: string, values: unknown[], tx?: Tx): Promise<unknown> => {
-    const held = tx && ('statementConnection' in tx ? tx.statementConnection : (tx as unknown as { connection: unknown }).connection);
-    if (held) return run(held as MysqlConnection, sql, values);
+    const handle = tx && held(tx);
+    const joined = handle && ('statementConnection' in handle ? handle.statementConnection : (handle as unknown as { connection: unknown }).connection);
+    if (joined) return run(joined as MysqlConnection, sql, values);
     const connection = await pool.getConnection({ type: 'write' });
     try {
       return await run(connection, sql, values);
@@ -169,7 +167,7 @@ function mysqlSql(sequelize: Sequelize): Sql {
         await run(connection, 'START TRANSACTION', []);
         let out: T;
         try {
-          out = await work({ statementConnection: connection });
+          out = await work(asTx({ statementConnection: connection }));
         } catch (e) {
           await run(connection, 'ROLLBACK', []).catch(() => undefined);
           throw e;
@@ -218,7 +216,8 @@ function sequelizeSql(sequelize: Sequelize): Sql {
   };
   // SQLite opens no statement transactions (Database.transaction is its serialized Sequelize one)
   const sequelizeTx = (tx?: Tx): Transaction | undefined => {
-    if (tx === undefined || tx instanceof Transaction) return tx;
+    const handle = tx && held(tx);
+    if (handle === undefined || handle instanceof Transaction) return handle;
     throw new Error('a statement transaction reached the SQLite dialect');
   };
   // bound by the driver as $1, $2, ... (Sequelize's `replacements` would splice escaped values

@@ -1,5 +1,5 @@
-import type { Database, Tx } from '../db';
-import type { Application } from '../db/repositories/applications';
+import type { Storage, Tx } from './storage';
+import type { Application } from './storage/applications';
 import { type Clock, type ClientService } from './clients';
 import { findFlowDirectories, loadFlowDirectory } from './flow-definition';
 
@@ -21,7 +21,7 @@ export interface CreatedApplication {
  * with every flow of `flowsRoot` imported, an owner client, and a login client whose settings
  * point at the default flow and at PUBLIC_BASE_URL pages. All of it commits together or not at all.
  */
-export function createApplicationService(deps: { db: Database; clients: ClientService; clock: Clock; publicBaseUrl: string }) {
+export function createApplicationService(deps: { db: Storage; clients: ClientService; clock: Clock; publicBaseUrl: string }) {
   const { db, clients, clock, publicBaseUrl } = deps;
 
   async function importFlowDirs(applicationId: number, root: string, tx?: Tx) {

@@ -1,4 +1,4 @@
-import type { Application } from '../db/repositories/applications';
+import type { Application } from './storage/applications';
 import { isHttpUrl } from './settings';
 
 /**

@@ -1,7 +1,8 @@
-import type { Tx } from '../db';
-import type { ClientQueries, StoredClient } from '../db/repositories/clients';
+import type { ClientStore } from './storage/clients';
+import type { Tx } from './storage';
+import type { StoredClient } from './storage/clients';
 import { errors } from '../errors';
-import type { ClientChanges } from '../queue/client-changes';
+import type { ClientChanges } from './ports';
 import { randomToken, safeEqual, SecretBox } from './secrets';
 
 /** The client kinds of docs/api.md#client-kinds (the original calls them features). */
@@ -38,7 +39,7 @@ export function parseFeatures(raw: unknown, argument = 'features'): Feature[] {
  * API clients of one application: creation, credentials (sealed at rest, compared in constant
  * time), features and settings. Every operation is scoped to the application it is given.
  */
-export function createClientService(deps: { clients: ClientQueries; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
+export function createClientService(deps: { clients: ClientStore; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
   const { clients: queries, box, clock, changes } = deps;
   // Compared against when the client_id is unknown, so a miss costs what a hit costs.
   const decoy = box.seal(randomToken(16), 'decoy');
@@ -77,7 +78,7 @@ export function createClientService(deps: { clients: ClientQueries; box: SecretB
   };
   const clients = {
     ...queries,
-    mutate: async (...args: Parameters<ClientQueries['mutate']>) => {
+    mutate: async (...args: Parameters<ClientStore['mutate']>) => {
       forget(args[0], args[1]);
       const result = await queries.mutate(...args);
       await changed(args[0], args[1]);

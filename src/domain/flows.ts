@@ -1,5 +1,5 @@
-import type { Database } from '../db';
-import type { Application } from '../db/repositories/applications';
+import type { Storage } from './storage';
+import type { Application } from './storage/applications';
 import { ApiError } from '../errors';
 import type { FlowDefinition } from './flow-definition';
 import { compileForm, createFormCache, type CompiledForm } from './flow-forms';
@@ -18,7 +18,7 @@ const unknownFlow = (why: string) => new ApiError('unexpectedError', why);
  * and each (version, locale, form) is compiled once, never per request (docs/api.md#flows).
  * Misses are not cached: a flow imported later is found.
  */
-export function createFlowService(deps: { db: Database; now?: () => Date }) {
+export function createFlowService(deps: { db: Storage; now?: () => Date }) {
   const definitions = new Map<string, FlowDefinition>();
   const forms = createFormCache();
 

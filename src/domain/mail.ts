@@ -1,6 +1,6 @@
-import type { Application } from '../db/repositories/applications';
-import type { OutboxJob } from '../db/repositories/outbox';
-import type { Outbox } from '../queue/outbox';
+import type { Application } from './storage/applications';
+import type { OutboxJob } from './storage/outbox';
+import type { Outbox } from './ports';
 import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 

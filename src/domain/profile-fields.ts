@@ -1,4 +1,4 @@
-import type { EntityRecord } from '../db/repositories/entities';
+import type { EntityRecord } from './storage/records';
 import type { CompiledForm } from './flow-forms';
 
 /** What a submitted form changes on a record, through each field's schemaAttribute. */

@@ -1,12 +1,12 @@
-import type { Database, Tx } from '../db';
-import type { Application } from '../db/repositories/applications';
-import type { CredentialKind, NewCredential, StoredCredential } from '../db/repositories/credentials';
+import type { Storage, Tx } from './storage';
+import type { Application } from './storage/applications';
+import type { CredentialKind, NewCredential, StoredCredential } from './storage/credentials';
 import { ApiError, errors } from '../errors';
 import type { Client, Clock } from './clients';
 import { randomToken, safeEqual, sha256Hex, type SecretBox } from './secrets';
 import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from '../auth/signature';
 import type { RecordVersions } from './versions';
-import type { Outbox } from '../queue/outbox';
+import type { Outbox } from './ports';
 
 /** docs/api.md#codes-and-tokens. Access tokens always live one hour; the others default as below. */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -103,7 +103,7 @@ export interface TokenPair {
  * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
  * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
  */
-export function createTokenService(deps: { db: Database; clock: Clock; outbox: Outbox; versions: RecordVersions; box: SecretBox }) {
+export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Outbox; versions: RecordVersions; box: SecretBox }) {
   const { db, clock, outbox, versions, box } = deps;
   const now = () => clock.now();
 

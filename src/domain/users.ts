@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../db';
-import type { CredentialKind } from '../db/repositories/credentials';
-import type { EntityRecord, NewEntity } from '../db/repositories/entities';
-import type { StoredProfile } from '../db/repositories/social';
+import type { EntityRecord, NewEntity } from './storage/records';
+import type { StoredProfile } from './storage/social';
 import { errors } from '../errors';
 import { MAX_PASSWORD_LENGTH } from './passwords';
-import type { Outbox } from '../queue/outbox';
 import { formatTimestamp, parseTimestamp } from './timestamps';
-import type { RecordVersions } from './versions';
 
 /** The one entity type (docs/api.md#records); `type_name` must name it. */
 export const USER_TYPE = 'user';
@@ -149,51 +145,3 @@ export function renderProfile(p: StoredProfile): Record<string, unknown> {
 
 /** The record as the API shows it, with its linked identities. */
 export const renderWithProfiles = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
-
-/** What deleting a user writes with: the database, the outbox its tombstone is committed to, and the clock. */
-export interface UserRemoval { db: Database; outbox: Outbox; versions: RecordVersions; now: () => Date }
-
-/**
- * Deletes a user record with its codes, tokens and identities, and commits its tombstone snapshot
- * in the same transaction (docs/versions.md). False when the record was gone already.
- */
-export async function deleteUser(deps: UserRemoval, applicationId: number, entityId: number): Promise<boolean> {
-  return deps.outbox.commit(async (tx) => {
-    const locked = await deps.db.entities.findForUpdate(applicationId, entityId, tx);
-    if (!locked || !(await deps.db.entities.remove(locked, tx))) return { result: false, jobs: [] };
-    return { result: true, jobs: [deps.versions.deleted(locked, deps.now())] };
-  });
-}
-
-/** Ends every session of a user: its access and refresh tokens, refresh secrets and unused authorization codes. Answers how many it spent. */
-export function endSessions(db: Database, applicationId: number, entityId: number, now: Date): Promise<number> {
-  return db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now);
-}
-
-/** What a user's sessions are made of: what ending them spends. */
-const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'];
-
-/**
- * Disables a user: it cannot sign in, and every session ends (tokens and codes spent); an access
- * token issued by a sign-in in flight does not work either (access tokens of a disabled user are
- * refused where they are looked up, and enabling spends them). Answers how many tokens and codes
- * it spent.
- */
-export function disableUser(db: Database, applicationId: number, entityId: number, now: Date): Promise<number> {
-  return db.transaction(async (tx) => {
-    await db.entities.setDisabled(applicationId, entityId, now, tx);
-    return db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now, tx);
-  });
-}
-
-/**
- * Enables a disabled user again: it may sign in. Its sessions stay ended: what a sign-in in flight
- * may have issued while it was being disabled (no access token of it worked meanwhile) is spent
- * with the change, so nothing from the disabled time comes back to life.
- */
-export function enableUser(db: Database, applicationId: number, entityId: number, now: Date): Promise<void> {
-  return db.transaction(async (tx) => {
-    await db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now, tx);
-    await db.entities.setDisabled(applicationId, entityId, null, tx);
-  });
-}

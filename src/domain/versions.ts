@@ -1,9 +1,9 @@
-import type { Tx, Database } from '../db';
-import type { EntityRecord } from '../db/repositories/entities';
-import type { OutboxJob } from '../db/repositories/outbox';
-import type { StoredProfile } from '../db/repositories/social';
-import { SNAPSHOT_JOB, TOMBSTONE_JOB, type SnapshotPayload } from '../db/repositories/versions';
-import type { Outbox } from '../queue/outbox';
+import type { Storage, Tx } from './storage';
+import type { EntityRecord } from './storage/records';
+import type { OutboxJob } from './storage/outbox';
+import type { StoredProfile } from './storage/social';
+import { SNAPSHOT_JOB, TOMBSTONE_JOB, type SnapshotPayload } from './storage/versions';
+import type { Outbox } from './ports';
 import { renderUser, renderWithProfiles } from './users';
 
 /** A record as one change left it: as the API shows it, and the outbox job that records it. */
@@ -18,7 +18,7 @@ export interface Written {
  * change, an outbox row holding the record as that transaction commits it; the versions worker
  * copies it into entity_versions. A lookup reads both, so it never waits for the worker.
  */
-export function createRecordVersions(deps: { db: Database; outbox: Outbox }) {
+export function createRecordVersions(deps: { db: Storage; outbox: Outbox }) {
   const { db, outbox } = deps;
   const job = (applicationId: number, payload: SnapshotPayload) =>
     outbox.job(applicationId, 'versions', payload.snapshot === null ? TOMBSTONE_JOB : SNAPSHOT_JOB, { ...payload }, payload.entityId);

@@ -1,6 +1,6 @@
 import { ApiError } from '../errors';
-import { updated, type EntityRecord } from '../db/repositories/entities';
-import type { StoredProfile } from '../db/repositories/social';
+import { updated, type EntityRecord } from '../domain/storage/records';
+import type { StoredProfile } from '../domain/storage/social';
 import { renderWithProfiles } from '../domain/users';
 import type { RequestContext } from './context';
 import { loginCredentials, loginTokens, type FlowRequest } from './flow-request';

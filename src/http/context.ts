@@ -4,7 +4,7 @@ import type { ProviderService } from '../domain/social/providers';
 import type { RelyingParty } from '../domain/social/relying-party';
 import type { SocialTokens } from '../domain/social/tokens';
 import type { Database } from '../db';
-import type { Application } from '../db/repositories/applications';
+import type { Application } from '../domain/storage/applications';
 import type { Client, ClientService, Clock } from '../domain/clients';
 import type { Logger } from '../logger';
 import type { FlowService } from '../domain/flows';
@@ -13,7 +13,7 @@ import type { SecretBox } from '../domain/secrets';
 import type { Limit, RateLimiter } from '../domain/rate-limit';
 import type { TokenService } from '../domain/tokens';
 import type { RecordVersions } from '../domain/versions';
-import type { Outbox } from '../queue/outbox';
+import type { RelayingOutbox } from '../queue/outbox';
 import type { Params } from './params';
 
 /** What every handler may use; built once at start and handed in (no globals). */
@@ -38,7 +38,7 @@ export interface Services {
   entityQueryTimeoutMs: number;
   /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
   box: SecretBox;
-  outbox: Outbox;
+  outbox: RelayingOutbox;
   /** Version snapshots: the job of every record change, and lookups of a record at a time. */
   versions: RecordVersions;
   clock: Clock;

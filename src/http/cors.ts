@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Application } from '../db/repositories/applications';
+import type { Application } from '../domain/storage/applications';
 import { settingOfList } from '../domain/settings';
 import type { Services } from './context';
 import type { Route } from './routes';

@@ -1,5 +1,5 @@
 import type { Tx } from '../db';
-import type { NewCredential } from '../db/repositories/credentials';
+import type { NewCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';

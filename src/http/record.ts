@@ -1,4 +1,4 @@
-import type { EntityKey, EntityRecord } from '../db/repositories/entities';
+import type { EntityKey, EntityRecord } from '../domain/storage/records';
 import { ApiError, errors } from '../errors';
 import { UNIQUE_ATTRIBUTES, type UniqueAttribute } from '../domain/users';
 import type { RequestContext } from './context';

@@ -1,5 +1,5 @@
 import type { Database } from '../db';
-import type { Application } from '../db/repositories/applications';
+import type { Application } from '../domain/storage/applications';
 import { errors } from '../errors';
 
 const CACHE_MS = 5_000;

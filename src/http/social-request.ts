@@ -1,7 +1,7 @@
 import type { Tx } from '../db';
-import type { EntityRecord } from '../db/repositories/entities';
-import type { OutboxJob } from '../db/repositories/outbox';
-import { IdentityTakenError } from '../db/repositories/social';
+import type { EntityRecord } from '../domain/storage/records';
+import type { OutboxJob } from '../domain/storage/outbox';
+import { IdentityTakenError } from '../domain/storage/social';
 import type { Client } from '../domain/clients';
 import type { SocialProfile } from '../domain/social/profile';
 import { ExternalSocialError, type Redeemed } from '../domain/social/tokens';

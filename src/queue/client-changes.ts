@@ -1,19 +1,6 @@
 import IORedis from 'ioredis';
+import type { ClientChanges } from '../domain/ports';
 import type { Logger } from '../logger';
-
-/**
- * Client changes across processes: every api pod caches clients (and their opened secrets) for a
- * few seconds, so a reset secret or a deleted client must reach every pod's cache at once.
- * Changes are published on a Redis channel; a pod whose subscription is not live does not cache
- * at all (it may have missed a change), and forgets everything when it comes back.
- */
-export interface ClientChanges {
-  /** Tells every process that this client changed. Never throws: a pod that misses it stops caching. */
-  publish(applicationId: number, clientId: string): Promise<void>;
-  /** Listens for changes; `live()` says whether nothing can have been missed, so caching is safe. */
-  subscribe(handlers: { forget(applicationId: number, clientId: string): void; forgetAll(): void }): { live(): boolean };
-  close(): void;
-}
 
 export function createRedisClientChanges(redisUrl: string, prefix: string, logger: Logger): ClientChanges {
   const channel = `${prefix}:client-changes`;

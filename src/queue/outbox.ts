@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Database, Tx } from '../db';
-import type { OutboxJob } from '../db/repositories/outbox';
+import type { Storage, Tx } from '../domain/storage';
+import type { OutboxJob } from '../domain/storage/outbox';
+import type { Committed, Outbox } from '../domain/ports';
 import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
 
@@ -22,11 +23,9 @@ export function about(j: OutboxJob): string {
   return `${j.name}, application ${j.applicationId}`;
 }
 
-/** What work committed with its jobs answers: its result, and the jobs to enqueue after commit. */
-export interface Committed<T> { result: T; jobs: OutboxJob[] }
 
 export function createOutbox(deps: {
-  db: Database; queue: JobQueue; logger: Logger; now?: () => Date;
+  db: Storage; queue: JobQueue; logger: Logger; now?: () => Date;
   /**
    * Queues whose jobs drain every pending row of their queue (versions: a job records its own
    * snapshot and up to 499 others per batch), so one job per `ms` is enough to wake a worker: the
@@ -34,7 +33,7 @@ export function createOutbox(deps: {
    * None by default (every job is enqueued).
    */
   coalesce?: { queues: QueueName[]; ms: number };
-}) {
+}): Outbox & { relay(graceMs: number, limit?: number): Promise<number> } {
   const { db, queue, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -104,7 +103,7 @@ export function createOutbox(deps: {
 
     dispatch,
 
-    /** Runs `work` in one transaction (Database.transaction) with the jobs it answers, then dispatches them. Returns what `work` returned. */
+    /** Runs `work` in one transaction (Storage.transaction) with the jobs it answers, then dispatches them. Returns what `work` returned. */
     async commit<T>(work: (tx: Tx) => Promise<Committed<T>>): Promise<T> {
       return dispatched(await db.transaction(withJobs(work)));
     },
@@ -126,4 +125,5 @@ export function createOutbox(deps: {
     },
   };
 }
-export type Outbox = ReturnType<typeof createOutbox>;
+/** The outbox with its relay (the maintenance job's). */
+export type RelayingOutbox = ReturnType<typeof createOutbox>;

@@ -2,8 +2,9 @@
  * The queue port: one way to enqueue jobs, whatever runs them. The BullMQ adapter (production)
  * and the in-process adapter (embedded default) call the same processors from workers/.
  */
-export const QUEUE_NAMES = ['mail', 'versions', 'maintenance'] as const;
-export type QueueName = (typeof QUEUE_NAMES)[number];
+import type { QueueName } from '../domain/ports';
+
+export { QUEUE_NAMES, type QueueName } from '../domain/ports';
 
 export interface Job {
   /** Unique: the outbox id for outbox jobs, so enqueuing one twice is a no-op. No ':' in it. */

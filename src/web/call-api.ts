@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import type { Application } from '../db/repositories/applications';
-import type { StoredCredential } from '../db/repositories/credentials';
+import type { Application } from '../domain/storage/applications';
+import type { StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
 import { ApiError } from '../errors';

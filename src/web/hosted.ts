@@ -1,5 +1,5 @@
 import express, { type Request, type Response } from 'express';
-import type { Application } from '../db/repositories/applications';
+import type { Application } from '../domain/storage/applications';
 import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
 import { safeEqual } from '../domain/secrets';

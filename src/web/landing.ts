@@ -1,5 +1,5 @@
 import express from 'express';
-import type { Application } from '../db/repositories/applications';
+import type { Application } from '../domain/storage/applications';
 import { DEFAULT_APP_NAME } from '../domain/brand';
 import { brandOf, escape, pageHandler, sendPage } from './pages';
 

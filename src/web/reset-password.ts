@@ -1,6 +1,6 @@
 import express, { type Request, type Response } from 'express';
-import type { Application } from '../db/repositories/applications';
-import type { StoredCredential } from '../db/repositories/credentials';
+import type { Application } from '../domain/storage/applications';
+import type { StoredCredential } from '../domain/storage/credentials';
 import type { FlowVersion } from '../domain/flows';
 import type { CompiledForm } from '../domain/flow-forms';
 import { changesFrom } from '../domain/profile-fields';

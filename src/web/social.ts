@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Application } from '../db/repositories/applications';
+import type { Application } from '../domain/storage/applications';
 import { safeEqual, sha256Hex } from '../domain/secrets';
 import { settingOfList } from '../domain/settings';
 import { ProviderError, type Checks } from '../domain/social/relying-party';

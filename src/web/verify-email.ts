@@ -1,9 +1,9 @@
 import express, { type Request, type Response } from 'express';
-import type { Application } from '../db/repositories/applications';
+import type { Application } from '../domain/storage/applications';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
-import type { StoredCredential } from '../db/repositories/credentials';
+import type { StoredCredential } from '../domain/storage/credentials';
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { verifyEmail } from '../http/handlers/email-requests';

@@ -2,9 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { openDatabase, type Database } from '../../src/db';
 import { migrate } from '../../src/db/migrate';
-import type { CredentialKind, NewCredential } from '../../src/db/repositories/credentials';
-import { updated, type EntityRecord } from '../../src/db/repositories/entities';
-import type { OutboxJob } from '../../src/db/repositories/outbox';
+import type { CredentialKind, NewCredential } from '../../src/domain/storage/credentials';
+import { updated, type EntityRecord } from '../../src/domain/storage/records';
+import type { OutboxJob } from '../../src/domain/storage/outbox';
 import { createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 
 // The storage contract: what every implementation of the database layer guarantees, run against

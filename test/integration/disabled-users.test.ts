@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { disableUser, enableUser } from '../../src/domain/users';
+import { disableUser, enableUser } from '../../src/domain/accounts';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 
 // A user an operator disabled (gatehouse users:disable): no sign-in, no working token, no new ones

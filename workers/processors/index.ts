@@ -1,7 +1,7 @@
 import { NO_MAIL_TRANSPORT, type Config } from '../../src/config';
 import type { Database } from '../../src/db';
 import type { Logger } from '../../src/logger';
-import type { Outbox } from '../../src/queue/outbox';
+import type { RelayingOutbox } from '../../src/queue/outbox';
 import { QUEUE_NAMES, type Processor, type Processors, type QueueName } from '../../src/queue/port';
 import type { Metrics } from '../../src/metrics';
 import { createFileTransport, createSmtpTransport, MailTransport } from '../mail-transport';
@@ -17,7 +17,7 @@ import { createVersionsProcessor, type VersionsSettings } from './versions';
 export function createProcessors(deps: {
   config: Config;
   db: Database;
-  outbox: Outbox;
+  outbox: RelayingOutbox;
   logger: Logger;
   maintenance?: Partial<MaintenanceSettings>;
   versions?: Partial<VersionsSettings>;

@@ -1,5 +1,5 @@
 import type { Database } from '../../src/db';
-import type { Outbox } from '../../src/queue/outbox';
+import type { RelayingOutbox } from '../../src/queue/outbox';
 import type { Logger } from '../../src/logger';
 import type { Job } from '../../src/queue/port';
 
@@ -47,7 +47,7 @@ async function inBatches(settings: MaintenanceSettings, deleteBatch: () => Promi
 }
 
 /** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows. Returns what it did. */
-export function createMaintenanceProcessor(deps: { db: Database; outbox: Outbox; settings: MaintenanceSettings; logger: Logger; now?: () => Date }) {
+export function createMaintenanceProcessor(deps: { db: Database; outbox: RelayingOutbox; settings: MaintenanceSettings; logger: Logger; now?: () => Date }) {
   const { db, outbox, settings, logger } = deps;
   const now = deps.now ?? (() => new Date());
   return async (job: Job): Promise<Record<string, number>> => {

@@ -1,5 +1,5 @@
 import type { Tx, Database } from '../../src/db';
-import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../../src/db/repositories/versions';
+import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../../src/domain/storage/versions';
 import type { Logger } from '../../src/logger';
 import type { Job, JobContext } from '../../src/queue/port';
 

@@ -1,6 +1,6 @@
-import type { NewCredential, Successor } from '../repositories/credentials';
-import type { EntityRecord } from '../repositories/entities';
-import type { OutboxJob } from '../repositories/outbox';
+import type { NewCredential, Successor } from '../../domain/storage/credentials';
+import type { OutboxJob } from '../../domain/storage/outbox';
+import type { EntityRecord } from '../../domain/storage/records';
 import { retrying, type Sql } from '../sql';
 
 /**

@@ -1,8 +1,7 @@
-import type { Transact, Tx } from '..';
+import type { Application } from '../../domain/storage/applications';
+import type { Transact, Tx } from '../../domain/storage/transactions';
 import type { ApplicationRow, Models } from '../models';
 import type { Sql } from '../sql';
-
-export interface Application { id: number; name: string; settings: Record<string, string> }
 
 const toApplication = (row: ApplicationRow): Application => ({ id: Number(row.id), name: row.name, settings: JSON.parse(row.settings) });
 

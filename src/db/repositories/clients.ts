@@ -1,17 +1,7 @@
-import type { Transact, Tx } from '..';
+import type { StoredClient } from '../../domain/storage/clients';
+import type { Transact, Tx } from '../../domain/storage/transactions';
 import type { ClientRow, Models } from '../models';
 import type { Sql } from '../sql';
-
-/** A client as stored: the secret is still sealed (see domain/secrets.ts). */
-export interface StoredClient {
-  id: number;
-  applicationId: number;
-  clientId: string;
-  secretSealed: string;
-  description: string;
-  features: string[];
-  settings: Record<string, string>;
-}
 
 const toClient = (row: ClientRow): StoredClient => ({
   id: Number(row.id),

@@ -1,39 +1,8 @@
 import { literal, Op } from 'sequelize';
-import type { Tx, Sql } from '../sql';
+import type { Sql } from '../sql';
+import type { CredentialKind, NewCredential, StoredCredential, Successor } from '../../domain/storage/credentials';
+import type { Tx } from '../../domain/storage/transactions';
 import { asDate, type CredentialRow, type Models } from '../models';
-
-export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
-  /** A social login token (40 characters) and the profile behind it. */
-  | 'social_token'
-  /** A social sign-in between the redirect to the provider and its callback (`state`). */
-  | 'social_state'
-  /**
-   * A mobile SDK's refresh secret (sealed) for the session of one access token, found by that
-   * token's hash: /oauth/refresh_access_token replaces the token while the session lives.
-   */
-  | 'refresh_secret';
-
-/** A code or token as stored: only the SHA-256 of its value, never the value. */
-/** A credential that replaces a spent one: its hash and expiry. */
-export interface Successor { valueHash: string; expiresAt: Date }
-
-export interface StoredCredential {
-  id: number;
-  applicationId: number;
-  kind: CredentialKind;
-  entityId: number | null;
-  /** The client that issued it. */
-  clientId: number | null;
-  /** The client it was issued for (null: the issuer itself). */
-  forClientId: number | null;
-  redirectUri: string | null;
-  extra: Record<string, unknown> | null;
-  family: string | null;
-  expiresAt: Date;
-  usedAt: Date | null;
-}
-
-export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
 
 const toCredential = (row: CredentialRow): StoredCredential => ({
   id: Number(row.id),

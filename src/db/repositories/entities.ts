@@ -1,40 +1,13 @@
-import { DuplicateKeyError, type Tx, type Sql } from '../sql';
-import { toProfile, type StoredProfile } from './social';
+import { DuplicateKeyError, type Sql } from '../sql';
+import type { Tx } from '../../domain/storage/transactions';
+import { toProfile } from './social';
+import {
+  DuplicateAttributeError, merged, nextState, normalized, StaleRecordError, uniqueKey,
+  type EntityKey, type EntityRecord, type NewEntity, type RecordChange,
+} from '../../domain/storage/records';
+import type { StoredProfile } from '../../domain/storage/social';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
-
-/** A user record as stored; `attributes` holds every attribute without a column of its own. */
-export interface EntityRecord {
-  id: number;
-  applicationId: number;
-  typeName: string;
-  uuid: string;
-  email: string | null;
-  username: string | null;
-  passwordHash: string | null;
-  emailVerified: Date | null;
-  attributes: Record<string, unknown>;
-  created: Date;
-  lastUpdated: Date;
-  /** How many committed changes the record has had (1 when created): its snapshots' order. */
-  version: number;
-  /** When an operator disabled the user (no sign-in, no working access token), or null. Not an attribute: no snapshot. */
-  disabledAt: Date | null;
-}
-
-export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabledAt'>;
-
-/** The unique attributes a record can be found by (docs/api.md#access-endpoints: `key_attribute`). */
-export type EntityKey = { uuid: string } | { id: number } | { email: string } | { username: string };
-
-export class DuplicateAttributeError extends Error {
-  constructor(readonly attribute: 'email' | 'username' | 'uuid') {
-    super(`${attribute} is already in use`);
-  }
-}
-
-/** A write found the record changed since the state it was given was read (see `write`). */
-export class StaleRecordError extends Error {}
 
 /** A stored row as a record. */
 export const toRecord = (row: EntityRow): EntityRecord => ({
@@ -52,15 +25,6 @@ export const toRecord = (row: EntityRow): EntityRecord => ({
   version: Number(row.version),
   disabledAt: row.disabled_at ? asDate(row.disabled_at) : null,
 });
-
-/**
- * Emails and usernames as stored: Unicode NFC, so `josé` typed precomposed (é) or decomposed
- * (e + combining acute) is one and the same address.
- */
-export const normalized = <T extends string | null | undefined>(value: T): T => (typeof value === 'string' ? value.normalize('NFC') as T : value);
-
-/** The unique key of an email or username: NFC, then lower case, so case and composition never make a second account. */
-export const uniqueKey = (value: string | null) => (value === null ? null : value.normalize('NFC').toLowerCase());
 
 /** The indexed column and value a key looks up. */
 function keyColumn(key: EntityKey): [string, string | number] {
@@ -83,32 +47,6 @@ const columns = (next: EntityRecord, t: (d: Date) => string): [string, unknown][
 ];
 
 /** What a change of a record is: any of its client-written parts. */
-export type RecordChange = Partial<Pick<EntityRecord, 'email' | 'username' | 'passwordHash' | 'emailVerified' | 'attributes'>>;
-
-/**
- * A record's next state after `change` at `now`: one more version, and a lastUpdated never earlier
- * than the previous change's (pods' clocks may differ by a few milliseconds), so snapshots sort the
- * same by time as by version.
- */
-function nextState(read: EntityRecord, change: RecordChange, now: Date): EntityRecord {
-  const given = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as RecordChange;
-  return {
-    ...read,
-    ...given,
-    email: given.email === undefined ? read.email : normalized(given.email),
-    username: given.username === undefined ? read.username : normalized(given.username),
-    lastUpdated: now > read.lastUpdated ? now : read.lastUpdated,
-    version: read.version + 1,
-  };
-}
-
-/** `change` with its attributes merged into the record's attribute set (what `update` writes). */
-const merged = (read: EntityRecord, change: RecordChange): RecordChange =>
-  ({ ...change, ...(change.attributes && { attributes: { ...read.attributes, ...change.attributes } }) });
-
-/** The state `update` would write for `change` (for a write that does not go through it: signIn). */
-export const updated = (read: EntityRecord, change: RecordChange, now: Date) => nextState(read, merged(read, change), now);
-
 export function createEntityQueries(_models: Models, sql: Sql) {
   /**
    * Writes the next state of a record that `locked` holds locked in this transaction

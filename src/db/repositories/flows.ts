@@ -1,8 +1,7 @@
-import type { Tx } from '..';
+import type { StoredFlow } from '../../domain/storage/flows';
+import type { Tx } from '../../domain/storage/transactions';
 import type { FlowRow, Models } from '../models';
 import { DuplicateKeyError, type Sql } from '../sql';
-
-export interface StoredFlow { name: string; version: number; checksum: string; definition: unknown }
 
 export function createFlowQueries({ Flow }: Models, sql: Sql) {
   return {

@@ -1,18 +1,8 @@
 import { Op } from 'sequelize';
 import type { Models, OutboxRow } from '../models';
-import type { Tx, Sql } from '../sql';
-
-export type OutboxStatus = 'pending' | 'done' | 'failed';
-
-export interface OutboxJob {
-  id: string;
-  applicationId: number;
-  queue: string;
-  name: string;
-  payload: Record<string, unknown>;
-  /** The record a snapshot job belongs to (versions queue): lookups read its pending snapshots. */
-  entityId?: number;
-}
+import type { Sql } from '../sql';
+import type { OutboxJob, OutboxStatus } from '../../domain/storage/outbox';
+import type { Tx } from '../../domain/storage/transactions';
 
 const toJob = (row: OutboxRow): OutboxJob => ({
   id: row.id,

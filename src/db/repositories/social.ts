@@ -1,31 +1,8 @@
 import { UniqueConstraintError } from 'sequelize';
-import { DuplicateKeyError, type Tx, type Sql } from '../sql';
+import { DuplicateKeyError, type Sql } from '../sql';
+import { IdentityTakenError, type StoredProfile, type StoredProvider } from '../../domain/storage/social';
+import type { Tx } from '../../domain/storage/transactions';
 import { asDate, type Models, type ProfileRow, type SocialProviderRow } from '../models';
-
-/** An identity provider as stored; the client secret is still sealed. */
-export interface StoredProvider {
-  id: number;
-  applicationId: number;
-  name: string;
-  kind: 'oidc' | 'github';
-  issuer: string;
-  clientId: string;
-  secretSealed: string;
-  scopes: string[];
-}
-
-/** A social identity linked to a record. `data` is the normalized profile (auth_info shape). */
-export interface StoredProfile {
-  id: number;
-  entityId: number;
-  provider: string;
-  identifier: string;
-  data: Record<string, unknown>;
-  created: Date;
-}
-
-/** The identity is already linked to a record of the application (unique index). */
-export class IdentityTakenError extends Error {}
 
 const toProvider = (r: SocialProviderRow): StoredProvider => ({
   id: Number(r.id), applicationId: Number(r.application_id), name: r.name, kind: r.kind as StoredProvider['kind'], issuer: r.issuer,

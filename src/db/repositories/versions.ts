@@ -1,33 +1,8 @@
 import type { Models } from '../models';
 import { asDate } from '../models';
-import type { Tx, Sql } from '../sql';
-
-type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
-
-/**
- * The payload of a versions outbox row: the record as one committed change left it (as the API
- * shows it, never a password hash), or `snapshot: null` for its deletion (a tombstone).
- */
-export interface SnapshotPayload {
-  entityId: number;
-  uuid: string;
-  version: number;
-  /** ISO 8601: the record's lastUpdated after the change (the deletion time for a tombstone). */
-  validFrom: string;
-  snapshot: Record<string, unknown> | null;
-}
-
-/** One snapshot a lookup may answer with. */
-export interface Snapshot {
-  version: number;
-  validFrom: Date;
-  /** null: the record was deleted. */
-  snapshot: Record<string, unknown> | null;
-}
-
-/** Names of the versions jobs: a record written, a record deleted. */
-export const SNAPSHOT_JOB = 'snapshot';
-export const TOMBSTONE_JOB = 'tombstone';
+import type { Sql } from '../sql';
+import { TOMBSTONE_JOB, type Snapshot, type SnapshotPayload } from '../../domain/storage/versions';
+import type { Transact, Tx } from '../../domain/storage/transactions';
 
 interface OutboxSnapshotRow { id: string; application_id: number | string; payload: string }
 

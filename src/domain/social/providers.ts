@@ -1,5 +1,5 @@
-import type { Database } from '../../db';
-import type { StoredProvider } from '../../db/repositories/social';
+import type { Storage } from '../storage';
+import type { StoredProvider } from '../storage/social';
 import { errors } from '../../errors';
 import type { Clock } from '../clients';
 import type { SecretBox } from '../secrets';
@@ -45,7 +45,7 @@ function issuerUrl(raw: string, kind: ProviderKind): string {
  * (found by discovery at their issuer) and GitHub. Client secrets are sealed at rest with
  * SECRET_KEY, bound to the application and the provider name.
  */
-export function createProviderService(deps: { db: Database; box: SecretBox; clock: Clock }) {
+export function createProviderService(deps: { db: Storage; box: SecretBox; clock: Clock }) {
   const { db, box, clock } = deps;
   const view = ({ secretSealed: _s, applicationId: _a, id: _i, ...rest }: StoredProvider): ProviderView => rest;
   return {

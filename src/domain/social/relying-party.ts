@@ -1,5 +1,5 @@
 import { custom, generators, Issuer, type Client as OidcClient } from 'openid-client';
-import type { StoredProvider } from '../../db/repositories/social';
+import type { StoredProvider } from '../storage/social';
 import { fromGithub, fromOidcClaims, type SocialProfile } from './profile';
 
 /**

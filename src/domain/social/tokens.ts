@@ -1,6 +1,6 @@
-import type { Tx, Database } from '../../db';
-import type { Application } from '../../db/repositories/applications';
-import type { StoredCredential } from '../../db/repositories/credentials';
+import type { Storage, Tx } from '../storage';
+import type { Application } from '../storage/applications';
+import type { StoredCredential } from '../storage/credentials';
 import type { Client, Clock } from '../clients';
 import { randomToken, sha256Hex } from '../secrets';
 import { wholeSeconds } from '../tokens';
@@ -41,7 +41,7 @@ const lifetime = (app: Application) => wholeSeconds(app.settings.social_token_li
  * again (auth_native, then register_native or a merge), and is spent for good by a sign-in,
  * registration, merge or link: one conditional UPDATE, so single use holds under concurrency.
  */
-export function createSocialTokens(deps: { db: Database; clock: Clock; timeoutMs?: number }) {
+export function createSocialTokens(deps: { db: Storage; clock: Clock; timeoutMs?: number }) {
   const { db, clock } = deps;
   const timeout = deps.timeoutMs ?? 5_000;
 

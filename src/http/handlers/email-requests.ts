@@ -1,4 +1,4 @@
-import { uniqueKey, type EntityRecord } from '../../db/repositories/entities';
+import { uniqueKey, type EntityRecord } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';

@@ -1,11 +1,12 @@
 import { compileFilter, compileSort, FilterUseError } from '../../db/entity-filter';
 import { StatementTimeoutError } from '../../db/sql';
-import { DuplicateAttributeError, type EntityRecord } from '../../db/repositories/entities';
+import { DuplicateAttributeError, type EntityRecord } from '../../domain/storage/records';
 import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../../domain/entity-attributes';
 import { FilterError, parseFilter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { formatTimestamp } from '../../domain/timestamps';
-import { checkUserDocument, deleteUser, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
+import { deleteUser } from '../../domain/accounts';
+import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { captureUser } from '../capture-user';
 import { caller, type Handler, type RequestContext } from '../context';

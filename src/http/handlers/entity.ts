@@ -1,4 +1,4 @@
-import { DuplicateAttributeError } from '../../db/repositories/entities';
+import { DuplicateAttributeError } from '../../domain/storage/records';
 import { parseNewUser, requireUserType } from '../../domain/users';
 import { captureUser } from '../capture-user';
 import { shape } from './entity-api';

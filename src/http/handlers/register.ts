@@ -1,4 +1,4 @@
-import { DuplicateAttributeError } from '../../db/repositories/entities';
+import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom } from '../../domain/profile-fields';
 import { USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@ import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { accountSubject, guardPasswordGuesses } from '../password-guesses';
-import { uniqueKey } from '../../db/repositories/entities';
+import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from '../capture-user';
 import { parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
 import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from '../social-request';

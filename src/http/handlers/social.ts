@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DuplicateAttributeError, type EntityRecord } from '../../db/repositories/entities';
+import { DuplicateAttributeError, type EntityRecord } from '../../domain/storage/records';
 import { changesFrom } from '../../domain/profile-fields';
 import type { CompiledForm } from '../../domain/flow-forms';
 import type { SocialProfile } from '../../domain/social/profile';

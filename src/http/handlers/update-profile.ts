@@ -1,4 +1,4 @@
-import { DuplicateAttributeError } from '../../db/repositories/entities';
+import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { sha256Hex } from '../../domain/secrets';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';

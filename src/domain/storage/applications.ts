@@ -1,0 +1,11 @@
+import type { Tx } from './transactions';
+
+export interface Application { id: number; name: string; settings: Record<string, string> }
+
+export interface ApplicationStore {
+  findByName(name: string): Promise<Application | undefined>;
+  create(name: string, now: Date, transaction?: Tx): Promise<Application>;
+  findById(id: number): Promise<Application | undefined>;
+  /** Read-modify-write of the application-wide default settings under a row lock. */
+  mutateSettings(id: number, change: (settings: Record<string, string>) => Record<string, string>, now: Date): Promise<void>;
+}

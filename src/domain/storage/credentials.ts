@@ -1,0 +1,64 @@
+import type { Tx } from './transactions';
+
+export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
+  /** A social login token (40 characters) and the profile behind it. */
+  | 'social_token'
+  /** A social sign-in between the redirect to the provider and its callback (`state`). */
+  | 'social_state'
+  /**
+   * A mobile SDK's refresh secret (sealed) for the session of one access token, found by that
+   * token's hash: /oauth/refresh_access_token replaces the token while the session lives.
+   */
+  | 'refresh_secret';
+
+/** A credential that replaces a spent one: its hash and expiry. */
+export interface Successor { valueHash: string; expiresAt: Date }
+
+/** A code or token as stored: only the SHA-256 of its value, never the value. */
+export interface StoredCredential {
+  id: number;
+  applicationId: number;
+  kind: CredentialKind;
+  entityId: number | null;
+  /** The client that issued it. */
+  clientId: number | null;
+  /** The client it was issued for (null: the issuer itself). */
+  forClientId: number | null;
+  redirectUri: string | null;
+  extra: Record<string, unknown> | null;
+  family: string | null;
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
+export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
+
+/** Codes and tokens: issued, found by the hash of their value, spent once. */
+export interface CredentialStore {
+  /** Inserts credentials (one statement: it is on every sign-in and token path). */
+  insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void>;
+  /** The credential with this hash in this application, spent or not. */
+  find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined>;
+  /** A live credential of `kind` with this hash (neither spent nor expired; an access token of a disabled user is not). */
+  findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined>;
+  /** Replaces the `extra` of a live credential; false when it is spent, expired or unknown. */
+  setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date): Promise<boolean>;
+  /**
+   * The one way to spend a one-time credential: under concurrency exactly one caller sees `true`.
+   * `ownerClientId`: a client id spends only what belongs to that client (issued for it, or by it
+   * for itself); null only what was issued for no client in particular; undefined whatever it is.
+   */
+  consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction?: Tx, ownerClientId?: number | null): Promise<boolean>;
+  /**
+   * The refresh grant: spends the presented refresh token (live, and the client's own) and inserts
+   * its successor access and refresh tokens in its record and family, committed before it
+   * answers. False when nothing was spent.
+   */
+  rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
+  /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
+  revokeForEntity(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number>;
+  /** Spends every live credential of a family; run it in a READ COMMITTED transaction. */
+  revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number>;
+  /** Deletes up to `limit` rows that expired, or were spent, before `before`. */
+  sweep(before: Date, limit: number): Promise<number>;
+}

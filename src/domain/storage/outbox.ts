@@ -1,0 +1,27 @@
+import type { Tx } from './transactions';
+
+export type OutboxStatus = 'pending' | 'done' | 'failed';
+
+export interface OutboxJob {
+  id: string;
+  applicationId: number;
+  queue: string;
+  name: string;
+  payload: Record<string, unknown>;
+  /** The record a snapshot job belongs to (versions queue): lookups read its pending snapshots. */
+  entityId?: number;
+}
+
+/** Jobs written in the transaction of the change they belong to, enqueued after it commits. */
+export interface OutboxStore {
+  /** Written in the caller's transaction, beside the change the job belongs to. */
+  insert(jobs: OutboxJob[], now: Date, transaction?: Tx): Promise<void>;
+  find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined>;
+  /** Marks a pending job finished; false when another worker already did (idempotence guard). */
+  complete(id: string, now: Date, transaction?: Tx, payload?: Record<string, unknown>): Promise<boolean>;
+  recordFailure(id: string, message: string, final: boolean, now: Date): Promise<void>;
+  /** Jobs still pending after `olderThan`: Redis was down, or a pod died between commit and enqueue. */
+  stragglers(olderThan: Date, limit: number): Promise<OutboxJob[]>;
+  /** Deletes finished rows older than `before`, at most `limit`; returns how many. */
+  purgeDone(before: Date, limit: number): Promise<number>;
+}

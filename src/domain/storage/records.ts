@@ -1,0 +1,120 @@
+import type { NewCredential } from './credentials';
+import type { OutboxJob } from './outbox';
+import type { StoredProfile } from './social';
+import type { Tx } from './transactions';
+
+/** A user record as stored; `attributes` holds every attribute without a column of its own. */
+export interface EntityRecord {
+  id: number;
+  applicationId: number;
+  typeName: string;
+  uuid: string;
+  email: string | null;
+  username: string | null;
+  passwordHash: string | null;
+  emailVerified: Date | null;
+  attributes: Record<string, unknown>;
+  created: Date;
+  lastUpdated: Date;
+  /** How many committed changes the record has had (1 when created): its snapshots' order. */
+  version: number;
+  /** When an operator disabled the user (no sign-in, no working access token), or null. Not an attribute: no snapshot. */
+  disabledAt: Date | null;
+}
+
+export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabledAt'>;
+
+/** The unique attributes a record can be found by (docs/api.md#access-endpoints: `key_attribute`). */
+export type EntityKey = { uuid: string } | { id: number } | { email: string } | { username: string };
+
+export class DuplicateAttributeError extends Error {
+  constructor(readonly attribute: 'email' | 'username' | 'uuid') {
+    super(`${attribute} is already in use`);
+  }
+}
+
+/** A write found the record changed since the state it was given was read (see `write`). */
+export class StaleRecordError extends Error {}
+
+/**
+ * Emails and usernames as stored: Unicode NFC, so `josé` typed precomposed (é) or decomposed
+ * (e + combining acute) is one and the same address.
+ */
+export const normalized = <T extends string | null | undefined>(value: T): T => (typeof value === 'string' ? value.normalize('NFC') as T : value);
+
+/** The unique key of an email or username: NFC, then lower case, so case and composition never make a second account. */
+export const uniqueKey = (value: string | null) => (value === null ? null : value.normalize('NFC').toLowerCase());
+
+export type RecordChange = Partial<Pick<EntityRecord, 'email' | 'username' | 'passwordHash' | 'emailVerified' | 'attributes'>>;
+
+/**
+ * A record's next state after `change` at `now`: one more version, and a lastUpdated never earlier
+ * than the previous change's (pods' clocks may differ by a few milliseconds), so snapshots sort the
+ * same by time as by version.
+ */
+export function nextState(read: EntityRecord, change: RecordChange, now: Date): EntityRecord {
+  const given = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as RecordChange;
+  return {
+    ...read,
+    ...given,
+    email: given.email === undefined ? read.email : normalized(given.email),
+    username: given.username === undefined ? read.username : normalized(given.username),
+    lastUpdated: now > read.lastUpdated ? now : read.lastUpdated,
+    version: read.version + 1,
+  };
+}
+
+/** `change` with its attributes merged into the record's attribute set (what `update` writes). */
+export const merged = (read: EntityRecord, change: RecordChange): RecordChange =>
+  ({ ...change, ...(change.attributes && { attributes: { ...read.attributes, ...change.attributes } }) });
+
+/** The state `update` would write for `change` (for a write that does not go through it: signIn). */
+export const updated = (read: EntityRecord, change: RecordChange, now: Date) => nextState(read, merged(read, change), now);
+
+/** The records of every application: the user accounts and what is stored with them. */
+export interface RecordStore {
+  /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
+  insert(e: NewEntity, now: Date, transaction?: Tx): Promise<EntityRecord>;
+  /**
+   * Changes a record locked in this transaction (findForUpdate): `attributes` are merged into its
+   * attribute set, the other parts replaced. A taken email or username raises
+   * DuplicateAttributeError; a record changed since it was read, StaleRecordError. Answers the
+   * record as it commits.
+   */
+  update(locked: EntityRecord, change: RecordChange, now: Date, transaction: Tx): Promise<EntityRecord>;
+  /** Writes a record's whole client-written state; the password hash only when given. */
+  replace(locked: EntityRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: Tx): Promise<EntityRecord>;
+  /** A change of what belongs to the record without being a column of it (linked identities): a new version. */
+  touch(locked: EntityRecord, now: Date, transaction: Tx): Promise<EntityRecord>;
+  /** Sets a time attribute of a locked record (emailVerified, lastLogin, or one of the flow's). */
+  setTime(locked: EntityRecord, attribute: string, at: Date, transaction: Tx): Promise<EntityRecord>;
+  /**
+   * A sign-in's whole write, committed before it answers: `next` (updated(read, …): lastLogin,
+   * and a rehashed password) if the record is still at the version `read` has, the sign-in's
+   * credentials, and the outbox row of the new version's snapshot. False when the record changed
+   * since `read`: nothing is written (the caller locks it and writes in a transaction).
+   */
+  signIn(read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean>;
+  /** Scoped to the application: another application's record is never found. */
+  find(applicationId: number, key: EntityKey, transaction?: Tx): Promise<EntityRecord | undefined>;
+  /** `find` by email or username with the record's identities, read together. */
+  findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: EntityRecord; profiles: StoredProfile[] } | undefined>;
+  /**
+   * The ids of the records matching a compiled filter, one page in the compiled order, with the
+   * bytes of each one's stored attributes. The database stops it after `timeoutMs`.
+   */
+  searchPage(
+    applicationId: number, filter: { where: string; values: unknown[] }, sort: { orderBy: string; values: unknown[] },
+    page: { limit: number; offset: number }, timeoutMs: number,
+  ): Promise<{ id: number; bytes: number }[]>;
+  /** The records with these ids, in the order of `ids` (one deleted meanwhile is left out). */
+  findByIds(applicationId: number, ids: number[]): Promise<EntityRecord[]>;
+  /** How many records match a compiled filter; the database stops it after `timeoutMs`. */
+  count(applicationId: number, filter: { where: string; values: unknown[] }, timeoutMs: number): Promise<number>;
+  /** The record, locked until the transaction ends. */
+  findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<EntityRecord | undefined>;
+  /** Disables a user (`at`) or enables it again (null): a state of the account, not a new version. */
+  setDisabled(applicationId: number, id: number, at: Date | null, transaction?: Tx): Promise<void>;
+  /** Deletes a record; its credentials and linked identities go with it. */
+  remove(record: EntityRecord, transaction: Tx): Promise<boolean>;
+}
