@@ -11,7 +11,7 @@ import { createLogger } from '../src/logger';
 import { createOutbox } from '../src/queue/outbox';
 import { migrate } from '../src/db/migrate';
 import { openDatabase } from '../src/db';
-import { loadMailTemplates } from '../workers/mail-templates';
+import { loadMailTemplates } from '../src/jobs/mail-templates';
 import { root } from './harness';
 
 /*

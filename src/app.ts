@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import compression from 'compression';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { authenticate } from './auth/authenticate';
+import { authenticate } from './http/authenticate';
 import { isDatabaseUnavailable } from './db';
 import { ApiError, errors } from './errors';
 import { createEndUserAddress, END_USER_IP_HEADER } from './http/end-user-address';

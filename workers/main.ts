@@ -10,8 +10,8 @@ import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
 import { createOutbox } from '../src/queue/outbox';
 import { SecretBox } from '../src/domain/secrets';
 import { prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runtime';
-import { createProcessors } from './processors';
-import { MAINTENANCE_SCHEDULE, relayEveryMs } from './processors/maintenance';
+import { createProcessors } from '../src/jobs';
+import { MAINTENANCE_SCHEDULE, relayEveryMs } from '../src/jobs/maintenance';
 
 /** Touched every few seconds while the worker reaches Redis: a health check for deployments without METRICS_PORT (with it, use /readyz there). */
 export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');

@@ -8,7 +8,7 @@ tmp=$(mktemp -d)
 node -e '
 const path = require("path");
 const fs = require("fs");
-const { loadMailTemplates } = require("./dist/workers/mail-templates.js");
+const { loadMailTemplates } = require("./dist/src/jobs/mail-templates.js");
 const { createLogger } = require("./dist/src/logger.js");
 const shots = [["reset-password", "en-US"], ["verify-email", "fr-FR"], ["welcome", "de-DE"], ["welcome", "es-ES"]];
 loadMailTemplates(path.resolve("templates"), createLogger("silent")).then((t) => {

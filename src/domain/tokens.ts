@@ -4,7 +4,7 @@ import type { CredentialKind, NewCredential, StoredCredential } from './storage/
 import { ApiError, errors } from '../errors';
 import type { Client, Clock } from './clients';
 import { randomToken, safeEqual, sha256Hex, type SecretBox } from './secrets';
-import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from '../auth/signature';
+import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from './signature';
 import type { RecordVersions } from './versions';
 import type { Outbox } from './ports';
 

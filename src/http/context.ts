@@ -1,5 +1,5 @@
-import type { Principal } from '../auth/authenticate';
-import type { ReplayGuard } from '../auth/replay-guard';
+import type { Principal } from './authenticate';
+import type { ReplayGuard } from './replay-guard';
 import type { ProviderService } from '../domain/social/providers';
 import type { RelyingParty } from '../domain/social/relying-party';
 import type { SocialTokens } from '../domain/social/tokens';

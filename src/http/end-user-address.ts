@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { Principal } from '../auth/authenticate';
+import type { Principal } from './authenticate';
 import { errors } from '../errors';
 import type { Logger } from '../logger';
 

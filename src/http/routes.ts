@@ -1,4 +1,4 @@
-import type { AuthScheme } from '../auth/authenticate';
+import type { AuthScheme } from './authenticate';
 import type { Feature } from '../domain/clients';
 import type { Handler } from './context';
 import * as access from './handlers/access';

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { createLogger } from '../../src/logger';
 import { createBullWorkers } from '../../src/queue/bullmq';
 import { createRuntime } from '../../src/runtime';
-import { createProcessors } from '../../workers/processors';
+import { createProcessors } from '../../src/jobs';
 import { createTestBackend, onMysql, redisUrl, startTestApp, type TestBackend, skipUnless } from '../helpers/backend';
 import { cli, freePort, SERVER, startNode, WORKER } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';

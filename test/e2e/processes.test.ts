@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { simpleParser } from 'mailparser';
-import { formatSignatureDate } from '../../src/auth/signature';
+import { formatSignatureDate } from '../../src/domain/signature';
 import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { openDatabase } from '../../src/db';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { buildApp } from '../../src/app';
-import { formatSignatureDate } from '../../src/auth/signature';
+import { formatSignatureDate } from '../../src/domain/signature';
 import { sha256Hex } from '../../src/domain/secrets';
 import { ROUTES, type Route } from '../../src/http/routes';
 import { basic, FLOWS, startTestApp, type TestApp } from '../helpers/backend';

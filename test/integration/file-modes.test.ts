@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { createSequelize } from '../../src/db/database';
 import { createLogger } from '../../src/logger';
-import { createFileTransport } from '../../workers/mail-transport';
+import { createFileTransport } from '../../src/jobs/mail-transport';
 
 const mode = (file: string) => fs.statSync(file).mode & 0o777;
 

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { formatSignatureDate, sign } from '../../src/auth/signature';
+import { formatSignatureDate, sign } from '../../src/domain/signature';
 import { createRateLimiter } from '../../src/domain/rate-limit';
 import { createLogger } from '../../src/logger';
 import { buildApp } from '../../src/app';

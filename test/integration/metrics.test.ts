@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import request from 'supertest';
 import { buildApp } from '../../src/app';
 import { createMetrics, serveMetrics } from '../../src/metrics';
-import { counted } from '../../workers/processors';
+import { counted } from '../../src/jobs';
 import { createLogger } from '../../src/logger';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';

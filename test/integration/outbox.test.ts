@@ -10,7 +10,7 @@ import { createInProcessQueue } from '../../src/queue/in-process';
 import { createOutbox } from '../../src/queue/outbox';
 import { backoffDelay, RETRY, retryWindowMs, type Processors } from '../../src/queue/port';
 import { sha256Hex } from '../../src/domain/secrets';
-import { createProcessors } from '../../workers/processors';
+import { createProcessors } from '../../src/jobs';
 import { mailJob } from '../../src/domain/mail';
 import { redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 

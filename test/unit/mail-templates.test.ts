@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createLogger } from '../../src/logger';
 import { projectRoot } from '../../src/runtime';
-import { formatDuration, loadMailTemplates, type MailTemplates } from '../../workers/mail-templates';
+import { formatDuration, loadMailTemplates, type MailTemplates } from '../../src/jobs/mail-templates';
 
 let templates: MailTemplates;
 const values = { appName: 'Acme <Shop>', name: '<script>alert(1)</script>', email: 'ada@example.com', link: 'https://acme.example/reset?code=abc&x="1"', expiresIn: '1 hour' };

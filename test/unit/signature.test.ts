@@ -1,4 +1,4 @@
-import { formatSignatureDate, parseSignatureDate, sign, stringsToSign, verifySignature } from '../../src/auth/signature';
+import { formatSignatureDate, parseSignatureDate, sign, stringsToSign, verifySignature } from '../../src/domain/signature';
 
 const SECRET = 'c0ffee00c0ffee00c0ffee00c0ffee00';
 const DATE = '2026-11-21 05:40:00';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import type { Logger } from '../src/logger';
+import type { Logger } from '../logger';
 
 export interface MailMessage {
   from: string;

@@ -1,7 +1,7 @@
-import type { Tx, Database } from '../../src/db';
-import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../../src/domain/storage/versions';
-import type { Logger } from '../../src/logger';
-import type { Job, JobContext } from '../../src/queue/port';
+import type { Tx, Database } from '../db';
+import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../domain/storage/versions';
+import type { Logger } from '../logger';
+import type { Job, JobContext } from '../queue/port';
 
 export interface VersionsSettings {
   /** Snapshots recorded per transaction. */

@@ -1,7 +1,7 @@
-import type { Database } from '../../src/db';
-import type { RelayingOutbox } from '../../src/queue/outbox';
-import type { Logger } from '../../src/logger';
-import type { Job } from '../../src/queue/port';
+import type { Database } from '../db';
+import type { RelayingOutbox } from '../queue/outbox';
+import type { Logger } from '../logger';
+import type { Job } from '../queue/port';
 
 /** Recurring maintenance jobs. The relay also runs on a timer of its own in workers (see workers/main.ts). */
 export const MAINTENANCE_SCHEDULE = [

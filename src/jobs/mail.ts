@@ -1,10 +1,10 @@
-import type { Database } from '../../src/db';
-import { DEFAULT_BRAND_COLOR, paletteOf } from '../../src/domain/brand';
-import { withoutAddresses, type MailPayload } from '../../src/domain/mail';
-import type { SecretBox } from '../../src/domain/secrets';
-import type { Job, JobContext } from '../../src/queue/port';
-import type { MailTransport } from '../mail-transport';
-import { formatDuration, type MailTemplates } from '../mail-templates';
+import type { Database } from '../db';
+import { DEFAULT_BRAND_COLOR, paletteOf } from '../domain/brand';
+import { withoutAddresses, type MailPayload } from '../domain/mail';
+import type { SecretBox } from '../domain/secrets';
+import type { Job, JobContext } from '../queue/port';
+import type { MailTransport } from './mail-transport';
+import { formatDuration, type MailTemplates } from './mail-templates';
 
 /**
  * Renders and sends outbox mail jobs. Idempotent on the outbox id: a job whose row is no longer

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import mjml2html from 'mjml';
-import type { Logger } from '../src/logger';
+import type { Logger } from '../logger';
 
 export const FALLBACK_LOCALE = 'en-US';
 

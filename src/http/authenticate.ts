@@ -4,9 +4,9 @@ import type { Application } from '../domain/storage/applications';
 import type { Client, ClientService, Clock, Feature } from '../domain/clients';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError, errors } from '../errors';
-import { assertNoControl, type Params } from '../http/params';
+import { assertNoControl, type Params } from './params';
 import type { ReplayGuard } from './replay-guard';
-import { MAX_CLOCK_SKEW_MS, parseSignatureDate, verifySignature } from './signature';
+import { MAX_CLOCK_SKEW_MS, parseSignatureDate, verifySignature } from '../domain/signature';
 
 /**
  * The schemes of docs/api.md#authentication: `basic` (Authorization: Basic), `signature` (keyed-HMAC),

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { safeEqual } from '../domain/secrets';
+import { safeEqual } from './secrets';
 
 /** Requests whose Date is further than this from the server's clock are refused (replay window). */
 export const MAX_CLOCK_SKEW_MS = 5 * 60_000;

@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+// The shape of the code (README: Layout): the domain at the bottom, importing nothing of the
+// layers above it; storage, queue and jobs beside one another above it; the API and pages above
+// them; the entry points on top. Nothing imports upward and no module reaches itself through its
+// imports. Type-only imports count: a circle of types is a circle of concepts.
+
+const ROOT = path.join(__dirname, '../..');
+
+/** Every module under the scanned folders, with the modules of this repository it imports. */
+function importGraph(folders: string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const walk = (dir: string): string[] => fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  for (const file of folders.flatMap(walk)) {
+    const { importedFiles } = ts.preProcessFile(fs.readFileSync(path.join(ROOT, file), 'utf8'), true, true);
+    graph.set(file, importedFiles.map((i) => i.fileName).filter((name) => name.startsWith('.')).map((name) => {
+      const target = path.join(path.dirname(file), name);
+      return [`${target}.ts`, path.join(target, 'index.ts')].find((f) => fs.existsSync(path.join(ROOT, f))) ?? target;
+    }));
+  }
+  return graph;
+}
+
+/** The strongly connected components with more than one module (Tarjan): each is an import circle. */
+function circles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+const graph = importGraph(['src', 'workers', 'migrations']);
+const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
+const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`) || file === `${folder}.ts`;
+
+it('has no import circle', () => {
+  expect(graph.size).toBeGreaterThan(100);
+  expect(circles(graph)).toEqual([]);
+});
+
+it('finds a circle when there is one (the check itself)', () => {
+  expect(circles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
+});
+
+it.each([
+  ['src/domain', 'only the domain and its error type', (to: string) => under('src/domain')(to) || to === 'src/errors.ts'],
+  ...['src/db', 'src/queue', 'src/jobs'].map((layer) => [
+    layer, 'nothing of the API, the pages, the wiring or the entry points',
+    (to: string) => !['src/http', 'src/web', 'src/app', 'src/runtime', 'src/server', 'src/cli', 'src/dashboard', 'workers'].some((upper) => under(upper)(to)),
+  ] as const),
+  ...['src/http', 'src/web'].map((layer) => [
+    layer, 'nothing of the wiring or the entry points',
+    (to: string) => !['src/app', 'src/runtime', 'src/server', 'src/cli', 'src/dashboard', 'workers'].some((upper) => under(upper)(to)),
+  ] as const),
+  ['migrations', 'only migrations (they are frozen)', under('migrations')],
+] as const)('%s imports %s', (layer, _what, allowed) => {
+  expect(edges.filter((e) => under(layer)(e.from) && !allowed(e.to))).toEqual([]);
+});
+
+it('only the entry points import the wiring (runtime, app)', () => {
+  const entries = ['src/server.ts', 'src/cli.ts', 'src/dashboard.ts', 'workers/main.ts'];
+  const wiring = ['src/runtime.ts', 'src/app.ts'];
+  expect(edges.filter((e) => wiring.includes(e.to) && !entries.includes(e.from))).toEqual([]);
+  expect(fs.readdirSync(path.join(ROOT, 'workers'))).toEqual(['main.ts']);
+});
