@@ -1,19 +1,43 @@
 import type { Outbox } from './ports';
 import type { Storage } from './storage';
 import type { CredentialKind } from './storage/credentials';
+import type { EntityRecord, RecordChange } from './storage/records';
 import type { RecordVersions } from './versions';
 
 // What an operator does to a user's account (the CLI's users:* commands, and /entity.delete):
 // each action one transaction, with the snapshot it commits.
 
-/** What deleting a user writes with: the database, the outbox its tombstone is committed to, and the clock. */
-export interface UserRemoval { db: Storage; outbox: Outbox; versions: RecordVersions; now: () => Date }
+/** What an account action writes with: the storage, the outbox its snapshot is committed to, and the clock. */
+export interface AccountWrites { db: Storage; outbox: Outbox; versions: RecordVersions; now: () => Date }
+
+/** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). */
+const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret'];
+
+/**
+ * Writes a change of a user's record (a profile form, a new password) in one transaction with its
+ * snapshot: the record is locked and changed; a change that sets a password hash also ends every
+ * session but `keepSession` (the family of the session that changed it; null: every one).
+ * Answers the record as committed, or undefined when it was deleted meanwhile (nothing written).
+ * A taken email or username raises DuplicateAttributeError.
+ */
+export function changeAccount(
+  deps: AccountWrites, applicationId: number, entityId: number, change: RecordChange, keepSession: string | null = null,
+): Promise<EntityRecord | undefined> {
+  return deps.outbox.commit(async (tx) => {
+    const now = deps.now();
+    const locked = await deps.db.entities.findForUpdate(applicationId, entityId, tx);
+    if (!locked) return { result: undefined, jobs: [] };
+    const changed = await deps.db.entities.update(locked, change, now, tx);
+    if (change.passwordHash) await deps.db.credentials.revokeForEntity(applicationId, entityId, PASSWORD_CHANGE_ENDS, keepSession, now, tx);
+    return { result: changed, jobs: [(await deps.versions.written(changed, tx)).job] };
+  });
+}
 
 /**
  * Deletes a user record with its codes, tokens and identities, and commits its tombstone snapshot
  * in the same transaction (docs/versions.md). False when the record was gone already.
  */
-export async function deleteUser(deps: UserRemoval, applicationId: number, entityId: number): Promise<boolean> {
+export async function deleteUser(deps: AccountWrites, applicationId: number, entityId: number): Promise<boolean> {
   return deps.outbox.commit(async (tx) => {
     const locked = await deps.db.entities.findForUpdate(applicationId, entityId, tx);
     if (!locked || !(await deps.db.entities.remove(locked, tx))) return { result: false, jobs: [] };

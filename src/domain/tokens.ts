@@ -1,6 +1,6 @@
 import type { Storage, Tx } from './storage';
 import type { Application } from './storage/applications';
-import type { CredentialKind, NewCredential, StoredCredential } from './storage/credentials';
+import { ownerOf, type CredentialKind, type NewCredential, type StoredCredential } from './storage/credentials';
 import { ApiError, errors } from '../errors';
 import type { Client, Clock } from './clients';
 import { randomToken, safeEqual, sha256Hex, type SecretBox } from './secrets';
@@ -186,9 +186,6 @@ export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Ou
   const revokeFamily = (app: Application, family: string) =>
     db.transaction((tx) => db.credentials.revokeFamily(app.id, family, now(), tx), { readCommitted: true });
 
-  /** The client a credential belongs to: the one it was issued for, else its issuer. */
-  const owner = (c: StoredCredential) => c.forClientId ?? c.clientId;
-
   return {
     issue,
     issueAll,
@@ -211,7 +208,7 @@ export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Ou
       }
       const hash = sha256Hex(refreshSessionKey(presented));
       const session = await db.credentials.find(app.id, 'refresh_secret', hash);
-      if (!session || owner(session) !== client.id || session.entityId === null) throw ended();
+      if (!session || ownerOf(session) !== client.id || session.entityId === null) throw ended();
       let secret: string;
       try {
         secret = box.open(String(session.extra?.secret), secretBinding(hash));
@@ -256,7 +253,7 @@ export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Ou
       const hash = sha256Hex(code);
       const outcome = await db.transaction(async (tx) => {
         const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
-        if (!found || owner(found) !== client.id) return { error: 'denied' as const };
+        if (!found || ownerOf(found) !== client.id) return { error: 'denied' as const };
         if (found.redirectUri !== redirectUri) return { error: 'mismatch' as const, expected: found.redirectUri };
         if (!(await db.credentials.consume(app.id, 'authorization_code', hash, now(), tx, client.id))) {
           return { error: 'denied' as const, replayed: found.usedAt ? found.family : null };

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Application } from '../domain/storage/applications';
-import type { StoredCredential } from '../domain/storage/credentials';
+import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
 import { ApiError } from '../errors';
@@ -37,7 +37,7 @@ export async function clientFlow(services: Services, app: Application, client: C
 
 /** The client a code was issued for (the one whose email carried it), and its flow's form `name` in `locale`. */
 export async function senderForm(services: Services, app: Application, row: StoredCredential, locale: string, name: string) {
-  const id = row.forClientId ?? row.clientId;
+  const id = ownerOf(row);
   const stored = id === null ? undefined : await services.db.clients.findById(app.id, id);
   const client = stored && await services.clients.find(app.id, stored.clientId);
   if (!client) return undefined;

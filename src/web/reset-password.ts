@@ -1,4 +1,5 @@
 import express, { type Request, type Response } from 'express';
+import { changeAccount } from '../domain/accounts';
 import type { Application } from '../domain/storage/applications';
 import type { StoredCredential } from '../domain/storage/credentials';
 import type { FlowVersion } from '../domain/flows';
@@ -179,15 +180,9 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
       return spent(req, res, app, locale, 'used', code, row);
     }
     const hash = await passwords.hash(password);
-    await outbox.commit(async (tx) => {
-      const now = clock.now();
-      const locked = await db.entities.findForUpdate(app.id, row.entityId!, tx);
-      if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
-      const changed = await db.entities.update(locked, { passwordHash: hash }, now, tx);
-      // every session ends, the one just made for this page included: sign in again with the new password
-      await db.credentials.revokeForEntity(app.id, locked.id, ['refresh_token', 'access_token', 'refresh_secret'], null, now, tx);
-      return { result: undefined, jobs: [(await versions.written(changed, tx)).job] };
-    });
+    // every session ends, the one just made for this page included: sign in again with the new password
+    const written = await changeAccount({ db, outbox, versions, now: () => clock.now() }, app.id, row.entityId!, { passwordHash: hash });
+    if (!written) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
     token.clear(res);
     page(res, app, locale, 'changed', 200, undefined, backToApp(app, found.client, locale));
   }));

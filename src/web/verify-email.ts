@@ -3,7 +3,7 @@ import type { Application } from '../domain/storage/applications';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
-import type { StoredCredential } from '../domain/storage/credentials';
+import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { verifyEmail } from '../http/handlers/email-requests';
@@ -137,7 +137,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
       const { row } = await stateOf(app, code);
       await tokens.useVerificationCode(app, code);
       // back to the app whose email carried the link
-      const sentBy = row && (row.forClientId ?? row.clientId);
+      const sentBy = row && ownerOf(row);
       const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
       page(res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));
     } catch (e) {

@@ -1,4 +1,4 @@
-import { literal, Op } from 'sequelize';
+import { Op } from 'sequelize';
 import type { Sql } from '../sql';
 import type { CredentialKind, NewCredential, StoredCredential, Successor } from '../../domain/storage/credentials';
 import type { Tx } from '../../domain/storage/transactions';
@@ -18,8 +18,12 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
   usedAt: asDate(row.used_at),
 });
 
-/** The credential's user (if it has one) is not disabled: one primary-key probe (the alias is Sequelize's for the model). */
-const NOT_DISABLED = 'NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = `Credential`.`entity_id` AND d.disabled_at IS NOT NULL)';
+/** The row is live: neither spent nor expired (bind the time). The one place this rule is written, beside the procedures' sources. */
+const LIVE = 'used_at IS NULL AND expires_at > ?';
+/** The row belongs to a client (bind its id twice): issued for it, or by it for itself (see ownerOf). */
+const OWNED_BY = '(for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))';
+/** The credential's user (if it has one) is not disabled: one primary-key probe. */
+const NOT_DISABLED = 'NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = c.entity_id AND d.disabled_at IS NOT NULL)';
 
 export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
@@ -48,23 +52,20 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
 
     /** A credential of `kind` with this hash in this application that is neither spent nor expired. */
     async findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined> {
-      const row = await Credential.findOne({
-        where: {
-          value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now },
-          // an access token of a disabled user never works, even one issued while it was being disabled
-          ...(kind === 'access_token' && { [Op.and]: [literal(NOT_DISABLED)] }),
-        },
-        raw: true,
-      });
+      // an access token of a disabled user never works, even one issued while it was being disabled
+      const [row] = await sql.select<CredentialRow>(
+        `SELECT c.* FROM credentials c WHERE c.value_hash = ? AND c.application_id = ? AND c.kind = ? AND ${LIVE}${kind === 'access_token' ? ` AND ${NOT_DISABLED}` : ''}`,
+        [valueHash, applicationId, kind, sql.time(now)],
+      );
       return row ? toCredential(row) : undefined;
     },
 
     /** Replaces the `extra` of a live credential; false when it is spent, expired or unknown. */
     async setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date): Promise<boolean> {
-      const [count] = await Credential.update({ extra: JSON.stringify(extra) }, {
-        where: { value_hash: valueHash, application_id: applicationId, kind, used_at: null, expires_at: { [Op.gt]: now } },
-      });
-      return count === 1;
+      return (await sql.change(
+        `UPDATE credentials SET extra = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND ${LIVE}`,
+        [JSON.stringify(extra), valueHash, applicationId, kind, sql.time(now)],
+      )) === 1;
     },
 
     /**
@@ -87,9 +88,9 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       const t = sql.time;
       const [owned, owner] = ownerClientId === undefined ? ['', []] : ownerClientId === null
         ? [' AND for_client_id IS NULL', []]
-        : [' AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))', [ownerClientId, ownerClientId]];
+        : [` AND ${OWNED_BY}`, [ownerClientId, ownerClientId]];
       return (await sql.change(
-        `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND used_at IS NULL AND expires_at > ?${owned}`,
+        `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND ${LIVE}${owned}`,
         [t(now), valueHash, applicationId, kind, t(now), ...owner],
         transaction,
       )) === 1;
@@ -112,7 +113,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       const t = sql.time;
       const spent = await sql.change(
         `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
-           AND used_at IS NULL AND expires_at > ? AND (for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))`,
+           AND ${LIVE} AND ${OWNED_BY}`,
         [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
         transaction,
       );

@@ -33,6 +33,9 @@ export interface StoredCredential {
 
 export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
 
+/** The client a credential belongs to: the one it was issued for, else its issuer (null: none). */
+export const ownerOf = (c: Pick<StoredCredential, 'forClientId' | 'clientId'>) => c.forClientId ?? c.clientId;
+
 /** Codes and tokens: issued, found by the hash of their value, spent once. */
 export interface CredentialStore {
   /** Inserts credentials (one statement: it is on every sign-in and token path). */

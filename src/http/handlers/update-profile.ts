@@ -1,3 +1,4 @@
+import { changeAccount } from '../../domain/accounts';
 import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { sha256Hex } from '../../domain/secrets';
@@ -61,16 +62,8 @@ export const updateProfile: Handler = async (ctx) => {
   }
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
   try {
-    await outbox.commit(async (tx) => {
-      const now = clock.now();
-      const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
-      if (!locked) throw errors.invalidAccessToken();
-      const changed = await db.entities.update(locked, { ...change, passwordHash }, now, tx);
-      if (passwordHash) {
-        await db.credentials.revokeForEntity(ctx.app.id, record.id, ['refresh_token', 'access_token', 'refresh_secret'], token.family, now, tx);
-      }
-      return { result: undefined, jobs: [(await versions.written(changed, tx)).job] };
-    });
+    const written = await changeAccount({ db, outbox, versions, now: () => clock.now() }, ctx.app.id, record.id, { ...change, passwordHash }, token.family);
+    if (!written) throw errors.invalidAccessToken();
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError)) throw e;
     throw takenAttribute(ctx, request, form, e.attribute);
