@@ -11,6 +11,8 @@ import path from 'node:path';
 
 /** How long a stop keeps accepting connections (some wait in the backlog), and then gives a silent one to deliver its request. */
 const STOP_GRACE_MS = 1_000;
+/** What GET /readyz says from the stop signal on. */
+const STOPPING = 'is stopping: it finishes the requests in flight; send new ones elsewhere';
 
 /** The embedded first start creates the default application, as `gatehouse apps:create` would. */
 async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise<void> {
@@ -47,9 +49,10 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  const app = buildApp({
-    services: runtime.services, defaultApp: config.defaultApp, trustProxy: config.trustProxy, readiness: () => runtime.readiness(), metrics: runtime.metrics,
-  });
+  let stopping = false;
+  // a stopping process says so at once, so that a load balancer sends new requests elsewhere while it finishes
+  const readiness = async () => (stopping ? { process: STOPPING } : runtime.readiness());
+  const app = buildApp({ services: runtime.services, defaultApp: config.defaultApp, trustProxy: config.trustProxy, readiness, metrics: runtime.metrics });
   // Prometheus metrics on a port of their own: API clients never reach them
   const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(runtime.metrics, config.metricsPort, config.host, logger)
     .then((s) => (logger.info({ port: config.metricsPort }, 'metrics listening'), s))
@@ -65,7 +68,6 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;

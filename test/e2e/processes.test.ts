@@ -123,6 +123,23 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
 
+  it('from SIGTERM on, /readyz answers 503 "stopping" while the requests in flight finish', async () => {
+    const port = await freePort();
+    const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port), LOG_LEVEL: 'info' } });
+    try {
+      await server.waitFor(/gatehouse api listening/);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      server.child.kill('SIGTERM');
+      await server.waitFor(/shutting down/);
+      // the listener still accepts for a moment: a load balancer asking now learns to send nothing more
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ stat: 'error', checks: { process: expect.stringContaining('is stopping') } });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   it('LOG_FORMAT=pretty prints readable lines instead of JSON', async () => {
     const port = await freePort();
     const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port), LOG_FORMAT: 'pretty' } });
