@@ -98,13 +98,11 @@ export interface TokenPair {
   transaction_state?: unknown;
 }
 
-/**
- * Codes and tokens (docs/api.md#codes-and-tokens): random values of 160 bits, stored only as SHA-256 hashes,
- * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
- * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
- */
-export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Outbox; versions: RecordVersions; box: SecretBox }) {
-  const { db, clock, outbox, versions, box } = deps;
+/** What the token service works with. */
+export interface TokenDeps { db: Storage; clock: Clock; outbox: Outbox; versions: RecordVersions; box: SecretBox }
+
+/** Issuing credentials: their rows, values and lifetimes (every kind but the social ones). */
+function createIssuer({ db, clock, box }: TokenDeps) {
   const now = () => clock.now();
 
   /**
@@ -182,17 +180,30 @@ export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Ou
     extra: { secret: box.seal(secret, secretBinding(sha256Hex(refreshSessionKey(accessToken)))) },
   });
 
+  return {
+    credentialRows, issueAll, issue, accessToken, refreshSecretIssue, newPair, issuePair, secretBinding,
+
+    /** A standalone access token for one record (getAccessToken). */
+    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {
+      return issue(accessToken(app, client, entityId, forClientId), tx);
+    },
+  };
+}
+type Issuer = ReturnType<typeof createIssuer>;
+
+/**
+ * The grants that spend one credential for new ones: a code exchanged, a refresh token rotated, a
+ * mobile SDK's signed refresh. A spent credential presented again has leaked, and its family is
+ * revoked.
+ */
+function createGrants({ db, clock, box }: TokenDeps, { issueAll, accessToken, refreshSecretIssue, newPair, issuePair, secretBinding }: Issuer) {
+  const now = () => clock.now();
+
   /** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
   const revokeFamily = (app: Application, family: string) =>
     db.transaction((tx) => db.credentials.revokeFamily(app.id, family, now(), tx), { readCommitted: true });
 
   return {
-    issue,
-    issueAll,
-    credentialRows,
-    accessToken,
-    refreshSecretIssue,
-
     /**
      * /oauth/refresh_access_token: a new access token for the session the `presented` token identifies
      * (expired or not), when `signature` is base64(HMAC-SHA1(refresh secret, "refresh_access_token\n"
@@ -239,11 +250,6 @@ export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Ou
       return { access_token: next, expires_in: ACCESS_TOKEN_SECONDS };
     },
 
-    /** A standalone access token for one record (getAccessToken). */
-    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {
-      return issue(accessToken(app, client, entityId, forClientId), tx);
-    },
-
     /**
      * grant_type=authorization_code. The code must be live, issued for `client`, and presented
      * with the redirect_uri it was issued with. A code presented again after its exchange revokes
@@ -286,7 +292,13 @@ export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Ou
         extra: { argument_name: 'refresh_token' },
       });
     },
+  };
+}
 
+/** One-time codes their holder spends for a change: verification codes, creation tokens. */
+function createCodeSpending({ db, clock, outbox, versions }: TokenDeps) {
+  const now = () => clock.now();
+  return {
     /** Spends a verification code and sets its time attribute; answers the record's uuid. */
     async useVerificationCode(app: Application, code: string): Promise<string> {
       const hash = sha256Hex(code);
@@ -315,5 +327,17 @@ export function createTokenService(deps: { db: Storage; clock: Clock; outbox: Ou
       return (await db.credentials.find(app.id, 'creation_token', hash, tx))!;
     },
   };
+}
+
+/**
+ * Codes and tokens (docs/api.md#codes-and-tokens): random values of 160 bits, stored only as SHA-256 hashes,
+ * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
+ * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
+ */
+export function createTokenService(deps: TokenDeps) {
+  const issuer = createIssuer(deps);
+  // what only the grants use stays inside
+  const { newPair, issuePair, secretBinding, ...issuing } = issuer;
+  return { ...issuing, ...createGrants(deps, issuer), ...createCodeSpending(deps) };
 }
 export type TokenService = ReturnType<typeof createTokenService>;
