@@ -94,25 +94,11 @@ export async function drained(app: express.Express, timeoutMs = 10_000): Promise
 }
 
 /**
- * Builds the Express app (no listen: tests use it with supertest). Each endpoint runs the same
- * named steps: parse → resolve application → authenticate/authorize → handler → render.
+ * What every response gets: a request id, no caching, no sniffing; and, when it finishes, one log
+ * line (the path only: query strings carry secrets and tokens) and its metrics.
  */
-export function buildApp(options: AppOptions): express.Express {
-  const { services } = options;
-  const logger = services.logger;
-  const endUserAddress = createEndUserAddress(logger);
-  const resolveApp = createApplicationResolver(services.db, options.defaultApp, () => services.clock.now().getTime());
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.set('query parser', 'simple');
-  if (options.trustProxy !== undefined) {
-    const t = options.trustProxy;
-    app.set('trust proxy', t === 'true' ? true : t === 'false' ? false : /^\d+$/.test(t) ? Number(t) : t);
-  }
-
-  app.locals.inFlight = 0;
-  app.use((req, res, next) => {
+function envelope(logger: Services['logger'], metrics: Metrics | undefined) {
+  return (req: Request, res: Response, next: NextFunction) => {
     const locals = res.locals as Locals;
     // randomUUID draws from a cached entropy pool: far cheaper per request than randomBytes
     locals.requestId = randomUUID().replace(/-/g, '').slice(0, 16);
@@ -123,7 +109,6 @@ export function buildApp(options: AppOptions): express.Express {
     res.setHeader('Pragma', 'no-cache');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     const started = process.hrtime.bigint();
-    // the path only: query strings carry secrets and tokens, which are never logged
     res.on('finish', () => {
       const { route, app: appName, clientId, errorCode, error, subError } = locals.outcome;
       const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
@@ -133,24 +118,24 @@ export function buildApp(options: AppOptions): express.Express {
       }, 'request');
       // labelled by route template (the pages' and documents' own patterns), never by raw path
       const template = route ?? (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
-      options.metrics?.request(template, req.method, res.statusCode, errorCode, ms / 1000);
+      metrics?.request(template, req.method, res.statusCode, errorCode, ms / 1000);
     });
     next();
-  });
-  // gzip only for clients that ask for it: the wrapper costs every response otherwise
-  const compress = compression();
-  app.use((req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
+  };
+}
 
-
+/**
+ * The API's routes, found by exact path in one Map lookup: Express's router would test every
+ * registered layer in turn on each request, which cost more of the event loop than the refresh
+ * grant's own work. Each route runs its steps in order, as Express would: the method and body
+ * checks, the body parser, then authentication and the handler.
+ */
+function apiRoutes(app: express.Express, options: AppOptions, resolveApp: ReturnType<typeof createApplicationResolver>) {
+  const { services } = options;
+  const endUserAddress = createEndUserAddress(services.logger);
   const urlencoded = (limit: string | number) => express.urlencoded({ extended: false, limit, parameterLimit: 200 });
   const defaultBody = urlencoded(options.bodyLimit ?? '64kb');
 
-  /**
-   * The API's routes, found by exact path in one Map lookup: Express's router would test every
-   * registered layer in turn on each request, which cost more of the event loop than the refresh
-   * grant's own work. Each route runs its steps in order, as Express would. Pages and documents
-   * are mounted after it: no API path is also a page.
-   */
   type Step = (req: Request, res: Response, next: NextFunction) => void;
   const api = new Map<string, { steps: Step[]; preflight?: Step }>();
   for (const route of options.routes ?? ROUTES) {
@@ -206,7 +191,7 @@ export function buildApp(options: AppOptions): express.Express {
       }
     }] });
   }
-  app.use((req, res, done) => {
+  return (req: Request, res: Response, done: NextFunction) => {
     // as Express matches: regardless of case, with or without a trailing slash
     const entry = api.get(req.path.toLowerCase()) ?? api.get(req.path.toLowerCase().replace(/\/+$/, ''));
     if (!entry) return done();
@@ -214,10 +199,15 @@ export function buildApp(options: AppOptions): express.Express {
     let i = 0;
     const next = (err?: unknown) => (err !== undefined ? done(err) : i < entry.steps.length ? entry.steps[i++](req, res, next) : done());
     next();
-  });
+  };
+}
 
+/** Liveness (the process answers) and readiness (each check of `readiness` passes, or 503 naming why not). */
+function healthRoutes(options: AppOptions) {
+  const { services } = options;
+  const router = express.Router();
   // liveness: the process answers (it says nothing about the database)
-  app.get('/healthz', (_req, res) => {
+  router.get('/healthz', (_req, res) => {
     res.json({ stat: 'ok' });
   });
   // readiness: the database (and, where configured, Redis, migrations, the default application)
@@ -240,35 +230,17 @@ export function buildApp(options: AppOptions): express.Express {
       next(err);
     }
   };
-  app.get('/readyz', ready);
-  app.get('/health', ready);
+  router.get('/readyz', ready);
+  router.get('/health', ready);
+  return router;
+}
 
-  // the reference sign-in and registration pages, built from the login client's flow
-  const hosted = hostedRoutes(services, resolveApp);
-  app.use(hosted.router);
-  // the built-in social login application's browser pages and auth_info (not API routes)
-  app.use(socialRoutes(services, resolveApp, hosted));
-  // the mobile SDKs' flow documents
-  app.use(flowDocumentRoutes(services));
-  // where verification emails link
-  app.use(verifyEmailRoutes(services, resolveApp));
-  // where password emails link
-  app.use(resetPasswordRoutes(services, resolveApp));
-  // the API described as OpenAPI 3.1, generated from the route table
-  const openApi = JSON.stringify(openApiDocument(options.routes ?? ROUTES, packageVersion()));
-  app.get('/openapi.json', (_req, res) => {
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.type('application/json').send(openApi);
-  });
-
-  // an operator's first look at a deployment
-  app.use(landingRoutes(resolveApp, packageVersion()));
-
-  options.extend?.(app);
-
-  app.use((req, _res, next) => next(errors.unknownEndpoint(req.method, req.path)));
-
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+/**
+ * The last handler: every failure as the API's error body (or, for a browser's page, an error page
+ * in its language), logged with its request id when it was unexpected.
+ */
+function errorHandler(logger: Services['logger']) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const locals = res.locals as Locals;
     let apiError: ApiError;
     if (err instanceof ApiError) {
@@ -304,7 +276,63 @@ export function buildApp(options: AppOptions): express.Express {
       return sendError(res, status, page.locale, page.app, { key: 'unavailable', detail: `request id ${locals.requestId}` });
     }
     render(res, apiError);
+  };
+}
+
+/**
+ * Builds the Express app (no listen: tests use it with supertest). Each endpoint runs the same
+ * named steps: parse → resolve application → authenticate/authorize → handler → render.
+ */
+export function buildApp(options: AppOptions): express.Express {
+  const { services } = options;
+  const logger = services.logger;
+  const resolveApp = createApplicationResolver(services.db, options.defaultApp, () => services.clock.now().getTime());
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  if (options.trustProxy !== undefined) {
+    const t = options.trustProxy;
+    app.set('trust proxy', t === 'true' ? true : t === 'false' ? false : /^\d+$/.test(t) ? Number(t) : t);
+  }
+
+  app.locals.inFlight = 0;
+  app.use(envelope(logger, options.metrics));
+  // gzip only for clients that ask for it: the wrapper costs every response otherwise
+  const compress = compression();
+  app.use((req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
+
+  // pages and documents are mounted after the API: no API path is also a page
+  app.use(apiRoutes(app, options, resolveApp));
+
+  app.use(healthRoutes(options));
+
+  // the reference sign-in and registration pages, built from the login client's flow
+  const hosted = hostedRoutes(services, resolveApp);
+  app.use(hosted.router);
+  // the built-in social login application's browser pages and auth_info (not API routes)
+  app.use(socialRoutes(services, resolveApp, hosted));
+  // the mobile SDKs' flow documents
+  app.use(flowDocumentRoutes(services));
+  // where verification emails link
+  app.use(verifyEmailRoutes(services, resolveApp));
+  // where password emails link
+  app.use(resetPasswordRoutes(services, resolveApp));
+  // the API described as OpenAPI 3.1, generated from the route table
+  const openApi = JSON.stringify(openApiDocument(options.routes ?? ROUTES, packageVersion()));
+  app.get('/openapi.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.type('application/json').send(openApi);
   });
+
+  // an operator's first look at a deployment
+  app.use(landingRoutes(resolveApp, packageVersion()));
+
+  options.extend?.(app);
+
+  app.use((req, _res, next) => next(errors.unknownEndpoint(req.method, req.path)));
+
+  app.use(errorHandler(logger));
 
   return app;
 }

@@ -212,6 +212,45 @@ function embeddedSecretKey(varDir: string): Buffer {
   return key;
 }
 
+/** Reads one checked variable (undefined when unset or refused; a refusal is noted). */
+type Read = (name: string) => string | undefined;
+
+/** The budgets: failed logins per account and address, emails per recipient and address, registrations per address. */
+function limitsFrom(value: Read): Pick<Config, 'loginLimits' | 'mailLimits' | 'registrationLimit'> {
+  const limit = (raw: string) => {
+    const [max, windowSeconds] = raw.split('/').map(Number);
+    return { max, windowSeconds };
+  };
+  return {
+    loginLimits: { account: limit(value('LOGIN_LIMIT_ACCOUNT') ?? '10/900'), address: limit(value('LOGIN_LIMIT_ADDRESS') ?? '100/900') },
+    mailLimits: { recipient: limit(value('MAIL_LIMIT_RECIPIENT') ?? '5/3600'), address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600') },
+    registrationLimit: limit(value('REGISTER_LIMIT_ADDRESS') ?? '20/3600'),
+  };
+}
+
+/** The time clients have to send their headers, and their whole request. */
+function httpFrom(value: Read, problems: string[]): Config['http'] {
+  const headersTimeoutMs = Number(value('HTTP_HEADERS_TIMEOUT_SECONDS') ?? 10) * 1000;
+  const requestTimeoutMs = Number(value('HTTP_REQUEST_TIMEOUT_SECONDS') ?? 30) * 1000;
+  // Node requires the header timeout to be within the request timeout
+  if (headersTimeoutMs > requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
+  return { headersTimeoutMs, requestTimeoutMs };
+}
+
+/** argon2id's parameters, its threads, and how many hashes may wait for one. */
+function hashingFrom(value: Read): Pick<Config, 'passwordPolicy' | 'hashConcurrency' | 'hashQueueMax'> {
+  const hashConcurrency = Number(value('ARGON2_CONCURRENCY') ?? availableParallelism());
+  return {
+    passwordPolicy: {
+      memoryCost: Number(value('ARGON2_MEMORY_KIB') ?? 19_456),
+      timeCost: Number(value('ARGON2_ITERATIONS') ?? 2),
+      parallelism: Number(value('ARGON2_PARALLELISM') ?? 1),
+    },
+    hashConcurrency,
+    hashQueueMax: Number(value('ARGON2_QUEUE_MAX') ?? hashConcurrency * WAITING_PER_THREAD),
+  };
+}
+
 /**
  * Validates the environment and returns the configuration, or throws a ConfigError listing
  * one line per bad value. In the embedded default a missing SECRET_KEY is generated into var/.
@@ -246,34 +285,13 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
     ...(value('DASHBOARD_PASSWORD') !== undefined && { password: value('DASHBOARD_PASSWORD') }),
   };
   const host = value('HOST') ?? '127.0.0.1';
-  const limit = (raw: string) => {
-    const [max, windowSeconds] = raw.split('/').map(Number);
-    return { max, windowSeconds };
-  };
-  const loginLimits = {
-    account: limit(value('LOGIN_LIMIT_ACCOUNT') ?? '10/900'),
-    address: limit(value('LOGIN_LIMIT_ADDRESS') ?? '100/900'),
-  };
   const trustProxy = value('TRUST_PROXY');
-  const mailLimits = {
-    recipient: limit(value('MAIL_LIMIT_RECIPIENT') ?? '5/3600'),
-    address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600'),
-  };
-  const headersTimeoutMs = Number(value('HTTP_HEADERS_TIMEOUT_SECONDS') ?? 10) * 1000;
-  const requestTimeoutMs = Number(value('HTTP_REQUEST_TIMEOUT_SECONDS') ?? 30) * 1000;
-  // Node requires the header timeout to be within the request timeout
-  if (headersTimeoutMs > requestTimeoutMs) problems.push('HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
+  const http = httpFrom(value, problems);
   const outboxRelayAfterSeconds = Number(value('OUTBOX_RELAY_AFTER_SECONDS') ?? 30);
-  const registrationLimit = limit(value('REGISTER_LIMIT_ADDRESS') ?? '20/3600');
   const entityQueryTimeoutMs = Number(value('ENTITY_QUERY_TIMEOUT_MS') ?? 5000);
   const mailFromRaw = value('MAIL_FROM');
-  const passwordPolicy = {
-    memoryCost: Number(value('ARGON2_MEMORY_KIB') ?? 19_456),
-    timeCost: Number(value('ARGON2_ITERATIONS') ?? 2),
-    parallelism: Number(value('ARGON2_PARALLELISM') ?? 1),
-  };
-  const hashConcurrency = Number(value('ARGON2_CONCURRENCY') ?? availableParallelism());
-  const hashQueueMax = Number(value('ARGON2_QUEUE_MAX') ?? hashConcurrency * WAITING_PER_THREAD);
+  const limits = limitsFrom(value);
+  const hashing = hashingFrom(value);
   // the data directory: DATA_DIR, else var/ in the project, whatever the shell's current directory
   const varDir = env.DATA_DIR ? path.resolve(env.DATA_DIR) : path.join(root, 'var');
   const portNumber = port ? Number(port) : 3000;
@@ -301,16 +319,12 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
     versionsRetentionDays: retentionDays === undefined ? null : Number(retentionDays),
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
-    http: { headersTimeoutMs, requestTimeoutMs },
+    http,
     host,
-    loginLimits,
+    ...limits,
     trustProxy,
-    mailLimits,
-    registrationLimit,
     entityQueryTimeoutMs,
-    passwordPolicy,
-    hashConcurrency,
-    hashQueueMax,
+    ...hashing,
     mailFrom: mailFromRaw ?? `no-reply@${new URL(publicBaseUrl).hostname}`,
     secretKey: secret ? parseSecretKey(secret)! : embeddedSecretKey(varDir),
     defaultApp,

@@ -36,21 +36,14 @@ export function parseFeatures(raw: unknown, argument = 'features'): Feature[] {
 }
 
 /**
- * API clients of one application: creation, credentials (sealed at rest, compared in constant
- * time), features and settings. Every operation is scoped to the application it is given.
+ * Every authenticated request looks its client up and decrypts the secret. Both are cached for a
+ * few seconds (found clients only, so unknown ids cannot fill memory). A change drops the entry in
+ * this process at once and, through `changes`, in every other process; a process whose
+ * subscription to changes is not live does not cache at all. Answers the lookup and the store
+ * whose changes do that.
  */
-export function createClientService(deps: { clients: ClientStore; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
+function cachedClients(deps: { clients: ClientStore; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
   const { clients: queries, box, clock, changes } = deps;
-  // Compared against when the client_id is unknown, so a miss costs what a hit costs.
-  const decoy = box.seal(randomToken(16), 'decoy');
-  const decoySecret = box.open(decoy, 'decoy');
-
-  /*
-   * Every authenticated request looks its client up and decrypts the secret. Both are cached for
-   * a few seconds (found clients only, so unknown ids cannot fill memory). A change drops the
-   * entry in this process at once and, through `changes`, in every other process; a process whose
-   * subscription to changes is not live does not cache at all.
-   */
   const cacheMs = deps.cacheMs ?? 5_000;
   const cache = new Map<string, { stored: StoredClient; secret: string; until: number }>();
   const key = (applicationId: number, clientId: string) => `${applicationId}:${clientId}`;
@@ -92,6 +85,64 @@ export function createClientService(deps: { clients: ClientStore; box: SecretBox
     },
   };
 
+  return { lookup, clients };
+}
+
+/** What an owner client changes of the application's clients: features, deletion, secret, settings. */
+function clientAdministration(clients: ClientStore, box: SecretBox, clock: Clock) {
+  return {
+    async setFeatures(applicationId: number, caller: Client, forClientId: string, features: Feature[]): Promise<void> {
+      if (forClientId === caller.clientId && caller.features.includes('owner') && !features.includes('owner')) {
+        throw errors.invalidArgument('features', 'the owner client cannot remove its own owner feature; use another owner client to do it');
+      }
+      const updated = await clients.mutate(applicationId, forClientId, () => ({ features }), clock.now());
+      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
+    },
+
+    async remove(applicationId: number, caller: Client, clientId: string): Promise<void> {
+      if (clientId === caller.clientId) {
+        throw errors.invalidArgument('client_id_for_deletion', 'a client cannot delete itself; use another owner client');
+      }
+      if (!(await clients.remove(applicationId, clientId))) {
+        throw errors.invalidArgument('client_id_for_deletion', `no client ${clientId} in this application`);
+      }
+    },
+
+    async resetSecret(applicationId: number, forClientId: string): Promise<string> {
+      const secret = randomToken(16);
+      const updated = await clients.mutate(applicationId, forClientId, (c) => ({ secretSealed: box.seal(secret, c.clientId) }), clock.now());
+      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
+      return secret;
+    },
+
+    /** Applies `change` to the client's settings; returns the settings before the change. */
+    async changeSettings(
+      applicationId: number,
+      clientId: string,
+      change: (settings: Record<string, string>) => Record<string, string>,
+    ): Promise<Record<string, string>> {
+      let before: Record<string, string> = {};
+      const updated = await clients.mutate(applicationId, clientId, (c) => {
+        before = c.settings;
+        return { settings: change({ ...c.settings }) };
+      }, clock.now());
+      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${clientId} in this application`);
+      return before;
+    },
+  };
+}
+
+/**
+ * API clients of one application: creation, credentials (sealed at rest, compared in constant
+ * time), features and settings. Every operation is scoped to the application it is given.
+ */
+export function createClientService(deps: { clients: ClientStore; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
+  const { box, clock } = deps;
+  // Compared against when the client_id is unknown, so a miss costs what a hit costs.
+  const decoy = box.seal(randomToken(16), 'decoy');
+  const decoySecret = box.open(decoy, 'decoy');
+
+  const { lookup, clients } = cachedClients(deps);
   const reveal = (c: StoredClient) => box.open(c.secretSealed, c.clientId);
 
   return {
@@ -142,44 +193,7 @@ export function createClientService(deps: { clients: ClientStore; box: SecretBox
         .map((c) => ({ ...toClient(c), secret: reveal(c) }));
     },
 
-    async setFeatures(applicationId: number, caller: Client, forClientId: string, features: Feature[]): Promise<void> {
-      if (forClientId === caller.clientId && caller.features.includes('owner') && !features.includes('owner')) {
-        throw errors.invalidArgument('features', 'the owner client cannot remove its own owner feature; use another owner client to do it');
-      }
-      const updated = await clients.mutate(applicationId, forClientId, () => ({ features }), clock.now());
-      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
-    },
-
-    async remove(applicationId: number, caller: Client, clientId: string): Promise<void> {
-      if (clientId === caller.clientId) {
-        throw errors.invalidArgument('client_id_for_deletion', 'a client cannot delete itself; use another owner client');
-      }
-      if (!(await clients.remove(applicationId, clientId))) {
-        throw errors.invalidArgument('client_id_for_deletion', `no client ${clientId} in this application`);
-      }
-    },
-
-    async resetSecret(applicationId: number, forClientId: string): Promise<string> {
-      const secret = randomToken(16);
-      const updated = await clients.mutate(applicationId, forClientId, (c) => ({ secretSealed: box.seal(secret, c.clientId) }), clock.now());
-      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
-      return secret;
-    },
-
-    /** Applies `change` to the client's settings; returns the settings before the change. */
-    async changeSettings(
-      applicationId: number,
-      clientId: string,
-      change: (settings: Record<string, string>) => Record<string, string>,
-    ): Promise<Record<string, string>> {
-      let before: Record<string, string> = {};
-      const updated = await clients.mutate(applicationId, clientId, (c) => {
-        before = c.settings;
-        return { settings: change({ ...c.settings }) };
-      }, clock.now());
-      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${clientId} in this application`);
-      return before;
-    },
+    ...clientAdministration(clients, box, clock),
   };
 }
 export type ClientService = ReturnType<typeof createClientService>;

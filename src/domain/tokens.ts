@@ -191,18 +191,69 @@ function createIssuer({ db, clock, box }: TokenDeps) {
 }
 type Issuer = ReturnType<typeof createIssuer>;
 
+/** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
+const familyRevoker = ({ db, clock }: TokenDeps) => (app: Application, family: string) =>
+  db.transaction((tx) => db.credentials.revokeFamily(app.id, family, clock.now(), tx), { readCommitted: true });
+
 /**
- * The grants that spend one credential for new ones: a code exchanged, a refresh token rotated, a
- * mobile SDK's signed refresh. A spent credential presented again has leaked, and its family is
- * revoked.
+ * The grants that spend one credential for new ones: a code exchanged, a refresh token rotated. A
+ * spent credential presented again has leaked, and its family is revoked.
  */
-function createGrants({ db, clock, box }: TokenDeps, { issueAll, accessToken, refreshSecretIssue, newPair, issuePair, secretBinding }: Issuer) {
+function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
+  const { db, clock } = deps;
   const now = () => clock.now();
+  const revokeFamily = familyRevoker(deps);
+  return {
+    /**
+     * grant_type=authorization_code. The code must be live, issued for `client`, and presented
+     * with the redirect_uri it was issued with. A code presented again after its exchange revokes
+     * the tokens it was exchanged for (RFC 6749 4.1.2).
+     */
+    async exchangeCode(app: Application, client: Client, code: string, redirectUri: string): Promise<TokenPair> {
+      const hash = sha256Hex(code);
+      const outcome = await db.transaction(async (tx) => {
+        const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
+        if (!found || ownerOf(found) !== client.id) return { error: 'denied' as const };
+        if (found.redirectUri !== redirectUri) return { error: 'mismatch' as const, expected: found.redirectUri };
+        if (!(await db.credentials.consume(app.id, 'authorization_code', hash, now(), tx, client.id))) {
+          return { error: 'denied' as const, replayed: found.usedAt ? found.family : null };
+        }
+        const pair = await issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx, proofOf(found));
+        const state = found.extra?.transaction_state;
+        return { pair: state === undefined ? pair : { ...pair, transaction_state: state } };
+      });
+      if (outcome.pair) return outcome.pair;
+      if (outcome.error === 'mismatch') {
+        throw new ApiError('redirectUriMismatch', 'redirect_uri differs from the one used to obtain the code', {
+          extra: { received_value: redirectUri, expected_value: outcome.expected },
+        });
+      }
+      if (outcome.replayed) await revokeFamily(app, outcome.replayed);
+      throw new ApiError('noAccessGrant', 'the authorization code is invalid, expired, already used, or was issued for another client');
+    },
 
-  /** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
-  const revokeFamily = (app: Application, family: string) =>
-    db.transaction((tx) => db.credentials.revokeFamily(app.id, family, now(), tx), { readCommitted: true });
+    /**
+     * grant_type=refresh_token: spends the token and returns a new pair in the same family.
+     * A spent token presented again has leaked: every token of its family is revoked.
+     */
+    async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
+      const hash = sha256Hex(token);
+      const { pair, rows } = newPair(app);
+      if (await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
+      const found = await db.credentials.find(app.id, 'refresh_token', hash);
+      if (found?.usedAt && found.family) await revokeFamily(app, found.family);
+      throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {
+        extra: { argument_name: 'refresh_token' },
+      });
+    },
+  };
+}
 
+/** A mobile SDK's signed refresh of its access token (its session is single use, as a refresh token). */
+function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refreshSecretIssue, secretBinding }: Issuer) {
+  const { db, clock, box } = deps;
+  const now = () => clock.now();
+  const revokeFamily = familyRevoker(deps);
   return {
     /**
      * /oauth/refresh_access_token: a new access token for the session the `presented` token identifies
@@ -248,49 +299,6 @@ function createGrants({ db, clock, box }: TokenDeps, { issueAll, accessToken, re
         throw ended();
       }
       return { access_token: next, expires_in: ACCESS_TOKEN_SECONDS };
-    },
-
-    /**
-     * grant_type=authorization_code. The code must be live, issued for `client`, and presented
-     * with the redirect_uri it was issued with. A code presented again after its exchange revokes
-     * the tokens it was exchanged for (RFC 6749 4.1.2).
-     */
-    async exchangeCode(app: Application, client: Client, code: string, redirectUri: string): Promise<TokenPair> {
-      const hash = sha256Hex(code);
-      const outcome = await db.transaction(async (tx) => {
-        const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
-        if (!found || ownerOf(found) !== client.id) return { error: 'denied' as const };
-        if (found.redirectUri !== redirectUri) return { error: 'mismatch' as const, expected: found.redirectUri };
-        if (!(await db.credentials.consume(app.id, 'authorization_code', hash, now(), tx, client.id))) {
-          return { error: 'denied' as const, replayed: found.usedAt ? found.family : null };
-        }
-        const pair = await issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx, proofOf(found));
-        const state = found.extra?.transaction_state;
-        return { pair: state === undefined ? pair : { ...pair, transaction_state: state } };
-      });
-      if (outcome.pair) return outcome.pair;
-      if (outcome.error === 'mismatch') {
-        throw new ApiError('redirectUriMismatch', 'redirect_uri differs from the one used to obtain the code', {
-          extra: { received_value: redirectUri, expected_value: outcome.expected },
-        });
-      }
-      if (outcome.replayed) await revokeFamily(app, outcome.replayed);
-      throw new ApiError('noAccessGrant', 'the authorization code is invalid, expired, already used, or was issued for another client');
-    },
-
-    /**
-     * grant_type=refresh_token: spends the token and returns a new pair in the same family.
-     * A spent token presented again has leaked: every token of its family is revoked.
-     */
-    async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
-      const hash = sha256Hex(token);
-      const { pair, rows } = newPair(app);
-      if (await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
-      const found = await db.credentials.find(app.id, 'refresh_token', hash);
-      if (found?.usedAt && found.family) await revokeFamily(app, found.family);
-      throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {
-        extra: { argument_name: 'refresh_token' },
-      });
     },
   };
 }
@@ -338,6 +346,6 @@ export function createTokenService(deps: TokenDeps) {
   const issuer = createIssuer(deps);
   // what only the grants use stays inside
   const { newPair, issuePair, secretBinding, ...issuing } = issuer;
-  return { ...issuing, ...createGrants(deps, issuer), ...createCodeSpending(deps) };
+  return { ...issuing, ...createGrants(deps, issuer), ...createSdkRefresh(deps, issuer), ...createCodeSpending(deps) };
 }
 export type TokenService = ReturnType<typeof createTokenService>;
