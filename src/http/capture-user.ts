@@ -4,18 +4,13 @@ import type { StoredProfile } from '../domain/storage/social';
 import { renderWithProfiles } from '../domain/users';
 import type { RequestContext } from './context';
 import { loginCredentials, loginTokens, type FlowRequest } from './flow-request';
+import { textsOf } from '../texts';
 
 /** The record as the API shows it, with its linked identities. */
 export async function captureUser(ctx: RequestContext, record: EntityRecord): Promise<Record<string, unknown>> {
   return renderWithProfiles(record, await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id));
 }
 
-const ACCOUNT_DISABLED: Record<string, string> = {
-  'en-US': 'This account is disabled. Contact the app’s support to use it again.',
-  'fr-FR': 'Ce compte est désactivé. Contactez l’assistance de l’application pour l’utiliser à nouveau.',
-  'de-DE': 'Dieses Konto ist deaktiviert. Wende dich an den Support der App, um es wieder zu nutzen.',
-  'es-ES': 'Esta cuenta está desactivada. Ponte en contacto con el soporte de la aplicación para volver a usarla.',
-};
 
 /**
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
@@ -23,7 +18,7 @@ const ACCOUNT_DISABLED: Record<string, string> = {
  */
 export function accountDisabled(ctx: RequestContext, request: FlowRequest, formName?: string): ApiError {
   const own = ctx.services.flows.text(request.flow, 'errors.accountDisabled');
-  const message = own !== 'errors.accountDisabled' ? own : ACCOUNT_DISABLED[request.flow.locale] ?? ACCOUNT_DISABLED['en-US'];
+  const message = own !== 'errors.accountDisabled' ? own : textsOf('api', request.flow.locale).accountDisabled;
   return new ApiError('invalidCredentials', 'this account is disabled by an operator of the service', {
     extra: { message, ...(formName !== undefined && { invalid_fields: { [formName]: [message] } }) },
   });

@@ -1,6 +1,7 @@
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowService, FlowVersion } from '../domain/flows';
 import { escape, type PageLocale } from './pages';
+import { textsOf } from '../texts';
 
 /**
  * The browser's copy of the flow's `format` rules: the same presets as the server's checks (the
@@ -21,15 +22,7 @@ const BROWSER_FORMATS: Record<string, string> = {
   'zipCode+4': '^\\d{5}-\\d{4}$',
 };
 
-const DATE_PARTS: Record<PageLocale, [string, string, string]> = {
-  'en-US': ['Year', 'Month', 'Day'],
-  'fr-FR': ['Année', 'Mois', 'Jour'],
-  'de-DE': ['Jahr', 'Monat', 'Tag'],
-  'es-ES': ['Año', 'Mes', 'Día'],
-};
 
-/** Said beside the label of a field the form does not require. */
-const OPTIONAL: Record<PageLocale, string> = { 'en-US': 'optional', 'fr-FR': 'facultatif', 'de-DE': 'optional', 'es-ES': 'opcional' };
 
 const AUTOCOMPLETE: Record<string, string> = {
   email: 'email', givenName: 'given-name', familyName: 'family-name', displayName: 'nickname', username: 'username',
@@ -84,7 +77,7 @@ export function renderFields(
       + `${required ? ' required' : ''}${errors.length ? ' aria-invalid="true"' : ''}`
       + ` data-rules="${escape(JSON.stringify(rules))}"`;
     // a field the form does not require says so (a checkbox is a choice, never "optional")
-    const label = escape(t(field.label) || name) + (!required && field.type !== 'checkbox' ? ` <span class="optional">(${escape(OPTIONAL[locale])})</span>` : '');
+    const label = escape(t(field.label) || name) + (!required && field.type !== 'checkbox' ? ` <span class="optional">(${escape(textsOf('common', locale).optional)})</span>` : '');
     const tip = field.tip ? `<p class="tip" id="${escape(id)}-tip">${escape(t(field.tip))}</p>` : '';
     const error = `<p class="error" id="${escape(id)}-error" role="alert">${errors.map(escape).join(' ')}</p>`;
     const value = field.type === 'password' ? '' : values[name] ?? '';
@@ -94,7 +87,8 @@ export function renderFields(
     switch (field.type) {
       case 'dateselect': {
         const [year, month, day] = (values[name] ?? '').split('-');
-        const parts = DATE_PARTS[locale].map((partLabel, n) => {
+        const common = textsOf('common', locale);
+        const parts = [common.year, common.month, common.day].map((partLabel, n) => {
           const part = ['year', 'month', 'day'][n];
           const size = n === 0 ? 'min="1900" max="2100"' : n === 1 ? 'min="1" max="12"' : 'min="1" max="31"';
           const v = values[`${name}[dateselect_${part}]`] ?? [year, month, day][n] ?? '';

@@ -13,6 +13,7 @@ import { authNative, registerNative } from '../http/handlers/social';
 import { callApi, clientFlow, flowParams } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { filled, textsOf } from '../texts';
 
 const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
 
@@ -21,66 +22,8 @@ type Key =
   | 'noAccount' | 'haveAccount' | 'forgotLink' | 'backToSignIn' | 'forgotIntro' | 'forgotSent' | 'socialIntro' | 'merge'
   | 'tooMany' | 'expired' | 'failed' | 'otherBrowser';
 
-const TEXT: Record<PageLocale, Record<Key, string>> = {
-  'en-US': {
-    signIn: 'Sign in', register: 'Create your account', forgot: 'Reset your password', socialRegister: 'Finish creating your account',
-    signInButton: 'Sign in', registerButton: 'Create my account', forgotButton: 'Email me a link', or: 'Or continue with',
-    withProvider: 'Continue with {provider}', noAccount: 'New here? Create an account', haveAccount: 'Already have an account? Sign in',
-    forgotLink: 'Forgot your password?', backToSignIn: 'Back to sign-in',
-    forgotIntro: 'Enter the email address of your account. We will email you a link to choose a new password.',
-    forgotSent: 'Check your inbox: we emailed you a link to choose a new password.',
-    socialIntro: 'Check the details {provider} gave us, then create your account.',
-    merge: 'An account with this email address already exists. Sign in to it with its password to link your {provider} account.',
-    tooMany: 'Too many attempts. Try again in {seconds} seconds.',
-    expired: 'This page expired before you sent it, so nothing was done. Please send it again.',
-    failed: 'That did not work: {reason}',
-    otherBrowser: 'This social sign-in was not started in this browser, so nothing was done. Start it again from this page.',
-  },
-  'fr-FR': {
-    signIn: 'Se connecter', register: 'Créer votre compte', forgot: 'Réinitialiser votre mot de passe', socialRegister: 'Terminer la création de votre compte',
-    signInButton: 'Se connecter', registerButton: 'Créer mon compte', forgotButton: 'M’envoyer un lien', or: 'Ou continuer avec',
-    withProvider: 'Continuer avec {provider}', noAccount: 'Nouveau ? Créez un compte', haveAccount: 'Déjà un compte ? Connectez-vous',
-    forgotLink: 'Mot de passe oublié ?', backToSignIn: 'Retour à la connexion',
-    forgotIntro: 'Saisissez l’adresse e-mail de votre compte. Nous vous enverrons un lien pour choisir un nouveau mot de passe.',
-    forgotSent: 'Consultez votre boîte de réception : nous vous avons envoyé un lien pour choisir un nouveau mot de passe.',
-    socialIntro: 'Vérifiez les informations transmises par {provider}, puis créez votre compte.',
-    merge: 'Un compte existe déjà avec cette adresse e-mail. Connectez-vous avec son mot de passe pour y lier votre compte {provider}.',
-    tooMany: 'Trop de tentatives. Réessayez dans {seconds} secondes.',
-    expired: 'Cette page a expiré avant l’envoi : rien n’a été fait. Veuillez l’envoyer à nouveau.',
-    failed: 'Cela n’a pas fonctionné : {reason}',
-    otherBrowser: 'Cette connexion via un réseau social n’a pas été commencée dans ce navigateur : rien n’a été fait. Recommencez-la depuis cette page.',
-  },
-  'de-DE': {
-    signIn: 'Anmelden', register: 'Konto erstellen', forgot: 'Passwort zurücksetzen', socialRegister: 'Kontoerstellung abschließen',
-    signInButton: 'Anmelden', registerButton: 'Mein Konto erstellen', forgotButton: 'Link per E-Mail senden', or: 'Oder weiter mit',
-    withProvider: 'Weiter mit {provider}', noAccount: 'Neu hier? Konto erstellen', haveAccount: 'Schon ein Konto? Anmelden',
-    forgotLink: 'Passwort vergessen?', backToSignIn: 'Zurück zur Anmeldung',
-    forgotIntro: 'Gib die E-Mail-Adresse deines Kontos ein. Wir schicken dir einen Link, um ein neues Passwort zu wählen.',
-    forgotSent: 'Sieh in deinem Posteingang nach: Wir haben dir einen Link geschickt, um ein neues Passwort zu wählen.',
-    socialIntro: 'Prüfe die Angaben von {provider} und erstelle dann dein Konto.',
-    merge: 'Mit dieser E-Mail-Adresse gibt es schon ein Konto. Melde dich mit seinem Passwort an, um dein {provider}-Konto damit zu verknüpfen.',
-    tooMany: 'Zu viele Versuche. Versuche es in {seconds} Sekunden erneut.',
-    expired: 'Diese Seite ist vor dem Absenden abgelaufen, es ist nichts geschehen. Bitte sende sie erneut.',
-    failed: 'Das hat nicht geklappt: {reason}',
-    otherBrowser: 'Diese Anmeldung über einen sozialen Dienst wurde nicht in diesem Browser begonnen, es ist nichts geschehen. Beginne sie auf dieser Seite erneut.',
-  },
-  'es-ES': {
-    signIn: 'Iniciar sesión', register: 'Crea tu cuenta', forgot: 'Restablece tu contraseña', socialRegister: 'Termina de crear tu cuenta',
-    signInButton: 'Iniciar sesión', registerButton: 'Crear mi cuenta', forgotButton: 'Enviarme un enlace', or: 'O continúa con',
-    withProvider: 'Continuar con {provider}', noAccount: '¿Eres nuevo? Crea una cuenta', haveAccount: '¿Ya tienes una cuenta? Inicia sesión',
-    forgotLink: '¿Olvidaste tu contraseña?', backToSignIn: 'Volver a iniciar sesión',
-    forgotIntro: 'Escribe el correo electrónico de tu cuenta. Te enviaremos un enlace para elegir una contraseña nueva.',
-    forgotSent: 'Revisa tu bandeja de entrada: te enviamos un enlace para elegir una contraseña nueva.',
-    socialIntro: 'Revisa los datos que nos dio {provider} y crea tu cuenta.',
-    merge: 'Ya existe una cuenta con este correo electrónico. Inicia sesión con su contraseña para vincular tu cuenta de {provider}.',
-    tooMany: 'Demasiados intentos. Vuelve a intentarlo en {seconds} segundos.',
-    expired: 'Esta página caducó antes de enviarla, así que no se hizo nada. Vuelve a enviarla.',
-    failed: 'No funcionó: {reason}',
-    otherBrowser: 'Este inicio de sesión social no se empezó en este navegador, así que no se hizo nada. Vuelve a empezarlo desde esta página.',
-  },
-};
 const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
-  TEXT[locale][key].replace(/\{(\w+)\}/g, (_, k: string) => values[k] ?? '');
+  filled(textsOf('hosted', locale)[key], values);
 
 /** Who a hosted page works for: a login client, an allowed redirect_uri, the app's opaque state, and the client's flow. */
 export interface Entry { client: Client; redirectUri: string; state?: string; locale: PageLocale; flow: FlowVersion }

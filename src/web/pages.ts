@@ -8,56 +8,10 @@ import { brandOf } from '../domain/brand';
 
 export { brandOf };
 
-/** The locales of the standard flow; pages fall back to en-US. */
-export const PAGE_LOCALES = ['en-US', 'fr-FR', 'de-DE', 'es-ES'] as const;
-export type PageLocale = (typeof PAGE_LOCALES)[number];
+import { filled, PAGE_LOCALES, textsOf, type PageLocale } from '../texts';
 
-const TEXT: Record<PageLocale, Record<string, string>> = {
-  'en-US': {
-    badLink: 'This page was opened with a link that is not set up correctly.',
-    notThisBrowser: 'This sign-in was started in another browser, or more than 10 minutes ago. Start it again.',
-    signInSpent: 'This sign-in was already completed or has expired. Start it again.',
-    providerDenied: '{provider} did not sign you in.', providerRemoved: 'Signing in with {provider} is no longer offered here.',
-    tooManyStarts: 'Too many sign-ins were started from this address. Try again in {seconds} seconds.',
-    unavailable: 'This page is not available right now. Try again later.', forDevelopers: 'Details for the app’s developers',
-    signIn: 'Sign in', signInWith: 'Sign in with {provider}', continue: 'Continue', failed: 'The sign-in could not be completed',
-    noProviders: 'No sign-in providers are set up for this application.', back: 'Go back to the app and try again.',
-    providerDown: '{provider} could not be reached. Try again in a few minutes.', providerFailed: 'The sign-in with {provider} could not be completed. Start it again.',
-  },
-  'fr-FR': {
-    badLink: 'Cette page a été ouverte avec un lien mal configuré.',
-    notThisBrowser: 'Cette connexion a été commencée dans un autre navigateur, ou il y a plus de 10 minutes. Recommencez-la.',
-    signInSpent: 'Cette connexion est déjà terminée ou a expiré. Recommencez-la.',
-    providerDenied: '{provider} ne vous a pas connecté.', providerRemoved: 'La connexion avec {provider} n’est plus proposée ici.',
-    tooManyStarts: 'Trop de connexions ont été commencées depuis cette adresse. Réessayez dans {seconds} secondes.',
-    unavailable: 'Cette page n’est pas disponible pour le moment. Réessayez plus tard.', forDevelopers: 'Détails pour les développeurs de l’application',
-    signIn: 'Se connecter', signInWith: 'Se connecter avec {provider}', continue: 'Continuer', failed: 'La connexion n’a pas pu aboutir',
-    noProviders: 'Aucun fournisseur de connexion n’est configuré pour cette application.', back: 'Revenez à l’application et réessayez.',
-    providerDown: '{provider} est injoignable. Réessayez dans quelques minutes.', providerFailed: 'La connexion avec {provider} n’a pas pu aboutir. Recommencez-la.',
-  },
-  'de-DE': {
-    badLink: 'Diese Seite wurde mit einem falsch eingerichteten Link geöffnet.',
-    notThisBrowser: 'Diese Anmeldung wurde in einem anderen Browser oder vor mehr als 10 Minuten begonnen. Beginne sie erneut.',
-    signInSpent: 'Diese Anmeldung ist bereits abgeschlossen oder abgelaufen. Beginne sie erneut.',
-    providerDenied: '{provider} hat dich nicht angemeldet.', providerRemoved: 'Die Anmeldung mit {provider} wird hier nicht mehr angeboten.',
-    tooManyStarts: 'Von dieser Adresse wurden zu viele Anmeldungen begonnen. Versuche es in {seconds} Sekunden erneut.',
-    unavailable: 'Diese Seite ist gerade nicht verfügbar. Versuche es später erneut.', forDevelopers: 'Details für die Entwickler der App',
-    signIn: 'Anmelden', signInWith: 'Mit {provider} anmelden', continue: 'Weiter', failed: 'Die Anmeldung konnte nicht abgeschlossen werden',
-    noProviders: 'Für diese Anwendung ist kein Anmeldedienst eingerichtet.', back: 'Kehre zur App zurück und versuche es erneut.',
-    providerDown: '{provider} ist nicht erreichbar. Versuche es in ein paar Minuten erneut.', providerFailed: 'Die Anmeldung mit {provider} konnte nicht abgeschlossen werden. Beginne sie erneut.',
-  },
-  'es-ES': {
-    badLink: 'Esta página se abrió con un enlace mal configurado.',
-    notThisBrowser: 'Este inicio de sesión se empezó en otro navegador o hace más de 10 minutos. Vuelve a empezarlo.',
-    signInSpent: 'Este inicio de sesión ya se completó o ha caducado. Vuelve a empezarlo.',
-    providerDenied: '{provider} no ha iniciado tu sesión.', providerRemoved: 'El inicio de sesión con {provider} ya no se ofrece aquí.',
-    tooManyStarts: 'Se han empezado demasiados inicios de sesión desde esta dirección. Inténtalo de nuevo en {seconds} segundos.',
-    unavailable: 'Esta página no está disponible en este momento. Inténtalo más tarde.', forDevelopers: 'Detalles para los desarrolladores de la aplicación',
-    signIn: 'Iniciar sesión', signInWith: 'Iniciar sesión con {provider}', continue: 'Continuar', failed: 'No se pudo completar el inicio de sesión',
-    noProviders: 'No hay proveedores de inicio de sesión configurados para esta aplicación.', back: 'Vuelve a la aplicación e inténtalo de nuevo.',
-    providerDown: 'No se pudo contactar con {provider}. Inténtalo de nuevo en unos minutos.', providerFailed: 'No se pudo completar el inicio de sesión con {provider}. Vuelve a empezarlo.',
-  },
-};
+export { PAGE_LOCALES, type PageLocale };
+
 
 /** The page's locale: `locale` if it is one of ours, else the first of Accept-Language that is, else en-US. */
 export function pageLocale(requested: unknown, acceptLanguage: string | undefined): PageLocale {
@@ -70,8 +24,8 @@ export function pageLocale(requested: unknown, acceptLanguage: string | undefine
   return 'en-US';
 }
 
-export const text = (locale: PageLocale, key: string, values: Record<string, string> = {}) =>
-  TEXT[locale][key].replace(/\{(\w+)\}/g, (_, k: string) => values[k] ?? '');
+/** A text every page may show (templates/pages/strings.json, `common`), in the page's locale. */
+export const text = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(textsOf('common', locale)[key], values);
 
 const PROVIDER_NAMES: Readonly<Record<string, string>> = {
   google: 'Google', github: 'GitHub', gitlab: 'GitLab', microsoft: 'Microsoft', apple: 'Apple', facebook: 'Facebook',
@@ -82,12 +36,6 @@ export const providerLabel = (name: string): string => (Object.hasOwn(PROVIDER_N
   ? PROVIDER_NAMES[name]
   : name.charAt(0).toUpperCase() + name.slice(1).replace(/-/g, ' '));
 
-const BACK_TO_THE_APP: Record<PageLocale, string> = {
-  'en-US': 'Continue to the app', 'fr-FR': 'Continuer vers l’application', 'de-DE': 'Weiter zur App', 'es-ES': 'Continuar a la aplicación',
-};
-const BACK_TO_APP: Record<PageLocale, string> = {
-  'en-US': 'Continue to {app}', 'fr-FR': 'Continuer vers {app}', 'de-DE': 'Weiter zu {app}', 'es-ES': 'Continuar a {app}',
-};
 
 /**
  * Where a finished page sends people back: the setting `app_url` (the client's, else the
@@ -100,7 +48,7 @@ export function backToApp(app: Application, client: { settings: Record<string, s
   const target = url && isHttpUrl(url) ? url : first ? new URL(first).origin : undefined;
   if (!target) return '';
   // without an app_name the page does not know what the app is called: it says "the app"
-  const label = app.settings.app_name ? BACK_TO_APP[locale].replace('{app}', brandOf(app).name) : BACK_TO_THE_APP[locale];
+  const label = app.settings.app_name ? text(locale, 'backToApp', { app: brandOf(app).name }) : text(locale, 'backToTheApp');
   return `<a class="button" href="${escape(target)}">${escape(label)}</a>`;
 }
 

@@ -13,49 +13,12 @@ import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { textsOf } from '../texts';
 
 type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged' | 'sent';
 const FORM = 'newPasswordFormNoAuth';
 const FORGOT = 'forgotPasswordForm';
 
-const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button' | 'resend', string>> = {
-  'en-US': {
-    title: 'Choose a new password', button: 'Save my new password', choose: 'Enter your new password twice.',
-    changed: 'Your password is changed, and you are signed out everywhere else. Sign in to the app with your new password.',
-    used: 'This link was already used. If you did not finish, enter your email address to get a new link.',
-    sent: 'Check your inbox: we emailed you a new link to choose a new password.', resend: 'Email me a new link',
-    expired: 'This link has expired. Enter your email address to get a new link.',
-    unknown: 'This link is not recognized. Open the link from the newest password email, whole.',
-    forged: 'This page expired before you saved. Open the link from the email again.',
-  },
-  'fr-FR': {
-    title: 'Choisissez un nouveau mot de passe', button: 'Enregistrer mon nouveau mot de passe', choose: 'Saisissez deux fois votre nouveau mot de passe.',
-    changed: 'Votre mot de passe est changé et vous êtes déconnecté partout ailleurs. Connectez-vous à l’application avec votre nouveau mot de passe.',
-    used: 'Ce lien a déjà servi. Si vous n’avez pas terminé, saisissez votre adresse e-mail pour recevoir un nouveau lien.',
-    sent: 'Consultez votre boîte de réception : nous vous avons envoyé un nouveau lien.', resend: 'M’envoyer un nouveau lien',
-    expired: 'Ce lien a expiré. Saisissez votre adresse e-mail pour recevoir un nouveau lien.',
-    unknown: 'Ce lien n’est pas reconnu. Ouvrez le lien complet du dernier e-mail.',
-    forged: 'Cette page a expiré avant l’enregistrement. Ouvrez à nouveau le lien de l’e-mail.',
-  },
-  'de-DE': {
-    title: 'Wähle ein neues Passwort', button: 'Neues Passwort speichern', choose: 'Gib dein neues Passwort zweimal ein.',
-    changed: 'Dein Passwort ist geändert, und du bist überall sonst abgemeldet. Melde dich in der App mit dem neuen Passwort an.',
-    used: 'Dieser Link wurde schon verwendet. Falls du nicht fertig geworden bist, gib deine E-Mail-Adresse ein, um einen neuen Link zu bekommen.',
-    sent: 'Sieh in deinem Posteingang nach: Wir haben dir einen neuen Link geschickt.', resend: 'Neuen Link senden',
-    expired: 'Dieser Link ist abgelaufen. Gib deine E-Mail-Adresse ein, um einen neuen Link zu bekommen.',
-    unknown: 'Dieser Link ist unbekannt. Öffne den vollständigen Link aus der neuesten E-Mail.',
-    forged: 'Diese Seite ist vor dem Speichern abgelaufen. Öffne den Link aus der E-Mail noch einmal.',
-  },
-  'es-ES': {
-    title: 'Elige una contraseña nueva', button: 'Guardar mi contraseña nueva', choose: 'Escribe tu contraseña nueva dos veces.',
-    changed: 'Tu contraseña ha cambiado y se ha cerrado tu sesión en todos los demás sitios. Inicia sesión en la aplicación con la contraseña nueva.',
-    used: 'Este enlace ya se usó. Si no terminaste, escribe tu correo electrónico para recibir un enlace nuevo.',
-    sent: 'Revisa tu bandeja de entrada: te enviamos un enlace nuevo.', resend: 'Enviarme un enlace nuevo',
-    expired: 'Este enlace ha caducado. Escribe tu correo electrónico para recibir un enlace nuevo.',
-    unknown: 'Este enlace no se reconoce. Abre el enlace completo del correo más reciente.',
-    forged: 'Esta página caducó antes de guardar. Vuelve a abrir el enlace del correo.',
-  },
-};
 
 const COOKIE = 'gh_reset_csrf';
 
@@ -99,7 +62,7 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
    * flow's forgotPasswordForm, which mails a new link as /oauth/forgot_password_native does.
    */
   const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status: number, form?: Shown, back = '') => {
-    const t = TEXT[locale];
+    const t = textsOf('resetPassword', locale) as Record<Outcome | 'title' | 'button' | 'resend', string>;
     let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'changed' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'choose' ? 'status' : 'alert'}">${escape(t[outcome])}</p>${back}`;
     if (form) {
       const resend = form.form.name === FORGOT;

@@ -11,59 +11,10 @@ import { callApi, flowParams, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { textsOf } from '../texts';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
-const TEXT: Record<PageLocale, Record<Outcome | 'title' | 'button' | 'resend', string>> = {
-  'en-US': {
-    title: 'Verify your email address', button: 'Verify my email address',
-    confirm: 'Confirm that this email address is yours.',
-    verified: 'Your email address is verified. You can close this page and return to the app.',
-    used: 'This link was already used, so your email address is probably verified. Sign in to the app to check.',
-    expired: 'This link has expired. Ask the app to send you a new verification email.',
-    expiredResend: 'This link has expired. Enter your email address to get a new one.',
-    sent: 'Check your inbox: we emailed you a new verification link.', resend: 'Email me a new link',
-    unknown: 'This link is not recognized. Open the link from the newest verification email, whole.',
-    incomplete: 'This link is incomplete. Open the link from the newest verification email, whole.',
-    forged: 'This page expired before you confirmed. Open the link from the email again.',
-  },
-  'fr-FR': {
-    title: 'Vérifiez votre adresse e-mail', button: 'Vérifier mon adresse e-mail',
-    confirm: 'Confirmez que cette adresse e-mail est bien la vôtre.',
-    verified: 'Votre adresse e-mail est vérifiée. Vous pouvez fermer cette page et revenir à l’application.',
-    used: 'Ce lien a déjà servi : votre adresse e-mail est sans doute vérifiée. Connectez-vous à l’application pour le savoir.',
-    expired: 'Ce lien a expiré. Demandez à l’application de vous envoyer un nouvel e-mail de vérification.',
-    expiredResend: 'Ce lien a expiré. Saisissez votre adresse e-mail pour en recevoir un nouveau.',
-    sent: 'Consultez votre boîte de réception : nous vous avons envoyé un nouveau lien de vérification.', resend: 'M’envoyer un nouveau lien',
-    unknown: 'Ce lien n’est pas reconnu. Ouvrez le lien complet du dernier e-mail de vérification.',
-    incomplete: 'Ce lien est incomplet. Ouvrez le lien complet du dernier e-mail de vérification.',
-    forged: 'Cette page a expiré avant votre confirmation. Ouvrez à nouveau le lien de l’e-mail.',
-  },
-  'de-DE': {
-    title: 'Bestätige deine E-Mail-Adresse', button: 'E-Mail-Adresse bestätigen',
-    confirm: 'Bestätige, dass diese E-Mail-Adresse dir gehört.',
-    verified: 'Deine E-Mail-Adresse ist bestätigt. Du kannst diese Seite schließen und zur App zurückkehren.',
-    used: 'Dieser Link wurde schon verwendet, deine E-Mail-Adresse ist also wahrscheinlich bestätigt. Melde dich in der App an, um es zu prüfen.',
-    expired: 'Dieser Link ist abgelaufen. Lass dir von der App eine neue Bestätigungs-E-Mail schicken.',
-    expiredResend: 'Dieser Link ist abgelaufen. Gib deine E-Mail-Adresse ein, um einen neuen zu bekommen.',
-    sent: 'Sieh in deinem Posteingang nach: Wir haben dir einen neuen Bestätigungslink geschickt.', resend: 'Neuen Link senden',
-    unknown: 'Dieser Link ist unbekannt. Öffne den vollständigen Link aus der neuesten Bestätigungs-E-Mail.',
-    incomplete: 'Dieser Link ist unvollständig. Öffne den vollständigen Link aus der neuesten Bestätigungs-E-Mail.',
-    forged: 'Diese Seite ist vor deiner Bestätigung abgelaufen. Öffne den Link aus der E-Mail noch einmal.',
-  },
-  'es-ES': {
-    title: 'Verifica tu correo electrónico', button: 'Verificar mi correo electrónico',
-    confirm: 'Confirma que esta dirección de correo electrónico es tuya.',
-    verified: 'Tu correo electrónico está verificado. Puedes cerrar esta página y volver a la aplicación.',
-    used: 'Este enlace ya se usó, así que tu correo electrónico probablemente está verificado. Inicia sesión en la aplicación para comprobarlo.',
-    expired: 'Este enlace ha caducado. Pide a la aplicación que te envíe un nuevo correo de verificación.',
-    expiredResend: 'Este enlace ha caducado. Escribe tu correo electrónico para recibir uno nuevo.',
-    sent: 'Revisa tu bandeja de entrada: te enviamos un nuevo enlace de verificación.', resend: 'Enviarme un enlace nuevo',
-    unknown: 'Este enlace no se reconoce. Abre el enlace completo del correo de verificación más reciente.',
-    incomplete: 'Este enlace está incompleto. Abre el enlace completo del correo de verificación más reciente.',
-    forged: 'Esta página caducó antes de que confirmaras. Vuelve a abrir el enlace del correo.',
-  },
-};
 
 const COOKIE = 'gh_verify_csrf';
 const RESEND = 'resendVerificationForm';
@@ -91,7 +42,7 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
 
   /** The page: the outcome, the confirm button (`confirm`), or for an expired link the flow's resendVerificationForm. */
   const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string; resend?: Resend }, back = '') => {
-    const t = TEXT[locale];
+    const t = textsOf('verifyEmail', locale) as Record<Outcome | 'title' | 'button' | 'resend', string>;
     let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>${back}`;
     if (form?.resend?.notice) body += `<p class="notice" role="alert">${escape(form.resend.notice)}</p>`;
     if (form) {
