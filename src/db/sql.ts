@@ -36,7 +36,6 @@ export interface Sql {
   transaction?<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
 }
 
-
 /**
  * What a `Tx` holds here: a statement transaction's connection on MySQL (Sql.transaction), a
  * Sequelize transaction on SQLite (Database.transaction queues them behind the one writer).

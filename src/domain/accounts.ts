@@ -4,8 +4,9 @@ import type { CredentialKind } from './storage/credentials';
 import type { EntityRecord, RecordChange } from './storage/records';
 import type { RecordVersions } from './versions';
 
-// What an operator does to a user's account (the CLI's users:* commands, and /entity.delete):
-// each action one transaction, with the snapshot it commits.
+// The actions on a user's account as a whole — a change from a profile form or a reset page, and
+// what an operator does (the CLI's users:* commands, /entity.delete) — each one transaction, with
+// the snapshot it commits.
 
 /** What an account action writes with: the storage, the outbox its snapshot is committed to, and the clock. */
 export interface AccountWrites { db: Storage; outbox: Outbox; versions: RecordVersions; now: () => Date }

@@ -3,11 +3,20 @@ import type { NewCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
-import { randomToken } from '../domain/secrets';
+import { randomToken, sha256Hex } from '../domain/secrets';
 import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../domain/tokens';
 import { ApiError, errors } from '../errors';
 import type { RequestContext } from './context';
-import { parseRedirectUri } from './handlers/access';
+
+const MAX_REDIRECT_URI = 2048;
+
+/** `redirect_uri`: an http(s) URL of at most 2,048 characters (login endpoints, codes and tokens). */
+export function parseRedirectUri(ctx: RequestContext): string {
+  const uri = ctx.params.require('redirect_uri');
+  if (!/^https?:/i.test(uri)) throw errors.invalidArgument('redirect_uri', 'must begin with http: or https:');
+  if (uri.length > MAX_REDIRECT_URI) throw errors.invalidArgument('redirect_uri', `is longer than ${MAX_REDIRECT_URI} characters`);
+  return uri;
+}
 
 export type ResponseType = 'token' | 'code' | 'code_and_token';
 const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_and_token'];
@@ -170,4 +179,17 @@ export function takenAttribute(ctx: RequestContext, request: FlowRequest, form: 
   return new ApiError('invalidFormFields', 'one or more form fields are not valid; see invalid_fields', {
     extra: { invalid_fields: { [field?.name ?? attribute]: [message] } },
   });
+}
+
+/**
+ * The record the `access_token` parameter of a login endpoint acts for: 413 when the token is not
+ * live, or was issued for another client (`for_client_id`).
+ */
+export async function recordOfAccessToken(ctx: RequestContext, request: FlowRequest, value = ctx.params.require('access_token')) {
+  const { db, clock } = ctx.services;
+  const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
+  const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
+  const record = usable && token.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
+  if (!token || !record) throw errors.invalidAccessToken();
+  return { token, record };
 }

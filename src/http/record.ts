@@ -2,7 +2,10 @@ import type { EntityKey, EntityRecord } from '../domain/storage/records';
 import { ApiError, errors } from '../errors';
 import { UNIQUE_ATTRIBUTES, type UniqueAttribute } from '../domain/users';
 import type { RequestContext } from './context';
+import { getPath, parsePath, parsePathList, pick } from '../domain/entity-attributes';
 import { assertNoControl } from './params';
+
+type Doc = Record<string, unknown>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ID = /^[1-9]\d{0,14}$/;
@@ -71,4 +74,15 @@ export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord>
     throw new ApiError('recordNotFound', `no user record has ${attribute} ${JSON.stringify(text.slice(0, 254))}`, { extra: { argument_name: argument } });
   }
   return record;
+}
+
+/** The `attributes` and `attribute_name` of /entity, applied to a rendered record. */
+export function shape(ctx: RequestContext, rendered: Doc): unknown {
+  const name = ctx.params.get('attribute_name');
+  if (name !== undefined) {
+    const value = getPath(rendered, parsePath(name));
+    if (value === undefined) throw errors.invalidArgument('attribute_name', `the record has no attribute ${name.slice(0, 64)}`);
+    return value;
+  }
+  return ctx.params.get('attributes') === undefined ? rendered : pick(rendered, parsePathList(ctx.params.json('attributes')));
 }

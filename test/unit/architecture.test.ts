@@ -83,6 +83,10 @@ it.each([
   expect(edges.filter((e) => under(layer)(e.from) && !allowed(e.to))).toEqual([]);
 });
 
+it('no API handler imports another (what two share lives beside them in src/http)', () => {
+  expect(edges.filter((e) => under('src/http/handlers')(e.from) && under('src/http/handlers')(e.to))).toEqual([]);
+});
+
 it('only the entry points import the wiring (runtime, app)', () => {
   const entries = ['src/server.ts', 'src/cli.ts', 'src/dashboard.ts', 'workers/main.ts'];
   const wiring = ['src/runtime.ts', 'src/app.ts'];

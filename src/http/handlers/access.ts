@@ -5,8 +5,8 @@ import { requireTimeAttribute, requireUserType } from '../../domain/users';
 import { errors } from '../../errors';
 import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord } from '../record';
+import { parseRedirectUri } from '../flow-request';
 
-const MAX_REDIRECT_URI = 2048;
 
 /** `for_client_id`: another client of the same application that receives what is issued. */
 async function forClient(ctx: RequestContext): Promise<Client | undefined> {
@@ -15,13 +15,6 @@ async function forClient(ctx: RequestContext): Promise<Client | undefined> {
   const client = await ctx.services.clients.find(ctx.app.id, id);
   if (!client) throw errors.invalidArgument('for_client_id', `no client ${id.slice(0, 64)} in this application`);
   return client;
-}
-
-export function parseRedirectUri(ctx: RequestContext): string {
-  const uri = ctx.params.require('redirect_uri');
-  if (!/^https?:/i.test(uri)) throw errors.invalidArgument('redirect_uri', 'must begin with http: or https:');
-  if (uri.length > MAX_REDIRECT_URI) throw errors.invalidArgument('redirect_uri', `is longer than ${MAX_REDIRECT_URI} characters`);
-  return uri;
 }
 
 /** `transaction_state`: a JSON object handed back unchanged at the exchange. */

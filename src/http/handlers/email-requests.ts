@@ -1,15 +1,11 @@
-import { uniqueKey, type EntityRecord } from '../../domain/storage/records';
+import { uniqueKey } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
-import { wholeSeconds, type Issue } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { assertValid, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
-
-/** A whole number of seconds from a client setting, else the application default, else `fallback`. */
-const seconds = (ctx: RequestContext, client: Client, key: string, fallback: number) =>
-  wholeSeconds(client.settings[key] ?? ctx.app.settings[key], fallback);
+import { displayName, settingSeconds, verificationMail } from '../verification-mail';
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
 function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {
@@ -20,8 +16,6 @@ function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_ema
   return url;
 }
 
-const displayName = (r: EntityRecord) =>
-  String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
 
 /**
  * What forgot_password_native and verify_email_native share: the form with its email field, and
@@ -74,7 +68,7 @@ export const forgotPassword: Handler = async (ctx) => {
   }
 
   const { tokens, outbox, box } = ctx.services;
-  const lifetime = seconds(ctx, request.client, 'password_reset_lifetime', 3600);
+  const lifetime = settingSeconds(ctx, request.client, 'password_reset_lifetime', 3600);
   await outbox.commit(async (tx) => {
     const code = await tokens.issue({
       kind: 'authorization_code', app: ctx.app, entityId: record.id, client: request.client, redirectUri: recoverUrl,
@@ -114,30 +108,3 @@ export const verifyEmail: Handler = async (ctx) => {
   return {};
 };
 
-/**
- * A verification code for the record's email and the email carrying it (verify-email or welcome).
- * The caller stores `credential` in the transaction that writes `job` (registration stores it in
- * the same INSERT as the new record's tokens).
- */
-export function verificationMail(
-  ctx: RequestContext,
-  request: FlowRequest,
-  record: EntityRecord,
-  verifyUrl: string,
-  template: 'verify-email' | 'welcome',
-) {
-  const lifetime = seconds(ctx, request.client, 'verification_lifetime', 604_800);
-  const code = randomToken(20);
-  const credential: { issue: Issue; value: string } = {
-    issue: {
-      kind: 'verification_code', app: ctx.app, entityId: record.id, client: request.client,
-      extra: { attribute_name: 'emailVerified' }, seconds: lifetime,
-    },
-    value: code,
-  };
-  const job = mailJob(ctx.services.outbox, ctx.services.box, ctx.app, {
-    template, locale: request.flow.locale, to: record.email!, name: displayName(record),
-    link: withParameter(verifyUrl, 'verification_code', code), expiresIn: lifetime,
-  });
-  return { credential, job };
-}

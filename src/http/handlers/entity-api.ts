@@ -279,13 +279,3 @@ export const countEntities: Handler = async (ctx) => {
   return { total_count: await bounded(() => ctx.services.db.entities.count(ctx.app.id, where, ctx.services.entityQueryTimeoutMs)) };
 };
 
-/** The `attributes` and `attribute_name` of /entity, applied to a rendered record. */
-export function shape(ctx: RequestContext, rendered: Doc): unknown {
-  const name = ctx.params.get('attribute_name');
-  if (name !== undefined) {
-    const value = getPath(rendered, parsePath(name));
-    if (value === undefined) throw errors.invalidArgument('attribute_name', `the record has no attribute ${name.slice(0, 64)}`);
-    return value;
-  }
-  return ctx.params.get('attributes') === undefined ? rendered : pick(rendered, parsePathList(ctx.params.json('attributes')));
-}

@@ -1,7 +1,7 @@
 import { DuplicateAttributeError } from '../../domain/storage/records';
 import { parseNewUser, requireUserType } from '../../domain/users';
 import { captureUser } from '../capture-user';
-import { shape } from './entity-api';
+import { shape } from '../record';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';

@@ -3,7 +3,7 @@ import { changesFrom } from '../../domain/profile-fields';
 import { USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
 import type { Handler } from '../context';
-import { verificationMail } from './email-requests';
+import { verificationMail } from '../verification-mail';
 import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
 
 const ENDPOINT = '/oauth/register_native_traditional';

@@ -8,10 +8,9 @@ import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { accountDisabled, signedIn } from '../capture-user';
 import type { Handler, RequestContext } from '../context';
-import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
+import { assertValid, type FlowRequest, loginTokens, parseFlowRequest, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from '../flow-request';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
-import { verificationMail } from './email-requests';
-import { recordOfAccessToken } from './update-profile';
+import { verificationMail } from '../verification-mail';
 
 /** The profile's value for a record attribute (what thin registration copies and prereg_fields carry). */
 function fromProfile(profile: SocialProfile, attribute: string | undefined): string | null {

@@ -1,27 +1,13 @@
 import { changeAccount } from '../../domain/accounts';
 import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
-import { sha256Hex } from '../../domain/secrets';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
-import type { Handler, RequestContext } from '../context';
+import type { Handler } from '../context';
 import { accountSubject, guardPasswordGuesses } from '../password-guesses';
-import { assertValid, parseFlowRequest, requestForm, requireFields, takenAttribute, uniqueness, type FlowRequest } from '../flow-request';
+import { assertValid, parseFlowRequest, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
 
 const ENDPOINT = '/oauth/update_profile_native';
-
-/**
- * The record the `access_token` parameter of a login endpoint acts for: 413 when the token is not
- * live, or was issued for another client (`for_client_id`).
- */
-export async function recordOfAccessToken(ctx: RequestContext, request: FlowRequest, value = ctx.params.require('access_token')) {
-  const { db, clock } = ctx.services;
-  const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
-  const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
-  const record = usable && token.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
-  if (!token || !record) throw errors.invalidAccessToken();
-  return { token, record };
-}
 
 /**
  * docs/api.md#flows0: edits the record of the access token with editProfileForm (fields the record already

@@ -3,7 +3,7 @@ import { requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import type { Handler } from '../context';
 import { recordKey } from '../record';
-import { shape } from './entity-api';
+import { shape } from '../record';
 
 /**
  * docs/api.md#versionsentity /versions/entity: the record as it was at `timestamp` (the spec's timestamp format or

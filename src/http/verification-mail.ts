@@ -1,0 +1,42 @@
+import type { Client } from '../domain/clients';
+import { mailJob, withParameter } from '../domain/mail';
+import { randomToken } from '../domain/secrets';
+import type { EntityRecord } from '../domain/storage/records';
+import { wholeSeconds, type Issue } from '../domain/tokens';
+import type { RequestContext } from './context';
+import type { FlowRequest } from './flow-request';
+
+export const displayName = (r: EntityRecord) =>
+  String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
+
+/** A whole number of seconds from a client setting, else the application default, else `fallback`. */
+export const settingSeconds = (ctx: RequestContext, client: Client, key: string, fallback: number) =>
+  wholeSeconds(client.settings[key] ?? ctx.app.settings[key], fallback);
+
+/**
+ * A verification code for the record's email and the email carrying it (verify-email or welcome).
+ * The caller stores `credential` in the transaction that writes `job` (registration stores it in
+ * the same INSERT as the new record's tokens).
+ */
+export function verificationMail(
+  ctx: RequestContext,
+  request: FlowRequest,
+  record: EntityRecord,
+  verifyUrl: string,
+  template: 'verify-email' | 'welcome',
+) {
+  const lifetime = settingSeconds(ctx, request.client, 'verification_lifetime', 604_800);
+  const code = randomToken(20);
+  const credential: { issue: Issue; value: string } = {
+    issue: {
+      kind: 'verification_code', app: ctx.app, entityId: record.id, client: request.client,
+      extra: { attribute_name: 'emailVerified' }, seconds: lifetime,
+    },
+    value: code,
+  };
+  const job = mailJob(ctx.services.outbox, ctx.services.box, ctx.app, {
+    template, locale: request.flow.locale, to: record.email!, name: displayName(record),
+    link: withParameter(verifyUrl, 'verification_code', code), expiresIn: lifetime,
+  });
+  return { credential, job };
+}
