@@ -1,60 +1,7 @@
-import type { Route } from './routes';
+import { ROUTES, type EndpointDoc, type Route } from './routes';
 
-/**
- * What the route table does not say about each endpoint: a summary and its parameters (`!` marks
- * a required one). The OpenAPI document is generated from the table (paths, methods, where
- * parameters are read, authentication schemes, client kinds, error bodies) and these.
- */
-const RECORD = ['uuid', 'id', 'key_attribute', 'key_value'];
-/** The flow endpoints' shared parameters (docs/api.md#flows); the form's own fields come from the flow. */
-const FLOW = ['client_id!', 'locale!', 'flow', 'flow_version', 'redirect_uri', 'response_type', 'form'];
-/** The flow endpoints that require redirect_uri: a code is bound to it, or an email links to it (password_recover_url). */
-const FLOW_REDIRECT = FLOW.map((p) => (p === 'redirect_uri' ? 'redirect_uri!' : p));
-const SOCIAL = [...FLOW, 'token!', 'merge_token', 'refresh_secret'];
-
-export const ENDPOINT_DOCS: Record<string, { summary: string; params: readonly string[] }> = {
-  '/access/getAccessToken': { summary: 'An access token for a record', params: ['type_name!', ...RECORD, 'for_client_id'] },
-  '/access/getAuthorizationCode': { summary: 'An authorization code for a record', params: ['type_name!', ...RECORD, 'redirect_uri!', 'transaction_state', 'lifetime', 'for_client_id'] },
-  '/access/getCreationToken': { summary: 'A one-time token that lets a client without a secret create one record', params: ['type_name', 'lifetime', 'for_client_id'] },
-  '/access/getVerificationCode': { summary: 'A one-time code that sets a time attribute (emailVerified) when used', params: ['type_name!', ...RECORD, 'attribute_name!', 'lifetime'] },
-  '/access/useVerificationCode': { summary: 'Uses a verification code', params: ['verification_code!'] },
-  '/oauth/token': { summary: 'Exchanges an authorization code, or rotates a refresh token', params: ['grant_type!', 'code', 'redirect_uri', 'refresh_token'] },
-  '/oauth/register_native_traditional': { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret'] },
-  '/oauth/auth_native_traditional': { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] },
-  '/oauth/update_profile_native': { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] },
-  '/oauth/refresh_access_token': { summary: 'Renews a mobile SDK\'s access token with its refresh secret', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'date!', 'signature!'] },
-  '/oauth/auth_native': { summary: 'Completes a social sign-in with a social login token', params: [...FLOW_REDIRECT, 'token!', 'merge_token', 'refresh_secret', 'thin_registration', 'registration_form'] },
-  '/oauth/register_native': { summary: 'Registers the identity behind a social login token', params: SOCIAL },
-  '/oauth/link_account_native': { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] },
-  '/oauth/unlink_account_native': { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] },
-  '/oauth/forgot_password_native': { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT },
-  '/oauth/verify_email_native': { summary: 'Mails a verification code', params: FLOW_REDIRECT },
-  '/entity.create': { summary: 'Creates a record', params: ['type_name!', 'attributes!', 'creation_token'] },
-  '/entity': { summary: 'One record, whole or in part', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'access_token'] },
-  '/entity.find': { summary: 'Records matching a filter, one page', params: ['type_name', 'filter', 'max_results', 'first_result', 'sort_on', 'attributes', 'show_total_count'] },
-  '/entity.count': { summary: 'How many records match a filter', params: ['type_name', 'filter'] },
-  '/entity.update': { summary: 'Merges attributes into a record, or sets one sub-value', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'value', 'include_record', 'access_token'] },
-  '/entity.replace': { summary: 'Replaces a record\'s attribute set, or one sub-value', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'value', 'include_record'] },
-  '/entity.delete': { summary: 'Deletes a record, or one sub-value', params: ['type_name', ...RECORD, 'attribute_name'] },
-  '/entity.bulkCreate': { summary: 'Creates up to 1,000 records in one transaction', params: ['type_name!', 'all_attributes!'] },
-  '/versions/entity': { summary: 'A record as it was at a time', params: ['type_name!', 'id', 'uuid', 'timestamp!', 'attributes', 'attribute_name'] },
-  '/entityType': { summary: 'The attributes of the user entity type', params: ['type_name!'] },
-  '/clients/add': { summary: 'Adds a client', params: ['description', 'features'] },
-  '/clients/list': { summary: 'The application\'s clients, with their secrets', params: ['has_features'] },
-  '/clients/set_features': { summary: 'Sets a client\'s features', params: ['for_client_id!', 'features!'] },
-  '/clients/delete': { summary: 'Deletes a client', params: ['client_id_for_deletion!'] },
-  '/clients/reset_secret': { summary: 'Gives a client a new secret', params: ['for_client_id!'] },
-  '/providers/add': { summary: 'Adds an identity provider of the built-in social login', params: ['name!', 'issuer!', 'provider_client_id!', 'provider_client_secret!', 'kind', 'scopes'] },
-  '/providers/list': { summary: 'The identity providers, never a secret', params: [] },
-  '/providers/remove': { summary: 'Removes an identity provider', params: ['name!'] },
-  '/settings/get': { summary: 'One setting (a client\'s, else the application\'s)', params: ['key!', 'for_client_id'] },
-  '/settings/items': { summary: 'Every setting of a client, with the application\'s defaults', params: ['for_client_id'] },
-  '/settings/keys': { summary: 'The names of a client\'s settings', params: ['for_client_id'] },
-  '/settings/set': { summary: 'Sets a client setting', params: ['key!', 'value!', 'for_client_id'] },
-  '/settings/set_multi': { summary: 'Sets several client settings', params: ['items!', 'for_client_id'] },
-  '/settings/delete': { summary: 'Deletes a client setting', params: ['key!', 'for_client_id'] },
-  '/settings/set_default': { summary: 'Sets an application-wide default setting', params: ['key!', 'value!'] },
-};
+/** Each endpoint's summary and parameters, as the route table declares them (the tests read them by path). */
+export const ENDPOINT_DOCS: Record<string, EndpointDoc> = Object.fromEntries(ROUTES.flatMap((r) => (r.doc ? [[r.path, r.doc]] : [])));
 
 const STRING = { type: 'string' };
 const INTEGER = { type: 'integer' };
@@ -138,7 +85,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
   const paths: Record<string, unknown> = {};
   for (const route of routes) {
     // (a route added outside the table, as tests do, is described by its path alone)
-    const doc = ENDPOINT_DOCS[route.path] ?? { summary: route.path, params: [] };
+    const doc = route.doc ?? { summary: route.path, params: [] };
     const fields = [...doc.params, ...(route.auth.includes('client_params') ? ['client_id', 'client_secret'] : [])]
       .map((p) => ({ name: p.replace(/!$/, ''), required: p.endsWith('!') }))
       .filter((f, i, all) => all.findIndex((g) => g.name === f.name) === i);

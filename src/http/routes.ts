@@ -21,7 +21,8 @@ import type { ErrorStyle } from './status';
  * The one route table: every endpoint with its methods, where it reads parameters, the
  * authentication schemes it accepts, the client kinds (features) it admits, how its errors map to
  * HTTP statuses (see status.ts), and whether it only reads (a signed request to any other endpoint
- * is accepted once). docs/api.md#client-kinds says which kinds each endpoint admits.
+ * is accepted once), and what the OpenAPI document says of it (summary and parameters).
+ * docs/api.md#client-kinds says which kinds each endpoint admits.
  */
 export interface Route {
   path: string;
@@ -39,15 +40,28 @@ export interface Route {
    */
   size?: { body: number; param: number };
   handler: Handler;
+  /** What the OpenAPI document says of it: a summary and its parameters (`!` marks a required one). Every route of ROUTES has one. */
+  doc?: EndpointDoc;
 }
+
+/** An endpoint's summary and parameters, for the OpenAPI document (the form fields of a flow endpoint come from the flow). */
+export interface EndpointDoc { summary: string; params: readonly string[] }
+
+/** How an endpoint that acts on one record names it (docs/api.md#access-endpoints). */
+const RECORD = ['uuid', 'id', 'key_attribute', 'key_value'];
+/** The flow endpoints' shared parameters (docs/api.md#flows); the form's own fields come from the flow. */
+const FLOW = ['client_id!', 'locale!', 'flow', 'flow_version', 'redirect_uri', 'response_type', 'form'];
+/** The flow endpoints that require redirect_uri: a code is bound to it, or an email links to it (password_recover_url). */
+const FLOW_REDIRECT = FLOW.map((p) => (p === 'redirect_uri' ? 'redirect_uri!' : p));
+const SOCIAL = [...FLOW, 'token!', 'merge_token', 'refresh_secret'];
 
 const CLIENT_AUTH = ['basic', 'signature', 'client_params'] as const;
 const ANY_AUTH = ['basic', 'signature', 'client_params', 'client_id', 'none'] as const;
-const route = (path: string, auth: Route['auth'], kinds: Route['kinds'], handler: Handler, errors: ErrorStyle = 'capture'): Route => ({
-  path, methods: ['GET', 'POST'], params: 'query+body', auth, kinds, errors, handler,
+const route = (path: string, auth: Route['auth'], kinds: Route['kinds'], handler: Handler, doc: EndpointDoc, errors: ErrorStyle = 'capture'): Route => ({
+  path, methods: ['GET', 'POST'], params: 'query+body', auth, kinds, errors, handler, doc,
 });
-const admin = (path: string, handler: Handler, reads = false): Route => ({
-  path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', reads, handler,
+const admin = (path: string, handler: Handler, doc: EndpointDoc, reads = false): Route => ({
+  path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', reads, handler, doc,
 });
 const READS = true;
 /** A record's attributes are up to 64 KiB of JSON, which URL encoding may triple. */
@@ -56,62 +70,62 @@ const RECORD_SIZE = { body: 256 * 1024, param: 256 * 1024 };
 const BULK_SIZE = { body: 8 * 1024 * 1024, param: 8 * 1024 * 1024 };
 
 /** Login endpoints: a login client named by client_id (apps and pages), or one with its secret (an app's backend). */
-const login = (path: string, handler: Handler): Route => ({
-  path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'basic', 'signature', 'none'], kinds: ['login_client'], errors: 'login', handler,
+const login = (path: string, handler: Handler, doc: EndpointDoc): Route => ({
+  path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'basic', 'signature', 'none'], kinds: ['login_client'], errors: 'login', handler, doc,
 });
 
 export const ROUTES: readonly Route[] = [
   // docs/api.md#access-endpoints: codes and tokens for user records
-  route('/access/getAccessToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAccessToken),
-  route('/access/getAuthorizationCode', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAuthorizationCode),
-  route('/access/getCreationToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getCreationToken),
-  route('/access/getVerificationCode', CLIENT_AUTH, ['owner', 'direct_access'], access.getVerificationCode),
-  route('/access/useVerificationCode', ANY_AUTH, [], access.useVerificationCode),
+  route('/access/getAccessToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAccessToken, { summary: 'An access token for a record', params: ['type_name!', ...RECORD, 'for_client_id'] }),
+  route('/access/getAuthorizationCode', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAuthorizationCode, { summary: 'An authorization code for a record', params: ['type_name!', ...RECORD, 'redirect_uri!', 'transaction_state', 'lifetime', 'for_client_id'] }),
+  route('/access/getCreationToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getCreationToken, { summary: 'A one-time token that lets a client without a secret create one record', params: ['type_name', 'lifetime', 'for_client_id'] }),
+  route('/access/getVerificationCode', CLIENT_AUTH, ['owner', 'direct_access'], access.getVerificationCode, { summary: 'A one-time code that sets a time attribute (emailVerified) when used', params: ['type_name!', ...RECORD, 'attribute_name!', 'lifetime'] }),
+  route('/access/useVerificationCode', ANY_AUTH, [], access.useVerificationCode, { summary: 'Uses a verification code', params: ['verification_code!'] }),
   // docs/api.md#oauthtoken: any of the five kinds may exchange, only what was issued for it (signed too, as the
   // original server library signs every call)
-  route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, 'oauth'),
+  route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, { summary: 'Exchanges an authorization code, or rotates a refresh token', params: ['grant_type!', 'code', 'redirect_uri', 'refresh_token'] }, 'oauth'),
   // docs/api.md#flows: flow-based login endpoints; POST, body only, client_id of a login_client
-  login('/oauth/register_native_traditional', registerTraditional),
-  login('/oauth/auth_native_traditional', signInTraditional),
-  login('/oauth/update_profile_native', updateProfile),
+  login('/oauth/register_native_traditional', registerTraditional, { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret'] }),
+  login('/oauth/auth_native_traditional', signInTraditional, { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] }),
+  login('/oauth/update_profile_native', updateProfile, { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
   // the mobile SDKs renew their access token with the refresh secret they sent at sign-in
-  login('/oauth/refresh_access_token', refreshAccessToken),
+  login('/oauth/refresh_access_token', refreshAccessToken, { summary: 'Renews a mobile SDK\'s access token with its refresh secret', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'date!', 'signature!'] }),
   // docs/api.md#social-login: social login, with a token from the social login application
-  login('/oauth/auth_native', social.authNative),
-  login('/oauth/register_native', social.registerNative),
-  login('/oauth/link_account_native', social.linkAccount),
-  login('/oauth/unlink_account_native', social.unlinkAccount),
+  login('/oauth/auth_native', social.authNative, { summary: 'Completes a social sign-in with a social login token', params: [...FLOW_REDIRECT, 'token!', 'merge_token', 'refresh_secret', 'thin_registration', 'registration_form'] }),
+  login('/oauth/register_native', social.registerNative, { summary: 'Registers the identity behind a social login token', params: SOCIAL }),
+  login('/oauth/link_account_native', social.linkAccount, { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
+  login('/oauth/unlink_account_native', social.unlinkAccount, { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
-  login('/oauth/forgot_password_native', forgotPassword),
-  login('/oauth/verify_email_native', verifyEmail),
+  login('/oauth/forgot_password_native', forgotPassword, { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
+  login('/oauth/verify_email_native', verifyEmail, { summary: 'Mails a verification code', params: FLOW_REDIRECT }),
   // records: owner credentials or a creation token create; readers or the record's access token read
-  { ...route('/entity.create', ANY_AUTH, [], entity.createEntity), size: RECORD_SIZE },
-  { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity), reads: READS },
-  { ...route('/entity.find', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.findEntities), reads: READS },
-  { ...route('/entity.count', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.countEntities), reads: READS },
+  { ...route('/entity.create', ANY_AUTH, [], entity.createEntity, { summary: 'Creates a record', params: ['type_name!', 'attributes!', 'creation_token'] }), size: RECORD_SIZE },
+  { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity, { summary: 'One record, whole or in part', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'access_token'] }), reads: READS },
+  { ...route('/entity.find', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.findEntities, { summary: 'Records matching a filter, one page', params: ['type_name', 'filter', 'max_results', 'first_result', 'sort_on', 'attributes', 'show_total_count'] }), reads: READS },
+  { ...route('/entity.count', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityApi.countEntities, { summary: 'How many records match a filter', params: ['type_name', 'filter'] }), reads: READS },
   // writes: owner or direct_access credentials; an access token changes sub-values of its own
   // record only (the handlers check who writes what)
-  { ...route('/entity.update', [...CLIENT_AUTH, 'access_token'], [], entityApi.updateEntity), size: RECORD_SIZE },
-  { ...route('/entity.replace', [...CLIENT_AUTH, 'access_token'], [], entityApi.replaceEntity), size: RECORD_SIZE },
-  route('/entity.delete', [...CLIENT_AUTH, 'access_token'], [], entityApi.deleteEntity),
-  { ...route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities), size: BULK_SIZE },
+  { ...route('/entity.update', [...CLIENT_AUTH, 'access_token'], [], entityApi.updateEntity, { summary: 'Merges attributes into a record, or sets one sub-value', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'value', 'include_record', 'access_token'] }), size: RECORD_SIZE },
+  { ...route('/entity.replace', [...CLIENT_AUTH, 'access_token'], [], entityApi.replaceEntity, { summary: 'Replaces a record\'s attribute set, or one sub-value', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'value', 'include_record'] }), size: RECORD_SIZE },
+  route('/entity.delete', [...CLIENT_AUTH, 'access_token'], [], entityApi.deleteEntity, { summary: 'Deletes a record, or one sub-value', params: ['type_name', ...RECORD, 'attribute_name'] }),
+  { ...route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities, { summary: 'Creates up to 1,000 records in one transaction', params: ['type_name!', 'all_attributes!'] }), size: BULK_SIZE },
   // docs/api.md#versionsentity: a record as it was at a time, from its version snapshots
-  { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt), reads: READS },
-  { ...route('/entityType', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entity.entityType), reads: READS },
+  { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt, { summary: 'A record as it was at a time', params: ['type_name!', 'id', 'uuid', 'timestamp!', 'attributes', 'attribute_name'] }), reads: READS },
+  { ...route('/entityType', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entity.entityType, { summary: 'The attributes of the user entity type', params: ['type_name!'] }), reads: READS },
   // admin API, owner only
-  admin('/clients/add', clients.addClient),
-  admin('/clients/list', clients.listClients, READS),
-  admin('/clients/set_features', clients.setFeatures),
-  admin('/clients/delete', clients.deleteClient),
-  admin('/clients/reset_secret', clients.resetSecret),
-  admin('/providers/add', providers.addProvider),
-  admin('/providers/list', providers.listProviders, READS),
-  admin('/providers/remove', providers.removeProvider),
-  admin('/settings/get', settings.getSetting, READS),
-  admin('/settings/items', settings.listSettings, READS),
-  admin('/settings/keys', settings.settingKeys, READS),
-  admin('/settings/set', settings.setSetting),
-  admin('/settings/set_multi', settings.setSettings),
-  admin('/settings/delete', settings.deleteSetting),
-  admin('/settings/set_default', settings.setDefaultSetting),
+  admin('/clients/add', clients.addClient, { summary: 'Adds a client', params: ['description', 'features'] }),
+  admin('/clients/list', clients.listClients, { summary: 'The application\'s clients, with their secrets', params: ['has_features'] }, READS),
+  admin('/clients/set_features', clients.setFeatures, { summary: 'Sets a client\'s features', params: ['for_client_id!', 'features!'] }),
+  admin('/clients/delete', clients.deleteClient, { summary: 'Deletes a client', params: ['client_id_for_deletion!'] }),
+  admin('/clients/reset_secret', clients.resetSecret, { summary: 'Gives a client a new secret', params: ['for_client_id!'] }),
+  admin('/providers/add', providers.addProvider, { summary: 'Adds an identity provider of the built-in social login', params: ['name!', 'issuer!', 'provider_client_id!', 'provider_client_secret!', 'kind', 'scopes'] }),
+  admin('/providers/list', providers.listProviders, { summary: 'The identity providers, never a secret', params: [] }, READS),
+  admin('/providers/remove', providers.removeProvider, { summary: 'Removes an identity provider', params: ['name!'] }),
+  admin('/settings/get', settings.getSetting, { summary: 'One setting (a client\'s, else the application\'s)', params: ['key!', 'for_client_id'] }, READS),
+  admin('/settings/items', settings.listSettings, { summary: 'Every setting of a client, with the application\'s defaults', params: ['for_client_id'] }, READS),
+  admin('/settings/keys', settings.settingKeys, { summary: 'The names of a client\'s settings', params: ['for_client_id'] }, READS),
+  admin('/settings/set', settings.setSetting, { summary: 'Sets a client setting', params: ['key!', 'value!', 'for_client_id'] }),
+  admin('/settings/set_multi', settings.setSettings, { summary: 'Sets several client settings', params: ['items!', 'for_client_id'] }),
+  admin('/settings/delete', settings.deleteSetting, { summary: 'Deletes a client setting', params: ['key!', 'for_client_id'] }),
+  admin('/settings/set_default', settings.setDefaultSetting, { summary: 'Sets an application-wide default setting', params: ['key!', 'value!'] }),
 ];
