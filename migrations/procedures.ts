@@ -35,8 +35,34 @@ export async function installProcedure(qi: QueryInterface, name: string, version
   const source = procedureSource(name, version);
   const marked = source.replace(/\bSQL SECURITY INVOKER\b/, `SQL SECURITY INVOKER\nCOMMENT '${versionComment(name, version)}'`);
   if (marked === source) throw new Error(`${name}.${version}.sql has no SQL SECURITY INVOKER clause to mark`);
+  // MariaDB replaces it atomically: a CALL in flight never finds it missing. MySQL has no OR
+  // REPLACE for procedures; there it is dropped and created again (see docs/decisions.md)
+  const [[{ version: server }]] = await qi.sequelize.query('SELECT VERSION() AS version') as [[{ version: string }], unknown];
+  if (/mariadb/i.test(server)) return void await qi.sequelize.query(marked.replace(/\bCREATE PROCEDURE\b/, 'CREATE OR REPLACE PROCEDURE'));
   await qi.sequelize.query(`DROP PROCEDURE IF EXISTS ${name}`);
   await qi.sequelize.query(marked);
+}
+
+/** A procedure's body, BEGIN to END with its whitespace collapsed: how a source compares with what the server holds. */
+const bodyOf = (text: string) => text.slice(Math.max(0, text.search(/^BEGIN\b/m))).replace(/\s+/g, ' ').trim();
+
+interface Installed { name: string; comment: string; definition: string | null }
+
+async function installed(qi: QueryInterface): Promise<Map<string, Installed>> {
+  const [rows] = await qi.sequelize.query(
+    'SELECT ROUTINE_NAME AS name, ROUTINE_COMMENT AS comment, ROUTINE_DEFINITION AS definition FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = \'PROCEDURE\'',
+  );
+  return new Map((rows as Installed[]).map((r) => [r.name, r]));
+}
+
+/**
+ * Whether an installed procedure is `version` of `name`: it carries that version's mark, or it
+ * carries none (installed before procedures were marked) and has that version's body.
+ */
+function isVersion(found: Installed | undefined, name: string, version: number): 'marked' | 'unmarked' | false {
+  if (!found) return false;
+  if (found.comment === versionComment(name, version)) return 'marked';
+  return found.comment === '' && found.definition !== null && bodyOf(found.definition) === bodyOf(procedureSource(name, version)) ? 'unmarked' : false;
 }
 
 /**
@@ -44,9 +70,17 @@ export async function installProcedure(qi: QueryInterface, name: string, version
  * migrated with procedures off, then run with them on), as `name version`.
  */
 export async function missingProcedures(qi: QueryInterface): Promise<string[]> {
-  const [rows] = await qi.sequelize.query(
-    'SELECT ROUTINE_NAME AS name, ROUTINE_COMMENT AS comment FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = \'PROCEDURE\'',
-  );
-  const installed = new Map((rows as { name: string; comment: string }[]).map((r) => [r.name, r.comment]));
-  return Object.entries(PROCEDURES).filter(([name, version]) => installed.get(name) !== versionComment(name, version)).map(([name, version]) => `${name} ${version}`);
+  const found = await installed(qi);
+  return Object.entries(PROCEDURES).filter(([name, version]) => !isVersion(found.get(name), name, version)).map(([name, version]) => `${name} ${version}`);
+}
+
+/**
+ * Marks the current procedures installed before procedures carried their version (same body, no
+ * mark) with their version, in place: ALTER, never DROP, so a CALL in flight never misses them.
+ */
+export async function markProcedures(qi: QueryInterface): Promise<void> {
+  const found = await installed(qi);
+  for (const [name, version] of Object.entries(PROCEDURES)) {
+    if (isVersion(found.get(name), name, version) === 'unmarked') await qi.sequelize.query(`ALTER PROCEDURE ${name} COMMENT '${versionComment(name, version)}'`);
+  }
 }

@@ -1,7 +1,7 @@
 import { Sequelize } from 'sequelize';
 import { Umzug, SequelizeStorage } from 'umzug';
 import { MIGRATIONS } from '../../migrations';
-import { installProcedure, missingProcedures, PROCEDURES } from '../../migrations/procedures';
+import { installProcedure, markProcedures, missingProcedures, PROCEDURES } from '../../migrations/procedures';
 
 /** The umzug runner over the ordered migration list in migrations/index.ts. */
 export function createMigrator({ sequelize, procedures }: Migratable): Umzug<ReturnType<Sequelize['getQueryInterface']>> {
@@ -24,12 +24,14 @@ const usesProcedures = ({ sequelize, procedures }: Migratable) => procedures && 
 
 /**
  * Applies pending migrations, then installs the current version of any stored procedure the
- * database lacks (one migrated with procedures off, now run with them on); returns what it did.
+ * database lacks (one migrated with procedures off, now run with them on) and marks those
+ * installed before procedures carried their version; returns what it applied and installed.
  */
 export async function migrate(db: Migratable): Promise<string[]> {
   const { sequelize } = db;
   const applied = (await createMigrator(db).up()).map((m) => m.name);
   if (!usesProcedures(db)) return applied;
+  await markProcedures(sequelize.getQueryInterface());
   for (const missing of await missingProcedures(sequelize.getQueryInterface())) {
     const [name] = missing.split(' ');
     await installProcedure(sequelize.getQueryInterface(), name, PROCEDURES[name]);

@@ -120,9 +120,12 @@ function mysqlSql(sequelize: Sequelize): Sql {
     });
   });
   const exec = async (sql: string, values: unknown[], tx?: Tx): Promise<unknown> => {
-    const handle = tx && held(tx);
-    const joined = handle && ('statementConnection' in handle ? handle.statementConnection : (handle as unknown as { connection: unknown }).connection);
-    if (joined) return run(joined as MysqlConnection, sql, values);
+    if (tx) {
+      const handle = held(tx);
+      // a handle without a connection would run the statement outside its transaction: refused
+      if (!('statementConnection' in handle)) throw new Error('a transaction that is not a statement transaction reached the MySQL statements');
+      return run(handle.statementConnection as MysqlConnection, sql, values);
+    }
     const connection = await pool.getConnection({ type: 'write' });
     try {
       return await run(connection, sql, values);

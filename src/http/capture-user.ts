@@ -2,12 +2,12 @@ import { ApiError } from '../errors';
 import { updated, type EntityRecord } from '../domain/storage/records';
 import type { StoredProfile } from '../domain/storage/social';
 import { renderWithProfiles } from '../domain/users';
-import type { RequestContext } from './context';
+import type { CallContext } from './context';
 import { loginCredentials, loginTokens, type FlowRequest } from './flow-request';
 import { textsOf } from '../texts';
 
 /** The record as the API shows it, with its linked identities. */
-export async function captureUser(ctx: RequestContext, record: EntityRecord): Promise<Record<string, unknown>> {
+export async function captureUser(ctx: CallContext, record: EntityRecord): Promise<Record<string, unknown>> {
   return renderWithProfiles(record, await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id));
 }
 
@@ -16,7 +16,7 @@ export async function captureUser(ctx: RequestContext, record: EntityRecord): Pr
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
  * flow's message `errors.accountDisabled` when it has one, else ours in the flow's locale.
  */
-export function accountDisabled(ctx: RequestContext, request: FlowRequest, formName?: string): ApiError {
+export function accountDisabled(ctx: CallContext, request: FlowRequest, formName?: string): ApiError {
   const own = ctx.services.flows.text(request.flow, 'errors.accountDisabled');
   const message = own !== 'errors.accountDisabled' ? own : textsOf('api', request.flow.locale).accountDisabled;
   return new ApiError('invalidCredentials', 'this account is disabled by an operator of the service', {
@@ -32,10 +32,19 @@ export function accountDisabled(ctx: RequestContext, request: FlowRequest, formN
  * here.
  */
 export async function signedIn(
-  ctx: RequestContext,
+  ctx: CallContext,
   request: FlowRequest,
   record: EntityRecord,
-  options: { passwordHash?: string; profiles?: StoredProfile[] } = {},
+  options: {
+    passwordHash?: string;
+    profiles?: StoredProfile[];
+    /**
+     * A password sign-in: the hash the password was checked against, and its refusal. A password
+     * changed meanwhile (a reset, another session) refuses the sign-in: the old password no longer
+     * signs in, and its rehash never overwrites the new one.
+     */
+    checked?: { passwordHash: string; refused: () => ApiError };
+  } = {},
 ): Promise<Record<string, unknown>> {
   const { db, clock, outbox, versions } = ctx.services;
   if (record.disabledAt) throw accountDisabled(ctx, request);
@@ -59,6 +68,7 @@ export async function signedIn(
     // deleted between the password check and now: no sign-in
     if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
     if (locked.disabledAt) throw accountDisabled(ctx, request);
+    if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
     const changed = await db.entities.update(locked, change(at), at, tx);
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it

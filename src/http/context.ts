@@ -56,6 +56,9 @@ export interface RequestContext {
   services: Services;
 }
 
+/** What a use case needs of a call: who made it from where, what was sent, the services; never how it was authenticated. */
+export type CallContext = Omit<RequestContext, 'principal'>;
+
 /** A handler returns the success body without `stat`; the renderer adds it. */
 export type Handler = (ctx: RequestContext) => Promise<Record<string, unknown>>;
 

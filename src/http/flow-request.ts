@@ -6,7 +6,7 @@ import type { FlowVersion } from '../domain/flows';
 import { randomToken, sha256Hex } from '../domain/secrets';
 import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../domain/tokens';
 import { ApiError, errors } from '../errors';
-import type { RequestContext } from './context';
+import type { CallContext, Handler, RequestContext } from './context';
 
 const MAX_REDIRECT_URI = 2048;
 
@@ -20,6 +20,23 @@ export function parseRedirectUri(ctx: RequestContext): string {
 
 export type ResponseType = 'token' | 'code' | 'code_and_token';
 const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_and_token'];
+
+/**
+ * A login use case's input (sign-in, registration, social sign-in, the email requests): the flow
+ * request (the login client, its flow, redirect_uri, response_type) and what the caller sent (the
+ * form's fields and the endpoint's own parameters). The API's handlers make it from an HTTP request
+ * (loginHandler); the hosted pages from their own form, with the client and flow they already hold.
+ */
+export interface LoginCall extends CallContext { request: FlowRequest }
+
+/** A login use case: the answer's body, or an ApiError a caller shows (the API as its error body, a page on its form). */
+export type LoginUseCase = (call: LoginCall) => Promise<Record<string, unknown>>;
+
+/** The API's handler of a login use case: the flow request parsed (redirect_uri as the endpoint wants it), then the use case. */
+export const loginHandler = (useCase: LoginUseCase, redirectUri: 'required' | 'optional' | 'ignored'): Handler => async (ctx) => {
+  const request = await parseFlowRequest(ctx, { redirectUri });
+  return useCase({ requestId: ctx.requestId, app: ctx.app, params: ctx.params, clientAddress: ctx.clientAddress, services: ctx.services, request });
+};
 
 export interface FlowRequest {
   client: Client;
@@ -61,7 +78,7 @@ export async function parseFlowRequest(ctx: RequestContext, options: { redirectU
  * The form a request names (case-sensitive; `fallback` when none), among the flow's forms whose
  * `action` is this endpoint (a form without an action serves any endpoint).
  */
-export function requestForm(ctx: RequestContext, request: FlowRequest, fallback: string, endpoint: string): CompiledForm {
+export function requestForm(ctx: CallContext, request: FlowRequest, fallback: string, endpoint: string): CompiledForm {
   const name = ctx.params.get('form') ?? fallback;
   const definition = request.flow.definition.forms[name];
   const fits = definition !== undefined && (definition.action === undefined || definition.action === endpoint);
@@ -74,7 +91,7 @@ export function requestForm(ctx: RequestContext, request: FlowRequest, fallback:
 }
 
 /** docs/api.md#flows: a required form field that was not sent at all is a missing argument (100). */
-export function requireFields(ctx: RequestContext, form: CompiledForm, stored: Record<string, string> = {}): void {
+export function requireFields(ctx: CallContext, form: CompiledForm, stored: Record<string, string> = {}): void {
   for (const { name, required, field } of form.fields) {
     if (!required || stored[name] !== undefined) continue;
     const sent = field.type === 'dateselect'
@@ -85,7 +102,7 @@ export function requireFields(ctx: RequestContext, form: CompiledForm, stored: R
 }
 
 /** Whether no other record of the application holds `value` (email and username are unique). */
-export function uniqueness(ctx: RequestContext, ownId?: number) {
+export function uniqueness(ctx: CallContext, ownId?: number) {
   return {
     async isUnique(attribute: string, value: string): Promise<boolean> {
       if (attribute !== 'email' && attribute !== 'username') return true;
@@ -108,7 +125,7 @@ export function assertValid(result: FormResult): void {
  * link) and the answer naming their values.
  */
 export function loginCredentials(
-  ctx: RequestContext,
+  ctx: CallContext,
   request: FlowRequest,
   entityId: number,
   at: Date,
@@ -141,7 +158,7 @@ export function loginCredentials(
 
 /** The tokens a successful login or registration answers with, stored in `tx` (see loginCredentials). */
 export async function loginTokens(
-  ctx: RequestContext,
+  ctx: CallContext,
   request: FlowRequest,
   entityId: number,
   tx?: Tx,
@@ -157,7 +174,7 @@ export async function loginTokens(
  * The `refresh_secret` a mobile SDK sends with sign-in and registration calls (random, made on
  * the device: 40 characters from the SDKs), checked.
  */
-function refreshSecret(ctx: RequestContext): string | undefined {
+function refreshSecret(ctx: CallContext): string | undefined {
   const secret = ctx.params.get('refresh_secret');
   if (secret === undefined) return undefined;
   if (secret.length < 16 || secret.length > 256 || /[^\x21-\x7e]/.test(secret)) {
@@ -167,12 +184,12 @@ function refreshSecret(ctx: RequestContext): string | undefined {
 }
 
 /** Takes one registration attempt from the client address's budget (every attempt counts, before the unique rules can tell whether an address is registered). */
-export async function takeRegistrationAttempt(ctx: RequestContext): Promise<void> {
+export async function takeRegistrationAttempt(ctx: CallContext): Promise<void> {
   await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
 }
 
 /** 390 for a unique attribute another record took first, with the flow's message for that rule. */
-export function takenAttribute(ctx: RequestContext, request: FlowRequest, form: CompiledForm, attribute: string): ApiError {
+export function takenAttribute(ctx: CallContext, request: FlowRequest, form: CompiledForm, attribute: string): ApiError {
   const field = form.fields.find((f) => f.field.schemaAttribute === attribute);
   const rule = field?.field.validation.find((r) => r.rule === 'unique');
   const message = rule ? ctx.services.flows.text(request.flow, rule.message) : `${attribute} is already in use`;
@@ -185,7 +202,7 @@ export function takenAttribute(ctx: RequestContext, request: FlowRequest, form: 
  * The record the `access_token` parameter of a login endpoint acts for: 413 when the token is not
  * live, or was issued for another client (`for_client_id`).
  */
-export async function recordOfAccessToken(ctx: RequestContext, request: FlowRequest, value = ctx.params.require('access_token')) {
+export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest, value = ctx.params.require('access_token')) {
   const { db, clock } = ctx.services;
   const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
   const usable = token && (token.forClientId === null || token.forClientId === request.client.id);

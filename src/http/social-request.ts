@@ -6,14 +6,14 @@ import type { Client } from '../domain/clients';
 import type { SocialProfile } from '../domain/social/profile';
 import { ExternalSocialError, type Redeemed } from '../domain/social/tokens';
 import { ApiError, errors } from '../errors';
-import type { RequestContext } from './context';
+import type { CallContext } from './context';
 
 /**
  * The profile behind a social token (built-in or external social login application), or the
  * error `invalid` makes when the token is unknown, expired or spent. An external application that
  * cannot be used is a 500 saying which and why.
  */
-export async function redeemToken(ctx: RequestContext, client: Client, value: string, invalid: () => ApiError): Promise<Redeemed> {
+export async function redeemToken(ctx: CallContext, client: Client, value: string, invalid: () => ApiError): Promise<Redeemed> {
   try {
     const redeemed = await ctx.services.socialTokens.redeem(ctx.app, client, value);
     if (!redeemed) throw invalid();
@@ -38,7 +38,7 @@ export const identityTaken = () => new ApiError('uniqueViolation', 'this social 
  * both or neither. A token spent meanwhile is `invalid`; an identity linked meanwhile is 361.
  */
 export async function linkIdentity(
-  ctx: RequestContext, record: EntityRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => ApiError,
+  ctx: CallContext, record: EntityRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => ApiError,
 ): Promise<void> {
   const { socialTokens, db, clock } = ctx.services;
   if (!(await socialTokens.consume(ctx.app, value, tx))) throw invalid();
@@ -58,7 +58,7 @@ export async function linkIdentity(
  * snapshot job.
  */
 export async function changeIdentities(
-  ctx: RequestContext, record: EntityRecord, tx: Tx, change: (locked: EntityRecord) => Promise<void>,
+  ctx: CallContext, record: EntityRecord, tx: Tx, change: (locked: EntityRecord) => Promise<void>,
 ): Promise<OutboxJob> {
   const { db, clock, versions } = ctx.services;
   const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
@@ -71,7 +71,7 @@ export async function changeIdentities(
  * A `merge_token` presented with a sign-in into `record`: it must be the token of an auth_native
  * call that failed with 380 because of this very record.
  */
-export async function mergeRequest(ctx: RequestContext, client: Client, value: string, record: EntityRecord): Promise<Redeemed> {
+export async function mergeRequest(ctx: CallContext, client: Client, value: string, record: EntityRecord): Promise<Redeemed> {
   const invalid = invalidToken('merge_token');
   const merge = await redeemToken(ctx, client, value, invalid);
   if (merge.outcome?.presented !== 'email_address_in_use' || merge.outcome.conflictEntityId !== record.id) {

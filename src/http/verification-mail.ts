@@ -3,14 +3,14 @@ import { mailJob, withParameter } from '../domain/mail';
 import { randomToken } from '../domain/secrets';
 import type { EntityRecord } from '../domain/storage/records';
 import { wholeSeconds, type Issue } from '../domain/tokens';
-import type { RequestContext } from './context';
+import type { CallContext } from './context';
 import type { FlowRequest } from './flow-request';
 
 export const displayName = (r: EntityRecord) =>
   String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
 
 /** A whole number of seconds from a client setting, else the application default, else `fallback`. */
-export const settingSeconds = (ctx: RequestContext, client: Client, key: string, fallback: number) =>
+export const settingSeconds = (ctx: CallContext, client: Client, key: string, fallback: number) =>
   wholeSeconds(client.settings[key] ?? ctx.app.settings[key], fallback);
 
 /**
@@ -19,7 +19,7 @@ export const settingSeconds = (ctx: RequestContext, client: Client, key: string,
  * the same INSERT as the new record's tokens).
  */
 export function verificationMail(
-  ctx: RequestContext,
+  ctx: CallContext,
   request: FlowRequest,
   record: EntityRecord,
   verifyUrl: string,

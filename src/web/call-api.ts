@@ -4,21 +4,21 @@ import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
 import { ApiError } from '../errors';
-import type { Handler, Services } from '../http/context';
+import type { Services } from '../http/context';
+import type { FlowRequest, LoginUseCase } from '../http/flow-request';
 import { Params } from '../http/params';
 
 /**
- * Runs an API handler for a page, as the client's own call (client_id of a login client) would
- * run: the same checks, limits and answers. An API failure is returned, counted and logged as the
- * API's own failures are; anything else is thrown.
+ * Runs a login use case for a page, with the login client and flow the page holds and the values
+ * of its form: the same checks, limits and answers as the API's endpoint. A refusal is returned,
+ * counted and logged as the API's own are; anything else is thrown.
  */
-export async function callApi(
-  services: Services, req: Request, res: Response, app: Application, client: Client, handler: Handler, values: Record<string, string>,
+export async function callUseCase(
+  services: Services, req: Request, res: Response, app: Application, useCase: LoginUseCase, request: FlowRequest, values: Record<string, string>,
 ): Promise<{ body: Record<string, unknown>; error?: undefined } | { body?: undefined; error: ApiError }> {
   try {
-    const body = await handler({
-      requestId: String(res.locals.requestId ?? ''), app, params: Params.from([values]),
-      principal: { kind: 'client', scheme: 'client_id', client }, clientAddress: req.ip ?? 'unknown', services,
+    const body = await useCase({
+      requestId: String(res.locals.requestId ?? ''), app, params: Params.from([values]), clientAddress: req.ip ?? 'unknown', services, request,
     });
     return { body };
   } catch (e) {
@@ -45,8 +45,3 @@ export async function senderForm(services: Services, app: Application, row: Stor
   const form = services.flows.form(app, flow, name);
   return form && { client, flow, form };
 }
-
-/** What a page's call of a login endpoint sends besides the form's fields: the client, and its flow's name, version and locale. */
-export const flowParams = (client: Client, flow: FlowVersion) => ({
-  client_id: client.clientId, locale: flow.locale, flow: flow.name, flow_version: String(flow.version),
-});

@@ -5,12 +5,13 @@ import type { FlowVersion } from '../domain/flows';
 import { safeEqual } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import type { ApiError } from '../errors';
-import type { Handler, Services } from '../http/context';
-import { forgotPassword } from '../http/handlers/email-requests';
-import { registerTraditional } from '../http/handlers/register';
-import { signInTraditional } from '../http/handlers/sign-in';
-import { authNative, registerNative } from '../http/handlers/social';
-import { callApi, clientFlow, flowParams } from './call-api';
+import type { Services } from '../http/context';
+import type { FlowRequest, LoginUseCase } from '../http/flow-request';
+import { requestPasswordReset } from '../http/handlers/email-requests';
+import { registerWithPassword } from '../http/handlers/register';
+import { signIn } from '../http/handlers/sign-in';
+import { socialRegister, socialSignIn } from '../http/handlers/social';
+import { callUseCase, clientFlow } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
@@ -163,7 +164,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   }
 
   /** The values every API call of a page sends besides the form's fields. */
-  const apiValues = (entry: Entry) => ({ ...flowParams(entry.client, entry.flow), redirect_uri: entry.redirectUri, response_type: 'code' });
+  /** What a page's use case works for: the entry's login client and flow, its redirect_uri, and a code for the app. */
+  const flowRequest = (entry: Entry): FlowRequest => ({ client: entry.client, flow: entry.flow, redirectUri: entry.redirectUri, responseType: 'code' });
 
   /** To the app with the code (and its state). */
   function toApp(res: Response, entry: Entry, body: Record<string, unknown>): void {
@@ -194,11 +196,11 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   const viewOf = (path: string): View => (path === '/register' ? 'register' : path === '/signin/forgot' ? 'forgot' : path === '/register/social' ? 'social' : 'signin');
 
   /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
-  const submit = (view: View, handler: Handler, extra: (held: Held) => Record<string, string>) =>
+  const submit = (view: View, useCase: LoginUseCase, extra: (held: Held) => Record<string, string>) =>
     withEntry(async (req, res, app, entry, body, held) => {
       const form = flows.form(app, entry.flow, FORMS[view]);
       const fields = form ? formValues(form, body) : {};
-      const result = await callApi(services, req, res, app, entry.client, handler, { ...fields, ...extra(held), ...apiValues(entry) });
+      const result = await callUseCase(services, req, res, app, useCase, flowRequest(entry), { ...fields, ...extra(held) });
       if (result.body) return toApp(res, entry, result.body);
       const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
       await show(req, res, app, entry, view, status, { ...shown, values: fields, ...held });
@@ -207,15 +209,15 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   const form = pageForm({ limit: '32kb', parameterLimit: 60 });
   router.get('/signin', withEntry((req, res, app, entry) => show(req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
   router.get('/register', withEntry((req, res, app, entry) => show(req, res, app, entry, 'register', 200)));
-  router.post('/signin', form, submit('signin', signInTraditional, (h): Record<string, string> => (h.mergeToken ? { merge_token: h.mergeToken } : {})));
-  router.post('/register', form, submit('register', registerTraditional, () => ({})));
-  router.post('/register/social', form, submit('social', registerNative, (h) => ({ token: h.token ?? '' })));
+  router.post('/signin', form, submit('signin', signIn, (h): Record<string, string> => (h.mergeToken ? { merge_token: h.mergeToken } : {})));
+  router.post('/register', form, submit('register', registerWithPassword, () => ({})));
+  router.post('/register/social', form, submit('social', socialRegister, (h) => ({ token: h.token ?? '' })));
   router.post('/signin/forgot', form, withEntry(async (req, res, app, entry, body) => {
     const found = flows.form(app, entry.flow, FORMS.forgot);
     const fields = found ? formValues(found, body) : {};
     // the email links to the client's password_recover_url, which the API requires as redirect_uri
-    const values = { ...fields, ...apiValues(entry), redirect_uri: entry.client.settings.password_recover_url ?? '', response_type: 'token' };
-    const result = await callApi(services, req, res, app, entry.client, forgotPassword, values);
+    const request: FlowRequest = { ...flowRequest(entry), redirectUri: entry.client.settings.password_recover_url ?? '', responseType: 'token' };
+    const result = await callUseCase(services, req, res, app, requestPasswordReset, request, fields);
     if (result.body) return show(req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
     const { status, shown } = pageFailure(res, entry.locale, FORMS.forgot, result.error!);
     await show(req, res, app, entry, 'forgot', status, { ...shown, values: fields });
@@ -230,7 +232,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   async function finishSocial(req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) {
     const entry = await entryOf(app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
     if ('key' in entry) return sendError(res, 400, locale, app, entry);
-    const result = await callApi(services, req, res, app, entry.client, authNative, { ...apiValues(entry), token: socialToken, registration_form: FORMS.social });
+    const result = await callUseCase(services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, registration_form: FORMS.social });
     if (result.body) return toApp(res, entry, result.body);
     const e = result.error!;
     if (e.kind === 'recordNotFound') {

@@ -8,8 +8,8 @@ import { changesFrom } from '../domain/profile-fields';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
-import { forgotPassword } from '../http/handlers/email-requests';
-import { callApi, flowParams, senderForm } from './call-api';
+import { requestPasswordReset } from '../http/handlers/email-requests';
+import { callUseCase, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
@@ -108,9 +108,9 @@ export function resetPasswordRoutes(services: Services, resolveApp: (host: strin
     const found = row && (state === 'used' || state === 'expired') ? await formFor(app, row, locale, FORGOT) : undefined;
     if (!found) return page(res, app, locale, state === 'choose' ? 'unknown' : state, statusOf(state));
     const values = formValues(found.form, sent);
-    const result = await callApi(services, req, res, app, found.client, forgotPassword, {
-      ...values, ...flowParams(found.client, found.flow), redirect_uri: found.client.settings.password_recover_url ?? '',
-    });
+    const result = await callUseCase(services, req, res, app, requestPasswordReset, {
+      client: found.client, flow: found.flow, redirectUri: found.client.settings.password_recover_url ?? '', responseType: 'token',
+    }, values);
     if (result.body) {
       token.clear(res);
       return page(res, app, locale, 'sent', 200);

@@ -6,15 +6,14 @@ import type { Services } from '../http/context';
 import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
-import { verifyEmail } from '../http/handlers/email-requests';
-import { callApi, flowParams, senderForm } from './call-api';
+import { requestEmailVerification } from '../http/handlers/email-requests';
+import { callUseCase, senderForm } from './call-api';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 import { textsOf } from '../texts';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
-
 
 const COOKIE = 'gh_verify_csrf';
 const RESEND = 'resendVerificationForm';
@@ -107,9 +106,9 @@ export function verifyEmailRoutes(services: Services, resolveApp: (host: string 
     const found = row && state === 'expired' ? await sender(app, row, locale) : undefined;
     if (!found) return page(res, app, locale, state === 'confirm' ? 'unknown' : state, statusOf(state));
     const values = formValues(found.form, sent);
-    const result = await callApi(services, req, res, app, found.client, verifyEmail, {
-      ...values, ...flowParams(found.client, found.flow), redirect_uri: found.client.settings.verify_email_url ?? '',
-    });
+    const result = await callUseCase(services, req, res, app, requestEmailVerification, {
+      client: found.client, flow: found.flow, redirectUri: found.client.settings.verify_email_url ?? '', responseType: 'token',
+    }, values);
     if (result.body) {
       token.clear(res);
       return page(res, app, locale, 'sent');

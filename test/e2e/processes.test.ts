@@ -4,6 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
+import mysql from 'mysql2/promise';
 import { simpleParser } from 'mailparser';
 import { formatSignatureDate } from '../../src/domain/signature';
 import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
@@ -404,6 +405,28 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
     expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 1, procedure gh_sign_in 1\n' });
     expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 1, procedure gh_sign_in 1\n' });
     expect(run(['migrate:status'], 'on')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
+  });
+
+  it('a procedure installed before procedures carried their version is marked in place when its body is the same, reinstalled when not', async () => {
+    const run = (args: string[]) => cli(args, { cwd: backend.dir, env: { ...backend.env, DATABASE_PROCEDURES: 'on' } });
+    const db = await mysql.createConnection(backend.env.DATABASE_URL!);
+    const comments = async () => Object.fromEntries(((await db.query(
+      "SELECT ROUTINE_NAME AS n, ROUTINE_COMMENT AS c FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY n",
+    ))[0] as { n: string; c: string }[]).map((r) => [r.n, r.c]));
+    try {
+      expect(run(['migrate']).status).toBe(0);
+      // as the releases before the versioned sources installed them: the same body, no mark
+      await db.query("ALTER PROCEDURE gh_sign_in COMMENT ''");
+      // and one whose body is not this version's
+      await db.query('DROP PROCEDURE gh_rotate_refresh');
+      await db.query('CREATE PROCEDURE gh_rotate_refresh() BEGIN SELECT 0 AS rotated; END');
+      expect(run(['migrate:status'])).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 1\n' });
+      expect(run(['migrate'])).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 1\n' });
+      expect(await comments()).toEqual({ gh_rotate_refresh: 'gatehouse gh_rotate_refresh 1', gh_sign_in: 'gatehouse gh_sign_in 1' });
+      expect(run(['migrate:status'])).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
+    } finally {
+      await db.end();
+    }
   });
 });
 

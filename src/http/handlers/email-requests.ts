@@ -3,8 +3,8 @@ import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
 import { ApiError, errors } from '../../errors';
-import type { Handler, RequestContext } from '../context';
-import { assertValid, parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
+import type { CallContext } from '../context';
+import { assertValid, type FlowRequest, type LoginCall, loginHandler, requestForm, requireFields } from '../flow-request';
 import { displayName, settingSeconds, verificationMail } from '../verification-mail';
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
@@ -22,8 +22,8 @@ function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_ema
  * limits per recipient and per client address, counted on every request before the code knows
  * whether the address is registered (no email bombing, no account discovery by timing).
  */
-async function emailRequest(ctx: RequestContext, fallbackForm: string, endpoint: string) {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'required' });
+async function emailRequest(ctx: LoginCall, fallbackForm: string, endpoint: string) {
+  const { request } = ctx;
   const form = requestForm(ctx, request, fallbackForm, endpoint);
   requireFields(ctx, form);
   const result = await form.validate(ctx.params.values, { isUnique: async () => true });
@@ -42,13 +42,13 @@ async function emailRequest(ctx: RequestContext, fallbackForm: string, endpoint:
   return { request, form, record };
 }
 
-const flowMessage = (ctx: RequestContext, request: FlowRequest, key: string) => ctx.services.flows.text(request.flow, key);
+const flowMessage = (ctx: CallContext, request: FlowRequest, key: string) => ctx.services.flows.text(request.flow, key);
 
 /**
  * docs/api.md#flows: mails a one-time authorization code, bound to this client and to its
  * password_recover_url, as `code` on that URL. The code and the email commit together.
  */
-export const forgotPassword: Handler = async (ctx) => {
+export async function requestPasswordReset(ctx: LoginCall): Promise<Record<string, unknown>> {
   const { request, form, record } = await emailRequest(ctx, 'forgotPasswordForm', '/oauth/forgot_password_native');
   const recoverUrl = configuredUrl(request.client, 'password_recover_url');
   if (request.redirectUri !== recoverUrl) {
@@ -81,13 +81,15 @@ export const forgotPassword: Handler = async (ctx) => {
     return { result: undefined, jobs: [job] };
   });
   return {};
-};
+}
+
+export const forgotPassword = loginHandler(requestPasswordReset, 'required');
 
 /**
  * docs/api.md#flows1: mails a one-time verification code as `verification_code` on the client's
  * verify_email_url; /access/useVerificationCode then sets emailVerified.
  */
-export const verifyEmail: Handler = async (ctx) => {
+export async function requestEmailVerification(ctx: LoginCall): Promise<Record<string, unknown>> {
   const { request, form, record } = await emailRequest(ctx, 'resendVerificationForm', '/oauth/verify_email_native');
   const verifyUrl = configuredUrl(request.client, 'verify_email_url');
   if (!record) {
@@ -106,5 +108,7 @@ export const verifyEmail: Handler = async (ctx) => {
     return { result: undefined, jobs: [job] };
   });
   return {};
-};
+}
+
+export const verifyEmail = loginHandler(requestEmailVerification, 'required');
 

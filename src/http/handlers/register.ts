@@ -2,9 +2,8 @@ import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom } from '../../domain/profile-fields';
 import { USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
-import type { Handler } from '../context';
 import { verificationMail } from '../verification-mail';
-import { assertValid, loginTokens, parseFlowRequest, takeRegistrationAttempt, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
+import { assertValid, type LoginCall, loginHandler, loginTokens, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from '../flow-request';
 
 const ENDPOINT = '/oauth/register_native_traditional';
 
@@ -12,8 +11,8 @@ const ENDPOINT = '/oauth/register_native_traditional';
  * docs/api.md#flows: validates the registration form with every rule, creates the record (email unique
  * per application regardless of case, also under concurrent registrations), and signs it in.
  */
-export const registerTraditional: Handler = async (ctx) => {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
+export async function registerWithPassword(ctx: LoginCall): Promise<Record<string, unknown>> {
+  const { request } = ctx;
   const form = requestForm(ctx, request, 'registrationForm', ENDPOINT);
   requireFields(ctx, form);
   await takeRegistrationAttempt(ctx);
@@ -42,4 +41,6 @@ export const registerTraditional: Handler = async (ctx) => {
     // lost a race with a concurrent registration: the same answer the unique rule gives
     throw takenAttribute(ctx, request, form, e.attribute);
   }
-};
+}
+
+export const registerTraditional = loginHandler(registerWithPassword, 'optional');

@@ -1,16 +1,16 @@
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { ApiError, errors } from '../../errors';
-import type { Handler, RequestContext } from '../context';
+import type { CallContext } from '../context';
 import { accountSubject, guardPasswordGuesses } from '../password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from '../capture-user';
-import { parseFlowRequest, requestForm, requireFields, type FlowRequest } from '../flow-request';
+import { loginHandler, requestForm, requireFields, type FlowRequest, type LoginCall } from '../flow-request';
 import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from '../social-request';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
 /** 210 keyed by the form name: byte for byte the same for an unknown account and a wrong password. */
-function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName: string): ApiError {
+function invalidCredentials(ctx: CallContext, request: FlowRequest, formName: string): ApiError {
   return new ApiError('invalidCredentials', 'the sign-in failed; check the email address or username and the password', {
     extra: { invalid_fields: { [formName]: [ctx.services.flows.text(request.flow, 'errors.invalidCredentials')] } },
   });
@@ -21,8 +21,8 @@ function invalidCredentials(ctx: RequestContext, request: FlowRequest, formName:
  * account's and the address's budgets before the password is checked (unknown accounts have a
  * budget too), and an unknown account still costs one argon2 verification.
  */
-export const signInTraditional: Handler = async (ctx) => {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
+export async function signIn(ctx: LoginCall): Promise<Record<string, unknown>> {
+  const { request } = ctx;
   const form = requestForm(ctx, request, 'signInForm', ENDPOINT);
   const passwordField = form.fields.find((f) => f.field.type === 'password');
   const identifierField = form.fields.find((f) => f.field.type !== 'password');
@@ -60,5 +60,10 @@ export const signInTraditional: Handler = async (ctx) => {
     }));
   }
   // after a merge the record has one more identity: signedIn reads them again
-  return signedIn(ctx, request, record, { passwordHash, profiles: merge ? undefined : found!.profiles });
-};
+  return signedIn(ctx, request, record, {
+    passwordHash, profiles: merge ? undefined : found!.profiles,
+    checked: { passwordHash: record.passwordHash!, refused: () => invalidCredentials(ctx, request, form.name) },
+  });
+}
+
+export const signInTraditional = loginHandler(signIn, 'optional');

@@ -7,8 +7,8 @@ import { formatTimestamp } from '../../domain/timestamps';
 import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { accountDisabled, signedIn } from '../capture-user';
-import type { Handler, RequestContext } from '../context';
-import { assertValid, type FlowRequest, loginTokens, parseFlowRequest, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from '../flow-request';
+import type { Handler, CallContext } from '../context';
+import { assertValid, type FlowRequest, type LoginCall, loginHandler, loginTokens, parseFlowRequest, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from '../flow-request';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
 import { verificationMail } from '../verification-mail';
 
@@ -31,7 +31,7 @@ const preregFields = (form: CompiledForm, profile: SocialProfile) =>
   Object.fromEntries(form.fields.map(({ name, field }) => [name, fromProfile(profile, field.schemaAttribute)]));
 
 /** 380 with what the spec says of the account that holds the email (docs/api.md#social-login). */
-async function emailInUse(ctx: RequestContext, record: EntityRecord): Promise<ApiError> {
+async function emailInUse(ctx: CallContext, record: EntityRecord): Promise<ApiError> {
   const linked = await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id);
   const photo = linked.find((p) => typeof p.data.photo === 'string');
   return new ApiError('emailAddressInUse', 'an account with this email address exists; sign in to it (with merge_token to link this identity)', {
@@ -45,7 +45,7 @@ async function emailInUse(ctx: RequestContext, record: EntityRecord): Promise<Ap
 }
 
 /** `thin_registration`: true or false (the original also took 1 and 0). */
-function flag(ctx: RequestContext, name: string): boolean {
+function flag(ctx: CallContext, name: string): boolean {
   const v = ctx.params.get(name);
   if (v === undefined || v === 'false' || v === '0') return false;
   if (v === 'true' || v === '1') return true;
@@ -57,7 +57,7 @@ function flag(ctx: RequestContext, name: string): boolean {
  * transaction with its welcome email (a verification link, unless the provider verified the email).
  */
 async function register(
-  ctx: RequestContext, request: FlowRequest, token: string, profile: SocialProfile,
+  ctx: CallContext, request: FlowRequest, token: string, profile: SocialProfile,
   input: { email: string | null; username?: string; attributes: Record<string, unknown> },
 ): Promise<Record<string, unknown>> {
   const { db, clock, outbox, versions } = ctx.services;
@@ -84,8 +84,8 @@ async function register(
  * record holds is 380; otherwise `thin_registration=true` creates the record at once (when the
  * provider gave an email) or the answer is 310, with `prereg_fields` when `registration_form` is sent.
  */
-export const authNative: Handler = async (ctx) => {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'required' });
+export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unknown>> {
+  const { request } = ctx;
   const token = ctx.params.require('token');
   const thin = flag(ctx, 'thin_registration');
   const registrationForm = ctx.params.get('registration_form');
@@ -140,14 +140,16 @@ export const authNative: Handler = async (ctx) => {
   throw new ApiError('recordNotFound', `no account has this social identity ${why}; register it with /oauth/register_native`, {
     extra: form ? { prereg_fields: preregFields(form, profile) } : {},
   });
-};
+}
+
+export const authNative = loginHandler(socialSignIn, 'required');
 
 /**
  * docs/api.md#social-login: registers the identity of a token that /oauth/auth_native answered 310 for, with the
  * social registration form (every rule checked: 390), and signs the new record in.
  */
-export const registerNative: Handler = async (ctx) => {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'optional' });
+export async function socialRegister(ctx: LoginCall): Promise<Record<string, unknown>> {
+  const { request } = ctx;
   const token = ctx.params.require('token');
   const form = requestForm(ctx, request, 'socialRegistrationForm', '/oauth/register_native');
   const { profile, outcome } = await redeemToken(ctx, request.client, token, invalidToken());
@@ -165,7 +167,9 @@ export const registerNative: Handler = async (ctx) => {
     if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;
     throw takenAttribute(ctx, request, form, e.attribute);
   }
-};
+}
+
+export const registerNative = loginHandler(socialRegister, 'optional');
 
 /** docs/api.md#social-login: links the identity behind a social token to the record of an access token. */
 export const linkAccount: Handler = async (ctx) => {
