@@ -11,7 +11,7 @@ import { requestPasswordReset } from '../http/handlers/email-requests';
 import { registerWithPassword } from '../http/handlers/register';
 import { signIn } from '../http/handlers/sign-in';
 import { socialRegister, socialSignIn } from '../http/handlers/social';
-import { callUseCase, clientFlow } from './call-api';
+import { callUseCase, clientFlow } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
@@ -163,7 +163,6 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: VALIDATE_SCRIPT });
   }
 
-  /** The values every API call of a page sends besides the form's fields. */
   /** What a page's use case works for: the entry's login client and flow, its redirect_uri, and a code for the app. */
   const flowRequest = (entry: Entry): FlowRequest => ({ client: entry.client, flow: entry.flow, redirectUri: entry.redirectUri, responseType: 'code' });
 

@@ -9,7 +9,7 @@ import { sha256Hex } from '../domain/secrets';
 import { ApiError } from '../errors';
 import type { Services } from '../http/context';
 import { requestPasswordReset } from '../http/handlers/email-requests';
-import { callUseCase, senderForm } from './call-api';
+import { callUseCase, senderForm } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';

@@ -7,7 +7,7 @@ import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { requestEmailVerification } from '../http/handlers/email-requests';
-import { callUseCase, senderForm } from './call-api';
+import { callUseCase, senderForm } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
