@@ -1,4 +1,4 @@
-import type { Tx } from '../db';
+import type { Tx } from '../domain/storage';
 import type { NewCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import type { CompiledForm, FormResult } from '../domain/flow-forms';

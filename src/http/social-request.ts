@@ -1,4 +1,4 @@
-import type { Tx } from '../db';
+import type { Tx } from '../domain/storage';
 import type { EntityRecord } from '../domain/storage/records';
 import type { OutboxJob } from '../domain/storage/outbox';
 import { IdentityTakenError } from '../domain/storage/social';
