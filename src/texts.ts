@@ -19,14 +19,13 @@ export const TEXTS_FILE = path.join(projectRoot(), 'templates', 'pages', 'string
  */
 export function loadTexts(file = TEXTS_FILE): Record<PageLocale, Record<TextSection, Record<string, string>>> {
   const all = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, Record<string, Record<string, string>>>;
-  const problems: string[] = [];
+  const problems = SECTIONS.filter((section) => Object.keys(all['en-US']?.[section] ?? {}).length === 0).map((section) => `en-US has no ${section} texts`);
   for (const locale of PAGE_LOCALES) {
     for (const section of SECTIONS) {
       const want = Object.keys(all['en-US']?.[section] ?? {});
       const have = all[locale]?.[section] ?? {};
       const missing = want.filter((k) => typeof have[k] !== 'string');
       const extra = Object.keys(have).filter((k) => !want.includes(k));
-      if (want.length === 0) problems.push(`en-US has no ${section} texts`);
       if (missing.length > 0) problems.push(`${locale} ${section} lacks ${missing.join(', ')}`);
       if (extra.length > 0) problems.push(`${locale} ${section} has ${extra.join(', ')}, which en-US lacks`);
     }

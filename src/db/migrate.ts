@@ -17,10 +17,9 @@ export function createMigrator({ sequelize, procedures }: Migratable): Umzug<Ret
   });
 }
 
-/** An open database and whether it runs the stored procedures (Database is one). */
+/** An open database and whether it runs the stored procedures (Database is one; never on SQLite). */
 export interface Migratable { sequelize: Sequelize; procedures: boolean }
 
-const usesProcedures = ({ sequelize, procedures }: Migratable) => procedures && sequelize.getDialect() === 'mysql';
 
 /**
  * Applies pending migrations, then installs the current version of any stored procedure the
@@ -30,7 +29,7 @@ const usesProcedures = ({ sequelize, procedures }: Migratable) => procedures && 
 export async function migrate(db: Migratable): Promise<string[]> {
   const { sequelize } = db;
   const applied = (await createMigrator(db).up()).map((m) => m.name);
-  if (!usesProcedures(db)) return applied;
+  if (!db.procedures) return applied;
   await markProcedures(sequelize.getQueryInterface());
   for (const missing of await missingProcedures(sequelize.getQueryInterface())) {
     const [name] = missing.split(' ');
@@ -44,6 +43,6 @@ export async function migrate(db: Migratable): Promise<string[]> {
 export async function pendingMigrations(db: Migratable): Promise<string[]> {
   const pending = (await createMigrator(db).pending()).map((m) => m.name);
   // procedures the pending migrations install are theirs to install
-  if (pending.length > 0 || !usesProcedures(db)) return pending;
+  if (pending.length > 0 || !db.procedures) return pending;
   return (await missingProcedures(db.sequelize.getQueryInterface())).map((p) => `procedure ${p}`);
 }

@@ -142,7 +142,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
 
     /**
      * Spends every live credential of a family (refresh-token reuse, code replay). Run it in a
-     * READ COMMITTED statement transaction (see TransactionOptions): many families revoked at once
+     * READ COMMITTED transaction (see TransactionOptions): many families revoked at once
      * beside ongoing rotations must not deadlock.
      */
     async revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number> {

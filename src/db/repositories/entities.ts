@@ -128,11 +128,13 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * and the snapshot's outbox row in the same commit, or has the stored procedure do it all.)
      */
     async writeSignIn(read: EntityRecord, next: EntityRecord, transaction: Tx): Promise<boolean> {
-      return (await sql.change(
-        'UPDATE entities SET password_hash = ?, attributes = ?, last_updated = ?, version = ? WHERE id = ? AND application_id = ? AND version = ?',
-        [next.passwordHash, JSON.stringify(next.attributes), sql.time(next.lastUpdated), read.version + 1, read.id, read.applicationId, read.version],
-        transaction,
-      )) === 1;
+      try {
+        await write(read, { passwordHash: next.passwordHash, attributes: next.attributes }, next.lastUpdated, transaction);
+        return true;
+      } catch (e) {
+        if (e instanceof StaleRecordError) return false;
+        throw e;
+      }
     },
 
     /** Scoped to the application: another application's record is never found. */

@@ -48,7 +48,7 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
         transaction?: Tx,
       ): Promise<void> {
         try {
-          // raw SQL: it joins the statement transactions that register a record and commit its email
+          // raw SQL: it joins the transactions that register a record and commit its email
           await sql.change(
             'INSERT INTO profiles (application_id, entity_id, provider, identifier, data, created_at) VALUES (?, ?, ?, ?, ?, ?)',
             [p.applicationId, p.entityId, p.provider, p.identifier, JSON.stringify(p.data), sql.time(now)],
