@@ -38,10 +38,14 @@ describe('createPasswordHasher (argon2 on threads of its own)', () => {
     const bulk = Promise.all(Array.from({ length: 40 }, (_, i) => passwords.hashInBackground(`bulk ${i}`).then(() => order.push('bulk'))));
     // requests' hashes right behind them: the free thread, not behind 39 bulk hashes (whatever the machine's speed)
     const requests = Promise.all(Array.from({ length: 3 }, (_, i) => passwords.hash(`request ${i}`).then(() => order.push('request'))));
+    // the scheduling itself: every request went onto a thread at once, none waits behind the batch
+    expect(passwords.waiting()).toBe(0);
     await Promise.all([bulk, requests]);
     const lastRequest = order.lastIndexOf('request');
     expect(lastRequest).toBeGreaterThan(-1);
-    expect(lastRequest).toBeLessThan(6); // done while the batch still waited
+    // done while most of the batch still waited (a loaded machine may pause one thread for a few
+    // bulk hashes on the other, so the bound is loose; a request queued behind the batch would be last)
+    expect(lastRequest).toBeLessThan(20);
     expect(order.filter((o) => o === 'bulk')).toHaveLength(40);
   });
 
