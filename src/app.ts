@@ -5,8 +5,8 @@ import { authenticate } from './http/authenticate';
 import { isDatabaseUnavailable } from './db';
 import { ApiError, errors } from './errors';
 import { createEndUserAddress, END_USER_IP_HEADER } from './http/end-user-address';
-import type { RequestContext, Services } from './http/context';
-import { Params } from './http/params';
+import type { ApiServices, RequestContext } from './http/context';
+import { Params } from './usecases/params';
 import { createApplicationResolver } from './http/resolve-application';
 import { type Route, ROUTES } from './http/routes';
 import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
@@ -23,7 +23,7 @@ import { landingRoutes } from './web/landing';
 import { failedPage, sendError } from './web/pages';
 
 export interface AppOptions {
-  services: Services;
+  services: ApiServices;
   /** Requests counted and timed by route (see metrics.ts). */
   metrics?: Metrics;
   defaultApp: string;
@@ -97,7 +97,7 @@ export async function drained(app: express.Express, timeoutMs = 10_000): Promise
  * What every response gets: a request id, no caching, no sniffing; and, when it finishes, one log
  * line (the path only: query strings carry secrets and tokens) and its metrics.
  */
-function envelope(logger: Services['logger'], metrics: Metrics | undefined) {
+function envelope(logger: ApiServices['logger'], metrics: Metrics | undefined) {
   return (req: Request, res: Response, next: NextFunction) => {
     const locals = res.locals as Locals;
     // randomUUID draws from a cached entropy pool: far cheaper per request than randomBytes
@@ -239,7 +239,7 @@ function healthRoutes(options: AppOptions) {
  * The last handler: every failure as the API's error body (or, for a browser's page, an error page
  * in its language), logged with its request id when it was unexpected.
  */
-function errorHandler(logger: Services['logger']) {
+function errorHandler(logger: ApiServices['logger']) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const locals = res.locals as Locals;
     let apiError: ApiError;

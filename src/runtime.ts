@@ -14,7 +14,7 @@ import { createSocialTokens } from './domain/social/tokens';
 import { SecretBox } from './domain/secrets';
 import { createTokenService } from './domain/tokens';
 import { createRecordVersions } from './domain/versions';
-import type { Services } from './http/context';
+import type { ApiServices } from './http/context';
 import type { Logger } from './logger';
 import { createBullQueue } from './queue/bullmq';
 import { createRedisClientChanges } from './queue/client-changes';
@@ -76,7 +76,7 @@ export interface Runtime {
   config: Config;
   db: Database;
   queue: JobQueue & { idle?: () => Promise<void> };
-  services: Services;
+  services: ApiServices;
   applications: ReturnType<typeof createApplicationService>;
   /** GET /readyz: database reachable, migrations current, default application present, SECRET_KEY opens the stored secrets, Redis reachable. */
   readiness(): Promise<Record<string, true | string>>;
@@ -124,7 +124,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   metrics.watchArgon2Queue(passwords.waiting);
   passwords.warmUp();
   const versions = createRecordVersions({ db, outbox });
-  const services: Services = {
+  const services: ApiServices = {
     db, clients, outbox, versions, clock, logger,
     tokens: createTokenService({ db, clock, outbox, versions, box }),
     passwords,

@@ -1,63 +1,19 @@
 import type { Principal } from './authenticate';
 import type { ReplayGuard } from './replay-guard';
-import type { ProviderService } from '../domain/social/providers';
-import type { RelyingParty } from '../domain/social/relying-party';
-import type { SocialTokens } from '../domain/social/tokens';
-import type { Database } from '../db';
-import type { Application } from '../domain/storage/applications';
-import type { Client, ClientService, Clock } from '../domain/clients';
-import type { Logger } from '../logger';
-import type { FlowService } from '../domain/flows';
-import type { PasswordHasher } from '../domain/passwords';
-import type { SecretBox } from '../domain/secrets';
-import type { Limit, RateLimiter } from '../domain/rate-limit';
-import type { TokenService } from '../domain/tokens';
-import type { RecordVersions } from '../domain/versions';
-import type { RelayingOutbox } from '../queue/outbox';
-import type { Params } from './params';
+import type { Client } from '../domain/clients';
+import type { CallContext, Services } from '../usecases/services';
 
-/** What every handler may use; built once at start and handed in (no globals). */
-export interface Services {
-  db: Database;
-  clients: ClientService;
-  tokens: TokenService;
-  passwords: PasswordHasher;
-  flows: FlowService;
-  rateLimiter: RateLimiter;
-  /** Social login: tokens and their profiles (built-in or external application), providers, the relying party. */
-  socialTokens: SocialTokens;
-  providers: ProviderService;
-  relyingParty: RelyingParty;
+/** What the API's handlers may use: the use cases' services, and what the API's authentication needs besides. */
+export interface ApiServices extends Services {
   /** Signatures already accepted (replay protection of the Signature scheme). */
   replays: ReplayGuard;
-  loginLimits: { account: Limit; address: Limit };
-  mailLimits: { recipient: Limit; address: Limit };
-  /** Registrations per client address. */
-  registrationLimit: Limit;
-  /** The time the database may spend on one statement of entity.find or entity.count. */
-  entityQueryTimeoutMs: number;
-  /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
-  box: SecretBox;
-  outbox: RelayingOutbox;
-  /** Version snapshots: the job of every record change, and lookups of a record at a time. */
-  versions: RecordVersions;
-  clock: Clock;
-  logger: Logger;
 }
 
-/** One request, already parsed, routed to its application and authenticated. */
-export interface RequestContext {
-  requestId: string;
-  app: Application;
-  params: Params;
+/** One request, already parsed, routed to its application and authenticated: a use case's call, and who made it. */
+export interface RequestContext extends CallContext {
   principal: Principal;
-  /** The client's address (honours TRUST_PROXY). */
-  clientAddress: string;
-  services: Services;
+  services: ApiServices;
 }
-
-/** What a use case needs of a call: who made it from where, what was sent, the services; never how it was authenticated. */
-export type CallContext = Omit<RequestContext, 'principal'>;
 
 /** A handler returns the success body without `stat`; the renderer adds it. */
 export type Handler = (ctx: RequestContext) => Promise<Record<string, unknown>>;

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Application } from '../domain/storage/applications';
 import { settingOfList } from '../domain/settings';
-import type { Services } from './context';
+import type { Services } from '../usecases/services';
 import type { Route } from './routes';
 
 /**

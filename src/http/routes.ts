@@ -5,17 +5,18 @@ import * as access from './handlers/access';
 import * as clients from './handlers/admin-clients';
 import * as entity from './handlers/entity';
 import * as entityApi from './handlers/entity-api';
-import { forgotPassword, verifyEmail } from './handlers/email-requests';
 import { refreshAccessToken } from './handlers/refresh-access-token';
-import { registerTraditional } from './handlers/register';
-import { signInTraditional } from './handlers/sign-in';
-import * as social from './handlers/social';
 import { token } from './handlers/token';
-import { updateProfile } from './handlers/update-profile';
 import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import type { ErrorStyle } from './status';
+import { loginHandler } from './flow-request';
+import { requestEmailVerification, requestPasswordReset } from '../usecases/login/email-requests';
+import { registerWithPassword } from '../usecases/login/register';
+import { signIn } from '../usecases/login/sign-in';
+import { updateProfile } from '../usecases/login/update-profile';
+import * as social from '../usecases/login/social';
 
 /**
  * The one route table: every endpoint with its methods, where it reads parameters, the
@@ -85,19 +86,19 @@ export const ROUTES: readonly Route[] = [
   // original server library signs every call)
   route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, { summary: 'Exchanges an authorization code, or rotates a refresh token', params: ['grant_type!', 'code', 'redirect_uri', 'refresh_token'] }, 'oauth'),
   // docs/api.md#flows: flow-based login endpoints; POST, body only, client_id of a login_client
-  login('/oauth/register_native_traditional', registerTraditional, { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret'] }),
-  login('/oauth/auth_native_traditional', signInTraditional, { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] }),
-  login('/oauth/update_profile_native', updateProfile, { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
+  login('/oauth/register_native_traditional', loginHandler(registerWithPassword, 'optional'), { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret'] }),
+  login('/oauth/auth_native_traditional', loginHandler(signIn, 'optional'), { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] }),
+  login('/oauth/update_profile_native', loginHandler(updateProfile, 'ignored'), { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
   // the mobile SDKs renew their access token with the refresh secret they sent at sign-in
   login('/oauth/refresh_access_token', refreshAccessToken, { summary: 'Renews a mobile SDK\'s access token with its refresh secret', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'date!', 'signature!'] }),
   // docs/api.md#social-login: social login, with a token from the social login application
-  login('/oauth/auth_native', social.authNative, { summary: 'Completes a social sign-in with a social login token', params: [...FLOW_REDIRECT, 'token!', 'merge_token', 'refresh_secret', 'thin_registration', 'registration_form'] }),
-  login('/oauth/register_native', social.registerNative, { summary: 'Registers the identity behind a social login token', params: SOCIAL }),
-  login('/oauth/link_account_native', social.linkAccount, { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
-  login('/oauth/unlink_account_native', social.unlinkAccount, { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
+  login('/oauth/auth_native', loginHandler(social.socialSignIn, 'required'), { summary: 'Completes a social sign-in with a social login token', params: [...FLOW_REDIRECT, 'token!', 'merge_token', 'refresh_secret', 'thin_registration', 'registration_form'] }),
+  login('/oauth/register_native', loginHandler(social.socialRegister, 'optional'), { summary: 'Registers the identity behind a social login token', params: SOCIAL }),
+  login('/oauth/link_account_native', loginHandler(social.linkAccount, 'ignored'), { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
+  login('/oauth/unlink_account_native', loginHandler(social.unlinkAccount, 'ignored'), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
-  login('/oauth/forgot_password_native', forgotPassword, { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
-  login('/oauth/verify_email_native', verifyEmail, { summary: 'Mails a verification code', params: FLOW_REDIRECT }),
+  login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required'), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
+  login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required'), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),
   // records: owner credentials or a creation token create; readers or the record's access token read
   { ...route('/entity.create', ANY_AUTH, [], entity.createEntity, { summary: 'Creates a record', params: ['type_name!', 'attributes!', 'creation_token'] }), size: RECORD_SIZE },
   { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity, { summary: 'One record, whole or in part', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'access_token'] }), reads: READS },

@@ -3,7 +3,7 @@ import type { FlowDefinition, FlowField } from '../domain/flow-definition';
 import type { FlowVersion } from '../domain/flows';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError, errors } from '../errors';
-import type { Services } from '../http/context';
+import type { Services } from '../usecases/services';
 
 /** Bumped when the document's shape changes, so cached copies of an older shape are not reused. */
 const DOCUMENT_FORMAT = 1;

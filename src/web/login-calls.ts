@@ -4,9 +4,9 @@ import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
 import { ApiError } from '../errors';
-import type { Services } from '../http/context';
-import type { FlowRequest, LoginUseCase } from '../http/flow-request';
-import { Params } from '../http/params';
+import type { Services } from '../usecases/services';
+import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
+import { Params } from '../usecases/params';
 
 /**
  * Runs a login use case for a page, with the login client and flow the page holds and the values

@@ -4,7 +4,7 @@ import { safeEqual, sha256Hex } from '../domain/secrets';
 import { settingOfList } from '../domain/settings';
 import { ProviderError, type Checks } from '../domain/social/relying-party';
 import { ApiError } from '../errors';
-import type { Services } from '../http/context';
+import type { Services } from '../usecases/services';
 import type { HostedPages, HostedReturn } from './hosted';
 import { brandOf, cookieValue, escape, LINK_CODE, markFailedPage, providerLabel, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 

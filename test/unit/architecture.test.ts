@@ -3,8 +3,8 @@ import path from 'node:path';
 import ts from 'typescript';
 
 // The shape of the code (README: Layout): the domain at the bottom, importing nothing of the
-// layers above it; storage, queue and jobs beside one another above it; the API and pages above
-// them; the entry points on top. Nothing imports upward and no module reaches itself through its
+// layers above it; storage, queue and jobs beside one another above it; the use cases above them;
+// the API and the pages, side by side, above the use cases; the entry points on top. Nothing imports upward and no module reaches itself through its
 // imports. Type-only imports count: a circle of types is a circle of concepts.
 
 const ROOT = path.join(__dirname, '../..');
@@ -57,6 +57,9 @@ function circles(graph: Map<string, string[]>): string[][] {
 
 const graph = importGraph(['src', 'workers', 'migrations']);
 const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
+/** The two adapters the outside world reaches (the API, the browser pages), and the wiring and entry points above them. */
+const ADAPTERS = ['src/http', 'src/web'];
+const WIRING = ['src/app', 'src/runtime', 'src/server', 'src/cli', 'src/dashboard', 'workers'];
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`) || file === `${folder}.ts`;
 
 it('has no import circle', () => {
@@ -71,13 +74,12 @@ it('finds a circle when there is one (the check itself)', () => {
 it.each([
   ['src/domain', 'only the domain and its error type', (to: string) => under('src/domain')(to) || to === 'src/errors.ts'],
   ...['src/db', 'src/queue', 'src/jobs'].map((layer) => [
-    layer, 'nothing of the API, the pages, the wiring or the entry points',
-    (to: string) => !['src/http', 'src/web', 'src/app', 'src/runtime', 'src/server', 'src/cli', 'src/dashboard', 'workers'].some((upper) => under(upper)(to)),
+    layer, 'nothing of the use cases, the API, the pages, the wiring or the entry points',
+    (to: string) => ![...ADAPTERS, 'src/usecases', ...WIRING].some((upper) => under(upper)(to)),
   ] as const),
-  ...['src/http', 'src/web'].map((layer) => [
-    layer, 'nothing of the wiring or the entry points',
-    (to: string) => !['src/app', 'src/runtime', 'src/server', 'src/cli', 'src/dashboard', 'workers'].some((upper) => under(upper)(to)),
-  ] as const),
+  ['src/usecases', 'nothing of the API, the pages, the wiring or the entry points', (to: string) => ![...ADAPTERS, ...WIRING].some((upper) => under(upper)(to))],
+  ['src/http', 'nothing of the pages, the wiring or the entry points', (to: string) => !['src/web', ...WIRING].some((upper) => under(upper)(to))],
+  ['src/web', 'nothing of the API, the wiring or the entry points (pages call the use cases, never a handler)', (to: string) => !['src/http', ...WIRING].some((upper) => under(upper)(to))],
   ['migrations', 'only migrations (they are frozen)', under('migrations')],
 ] as const)('%s imports %s', (layer, _what, allowed) => {
   expect(edges.filter((e) => under(layer)(e.from) && !allowed(e.to))).toEqual([]);

@@ -8,7 +8,7 @@ import { formatTimestamp } from '../../domain/timestamps';
 import { deleteUser } from '../../domain/accounts';
 import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
-import { captureUser } from '../capture-user';
+import { captureUser } from '../../usecases/login/signed-in';
 import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';
 

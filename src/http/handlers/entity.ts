@@ -1,6 +1,6 @@
 import { DuplicateAttributeError } from '../../domain/storage/records';
 import { parseNewUser, requireUserType } from '../../domain/users';
-import { captureUser } from '../capture-user';
+import { captureUser } from '../../usecases/login/signed-in';
 import { shape } from '../record';
 import { ApiError, errors } from '../../errors';
 import type { Handler, RequestContext } from '../context';

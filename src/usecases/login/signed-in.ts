@@ -1,10 +1,10 @@
-import { ApiError } from '../errors';
-import { updated, type EntityRecord } from '../domain/storage/records';
-import type { StoredProfile } from '../domain/storage/social';
-import { renderWithProfiles } from '../domain/users';
-import type { CallContext } from './context';
-import { loginCredentials, loginTokens, type FlowRequest } from './flow-request';
-import { textsOf } from '../texts';
+import { ApiError } from '../../errors';
+import { updated, type EntityRecord } from '../../domain/storage/records';
+import type { StoredProfile } from '../../domain/storage/social';
+import { renderWithProfiles } from '../../domain/users';
+import type { CallContext } from '../services';
+import { loginCredentials, loginTokens, type FlowRequest } from './call';
+import { textsOf } from '../../texts';
 
 /** The record as the API shows it, with its linked identities. */
 export async function captureUser(ctx: CallContext, record: EntityRecord): Promise<Record<string, unknown>> {

@@ -6,11 +6,11 @@ import type { SocialProfile } from '../../domain/social/profile';
 import { formatTimestamp } from '../../domain/timestamps';
 import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
-import { accountDisabled, signedIn } from '../capture-user';
-import type { Handler, CallContext } from '../context';
-import { assertValid, type FlowRequest, type LoginCall, loginHandler, loginTokens, parseFlowRequest, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from '../flow-request';
-import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from '../social-request';
-import { verificationMail } from '../verification-mail';
+import { accountDisabled, signedIn } from './signed-in';
+import type { CallContext } from '../services';
+import { assertValid, type FlowRequest, type LoginCall, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
+import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
+import { verificationMail } from './verification-mail';
 
 /** The profile's value for a record attribute (what thin registration copies and prereg_fields carry). */
 function fromProfile(profile: SocialProfile, attribute: string | undefined): string | null {
@@ -142,7 +142,6 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
   });
 }
 
-export const authNative = loginHandler(socialSignIn, 'required');
 
 /**
  * docs/api.md#social-login: registers the identity of a token that /oauth/auth_native answered 310 for, with the
@@ -169,11 +168,10 @@ export async function socialRegister(ctx: LoginCall): Promise<Record<string, unk
   }
 }
 
-export const registerNative = loginHandler(socialRegister, 'optional');
 
 /** docs/api.md#social-login: links the identity behind a social token to the record of an access token. */
-export const linkAccount: Handler = async (ctx) => {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
+export async function linkAccount(ctx: LoginCall): Promise<Record<string, unknown>> {
+  const { request } = ctx;
   const token = ctx.params.require('token');
   const { record } = await recordOfAccessToken(ctx, request);
   const engage = () => new ApiError('engageError', 'the social login token is invalid, expired or already used; sign in with the provider again');
@@ -184,11 +182,11 @@ export const linkAccount: Handler = async (ctx) => {
     jobs: [await changeIdentities(ctx, record, tx, () => linkIdentity(ctx, record, token, profile, tx, engage))],
   }));
   return {};
-};
+}
 
 /** docs/api.md#social-login: unlinks one identity, unless it is the record's last way to sign in. */
-export const unlinkAccount: Handler = async (ctx) => {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
+export async function unlinkAccount(ctx: LoginCall): Promise<Record<string, unknown>> {
+  const { request } = ctx;
   const identifier = ctx.params.require('identifier_to_remove');
   const { record } = await recordOfAccessToken(ctx, request);
   const { db } = ctx.services;
@@ -207,4 +205,4 @@ export const unlinkAccount: Handler = async (ctx) => {
     })],
   }));
   return {};
-};
+}

@@ -1,10 +1,10 @@
-import type { Client } from '../domain/clients';
-import { mailJob, withParameter } from '../domain/mail';
-import { randomToken } from '../domain/secrets';
-import type { EntityRecord } from '../domain/storage/records';
-import { wholeSeconds, type Issue } from '../domain/tokens';
-import type { CallContext } from './context';
-import type { FlowRequest } from './flow-request';
+import type { Client } from '../../domain/clients';
+import { mailJob, withParameter } from '../../domain/mail';
+import { randomToken } from '../../domain/secrets';
+import type { EntityRecord } from '../../domain/storage/records';
+import { wholeSeconds, type Issue } from '../../domain/tokens';
+import type { CallContext } from '../services';
+import type { FlowRequest } from './call';
 
 export const displayName = (r: EntityRecord) =>
   String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);

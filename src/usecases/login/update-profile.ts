@@ -3,20 +3,19 @@ import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
-import type { Handler } from '../context';
-import { accountSubject, guardPasswordGuesses } from '../password-guesses';
-import { assertValid, parseFlowRequest, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from '../flow-request';
+import { accountSubject, guardPasswordGuesses } from './password-guesses';
+import { assertValid, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from './call';
 
 const ENDPOINT = '/oauth/update_profile_native';
 
 /**
- * docs/api.md#flows0: edits the record of the access token with editProfileForm (fields the record already
+ * docs/api.md#flows: edits the record of the access token with editProfileForm (fields the record already
  * holds need not be resent), or sets its password with changePasswordForm (current password
  * required), newPasswordForm or newPasswordFormNoAuth (only with a token from a reset link or a
  * sign-in minutes ago). A new password ends the record's other sessions.
  */
-export const updateProfile: Handler = async (ctx) => {
-  const request = await parseFlowRequest(ctx, { redirectUri: 'ignored' });
+export async function updateProfile(ctx: LoginCall): Promise<Record<string, unknown>> {
+  const { request } = ctx;
   const accessToken = ctx.params.require('access_token');
   const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
   const { db, passwords, clock, flows, outbox, versions } = ctx.services;
@@ -55,4 +54,4 @@ export const updateProfile: Handler = async (ctx) => {
     throw takenAttribute(ctx, request, form, e.attribute);
   }
   return {};
-};
+}

@@ -1,5 +1,5 @@
-import type { Budget } from '../domain/rate-limit';
-import type { CallContext } from './context';
+import type { Budget } from '../../domain/rate-limit';
+import type { CallContext } from '../services';
 
 /**
  * Whose per-account budget a password guess draws on: the account's own (by id) when it exists,

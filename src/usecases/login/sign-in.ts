@@ -1,11 +1,11 @@
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { ApiError, errors } from '../../errors';
-import type { CallContext } from '../context';
-import { accountSubject, guardPasswordGuesses } from '../password-guesses';
+import type { CallContext } from '../services';
+import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
-import { accountDisabled, signedIn } from '../capture-user';
-import { loginHandler, requestForm, requireFields, type FlowRequest, type LoginCall } from '../flow-request';
-import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from '../social-request';
+import { accountDisabled, signedIn } from './signed-in';
+import { requestForm, requireFields, type FlowRequest, type LoginCall } from './call';
+import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from './social-identities';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
@@ -66,4 +66,3 @@ export async function signIn(ctx: LoginCall): Promise<Record<string, unknown>> {
   });
 }
 
-export const signInTraditional = loginHandler(signIn, 'optional');

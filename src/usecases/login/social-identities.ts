@@ -1,12 +1,12 @@
-import type { Tx } from '../domain/storage';
-import type { EntityRecord } from '../domain/storage/records';
-import type { OutboxJob } from '../domain/storage/outbox';
-import { IdentityTakenError } from '../domain/storage/social';
-import type { Client } from '../domain/clients';
-import type { SocialProfile } from '../domain/social/profile';
-import { ExternalSocialError, type Redeemed } from '../domain/social/tokens';
-import { ApiError, errors } from '../errors';
-import type { CallContext } from './context';
+import type { Tx } from '../../domain/storage';
+import type { EntityRecord } from '../../domain/storage/records';
+import type { OutboxJob } from '../../domain/storage/outbox';
+import { IdentityTakenError } from '../../domain/storage/social';
+import type { Client } from '../../domain/clients';
+import type { SocialProfile } from '../../domain/social/profile';
+import { ExternalSocialError, type Redeemed } from '../../domain/social/tokens';
+import { ApiError, errors } from '../../errors';
+import type { CallContext } from '../services';
 
 /**
  * The profile behind a social token (built-in or external social login application), or the

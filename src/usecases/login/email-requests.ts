@@ -3,9 +3,9 @@ import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
 import { ApiError, errors } from '../../errors';
-import type { CallContext } from '../context';
-import { assertValid, type FlowRequest, type LoginCall, loginHandler, requestForm, requireFields } from '../flow-request';
-import { displayName, settingSeconds, verificationMail } from '../verification-mail';
+import type { CallContext } from '../services';
+import { assertValid, type FlowRequest, type LoginCall, requestForm, requireFields } from './call';
+import { displayName, settingSeconds, verificationMail } from './verification-mail';
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
 function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {
@@ -83,7 +83,6 @@ export async function requestPasswordReset(ctx: LoginCall): Promise<Record<strin
   return {};
 }
 
-export const forgotPassword = loginHandler(requestPasswordReset, 'required');
 
 /**
  * docs/api.md#flows1: mails a one-time verification code as `verification_code` on the client's
@@ -110,5 +109,4 @@ export async function requestEmailVerification(ctx: LoginCall): Promise<Record<s
   return {};
 }
 
-export const verifyEmail = loginHandler(requestEmailVerification, 'required');
 

@@ -2,8 +2,8 @@ import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom } from '../../domain/profile-fields';
 import { USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
-import { verificationMail } from '../verification-mail';
-import { assertValid, type LoginCall, loginHandler, loginTokens, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from '../flow-request';
+import { verificationMail } from './verification-mail';
+import { assertValid, type LoginCall, loginTokens, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
 
@@ -43,4 +43,3 @@ export async function registerWithPassword(ctx: LoginCall): Promise<Record<strin
   }
 }
 
-export const registerTraditional = loginHandler(registerWithPassword, 'optional');

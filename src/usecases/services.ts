@@ -1,0 +1,52 @@
+import type { ProviderService } from '../domain/social/providers';
+import type { RelyingParty } from '../domain/social/relying-party';
+import type { SocialTokens } from '../domain/social/tokens';
+import type { Database } from '../db';
+import type { Application } from '../domain/storage/applications';
+import type { ClientService, Clock } from '../domain/clients';
+import type { Logger } from '../logger';
+import type { FlowService } from '../domain/flows';
+import type { PasswordHasher } from '../domain/passwords';
+import type { SecretBox } from '../domain/secrets';
+import type { Limit, RateLimiter } from '../domain/rate-limit';
+import type { TokenService } from '../domain/tokens';
+import type { RecordVersions } from '../domain/versions';
+import type { RelayingOutbox } from '../queue/outbox';
+import type { Params } from './params';
+
+/** What every use case may use; built once at start and handed in (no globals). */
+export interface Services {
+  db: Database;
+  clients: ClientService;
+  tokens: TokenService;
+  passwords: PasswordHasher;
+  flows: FlowService;
+  rateLimiter: RateLimiter;
+  /** Social login: tokens and their profiles (built-in or external application), providers, the relying party. */
+  socialTokens: SocialTokens;
+  providers: ProviderService;
+  relyingParty: RelyingParty;
+  loginLimits: { account: Limit; address: Limit };
+  mailLimits: { recipient: Limit; address: Limit };
+  /** Registrations per client address. */
+  registrationLimit: Limit;
+  /** The time the database may spend on one statement of entity.find or entity.count. */
+  entityQueryTimeoutMs: number;
+  /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
+  box: SecretBox;
+  outbox: RelayingOutbox;
+  /** Version snapshots: the job of every record change, and lookups of a record at a time. */
+  versions: RecordVersions;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** One call of a use case: who made it from where, what was sent, the services; never how it was authenticated. */
+export interface CallContext {
+  requestId: string;
+  app: Application;
+  params: Params;
+  /** The client's address (honours TRUST_PROXY). */
+  clientAddress: string;
+  services: Services;
+}
