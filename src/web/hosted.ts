@@ -1,6 +1,7 @@
 import express, { type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
 import type { Client } from '../domain/clients';
+import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { safeEqual } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
@@ -62,193 +63,218 @@ export function pageFailure(res: Response, locale: PageLocale, form: string, e: 
   return { status: e.definition.code === 500 ? 500 : 400, shown: { notice: say(locale, 'failed', { reason: message }) } };
 }
 
+/** What the hosted pages' functions share: the services, and the CSRF token of their forms. */
+interface Hosted { services: Services; token: ReturnType<typeof csrf> }
+
+/** The page's client, redirect URI, state and flow; or what is wrong with the link (never redirected to). */
+async function entryOf(services: Services, app: Application, source: Record<string, unknown>, locale: PageLocale): Promise<Entry | PageProblem> {
+  const clientId = one(source.client_id);
+  if (!clientId || clientId.length > 64) return badLink('client_id is missing: open this page with the client_id of a login client of this application.');
+  const client = await services.clients.find(app.id, clientId);
+  if (!client || !client.features.includes('login_client')) return badLink('client_id is not a login client of this application.');
+  const redirectUri = one(source.redirect_uri);
+  if (!redirectUri || !allowedRedirectUris(app, client).has(redirectUri)) {
+    return badLink('redirect_uri is missing or is not on the allow-list of this client (its redirect_uris setting, or the application\'s); nothing was sent anywhere.');
+  }
+  const state = one(source.state);
+  if (state !== undefined && (state.length > MAX_STATE || /[\u0000-\u001f\u007f]/.test(state))) return badLink(`state must be at most ${MAX_STATE} printable characters.`);
+  // a flow without the page's locale is shown in English, as its messages would be
+  return { client, redirectUri, state: state || undefined, locale, flow: await clientFlow(services, app, client, locale) };
+}
+
+const entryQuery = (entry: Entry, extra: Record<string, string> = {}) => new URLSearchParams({
+  client_id: entry.client.clientId, redirect_uri: entry.redirectUri, locale: entry.locale, ...(entry.state ? { state: entry.state } : {}), ...extra,
+}).toString();
+
+const hidden = (fields: Record<string, string | undefined>) => Object.entries(fields)
+  .filter((e): e is [string, string] => e[1] !== undefined)
+  .map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
+
+/**
+ * What a page keeps through its form after a social callback: a social token to register, or a
+ * merge token to link at sign-in, and the provider's name. Only the callback's own page puts them
+ * in a form, and it binds them to its browser with a keyed tag in an HttpOnly, SameSite=Strict
+ * cookie: a POST carrying a token without that tag (a cross-site form, a token copied into
+ * another browser) is refused, so nobody can make a victim's sign-in link their identity.
+ */
+interface Held { token?: string; mergeToken?: string; provider?: string }
+const holdTag = (services: Services, held: Held) =>
+  services.box.tag(JSON.stringify([held.provider ?? '', held.token ?? '', held.mergeToken ?? '']), 'hosted social');
+
+/** The social values of a POST, when this browser holds their tag; `undefined` when it does not. */
+function heldBy(services: Services, req: Request, body: Record<string, string>): Held | undefined {
+  if (!body.token && !body.merge_token) return {};
+  const held = { token: body.token || undefined, mergeToken: body.merge_token || undefined, provider: body.provider || undefined };
+  const tag = cookieValue(req, HOLD_COOKIE);
+  return tag && safeEqual(tag, holdTag(services, held)) ? held : undefined;
+}
+
+interface Shown extends Held {
+  values?: Record<string, string>;
+  invalid?: Record<string, string[]>;
+  notice?: string;
+  done?: string;
+}
+
+const TITLES: Record<View, Key> = { signin: 'signIn', register: 'register', forgot: 'forgot', social: 'socialRegister' };
+const ACTIONS: Record<View, string> = { signin: '/signin', register: '/register', forgot: '/signin/forgot', social: '/register/social' };
+const BUTTONS: Record<View, Key> = { signin: 'signInButton', register: 'registerButton', forgot: 'forgotButton', social: 'registerButton' };
+
+/** The notices above a page's form: the view's introduction, a pending merge, what failed. */
+function noticesHtml(entry: Entry, view: View, shown: Shown): string {
+  const { locale } = entry;
+  let html = '';
+  if (view === 'forgot' && !shown.done) html += `<p>${escape(say(locale, 'forgotIntro'))}</p>`;
+  if (view === 'social') html += `<p>${escape(say(locale, 'socialIntro', { provider: providerLabel(shown.provider ?? '') }))}</p>`;
+  if (shown.mergeToken) html += `<p class="notice" role="status">${escape(say(locale, 'merge', { provider: providerLabel(shown.provider ?? '') }))}</p>`;
+  return html + `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`;
+}
+
+/** The form itself, with what it carries hidden (the entry, the CSRF token, a held social token and its browser's tag). */
+function formHtml(h: Hosted, req: Request, res: Response, entry: Entry, view: View, form: CompiledForm, shown: Shown): string {
+  if (shown.token || shown.mergeToken) {
+    res.cookie(HOLD_COOKIE, holdTag(h.services, shown), { httpOnly: true, sameSite: 'strict', path: '/', secure: req.secure, maxAge: HOLD_SECONDS * 1000 });
+  }
+  return `<form method="post" action="${ACTIONS[view]}" data-validate aria-describedby="form-notice">`
+    + renderFields(h.services.flows, entry.flow, form, entry.locale, shown.values ?? {}, shown.invalid ?? {})
+    + hidden({
+      client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale: entry.locale,
+      csrf: h.token.issue(req, res), token: shown.token, merge_token: shown.mergeToken, provider: shown.provider,
+    })
+    + `<button type="submit">${escape(say(entry.locale, BUTTONS[view]))}</button></form>`;
+}
+
+/** The application's social providers as buttons (on the sign-in and registration pages). */
+async function providersHtml(services: Services, app: Application, entry: Entry): Promise<string> {
+  const list = await services.providers.list(app.id);
+  if (list.length === 0) return '';
+  return `<p>${escape(say(entry.locale, 'or'))}</p><ul>` + list.map((p) => `<li><a class="button provider" href="/social/${escape(p.name)}/start?${escape(entryQuery(entry, { hosted: '1' }))}">`
+    + `${escape(say(entry.locale, 'withProvider', { provider: providerLabel(p.name) }))}</a></li>`).join('') + '</ul>';
+}
+
+/** A hosted page: the view's form from the login client's flow, what the last attempt showed, and the links between views. */
+async function show(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, view: View, status: number, shown: Shown = {}): Promise<void> {
+  const { locale } = entry;
+  const title = say(locale, TITLES[view]);
+  const form = h.services.flows.form(app, entry.flow, FORMS[view]);
+  if (!form) return sendError(res, 500, locale, app, { key: 'unavailable', detail: `the flow ${entry.flow.name} version ${entry.flow.version} has no form ${FORMS[view]}` });
+  let body = `<h1>${escape(title)}</h1>` + noticesHtml(entry, view, shown);
+  body += shown.done ? `<p class="notice done" role="status">${escape(shown.done)}</p>` : formHtml(h, req, res, entry, view, form, shown);
+  if ((view === 'signin' || view === 'register') && !shown.mergeToken) body += await providersHtml(h.services, app, entry);
+  const links = view === 'signin'
+    ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], [`/register?${entryQuery(entry)}`, 'noAccount']]
+    : [[`/signin?${entryQuery(entry)}`, view === 'register' ? 'haveAccount' : 'backToSignIn']];
+  body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
+  // a successful POST redirects to the app: form-action covers that redirect too
+  sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: VALIDATE_SCRIPT });
+}
+
+/** What a page's use case works for: the entry's login client and flow, its redirect_uri, and a code for the app. */
+const flowRequest = (entry: Entry): FlowRequest => ({ client: entry.client, flow: entry.flow, redirectUri: entry.redirectUri, responseType: 'code' });
+
+/** To the app with the code (and its state). */
+function toApp(res: Response, entry: Entry, body: Record<string, unknown>): void {
+  res.clearCookie(HOLD_COOKIE, { path: '/' });
+  const target = new URL(entry.redirectUri);
+  target.searchParams.set('code', String(body.authorization_code));
+  if (entry.state) target.searchParams.set('state', entry.state);
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.redirect(303, target.toString());
+}
+
+const viewOf = (path: string): View => (path === '/register' ? 'register' : path === '/signin/forgot' ? 'forgot' : path === '/register/social' ? 'social' : 'signin');
+
+type EntryWork = (req: Request, res: Response, app: Application, entry: Entry, body: Record<string, string>, held: Held) => Promise<void>;
+
+/** A page's GET or POST: the entry checked first (an error page, never a redirect, when it is wrong); a POST's CSRF token and held social values next. */
+const withEntry = (h: Hosted, resolveApp: (host: string | undefined) => Promise<Application>, work: EntryWork) =>
+  pageHandler(resolveApp, async (req, res, app, locale) => {
+    const source = req.method === 'POST' ? req.body ?? {} : req.query;
+    const entry = await entryOf(h.services, app, source, locale);
+    if ('key' in entry) return sendError(res, 400, locale, app, entry);
+    const body = req.method === 'POST' ? stringFields(req.body) : {};
+    if (req.method !== 'POST') return work(req, res, app, entry, body, {});
+    // a refused POST shows the page's plain form with a fresh token: nothing of its body
+    const view = viewOf(req.path);
+    const plain = view === 'social' ? 'signin' : view;
+    if (!h.token.matches(req, body.csrf)) return show(h, req, res, app, entry, plain, 403, { notice: say(locale, 'expired') });
+    const held = heldBy(h.services, req, body);
+    if (!held) return show(h, req, res, app, entry, plain, 403, { notice: say(locale, 'otherBrowser') });
+    await work(req, res, app, entry, body, held);
+  });
+
+/** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
+const submit = (h: Hosted, view: View, useCase: LoginUseCase, extra: (held: Held) => Record<string, string>): EntryWork =>
+  async (req, res, app, entry, body, held) => {
+    const form = h.services.flows.form(app, entry.flow, FORMS[view]);
+    const fields = form ? formValues(form, body) : {};
+    const result = await callUseCase(h.services, req, res, app, useCase, flowRequest(entry), { ...fields, ...extra(held) });
+    if (result.body) return toApp(res, entry, result.body);
+    const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
+    await show(h, req, res, app, entry, view, status, { ...shown, values: fields, ...held });
+  };
+
+/** The forgotten-password POST: the email links to the client's password_recover_url, which the use case requires as redirect_uri. */
+const submitForgot = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  const found = h.services.flows.form(app, entry.flow, FORMS.forgot);
+  const fields = found ? formValues(found, body) : {};
+  const request: FlowRequest = { ...flowRequest(entry), redirectUri: entry.client.settings.password_recover_url ?? '', responseType: 'token' };
+  const result = await callUseCase(h.services, req, res, app, requestPasswordReset, request, fields);
+  if (result.body) return show(h, req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
+  const { status, shown } = pageFailure(res, entry.locale, FORMS.forgot, result.error!);
+  await show(h, req, res, app, entry, 'forgot', status, { ...shown, values: fields });
+};
+
+/**
+ * The end of a social sign-in started from a hosted page (called by the social callback with the
+ * provider's one-time token): a linked account goes to the app with a code; a new identity gets
+ * the social registration form, prefilled; an email that an account holds gets the sign-in form,
+ * which links the identity once the password is right.
+ */
+async function finishSocial(
+  h: Hosted, req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string,
+): Promise<void> {
+  const entry = await entryOf(h.services, app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
+  if ('key' in entry) return sendError(res, 400, locale, app, entry);
+  const result = await callUseCase(h.services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, registration_form: FORMS.social });
+  if (result.body) return toApp(res, entry, result.body);
+  const e = result.error!;
+  if (e.kind === 'recordNotFound') {
+    const values = Object.fromEntries(Object.entries((e.extra.prereg_fields ?? {}) as Record<string, string | null>).filter((v): v is [string, string] => typeof v[1] === 'string'));
+    return show(h, req, res, app, entry, 'social', 200, { values, token: socialToken, provider });
+  }
+  if (e.kind === 'emailAddressInUse') return show(h, req, res, app, entry, 'signin', 200, { mergeToken: socialToken, provider });
+  const { status, shown } = pageFailure(res, locale, FORMS.signin, e);
+  return show(h, req, res, app, entry, 'signin', status, shown);
+}
+
 /**
  * GET /signin and GET /register: the reference sign-in and registration pages, built from the
  * login client's flow (signInForm, registrationForm, forgotPasswordForm, socialRegistrationForm)
- * as stored, so a flow change shows without code. Every POST goes through the API's own handlers
- * (the same rules, limits and uniform failures), and a success redirects to `redirect_uri` (on
- * the client's `redirect_uris` allow-list) with an authorization code and the app's `state`.
+ * as stored, so a flow change shows without code. Every POST goes through the same use cases as
+ * the API (the same rules, limits and uniform failures), and a success redirects to `redirect_uri`
+ * (on the client's `redirect_uris` allow-list) with an authorization code and the app's `state`.
  */
 export function hostedRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>) {
   const router = express.Router();
-  const { flows, providers } = services;
-  const token = csrf(COOKIE, '/');
-  const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
-
-  /** The page's client, redirect URI, state and flow; or what is wrong with the link (never redirected to). */
-  async function entryOf(app: Application, source: Record<string, unknown>, locale: PageLocale): Promise<Entry | PageProblem> {
-    const clientId = one(source.client_id);
-    if (!clientId || clientId.length > 64) return badLink('client_id is missing: open this page with the client_id of a login client of this application.');
-    const client = await services.clients.find(app.id, clientId);
-    if (!client || !client.features.includes('login_client')) return badLink('client_id is not a login client of this application.');
-    const redirectUri = one(source.redirect_uri);
-    if (!redirectUri || !allowedRedirectUris(app, client).has(redirectUri)) {
-      return badLink('redirect_uri is missing or is not on the allow-list of this client (its redirect_uris setting, or the application\'s); nothing was sent anywhere.');
-    }
-    const state = one(source.state);
-    if (state !== undefined && (state.length > MAX_STATE || /[\u0000-\u001f\u007f]/.test(state))) return badLink(`state must be at most ${MAX_STATE} printable characters.`);
-    // a flow without the page's locale is shown in English, as its messages would be
-    return { client, redirectUri, state: state || undefined, locale, flow: await clientFlow(services, app, client, locale) };
-  }
-
-  const entryQuery = (entry: Entry, extra: Record<string, string> = {}) => new URLSearchParams({
-    client_id: entry.client.clientId, redirect_uri: entry.redirectUri, locale: entry.locale, ...(entry.state ? { state: entry.state } : {}), ...extra,
-  }).toString();
-
-  const hidden = (fields: Record<string, string | undefined>) => Object.entries(fields)
-    .filter((e): e is [string, string] => e[1] !== undefined)
-    .map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
-
-  /**
-   * What a page keeps through its form after a social callback: a social token to register, or a
-   * merge token to link at sign-in, and the provider's name. Only the callback's own page puts them
-   * in a form, and it binds them to its browser with a keyed tag in an HttpOnly, SameSite=Strict
-   * cookie: a POST carrying a token without that tag (a cross-site form, a token copied into
-   * another browser) is refused, so nobody can make a victim's sign-in link their identity.
-   */
-  interface Held { token?: string; mergeToken?: string; provider?: string }
-  const holdTag = (held: Held) => services.box.tag(JSON.stringify([held.provider ?? '', held.token ?? '', held.mergeToken ?? '']), 'hosted social');
-  /** The social values of a POST, when this browser holds their tag; `undefined` when it does not. */
-  function heldBy(req: Request, body: Record<string, string>): Held | undefined {
-    if (!body.token && !body.merge_token) return {};
-    const held = { token: body.token || undefined, mergeToken: body.merge_token || undefined, provider: body.provider || undefined };
-    const tag = cookieValue(req, HOLD_COOKIE);
-    return tag && safeEqual(tag, holdTag(held)) ? held : undefined;
-  }
-
-  interface Shown extends Held {
-    values?: Record<string, string>;
-    invalid?: Record<string, string[]>;
-    notice?: string;
-    done?: string;
-  }
-
-  async function show(req: Request, res: Response, app: Application, entry: Entry, view: View, status: number, shown: Shown = {}): Promise<void> {
-    const { locale } = entry;
-    const title = say(locale, view === 'signin' ? 'signIn' : view === 'register' ? 'register' : view === 'forgot' ? 'forgot' : 'socialRegister');
-    const form = flows.form(app, entry.flow, FORMS[view]);
-    if (!form) return sendError(res, 500, locale, app, { key: 'unavailable', detail: `the flow ${entry.flow.name} version ${entry.flow.version} has no form ${FORMS[view]}` });
-    const action = view === 'signin' ? '/signin' : view === 'register' ? '/register' : view === 'forgot' ? '/signin/forgot' : '/register/social';
-    let body = `<h1>${escape(title)}</h1>`;
-    if (view === 'forgot' && !shown.done) body += `<p>${escape(say(locale, 'forgotIntro'))}</p>`;
-    if (view === 'social') body += `<p>${escape(say(locale, 'socialIntro', { provider: providerLabel(shown.provider ?? '') }))}</p>`;
-    if (shown.mergeToken) body += `<p class="notice" role="status">${escape(say(locale, 'merge', { provider: providerLabel(shown.provider ?? '') }))}</p>`;
-    body += `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`;
-    if (shown.done) {
-      body += `<p class="notice done" role="status">${escape(shown.done)}</p>`;
-    } else {
-      if (shown.token || shown.mergeToken) {
-        res.cookie(HOLD_COOKIE, holdTag(shown), { httpOnly: true, sameSite: 'strict', path: '/', secure: req.secure, maxAge: HOLD_SECONDS * 1000 });
-      }
-      body += `<form method="post" action="${action}" data-validate aria-describedby="form-notice">`
-        + renderFields(flows, entry.flow, form, locale, shown.values ?? {}, shown.invalid ?? {})
-        + hidden({
-          client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale,
-          csrf: token.issue(req, res), token: shown.token, merge_token: shown.mergeToken, provider: shown.provider,
-        })
-        + `<button type="submit">${escape(say(locale, view === 'signin' ? 'signInButton' : view === 'forgot' ? 'forgotButton' : 'registerButton'))}</button></form>`;
-    }
-    if ((view === 'signin' || view === 'register') && !shown.mergeToken) {
-      const list = await providers.list(app.id);
-      if (list.length > 0) {
-        body += `<p>${escape(say(locale, 'or'))}</p><ul>` + list.map((p) => `<li><a class="button provider" href="/social/${escape(p.name)}/start?${escape(entryQuery(entry, { hosted: '1' }))}">`
-          + `${escape(say(locale, 'withProvider', { provider: providerLabel(p.name) }))}</a></li>`).join('') + '</ul>';
-      }
-    }
-    const links = view === 'signin'
-      ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], [`/register?${entryQuery(entry)}`, 'noAccount']]
-      : [[`/signin?${entryQuery(entry)}`, view === 'register' ? 'haveAccount' : 'backToSignIn']];
-    body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
-    // a successful POST redirects to the app: form-action covers that redirect too
-    sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: VALIDATE_SCRIPT });
-  }
-
-  /** What a page's use case works for: the entry's login client and flow, its redirect_uri, and a code for the app. */
-  const flowRequest = (entry: Entry): FlowRequest => ({ client: entry.client, flow: entry.flow, redirectUri: entry.redirectUri, responseType: 'code' });
-
-  /** To the app with the code (and its state). */
-  function toApp(res: Response, entry: Entry, body: Record<string, unknown>): void {
-    res.clearCookie(HOLD_COOKIE, { path: '/' });
-    const target = new URL(entry.redirectUri);
-    target.searchParams.set('code', String(body.authorization_code));
-    if (entry.state) target.searchParams.set('state', entry.state);
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.redirect(303, target.toString());
-  }
-
-  /** A page's GET or POST: the entry checked first (an error page, never a redirect, when it is wrong). */
-  const withEntry = (work: (req: Request, res: Response, app: Application, entry: Entry, body: Record<string, string>, held: Held) => Promise<void>) =>
-    guard(async (req, res, app, locale) => {
-      const source = req.method === 'POST' ? req.body ?? {} : req.query;
-      const entry = await entryOf(app, source, locale);
-      if ('key' in entry) return sendError(res, 400, locale, app, entry);
-      const body = req.method === 'POST' ? stringFields(req.body) : {};
-      if (req.method !== 'POST') return work(req, res, app, entry, body, {});
-      // a refused POST shows the page's plain form with a fresh token: nothing of its body
-      const view = viewOf(req.path);
-      const plain = view === 'social' ? 'signin' : view;
-      if (!token.matches(req, body.csrf)) return show(req, res, app, entry, plain, 403, { notice: say(locale, 'expired') });
-      const held = heldBy(req, body);
-      if (!held) return show(req, res, app, entry, plain, 403, { notice: say(locale, 'otherBrowser') });
-      await work(req, res, app, entry, body, held);
-    });
-  const viewOf = (path: string): View => (path === '/register' ? 'register' : path === '/signin/forgot' ? 'forgot' : path === '/register/social' ? 'social' : 'signin');
-
-  /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
-  const submit = (view: View, useCase: LoginUseCase, extra: (held: Held) => Record<string, string>) =>
-    withEntry(async (req, res, app, entry, body, held) => {
-      const form = flows.form(app, entry.flow, FORMS[view]);
-      const fields = form ? formValues(form, body) : {};
-      const result = await callUseCase(services, req, res, app, useCase, flowRequest(entry), { ...fields, ...extra(held) });
-      if (result.body) return toApp(res, entry, result.body);
-      const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
-      await show(req, res, app, entry, view, status, { ...shown, values: fields, ...held });
-    });
-
+  const h: Hosted = { services, token: csrf(COOKIE, '/') };
+  const page = (work: EntryWork) => withEntry(h, resolveApp, work);
   const form = pageForm({ limit: '32kb', parameterLimit: 60 });
-  router.get('/signin', withEntry((req, res, app, entry) => show(req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
-  router.get('/register', withEntry((req, res, app, entry) => show(req, res, app, entry, 'register', 200)));
-  router.post('/signin', form, submit('signin', signIn, (h): Record<string, string> => (h.mergeToken ? { merge_token: h.mergeToken } : {})));
-  router.post('/register', form, submit('register', registerWithPassword, () => ({})));
-  router.post('/register/social', form, submit('social', socialRegister, (h) => ({ token: h.token ?? '' })));
-  router.post('/signin/forgot', form, withEntry(async (req, res, app, entry, body) => {
-    const found = flows.form(app, entry.flow, FORMS.forgot);
-    const fields = found ? formValues(found, body) : {};
-    // the email links to the client's password_recover_url, which the API requires as redirect_uri
-    const request: FlowRequest = { ...flowRequest(entry), redirectUri: entry.client.settings.password_recover_url ?? '', responseType: 'token' };
-    const result = await callUseCase(services, req, res, app, requestPasswordReset, request, fields);
-    if (result.body) return show(req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
-    const { status, shown } = pageFailure(res, entry.locale, FORMS.forgot, result.error!);
-    await show(req, res, app, entry, 'forgot', status, { ...shown, values: fields });
-  }));
-
-  /**
-   * The end of a social sign-in started from a hosted page (called by the social callback with the
-   * provider's one-time token): a linked account goes to the app with a code; a new identity gets
-   * the social registration form, prefilled; an email that an account holds gets the sign-in form,
-   * which links the identity once the password is right.
-   */
-  async function finishSocial(req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) {
-    const entry = await entryOf(app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
-    if ('key' in entry) return sendError(res, 400, locale, app, entry);
-    const result = await callUseCase(services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, registration_form: FORMS.social });
-    if (result.body) return toApp(res, entry, result.body);
-    const e = result.error!;
-    if (e.kind === 'recordNotFound') {
-      const values = Object.fromEntries(Object.entries((e.extra.prereg_fields ?? {}) as Record<string, string | null>).filter((v): v is [string, string] => typeof v[1] === 'string'));
-      return show(req, res, app, entry, 'social', 200, { values, token: socialToken, provider });
-    }
-    if (e.kind === 'emailAddressInUse') return show(req, res, app, entry, 'signin', 200, { mergeToken: socialToken, provider });
-    const { status, shown } = pageFailure(res, locale, FORMS.signin, e);
-    return show(req, res, app, entry, 'signin', status, shown);
-  }
-
-  /** Whether a hosted page may start a social sign-in for these parameters (the same checks as its own GET). */
-  async function hostedReturn(app: Application, query: Record<string, unknown>, locale: PageLocale): Promise<HostedReturn | PageProblem> {
-    const entry = await entryOf(app, query, locale);
-    return 'key' in entry ? entry : { clientId: entry.client.clientId, redirectUri: entry.redirectUri, state: entry.state };
-  }
-
-  return { router, finishSocial, hostedReturn };
+  router.get('/signin', page((req, res, app, entry) => show(h, req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
+  router.get('/register', page((req, res, app, entry) => show(h, req, res, app, entry, 'register', 200)));
+  router.post('/signin', form, page(submit(h, 'signin', signIn, (held): Record<string, string> => (held.mergeToken ? { merge_token: held.mergeToken } : {}))));
+  router.post('/register', form, page(submit(h, 'register', registerWithPassword, () => ({}))));
+  router.post('/register/social', form, page(submit(h, 'social', socialRegister, (held) => ({ token: held.token ?? '' }))));
+  router.post('/signin/forgot', form, page(submitForgot(h)));
+  return {
+    router,
+    finishSocial: (req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) =>
+      finishSocial(h, req, res, app, locale, back, provider, socialToken),
+    /** Whether a hosted page may start a social sign-in for these parameters (the same checks as its own GET). */
+    async hostedReturn(app: Application, query: Record<string, unknown>, locale: PageLocale): Promise<HostedReturn | PageProblem> {
+      const entry = await entryOf(services, app, query, locale);
+      return 'key' in entry ? entry : { clientId: entry.client.clientId, redirectUri: entry.redirectUri, state: entry.state };
+    },
+  };
 }
 export type HostedPages = ReturnType<typeof hostedRoutes>;

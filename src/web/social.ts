@@ -23,132 +23,130 @@ const PROVIDER_PATH = /^[a-z][a-z0-9-]{0,31}$/;
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/**
- * The browser-facing half of the built-in social login application (pages, apart from the
- * API's route table): a provider picker, the redirect to a provider, its callback, which
- * posts a one-time 40-character token to the app's `token_url`, and `auth_info` for apps that
- * redeem tokens themselves. `token_url` must be on the allow-list (`social_token_urls` of a login
- * client or of the application): nothing else is ever posted to or redirected to.
- */
-export function socialRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted?: HostedPages): express.Router {
-  const router = express.Router();
-  const { providers, relyingParty, socialTokens, db, box, clock } = services;
+type PageWork = (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>;
 
-  /** The exact URLs tokens may be posted to, from the login clients' and the application's settings. */
-  async function allowedTokenUrl(app: Application, raw: string | undefined): Promise<string | undefined> {
-    if (!raw) return undefined;
-    // the stored rows: no secret needs opening to read a setting
-    const clients = (await db.clients.list(app.id)).filter((c) => c.features.includes('login_client'));
-    const lists = [app.settings.social_token_urls, ...clients.map((c) => c.settings.social_token_urls)];
-    const allowed = new Set(lists.flatMap(settingOfList));
-    return allowed.has(raw) ? raw : undefined;
-  }
+/** The exact URLs tokens may be posted to, from the login clients' and the application's settings. */
+async function allowedTokenUrl(services: Services, app: Application, raw: string | undefined): Promise<string | undefined> {
+  if (!raw) return undefined;
+  // the stored rows: no secret needs opening to read a setting
+  const clients = (await services.db.clients.list(app.id)).filter((c) => c.features.includes('login_client'));
+  const lists = [app.settings.social_token_urls, ...clients.map((c) => c.settings.social_token_urls)];
+  const allowed = new Set(lists.flatMap(settingOfList));
+  return allowed.has(raw) ? raw : undefined;
+}
 
-  const guard = (work: (req: Request, res: Response, app: Application, locale: PageLocale) => Promise<void>) =>
-    async (req: Request, res: Response, next: NextFunction) => {
-      const locale = pageLocale(req.query.locale, req.headers['accept-language']);
-      let app: Application | undefined;
-      try {
-        app = await resolveApp(req.headers.host);
-        await work(req, res, app, locale);
-      } catch (e) {
-        if (e instanceof ProviderError && app) {
-          // the detail (addresses, library messages) goes to the log; people read what happened, in their language
-          services.logger.warn({ provider: e.provider, kind: e.kind, detail: e.message }, 'social sign-in failed at the provider');
-          return sendError(res, 502, locale, app, { key: e.kind === 'unreachable' ? 'providerDown' : 'providerFailed', values: { provider: providerLabel(e.provider) } });
-        }
-        markFailedPage(res, { locale, app });
-        next(e);
-      }
-    };
-
-  const refuseTokenUrl = (res: Response, locale: PageLocale, app: Application) => sendError(res, 400, locale, app, {
-    key: 'badLink', detail: 'token_url is missing or is not on the allow-list of this application (the social_token_urls setting of a login client or of the application); nothing was sent anywhere.',
-  });
-
-  router.get('/social/signin', guard(async (req, res, app, locale) => {
-    const tokenUrl = await allowedTokenUrl(app, one(req.query.token_url));
-    if (!tokenUrl) return refuseTokenUrl(res, locale, app);
-    const list = await providers.list(app.id);
-    const query = (name: string) => `/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl, locale })}`;
-    const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: providerLabel(p.name) }))}</a></li>`);
-    sendPage(res, 200, locale, text(locale, 'signIn'), `<h1>${escape(text(locale, 'signIn'))}</h1>`
-      + (links.length ? `<ul>${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`), { brand: brandOf(app) });
-  }));
-
-  router.get('/social/:provider/start', guard(async (req, res, app, locale) => {
-    const name = String(req.params.provider);
-    const found = PROVIDER_PATH.test(name) ? await providers.withSecret(app.id, name) : undefined;
-    if (!found) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
-    // from a hosted sign-in page (its client and redirect_uri checked as that page checks them), or for a token_url
-    const back = req.query.hosted === '1' && hosted ? await hosted.hostedReturn(app, req.query, locale) : undefined;
-    if (back && 'key' in back) return sendError(res, 400, locale, app, back);
-    const tokenUrl = back ? undefined : await allowedTokenUrl(app, one(req.query.token_url));
-    if (!back && !tokenUrl) return refuseTokenUrl(res, locale, app);
-    // each start stores a sign-in in progress: starts are limited per client address
+/** A social page: the application and the page's locale resolved; a provider's failure shown as a page of its own (502), anything else to the error page. */
+const socialPage = (services: Services, resolveApp: (host: string | undefined) => Promise<Application>, work: PageWork) =>
+  async (req: Request, res: Response, next: NextFunction) => {
+    const locale = pageLocale(req.query.locale, req.headers['accept-language']);
+    let app: Application | undefined;
     try {
-      await services.rateLimiter.take([[`social:start:${app.id}:${req.ip ?? 'unknown'}`, services.loginLimits.address]]);
+      app = await resolveApp(req.headers.host);
+      await work(req, res, app, locale);
     } catch (e) {
-      if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
-      const wait = Number(e.headers['Retry-After'] ?? 60);
-      res.setHeader('Retry-After', String(wait));
-      return sendError(res, 429, locale, app, { key: 'tooManyStarts', values: { seconds: String(wait) } });
+      if (e instanceof ProviderError && app) {
+        // the detail (addresses, library messages) goes to the log; people read what happened, in their language
+        services.logger.warn({ provider: e.provider, kind: e.kind, detail: e.message }, 'social sign-in failed at the provider');
+        return sendError(res, 502, locale, app, { key: e.kind === 'unreachable' ? 'providerDown' : 'providerFailed', values: { provider: providerLabel(e.provider) } });
+      }
+      markFailedPage(res, { locale, app });
+      next(e);
     }
-    const redirectUri = `${req.protocol}://${req.get('host')}/social/${name}/callback`;
-    const { url, checks } = await relyingParty.start(found.provider, found.secret, redirectUri);
-    const pending: Pending = { provider: name, tokenUrl, hosted: back, locale, redirectUri, sealed: box.seal(JSON.stringify(checks), `social:${checks.state}`) };
-    const now = clock.now();
-    await db.credentials.insert([{
-      applicationId: app.id, kind: 'social_state', valueHash: sha256Hex(checks.state), entityId: null, clientId: null, forClientId: null,
-      redirectUri: null, extra: { ...pending }, family: null, expiresAt: new Date(now.getTime() + STATE_SECONDS * 1000),
-    }], now);
-    // the state also lives in this browser: a callback carried to another browser (login CSRF) fails
-    const secure = req.protocol === 'https' ? '; Secure' : '';
-    res.setHeader('Set-Cookie', `${COOKIE}=${checks.state}; HttpOnly; SameSite=Lax; Path=/social/${name}/callback; Max-Age=${STATE_SECONDS}${secure}`);
-    res.setHeader('Cache-Control', 'no-store');
-    res.redirect(303, url);
-  }));
+  };
 
-  router.get('/social/:provider/callback', guard(async (req, res, app, locale) => {
-    const state = one(req.query.state);
-    if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback carries no valid state' });
-    const bound = cookieValue(req, COOKIE);
-    if (!bound || !safeEqual(bound, state)) {
-      return sendError(res, 400, locale, app, { key: 'notThisBrowser' });
-    }
-    const hash = sha256Hex(state);
-    const row = await db.credentials.findActive(app.id, 'social_state', hash, clock.now());
-    // spent here, once: a replayed callback finds nothing
-    if (!row || !(await db.credentials.consume(app.id, 'social_state', hash, clock.now()))) {
-      return sendError(res, 400, locale, app, { key: 'signInSpent' });
-    }
-    res.setHeader('Set-Cookie', `${COOKIE}=; HttpOnly; SameSite=Lax; Path=/social/${String(req.params.provider)}/callback; Max-Age=0`);
-    const pending = row.extra as unknown as Pending;
-    if (pending.provider !== String(req.params.provider)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback does not belong to the provider the sign-in was started with' });
-    const pageLang = pending.locale;
-    const denied = one(req.query.error);
-    if (denied) {
-      // what the provider said is the request's, not ours: to the log, never into the page
-      services.logger.info({ provider: pending.provider, error: denied.slice(0, 64), detail: one(req.query.error_description)?.slice(0, 200) }, 'the provider did not sign the person in');
-      return sendError(res, 400, pageLang, app, { key: 'providerDenied', values: { provider: providerLabel(pending.provider) } });
-    }
-    const found = await providers.withSecret(app.id, pending.provider);
-    if (!found) return sendError(res, 404, pageLang, app, { key: 'providerRemoved', values: { provider: providerLabel(pending.provider) } });
-    const checks = JSON.parse(box.open(pending.sealed, `social:${state}`)) as Checks;
-    const query = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
-    const profile = await relyingParty.finish(found.provider, found.secret, pending.redirectUri, query, checks);
-    const token = await socialTokens.issue(app, profile);
-    if (pending.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, pending.hosted, pending.provider, token);
-    if (!pending.tokenUrl) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in was started with neither a token_url nor a hosted page to return to' });
-    const target = new URL(pending.tokenUrl);
-    sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
-      `<form method="post" action="${escape(pending.tokenUrl)}"><input type="hidden" name="token" value="${escape(token)}">`
-      + `<noscript><button type="submit">${escape(text(pageLang, 'continue'))}</button></noscript></form>`,
-      { formAction: target.origin, autoSubmit: true, brand: brandOf(app) });
-  }));
+const refuseTokenUrl = (res: Response, locale: PageLocale, app: Application) => sendError(res, 400, locale, app, {
+  key: 'badLink', detail: 'token_url is missing or is not on the allow-list of this application (the social_token_urls setting of a login client or of the application); nothing was sent anywhere.',
+});
 
-  // the original social login product's profile lookup, for apps that redeem tokens themselves
-  router.post('/api/v2/auth_info', express.urlencoded({ extended: false, limit: '8kb' }), async (req, res, next) => {
+/** GET /social/signin: the application's providers, each starting a sign-in whose token goes to `token_url`. */
+const pickProvider = (services: Services): PageWork => async (req, res, app, locale) => {
+  const tokenUrl = await allowedTokenUrl(services, app, one(req.query.token_url));
+  if (!tokenUrl) return refuseTokenUrl(res, locale, app);
+  const list = await services.providers.list(app.id);
+  const query = (name: string) => `/social/${name}/start?${new URLSearchParams({ token_url: tokenUrl, locale })}`;
+  const links = list.map((p) => `<li><a class="button" href="${escape(query(p.name))}">${escape(text(locale, 'signInWith', { provider: providerLabel(p.name) }))}</a></li>`);
+  sendPage(res, 200, locale, text(locale, 'signIn'), `<h1>${escape(text(locale, 'signIn'))}</h1>`
+    + (links.length ? `<ul>${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`), { brand: brandOf(app) });
+};
+
+/** GET /social/:provider/start: a sign-in in progress stored (hashed by its state, its checks sealed), the browser to the provider. */
+const startSignIn = (services: Services, hosted: HostedPages | undefined): PageWork => async (req, res, app, locale) => {
+  const { providers, relyingParty, db, box, clock } = services;
+  const name = String(req.params.provider);
+  const found = PROVIDER_PATH.test(name) ? await providers.withSecret(app.id, name) : undefined;
+  if (!found) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
+  // from a hosted sign-in page (its client and redirect_uri checked as that page checks them), or for a token_url
+  const back = req.query.hosted === '1' && hosted ? await hosted.hostedReturn(app, req.query, locale) : undefined;
+  if (back && 'key' in back) return sendError(res, 400, locale, app, back);
+  const tokenUrl = back ? undefined : await allowedTokenUrl(services, app, one(req.query.token_url));
+  if (!back && !tokenUrl) return refuseTokenUrl(res, locale, app);
+  // each start stores a sign-in in progress: starts are limited per client address
+  try {
+    await services.rateLimiter.take([[`social:start:${app.id}:${req.ip ?? 'unknown'}`, services.loginLimits.address]]);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
+    const wait = Number(e.headers['Retry-After'] ?? 60);
+    res.setHeader('Retry-After', String(wait));
+    return sendError(res, 429, locale, app, { key: 'tooManyStarts', values: { seconds: String(wait) } });
+  }
+  const redirectUri = `${req.protocol}://${req.get('host')}/social/${name}/callback`;
+  const { url, checks } = await relyingParty.start(found.provider, found.secret, redirectUri);
+  const pending: Pending = { provider: name, tokenUrl, hosted: back, locale, redirectUri, sealed: box.seal(JSON.stringify(checks), `social:${checks.state}`) };
+  const now = clock.now();
+  await db.credentials.insert([{
+    applicationId: app.id, kind: 'social_state', valueHash: sha256Hex(checks.state), entityId: null, clientId: null, forClientId: null,
+    redirectUri: null, extra: { ...pending }, family: null, expiresAt: new Date(now.getTime() + STATE_SECONDS * 1000),
+  }], now);
+  // the state also lives in this browser: a callback carried to another browser (login CSRF) fails
+  const secure = req.protocol === 'https' ? '; Secure' : '';
+  res.setHeader('Set-Cookie', `${COOKIE}=${checks.state}; HttpOnly; SameSite=Lax; Path=/social/${name}/callback; Max-Age=${STATE_SECONDS}${secure}`);
+  res.setHeader('Cache-Control', 'no-store');
+  res.redirect(303, url);
+};
+
+/** GET /social/:provider/callback: the sign-in in progress spent once, the provider's answer checked, a one-time token to the app or the hosted page. */
+const finishSignIn = (services: Services, hosted: HostedPages | undefined): PageWork => async (req, res, app, locale) => {
+  const { providers, relyingParty, socialTokens, db, box, clock } = services;
+  const state = one(req.query.state);
+  if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback carries no valid state' });
+  const bound = cookieValue(req, COOKIE);
+  if (!bound || !safeEqual(bound, state)) {
+    return sendError(res, 400, locale, app, { key: 'notThisBrowser' });
+  }
+  const hash = sha256Hex(state);
+  const row = await db.credentials.findActive(app.id, 'social_state', hash, clock.now());
+  // spent here, once: a replayed callback finds nothing
+  if (!row || !(await db.credentials.consume(app.id, 'social_state', hash, clock.now()))) {
+    return sendError(res, 400, locale, app, { key: 'signInSpent' });
+  }
+  res.setHeader('Set-Cookie', `${COOKIE}=; HttpOnly; SameSite=Lax; Path=/social/${String(req.params.provider)}/callback; Max-Age=0`);
+  const pending = row.extra as unknown as Pending;
+  if (pending.provider !== String(req.params.provider)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback does not belong to the provider the sign-in was started with' });
+  const pageLang = pending.locale;
+  const denied = one(req.query.error);
+  if (denied) {
+    // what the provider said is the request's, not ours: to the log, never into the page
+    services.logger.info({ provider: pending.provider, error: denied.slice(0, 64), detail: one(req.query.error_description)?.slice(0, 200) }, 'the provider did not sign the person in');
+    return sendError(res, 400, pageLang, app, { key: 'providerDenied', values: { provider: providerLabel(pending.provider) } });
+  }
+  const found = await providers.withSecret(app.id, pending.provider);
+  if (!found) return sendError(res, 404, pageLang, app, { key: 'providerRemoved', values: { provider: providerLabel(pending.provider) } });
+  const checks = JSON.parse(box.open(pending.sealed, `social:${state}`)) as Checks;
+  const query = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const profile = await relyingParty.finish(found.provider, found.secret, pending.redirectUri, query, checks);
+  const token = await socialTokens.issue(app, profile);
+  if (pending.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, pending.hosted, pending.provider, token);
+  if (!pending.tokenUrl) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in was started with neither a token_url nor a hosted page to return to' });
+  const target = new URL(pending.tokenUrl);
+  sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
+    `<form method="post" action="${escape(pending.tokenUrl)}"><input type="hidden" name="token" value="${escape(token)}">`
+    + `<noscript><button type="submit">${escape(text(pageLang, 'continue'))}</button></noscript></form>`,
+    { formAction: target.origin, autoSubmit: true, brand: brandOf(app) });
+};
+
+/** POST /api/v2/auth_info: the original social login product's profile lookup, for apps that redeem tokens themselves. */
+const authInfo = (services: Services, resolveApp: (host: string | undefined) => Promise<Application>) =>
+  async (req: Request, res: Response, next: NextFunction) => {
     const fail = (code: number, msg: string) => res.json({ stat: 'fail', err: { code, msg } });
     try {
       const app = await resolveApp(req.headers.host);
@@ -171,13 +169,27 @@ export function socialRoutes(services: Services, resolveApp: (host: string | und
       }
       if (!safeEqual(apiKey, expected)) return fail(3, 'the apiKey is not valid for this application');
       await taken.settle({ giveBack: [address] });
-      const redeemed = await socialTokens.redeem(app, undefined, token);
+      const redeemed = await services.socialTokens.redeem(app, undefined, token);
       if (!redeemed) return fail(1, 'the token is invalid, expired or already used');
       res.json({ stat: 'ok', profile: redeemed.profile });
     } catch (e) {
       next(e);
     }
-  });
+  };
 
+/**
+ * The browser-facing half of the built-in social login application (pages, apart from the
+ * API's route table): a provider picker, the redirect to a provider, its callback, which
+ * posts a one-time 40-character token to the app's `token_url`, and `auth_info` for apps that
+ * redeem tokens themselves. `token_url` must be on the allow-list (`social_token_urls` of a login
+ * client or of the application): nothing else is ever posted to or redirected to.
+ */
+export function socialRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted?: HostedPages): express.Router {
+  const router = express.Router();
+  const page = (work: PageWork) => socialPage(services, resolveApp, work);
+  router.get('/social/signin', page(pickProvider(services)));
+  router.get('/social/:provider/start', page(startSignIn(services, hosted)));
+  router.get('/social/:provider/callback', page(finishSignIn(services, hosted)));
+  router.post('/api/v2/auth_info', express.urlencoded({ extended: false, limit: '8kb' }), authInfo(services, resolveApp));
   return router;
 }

@@ -18,6 +18,105 @@ type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | '
 const COOKIE = 'gh_verify_csrf';
 const RESEND = 'resendVerificationForm';
 
+/** What the verification pages share: the services, and the CSRF token of their forms. */
+interface VerifyPages { services: Services; token: ReturnType<typeof csrf> }
+
+type PageWork = Parameters<typeof pageHandler>[1];
+
+const statusOf = (state: Outcome) => (state === 'incomplete' || state === 'unknown' ? 404 : 410);
+
+/** What the code's row says, without using it. */
+async function stateOf(services: Services, app: Application, code: string): Promise<{ state: Outcome; row?: StoredCredential }> {
+  if (!LINK_CODE.test(code)) return { state: code === '' ? 'incomplete' : 'unknown' };
+  const row = await services.db.credentials.find(app.id, 'verification_code', sha256Hex(code));
+  if (!row) return { state: 'unknown' };
+  if (row.usedAt) return { state: 'used', row };
+  return { state: row.expiresAt <= services.clock.now() ? 'expired' : 'confirm', row };
+}
+
+interface Resend { flow: FlowVersion; form: CompiledForm; values?: Record<string, string>; invalid?: Record<string, string[]>; notice?: string }
+
+/** The page: the outcome, the confirm button (`confirm`), or for an expired link the flow's resendVerificationForm. */
+function page(
+  services: Services, res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string; resend?: Resend }, back = '',
+) {
+  const t = textsOf('verifyEmail', locale) as Record<Outcome | 'title' | 'button' | 'resend', string>;
+  let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>${back}`;
+  if (form?.resend?.notice) body += `<p class="notice" role="alert">${escape(form.resend.notice)}</p>`;
+  if (form) {
+    body += `<form method="post" action="${form.resend ? '/verify-email/resend' : '/verify-email'}"${form.resend ? ' data-validate' : ''}>`
+      + (form.resend ? renderFields(services.flows, form.resend.flow, form.resend.form, locale, form.resend.values ?? {}, form.resend.invalid ?? {}) : '')
+      + `<input type="hidden" name="verification_code" value="${escape(form.code)}">`
+      + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
+      + `<button type="submit">${escape(form.resend ? t.resend : t.button)}</button></form>`;
+  }
+  sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'", ...(form.resend && { script: VALIDATE_SCRIPT }) } : {}), brand: brandOf(app) });
+}
+
+/** The login client that sent the code and can send another (it has a verify_email_url), with its form. */
+async function sender(services: Services, app: Application, row: StoredCredential, locale: PageLocale) {
+  const found = await senderForm(services, app, row, locale, RESEND);
+  return found && found.client.features.includes('login_client') && found.client.settings.verify_email_url ? found : undefined;
+}
+
+/** A link that no longer works: its outcome, with the form for a new link when it expired and its sender is known. */
+async function spent(
+  v: VerifyPages, req: Request, res: Response, app: Application, locale: PageLocale, state: Outcome, code: string, row?: StoredCredential,
+  shown: Partial<Resend> = {}, status?: number,
+) {
+  const found = row && state === 'expired' ? await sender(v.services, app, row, locale) : undefined;
+  if (!found) return page(v.services, res, app, locale, state, statusOf(state));
+  page(v.services, res, app, locale, 'expiredResend', status ?? statusOf(state), { code, csrf: v.token.issue(req, res), resend: { flow: found.flow, form: found.form, ...shown } });
+}
+
+const showLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
+  const code = typeof req.query.verification_code === 'string' ? req.query.verification_code : '';
+  const { state, row } = await stateOf(v.services, app, code);
+  if (state !== 'confirm') return spent(v, req, res, app, locale, state, code, row);
+  page(v.services, res, app, locale, 'confirm', 200, { code, csrf: v.token.issue(req, res) });
+};
+
+/** The user's click: the code used as /access/useVerificationCode uses it, then a page back to the app whose email carried the link. */
+const useLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
+  const { services, token } = v;
+  const code = typeof req.body?.verification_code === 'string' ? req.body.verification_code : '';
+  if (!token.matches(req, req.body?.csrf)) return page(services, res, app, locale, 'forged', 403);
+  token.clear(res);
+  try {
+    if (!LINK_CODE.test(code)) return page(services, res, app, locale, 'unknown', 404);
+    const { row } = await stateOf(services, app, code);
+    await services.tokens.useVerificationCode(app, code);
+    const sentBy = row && ownerOf(row);
+    const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
+    page(services, res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    const { state, row } = await stateOf(services, app, code);
+    await spent(v, req, res, app, locale, state === 'confirm' ? 'unknown' : state, code, row);
+  }
+};
+
+/** An expired link: a new email, for the client that sent the first, with verify_email_native's answers and limits. */
+const resendLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
+  const { services, token } = v;
+  const sent = stringFields(req.body);
+  if (!token.matches(req, sent.csrf)) return page(services, res, app, locale, 'forged', 403);
+  const code = sent.verification_code ?? '';
+  const { state, row } = await stateOf(services, app, code);
+  const found = row && state === 'expired' ? await sender(services, app, row, locale) : undefined;
+  if (!found) return page(services, res, app, locale, state === 'confirm' ? 'unknown' : state, statusOf(state));
+  const values = formValues(found.form, sent);
+  const result = await callUseCase(services, req, res, app, requestEmailVerification, {
+    client: found.client, flow: found.flow, redirectUri: found.client.settings.verify_email_url ?? '', responseType: 'token',
+  }, values);
+  if (result.body) {
+    token.clear(res);
+    return page(services, res, app, locale, 'sent');
+  }
+  const { status, shown } = pageFailure(res, locale, RESEND, result.error);
+  await spent(v, req, res, app, locale, state, code, row, { ...shown, values }, status);
+};
+
 /**
  * GET /verify-email?verification_code=…, where verification emails link. The GET only shows the
  * state of the code and a button: mail scanners that fetch links never use the code. The POST
@@ -26,95 +125,10 @@ const RESEND = 'resendVerificationForm';
  */
 export function verifyEmailRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>): express.Router {
   const router = express.Router();
-  const { db, tokens, clock } = services;
-
-  /** What the code's row says, without using it. */
-  async function stateOf(app: Application, code: string): Promise<{ state: Outcome; row?: StoredCredential }> {
-    if (!LINK_CODE.test(code)) return { state: code === '' ? 'incomplete' : 'unknown' };
-    const row = await db.credentials.find(app.id, 'verification_code', sha256Hex(code));
-    if (!row) return { state: 'unknown' };
-    if (row.usedAt) return { state: 'used', row };
-    return { state: row.expiresAt <= clock.now() ? 'expired' : 'confirm', row };
-  }
-
-  interface Resend { flow: FlowVersion; form: CompiledForm; values?: Record<string, string>; invalid?: Record<string, string[]>; notice?: string }
-
-  /** The page: the outcome, the confirm button (`confirm`), or for an expired link the flow's resendVerificationForm. */
-  const page = (res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string; resend?: Resend }, back = '') => {
-    const t = textsOf('verifyEmail', locale) as Record<Outcome | 'title' | 'button' | 'resend', string>;
-    let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>${back}`;
-    if (form?.resend?.notice) body += `<p class="notice" role="alert">${escape(form.resend.notice)}</p>`;
-    if (form) {
-      body += `<form method="post" action="${form.resend ? '/verify-email/resend' : '/verify-email'}"${form.resend ? ' data-validate' : ''}>`
-        + (form.resend ? renderFields(services.flows, form.resend.flow, form.resend.form, locale, form.resend.values ?? {}, form.resend.invalid ?? {}) : '')
-        + `<input type="hidden" name="verification_code" value="${escape(form.code)}">`
-        + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
-        + `<button type="submit">${escape(form.resend ? t.resend : t.button)}</button></form>`;
-    }
-    sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'", ...(form.resend && { script: VALIDATE_SCRIPT }) } : {}), brand: brandOf(app) });
-  };
-
-  const guard = (work: Parameters<typeof pageHandler>[1]) => pageHandler(resolveApp, work);
-  const token = csrf(COOKIE, '/verify-email');
-  const statusOf = (state: Outcome) => (state === 'incomplete' || state === 'unknown' ? 404 : 410);
-
-  /** The login client that sent the code and can send another (it has a verify_email_url), with its form. */
-  async function sender(app: Application, row: StoredCredential, locale: PageLocale) {
-    const found = await senderForm(services, app, row, locale, RESEND);
-    return found && found.client.features.includes('login_client') && found.client.settings.verify_email_url ? found : undefined;
-  }
-
-  /** A link that no longer works: its outcome, with the form for a new link when it expired and its sender is known. */
-  async function spent(req: Request, res: Response, app: Application, locale: PageLocale, state: Outcome, code: string, row?: StoredCredential, shown: Partial<Resend> = {}, status?: number) {
-    const found = row && state === 'expired' ? await sender(app, row, locale) : undefined;
-    if (!found) return page(res, app, locale, state, statusOf(state));
-    page(res, app, locale, 'expiredResend', status ?? statusOf(state), { code, csrf: token.issue(req, res), resend: { flow: found.flow, form: found.form, ...shown } });
-  }
-
-  router.get('/verify-email', guard(async (req, res, app, locale) => {
-    const code = typeof req.query.verification_code === 'string' ? req.query.verification_code : '';
-    const { state, row } = await stateOf(app, code);
-    if (state !== 'confirm') return spent(req, res, app, locale, state, code, row);
-    page(res, app, locale, 'confirm', 200, { code, csrf: token.issue(req, res) });
-  }));
-
-  router.post('/verify-email', pageForm({ limit: '4kb', parameterLimit: 10 }), guard(async (req, res, app, locale) => {
-    const code = typeof req.body?.verification_code === 'string' ? req.body.verification_code : '';
-    if (!token.matches(req, req.body?.csrf)) return page(res, app, locale, 'forged', 403);
-    token.clear(res);
-    try {
-      if (!LINK_CODE.test(code)) return page(res, app, locale, 'unknown', 404);
-      const { row } = await stateOf(app, code);
-      await tokens.useVerificationCode(app, code);
-      // back to the app whose email carried the link
-      const sentBy = row && ownerOf(row);
-      const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
-      page(res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      const { state, row } = await stateOf(app, code);
-      await spent(req, res, app, locale, state === 'confirm' ? 'unknown' : state, code, row);
-    }
-  }));
-
-  // an expired link: a new email, for the client that sent the first, with verify_email_native's answers and limits
-  router.post('/verify-email/resend', pageForm({ limit: '8kb', parameterLimit: 20 }), guard(async (req, res, app, locale) => {
-    const sent = stringFields(req.body);
-    if (!token.matches(req, sent.csrf)) return page(res, app, locale, 'forged', 403);
-    const code = sent.verification_code ?? '';
-    const { state, row } = await stateOf(app, code);
-    const found = row && state === 'expired' ? await sender(app, row, locale) : undefined;
-    if (!found) return page(res, app, locale, state === 'confirm' ? 'unknown' : state, statusOf(state));
-    const values = formValues(found.form, sent);
-    const result = await callUseCase(services, req, res, app, requestEmailVerification, {
-      client: found.client, flow: found.flow, redirectUri: found.client.settings.verify_email_url ?? '', responseType: 'token',
-    }, values);
-    if (result.body) {
-      token.clear(res);
-      return page(res, app, locale, 'sent');
-    }
-    const { status, shown } = pageFailure(res, locale, RESEND, result.error);
-    await spent(req, res, app, locale, state, code, row, { ...shown, values }, status);
-  }));
+  const v: VerifyPages = { services, token: csrf(COOKIE, '/verify-email') };
+  const guard = (work: PageWork) => pageHandler(resolveApp, work);
+  router.get('/verify-email', guard(showLink(v)));
+  router.post('/verify-email', pageForm({ limit: '4kb', parameterLimit: 10 }), guard(useLink(v)));
+  router.post('/verify-email/resend', pageForm({ limit: '8kb', parameterLimit: 20 }), guard(resendLink(v)));
   return router;
 }

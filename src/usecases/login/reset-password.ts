@@ -1,0 +1,39 @@
+import { changeAccount } from '../../domain/accounts';
+import type { Client } from '../../domain/clients';
+import type { CompiledForm } from '../../domain/flow-forms';
+import { changesFrom } from '../../domain/profile-fields';
+import type { Application } from '../../domain/storage/applications';
+import type { StoredCredential } from '../../domain/storage/credentials';
+import { ApiError } from '../../errors';
+import type { Services } from '../services';
+
+/** What a reset link holds: its code and stored row, the client that sent it, and that client's new-password form. */
+export interface ResetLink { code: string; row: StoredCredential; client: Client; form: CompiledForm }
+
+/** A reset's result: the form's mistakes (the code still usable), the code already spent, or the password changed. */
+export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> } | { kind: 'spent' } | { kind: 'changed' };
+
+/**
+ * README: Password reset and email verification. Sets the password of the account a reset code is for. The form's
+ * rules first, so a mistake never spends the code; then the code is redeemed for the client that
+ * sent the email, as /oauth/token would redeem it (with the redirect URI it was sent with: once,
+ * under concurrency too); then the password is set and every session of the account ends, the
+ * one the redemption made included.
+ */
+export async function resetPassword(services: Services, app: Application, link: ResetLink, sent: Record<string, string>): Promise<ResetOutcome> {
+  const { db, tokens, passwords, outbox, versions, clock } = services;
+  const result = await link.form.validate(sent, { isUnique: async () => true });
+  if (Object.keys(result.invalid).length > 0) return { kind: 'invalid', invalid: result.invalid };
+  const { password } = changesFrom(link.form, result.values);
+  if (password === undefined) throw new Error(`${link.form.name} has no field that writes the password`);
+  try {
+    await tokens.exchangeCode(app, link.client, link.code, link.row.redirectUri ?? '');
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return { kind: 'spent' };
+  }
+  const hash = await passwords.hash(password);
+  const written = await changeAccount({ db, outbox, versions, now: () => clock.now() }, app.id, link.row.entityId!, { passwordHash: hash });
+  if (!written) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
+  return { kind: 'changed' };
+}
