@@ -16,6 +16,59 @@ import { MAINTENANCE_SCHEDULE, relayEveryMs } from '../src/jobs/maintenance';
 /** Touched every few seconds while the worker reaches Redis: a health check for deployments without METRICS_PORT (with it, use /readyz there). */
 export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
 
+type Queue = ReturnType<typeof createBullQueue>;
+type Logger = ReturnType<typeof createLogger>;
+
+/**
+ * Schedules live in Redis, which may restart empty: they are registered again on every
+ * (re)connection (upsertJobScheduler keeps one schedule however many workers do it).
+ */
+async function keepSchedules(queue: Queue, logger: Logger): Promise<void> {
+  const registerSchedules = async () => {
+    for (const s of MAINTENANCE_SCHEDULE.filter((m) => m.name !== 'relay-outbox')) {
+      await queue.schedule('maintenance', s.name, s.everyMs).catch((err: Error) =>
+        logger.warn({ err: err.message, job: s.name }, 'could not register the schedule; will retry when Redis reconnects'));
+    }
+  };
+  queue.connection.on('ready', () => void registerSchedules());
+  if (queue.connection.status === 'ready') await registerSchedules();
+}
+
+/**
+ * The outbox relay must not depend on anything kept in Redis: it runs on this process's own
+ * timer and re-enqueues every row still pending after the grace period (a job id is its outbox
+ * id, so rows relayed by several workers are enqueued once).
+ */
+function relayOutbox(outbox: ReturnType<typeof createOutbox>, graceMs: number, logger: Logger): NodeJS.Timeout {
+  let relaying = false;
+  return setInterval(() => {
+    if (relaying) return;
+    relaying = true;
+    outbox.relay(graceMs)
+      .then((relayed) => relayed > 0 && logger.info({ relayed }, 'outbox relay enqueued pending jobs'))
+      .catch((err: Error) => logger.warn({ err }, 'outbox relay failed; will try again'))
+      .finally(() => (relaying = false));
+  }, relayEveryMs(graceMs));
+}
+
+/** Metrics, /healthz (the process answers) and /readyz (database and Redis reachable, SECRET_KEY right) on METRICS_PORT. */
+async function serveWorkerMetrics(
+  config: ReturnType<typeof loadConfigOrExit>, db: ReturnType<typeof openDatabase>, queue: Queue, metrics: ReturnType<typeof createMetrics>, logger: Logger,
+) {
+  if (config.metricsPort === undefined) return undefined;
+  const box = new SecretBox(config.secretKey);
+  const check = async (work: () => Promise<unknown>) => work().then(() => true as const, () => 'is unreachable');
+  return serveMetrics(metrics, config.metricsPort, config.host, logger, async () => ({
+    database: await check(() => db.sequelize.query('SELECT 1')),
+    redis: await check(() => queue.connection.ping()),
+    // emails carry links sealed with SECRET_KEY: a wrong key would fail every one
+    secret_key: await secretKeyOpens(db, box).catch(() => SECRET_KEY_MISMATCH),
+  })).catch((err: Error) => {
+    logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
+    process.exit(1);
+  });
+}
+
 /**
  * The worker process (`npm run worker`): BullMQ workers for the mail, versions and maintenance
  * queues, scaled separately from the api. It also owns the recurring maintenance jobs
@@ -54,41 +107,9 @@ async function main(): Promise<void> {
   }
   const workers = createBullWorkers({ redisUrl: config.redisUrl, prefix: config.redisPrefix, processors, logger });
   if (!(await queue.ready())) logger.warn('redis is not reachable yet; jobs start once it is');
-  // Schedules live in Redis, which may restart empty: they are registered again on every
-  // (re)connection (upsertJobScheduler keeps one schedule however many workers do it).
-  const registerSchedules = async () => {
-    for (const s of MAINTENANCE_SCHEDULE.filter((m) => m.name !== 'relay-outbox')) {
-      await queue.schedule('maintenance', s.name, s.everyMs).catch((err: Error) =>
-        logger.warn({ err: err.message, job: s.name }, 'could not register the schedule; will retry when Redis reconnects'));
-    }
-  };
-  queue.connection.on('ready', () => void registerSchedules());
-  if (queue.connection.status === 'ready') await registerSchedules();
-  // The outbox relay must not depend on anything kept in Redis: it runs on this process's own
-  // timer and re-enqueues every row still pending after the grace period (a job id is its outbox
-  // id, so rows relayed by several workers are enqueued once).
-  const graceMs = config.outboxRelayAfterSeconds * 1000;
-  let relaying = false;
-  const relay = setInterval(() => {
-    if (relaying) return;
-    relaying = true;
-    outbox.relay(graceMs)
-      .then((relayed) => relayed > 0 && logger.info({ relayed }, 'outbox relay enqueued pending jobs'))
-      .catch((err: Error) => logger.warn({ err }, 'outbox relay failed; will try again'))
-      .finally(() => (relaying = false));
-  }, relayEveryMs(graceMs));
-  // metrics, /healthz (the process answers) and /readyz (database and Redis reachable, SECRET_KEY right) on METRICS_PORT
-  const box = new SecretBox(config.secretKey);
-  const check = async (work: () => Promise<unknown>) => work().then(() => true as const, () => 'is unreachable');
-  const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(metrics, config.metricsPort, config.host, logger, async () => ({
-    database: await check(() => db.sequelize.query('SELECT 1')),
-    redis: await check(() => queue.connection.ping()),
-    // emails carry links sealed with SECRET_KEY: a wrong key would fail every one
-    secret_key: await secretKeyOpens(db, box).catch(() => SECRET_KEY_MISMATCH),
-  })).catch((err: Error) => {
-    logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
-    process.exit(1);
-  });
+  await keepSchedules(queue, logger);
+  const relay = relayOutbox(outbox, config.outboxRelayAfterSeconds * 1000, logger);
+  const metricsServer = await serveWorkerMetrics(config, db, queue, metrics, logger);
   logger.info({ queues: workers.workers.map((w) => w.name), ...(config.metricsPort !== undefined && { metrics_port: config.metricsPort }) }, 'gatehouse worker ready');
 
   // liveness for container health checks: the file is fresh while Redis answers

@@ -33,6 +33,7 @@ const jsonPath = (dotted: string) => `$.${dotted.split('.').map((s) => `"${s}"`)
  * spliced in — for MySQL/MariaDB or SQLite. Columns are compared directly (email and username by
  * their case- and composition-insensitive keys); other attributes through the JSON functions, a
  * number only against numbers, a boolean only against booleans; `profiles.*` through EXISTS.
+ * One recursive function over the tree, with one list of bound values: its length is the grammar's.
  */
 export function compileFilter(filter: Filter, dialect: Dialect): { where: string; values: unknown[] } {
   const values: unknown[] = [];

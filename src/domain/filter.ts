@@ -89,7 +89,10 @@ type Operand = { kind: 'attribute'; name: string; at: number } | { kind: 'litera
 
 const MIRROR: Record<Comparison, Comparison> = { '=': '=', '!=': '!=', '>': '<', '>=': '<=', '<': '>', '<=': '>=' };
 
-/** Parses a filter; throws FilterError naming the position of the first problem. */
+/**
+ * Parses a filter; throws FilterError naming the position of the first problem. A recursive-descent
+ * parser whose rules share one cursor over the tokens: its length is the grammar's (docs/entity-filters.md).
+ */
 export function parseFilter(text: string): Filter {
   if (text.length > MAX_FILTER_LENGTH) throw new FilterError(MAX_FILTER_LENGTH, `a filter is at most ${MAX_FILTER_LENGTH} characters`);
   const tokens = tokenize(text);

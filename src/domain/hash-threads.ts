@@ -63,7 +63,8 @@ export interface HashThreads {
 /**
  * `maxWaiting` bounds the jobs waiting for a thread (a burst then gets HashQueueFullError instead
  * of growing memory and latency without end); `program` is the threads' code (PROGRAM; tests pass
- * one that fails on demand).
+ * one that fails on demand). One closure on purpose: the threads, the two lanes and the counters
+ * are one state that every thread's callback changes; split apart, each piece would pass all of it.
  */
 export function createHashThreads(
   count: number, options: object, maxWaiting = Infinity, program = PROGRAM, hooks: { waited?: (seconds: number) => void } = {},

@@ -80,65 +80,67 @@ function security(route: Route): Record<string, string[]>[] {
   return out;
 }
 
-/** The OpenAPI 3.1 document of the routes. */
-export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
-  const paths: Record<string, unknown> = {};
-  for (const route of routes) {
-    // (a route added outside the table, as tests do, is described by its path alone)
-    const doc = route.doc ?? { summary: route.path, params: [] };
-    const fields = [...doc.params, ...(route.auth.includes('client_params') ? ['client_id', 'client_secret'] : [])]
-      .map((p) => ({ name: p.replace(/!$/, ''), required: p.endsWith('!') }))
-      .filter((f, i, all) => all.findIndex((g) => g.name === f.name) === i);
-    const kinds = route.kinds.length > 0 ? ` Client kinds: ${route.kinds.join(', ')}.` : '';
-    const description = `${doc.summary}. Authentication: ${route.auth.join(', ')}.${kinds}`
-      + (route.params === 'body' ? ' Parameters in the urlencoded body only.' : '')
-      + (route.reads ? ' Read-only: a signed request may be repeated.' : '')
-      + (route.kinds.includes('login_client')
-        ? ' The form\'s fields are body parameters too: each flow version lists its forms and their fields at GET /widget_data/flows/{app}/{flow}/{version}/{locale}.json.'
-        : '');
-    const responses = {
-      200: {
-        description: 'stat "ok" with the answer, or stat "error" with the spec\'s error body (the original answered errors with HTTP 200)',
-        content: { 'application/json': { schema: { oneOf: [ANSWERS[route.path] ?? { $ref: '#/components/schemas/OkBody' }, ERROR_BODY] } } },
-      },
-      ...(route.errors === 'oauth' && { 400: errorResponse('an /oauth/token error'), 401: errorResponse('bad client credentials') }),
-      404: errorResponse('unknown endpoint'),
-      405: errorResponse('a method the endpoint does not take'),
-      413: errorResponse('the body is too large'),
-      415: errorResponse('the body is not application/x-www-form-urlencoded'),
-      500: errorResponse('an unexpected failure'),
-      503: errorResponse('the database is unavailable, or too many password hashes are waiting; retry after Retry-After'),
-    };
-    const operation = (method: 'get' | 'post') => ({
-      operationId: `${method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
-      summary: doc.summary,
-      description,
-      security: security(route),
-      ...(method === 'get'
-        ? { parameters: fields.map((f) => ({ name: f.name, in: 'query', required: f.required, schema: { type: 'string' } })) }
-        : {
-          requestBody: {
-            required: fields.some((f) => f.required),
-            content: {
-              'application/x-www-form-urlencoded': {
-                schema: {
-                  type: 'object',
-                  properties: Object.fromEntries(fields.map((f) => [f.name, { type: 'string' }])),
-                  ...(fields.some((f) => f.required) && { required: fields.filter((f) => f.required).map((f) => f.name) }),
-                  // the flow endpoints also take the fields of their form (see the flow document)
-                  additionalProperties: route.kinds.includes('login_client') ? { type: 'string' } : false,
-                },
+/** A route of the table as an OpenAPI path item: an operation per method, its parameters from the route's declaration. */
+function pathItem(route: Route): Record<string, unknown> {
+  // (a route added outside the table, as tests do, is described by its path alone)
+  const doc = route.doc ?? { summary: route.path, params: [] };
+  const fields = [...doc.params, ...(route.auth.includes('client_params') ? ['client_id', 'client_secret'] : [])]
+    .map((p) => ({ name: p.replace(/!$/, ''), required: p.endsWith('!') }))
+    .filter((f, i, all) => all.findIndex((g) => g.name === f.name) === i);
+  const kinds = route.kinds.length > 0 ? ` Client kinds: ${route.kinds.join(', ')}.` : '';
+  const description = `${doc.summary}. Authentication: ${route.auth.join(', ')}.${kinds}`
+    + (route.params === 'body' ? ' Parameters in the urlencoded body only.' : '')
+    + (route.reads ? ' Read-only: a signed request may be repeated.' : '')
+    + (route.kinds.includes('login_client')
+      ? ' The form\'s fields are body parameters too: each flow version lists its forms and their fields at GET /widget_data/flows/{app}/{flow}/{version}/{locale}.json.'
+      : '');
+  const responses = {
+    200: {
+      description: 'stat "ok" with the answer, or stat "error" with the spec\'s error body (the original answered errors with HTTP 200)',
+      content: { 'application/json': { schema: { oneOf: [ANSWERS[route.path] ?? { $ref: '#/components/schemas/OkBody' }, ERROR_BODY] } } },
+    },
+    ...(route.errors === 'oauth' && { 400: errorResponse('an /oauth/token error'), 401: errorResponse('bad client credentials') }),
+    404: errorResponse('unknown endpoint'),
+    405: errorResponse('a method the endpoint does not take'),
+    413: errorResponse('the body is too large'),
+    415: errorResponse('the body is not application/x-www-form-urlencoded'),
+    500: errorResponse('an unexpected failure'),
+    503: errorResponse('the database is unavailable, or too many password hashes are waiting; retry after Retry-After'),
+  };
+  const operation = (method: 'get' | 'post') => ({
+    operationId: `${method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    summary: doc.summary,
+    description,
+    security: security(route),
+    ...(method === 'get'
+      ? { parameters: fields.map((f) => ({ name: f.name, in: 'query', required: f.required, schema: { type: 'string' } })) }
+      : {
+        requestBody: {
+          required: fields.some((f) => f.required),
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: {
+                type: 'object',
+                properties: Object.fromEntries(fields.map((f) => [f.name, { type: 'string' }])),
+                ...(fields.some((f) => f.required) && { required: fields.filter((f) => f.required).map((f) => f.name) }),
+                // the flow endpoints also take the fields of their form (see the flow document)
+                additionalProperties: route.kinds.includes('login_client') ? { type: 'string' } : false,
               },
             },
           },
-        }),
-      responses,
-    });
-    paths[route.path] = Object.fromEntries(route.methods.map((m) => [m.toLowerCase(), operation(m.toLowerCase() as 'get' | 'post')]));
-  }
-  // the two API endpoints outside the route table: the social login application's profile lookup
-  // and the mobile SDKs' flow download (each answers in its original shape)
-  paths['/api/v2/auth_info'] = {
+        },
+      }),
+    responses,
+  });
+  return Object.fromEntries(route.methods.map((m) => [m.toLowerCase(), operation(m.toLowerCase() as 'get' | 'post')]));
+}
+
+/**
+ * The two API endpoints outside the route table: the social login application's profile lookup
+ * and the mobile SDKs' flow download (each answers in its original shape).
+ */
+const OUTSIDE_TABLE: Record<string, unknown> = {
+  '/api/v2/auth_info': {
     post: {
       operationId: 'postApiV2AuthInfo', summary: 'The profile behind a social login token (the original social login product\'s shape)',
       description: 'For apps that redeem tokens themselves, with the application\'s social_api_key. Answers {stat: "ok", profile} or {stat: "fail", err: {code, msg}}; '
@@ -150,8 +152,8 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       },
       responses: { 200: { description: 'the profile, or stat "fail" with err.code and err.msg', content: { 'application/json': { schema: { type: 'object', required: ['stat'] } } } }, 429: { description: 'too many failed attempts from this address; Retry-After' } },
     },
-  };
-  paths['/widget_data/flows/{app}/{flow}/{version}/{locale}.json'] = {
+  },
+  '/widget_data/flows/{app}/{flow}/{version}/{locale}.json': {
     get: {
       operationId: 'getWidgetDataFlow', summary: 'A flow version in the original widget format (the mobile SDKs\' flow download)',
       description: 'A numbered version never changes and is cached for a year (with an ETag); HEAD names the newest version.',
@@ -159,7 +161,53 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       parameters: ['app', 'flow', 'version', 'locale'].map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       responses: { 200: { description: 'the flow document', content: { 'application/json': { schema: { type: 'object' } } } }, 404: errorResponse('no such application, flow, version or locale') },
     },
-  };
+  },
+};
+
+const COMPONENTS = {
+  securitySchemes: {
+    basic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret' },
+    signature: {
+      type: 'apiKey', in: 'header', name: 'Authorization',
+      description: 'Signature client_id:base64(HMAC-SHA1(client_secret, path + "\\n" + Date + "\\n" + sorted "key=value\\n" lines)), with a Date header (YYYY-MM-DD HH:MM:SS, UTC)',
+    },
+    oauth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'OAuth ACCESS_TOKEN (or an access_token parameter)' },
+  },
+  schemas: {
+    OkBody: { type: 'object', required: ['stat'], properties: { stat: { const: 'ok' } }, additionalProperties: true },
+    Record: {
+      type: 'object',
+      description: 'A user record: these members, the application\'s own attributes, and profiles (its linked identities)',
+      required: ['id', 'uuid', 'created', 'lastUpdated'],
+      properties: {
+        id: INTEGER, uuid: STRING, created: STRING, lastUpdated: STRING, email: { type: ['string', 'null'] }, emailVerified: { type: ['string', 'null'] },
+        lastLogin: { type: ['string', 'null'] }, profiles: { type: 'array', items: { type: 'object' } },
+      },
+      additionalProperties: true,
+    },
+    ErrorBody: {
+      type: 'object',
+      required: ['stat', 'code', 'error', 'error_description', 'request_id'],
+      properties: {
+        stat: { const: 'error' },
+        code: { type: 'integer' },
+        error: { type: 'string' },
+        sub_error: { type: 'string' },
+        error_description: { type: 'string' },
+        request_id: { type: 'string' },
+        argument_name: { type: 'string' },
+        invalid_fields: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+        message: { type: 'string' },
+      },
+      additionalProperties: true,
+    },
+  },
+};
+
+/** The OpenAPI 3.1 document of the routes. */
+export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
+  const paths: Record<string, unknown> = Object.fromEntries(routes.map((route) => [route.path, pathItem(route)]));
+  Object.assign(paths, OUTSIDE_TABLE);
   return {
     openapi: '3.1.0',
     info: {
@@ -169,44 +217,6 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
     },
     servers: [{ url: '/' }],
     paths,
-    components: {
-      securitySchemes: {
-        basic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret' },
-        signature: {
-          type: 'apiKey', in: 'header', name: 'Authorization',
-          description: 'Signature client_id:base64(HMAC-SHA1(client_secret, path + "\\n" + Date + "\\n" + sorted "key=value\\n" lines)), with a Date header (YYYY-MM-DD HH:MM:SS, UTC)',
-        },
-        oauth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'OAuth ACCESS_TOKEN (or an access_token parameter)' },
-      },
-      schemas: {
-        OkBody: { type: 'object', required: ['stat'], properties: { stat: { const: 'ok' } }, additionalProperties: true },
-        Record: {
-          type: 'object',
-          description: 'A user record: these members, the application\'s own attributes, and profiles (its linked identities)',
-          required: ['id', 'uuid', 'created', 'lastUpdated'],
-          properties: {
-            id: INTEGER, uuid: STRING, created: STRING, lastUpdated: STRING, email: { type: ['string', 'null'] }, emailVerified: { type: ['string', 'null'] },
-            lastLogin: { type: ['string', 'null'] }, profiles: { type: 'array', items: { type: 'object' } },
-          },
-          additionalProperties: true,
-        },
-        ErrorBody: {
-          type: 'object',
-          required: ['stat', 'code', 'error', 'error_description', 'request_id'],
-          properties: {
-            stat: { const: 'error' },
-            code: { type: 'integer' },
-            error: { type: 'string' },
-            sub_error: { type: 'string' },
-            error_description: { type: 'string' },
-            request_id: { type: 'string' },
-            argument_name: { type: 'string' },
-            invalid_fields: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-            message: { type: 'string' },
-          },
-          additionalProperties: true,
-        },
-      },
-    },
+    components: COMPONENTS,
   };
 }

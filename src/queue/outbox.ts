@@ -6,11 +6,6 @@ import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
 
 /**
- * The outbox (README: Running on MySQL and Redis): a job is written in the same transaction as the change
- * it belongs to, and enqueued only after commit, with the outbox id as job id. If the enqueue
- * fails (Redis down, pod killed), the row stays pending and the maintenance relay enqueues it.
- */
-/**
  * What a job is for, as the queue dashboard shows it: never an address, a link or a value of the
  * record (`welcome email, en-US, application 3`; `snapshot of record 42`).
  */
@@ -23,7 +18,39 @@ export function about(j: OutboxJob): string {
   return `${j.name}, application ${j.applicationId}`;
 }
 
+/**
+ * Per coalesced queue: when the last job went out, and the newest job held back since. A job
+ * within `ms` of the last is held back; one timer then enqueues the newest held-back job, whose
+ * drain records every row committed before it. A process that dies before the timer fires
+ * leaves its rows pending, and the maintenance relay enqueues them (nothing is lost).
+ */
+function coalescer(enqueue: (j: OutboxJob) => Promise<void>) {
+  const wakes = new Map<string, { last: number; held?: OutboxJob; timer?: NodeJS.Timeout }>();
+  return function wake(j: OutboxJob, ms: number): Promise<void> | undefined {
+    const state = wakes.get(j.queue) ?? { last: 0 };
+    wakes.set(j.queue, state);
+    const t = Date.now();
+    if (t - state.last >= ms && !state.timer) {
+      state.last = t;
+      return enqueue(j);
+    }
+    state.held = j;
+    state.timer ??= setTimeout(() => {
+      const held = state.held!;
+      state.held = undefined;
+      state.timer = undefined;
+      state.last = Date.now();
+      void enqueue(held);
+    }, Math.max(1, ms - (t - state.last)));
+    return undefined;
+  };
+}
 
+/**
+ * The outbox (README: Running on MySQL and Redis): a job is written in the same transaction as the change
+ * it belongs to, and enqueued only after commit, with the outbox id as job id. If the enqueue
+ * fails (Redis down, pod killed), the row stays pending and the maintenance relay enqueues it.
+ */
 export function createOutbox(deps: {
   db: Storage; queue: JobQueue; logger: Logger; now?: () => Date;
   /**
@@ -59,31 +86,7 @@ export function createOutbox(deps: {
     }
   };
 
-  /**
-   * Per coalesced queue: when the last job went out, and the newest job held back since. A job
-   * within `ms` of the last is held back; one timer then enqueues the newest held-back job, whose
-   * drain records every row committed before it. A process that dies before the timer fires
-   * leaves its rows pending, and the maintenance relay enqueues them (nothing is lost).
-   */
-  const wakes = new Map<string, { last: number; held?: OutboxJob; timer?: NodeJS.Timeout }>();
-  function wake(j: OutboxJob, ms: number): Promise<void> | undefined {
-    const state = wakes.get(j.queue) ?? { last: 0 };
-    wakes.set(j.queue, state);
-    const t = Date.now();
-    if (t - state.last >= ms && !state.timer) {
-      state.last = t;
-      return enqueue(j);
-    }
-    state.held = j;
-    state.timer ??= setTimeout(() => {
-      const held = state.held!;
-      state.held = undefined;
-      state.timer = undefined;
-      state.last = Date.now();
-      void enqueue(held);
-    }, Math.max(1, ms - (t - state.last)));
-    return undefined;
-  }
+  const wake = coalescer(enqueue);
 
   /** Enqueues committed jobs. Never throws: a job that cannot be enqueued now is relayed later. */
   async function dispatch(jobs: OutboxJob[]): Promise<void> {

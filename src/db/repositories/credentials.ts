@@ -25,6 +25,11 @@ const OWNED_BY = '(for_client_id = ? OR (for_client_id IS NULL AND client_id = ?
 /** The credential's user (if it has one) is not disabled: one primary-key probe. */
 const NOT_DISABLED = 'NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = c.entity_id AND d.disabled_at IS NOT NULL)';
 
+/**
+ * The credentials' store (CredentialStore of the storage contract) in SQL. Long as a list, not as
+ * logic: one short method per method of the contract, each using the LIVE, OWNED_BY and
+ * NOT_DISABLED rules above, so that every "live" and "owned by" is written once, here.
+ */
 export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
     /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */

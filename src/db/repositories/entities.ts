@@ -46,7 +46,11 @@ const columns = (next: EntityRecord, t: (d: Date) => string): [string, unknown][
   ['last_updated', t(next.lastUpdated)], ['version', next.version],
 ];
 
-/** What a change of a record is: any of its client-written parts. */
+/**
+ * The records' store (RecordStore of the storage contract) in SQL, MySQL/MariaDB and SQLite alike.
+ * Long as a list, not as logic: one short method per method of the contract, sharing the
+ * closure's SQL helpers; splitting it would scatter one aggregate's queries over several files.
+ */
 export function createEntityQueries(_models: Models, sql: Sql) {
   /**
    * Writes the next state of a record that `locked` holds locked in this transaction

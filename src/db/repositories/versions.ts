@@ -12,6 +12,10 @@ const later = (a: Snapshot, b: Snapshot) =>
 
 const fromPayload = (payload: SnapshotPayload): Snapshot => ({ version: payload.version, validFrom: new Date(payload.validFrom), snapshot: payload.snapshot });
 
+/**
+ * The versions' store (VersionStore of the storage contract) in SQL. Long as a list, not as
+ * logic: one short method per method of the contract, sharing the closure's time conversions.
+ */
 export function createVersionQueries(_models: Models, sql: Sql) {
   const t = sql.time;
   const mysql = sql.dialect === 'mysql';
