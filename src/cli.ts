@@ -172,7 +172,7 @@ const WHO = ['<who>', 'an email address, a username, a uuid or an id'] as const;
 async function userOf(core: Core, opts: { app?: string }, who: string) {
   const app = await applicationOf(core, opts);
   const key = /^\d{1,15}$/.test(who) ? { id: Number(who) } : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? { uuid: who } : who.includes('@') ? { email: who } : { username: who };
-  const record = await core.db.entities.find(app.id, key);
+  const record = await core.db.records.find(app.id, key);
   if (!record) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}`);
   return { app, record };
 }
@@ -263,8 +263,8 @@ program.command('users:find')
       if (e instanceof FilterError || e instanceof FilterUseError) throw new Error(`the filter is not valid: ${e.message}`);
       throw e;
     }
-    const page = await core.db.entities.searchPage(app.id, where, compileSort([], dialect), { limit, offset: 0 }, loadConfigOrExit().entityQueryTimeoutMs);
-    const records = await core.db.entities.findByIds(app.id, page.map((r) => r.id));
+    const page = await core.db.records.searchPage(app.id, where, compileSort([], dialect), { limit, offset: 0 }, loadConfigOrExit().entityQueryTimeoutMs);
+    const records = await core.db.records.findByIds(app.id, page.map((r) => r.id));
     print(records.map((r) => renderUser(r)).map(({ id, uuid, email, username, created, lastLogin }) => ({ id, uuid, email, username: username ?? null, created, lastLogin: lastLogin ?? null })));
   }));
 

@@ -6,7 +6,7 @@ import { createApplicationQueries } from './repositories/applications';
 import { createClientQueries } from './repositories/clients';
 import { createProcedureCalls } from './mysql/procedures';
 import { createCredentialQueries } from './repositories/credentials';
-import { createEntityQueries } from './repositories/entities';
+import { createRecordQueries } from './repositories/records';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
@@ -14,7 +14,7 @@ import { createVersionQueries } from './repositories/versions';
 import { asTx, createSql, retrying } from './sql';
 import type { NewCredential, Successor } from '../domain/storage/credentials';
 import type { OutboxJob } from '../domain/storage/outbox';
-import type { EntityRecord } from '../domain/storage/records';
+import type { UserRecord } from '../domain/storage/records';
 import type { Storage } from '../domain/storage';
 import type { Transact, Tx } from '../domain/storage/transactions';
 
@@ -80,14 +80,14 @@ export interface Database extends Storage {
      */
     rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
   };
-  entities: ReturnType<typeof createEntityQueries> & {
+  records: ReturnType<typeof createRecordQueries> & {
     /**
      * A sign-in's whole write, committed before it answers: `next` (updated(read, …): lastLogin,
      * and a rehashed password) if the record is still at the version `read` has, the sign-in's
      * credentials, and the outbox row of the new version's snapshot. False when the record changed
      * since `read`: nothing is written (the caller locks it and writes in a transaction).
      */
-    signIn(read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean>;
+    signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean>;
   };
   social: ReturnType<typeof createSocialQueries>;
   versions: ReturnType<typeof createVersionQueries>;
@@ -115,21 +115,21 @@ export interface Database extends Storage {
  */
 function hotWrites(
   calls: ReturnType<typeof createProcedureCalls> | undefined,
-  queries: { credentials: ReturnType<typeof createCredentialQueries>; entities: ReturnType<typeof createEntityQueries>; outbox: ReturnType<typeof createOutboxQueries> },
+  queries: { credentials: ReturnType<typeof createCredentialQueries>; records: ReturnType<typeof createRecordQueries>; outbox: ReturnType<typeof createOutboxQueries> },
   transaction: Transact,
-): Pick<Database, 'credentials' | 'entities'> {
-  const { credentials, entities, outbox } = queries;
+): Pick<Database, 'credentials' | 'records'> {
+  const { credentials, records, outbox } = queries;
   const rotate: Database['credentials']['rotate'] = calls?.rotate ?? ((applicationId, spentHash, ownerClientId, successors, now) =>
     transaction((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, tx)));
-  const signIn: Database['entities']['signIn'] = calls?.signIn ?? ((read, next, rows, job, now) => transaction(async (tx) => {
+  const signIn: Database['records']['signIn'] = calls?.signIn ?? ((read, next, rows, job, now) => transaction(async (tx) => {
     // the record's row lock first: a credential row's foreign key check would otherwise take a
     // shared lock on the record, and two sign-ins of one account would deadlock upgrading it
-    if (!(await entities.writeSignIn(read, next, tx))) return false;
+    if (!(await records.writeSignIn(read, next, tx))) return false;
     await credentials.insert(rows, now, tx);
     await outbox.insert([job], now, tx);
     return true;
   }));
-  return { credentials: { ...credentials, rotate }, entities: { ...entities, signIn } };
+  return { credentials: { ...credentials, rotate }, records: { ...records, signIn } };
 }
 
 /** Opens the database of the configuration and wires every query module to it. */
@@ -139,7 +139,7 @@ export function openDatabase(database: Config['database']): Database {
   const sql = createSql(sequelize);
   const procedures = database.dialect === 'mysql' && database.procedures;
   const credentials = createCredentialQueries(models, sql);
-  const entities = createEntityQueries(models, sql);
+  const records = createRecordQueries(models, sql);
   const outbox = createOutboxQueries(models, sql);
   const transaction: Transact = sql.transaction ? retryingDeadlocks(sql.transaction.bind(sql)) : serialized(sequelize);
   return {
@@ -149,7 +149,7 @@ export function openDatabase(database: Config['database']): Database {
     clients: createClientQueries(models, sql, transaction),
     flows: createFlowQueries(models, sql),
     outbox,
-    ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, entities, outbox }, transaction),
+    ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, records, outbox }, transaction),
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql),
     procedures,

@@ -1,7 +1,7 @@
 import type { Outbox } from './ports';
 import type { Storage } from './storage';
 import type { CredentialKind } from './storage/credentials';
-import type { EntityRecord, RecordChange } from './storage/records';
+import type { UserRecord, RecordChange } from './storage/records';
 import type { RecordVersions } from './versions';
 
 // The actions on a user's account as a whole — a change from a profile form or a reset page, and
@@ -23,13 +23,13 @@ const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token',
  */
 export function changeAccount(
   deps: AccountWrites, applicationId: number, entityId: number, change: RecordChange, keepSession: string | null = null,
-): Promise<EntityRecord | undefined> {
+): Promise<UserRecord | undefined> {
   return deps.outbox.commit(async (tx) => {
     const now = deps.now();
-    const locked = await deps.db.entities.findForUpdate(applicationId, entityId, tx);
+    const locked = await deps.db.records.findForUpdate(applicationId, entityId, tx);
     if (!locked) return { result: undefined, jobs: [] };
-    const changed = await deps.db.entities.update(locked, change, now, tx);
-    if (change.passwordHash) await deps.db.credentials.revokeForEntity(applicationId, entityId, PASSWORD_CHANGE_ENDS, keepSession, now, tx);
+    const changed = await deps.db.records.update(locked, change, now, tx);
+    if (change.passwordHash) await deps.db.credentials.revokeForRecord(applicationId, entityId, PASSWORD_CHANGE_ENDS, keepSession, now, tx);
     return { result: changed, jobs: [(await deps.versions.written(changed, tx)).job] };
   });
 }
@@ -40,15 +40,15 @@ export function changeAccount(
  */
 export async function deleteUser(deps: AccountWrites, applicationId: number, entityId: number): Promise<boolean> {
   return deps.outbox.commit(async (tx) => {
-    const locked = await deps.db.entities.findForUpdate(applicationId, entityId, tx);
-    if (!locked || !(await deps.db.entities.remove(locked, tx))) return { result: false, jobs: [] };
+    const locked = await deps.db.records.findForUpdate(applicationId, entityId, tx);
+    if (!locked || !(await deps.db.records.remove(locked, tx))) return { result: false, jobs: [] };
     return { result: true, jobs: [deps.versions.deleted(locked, deps.now())] };
   });
 }
 
 /** Ends every session of a user: its access and refresh tokens, refresh secrets and unused authorization codes. Answers how many it spent. */
 export function endSessions(db: Storage, applicationId: number, entityId: number, now: Date): Promise<number> {
-  return db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now);
+  return db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now);
 }
 
 /** What a user's sessions are made of: what ending them spends. */
@@ -62,8 +62,8 @@ const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refre
  */
 export function disableUser(db: Storage, applicationId: number, entityId: number, now: Date): Promise<number> {
   return db.transaction(async (tx) => {
-    await db.entities.setDisabled(applicationId, entityId, now, tx);
-    return db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now, tx);
+    await db.records.setDisabled(applicationId, entityId, now, tx);
+    return db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now, tx);
   });
 }
 
@@ -74,7 +74,7 @@ export function disableUser(db: Storage, applicationId: number, entityId: number
  */
 export function enableUser(db: Storage, applicationId: number, entityId: number, now: Date): Promise<void> {
   return db.transaction(async (tx) => {
-    await db.credentials.revokeForEntity(applicationId, entityId, SESSION_KINDS, null, now, tx);
-    await db.entities.setDisabled(applicationId, entityId, null, tx);
+    await db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now, tx);
+    await db.records.setDisabled(applicationId, entityId, null, tx);
   });
 }

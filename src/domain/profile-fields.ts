@@ -1,4 +1,4 @@
-import type { EntityRecord } from './storage/records';
+import type { UserRecord } from './storage/records';
 import type { CompiledForm } from './flow-forms';
 
 /** What a submitted form changes on a record, through each field's schemaAttribute. */
@@ -24,7 +24,7 @@ export function changesFrom(form: CompiledForm, values: Record<string, string>):
 }
 
 /** The record's stored values under the form's field names: what an edit need not resend. */
-export function prefillFrom(form: CompiledForm, record: EntityRecord): Record<string, string> {
+export function prefillFrom(form: CompiledForm, record: UserRecord): Record<string, string> {
   const out: Record<string, string> = {};
   for (const { name, field } of form.fields) {
     const attribute = field.schemaAttribute;

@@ -314,9 +314,9 @@ function createCodeSpending({ db, clock, outbox, versions }: TokenDeps) {
       return outbox.commit(async (tx) => {
         if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
         const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
-        const record = found.entityId === null ? undefined : await db.entities.findForUpdate(app.id, found.entityId, tx);
+        const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
         if (!record) throw unknown();
-        const changed = await db.entities.setTime(record, String(found.extra?.attribute_name ?? 'emailVerified'), now(), tx);
+        const changed = await db.records.setTime(record, String(found.extra?.attribute_name ?? 'emailVerified'), now(), tx);
         return { result: record.uuid, jobs: [(await versions.written(changed, tx)).job] };
       });
     },

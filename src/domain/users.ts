@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityRecord, NewEntity } from './storage/records';
+import type { UserRecord, NewRecord } from './storage/records';
 import type { StoredProfile } from './storage/social';
 import { errors } from '../errors';
 import { MAX_PASSWORD_LENGTH } from './passwords';
@@ -109,13 +109,13 @@ export function checkUserDocument(raw: unknown): UserDocument {
 }
 
 /** Checks the `attributes` of a new record: the record without its password hash, and the password to hash. */
-export function parseNewUser(applicationId: number, raw: unknown): { entity: Omit<NewEntity, 'passwordHash'>; password?: string } {
+export function parseNewUser(applicationId: number, raw: unknown): { entity: Omit<NewRecord, 'passwordHash'>; password?: string } {
   const { password, ...doc } = checkUserDocument(raw);
   return { entity: { applicationId, typeName: USER_TYPE, uuid: randomUUID(), ...doc }, password };
 }
 
 /** A record as the API shows it: spec timestamps, never a password hash. */
-export function renderUser(record: EntityRecord, profiles: Record<string, unknown>[] = []): Record<string, unknown> {
+export function renderUser(record: UserRecord, profiles: Record<string, unknown>[] = []): Record<string, unknown> {
   const standard = Object.fromEntries(STANDARD.map((k) => [k, null]));
   return {
     id: record.id,
@@ -144,4 +144,4 @@ export function renderProfile(p: StoredProfile): Record<string, unknown> {
 }
 
 /** The record as the API shows it, with its linked identities. */
-export const renderWithProfiles = (record: EntityRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
+export const renderWithProfiles = (record: UserRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));

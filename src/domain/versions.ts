@@ -1,5 +1,5 @@
 import type { Storage, Tx } from './storage';
-import type { EntityRecord } from './storage/records';
+import type { UserRecord } from './storage/records';
 import type { OutboxJob } from './storage/outbox';
 import type { StoredProfile } from './storage/social';
 import { SNAPSHOT_JOB, TOMBSTONE_JOB, type SnapshotPayload } from './storage/versions';
@@ -8,7 +8,7 @@ import { renderUser, renderWithProfiles } from './users';
 
 /** A record as one change left it: as the API shows it, and the outbox job that records it. */
 export interface Written {
-  record: EntityRecord;
+  record: UserRecord;
   rendered: Record<string, unknown>;
   job: OutboxJob;
 }
@@ -22,23 +22,23 @@ export function createRecordVersions(deps: { db: Storage; outbox: Outbox }) {
   const { db, outbox } = deps;
   const job = (applicationId: number, payload: SnapshotPayload) =>
     outbox.job(applicationId, 'versions', payload.snapshot === null ? TOMBSTONE_JOB : SNAPSHOT_JOB, { ...payload }, payload.entityId);
-  const snapshotOf = (record: EntityRecord, rendered: Record<string, unknown>): Written => ({
+  const snapshotOf = (record: UserRecord, rendered: Record<string, unknown>): Written => ({
     record,
     rendered,
     job: job(record.applicationId, {
       entityId: record.id, uuid: record.uuid, version: record.version, validFrom: record.lastUpdated.toISOString(), snapshot: rendered,
     }),
   });
-  const withProfiles = (record: EntityRecord, profiles: StoredProfile[]): Written => snapshotOf(record, renderWithProfiles(record, profiles));
+  const withProfiles = (record: UserRecord, profiles: StoredProfile[]): Written => snapshotOf(record, renderWithProfiles(record, profiles));
 
   return {
     /** A record inserted in this transaction, with no identity linked yet: its first snapshot. */
-    created(record: EntityRecord): Written {
+    created(record: UserRecord): Written {
       return snapshotOf(record, renderUser(record));
     },
 
     /** A record as a write in `tx` left it, with its identities as `tx` sees them: the snapshot of what commits. */
-    async written(record: EntityRecord, tx: Tx): Promise<Written> {
+    async written(record: UserRecord, tx: Tx): Promise<Written> {
       return withProfiles(record, await db.social.profiles.forEntity(record.applicationId, record.id, tx));
     },
 
@@ -46,7 +46,7 @@ export function createRecordVersions(deps: { db: Storage; outbox: Outbox }) {
     withProfiles,
 
     /** A record deleted in this transaction (locked before the deletion): its tombstone. */
-    deleted(locked: EntityRecord, now: Date): OutboxJob {
+    deleted(locked: UserRecord, now: Date): OutboxJob {
       const at = now > locked.lastUpdated ? now : locked.lastUpdated;
       return job(locked.applicationId, { entityId: locked.id, uuid: locked.uuid, version: locked.version + 1, validFrom: at.toISOString(), snapshot: null });
     },
@@ -55,7 +55,7 @@ export function createRecordVersions(deps: { db: Storage; outbox: Outbox }) {
     async at(applicationId: number, key: { id: number } | { uuid: string }, at: Date): Promise<Record<string, unknown> | undefined> {
       const entityId = 'id' in key
         ? key.id
-        : (await db.entities.find(applicationId, key))?.id ?? await db.versions.deletedEntityId(applicationId, key.uuid);
+        : (await db.records.find(applicationId, key))?.id ?? await db.versions.deletedEntityId(applicationId, key.uuid);
       if (entityId === undefined) return undefined;
       return (await db.versions.at(applicationId, entityId, at))?.snapshot ?? undefined;
     },

@@ -1,4 +1,4 @@
-import type { EntityKey, EntityRecord } from '../domain/storage/records';
+import type { RecordKey, UserRecord } from '../domain/storage/records';
 import { ApiError, errors } from '../errors';
 import { UNIQUE_ATTRIBUTES, type UniqueAttribute } from '../domain/users';
 import type { RequestContext } from './context';
@@ -20,7 +20,7 @@ export function namesRecord(ctx: RequestContext): boolean {
  * `key_attribute` and `key_value` over a unique attribute; a string key_value is JSON-quoted
  * (`"ada@example.com"`), a number bare. Every failure names the argument at fault.
  */
-export function recordKey(ctx: RequestContext, byKeyAttribute = true): { key: EntityKey; attribute: UniqueAttribute; argument: string; text: string } {
+export function recordKey(ctx: RequestContext, byKeyAttribute = true): { key: RecordKey; attribute: UniqueAttribute; argument: string; text: string } {
   const p = ctx.params;
   const ways = byKeyAttribute ? ['uuid', 'id', 'key_attribute'] : ['uuid', 'id'];
   const given = ways.filter((k) => p.get(k) !== undefined);
@@ -67,9 +67,9 @@ export function recordKey(ctx: RequestContext, byKeyAttribute = true): { key: En
 }
 
 /** Finds the record a request names (see recordKey); 310 when no record has that key. */
-export async function identifyRecord(ctx: RequestContext): Promise<EntityRecord> {
+export async function identifyRecord(ctx: RequestContext): Promise<UserRecord> {
   const { key, attribute, argument, text } = recordKey(ctx);
-  const record = await ctx.services.db.entities.find(ctx.app.id, key);
+  const record = await ctx.services.db.records.find(ctx.app.id, key);
   if (!record) {
     throw new ApiError('recordNotFound', `no user record has ${attribute} ${JSON.stringify(text.slice(0, 254))}`, { extra: { argument_name: argument } });
   }

@@ -36,7 +36,7 @@ async function codeState(services: Services, app: Application, code: string): Pr
 
 /** The email (else username) of the account a code is for. */
 async function usernameOf(services: Services, app: Application, row: StoredCredential) {
-  const record = row.entityId === null ? undefined : await services.db.entities.find(app.id, { id: row.entityId });
+  const record = row.entityId === null ? undefined : await services.db.records.find(app.id, { id: row.entityId });
   return record?.email ?? record?.username ?? undefined;
 }
 

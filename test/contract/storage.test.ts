@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config';
 import { openDatabase, type Database } from '../../src/db';
 import { migrate } from '../../src/db/migrate';
 import type { CredentialKind, NewCredential } from '../../src/domain/storage/credentials';
-import { updated, type EntityRecord } from '../../src/domain/storage/records';
+import { updated, type UserRecord } from '../../src/domain/storage/records';
 import type { OutboxJob } from '../../src/domain/storage/outbox';
 import { createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 
@@ -31,7 +31,7 @@ for (const engine of ENGINES) {
     /** Two clients' row ids. */
     let one: number;
     let two: number;
-    let user: EntityRecord;
+    let user: UserRecord;
 
     const credential = (kind: CredentialKind, fields: Partial<NewCredential> = {}): NewCredential => ({
       applicationId: appId, kind, valueHash: hash(), entityId: user.id, clientId: one, forClientId: null, redirectUri: null,
@@ -41,13 +41,13 @@ for (const engine of ENGINES) {
       await db.credentials.insert(rows, new Date());
       return rows;
     };
-    const snapshotJob = (record: EntityRecord): OutboxJob => ({
+    const snapshotJob = (record: UserRecord): OutboxJob => ({
       id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', payload: { version: record.version }, entityId: record.id,
     });
     const outboxRows = async (entityId: number) => (await db.sequelize.query(
       'SELECT status, payload FROM outbox WHERE entity_id = ? ORDER BY created_at', { replacements: [entityId], type: 'SELECT' },
     )) as { status: string; payload: string }[];
-    const newUser = () => db.entities.insert({
+    const newUser = () => db.records.insert({
       applicationId: appId, typeName: 'user', uuid: randomUUID(), email: `${randomUUID()}@example.com`, username: null,
       passwordHash: null, emailVerified: null, attributes: {},
     }, new Date());
@@ -199,7 +199,7 @@ for (const engine of ENGINES) {
           credential('access_token', { entityId: record.id, family: 'mine' }), credential('refresh_token', { entityId: record.id, family: 'theirs' }),
           credential('access_token', { entityId: record.id }),
         );
-        expect(await db.credentials.revokeForEntity(appId, record.id, ['access_token', 'refresh_token'], 'mine', new Date())).toBe(2);
+        expect(await db.credentials.revokeForRecord(appId, record.id, ['access_token', 'refresh_token'], 'mine', new Date())).toBe(2);
         const after = await Promise.all(rows.map((r) => db.credentials.find(appId, r.kind, r.valueHash)));
         expect(after.map((c) => c?.usedAt === null)).toEqual([true, false, false]);
       });
@@ -209,11 +209,11 @@ for (const engine of ENGINES) {
       it(`${RACE} concurrent locked updates of one record give versions 2..${RACE + 1}, each committed with its outbox row`, async () => {
         const record = await newUser();
         await Promise.all(Array.from({ length: RACE }, (_, i) => db.transaction(async (tx) => {
-          const locked = (await db.entities.findForUpdate(appId, record.id, tx))!;
-          const changed = await db.entities.update(locked, { attributes: { [`a${i}`]: i } }, new Date(), tx);
+          const locked = (await db.records.findForUpdate(appId, record.id, tx))!;
+          const changed = await db.records.update(locked, { attributes: { [`a${i}`]: i } }, new Date(), tx);
           await db.outbox.insert([snapshotJob(changed)], new Date(), tx);
         })));
-        const final = (await db.entities.find(appId, { id: record.id }))!;
+        const final = (await db.records.find(appId, { id: record.id }))!;
         expect(final.version).toBe(RACE + 1);
         expect(Object.keys(final.attributes)).toHaveLength(RACE);
         const versions = (await outboxRows(record.id)).map((r) => (JSON.parse(r.payload) as { version: number }).version).sort((a, b) => a - b);
@@ -222,9 +222,9 @@ for (const engine of ENGINES) {
 
       it('a write from a stale read is refused, never lost over a newer version', async () => {
         const record = await newUser();
-        await db.transaction(async (tx) => db.entities.update((await db.entities.findForUpdate(appId, record.id, tx))!, { attributes: { a: 1 } }, new Date(), tx));
-        await expect(db.transaction((tx) => db.entities.update(record, { attributes: { b: 2 } }, new Date(), tx))).rejects.toThrow(/changed/);
-        expect((await db.entities.find(appId, { id: record.id }))!.attributes).toEqual({ a: 1 });
+        await db.transaction(async (tx) => db.records.update((await db.records.findForUpdate(appId, record.id, tx))!, { attributes: { a: 1 } }, new Date(), tx));
+        await expect(db.transaction((tx) => db.records.update(record, { attributes: { b: 2 } }, new Date(), tx))).rejects.toThrow(/changed/);
+        expect((await db.records.find(appId, { id: record.id }))!.attributes).toEqual({ a: 1 });
       });
 
       it(`a sign-in's write commits the record, its credentials and its snapshot's outbox row together; of ${RACE} from one read, one`, async () => {
@@ -234,10 +234,10 @@ for (const engine of ENGINES) {
           const next = updated(record, { attributes: { lastLogin: now.toISOString() } }, now);
           return { next, now, job: snapshotJob(next), rows: [credential('access_token', { entityId: record.id }), credential('refresh_token', { entityId: record.id, family: randomUUID() })] };
         });
-        const won = await Promise.all(attempts.map((a) => db.entities.signIn(record, a.next, a.rows, a.job, a.now)));
+        const won = await Promise.all(attempts.map((a) => db.records.signIn(record, a.next, a.rows, a.job, a.now)));
         expect(won.filter(Boolean)).toHaveLength(1);
         const winner = attempts[won.indexOf(true)];
-        const after = (await db.entities.find(appId, { id: record.id }))!;
+        const after = (await db.records.find(appId, { id: record.id }))!;
         expect(after).toMatchObject({ version: 2, attributes: winner.next.attributes });
         for (const [i, a] of attempts.entries()) {
           const found = await Promise.all(a.rows.map((r) => db.credentials.findActive(appId, r.kind, r.valueHash, new Date())));
@@ -250,13 +250,13 @@ for (const engine of ENGINES) {
         const record = await newUser();
         const [token] = await stored(credential('access_token', { entityId: record.id }));
         expect(await db.credentials.findActive(appId, 'access_token', token.valueHash, new Date())).toBeDefined();
-        await db.entities.setDisabled(appId, record.id, new Date());
+        await db.records.setDisabled(appId, record.id, new Date());
         expect(await db.credentials.findActive(appId, 'access_token', token.valueHash, new Date())).toBeUndefined();
       });
 
       it('a duplicate email is refused as such, in any case and composition', async () => {
         const record = await newUser();
-        await expect(db.entities.insert({
+        await expect(db.records.insert({
           applicationId: appId, typeName: 'user', uuid: randomUUID(), email: record.email!.toUpperCase(), username: null,
           passwordHash: null, emailVerified: null, attributes: {},
         }, new Date())).rejects.toMatchObject({ attribute: 'email' });

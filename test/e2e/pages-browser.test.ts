@@ -98,7 +98,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   };
   const record = async (email: string) => {
     const local = (await t.runtime.db.applications.findByName('local'))!;
-    return t.runtime.db.entities.find(local.id, { email });
+    return t.runtime.db.records.find(local.id, { email });
   };
 
   it('keyboard only: register on /register (the browser checks the rules first) → welcome email → its link → confirm → emailVerified', async () => {

@@ -266,7 +266,7 @@ describe('gatehouse CLI on the configured database', () => {
     const db = openDatabase(backend.config.database);
     try {
       const shop = (await db.applications.findByName('shop'))!;
-      await db.entities.insert({
+      await db.records.insert({
         applicationId: shop.id, typeName: 'user', uuid: '3b1d5d7e-0000-4000-8000-00000000cafe', email: 'ada@example.com', username: 'ada',
         passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g', emailVerified: null, attributes: { givenName: 'Ada' },
       }, new Date());

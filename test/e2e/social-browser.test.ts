@@ -84,7 +84,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await page.waitForURL(`${appBase}/token`);
     expect(await page.textContent('#result')).toBe('Signed in as grace@example.test with testidp');
     const local = (await t.runtime.db.applications.findByName('local'))!;
-    const record = await t.runtime.db.entities.find(local.id, { email: 'grace@example.test' });
+    const record = await t.runtime.db.records.find(local.id, { email: 'grace@example.test' });
     expect(record).toBeDefined();
     expect(await t.runtime.db.social.profiles.forEntity(record!.applicationId, record!.id)).toHaveLength(1);
     await page.close();

@@ -59,15 +59,15 @@ it('an access token issued while the user was being disabled does not work: the 
   const token = issued.body.accessToken as string;
   expect((await asUser(token)).body.stat).toBe('ok');
   // the state alone, without spending the token (as when a sign-in in flight issues one after the disable spent the others)
-  await t.runtime.db.entities.setDisabled(await appId(), user.id, new Date());
+  await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
   expect((await asUser(token)).body.code).toBe(413);
   expect((await request(t.app).post('/oauth/update_profile_native').type('form').send({
     client_id: t.local.clients.login.client_id, locale: 'en-US', access_token: token, form: 'editProfileForm', displayName: 'x',
   })).body.code).toBe(413);
-  await t.runtime.db.entities.setDisabled(await appId(), user.id, null);
+  await t.runtime.db.records.setDisabled(await appId(), user.id, null);
   expect((await asUser(token)).body.stat).toBe('ok');
   // enabling spends what was issued while the user was disabled: nothing of that time comes back
-  await t.runtime.db.entities.setDisabled(await appId(), user.id, new Date());
+  await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
   await enableUser(t.runtime.db, await appId(), user.id, new Date());
   expect((await asUser(token)).body.code).toBe(413);
 });

@@ -180,7 +180,7 @@ describe('registering, signing in and asking for a new password on the pages', (
     });
     expect(res.status).toBe(403);
     const local = (await t.runtime.db.applications.findByName('local'))!;
-    expect(await t.runtime.db.entities.find(local.id, { email: 'forged@example.com' })).toBeUndefined();
+    expect(await t.runtime.db.records.find(local.id, { email: 'forged@example.com' })).toBeUndefined();
     const signIn = await request(t.app).post('/signin').type('form').send({ ...entry(), signInEmailAddress: 'page@example.com', currentPassword: PASSWORD });
     expect(signIn.status).toBe(403);
     expect(signIn.headers.location).toBeUndefined();

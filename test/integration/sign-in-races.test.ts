@@ -22,7 +22,7 @@ it('a password changed while a sign-in with the old one is being checked refuses
   expect(registered.body.stat).toBe('ok');
   const { db, outbox, versions, clock, passwords } = t.runtime.services;
   const app = (await db.applications.findByName('local'))!;
-  const record = (await db.entities.find(app.id, { email }))!;
+  const record = (await db.records.find(app.id, { email }))!;
   const newHash = await passwords.hash('new password two');
   // the reset lands after the old password was verified, before the sign-in writes
   const verify = passwords.verify.bind(passwords);
@@ -35,7 +35,7 @@ it('a password changed while a sign-in with the old one is being checked refuses
   const signIn = await post('/oauth/auth_native_traditional', { ...shared(), signInEmailAddress: email, currentPassword: 'old password one' });
   expect(signIn.body).toMatchObject({ stat: 'error', code: 210, error: 'invalid_credentials' });
   expect(signIn.body.access_token).toBeUndefined();
-  expect((await db.entities.find(record.applicationId, { id: record.id }))!.passwordHash).toBe(newHash);
+  expect((await db.records.find(record.applicationId, { id: record.id }))!.passwordHash).toBe(newHash);
   // the new password signs in
   const again = await post('/oauth/auth_native_traditional', { ...shared(), signInEmailAddress: email, currentPassword: 'new password two' });
   expect(again.body).toMatchObject({ stat: 'ok' });

@@ -234,7 +234,7 @@ describe('merging an identity into an account', () => {
   }));
   const identities = async (email: string) => {
     const local = (await t.runtime.db.applications.findByName('local'))!;
-    const record = (await t.runtime.db.entities.find(local.id, { email }))!;
+    const record = (await t.runtime.db.records.find(local.id, { email }))!;
     return t.runtime.db.social.profiles.forEntity(local.id, record.id);
   };
   beforeAll(async () => {

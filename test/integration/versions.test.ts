@@ -215,8 +215,8 @@ describe('snapshots not recorded yet', () => {
   const changeWithoutEnqueue = (id: number, attributes: Record<string, unknown>) => {
     const { db, versions, outbox } = t.runtime.services;
     return db.transaction(async (tx) => {
-      const locked = (await db.entities.findForUpdate(appId, id, tx))!;
-      const { job } = await versions.written(await db.entities.update(locked, { attributes }, clock.now(), tx), tx);
+      const locked = (await db.records.findForUpdate(appId, id, tx))!;
+      const { job } = await versions.written(await db.records.update(locked, { attributes }, clock.now(), tx), tx);
       await outbox.write([job], tx);
       return job;
     });

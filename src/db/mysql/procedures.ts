@@ -1,6 +1,6 @@
 import type { NewCredential, Successor } from '../../domain/storage/credentials';
 import type { OutboxJob } from '../../domain/storage/outbox';
-import type { EntityRecord } from '../../domain/storage/records';
+import type { UserRecord } from '../../domain/storage/records';
 import { retrying, type Sql } from '../sql';
 
 /**
@@ -20,7 +20,7 @@ export function createProcedureCalls(sql: Sql) {
     },
 
     /** gh_sign_in: see EntityQueries.signIn. */
-    async signIn(read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean> {
+    async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean> {
       // one JSON array of the rows, each without its null columns (a missing member reads as NULL on MySQL and MariaDB alike)
       const rows = JSON.stringify(credentials.map((c) => Object.fromEntries(Object.entries({
         kind: c.kind, value_hash: c.valueHash, client_id: c.clientId, for_client_id: c.forClientId, redirect_uri: c.redirectUri,

@@ -135,7 +135,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     },
 
     /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
-    async revokeForEntity(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number> {
+    async revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number> {
       if (kinds.length === 0) return 0;
       const [except, family] = exceptFamily === null ? ['', []] : [' AND (family IS NULL OR family <> ?)', [exceptFamily]];
       return sql.change(

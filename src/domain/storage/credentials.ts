@@ -59,7 +59,7 @@ export interface CredentialStore {
    */
   rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
   /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
-  revokeForEntity(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number>;
+  revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number>;
   /** Spends every live credential of a family; run it in a READ COMMITTED transaction. */
   revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number>;
   /** Deletes up to `limit` rows that expired, or were spent, before `before`. */

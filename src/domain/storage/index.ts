@@ -19,7 +19,7 @@ export interface Storage {
   clients: ClientStore;
   flows: FlowStore;
   credentials: CredentialStore;
-  entities: RecordStore;
+  records: RecordStore;
   social: SocialStore;
   versions: VersionStore;
   outbox: OutboxStore;

@@ -4,7 +4,7 @@ import type { StoredProfile } from './social';
 import type { Tx } from './transactions';
 
 /** A user record as stored; `attributes` holds every attribute without a column of its own. */
-export interface EntityRecord {
+export interface UserRecord {
   id: number;
   applicationId: number;
   typeName: string;
@@ -22,10 +22,10 @@ export interface EntityRecord {
   disabledAt: Date | null;
 }
 
-export type NewEntity = Omit<EntityRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabledAt'>;
+export type NewRecord = Omit<UserRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabledAt'>;
 
 /** The unique attributes a record can be found by (docs/api.md#access-endpoints: `key_attribute`). */
-export type EntityKey = { uuid: string } | { id: number } | { email: string } | { username: string };
+export type RecordKey = { uuid: string } | { id: number } | { email: string } | { username: string };
 
 export class DuplicateAttributeError extends Error {
   constructor(readonly attribute: 'email' | 'username' | 'uuid') {
@@ -45,14 +45,14 @@ export const normalized = <T extends string | null | undefined>(value: T): T => 
 /** The unique key of an email or username: NFC, then lower case, so case and composition never make a second account. */
 export const uniqueKey = (value: string | null) => (value === null ? null : value.normalize('NFC').toLowerCase());
 
-export type RecordChange = Partial<Pick<EntityRecord, 'email' | 'username' | 'passwordHash' | 'emailVerified' | 'attributes'>>;
+export type RecordChange = Partial<Pick<UserRecord, 'email' | 'username' | 'passwordHash' | 'emailVerified' | 'attributes'>>;
 
 /**
  * A record's next state after `change` at `now`: one more version, and a lastUpdated never earlier
  * than the previous change's (pods' clocks may differ by a few milliseconds), so snapshots sort the
  * same by time as by version.
  */
-export function nextState(read: EntityRecord, change: RecordChange, now: Date): EntityRecord {
+export function nextState(read: UserRecord, change: RecordChange, now: Date): UserRecord {
   const given = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) as RecordChange;
   return {
     ...read,
@@ -65,40 +65,40 @@ export function nextState(read: EntityRecord, change: RecordChange, now: Date): 
 }
 
 /** `change` with its attributes merged into the record's attribute set (what `update` writes). */
-export const merged = (read: EntityRecord, change: RecordChange): RecordChange =>
+export const merged = (read: UserRecord, change: RecordChange): RecordChange =>
   ({ ...change, ...(change.attributes && { attributes: { ...read.attributes, ...change.attributes } }) });
 
 /** The state `update` would write for `change` (for a write that does not go through it: signIn). */
-export const updated = (read: EntityRecord, change: RecordChange, now: Date) => nextState(read, merged(read, change), now);
+export const updated = (read: UserRecord, change: RecordChange, now: Date) => nextState(read, merged(read, change), now);
 
 /** The records of every application: the user accounts and what is stored with them. */
 export interface RecordStore {
   /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
-  insert(e: NewEntity, now: Date, transaction?: Tx): Promise<EntityRecord>;
+  insert(e: NewRecord, now: Date, transaction?: Tx): Promise<UserRecord>;
   /**
    * Changes a record locked in this transaction (findForUpdate): `attributes` are merged into its
    * attribute set, the other parts replaced. A taken email or username raises
    * DuplicateAttributeError; a record changed since it was read, StaleRecordError. Answers the
    * record as it commits.
    */
-  update(locked: EntityRecord, change: RecordChange, now: Date, transaction: Tx): Promise<EntityRecord>;
+  update(locked: UserRecord, change: RecordChange, now: Date, transaction: Tx): Promise<UserRecord>;
   /** Writes a record's whole client-written state; the password hash only when given. */
-  replace(locked: EntityRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: Tx): Promise<EntityRecord>;
+  replace(locked: UserRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: Tx): Promise<UserRecord>;
   /** A change of what belongs to the record without being a column of it (linked identities): a new version. */
-  touch(locked: EntityRecord, now: Date, transaction: Tx): Promise<EntityRecord>;
+  touch(locked: UserRecord, now: Date, transaction: Tx): Promise<UserRecord>;
   /** Sets a time attribute of a locked record (emailVerified, lastLogin, or one of the flow's). */
-  setTime(locked: EntityRecord, attribute: string, at: Date, transaction: Tx): Promise<EntityRecord>;
+  setTime(locked: UserRecord, attribute: string, at: Date, transaction: Tx): Promise<UserRecord>;
   /**
    * A sign-in's whole write, committed before it answers: `next` (updated(read, …): lastLogin,
    * and a rehashed password) if the record is still at the version `read` has, the sign-in's
    * credentials, and the outbox row of the new version's snapshot. False when the record changed
    * since `read`: nothing is written (the caller locks it and writes in a transaction).
    */
-  signIn(read: EntityRecord, next: EntityRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean>;
+  signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean>;
   /** Scoped to the application: another application's record is never found. */
-  find(applicationId: number, key: EntityKey, transaction?: Tx): Promise<EntityRecord | undefined>;
+  find(applicationId: number, key: RecordKey, transaction?: Tx): Promise<UserRecord | undefined>;
   /** `find` by email or username with the record's identities, read together. */
-  findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: EntityRecord; profiles: StoredProfile[] } | undefined>;
+  findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: UserRecord; profiles: StoredProfile[] } | undefined>;
   /**
    * The ids of the records matching a compiled filter, one page in the compiled order, with the
    * bytes of each one's stored attributes. The database stops it after `timeoutMs`.
@@ -108,13 +108,13 @@ export interface RecordStore {
     page: { limit: number; offset: number }, timeoutMs: number,
   ): Promise<{ id: number; bytes: number }[]>;
   /** The records with these ids, in the order of `ids` (one deleted meanwhile is left out). */
-  findByIds(applicationId: number, ids: number[]): Promise<EntityRecord[]>;
+  findByIds(applicationId: number, ids: number[]): Promise<UserRecord[]>;
   /** How many records match a compiled filter; the database stops it after `timeoutMs`. */
   count(applicationId: number, filter: { where: string; values: unknown[] }, timeoutMs: number): Promise<number>;
   /** The record, locked until the transaction ends. */
-  findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<EntityRecord | undefined>;
+  findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<UserRecord | undefined>;
   /** Disables a user (`at`) or enables it again (null): a state of the account, not a new version. */
   setDisabled(applicationId: number, id: number, at: Date | null, transaction?: Tx): Promise<void>;
   /** Deletes a record; its credentials and linked identities go with it. */
-  remove(record: EntityRecord, transaction: Tx): Promise<boolean>;
+  remove(record: UserRecord, transaction: Tx): Promise<boolean>;
 }

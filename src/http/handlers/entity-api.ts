@@ -1,6 +1,6 @@
 import { compileFilter, compileSort, FilterUseError } from '../../db/entity-filter';
 import { StatementTimeoutError } from '../../db/sql';
-import { DuplicateAttributeError, type EntityRecord } from '../../domain/storage/records';
+import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
 import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../../domain/entity-attributes';
 import { FilterError, parseFilter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
@@ -27,13 +27,13 @@ const typeName = (ctx: RequestContext) => {
  * access token writes its own record only, and never its password or verification state.
  * `tokenMayWrite` is false for what only clients do (replacing or deleting a whole record).
  */
-async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<{ record: EntityRecord; byUser: boolean }> {
+async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<{ record: UserRecord; byUser: boolean }> {
   const p = ctx.principal;
   if (p.kind === 'entity') {
     if (!tokenMayWrite) {
       throw errors.permissionError('an access token changes sub-values of its record only (attribute_name); the whole record needs owner or direct_access client credentials');
     }
-    const own = p.token.entityId === null ? undefined : await ctx.services.db.entities.find(ctx.app.id, { id: p.token.entityId });
+    const own = p.token.entityId === null ? undefined : await ctx.services.db.records.find(ctx.app.id, { id: p.token.entityId });
     if (!own) throw errors.invalidAccessToken();
     if (namesRecord(ctx) && (await identifyRecord(ctx)).id !== own.id) throw errors.permissionError('the access token is for another record');
     return { record: own, byUser: true };
@@ -45,7 +45,7 @@ async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<{ 
 }
 
 /** What a change can touch: the record as the API shows it, without what the service sets. */
-function writableDocument(record: EntityRecord): Doc {
+function writableDocument(record: UserRecord): Doc {
   const { lastLogin: _l, ...attributes } = record.attributes;
   return { ...attributes, email: record.email, username: record.username, emailVerified: record.emailVerified ? formatTimestamp(record.emailVerified) : null };
 }
@@ -54,7 +54,7 @@ function writableDocument(record: EntityRecord): Doc {
  * A changed document back into columns and the attribute set (checked like a new record's), with
  * what an access token may not change refused. `passwordHash` was computed before the row lock.
  */
-function toRow(record: EntityRecord, next: Doc, byUser: boolean, passwordHash: string | undefined) {
+function toRow(record: UserRecord, next: Doc, byUser: boolean, passwordHash: string | undefined) {
   const { password: _p, ...doc } = checkUserDocument(next);
   const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
   if (byUser && (doc.emailVerified?.getTime() ?? null) !== (record.emailVerified?.getTime() ?? null)) throw bad('emailVerified', 'cannot be changed with an access token');
@@ -97,13 +97,13 @@ function withoutUnchangedReadOnly(doc: Doc, shown: Doc): Doc {
  * Applies `change` to the record under a row lock, so concurrent writers never lose each other's
  * change, with the snapshot of what commits. Answers the record as the API shows it now.
  */
-async function writeRecord(ctx: RequestContext, record: EntityRecord, byUser: boolean, change: (current: Doc) => Doc, passwordHash?: string) {
+async function writeRecord(ctx: RequestContext, record: UserRecord, byUser: boolean, change: (current: Doc) => Doc, passwordHash?: string) {
   const { db, clock, outbox, versions } = ctx.services;
   try {
     return await outbox.commit(async (tx) => {
-      const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+      const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
       if (!locked) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
-      const changed = await db.entities.replace(locked, toRow(locked, change(writableDocument(locked)), byUser, passwordHash), clock.now(), tx);
+      const changed = await db.records.replace(locked, toRow(locked, change(writableDocument(locked)), byUser, passwordHash), clock.now(), tx);
       const written = await versions.written(changed, tx);
       return { result: written.rendered, jobs: [written.job] };
     });
@@ -129,7 +129,7 @@ type ChangeRequest = { path: string[]; value: unknown } | { attributes: Doc };
  * A read-only sub-value sent back as the API shows it (a synced copy of `profiles`) is no change
  * (undefined); changed, it is refused.
  */
-async function changeRequest(ctx: RequestContext, record: EntityRecord): Promise<ChangeRequest | undefined> {
+async function changeRequest(ctx: RequestContext, record: UserRecord): Promise<ChangeRequest | undefined> {
   const name = ctx.params.get('attribute_name');
   if (name === undefined) {
     if (ctx.params.get('value') !== undefined && ctx.params.get('attributes') !== undefined) {
@@ -254,20 +254,20 @@ export const findEntities: Handler = async (ctx) => {
   }
   const paths = ctx.params.get('attributes') === undefined ? undefined : parsePathList(ctx.params.json('attributes'));
   const { db, entityQueryTimeoutMs } = ctx.services;
-  const page = await bounded(() => db.entities.searchPage(ctx.app.id, where, sort, { limit, offset }, entityQueryTimeoutMs));
+  const page = await bounded(() => db.records.searchPage(ctx.app.id, where, sort, { limit, offset }, entityQueryTimeoutMs));
   let bytes = 0;
   const fits = page.findIndex((r) => (bytes += r.bytes) > MAX_ANSWER_BYTES);
   if (fits >= 0) {
     throw errors.invalidArgument('max_results', `the ${page.length} records of this page hold more than ${MAX_ANSWER_BYTES / (1024 * 1024)} MiB, the most one answer carries; `
       + `ask for at most ${Math.max(1, fits)} records (max_results), page through the rest with first_result`, { limit_bytes: MAX_ANSWER_BYTES });
   }
-  const records = await db.entities.findByIds(ctx.app.id, page.map((r) => r.id));
+  const records = await db.records.findByIds(ctx.app.id, page.map((r) => r.id));
   const profiles = await db.social.profiles.forEntities(ctx.app.id, records.map((r) => r.id));
   const results = records.map((r) => {
     const rendered = renderWithProfiles(r, profiles.get(r.id) ?? []);
     return paths ? pick(rendered, paths) : rendered;
   });
-  const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await bounded(() => db.entities.count(ctx.app.id, where, entityQueryTimeoutMs)) } : {};
+  const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await bounded(() => db.records.count(ctx.app.id, where, entityQueryTimeoutMs)) } : {};
   return { result_count: results.length, results, ...total };
 };
 
@@ -276,6 +276,6 @@ export const countEntities: Handler = async (ctx) => {
   typeName(ctx);
   caller(ctx);
   const { where } = compiled(ctx);
-  return { total_count: await bounded(() => ctx.services.db.entities.count(ctx.app.id, where, ctx.services.entityQueryTimeoutMs)) };
+  return { total_count: await bounded(() => ctx.services.db.records.count(ctx.app.id, where, ctx.services.entityQueryTimeoutMs)) };
 };
 

@@ -31,7 +31,7 @@ export const createEntity: Handler = async (ctx) => {
       if (creationToken !== undefined) {
         await tokens.consumeCreationToken(ctx.app, creationToken, p.kind === 'client' ? p.client.id : null, tx);
       }
-      const record = await db.entities.insert({ ...entity, passwordHash }, clock.now(), tx);
+      const record = await db.records.insert({ ...entity, passwordHash }, clock.now(), tx);
       return { result: record, jobs: [versions.created(record).job] };
     });
     return { id: created.id, uuid: created.uuid };
@@ -47,7 +47,7 @@ async function readable(ctx: RequestContext) {
   const p = ctx.principal;
   if (p.kind === 'entity') {
     if (!namesRecord(ctx)) {
-      const own = p.token.entityId === null ? undefined : await ctx.services.db.entities.find(ctx.app.id, { id: p.token.entityId });
+      const own = p.token.entityId === null ? undefined : await ctx.services.db.records.find(ctx.app.id, { id: p.token.entityId });
       if (!own) throw errors.invalidAccessToken();
       return own;
     }
@@ -104,7 +104,7 @@ export const bulkCreateEntities: Handler = async (ctx) => {
       const out = [];
       for (const [n, item] of items.entries()) {
         current = n;
-        out.push(await db.entities.insert({ ...item.entity, passwordHash: hashes[n] }, clock.now(), tx));
+        out.push(await db.records.insert({ ...item.entity, passwordHash: hashes[n] }, clock.now(), tx));
       }
       return { result: out, jobs: out.map((record) => versions.created(record).job) };
     });

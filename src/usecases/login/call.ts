@@ -61,7 +61,7 @@ export function uniqueness(ctx: CallContext, ownId?: number) {
   return {
     async isUnique(attribute: string, value: string): Promise<boolean> {
       if (attribute !== 'email' && attribute !== 'username') return true;
-      const found = await ctx.services.db.entities.find(ctx.app.id, attribute === 'email' ? { email: value } : { username: value });
+      const found = await ctx.services.db.records.find(ctx.app.id, attribute === 'email' ? { email: value } : { username: value });
       return !found || found.id === ownId;
     },
   };
@@ -161,7 +161,7 @@ export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest
   const { db, clock } = ctx.services;
   const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
   const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
-  const record = usable && token.entityId ? await db.entities.find(ctx.app.id, { id: token.entityId }) : undefined;
+  const record = usable && token.entityId ? await db.records.find(ctx.app.id, { id: token.entityId }) : undefined;
   if (!token || !record) throw errors.invalidAccessToken();
   return { token, record };
 }

@@ -38,7 +38,7 @@ async function emailRequest(ctx: LoginCall, fallbackForm: string, endpoint: stri
     [`mail:address:${ctx.app.id}:${ctx.clientAddress}`, mailLimits.address],
   ]);
 
-  const record = email === '' ? undefined : await ctx.services.db.entities.find(ctx.app.id, { email });
+  const record = email === '' ? undefined : await ctx.services.db.records.find(ctx.app.id, { email });
   return { request, form, record };
 }
 

@@ -26,7 +26,7 @@ export async function registerWithPassword(ctx: LoginCall): Promise<Record<strin
   try {
     // the record, its tokens and its welcome email (with a verification link) commit together
     const { record, tokens } = await ctx.services.outbox.commit(async (tx) => {
-      const created = await db.entities.insert({
+      const created = await db.records.insert({
         applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: email ?? null, username: username ?? null,
         passwordHash, emailVerified: null, attributes,
       }, clock.now(), tx);

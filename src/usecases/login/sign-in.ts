@@ -38,7 +38,7 @@ export async function signIn(ctx: LoginCall): Promise<Record<string, unknown>> {
   const { db, passwords } = ctx.services;
   const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
   const key = identifier.includes('@') ? { email: identifier } : { username: identifier };
-  const found = usable ? await db.entities.findWithProfiles(ctx.app.id, key) : undefined;
+  const found = usable ? await db.records.findWithProfiles(ctx.app.id, key) : undefined;
   const record = found?.record;
   // the attempt is taken before argon2 runs, for known and unknown accounts alike
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, uniqueKey(identifier)!));

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors';
-import { updated, type EntityRecord } from '../../domain/storage/records';
+import { updated, type UserRecord } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
 import { renderWithProfiles } from '../../domain/users';
 import type { CallContext } from '../services';
@@ -7,7 +7,7 @@ import { loginCredentials, loginTokens, type FlowRequest } from './call';
 import { textsOf } from '../../texts';
 
 /** The record as the API shows it, with its linked identities. */
-export async function captureUser(ctx: CallContext, record: EntityRecord): Promise<Record<string, unknown>> {
+export async function captureUser(ctx: CallContext, record: UserRecord): Promise<Record<string, unknown>> {
   return renderWithProfiles(record, await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id));
 }
 
@@ -34,7 +34,7 @@ export function accountDisabled(ctx: CallContext, request: FlowRequest, formName
 export async function signedIn(
   ctx: CallContext,
   request: FlowRequest,
-  record: EntityRecord,
+  record: UserRecord,
   options: {
     passwordHash?: string;
     profiles?: StoredProfile[];
@@ -57,19 +57,19 @@ export async function signedIn(
   const next = updated(record, change(now), now);
   const written = versions.withProfiles(next, profiles);
   const { rows, answer } = loginCredentials(ctx, request, record.id, now);
-  if (await db.entities.signIn(record, next, rows, written.job, now)) {
+  if (await db.records.signIn(record, next, rows, written.job, now)) {
     await outbox.dispatch([written.job]);
     return { capture_user: written.rendered, ...answer };
   }
   // changed since the check: locked, read again, and written with the tokens and the snapshot
   const { written: after, tokens } = await outbox.commit(async (tx) => {
     const at = clock.now();
-    const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+    const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
     // deleted between the password check and now: no sign-in
     if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
     if (locked.disabledAt) throw accountDisabled(ctx, request);
     if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
-    const changed = await db.entities.update(locked, change(at), at, tx);
+    const changed = await db.records.update(locked, change(at), at, tx);
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
     const tokens = await loginTokens(ctx, request, record.id, tx);

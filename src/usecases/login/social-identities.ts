@@ -1,5 +1,5 @@
 import type { Tx } from '../../domain/storage';
-import type { EntityRecord } from '../../domain/storage/records';
+import type { UserRecord } from '../../domain/storage/records';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import { IdentityTakenError } from '../../domain/storage/social';
 import type { Client } from '../../domain/clients';
@@ -38,7 +38,7 @@ export const identityTaken = () => new ApiError('uniqueViolation', 'this social 
  * both or neither. A token spent meanwhile is `invalid`; an identity linked meanwhile is 361.
  */
 export async function linkIdentity(
-  ctx: CallContext, record: EntityRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => ApiError,
+  ctx: CallContext, record: UserRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => ApiError,
 ): Promise<void> {
   const { socialTokens, db, clock } = ctx.services;
   if (!(await socialTokens.consume(ctx.app, value, tx))) throw invalid();
@@ -58,20 +58,20 @@ export async function linkIdentity(
  * snapshot job.
  */
 export async function changeIdentities(
-  ctx: CallContext, record: EntityRecord, tx: Tx, change: (locked: EntityRecord) => Promise<void>,
+  ctx: CallContext, record: UserRecord, tx: Tx, change: (locked: UserRecord) => Promise<void>,
 ): Promise<OutboxJob> {
   const { db, clock, versions } = ctx.services;
-  const locked = await db.entities.findForUpdate(ctx.app.id, record.id, tx);
+  const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
   if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
   await change(locked);
-  return (await versions.written(await db.entities.touch(locked, clock.now(), tx), tx)).job;
+  return (await versions.written(await db.records.touch(locked, clock.now(), tx), tx)).job;
 }
 
 /**
  * A `merge_token` presented with a sign-in into `record`: it must be the token of an auth_native
  * call that failed with 380 because of this very record.
  */
-export async function mergeRequest(ctx: CallContext, client: Client, value: string, record: EntityRecord): Promise<Redeemed> {
+export async function mergeRequest(ctx: CallContext, client: Client, value: string, record: UserRecord): Promise<Redeemed> {
   const invalid = invalidToken('merge_token');
   const merge = await redeemToken(ctx, client, value, invalid);
   if (merge.outcome?.presented !== 'email_address_in_use' || merge.outcome.conflictEntityId !== record.id) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DuplicateAttributeError, type EntityRecord } from '../../domain/storage/records';
+import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
 import { changesFrom } from '../../domain/profile-fields';
 import type { CompiledForm } from '../../domain/flow-forms';
 import type { SocialProfile } from '../../domain/social/profile';
@@ -31,7 +31,7 @@ const preregFields = (form: CompiledForm, profile: SocialProfile) =>
   Object.fromEntries(form.fields.map(({ name, field }) => [name, fromProfile(profile, field.schemaAttribute)]));
 
 /** 380 with what the spec says of the account that holds the email (docs/api.md#social-login). */
-async function emailInUse(ctx: CallContext, record: EntityRecord): Promise<ApiError> {
+async function emailInUse(ctx: CallContext, record: UserRecord): Promise<ApiError> {
   const linked = await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id);
   const photo = linked.find((p) => typeof p.data.photo === 'string');
   return new ApiError('emailAddressInUse', 'an account with this email address exists; sign in to it (with merge_token to link this identity)', {
@@ -64,7 +64,7 @@ async function register(
   const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
   const verifyUrl = request.client.settings.verify_email_url;
   const { record, tokens } = await outbox.commit(async (tx) => {
-    const created = await db.entities.insert({
+    const created = await db.records.insert({
       applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: input.email, username: input.username ?? null,
       passwordHash: null, emailVerified: verifiedNow ? clock.now() : null, attributes: input.attributes,
     }, clock.now(), tx);
@@ -95,7 +95,7 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
   const { profile } = await redeemToken(ctx, request.client, token, invalidToken());
 
   const linked = await db.social.profiles.byIdentifier(ctx.app.id, profile.identifier);
-  const owner = linked && await db.entities.find(ctx.app.id, { id: linked.entityId });
+  const owner = linked && await db.records.find(ctx.app.id, { id: linked.entityId });
   if (owner) {
     // a disabled user: refused before anything is linked or spent
     if (owner.disabledAt) throw accountDisabled(ctx, request);
@@ -111,7 +111,7 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
 
   // only an address the provider verified names an account: anyone can claim any address at a
   // provider they run, and a merge offered on that claim would hand them the account
-  const holder = profile.verifiedEmail ? await db.entities.find(ctx.app.id, { email: profile.verifiedEmail }) : undefined;
+  const holder = profile.verifiedEmail ? await db.records.find(ctx.app.id, { email: profile.verifiedEmail }) : undefined;
   if (holder) {
     await socialTokens.mark(ctx.app, token, profile, { presented: 'email_address_in_use', conflictEntityId: holder.id });
     throw await emailInUse(ctx, holder);
@@ -126,7 +126,7 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
       if (!(e instanceof DuplicateAttributeError) || e.attribute !== 'email') throw e;
       // an account holds the email: taken meanwhile (the answer a second call would give), or
       // never verified by the provider (then no merge is offered: registration with another address)
-      const taken = profile.verifiedEmail && await db.entities.find(ctx.app.id, { email: profile.verifiedEmail });
+      const taken = profile.verifiedEmail && await db.records.find(ctx.app.id, { email: profile.verifiedEmail });
       if (taken) {
         await socialTokens.mark(ctx.app, token, profile, { presented: 'email_address_in_use', conflictEntityId: taken.id });
         throw await emailInUse(ctx, taken);

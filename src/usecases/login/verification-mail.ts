@@ -1,12 +1,12 @@
 import type { Client } from '../../domain/clients';
 import { mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
-import type { EntityRecord } from '../../domain/storage/records';
+import type { UserRecord } from '../../domain/storage/records';
 import { wholeSeconds, type Issue } from '../../domain/tokens';
 import type { CallContext } from '../services';
 import type { FlowRequest } from './call';
 
-export const displayName = (r: EntityRecord) =>
+export const displayName = (r: UserRecord) =>
   String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
 
 /** A whole number of seconds from a client setting, else the application default, else `fallback`. */
@@ -21,7 +21,7 @@ export const settingSeconds = (ctx: CallContext, client: Client, key: string, fa
 export function verificationMail(
   ctx: CallContext,
   request: FlowRequest,
-  record: EntityRecord,
+  record: UserRecord,
   verifyUrl: string,
   template: 'verify-email' | 'welcome',
 ) {

@@ -3,14 +3,14 @@ import type { Tx } from '../../domain/storage/transactions';
 import { toProfile } from './social';
 import {
   DuplicateAttributeError, merged, nextState, normalized, StaleRecordError, uniqueKey,
-  type EntityKey, type EntityRecord, type NewEntity, type RecordChange,
+  type RecordKey, type UserRecord, type NewRecord, type RecordChange,
 } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
 
 /** A stored row as a record. */
-export const toRecord = (row: EntityRow): EntityRecord => ({
+export const toRecord = (row: EntityRow): UserRecord => ({
   id: Number(row.id),
   applicationId: Number(row.application_id),
   typeName: row.type_name,
@@ -27,7 +27,7 @@ export const toRecord = (row: EntityRow): EntityRecord => ({
 });
 
 /** The indexed column and value a key looks up. */
-function keyColumn(key: EntityKey): [string, string | number] {
+function keyColumn(key: RecordKey): [string, string | number] {
   if ('uuid' in key) return ['uuid', key.uuid];
   if ('id' in key) return ['id', key.id];
   if ('email' in key) return ['email_key', uniqueKey(key.email)!];
@@ -40,7 +40,7 @@ function duplicateFrom({ message }: DuplicateKeyError): DuplicateAttributeError 
 }
 
 /** The columns a write of a record sets, from its whole next state. */
-const columns = (next: EntityRecord, t: (d: Date) => string): [string, unknown][] => [
+const columns = (next: UserRecord, t: (d: Date) => string): [string, unknown][] => [
   ['email', next.email], ['email_key', uniqueKey(next.email)], ['username', next.username], ['username_key', uniqueKey(next.username)],
   ['password_hash', next.passwordHash], ['email_verified', next.emailVerified && t(next.emailVerified)], ['attributes', JSON.stringify(next.attributes)],
   ['last_updated', t(next.lastUpdated)], ['version', next.version],
@@ -51,7 +51,7 @@ const columns = (next: EntityRecord, t: (d: Date) => string): [string, unknown][
  * Long as a list, not as logic: one short method per method of the contract, sharing the
  * closure's SQL helpers; splitting it would scatter one aggregate's queries over several files.
  */
-export function createEntityQueries(_models: Models, sql: Sql) {
+export function createRecordQueries(_models: Models, sql: Sql) {
   /**
    * Writes the next state of a record that `locked` holds locked in this transaction
    * (findForUpdate), as nextState computes it. Answers the record as it commits. The version in
@@ -59,7 +59,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
    * instead of a lost update (the sign-in relies on it to skip the locking read when nothing
    * changed meanwhile).
    */
-  async function write(locked: EntityRecord, change: RecordChange, now: Date, transaction: Tx): Promise<EntityRecord> {
+  async function write(locked: UserRecord, change: RecordChange, now: Date, transaction: Tx): Promise<UserRecord> {
     const next = nextState(locked, change, now);
     const set = columns(next, sql.time);
     let changed: number;
@@ -79,7 +79,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
 
   return {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
-    async insert(e: NewEntity, now: Date, transaction?: Tx): Promise<EntityRecord> {
+    async insert(e: NewRecord, now: Date, transaction?: Tx): Promise<UserRecord> {
       const t = sql.time;
       try {
         // raw SQL: on every registration
@@ -103,7 +103,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * its attribute set, the other parts replaced. A taken email or username raises
      * DuplicateAttributeError. Answers the record as it commits.
      */
-    async update(locked: EntityRecord, change: RecordChange, now: Date, transaction: Tx): Promise<EntityRecord> {
+    async update(locked: UserRecord, change: RecordChange, now: Date, transaction: Tx): Promise<UserRecord> {
       return write(locked, merged(locked, change), now, transaction);
     },
 
@@ -111,14 +111,14 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * Writes a record's whole client-written state (entity.update and entity.replace compute it):
      * email, username, emailVerified and the attribute set; the password hash only when given.
      */
-    replace: (locked: EntityRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: Tx) =>
+    replace: (locked: UserRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: Tx) =>
       write(locked, next, now, transaction),
 
     /** A change of what belongs to the record without being a column of it (linked identities): a new version. */
-    touch: (locked: EntityRecord, now: Date, transaction: Tx) => write(locked, {}, now, transaction),
+    touch: (locked: UserRecord, now: Date, transaction: Tx) => write(locked, {}, now, transaction),
 
     /** Sets a time attribute of a locked record (emailVerified has a column; others live in attributes). */
-    setTime(locked: EntityRecord, attribute: string, at: Date, transaction: Tx): Promise<EntityRecord> {
+    setTime(locked: UserRecord, attribute: string, at: Date, transaction: Tx): Promise<UserRecord> {
       return write(locked, attribute === 'emailVerified'
         ? { emailVerified: at }
         // lastLogin is kept as ISO (renderUser formats it); others as the API shows timestamps
@@ -128,10 +128,10 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     /**
      * A sign-in's write of the record, in the caller's transaction: `next` (updated(read, …):
      * lastLogin, and a rehashed password) if the record is still at the version `read` has. False
-     * when it changed since: nothing is written. (Database's `entities.signIn` adds the credentials
+     * when it changed since: nothing is written. (Database's `records.signIn` adds the credentials
      * and the snapshot's outbox row in the same commit, or has the stored procedure do it all.)
      */
-    async writeSignIn(read: EntityRecord, next: EntityRecord, transaction: Tx): Promise<boolean> {
+    async writeSignIn(read: UserRecord, next: UserRecord, transaction: Tx): Promise<boolean> {
       try {
         await write(read, { passwordHash: next.passwordHash, attributes: next.attributes }, next.lastUpdated, transaction);
         return true;
@@ -142,7 +142,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     },
 
     /** Scoped to the application: another application's record is never found. */
-    async find(applicationId: number, key: EntityKey, transaction?: Tx): Promise<EntityRecord | undefined> {
+    async find(applicationId: number, key: RecordKey, transaction?: Tx): Promise<UserRecord | undefined> {
       // raw SQL: this lookup is on every sign-in, token and profile path
       const [column, value] = keyColumn(key);
       const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE ${column} = ? AND application_id = ? LIMIT 1`, [value, applicationId], transaction);
@@ -153,7 +153,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
      * `find` by email or username with the record's identities, read in the same statement: the
      * sign-in answers capture_user and writes a snapshot with them, and this saves it a query.
      */
-    async findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: EntityRecord; profiles: StoredProfile[] } | undefined> {
+    async findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: UserRecord; profiles: StoredProfile[] } | undefined> {
       const [column, value] = keyColumn(key);
       const rows = await sql.select<EntityRow & { p_id: number | null; p_provider: string; p_identifier: string; p_data: string; p_created_at: Date }>(
         `SELECT e.*, p.id AS p_id, p.provider AS p_provider, p.identifier AS p_identifier, p.data AS p_data, p.created_at AS p_created_at
@@ -188,7 +188,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     },
 
     /** The records with these ids, in the order of `ids` (one that was deleted meanwhile is left out). */
-    async findByIds(applicationId: number, ids: number[]): Promise<EntityRecord[]> {
+    async findByIds(applicationId: number, ids: number[]): Promise<UserRecord[]> {
       if (ids.length === 0) return [];
       const rows = await sql.select<EntityRow>(
         `SELECT * FROM entities WHERE application_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [applicationId, ...ids],
@@ -206,7 +206,7 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     },
 
     /** The record, locked until the transaction ends (MySQL: FOR UPDATE; SQLite writes one at a time). */
-    async findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<EntityRecord | undefined> {
+    async findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<UserRecord | undefined> {
       const rows = await sql.select<EntityRow>(`SELECT * FROM entities WHERE id = ? AND application_id = ?${sql.forUpdate}`, [id, applicationId], transaction);
       return rows[0] ? toRecord(rows[0]) : undefined;
     },
@@ -220,9 +220,9 @@ export function createEntityQueries(_models: Models, sql: Sql) {
     },
 
     /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */
-    async remove(record: EntityRecord, transaction: Tx): Promise<boolean> {
+    async remove(record: UserRecord, transaction: Tx): Promise<boolean> {
       return (await sql.change('DELETE FROM entities WHERE id = ? AND application_id = ?', [record.id, record.applicationId], transaction)) === 1;
     },
   };
 }
-export type EntityQueries = ReturnType<typeof createEntityQueries>;
+export type EntityQueries = ReturnType<typeof createRecordQueries>;
