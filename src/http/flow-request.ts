@@ -46,4 +46,3 @@ export async function parseFlowRequest(ctx: RequestContext, options: { redirectU
   const flow = await ctx.services.flows.resolve(ctx.app, flowName, version, locale);
   return { client, flow, redirectUri, responseType };
 }
-

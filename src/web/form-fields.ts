@@ -22,8 +22,6 @@ const BROWSER_FORMATS: Record<string, string> = {
   'zipCode+4': '^\\d{5}-\\d{4}$',
 };
 
-
-
 const AUTOCOMPLETE: Record<string, string> = {
   email: 'email', givenName: 'given-name', familyName: 'family-name', displayName: 'nickname', username: 'username',
   birthdate: 'bday', mobileNumber: 'tel',

@@ -12,7 +12,6 @@ import { filled, PAGE_LOCALES, textsOf, type PageLocale } from '../texts';
 
 export { PAGE_LOCALES, type PageLocale };
 
-
 /** The page's locale: `locale` if it is one of ours, else the first of Accept-Language that is, else en-US. */
 export function pageLocale(requested: unknown, acceptLanguage: string | undefined): PageLocale {
   const known = (tag: string) => PAGE_LOCALES.find((l) => l.toLowerCase() === tag.toLowerCase() || l.slice(0, 2) === tag.toLowerCase().slice(0, 2));
@@ -35,7 +34,6 @@ const PROVIDER_NAMES: Readonly<Record<string, string>> = {
 export const providerLabel = (name: string): string => (Object.hasOwn(PROVIDER_NAMES, name)
   ? PROVIDER_NAMES[name]
   : name.charAt(0).toUpperCase() + name.slice(1).replace(/-/g, ' '));
-
 
 /**
  * Where a finished page sends people back: the setting `app_url` (the client's, else the

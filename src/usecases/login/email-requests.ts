@@ -16,7 +16,6 @@ function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_ema
   return url;
 }
 
-
 /**
  * What forgot_password_native and verify_email_native share: the form with its email field, and
  * limits per recipient and per client address, counted on every request before the code knows
@@ -83,9 +82,8 @@ export async function requestPasswordReset(ctx: LoginCall): Promise<Record<strin
   return {};
 }
 
-
 /**
- * docs/api.md#flows1: mails a one-time verification code as `verification_code` on the client's
+ * docs/api.md#flows: mails a one-time verification code as `verification_code` on the client's
  * verify_email_url; /access/useVerificationCode then sets emailVerified.
  */
 export async function requestEmailVerification(ctx: LoginCall): Promise<Record<string, unknown>> {
@@ -108,5 +106,3 @@ export async function requestEmailVerification(ctx: LoginCall): Promise<Record<s
   });
   return {};
 }
-
-

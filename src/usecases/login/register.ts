@@ -42,4 +42,3 @@ export async function registerWithPassword(ctx: LoginCall): Promise<Record<strin
     throw takenAttribute(ctx, request, form, e.attribute);
   }
 }
-

@@ -65,4 +65,3 @@ export async function signIn(ctx: LoginCall): Promise<Record<string, unknown>> {
     checked: { passwordHash: record.passwordHash!, refused: () => invalidCredentials(ctx, request, form.name) },
   });
 }
-

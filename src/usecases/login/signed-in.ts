@@ -11,7 +11,6 @@ export async function captureUser(ctx: CallContext, record: UserRecord): Promise
   return renderWithProfiles(record, await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id));
 }
 
-
 /**
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
  * flow's message `errors.accountDisabled` when it has one, else ours in the flow's locale.

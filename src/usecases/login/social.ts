@@ -142,7 +142,6 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
   });
 }
 
-
 /**
  * docs/api.md#social-login: registers the identity of a token that /oauth/auth_native answered 310 for, with the
  * social registration form (every rule checked: 390), and signs the new record in.
@@ -167,7 +166,6 @@ export async function socialRegister(ctx: LoginCall): Promise<Record<string, unk
     throw takenAttribute(ctx, request, form, e.attribute);
   }
 }
-
 
 /** docs/api.md#social-login: links the identity behind a social token to the record of an access token. */
 export async function linkAccount(ctx: LoginCall): Promise<Record<string, unknown>> {
