@@ -19,7 +19,7 @@ import type { Logger } from './logger';
 import { createBullQueue } from './queue/bullmq';
 import { createRedisClientChanges } from './queue/client-changes';
 import { createInProcessQueue } from './queue/in-process';
-import { createOutbox } from './queue/outbox';
+import { createOutbox, type RelayingOutbox } from './queue/outbox';
 import type { JobQueue, Processors } from './queue/port';
 import { createProcessors } from './jobs';
 import { MAINTENANCE_SCHEDULE } from './jobs/maintenance';
@@ -88,6 +88,26 @@ export interface Runtime {
 }
 
 /**
+ * The queue and the outbox: BullMQ when REDIS_URL is set (the workers run the processors), else
+ * the in-process runner with the same processors as the workers.
+ */
+function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, metrics: Metrics): { queue: Runtime['queue']; outbox: RelayingOutbox; closeProcessors: () => void } {
+  if (config.redisUrl) {
+    const queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
+    // a version job drains every pending snapshot: one wake-up per 20 ms per pod is enough
+    const outbox = createOutbox({ db, queue, logger, now: () => clock.now(), coalesce: { queues: ['versions'], ms: 20 } });
+    return { queue, outbox, closeProcessors: () => {} };
+  }
+  // processors are looked up per job, so they can be filled in after the outbox exists
+  const processors = {} as Processors;
+  const queue = createInProcessQueue({ processors, logger });
+  const outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
+  const made = createProcessors({ config, db, outbox, logger, metrics });
+  Object.assign(processors, made.processors);
+  return { queue, outbox, closeProcessors: made.close };
+}
+
+/**
  * Wires one process: database, queue (BullMQ when REDIS_URL is set, else the in-process runner
  * with the same processors as the workers), outbox and services. Everything is handed in from
  * here; nothing else reaches for a global.
@@ -98,27 +118,12 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   metrics.watchOutbox(core.db, () => clock.now());
   const { db, box, clients, applications, providers } = core;
 
-  let closeProcessors = () => {};
   // rate-limit counters shared by all pods; fails fast while Redis is down (each pod then counts
   // in memory: see createRateLimiter)
   // commands issued in one tick (a sign-in's two budgets, then its clear and give-back) leave in one write
   const redis = config.redisUrl ? new IORedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true }) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rate limits)'));
-  let queue: Runtime['queue'];
-  let outbox: ReturnType<typeof createOutbox>;
-  if (config.redisUrl) {
-    queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
-    // a version job drains every pending snapshot: one wake-up per 20 ms per pod is enough
-    outbox = createOutbox({ db, queue, logger, now: () => clock.now(), coalesce: { queues: ['versions'], ms: 20 } });
-  } else {
-    // processors are looked up per job, so they can be filled in after the outbox exists
-    const processors = {} as Processors;
-    queue = createInProcessQueue({ processors, logger });
-    outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
-    const made = createProcessors({ config, db, outbox, logger, metrics });
-    Object.assign(processors, made.processors);
-    closeProcessors = made.close;
-  }
+  const { queue, outbox, closeProcessors } = createJobs(config, db, logger, clock, metrics);
 
   const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax, { waited: metrics.argon2Waited });
   metrics.watchArgon2Queue(passwords.waiting);
