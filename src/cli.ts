@@ -21,7 +21,6 @@ import { packageVersion } from './paths';
 
 type Core = ReturnType<typeof createCore>;
 
-
 /** Runs one command against the configured database, reporting failures as one clear message. */
 async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {
   const config = loadConfigOrExit();

@@ -20,7 +20,6 @@ import type { Transact, Tx } from '../domain/storage/transactions';
 
 export type { Transact, TransactionOptions, Tx } from '../domain/storage/transactions';
 
-
 /** Driver codes and MySQL error numbers meaning the server cannot be reached or is going away. */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',

@@ -20,7 +20,6 @@ export function createMigrator({ sequelize, procedures }: Migratable): Umzug<Ret
 /** An open database and whether it runs the stored procedures (Database is one; never on SQLite). */
 export interface Migratable { sequelize: Sequelize; procedures: boolean }
 
-
 /**
  * Applies pending migrations, then installs the current version of any stored procedure the
  * database lacks (one migrated with procedures off, now run with them on) and marks those

@@ -14,6 +14,15 @@ export interface FlowVersion {
 const unknownFlow = (why: string) => new ApiError('unexpectedError', why);
 
 /**
+ * The flow a login call uses (docs/api.md#flows): the one it names, else its client's
+ * `default_flow_name` and `default_flow_version`. Either may be missing: the API then asks for it
+ * (100), a page says the login client is not set up. The one rule for every caller.
+ */
+export function chosenFlow(settings: { default_flow_name?: string; default_flow_version?: string }, named: { flow?: string; version?: string } = {}) {
+  return { name: named.flow ?? settings.default_flow_name, version: named.version ?? settings.default_flow_version };
+}
+
+/**
  * Flow versions are immutable once imported, so each is read from the database once per process
  * and each (version, locale, form) is compiled once, never per request (docs/api.md#flows).
  * Misses are not cached: a flow imported later is found.

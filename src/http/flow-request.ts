@@ -1,3 +1,4 @@
+import { chosenFlow } from '../domain/flows';
 import { ApiError, errors } from '../errors';
 import { RESPONSE_TYPES, type FlowRequest, type LoginUseCase, type ResponseType } from '../usecases/login/call';
 import type { Handler, RequestContext } from './context';
@@ -28,9 +29,8 @@ export async function parseFlowRequest(ctx: RequestContext, options: { redirectU
   const p = ctx.params;
   if (ctx.principal.kind !== 'client') throw errors.missingArgument('client_id');
   const client = ctx.principal.client;
-  const flowName = p.get('flow') ?? client.settings.default_flow_name;
+  const { name: flowName, version } = chosenFlow(client.settings, { flow: p.get('flow'), version: p.get('flow_version') });
   if (flowName === undefined) throw errors.missingArgument('flow');
-  const version = p.get('flow_version') ?? client.settings.default_flow_version;
   if (version === undefined) throw errors.missingArgument('flow_version');
   if (version.toUpperCase() === 'HEAD') throw errors.invalidArgument('flow_version', 'HEAD is not accepted; name a version number');
   const locale = p.require('locale');

@@ -2,8 +2,8 @@ import type { Request, Response } from 'express';
 import type { Application } from '../domain/storage/applications';
 import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
-import type { FlowVersion } from '../domain/flows';
-import { ApiError } from '../errors';
+import { chosenFlow, type FlowVersion } from '../domain/flows';
+import { ApiError, errors } from '../errors';
 import type { Services } from '../usecases/services';
 import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
 import { Params } from '../usecases/params';
@@ -28,10 +28,15 @@ export async function callUseCase(
   }
 }
 
-/** A login client's flow (its default_flow_name and default_flow_version) in `locale`; in en-US when the flow lacks that locale. */
+/**
+ * A login client's flow (chosenFlow: its default_flow_name and default_flow_version) in `locale`;
+ * in en-US when the flow lacks that locale. A client without both settings cannot serve a page.
+ */
 export async function clientFlow(services: Services, app: Application, client: Client, locale: string): Promise<FlowVersion> {
-  const name = client.settings.default_flow_name ?? 'standard';
-  const version = client.settings.default_flow_version ?? '1';
+  const { name, version } = chosenFlow(client.settings);
+  if (name === undefined || version === undefined) {
+    throw errors.misconfigured(`login client ${client.clientId} has no default_flow_name and default_flow_version settings, which its pages show; set them with /settings/set`);
+  }
   return services.flows.resolve(app, name, version, locale).catch(() => services.flows.resolve(app, name, version, 'en-US'));
 }
 

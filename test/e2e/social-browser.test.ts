@@ -10,7 +10,6 @@ import { freePort, ROOT } from '../helpers/processes';
 import { startOidcProvider } from '../helpers/social';
 import { CHROMIUM, launchChromium } from '../helpers/browser';
 
-
 /**
  * A small app of the kind that uses Gatehouse: a page with a sign-in link, and the token_url that
  * receives the social token and completes the sign-in at /oauth/auth_native.

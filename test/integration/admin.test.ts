@@ -152,6 +152,10 @@ describe('/settings/*', () => {
     await refused('default_flow_version', 'HEAD', 'version number');
     await refused('default_flow_version', '7', 'no flow "standard" version 7');
     await refused('default_flow_name', 'nosuchflow', 'no flow "nosuchflow"');
+    // a default version is a version of the default flow: without a default flow name it names nothing
+    const versionAlone = await call('/settings/set', { key: 'default_flow_version', value: '1' });
+    expect(versionAlone.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_argument', argument_name: 'value' });
+    expect(versionAlone.body.error_description).toContain('set default_flow_name as well');
     expect((await call('/settings/set_multi', { for_client_id: loginId, items: JSON.stringify({ default_flow_name: 'standard', redirect_uris: 'x' }) })).body)
       .toMatchObject({ code: 200, argument_name: 'items.redirect_uris' });
 

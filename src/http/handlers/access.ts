@@ -7,7 +7,6 @@ import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord } from '../record';
 import { parseRedirectUri } from '../flow-request';
 
-
 /** `for_client_id`: another client of the same application that receives what is issued. */
 async function forClient(ctx: RequestContext): Promise<Client | undefined> {
   const id = ctx.params.get('for_client_id');

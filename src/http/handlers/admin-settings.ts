@@ -1,6 +1,7 @@
 import { settingProblem } from '../../domain/settings';
 import { errors } from '../../errors';
 import { caller, type Handler, type RequestContext } from '../context';
+import { chosenFlow } from '../../domain/flows';
 
 const KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
 const MAX_VALUE = 4096;
@@ -40,12 +41,14 @@ const applied = (s: Record<string, string>, entries: (readonly [string, string |
 /** A default flow name or version must name a flow the application has: checked against the settings as they will be. */
 async function checkFlow(ctx: RequestContext, settings: () => Promise<Record<string, string>>, changed: string[], name: string): Promise<void> {
   if (!changed.includes('default_flow_name') && !changed.includes('default_flow_version')) return;
-  const next = await settings();
-  const flow = next.default_flow_name ?? 'standard';
+  const { name: flow, version } = chosenFlow(await settings());
   const { flows } = ctx.services.db;
-  if (next.default_flow_version !== undefined) {
-    if (!(await flows.find(ctx.app.id, flow, Number(next.default_flow_version)))) {
-      throw errors.invalidArgument(name, `this application has no flow "${flow}" version ${next.default_flow_version}; import it first (gatehouse flows:import)`);
+  if (flow === undefined) {
+    throw errors.invalidArgument(name, 'default_flow_version names a version of the default flow: set default_flow_name as well');
+  }
+  if (version !== undefined) {
+    if (!(await flows.find(ctx.app.id, flow, Number(version)))) {
+      throw errors.invalidArgument(name, `this application has no flow "${flow}" version ${version}; import it first (gatehouse flows:import)`);
     }
   } else if ((await flows.latestVersion(ctx.app.id, flow)) === undefined) {
     throw errors.invalidArgument(name, `this application has no flow "${flow}"; import it first (gatehouse flows:import)`);
