@@ -79,7 +79,9 @@ async function entryOf(services: Services, app: Application, source: Record<stri
   const state = one(source.state);
   if (state !== undefined && (state.length > MAX_STATE || /[\u0000-\u001f\u007f]/.test(state))) return badLink(`state must be at most ${MAX_STATE} printable characters.`);
   // a flow without the page's locale is shown in English, as its messages would be
-  return { client, redirectUri, state: state || undefined, locale, flow: await clientFlow(services, app, client, locale) };
+  const flow = await clientFlow(services, app, client, locale);
+  if (!flow) return badLink('this login client has no default flow to show (its default_flow_name and default_flow_version settings).');
+  return { client, redirectUri, state: state || undefined, locale, flow };
 }
 
 const entryQuery = (entry: Entry, extra: Record<string, string> = {}) => new URLSearchParams({

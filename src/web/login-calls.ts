@@ -3,7 +3,7 @@ import type { Application } from '../domain/storage/applications';
 import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import { chosenFlow, type FlowVersion } from '../domain/flows';
-import { ApiError, errors } from '../errors';
+import { ApiError } from '../errors';
 import type { Services } from '../usecases/services';
 import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
 import { Params } from '../usecases/params';
@@ -30,23 +30,22 @@ export async function callUseCase(
 
 /**
  * A login client's flow (chosenFlow: its default_flow_name and default_flow_version) in `locale`;
- * in en-US when the flow lacks that locale. A client without both settings cannot serve a page.
+ * in en-US when the flow lacks that locale; undefined when the client has no default flow.
  */
-export async function clientFlow(services: Services, app: Application, client: Client, locale: string): Promise<FlowVersion> {
+export async function clientFlow(services: Services, app: Application, client: Client, locale: string): Promise<FlowVersion | undefined> {
   const { name, version } = chosenFlow(client.settings);
-  if (name === undefined || version === undefined) {
-    throw errors.misconfigured(`login client ${client.clientId} has no default_flow_name and default_flow_version settings, which its pages show; set them with /settings/set`);
-  }
+  if (name === undefined || version === undefined) return undefined;
   return services.flows.resolve(app, name, version, locale).catch(() => services.flows.resolve(app, name, version, 'en-US'));
 }
 
-/** The client a code was issued for (the one whose email carried it), and its flow's form `name` in `locale`. */
+/** The client a code was issued for (the one whose email carried it), and its flow's form `name` in `locale`; undefined when it has none. */
 export async function senderForm(services: Services, app: Application, row: StoredCredential, locale: string, name: string) {
   const id = ownerOf(row);
   const stored = id === null ? undefined : await services.db.clients.findById(app.id, id);
   const client = stored && await services.clients.find(app.id, stored.clientId);
   if (!client) return undefined;
   const flow = await clientFlow(services, app, client, locale);
+  if (!flow) return undefined;
   const form = services.flows.form(app, flow, name);
   return form && { client, flow, form };
 }

@@ -55,6 +55,16 @@ describe('GET /signin and /register: who the page works for', () => {
     expect(evil.headers.location).toBeUndefined();
   });
 
+  it('a login client without a default flow has no pages to show: said on an error page, not guessed', async () => {
+    const added = await admin('/clients/add', { description: 'no flow', features: '["login_client"]' });
+    const clientId = added.body.client_id as string;
+    expect((await admin('/settings/set', { for_client_id: clientId, key: 'redirect_uris', value: APP })).body.stat).toBe('ok');
+    const res = await request(t.app).get('/signin').query(entry({ client_id: clientId }));
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.text).toContain('this login client has no default flow to show (its default_flow_name and default_flow_version settings).');
+  });
+
   it('a wrong link gets an error page in the page\'s language and the application\'s look; the detail for developers stays in English', async () => {
     await admin('/settings/set_default', { key: 'app_name', value: 'Acme' });
     clock.advance(6_000);
