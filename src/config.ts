@@ -6,6 +6,7 @@ import * as yup from 'yup';
 import { APP_NAME } from './domain/applications';
 import { WAITING_PER_THREAD } from './domain/passwords';
 import { projectRoot } from './paths';
+import { parseRedisUrl } from './queue/redis';
 
 /** Typed configuration of every Gatehouse process, read from the environment once at start. */
 export interface Config {
@@ -77,15 +78,24 @@ export class ConfigError extends Error {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** One check per variable, so every bad value gets its own line. */
+/** What is wrong with a REDIS_URL (one server, or a cluster's nodes), if anything. */
+function redisUrlProblem(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    parseRedisUrl(url);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 const checks: Record<string, yup.StringSchema<string | undefined>> = {
   DATABASE_URL: yup
     .string()
     .matches(/^(mysql|mariadb):\/\/[^/]+\/[A-Za-z0-9_$]+(\?.*)?$|^sqlite:.+$/, {
       message: 'DATABASE_URL must look like mysql://USER:PASSWORD@HOST:3306/DATABASE or sqlite:PATH',
     }),
-  REDIS_URL: yup.string().matches(/^rediss?:\/\/.+/, {
-    message: 'REDIS_URL must look like redis://HOST:6379 (or rediss:// for TLS)',
-  }),
+  REDIS_URL: yup.string().test('redis', ({ value }) => redisUrlProblem(value) ?? '', (v) => v === undefined || redisUrlProblem(v) === undefined),
   SMTP_URL: yup.string().matches(/^smtps?:\/\/.+/, {
     message: 'SMTP_URL must look like smtp://USER:PASSWORD@HOST:587 (or smtps:// for implicit TLS)',
   }),

@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
+import { connectRedis, queuePrefix } from './queue/redis';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { loadConfigOrExit, type Config } from './config';
@@ -28,9 +28,9 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
   if (!config.redisUrl || !password) throw new Error('the dashboard needs REDIS_URL and DASHBOARD_PASSWORD');
   // one connection of our own, whose errors are ours to report: said once when Redis becomes
   // unreachable and once when it is back, as JSON like every other line
-  const redis = new IORedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const redis = connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   let reachable = true;
-  redis.on('error', (err) => {
+  redis.on('error', (err: Error) => {
     if (!reachable) return;
     reachable = false;
     logger.error({ err: err.message }, 'Redis is unreachable: the dashboard shows no queues until it is back (/readyz answers 503)');
@@ -40,7 +40,7 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
     reachable = true;
     logger.info('Redis is reachable again');
   });
-  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: redis, prefix: config.redisPrefix }));
+  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(config.redisPrefix, name, redis.isCluster) }));
   for (const q of queues) q.on('error', () => undefined); // the connection's own handler reports it
   const board = new ExpressAdapter();
   board.setBasePath('/');
@@ -89,7 +89,8 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
   // liveness and readiness for the container's health checks, without the credential
   app.get('/healthz', (_req, res) => void res.json({ stat: 'ok' }));
   app.get('/readyz', async (_req, res) => {
-    const ok = await redis.ping().then(() => true, () => false);
+    // each queue's counts (a script in the queue's own slot on a cluster), not a PING any node answers
+    const ok = await Promise.all(queues.map((q) => q.getJobCounts('waiting'))).then(() => true, () => false);
     res.status(ok ? 200 : 503).json(ok ? { stat: 'ok', checks: { redis: true } } : {
       stat: 'error', checks: { redis: 'is unreachable' }, error_description: 'not ready: Redis is unreachable',
     });

@@ -1,4 +1,3 @@
-import IORedis from 'ioredis';
 import type { Config } from './config';
 import { type Database, openDatabase } from './db';
 import { migrate, pendingMigrations } from './db/migrate';
@@ -20,6 +19,7 @@ import { createBullQueue } from './queue/bullmq';
 import { createRedisClientChanges } from './queue/client-changes';
 import { createInProcessQueue } from './queue/in-process';
 import { createOutbox, type RelayingOutbox } from './queue/outbox';
+import { connectRedis, scriptRuns } from './queue/redis';
 import type { JobQueue, Processors } from './queue/port';
 import { createProcessors } from './jobs';
 import { MAINTENANCE_SCHEDULE } from './jobs/maintenance';
@@ -75,7 +75,8 @@ export async function secretKeyOpens(db: Database, box: SecretBox): Promise<true
 export interface Runtime {
   config: Config;
   db: Database;
-  queue: JobQueue & { idle?: () => Promise<void> };
+  /** `idle`: the in-process runner has no job left; `answers`: Redis runs every queue's scripts (BullMQ). */
+  queue: JobQueue & { idle?: () => Promise<void>; answers?: () => Promise<void> };
   services: ApiServices;
   applications: ReturnType<typeof createApplicationService>;
   /** GET /readyz: database reachable, migrations current, default application present, SECRET_KEY opens the stored secrets, Redis reachable. */
@@ -121,8 +122,8 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   // rate-limit counters shared by all pods; fails fast while Redis is down (each pod then counts
   // in memory: see createRateLimiter)
   // commands issued in one tick (a sign-in's two budgets, then its clear and give-back) leave in one write
-  const redis = config.redisUrl ? new IORedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true }) : undefined;
-  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (rate limits)'));
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true }) : undefined;
+  redis?.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (rate limits)'));
   const { queue, outbox, closeProcessors } = createJobs(config, db, logger, clock, metrics);
 
   const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax, { waited: metrics.argon2Waited });
@@ -169,7 +170,15 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
         // a wrong (but well-formed) SECRET_KEY would answer every client-authenticated call with 500
         checks.secret_key = await check(() => secretKeyOpens(db, services.box), SECRET_KEY_MISMATCH);
       }
-      if (redis) checks.redis = await check(async () => (await redis.ping(), true), 'is unreachable');
+      // scripts, not a PING (which any node answers): the limits' script in an application's slot,
+      // and each queue's counts in the queue's own slot
+      if (redis) {
+        checks.redis = await check(async () => {
+          await scriptRuns(redis, `${config.redisPrefix}:rl:{ready}`);
+          await queue.answers?.();
+          return true;
+        }, 'cannot run scripts or take writes (unreachable, or a cluster without a master for a slot)');
+      }
       return checks;
     },
     async scheduleMaintenance() {

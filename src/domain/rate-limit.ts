@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import type { Cluster, Redis as RedisClient } from 'ioredis';
 import { errors } from '../errors';
 
 export interface Limit {
@@ -7,7 +7,7 @@ export interface Limit {
   windowSeconds: number;
 }
 
-/** One key's budget: the key (kind, application, subject) and its limit. */
+/** One key's budget: the key (`kind:subkind:application:subject`) and its limit. */
 export type Budget = [key: string, limit: Limit];
 
 /** Attempts taken by `RateLimiter.take`, settled once the work they guarded is done. */
@@ -115,8 +115,22 @@ const counted = (key: string) => {
   return Object.hasOwn(COUNTED, kind) ? COUNTED[kind] : 'attempts';
 };
 
-/** Redis refused the script itself (a bug to surface, not to route around), rather than being unreachable or refusing writes. */
-const scriptError = (err: unknown) => /^(ERR|WRONGTYPE)\b/.test(String((err as Error)?.message ?? err));
+/**
+ * Redis answered, with an error (a script error, CROSSSLOT, CLUSTERDOWN during a failover, READONLY,
+ * OOM): unlike an unreachable Redis, nothing says this pod alone is cut off, so counting in memory
+ * would quietly lift the shared limit. The request is refused with 503 instead (fail closed).
+ */
+const answeredWithError = (err: unknown) => (err as Error)?.name === 'ReplyError';
+
+/**
+ * The Redis key of a budget: hash-tagged by application (`{a3}`), so that the keys one script
+ * takes (an account's and an address's budgets, always of one application) share a slot on a
+ * Redis Cluster, while applications spread over its masters.
+ */
+function redisKey(prefix: string, key: string): string {
+  const application = key.split(':')[2] ?? '';
+  return `${prefix}{a${application}}:${key}`;
+}
 
 /**
  * Shared by every api pod through Redis when `redis` is given; the embedded default (and each pod
@@ -124,7 +138,7 @@ const scriptError = (err: unknown) => /^(ERR|WRONGTYPE)\b/.test(String((err as E
  * so no counter is ever dropped early. A Redis outage therefore weakens the limits to one pod's
  * view instead of lifting them or refusing every sign-in.
  */
-export function createRateLimiter(options: { redis?: IORedis; prefix?: string; refused?: (key: string) => void } = {}): RateLimiter {
+export function createRateLimiter(options: { redis?: RedisClient | Cluster; prefix?: string; refused?: (key: string) => void } = {}): RateLimiter {
   const memory = memoryCounters();
   const redis = options.redis;
   const prefix = `${options.prefix ?? 'gatehouse'}:rl:`;
@@ -142,7 +156,7 @@ export function createRateLimiter(options: { redis?: IORedis; prefix?: string; r
     try {
       return await call(redis as unknown as Redis);
     } catch (err) {
-      if (scriptError(err)) throw err;
+      if (answeredWithError(err)) throw errors.unavailable('the store of the rate limits (Redis)', err);
       return fallback();
     }
   }
@@ -152,7 +166,7 @@ export function createRateLimiter(options: { redis?: IORedis; prefix?: string; r
       const keys = budgets.map(([key]) => key);
       const limits = budgets.map(([, limit]) => limit);
       const [spent, ms] = await viaRedis(
-        (r) => r.gatehouseTake(keys.length, ...keys.map((k) => prefix + k), ...limits.flatMap((l) => [l.max, l.windowSeconds * 1000])),
+        (r) => r.gatehouseTake(keys.length, ...keys.map((k) => redisKey(prefix, k)), ...limits.flatMap((l) => [l.max, l.windowSeconds * 1000])),
         () => memory.take(keys, limits),
       );
       if (Number(spent) > 0) {
@@ -164,7 +178,7 @@ export function createRateLimiter(options: { redis?: IORedis; prefix?: string; r
           const list = [...clear.map((k) => [k, 'clear'] as const), ...giveBack.map((k) => [k, 'give'] as const)].filter(([k]) => keys.includes(k));
           if (list.length === 0) return;
           await viaRedis<unknown>(
-            (r) => r.gatehouseSettle(list.length, ...list.map(([k]) => prefix + k), ...list.map(([, how]) => how)),
+            (r) => r.gatehouseSettle(list.length, ...list.map(([k]) => redisKey(prefix, k)), ...list.map(([, how]) => how)),
             () => memory.settle(list.map(([k]) => k), list.map(([, how]) => how)),
           );
         },

@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * Remembers accepted signatures for as long as their Date keeps them valid, so a captured signed
@@ -30,7 +30,7 @@ export function createMemoryReplayGuard(now: () => number = Date.now): ReplayGua
   };
 }
 
-export function createRedisReplayGuard(redis: IORedis, prefix: string, fallback: ReplayGuard = createMemoryReplayGuard()): ReplayGuard {
+export function createRedisReplayGuard(redis: Redis | Cluster, prefix: string, fallback: ReplayGuard = createMemoryReplayGuard()): ReplayGuard {
   return {
     async firstUse(key, ttlMs) {
       try {

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
-import IORedis from 'ioredis';
 import type { Logger } from '../logger';
 import { backoffDelay, Job, JobQueue, Processors, QUEUE_NAMES, QueueName, RETRY } from './port';
+import { connectRedis, queuePrefix, type RedisConnection } from './redis';
 
 /** The backoff of RETRY (exponential, each wait capped), by the name jobs carry. */
 const BACKOFF = 'capped-exponential';
@@ -25,16 +25,23 @@ export function createBullQueue(
   prefix: string,
   logger: Logger,
   enqueueTimeoutMs = 1_000,
-): JobQueue & { connection: IORedis; ready(timeoutMs?: number): Promise<boolean> } {
-  const connection = new IORedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
-  connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (producer)'));
-  const queues = Object.fromEntries(
-    QUEUE_NAMES.map((name) => [name, new Queue(name, { connection, prefix, defaultJobOptions: JOB_OPTIONS })]),
-  ) as Record<QueueName, Queue>;
+): JobQueue & { connection: RedisConnection; ready(timeoutMs?: number): Promise<boolean>; answers(): Promise<void> } {
+  const connection = connectRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  connection.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (producer)'));
+  const queues = Object.fromEntries(QUEUE_NAMES.map((name) => [
+    name, new Queue(name, { connection, prefix: queuePrefix(prefix, name, connection.isCluster), defaultJobOptions: JOB_OPTIONS }),
+  ])) as Record<QueueName, Queue>;
   for (const q of Object.values(queues)) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'queue error'));
 
   return {
     connection,
+    /**
+     * Every queue runs a script (its job counts), in its own slot on a cluster: what readiness
+     * checks, since a PING is answered by any node, even one that cannot serve a queue's keys.
+     */
+    async answers() {
+      await Promise.all(Object.values(queues).map((q) => q.getJobCounts('waiting')));
+    },
     /** Waits until Redis is reachable (commands fail at once before that); false on timeout. */
     async ready(timeoutMs = 10_000) {
       if (connection.status === 'ready') return true;
@@ -77,8 +84,8 @@ export function createBullWorkers(options: {
 }): { workers: Worker[]; close(): Promise<void> } {
   const { redisUrl, processors, logger } = options;
   // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null on their connection.
-  const connection = new IORedis(redisUrl, { maxRetriesPerRequest: null });
-  connection.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (worker)'));
+  const connection = connectRedis(redisUrl, { maxRetriesPerRequest: null });
+  connection.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (worker)'));
   const workers = QUEUE_NAMES.map((queue) => {
     const worker = new Worker(
       queue,
@@ -91,7 +98,7 @@ export function createBullWorkers(options: {
         );
       },
       {
-        connection, prefix: options.prefix, concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4),
+        connection, prefix: queuePrefix(options.prefix, queue, connection.isCluster), concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4),
         // attemptsMade counts the attempt that just failed, as `attempt` does in backoffDelay
         settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
       },

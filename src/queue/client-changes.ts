@@ -1,15 +1,15 @@
-import IORedis from 'ioredis';
 import type { ClientChanges } from '../domain/ports';
 import type { Logger } from '../logger';
+import { connectRedis, type RedisConnection } from './redis';
 
 export function createRedisClientChanges(redisUrl: string, prefix: string, logger: Logger): ClientChanges {
   const channel = `${prefix}:client-changes`;
-  let publisher: IORedis | undefined;
-  let subscriber: IORedis | undefined;
+  let publisher: RedisConnection | undefined;
+  let subscriber: RedisConnection | undefined;
   return {
     async publish(applicationId, clientId) {
       if (!publisher) {
-        publisher = new IORedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+        publisher = connectRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
         publisher.on('error', () => undefined); // reported below, when a publish fails
       }
       const connection = publisher;
@@ -30,8 +30,8 @@ export function createRedisClientChanges(redisUrl: string, prefix: string, logge
     },
     subscribe({ forget, forgetAll }) {
       let subscribed = false;
-      subscriber = new IORedis(redisUrl, { maxRetriesPerRequest: null });
-      subscriber.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error (client changes)'));
+      subscriber = connectRedis(redisUrl, { maxRetriesPerRequest: null });
+      subscriber.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (client changes)'));
       subscriber.on('close', () => {
         subscribed = false;
         forgetAll();

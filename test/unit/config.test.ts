@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
 import { projectRoot } from '../../src/paths';
+import { parseRedisUrl, queuePrefix } from '../../src/queue/redis';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-config-'));
 
@@ -110,6 +111,31 @@ describe('configuration', () => {
     for (const secret of ['s3cret-pw', 'r3dis-pw', 'sm7p-pw', 'abc-secret', 'short-pw']) expect(text).not.toContain(secret);
     expect(text).toContain('(got "postgres://gatehouse:***@db.internal/gatehouse")');
     expect(text).toContain('SECRET_KEY must be 32 random bytes as 64 hex characters or base64 (generate one with: openssl rand -hex 32) (got a value of 10 characters, not shown)');
+  });
+});
+
+describe('REDIS_URL', () => {
+  it('names one server, or a Redis Cluster by some of its nodes', () => {
+    expect(parseRedisUrl('redis://cache:6379')).toEqual({ cluster: false, url: 'redis://cache:6379' });
+    expect(parseRedisUrl('redis+cluster://r1:7000,r2:7001,[::1]:7002')).toEqual({
+      cluster: true, tls: false, username: undefined, password: undefined,
+      nodes: [{ host: 'r1', port: 7000 }, { host: 'r2', port: 7001 }, { host: '::1', port: 7002 }],
+    });
+    expect(parseRedisUrl('rediss+cluster://default:p%40ss@r1:7000')).toMatchObject({ cluster: true, tls: true, username: 'default', password: 'p@ss' });
+    expect(loadConfig({ SECRET_KEY: 'ab'.repeat(32), REDIS_URL: 'redis+cluster://r1:7000,r2:7001' }, tmp()).redisUrl).toBe('redis+cluster://r1:7000,r2:7001');
+  });
+
+  it('refuses a cluster node that is not HOST:PORT, and any other scheme, without echoing a password', () => {
+    expect(problems({ REDIS_URL: 'redis+cluster://default:s3cret@r1:7000,r2:port' })).toEqual([
+      expect.stringMatching(/^REDIS_URL names a cluster node "r2:port" that is not HOST:PORT/),
+    ]);
+    expect(problems({ REDIS_URL: 'redis+cluster://default:s3cret@r1:7000,r2:port' }).join('')).not.toContain('s3cret');
+    expect(problems({ REDIS_URL: 'memcached://cache:11211' })).toEqual([expect.stringMatching(/^REDIS_URL must look like redis:\/\/HOST:6379/)]);
+  });
+
+  it('gives each queue a hash tag of its own on a cluster, and keeps the plain prefix on one server', () => {
+    expect(queuePrefix('gatehouse', 'mail', true)).toBe('gatehouse:{mail}');
+    expect(queuePrefix('gatehouse', 'mail', false)).toBe('gatehouse');
   });
 });
 

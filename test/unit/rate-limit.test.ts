@@ -81,20 +81,22 @@ skipUnless(redisUrl !== undefined, 'the Redis limiter tests need REDIS_URL')('wi
     const redis = await connect();
     try {
       const p = prefix();
-      await createRateLimiter({ redis, prefix: p }).take([['seen', { max: 5, windowSeconds: 120 }]]);
-      expect(await redis.get(`${p}:rl:seen`)).toBe('1');
-      expect(await redis.pttl(`${p}:rl:seen`)).toBeGreaterThan(115_000);
+      await createRateLimiter({ redis, prefix: p }).take([['login:account:7:seen', { max: 5, windowSeconds: 120 }]]);
+      // hash-tagged by application: one script's keys share a slot on a Redis Cluster
+      expect(await redis.get(`${p}:rl:{a7}:login:account:7:seen`)).toBe('1');
+      expect(await redis.pttl(`${p}:rl:{a7}:login:account:7:seen`)).toBeGreaterThan(115_000);
     } finally {
       await redis.quit();
     }
   });
 
-  it('an error of the script itself surfaces instead of falling back to memory', async () => {
+  it('Redis answering with an error fails closed (503), instead of counting in memory', async () => {
     const redis = await connect();
     try {
       const p = prefix();
-      await redis.rpush(`${p}:rl:clash`, 'not a counter');
-      await expect(createRateLimiter({ redis, prefix: p }).take([['clash', three]])).rejects.toThrow(/WRONGTYPE|ERR/);
+      await redis.rpush(`${p}:rl:{a1}:login:account:1:clash`, 'not a counter');
+      await expect(createRateLimiter({ redis, prefix: p }).take([['login:account:1:clash', three]]))
+        .rejects.toMatchObject({ kind: 'serviceUnavailable', transportStatus: 503, headers: { 'Retry-After': '5' } });
     } finally {
       await redis.quit();
     }

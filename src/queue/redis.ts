@@ -1,0 +1,78 @@
+import IORedis, { Cluster, type RedisOptions } from 'ioredis';
+
+/** A connection to one Redis server or to a Redis Cluster: every Redis user of Gatehouse takes either. */
+export type RedisConnection = IORedis | Cluster;
+
+/** Where REDIS_URL points: one server, or a cluster's seed nodes (the others are discovered). */
+export type RedisTarget =
+  | { cluster: false; url: string }
+  | { cluster: true; nodes: { host: string; port: number }[]; tls: boolean; username?: string; password?: string };
+
+const CLUSTER_URL = /^redis(s?)\+cluster:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/?$/;
+
+/**
+ * REDIS_URL (README: Configuration): `redis://HOST:PORT` or `rediss://…` for one server;
+ * `redis+cluster://[USER:PASSWORD@]HOST:PORT,HOST:PORT,…` (or `rediss+cluster://` for TLS) for a
+ * Redis Cluster, naming one or more of its nodes. One variable says both where and what, so a
+ * deployment cannot point a single-server client at a cluster by mistake (which PINGs fine and
+ * then fails every multi-key command).
+ */
+export function parseRedisUrl(url: string): RedisTarget {
+  const m = CLUSTER_URL.exec(url);
+  if (!m) {
+    if (!/^rediss?:\/\/.+/.test(url)) throw new Error('REDIS_URL must look like redis://HOST:6379, rediss://…, or redis+cluster://HOST:7000,HOST:7001');
+    return { cluster: false, url };
+  }
+  const nodes = m[4].split(',').map((hostPort) => {
+    const at = hostPort.lastIndexOf(':');
+    const host = at > 0 ? hostPort.slice(0, at).replace(/^\[|\]$/g, '') : hostPort;
+    const port = at > 0 ? Number(hostPort.slice(at + 1)) : 6379;
+    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new Error(`REDIS_URL names a cluster node "${hostPort}" that is not HOST:PORT`);
+    }
+    return { host, port };
+  });
+  const decode = (v: string | undefined) => (v ? decodeURIComponent(v) : undefined);
+  return { cluster: true, nodes, tls: m[1] === 's', username: decode(m[2]), password: decode(m[3]) };
+}
+
+/** Whether REDIS_URL names a Redis Cluster. */
+export const isClusterUrl = (url: string) => parseRedisUrl(url).cluster;
+
+/**
+ * A connection to REDIS_URL with `options` (those of one connection: timeouts, the offline queue,
+ * retries). On a cluster every node's connection gets them, commands go to the masters, and a
+ * command refused during a failover is redirected once the cluster has moved the slot.
+ */
+export function connectRedis(url: string, options: RedisOptions = {}): RedisConnection {
+  const target = parseRedisUrl(url);
+  if (!target.cluster) return new IORedis(url, options);
+  const { enableOfflineQueue, enableAutoPipelining, lazyConnect, ...perNode } = options;
+  return new Cluster(target.nodes, {
+    redisOptions: { ...perNode, username: target.username, password: target.password, ...(target.tls && { tls: {} }) },
+    ...(enableOfflineQueue !== undefined && { enableOfflineQueue }),
+    ...(enableAutoPipelining !== undefined && { enableAutoPipelining }),
+    ...(lazyConnect !== undefined && { lazyConnect }),
+    scaleReads: 'master',
+  });
+}
+
+/**
+ * A BullMQ queue's key prefix. BullMQ's scripts touch several keys of one queue at once, which a
+ * Redis Cluster allows only within one hash slot: on a cluster each queue's keys carry a hash tag
+ * of their own (`gatehouse:{mail}`), so a queue stays in one slot and the queues spread over the
+ * masters. One server keeps the plain prefix (its keys are where earlier releases put them).
+ */
+export function queuePrefix(prefix: string, queue: string, cluster: boolean): string {
+  return cluster ? `${prefix}:{${queue}}` : prefix;
+}
+
+/**
+ * A script a readiness check runs (not a PING, which any node answers): it writes one expiring key
+ * in `key`'s slot, as the rate limits' scripts do, so a node that cannot run scripts or take writes
+ * for that slot (a cluster mid-failover, a replica, a full memory) reports not ready.
+ */
+export async function scriptRuns(redis: RedisConnection, key: string): Promise<void> {
+  const answer = await redis.eval("redis.call('SET', KEYS[1], '1', 'PX', 10000) return 1", 1, key);
+  if (Number(answer) !== 1) throw new Error(`the readiness script answered ${String(answer)}`);
+}

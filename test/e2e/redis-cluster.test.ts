@@ -1,0 +1,124 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
+import { cli, freePort, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
+
+const redisServer = spawnSync('redis-server', ['--version']).status === 0;
+
+const redisCli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
+
+/** One master of a Redis Cluster of this test's own: its data port, its bus port, its node file in `dir`. */
+const clusterNode = (dir: string, port: number, busPort: number) => ownServer('redis-server', [
+  '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+  '--cluster-config-file', path.join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no',
+  '--dir', dir,
+], () => redisCli(port, 'ping') === 'PONG');
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')('a Redis Cluster of three masters under two api pods and a worker', () => {
+  let dir: string;
+  let backend: TestBackend;
+  let nodes: { port: number; server: ReturnType<typeof clusterNode> }[];
+  const mails: ParsedMail[] = [];
+  let smtp: SMTPServer;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-redis-cluster-'));
+    nodes = [];
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort();
+      const server = clusterNode(dir, port, await freePort());
+      await server.start();
+      nodes.push({ port, server });
+    }
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}${created.stderr}`);
+    await until('the cluster is up', () => nodes.every((n) => /cluster_state:ok/.test(redisCli(n.port, 'cluster', 'info'))));
+    smtp = new SMTPServer({
+      authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
+      onData(stream, _session, callback) {
+        simpleParser(stream).then((m) => { mails.push(m); callback(); }, callback);
+      },
+    });
+    const smtpPort = await freePort();
+    await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+    backend = await createTestBackend({
+      env: {
+        // two of the three nodes: the third is found through them
+        REDIS_URL: `redis+cluster://127.0.0.1:${nodes[0].port},127.0.0.1:${nodes[1].port}`, REDIS_PREFIX: 'ghcluster',
+        MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, OUTBOX_RELAY_AFTER_SECONDS: '2',
+        LOGIN_LIMIT_ACCOUNT: '3/900', REGISTER_LIMIT_ADDRESS: '1000/3600', LOG_LEVEL: 'info',
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    for (const n of nodes ?? []) await n.server.kill();
+    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await backend.cleanup();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('delivers every job, shares the limits across pods, and reports not ready while a master is down', async () => {
+    const env = backend.env;
+    expect(cli(['migrate'], { cwd: backend.dir, env }).status).toBe(0);
+    const local = JSON.parse(cli(['apps:create', 'local', '--json'], { cwd: backend.dir, env }).stdout);
+    const ports = [await freePort(), await freePort()];
+    const pods = ports.map((port) => startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(port) } }));
+    const worker = startNode(WORKER, { cwd: backend.dir, env });
+    const call = (pod: number, p: string, body: Record<string, string>) => fetch(`http://127.0.0.1:${ports[pod % 2]}${p}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+    const ready = (pod: number) => fetch(`http://127.0.0.1:${ports[pod]}/readyz`).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
+    const shared = { client_id: local.clients.login.client_id, locale: 'en-US' };
+    const register = (pod: number, email: string) => call(pod, '/oauth/register_native_traditional', {
+      ...shared, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+    });
+    try {
+      await Promise.all([...pods.map((p) => p.waitFor(/api listening/)), worker.waitFor(/worker ready/)]);
+      for (const pod of [0, 1]) expect(await ready(pod)).toMatchObject({ status: 200, body: { checks: { redis: true } } });
+
+      // every registration's welcome email goes through the mail queue's slot and is delivered
+      const users = Array.from({ length: 10 }, (_, i) => `user${i}@example.com`);
+      for (const [i, email] of users.entries()) expect((await register(i, email)).body.stat).toBe('ok');
+      await until('every welcome email is delivered', () => mails.length >= users.length);
+      expect(new Set(mails.map((m) => (m.to as { text: string }).text))).toEqual(new Set(users));
+
+      // 12 wrong passwords over both pods, with a limit of 3 per account: 3 checks, then refusals
+      const wrong = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i, '/oauth/auth_native_traditional', {
+        ...shared, signInEmailAddress: users[0], currentPassword: `wrong ${i}`,
+      })));
+      expect(wrong.filter((r) => r.body.code === 210)).toHaveLength(3);
+      expect(wrong.filter((r) => r.body.code === 510)).toHaveLength(9);
+
+      // the master holding this application's limits (their keys share its hash tag) goes down:
+      // both pods say they are not ready
+      const owner = nodes.find((n) => redisCli(n.port, '--scan', '--pattern', 'ghcluster:rl:{a*}:login:account:*') !== '')!;
+      expect(owner).toBeDefined();
+      await owner.server.kill();
+      await until('both pods report not ready', async () => (await ready(0)).status === 503 && (await ready(1)).status === 503);
+      expect((await ready(0)).body.checks.redis).toMatch(/cannot run scripts/);
+
+      // it comes back (its node file keeps its slots): ready again, and jobs flow again
+      await owner.server.start();
+      await until('the cluster is up again', () => nodes.every((n) => /cluster_state:ok/.test(redisCli(n.port, 'cluster', 'info'))));
+      await until('both pods are ready again', async () => (await ready(0)).status === 200 && (await ready(1)).status === 200);
+      expect((await register(0, 'after@example.com')).body.stat).toBe('ok');
+      await until('the email committed after the failover is delivered', () => mails.some((m) => (m.to as { text: string }).text === 'after@example.com'));
+      expect(worker.output()).not.toMatch(/CROSSSLOT/);
+      for (const pod of pods) expect(pod.output()).not.toMatch(/CROSSSLOT/);
+    } finally {
+      await Promise.all([...pods.map((p) => p.stop()), worker.stop()]);
+    }
+  }, 120_000);
+});
