@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import compression from 'compression';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { authenticate } from './http/authenticate';
-import { isDatabaseUnavailable } from './db';
+import { isDatabaseUnavailable, isWriteConflict } from './db';
 import { ApiError, errors } from './errors';
 import { createEndUserAddress, END_USER_IP_HEADER } from './http/end-user-address';
 import type { ApiServices, RequestContext } from './http/context';
@@ -255,6 +255,7 @@ function errorHandler(logger: ApiServices['logger']) {
           transportStatus: 400, extra: { argument_name: 'path' },
         });
       } else if (isDatabaseUnavailable(err)) apiError = errors.unavailable('the database', err);
+      else if (isWriteConflict(err)) apiError = errors.conflicted(err);
       else if (expose && status && status >= 400 && status < 500) {
         // e.g. a body whose Content-Encoding says gzip but which is not gzip
         apiError = errors.unreadableBody('the request body could not be decoded; check its Content-Encoding and Content-Length', status);

@@ -111,6 +111,11 @@ export const errors = {
     new ApiError('serviceUnavailable', `${what} is unavailable at the moment, so nothing was done; try again in ${retryAfterSeconds} seconds`, {
       internal, transportStatus: 503, headers: { 'Retry-After': String(retryAfterSeconds) }, extra: { retry_after: retryAfterSeconds },
     }),
+  /** A write kept losing to concurrent ones on the same rows (deadlocks, a Galera cluster's certification) after every retry: HTTP 503, nothing was done. */
+  conflicted: (internal: unknown) =>
+    new ApiError('serviceUnavailable', 'this change collided with others made to the same data at the same moment, and retrying did not get it through; nothing was done, try again in 1 second', {
+      internal, transportStatus: 503, headers: { 'Retry-After': '1' }, extra: { retry_after: 1 },
+    }),
   /** Too much work is waiting (password hashes): HTTP 503 with Retry-After, nothing was done. */
   busy: (retryAfterSeconds: number) =>
     new ApiError('apiLimitError', `the server is busy checking passwords; nothing was done, try again in ${retryAfterSeconds} second(s)`, {

@@ -25,6 +25,25 @@ function preparePerConnection(sequelize: Sequelize): void {
   };
 }
 
+/** The driver's connection as Sequelize's hook gets it (mysql2's callback API). */
+interface MysqlCallbackConnection { query(sql: string, cb: (err: Error | null, rows: unknown) => void): void }
+
+const ask = (c: MysqlCallbackConnection, sql: string) =>
+  new Promise<unknown>((resolve, reject) => c.query(sql, (err, rows) => (err ? reject(err) : resolve(rows))));
+
+/**
+ * Read your writes on a Galera cluster (docs/scaling.md). Each node applies the others' writes a
+ * moment after they commit, so a pod on node 2 could miss a token a pod on node 1 has just issued,
+ * or read a record as it was before a change made there. On a Galera node every statement of
+ * this connection that reads, updates, deletes or inserts first waits until the node has applied
+ * every write the cluster committed before it (wsrep_sync_wait = 7). One server, or MySQL without
+ * Galera, has nothing to wait for: the variable is left alone.
+ */
+async function readYourWrites(connection: MysqlCallbackConnection): Promise<void> {
+  const rows = await ask(connection, "SHOW VARIABLES LIKE 'wsrep_on'") as { Value?: string }[];
+  if (rows[0]?.Value === 'ON') await ask(connection, 'SET SESSION wsrep_sync_wait = 7');
+}
+
 /**
  * The SQLite file holds password hashes and sealed secrets: created (or tightened) so that only its
  * owner can read it, before SQLite opens it. Its -wal and -shm files take the same mode.
@@ -59,6 +78,7 @@ export function createSequelize(database: Config['database']): Sequelize {
   return new Sequelize(database.url, {
     dialect: 'mysql',
     logging,
+    hooks: { afterConnect: (connection: unknown) => readYourWrites(connection as MysqlCallbackConnection) },
     timezone: '+00:00',
     dialectOptions: { charset: 'utf8mb4', dateStrings: false },
     pool: { max: 20, min: 0, acquire: 10_000, idle: 10_000 },

@@ -19,13 +19,17 @@ import type { Storage } from '../domain/storage';
 import type { Transact, Tx } from '../domain/storage/transactions';
 
 export type { Transact, TransactionOptions, Tx } from '../domain/storage/transactions';
+export { isWriteConflict } from './sql';
 
 /** Driver codes and MySQL error numbers meaning the server cannot be reached or is going away. */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
   'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
 ]);
-const UNAVAILABLE_ERRNOS = new Set([1040 /* too many connections */, 1053 /* shutdown in progress */, 1927 /* connection killed */, 2002, 2003, 2006, 2013, 4031]);
+const UNAVAILABLE_ERRNOS = new Set([
+  1040 /* too many connections */, 1053 /* shutdown in progress */, 1927 /* connection killed */, 2002, 2003, 2006, 2013, 4031,
+  1047 /* a Galera node not synced with its cluster: "WSREP has not yet prepared node for application use" */,
+]);
 
 /**
  * Whether `err` says the database cannot be reached (down, restarting, out of connections) rather
@@ -45,8 +49,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
  * index ranges; the victim was rolled back entirely, so running it again is safe.
  */
-function retryingDeadlocks(open: Transact, attempts = 3): Transact {
-  return (work, options) => retrying(() => open(work, options), attempts);
+function retryingDeadlocks(open: Transact): Transact {
+  return (work, options) => retrying(() => open(work, options));
 }
 
 /**

@@ -46,30 +46,46 @@ const held = (tx: Tx) => tx as unknown as StatementTx | Transaction;
 export const asTx = (opened: StatementTx | Transaction) => opened as unknown as Tx;
 
 /**
- * MySQL error numbers after which the whole transaction may simply run again. 1467 is how InnoDB
- * reports a deadlock met while waiting for the table's AUTO-INC lock, which INSERT … SELECT takes
- * under innodb_autoinc_lock_mode=1 (MariaDB's default; MySQL 8 defaults to 2 and never takes it).
+ * MySQL error numbers after which the whole transaction may simply run again. 1213 is a deadlock
+ * victim on InnoDB and, on a Galera cluster, a transaction that lost certification to a write on
+ * another node ("WSREP detected deadlock/conflict"): either way it was rolled back entirely. 1467
+ * is how InnoDB reports a deadlock met while waiting for the table's AUTO-INC lock, which
+ * INSERT … SELECT takes under innodb_autoinc_lock_mode=1 (MariaDB's default; MySQL 8 defaults to 2
+ * and never takes it).
  */
 const RETRYABLE = new Set([1213 /* ER_LOCK_DEADLOCK */, 1205 /* ER_LOCK_WAIT_TIMEOUT */, 1467 /* ER_AUTOINC_READ_FAILED */]);
 
-/** Whether `e` (from Sequelize, which wraps the driver's error in `parent`, or from here) says the transaction may run again. */
-function isRetryable(e: unknown): boolean {
-  const errno = (e as { parent?: { errno?: number } }).parent?.errno ?? (e as { errno?: number }).errno;
+/**
+ * Whether `e` (from Sequelize, which wraps the driver's error in `parent`, or from here) says the
+ * transaction lost to a concurrent one and may run again. Once retries run out the request is
+ * answered 503 with Retry-After (app.ts), never 500: nothing was written.
+ */
+export function isWriteConflict(e: unknown): boolean {
+  const errno = errnoOf(e);
   return errno !== undefined && RETRYABLE.has(errno);
 }
 
+const errnoOf = (e: unknown) => (e as { parent?: { errno?: number } })?.parent?.errno ?? (e as { errno?: number })?.errno;
+
+/** A lock wait that timed out has already waited innodb_lock_wait_timeout (50 s by default): it runs once more, not over and over. */
+const LOCK_WAIT_TIMEOUT = 1205;
+
+/** Attempts in all for a transaction that keeps losing to concurrent ones (deadlocks, Galera certification). */
+export const WRITE_ATTEMPTS = 8;
+
 /**
- * Runs `work` again (up to `attempts` times in all, after a short random pause) while it fails with
- * an error isRetryable accepts: a deadlock victim was rolled back entirely, so running it again is
- * safe.
+ * Runs `work` again while it fails with a write conflict (isWriteConflict), up to `attempts` times in
+ * all, after a pause drawn at random up to a ceiling that doubles from 4 ms to 256 ms ("full
+ * jitter"): writers that collided do not collide again in step, and on a Galera cluster, where
+ * every node certifies the same hot row, the retries spread out instead of failing together.
  */
-export async function retrying<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+export async function retrying<T>(work: () => Promise<T>, attempts = WRITE_ATTEMPTS): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (e) {
-      if (attempt >= attempts || !isRetryable(e)) throw e;
-      await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+      if (!isWriteConflict(e) || attempt >= (errnoOf(e) === LOCK_WAIT_TIMEOUT ? Math.min(2, attempts) : attempts)) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(256, 4 * 2 ** (attempt - 1))));
     }
   }
 }
@@ -126,12 +142,16 @@ function mysqlSql(sequelize: Sequelize): Sql {
       if (!('statementConnection' in handle)) throw new Error('a transaction that is not a statement transaction reached the MySQL statements');
       return run(handle.statementConnection as MysqlConnection, sql, values);
     }
-    const connection = await pool.getConnection({ type: 'write' });
-    try {
-      return await run(connection, sql, values);
-    } finally {
-      pool.releaseConnection(connection);
-    }
+    // a statement of its own is its own transaction: one that lost to a concurrent write (a
+    // deadlock, a Galera certification failure) was rolled back whole and runs again
+    return retrying(async () => {
+      const connection = await pool.getConnection({ type: 'write' });
+      try {
+        return await run(connection, sql, values);
+      } finally {
+        pool.releaseConnection(connection);
+      }
+    });
   };
   // MariaDB bounds a statement with SET STATEMENT, MySQL with an optimizer hint (which MariaDB
   // reads as a comment): asked once, the first time a bounded statement runs

@@ -1,7 +1,7 @@
 import type { NewCredential, Successor } from '../../domain/storage/credentials';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { UserRecord } from '../../domain/storage/records';
-import { retrying, type Sql } from '../sql';
+import type { Sql } from '../sql';
 
 /**
  * The two hot writes as one CALL each on MySQL/MariaDB (DATABASE_PROCEDURES=on): the stored
@@ -15,7 +15,8 @@ export function createProcedureCalls(sql: Sql) {
     /** gh_rotate_refresh: see CredentialQueries.rotate. */
     async rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean> {
       const args = [applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash, t(successors.refresh.expiresAt)];
-      const [rows] = await retrying(() => sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args));
+      // a CALL that lost to a concurrent write runs again (Sql: a statement of its own is retried)
+      const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args);
       return Number(rows?.[0]?.rotated) === 1;
     },
 
@@ -26,10 +27,10 @@ export function createProcedureCalls(sql: Sql) {
         kind: c.kind, value_hash: c.valueHash, client_id: c.clientId, for_client_id: c.forClientId, redirect_uri: c.redirectUri,
         extra: c.extra ? JSON.stringify(c.extra) : null, family: c.family, expires_at: t(c.expiresAt),
       }).filter(([, v]) => v !== null))));
-      const [result] = await retrying(() => sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
         t(next.lastUpdated), t(now), rows, job.id, job.queue, job.name, JSON.stringify(job.payload),
-      ]));
+      ]);
       return Number(result?.[0]?.signed_in) === 1;
     },
   };
