@@ -8,25 +8,35 @@ import type { OutboxJob } from '../../src/domain/storage/outbox';
 import { createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 
 // The storage contract: what every implementation of the database layer guarantees, run against
-// each one — SQLite, and (when the run has a mysql: DATABASE_URL) MariaDB with the stored
-// procedures and MariaDB with plain statements (DATABASE_PROCEDURES=off). The API's tests stand on
-// these guarantees; a new engine passes this file before anything else.
+// each one — SQLite, (when the run has a mysql: DATABASE_URL) MariaDB with the stored procedures
+// and MariaDB with plain statements (DATABASE_PROCEDURES=off), and (when GALERA_URLS names the
+// nodes of a Galera cluster) every node a writer at once: each race is spread over the nodes, as
+// pods on different nodes would run it. The API's tests stand on these guarantees; a new engine
+// passes this file before anything else.
 
 const RACE = 20;
+const galeraUrls = process.env.GALERA_URLS?.split(',').filter(Boolean) ?? [];
 const ENGINES = [
-  { name: 'SQLite', mysql: false, procedures: 'off' },
-  { name: 'MariaDB with stored procedures', mysql: true, procedures: 'on' },
-  { name: 'MariaDB without stored procedures', mysql: true, procedures: 'off' },
+  { name: 'SQLite', mysql: false, procedures: 'off', nodes: [] as string[] },
+  { name: 'MariaDB with stored procedures', mysql: true, procedures: 'on', nodes: [] },
+  { name: 'MariaDB without stored procedures', mysql: true, procedures: 'off', nodes: [] },
+  { name: 'Galera, a writer on every node, with stored procedures', mysql: true, procedures: 'on', nodes: galeraUrls },
+  { name: 'Galera, a writer on every node, without stored procedures', mysql: true, procedures: 'off', nodes: galeraUrls },
 ] as const;
 
 const hash = () => randomBytes(32).toString('hex');
 const later = (now: Date, seconds: number) => new Date(now.getTime() + seconds * 1000);
 
 for (const engine of ENGINES) {
-  const suite = engine.mysql ? skipUnless(onMysql, `the storage contract on ${engine.name} needs a mysql: DATABASE_URL`) : describe;
+  const galera = engine.name.startsWith('Galera');
+  const suite = galera ? skipUnless(onMysql && galeraUrls.length > 1, `the storage contract on ${engine.name} needs GALERA_URLS`)
+    : engine.mysql ? skipUnless(onMysql, `the storage contract on ${engine.name} needs a mysql: DATABASE_URL`) : describe;
   suite(`storage contract: ${engine.name}`, () => {
     let backend: TestBackend;
     let db: Database;
+    /** The database on every node (one on a single server): the `i`th racer writes through node i mod n. */
+    let nodes: Database[];
+    const on = (i: number) => nodes[i % nodes.length];
     let appId: number;
     /** Two clients' row ids. */
     let one: number;
@@ -58,6 +68,12 @@ for (const engine of ENGINES) {
       db = openDatabase(config.database);
       expect(db.procedures).toBe(engine.procedures === 'on');
       await migrate(db);
+      // the test's database on each node (the one backend created, replicated to every node)
+      nodes = engine.nodes.length === 0 ? [db] : engine.nodes.map((node) => {
+        const url = new URL(node);
+        url.pathname = new URL(backend.env.DATABASE_URL!).pathname;
+        return openDatabase(loadConfig({ ...backend.env, DATABASE_URL: url.toString() }, backend.dir).database);
+      });
       appId = (await db.applications.create('contract', new Date())).id;
       const client = (clientId: string) => db.clients.insert({
         applicationId: appId, clientId, secretSealed: 'sealed', description: '', features: [], settings: {},
@@ -67,6 +83,7 @@ for (const engine of ENGINES) {
       user = await newUser();
     });
     afterAll(async () => {
+      for (const node of nodes ?? []) if (node !== db) await node.close();
       await db?.close();
       await backend?.cleanup();
     });
@@ -79,8 +96,8 @@ for (const engine of ENGINES) {
           // each at its own millisecond: a spend that wrote the same time again would change no row and hide a double spend
           const at = (i: number) => new Date(Date.now() + i);
           const spends = await Promise.all([
-            ...Array.from({ length: RACE / 2 }, (_, i) => db.transaction((tx) => db.credentials.consume(appId, kind, inTx.valueHash, at(i), tx))),
-            ...Array.from({ length: RACE / 2 }, (_, i) => db.credentials.consume(appId, kind, bare.valueHash, at(i))),
+            ...Array.from({ length: RACE / 2 }, (_, i) => on(i).transaction((tx) => on(i).credentials.consume(appId, kind, inTx.valueHash, at(i), tx))),
+            ...Array.from({ length: RACE / 2 }, (_, i) => on(i).credentials.consume(appId, kind, bare.valueHash, at(i))),
           ]);
           expect(spends.slice(0, RACE / 2).filter(Boolean)).toHaveLength(1);
           expect(spends.slice(RACE / 2).filter(Boolean)).toHaveLength(1);
@@ -140,7 +157,7 @@ for (const engine of ENGINES) {
         const attempts = Array.from({ length: RACE }, () => ({
           access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) },
         }));
-        const won = await Promise.all(attempts.map((s, i) => db.credentials.rotate(appId, spent.valueHash, one, s, new Date(now.getTime() + i))));
+        const won = await Promise.all(attempts.map((s, i) => on(i).credentials.rotate(appId, spent.valueHash, one, s, new Date(now.getTime() + i))));
         expect(won.filter(Boolean)).toHaveLength(1);
         for (const [i, s] of attempts.entries()) {
           const access = await db.credentials.findActive(appId, 'access_token', s.access.valueHash, now);
@@ -184,9 +201,9 @@ for (const engine of ENGINES) {
       it(`${RACE} families revoked while ${RACE} of their tokens rotate: no deadlock escapes, and every presented token ends spent`, async () => {
         const now = new Date();
         const tokens = await stored(...Array.from({ length: RACE }, (_, i) => credential('refresh_token', { family: `race-${i}-${randomUUID()}` })));
-        const outcomes = await Promise.allSettled(tokens.flatMap((t) => [
-          db.credentials.rotate(appId, t.valueHash, one, { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } }, now),
-          db.transaction((tx) => db.credentials.revokeFamily(appId, t.family!, now, tx), { readCommitted: true }),
+        const outcomes = await Promise.allSettled(tokens.flatMap((t, i) => [
+          on(i).credentials.rotate(appId, t.valueHash, one, { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } }, now),
+          on(i + 1).transaction((tx) => on(i + 1).credentials.revokeFamily(appId, t.family!, now, tx), { readCommitted: true }),
         ]));
         expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
         const after = await Promise.all(tokens.map((t) => db.credentials.find(appId, 'refresh_token', t.valueHash)));
@@ -208,10 +225,10 @@ for (const engine of ENGINES) {
     describe('records, versions and the outbox', () => {
       it(`${RACE} concurrent locked updates of one record give versions 2..${RACE + 1}, each committed with its outbox row`, async () => {
         const record = await newUser();
-        await Promise.all(Array.from({ length: RACE }, (_, i) => db.transaction(async (tx) => {
-          const locked = (await db.records.findForUpdate(appId, record.id, tx))!;
-          const changed = await db.records.update(locked, { attributes: { [`a${i}`]: i } }, new Date(), tx);
-          await db.outbox.insert([snapshotJob(changed)], new Date(), tx);
+        await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).transaction(async (tx) => {
+          const locked = (await on(i).records.findForUpdate(appId, record.id, tx))!;
+          const changed = await on(i).records.update(locked, { attributes: { [`a${i}`]: i } }, new Date(), tx);
+          await on(i).outbox.insert([snapshotJob(changed)], new Date(), tx);
         })));
         const final = (await db.records.find(appId, { id: record.id }))!;
         expect(final.version).toBe(RACE + 1);
@@ -234,7 +251,7 @@ for (const engine of ENGINES) {
           const next = updated(record, { attributes: { lastLogin: now.toISOString() } }, now);
           return { next, now, job: snapshotJob(next), rows: [credential('access_token', { entityId: record.id }), credential('refresh_token', { entityId: record.id, family: randomUUID() })] };
         });
-        const won = await Promise.all(attempts.map((a) => db.records.signIn(record, a.next, a.rows, a.job, a.now)));
+        const won = await Promise.all(attempts.map((a, i) => on(i).records.signIn(record, a.next, a.rows, a.job, a.now)));
         expect(won.filter(Boolean)).toHaveLength(1);
         const winner = attempts[won.indexOf(true)];
         const after = (await db.records.find(appId, { id: record.id }))!;
