@@ -8,7 +8,7 @@ import http from 'node:http';
  */
 export interface LoopRequest { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string }
 
-export interface LoopResult { total: number; rps: number; p50: number; p99: number; failed: number; firstFailure?: string }
+export interface LoopResult { total: number; rps: number; p50: number; p99: number; failed: number; firstFailure?: string; /** The longest wait for one answer, ms. */ max?: number }
 
 export async function closedLoop<C>(options: {
   url: string;
@@ -65,5 +65,5 @@ export async function closedLoop<C>(options: {
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0);
-  return { total: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), failed, firstFailure };
+  return { total: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), failed, firstFailure, max: at(1) };
 }

@@ -79,7 +79,7 @@ export interface Runtime {
   queue: JobQueue & { idle?: () => Promise<void>; answers?: () => Promise<void> };
   services: ApiServices;
   applications: ReturnType<typeof createApplicationService>;
-  /** GET /readyz: database reachable, migrations current, default application present, SECRET_KEY opens the stored secrets, Redis reachable. */
+  /** GET /readyz: database reachable, migrations current, default application present, SECRET_KEY opens the stored secrets, Redis runs scripts in every slot Gatehouse uses. */
   readiness(): Promise<Record<string, true | string>>;
   /** Starts the recurring maintenance jobs (in-process runner or BullMQ job schedulers). */
   scheduleMaintenance(): Promise<void>;

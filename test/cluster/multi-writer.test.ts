@@ -2,10 +2,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
-import { cli, freePort, SERVER, startNode, type Started, WORKER } from '../helpers/processes';
+import { startSmtp } from '../helpers/smtp';
+import { cli, freePort, until, SERVER, startNode, type Started, WORKER } from '../helpers/processes';
 
 // Gatehouse on more than one machine's worth of servers, as .ci/cluster.sh starts them: a Galera
 // cluster of three MariaDB nodes, every one a writer, and a Redis Cluster of three masters. Two
@@ -21,14 +20,6 @@ const onNode = (node: string, database: string) => {
   url.pathname = `/${database}`;
   return url.toString();
 };
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await Promise.resolve().then(check).catch(() => false))) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** Kills a node of the cluster (SIGKILL: a crash, not a shutdown) and starts it again with the command .ci/cluster.sh kept. */
 const galeraNode = (n: number) => {
@@ -61,8 +52,8 @@ skipUnless(galera.length === 3 && !!redisCluster && !!clusterDir, 'the cluster t
     let pods: Started[];
     let worker: Started;
     let ports: number[];
-    const mails: ParsedMail[] = [];
-    let smtp: SMTPServer;
+    let smtp: Awaited<ReturnType<typeof startSmtp>>;
+    const mails = () => smtp.mails;
     let login: string;
 
     const call = (pod: number, route: string, params: Record<string, string>): Promise<Answer> =>
@@ -80,17 +71,10 @@ skipUnless(galera.length === 3 && !!redisCluster && !!clusterDir, 'the cluster t
     const serverErrors = (answers: Answer[]) => answers.filter((a) => a.status >= 500);
 
     beforeAll(async () => {
-      smtp = new SMTPServer({
-        authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
-        onData(stream, _session, callback) {
-          simpleParser(stream).then((m) => { mails.push(m); callback(); }, callback);
-        },
-      });
-      const smtpPort = await freePort();
-      await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+      smtp = await startSmtp();
       backend = await createTestBackend({
         env: {
-          REDIS_URL: redisCluster, REDIS_PREFIX: `ghc${Date.now().toString(36)}`, MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+          REDIS_URL: redisCluster, REDIS_PREFIX: `ghc${Date.now().toString(36)}`, MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
           OUTBOX_RELAY_AFTER_SECONDS: '2', LOGIN_LIMIT_ACCOUNT: '12/900', LOGIN_LIMIT_ADDRESS: '100000/900', REGISTER_LIMIT_ADDRESS: '100000/3600', LOG_LEVEL: 'info',
         },
       });
@@ -104,7 +88,7 @@ skipUnless(galera.length === 3 && !!redisCluster && !!clusterDir, 'the cluster t
     }, 120_000);
     afterAll(async () => {
       await Promise.all([...(pods ?? []).map((p) => p.stop()), worker?.stop()]);
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp?.close();
       await backend?.cleanup();
     });
 
@@ -167,7 +151,7 @@ skipUnless(galera.length === 3 && !!redisCluster && !!clusterDir, 'the cluster t
       expect(answered.filter((a) => a.body.stat === 'ok')).toHaveLength(emails.length);
       expect((await register(1, 'after@example.com')).body.stat).toBe('ok');
       // every welcome email of the test, the load's and the others', exactly once
-      await until('every email is delivered', () => emails.every((e) => mails.some((m) => (m.to as { text: string }).text === e)));
+      await until('every email is delivered', () => emails.every((e) => mails().some((m) => (m.to as { text: string }).text === e)));
       const pending = async () => {
         const c = await mysql.createConnection(onNode(galera[0], database));
         try {
@@ -178,7 +162,7 @@ skipUnless(galera.length === 3 && !!redisCluster && !!clusterDir, 'the cluster t
         }
       };
       await until('no outbox row is pending', async () => (await pending()) === 0);
-      const sent = mails.map((m) => (m.to as { text: string }).text);
+      const sent = mails().map((m) => (m.to as { text: string }).text);
       expect(sent.length).toBe(new Set(sent).size);
     }, 180_000);
   },

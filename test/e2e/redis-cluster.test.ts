@@ -2,10 +2,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
-import { cli, freePort, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
+import { startSmtp } from '../helpers/smtp';
+import { cli, freePort, until, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
 
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -18,20 +17,11 @@ const clusterNode = (dir: string, port: number, busPort: number) => ownServer('r
   '--dir', dir,
 ], () => redisCli(port, 'ping') === 'PONG');
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')('a Redis Cluster of three masters under two api pods and a worker', () => {
   let dir: string;
   let backend: TestBackend;
   let nodes: { port: number; server: ReturnType<typeof clusterNode> }[];
-  const mails: ParsedMail[] = [];
-  let smtp: SMTPServer;
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-redis-cluster-'));
@@ -45,26 +35,19 @@ skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}${created.stderr}`);
     await until('the cluster is up', () => nodes.every((n) => /cluster_state:ok/.test(redisCli(n.port, 'cluster', 'info'))));
-    smtp = new SMTPServer({
-      authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
-      onData(stream, _session, callback) {
-        simpleParser(stream).then((m) => { mails.push(m); callback(); }, callback);
-      },
-    });
-    const smtpPort = await freePort();
-    await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+    smtp = await startSmtp();
     backend = await createTestBackend({
       env: {
         // two of the three nodes: the third is found through them
         REDIS_URL: `redis+cluster://127.0.0.1:${nodes[0].port},127.0.0.1:${nodes[1].port}`, REDIS_PREFIX: 'ghcluster',
-        MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, OUTBOX_RELAY_AFTER_SECONDS: '2',
+        MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, OUTBOX_RELAY_AFTER_SECONDS: '2',
         LOGIN_LIMIT_ACCOUNT: '3/900', REGISTER_LIMIT_ADDRESS: '1000/3600', LOG_LEVEL: 'info',
       },
     });
   }, 60_000);
   afterAll(async () => {
     for (const n of nodes ?? []) await n.server.kill();
-    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    await smtp?.close();
     await backend.cleanup();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -91,8 +74,8 @@ skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')
       // every registration's welcome email goes through the mail queue's slot and is delivered
       const users = Array.from({ length: 10 }, (_, i) => `user${i}@example.com`);
       for (const [i, email] of users.entries()) expect((await register(i, email)).body.stat).toBe('ok');
-      await until('every welcome email is delivered', () => mails.length >= users.length);
-      expect(new Set(mails.map((m) => (m.to as { text: string }).text))).toEqual(new Set(users));
+      await until('every welcome email is delivered', () => smtp.mails.length >= users.length);
+      expect(new Set(smtp.mails.map((m) => (m.to as { text: string }).text))).toEqual(new Set(users));
 
       // 12 wrong passwords over both pods, with a limit of 3 per account: 3 checks, then refusals
       const wrong = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i, '/oauth/auth_native_traditional', {
@@ -114,7 +97,7 @@ skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')
       await until('the cluster is up again', () => nodes.every((n) => /cluster_state:ok/.test(redisCli(n.port, 'cluster', 'info'))));
       await until('both pods are ready again', async () => (await ready(0)).status === 200 && (await ready(1)).status === 200);
       expect((await register(0, 'after@example.com')).body.stat).toBe('ok');
-      await until('the email committed after the failover is delivered', () => mails.some((m) => (m.to as { text: string }).text === 'after@example.com'));
+      await until('the email committed after the failover is delivered', () => smtp.mails.some((m) => (m.to as { text: string }).text === 'after@example.com'));
       expect(worker.output()).not.toMatch(/CROSSSLOT/);
       for (const pod of pods) expect(pod.output()).not.toMatch(/CROSSSLOT/);
     } finally {

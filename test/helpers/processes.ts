@@ -98,3 +98,12 @@ export function ownServer(command: string, args: string[], ready: () => boolean,
     },
   };
 }
+
+/** Polls `check` every 200 ms until it holds (a throw counts as not yet), or fails naming `what`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await Promise.resolve().then(check).catch(() => false))) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
