@@ -10,6 +10,7 @@ import { safeEqual } from './domain/secrets';
 import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
+import { queuesAnswer } from './queue/bullmq';
 import { QUEUE_NAMES } from './queue/port';
 
 /** Failed sign-ins allowed per client address per minute, before 429. */
@@ -90,7 +91,7 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
   app.get('/healthz', (_req, res) => void res.json({ stat: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     // each queue's counts (a script in the queue's own slot on a cluster), not a PING any node answers
-    const ok = await Promise.all(queues.map((q) => q.getJobCounts('waiting'))).then(() => true, () => false);
+    const ok = await queuesAnswer(redis, queues).then(() => true, () => false);
     res.status(ok ? 200 : 503).json(ok ? { stat: 'ok', checks: { redis: true } } : {
       stat: 'error', checks: { redis: 'is unreachable' }, error_description: 'not ready: Redis is unreachable',
     });

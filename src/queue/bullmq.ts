@@ -16,6 +16,24 @@ const JOB_OPTIONS = {
 };
 
 /**
+ * Whether Redis runs every queue's scripts (their job counts, each in the queue's own slot on a
+ * cluster), within `timeoutMs`: a queue waits for its connection, so while Redis is down the
+ * check would otherwise never end.
+ */
+export async function queuesAnswer(connection: RedisConnection, queues: Queue[], timeoutMs = 2_000): Promise<void> {
+  if (connection.status !== 'ready') throw new Error('Redis is unreachable');
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the queues did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all(queues.map((q) => q.getJobCounts('waiting'))), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Producer side, used by api pods. The connection fails fast while Redis is down (no offline
  * queue): the request has already committed its outbox row, so it answers at once and the
  * maintenance relay enqueues the job once Redis is back.
@@ -40,7 +58,7 @@ export function createBullQueue(
      * checks, since a PING is answered by any node, even one that cannot serve a queue's keys.
      */
     async answers() {
-      await Promise.all(Object.values(queues).map((q) => q.getJobCounts('waiting')));
+      await queuesAnswer(connection, Object.values(queues));
     },
     /** Waits until Redis is reachable (commands fail at once before that); false on timeout. */
     async ready(timeoutMs = 10_000) {

@@ -64,6 +64,10 @@ describe('answerPattern', () => {
     expect(p.test('{"id":2,"uuid":"0a1b2c3d","created":"2031-01-02 03:04:05.000000 +0000","stat":"ok"}')).toBe(false);
     expect(p.test('{"id":1,"uuid":"0a1b2c3d","created":"yesterday","stat":"ok"}')).toBe(false);
     expect(answerPattern('{"stat":"ok"}').test('{"stat":"ok"} and more')).toBe(false);
+    // a record's id is opaque (1, 4, 7, … on a Galera cluster): any whole number, and only that
+    expect(answerPattern('{"id":3,"stat":"ok"}').test('{"id":7,"stat":"ok"}')).toBe(true);
+    expect(answerPattern('{"id":3,"stat":"ok"}').test('{"id":"7","stat":"ok"}')).toBe(false);
+    expect(answerPattern('{"total_count":3,"stat":"ok"}').test('{"total_count":7,"stat":"ok"}')).toBe(false);
     expect(answerPattern('HTTP/1.1 200 OK … CSP: x…').test('HTTP/1.1 200 OK\r\nA: b\r\nCSP: x; y\r\n\r\n<html>')).toBe(true);
   });
 
