@@ -40,15 +40,14 @@ const env = (n: number): NodeJS.ProcessEnv => ({
 interface Pod { port: number; child: ChildProcess }
 async function startPod(n: number): Promise<Pod> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, 'dist/src/server.js')], { env: { ...env(n), PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += String(d);
-      if (/api listening/.test(out)) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`pod on node ${n + 1} exited ${code}: ${out}`)));
-  });
+  const child = spawn(process.execPath, [path.join(root, 'dist/src/server.js')], { env: { ...env(n), PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  // serving once /healthz answers (the log is at warn: no "listening" line to wait for)
+  for (const end = Date.now() + 30_000; ;) {
+    if (child.exitCode !== null) throw new Error(`the pod on node ${n + 1} exited ${child.exitCode}`);
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
+    if (Date.now() > end) throw new Error(`the pod on node ${n + 1} did not start`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return { port, child };
 }
 const stopPod = (p: Pod) => new Promise<void>((resolve) => {
