@@ -132,10 +132,17 @@ start_cluster() {
 }
 
 stop_cluster() {
-  for pid in ${GALERA_PIDS:-} ${REDIS_CLUSTER_PIDS:-}; do
+  # a node a test killed and started again has a new pid: its pid file says which
+  local pids="${GALERA_PIDS:-} ${REDIS_CLUSTER_PIDS:-}"
+  if [ -n "${CLUSTER_DIR:-}" ]; then
+    for file in "$CLUSTER_DIR"/galera*/db.pid; do
+      [ -f "$file" ] && pids="$pids $(cat "$file")"
+    done
+  fi
+  for pid in $pids; do
     kill "$pid" 2> /dev/null || true
   done
-  for pid in ${GALERA_PIDS:-} ${REDIS_CLUSTER_PIDS:-}; do
+  for pid in $pids; do
     while kill -0 "$pid" 2> /dev/null; do sleep 0.2; done
   done
   [ -n "${CLUSTER_DIR:-}" ] && rm -rf "$CLUSTER_DIR"
