@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadConfigOrExit } from './config';
+import { type Config, loadConfigOrExit } from './config';
 import { migrate, pendingMigrations } from './db/migrate';
 import { findFlowDirectories, FlowDefinitionError, loadFlowDirectory } from './domain/flow-definition';
 import { ApplicationExistsError } from './domain/applications';
@@ -21,9 +21,13 @@ import { packageVersion } from './paths';
 
 type Core = ReturnType<typeof createCore>;
 
-/** Runs one command against the configured database, reporting failures as one clear message. */
+/**
+ * Runs one command against the configured database, reporting failures as one clear message.
+ * Every command reads the primary, DATABASE_READ_URL or not: an operator reads back at once what
+ * the last command wrote, and `migrate` reads what it applies.
+ */
 async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = primaryOnly(loadConfigOrExit());
   const core = createCore(config, createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never));
   try {
     if (options.schema !== false) await prepareSchema(config, core.db);
@@ -36,6 +40,9 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
     await core.close();
   }
 }
+
+const primaryOnly = (config: Config): Config =>
+  config.database.dialect === 'mysql' ? { ...config, database: { ...config.database, readUrls: [] } } : config;
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 

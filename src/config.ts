@@ -12,8 +12,12 @@ import { parseRedisUrl } from './queue/redis';
 export interface Config {
   /** `sqlite` when DATABASE_URL is unset (the embedded default). */
   database: { dialect: 'sqlite'; storage: string }
-    /** `procedures`: sign-in and rotation by the stored procedures (DATABASE_PROCEDURES=on, the default) or by plain statements (off). */
-    | { dialect: 'mysql'; url: string; procedures: boolean };
+    /**
+     * `procedures`: sign-in and rotation by the stored procedures (DATABASE_PROCEDURES=on, the
+     * default) or by plain statements (off). `readUrls`: replicas for the reads that tolerate lag
+     * (DATABASE_READ_URL; none by default).
+     */
+    | { dialect: 'mysql'; url: string; procedures: boolean; readUrls: string[] };
   /** Unset: the in-process job runner. */
   redisUrl?: string;
   /** Prefix of every BullMQ key, so several deployments (or test runs) can share one Redis. */
@@ -89,12 +93,18 @@ function redisUrlProblem(url: string | undefined): string | undefined {
   }
 }
 
+const MYSQL_URL = /^(mysql|mariadb):\/\/[^/]+\/[A-Za-z0-9_$]+(\?.*)?$/;
+
+/** DATABASE_READ_URL's replicas: one URL, or several separated by commas or spaces. */
+const readUrlsOf = (value: string | undefined) => (value ?? '').split(/[\s,]+/).filter((u) => u !== '');
+
 const checks: Record<string, yup.StringSchema<string | undefined>> = {
   DATABASE_URL: yup
     .string()
-    .matches(/^(mysql|mariadb):\/\/[^/]+\/[A-Za-z0-9_$]+(\?.*)?$|^sqlite:.+$/, {
-      message: 'DATABASE_URL must look like mysql://USER:PASSWORD@HOST:3306/DATABASE or sqlite:PATH',
-    }),
+    .test('url', 'DATABASE_URL must look like mysql://USER:PASSWORD@HOST:3306/DATABASE or sqlite:PATH', (v) => v === undefined || MYSQL_URL.test(v) || /^sqlite:.+$/.test(v)),
+  DATABASE_READ_URL: yup
+    .string()
+    .test('urls', 'DATABASE_READ_URL must be one or more replicas of DATABASE_URL, each like mysql://USER:PASSWORD@HOST:3306/DATABASE, separated by commas', (v) => readUrlsOf(v).every((u) => MYSQL_URL.test(u))),
   REDIS_URL: yup.string().test('redis', ({ value }) => redisUrlProblem(value) ?? '', (v) => v === undefined || redisUrlProblem(v) === undefined),
   SMTP_URL: yup.string().matches(/^smtps?:\/\/.+/, {
     message: 'SMTP_URL must look like smtp://USER:PASSWORD@HOST:587 (or smtps:// for implicit TLS)',
@@ -164,17 +174,18 @@ const SECRET_VARIABLES = new Set(['SECRET_KEY', 'DASHBOARD_PASSWORD']);
  */
 export function shown(name: string, raw: string): string {
   if (SECRET_VARIABLES.has(name)) return `a value of ${raw.length} characters, not shown`;
-  const masked = raw.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@:\s]*):[^@/\s]*@/, '$1:***@');
+  const masked = raw.replace(/(^|[\s,])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@:\s,]*):[^@/\s]*@/g, '$1$2:***@');
   return JSON.stringify(masked.length > 80 ? `${masked.slice(0, 80)}…` : masked);
 }
 
 /** Variables that may also be given as a file (`NAME_FILE`, such as a Docker or Compose secret under /run/secrets). */
-const FILE_VARIABLES = ['SECRET_KEY', 'DASHBOARD_PASSWORD', 'DATABASE_URL', 'DATABASE_PASSWORD', 'REDIS_URL', 'SMTP_URL'];
+const FILE_VARIABLES = ['SECRET_KEY', 'DASHBOARD_PASSWORD', 'DATABASE_URL', 'DATABASE_READ_URL', 'DATABASE_PASSWORD', 'REDIS_URL', 'SMTP_URL'];
 
 /**
  * The environment with every `NAME_FILE` read into `NAME` (trailing newline dropped), and
  * `DATABASE_PASSWORD` put into `DATABASE_URL` (so a URL without its password can be configured
- * and the password kept in a secret). Problems are said without the values.
+ * and the password kept in a secret), and into each DATABASE_READ_URL written without one (a
+ * replica copies the primary's users). Problems are said without the values.
  */
 function withSecretFiles(given: NodeJS.ProcessEnv, problems: string[]): NodeJS.ProcessEnv {
   const env = { ...given };
@@ -203,6 +214,18 @@ function withSecretFiles(given: NodeJS.ProcessEnv, problems: string[]): NodeJS.P
     } catch {
       // DATABASE_URL's own check says what is wrong with it
     }
+  }
+  if (password && env.DATABASE_READ_URL) {
+    env.DATABASE_READ_URL = readUrlsOf(env.DATABASE_READ_URL).map((u) => {
+      try {
+        const url = new URL(u);
+        if (url.password) return u;
+        url.password = encodeURIComponent(password);
+        return url.toString();
+      } catch {
+        return u; // DATABASE_READ_URL's own check says what is wrong with it
+      }
+    }).join(',');
   }
   return env;
 }
@@ -280,6 +303,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
   };
 
   const databaseUrl = value('DATABASE_URL');
+  const readUrls = readUrlsOf(value('DATABASE_READ_URL'));
   const procedures = value('DATABASE_PROCEDURES') !== 'off';
   const redisUrl = value('REDIS_URL');
   const smtpUrl = value('SMTP_URL');
@@ -308,6 +332,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
   const publicBaseUrl = (value('PUBLIC_BASE_URL') ?? `http://localhost:${portNumber}`).replace(/\/+$/, '');
 
   const usesSqlite = !databaseUrl || databaseUrl.startsWith('sqlite:');
+  if (usesSqlite && readUrls.length > 0) problems.push('DATABASE_READ_URL names replicas of a MySQL or MariaDB primary: set DATABASE_URL to the primary, or unset DATABASE_READ_URL');
   if (!usesSqlite && env.SECRET_KEY === undefined) {
     problems.push('SECRET_KEY is required with a MySQL DATABASE_URL: every api and worker process needs the same key (generate one with: openssl rand -hex 32)');
   }
@@ -317,7 +342,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
 
   const database: Config['database'] = usesSqlite
     ? { dialect: 'sqlite', storage: databaseUrl ? path.resolve(databaseUrl.slice('sqlite:'.length)) : path.join(varDir, 'gatehouse.sqlite') }
-    : { dialect: 'mysql', url: databaseUrl!.replace(/^mariadb:/, 'mysql:'), procedures };
+    : { dialect: 'mysql', url: databaseUrl!.replace(/^mariadb:/, 'mysql:'), procedures, readUrls: readUrls.map((u) => u.replace(/^mariadb:/, 'mysql:')) };
 
   return {
     database,

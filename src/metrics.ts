@@ -1,8 +1,6 @@
 import http from 'node:http';
-import { QueryTypes } from 'sequelize';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Database } from './db';
-import { asDate } from './db/models';
+import type { Storage } from './domain/storage';
 import type { Logger } from './logger';
 
 /**
@@ -67,14 +65,12 @@ export function createMetrics(processName: 'api' | 'worker') {
      * The outbox backlog, read from the database at every scrape: pending rows and the age of the
      * oldest, by queue, both from the same query of this very scrape.
      */
-    watchOutbox(db: Database, now: () => Date = () => new Date()): void {
+    watchOutbox(db: Pick<Storage, 'lagTolerant'>, now: () => Date = () => new Date()): void {
       type Backlog = Map<string, { pending: number; oldestSeconds: number }>;
       // the registry collects every gauge of a scrape at once: they share the query in flight
       let inFlight: Promise<Backlog> | undefined;
-      const backlog = (): Promise<Backlog> => (inFlight ??= db.sequelize.query<{ queue: string; n: number | string; oldest: Date | string | null }>(
-        "SELECT queue, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY queue", { type: QueryTypes.SELECT },
-      ).then((rows) => new Map(rows.map((r) => [r.queue, {
-        pending: Number(r.n), oldestSeconds: r.oldest === null ? 0 : Math.max(0, (now().getTime() - asDate(r.oldest).getTime()) / 1000),
+      const backlog = (): Promise<Backlog> => (inFlight ??= db.lagTolerant.outbox.backlog().then((rows) => new Map(rows.map((r) => [r.queue, {
+        pending: r.pending, oldestSeconds: Math.max(0, (now().getTime() - r.oldest.getTime()) / 1000),
       }]))).finally(() => (inFlight = undefined)));
       const gauge = (name: string, help: string, value: (q: { pending: number; oldestSeconds: number } | undefined) => number) => new Gauge({
         name, help, labelNames: ['queue'], registers,

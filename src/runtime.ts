@@ -1,5 +1,6 @@
 import type { Config } from './config';
 import { type Database, openDatabase } from './db';
+import { REPLICA_PAUSE_MS } from './db/lag-tolerant';
 import { migrate, pendingMigrations } from './db/migrate';
 import { createApplicationService } from './domain/applications';
 import { createClientService, systemClock, type Clock } from './domain/clients';
@@ -27,9 +28,15 @@ import { createMetrics, type Metrics } from './metrics';
 
 export { projectRoot } from './paths';
 
+/** Says in the log that a replica cannot answer (never its credentials): the primary answers its reads meanwhile. */
+export const logReplicaFailure = (logger: Logger) => (replica: string, err: unknown) => logger.warn(
+  { replica, reason: err instanceof Error ? err.message : String(err) },
+  `a database replica cannot answer: the primary answers its reads for the next ${REPLICA_PAUSE_MS / 1000} s`,
+);
+
 /** Database and the services over it, without any queue: what the CLI needs. */
 export function createCore(config: Config, logger: Logger, clock: Clock = systemClock) {
-  const db = openDatabase(config.database);
+  const db = openDatabase(config.database, logReplicaFailure(logger));
   const box = new SecretBox(config.secretKey);
   // with Redis, client changes reach every process's client cache (see client-changes.ts)
   const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;

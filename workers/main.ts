@@ -9,7 +9,7 @@ import { createMetrics, serveMetrics } from '../src/metrics';
 import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
 import { createOutbox } from '../src/queue/outbox';
 import { SecretBox } from '../src/domain/secrets';
-import { prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runtime';
+import { logReplicaFailure, prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runtime';
 import { createProcessors } from '../src/jobs';
 import { MAINTENANCE_SCHEDULE, relayEveryMs } from '../src/jobs/maintenance';
 
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     logger.fatal(NO_MAIL_TRANSPORT);
     process.exit(78);
   }
-  const db = openDatabase(config.database);
+  const db = openDatabase(config.database, logReplicaFailure(logger));
   try {
     await prepareSchema(config, db);
   } catch (e) {

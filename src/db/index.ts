@@ -1,4 +1,4 @@
-import { ConnectionError, type Sequelize } from 'sequelize';
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../config';
 import { createSequelize } from './database';
 import { defineModels, Models } from './models';
@@ -12,6 +12,7 @@ import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
 import { asTx, createSql, retrying } from './sql';
+import { lagTolerantOf, replicaReads, routedReads } from './lag-tolerant';
 import type { NewCredential, Successor } from '../domain/storage/credentials';
 import type { OutboxJob } from '../domain/storage/outbox';
 import type { UserRecord } from '../domain/storage/records';
@@ -20,30 +21,7 @@ import type { Transact, Tx } from '../domain/storage/transactions';
 
 export type { Transact, TransactionOptions, Tx } from '../domain/storage/transactions';
 export { isWriteConflict } from './sql';
-
-/** Driver codes and MySQL error numbers meaning the server cannot be reached or is going away. */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
-  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
-]);
-const UNAVAILABLE_ERRNOS = new Set([
-  1040 /* too many connections */, 1053 /* shutdown in progress */, 1927 /* connection killed */, 2002, 2003, 2006, 2013, 4031,
-  1047 /* a Galera node not synced with its cluster: "WSREP has not yet prepared node for application use" */,
-]);
-
-/**
- * Whether `err` says the database cannot be reached (down, restarting, out of connections) rather
- * than that a statement failed: such a request gets 503 with Retry-After instead of a 500.
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err as Record<string, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
-    if (e instanceof ConnectionError) return true;
-    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (typeof e.errno === 'number' && UNAVAILABLE_ERRNOS.has(e.errno)) return true;
-    e = (e.parent ?? e.original ?? e.cause) as Record<string, unknown> | undefined;
-  }
-  return false;
-}
+export { isDatabaseUnavailable } from './unavailable';
 
 /**
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
@@ -135,9 +113,24 @@ function hotWrites(
   return { credentials: { ...credentials, rotate }, records: { ...records, signIn } };
 }
 
-/** Opens the database of the configuration and wires every query module to it. */
-export function openDatabase(database: Config['database']): Database {
+/** Where a replica is: its host and port, never its credentials. */
+const replicaName = (url: string) => {
+  const { hostname, port, pathname } = new URL(url);
+  return `${hostname}:${port || 3306}${pathname}`;
+};
+
+/**
+ * Opens the database of the configuration and wires every query module to it; the lag-tolerant
+ * reads go to the replicas it names (DATABASE_READ_URL), and `replicaFailed` hears of a replica
+ * whose reads the primary answers for a while (see routedReads).
+ */
+export function openDatabase(
+  database: Config['database'], replicaFailed: (replica: string, err: unknown) => void = () => {},
+): Database {
   const sequelize = createSequelize(database);
+  const replicas = database.dialect === 'mysql'
+    ? database.readUrls.map((url) => ({ name: replicaName(url), sequelize: createSequelize({ ...database, url }) }))
+    : [];
   const models = defineModels(sequelize);
   const sql = createSql(sequelize);
   const procedures = database.dialect === 'mysql' && database.procedures;
@@ -145,18 +138,29 @@ export function openDatabase(database: Config['database']): Database {
   const records = createRecordQueries(models, sql);
   const outbox = createOutboxQueries(models, sql);
   const transaction: Transact = sql.transaction ? retryingDeadlocks(sql.transaction.bind(sql)) : serialized(sequelize);
+  const queries = {
+    clients: createClientQueries(models, sql, transaction),
+    flows: createFlowQueries(models, sql),
+    social: createSocialQueries(models, sql),
+    versions: createVersionQueries(models, sql),
+  };
   return {
     sequelize,
     models,
     applications: createApplicationQueries(models, sql, transaction),
-    clients: createClientQueries(models, sql, transaction),
-    flows: createFlowQueries(models, sql),
+    ...queries,
     outbox,
     ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, records, outbox }, transaction),
-    social: createSocialQueries(models, sql),
-    versions: createVersionQueries(models, sql),
+    lagTolerant: routedReads(
+      lagTolerantOf({ ...queries, records, outbox }),
+      replicas.map((r) => ({ name: r.name, reads: replicaReads(r.sequelize) })),
+      replicaFailed,
+    ),
     procedures,
     transaction,
-    close: () => sequelize.close(),
+    close: async () => {
+      await Promise.all(replicas.map((r) => r.sequelize.close()));
+      await sequelize.close();
+    },
   };
 }

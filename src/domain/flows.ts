@@ -38,7 +38,7 @@ export function createFlowService(deps: { db: Storage; now?: () => Date }) {
       const key = `${app.id}:${name}:${version}`;
       let definition = definitions.get(key);
       if (!definition) {
-        const stored = await deps.db.flows.find(app.id, name, Number(version));
+        const stored = await deps.db.lagTolerant.flows.find(app.id, name, Number(version));
         if (!stored) throw unknownFlow(`this application has no flow "${name.slice(0, 64)}" version ${version}`);
         definition = stored.definition as FlowDefinition;
         if (definitions.size > 500) definitions.clear();

@@ -51,13 +51,18 @@ export function createRecordVersions(deps: { db: Storage; outbox: Outbox }) {
       return job(locked.applicationId, { entityId: locked.id, uuid: locked.uuid, version: locked.version + 1, validFrom: at.toISOString(), snapshot: null });
     },
 
-    /** The record as it was at `at` (as the API showed it then); undefined before it existed or after it was deleted. */
+    /**
+     * The record as it was at `at` (as the API showed it then); undefined before it existed or
+     * after it was deleted. Read from a replica when there is one: a time within the replica's lag
+     * may not show the last change yet.
+     */
     async at(applicationId: number, key: { id: number } | { uuid: string }, at: Date): Promise<Record<string, unknown> | undefined> {
+      const history = db.lagTolerant.versions;
       const entityId = 'id' in key
         ? key.id
-        : (await db.records.find(applicationId, key))?.id ?? await db.versions.deletedEntityId(applicationId, key.uuid);
+        : await history.entityId(applicationId, key.uuid) ?? await history.deletedEntityId(applicationId, key.uuid);
       if (entityId === undefined) return undefined;
-      return (await db.versions.at(applicationId, entityId, at))?.snapshot ?? undefined;
+      return (await history.at(applicationId, entityId, at))?.snapshot ?? undefined;
     },
   };
 }

@@ -65,7 +65,7 @@ export function flowDocumentRoutes(services: Services): express.Router {
       const app = await services.db.applications.findByName(appName);
       if (!app) throw notFound(`there is no application "${appName}"`);
       const head = rawVersion === 'HEAD';
-      const version = head ? await services.db.flows.latestVersion(app.id, flowName) : Number(rawVersion);
+      const version = head ? await services.db.lagTolerant.flows.latestVersion(app.id, flowName) : Number(rawVersion);
       if (version === undefined) throw notFound(`application "${appName}" has no flow "${flowName}"`);
       let flow: FlowVersion;
       try {

@@ -37,24 +37,33 @@ export interface TestBackend {
 }
 
 /**
+ * The server of a replica of DATABASE_URL's server (.ci/services.sh starts one, a second behind):
+ * it copies only the databases a backend made with `replicated` names.
+ */
+export const replicaServerUrl = process.env.REPLICA_SERVER_URL || undefined;
+
+/**
  * A fresh, empty database for one test file: a temporary SQLite file, or a new database on the
  * MariaDB server of DATABASE_URL (dropped afterwards). `redis` adds REDIS_URL (when the run has
- * one) with a prefix of its own, so test files never see one another's jobs.
+ * one) with a prefix of its own, so test files never see one another's jobs. `replicated` names the
+ * database so that the replica of REPLICA_SERVER_URL copies it, and sets DATABASE_READ_URL to its copy.
  */
-export async function createTestBackend(options: { redis?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestBackend> {
+export async function createTestBackend(options: { redis?: boolean; replicated?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<TestBackend> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
   const suffix = randomBytes(4).toString('hex');
   let databaseUrl = `sqlite:${path.join(dir, 'gatehouse.sqlite')}`;
+  let readUrl: string | undefined;
   let dropDatabase = async () => {};
   if (onMysql) {
     // the server of DATABASE_URL: the database it names need not exist
-    const name = `${testDatabasePrefix()}${suffix}`;
+    const name = `${testDatabasePrefix()}${options.replicated ? 'replica_' : ''}${suffix}`;
     const admin = await mysql.createConnection(serverUrl());
     await admin.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
     await admin.end();
     const url = new URL(process.env.DATABASE_URL!);
     url.pathname = `/${name}`;
     databaseUrl = url.toString();
+    if (options.replicated) readUrl = new URL(name, replicaServerUrl).toString();
     dropDatabase = async () => {
       const conn = await mysql.createConnection(serverUrl());
       await conn.query(`DROP DATABASE IF EXISTS ${name}`);
@@ -71,6 +80,7 @@ export async function createTestBackend(options: { redis?: boolean; env?: NodeJS
     // the run's choice of stored procedures on MariaDB (the CI runs the suite both ways)
     ...(process.env.DATABASE_PROCEDURES && { DATABASE_PROCEDURES: process.env.DATABASE_PROCEDURES }),
     ...(options.redis && redisUrl ? { REDIS_URL: redisUrl, REDIS_PREFIX: `ghtest-${suffix}` } : {}),
+    ...(readUrl && { DATABASE_READ_URL: readUrl }),
     ...options.env,
   };
   return {
@@ -97,7 +107,7 @@ export interface TestApp {
  * The Express app on a fresh migrated database with the application "local" created; `clock`
  * and `logger` replace the system clock and the silent logger.
  */
-export async function startTestApp(options: { redis?: boolean; env?: NodeJS.ProcessEnv; clock?: Clock; logger?: Logger } = {}): Promise<TestApp> {
+export async function startTestApp(options: { redis?: boolean; replicated?: boolean; env?: NodeJS.ProcessEnv; clock?: Clock; logger?: Logger } = {}): Promise<TestApp> {
   const backend = await createTestBackend(options);
   const runtime = createRuntime(backend.config, options.logger ?? createLogger('silent'), options.clock);
   await migrate(runtime.db);

@@ -68,6 +68,21 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads replicas for the lag-tolerant reads from DATABASE_READ_URL, only beside a MySQL primary', () => {
+    const env = { DATABASE_URL: 'mysql://gh@db:3306/gatehouse', SECRET_KEY: 'ab'.repeat(32), MAIL_TRANSPORT: 'file' };
+    expect(loadConfig(env, tmp()).database).toMatchObject({ readUrls: [] });
+    const two = loadConfig({ ...env, DATABASE_READ_URL: 'mysql://gh@replica1:3306/gatehouse, mariadb://reader:own@replica2/gatehouse', DATABASE_PASSWORD: 'pw' }, tmp());
+    // the primary's password goes to a replica URL written without one (a replica copies the primary's users)
+    expect(two.database).toMatchObject({ url: 'mysql://gh:pw@db:3306/gatehouse', readUrls: ['mysql://gh:pw@replica1:3306/gatehouse', 'mysql://reader:own@replica2/gatehouse'] });
+    expect(problems({ DATABASE_READ_URL: 'mysql://gh@replica1:3306/gatehouse' })).toEqual([
+      'DATABASE_READ_URL names replicas of a MySQL or MariaDB primary: set DATABASE_URL to the primary, or unset DATABASE_READ_URL',
+    ]);
+    expect(problems({ ...env, DATABASE_READ_URL: 'mysql://gh:s3cret@replica1:3306/gatehouse,postgres://gh:0ther@replica2/gh' })).toEqual([
+      'DATABASE_READ_URL must be one or more replicas of DATABASE_URL, each like mysql://USER:PASSWORD@HOST:3306/DATABASE, separated by commas'
+        + ' (got "mysql://gh:***@replica1:3306/gatehouse,postgres://gh:***@replica2/gh")',
+    ]);
+  });
+
   it('reports one line per bad value, naming the variable and what it got', () => {
     const lines = problems({ PORT: '70000', DEFAULT_APP: 'Bad_App', PUBLIC_BASE_URL: 'login.example.com', DATABASE_URL: 'postgres://x/y', LOG_LEVEL: 'loud', LOG_FORMAT: 'xml', VERSIONS_RETENTION_DAYS: '0' });
     expect(lines).toHaveLength(7);
@@ -94,7 +109,7 @@ describe('configuration', () => {
     fs.writeFileSync(path.join(dir, 'pw'), 'pa:ss/w@rd\n');
     const config = loadConfig({ DATABASE_URL: 'mysql://gh@db:3306/gatehouse', DATABASE_PASSWORD_FILE: path.join(dir, 'pw'), SECRET_KEY_FILE: path.join(dir, 'key'), MAIL_TRANSPORT: 'file' }, dir);
     expect(config.secretKey.toString('hex')).toBe('ef'.repeat(32));
-    expect(config.database).toEqual({ dialect: 'mysql', url: 'mysql://gh:pa%3Ass%2Fw%40rd@db:3306/gatehouse', procedures: true });
+    expect(config.database).toEqual({ dialect: 'mysql', url: 'mysql://gh:pa%3Ass%2Fw%40rd@db:3306/gatehouse', procedures: true, readUrls: [] });
     expect(problems({ SECRET_KEY: 'ab'.repeat(32), SECRET_KEY_FILE: path.join(dir, 'key') })).toEqual(['set SECRET_KEY or SECRET_KEY_FILE, not both']);
     expect(problems({ SECRET_KEY_FILE: path.join(dir, 'missing') })).toEqual([expect.stringMatching(/^SECRET_KEY_FILE names ".*missing", which cannot be read \(ENOENT\)$/)]);
     const twice = problems({ DATABASE_URL: 'mysql://gh:one@db:3306/gatehouse', DATABASE_PASSWORD: 'two', SECRET_KEY: 'ab'.repeat(32), MAIL_TRANSPORT: 'file' });

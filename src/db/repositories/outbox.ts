@@ -1,7 +1,7 @@
 import { Op } from 'sequelize';
-import type { Models, OutboxRow } from '../models';
+import { asDate, type Models, type OutboxRow } from '../models';
 import type { Sql } from '../sql';
-import type { OutboxJob, OutboxStatus } from '../../domain/storage/outbox';
+import type { OutboxBacklog, OutboxJob, OutboxStatus } from '../../domain/storage/outbox';
 import type { Tx } from '../../domain/storage/transactions';
 
 const toJob = (row: OutboxRow): OutboxJob => ({
@@ -69,6 +69,12 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       });
       if (rows.length === 0) return 0;
       return Outbox.destroy({ where: { id: rows.map((r) => r.id), status: 'done' } });
+    },
+    async backlog(): Promise<OutboxBacklog[]> {
+      const rows = await sql.select<{ queue: string; n: number | string; oldest: Date | string }>(
+        "SELECT queue, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE status = 'pending' GROUP BY queue", [],
+      );
+      return rows.map((r) => ({ queue: r.queue, pending: Number(r.n), oldest: asDate(r.oldest) }));
     },
   };
 }

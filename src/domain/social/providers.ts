@@ -1,5 +1,5 @@
 import type { Storage } from '../storage';
-import type { StoredProvider } from '../storage/social';
+import type { SocialStore, StoredProvider } from '../storage/social';
 import { errors } from '../../errors';
 import type { Clock } from '../clients';
 import type { SecretBox } from '../secrets';
@@ -67,8 +67,9 @@ export function createProviderService(deps: { db: Storage; box: SecretBox; clock
       }
       return view({ ...stored, id: 0 });
     },
-    async list(applicationId: number): Promise<ProviderView[]> {
-      return (await db.social.providers.list(applicationId)).map(view);
+    /** The application's providers, read from `from` (the admin API's list passes the lag-tolerant reads). */
+    async list(applicationId: number, from: Pick<SocialStore['providers'], 'list'> = db.social.providers): Promise<ProviderView[]> {
+      return (await from.list(applicationId)).map(view);
     },
     async remove(applicationId: number, name: string): Promise<void> {
       if (!(await db.social.providers.remove(applicationId, name))) throw errors.invalidArgument('name', `no provider named ${name.slice(0, 64)} in this application`);

@@ -23,8 +23,33 @@ export interface Storage {
   social: SocialStore;
   versions: VersionStore;
   outbox: OutboxStore;
+  /** The reads that may lag behind the writes: see LagTolerantReads. */
+  lagTolerant: LagTolerantReads;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
   transaction: Transact;
+}
+
+/**
+ * Every read that may be answered from a replica (DATABASE_READ_URL), named here and nowhere else
+ * (docs/scaling.md#read-replicas): each answers what the primary held a moment ago, so only reads
+ * whose callers accept that belong here. A flow version is immutable, so its reads are exact (a
+ * version the replica does not have yet is read from the primary); the others may miss the last
+ * changes: the entity API's searches and counts, the history of a record (`/versions/entity`, a
+ * uuid resolved for it included), the admin lists and the outbox backlog of the metrics.
+ * Everything else — credentials, the sign-in's read, clients and settings, anything read in a
+ * transaction, migrations — reads the primary. Without a replica these are the primary's reads.
+ */
+export interface LagTolerantReads {
+  flows: Pick<FlowStore, 'find' | 'latestVersion'>;
+  records: Pick<RecordStore, 'searchPage' | 'findByIds' | 'count'>;
+  profiles: Pick<SocialStore['profiles'], 'forEntities'>;
+  versions: Pick<VersionStore, 'at' | 'deletedEntityId'> & {
+    /** A live record's id by its uuid, to look its history up. */
+    entityId(applicationId: number, uuid: string): Promise<number | undefined>;
+  };
+  clients: Pick<ClientStore, 'list'>;
+  providers: Pick<SocialStore['providers'], 'list'>;
+  outbox: Pick<OutboxStore, 'backlog'>;
 }
 
 export type { Transact, TransactionOptions, Tx } from './transactions';

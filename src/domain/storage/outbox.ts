@@ -24,4 +24,8 @@ export interface OutboxStore {
   stragglers(olderThan: Date, limit: number): Promise<OutboxJob[]>;
   /** Deletes finished rows older than `before`, at most `limit`; returns how many. */
   purgeDone(before: Date, limit: number): Promise<number>;
+  /** The pending rows of each queue that has any, and when the oldest of them was written. */
+  backlog(): Promise<OutboxBacklog[]>;
 }
+
+export interface OutboxBacklog { queue: string; pending: number; oldest: Date }

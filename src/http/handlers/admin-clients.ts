@@ -18,7 +18,7 @@ export const addClient: Handler = async (ctx) => {
 /** /clients/list: every client of the application, optionally only those with all of `has_features`. */
 export const listClients: Handler = async (ctx) => {
   const has: Feature[] = ctx.params.get('has_features') === undefined ? [] : parseFeatures(ctx.params.json('has_features'), 'has_features');
-  const clients = await ctx.services.clients.list(ctx.app.id, has);
+  const clients = await ctx.services.clients.list(ctx.app.id, has, ctx.services.db.lagTolerant.clients);
   return {
     results: clients.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features })),
   };

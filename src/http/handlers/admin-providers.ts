@@ -14,7 +14,7 @@ export const addProvider: Handler = async (ctx) => {
   return { result: provider };
 };
 
-export const listProviders: Handler = async (ctx) => ({ results: await ctx.services.providers.list(ctx.app.id) });
+export const listProviders: Handler = async (ctx) => ({ results: await ctx.services.providers.list(ctx.app.id, ctx.services.db.lagTolerant.providers) });
 
 export const removeProvider: Handler = async (ctx) => {
   await ctx.services.providers.remove(ctx.app.id, ctx.params.require('name'));

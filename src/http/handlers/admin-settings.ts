@@ -42,7 +42,7 @@ const applied = (s: Record<string, string>, entries: (readonly [string, string |
 async function checkFlow(ctx: RequestContext, settings: () => Promise<Record<string, string>>, changed: string[], name: string): Promise<void> {
   if (!changed.includes('default_flow_name') && !changed.includes('default_flow_version')) return;
   const { name: flow, version } = chosenFlow(await settings());
-  const { flows } = ctx.services.db;
+  const { flows } = ctx.services.db.lagTolerant;
   if (flow === undefined) {
     throw errors.invalidArgument(name, 'default_flow_version names a version of the default flow: set default_flow_name as well');
   }

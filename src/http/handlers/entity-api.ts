@@ -254,20 +254,21 @@ export const findEntities: Handler = async (ctx) => {
   }
   const paths = ctx.params.get('attributes') === undefined ? undefined : parsePathList(ctx.params.json('attributes'));
   const { db, entityQueryTimeoutMs } = ctx.services;
-  const page = await bounded(() => db.records.searchPage(ctx.app.id, where, sort, { limit, offset }, entityQueryTimeoutMs));
+  // read from a replica when there is one (docs/scaling.md#read-replicas): a search may miss the last changes
+  const page = await bounded(() => db.lagTolerant.records.searchPage(ctx.app.id, where, sort, { limit, offset }, entityQueryTimeoutMs));
   let bytes = 0;
   const fits = page.findIndex((r) => (bytes += r.bytes) > MAX_ANSWER_BYTES);
   if (fits >= 0) {
     throw errors.invalidArgument('max_results', `the ${page.length} records of this page hold more than ${MAX_ANSWER_BYTES / (1024 * 1024)} MiB, the most one answer carries; `
       + `ask for at most ${Math.max(1, fits)} records (max_results), page through the rest with first_result`, { limit_bytes: MAX_ANSWER_BYTES });
   }
-  const records = await db.records.findByIds(ctx.app.id, page.map((r) => r.id));
-  const profiles = await db.social.profiles.forEntities(ctx.app.id, records.map((r) => r.id));
+  const records = await db.lagTolerant.records.findByIds(ctx.app.id, page.map((r) => r.id));
+  const profiles = await db.lagTolerant.profiles.forEntities(ctx.app.id, records.map((r) => r.id));
   const results = records.map((r) => {
     const rendered = renderWithProfiles(r, profiles.get(r.id) ?? []);
     return paths ? pick(rendered, paths) : rendered;
   });
-  const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await bounded(() => db.records.count(ctx.app.id, where, entityQueryTimeoutMs)) } : {};
+  const total = ctx.params.get('show_total_count') === 'true' ? { total_count: await bounded(() => db.lagTolerant.records.count(ctx.app.id, where, entityQueryTimeoutMs)) } : {};
   return { result_count: results.length, results, ...total };
 };
 
@@ -276,6 +277,6 @@ export const countEntities: Handler = async (ctx) => {
   typeName(ctx);
   caller(ctx);
   const { where } = compiled(ctx);
-  return { total_count: await bounded(() => ctx.services.db.records.count(ctx.app.id, where, ctx.services.entityQueryTimeoutMs)) };
+  return { total_count: await bounded(() => ctx.services.db.lagTolerant.records.count(ctx.app.id, where, ctx.services.entityQueryTimeoutMs)) };
 };
 
