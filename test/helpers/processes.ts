@@ -91,7 +91,8 @@ export function ownServer(command: string, args: string[], ready: () => boolean,
       if (child.exitCode !== null) throw new Error(`${command} exited: its port is taken by another server`);
     },
     async kill() {
-      if (!child || child.exitCode !== null) return;
+      // a server killed by a signal has no exit code, only its signal
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child!.once('exit', r));
       child.kill('SIGKILL');
       await exited;
