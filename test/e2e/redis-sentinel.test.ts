@@ -10,9 +10,10 @@ import { cli, freePort, until, ownServer, SERVER, startNode, WORKER } from '../h
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
 const redisCli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
-const redis = (port: number, ...extra: string[]) => ownServer('redis-server', [
-  '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra,
-], () => redisCli(port, 'ping') === 'PONG');
+/** A Redis server of this test's own; `dir` takes the snapshot a replica's first sync writes. */
+const redis = (port: number, dir: string, ...extra: string[]) => ownServer('redis-server', [
+  '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra,
+], () => redisCli(port, 'ping') === 'PONG', () => fs.mkdirSync(dir, { recursive: true }));
 
 /**
  * REDIS_URL=redis+sentinel://… (docs/scaling.md): a master, its replica and a Sentinel of this
@@ -31,8 +32,8 @@ skipUnless(redisServer, 'the Redis Sentinel test needs the redis-server program'
     ports = { master: await freePort(), replica: await freePort(), sentinel: await freePort() };
     const conf = path.join(dir, 'sentinel.conf');
     servers = [
-      redis(ports.master),
-      redis(ports.replica, '--replicaof', '127.0.0.1', String(ports.master)),
+      redis(ports.master, path.join(dir, 'master')),
+      redis(ports.replica, path.join(dir, 'replica'), '--replicaof', '127.0.0.1', String(ports.master)),
       // one Sentinel (quorum 1) is enough to fail over; production runs three or more
       ownServer('redis-server', [conf, '--sentinel'], () => redisCli(ports.sentinel, 'ping') === 'PONG', () => fs.writeFileSync(conf, [
         `port ${ports.sentinel}`, 'bind 127.0.0.1', `dir ${dir}`,
