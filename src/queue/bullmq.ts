@@ -1,4 +1,4 @@
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
 import type { Logger } from '../logger';
 import { backoffDelay, Job, JobQueue, Processors, QUEUE_NAMES, QueueName, RETRY } from './port';
 import { connectRedis, queuePrefix, type RedisConnection } from './redis';
@@ -92,6 +92,47 @@ export function createBullQueue(
   };
 }
 
+/**
+ * How long this process may have room for a queue's jobs while that queue has jobs waiting and
+ * none starts here, before its BullMQ Worker is judged stuck and replaced (docs/scaling.md).
+ */
+export const STUCK_AFTER_MS = 30_000;
+
+/** One look at a queue from a worker process: what waits in Redis, and what this process does. */
+export interface QueueSample {
+  now: number;
+  /** Jobs ready to run (BullMQ's `wait` list); delayed retries are not counted. */
+  waiting: number;
+  /** Jobs this process is running for the queue. */
+  active: number;
+  concurrency: number;
+  /** Jobs this process has started for the queue, ever: a counter, compared between samples. */
+  started: number;
+}
+
+/**
+ * Judges, from samples taken every few seconds, whether a BullMQ Worker's fetch loop has stopped:
+ * jobs wait, this process has room, and none has started for `stuckAfterMs`. A busy worker (no
+ * room) or one that starts jobs, however slowly, is never judged stuck; neither is a process that
+ * cannot see the queue (a failed sample is not a sample).
+ */
+export function stuckWorkerJudge(stuckAfterMs = STUCK_AFTER_MS): (sample: QueueSample) => boolean {
+  let since: number | undefined;
+  let lastStarted: number | undefined;
+  return (sample) => {
+    const idleWithWork = sample.waiting > 0 && sample.active < sample.concurrency && sample.started === lastStarted;
+    lastStarted = sample.started;
+    if (!idleWithWork) {
+      since = undefined;
+      return false;
+    }
+    since ??= sample.now;
+    if (sample.now - since < stuckAfterMs) return false;
+    since = undefined;
+    return true;
+  };
+}
+
 /** Consumer side, used by worker processes: one BullMQ Worker per queue, same processors. */
 export function createBullWorkers(options: {
   redisUrl: string;
@@ -99,24 +140,39 @@ export function createBullWorkers(options: {
   processors: Processors;
   logger: Logger;
   concurrency?: Partial<Record<QueueName, number>>;
+  /** See STUCK_AFTER_MS; how often the queues are looked at is a sixth of it. */
+  stuckAfterMs?: number;
+  /** Makes each queue's BullMQ Worker (tests inject a fault here); `new Worker(...)` by default. */
+  makeWorker?: (queue: QueueName, processor: Processor, options: WorkerOptions) => Worker;
 }): { workers: Worker[]; close(): Promise<void> } {
   const { redisUrl, processors, logger } = options;
+  const makeWorker = options.makeWorker ?? ((queue, processor, workerOptions) => new Worker(queue, processor, workerOptions));
   // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null on their connection.
   const connection = connectRedis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (worker)'));
-  const workers = QUEUE_NAMES.map((queue) => {
-    const worker = new Worker(
+  const prefixOf = (queue: QueueName) => queuePrefix(options.prefix, queue, connection.isCluster);
+  const concurrencyOf = (queue: QueueName) => options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4);
+  const running = Object.fromEntries(QUEUE_NAMES.map((q) => [q, { active: 0, started: 0 }])) as Record<QueueName, { active: number; started: number }>;
+
+  const start = (queue: QueueName) => {
+    const worker = makeWorker(
       queue,
       async (bullJob) => {
         const attempt = bullJob.attemptsMade + 1;
         const maxAttempts = bullJob.opts.attempts ?? 1;
-        return processors[queue](
-          { id: bullJob.id ?? '', queue, name: bullJob.name, data: bullJob.data as Record<string, unknown> },
-          { attempt, finalAttempt: attempt >= maxAttempts },
-        );
+        running[queue].active++;
+        running[queue].started++;
+        try {
+          return await processors[queue](
+            { id: bullJob.id ?? '', queue, name: bullJob.name, data: bullJob.data as Record<string, unknown> },
+            { attempt, finalAttempt: attempt >= maxAttempts },
+          );
+        } finally {
+          running[queue].active--;
+        }
       },
       {
-        connection, prefix: queuePrefix(options.prefix, queue, connection.isCluster), concurrency: options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4),
+        connection, prefix: prefixOf(queue), concurrency: concurrencyOf(queue),
         // attemptsMade counts the attempt that just failed, as `attempt` does in backoffDelay
         settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
       },
@@ -125,11 +181,45 @@ export function createBullWorkers(options: {
       logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'));
     worker.on('error', (err) => logger.warn({ queue, err: err.message }, 'worker error'));
     return worker;
-  });
+  };
+  const workers = QUEUE_NAMES.map(start);
+
+  // BullMQ's fetch loop waits on a blocking connection of its own; after a Redis Cluster node
+  // restarts it has been seen to stay parked for good while jobs waited. The queues are looked at
+  // on a connection that fails fast, and a Worker judged stuck is replaced by a new one (with a
+  // new blocking connection): the jobs it left are taken by the new one, nothing is lost.
+  const stuckAfterMs = options.stuckAfterMs ?? STUCK_AFTER_MS;
+  const looker = connectRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  looker.on('error', () => undefined); // the worker connection above reports Redis errors
+  const lookouts = QUEUE_NAMES.map((queue) => new Queue(queue, { connection: looker, prefix: prefixOf(queue) }));
+  for (const q of lookouts) q.on('error', () => undefined);
+  const judges = QUEUE_NAMES.map(() => stuckWorkerJudge(stuckAfterMs));
+  const retired = new Set<Promise<void>>();
+  let looking = false;
+  const look = setInterval(() => {
+    if (looking || looker.status !== 'ready') return;
+    looking = true;
+    void Promise.all(QUEUE_NAMES.map(async (queue, i) => {
+      const waiting = await lookouts[i].getWaitingCount().catch(() => undefined);
+      if (waiting === undefined) return;
+      const stuck = judges[i]({ now: Date.now(), waiting, concurrency: concurrencyOf(queue), ...running[queue] });
+      if (!stuck) return;
+      logger.warn({ queue, waiting, stuck_ms: stuckAfterMs }, 'jobs waited while this worker had room and took none: replacing its queue worker');
+      const old = workers[i];
+      workers[i] = start(queue);
+      // closed at once without waiting for its jobs in progress (they run on; one whose completion
+      // cannot be recorded any more is taken again by the new worker once its lock expires)
+      retired.add(old.close(true).catch(() => undefined));
+    })).finally(() => (looking = false));
+  }, Math.max(250, Math.floor(stuckAfterMs / 6)));
+  look.unref();
+
   return {
     workers,
     async close() {
-      await Promise.allSettled(workers.map((w) => w.close()));
+      clearInterval(look);
+      await Promise.allSettled([...retired, ...workers.map((w) => w.close()), ...lookouts.map((q) => q.close())]);
+      looker.disconnect();
       connection.disconnect();
     },
   };

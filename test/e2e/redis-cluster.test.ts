@@ -97,7 +97,11 @@ skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')
       await until('the cluster is up again', () => nodes.every((n) => /cluster_state:ok/.test(redisCli(n.port, 'cluster', 'info'))));
       await until('both pods are ready again', async () => (await ready(0)).status === 200 && (await ready(1)).status === 200);
       expect((await register(0, 'after@example.com')).body.stat).toBe('ok');
-      await until('the email committed after the failover is delivered', () => smtp.mails.some((m) => (m.to as { text: string }).text === 'after@example.com'));
+      await until('the email committed after the failover is delivered', () => smtp.mails.some((m) => (m.to as { text: string }).text === 'after@example.com'))
+        .catch((e: Error) => {
+          const relayed = /outbox relay enqueued/;
+          throw new Error(`${e.message}; the worker printed:\n${worker.output().split('\n').filter((l) => !relayed.test(l)).join('\n').slice(-4000)}`);
+        });
       expect(worker.output()).not.toMatch(/CROSSSLOT/);
       for (const pod of pods) expect(pod.output()).not.toMatch(/CROSSSLOT/);
     } finally {

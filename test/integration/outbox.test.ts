@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { simpleParser } from 'mailparser';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -156,6 +156,44 @@ skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox
     await workers.close();
     close();
     await queue.close();
+  });
+
+  it('a queue worker whose fetch loop stays parked on Redis is replaced, and the waiting job runs', async () => {
+    const { config } = t.runtime;
+    const prefix = `${config.redisPrefix}-stuck`;
+    const ran: string[] = [];
+    const done = async (job: { id: string }) => {
+      ran.push(job.id);
+    };
+    const lines: string[] = [];
+    const watched = createLogger('info', { write: (line: string) => lines.push(line) });
+    let parked = 0;
+    const workers = createBullWorkers({
+      redisUrl: config.redisUrl!, prefix, logger: watched, stuckAfterMs: 1_200,
+      processors: { mail: done, versions: done, maintenance: done },
+      // the first mail worker's loop waits for ever once the queue is empty, as one was seen to
+      // do after a Redis Cluster node restarted
+      makeWorker: (queue, processor, options) => {
+        const worker = new Worker(queue, processor, options);
+        if (queue === 'mail' && parked++ === 0) Object.assign(worker, { waitForJob: () => new Promise(() => undefined) });
+        return worker;
+      },
+    });
+    const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix });
+    try {
+      await new Promise((r) => setTimeout(r, 500)); // the parked loop has drained the empty queue
+      await queue.add('send', {}, { jobId: 'waits-for-a-new-worker' });
+      await until(async () => ran.includes('waits-for-a-new-worker'), 10_000);
+      expect(parked).toBe(2);
+      expect(lines.filter((l) => /replacing its queue worker/.test(l))).toHaveLength(1);
+      expect(JSON.parse(lines.find((l) => /replacing its queue worker/.test(l))!)).toMatchObject({ queue: 'mail', waiting: 1 });
+      // the other queues kept their workers
+      expect(workers.workers.map((w) => w.name)).toEqual(['mail', 'versions', 'maintenance']);
+    } finally {
+      await workers.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
   });
 
   it('a failing job is retried over about two hours: waits double from 2 s and are capped at 10 minutes', async () => {
