@@ -68,12 +68,12 @@ export function routedReads(
   primary: LagTolerantReads, replicas: Replica[], replicaFailed: (replica: string, err: unknown) => void, now = () => Date.now(),
 ): LagTolerantReads {
   if (replicas.length === 0) return primary;
-  const pausedUntil = new Map<string, number>();
+  const pausedUntil = new Map<Replica, number>();
   let turn = 0;
   const next = (): Replica | undefined => {
     for (let i = 0; i < replicas.length; i++) {
       const replica = replicas[turn++ % replicas.length];
-      if ((pausedUntil.get(replica.name) ?? 0) <= now()) return replica;
+      if ((pausedUntil.get(replica) ?? 0) <= now()) return replica;
     }
     return undefined;
   };
@@ -86,7 +86,7 @@ export function routedReads(
       answer = await call(replica.reads);
     } catch (err) {
       if (!isDatabaseUnavailable(err) && !isSchemaMissing(err)) throw err;
-      pausedUntil.set(replica.name, now() + REPLICA_PAUSE_MS);
+      pausedUntil.set(replica, now() + REPLICA_PAUSE_MS);
       replicaFailed(replica.name, err);
       return call(primary);
     }

@@ -210,7 +210,9 @@ export function createBullWorkers(options: {
       // closed at once without waiting for its jobs in progress (they run on; one whose completion
       // cannot be recorded any more is taken again by the new worker once its lock expires)
       retired.add(old.close(true).catch(() => undefined));
-    })).finally(() => (looking = false));
+    }))
+      .catch((err: Error) => logger.warn({ err: err.message }, 'could not look at the queues; will look again'))
+      .finally(() => (looking = false));
   }, Math.max(250, Math.floor(stuckAfterMs / 6)));
   look.unref();
 

@@ -1,6 +1,6 @@
 import { stuckWorkerJudge, type QueueSample } from '../../src/queue/bullmq';
 
-/** Feeds the judge one sample every 5 s from `from` and says which ones it judged stuck. */
+/** Feeds the judge one sample every 5 s, from 0 s on, and says which ones it judged stuck. */
 function judge(samples: Omit<QueueSample, 'now' | 'concurrency'>[], stuckAfterMs = 30_000, concurrency = 4): boolean[] {
   const stuck = stuckWorkerJudge(stuckAfterMs);
   return samples.map((s, i) => stuck({ now: i * 5_000, concurrency, ...s }));
