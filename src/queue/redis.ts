@@ -3,37 +3,61 @@ import IORedis, { Cluster, type RedisOptions } from 'ioredis';
 /** A connection to one Redis server or to a Redis Cluster: every Redis user of Gatehouse takes either. */
 export type RedisConnection = IORedis | Cluster;
 
-/** Where REDIS_URL points: one server, or a cluster's seed nodes (the others are discovered). */
+type Nodes = { host: string; port: number }[];
+type Credentials = { tls: boolean; username?: string; password?: string };
+
+/**
+ * Where REDIS_URL points: one server; a cluster's seed nodes (the others are discovered); or the
+ * Sentinels that know which server is the master of `name` now.
+ */
 export type RedisTarget =
   | { cluster: false; url: string }
-  | { cluster: true; nodes: { host: string; port: number }[]; tls: boolean; username?: string; password?: string };
+  | { cluster: true; nodes: Nodes } & Credentials
+  | { cluster: false; sentinels: Nodes; name: string } & Credentials;
 
 const CLUSTER_URL = /^redis(s?)\+cluster:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/?$/;
+const SENTINEL_URL = /^redis(s?)\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/([^/?#]+)$/;
+
+/** `HOST:PORT,HOST:PORT,…` as nodes (port 6379, or `defaultPort`, when left out). */
+function nodesOf(list: string, what: string, defaultPort: number): Nodes {
+  return list.split(',').map((hostPort) => {
+    const at = hostPort.lastIndexOf(':');
+    const host = at > 0 ? hostPort.slice(0, at).replace(/^\[|\]$/g, '') : hostPort;
+    const port = at > 0 ? Number(hostPort.slice(at + 1)) : defaultPort;
+    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new Error(`REDIS_URL names a ${what} "${hostPort}" that is not HOST:PORT`);
+    }
+    return { host, port };
+  });
+}
+
+const decode = (v: string | undefined) => (v ? decodeURIComponent(v) : undefined);
 
 /**
  * REDIS_URL (README: Configuration): `redis://HOST:PORT` or `rediss://…` for one server;
  * `redis+cluster://[USER:PASSWORD@]HOST:PORT,HOST:PORT,…` (or `rediss+cluster://` for TLS) for a
- * Redis Cluster, naming one or more of its nodes. One variable says both where and what, so a
- * deployment cannot point a single-server client at a cluster by mistake (which PINGs fine and
- * then fails every multi-key command).
+ * Redis Cluster, naming one or more of its nodes; `redis+sentinel://[USER:PASSWORD@]HOST:26379,…/NAME`
+ * (or `rediss+sentinel://`) for a master and its replicas watched by Sentinels, naming one or more
+ * Sentinels and the master's name (the credentials are the Redis servers'). One variable says both
+ * where and what, so a deployment cannot point a single-server client at a cluster by mistake
+ * (which PINGs fine and then fails every multi-key command).
  */
 export function parseRedisUrl(url: string): RedisTarget {
+  const sentinel = SENTINEL_URL.exec(url);
+  if (sentinel) {
+    return {
+      cluster: false, sentinels: nodesOf(sentinel[4], 'Sentinel', 26379), name: decodeURIComponent(sentinel[5]),
+      tls: sentinel[1] === 's', username: decode(sentinel[2]), password: decode(sentinel[3]),
+    };
+  }
   const m = CLUSTER_URL.exec(url);
   if (!m) {
-    if (!/^rediss?:\/\/.+/.test(url)) throw new Error('REDIS_URL must look like redis://HOST:6379, rediss://…, or redis+cluster://HOST:7000,HOST:7001');
+    if (!/^rediss?:\/\/.+/.test(url) || /^rediss?\+sentinel:/.test(url)) {
+      throw new Error('REDIS_URL must look like redis://HOST:6379, rediss://…, redis+cluster://HOST:7000,HOST:7001 or redis+sentinel://HOST:26379,HOST:26380/MASTER_NAME');
+    }
     return { cluster: false, url };
   }
-  const nodes = m[4].split(',').map((hostPort) => {
-    const at = hostPort.lastIndexOf(':');
-    const host = at > 0 ? hostPort.slice(0, at).replace(/^\[|\]$/g, '') : hostPort;
-    const port = at > 0 ? Number(hostPort.slice(at + 1)) : 6379;
-    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new Error(`REDIS_URL names a cluster node "${hostPort}" that is not HOST:PORT`);
-    }
-    return { host, port };
-  });
-  const decode = (v: string | undefined) => (v ? decodeURIComponent(v) : undefined);
-  return { cluster: true, nodes, tls: m[1] === 's', username: decode(m[2]), password: decode(m[3]) };
+  return { cluster: true, nodes: nodesOf(m[4], 'cluster node', 6379), tls: m[1] === 's', username: decode(m[2]), password: decode(m[3]) };
 }
 
 /** Whether REDIS_URL names a Redis Cluster. */
@@ -42,10 +66,24 @@ export const isClusterUrl = (url: string) => parseRedisUrl(url).cluster;
 /**
  * A connection to REDIS_URL with `options` (those of one connection: timeouts, the offline queue,
  * retries). On a cluster every node's connection gets them, commands go to the masters, and a
- * command refused during a failover is redirected once the cluster has moved the slot.
+ * command refused during a failover is redirected once the cluster has moved the slot. Behind
+ * Sentinels it is a connection to the master they name, moved to the new one after a failover.
  */
 export function connectRedis(url: string, options: RedisOptions = {}): RedisConnection {
   const target = parseRedisUrl(url);
+  if ('sentinels' in target) {
+    // The Sentinels name the master at every (re)connection, and ioredis takes a server only once
+    // it says it is a master. A failover closes the clients of the old master and of the promoted
+    // replica (the Sentinels reconfigure both with CLIENT KILL), so every connection reconnects and
+    // asks again. ioredis's failover detector stays off: a failover it announces while a connection
+    // is reconnecting closes that connection for good (every later command "Connection is
+    // closed."), which ended a worker's or a pod's Redis in 2 failovers of 7 (docs/decisions.md).
+    return new IORedis({
+      ...options, sentinels: target.sentinels, name: target.name, username: target.username, password: target.password,
+      failoverDetector: false,
+      ...(target.tls && { tls: {}, enableTLSForSentinelMode: true }),
+    });
+  }
   if (!target.cluster) return new IORedis(url, options);
   const { enableOfflineQueue, enableAutoPipelining, lazyConnect, ...perNode } = options;
   return new Cluster(target.nodes, {

@@ -140,6 +140,19 @@ describe('REDIS_URL', () => {
     expect(loadConfig({ SECRET_KEY: 'ab'.repeat(32), REDIS_URL: 'redis+cluster://r1:7000,r2:7001' }, tmp()).redisUrl).toBe('redis+cluster://r1:7000,r2:7001');
   });
 
+  it('names a master behind Sentinels by some of the Sentinels and the master\'s name', () => {
+    expect(parseRedisUrl('redis+sentinel://s1:26379,s2,[::1]:26380/gatehouse')).toEqual({
+      cluster: false, name: 'gatehouse', tls: false, username: undefined, password: undefined,
+      sentinels: [{ host: 's1', port: 26379 }, { host: 's2', port: 26379 }, { host: '::1', port: 26380 }],
+    });
+    expect(parseRedisUrl('rediss+sentinel://default:p%40ss@s1/main')).toMatchObject({ tls: true, username: 'default', password: 'p@ss', name: 'main' });
+    // the master's name is required: a Sentinel watches several masters
+    expect(problems({ SECRET_KEY: 'ab'.repeat(32), REDIS_URL: 'redis+sentinel://u:s3cret@s1:26379' })).toEqual([
+      'REDIS_URL must look like redis://HOST:6379, rediss://…, redis+cluster://HOST:7000,HOST:7001 or redis+sentinel://HOST:26379,HOST:26380/MASTER_NAME (got "redis+sentinel://u:***@s1:26379")',
+    ]);
+    expect(() => parseRedisUrl('redis+sentinel://s1:port/main')).toThrow('REDIS_URL names a Sentinel "s1:port" that is not HOST:PORT');
+  });
+
   it('refuses a cluster node that is not HOST:PORT, and any other scheme, without echoing a password', () => {
     expect(problems({ REDIS_URL: 'redis+cluster://default:s3cret@r1:7000,r2:port' })).toEqual([
       expect.stringMatching(/^REDIS_URL names a cluster node "r2:port" that is not HOST:PORT/),

@@ -1,0 +1,158 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../../src/db';
+import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
+import { startSmtp } from '../helpers/smtp';
+import { cli, freePort, until, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
+
+const redisServer = spawnSync('redis-server', ['--version']).status === 0;
+
+const redisCli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
+/** A Redis server of this test's own; `dir` takes the snapshot a replica's first sync writes. */
+const redis = (port: number, dir: string, ...extra: string[]) => ownServer('redis-server', [
+  '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra,
+], () => redisCli(port, 'ping') === 'PONG', () => fs.mkdirSync(dir, { recursive: true }));
+
+/**
+ * REDIS_URL=redis+sentinel://… (docs/scaling.md): a master, its replica and a Sentinel of this
+ * test's own, two api pods and a worker; the master is killed under a stream of registrations
+ * and the Sentinel promotes the replica, with nobody restarting anything.
+ */
+skipUnless(redisServer, 'the Redis Sentinel test needs the redis-server program')('a Redis master and replica behind a Sentinel, failing over under load', () => {
+  let dir: string;
+  let backend: TestBackend;
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let ports: { master: number; replica: number; sentinel: number };
+  let servers: ReturnType<typeof redis>[];
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-redis-sentinel-'));
+    ports = { master: await freePort(), replica: await freePort(), sentinel: await freePort() };
+    const conf = path.join(dir, 'sentinel.conf');
+    servers = [
+      redis(ports.master, path.join(dir, 'master')),
+      redis(ports.replica, path.join(dir, 'replica'), '--replicaof', '127.0.0.1', String(ports.master)),
+      // one Sentinel (quorum 1) is enough to fail over; production runs three or more
+      ownServer('redis-server', [conf, '--sentinel'], () => redisCli(ports.sentinel, 'ping') === 'PONG', () => fs.writeFileSync(conf, [
+        `port ${ports.sentinel}`, 'bind 127.0.0.1', `dir ${dir}`,
+        `sentinel monitor gh 127.0.0.1 ${ports.master} 1`, 'sentinel down-after-milliseconds gh 1000', 'sentinel failover-timeout gh 10000',
+      ].join('\n'))),
+    ];
+    for (const s of servers) await s.start();
+    await until('the replica is in sync', () => /master_link_status:up/.test(redisCli(ports.replica, 'info', 'replication')));
+    await until('the Sentinel knows the replica', () => redisCli(ports.sentinel, 'sentinel', 'replicas', 'gh').includes(String(ports.replica)));
+    smtp = await startSmtp();
+    backend = await createTestBackend({
+      env: {
+        REDIS_URL: `redis+sentinel://127.0.0.1:${ports.sentinel}/gh`, REDIS_PREFIX: 'ghsentinel',
+        MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, OUTBOX_RELAY_AFTER_SECONDS: '2',
+        LOGIN_LIMIT_ACCOUNT: '3/900', REGISTER_LIMIT_ADDRESS: '1000/3600', LOG_LEVEL: 'info',
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    for (const s of servers ?? []) await s.kill();
+    await smtp?.close();
+    await backend?.cleanup();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('delivers every job, shares the limits, and serves on through a failover with nothing lost', async () => {
+    const env = backend.env;
+    expect(cli(['migrate'], { cwd: backend.dir, env }).status).toBe(0);
+    const local = JSON.parse(cli(['apps:create', 'local', '--json'], { cwd: backend.dir, env }).stdout);
+    const apiPorts = [await freePort(), await freePort()];
+    const pods = apiPorts.map((port) => startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(port) } }));
+    const worker = startNode(WORKER, { cwd: backend.dir, env });
+    const call = (pod: number, p: string, body: Record<string, string>) => fetch(`http://127.0.0.1:${apiPorts[pod % 2]}${p}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+    const ready = (pod: number) => fetch(`http://127.0.0.1:${apiPorts[pod]}/readyz`).then((r) => r.status);
+    const shared = { client_id: local.clients.login.client_id, locale: 'en-US' };
+    const register = (pod: number, email: string) => call(pod, '/oauth/register_native_traditional', {
+      ...shared, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+    });
+    const delivered = () => smtp.mails.map((m) => (m.to as { text: string }).text);
+    try {
+      await Promise.all([...pods.map((p) => p.waitFor(/api listening/)), worker.waitFor(/worker ready/)]);
+      for (const pod of [0, 1]) expect(await ready(pod)).toBe(200);
+
+      // the limits are shared through the master: 12 wrong passwords over both pods, 3 checked
+      expect((await register(0, 'ada@example.com')).body.stat).toBe('ok');
+      const wrong = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i, '/oauth/auth_native_traditional', {
+        ...shared, signInEmailAddress: 'ada@example.com', currentPassword: `wrong ${i}`,
+      })));
+      expect(wrong.filter((r) => r.body.code === 210)).toHaveLength(3);
+
+      // registrations keep coming while the master dies and the Sentinel promotes the replica
+      const users: string[] = [];
+      const statuses: number[] = [];
+      let killed = false;
+      const stream = (async () => {
+        for (let i = 0; i < 40; i++) {
+          const email = `user${i}@example.com`;
+          const answer = await register(i, email);
+          statuses.push(answer.status);
+          if (answer.body.stat === 'ok') users.push(email);
+          if (i === 8) {
+            await servers[0].kill();
+            killed = true;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      await stream;
+      expect(killed).toBe(true);
+      expect(statuses.filter((s) => s >= 500)).toEqual([]);
+      expect(users).toHaveLength(40);
+      await until('the Sentinel names the replica as master', () => redisCli(ports.sentinel, 'sentinel', 'get-master-addr-by-name', 'gh').includes(String(ports.replica)));
+      await until('both pods are ready on the new master', async () => (await ready(0)) === 200 && (await ready(1)) === 200, 30_000);
+
+      // every email committed before, during and after the failover is delivered, each once
+      await until('every welcome email is delivered', () => users.every((u) => delivered().includes(u)), 60_000)
+        .catch((e: Error) => {
+          const relayed = /outbox relay enqueued/;
+          throw new Error(`${e.message}; the worker printed:\n${worker.output().split('\n').filter((l) => !relayed.test(l)).join('\n').slice(-6000)}`);
+        });
+      expect(delivered().filter((to) => to !== 'ada@example.com').sort()).toEqual([...users].sort());
+      const db = openDatabase(backend.config.database);
+      try {
+        await until('no outbox row is pending', async () => (await db.outbox.backlog()).length === 0, 30_000);
+      } finally {
+        await db.close();
+      }
+      expect((await register(1, 'after@example.com')).body.stat).toBe('ok');
+      await until('the email committed after the failover is delivered', () => delivered().includes('after@example.com'));
+
+      // a planned failover with both servers up: the old master is back (the Sentinel makes it a
+      // replica of the new one), then SENTINEL FAILOVER hands the role back under registrations.
+      // Nobody's connection breaks on its own here: the servers close their clients when their
+      // role changes, and a write that still reaches the demoted one is sent again to the new master
+      await servers[0].start();
+      await until('the old master is a replica in sync', () => /role:slave[\s\S]*master_link_status:up/.test(redisCli(ports.master, 'info', 'replication')), 30_000);
+      const planned: string[] = [];
+      const plannedStatuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const email = `planned${i}@example.com`;
+        const answer = await register(i, email);
+        plannedStatuses.push(answer.status);
+        if (answer.body.stat === 'ok') planned.push(email);
+        // (refused while the Sentinel still counts it as a new replica: asked again until it starts)
+        if (i === 5) await until('the Sentinel starts the failover', () => redisCli(ports.sentinel, 'sentinel', 'failover', 'gh') === 'OK', 30_000);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(plannedStatuses.filter((s) => s >= 500)).toEqual([]);
+      expect(planned).toHaveLength(30);
+      await until('the Sentinel names the old master again', () => redisCli(ports.sentinel, 'sentinel', 'get-master-addr-by-name', 'gh').includes(String(ports.master)));
+      await until('both pods are ready on it', async () => (await ready(0)) === 200 && (await ready(1)) === 200, 30_000);
+      await until('every welcome email of the planned failover is delivered', () => planned.every((u) => delivered().includes(u)), 60_000);
+      expect(delivered().filter((to) => to.startsWith('planned')).sort()).toEqual([...planned].sort());
+      expect((await register(0, 'last@example.com')).body.stat).toBe('ok');
+      await until('an email committed after it is delivered', () => delivered().includes('last@example.com'));
+    } finally {
+      await Promise.all([...pods.map((p) => p.stop()), worker.stop()]);
+    }
+  }, 180_000);
+});
