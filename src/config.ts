@@ -82,7 +82,7 @@ export class ConfigError extends Error {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** One check per variable, so every bad value gets its own line. */
-/** What is wrong with a REDIS_URL (one server, or a cluster's nodes), if anything. */
+/** What is wrong with a REDIS_URL (one server, a cluster's nodes, or Sentinels and a master's name), if anything. */
 function redisUrlProblem(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
   try {

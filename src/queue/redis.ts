@@ -15,8 +15,9 @@ export type RedisTarget =
   | { cluster: true; nodes: Nodes } & Credentials
   | { cluster: false; sentinels: Nodes; name: string } & Credentials;
 
-const CLUSTER_URL = /^redis(s?)\+cluster:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/?$/;
-const SENTINEL_URL = /^redis(s?)\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/([^/?#]+)$/;
+// (an `@` in a password must be written %40: the host list takes none)
+const CLUSTER_URL = /^redis(s?)\+cluster:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#@]+)\/?$/;
+const SENTINEL_URL = /^redis(s?)\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#@]+)\/([^/?#@]+)$/;
 
 /** `HOST:PORT,HOST:PORT,…` as nodes (port 6379, or `defaultPort`, when left out). */
 function nodesOf(list: string, what: string, defaultPort: number): Nodes {
@@ -52,7 +53,7 @@ export function parseRedisUrl(url: string): RedisTarget {
   }
   const m = CLUSTER_URL.exec(url);
   if (!m) {
-    if (!/^rediss?:\/\/.+/.test(url) || /^rediss?\+sentinel:/.test(url)) {
+    if (!/^rediss?:\/\/.+/.test(url)) {
       throw new Error('REDIS_URL must look like redis://HOST:6379, rediss://…, redis+cluster://HOST:7000,HOST:7001 or redis+sentinel://HOST:26379,HOST:26380/MASTER_NAME');
     }
     return { cluster: false, url };
@@ -73,15 +74,15 @@ export function connectRedis(url: string, options: RedisOptions = {}): RedisConn
   const target = parseRedisUrl(url);
   if ('sentinels' in target) {
     // The Sentinels name the master at every (re)connection, and ioredis takes a server only once
-    // it says it is a master. A failover closes the clients of the old master and of the promoted
-    // replica (the Sentinels reconfigure both with CLIENT KILL), so every connection reconnects and
-    // asks again. ioredis's failover detector stays off: a failover it announces while a connection
-    // is reconnecting closes that connection for good (every later command "Connection is
-    // closed."), which ended a worker's or a pod's Redis in 2 failovers of 7 (docs/decisions.md).
+    // it says it is a master. A dead master's connections close; a server whose role the Sentinels
+    // change has its clients closed (CLIENT KILL); either way every connection reconnects and asks
+    // again. ioredis's failover detector stays off: a failover it announces while a connection is
+    // reconnecting ends that connection for good (every later command "Connection is closed.").
+    // docs/decisions.md and docs/scaling.md say what waiting for the Sentinels costs instead.
     return new IORedis({
       ...options, sentinels: target.sentinels, name: target.name, username: target.username, password: target.password,
       failoverDetector: false,
-      ...(target.tls && { tls: {}, enableTLSForSentinelMode: true }),
+      ...(target.tls && { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} }),
     });
   }
   if (!target.cluster) return new IORedis(url, options);

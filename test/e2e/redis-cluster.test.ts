@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
 import { startSmtp } from '../helpers/smtp';
-import { cli, freePort, until, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
+import { startPodsAndWorker } from '../helpers/deployment';
+import { freePort, until, ownServer } from '../helpers/processes';
 
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -53,22 +54,9 @@ skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')
   });
 
   it('delivers every job, shares the limits across pods, and reports not ready while a master is down', async () => {
-    const env = backend.env;
-    expect(cli(['migrate'], { cwd: backend.dir, env }).status).toBe(0);
-    const local = JSON.parse(cli(['apps:create', 'local', '--json'], { cwd: backend.dir, env }).stdout);
-    const ports = [await freePort(), await freePort()];
-    const pods = ports.map((port) => startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(port) } }));
-    const worker = startNode(WORKER, { cwd: backend.dir, env });
-    const call = (pod: number, p: string, body: Record<string, string>) => fetch(`http://127.0.0.1:${ports[pod % 2]}${p}`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
-    const ready = (pod: number) => fetch(`http://127.0.0.1:${ports[pod]}/readyz`).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
-    const shared = { client_id: local.clients.login.client_id, locale: 'en-US' };
-    const register = (pod: number, email: string) => call(pod, '/oauth/register_native_traditional', {
-      ...shared, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
-    });
+    const { pods, worker, call, ready, shared, register, started, bothReady, withWorkerLog, stop } = await startPodsAndWorker(backend);
     try {
-      await Promise.all([...pods.map((p) => p.waitFor(/api listening/)), worker.waitFor(/worker ready/)]);
+      await started();
       for (const pod of [0, 1]) expect(await ready(pod)).toMatchObject({ status: 200, body: { checks: { redis: true } } });
 
       // every registration's welcome email goes through the mail queue's slot and is delivered
@@ -95,17 +83,14 @@ skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')
       // it comes back (its node file keeps its slots): ready again, and jobs flow again
       await owner.server.start();
       await until('the cluster is up again', () => nodes.every((n) => /cluster_state:ok/.test(redisCli(n.port, 'cluster', 'info'))));
-      await until('both pods are ready again', async () => (await ready(0)).status === 200 && (await ready(1)).status === 200);
+      await until('both pods are ready again', bothReady);
       expect((await register(0, 'after@example.com')).body.stat).toBe('ok');
       await until('the email committed after the failover is delivered', () => smtp.mails.some((m) => (m.to as { text: string }).text === 'after@example.com'))
-        .catch((e: Error) => {
-          const relayed = /outbox relay enqueued/;
-          throw new Error(`${e.message}; the worker printed:\n${worker.output().split('\n').filter((l) => !relayed.test(l)).join('\n').slice(-4000)}`);
-        });
+        .catch(withWorkerLog);
       expect(worker.output()).not.toMatch(/CROSSSLOT/);
       for (const pod of pods) expect(pod.output()).not.toMatch(/CROSSSLOT/);
     } finally {
-      await Promise.all([...pods.map((p) => p.stop()), worker.stop()]);
+      await stop();
     }
   }, 120_000);
 });

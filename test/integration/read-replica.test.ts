@@ -50,9 +50,11 @@ skipUnless(onMysql && replicaServerUrl !== undefined, 'the read-replica tests ne
       const [[waited]] = await replica.query('SELECT MASTER_POS_WAIT(?, ?, 20) AS w', [status.File, status.Position]) as unknown as [{ w: number | null }[]];
       if (waited.w === null || waited.w < 0) {
         // NULL: the replica's SQL thread is not running; -1: it did not catch up in 20 s. Say why.
-        const [[slave]] = await replica.query('SHOW SLAVE STATUS') as unknown as [Record<string, unknown>[]];
-        const { Slave_IO_Running, Slave_SQL_Running, Last_IO_Error, Last_SQL_Errno, Last_SQL_Error, Seconds_Behind_Master } = slave ?? {};
-        throw new Error(`the replica did not catch up with ${status.File}:${status.Position} (MASTER_POS_WAIT gave ${waited.w}): ${JSON.stringify({ Slave_IO_Running, Slave_SQL_Running, Last_IO_Error, Last_SQL_Errno, Last_SQL_Error, Seconds_Behind_Master })}`);
+        const why = await (replica.query('SHOW SLAVE STATUS') as unknown as Promise<[Record<string, unknown>[]]>).then(([[slave]]) => {
+          const { Slave_IO_Running, Slave_SQL_Running, Last_IO_Error, Last_SQL_Errno, Last_SQL_Error, Seconds_Behind_Master } = slave ?? {};
+          return JSON.stringify({ Slave_IO_Running, Slave_SQL_Running, Last_IO_Error, Last_SQL_Errno, Last_SQL_Error, Seconds_Behind_Master });
+        }, (err: Error) => `SHOW SLAVE STATUS failed too: ${err.message}`);
+        throw new Error(`the replica did not catch up with ${status.File}:${status.Position} (MASTER_POS_WAIT gave ${waited.w}): ${why}`);
       }
     };
     /** Runs `work` while the replica applies nothing (as far behind as it takes), then lets it catch up. */

@@ -151,6 +151,9 @@ describe('REDIS_URL', () => {
       'REDIS_URL must look like redis://HOST:6379, rediss://…, redis+cluster://HOST:7000,HOST:7001 or redis+sentinel://HOST:26379,HOST:26380/MASTER_NAME (got "redis+sentinel://u:***@s1:26379")',
     ]);
     expect(() => parseRedisUrl('redis+sentinel://s1:port/main')).toThrow('REDIS_URL names a Sentinel "s1:port" that is not HOST:PORT');
+    // an @ of the password left unencoded is not read as part of a host
+    expect(() => parseRedisUrl('redis+sentinel://u:p@ss@s1/main')).toThrow('REDIS_URL must look like');
+    expect(() => parseRedisUrl('redis+cluster://u:p@ss@h1:7000')).toThrow('REDIS_URL must look like');
   });
 
   it('refuses a cluster node that is not HOST:PORT, and any other scheme, without echoing a password', () => {
