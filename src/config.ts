@@ -174,7 +174,8 @@ const SECRET_VARIABLES = new Set(['SECRET_KEY', 'DASHBOARD_PASSWORD']);
  */
 export function shown(name: string, raw: string): string {
   if (SECRET_VARIABLES.has(name)) return `a value of ${raw.length} characters, not shown`;
-  const masked = raw.replace(/(^|[\s,])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@:\s,]*):[^@/\s]*@/g, '$1$2:***@');
+  // up to the last @ before the path: a password with an @ left unencoded is hidden whole
+  const masked = raw.replace(/(^|[\s,])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@:\s,]*):[^/\s]*@/g, '$1$2:***@');
   return JSON.stringify(masked.length > 80 ? `${masked.slice(0, 80)}…` : masked);
 }
 

@@ -153,6 +153,10 @@ describe('REDIS_URL', () => {
     expect(() => parseRedisUrl('redis+sentinel://s1:port/main')).toThrow('REDIS_URL names a Sentinel "s1:port" that is not HOST:PORT');
     // an @ of the password left unencoded is not read as part of a host
     expect(() => parseRedisUrl('redis+sentinel://u:p@ss@s1/main')).toThrow('REDIS_URL must look like');
+    // and the refusal shows none of that password
+    expect(problems({ SECRET_KEY: 'ab'.repeat(32), REDIS_URL: 'redis+sentinel://u:p@ss@s1/main' })).toEqual([
+      expect.stringContaining('(got "redis+sentinel://u:***@s1/main")'),
+    ]);
     expect(() => parseRedisUrl('redis+cluster://u:p@ss@h1:7000')).toThrow('REDIS_URL must look like');
   });
 
