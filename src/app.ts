@@ -13,6 +13,7 @@ import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';
 import { socialRoutes } from './web/social';
 import { flowDocumentRoutes } from './web/flow-documents';
 import { verifyEmailRoutes } from './web/verify-email';
+import { undoEmailChangeRoutes } from './web/undo-email-change';
 import { resetPasswordRoutes } from './web/reset-password';
 import { hostedRoutes } from './web/hosted';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
@@ -36,10 +37,17 @@ export interface AppOptions {
    * Whether this process can serve (GET /readyz): each named check passes or says why not. By
    * default, only that the database answers.
    */
-  readiness?: () => Promise<Record<string, true | string>>;
+  readiness?: () => Promise<Record<string, ReadinessCheck>>;
   /** Mounts extra handlers after the common middleware (the benchmarks' static baseline). */
   extend?: (app: express.Express) => void;
 }
+
+/**
+ * One check of GET /readyz: `true` passes; a string fails, saying why (the pod answers 503); a
+ * `degraded` note passes, saying what the pod does without (a replica left alone while the primary
+ * answers its reads).
+ */
+export type ReadinessCheck = true | string | { degraded: string };
 
 interface Locals {
   requestId: string;
@@ -218,7 +226,7 @@ function healthRoutes(options: AppOptions) {
   const ready = async (_req: Request, res: Response, next: NextFunction) => {
     try {
       const checks = await readiness();
-      const failing = Object.entries(checks).filter(([, v]) => v !== true);
+      const failing = Object.entries(checks).filter(([, v]) => typeof v === 'string');
       if (failing.length === 0) return void res.json({ stat: 'ok', checks });
       res.setHeader('Retry-After', '5');
       res.status(503).json({
@@ -317,6 +325,7 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(flowDocumentRoutes(services));
   // where verification emails link
   app.use(verifyEmailRoutes(services, resolveApp));
+  app.use(undoEmailChangeRoutes(services, resolveApp));
   // where password emails link
   app.use(resetPasswordRoutes(services, resolveApp));
   // the API described as OpenAPI 3.1, generated from the route table

@@ -4,6 +4,7 @@ import { type Config, loadConfigOrExit } from './config';
 import { migrate, pendingMigrations } from './db/migrate';
 import { findFlowDirectories, FlowDefinitionError, loadFlowDirectory } from './domain/flow-definition';
 import { ApplicationExistsError } from './domain/applications';
+import { createBaseUrls } from './domain/base-urls';
 import { banner } from './banner';
 import { createLogger } from './logger';
 import { newestMail } from './mail-files';
@@ -99,9 +100,11 @@ program.command('apps:create')
     const { flows: _all, ...summary } = created;
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else print(summary);
-    // the login client's reset and verification links point at PUBLIC_BASE_URL: the server's, not this shell's
+    // the login client's reset and verification links are under the application's own base URL,
+    // made of PUBLIC_BASE_URL: the server's, not this shell's
     if (!process.env.PUBLIC_BASE_URL) {
-      process.stderr.write(`gatehouse: PUBLIC_BASE_URL is not set, so the login client's password_recover_url and verify_email_url are under ${loadConfigOrExit().publicBaseUrl}; `
+      const config = loadConfigOrExit();
+      process.stderr.write(`gatehouse: PUBLIC_BASE_URL is not set, so the login client's password_recover_url and verify_email_url are under ${createBaseUrls(config.publicBaseUrl, config.defaultApp).of(name)}; `
         + 'run this with the PUBLIC_BASE_URL the server has, or change them with /settings/set\n');
     }
   }));

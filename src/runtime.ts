@@ -3,6 +3,7 @@ import { type Database, openDatabase } from './db';
 import { REPLICA_PAUSE_MS } from './db/lag-tolerant';
 import { migrate, pendingMigrations } from './db/migrate';
 import { createApplicationService } from './domain/applications';
+import { createBaseUrls } from './domain/base-urls';
 import { createClientService, systemClock, type Clock } from './domain/clients';
 import { createPasswordHasher } from './domain/passwords';
 import { createFlowService } from './domain/flows';
@@ -41,10 +42,11 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
   // with Redis, client changes reach every process's client cache (see client-changes.ts)
   const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;
   const clients = createClientService({ clients: db.clients, box, clock, changes });
-  const applications = createApplicationService({ db, clients, clock, publicBaseUrl: config.publicBaseUrl });
+  const baseUrls = createBaseUrls(config.publicBaseUrl, config.defaultApp);
+  const applications = createApplicationService({ db, clients, clock, baseUrls });
   const providers = createProviderService({ db, box, clock });
   return {
-    db, box, clients, applications, providers, logger,
+    db, box, clients, applications, providers, logger, baseUrls,
     async close() {
       changes?.close();
       await db.close();
@@ -124,7 +126,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   const core = createCore(config, logger, clock);
   const metrics = createMetrics('api');
   metrics.watchOutbox(core.db, () => clock.now());
-  const { db, box, clients, applications, providers } = core;
+  const { db, box, clients, applications, providers, baseUrls } = core;
 
   // rate-limit counters shared by all pods; fails fast while Redis is down (each pod then counts
   // in memory: see createRateLimiter)
@@ -138,7 +140,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   passwords.warmUp();
   const versions = createRecordVersions({ db, outbox });
   const services: ApiServices = {
-    db, clients, outbox, versions, clock, logger,
+    db, clients, outbox, versions, clock, logger, baseUrls,
     tokens: createTokenService({ db, clock, outbox, versions, box }),
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),

@@ -1,3 +1,4 @@
+import { addressChanged, emailChangeNotice, type NoticeContext } from './email-change';
 import type { Outbox } from './ports';
 import type { Storage } from './storage';
 import type { CredentialKind } from './storage/credentials';
@@ -14,23 +15,35 @@ export interface AccountWrites { db: Storage; outbox: Outbox; versions: RecordVe
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). */
 const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret'];
 
+/** What a change of the account may also need: the session it keeps, and where the old address's notice goes out from. */
+export interface ChangeOptions {
+  /** The family of the session that set a new password, which stays (null: every session ends). */
+  keepSession?: string | null;
+  /** Required for a change that may replace the email address: the old address is told (email-change.ts). */
+  notice?: NoticeContext;
+}
+
 /**
  * Writes a change of a user's record (a profile form, a new password) in one transaction with its
  * snapshot: the record is locked and changed; a change that sets a password hash also ends every
- * session but `keepSession` (the family of the session that changed it; null: every one).
+ * session but `keepSession`. A change that replaces the email address leaves it unverified, spends
+ * the verification codes mailed for the old one and tells the old address (`notice`).
  * Answers the record as committed, or undefined when it was deleted meanwhile (nothing written).
  * A taken email or username raises DuplicateAttributeError.
  */
 export function changeAccount(
-  deps: AccountWrites, applicationId: number, entityId: number, change: RecordChange, keepSession: string | null = null,
+  deps: AccountWrites, applicationId: number, entityId: number, change: RecordChange, options: ChangeOptions = {},
 ): Promise<UserRecord | undefined> {
   return deps.outbox.commit(async (tx) => {
     const now = deps.now();
     const locked = await deps.db.records.findForUpdate(applicationId, entityId, tx);
     if (!locked) return { result: undefined, jobs: [] };
-    const changed = await deps.db.records.update(locked, change, now, tx);
-    if (change.passwordHash) await deps.db.credentials.revokeForRecord(applicationId, entityId, PASSWORD_CHANGE_ENDS, keepSession, now, tx);
-    return { result: changed, jobs: [(await deps.versions.written(changed, tx)).job] };
+    const moved = addressChanged(locked.email, change.email);
+    if (moved && !options.notice) throw new Error('a change of the email address needs a notice context');
+    const changed = await deps.db.records.update(locked, moved ? { ...change, emailVerified: null } : change, now, tx);
+    if (change.passwordHash) await deps.db.credentials.revokeForRecord(applicationId, entityId, PASSWORD_CHANGE_ENDS, options.keepSession ?? null, now, tx);
+    const notices = moved ? await emailChangeNotice({ ...deps, box: options.notice!.box }, tx, options.notice!, locked, changed, now) : [];
+    return { result: changed, jobs: [(await deps.versions.written(changed, tx)).job, ...notices] };
   });
 }
 
@@ -52,7 +65,7 @@ export function endSessions(db: Storage, applicationId: number, entityId: number
 }
 
 /** What a user's sessions are made of: what ending them spends. */
-const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'];
+export const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'];
 
 /**
  * Disables a user: it cannot sign in, and every session ends (tokens and codes spent); an access

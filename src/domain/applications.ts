@@ -1,3 +1,4 @@
+import type { BaseUrls } from './base-urls';
 import type { Storage, Tx } from './storage';
 import type { Application } from './storage/applications';
 import { type Clock, type ClientService } from './clients';
@@ -19,10 +20,10 @@ export interface CreatedApplication {
 /**
  * Application management for the CLI and the embedded first start: an application is created
  * with every flow of `flowsRoot` imported, an owner client, and a login client whose settings
- * point at the default flow and at PUBLIC_BASE_URL pages. All of it commits together or not at all.
+ * point at the default flow and at the pages of the application's own base URL (base-urls.ts). All of it commits together or not at all.
  */
-export function createApplicationService(deps: { db: Storage; clients: ClientService; clock: Clock; publicBaseUrl: string }) {
-  const { db, clients, clock, publicBaseUrl } = deps;
+export function createApplicationService(deps: { db: Storage; clients: ClientService; clock: Clock; baseUrls: BaseUrls }) {
+  const { db, clients, clock, baseUrls } = deps;
 
   async function importFlowDirs(applicationId: number, root: string, tx?: Tx) {
     const imported = [];
@@ -51,8 +52,8 @@ export function createApplicationService(deps: { db: Storage; clients: ClientSer
           settings: {
             default_flow_name: standard.name,
             default_flow_version: String(standard.version),
-            password_recover_url: `${publicBaseUrl}/reset-password`,
-            verify_email_url: `${publicBaseUrl}/verify-email`,
+            password_recover_url: `${baseUrls.of(name)}/reset-password`,
+            verify_email_url: `${baseUrls.of(name)}/verify-email`,
           },
         }, tx);
         return {

@@ -1,10 +1,11 @@
 import type { Application } from './storage/applications';
 import type { OutboxJob } from './storage/outbox';
+import type { UserRecord } from './storage/records';
 import type { Outbox } from './ports';
 import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
-export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome';
+export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed';
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {
@@ -17,9 +18,15 @@ export interface MailPayload {
   name: string;
   /** Seconds the link lives, shown in the message's language. */
   expiresIn?: number;
+  /** The address that replaced `to` (email-changed only). */
+  newEmail?: string;
   /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. */
   sealedLink: string;
 }
+
+/** How an email greets the person a record is: its display name, else given name, else the address's local part. */
+export const displayName = (r: UserRecord) =>
+  String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
 
 /** Appends `name=value` to a configured URL, whether or not it already has a query. */
 export function withParameter(url: string, name: string, value: string): string {
@@ -36,7 +43,7 @@ export function mailJob(
   outbox: Outbox,
   box: SecretBox,
   app: Application,
-  mail: { template: MailTemplateName; locale: string; to: string; name: string; link: string; expiresIn?: number },
+  mail: { template: MailTemplateName; locale: string; to: string; name: string; link: string; expiresIn?: number; newEmail?: string },
 ): OutboxJob {
   const job = outbox.job(app.id, 'mail', 'send', {});
   const brand = brandOf(app);
@@ -48,6 +55,7 @@ export function mailJob(
     brand: { color: brand.color, ...(brand.logoUrl && { logoUrl: brand.logoUrl }) },
     name: mail.name,
     expiresIn: mail.expiresIn,
+    ...(mail.newEmail !== undefined && { newEmail: mail.newEmail }),
     sealedLink: box.seal(mail.link, job.id),
   };
   return { ...job, payload: payload as unknown as Record<string, unknown> };

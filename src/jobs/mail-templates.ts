@@ -18,6 +18,8 @@ export interface MailValues {
   email: string;
   link: string;
   expiresIn?: string;
+  /** The address that replaced `email` (email-changed). */
+  newEmail?: string;
 }
 
 export interface RenderedMail {

@@ -43,6 +43,7 @@ export function createMailProcessor(deps: {
         email: mail.to,
         link,
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
+        newEmail: mail.newEmail,
       });
       const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered }).catch((err: unknown) => {
         deps.sent?.('failed');

@@ -1,3 +1,4 @@
+import type { BaseUrls } from '../domain/base-urls';
 import type { ProviderService } from '../domain/social/providers';
 import type { RelyingParty } from '../domain/social/relying-party';
 import type { SocialTokens } from '../domain/social/tokens';
@@ -39,6 +40,8 @@ export interface Services {
   versions: RecordVersions;
   clock: Clock;
   logger: Logger;
+  /** Each application's own base URL, where its emails link (docs: README, Password reset and email verification). */
+  baseUrls: BaseUrls;
 }
 
 /** One call of a use case: who made it from where, what was sent, the services; never how it was authenticated. */

@@ -12,7 +12,7 @@ beforeAll(async () => {
 
 describe('email templates', () => {
   it('has every email in every locale', () => {
-    expect(templates.names()).toEqual(['reset-password', 'verify-email', 'welcome']);
+    expect(templates.names()).toEqual(['email-changed', 'reset-password', 'verify-email', 'welcome']);
     for (const name of templates.names()) expect(templates.locales(name).sort()).toEqual(['de-DE', 'en-US', 'es-ES', 'fr-FR']);
   });
 
@@ -32,6 +32,13 @@ describe('email templates', () => {
     expect(templates.render('welcome', 'es-ES', values).html).toContain('lang="es"');
     expect(templates.render('welcome', 'it-IT', values).subject).toBe('Welcome to Acme <Shop>');
     expect(() => templates.render('nope', 'en-US', values)).toThrow('no email template');
+  });
+
+  it('names the new address in the email telling the old one of a change, escaped in the HTML part', () => {
+    const mail = templates.render('email-changed', 'en-US', { ...values, newEmail: '<new>@example.com' });
+    expect(mail.text).toContain('to <new>@example.com.');
+    expect(mail.html).toContain('&lt;new&gt;@example.com');
+    expect(mail.html).not.toContain('{{');
   });
 
   it('paints with the application\'s palette and shows its logo only when it has one', () => {

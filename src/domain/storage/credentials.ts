@@ -9,7 +9,9 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    * A mobile SDK's refresh secret (sealed) for the session of one access token, found by that
    * token's hash: /oauth/refresh_access_token replaces the token while the session lives.
    */
-  | 'refresh_secret';
+  | 'refresh_secret'
+  /** The old address's way back from a change of the email address (its previous value in `extra`). */
+  | 'email_change_undo';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }

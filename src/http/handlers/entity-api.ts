@@ -6,6 +6,8 @@ import { FilterError, parseFilter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { formatTimestamp } from '../../domain/timestamps';
 import { deleteUser } from '../../domain/accounts';
+import { addressChanged, emailChangeNotice, recordLocale } from '../../domain/email-change';
+import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { captureUser } from '../../usecases/login/signed-in';
@@ -23,11 +25,18 @@ const typeName = (ctx: RequestContext) => {
 };
 
 /**
+ * Who writes a record: the record's own access token (`byUser`; `fresh` when it proves a sign-in
+ * minutes ago or a reset link), or a client acting for the application; `clientId` names the
+ * client either way.
+ */
+interface Writer { record: UserRecord; byUser: boolean; fresh: boolean; clientId: number | null }
+
+/**
  * The record a write names, and who writes: an owner or direct_access client names any record; an
  * access token writes its own record only, and never its password or verification state.
  * `tokenMayWrite` is false for what only clients do (replacing or deleting a whole record).
  */
-async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<{ record: UserRecord; byUser: boolean }> {
+async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<Writer> {
   const p = ctx.principal;
   if (p.kind === 'entity') {
     if (!tokenMayWrite) {
@@ -36,12 +45,12 @@ async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<{ 
     const own = p.token.entityId === null ? undefined : await ctx.services.db.records.find(ctx.app.id, { id: p.token.entityId });
     if (!own) throw errors.invalidAccessToken();
     if (namesRecord(ctx) && (await identifyRecord(ctx)).id !== own.id) throw errors.permissionError('the access token is for another record');
-    return { record: own, byUser: true };
+    return { record: own, byUser: true, fresh: mayResetPassword(p.token, ctx.services.clock.now()), clientId: p.token.clientId };
   }
   if (p.kind !== 'client' || !WRITERS.some((k) => p.client.features.includes(k as never))) {
     throw errors.permissionError(`changing records needs the feature ${WRITERS.join(' or ')}, or an access token for the record`);
   }
-  return { record: await identifyRecord(ctx), byUser: false };
+  return { record: await identifyRecord(ctx), byUser: false, fresh: false, clientId: p.client.id };
 }
 
 /** What a change can touch: the record as the API shows it, without what the service sets. */
@@ -54,15 +63,22 @@ function writableDocument(record: UserRecord): Doc {
  * A changed document back into columns and the attribute set (checked like a new record's), with
  * what an access token may not change refused. `passwordHash` was computed before the row lock.
  */
-function toRow(record: UserRecord, next: Doc, byUser: boolean, passwordHash: string | undefined) {
+function toRow(record: UserRecord, next: Doc, writer: Writer, passwordHash: string | undefined) {
   const { password: _p, ...doc } = checkUserDocument(next);
   const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
-  if (byUser && (doc.emailVerified?.getTime() ?? null) !== (record.emailVerified?.getTime() ?? null)) throw bad('emailVerified', 'cannot be changed with an access token');
-  if (byUser && doc.email !== record.email && doc.email !== null && record.emailVerified) {
-    throw bad('email', 'a verified address cannot be changed with an access token; use the flows (update_profile_native)');
+  const verifiedKept = (doc.emailVerified?.getTime() ?? null) === (record.emailVerified?.getTime() ?? null);
+  if (writer.byUser && !verifiedKept) throw bad('emailVerified', 'cannot be changed with an access token');
+  const moved = addressChanged(record.email, doc.email);
+  if (writer.byUser && moved && record.email !== null && doc.email === null) {
+    throw bad('email', 'cannot be removed with an access token: the account needs it to be recovered; change it to another address instead');
+  }
+  if (writer.byUser && moved && !writer.fresh) {
+    throw bad('email', `changing the email address with an access token needs one from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes `
+      + 'or from a password reset link (the new address receives the next reset link); sign in again, then send the change with the new access token');
   }
   const kept = record.attributes.lastLogin === undefined ? {} : { lastLogin: record.attributes.lastLogin };
-  return { ...doc, attributes: { ...doc.attributes, ...kept }, passwordHash };
+  // a new address is unverified until verified, unless the application's client sets emailVerified with it
+  return { ...doc, ...(moved && verifiedKept && { emailVerified: null }), attributes: { ...doc.attributes, ...kept }, passwordHash, moved };
 }
 
 /**
@@ -70,7 +86,7 @@ function toRow(record: UserRecord, next: Doc, byUser: boolean, passwordHash: str
  * milliseconds). A password is never part of the stored document, so it can only come from the
  * request. Access tokens never set one.
  */
-async function passwordOf(ctx: RequestContext, request: ChangeRequest, byUser: boolean): Promise<string | undefined> {
+async function passwordOf(ctx: RequestContext, request: ChangeRequest, { byUser }: Writer): Promise<string | undefined> {
   const password = 'path' in request ? (request.path.length === 1 && request.path[0] === 'password' ? request.value : undefined) : request.attributes.password;
   if (password === undefined) return undefined;
   if (byUser) throw errors.invalidArgument('attributes.password', 'cannot be set with an access token; use update_profile_native');
@@ -97,15 +113,21 @@ function withoutUnchangedReadOnly(doc: Doc, shown: Doc): Doc {
  * Applies `change` to the record under a row lock, so concurrent writers never lose each other's
  * change, with the snapshot of what commits. Answers the record as the API shows it now.
  */
-async function writeRecord(ctx: RequestContext, record: UserRecord, byUser: boolean, change: (current: Doc) => Doc, passwordHash?: string) {
-  const { db, clock, outbox, versions } = ctx.services;
+async function writeRecord(ctx: RequestContext, writer: Writer, change: (current: Doc) => Doc, passwordHash?: string) {
+  const { db, clock, outbox, versions, box, baseUrls } = ctx.services;
   try {
     return await outbox.commit(async (tx) => {
-      const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
+      const locked = await db.records.findForUpdate(ctx.app.id, writer.record.id, tx);
       if (!locked) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
-      const changed = await db.records.replace(locked, toRow(locked, change(writableDocument(locked)), byUser, passwordHash), clock.now(), tx);
+      const { moved, ...row } = toRow(locked, change(writableDocument(locked)), writer, passwordHash);
+      const now = clock.now();
+      const changed = await db.records.replace(locked, row, now, tx);
       const written = await versions.written(changed, tx);
-      return { result: written.rendered, jobs: [written.job] };
+      // the old address is told, whoever changed it (docs/api.md#changing-the-email-address)
+      const notices = moved ? await emailChangeNotice({ db, outbox, box }, tx, {
+        app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: recordLocale(locked), clientId: writer.clientId,
+      }, locked, changed, now) : [];
+      return { result: written.rendered, jobs: [written.job, ...notices] };
     });
   } catch (e) {
     if (e instanceof DuplicateAttributeError) {
@@ -151,11 +173,11 @@ const answer = (ctx: RequestContext, rendered: Doc) => (ctx.params.get('include_
 /** /entity.update: merges `attributes` into the record (objects member by member), or sets `attribute_name` to `value`. */
 export const updateEntity: Handler = async (ctx) => {
   typeName(ctx);
-  const { record, byUser } = await writable(ctx, true);
-  const request = await changeRequest(ctx, record);
-  if (!request) return answer(ctx, await captureUser(ctx, record));
-  const passwordHash = await passwordOf(ctx, request, byUser);
-  const updated = await writeRecord(ctx, record, byUser, (current) =>
+  const writer = await writable(ctx, true);
+  const request = await changeRequest(ctx, writer.record);
+  if (!request) return answer(ctx, await captureUser(ctx, writer.record));
+  const passwordHash = await passwordOf(ctx, request, writer);
+  const updated = await writeRecord(ctx, writer, (current) =>
     ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)), passwordHash);
   return answer(ctx, updated);
 };
@@ -167,12 +189,12 @@ export const updateEntity: Handler = async (ctx) => {
  */
 export const replaceEntity: Handler = async (ctx) => {
   typeName(ctx);
-  const { record, byUser } = await writable(ctx, ctx.params.get('attribute_name') !== undefined);
-  const request = await changeRequest(ctx, record);
-  if (!request) return answer(ctx, await captureUser(ctx, record));
-  const passwordHash = await passwordOf(ctx, request, byUser);
-  const shown = 'path' in request ? {} : await captureUser(ctx, record);
-  const updated = await writeRecord(ctx, record, byUser, (current) =>
+  const writer = await writable(ctx, ctx.params.get('attribute_name') !== undefined);
+  const request = await changeRequest(ctx, writer.record);
+  if (!request) return answer(ctx, await captureUser(ctx, writer.record));
+  const passwordHash = await passwordOf(ctx, request, writer);
+  const shown = 'path' in request ? {} : await captureUser(ctx, writer.record);
+  const updated = await writeRecord(ctx, writer, (current) =>
     ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)), passwordHash);
   return answer(ctx, updated);
 };
@@ -184,11 +206,12 @@ export const replaceEntity: Handler = async (ctx) => {
 export const deleteEntity: Handler = async (ctx) => {
   typeName(ctx);
   const name = ctx.params.get('attribute_name');
-  const { record, byUser } = await writable(ctx, name !== undefined);
+  const writer = await writable(ctx, name !== undefined);
+  const { record } = writer;
   if (name !== undefined) {
     const path = parsePath(name);
     if (READ_ONLY.includes(path[0])) throw errors.invalidArgument('attribute_name', `${path[0]} is set by the service and cannot be deleted`);
-    await writeRecord(ctx, record, byUser, (current) => (path.length === 1 && ['email', 'username', 'emailVerified'].includes(path[0])
+    await writeRecord(ctx, writer, (current) => (path.length === 1 && ['email', 'username', 'emailVerified'].includes(path[0])
       ? { ...current, [path[0]]: null }
       : setPath(current, path, undefined)));
     return {};

@@ -75,7 +75,7 @@ export async function requestPasswordReset(ctx: LoginCall): Promise<Record<strin
     }, tx);
     const job = mailJob(outbox, box, ctx.app, {
       template: 'reset-password', locale: request.flow.locale, to: record.email!, name: displayName(record),
-      link: withParameter(recoverUrl, 'code', code), expiresIn: lifetime,
+      link: withParameter(ctx.services.baseUrls.rebase(recoverUrl, ctx.app.name), 'code', code), expiresIn: lifetime,
     });
     return { result: undefined, jobs: [job] };
   });

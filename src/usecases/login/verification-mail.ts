@@ -1,13 +1,12 @@
 import type { Client } from '../../domain/clients';
-import { mailJob, withParameter } from '../../domain/mail';
+import { displayName, mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
 import type { UserRecord } from '../../domain/storage/records';
 import { wholeSeconds, type Issue } from '../../domain/tokens';
 import type { CallContext } from '../services';
 import type { FlowRequest } from './call';
 
-export const displayName = (r: UserRecord) =>
-  String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
+export { displayName };
 
 /** A whole number of seconds from a client setting, else the application default, else `fallback`. */
 export const settingSeconds = (ctx: CallContext, client: Client, key: string, fallback: number) =>
@@ -36,7 +35,7 @@ export function verificationMail(
   };
   const job = mailJob(ctx.services.outbox, ctx.services.box, ctx.app, {
     template, locale: request.flow.locale, to: record.email!, name: displayName(record),
-    link: withParameter(verifyUrl, 'verification_code', code), expiresIn: lifetime,
+    link: withParameter(ctx.services.baseUrls.rebase(verifyUrl, ctx.app.name), 'verification_code', code), expiresIn: lifetime,
   });
   return { credential, job };
 }
