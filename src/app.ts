@@ -188,7 +188,7 @@ function apiRoutes(app: express.Express, options: AppOptions, resolveApp: Return
         }
         const ctx: RequestContext = {
           requestId: (res.locals as Locals).requestId, app: application, params, principal, services,
-          clientAddress: endUserAddress(principal, req.ip ?? 'unknown', req.headers[END_USER_IP_HEADER]),
+          clientAddress: endUserAddress(principal, req.ip, req.headers[END_USER_IP_HEADER]),
         };
         const body = await route.handler(ctx);
         res.status(200).json({ ...body, stat: 'ok' });

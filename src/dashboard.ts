@@ -1,3 +1,4 @@
+import { peerBudgetKey } from './domain/addresses';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -54,7 +55,7 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
   const failures = new RateLimiterMemory({ points: FAILURES_PER_MINUTE, duration: 60 });
   const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
-    const address = req.ip ?? 'unknown';
+    const address = peerBudgetKey(req.ip);
     const given = req.headers.authorization ?? '';
     if (given) {
       // an attempt is taken before the comparison, and given back when it was right: past the

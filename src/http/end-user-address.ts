@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { addressBudgetKey, peerBudgetKey } from '../domain/addresses';
 import type { Principal } from './authenticate';
 import { errors } from '../errors';
 import type { Logger } from '../logger';
@@ -14,10 +14,13 @@ const CONFIDENTIAL = new Set(['basic', 'signature', 'client_params']);
  * authenticates with its secret and its setting `trusted_end_user_ip` is `true`, its
  * `X-End-User-IP` header names the user's address instead. Anyone else's header is ignored (said
  * once per client in the log), so it can never spread one attacker's guesses over made-up addresses.
+ * Either way the answer is the address's budget key (addressBudgetKey): one per IPv4 address, one
+ * per IPv6 /64, whatever the spelling.
  */
 export function createEndUserAddress(logger: Logger) {
   const warned = new Set<string>();
-  return (principal: Principal, own: string, header: string | string[] | undefined): string => {
+  return (principal: Principal, ip: string | undefined, header: string | string[] | undefined): string => {
+    const own = peerBudgetKey(ip);
     if (header === undefined) return own;
     const client = principal.kind === 'client' ? principal.client : undefined;
     const trusted = principal.kind === 'client' && CONFIDENTIAL.has(principal.scheme) && principal.client.settings.trusted_end_user_ip === 'true';
@@ -30,8 +33,10 @@ export function createEndUserAddress(logger: Logger) {
       return own;
     }
     const value = Array.isArray(header) ? header.join(',') : header.trim();
-    if (!isIP(value)) throw errors.invalidArgument('X-End-User-IP', 'must be one IPv4 or IPv6 address, such as 203.0.113.7 (the end user\'s, as your backend received it)');
-    // an IPv4 address as IPv6 mapped is the same user
-    return value.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+    const key = addressBudgetKey(value);
+    if (key === undefined) {
+      throw errors.invalidArgument('X-End-User-IP', 'must be one IPv4 or IPv6 address without a zone id, such as 203.0.113.7 or 2001:db8::7 (the end user\'s, as your backend received it)');
+    }
+    return key;
   };
 }

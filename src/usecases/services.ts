@@ -49,7 +49,7 @@ export interface CallContext {
   requestId: string;
   app: Application;
   params: Params;
-  /** The client's address (honours TRUST_PROXY). */
+  /** What the per-address budgets count the client as (honours TRUST_PROXY and X-End-User-IP): one key per IPv4 address or IPv6 /64 (src/domain/addresses.ts). */
   clientAddress: string;
   services: Services;
 }

@@ -1,3 +1,4 @@
+import { peerBudgetKey } from '../domain/addresses';
 import type { Request, Response } from 'express';
 import type { Application } from '../domain/storage/applications';
 import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
@@ -18,7 +19,7 @@ export async function callUseCase(
 ): Promise<{ body: Record<string, unknown>; error?: undefined } | { body?: undefined; error: ApiError }> {
   try {
     const body = await useCase({
-      requestId: String(res.locals.requestId ?? ''), app, params: Params.from([values]), clientAddress: req.ip ?? 'unknown', services, request,
+      requestId: String(res.locals.requestId ?? ''), app, params: Params.from([values]), clientAddress: peerBudgetKey(req.ip), services, request,
     });
     return { body };
   } catch (e) {

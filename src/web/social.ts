@@ -1,3 +1,4 @@
+import { peerBudgetKey } from '../domain/addresses';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
 import { safeEqual, sha256Hex } from '../domain/secrets';
@@ -82,7 +83,7 @@ const startSignIn = (services: Services, hosted: HostedPages | undefined): PageW
   if (!back && !tokenUrl) return refuseTokenUrl(res, locale, app);
   // each start stores a sign-in in progress: starts are limited per client address
   try {
-    await services.rateLimiter.take([[`social:start:${app.id}:${req.ip ?? 'unknown'}`, services.loginLimits.address]]);
+    await services.rateLimiter.take([[`social:start:${app.id}:${peerBudgetKey(req.ip)}`, services.loginLimits.address]]);
   } catch (e) {
     if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
     const wait = Number(e.headers['Retry-After'] ?? 60);
@@ -157,7 +158,7 @@ const authInfo = (services: Services, resolveApp: (host: string | undefined) => 
       const expected = app.settings.social_api_key;
       if (!expected) return fail(3, 'this application has no social_api_key setting; set one with /settings/set_default to use auth_info');
       // a key check draws on the address's budget of failed sign-ins before it is made, like a password
-      const address = `login:address:${app.id}:${req.ip ?? 'unknown'}`;
+      const address = `login:address:${app.id}:${peerBudgetKey(req.ip)}`;
       let taken;
       try {
         taken = await services.rateLimiter.take([[address, services.loginLimits.address]]);

@@ -71,6 +71,30 @@ describe('X-End-User-IP', () => {
     }
   });
 
+  it('counts an address, not its spellings: one IPv6 address six ways, an IPv4 address as mapped IPv6, one /64', async () => {
+    const spellings = ['2001:db8:0:0:1:0:0:1', '2001:DB8::1:0:0:1', '2001:0db8:0000:0000:0001:0000:0000:0001', '2001:db8::1:0:0:1', '2001:db8:0::1:0:0:1', '2001:db8:0:0:1::1'];
+    const six = [];
+    for (const [n, ip] of spellings.entries()) six.push((await register(backend, `v6-${n}`, { 'X-End-User-IP': ip })).body);
+    expect(six.map((b) => b.code ?? b.stat)).toEqual(['ok', 'ok', 'ok', 510, 510, 510]);
+    const mapped = [];
+    for (const [n, ip] of ['192.0.2.200', '::ffff:192.0.2.200', '::ffff:c000:2c8', '0:0:0:0:0:ffff:192.0.2.200'].entries()) {
+      mapped.push((await register(backend, `v4-${n}`, { 'X-End-User-IP': ip })).body);
+    }
+    expect(mapped.map((b) => b.code ?? b.stat)).toEqual(['ok', 'ok', 'ok', 510]);
+    const network = [];
+    for (let i = 1; i <= 4; i++) network.push((await register(backend, `net-${i}`, { 'X-End-User-IP': `2001:db8:aa:bb:${i}::${i}` })).body);
+    expect(network.map((b) => b.code ?? b.stat)).toEqual(['ok', 'ok', 'ok', 510]);
+    expect((await register(backend, 'net-other', { 'X-End-User-IP': '2001:db8:aa:bc::1' })).body.stat).toBe('ok');
+  });
+
+  it('refuses a zone id, however long, naming the header and keeping nothing', async () => {
+    for (const value of ['fe80::1%eth0', `fe80::1%${'x'.repeat(8192)}`]) {
+      const res = await register(backend, 'zone', { 'X-End-User-IP': value });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'X-End-User-IP' });
+      expect(res.body.error_description).toMatch(/without a zone id/);
+    }
+  });
+
   it('failed sign-ins through the backend count against the guesser\'s address, not every user\'s', async () => {
     const signIn = (email: string, password: string, ip: string) => request(t.app).post('/oauth/auth_native_traditional').type('form')
       .set('X-End-User-IP', ip).send({ client_id: backend.id, client_secret: backend.secret, locale: 'en-US', flow_version: '1', signInEmailAddress: email, currentPassword: password });
