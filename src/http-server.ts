@@ -27,7 +27,7 @@ function rawError(status: number, description: string): string {
     stat: 'error', code: 200, error: 'invalid_argument', argument_name: 'request', error_description: description,
     request_id: randomUUID().replace(/-/g, '').slice(0, 16),
   });
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n`
     + `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`;
 }
 

@@ -7,7 +7,8 @@ import { errors } from '../errors';
  */
 export function parsePath(raw: string, argument = 'attribute_name'): string[] {
   const segments = raw.replace(/^\//, '').split(/[./]/);
-  if (segments.length > 8 || segments.some((s) => !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(s))) {
+  // an attribute's name starts with a letter; `__proto__` is never a member, at any depth
+  if (segments.length > 8 || !/^[A-Za-z]/.test(segments[0]) || segments.some((s) => !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(s) || s === '__proto__')) {
     throw errors.invalidArgument(argument, `"${raw.slice(0, 64)}" is not an attribute path such as email or primaryAddress.country`);
   }
   return segments;

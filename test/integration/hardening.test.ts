@@ -53,6 +53,37 @@ describe('NUL and control characters', () => {
   });
 });
 
+describe('small answers that were wrong', () => {
+  it('first_result takes every value its message allows', async () => {
+    const res = await request(t.app).get('/entity.find').set('Authorization', owner).query({ type_name: 'user', first_result: '1000000000' });
+    expect(res.body).toMatchObject({ stat: 'ok', result_count: 0 });
+    expect((await request(t.app).get('/entity.find').set('Authorization', owner).query({ type_name: 'user', first_result: '1000000001' })).body)
+      .toMatchObject({ code: 200, argument_name: 'first_result', error_description: 'invalid argument first_result: must be a whole number from 0 to 1000000000' });
+  });
+
+  it('a setting named like a member of every object is a setting like any other', async () => {
+    expect((await request(t.app).get('/settings/get').set('Authorization', owner).query({ key: 'toString' })).body).toEqual({ stat: 'ok', result: null });
+    expect((await post('/settings/set', { key: 'toString', value: 'x' }, { Authorization: owner })).body).toEqual({ stat: 'ok', result: false });
+    expect((await request(t.app).get('/settings/get').set('Authorization', owner).query({ key: 'toString' })).body).toEqual({ stat: 'ok', result: 'x' });
+    expect((await post('/settings/delete', { key: 'toString' }, { Authorization: owner })).body).toEqual({ stat: 'ok', result: true });
+  });
+
+  it('an attribute path through __proto__, and deleting the password, are refused naming attribute_name', async () => {
+    await register('paths@example.com');
+    const { access_token: token } = (await signIn('paths@example.com', 'correct horse')).body;
+    for (const name of ['__proto__.polluted', '__proto__', 'address.__proto__', '_private']) {
+      const res = await post('/entity.update', { access_token: token, attribute_name: name, value: '"x"' });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'attribute_name' });
+    }
+    for (const auth of [{ access_token: token }, {}]) {
+      const res = await post('/entity.delete', { ...auth, attribute_name: 'password', ...(auth.access_token ? {} : { type_name: 'user', key_attribute: 'email', key_value: '"paths@example.com"' }) },
+        auth.access_token ? {} : { Authorization: owner });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'attribute_name' });
+    }
+    expect((await signIn('paths@example.com', 'correct horse')).body.stat).toBe('ok');
+  });
+});
+
 describe('parameter names', () => {
   it('toString, constructor, valueOf and hasOwnProperty are ordinary names', async () => {
     const res = await request(t.app).get('/clients/list').set('Authorization', owner)

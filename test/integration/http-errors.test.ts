@@ -169,7 +169,7 @@ describe('what Node\'s HTTP parser refuses, and slow clients', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   /** Writes raw bytes, then answers what the server sent before closing, and after how long. */
-  const raw = (bytes: string) => new Promise<{ status: number; body: Record<string, unknown>; ms: number }>((resolve, reject) => {
+  const raw = (bytes: string) => new Promise<{ status: number; head: string; body: Record<string, unknown>; ms: number }>((resolve, reject) => {
     const started = Date.now();
     const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
     let out = '';
@@ -177,7 +177,7 @@ describe('what Node\'s HTTP parser refuses, and slow clients', () => {
     socket.on('error', reject);
     socket.on('close', () => {
       const [head, body] = out.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), body: JSON.parse(body || '{}'), ms: Date.now() - started });
+      resolve({ status: Number(head.split(' ')[1]), head, body: JSON.parse(body || '{}'), ms: Date.now() - started });
     });
   });
 
@@ -189,6 +189,7 @@ describe('what Node\'s HTTP parser refuses, and slow clients', () => {
     const res = await raw(bytes);
     expect(res.status).toBe(status);
     expect(res.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_argument', request_id: expect.any(String) });
+    expect(res.head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
   });
 
   it('incomplete headers and an incomplete body are cut off within seconds with 408', async () => {
@@ -198,6 +199,7 @@ describe('what Node\'s HTTP parser refuses, and slow clients', () => {
     ]);
     for (const res of [headers, body]) {
       expect(res.status).toBe(408);
+      expect(res.head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
       expect(res.body).toMatchObject({ stat: 'error', error: 'invalid_argument' });
       expect(res.ms).toBeLessThan(10_000); // Node's defaults keep them 60 s and 300 s
     }

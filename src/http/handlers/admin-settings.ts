@@ -74,7 +74,9 @@ async function change(ctx: RequestContext, entries: (readonly [string, string | 
 
 export const getSetting: Handler = async (ctx) => {
   const k = key(ctx);
-  return { result: (await effective(ctx))[k] ?? null };
+  const settings = await effective(ctx);
+  // own keys only: `toString` is a key like any other, not the object's method
+  return { result: Object.hasOwn(settings, k) ? settings[k] : null };
 };
 
 export const listSettings: Handler = async (ctx) => ({ result: await effective(ctx) });
@@ -85,7 +87,7 @@ export const settingKeys: Handler = async (ctx) => ({ result: Object.keys(await 
 export const setSetting: Handler = async (ctx) => {
   const k = key(ctx);
   const before = await change(ctx, [[k, value(k, sentValue(ctx), 'value')]], 'value');
-  return { result: k in before };
+  return { result: Object.hasOwn(before, k) };
 };
 
 export const setSettings: Handler = async (ctx) => {
@@ -98,13 +100,13 @@ export const setSettings: Handler = async (ctx) => {
     return [k, value(k, v, `items.${k}`)] as const;
   });
   const before = await change(ctx, entries, 'items');
-  return { result: Object.fromEntries(entries.map(([k]) => [k, k in before])) };
+  return { result: Object.fromEntries(entries.map(([k]) => [k, Object.hasOwn(before, k)])) };
 };
 
 export const deleteSetting: Handler = async (ctx) => {
   const k = key(ctx);
   const before = await change(ctx, [[k, undefined]], 'key');
-  return { result: k in before };
+  return { result: Object.hasOwn(before, k) };
 };
 
 /** Application-wide default, seen by every client without its own value for the key. */

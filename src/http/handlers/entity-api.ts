@@ -211,6 +211,9 @@ export const deleteEntity: Handler = async (ctx) => {
   if (name !== undefined) {
     const path = parsePath(name);
     if (READ_ONLY.includes(path[0])) throw errors.invalidArgument('attribute_name', `${path[0]} is set by the service and cannot be deleted`);
+    if (path[0] === 'password') {
+      throw errors.invalidArgument('attribute_name', 'the password is not an attribute and cannot be deleted; an application\'s client sets a new one with /entity.update attribute_name=password');
+    }
     await writeRecord(ctx, writer, (current) => (path.length === 1 && ['email', 'username', 'emailVerified'].includes(path[0])
       ? { ...current, [path[0]]: null }
       : setPath(current, path, undefined)));
@@ -253,7 +256,7 @@ async function bounded<T>(work: () => Promise<T>): Promise<T> {
 const whole = (ctx: RequestContext, name: string, fallback: number, max: number) => {
   const raw = ctx.params.get(name);
   if (raw === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) throw errors.invalidArgument(name, `must be a whole number from 0 to ${max}`);
+  if (!/^\d+$/.test(raw) || raw.length > String(max).length || Number(raw) > max) throw errors.invalidArgument(name, `must be a whole number from 0 to ${max}`);
   return Number(raw);
 };
 
