@@ -1,6 +1,6 @@
 import type { Config } from './config';
 import { type Database, openDatabase } from './db';
-import { REPLICA_PAUSE_MS } from './db/lag-tolerant';
+import { logReplicas, replicaCheck } from './db/replica-health';
 import { migrate, pendingMigrations } from './db/migrate';
 import { createApplicationService } from './domain/applications';
 import { createBaseUrls } from './domain/base-urls';
@@ -29,15 +29,9 @@ import { createMetrics, type Metrics } from './metrics';
 
 export { projectRoot } from './paths';
 
-/** Says in the log that a replica cannot answer (never its credentials): the primary answers its reads meanwhile. */
-export const logReplicaFailure = (logger: Logger) => (replica: string, err: unknown) => logger.warn(
-  { replica, reason: err instanceof Error ? err.message : String(err) },
-  `a database replica cannot answer: the primary answers its reads for the next ${REPLICA_PAUSE_MS / 1000} s`,
-);
-
 /** Database and the services over it, without any queue: what the CLI needs. */
 export function createCore(config: Config, logger: Logger, clock: Clock = systemClock) {
-  const db = openDatabase(config.database, logReplicaFailure(logger));
+  const db = openDatabase(config.database, logReplicas(logger));
   const box = new SecretBox(config.secretKey);
   // with Redis, client changes reach every process's client cache (see client-changes.ts)
   const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;
@@ -88,8 +82,12 @@ export interface Runtime {
   queue: JobQueue & { idle?: () => Promise<void>; answers?: () => Promise<void> };
   services: ApiServices;
   applications: ReturnType<typeof createApplicationService>;
-  /** GET /readyz: database reachable, migrations current, default application present, SECRET_KEY opens the stored secrets, Redis runs scripts in every slot Gatehouse uses. */
-  readiness(): Promise<Record<string, true | string>>;
+  /**
+   * GET /readyz: database reachable, migrations current, default application present, SECRET_KEY
+   * opens the stored secrets, Redis runs scripts in every slot Gatehouse uses; and, with replicas,
+   * whether each takes its reads (a note, never a failure: see replicaCheck).
+   */
+  readiness(): Promise<Record<string, true | string | { degraded: string }>>;
   /** Starts the recurring maintenance jobs (in-process runner or BullMQ job schedulers). */
   scheduleMaintenance(): Promise<void>;
   /** This process's Prometheus metrics (served on METRICS_PORT by server.ts). */
@@ -165,9 +163,11 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     metrics,
     applications,
     async readiness() {
-      const checks: Record<string, true | string> = {
+      const checks: Record<string, true | string | { degraded: string }> = {
         database: await check(async () => (await db.sequelize.query('SELECT 1'), true), 'is unreachable'),
       };
+      const replicas = db.replicaHealth();
+      if (replicas.length > 0) checks.replicas = replicaCheck(replicas);
       if (checks.database === true) {
         checks.migrations = migrationsCurrent || await check(async () => {
           const pending = await pendingMigrations(db);

@@ -9,7 +9,8 @@ import { createMetrics, serveMetrics } from '../src/metrics';
 import { createBullQueue, createBullWorkers } from '../src/queue/bullmq';
 import { createOutbox } from '../src/queue/outbox';
 import { SecretBox } from '../src/domain/secrets';
-import { logReplicaFailure, prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runtime';
+import { logReplicas } from '../src/db/replica-health';
+import { prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runtime';
 import { createProcessors } from '../src/jobs';
 import { MAINTENANCE_SCHEDULE, relayEveryMs } from '../src/jobs/maintenance';
 
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
     logger.fatal(NO_MAIL_TRANSPORT);
     process.exit(78);
   }
-  const db = openDatabase(config.database, logReplicaFailure(logger));
+  const db = openDatabase(config.database, logReplicas(logger));
   try {
     await prepareSchema(config, db);
   } catch (e) {

@@ -60,8 +60,13 @@ function ownerOnly(storage: string): void {
  * IMMEDIATE transactions (a write transaction takes the write lock up front instead of failing
  * with SQLITE_BUSY half-way); MySQL/MariaDB store and read every DATETIME in UTC.
  */
-/** No statement logging: Sequelize logs statements with their values inlined (hashes, emails). */
-export function createSequelize(database: Config['database']): Sequelize {
+/**
+ * No statement logging: Sequelize logs statements with their values inlined (hashes, emails).
+ * `replica.connectTimeoutMs` makes a MySQL connection to a replica give up its connect (and the
+ * server's greeting) after that long, and skips Sequelize's probe of the server's version (an
+ * unbounded query on the first connection): a replica runs only the statements of sql.ts.
+ */
+export function createSequelize(database: Config['database'], replica?: { connectTimeoutMs: number }): Sequelize {
   const logging = false;
   if (database.dialect === 'sqlite') {
     ownerOnly(database.storage);
@@ -80,7 +85,8 @@ export function createSequelize(database: Config['database']): Sequelize {
     logging,
     hooks: { afterConnect: (connection: unknown) => readYourWrites(connection as MysqlCallbackConnection) },
     timezone: '+00:00',
-    dialectOptions: { charset: 'utf8mb4', dateStrings: false },
+    dialectOptions: { charset: 'utf8mb4', dateStrings: false, ...(replica ? { connectTimeout: replica.connectTimeoutMs } : {}) },
+    ...(replica ? { databaseVersion: '10.11.0' } : {}),
     pool: { max: 20, min: 0, acquire: 10_000, idle: 10_000 },
     define: { charset: 'utf8mb4', collate: 'utf8mb4_bin' },
   });

@@ -12,7 +12,7 @@ import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
 import { asTx, createSql, retrying } from './sql';
-import { lagTolerantOf, replicaReads, routedReads } from './lag-tolerant';
+import { lagTolerantOf, REPLICA_ANSWER_MS, replicaReads, routedReads, type ReplicaEvents, type ReplicaHealth } from './lag-tolerant';
 import type { NewCredential, Successor } from '../domain/storage/credentials';
 import type { OutboxJob } from '../domain/storage/outbox';
 import type { UserRecord } from '../domain/storage/records';
@@ -22,6 +22,7 @@ import type { Transact, Tx } from '../domain/storage/transactions';
 export type { Transact, TransactionOptions, Tx } from '../domain/storage/transactions';
 export { isWriteConflict } from './sql';
 export { isDatabaseUnavailable } from './unavailable';
+export type { ReplicaEvents, ReplicaHealth } from './lag-tolerant';
 
 /**
  * InnoDB may pick a transaction as a deadlock victim when concurrent requests touch the same
@@ -78,6 +79,8 @@ export interface Database extends Storage {
    * without procedures).
    */
   procedures: boolean;
+  /** The state of each replica of DATABASE_READ_URL (whether its reads go to it), for readiness; empty without replicas. */
+  replicaHealth(): ReplicaHealth[];
   /**
    * Runs `work` in one transaction: all of it commits or none of it does. Every repository method
    * taking a `Tx` runs in it. On MySQL it is opened on the driver connection (START TRANSACTION /
@@ -119,17 +122,18 @@ const replicaName = (url: string) => {
   return `${hostname}:${port || 3306}${pathname}`;
 };
 
+const quiet: ReplicaEvents = { failed: () => {}, answered: () => {} };
+
 /**
  * Opens the database of the configuration and wires every query module to it; the lag-tolerant
- * reads go to the replicas it names (DATABASE_READ_URL), and `replicaFailed` hears of a replica
- * whose reads the primary answers for a while (see routedReads).
+ * reads go to the replicas it names (DATABASE_READ_URL), each statement there bounded in time,
+ * and `replicaEvents` hears of a replica whose reads the primary answers for a while, and of its
+ * return (see routedReads).
  */
-export function openDatabase(
-  database: Config['database'], replicaFailed: (replica: string, err: unknown) => void = () => {},
-): Database {
+export function openDatabase(database: Config['database'], replicaEvents: ReplicaEvents = quiet): Database {
   const sequelize = createSequelize(database);
   const replicas = database.dialect === 'mysql'
-    ? database.readUrls.map((url) => ({ name: replicaName(url), sequelize: createSequelize({ ...database, url }) }))
+    ? database.readUrls.map((url) => ({ name: replicaName(url), sequelize: createSequelize({ ...database, url }, { connectTimeoutMs: REPLICA_ANSWER_MS }) }))
     : [];
   const models = defineModels(sequelize);
   const sql = createSql(sequelize);
@@ -144,6 +148,11 @@ export function openDatabase(
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql),
   };
+  const routed = routedReads(
+    lagTolerantOf({ ...queries, records, outbox }),
+    replicas.map((r) => ({ name: r.name, reads: replicaReads(r.sequelize) })),
+    replicaEvents,
+  );
   return {
     sequelize,
     models,
@@ -151,11 +160,8 @@ export function openDatabase(
     ...queries,
     outbox,
     ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, records, outbox }, transaction),
-    lagTolerant: routedReads(
-      lagTolerantOf({ ...queries, records, outbox }),
-      replicas.map((r) => ({ name: r.name, reads: replicaReads(r.sequelize) })),
-      replicaFailed,
-    ),
+    lagTolerant: routed.reads,
+    replicaHealth: routed.health,
     procedures,
     transaction,
     close: async () => {

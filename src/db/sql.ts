@@ -1,6 +1,7 @@
 import { QueryTypes, Transaction, UniqueConstraintError, type Sequelize } from 'sequelize';
 import sqlite3 from 'sqlite3';
 import { sqlTime } from './models';
+import { NO_ANSWER } from './unavailable';
 import type { TransactionOptions, Tx } from '../domain/storage/transactions';
 
 /**
@@ -107,12 +108,42 @@ export class SqlError extends Error {
   }
 }
 
+/**
+ * A server that did not answer a statement in time (see `SqlOptions.answerWithinMs`): its
+ * connection was closed, and the server counts as unavailable (isDatabaseUnavailable).
+ */
+export class NoAnswerError extends Error {
+  readonly code = NO_ANSWER;
+  constructor(readonly waitedMs: number) {
+    super(`the database server did not answer within ${waitedMs} ms; its connection was closed`);
+  }
+}
+
 interface MysqlResult { affectedRows?: number; insertId?: number }
-interface MysqlConnection {
+export interface MysqlConnection {
   query(options: { sql: string; values: unknown[]; typeCast: typeof driverTypes }, cb: (err: MysqlError | null, result: unknown) => void): void;
+  destroy(): void;
+  stream?: { destroy(): void };
 }
 interface MysqlError { message: string; sqlMessage?: string; errno?: number; code?: string }
-interface Pool { getConnection(options: { type: 'write' }): Promise<MysqlConnection>; releaseConnection(c: MysqlConnection): void }
+/** Sequelize's connection manager, as the statements use it. */
+export interface Pool {
+  getConnection(options: { type: 'write' }): Promise<MysqlConnection>;
+  releaseConnection(c: MysqlConnection): void;
+  destroyConnection(c: MysqlConnection): Promise<void>;
+}
+
+/** How the statements of one database are run. */
+export interface SqlOptions {
+  /**
+   * MySQL only: the time a statement outside any transaction has to answer, waiting for a
+   * connection included; a bounded statement (`selectBounded`) has this much beyond its own limit.
+   * Past it the statement fails with NoAnswerError and its connection is destroyed, never
+   * returned to the pool (it still waits for the answer of a server that may never give it).
+   * Unset: statements wait as long as the server takes (the primary's).
+   */
+  answerWithinMs?: number;
+}
 
 const ER_DUP_ENTRY = 1062;
 /** MariaDB ER_STATEMENT_TIMEOUT, MySQL ER_QUERY_TIMEOUT. */
@@ -126,7 +157,46 @@ const STATEMENT_TIMEOUTS = new Set([1969, 3024]);
  */
 const driverTypes = (_field: unknown, next: () => unknown) => next();
 
-function mysqlSql(sequelize: Sequelize): Sql {
+/**
+ * Runs `statement` on a connection of `pool`, all of it (waiting for a connection, connecting, the
+ * statement) within `ms`. Past it: NoAnswerError; a connection still waiting for its answer is
+ * closed and taken out of the pool, and one handed out too late goes back to the pool unused.
+ * mysql2's own bounds do not do this: `connectTimeout` covers only the connect, and a query's
+ * `timeout` leaves the connection in the pool with the unanswered statement still at its head.
+ */
+export async function answerWithin<T>(pool: Pool, ms: number, statement: (connection: MysqlConnection) => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new NoAnswerError(ms)), ms);
+  });
+  const acquiring = pool.getConnection({ type: 'write' });
+  let connection: MysqlConnection;
+  try {
+    connection = await Promise.race([acquiring, late]);
+  } catch (e) {
+    clearTimeout(timer);
+    if (e instanceof NoAnswerError) acquiring.then((c) => pool.releaseConnection(c), () => undefined);
+    throw e;
+  }
+  let stuck = false;
+  try {
+    return await Promise.race([statement(connection), late]);
+  } catch (e) {
+    stuck = e instanceof NoAnswerError;
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    if (!stuck) {
+      pool.releaseConnection(connection);
+    } else {
+      connection.destroy();
+      connection.stream?.destroy();
+      void pool.destroyConnection(connection).catch(() => undefined);
+    }
+  }
+}
+
+function mysqlSql(sequelize: Sequelize, options: SqlOptions): Sql {
   const pool = (sequelize as unknown as { connectionManager: Pool }).connectionManager;
   const run = (connection: MysqlConnection, sql: string, values: unknown[]) => new Promise<unknown>((resolve, reject) => {
     connection.query({ sql, values, typeCast: driverTypes }, (err, result) => {
@@ -135,13 +205,15 @@ function mysqlSql(sequelize: Sequelize): Sql {
       reject(err.errno === ER_DUP_ENTRY ? new DuplicateKeyError(message) : new SqlError(message, err.errno, err.code));
     });
   });
-  const exec = async (sql: string, values: unknown[], tx?: Tx): Promise<unknown> => {
+  const exec = async (sql: string, values: unknown[], tx?: Tx, limitMs = 0): Promise<unknown> => {
     if (tx) {
       const handle = held(tx);
       // a handle without a connection would run the statement outside its transaction: refused
       if (!('statementConnection' in handle)) throw new Error('a transaction that is not a statement transaction reached the MySQL statements');
       return run(handle.statementConnection as MysqlConnection, sql, values);
     }
+    const { answerWithinMs } = options;
+    if (answerWithinMs !== undefined) return answerWithin(pool, limitMs + answerWithinMs, (connection) => run(connection, sql, values));
     // a statement of its own is its own transaction: one that lost to a concurrent write (a
     // deadlock, a Galera certification failure) was rolled back whole and runs again
     return retrying(async () => {
@@ -170,7 +242,7 @@ function mysqlSql(sequelize: Sequelize): Sql {
         ? `SET STATEMENT max_statement_time = ${(timeoutMs / 1000).toFixed(3)} FOR ${sql}`
         : sql.replace(/^\s*SELECT\b/i, `SELECT /*+ MAX_EXECUTION_TIME(${Math.ceil(timeoutMs)}) */`);
       try {
-        return (await exec(bounded, values)) as T[];
+        return (await exec(bounded, values, undefined, timeoutMs)) as T[];
       } catch (e) {
         if (e instanceof SqlError && e.errno !== undefined && STATEMENT_TIMEOUTS.has(e.errno)) throw new StatementTimeoutError(timeoutMs);
         throw e;
@@ -270,6 +342,6 @@ function sequelizeSql(sequelize: Sequelize): Sql {
   };
 }
 
-export function createSql(sequelize: Sequelize): Sql {
-  return sequelize.getDialect() === 'mysql' ? mysqlSql(sequelize) : sequelizeSql(sequelize);
+export function createSql(sequelize: Sequelize, options: SqlOptions = {}): Sql {
+  return sequelize.getDialect() === 'mysql' ? mysqlSql(sequelize, options) : sequelizeSql(sequelize);
 }

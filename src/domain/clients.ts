@@ -186,9 +186,12 @@ export function createClientService(deps: { clients: ClientStore; box: SecretBox
       return found ? toClient(found.stored) : undefined;
     },
 
-    /** The application's clients with all of `hasFeatures`, read from `from` (the admin API's list passes the lag-tolerant reads). */
-    async list(applicationId: number, hasFeatures: Feature[] = [], from: Pick<ClientStore, 'list'> = clients): Promise<(Client & { secret: string })[]> {
-      const all = await from.list(applicationId);
+    /**
+     * The application's clients with all of `hasFeatures`, with their secrets: always read from the
+     * primary, never a replica, whose copy of a secret just reset would be the old one.
+     */
+    async list(applicationId: number, hasFeatures: Feature[] = []): Promise<(Client & { secret: string })[]> {
+      const all = await clients.list(applicationId);
       return all
         .filter((c) => hasFeatures.every((f) => c.features.includes(f)))
         .map((c) => ({ ...toClient(c), secret: reveal(c) }));

@@ -3,7 +3,7 @@ import type { Tx } from '../../domain/storage/transactions';
 import type { FlowRow, Models } from '../models';
 import { DuplicateKeyError, type Sql } from '../sql';
 
-export function createFlowQueries({ Flow }: Models, sql: Sql) {
+export function createFlowQueries(_models: Models, sql: Sql) {
   return {
     /**
      * Stores a definition as the next version of its name. Versions are immutable: a changed
@@ -38,13 +38,14 @@ export function createFlowQueries({ Flow }: Models, sql: Sql) {
       }
     },
     /** The newest version of a flow (what `HEAD` names in a flow document's address). */
+    // latestVersion and find are lag-tolerant reads: statements of sql.ts, bounded in time on a replica
     async latestVersion(applicationId: number, name: string): Promise<number | undefined> {
-      const latest = (await Flow.max('version', { where: { application_id: applicationId, name } })) as number | null;
-      return latest ?? undefined;
+      const [row] = await sql.select<{ v: number | string | null }>('SELECT MAX(version) AS v FROM flows WHERE application_id = ? AND name = ?', [applicationId, name]);
+      return row?.v === null || row?.v === undefined ? undefined : Number(row.v);
     },
     async find(applicationId: number, name: string, version: number): Promise<StoredFlow | undefined> {
-      const row = await Flow.findOne({ where: { application_id: applicationId, name, version }, raw: true });
-      return row ? { name: row.name, version: row.version, checksum: row.checksum, definition: JSON.parse(row.definition) } : undefined;
+      const [row] = await sql.select<FlowRow>('SELECT * FROM flows WHERE application_id = ? AND name = ? AND version = ?', [applicationId, name, version]);
+      return row ? { name: row.name, version: Number(row.version), checksum: row.checksum, definition: JSON.parse(row.definition) } : undefined;
     },
   };
 }

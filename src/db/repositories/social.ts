@@ -28,8 +28,9 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
           throw e;
         }
       },
+      /** A lag-tolerant read: a statement of sql.ts, bounded in time on a replica. */
       async list(applicationId: number): Promise<StoredProvider[]> {
-        const rows = await SocialProvider.findAll({ where: { application_id: applicationId }, order: [['name', 'ASC']], raw: true });
+        const rows = await sql.select<SocialProviderRow>('SELECT * FROM social_providers WHERE application_id = ? ORDER BY name', [applicationId]);
         return rows.map(toProvider);
       },
       async find(applicationId: number, name: string): Promise<StoredProvider | undefined> {
@@ -65,11 +66,13 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
         const rows = await sql.select<ProfileRow>('SELECT * FROM profiles WHERE entity_id = ? AND application_id = ? ORDER BY id', [entityId, applicationId], transaction);
         return rows.map(toProfile);
       },
-      /** The identities of many records in one query (entity.find), by record id. */
+      /** The identities of many records in one query (entity.find), by record id; a lag-tolerant read (see list). */
       async forEntities(applicationId: number, entityIds: number[]): Promise<Map<number, StoredProfile[]>> {
         const out = new Map<number, StoredProfile[]>();
         if (entityIds.length === 0) return out;
-        const rows = await Profile.findAll({ where: { application_id: applicationId, entity_id: entityIds }, order: [['id', 'ASC']], raw: true });
+        const rows = await sql.select<ProfileRow>(
+          `SELECT * FROM profiles WHERE application_id = ? AND entity_id IN (${entityIds.map(() => '?').join(', ')}) ORDER BY id`, [applicationId, ...entityIds],
+        );
         for (const p of rows.map(toProfile)) out.set(p.entityId, [...(out.get(p.entityId) ?? []), p]);
         return out;
       },

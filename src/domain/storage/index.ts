@@ -35,9 +35,10 @@ export interface Storage {
  * whose callers accept that belong here. A flow version is immutable, so its reads are exact (a
  * version the replica does not have yet is read from the primary); the others may miss the last
  * changes: the entity API's searches and counts, the history of a record (`/versions/entity`, a
- * uuid resolved for it included), the admin lists and the outbox backlog of the metrics.
- * Everything else — credentials, the sign-in's read, clients and settings, anything read in a
- * transaction, migrations — reads the primary. Without a replica these are the primary's reads.
+ * uuid resolved for it included), the list of social login providers and the outbox backlog of
+ * the metrics. Everything else — credentials, the sign-in's read, clients (their list shows their
+ * secrets, which must be the current ones) and settings, anything read in a transaction,
+ * migrations — reads the primary. Without a replica these are the primary's reads.
  */
 export interface LagTolerantReads {
   flows: Pick<FlowStore, 'find' | 'latestVersion'>;
@@ -47,7 +48,6 @@ export interface LagTolerantReads {
     /** A live record's id by its uuid, to look its history up. */
     entityId(applicationId: number, uuid: string): Promise<number | undefined>;
   };
-  clients: Pick<ClientStore, 'list'>;
   providers: Pick<SocialStore['providers'], 'list'>;
   outbox: Pick<OutboxStore, 'backlog'>;
 }

@@ -15,10 +15,14 @@ export const addClient: Handler = async (ctx) => {
   return { description: client.description, client_id: client.clientId, client_secret: secret, features: client.features };
 };
 
-/** /clients/list: every client of the application, optionally only those with all of `has_features`. */
+/**
+ * /clients/list: every client of the application, optionally only those with all of
+ * `has_features`. Read from the primary: it shows each client's secret, and a replica's copy of one
+ * just reset would still be the old one.
+ */
 export const listClients: Handler = async (ctx) => {
   const has: Feature[] = ctx.params.get('has_features') === undefined ? [] : parseFeatures(ctx.params.json('has_features'), 'has_features');
-  const clients = await ctx.services.clients.list(ctx.app.id, has, ctx.services.db.lagTolerant.clients);
+  const clients = await ctx.services.clients.list(ctx.app.id, has);
   return {
     results: clients.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features })),
   };
