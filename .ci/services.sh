@@ -5,7 +5,9 @@
 # read-replica tests make; a statement on a stored procedure of another database, which the table
 # filter does not hold back, fails there, as "unknown database" (CREATE) or "procedure does not
 # exist" (ALTER), and is skipped: any other error stops the replica and fails the read-replica
-# tests). `stop_services` stops exactly the processes started here, by PID.
+# tests). The replica's process id is exported as REPLICA_SERVER_PID: the read-replica tests freeze
+# it (SIGSTOP) to make a replica that takes connections and answers nothing. `stop_services` stops
+# exactly the processes started here, by PID (a frozen replica is woken first, to hear the stop).
 
 free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
@@ -64,11 +66,13 @@ start_services() {
   export DATABASE_URL="mysql://root@127.0.0.1:$db_port/gatehouse_test"
   export REDIS_URL="redis://127.0.0.1:$redis_port"
   export REPLICA_SERVER_URL="mysql://root@127.0.0.1:$replica_port/"
+  export REPLICA_SERVER_PID=$REPLICA_PID
   export SECRET_KEY=${SECRET_KEY:-$(openssl rand -hex 32)}
   echo "MariaDB on 127.0.0.1:$db_port (pid $MARIADB_PID), its replica on 127.0.0.1:$replica_port (pid $REPLICA_PID), Redis on 127.0.0.1:$redis_port (pid $REDIS_PID)"
 }
 
 stop_services() {
+  [ -n "${REPLICA_PID:-}" ] && kill -CONT "$REPLICA_PID" 2> /dev/null
   for pid in ${REDIS_PID:-} ${MARIADB_PID:-} ${REPLICA_PID:-}; do
     kill "$pid" 2> /dev/null || true
   done

@@ -41,6 +41,8 @@ export interface TestBackend {
  * it copies only the databases a backend made with `replicated` names.
  */
 export const replicaServerUrl = process.env.REPLICA_SERVER_URL || undefined;
+/** The process id of that replica's server (.ci/services.sh exports it), for the tests that freeze it with SIGSTOP. */
+export const replicaServerPid = /^\d+$/.test(process.env.REPLICA_SERVER_PID ?? '') ? Number(process.env.REPLICA_SERVER_PID) : undefined;
 
 /**
  * A fresh, empty database for one test file: a temporary SQLite file, or a new database on the
