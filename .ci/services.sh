@@ -72,7 +72,7 @@ start_services() {
 }
 
 stop_services() {
-  [ -n "${REPLICA_PID:-}" ] && kill -CONT "$REPLICA_PID" 2> /dev/null
+  [ -n "${REPLICA_PID:-}" ] && { kill -CONT "$REPLICA_PID" 2> /dev/null || true; }
   for pid in ${REDIS_PID:-} ${MARIADB_PID:-} ${REPLICA_PID:-}; do
     kill "$pid" 2> /dev/null || true
   done
