@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
 import { DEFAULT_BRAND_COLOR, paletteOf, type Brand } from '../domain/brand';
-import { safeEqual } from '../domain/secrets';
+import { safeEqual, type SecretBox } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import { brandOf } from '../domain/brand';
 
@@ -190,18 +190,43 @@ export function cookieValue(req: Request, name: string): string | undefined {
 }
 
 /**
- * CSRF protection of a page's form: a random token in an HttpOnly, SameSite=Strict cookie scoped
- * to the page's path and in a hidden field; a POST must bring both, equal (compared in constant time).
+ * Whether a page POST came from another site. Browsers name where a form was posted from in
+ * `Sec-Fetch-Site`: only `same-origin` (or `none`, what the person did themselves) passes. A browser
+ * too old to send it is judged by `Origin`, which must be this very origin; our pages' no-referrer
+ * policy makes browsers send `Origin: null` for their own forms, so `null` says nothing. A client
+ * that sends neither (not a browser) carries no victim's cookie: it goes on to the token check.
  */
-export const csrf = (cookie: string, path: string) => ({
-  issue(req: Request, res: Response): string {
-    const token = randomBytes(24).toString('base64url');
-    res.cookie(cookie, token, { httpOnly: true, sameSite: 'strict', path, secure: req.secure, maxAge: 30 * 60_000 });
-    return token;
-  },
-  matches(req: Request, sent: unknown): boolean {
-    const held = cookieValue(req, cookie) ?? '';
-    return typeof sent === 'string' && sent !== '' && held !== '' && safeEqual(sent, held);
-  },
-  clear: (res: Response) => void res.clearCookie(cookie, { path }),
-});
+export function crossSite(req: Request): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const origin = req.headers.origin;
+  return origin !== undefined && origin !== 'null' && origin !== `${req.protocol}://${req.get('host') ?? ''}`;
+}
+
+/**
+ * CSRF protection of a page's form: a random nonce in an HttpOnly, SameSite=Strict cookie (named
+ * `__Host-…` and Secure behind TLS, so no sibling host can set it), and in a hidden field its
+ * keyed MAC (SECRET_KEY), which no one without the key can make for a nonce they planted. A POST
+ * must come from this origin (crossSite) and bring a cookie and a field that match (compared in
+ * constant time). Over plain http the cookie keeps its page's path.
+ */
+export const csrf = (box: SecretBox, cookie: string, path: string) => {
+  const nameFor = (req: Request) => (req.secure ? `__Host-${cookie}` : cookie);
+  const purpose = `csrf ${cookie}`;
+  return {
+    issue(req: Request, res: Response): string {
+      const nonce = randomBytes(24).toString('base64url');
+      res.cookie(nameFor(req), nonce, { httpOnly: true, sameSite: 'strict', path: req.secure ? '/' : path, secure: req.secure, maxAge: 30 * 60_000 });
+      return box.tag(nonce, purpose);
+    },
+    matches(req: Request, sent: unknown): boolean {
+      if (crossSite(req)) return false;
+      const held = cookieValue(req, nameFor(req)) ?? '';
+      return typeof sent === 'string' && sent !== '' && held !== '' && safeEqual(sent, box.tag(held, purpose));
+    },
+    clear: (res: Response) => {
+      res.clearCookie(cookie, { path });
+      res.clearCookie(`__Host-${cookie}`, { path: '/', secure: true });
+    },
+  };
+};

@@ -42,7 +42,7 @@ function page(res: Response, app: Application, locale: PageLocale, outcome: Outc
  */
 export function undoEmailChangeRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>): express.Router {
   const router = express.Router();
-  const token = csrf(COOKIE, UNDO_EMAIL_CHANGE_PATH);
+  const token = csrf(services.box, COOKIE, UNDO_EMAIL_CHANGE_PATH);
   router.get(UNDO_EMAIL_CHANGE_PATH, pageHandler(resolveApp, async (req, res, app, locale) => {
     const code = typeof req.query.code === 'string' ? req.query.code : '';
     const state = await stateOf(services, app, code);

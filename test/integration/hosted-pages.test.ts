@@ -196,6 +196,28 @@ describe('registering, signing in and asking for a new password on the pages', (
     expect(signIn.headers.location).toBeUndefined();
   });
 
+  it('refuses login CSRF: a planted cookie with the same value in the form, a real pair posted from another site, a cross-site fetch', async () => {
+    const signIn = { ...entry(), signInEmailAddress: 'page@example.com', currentPassword: PASSWORD };
+    // anyone who can set a cookie for the host (a sibling application, a network attacker) plants one and posts its value
+    const planted = await request(t.app).post('/signin').type('form').set('Cookie', `gh_login_csrf=${'p'.repeat(32)}`).send({ ...signIn, csrf: 'p'.repeat(32) });
+    expect(planted.status).toBe(403);
+    expect(planted.headers.location).toBeUndefined();
+    // a pair the attacker got from the page itself, planted and posted from another origin
+    const { agent } = await openPage('/signin');
+    for (const headers of [{ Origin: 'https://evil.example' }, { Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'http://localhost', 'Sec-Fetch-Site': 'cross-site' }]) {
+      // the page's current pair: every refusal draws the page again with a new one
+      const csrf = /name="csrf" value="([^"]*)"/.exec((await agent.get('/signin').query(entry())).text)![1];
+      const res = await agent.post('/signin').type('form').set(headers).send({ ...signIn, csrf });
+      expect(res.status).toBe(403);
+      expect(res.headers.location).toBeUndefined();
+    }
+    // the page's own form, as a browser posts it
+    const csrf = /name="csrf" value="([^"]*)"/.exec((await agent.get('/signin').query(entry())).text)![1];
+    const own = await agent.post('/signin').type('form').set({ Host: 'localhost', Origin: 'http://localhost', 'Sec-Fetch-Site': 'same-origin' }).send({ ...signIn, csrf });
+    expect(own.status).toBe(303);
+    expect(own.headers.location).toMatch(/^https:\/\/app\.example\.com\/callback\?code=/);
+  });
+
   it('signs in: a wrong password gets the flow\'s message in the page\'s language, the same for an unknown account', async () => {
     const fr = await openPage('/signin', entry({ locale: 'fr-FR' }));
     expect(fr.res.text).toContain('<html lang="fr">');
