@@ -68,15 +68,16 @@ export function endSessions(db: Storage, applicationId: number, entityId: number
 export const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'];
 
 /**
- * Disables a user: it cannot sign in, and every session ends (tokens and codes spent); an access
- * token issued by a sign-in in flight does not work either (access tokens of a disabled user are
- * refused where they are looked up, and enabling spends them). Answers how many tokens and codes
+ * Disables a user: it cannot sign in, and every session ends (tokens, codes and verification links
+ * spent); what a sign-in in flight issues does not work either (every grant refuses a disabled
+ * user's access token, authorization code, refresh token and SDK session, and enabling spends them). Answers how many tokens and codes
  * it spent.
  */
 export function disableUser(db: Storage, applicationId: number, entityId: number, now: Date): Promise<number> {
   return db.transaction(async (tx) => {
     await db.records.setDisabled(applicationId, entityId, now, tx);
-    return db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now, tx);
+    // its verification links too: nothing mailed before the disable works after it
+    return db.credentials.revokeForRecord(applicationId, entityId, [...SESSION_KINDS, 'verification_code'], null, now, tx);
   });
 }
 

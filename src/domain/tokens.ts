@@ -218,6 +218,10 @@ function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
         if (!(await db.credentials.consume(app.id, 'authorization_code', hash, now(), tx, client.id))) {
           return { error: 'denied' as const, replayed: found.usedAt ? found.family : null };
         }
+        // the record's lock orders this with a disable: a code of a disabled user (mailed after it,
+        // or issued by a sign-in in flight while it committed) gets nothing
+        const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
+        if (record?.disabledAt) return { error: 'disabled' as const };
         const pair = await issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx, proofOf(found));
         const state = found.extra?.transaction_state;
         return { pair: state === undefined ? pair : { ...pair, transaction_state: state } };
@@ -228,6 +232,7 @@ function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
           extra: { received_value: redirectUri, expected_value: outcome.expected },
         });
       }
+      if (outcome.error === 'disabled') throw new ApiError('noAccessGrant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
       if (outcome.replayed) await revokeFamily(app, outcome.replayed);
       throw new ApiError('noAccessGrant', 'the authorization code is invalid, expired, already used, or was issued for another client');
     },
@@ -239,7 +244,10 @@ function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
     async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
       const hash = sha256Hex(token);
       const { pair, rows } = newPair(app);
-      if (await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
+      // a disabled user's token does not rotate (one that rotated while the disable committed gave
+      // an access token that is refused where it is looked up, and a refresh token refused here)
+      const live = await db.credentials.findActive(app.id, 'refresh_token', hash, now());
+      if (live && await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
       if (found?.usedAt && found.family) await revokeFamily(app, found.family);
       throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {
@@ -271,6 +279,7 @@ function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refreshSecre
       const hash = sha256Hex(refreshSessionKey(presented));
       const session = await db.credentials.find(app.id, 'refresh_secret', hash);
       if (!session || ownerOf(session) !== client.id || session.entityId === null) throw ended();
+      if ((await db.records.find(app.id, { id: session.entityId }))?.disabledAt) throw ended();
       let secret: string;
       try {
         secret = box.open(String(session.extra?.secret), secretBinding(hash));

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { disableUser, enableUser } from '../../src/domain/accounts';
+import { newestMail } from '../../src/mail-files';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 
 // A user an operator disabled (gatehouse users:disable): no sign-in, no working token, no new ones
@@ -70,6 +71,53 @@ it('an access token issued while the user was being disabled does not work: the 
   await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
   await enableUser(t.runtime.db, await appId(), user.id, new Date());
   expect((await asUser(token)).body.code).toBe(413);
+});
+
+it('every grant refuses a disabled user: a code or refresh token a sign-in in flight issued, a reset code mailed after the disable', async () => {
+  const login = t.local.clients.login;
+  const auth = basic(login.client_id, login.client_secret);
+  const recoverUrl = (await request(t.app).get('/settings/items').query({ for_client_id: login.client_id }).set('Authorization', owner)).body.result.password_recover_url;
+  const token = (body: Record<string, string>) => request(t.app).post('/oauth/token').set('Authorization', auth).type('form').send(body);
+  // what a sign-in in flight leaves when the disable commits around it: a code, a refresh token, an SDK session
+  const flight = (await request(t.app).post('/oauth/auth_native_traditional').type('form').send({
+    client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'off@example.com', currentPassword: PASSWORD,
+    response_type: 'code_and_token', redirect_uri: 'https://app.example.com/cb'
+  })).body;
+  const pair = (await token({ grant_type: 'authorization_code', code: flight.authorization_code, redirect_uri: 'https://app.example.com/cb' })).body;
+  expect(pair.refresh_token).toEqual(expect.any(String));
+  const second = (await request(t.app).post('/oauth/auth_native_traditional').type('form').send({
+    client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'off@example.com', currentPassword: PASSWORD,
+    response_type: 'code', redirect_uri: 'https://app.example.com/cb',
+  })).body;
+  // the state alone, nothing spent (as when the sign-in's write lands after the disable's)
+  await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
+  try {
+    const code = await token({ grant_type: 'authorization_code', code: second.authorization_code, redirect_uri: 'https://app.example.com/cb' });
+    expect(code.body).toMatchObject({ stat: 'error', error_description: expect.stringContaining('disabled') });
+    expect((await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })).body.stat).toBe('error');
+    // a reset link mailed while disabled: its code is no grant either
+    expect((await request(t.app).post('/oauth/forgot_password_native').type('form').send({
+      client_id: login.client_id, locale: 'en-US', redirect_uri: recoverUrl, signInEmailAddress: 'off@example.com',
+    })).body.stat).toBe('ok');
+    await t.runtime.queue.idle!();
+    const mail = (await newestMail(t.runtime.config.mailDir, 'off@example.com'))!;
+    const reset = new URL(mail.link!).searchParams.get('code')!;
+    expect((await token({ grant_type: 'authorization_code', code: reset, redirect_uri: recoverUrl })).body.stat).toBe('error');
+  } finally {
+    await t.runtime.db.records.setDisabled(await appId(), user.id, null);
+  }
+  // while it was disabled nothing rotated: the refresh token works again only because it was never spent, and an enable spends it
+  await disableUser(t.runtime.db, await appId(), user.id, new Date());
+  await enableUser(t.runtime.db, await appId(), user.id, new Date());
+  expect((await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })).body.stat).toBe('error');
+});
+
+it('disabling spends the verification links mailed before', async () => {
+  const code = (await request(t.app).post('/access/getVerificationCode').set('Authorization', owner).type('form')
+    .send({ type_name: 'user', uuid: user.uuid, attribute_name: 'emailVerified' })).body.verification_code;
+  await disableUser(t.runtime.db, await appId(), user.id, new Date());
+  await enableUser(t.runtime.db, await appId(), user.id, new Date());
+  expect((await request(t.app).get('/access/useVerificationCode').query({ verification_code: code })).body).toMatchObject({ stat: 'error', argument_name: 'verification_code' });
 });
 
 it('a social sign-in of a disabled user is refused before anything is linked or spent, a merge included', async () => {

@@ -57,9 +57,9 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
 
     /** A credential of `kind` with this hash in this application that is neither spent nor expired. */
     async findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined> {
-      // an access token of a disabled user never works, even one issued while it was being disabled
+      // a credential of a disabled user never works, even one issued while it was being disabled
       const [row] = await sql.select<CredentialRow>(
-        `SELECT c.* FROM credentials c WHERE c.value_hash = ? AND c.application_id = ? AND c.kind = ? AND ${LIVE}${kind === 'access_token' ? ` AND ${NOT_DISABLED}` : ''}`,
+        `SELECT c.* FROM credentials c WHERE c.value_hash = ? AND c.application_id = ? AND c.kind = ? AND ${LIVE} AND ${NOT_DISABLED}`,
         [valueHash, applicationId, kind, sql.time(now)],
       );
       return row ? toCredential(row) : undefined;

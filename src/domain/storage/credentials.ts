@@ -44,7 +44,7 @@ export interface CredentialStore {
   insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void>;
   /** The credential with this hash in this application, spent or not. */
   find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined>;
-  /** A live credential of `kind` with this hash (neither spent nor expired; an access token of a disabled user is not). */
+  /** A live credential of `kind` with this hash (neither spent nor expired; nothing of a disabled user is live). */
   findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined>;
   /** Replaces the `extra` of a live credential; false when it is spent, expired or unknown. */
   setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date): Promise<boolean>;
