@@ -1,7 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { simpleParser, type ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import request from 'supertest';
+import { mailsTo as mailsWritten } from '../helpers/mail-files';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 
 // Changing the email address moves the account's recovery to the new address: it needs the same
@@ -30,15 +29,7 @@ const byOwner = async (email: string) =>
 /** Five minutes and a second: every token issued before is no longer fresh proof of a sign-in. */
 const stale = () => clock.advance(301_000);
 
-/** Every email written so far to `to`, oldest first, parsed. */
-async function mailsTo(to: string): Promise<ParsedMail[]> {
-  await t.runtime.queue.idle!();
-  const dir = t.runtime.config.mailDir;
-  if (!fs.existsSync(dir)) return [];
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => path.join(dir, f));
-  const parsed = await Promise.all(files.map(async (f) => ({ at: fs.statSync(f).mtimeMs, mail: await simpleParser(fs.readFileSync(f)) })));
-  return parsed.filter((p) => (p.mail.to as { text: string } | undefined)?.text === to).sort((a, b) => a.at - b.at).map((p) => p.mail);
-}
+const mailsTo = (to: string) => mailsWritten(t.runtime, to);
 const linkIn = (mail: ParsedMail) => new URL(mail.text!.match(/https?:\/\/\S+/)![0]);
 
 beforeAll(async () => {

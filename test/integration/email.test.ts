@@ -1,7 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { simpleParser, type ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import request from 'supertest';
+import { mailsTo as mailsWritten } from '../helpers/mail-files';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 
 let t: TestApp;
@@ -20,15 +19,7 @@ const register = (email: string, extra: Record<string, string> = {}) => post('/o
   firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
 });
 
-/** Every email written so far to `to`, oldest first, parsed. */
-async function mailsTo(to: string): Promise<ParsedMail[]> {
-  await t.runtime.queue.idle!();
-  const dir = t.runtime.config.mailDir;
-  if (!fs.existsSync(dir)) return [];
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => path.join(dir, f));
-  const parsed = await Promise.all(files.map(async (f) => ({ at: fs.statSync(f).mtimeMs, mail: await simpleParser(fs.readFileSync(f)) })));
-  return parsed.filter((p) => (p.mail.to as { text: string } | undefined)?.text === to).sort((a, b) => a.at - b.at).map((p) => p.mail);
-}
+const mailsTo = (to: string) => mailsWritten(t.runtime, to);
 
 const linkIn = (mail: ParsedMail, parameter: string) => new URL(mail.text!.match(/https?:\/\/\S+/)![0]).searchParams.get(parameter)!;
 
