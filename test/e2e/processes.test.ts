@@ -256,7 +256,8 @@ describe('gatehouse CLI on the configured database', () => {
     expect(created.stderr).toContain('PUBLIC_BASE_URL is not set');
     expect(cli(['apps:create', 'mall2', '--json'], { cwd: backend.dir, env: { ...env, PUBLIC_BASE_URL: 'https://login.example.com' } }).stderr).toBe('');
     const login = JSON.parse(cli(['clients:list', '--app', 'mall2'], { cwd: backend.dir, env }).stdout).find((c: { features: string[] }) => c.features.includes('login_client'));
-    expect(login.settings.password_recover_url).toBe('https://login.example.com/reset-password');
+    // an application other than DEFAULT_APP answers at its name before PUBLIC_BASE_URL's host
+    expect(login.settings.password_recover_url).toBe('https://mall2.login.example.com/reset-password');
 
     // a user created through the API's storage, then found and shown by the CLI
     const owner = JSON.parse(cli(['clients:list'], { cwd: backend.dir, env }).stdout).find((c: { features: string[] }) => c.features.includes('owner'));
