@@ -64,11 +64,15 @@ export function createBullQueue(
     async ready(timeoutMs = 10_000) {
       if (connection.status === 'ready') return true;
       return new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), timeoutMs);
-        connection.once('ready', () => {
+        const ready = () => {
           clearTimeout(timer);
           resolve(true);
-        });
+        };
+        const timer = setTimeout(() => {
+          connection.off('ready', ready);
+          resolve(false);
+        }, timeoutMs);
+        connection.once('ready', ready);
       });
     },
     async enqueue(job: Job) {
@@ -86,11 +90,20 @@ export function createBullQueue(
       await queues[queue].upsertJobScheduler(name, { every: everyMs }, { name, data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
     },
     async close() {
-      await Promise.allSettled(Object.values(queues).map((q) => q.close()));
+      // a queue's close waits for nothing here but its own commands in flight; bounded all the same
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled(Object.values(queues).map((q) => q.close())),
+        new Promise((r) => (timer = setTimeout(r, 2_000))),
+      ]);
+      clearTimeout(timer);
       connection.disconnect();
     },
   };
 }
+
+/** How long a stopping worker process waits for its jobs in progress (README: Running on MySQL and Redis). */
+export const WORKER_DRAIN_MS = 25_000;
 
 /**
  * How long this process may have room for a queue's jobs while that queue has jobs waiting and
@@ -144,7 +157,7 @@ export function createBullWorkers(options: {
   stuckAfterMs?: number;
   /** Makes each queue's BullMQ Worker (tests inject a fault here); `new Worker(...)` by default. */
   makeWorker?: (queue: QueueName, processor: Processor, options: WorkerOptions) => Worker;
-}): { workers: Worker[]; close(): Promise<void> } {
+}): { workers: Worker[]; close(drainMs?: number): Promise<{ cutOff: number; abandoned: boolean }> } {
   const { redisUrl, processors, logger } = options;
   const makeWorker = options.makeWorker ?? ((queue, processor, workerOptions) => new Worker(queue, processor, workerOptions));
   // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null on their connection.
@@ -218,11 +231,34 @@ export function createBullWorkers(options: {
 
   return {
     workers,
-    async close() {
+    /**
+     * Takes no new job and waits for the jobs in progress, up to `drainMs`, then closes BullMQ's
+     * workers. BullMQ's graceful close waits for Redis (its blocking connections to end, the last
+     * completions to be written), which never happens while Redis is unreachable; then it is
+     * closed without waiting instead. What that leaves unwritten is safe: a finished job's outbox
+     * row says it is done, so the job, taken again later, does nothing. Answers how many jobs were
+     * still running at the deadline (cut off: they run again) and whether BullMQ's close did not
+     * wait for Redis (`abandoned`).
+     */
+    async close(drainMs = WORKER_DRAIN_MS): Promise<{ cutOff: number; abandoned: boolean }> {
       clearInterval(look);
-      await Promise.allSettled([...retired, ...workers.map((w) => w.close()), ...lookouts.map((q) => q.close())]);
+      // no new job from now on; those in progress go on (pause without waiting: that wait is BullMQ's, bound to Redis)
+      await Promise.allSettled(workers.map((w) => w.pause(true)));
+      const busy = () => QUEUE_NAMES.reduce((n, q) => n + running[q].active, 0);
+      const end = Date.now() + drainMs;
+      while (busy() > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      const cutOff = busy();
+      const reachable = connection.status === 'ready' && cutOff === 0;
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        Promise.allSettled([...retired, ...workers.map((w) => w.close(!reachable)), ...lookouts.map((q) => q.close())]).then(() => true),
+        // Redis may go away in the middle of a graceful close, which then waits for it
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), 5_000))),
+      ]);
+      clearTimeout(timer);
       looker.disconnect();
       connection.disconnect();
+      return { cutOff, abandoned: !reachable || !closed };
     },
   };
 }
