@@ -21,7 +21,7 @@ import { createBullQueue } from './queue/bullmq';
 import { createRedisClientChanges } from './queue/client-changes';
 import { createInProcessQueue } from './queue/in-process';
 import { createOutbox, type RelayingOutbox } from './queue/outbox';
-import { connectRedis, scriptRuns } from './queue/redis';
+import { connectRedis, quietRedisErrors, scriptRuns } from './queue/redis';
 import type { JobQueue, Processors } from './queue/port';
 import { createProcessors } from './jobs';
 import { MAINTENANCE_SCHEDULE } from './jobs/maintenance';
@@ -130,7 +130,8 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   // in memory: see createRateLimiter)
   // commands issued in one tick (a sign-in's two budgets, then its clear and give-back) leave in one write
   const redis = config.redisUrl ? connectRedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true }) : undefined;
-  redis?.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (rate limits)'));
+  const warn = quietRedisErrors(logger);
+  redis?.on('error', (err: Error) => warn('redis connection error (rate limits)', err));
   const { queue, outbox, closeProcessors } = createJobs(config, db, logger, clock, metrics);
 
   const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax, { waited: metrics.argon2Waited });

@@ -1,7 +1,7 @@
 import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
 import type { Logger } from '../logger';
 import { backoffDelay, Job, JobQueue, Processors, QUEUE_NAMES, QueueName, RETRY } from './port';
-import { connectRedis, queuePrefix, type RedisConnection } from './redis';
+import { connectRedis, queuePrefix, quietRedisErrors, type RedisConnection } from './redis';
 
 /** The backoff of RETRY (exponential, each wait capped), by the name jobs carry. */
 const BACKOFF = 'capped-exponential';
@@ -45,11 +45,12 @@ export function createBullQueue(
   enqueueTimeoutMs = 1_000,
 ): JobQueue & { connection: RedisConnection; ready(timeoutMs?: number): Promise<boolean>; answers(): Promise<void> } {
   const connection = connectRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
-  connection.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (producer)'));
+  const warn = quietRedisErrors(logger);
+  connection.on('error', (err: Error) => warn('redis connection error (producer)', err));
   const queues = Object.fromEntries(QUEUE_NAMES.map((name) => [
     name, new Queue(name, { connection, prefix: queuePrefix(prefix, name, connection.isCluster), defaultJobOptions: JOB_OPTIONS }),
   ])) as Record<QueueName, Queue>;
-  for (const q of Object.values(queues)) q.on('error', (err) => logger.warn({ err: err.message, queue: q.name }, 'queue error'));
+  for (const q of Object.values(queues)) q.on('error', (err) => warn('queue error', err, { queue: q.name }));
 
   return {
     connection,
@@ -162,7 +163,8 @@ export function createBullWorkers(options: {
   const makeWorker = options.makeWorker ?? ((queue, processor, workerOptions) => new Worker(queue, processor, workerOptions));
   // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null on their connection.
   const connection = connectRedis(redisUrl, { maxRetriesPerRequest: null });
-  connection.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error (worker)'));
+  const warn = quietRedisErrors(logger);
+  connection.on('error', (err: Error) => warn('redis connection error (worker)', err));
   const prefixOf = (queue: QueueName) => queuePrefix(options.prefix, queue, connection.isCluster);
   const concurrencyOf = (queue: QueueName) => options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4);
   const running = Object.fromEntries(QUEUE_NAMES.map((q) => [q, { active: 0, started: 0 }])) as Record<QueueName, { active: number; started: number }>;
@@ -192,7 +194,7 @@ export function createBullWorkers(options: {
     );
     worker.on('failed', (job, err) =>
       logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'));
-    worker.on('error', (err) => logger.warn({ queue, err: err.message }, 'worker error'));
+    worker.on('error', (err) => warn('worker error', err, { queue }));
     return worker;
   };
   const workers = QUEUE_NAMES.map(start);

@@ -1,4 +1,5 @@
 import IORedis, { Cluster, type RedisOptions } from 'ioredis';
+import type { Logger } from '../logger';
 
 /** A connection to one Redis server or to a Redis Cluster: every Redis user of Gatehouse takes either. */
 export type RedisConnection = IORedis | Cluster;
@@ -114,4 +115,29 @@ export function queuePrefix(prefix: string, queue: string, cluster: boolean): st
 export async function scriptRuns(redis: RedisConnection, key: string): Promise<void> {
   const answer = await redis.eval("redis.call('SET', KEYS[1], '1', 'PX', 10000) return 1", 1, key);
   if (Number(answer) !== 1) throw new Error(`the readiness script answered ${String(answer)}`);
+}
+
+/**
+ * Logs Redis errors without flooding the log: while Redis is unreachable each connection reports
+ * every failed attempt, and BullMQ's queues and workers repeat their connection's errors (tens of
+ * lines a second in a worker). The first of each (message, fields, error) is logged at once, then
+ * at most one line per `everyMs` with how many were left out since (`repeated`).
+ */
+export function quietRedisErrors(logger: Logger, everyMs = 60_000): (msg: string, err: Error, fields?: Record<string, unknown>) => void {
+  const seen = new Map<string, { at: number; left: number }>();
+  return (msg, err, fields = {}) => {
+    const key = `${msg}\n${JSON.stringify(fields)}\n${err.message}`;
+    const now = Date.now();
+    const last = seen.get(key);
+    if (last && now - last.at < everyMs) {
+      last.left++;
+      return;
+    }
+    if (seen.size >= 200) {
+      for (const [k, v] of seen) if (now - v.at >= everyMs) seen.delete(k);
+      if (seen.size >= 200) seen.clear(); // bounded, whatever the errors say
+    }
+    seen.set(key, { at: now, left: 0 });
+    logger.warn({ err: err.message, ...fields, ...(last && last.left > 0 && { repeated: last.left }) }, msg);
+  };
 }
