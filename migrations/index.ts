@@ -5,6 +5,7 @@ import * as versions from './0004-versions';
 import * as rotationProcedure from './0005-rotation-procedure';
 import * as signInProcedure from './0006-sign-in-procedure';
 import * as userDisabled from './0007-user-disabled';
+import * as rotationRefusesDisabled from './0008-rotation-refuses-disabled';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   { name: '0005-rotation-procedure', ...rotationProcedure },
   { name: '0006-sign-in-procedure', ...signInProcedure },
   { name: '0007-user-disabled', ...userDisabled },
+  { name: '0008-rotation-refuses-disabled', ...rotationRefusesDisabled },
 ];

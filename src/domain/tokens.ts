@@ -244,10 +244,8 @@ function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
     async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
       const hash = sha256Hex(token);
       const { pair, rows } = newPair(app);
-      // a disabled user's token does not rotate (one that rotated while the disable committed gave
-      // an access token that is refused where it is looked up, and a refresh token refused here)
-      const live = await db.credentials.findActive(app.id, 'refresh_token', hash, now());
-      if (live && await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
+      // a disabled user's token does not rotate (the rotation's own condition, in its one round trip)
+      if (await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
       if (found?.usedAt && found.family) await revokeFamily(app, found.family);
       throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {

@@ -263,12 +263,21 @@ for (const engine of ENGINES) {
         expect(await outboxRows(record.id)).toEqual([{ status: 'pending', payload: JSON.stringify(winner.job.payload) }]);
       });
 
-      it("a disabled user's access tokens are never found active", async () => {
+      it("a disabled user's credentials are never found active, and its refresh token does not rotate", async () => {
         const record = await newUser();
-        const [token] = await stored(credential('access_token', { entityId: record.id }));
-        expect(await db.credentials.findActive(appId, 'access_token', token.valueHash, new Date())).toBeDefined();
-        await db.records.setDisabled(appId, record.id, new Date());
-        expect(await db.credentials.findActive(appId, 'access_token', token.valueHash, new Date())).toBeUndefined();
+        const now = new Date();
+        const [token, code, refresh] = await stored(
+          credential('access_token', { entityId: record.id }),
+          credential('authorization_code', { entityId: record.id }),
+          credential('refresh_token', { entityId: record.id, family: 'f-disabled' }),
+        );
+        for (const c of [token, code, refresh]) expect(await db.credentials.findActive(appId, c.kind, c.valueHash, now)).toBeDefined();
+        await db.records.setDisabled(appId, record.id, now);
+        for (const c of [token, code, refresh]) expect(await db.credentials.findActive(appId, c.kind, c.valueHash, now)).toBeUndefined();
+        const successors = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
+        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now)).toBe(false);
+        await db.records.setDisabled(appId, record.id, null);
+        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now)).toBe(true);
       });
 
       it('a duplicate email is refused as such, in any case and composition', async () => {

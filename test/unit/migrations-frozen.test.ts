@@ -13,6 +13,7 @@ const DIR = path.join(__dirname, '../../migrations');
 /** The SHA-256 of every landed procedure version: a new version is a new file and a new line here. */
 const LANDED: Record<string, string> = {
   'gh_rotate_refresh.1.sql': 'f10c8428be1f3dc12432d997fbe7497a445e16f89260e9bd55aec047d6659373',
+  'gh_rotate_refresh.2.sql': '150f3c1e06232078ab5f790f73798ab77e87403f7d3f43cc9a50dfa71ce2fddf',
   'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
 };
 

@@ -118,7 +118,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       const t = sql.time;
       const spent = await sql.change(
         `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
-           AND ${LIVE} AND ${OWNED_BY}`,
+           AND ${LIVE} AND ${OWNED_BY} AND ${NOT_DISABLED.replace('c.entity_id', 'credentials.entity_id')}`,
         [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
         transaction,
       );
