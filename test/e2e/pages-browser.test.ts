@@ -254,6 +254,36 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     }
   });
 
+  it('login CSRF: a cookie planted for the host and the same value in a cross-site form signs no one in', async () => {
+    await registered('planted@example.test');
+    const planted = 'p'.repeat(32);
+    const evilPort = await freePort();
+    // the attacker's own account, posted with the value it planted as the victim's CSRF cookie
+    const fields = { client_id: t.local.clients.login.client_id, redirect_uri: callback, locale: 'en-US', state: 'st-1', csrf: planted, signInEmailAddress: 'planted@example.test', currentPassword: PASSWORD };
+    const evil = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(
+      `<!doctype html><form method="post" action="${base}/signin">${Object.entries(fields).map(([k, v]) => `<input type="hidden" name="${k}" value="${v}">`).join('')}</form>`
+      + '<script>document.forms[0].submit()</script>'));
+    await new Promise<void>((resolve) => evil.listen(evilPort, '127.0.0.1', resolve));
+    const context = await browser.newContext();
+    try {
+      // what a sibling host under the same parent domain, or a network attacker on plain http, can set
+      await context.addCookies([{ name: 'gh_login_csrf', value: planted, domain: '127.0.0.1', path: '/', sameSite: 'None', secure: true }]);
+      expect((await context.cookies()).map((c) => c.name)).toContain('gh_login_csrf');
+      const page = await context.newPage();
+      const answer = page.waitForResponse((r) => r.url() === `${base}/signin` && r.request().method() === 'POST');
+      await page.goto(`http://evil.localhost:${evilPort}/`);
+      const res = await answer;
+      // the browser did send the planted cookie: the old double-submit check would have passed
+      expect(await res.request().headerValue('cookie')).toContain(`gh_login_csrf=${planted}`);
+      expect(res.status()).toBe(403);
+      expect(page.url()).not.toContain('/callback');
+      expect(await page.textContent('#form-notice')).toContain('expired');
+    } finally {
+      await context.close();
+      await new Promise<void>((resolve) => evil.close(() => resolve()));
+    }
+  });
+
   it('a provider button: a new identity gets the social registration form, prefilled, then the app gets its code', async () => {
     const page = await browser.newPage({ viewport: VIEWPORTS.desktop });
     await page.goto(`${base}/signin?${entry()}`);
