@@ -15,19 +15,25 @@ export interface AccountWrites { db: Storage; outbox: Outbox; versions: RecordVe
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). */
 const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret'];
 
-/** What a change of the account may also need: the session it keeps, and where the old address's notice goes out from. */
+/** What a change of the account may also need: the session it keeps, and what a change of its email address needs. */
 export interface ChangeOptions {
   /** The family of the session that set a new password, which stays (null: every session ends). */
   keepSession?: string | null;
-  /** Required for a change that may replace the email address: the old address is told (email-change.ts). */
+  /** Required for a change that may replace the email address: where the old address is told from (email-change.ts). */
   notice?: NoticeContext;
+  /** The caller proved a recent sign-in (or is the application's own client): without it a change of the address is refused. */
+  proven?: boolean;
 }
+
+/** A change of the email address made as the user without recent proof of a sign-in, found with the record locked. */
+export class EmailChangeNeedsProofError extends Error {}
 
 /**
  * Writes a change of a user's record (a profile form, a new password) in one transaction with its
  * snapshot: the record is locked and changed; a change that sets a password hash also ends every
- * session but `keepSession`. A change that replaces the email address leaves it unverified, spends
- * the verification codes mailed for the old one and tells the old address (`notice`).
+ * session but `keepSession`. A change that replaces the email address (judged on the locked record)
+ * needs `proven` (else EmailChangeNeedsProofError), leaves the address unverified and tells the old
+ * address (`notice`).
  * Answers the record as committed, or undefined when it was deleted meanwhile (nothing written).
  * A taken email or username raises DuplicateAttributeError.
  */
@@ -39,10 +45,11 @@ export function changeAccount(
     const locked = await deps.db.records.findForUpdate(applicationId, entityId, tx);
     if (!locked) return { result: undefined, jobs: [] };
     const moved = addressChanged(locked.email, change.email);
+    if (moved && !options.proven) throw new EmailChangeNeedsProofError(`record ${entityId}: a change of the email address needs proof of a recent sign-in`);
     if (moved && !options.notice) throw new Error('a change of the email address needs a notice context');
     const changed = await deps.db.records.update(locked, moved ? { ...change, emailVerified: null } : change, now, tx);
     if (change.passwordHash) await deps.db.credentials.revokeForRecord(applicationId, entityId, PASSWORD_CHANGE_ENDS, options.keepSession ?? null, now, tx);
-    const notices = moved ? await emailChangeNotice({ ...deps, box: options.notice!.box }, tx, options.notice!, locked, changed, now) : [];
+    const notices = moved ? await emailChangeNotice(deps, tx, options.notice!, locked, changed, now) : [];
     return { result: changed, jobs: [(await deps.versions.written(changed, tx)).job, ...notices] };
   });
 }

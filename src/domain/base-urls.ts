@@ -10,6 +10,8 @@ import { isIP } from 'node:net';
  * every application when PUBLIC_BASE_URL's host is an IP address, which names no application.
  */
 export interface BaseUrls {
+  /** PUBLIC_BASE_URL is https: people reach the pages over TLS, whatever the last hop to this process. */
+  secure: boolean;
   /** The base URL of application `name`, without a trailing slash. */
   of(name: string): string;
   /**
@@ -31,6 +33,7 @@ export function createBaseUrls(publicBaseUrl: string, defaultApp: string): BaseU
   };
   const originOf = (name: string) => `${base.protocol}//${hostOf(name)}${base.port ? `:${base.port}` : ''}`;
   return {
+    secure: base.protocol === 'https:',
     of: (name) => `${originOf(name)}${prefix}`,
     rebase(url, name) {
       if (name === defaultApp) return url;

@@ -5,7 +5,7 @@ import type { Outbox } from './ports';
 import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
-export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed';
+export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice';
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {
@@ -20,8 +20,8 @@ export interface MailPayload {
   expiresIn?: number;
   /** The address that replaced `to` (email-changed only). */
   newEmail?: string;
-  /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. */
-  sealedLink: string;
+  /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. An email without a link has none. */
+  sealedLink?: string;
 }
 
 /** How an email greets the person a record is: its display name, else given name, else the address's local part. */
@@ -43,7 +43,7 @@ export function mailJob(
   outbox: Outbox,
   box: SecretBox,
   app: Application,
-  mail: { template: MailTemplateName; locale: string; to: string; name: string; link: string; expiresIn?: number; newEmail?: string },
+  mail: { template: MailTemplateName; locale: string; to: string; name: string; link?: string; expiresIn?: number; newEmail?: string },
 ): OutboxJob {
   const job = outbox.job(app.id, 'mail', 'send', {});
   const brand = brandOf(app);
@@ -56,7 +56,7 @@ export function mailJob(
     name: mail.name,
     expiresIn: mail.expiresIn,
     ...(mail.newEmail !== undefined && { newEmail: mail.newEmail }),
-    sealedLink: box.seal(mail.link, job.id),
+    ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, job.id) }),
   };
   return { ...job, payload: payload as unknown as Record<string, unknown> };
 }

@@ -34,7 +34,7 @@ export function createMailProcessor(deps: {
     if (row.status !== 'pending') return { skipped: row.status };
     const mail = row.payload as unknown as MailPayload;
     try {
-      const link = box.open(mail.sealedLink, outboxId);
+      const link = mail.sealedLink === undefined ? '' : box.open(mail.sealedLink, outboxId);
       const rendered = (await deps.templates).render(mail.template, mail.locale, {
         appName: mail.appName,
         ...paletteOf(mail.brand?.color ?? DEFAULT_BRAND_COLOR),

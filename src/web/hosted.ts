@@ -259,7 +259,7 @@ async function finishSocial(
  */
 export function hostedRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>) {
   const router = express.Router();
-  const h: Hosted = { services, token: csrf(services.box, COOKIE, '/') };
+  const h: Hosted = { services, token: csrf(services.box, COOKIE, '/', services.baseUrls.secure) };
   const page = (work: EntryWork) => withEntry(h, resolveApp, work);
   const form = pageForm({ limit: '32kb', parameterLimit: 60 });
   router.get('/signin', page((req, res, app, entry) => show(h, req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));

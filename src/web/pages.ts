@@ -114,7 +114,7 @@ export function sendPage(
   // as in the emails: the logo (when set) above the application's name
   const header = `${brand.logoUrl ? `<img src="${escape(brand.logoUrl)}" alt=""><br>` : ''}${escape(brand.name)}`;
   res.status(status)
-    .set({ 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer', 'Content-Type': 'text/html; charset=utf-8' })
+    .set({ 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin', 'Content-Type': 'text/html; charset=utf-8' })
     .send(`<!doctype html><html lang="${locale.slice(0, 2)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
       + `<title>${escape(title)}</title><style>${style}</style></head><body><header>${header}</header><main>${body}</main>`
       + scripts.map((s) => `<script>${s}</script>`).join('') + '</body></html>');
@@ -192,37 +192,46 @@ export function cookieValue(req: Request, name: string): string | undefined {
 /**
  * Whether a page POST came from another site. Browsers name where a form was posted from in
  * `Sec-Fetch-Site`: only `same-origin` (or `none`, what the person did themselves) passes. A browser
- * too old to send it is judged by `Origin`, which must be this very origin; our pages' no-referrer
- * policy makes browsers send `Origin: null` for their own forms, so `null` says nothing. A client
- * that sends neither (not a browser) carries no victim's cookie: it goes on to the token check.
+ * too old to send it is judged by `Origin`, which must be this very origin: the pages' same-origin
+ * referrer policy has browsers send it for their own forms, so `null` (a sandboxed frame, a
+ * no-referrer page elsewhere) is another site. A client that sends neither (not a browser)
+ * carries no victim's cookie: it goes on to the token check.
  */
 export function crossSite(req: Request): boolean {
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined) return site !== 'same-origin' && site !== 'none';
   const origin = req.headers.origin;
-  return origin !== undefined && origin !== 'null' && origin !== `${req.protocol}://${req.get('host') ?? ''}`;
+  return origin !== undefined && origin !== `${req.protocol}://${req.get('host') ?? ''}`;
 }
+
+/** How long a page's form token works: as long as its cookie lives. */
+const CSRF_SECONDS = 30 * 60;
 
 /**
  * CSRF protection of a page's form: a random nonce in an HttpOnly, SameSite=Strict cookie (named
- * `__Host-…` and Secure behind TLS, so no sibling host can set it), and in a hidden field its
- * keyed MAC (SECRET_KEY), which no one without the key can make for a nonce they planted. A POST
- * must come from this origin (crossSite) and bring a cookie and a field that match (compared in
+ * `__Host-…` and Secure behind TLS or when PUBLIC_BASE_URL is https, so no sibling host can set
+ * it), and in a hidden field the time it was issued with a keyed MAC (SECRET_KEY) of both, which no
+ * one without the key can make for a nonce they planted, and which ends with the cookie. A POST must
+ * come from this origin (crossSite) and bring a cookie and a field that match (compared in
  * constant time). Over plain http the cookie keeps its page's path.
  */
-export const csrf = (box: SecretBox, cookie: string, path: string) => {
-  const nameFor = (req: Request) => (req.secure ? `__Host-${cookie}` : cookie);
-  const purpose = `csrf ${cookie}`;
+export const csrf = (box: SecretBox, cookie: string, path: string, httpsBase: boolean) => {
+  const secure = (req: Request) => req.secure || httpsBase;
+  const nameFor = (req: Request) => (secure(req) ? `__Host-${cookie}` : cookie);
+  const mac = (nonce: string, at: string) => box.tag(`${nonce}\n${at}`, `csrf ${cookie}`);
   return {
     issue(req: Request, res: Response): string {
       const nonce = randomBytes(24).toString('base64url');
-      res.cookie(nameFor(req), nonce, { httpOnly: true, sameSite: 'strict', path: req.secure ? '/' : path, secure: req.secure, maxAge: 30 * 60_000 });
-      return box.tag(nonce, purpose);
+      const at = String(Math.floor(Date.now() / 1000));
+      res.cookie(nameFor(req), nonce, { httpOnly: true, sameSite: 'strict', path: secure(req) ? '/' : path, secure: secure(req), maxAge: CSRF_SECONDS * 1000 });
+      return `${at}.${mac(nonce, at)}`;
     },
     matches(req: Request, sent: unknown): boolean {
-      if (crossSite(req)) return false;
+      if (crossSite(req) || typeof sent !== 'string') return false;
       const held = cookieValue(req, nameFor(req)) ?? '';
-      return typeof sent === 'string' && sent !== '' && held !== '' && safeEqual(sent, box.tag(held, purpose));
+      const [at, tag] = sent.split('.');
+      const age = Date.now() / 1000 - Number(at);
+      return held !== '' && /^\d{1,12}$/.test(at ?? '') && age >= -60 && age <= CSRF_SECONDS && tag !== undefined && safeEqual(tag, mac(held, at));
     },
     clear: (res: Response) => {
       res.clearCookie(cookie, { path });

@@ -138,7 +138,7 @@ const setPassword = (r: ResetPages): PageWork => async (req, res, app, locale) =
  */
 export function resetPasswordRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>): express.Router {
   const router = express.Router();
-  const r: ResetPages = { services, token: csrf(services.box, COOKIE, '/reset-password') };
+  const r: ResetPages = { services, token: csrf(services.box, COOKIE, '/reset-password', services.baseUrls.secure) };
   const guard = (work: PageWork) => pageHandler(resolveApp, work);
   const form = pageForm({ limit: '8kb', parameterLimit: 20 });
   router.get('/reset-password', guard(showLink(r)));

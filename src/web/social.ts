@@ -20,6 +20,18 @@ const STATE_SECONDS = 600;
 /** Characters of an auth_info apiKey or token (a key is set by its owner; tokens are 40). */
 const MAX_API_KEY = 256;
 const COOKIE = 'gatehouse_social';
+
+/**
+ * The cookie holding a sign-in's state: over TLS (or when PUBLIC_BASE_URL is https) `__Host-`,
+ * Secure and for the whole host, so no sibling host can plant one (a planted state would sign the
+ * victim in as the attacker's identity); over plain http, for the provider's callback only.
+ */
+const stateCookieName = (services: Services, req: Request) => (req.protocol === 'https' || services.baseUrls.secure ? `__Host-${COOKIE}` : COOKIE);
+const stateCookie = (services: Services, req: Request, provider: string, value: string, seconds: number) => {
+  const name = stateCookieName(services, req);
+  const scope = name === COOKIE ? `Path=/social/${provider}/callback` : 'Path=/; Secure';
+  return `${name}=${value}; HttpOnly; SameSite=Lax; ${scope}; Max-Age=${seconds}`;
+};
 const PROVIDER_PATH = /^[a-z][a-z0-9-]{0,31}$/;
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -99,8 +111,7 @@ const startSignIn = (services: Services, hosted: HostedPages | undefined): PageW
     redirectUri: null, extra: { ...pending }, family: null, expiresAt: new Date(now.getTime() + STATE_SECONDS * 1000),
   }], now);
   // the state also lives in this browser: a callback carried to another browser (login CSRF) fails
-  const secure = req.protocol === 'https' ? '; Secure' : '';
-  res.setHeader('Set-Cookie', `${COOKIE}=${checks.state}; HttpOnly; SameSite=Lax; Path=/social/${name}/callback; Max-Age=${STATE_SECONDS}${secure}`);
+  res.setHeader('Set-Cookie', stateCookie(services, req, name, checks.state, STATE_SECONDS));
   res.setHeader('Cache-Control', 'no-store');
   res.redirect(303, url);
 };
@@ -110,7 +121,7 @@ const finishSignIn = (services: Services, hosted: HostedPages | undefined): Page
   const { providers, relyingParty, socialTokens, db, box, clock } = services;
   const state = one(req.query.state);
   if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback carries no valid state' });
-  const bound = cookieValue(req, COOKIE);
+  const bound = cookieValue(req, stateCookieName(services, req));
   if (!bound || !safeEqual(bound, state)) {
     return sendError(res, 400, locale, app, { key: 'notThisBrowser' });
   }
@@ -120,7 +131,7 @@ const finishSignIn = (services: Services, hosted: HostedPages | undefined): Page
   if (!row || !(await db.credentials.consume(app.id, 'social_state', hash, clock.now()))) {
     return sendError(res, 400, locale, app, { key: 'signInSpent' });
   }
-  res.setHeader('Set-Cookie', `${COOKIE}=; HttpOnly; SameSite=Lax; Path=/social/${String(req.params.provider)}/callback; Max-Age=0`);
+  res.setHeader('Set-Cookie', stateCookie(services, req, String(req.params.provider), '', 0));
   const pending = row.extra as unknown as Pending;
   if (pending.provider !== String(req.params.provider)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback does not belong to the provider the sign-in was started with' });
   const pageLang = pending.locale;

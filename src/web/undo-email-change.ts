@@ -42,7 +42,7 @@ function page(res: Response, app: Application, locale: PageLocale, outcome: Outc
  */
 export function undoEmailChangeRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>): express.Router {
   const router = express.Router();
-  const token = csrf(services.box, COOKIE, UNDO_EMAIL_CHANGE_PATH);
+  const token = csrf(services.box, COOKIE, UNDO_EMAIL_CHANGE_PATH, services.baseUrls.secure);
   router.get(UNDO_EMAIL_CHANGE_PATH, pageHandler(resolveApp, async (req, res, app, locale) => {
     const code = typeof req.query.code === 'string' ? req.query.code : '';
     const state = await stateOf(services, app, code);
@@ -57,6 +57,7 @@ export function undoEmailChangeRoutes(services: Services, resolveApp: (host: str
     const outcome = await undoEmailChange(services, app, code);
     if (outcome.kind === 'restored') return page(res, app, locale, 'restored', { email: outcome.email });
     if (outcome.kind === 'taken') return page(res, app, locale, 'taken');
+    if (outcome.kind === 'gone') return page(res, app, locale, 'unknown');
     page(res, app, locale, await stateOf(services, app, code));
   }));
   return router;

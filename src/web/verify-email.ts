@@ -125,7 +125,7 @@ const resendLink = (v: VerifyPages): PageWork => async (req, res, app, locale) =
  */
 export function verifyEmailRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>): express.Router {
   const router = express.Router();
-  const v: VerifyPages = { services, token: csrf(services.box, COOKIE, '/verify-email') };
+  const v: VerifyPages = { services, token: csrf(services.box, COOKIE, '/verify-email', services.baseUrls.secure) };
   const guard = (work: PageWork) => pageHandler(resolveApp, work);
   router.get('/verify-email', guard(showLink(v)));
   router.post('/verify-email', pageForm({ limit: '4kb', parameterLimit: 10 }), guard(useLink(v)));

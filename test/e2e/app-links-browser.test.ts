@@ -106,6 +106,10 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   it("the undo link of a changed address opens on the application's host and puts the address back", async () => {
     const conf = await application('undo');
     expect((await conf.register('undo-user@example.com')).body.stat).toBe('ok');
+    // a verified address: the user's own, which gets the undo link
+    const welcome = await mailTo('undo-user@example.com', /Welcome/);
+    const code = new URL(linkIn(welcome.text!)).searchParams.get('verification_code')!;
+    expect((await request(t.app).get('/access/useVerificationCode').set('Host', conf.host).query({ verification_code: code })).body.stat).toBe('ok');
     const { access_token: token } = await conf.signIn('undo-user@example.com', 'correct horse');
     expect((await conf.post('/oauth/update_profile_native', {
       client_id: conf.login.client_id, locale: 'en-US', access_token: token, form: 'editProfileForm',

@@ -145,14 +145,30 @@ describe('a change with proof', () => {
     expect((await signIn('zoe@example.com')).access_token).toEqual(expect.any(String));
   });
 
-  it('a verification link mailed to the old address stops working when the address changes', async () => {
+  it('the links mailed to the old address (verification, password reset) stop working when the address changes', async () => {
     await register('old-link@example.com');
     const welcome = (await mailsTo('old-link@example.com'))[0];
+    expect((await forgot('old-link@example.com')).body).toEqual({ stat: 'ok' });
+    const reset = linkIn((await mailsTo('old-link@example.com')).find((m) => /password/i.test(m.subject ?? ''))!).searchParams.get('code')!;
     const { access_token: token } = await signIn('old-link@example.com');
     expect((await editEmail(token, 'new-link@example.com')).body).toEqual({ stat: 'ok' });
     const used = await request(t.app).get('/access/useVerificationCode').query({ verification_code: linkIn(welcome).searchParams.get('verification_code')! });
     expect(used.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'verification_code' });
     expect((await byOwner('new-link@example.com')).result.emailVerified).toBeNull();
+    const exchanged = await post('/oauth/token', { grant_type: 'authorization_code', code: reset, redirect_uri: recoverUrl }, { Authorization: basic(loginId, t.local.clients.login.client_secret) });
+    expect(exchanged.body.stat).toBe('error');
+  });
+
+  it('an address never verified is told without a link and without the new address (it may be a typo, a stranger\'s)', async () => {
+    await register('typo@example.con');
+    const { access_token: token } = await signIn('typo@example.con');
+    expect((await editEmail(token, 'typo-fixed@example.com')).body).toEqual({ stat: 'ok' });
+    const notice = (await mailsTo('typo@example.con')).find((m) => m.subject?.includes('was changed'))!;
+    expect(notice.text).toContain('is no longer typo@example.con');
+    expect(notice.text).not.toContain('typo-fixed');
+    expect(notice.text).not.toMatch(/https?:\/\//);
+    // an unreserved address: anyone may register it
+    expect((await register('typo@example.con')).body.stat).toBe('ok');
   });
 
   it('a fresh token changes the address through the record API too, with the same notice', async () => {
@@ -164,17 +180,64 @@ describe('a change with proof', () => {
     expect((await mailsTo('api-user@example.com')).map((m) => m.subject)).toContain('The email address of your Gatehouse account was changed');
   });
 
-  it('undoing is refused, with nothing changed, while another account holds the old address', async () => {
-    await register('swap@example.com');
-    const { access_token: token } = await signIn('swap@example.com');
-    expect((await editEmail(token, 'swap2@example.com')).body).toEqual({ stat: 'ok' });
-    await register('swap@example.com');
-    const undo = linkIn((await mailsTo('swap@example.com')).find((m) => m.subject?.includes('was changed'))!);
+  /** An account whose address is verified, signed in just now. */
+  async function verifiedAccount(email: string) {
+    await register(email);
+    const code = linkIn((await mailsTo(email))[0]).searchParams.get('verification_code')!;
+    expect((await request(t.app).get('/access/useVerificationCode').query({ verification_code: code })).body.stat).toBe('ok');
+    return (await signIn(email)).access_token as string;
+  }
+  const undoLinkOf = async (email: string) => linkIn((await mailsTo(email)).filter((m) => m.subject?.includes('was changed')).pop()!);
+  const undo = async (link: URL) => {
     const agent = request.agent(t.app);
-    const csrf = (await agent.get(`${undo.pathname}${undo.search}`)).text.match(/name="csrf" value="([^"]+)"/)![1];
-    const res = await agent.post('/undo-email-change').type('form').send({ code: undo.searchParams.get('code')!, csrf });
-    expect(res.status).toBe(409);
-    expect((await byOwner('swap2@example.com')).result.email).toBe('swap2@example.com');
+    const shown = await agent.get(`${link.pathname}${link.search}`);
+    const csrf = shown.text.match(/name="csrf" value="([^"]+)"/)?.[1];
+    if (!csrf) return shown;
+    return agent.post('/undo-email-change').type('form').send({ code: link.searchParams.get('code')!, csrf });
+  };
+
+  it('the old address stays reserved while its undo link lives: nobody can take it to block the undo', async () => {
+    const token = await verifiedAccount('swap@example.com');
+    expect((await editEmail(token, 'swap2@example.com')).body).toEqual({ stat: 'ok' });
+    const taken = await register('swap@example.com');
+    expect(taken.body).toMatchObject({ stat: 'error', code: 390, invalid_fields: { emailAddress: [expect.any(String)] } });
+    const owned = await post('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: 'SWAP@example.com' }) }, { Authorization: owner });
+    expect(owned.body).toMatchObject({ stat: 'error', argument_name: 'attributes.email' });
+    const other = await verifiedAccount('swap-other@example.com');
+    expect((await editEmail(other, 'swap@example.com')).body).toMatchObject({ stat: 'error', code: 390 });
+    const res = await undo(await undoLinkOf('swap@example.com'));
+    expect(res.status).toBe(200);
+    expect((await byOwner('swap@example.com')).result.email).toBe('swap@example.com');
+  });
+
+  it('a chain of changes cannot be undone back to an address of the attacker\'s: the first undo spends the later links', async () => {
+    const token = await verifiedAccount('chain-a@example.com');
+    expect((await editEmail(token, 'chain-b@example.com')).body).toEqual({ stat: 'ok' });
+    // the attacker verifies its own address B and moves on to C: B gets an undo link too
+    expect((await post('/oauth/verify_email_native', shared({ redirect_uri: 'https://app.example.com/', signInEmailAddress: 'chain-b@example.com' }))).body.stat).toBe('ok');
+    const verifyB = linkIn((await mailsTo('chain-b@example.com')).pop()!).searchParams.get('verification_code')!;
+    expect((await request(t.app).get('/access/useVerificationCode').query({ verification_code: verifyB })).body.stat).toBe('ok');
+    expect((await editEmail(token, 'chain-c@example.com')).body).toEqual({ stat: 'ok' });
+    const linkA = await undoLinkOf('chain-a@example.com');
+    const linkB = await undoLinkOf('chain-b@example.com');
+    expect((await undo(linkA)).status).toBe(200);
+    expect((await byOwner('chain-a@example.com')).result.email).toBe('chain-a@example.com');
+    expect((await undo(linkB)).status).toBe(410);
+    expect((await byOwner('chain-a@example.com')).result.email).toBe('chain-a@example.com');
+    // the address the undo replaced is told, without a link
+    expect((await mailsTo('chain-c@example.com')).map((m) => m.subject)).toContain('The email address of your Gatehouse account was changed');
+  });
+
+  it('the attacker using its later link first does not spend the earlier one', async () => {
+    const token = await verifiedAccount('early-a@example.com');
+    expect((await editEmail(token, 'early-b@example.com')).body).toEqual({ stat: 'ok' });
+    expect((await post('/oauth/verify_email_native', shared({ redirect_uri: 'https://app.example.com/', signInEmailAddress: 'early-b@example.com' }))).body.stat).toBe('ok');
+    const verifyB = linkIn((await mailsTo('early-b@example.com')).pop()!).searchParams.get('verification_code')!;
+    await request(t.app).get('/access/useVerificationCode').query({ verification_code: verifyB });
+    expect((await editEmail(token, 'early-c@example.com')).body).toEqual({ stat: 'ok' });
+    expect((await undo(await undoLinkOf('early-b@example.com'))).status).toBe(200);
+    expect((await undo(await undoLinkOf('early-a@example.com'))).status).toBe(200);
+    expect((await byOwner('early-a@example.com')).result.email).toBe('early-a@example.com');
   });
 });
 
@@ -185,7 +248,9 @@ describe('the application acting for the user', () => {
     const changed = await post('/entity.update', { type_name: 'user', uuid: result.uuid, attribute_name: 'email', value: '"managed2@example.com"' }, { Authorization: owner });
     expect(changed.body).toEqual({ stat: 'ok' });
     expect((await byOwner('managed2@example.com')).result.emailVerified).toBeNull();
-    expect((await mailsTo('managed@example.com')).map((m) => m.subject)).toContain('The email address of your Gatehouse account was changed');
+    // the application acted: the old address is told, without a link to undo what the application did
+    const notice = (await mailsTo('managed@example.com')).find((m) => m.subject === 'The email address of your Gatehouse account was changed')!;
+    expect(notice.text).not.toMatch(/https?:\/\//);
 
     const both = await post('/entity.update', {
       type_name: 'user', uuid: result.uuid, attributes: JSON.stringify({ email: 'managed3@example.com', emailVerified: '2026-01-31 12:00:00.000000 +0000' }),

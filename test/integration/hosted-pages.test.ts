@@ -204,7 +204,7 @@ describe('registering, signing in and asking for a new password on the pages', (
     expect(planted.headers.location).toBeUndefined();
     // a pair the attacker got from the page itself, planted and posted from another origin
     const { agent } = await openPage('/signin');
-    for (const headers of [{ Origin: 'https://evil.example' }, { Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'http://localhost', 'Sec-Fetch-Site': 'cross-site' }]) {
+    for (const headers of [{ Origin: 'https://evil.example' }, { Origin: 'null' }, { Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'http://localhost', 'Sec-Fetch-Site': 'cross-site' }]) {
       // the page's current pair: every refusal draws the page again with a new one
       const csrf = /name="csrf" value="([^"]*)"/.exec((await agent.get('/signin').query(entry())).text)![1];
       const res = await agent.post('/signin').type('form').set(headers).send({ ...signIn, csrf });

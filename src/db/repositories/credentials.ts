@@ -6,6 +6,7 @@ import { asDate, type CredentialRow, type Models } from '../models';
 
 const toCredential = (row: CredentialRow): StoredCredential => ({
   id: Number(row.id),
+  valueHash: row.value_hash,
   applicationId: Number(row.application_id),
   kind: row.kind as CredentialKind,
   entityId: row.entity_id === null ? null : Number(row.entity_id),
@@ -31,21 +32,23 @@ const NOT_DISABLED = 'NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = c.entity
  * NOT_DISABLED rules above, so that every "live" and "owned by" is written once, here.
  */
 export function createCredentialQueries({ Credential }: Models, sql: Sql) {
+  /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
+  async function insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void> {
+    if (rows.length === 0) return;
+    const t = sql.time;
+    await sql.change(
+      `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
+       VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)').join(', ')}`,
+      rows.flatMap((c) => [
+        c.applicationId, c.kind, c.valueHash, c.entityId, c.clientId, c.forClientId, c.redirectUri,
+        c.extra ? JSON.stringify(c.extra) : null, c.family, t(c.expiresAt), t(now),
+      ]),
+      transaction,
+    );
+  }
+
   return {
-    /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
-    async insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void> {
-      if (rows.length === 0) return;
-      const t = sql.time;
-      await sql.change(
-        `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
-         VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)').join(', ')}`,
-        rows.flatMap((c) => [
-          c.applicationId, c.kind, c.valueHash, c.entityId, c.clientId, c.forClientId, c.redirectUri,
-          c.extra ? JSON.stringify(c.extra) : null, c.family, t(c.expiresAt), t(now),
-        ]),
-        transaction,
-      );
-    },
+    insert,
 
     /** The credential with this hash in this application, spent or not. */
     async find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined> {
@@ -143,6 +146,20 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
         [sql.time(now), applicationId, entityId, ...kinds, ...family],
         transaction,
       );
+    },
+
+    /** A record's live credentials of `kind`. */
+    async liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction: Tx): Promise<StoredCredential[]> {
+      const rows = await sql.select<CredentialRow>(
+        `SELECT * FROM credentials WHERE application_id = ? AND entity_id = ? AND kind = ? AND ${LIVE}`, [applicationId, entityId, kind, sql.time(now)], transaction,
+      );
+      return rows.map(toCredential);
+    },
+
+    /** Holds a hash for a record until `expiresAt`: the earlier row with that hash (ended, or the record's own) goes. */
+    async reserve(applicationId: number, kind: CredentialKind, valueHash: string, entityId: number, expiresAt: Date, now: Date, transaction: Tx): Promise<void> {
+      await sql.change('DELETE FROM credentials WHERE value_hash = ?', [valueHash], transaction);
+      await insert([{ applicationId, kind, valueHash, entityId, clientId: null, forClientId: null, redirectUri: null, extra: null, family: null, expiresAt }], now, transaction);
     },
 
     /**

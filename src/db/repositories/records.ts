@@ -1,4 +1,5 @@
 import { DuplicateKeyError, type Sql } from '../sql';
+import { reservationHash } from '../../domain/email-change';
 import type { Tx } from '../../domain/storage/transactions';
 import { toProfile } from './social';
 import {
@@ -59,8 +60,24 @@ export function createRecordQueries(_models: Models, sql: Sql) {
    * instead of a lost update (the sign-in relies on it to skip the locking read when nothing
    * changed meanwhile).
    */
+  /**
+   * An address another record may take back (a live reservation, email-change.ts) is taken like one
+   * another record holds: DuplicateAttributeError, before any write.
+   */
+  async function refuseReserved(applicationId: number, email: string | null, ownId: number | null, now: Date, transaction?: Tx): Promise<void> {
+    if (email === null) return;
+    const held = await sql.select<{ entity_id: number }>(
+      `SELECT entity_id FROM credentials WHERE value_hash = ? AND application_id = ? AND kind = 'email_reservation' AND used_at IS NULL AND expires_at > ?
+         AND entity_id <> ?`,
+      [reservationHash(applicationId, email), applicationId, sql.time(now), ownId ?? 0],
+      transaction,
+    );
+    if (held.length > 0) throw new DuplicateAttributeError('email');
+  }
+
   async function write(locked: UserRecord, change: RecordChange, now: Date, transaction: Tx): Promise<UserRecord> {
     const next = nextState(locked, change, now);
+    if (uniqueKey(next.email) !== uniqueKey(locked.email)) await refuseReserved(locked.applicationId, next.email, locked.id, now, transaction);
     const set = columns(next, sql.time);
     let changed: number;
     try {
@@ -81,6 +98,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
     /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
     async insert(e: NewRecord, now: Date, transaction?: Tx): Promise<UserRecord> {
       const t = sql.time;
+      await refuseReserved(e.applicationId, e.email, null, now, transaction);
       try {
         // raw SQL: on every registration
         const id = await sql.insert(

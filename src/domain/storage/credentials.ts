@@ -11,7 +11,9 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    */
   | 'refresh_secret'
   /** The old address's way back from a change of the email address (its previous value in `extra`). */
-  | 'email_change_undo';
+  | 'email_change_undo'
+  /** An address held for the record that may take it back (value_hash: reservationHash): no other record takes it meanwhile. */
+  | 'email_reservation';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }
@@ -19,6 +21,8 @@ export interface Successor { valueHash: string; expiresAt: Date }
 /** A code or token as stored: only the SHA-256 of its value, never the value. */
 export interface StoredCredential {
   id: number;
+  /** The SHA-256 of its value (hex). */
+  valueHash: string;
   applicationId: number;
   kind: CredentialKind;
   entityId: number | null;
@@ -62,6 +66,10 @@ export interface CredentialStore {
   rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
   /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
   revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number>;
+  /** A record's live credentials of `kind` (a few: its undo links). */
+  liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction: Tx): Promise<StoredCredential[]>;
+  /** Holds `valueHash` (of `kind`) for a record until `expiresAt`, in place of any earlier row with that hash. */
+  reserve(applicationId: number, kind: CredentialKind, valueHash: string, entityId: number, expiresAt: Date, now: Date, transaction: Tx): Promise<void>;
   /** Spends every live credential of a family; run it in a READ COMMITTED transaction. */
   revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number>;
   /** Deletes up to `limit` rows that expired, or were spent, before `before`. */

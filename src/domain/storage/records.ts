@@ -73,7 +73,10 @@ export const updated = (read: UserRecord, change: RecordChange, now: Date) => ne
 
 /** The records of every application: the user accounts and what is stored with them. */
 export interface RecordStore {
-  /** Inserts a record; a taken email, username or uuid raises DuplicateAttributeError. */
+  /**
+   * Inserts a record; a taken email, username or uuid raises DuplicateAttributeError (an address
+   * reserved for another record's undo link is taken too, here and in every change).
+   */
   insert(e: NewRecord, now: Date, transaction?: Tx): Promise<UserRecord>;
   /**
    * Changes a record locked in this transaction (findForUpdate): `attributes` are merged into its

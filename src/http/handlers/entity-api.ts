@@ -124,8 +124,8 @@ async function writeRecord(ctx: RequestContext, writer: Writer, change: (current
       const changed = await db.records.replace(locked, row, now, tx);
       const written = await versions.written(changed, tx);
       // the old address is told, whoever changed it (docs/api.md#changing-the-email-address)
-      const notices = moved ? await emailChangeNotice({ db, outbox, box }, tx, {
-        app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: recordLocale(locked), clientId: writer.clientId,
+      const notices = moved ? await emailChangeNotice({ db, outbox }, tx, {
+        box, app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: recordLocale(locked), clientId: writer.clientId, byUser: writer.byUser,
       }, locked, changed, now) : [];
       return { result: written.rendered, jobs: [written.job, ...notices] };
     });

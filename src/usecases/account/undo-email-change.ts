@@ -1,25 +1,29 @@
 import { SESSION_KINDS } from '../../domain/accounts';
-import type { UndoExtra } from '../../domain/email-change';
+import { recordLocale, type UndoExtra } from '../../domain/email-change';
+import { displayName, mailJob } from '../../domain/mail';
 import { sha256Hex } from '../../domain/secrets';
 import type { Application } from '../../domain/storage/applications';
-import { DuplicateAttributeError } from '../../domain/storage/records';
+import { DuplicateAttributeError, uniqueKey } from '../../domain/storage/records';
 import type { Services } from '../services';
 
 /**
  * An undo link's result: the old address is back (`restored`), the code is not usable (unknown,
- * spent or expired), or another account took the old address meanwhile (`taken`: nothing changed,
- * the code still works once that is resolved).
+ * spent or expired), its account is gone, or another account holds the old address (`taken`:
+ * nothing changed; the old address is reserved for the account while its link lives, so only an
+ * address taken before that, by an older release, can do this).
  */
-export type UndoOutcome = { kind: 'restored'; email: string } | { kind: 'spent' } | { kind: 'taken' };
+export type UndoOutcome = { kind: 'restored'; email: string } | { kind: 'spent' } | { kind: 'gone' } | { kind: 'taken' };
 
 /**
  * docs/api.md#changing-the-email-address: the old address's answer to a change it did not make. In
- * one transaction: the undo code is spent (once, under concurrency too), the record gets its old
- * address back, verified now (the link proved it is read there), and every session, code and link
- * of the account ends, so whoever changed it is signed out and cannot finish a reset it started.
+ * one transaction: the undo code is spent (once, under concurrency too), with every undo link the
+ * account got after it (a chain of changes cannot be undone back to an address of the attacker's);
+ * the record gets its old address back, verified as it was; every session, code and link of the
+ * account ends, so whoever changed it is signed out and cannot finish a reset it started; and the
+ * address it replaces is told, without a link.
  */
 export async function undoEmailChange(services: Services, app: Application, code: string): Promise<UndoOutcome> {
-  const { db, outbox, versions, clock } = services;
+  const { db, outbox, versions, clock, box } = services;
   const hash = sha256Hex(code);
   try {
     return await outbox.commit<UndoOutcome>(async (tx) => {
@@ -28,13 +32,27 @@ export async function undoEmailChange(services: Services, app: Application, code
       const row = (await db.credentials.find(app.id, 'email_change_undo', hash, tx))!;
       const extra = row.extra as unknown as UndoExtra;
       const record = row.entityId === null ? undefined : await db.records.findForUpdate(app.id, row.entityId, tx);
-      if (!record || typeof extra?.previous_email !== 'string') return { result: { kind: 'spent' }, jobs: [] };
-      const changed = await db.records.update(record, { email: extra.previous_email, emailVerified: now }, now, tx);
+      if (!record || typeof extra?.previous_email !== 'string') throw new GoneError();
+      // the links of later changes (their versions are higher) end with this one
+      for (const later of await db.credentials.liveOfRecord(app.id, record.id, 'email_change_undo', now, tx)) {
+        if (Number((later.extra as Partial<UndoExtra> | null)?.version ?? Infinity) > Number(extra.version ?? 0)) {
+          await db.credentials.consume(app.id, 'email_change_undo', later.valueHash, now, tx);
+        }
+      }
+      const verified = typeof extra.previous_verified === 'string' ? new Date(extra.previous_verified) : now;
+      const changed = await db.records.update(record, { email: extra.previous_email, emailVerified: verified }, now, tx);
       await db.credentials.revokeForRecord(app.id, record.id, [...SESSION_KINDS, 'verification_code'], null, now, tx);
-      return { result: { kind: 'restored', email: extra.previous_email }, jobs: [(await versions.written(changed, tx)).job] };
+      const displaced = record.email !== null && uniqueKey(record.email) !== uniqueKey(extra.previous_email)
+        ? [mailJob(outbox, box, app, { template: 'email-changed-notice', locale: recordLocale(record), to: record.email, name: displayName(record) })]
+        : [];
+      return { result: { kind: 'restored', email: extra.previous_email }, jobs: [(await versions.written(changed, tx)).job, ...displaced] };
     });
   } catch (e) {
+    if (e instanceof GoneError) return { kind: 'gone' };
     if (!(e instanceof DuplicateAttributeError)) throw e;
     return { kind: 'taken' };
   }
 }
+
+/** The account of an undo code was deleted: the transaction rolls back, the code stays as it was. */
+class GoneError extends Error {}

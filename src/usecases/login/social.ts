@@ -4,6 +4,7 @@ import { changesFrom } from '../../domain/profile-fields';
 import type { CompiledForm } from '../../domain/flow-forms';
 import type { SocialProfile } from '../../domain/social/profile';
 import { formatTimestamp } from '../../domain/timestamps';
+import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { accountDisabled, signedIn } from './signed-in';
@@ -171,7 +172,12 @@ export async function socialRegister(ctx: LoginCall): Promise<Record<string, unk
 export async function linkAccount(ctx: LoginCall): Promise<Record<string, unknown>> {
   const { request } = ctx;
   const token = ctx.params.require('token');
-  const { record } = await recordOfAccessToken(ctx, request);
+  const { record, token: access } = await recordOfAccessToken(ctx, request);
+  // a new way to sign in is a change of how the account signs in: a stolen or minted token must not add one
+  if (!mayResetPassword(access, ctx.services.clock.now())) {
+    throw errors.invalidArgument('access_token', `linking an identity needs an access token from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes `
+      + 'or from a password reset link; sign in again, then link with the new access token');
+  }
   const engage = () => new ApiError('engageError', 'the social login token is invalid, expired or already used; sign in with the provider again');
   const { profile } = await redeemToken(ctx, request.client, token, engage);
   if (await ctx.services.db.social.profiles.byIdentifier(ctx.app.id, profile.identifier)) throw identityTaken();

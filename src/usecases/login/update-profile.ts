@@ -1,4 +1,4 @@
-import { changeAccount } from '../../domain/accounts';
+import { changeAccount, EmailChangeNeedsProofError } from '../../domain/accounts';
 import { addressChanged } from '../../domain/email-change';
 import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
@@ -44,6 +44,9 @@ export async function updateProfile(ctx: LoginCall): Promise<Record<string, unkn
   }
 
   const { password, ...change } = changesFrom(form, result.values);
+  // the address as stored fills a form that did not send it: only an address sent is a change
+  const emailField = form.fields.find((f) => f.field.schemaAttribute === 'email');
+  if (!emailField || ctx.params.values[emailField.name] === undefined) delete change.email;
   // a stolen token, or one an access_issuer minted, must not take the account over: a new password
   // or a new email address (which receives the next reset link) needs proof the holder signed in now
   const proven = current !== undefined || mayResetPassword(token, clock.now());
@@ -51,17 +54,18 @@ export async function updateProfile(ctx: LoginCall): Promise<Record<string, unkn
   if (moved && (change.email ?? '') === '') {
     throw errors.invalidArgument('form', `${form.name} would remove the email address, which the account needs to be recovered; change it to another address instead`);
   }
-  if ((password !== undefined || moved) && !proven) {
-    const what = password !== undefined ? 'sets a password without the current one' : 'changes the email address';
-    throw errors.invalidArgument('form', `${form.name} ${what}, which needs an access token from a password reset link or from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes; `
-      + `${password !== undefined ? 'use changePasswordForm with the current password, or ' : ''}sign in again, then send the form with the new access token`);
-  }
+  const unproven = (what: string, alternative = '') => errors.invalidArgument('form', `${form.name} ${what}, which needs an access token from a password reset link or from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes; `
+    + `${alternative}sign in again, then send the form with the new access token`);
+  if (password !== undefined && !proven) throw unproven('sets a password without the current one', 'use changePasswordForm with the current password, or ');
+  if (moved && !proven) throw unproven('changes the email address');
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
-  const notice = { box, app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id };
+  const notice = { box, app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id, byUser: true };
   try {
-    const written = await changeAccount({ db, outbox, versions, now: () => clock.now() }, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice });
+    // judged again with the record locked: the address may have changed since it was read (an undo)
+    const written = await changeAccount({ db, outbox, versions, now: () => clock.now() }, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice, proven });
     if (!written) throw errors.invalidAccessToken();
   } catch (e) {
+    if (e instanceof EmailChangeNeedsProofError) throw unproven('changes the email address');
     if (!(e instanceof DuplicateAttributeError)) throw e;
     throw takenAttribute(ctx, request, form, e.attribute);
   }
