@@ -4,6 +4,7 @@ import { openDatabase, type Database } from '../../src/db';
 import { migrate } from '../../src/db/migrate';
 import type { CredentialKind, NewCredential } from '../../src/domain/storage/credentials';
 import { updated, type UserRecord } from '../../src/domain/storage/records';
+import { reservationHash } from '../../src/domain/email-change';
 import type { OutboxJob } from '../../src/domain/storage/outbox';
 import { createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 
@@ -278,6 +279,38 @@ for (const engine of ENGINES) {
         expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now)).toBe(false);
         await db.records.setDisabled(appId, record.id, null);
         expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now)).toBe(true);
+      });
+
+      it('an address reserved for another record is taken: by an insert and by a change, in any case, until the reservation ends', async () => {
+        const holder = await newUser();
+        const other = await newUser();
+        const address = `reserved-${randomUUID()}@example.com`;
+        const now = new Date();
+        await db.transaction((tx) => db.credentials.reserve(appId, 'email_reservation', reservationHash(appId, address), holder.id, later(now, 60), now, tx));
+        const insert = (email: string, at: Date) => db.records.insert({
+          applicationId: appId, typeName: 'user', uuid: randomUUID(), email, username: null, passwordHash: null, emailVerified: null, attributes: {},
+        }, at);
+        await expect(insert(address.toUpperCase(), now)).rejects.toMatchObject({ attribute: 'email' });
+        const change = (id: number, email: string) => db.transaction(async (tx) => {
+          const locked = (await db.records.findForUpdate(appId, id, tx))!;
+          return db.records.update(locked, { email }, now, tx);
+        });
+        await expect(change(other.id, address)).rejects.toMatchObject({ attribute: 'email' });
+        // the record it is reserved for takes it back
+        expect((await change(holder.id, address)).email).toBe(address);
+        // reserved again (the earlier row replaced), then ended: free for anyone
+        await db.transaction((tx) => db.credentials.reserve(appId, 'email_reservation', reservationHash(appId, 'free-' + address), holder.id, later(now, 60), now, tx));
+        expect((await insert('free-' + address, later(now, 61))).email).toBe('free-' + address);
+      });
+
+      it("a record's live credentials of a kind are listed, spent ones not", async () => {
+        const record = await newUser();
+        const [a, b] = await stored(credential('email_change_undo', { entityId: record.id }), credential('email_change_undo', { entityId: record.id }));
+        await db.transaction(async (tx) => {
+          expect((await db.credentials.liveOfRecord(appId, record.id, 'email_change_undo', new Date(), tx)).map((c) => c.valueHash).sort()).toEqual([a.valueHash, b.valueHash].sort());
+          expect(await db.credentials.consume(appId, 'email_change_undo', a.valueHash, new Date(), tx)).toBe(true);
+          expect((await db.credentials.liveOfRecord(appId, record.id, 'email_change_undo', new Date(), tx)).map((c) => c.valueHash)).toEqual([b.valueHash]);
+        });
       });
 
       it('a duplicate email is refused as such, in any case and composition', async () => {

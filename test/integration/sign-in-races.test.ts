@@ -85,4 +85,10 @@ it('a disable that commits while a sign-in is in flight leaves nothing usable: i
   // and enabling the user brings none of it back
   await enableUser(db, app.id, record.id, clock.now());
   if (accessToken) expect((await request(t.app).post('/entity').set('Authorization', `OAuth ${accessToken}`).type('form').send({})).body.code).toBe(413);
+  if (code) {
+    const login = t.local.clients.login;
+    const again = await request(t.app).post('/oauth/token').set('Authorization', basic(login.client_id, login.client_secret)).type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: redirect });
+    expect(again.body.stat).toBe('error');
+  }
 });
