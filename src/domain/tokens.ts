@@ -322,7 +322,8 @@ function createCodeSpending({ db, clock, outbox, versions }: TokenDeps) {
         if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
         const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
         const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
-        if (!record) throw unknown();
+        // a disabled user's codes are spent when it is disabled; one issued around it does nothing either
+        if (!record || record.disabledAt) throw unknown();
         const changed = await db.records.setTime(record, String(found.extra?.attribute_name ?? 'emailVerified'), now(), tx);
         return { result: record.uuid, jobs: [(await versions.written(changed, tx)).job] };
       });

@@ -89,9 +89,12 @@ it('every grant refuses a disabled user: a code or refresh token a sign-in in fl
     client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'off@example.com', currentPassword: PASSWORD,
     response_type: 'code', redirect_uri: 'https://app.example.com/cb',
   })).body;
+  const verification = (await request(t.app).post('/access/getVerificationCode').set('Authorization', owner).type('form')
+    .send({ type_name: 'user', uuid: user.uuid, attribute_name: 'emailVerified' })).body.verification_code;
   // the state alone, nothing spent (as when the sign-in's write lands after the disable's)
   await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
   try {
+    expect((await request(t.app).get('/access/useVerificationCode').query({ verification_code: verification })).body).toMatchObject({ stat: 'error', argument_name: 'verification_code' });
     const code = await token({ grant_type: 'authorization_code', code: second.authorization_code, redirect_uri: 'https://app.example.com/cb' });
     expect(code.body).toMatchObject({ stat: 'error', error_description: expect.stringContaining('disabled') });
     expect((await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })).body.stat).toBe('error');
