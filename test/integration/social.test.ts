@@ -3,6 +3,7 @@ import request from 'supertest';
 import { formatTimestamp } from '../../src/domain/timestamps';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
+import { newestMail } from '../../src/mail-files';
 import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
 import { cookieBrowser, firstForm, signInAtProvider, socialToken, startOidcProvider } from '../helpers/social';
@@ -314,6 +315,36 @@ describe('merging an identity into an account', () => {
     // the browser the callback answered registers with it
     await other.go(form.action, { method: 'POST', form: form.fields }, 1).catch(() => undefined);
     expect(other.lastLocation).toMatch(/pages-done\?code=/);
+  });
+});
+
+describe('linking is a change of how the account signs in', () => {
+  it('needs a sign-in minutes old; an undo of an email change unlinks what was linked since', async () => {
+    const eve = await post('/oauth/register_native_traditional', shared({
+      emailAddress: 'eve@example.test', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Eve', lastName: 'T', displayName: 'Eve',
+    }));
+    const code = (await post('/access/getVerificationCode', { type_name: 'user', uuid: eve.body.capture_user.uuid, attribute_name: 'emailVerified' }, { Authorization: owner })).body.verification_code;
+    expect((await post('/access/useVerificationCode', { verification_code: code })).body.stat).toBe('ok');
+    const link = (token: string, access: string) => post('/oauth/link_account_native', shared({ token, access_token: access }));
+    // a token from a sign-in more than 5 minutes ago (or a stolen one) links nothing
+    clock.advance(301_000);
+    const stale = await link(await tokenFor('eve-old'), eve.body.access_token);
+    expect(stale.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'access_token' });
+    // whoever signed in just now changes the address, then links an identity of its own
+    const fresh = (await post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'eve@example.test', currentPassword: 'correct horse' }))).body.access_token;
+    expect((await post('/oauth/update_profile_native', shared({
+      access_token: fresh, form: 'editProfileForm', emailAddress: 'mallory@example.test', firstName: 'Eve', lastName: 'T', displayName: 'Eve',
+    }))).body).toEqual({ stat: 'ok' });
+    clock.advance(1000);
+    expect((await link(await tokenFor('mallory-gh'), fresh)).body).toEqual({ stat: 'ok' });
+    await t.runtime.queue.idle!();
+    const undo = new URL((await newestMail(t.runtime.config.mailDir, 'eve@example.test'))!.link!);
+    const agent = request.agent(t.app);
+    const csrf = /name="csrf" value="([^"]+)"/.exec((await agent.get(`${undo.pathname}${undo.search}`)).text)![1];
+    expect((await agent.post('/undo-email-change').type('form').send({ code: undo.searchParams.get('code')!, csrf })).status).toBe(200);
+    const record = await request(t.app).get('/entity').set('Authorization', owner).query({ type_name: 'user', uuid: eve.body.capture_user.uuid });
+    expect(record.body.result).toMatchObject({ email: 'eve@example.test', profiles: [] });
+    expect((await authNative(await tokenFor('mallory-gh'))).body).toMatchObject({ stat: 'error', code: 310 });
   });
 });
 

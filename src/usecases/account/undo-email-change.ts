@@ -1,5 +1,5 @@
 import { SESSION_KINDS } from '../../domain/accounts';
-import { recordLocale, type UndoExtra } from '../../domain/email-change';
+import { EMAIL_CHANGE_UNDO_SECONDS, recordLocale, type UndoExtra } from '../../domain/email-change';
 import { displayName, mailJob } from '../../domain/mail';
 import { sha256Hex } from '../../domain/secrets';
 import type { Application } from '../../domain/storage/applications';
@@ -19,7 +19,8 @@ export type UndoOutcome = { kind: 'restored'; email: string } | { kind: 'spent' 
  * one transaction: the undo code is spent (once, under concurrency too), with every undo link the
  * account got after it (a chain of changes cannot be undone back to an address of the attacker's);
  * the record gets its old address back, verified as it was; every session, code and link of the
- * account ends, so whoever changed it is signed out and cannot finish a reset it started; and the
+ * account ends and the identities linked since the change are unlinked, so whoever changed it is
+ * signed out and cannot come back through a reset it started or an identity of its own; and the
  * address it replaces is told, without a link.
  */
 export async function undoEmailChange(services: Services, app: Application, code: string): Promise<UndoOutcome> {
@@ -38,6 +39,11 @@ export async function undoEmailChange(services: Services, app: Application, code
         if (Number((later.extra as Partial<UndoExtra> | null)?.version ?? Infinity) > Number(extra.version ?? 0)) {
           await db.credentials.consume(app.id, 'email_change_undo', later.valueHash, now, tx);
         }
+      }
+      // identities linked since the change (a way back in for whoever made it) are unlinked
+      const changedAt = row.expiresAt.getTime() - EMAIL_CHANGE_UNDO_SECONDS * 1000;
+      for (const linked of await db.social.profiles.forEntity(app.id, record.id, tx)) {
+        if (linked.created.getTime() >= changedAt) await db.social.profiles.remove(app.id, record.id, linked.identifier, tx);
       }
       const verified = typeof extra.previous_verified === 'string' ? new Date(extra.previous_verified) : now;
       const changed = await db.records.update(record, { email: extra.previous_email, emailVerified: verified }, now, tx);
