@@ -3,7 +3,7 @@
 #   GALERA_URLS         the three nodes' URLs, comma-separated (each a writer: multi-master)
 #   DATABASE_URL        the first node (the contract suite's database server)
 #   REDIS_CLUSTER_URL   redis+cluster://… naming the three masters
-#   CLUSTER_DIR         galeraN/ and redisN/: each node's data, log and start.sh (to start it again)
+#   CLUSTER_DIR         galeraN/ and redisN/: each node's data, log, pid file and start.sh (to start it again)
 #   GALERA_PIDS, REDIS_CLUSTER_PIDS
 # `stop_cluster` stops exactly the processes started here, by PID. Needs Debian's galera-4 and
 # rsync (the state transfer a joining node gets) besides mariadb-server and redis-server.
@@ -92,9 +92,10 @@ start_redis_cluster() {
     local args=(
       --port "$port" --cluster-port "$bus" --bind 127.0.0.1 --cluster-enabled yes
       --cluster-config-file "$CLUSTER_DIR/redis$n/nodes.conf" --cluster-node-timeout 2000
-      --dir "$CLUSTER_DIR/redis$n" --save '' --appendonly no --daemonize no
+      --dir "$CLUSTER_DIR/redis$n" --save '' --appendonly no --daemonize no --pidfile "$CLUSTER_DIR/redis$n/redis.pid"
     )
-    # kept for a test that kills this master and starts it again (its nodes.conf keeps its slots)
+    # kept for a test that stops this master and starts it again (its nodes.conf keeps its slots;
+    # its pid file says which process to stop, then and in stop_cluster)
     printf 'exec redis-server %s >> %q 2>&1\n' "$(printf '%q ' "${args[@]}")" "$CLUSTER_DIR/redis$n/redis.log" > "$CLUSTER_DIR/redis$n/start.sh"
     echo "$port" > "$CLUSTER_DIR/redis$n/port"
     bash "$CLUSTER_DIR/redis$n/start.sh" &
@@ -135,7 +136,7 @@ stop_cluster() {
   # a node a test killed and started again has a new pid: its pid file says which
   local pids="${GALERA_PIDS:-} ${REDIS_CLUSTER_PIDS:-}"
   if [ -n "${CLUSTER_DIR:-}" ]; then
-    for file in "$CLUSTER_DIR"/galera*/db.pid; do
+    for file in "$CLUSTER_DIR"/galera*/db.pid "$CLUSTER_DIR"/redis*/redis.pid; do
       [ -f "$file" ] && pids="$pids $(cat "$file")"
     done
   fi
