@@ -23,13 +23,13 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
 const LIVE = 'used_at IS NULL AND expires_at > ?';
 /** The row belongs to a client (bind its id twice): issued for it, or by it for itself (see ownerOf). */
 const OWNED_BY = '(for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))';
-/** The credential's user (if it has one) is not disabled: one primary-key probe. */
-const NOT_DISABLED = 'NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = c.entity_id AND d.disabled_at IS NOT NULL)';
+/** The credential's user (if it has one) is not disabled: one primary-key probe (`table`: how the statement names credentials). */
+const notDisabled = (table: string) => `NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = ${table}.entity_id AND d.disabled_at IS NOT NULL)`;
 
 /**
  * The credentials' store (CredentialStore of the storage contract) in SQL. Long as a list, not as
  * logic: one short method per method of the contract, each using the LIVE, OWNED_BY and
- * NOT_DISABLED rules above, so that every "live" and "owned by" is written once, here.
+ * notDisabled rules above, so that every "live" and "owned by" is written once, here.
  */
 export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
@@ -62,7 +62,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     async findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined> {
       // a credential of a disabled user never works, even one issued while it was being disabled
       const [row] = await sql.select<CredentialRow>(
-        `SELECT c.* FROM credentials c WHERE c.value_hash = ? AND c.application_id = ? AND c.kind = ? AND ${LIVE} AND ${NOT_DISABLED}`,
+        `SELECT c.* FROM credentials c WHERE c.value_hash = ? AND c.application_id = ? AND c.kind = ? AND ${LIVE} AND ${notDisabled('c')}`,
         [valueHash, applicationId, kind, sql.time(now)],
       );
       return row ? toCredential(row) : undefined;
@@ -121,7 +121,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       const t = sql.time;
       const spent = await sql.change(
         `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
-           AND ${LIVE} AND ${OWNED_BY} AND ${NOT_DISABLED.replace('c.entity_id', 'credentials.entity_id')}`,
+           AND ${LIVE} AND ${OWNED_BY} AND ${notDisabled('credentials')}`,
         [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
         transaction,
       );
