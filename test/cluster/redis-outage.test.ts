@@ -1,9 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { basic, createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 import { startSmtp } from '../helpers/smtp';
-import { cli, freePort, SERVER, startNode, until, WORKER } from '../helpers/processes';
+import { alive, cli, freePort, redisCli, SERVER, startNode, until, WORKER } from '../helpers/processes';
 import { figures, sampleFor, type Sample, SOAK_NODE_OPTIONS, terminate } from '../helpers/soak';
 
 // An outage of the whole Redis Cluster (every master stopped) under api pods and workers, as
@@ -20,16 +20,7 @@ const LOAD_MS = 150_000;
 const redisCluster = process.env.REDIS_CLUSTER_URL;
 const clusterDir = process.env.CLUSTER_DIR;
 
-const redisCli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The masters .ci/cluster.sh started: each is stopped (SIGTERM) and started again with the command it kept. */
 const masters = () => [1, 2, 3].map((n) => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 import { startSmtp } from '../helpers/smtp';
-import { freePort, ownServer } from '../helpers/processes';
+import { freePort, ownMariadb, ownServer } from '../helpers/processes';
 import { expectSoakWithinBounds, runOutageSoak } from '../helpers/outage-soak';
 import { SOAK_NODE_OPTIONS } from '../helpers/soak';
 
@@ -15,19 +15,7 @@ import { SOAK_NODE_OPTIONS } from '../helpers/soak';
 
 const programs = ['mariadbd', 'mariadb-install-db', 'redis-server'].every((p) => spawnSync('which', [p]).status === 0);
 
-/** A MariaDB of this test's own (never the shared one): it is killed and started again mid-test. */
-function ownMariadb(dir: string, port: number) {
-  const install = () => {
-    if (fs.existsSync(path.join(dir, 'mysql'))) return;
-    const installed = spawnSync('mariadb-install-db', ['--no-defaults', `--datadir=${dir}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db']);
-    if (installed.status !== 0) throw new Error(String(installed.stderr));
-  };
-  return ownServer('mariadbd',
-    ['--no-defaults', `--datadir=${dir}`, `--socket=${dir}/sock`, `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-log-bin',
-      '--innodb-buffer-pool-size=32M'],
-    () => spawnSync('mariadb-admin', ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-uroot', 'ping']).status === 0,
-    install);
-}
+const ownMariadbSmall = (dir: string, port: number) => ownMariadb(dir, port, ['--innodb-buffer-pool-size=32M']);
 
 /** A Redis of this test's own. */
 const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -45,7 +33,7 @@ skipUnless(programs && onMysql, 'the database outage soak needs mariadbd, mariad
     beforeAll(async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-db-outage-'));
       const dbPort = await freePort();
-      db = ownMariadb(path.join(dir, 'data'), dbPort);
+      db = ownMariadbSmall(path.join(dir, 'data'), dbPort);
       await db.start();
       const created = spawnSync('mariadb', ['--no-defaults', '-h', '127.0.0.1', '-P', String(dbPort), '-uroot', '-e', 'CREATE DATABASE gh CHARACTER SET utf8mb4 COLLATE utf8mb4_bin']);
       if (created.status !== 0) throw new Error(String(created.stderr));

@@ -9,22 +9,10 @@ import { migrate } from '../../src/db/migrate';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { basic, FLOWS, skipUnless } from '../helpers/backend';
-import { freePort, ownServer } from '../helpers/processes';
+import { freePort, ownMariadb } from '../helpers/processes';
 
 const mariadb = spawnSync('mariadbd', ['--version']).status === 0 && spawnSync('which', ['mariadb-install-db']).status === 0;
 
-/** A MariaDB of this test's own (never the shared one): it is killed and started again mid-test. */
-function ownMariadb(dir: string, port: number) {
-  const install = () => {
-    if (fs.existsSync(path.join(dir, 'mysql'))) return;
-    const installed = spawnSync('mariadb-install-db', ['--no-defaults', `--datadir=${dir}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db']);
-    if (installed.status !== 0) throw new Error(String(installed.stderr));
-  };
-  return ownServer('mariadbd',
-    ['--no-defaults', `--datadir=${dir}`, `--socket=${dir}/sock`, `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-log-bin'],
-    () => spawnSync('mariadb-admin', ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-uroot', 'ping']).status === 0,
-    install);
-}
 
 skipUnless(mariadb, 'the MariaDB restart test needs the mariadbd and mariadb-install-db programs')('the database restarts under a running api', () => {
   let dir: string;

@@ -1,10 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
-import { startSmtp } from '../helpers/smtp';
-import { freePort, ownServer, until } from '../helpers/processes';
+import { onMysql, skipUnless } from '../helpers/backend';
+import { redisCli, type SentinelBackend, startSentinelBackend } from '../helpers/sentinel';
 import { expectSoakWithinBounds, runOutageSoak } from '../helpers/outage-soak';
 import { SOAK_NODE_OPTIONS } from '../helpers/soak';
 
@@ -17,50 +13,21 @@ import { SOAK_NODE_OPTIONS } from '../helpers/soak';
 
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
-const redisCli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
-const redis = (port: number, dir: string, ...extra: string[]) => ownServer('redis-server', [
-  '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra,
-], () => redisCli(port, 'ping') === 'PONG', () => fs.mkdirSync(dir, { recursive: true }));
 
 // on the MariaDB run only (the one with Redis): the soak takes two minutes
 skipUnless(redisServer && onMysql, 'the Redis Sentinel outage soak needs the redis-server program and the MariaDB run (DATABASE_URL)')(
   'a Redis master and its replica down for a minute and a half behind a Sentinel', () => {
-    let dir: string;
-    let backend: TestBackend;
-    let smtp: Awaited<ReturnType<typeof startSmtp>>;
-    let ports: { master: number; replica: number; sentinel: number };
-    let servers: ReturnType<typeof redis>[];
+    let deployment: SentinelBackend | undefined;
+    let { ports, servers, smtp, backend } = {} as SentinelBackend;
 
     beforeAll(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sentinel-outage-'));
-      ports = { master: await freePort(), replica: await freePort(), sentinel: await freePort() };
-      const conf = path.join(dir, 'sentinel.conf');
-      servers = [
-        redis(ports.master, path.join(dir, 'master')),
-        redis(ports.replica, path.join(dir, 'replica'), '--replicaof', '127.0.0.1', String(ports.master)),
-        ownServer('redis-server', [conf, '--sentinel'], () => redisCli(ports.sentinel, 'ping') === 'PONG', () => fs.writeFileSync(conf, [
-          `port ${ports.sentinel}`, 'bind 127.0.0.1', `dir ${dir}`,
-          `sentinel monitor gh 127.0.0.1 ${ports.master} 1`, 'sentinel down-after-milliseconds gh 1000', 'sentinel failover-timeout gh 10000',
-        ].join('\n'))),
-      ];
-      for (const s of servers) await s.start();
-      await until('the replica is in sync', () => /master_link_status:up/.test(redisCli(ports.replica, 'info', 'replication')));
-      await until('the Sentinel knows the replica', () => redisCli(ports.sentinel, 'sentinel', 'replicas', 'gh').includes(String(ports.replica)));
-      smtp = await startSmtp();
-      backend = await createTestBackend({
-        env: {
-          REDIS_URL: `redis+sentinel://127.0.0.1:${ports.sentinel}/gh`, REDIS_PREFIX: 'ghsentout',
-          MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, NODE_OPTIONS: SOAK_NODE_OPTIONS,
-          OUTBOX_RELAY_AFTER_SECONDS: '2', LOGIN_LIMIT_ACCOUNT: '100000/900', LOGIN_LIMIT_ADDRESS: '100000/900', MAIL_LIMIT_ADDRESS: '100000/3600', LOG_LEVEL: 'info',
-        },
+      deployment = await startSentinelBackend('sentinel-outage', {
+        REDIS_PREFIX: 'ghsentout', NODE_OPTIONS: SOAK_NODE_OPTIONS,
+        LOGIN_LIMIT_ACCOUNT: '100000/900', LOGIN_LIMIT_ADDRESS: '100000/900', MAIL_LIMIT_ADDRESS: '100000/3600',
       });
+      ({ ports, servers, smtp, backend } = deployment);
     }, 60_000);
-    afterAll(async () => {
-      for (const s of servers ?? []) await s.kill();
-      await smtp?.close();
-      await backend?.cleanup();
-      if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => deployment?.stop());
 
     it('flat memory and little CPU, requests answered as with Redis down; ready again once they are back; SIGTERM stops a pod and a worker with code 0', async () => {
       const f = await runOutageSoak({

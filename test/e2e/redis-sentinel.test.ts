@@ -1,20 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { openDatabase } from '../../src/db';
-import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
-import { startSmtp } from '../helpers/smtp';
+import { skipUnless } from '../helpers/backend';
+import { redisCli, type SentinelBackend, startSentinelBackend } from '../helpers/sentinel';
 import { startPodsAndWorker } from '../helpers/deployment';
-import { freePort, until, ownServer } from '../helpers/processes';
+import { until } from '../helpers/processes';
 
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
-const redisCli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
-/** A Redis server of this test's own; `dir` takes the snapshot a replica's first sync writes. */
-const redis = (port: number, dir: string, ...extra: string[]) => ownServer('redis-server', [
-  '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra,
-], () => redisCli(port, 'ping') === 'PONG', () => fs.mkdirSync(dir, { recursive: true }));
 
 /**
  * REDIS_URL=redis+sentinel://… (docs/scaling.md): a master, its replica and a Sentinel of this
@@ -22,43 +14,14 @@ const redis = (port: number, dir: string, ...extra: string[]) => ownServer('redi
  * and the Sentinel promotes the replica, with nobody restarting anything.
  */
 skipUnless(redisServer, 'the Redis Sentinel test needs the redis-server program')('a Redis master and replica behind a Sentinel, failing over under load', () => {
-  let dir: string;
-  let backend: TestBackend;
-  let smtp: Awaited<ReturnType<typeof startSmtp>>;
-  let ports: { master: number; replica: number; sentinel: number };
-  let servers: ReturnType<typeof redis>[];
+  let deployment: SentinelBackend | undefined;
+  let { ports, servers, smtp, backend } = {} as SentinelBackend;
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-redis-sentinel-'));
-    ports = { master: await freePort(), replica: await freePort(), sentinel: await freePort() };
-    const conf = path.join(dir, 'sentinel.conf');
-    servers = [
-      redis(ports.master, path.join(dir, 'master')),
-      redis(ports.replica, path.join(dir, 'replica'), '--replicaof', '127.0.0.1', String(ports.master)),
-      // one Sentinel (quorum 1) is enough to fail over; production runs three or more
-      ownServer('redis-server', [conf, '--sentinel'], () => redisCli(ports.sentinel, 'ping') === 'PONG', () => fs.writeFileSync(conf, [
-        `port ${ports.sentinel}`, 'bind 127.0.0.1', `dir ${dir}`,
-        `sentinel monitor gh 127.0.0.1 ${ports.master} 1`, 'sentinel down-after-milliseconds gh 1000', 'sentinel failover-timeout gh 10000',
-      ].join('\n'))),
-    ];
-    for (const s of servers) await s.start();
-    await until('the replica is in sync', () => /master_link_status:up/.test(redisCli(ports.replica, 'info', 'replication')));
-    await until('the Sentinel knows the replica', () => redisCli(ports.sentinel, 'sentinel', 'replicas', 'gh').includes(String(ports.replica)));
-    smtp = await startSmtp();
-    backend = await createTestBackend({
-      env: {
-        REDIS_URL: `redis+sentinel://127.0.0.1:${ports.sentinel}/gh`, REDIS_PREFIX: 'ghsentinel',
-        MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, OUTBOX_RELAY_AFTER_SECONDS: '2',
-        LOGIN_LIMIT_ACCOUNT: '3/900', REGISTER_LIMIT_ADDRESS: '1000/3600', LOG_LEVEL: 'info',
-      },
-    });
+    deployment = await startSentinelBackend('redis-sentinel', { REDIS_PREFIX: 'ghsentinel', LOGIN_LIMIT_ACCOUNT: '3/900', REGISTER_LIMIT_ADDRESS: '1000/3600' });
+    ({ ports, servers, smtp, backend } = deployment);
   }, 60_000);
-  afterAll(async () => {
-    for (const s of servers ?? []) await s.kill();
-    await smtp?.close();
-    await backend?.cleanup();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => deployment?.stop());
 
   it('delivers every job, shares the limits, and serves on through a failover with nothing lost', async () => {
     const { call, ready, shared, register, started, bothReady, withWorkerLog, stop } = await startPodsAndWorker(backend);

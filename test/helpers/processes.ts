@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { projectRoot } from '../../src/runtime';
@@ -99,6 +100,32 @@ export function ownServer(command: string, args: string[], ready: () => boolean,
     },
   };
 }
+
+/** A MariaDB of a test's own (never the shared one), in `dir`, installed on its first start; `extra` adds server options. */
+export function ownMariadb(dir: string, port: number, extra: string[] = []) {
+  const install = () => {
+    if (fs.existsSync(path.join(dir, 'mysql'))) return;
+    const installed = spawnSync('mariadb-install-db', ['--no-defaults', `--datadir=${dir}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db']);
+    if (installed.status !== 0) throw new Error(String(installed.stderr));
+  };
+  return ownServer('mariadbd',
+    ['--no-defaults', `--datadir=${dir}`, `--socket=${dir}/sock`, `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', '--skip-log-bin', ...extra],
+    () => spawnSync('mariadb-admin', ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-uroot', 'ping']).status === 0,
+    install);
+}
+
+/** What redis-cli answers on `port`, trimmed. */
+export const redisCli = (port: number, ...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout.trim();
+
+/** Whether a process of this id runs. */
+export const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** Polls `check` every 200 ms until it holds (a throw counts as not yet), or fails naming `what`. */
 export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { alive } from './processes';
 
 /**
  * The README, run as a newcomer runs it: every `sh` block, command by command, in one shell whose
@@ -238,14 +239,6 @@ export async function startInBackground(shell: Shell, command: string, logDir: s
   }
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** SIGTERM to the process group the runner started, and waits until its leader is gone. */
 export async function stopBackground(started: Background): Promise<void> {
