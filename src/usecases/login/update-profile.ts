@@ -15,7 +15,8 @@ const ENDPOINT = '/oauth/update_profile_native';
  * required), newPasswordForm or newPasswordFormNoAuth (only with a token from a reset link or a
  * sign-in minutes ago). A new password ends the record's other sessions. A new email address needs
  * the same proof (the form's current password, or such a token), is unverified until verified, and
- * is told to the old address with a link that undoes it (docs/api.md#changing-the-email-address).
+ * is told to the old address, a verified one with a link that undoes it
+ * (docs/api.md#changing-the-email-address).
  */
 export async function updateProfile(ctx: LoginCall): Promise<Record<string, unknown>> {
   const { request } = ctx;
