@@ -2,7 +2,7 @@ import express, { type Response } from 'express';
 import { UNDO_EMAIL_CHANGE_PATH } from '../domain/email-change';
 import { sha256Hex } from '../domain/secrets';
 import type { Application } from '../domain/storage/applications';
-import { textsOf } from '../texts';
+import { filled, textsOf } from '../texts';
 import { undoEmailChange } from '../usecases/account/undo-email-change';
 import type { Services } from '../usecases/services';
 import { brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, type PageLocale } from './pages';
@@ -23,7 +23,7 @@ async function stateOf(services: Services, app: Application, code: string): Prom
 
 function page(res: Response, app: Application, locale: PageLocale, outcome: Outcome, values: Record<string, string> = {}, form?: { code: string; csrf: string }) {
   const t = textsOf('undoEmailChange', locale) as Record<Outcome | 'title' | 'button', string>;
-  const message = t[outcome].replace(/\{(\w+)\}/g, (_m, k: string) => values[k] ?? '');
+  const message = filled(t[outcome], values);
   let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'restored' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(message)}</p>`;
   if (form) {
     body += `<form method="post" action="${UNDO_EMAIL_CHANGE_PATH}"><input type="hidden" name="code" value="${escape(form.code)}">`

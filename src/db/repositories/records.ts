@@ -54,13 +54,6 @@ const columns = (next: UserRecord, t: (d: Date) => string): [string, unknown][] 
  */
 export function createRecordQueries(_models: Models, sql: Sql) {
   /**
-   * Writes the next state of a record that `locked` holds locked in this transaction
-   * (findForUpdate), as nextState computes it. Answers the record as it commits. The version in
-   * the WHERE clause turns a write from a state read without the lock into StaleRecordError
-   * instead of a lost update (the sign-in relies on it to skip the locking read when nothing
-   * changed meanwhile).
-   */
-  /**
    * An address another record may take back (a live reservation, email-change.ts) is taken like one
    * another record holds: DuplicateAttributeError, before any write.
    */
@@ -75,6 +68,13 @@ export function createRecordQueries(_models: Models, sql: Sql) {
     if (held.length > 0) throw new DuplicateAttributeError('email');
   }
 
+  /**
+   * Writes the next state of a record that `locked` holds locked in this transaction
+   * (findForUpdate), as nextState computes it. Answers the record as it commits. The version in
+   * the WHERE clause turns a write from a state read without the lock into StaleRecordError
+   * instead of a lost update (the sign-in relies on it to skip the locking read when nothing
+   * changed meanwhile).
+   */
   async function write(locked: UserRecord, change: RecordChange, now: Date, transaction: Tx): Promise<UserRecord> {
     const next = nextState(locked, change, now);
     if (uniqueKey(next.email) !== uniqueKey(locked.email)) await refuseReserved(locked.applicationId, next.email, locked.id, now, transaction);

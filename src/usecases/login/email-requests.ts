@@ -1,11 +1,11 @@
 import { uniqueKey } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
-import { mailJob, withParameter } from '../../domain/mail';
+import { displayName, mailJob, withParameter } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
 import { ApiError, errors } from '../../errors';
 import type { CallContext } from '../services';
 import { assertValid, type FlowRequest, type LoginCall, requestForm, requireFields } from './call';
-import { displayName, settingSeconds, verificationMail } from './verification-mail';
+import { settingSeconds, verificationMail } from './verification-mail';
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
 function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {

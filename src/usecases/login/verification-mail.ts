@@ -6,8 +6,6 @@ import { wholeSeconds, type Issue } from '../../domain/tokens';
 import type { CallContext } from '../services';
 import type { FlowRequest } from './call';
 
-export { displayName };
-
 /** A whole number of seconds from a client setting, else the application default, else `fallback`. */
 export const settingSeconds = (ctx: CallContext, client: Client, key: string, fallback: number) =>
   wholeSeconds(client.settings[key] ?? ctx.app.settings[key], fallback);
