@@ -5,10 +5,10 @@ import { Queue } from 'bullmq';
 import mjml2html from 'mjml';
 import { SMTPServer } from 'smtp-server';
 import { loadConfigOrExit } from '../src/config';
-import { mailJob } from '../src/domain/mail';
+import { mail } from '../src/usecases/subscribers/mail';
+import { event, recordSubject } from '../src/domain/events';
 import { SecretBox } from '../src/domain/secrets';
 import { createLogger } from '../src/logger';
-import { createOutbox } from '../src/queue/outbox';
 import { migrate } from '../src/db/migrate';
 import { openDatabase } from '../src/db';
 import { loadMailTemplates } from '../src/jobs/mail-templates';
@@ -63,15 +63,16 @@ async function main(): Promise<void> {
   await migrate(db);
   const prefix = `benchmail${Date.now().toString(36)}`;
   const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix });
-  const outbox = createOutbox({ db, queue: { enqueue: async () => {}, schedule: async () => {}, close: async () => {} }, logger });
   const appName = `benchmail${Date.now().toString(36)}`;
   const app = await db.applications.create(appName, new Date());
   const box = new SecretBox(config.secretKey);
-  const jobs = Array.from({ length: count }, (_, i) => mailJob(outbox, box, app, {
-    template: 'welcome', locale: ['en-US', 'fr-FR', 'de-DE', 'es-ES'][i % 4], to: `user${i}@example.com`, name: `User ${i}`,
+  // the rows the mail subscriber makes of the events that carry these emails
+  const subscriber = mail(box);
+  const jobs = Array.from({ length: count }, (_, i) => subscriber.jobs!(event('account.verification_requested', app.id, new Date(), { actor: { kind: 'system' }, origin: {} }, recordSubject(i + 1), {}, { mail: {
+    app, template: 'welcome', locale: ['en-US', 'fr-FR', 'de-DE', 'es-ES'][i % 4], to: `user${i}@example.com`, name: `User ${i}`,
     link: `https://bench.example/verify?verification_code=${i}`, expiresIn: 604_800,
-  }));
-  for (let i = 0; i < jobs.length; i += 500) await db.transaction((tx) => outbox.write(jobs.slice(i, i + 500), tx));
+  } }))[0]);
+  for (let i = 0; i < jobs.length; i += 500) await db.transaction((tx) => db.outbox.insert(jobs.slice(i, i + 500), new Date(), tx));
 
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof
   const worker = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/workers/main.js')], {

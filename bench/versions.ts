@@ -1,11 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { loadConfigOrExit } from '../src/config';
 import { openDatabase, type Database } from '../src/db';
 import type { SnapshotPayload } from '../src/domain/storage/versions';
-import { createLogger } from '../src/logger';
-import { createOutbox } from '../src/queue/outbox';
 import { base, duration, measure, root, startBenchServer, table, type Figures } from './harness';
 import type autocannon from 'autocannon';
 
@@ -84,10 +83,8 @@ async function recorded(db: Database, ids: string[], started: number): Promise<n
 
 async function workerThroughput(db: Database, applicationId: number, ids: { firstId: number; lastId: number }, oneJob: boolean): Promise<number> {
   const config = loadConfigOrExit();
-  const logger = createLogger('warn');
   const prefix = `benchversions${Date.now().toString(36)}`;
   const queue = new Queue('versions', { connection: { url: config.redisUrl! }, prefix });
-  const outbox = createOutbox({ db, queue: { enqueue: async () => {}, schedule: async () => {}, close: async () => {} }, logger });
   const now = Date.now();
   const jobs = Array.from({ length: pendingCount }, (_, n) => {
     const entityId = ids.firstId + (n % (ids.lastId - ids.firstId + 1));
@@ -96,9 +93,9 @@ async function workerThroughput(db: Database, applicationId: number, ids: { firs
       entityId, uuid: '00000000-0000-4000-8000-000000000000', version, validFrom: new Date(now + n).toISOString(),
       snapshot: { id: entityId, email: `u${n}@bench.example`, displayName: `pending ${n}`, profiles: [] },
     };
-    return outbox.job(applicationId, 'versions', 'snapshot', { ...payload }, entityId);
+    return { id: randomUUID(), applicationId, queue: 'versions', name: 'snapshot', payload: { ...payload }, entityId };
   });
-  for (let i = 0; i < jobs.length; i += 1000) await db.transaction((tx) => outbox.write(jobs.slice(i, i + 1000), tx));
+  for (let i = 0; i < jobs.length; i += 1000) await db.transaction((tx) => db.outbox.insert(jobs.slice(i, i + 1000), new Date(), tx));
 
   const worker = spawn(process.execPath, [path.join(root, 'dist/workers/main.js')], {
     env: { ...process.env, REDIS_PREFIX: prefix, MAIL_TRANSPORT: 'file', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'],

@@ -6,6 +6,8 @@ import * as rotationProcedure from './0005-rotation-procedure';
 import * as signInProcedure from './0006-sign-in-procedure';
 import * as userDisabled from './0007-user-disabled';
 import * as rotationRefusesDisabled from './0008-rotation-refuses-disabled';
+import * as auditLog from './0009-audit-log';
+import * as signInEvents from './0010-sign-in-events';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -17,4 +19,6 @@ export const MIGRATIONS = [
   { name: '0006-sign-in-procedure', ...signInProcedure },
   { name: '0007-user-disabled', ...userDisabled },
   { name: '0008-rotation-refuses-disabled', ...rotationRefusesDisabled },
+  { name: '0009-audit-log', ...auditLog },
+  { name: '0010-sign-in-events', ...signInEvents },
 ];

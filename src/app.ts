@@ -188,6 +188,7 @@ function apiRoutes(app: express.Express, options: AppOptions, resolveApp: Return
         }
         const ctx: RequestContext = {
           requestId: (res.locals as Locals).requestId, app: application, params, principal, services,
+          origin: { requestId: (res.locals as Locals).requestId, address: req.ip },
           clientAddress: endUserAddress(principal, req.ip, req.headers[END_USER_IP_HEADER]),
         };
         const body = await route.handler(ctx);

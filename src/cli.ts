@@ -10,14 +10,19 @@ import { createLogger } from './logger';
 import { newestMail } from './mail-files';
 import { compileFilter, compileSort, FilterUseError } from './db/entity-filter';
 import { FilterError, parseFilter } from './domain/filter';
-import { deleteUser, disableUser, enableUser, endSessions } from './domain/accounts';
+import { disableUser } from './usecases/operators/disable-user';
+import { enableUser } from './usecases/operators/enable-user';
+import { signOutUser } from './usecases/operators/sign-out-user';
+import { deleteUser } from './usecases/operators/delete-user';
+import type { AccountCommand, OperatorDeps } from './usecases/operators/deps';
 import { renderUser, renderWithProfiles } from './domain/users';
 import { formatTimestamp } from './domain/timestamps';
 import { createRecordVersions } from './domain/versions';
 import { createBullQueue } from './queue/bullmq';
 import { createOutbox } from './queue/outbox';
 import type { JobQueue } from './queue/port';
-import { createCore, prepareSchema, projectRoot } from './runtime';
+import { createCore, prepareSchema, projectRoot, workOf } from './runtime';
+import os from 'node:os';
 import { packageVersion } from './paths';
 
 type Core = ReturnType<typeof createCore>;
@@ -206,55 +211,70 @@ program.command('users:show')
     print({ ...renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)), ...(record.disabledAt && { disabled: formatTimestamp(record.disabledAt) }) });
   }));
 
+/** Who runs a command, as the audit log names the operator: OPERATOR_NAME, else the login name of the shell. */
+function operatorName(): string {
+  if (process.env.OPERATOR_NAME) return process.env.OPERATOR_NAME.slice(0, 64);
+  try {
+    return os.userInfo().username || 'operator';
+  } catch {
+    return 'operator';
+  }
+}
+
+/**
+ * Runs an operator's use case on one user: the unit of work's outbox rows (a deleted record's
+ * tombstone) go to the command's queue (see commandQueue).
+ */
+async function asOperator<T>(core: Core, opts: { app?: string }, who: string, run: (deps: OperatorDeps, command: AccountCommand, named: { app: { name: string }; record: { id: number; uuid: string; email: string | null } }) => Promise<T>): Promise<T> {
+  const { app, record } = await userOf(core, opts, who);
+  const queue = commandQueue(core);
+  try {
+    const outbox = createOutbox({ db: core.db, queue, logger: core.logger });
+    const deps: OperatorDeps = { db: core.db, work: workOf(core.db, core.box, outbox), versions: createRecordVersions({ db: core.db }), now: () => new Date() };
+    return await run(deps, { applicationId: app.id, entityId: record.id, operator: operatorName() }, { app, record });
+  } finally {
+    await queue.close();
+  }
+}
+
 program.command('users:disable')
   .argument(...WHO)
   .option(...APP_OPTION)
   .description('disable a user: no sign-in (its right password is told the account is disabled), every session ends, no access token of it works')
-  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
-    const { app, record } = await userOf(core, opts, who);
-    const ended = await disableUser(core.db, app.id, record.id, new Date());
-    process.stdout.write(`disabled user ${record.id} (${record.uuid}); ${ended} unspent token(s) and code(s) spent\n`);
-  }));
+  .action((who: string, opts: { app?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
+    const { spent } = await disableUser(deps, command);
+    process.stdout.write(`disabled user ${record.id} (${record.uuid}); ${spent} unspent token(s) and code(s) spent\n`);
+  })));
 
 program.command('users:enable')
   .argument(...WHO)
   .option(...APP_OPTION)
   .description('enable a disabled user again (sessions ended by disabling stay ended)')
-  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
-    const { record, app } = await userOf(core, opts, who);
-    await enableUser(core.db, app.id, record.id, new Date());
+  .action((who: string, opts: { app?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
+    await enableUser(deps, command);
     process.stdout.write(`enabled user ${record.id} (${record.uuid})\n`);
-  }));
+  })));
 
 program.command('users:signout')
   .argument(...WHO)
   .option(...APP_OPTION)
   .description('end every session of a user: access and refresh tokens, and codes not yet exchanged (the password stays)')
-  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
-    const { app, record } = await userOf(core, opts, who);
-    const ended = await endSessions(core.db, app.id, record.id, new Date());
-    process.stdout.write(`ended the sessions of user ${record.id} (${record.uuid}): ${ended} unspent token(s) and code(s) spent\n`);
-  }));
+  .action((who: string, opts: { app?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
+    const { spent } = await signOutUser(deps, command);
+    process.stdout.write(`ended the sessions of user ${record.id} (${record.uuid}): ${spent} unspent token(s) and code(s) spent\n`);
+  })));
 
 program.command('users:delete')
   .argument(...WHO)
   .option(...APP_OPTION)
   .option('--yes', 'delete without asking (required: there is no undo)')
   .description('delete a user record with its tokens, codes and linked identities (its history stays for /versions/entity)')
-  .action((who: string, opts: { app?: string; yes?: boolean }) => withCore(async (core) => {
-    const { app, record } = await userOf(core, opts, who);
+  .action((who: string, opts: { app?: string; yes?: boolean }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { app, record }) => {
     const named = `user ${record.id} (${record.uuid}${record.email ? `, ${record.email}` : ''}) of application "${app.name}"`;
     if (!opts.yes) throw new Error(`this deletes ${named} for good; run again with --yes to delete it`);
-    const queue = commandQueue(core);
-    try {
-      const outbox = createOutbox({ db: core.db, queue, logger: core.logger });
-      const deleted = await deleteUser({ db: core.db, outbox, versions: createRecordVersions({ db: core.db, outbox }), now: () => new Date() }, app.id, record.id);
-      if (!deleted) throw new Error(`${named} was deleted meanwhile`);
-      process.stdout.write(`deleted ${named}\n`);
-    } finally {
-      await queue.close();
-    }
-  }));
+    if (!(await deleteUser(deps, command))) throw new Error(`${named} was deleted meanwhile`);
+    process.stdout.write(`deleted ${named}\n`);
+  })));
 
 program.command('users:find')
   .argument('<filter>', 'a filter of the entity API, such as "email = \'ada@example.com\'" or "lastLogin is null"')

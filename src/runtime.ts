@@ -21,6 +21,9 @@ import { createBullQueue } from './queue/bullmq';
 import { createRedisClientChanges } from './queue/client-changes';
 import { createInProcessQueue } from './queue/in-process';
 import { createOutbox, type RelayingOutbox } from './queue/outbox';
+import { createWork, type Work } from './usecases/unit-of-work';
+import { subscribers } from './usecases/subscribers';
+import type { OutboxJob } from './domain/storage/outbox';
 import { connectRedis, quietRedisErrors, scriptRuns } from './queue/redis';
 import type { JobQueue, Processors } from './queue/port';
 import { createProcessors } from './jobs';
@@ -81,6 +84,8 @@ export interface Runtime {
   /** `idle`: the in-process runner has no job left; `answers`: Redis runs every queue's scripts (BullMQ). */
   queue: JobQueue & { idle?: () => Promise<void>; answers?: () => Promise<void> };
   services: ApiServices;
+  /** The outbox after commit: dispatch, and the relay of rows whose enqueue was lost (the maintenance job's). */
+  outbox: RelayingOutbox;
   applications: ReturnType<typeof createApplicationService>;
   /**
    * GET /readyz: database reachable, migrations current, default application present, SECRET_KEY
@@ -115,6 +120,11 @@ function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, 
   return { queue, outbox, closeProcessors: made.close };
 }
 
+/** The unit of work over `db` with every subscriber, dispatching to `outbox` after each commit. */
+export function workOf(db: Database, box: SecretBox, outbox: { dispatch(jobs: OutboxJob[]): Promise<void> }, now: () => Date = () => new Date()): Work {
+  return createWork({ storage: db, subscribers: subscribers({ box, audit: db.audit }), dispatch: (jobs) => outbox.dispatch(jobs), now });
+}
+
 /**
  * Wires one process: database, queue (BullMQ when REDIS_URL is set, else the in-process runner
  * with the same processors as the workers), outbox and services. Everything is handed in from
@@ -137,10 +147,11 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax, { waited: metrics.argon2Waited });
   metrics.watchArgon2Queue(passwords.waiting);
   passwords.warmUp();
-  const versions = createRecordVersions({ db, outbox });
+  const versions = createRecordVersions({ db });
+  const work = workOf(db, box, outbox, () => clock.now());
   const services: ApiServices = {
-    db, clients, outbox, versions, clock, logger, baseUrls,
-    tokens: createTokenService({ db, clock, outbox, versions, box }),
+    db, clients, work, versions, clock, logger, baseUrls,
+    tokens: createTokenService({ db, clock, work, versions, box }),
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix, refused: metrics.refused }),
@@ -161,6 +172,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     db,
     queue,
     services,
+    outbox,
     metrics,
     applications,
     async readiness() {

@@ -11,6 +11,7 @@ import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
+import { createAuditQueries } from './repositories/audit';
 import { asTx, createSql, retrying } from './sql';
 import { lagTolerantOf, REPLICA_ANSWER_MS, replicaReads, routedReads, type ReplicaEvents, type ReplicaHealth } from './lag-tolerant';
 import type { NewCredential, Successor } from '../domain/storage/credentials';
@@ -66,10 +67,10 @@ export interface Database extends Storage {
     /**
      * A sign-in's whole write, committed before it answers: `next` (updated(read, …): lastLogin,
      * and a rehashed password) if the record is still at the version `read` has, the sign-in's
-     * credentials, and the outbox row of the new version's snapshot. False when the record changed
+     * credentials, and its outbox rows (the new version's snapshot, and any other). False when the record changed
      * since `read`: nothing is written (the caller locks it and writes in a transaction).
      */
-    signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean>;
+    signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], now: Date): Promise<boolean>;
   };
   social: ReturnType<typeof createSocialQueries>;
   versions: ReturnType<typeof createVersionQueries>;
@@ -105,12 +106,12 @@ function hotWrites(
   const { credentials, records, outbox } = queries;
   const rotate: Database['credentials']['rotate'] = calls?.rotate ?? ((applicationId, spentHash, ownerClientId, successors, now) =>
     transaction((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, tx)));
-  const signIn: Database['records']['signIn'] = calls?.signIn ?? ((read, next, rows, job, now) => transaction(async (tx) => {
+  const signIn: Database['records']['signIn'] = calls?.signIn ?? ((read, next, rows, jobs, now) => transaction(async (tx) => {
     // the record's row lock first: a credential row's foreign key check would otherwise take a
     // shared lock on the record, and two sign-ins of one account would deadlock upgrading it
     if (!(await records.writeSignIn(read, next, tx))) return false;
     await credentials.insert(rows, now, tx);
-    await outbox.insert([job], now, tx);
+    await outbox.insert(jobs, now, tx);
     return true;
   }));
   return { credentials: { ...credentials, rotate }, records: { ...records, signIn } };
@@ -147,6 +148,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     flows: createFlowQueries(models, sql),
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql),
+    audit: createAuditQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

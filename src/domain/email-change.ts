@@ -1,10 +1,11 @@
 import type { Application } from './storage/applications';
-import type { Storage, Tx } from './storage';
-import type { OutboxJob } from './storage/outbox';
+import type { Storage } from './storage';
 import { uniqueKey, type UserRecord } from './storage/records';
-import type { Outbox } from './ports';
-import { displayName, mailJob, withParameter } from './mail';
-import { randomToken, sha256Hex, type SecretBox } from './secrets';
+import type { UnitOfWork } from './ports';
+import { event, recordSubject, type Acting } from './events';
+import { displayName, withParameter } from './mail';
+import { randomToken, sha256Hex } from './secrets';
+import type { MailRequest } from './mail';
 
 // A changed email address moves the account's recovery to the new address, so a change is told to
 // the old address at once; when the user changed a verified address, with a link that undoes it
@@ -44,15 +45,12 @@ export const recordLocale = (record: UserRecord): string => {
  */
 export interface UndoExtra { previous_email: string; previous_verified: string; version: number }
 
-/** What writes an email change's notice: the storage and outbox of the change's transaction. */
-export interface NoticeDeps { db: Storage; outbox: Outbox }
-
 /**
  * Where a notice goes out from: the application, its own base URL, the email's language, the
  * client that made the change, and whether the user made it (`byUser`: with proof, as the user;
  * otherwise the application's own client acting for it).
  */
-export interface NoticeContext { box: SecretBox; app: Application; baseUrl: string; locale: string; clientId: number | null; byUser: boolean }
+export interface NoticeContext { app: Application; baseUrl: string; locale: string; clientId: number | null; byUser: boolean }
 
 /**
  * In the change's transaction: the codes mailed to the old address (verification and reset links)
@@ -63,23 +61,26 @@ export interface NoticeContext { box: SecretBox; app: Application; baseUrl: stri
  * notice without a link and without the new address.
  */
 export async function emailChangeNotice(
-  deps: NoticeDeps, tx: Tx, notice: NoticeContext, before: UserRecord, after: UserRecord, now: Date,
-): Promise<OutboxJob[]> {
+  db: Storage, uow: UnitOfWork, acting: Acting, notice: NoticeContext, before: UserRecord, after: UserRecord, now: Date,
+): Promise<void> {
   const { app } = notice;
-  await deps.db.credentials.revokeForRecord(app.id, before.id, ['verification_code', 'authorization_code'], null, now, tx);
-  if (before.email === null) return [];
-  const mail = { locale: notice.locale, to: before.email, name: displayName(before) };
-  if (!notice.byUser || before.emailVerified === null) return [mailJob(deps.outbox, notice.box, app, { template: 'email-changed-notice', ...mail })];
+  const { tx } = uow;
+  await db.credentials.revokeForRecord(app.id, before.id, ['verification_code', 'authorization_code'], null, now, tx);
+  const changed = (undoable: boolean, mail?: MailRequest) =>
+    uow.record(event('account.email_changed', app.id, now, acting, recordSubject(before.id), { undoable }, mail && { mail }));
+  if (before.email === null) return changed(false);
+  const mail = { app, locale: notice.locale, to: before.email, name: displayName(before) };
+  if (!notice.byUser || before.emailVerified === null) return changed(false, { template: 'email-changed-notice', ...mail });
   const code = randomToken(20);
   const extra: UndoExtra = { previous_email: before.email, previous_verified: before.emailVerified.toISOString(), version: after.version };
   const expiresAt = new Date(now.getTime() + EMAIL_CHANGE_UNDO_SECONDS * 1000);
-  await deps.db.credentials.insert([{
+  await db.credentials.insert([{
     applicationId: app.id, kind: 'email_change_undo', valueHash: sha256Hex(code), entityId: before.id, clientId: notice.clientId,
     forClientId: null, redirectUri: null, extra: extra as unknown as Record<string, unknown>, family: null, expiresAt,
   }], now, tx);
-  await deps.db.credentials.reserve(app.id, 'email_reservation', reservationHash(app.id, before.email), before.id, expiresAt, now, tx);
-  return [mailJob(deps.outbox, notice.box, app, {
+  await db.credentials.reserve(app.id, 'email_reservation', reservationHash(app.id, before.email), before.id, expiresAt, now, tx);
+  changed(true, {
     template: 'email-changed', ...mail, link: withParameter(`${notice.baseUrl}${UNDO_EMAIL_CHANGE_PATH}`, 'code', code),
     expiresIn: EMAIL_CHANGE_UNDO_SECONDS, newEmail: after.email ?? '',
-  })];
+  });
 }

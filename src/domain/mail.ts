@@ -1,7 +1,5 @@
 import type { Application } from './storage/applications';
-import type { OutboxJob } from './storage/outbox';
 import type { UserRecord } from './storage/records';
-import type { Outbox } from './ports';
 import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
@@ -35,19 +33,26 @@ export function withParameter(url: string, name: string, value: string): string 
   return u.toString();
 }
 
+/** One email a change sends: to whom, in which template and language, with which link (its one-time code in clear: sealed before it is stored). */
+export interface MailRequest {
+  app: Application;
+  template: MailTemplateName;
+  locale: string;
+  to: string;
+  name: string;
+  link?: string;
+  expiresIn?: number;
+  newEmail?: string;
+}
+
 /**
- * An outbox job for one email. The code in the link exists in clear only in this request, in the
- * sealed payload, and in the message itself; the database keeps its SHA-256 elsewhere.
+ * The payload of the outbox row `jobId` that sends `mail`. The code in the link exists in clear only
+ * in the request, in the sealed payload (bound to the row), and in the message itself; the database
+ * keeps its SHA-256 elsewhere.
  */
-export function mailJob(
-  outbox: Outbox,
-  box: SecretBox,
-  app: Application,
-  mail: { template: MailTemplateName; locale: string; to: string; name: string; link?: string; expiresIn?: number; newEmail?: string },
-): OutboxJob {
-  const job = outbox.job(app.id, 'mail', 'send', {});
-  const brand = brandOf(app);
-  const payload: MailPayload = {
+export function mailPayload(mail: MailRequest, jobId: string, box: SecretBox): MailPayload {
+  const brand = brandOf(mail.app);
+  return {
     template: mail.template,
     locale: mail.locale,
     to: mail.to,
@@ -56,9 +61,8 @@ export function mailJob(
     name: mail.name,
     expiresIn: mail.expiresIn,
     ...(mail.newEmail !== undefined && { newEmail: mail.newEmail }),
-    ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, job.id) }),
+    ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, jobId) }),
   };
-  return { ...job, payload: payload as unknown as Record<string, unknown> };
 }
 
 /** `text` with every email address in it replaced by `<address>` (for failure reasons that are stored and shown). */

@@ -1,29 +1,40 @@
-import type { Tx } from './storage';
+import type { TransactionOptions, Tx } from './storage';
 import type { OutboxJob } from './storage/outbox';
+import type { DomainEvent } from './events';
 
 // What the domain needs from the infrastructure beyond storage, declared here and implemented
-// under src/queue: the outbox that commits jobs with the change they belong to, and the channel
-// that tells every process a client changed.
+// elsewhere: the unit of work a use case runs in (src/usecases), and the channel that tells every
+// process a client changed (src/queue).
 
 /** The job queues: mail, record snapshots, and the recurring maintenance. */
 export const QUEUE_NAMES = ['mail', 'versions', 'maintenance'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
-/** What work committed with its jobs answers: its result, and the jobs to enqueue after commit. */
-export interface Committed<T> { result: T; jobs: OutboxJob[] }
+/**
+ * What a use case's work holds while it runs (docs/architecture.md#one-unit-of-work): the one
+ * transaction every store write joins, and the events it records, which the subscribers get when
+ * the work is done (their writes join the transaction; their outbox rows are enqueued after the
+ * commit). Only the unit of work opens a transaction.
+ */
+export interface UnitOfWork {
+  readonly tx: Tx;
+  record(...events: DomainEvent[]): void;
+}
 
 /**
- * The outbox: a job is written in the same transaction as the change it belongs to, and enqueued
- * only after the commit; one that cannot be enqueued then is relayed later, never lost.
+ * Runs a use case's work (docs/architecture.md#one-unit-of-work): opens the one transaction, lets
+ * storage write through it, hands the events the work recorded to the subscribers (their writes
+ * join the transaction, their outbox rows are inserted in it), commits, then enqueues the outbox
+ * rows. A write made by one stored-procedure call (a sign-in, a rotation) takes its rows from
+ * `jobsOf` and commits them itself. Nothing else opens a transaction.
+ * Implemented in src/usecases/unit-of-work.ts.
  */
-export interface Outbox {
-  /** Describes a job; write it inside the transaction (`commit` does), then dispatch it after commit. */
-  job(applicationId: number, queueName: QueueName, name: string, payload: Record<string, unknown>, entityId?: number): OutboxJob;
-  write(jobs: OutboxJob[], tx: Tx): Promise<void>;
-  /** Enqueues committed jobs. Never throws: a job that cannot be enqueued now is relayed later. */
+export interface Work {
+  run<T>(work: (uow: UnitOfWork) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** The outbox rows of `events` for a single-call write; undefined when a subscriber must write in a transaction for one of them (then run it in `run`). */
+  jobsOf(events: readonly DomainEvent[]): OutboxJob[] | undefined;
+  /** Enqueues rows a single-call write committed. Never throws: a row that cannot be enqueued now is relayed later. */
   dispatch(jobs: OutboxJob[]): Promise<void>;
-  /** Runs `work` in one transaction with the jobs it answers, then dispatches them. Returns what `work` returned. */
-  commit<T>(work: (tx: Tx) => Promise<Committed<T>>): Promise<T>;
 }
 
 /**

@@ -6,7 +6,8 @@ import type { Client, Clock } from './clients';
 import { randomToken, safeEqual, sha256Hex, type SecretBox } from './secrets';
 import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from './signature';
 import type { RecordVersions } from './versions';
-import type { Outbox } from './ports';
+import type { Work } from './ports';
+import { event, recordSubject, type Origin } from './events';
 
 /** docs/api.md#codes-and-tokens. Access tokens always live one hour; the others default as below. */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -99,7 +100,7 @@ export interface TokenPair {
 }
 
 /** What the token service works with. */
-export interface TokenDeps { db: Storage; clock: Clock; outbox: Outbox; versions: RecordVersions; box: SecretBox }
+export interface TokenDeps { db: Storage; clock: Clock; work: Work; versions: RecordVersions; box: SecretBox }
 
 /** Issuing credentials: their rows, values and lifetimes (every kind but the social ones). */
 function createIssuer({ db, clock, box }: TokenDeps) {
@@ -192,15 +193,15 @@ function createIssuer({ db, clock, box }: TokenDeps) {
 type Issuer = ReturnType<typeof createIssuer>;
 
 /** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
-const familyRevoker = ({ db, clock }: TokenDeps) => (app: Application, family: string) =>
-  db.transaction((tx) => db.credentials.revokeFamily(app.id, family, clock.now(), tx), { readCommitted: true });
+const familyRevoker = ({ db, clock, work }: TokenDeps) => (app: Application, family: string) =>
+  work.run(({ tx }) => db.credentials.revokeFamily(app.id, family, clock.now(), tx), { readCommitted: true });
 
 /**
  * The grants that spend one credential for new ones: a code exchanged, a refresh token rotated. A
  * spent credential presented again has leaked, and its family is revoked.
  */
 function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
-  const { db, clock } = deps;
+  const { db, clock, work } = deps;
   const now = () => clock.now();
   const revokeFamily = familyRevoker(deps);
   return {
@@ -211,7 +212,7 @@ function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
      */
     async exchangeCode(app: Application, client: Client, code: string, redirectUri: string): Promise<TokenPair> {
       const hash = sha256Hex(code);
-      const outcome = await db.transaction(async (tx) => {
+      const outcome = await work.run(async ({ tx }) => {
         const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
         if (!found || ownerOf(found) !== client.id) return { error: 'denied' as const };
         if (found.redirectUri !== redirectUri) return { error: 'mismatch' as const, expected: found.redirectUri };
@@ -257,7 +258,7 @@ function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
 
 /** A mobile SDK's signed refresh of its access token (its session is single use, as a refresh token). */
 function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refreshSecretIssue, secretBinding }: Issuer) {
-  const { db, clock, box } = deps;
+  const { db, clock, box, work } = deps;
   const now = () => clock.now();
   const revokeFamily = familyRevoker(deps);
   return {
@@ -289,7 +290,7 @@ function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refreshSecre
       }
       const next = randomToken(20);
       const family = session.family ?? randomToken(16);
-      const moved = await db.transaction(async (tx) => {
+      const moved = await work.run(async ({ tx }) => {
         if (!(await db.credentials.consume(app.id, 'refresh_secret', hash, now(), tx))) return false;
         // the token it replaces ends with it, if it had not expired yet
         await db.credentials.consume(app.id, 'access_token', sha256Hex(presented), now(), tx);
@@ -311,21 +312,30 @@ function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refreshSecre
 }
 
 /** One-time codes their holder spends for a change: verification codes, creation tokens. */
-function createCodeSpending({ db, clock, outbox, versions }: TokenDeps) {
+function createCodeSpending({ db, clock, work, versions }: TokenDeps) {
   const now = () => clock.now();
   return {
-    /** Spends a verification code and sets its time attribute; answers the record's uuid. */
-    async useVerificationCode(app: Application, code: string): Promise<string> {
+    /**
+     * Spends a verification code and sets its time attribute; answers the record's uuid. Its holder
+     * is taken to be the person the record is (the code was mailed to them).
+     */
+    async useVerificationCode(app: Application, code: string, origin: Origin): Promise<string> {
       const hash = sha256Hex(code);
       const unknown = () => errors.invalidArgument('verification_code', 'the code is not recognized, was already used, or has expired');
-      return outbox.commit(async (tx) => {
+      return work.run(async (uow) => {
+        const { tx } = uow;
         if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
         const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
         const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
         // a disabled user's codes are spent when it is disabled; one issued around it does nothing either
         if (!record || record.disabledAt) throw unknown();
-        const changed = await db.records.setTime(record, String(found.extra?.attribute_name ?? 'emailVerified'), now(), tx);
-        return { result: record.uuid, jobs: [(await versions.written(changed, tx)).job] };
+        const attribute = String(found.extra?.attribute_name ?? 'emailVerified');
+        const changed = await db.records.setTime(record, attribute, now(), tx);
+        const acting = { actor: { kind: 'account' as const, accountId: record.id }, origin };
+        const { snapshot } = await versions.written(changed, tx);
+        uow.record(event('record.updated', app.id, now(), acting, recordSubject(record.id), { attributes: [attribute] }, { snapshot }));
+        if (attribute === 'emailVerified') uow.record(event('account.email_verified', app.id, now(), acting, recordSubject(record.id), {}));
+        return record.uuid;
       });
     },
 

@@ -1,33 +1,28 @@
 import type { Storage, Tx } from './storage';
 import type { UserRecord } from './storage/records';
-import type { OutboxJob } from './storage/outbox';
 import type { StoredProfile } from './storage/social';
-import { SNAPSHOT_JOB, TOMBSTONE_JOB, type SnapshotPayload } from './storage/versions';
-import type { Outbox } from './ports';
+import type { SnapshotPayload } from './storage/versions';
 import { renderUser, renderWithProfiles } from './users';
 
-/** A record as one change left it: as the API shows it, and the outbox job that records it. */
+/** A record as one change left it: as the API shows it, and the snapshot its history keeps (carried by the change's event). */
 export interface Written {
   record: UserRecord;
   rendered: Record<string, unknown>;
-  job: OutboxJob;
+  snapshot: SnapshotPayload;
 }
 
 /**
- * Version snapshots (docs/versions.md). Every transaction that changes a record writes, beside the
- * change, an outbox row holding the record as that transaction commits it; the versions worker
- * copies it into entity_versions. A lookup reads both, so it never waits for the worker.
+ * Version snapshots (docs/versions.md). Every change of a record carries, in its event, the record
+ * as that change commits it; the history subscriber writes it to the outbox in the same transaction
+ * and the versions worker copies it into entity_versions. A lookup reads both, so it never waits
+ * for the worker.
  */
-export function createRecordVersions(deps: { db: Storage; outbox: Outbox }) {
-  const { db, outbox } = deps;
-  const job = (applicationId: number, payload: SnapshotPayload) =>
-    outbox.job(applicationId, 'versions', payload.snapshot === null ? TOMBSTONE_JOB : SNAPSHOT_JOB, { ...payload }, payload.entityId);
+export function createRecordVersions(deps: { db: Storage }) {
+  const { db } = deps;
   const snapshotOf = (record: UserRecord, rendered: Record<string, unknown>): Written => ({
     record,
     rendered,
-    job: job(record.applicationId, {
-      entityId: record.id, uuid: record.uuid, version: record.version, validFrom: record.lastUpdated.toISOString(), snapshot: rendered,
-    }),
+    snapshot: { entityId: record.id, uuid: record.uuid, version: record.version, validFrom: record.lastUpdated.toISOString(), snapshot: rendered },
   });
   const withProfiles = (record: UserRecord, profiles: StoredProfile[]): Written => snapshotOf(record, renderWithProfiles(record, profiles));
 
@@ -46,9 +41,9 @@ export function createRecordVersions(deps: { db: Storage; outbox: Outbox }) {
     withProfiles,
 
     /** A record deleted in this transaction (locked before the deletion): its tombstone. */
-    deleted(locked: UserRecord, now: Date): OutboxJob {
+    deleted(locked: UserRecord, now: Date): SnapshotPayload {
       const at = now > locked.lastUpdated ? now : locked.lastUpdated;
-      return job(locked.applicationId, { entityId: locked.id, uuid: locked.uuid, version: locked.version + 1, validFrom: at.toISOString(), snapshot: null });
+      return { entityId: locked.id, uuid: locked.uuid, version: locked.version + 1, validFrom: at.toISOString(), snapshot: null };
     },
 
     /**

@@ -16,7 +16,7 @@ export function parseRedirectUri(ctx: RequestContext): string {
 /** The API's handler of a login use case: the flow request parsed (redirect_uri as the endpoint wants it), then the use case. */
 export const loginHandler = (useCase: LoginUseCase, redirectUri: 'required' | 'optional' | 'ignored'): Handler => async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri });
-  return useCase({ requestId: ctx.requestId, app: ctx.app, params: ctx.params, clientAddress: ctx.clientAddress, services: ctx.services, request });
+  return useCase({ requestId: ctx.requestId, origin: ctx.origin, app: ctx.app, params: ctx.params, clientAddress: ctx.clientAddress, services: ctx.services, request });
 };
 
 /**

@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { Storage, Tx } from '../domain/storage';
+import type { Storage } from '../domain/storage';
 import type { OutboxJob } from '../domain/storage/outbox';
-import type { Committed, Outbox } from '../domain/ports';
 import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
 
@@ -47,9 +45,10 @@ function coalescer(enqueue: (j: OutboxJob) => Promise<void>) {
 }
 
 /**
- * The outbox (README: Running on MySQL and Redis): a job is written in the same transaction as the change
- * it belongs to, and enqueued only after commit, with the outbox id as job id. If the enqueue
- * fails (Redis down, pod killed), the row stays pending and the maintenance relay enqueues it.
+ * The outbox (README: Running on MySQL and Redis): a row is written in the same transaction as the
+ * change it belongs to (by the unit of work, src/usecases/unit-of-work.ts), and enqueued only after
+ * commit, with the outbox id as job id. If the enqueue fails (Redis down, pod killed), the row stays
+ * pending and the maintenance relay enqueues it.
  */
 export function createOutbox(deps: {
   db: Storage; queue: JobQueue; logger: Logger; now?: () => Date;
@@ -60,23 +59,13 @@ export function createOutbox(deps: {
    * None by default (every job is enqueued).
    */
   coalesce?: { queues: QueueName[]; ms: number };
-}): Outbox & { relay(graceMs: number, limit?: number): Promise<number> } {
+}): { dispatch(jobs: OutboxJob[]): Promise<void>; relay(graceMs: number, limit?: number): Promise<number> } {
   const { db, queue, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
   // the job carries the outbox id and what it is for (shown on the dashboard); the payload stays in
   // the database (it holds the recipient and sealed links)
   const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j) } });
-
-  const withJobs = <X extends Tx, T>(work: (tx: X) => Promise<Committed<T>>) => async (tx: X) => {
-    const out = await work(tx);
-    await db.outbox.insert(out.jobs, now(), tx);
-    return out;
-  };
-  const dispatched = async <T>({ result, jobs }: Committed<T>) => {
-    await dispatch(jobs);
-    return result;
-  };
 
   const enqueue = async (j: OutboxJob) => {
     try {
@@ -95,21 +84,7 @@ export function createOutbox(deps: {
   }
 
   return {
-    /** Describes a job; write it with `write` inside the transaction, then `dispatch` after commit. */
-    job(applicationId: number, queueName: QueueName, name: string, payload: Record<string, unknown>, entityId?: number): OutboxJob {
-      return { id: randomUUID(), applicationId, queue: queueName, name, payload, ...(entityId !== undefined && { entityId }) };
-    },
-
-    async write(jobs: OutboxJob[], tx: Tx): Promise<void> {
-      await db.outbox.insert(jobs, now(), tx);
-    },
-
     dispatch,
-
-    /** Runs `work` in one transaction (Storage.transaction) with the jobs it answers, then dispatches them. Returns what `work` returned. */
-    async commit<T>(work: (tx: Tx) => Promise<Committed<T>>): Promise<T> {
-      return dispatched(await db.transaction(withJobs(work)));
-    },
 
     /** Re-enqueues jobs still pending after `graceMs`; returns how many were relayed. */
     async relay(graceMs: number, limit = 500): Promise<number> {

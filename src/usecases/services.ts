@@ -12,7 +12,8 @@ import type { SecretBox } from '../domain/secrets';
 import type { Limit, RateLimiter } from '../domain/rate-limit';
 import type { TokenService } from '../domain/tokens';
 import type { RecordVersions } from '../domain/versions';
-import type { RelayingOutbox } from '../queue/outbox';
+import type { Acting, Origin } from '../domain/events';
+import type { Work } from '../domain/ports';
 import type { Params } from './params';
 
 /** What every use case may use; built once at start and handed in (no globals). */
@@ -35,7 +36,8 @@ export interface Services {
   entityQueryTimeoutMs: number;
   /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
   box: SecretBox;
-  outbox: RelayingOutbox;
+  /** The unit of work every change runs in: one transaction, its events, then the outbox (src/usecases/unit-of-work.ts). */
+  work: Work;
   /** Version snapshots: the job of every record change, and lookups of a record at a time. */
   versions: RecordVersions;
   clock: Clock;
@@ -47,9 +49,19 @@ export interface Services {
 /** One call of a use case: who made it from where, what was sent, the services; never how it was authenticated. */
 export interface CallContext {
   requestId: string;
+  /** Where the call came from, for its events: the request id and the peer's address. */
+  origin: Origin;
   app: Application;
   params: Params;
   /** What the per-address budgets count the client as (honours TRUST_PROXY and X-End-User-IP): one key per IPv4 address or IPv6 /64 (src/domain/addresses.ts). */
   clientAddress: string;
   services: Services;
 }
+
+/** The person a record is, acting through `client` in this call (a sign-in, a profile edit with their own token). */
+export const asAccount = (ctx: Pick<CallContext, 'origin'>, entityId: number, client?: { clientId: string }): Acting =>
+  ({ actor: { kind: 'account', accountId: entityId, ...(client && { clientId: client.clientId }) }, origin: ctx.origin });
+
+/** A client acting for the application in this call (an owner or another client with its secret). */
+export const asClient = (ctx: Pick<CallContext, 'origin'>, client: { clientId: string }): Acting =>
+  ({ actor: { kind: 'client', clientId: client.clientId }, origin: ctx.origin });

@@ -5,6 +5,7 @@ import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import { chosenFlow, type FlowVersion } from '../domain/flows';
 import { ApiError } from '../errors';
+import { originOf } from './pages';
 import type { Services } from '../usecases/services';
 import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
 import { Params } from '../usecases/params';
@@ -19,7 +20,7 @@ export async function callUseCase(
 ): Promise<{ body: Record<string, unknown>; error?: undefined } | { body?: undefined; error: ApiError }> {
   try {
     const body = await useCase({
-      requestId: String(res.locals.requestId ?? ''), app, params: Params.from([values]), clientAddress: peerBudgetKey(req.ip), services, request,
+      requestId: String(res.locals.requestId ?? ''), origin: originOf(req, res), app, params: Params.from([values]), clientAddress: peerBudgetKey(req.ip), services, request,
     });
     return { body };
   } catch (e) {

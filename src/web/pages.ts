@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
+import type { Origin } from '../domain/events';
 import { DEFAULT_BRAND_COLOR, paletteOf, type Brand } from '../domain/brand';
 import { safeEqual, type SecretBox } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
@@ -138,6 +139,9 @@ export function sendError(res: Response, status: number, locale: PageLocale, app
 }
 
 /** The shape of a code or state a link carries (random base64url values; anything else is not looked up). */
+/** Where a page's call came from, for the events of its use case: the request id and the peer's address. */
+export const originOf = (req: Request, res: Response): Origin => ({ requestId: String(res.locals.requestId ?? ''), address: req.ip });
+
 export const LINK_CODE = /^[A-Za-z0-9_-]{16,128}$/;
 
 /** A form body's string fields (a parser may also give arrays or objects, which no page field takes). */

@@ -10,7 +10,7 @@ import { resetPassword } from '../usecases/login/reset-password';
 import { callUseCase, senderForm } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { backToApp, brandOf, csrf, escape, LINK_CODE, originOf, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 import { textsOf } from '../texts';
 
 type Outcome = 'choose' | 'changed' | 'used' | 'expired' | 'unknown' | 'forged' | 'sent';
@@ -122,7 +122,7 @@ const setPassword = (r: ResetPages): PageWork => async (req, res, app, locale) =
   if (state !== 'choose' || !row) return spent(r, req, res, app, locale, state, code, row);
   const found = await senderForm(r.services, app, row, locale, FORM);
   if (!found) return page(r.services, res, app, locale, 'unknown', 404);
-  const outcome = await resetPassword(r.services, app, { code, row, client: found.client, form: found.form }, sent);
+  const outcome = await resetPassword(r.services, { app, link: { code, row, client: found.client, form: found.form }, sent, origin: originOf(req, res) });
   if (outcome.kind === 'invalid') return choose(r, req, res, app, locale, code, row, outcome.invalid);
   if (outcome.kind === 'spent') return spent(r, req, res, app, locale, 'used', code, row);
   r.token.clear(res);

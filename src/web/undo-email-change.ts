@@ -5,7 +5,7 @@ import type { Application } from '../domain/storage/applications';
 import { filled, textsOf } from '../texts';
 import { undoEmailChange } from '../usecases/account/undo-email-change';
 import type { Services } from '../usecases/services';
-import { brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, type PageLocale } from './pages';
+import { brandOf, csrf, escape, LINK_CODE, originOf, pageForm, pageHandler, sendPage, type PageLocale } from './pages';
 
 type Outcome = 'confirm' | 'restored' | 'used' | 'expired' | 'unknown' | 'incomplete' | 'forged' | 'taken';
 
@@ -54,7 +54,7 @@ export function undoEmailChangeRoutes(services: Services, resolveApp: (host: str
     token.clear(res);
     const state = await stateOf(services, app, code);
     if (state !== 'confirm') return page(res, app, locale, state);
-    const outcome = await undoEmailChange(services, app, code);
+    const outcome = await undoEmailChange(services, { app, code, origin: originOf(req, res) });
     if (outcome.kind === 'restored') return page(res, app, locale, 'restored', { email: outcome.email });
     if (outcome.kind === 'taken') return page(res, app, locale, 'taken');
     if (outcome.kind === 'gone') return page(res, app, locale, 'unknown');

@@ -10,7 +10,7 @@ import { requestEmailVerification } from '../usecases/login/email-requests';
 import { callUseCase, senderForm } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
-import { backToApp, brandOf, csrf, escape, LINK_CODE, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
+import { backToApp, brandOf, csrf, escape, LINK_CODE, originOf, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 import { textsOf } from '../texts';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
@@ -85,7 +85,7 @@ const useLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
   try {
     if (!LINK_CODE.test(code)) return page(services, res, app, locale, 'unknown', 404);
     const { row } = await stateOf(services, app, code);
-    await services.tokens.useVerificationCode(app, code);
+    await services.tokens.useVerificationCode(app, code, originOf(req, res));
     const sentBy = row && ownerOf(row);
     const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
     page(services, res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));

@@ -126,10 +126,10 @@ skipUnless(redisServer, 'the Redis outage test needs the redis-server program')(
 
       await startRedis();
       const second = createRuntime(t.backend.config, logger);
-      const made = createProcessors({ config: t.backend.config, db: second.db, outbox: second.services.outbox, logger });
+      const made = createProcessors({ config: t.backend.config, db: second.db, outbox: second.outbox, logger });
       const workers = createBullWorkers({ redisUrl: `redis://127.0.0.1:${port}`, prefix: 'ghlost', processors: made.processors, logger });
       // what the maintenance job does every 15 s
-      for (let i = 0; i < 100 && (await second.services.outbox.relay(0)) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && (await second.outbox.relay(0)) === 0; i++) await new Promise((r) => setTimeout(r, 100));
       const end = Date.now() + 20_000;
       while ((await t.runtime.db.models.Outbox.count({ where: { status: 'pending' } })) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
       expect(await t.runtime.db.models.Outbox.count({ where: { status: 'pending' } })).toBe(0);

@@ -11,7 +11,7 @@ import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } fr
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { openDatabase } from '../../src/db';
 import { createOutbox } from '../../src/queue/outbox';
-import { mailJob } from '../../src/domain/mail';
+import { mailRow, writeRows } from '../helpers/outbox-rows';
 import { SecretBox } from '../../src/domain/secrets';
 import { createLogger } from '../../src/logger';
 
@@ -403,8 +403,8 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
     const run = (args: string[], procedures: 'on' | 'off') => cli(args, { cwd: backend.dir, env: { ...backend.env, DATABASE_PROCEDURES: procedures } });
     expect(run(['migrate'], 'off').stdout).toContain('0006-sign-in-procedure');
     expect(run(['migrate:status'], 'off')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
-    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 2, procedure gh_sign_in 1\n' });
-    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 2, procedure gh_sign_in 1\n' });
+    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 2, procedure gh_sign_in 2\n' });
+    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 2, procedure gh_sign_in 2\n' });
     expect(run(['migrate:status'], 'on')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
   });
 
@@ -423,7 +423,7 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
       await db.query('CREATE PROCEDURE gh_rotate_refresh() BEGIN SELECT 0 AS rotated; END');
       expect(run(['migrate:status'])).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 2\n' });
       expect(run(['migrate'])).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 2\n' });
-      expect(await comments()).toEqual({ gh_rotate_refresh: 'gatehouse gh_rotate_refresh 2', gh_sign_in: 'gatehouse gh_sign_in 1' });
+      expect(await comments()).toEqual({ gh_rotate_refresh: 'gatehouse gh_rotate_refresh 2', gh_sign_in: 'gatehouse gh_sign_in 2' });
       expect(run(['migrate:status'])).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
     } finally {
       await db.end();
@@ -465,10 +465,11 @@ skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a
       const queue = new Queue('mail', { connection: { url: redisUrl }, prefix: backend.env.REDIS_PREFIX });
       const outbox = createOutbox({ db, queue: { enqueue: async (j) => void (await queue.add(j.name, j.data, { jobId: j.id })), schedule: async () => {}, close: async () => {} }, logger: createLogger('silent') });
       const application = (await db.applications.findByName('local'))!;
-      const job = mailJob(outbox, new SecretBox(backend.config.secretKey), application, {
+      const job = mailRow(new SecretBox(backend.config.secretKey), application, {
         template: 'welcome', locale: 'de-DE', to: 'ada@example.com', name: 'From the worker', link: 'https://app.example/verify?verification_code=x',
       });
-      await outbox.commit(async () => ({ result: null, jobs: [job] }));
+      await writeRows(db, [job]);
+      await outbox.dispatch([job]);
       const eml = path.join(workerDir, 'var/mail', `${job.id}.eml`);
       for (let i = 0; i < 200 && (await db.outbox.find(job.id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
       expect((await db.outbox.find(job.id))?.status).toBe('done');

@@ -1,5 +1,13 @@
 import request from 'supertest';
-import { disableUser, enableUser } from '../../src/domain/accounts';
+import { disableUser as disable } from '../../src/usecases/operators/disable-user';
+import { enableUser as enable } from '../../src/usecases/operators/enable-user';
+import type { Runtime } from '../../src/runtime';
+
+/** The operators' use cases, as the CLI runs them. */
+const operator = (runtime: Runtime) => ({ db: runtime.db, work: runtime.services.work, versions: runtime.services.versions, now: () => new Date() });
+const disableUser = async (runtime: Runtime, applicationId: number, entityId: number) =>
+  (await disable(operator(runtime), { applicationId, entityId, operator: 'test' })).spent;
+const enableUser = (runtime: Runtime, applicationId: number, entityId: number) => enable(operator(runtime), { applicationId, entityId, operator: 'test' });
 import { newestMail } from '../../src/mail-files';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 
@@ -26,7 +34,7 @@ afterAll(() => t.close());
 
 it('the right password is told the account is disabled (in the flow\'s language); a wrong one gets the usual answer', async () => {
   const session = (await signIn(PASSWORD)).body.access_token as string;
-  expect(await disableUser(t.runtime.db, await appId(), user.id, new Date())).toBeGreaterThanOrEqual(1);
+  expect(await disableUser(t.runtime, await appId(), user.id)).toBeGreaterThanOrEqual(1);
   try {
     expect((await asUser(session)).body.code).toBe(413);
     const refused = await signIn(PASSWORD, 'fr-FR');
@@ -46,7 +54,7 @@ it('the right password is told the account is disabled (in the flow\'s language)
       expect(res.body).toMatchObject({ code: 200, argument_name: 'uuid', error_description: expect.stringContaining('the user is disabled') });
     }
   } finally {
-    await enableUser(t.runtime.db, await appId(), user.id, new Date());
+    await enableUser(t.runtime, await appId(), user.id);
   }
   const again = await signIn(PASSWORD);
   expect(again.body.stat).toBe('ok');
@@ -69,7 +77,7 @@ it('an access token issued while the user was being disabled does not work: the 
   expect((await asUser(token)).body.stat).toBe('ok');
   // enabling spends what was issued while the user was disabled: nothing of that time comes back
   await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
-  await enableUser(t.runtime.db, await appId(), user.id, new Date());
+  await enableUser(t.runtime, await appId(), user.id);
   expect((await asUser(token)).body.code).toBe(413);
 });
 
@@ -110,16 +118,16 @@ it('every grant refuses a disabled user: a code or refresh token a sign-in in fl
     await t.runtime.db.records.setDisabled(await appId(), user.id, null);
   }
   // while it was disabled nothing rotated: the refresh token works again only because it was never spent, and an enable spends it
-  await disableUser(t.runtime.db, await appId(), user.id, new Date());
-  await enableUser(t.runtime.db, await appId(), user.id, new Date());
+  await disableUser(t.runtime, await appId(), user.id);
+  await enableUser(t.runtime, await appId(), user.id);
   expect((await token({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })).body.stat).toBe('error');
 });
 
 it('disabling spends the verification links mailed before', async () => {
   const code = (await request(t.app).post('/access/getVerificationCode').set('Authorization', owner).type('form')
     .send({ type_name: 'user', uuid: user.uuid, attribute_name: 'emailVerified' })).body.verification_code;
-  await disableUser(t.runtime.db, await appId(), user.id, new Date());
-  await enableUser(t.runtime.db, await appId(), user.id, new Date());
+  await disableUser(t.runtime, await appId(), user.id);
+  await enableUser(t.runtime, await appId(), user.id);
   expect((await request(t.app).get('/access/useVerificationCode').query({ verification_code: code })).body).toMatchObject({ stat: 'error', argument_name: 'verification_code' });
 });
 
@@ -132,13 +140,13 @@ it('a social sign-in of a disabled user is refused before anything is linked or 
   const authNative = (extra: Record<string, string> = {}) => request(t.app).post('/oauth/auth_native').type('form').send({
     client_id: t.local.clients.login.client_id, locale: 'de-DE', redirect_uri: 'https://app.example.com/done', token, ...extra,
   });
-  await disableUser(t.runtime.db, app.id, user.id, new Date());
+  await disableUser(t.runtime, app.id, user.id);
   try {
     const refused = await authNative({ merge_token: other });
     expect(refused.body).toMatchObject({ code: 210, message: 'Dieses Konto ist deaktiviert. Wende dich an den Support der App, um es wieder zu nutzen.' });
     expect((await t.runtime.db.social.profiles.forEntity(app.id, user.id)).map((p) => p.identifier)).toEqual([identifier]);
   } finally {
-    await enableUser(t.runtime.db, app.id, user.id, new Date());
+    await enableUser(t.runtime, app.id, user.id);
   }
   // the token was not spent by the refusal: the same sign-in works once enabled
   expect((await authNative()).body).toMatchObject({ stat: 'ok', is_new: false });

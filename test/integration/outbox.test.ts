@@ -11,7 +11,7 @@ import { createOutbox } from '../../src/queue/outbox';
 import { backoffDelay, RETRY, retryWindowMs, type Processors } from '../../src/queue/port';
 import { sha256Hex } from '../../src/domain/secrets';
 import { createProcessors } from '../../src/jobs';
-import { mailJob } from '../../src/domain/mail';
+import { mailEvent, mailRow, writeRows } from '../helpers/outbox-rows';
 import { redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 
 const logger = createLogger('silent');
@@ -24,10 +24,18 @@ async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise
   }
 }
 
-/** A welcome email whose recipient name is `name` (it ends up in the subject-free body). */
-async function welcome(t: TestApp, name: string, outbox = t.runtime.services.outbox) {
+const WELCOME = { template: 'welcome', locale: 'en-US', to: 'ada@example.com', link: 'https://app.example/verify?verification_code=secret-code' } as const;
+
+/** A welcome email whose recipient name is `name` (it ends up in the subject-free body), as the mail subscriber makes its row. */
+async function welcome(t: TestApp, name: string) {
   const app = (await t.runtime.db.applications.findByName('local'))!;
-  return mailJob(outbox, t.runtime.services.box, app, { template: 'welcome', locale: 'en-US', to: 'ada@example.com', name, link: 'https://app.example/verify?verification_code=secret-code' });
+  return mailRow(t.runtime.services.box, app, { ...WELCOME, name });
+}
+
+/** Commits rows as a unit of work does, then enqueues them. */
+async function commit(t: TestApp, rows: Awaited<ReturnType<typeof welcome>>[], outbox = t.runtime.outbox) {
+  await writeRows(t.runtime.db, rows);
+  await outbox.dispatch(rows);
 }
 
 describe('outbox with the in-process runner (embedded default)', () => {
@@ -41,11 +49,11 @@ describe('outbox with the in-process runner (embedded default)', () => {
   const mailDir = () => t.runtime.config.mailDir;
 
   it('commits the job with the change, then runs it: the email is written once as .eml', async () => {
-    const { outbox, db } = t.runtime.services;
+    const { outbox, db } = t.runtime;
     const job = await welcome(t, 'Ada');
     // the link's code is sealed in the outbox row, never stored in clear
     expect(JSON.stringify(job.payload)).not.toContain('secret-code');
-    await outbox.commit(async () => ({ result: null, jobs: [job] }));
+    await commit(t, [job]);
     await t.runtime.queue.idle!();
     const file = path.join(mailDir(), `${job.id}.eml`);
     const mail = await simpleParser(fs.readFileSync(file));
@@ -63,20 +71,23 @@ describe('outbox with the in-process runner (embedded default)', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('original');
   });
 
-  it('nothing is written when the transaction rolls back', async () => {
-    const { outbox, db } = t.runtime.services;
-    const job = await welcome(t, 'Never');
-    await expect(db.transaction(async (tx) => {
-      await outbox.write([job], tx);
-      throw new Error('the change failed after the job was written');
+  it('nothing is written when the unit of work rolls back', async () => {
+    const { work } = t.runtime.services;
+    const { db } = t.runtime;
+    const app = (await db.applications.findByName('local'))!;
+    const pending = async () => (await db.outbox.backlog()).find((b) => b.queue === 'mail')?.pending ?? 0;
+    const before = await pending();
+    await expect(work.run(async (uow) => {
+      uow.record(mailEvent(app, { ...WELCOME, name: 'Never' }));
+      throw new Error('the change failed after the event was recorded');
     })).rejects.toThrow('the change failed');
-    expect(await db.outbox.find(job.id)).toBeUndefined();
+    expect(await pending()).toBe(before);
   });
 
   it('the maintenance relay runs jobs whose enqueue was lost', async () => {
-    const { outbox, db } = t.runtime.services;
+    const { outbox, db } = t.runtime;
     const job = await welcome(t, 'Relayed');
-    await db.transaction((tx) => outbox.write([job], tx)); // committed, never dispatched
+    await writeRows(db, [job]); // committed, never dispatched
     expect((await db.outbox.find(job.id))?.status).toBe('pending');
     expect(await outbox.relay(0)).toBeGreaterThanOrEqual(1);
     await t.runtime.queue.idle!();
@@ -93,8 +104,8 @@ describe('outbox with the in-process runner (embedded default)', () => {
     const outbox = createOutbox({ db, queue, logger });
     const made = createProcessors({ config, db, outbox, logger });
     Object.assign(processors, made.processors);
-    const job = await welcome(t, 'Doomed', outbox);
-    await outbox.commit(async () => ({ result: null, jobs: [job] }));
+    const job = await welcome(t, 'Doomed');
+    await commit(t, [job], outbox);
     await queue.idle();
     const row = await db.outbox.find(job.id);
     expect(row).toMatchObject({ status: 'failed', attempts: 3 });
@@ -114,14 +125,14 @@ describe('outbox with the in-process runner (embedded default)', () => {
       ...rows(30, now + 3600_000, new Date(now - 2 * 86400_000)),
       ...rows(25, now + 3600_000, null),
     ]);
-    const sweep = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.services.outbox, logger, maintenance: { batchSize: 200 } });
+    const sweep = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.outbox, logger, maintenance: { batchSize: 200 } });
     const result = await sweep.processors.maintenance({ id: 'sweep-test', queue: 'maintenance', name: 'sweep', data: {} }, { attempt: 1, finalAttempt: true });
     expect(result).toMatchObject({ credentials: 730 });
     expect(await models.Credential.count()).toBe(25);
   });
 
   it('an unknown job name fails loudly instead of vanishing', async () => {
-    const { processors } = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.services.outbox, logger });
+    const { processors } = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.outbox, logger });
     await expect(processors.maintenance({ id: 'x', queue: 'maintenance', name: 'nope', data: {} }, { attempt: 1, finalAttempt: true }))
       .rejects.toThrow('no job named "nope"');
   });
@@ -135,11 +146,11 @@ skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox
   afterAll(() => t.close());
 
   it('enqueues after commit with the outbox id as job id; a worker runs it once', async () => {
-    const { config, db, services } = t.runtime;
+    const { config, db, outbox } = t.runtime;
     expect(config.redisUrl).toBeDefined();
     const job = await welcome(t, 'Via BullMQ');
-    await services.outbox.commit(async () => ({ result: null, jobs: [job] }));
-    await services.outbox.dispatch([job]); // a second enqueue of the same id is a no-op
+    await commit(t, [job]);
+    await outbox.dispatch([job]); // a second enqueue of the same id is a no-op
 
     const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix: config.redisPrefix });
     const counts = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');
@@ -149,7 +160,7 @@ skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox
     expect((await queue.getJob(job.id))?.data).toEqual({ outboxId: job.id, about: `welcome email, en-US, application ${local.id}` });
     expect(JSON.stringify((await queue.getJob(job.id))?.data)).not.toContain('@');
 
-    const { processors, close } = createProcessors({ config, db, outbox: services.outbox, logger });
+    const { processors, close } = createProcessors({ config, db, outbox, logger });
     const workers = createBullWorkers({ redisUrl: config.redisUrl!, prefix: config.redisPrefix, processors, logger });
     await until(async () => (await db.outbox.find(job.id))?.status === 'done');
     expect((await simpleParser(fs.readFileSync(path.join(config.mailDir, `${job.id}.eml`)))).text).toContain('Welcome, Via BullMQ!');

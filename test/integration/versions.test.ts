@@ -8,6 +8,8 @@ import { createLogger } from '../../src/logger';
 import { basic, createTestBackend, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { openDatabase } from '../../src/db';
 import { createMigrator } from '../../src/db/migrate';
+import { history } from '../../src/usecases/subscribers/history';
+import { event, recordSubject } from '../../src/domain/events';
 
 const clock = manualClock(new Date('2026-03-01T10:00:00.000Z'));
 let t: TestApp;
@@ -213,11 +215,13 @@ describe('every change of a record is a version', () => {
 describe('snapshots not recorded yet', () => {
   /** A change committed with its outbox row by a pod that then died before enqueuing the job. */
   const changeWithoutEnqueue = (id: number, attributes: Record<string, unknown>) => {
-    const { db, versions, outbox } = t.runtime.services;
+    const { db, versions } = t.runtime.services;
     return db.transaction(async (tx) => {
       const locked = (await db.records.findForUpdate(appId, id, tx))!;
-      const { job } = await versions.written(await db.records.update(locked, { attributes }, clock.now(), tx), tx);
-      await outbox.write([job], tx);
+      const { snapshot } = await versions.written(await db.records.update(locked, { attributes }, clock.now(), tx), tx);
+      // the row the history subscriber makes of the change's event, written as the unit of work writes it
+      const [job] = history.jobs!(event('record.updated', appId, clock.now(), { actor: { kind: 'system' }, origin: {} }, recordSubject(id), { attributes: Object.keys(attributes) }, { snapshot }));
+      await db.outbox.insert([job], clock.now(), tx);
       return job;
     });
   };
@@ -283,7 +287,7 @@ describe('retention (VERSIONS_RETENTION_DAYS)', () => {
     await idle();
     // now = start + 5 days; keep 2 days: the cutoff is start + 3 days
     const sweep = createMaintenanceProcessor({
-      db: t.runtime.db, outbox: t.runtime.services.outbox, logger, now: () => clock.now(),
+      db: t.runtime.db, outbox: t.runtime.outbox, logger, now: () => clock.now(),
       settings: { ...DEFAULT_MAINTENANCE, versionsRetentionMs: 2 * 86_400_000, batchSize: 2 },
     });
     const count = async () => Number((await rows('SELECT COUNT(*) AS n FROM entity_versions'))[0].n);

@@ -15,6 +15,7 @@ const LANDED: Record<string, string> = {
   'gh_rotate_refresh.1.sql': 'f10c8428be1f3dc12432d997fbe7497a445e16f89260e9bd55aec047d6659373',
   'gh_rotate_refresh.2.sql': '150f3c1e06232078ab5f790f73798ab77e87403f7d3f43cc9a50dfa71ce2fddf',
   'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
+  'gh_sign_in.2.sql': '200765423e281c666776e6726eaca4685f1b2c796e9e453e88ea8d4c9ab0e4f3',
 };
 
 it('every migration imports only sequelize and the procedure installer (index.ts only the migrations)', () => {

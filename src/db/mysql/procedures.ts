@@ -21,15 +21,18 @@ export function createProcedureCalls(sql: Sql) {
     },
 
     /** gh_sign_in: see EntityQueries.signIn. */
-    async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], job: OutboxJob, now: Date): Promise<boolean> {
+    async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], now: Date): Promise<boolean> {
       // one JSON array of the rows, each without its null columns (a missing member reads as NULL on MySQL and MariaDB alike)
       const rows = JSON.stringify(credentials.map((c) => Object.fromEntries(Object.entries({
         kind: c.kind, value_hash: c.valueHash, client_id: c.clientId, for_client_id: c.forClientId, redirect_uri: c.redirectUri,
         extra: c.extra ? JSON.stringify(c.extra) : null, family: c.family, expires_at: t(c.expiresAt),
       }).filter(([, v]) => v !== null))));
-      const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      const outbox = JSON.stringify(jobs.map((j) => ({
+        id: j.id, queue: j.queue, name: j.name, payload: JSON.stringify(j.payload), ...(j.entityId !== undefined && { entity_id: j.entityId }),
+      })));
+      const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
-        t(next.lastUpdated), t(now), rows, job.id, job.queue, job.name, JSON.stringify(job.payload),
+        t(next.lastUpdated), t(now), rows, outbox,
       ]);
       return Number(result?.[0]?.signed_in) === 1;
     },

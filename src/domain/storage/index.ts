@@ -1,4 +1,5 @@
 import type { ApplicationStore } from './applications';
+import type { AuditStore } from './audit';
 import type { ClientStore } from './clients';
 import type { CredentialStore } from './credentials';
 import type { FlowStore } from './flows';
@@ -23,6 +24,7 @@ export interface Storage {
   social: SocialStore;
   versions: VersionStore;
   outbox: OutboxStore;
+  audit: AuditStore;
   /** The reads that may lag behind the writes: see LagTolerantReads. */
   lagTolerant: LagTolerantReads;
   /** Runs `work` in one transaction: all of it commits or none of it does. */

@@ -83,6 +83,6 @@ export const getVerificationCode: Handler = async (ctx) => {
 };
 
 export const useVerificationCode: Handler = async (ctx) => {
-  const uuid = await ctx.services.tokens.useVerificationCode(ctx.app, ctx.params.require('verification_code'));
+  const uuid = await ctx.services.tokens.useVerificationCode(ctx.app, ctx.params.require('verification_code'), ctx.origin);
   return { uuid };
 };

@@ -5,7 +5,9 @@ import { deepMerge, getPath, parsePath, parsePathList, pick, setPath } from '../
 import { FilterError, parseFilter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { formatTimestamp } from '../../domain/timestamps';
-import { deleteUser } from '../../domain/accounts';
+import { deleteRecord } from '../../domain/accounts';
+import { event, recordSubject, type Acting } from '../../domain/events';
+import { asAccount, asClient } from '../../usecases/services';
 import { addressChanged, emailChangeNotice, recordLocale } from '../../domain/email-change';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { checkUserDocument, READ_ONLY as READ_ONLY_ATTRIBUTES, renderWithProfiles, requireUserType } from '../../domain/users';
@@ -29,7 +31,7 @@ const typeName = (ctx: RequestContext) => {
  * minutes ago or a reset link), or a client acting for the application; `clientId` names the
  * client either way.
  */
-interface Writer { record: UserRecord; byUser: boolean; fresh: boolean; clientId: number | null }
+interface Writer { record: UserRecord; byUser: boolean; fresh: boolean; clientId: number | null; acting: Acting }
 
 /**
  * The record a write names, and who writes: an owner or direct_access client names any record; an
@@ -45,12 +47,12 @@ async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<Wr
     const own = p.token.entityId === null ? undefined : await ctx.services.db.records.find(ctx.app.id, { id: p.token.entityId });
     if (!own) throw errors.invalidAccessToken();
     if (namesRecord(ctx) && (await identifyRecord(ctx)).id !== own.id) throw errors.permissionError('the access token is for another record');
-    return { record: own, byUser: true, fresh: mayResetPassword(p.token, ctx.services.clock.now()), clientId: p.token.clientId };
+    return { record: own, byUser: true, fresh: mayResetPassword(p.token, ctx.services.clock.now()), clientId: p.token.clientId, acting: asAccount(ctx, own.id) };
   }
   if (p.kind !== 'client' || !WRITERS.some((k) => p.client.features.includes(k as never))) {
     throw errors.permissionError(`changing records needs the feature ${WRITERS.join(' or ')}, or an access token for the record`);
   }
-  return { record: await identifyRecord(ctx), byUser: false, fresh: false, clientId: p.client.id };
+  return { record: await identifyRecord(ctx), byUser: false, fresh: false, clientId: p.client.id, acting: asClient(ctx, p.client) };
 }
 
 /** What a change can touch: the record as the API shows it, without what the service sets. */
@@ -109,25 +111,39 @@ function withoutUnchangedReadOnly(doc: Doc, shown: Doc): Doc {
   return out;
 }
 
+/** The names of what a write changed: the columns and attributes whose values differ, and the password when one was set. */
+function differing(before: UserRecord, after: UserRecord, passwordHash: string | undefined): string[] {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const columns = (['email', 'username', 'emailVerified'] as const).filter((c) => !same(before[c], after[c]));
+  const names = new Set([...Object.keys(before.attributes), ...Object.keys(after.attributes)]);
+  return [...columns, ...(passwordHash ? ['password'] : []), ...[...names].filter((n) => !same(before.attributes[n], after.attributes[n]))];
+}
+
 /**
  * Applies `change` to the record under a row lock, so concurrent writers never lose each other's
  * change, with the snapshot of what commits. Answers the record as the API shows it now.
  */
-async function writeRecord(ctx: RequestContext, writer: Writer, change: (current: Doc) => Doc, passwordHash?: string) {
-  const { db, clock, outbox, versions, box, baseUrls } = ctx.services;
+async function writeRecord(ctx: RequestContext, writer: Writer, type: 'record.updated' | 'record.replaced', change: (current: Doc) => Doc, passwordHash?: string) {
+  const { db, clock, work, versions, baseUrls } = ctx.services;
   try {
-    return await outbox.commit(async (tx) => {
+    return await work.run(async (uow) => {
+      const { tx } = uow;
       const locked = await db.records.findForUpdate(ctx.app.id, writer.record.id, tx);
       if (!locked) throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
       const { moved, ...row } = toRow(locked, change(writableDocument(locked)), writer, passwordHash);
       const now = clock.now();
       const changed = await db.records.replace(locked, row, now, tx);
       const written = await versions.written(changed, tx);
+      const subject = recordSubject(locked.id);
+      uow.record(event(type, ctx.app.id, now, writer.acting, subject, { attributes: differing(locked, changed, passwordHash) }, { snapshot: written.snapshot }));
+      if (passwordHash) uow.record(event('account.password_changed', ctx.app.id, now, writer.acting, subject, { by: 'api' }));
       // the old address is told, whoever changed it (docs/api.md#changing-the-email-address)
-      const notices = moved ? await emailChangeNotice({ db, outbox }, tx, {
-        box, app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: recordLocale(locked), clientId: writer.clientId, byUser: writer.byUser,
-      }, locked, changed, now) : [];
-      return { result: written.rendered, jobs: [written.job, ...notices] };
+      if (moved) {
+        await emailChangeNotice(db, uow, writer.acting, {
+          app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: recordLocale(locked), clientId: writer.clientId, byUser: writer.byUser,
+        }, locked, changed, now);
+      }
+      return written.rendered;
     });
   } catch (e) {
     if (e instanceof DuplicateAttributeError) {
@@ -177,7 +193,7 @@ export const updateEntity: Handler = async (ctx) => {
   const request = await changeRequest(ctx, writer.record);
   if (!request) return answer(ctx, await captureUser(ctx, writer.record));
   const passwordHash = await passwordOf(ctx, request, writer);
-  const updated = await writeRecord(ctx, writer, (current) =>
+  const updated = await writeRecord(ctx, writer, 'record.updated', (current) =>
     ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)), passwordHash);
   return answer(ctx, updated);
 };
@@ -194,7 +210,7 @@ export const replaceEntity: Handler = async (ctx) => {
   if (!request) return answer(ctx, await captureUser(ctx, writer.record));
   const passwordHash = await passwordOf(ctx, request, writer);
   const shown = 'path' in request ? {} : await captureUser(ctx, writer.record);
-  const updated = await writeRecord(ctx, writer, (current) =>
+  const updated = await writeRecord(ctx, writer, 'path' in request ? 'record.updated' : 'record.replaced', (current) =>
     ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)), passwordHash);
   return answer(ctx, updated);
 };
@@ -214,13 +230,13 @@ export const deleteEntity: Handler = async (ctx) => {
     if (path[0] === 'password') {
       throw errors.invalidArgument('attribute_name', 'the password is not an attribute and cannot be deleted; an application\'s client sets a new one with /entity.update attribute_name=password');
     }
-    await writeRecord(ctx, writer, (current) => (path.length === 1 && ['email', 'username', 'emailVerified'].includes(path[0])
+    await writeRecord(ctx, writer, 'record.updated', (current) => (path.length === 1 && ['email', 'username', 'emailVerified'].includes(path[0])
       ? { ...current, [path[0]]: null }
       : setPath(current, path, undefined)));
     return {};
   }
-  const { db, clock, outbox, versions } = ctx.services;
-  if (!(await deleteUser({ db, outbox, versions, now: () => clock.now() }, ctx.app.id, record.id))) {
+  const { db, clock, work, versions } = ctx.services;
+  if (!(await work.run((uow) => deleteRecord({ db, versions, now: () => clock.now() }, uow, writer.acting, ctx.app.id, record.id)))) {
     throw new ApiError('recordNotFound', 'the record was deleted meanwhile');
   }
   return {};

@@ -1,13 +1,28 @@
-import { DuplicateAttributeError } from '../../domain/storage/records';
+import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
+import type { SnapshotPayload } from '../../domain/storage/versions';
+import { changedNames } from '../../domain/accounts';
+import { event, recordSubject, type Acting } from '../../domain/events';
+import type { UnitOfWork } from '../../domain/ports';
+import { asAccount, asClient } from '../../usecases/services';
 import { parseNewUser, requireUserType } from '../../domain/users';
 import { captureUser } from '../../usecases/login/signed-in';
 import { shape } from '../record';
 import { ApiError, errors } from '../../errors';
-import type { Handler, RequestContext } from '../context';
+import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';
 
 /** Client kinds that read records with their credentials. */
 const READERS = ['owner', 'direct_access', 'direct_read_access'];
+
+/** What creating a record records: record.created with its attribute names and first snapshot, and account.registered. */
+function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean): void {
+  const subject = recordSubject(record.id);
+  const names = changedNames({ email: record.email ?? undefined, username: record.username ?? undefined, emailVerified: record.emailVerified ?? undefined, attributes: record.attributes });
+  uow.record(
+    event('record.created', record.applicationId, record.created, acting, subject, { attributes: [...names, ...(password ? ['password'] : [])] }, { snapshot }),
+    event('account.registered', record.applicationId, record.created, acting, subject, { method: 'api' }),
+  );
+}
 
 /**
  * /entity.create: owner credentials, or a `creation_token` (docs/api.md#records: for mobile apps without a
@@ -24,15 +39,19 @@ export const createEntity: Handler = async (ctx) => {
     }
     if (!p.client.features.includes('owner')) throw errors.permissionError(`client ${p.client.clientId} needs the owner feature, or a creation_token`);
   }
-  const { db, tokens, passwords, clock, outbox, versions } = ctx.services;
+  const { db, tokens, passwords, clock, work, versions } = ctx.services;
   const passwordHash = password === undefined ? null : await passwords.hash(password);
   try {
-    const created = await outbox.commit(async (tx) => {
+    const created = await work.run(async (uow) => {
+      const { tx } = uow;
       if (creationToken !== undefined) {
         await tokens.consumeCreationToken(ctx.app, creationToken, p.kind === 'client' ? p.client.id : null, tx);
       }
       const record = await db.records.insert({ ...entity, passwordHash }, clock.now(), tx);
-      return { result: record, jobs: [versions.created(record).job] };
+      // with owner credentials the client acts; a creation token's holder is the person registering
+      const acting = p.kind === 'client' && creationToken === undefined ? asClient(ctx, p.client) : asAccount(ctx, record.id, p.kind === 'client' ? p.client : undefined);
+      recordCreated(uow, acting, record, versions.created(record).snapshot, password !== undefined);
+      return record;
     });
     return { id: created.id, uuid: created.uuid };
   } catch (e) {
@@ -94,19 +113,22 @@ export const bulkCreateEntities: Handler = async (ctx) => {
       item_errors: failed.map((f) => ({ index: f.index, argument_name: f.error.extra.argument_name, error_description: f.error.message })),
     });
   }
-  const { db, passwords, clock, outbox, versions } = ctx.services;
+  const { db, passwords, clock, work, versions } = ctx.services;
+  const acting = asClient(ctx, caller(ctx));
   const items = parsed as { index: number; entity: ReturnType<typeof parseNewUser>['entity']; password?: string }[];
   // in the background lane: a batch of 1,000 passwords takes at most half the argon2 threads and never fills the requests' queue
   const hashes = await Promise.all(items.map((i) => (i.password === undefined ? null : passwords.hashInBackground(i.password))));
   let current = 0;
   try {
-    const created = await outbox.commit(async (tx) => {
+    const created = await work.run(async (uow) => {
       const out = [];
       for (const [n, item] of items.entries()) {
         current = n;
-        out.push(await db.records.insert({ ...item.entity, passwordHash: hashes[n] }, clock.now(), tx));
+        const record = await db.records.insert({ ...item.entity, passwordHash: hashes[n] }, clock.now(), uow.tx);
+        recordCreated(uow, acting, record, versions.created(record).snapshot, item.password !== undefined);
+        out.push(record);
       }
-      return { result: out, jobs: out.map((record) => versions.created(record).job) };
+      return out;
     });
     return { uuid_results: created.map((c) => c.uuid), results: created.map((c) => ({ id: c.id, uuid: c.uuid })) };
   } catch (e) {

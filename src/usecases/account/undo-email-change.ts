@@ -1,6 +1,7 @@
 import { SESSION_KINDS } from '../../domain/accounts';
 import { EMAIL_CHANGE_UNDO_SECONDS, recordLocale, type UndoExtra } from '../../domain/email-change';
-import { displayName, mailJob } from '../../domain/mail';
+import { displayName } from '../../domain/mail';
+import { event, recordSubject, type Origin } from '../../domain/events';
 import { sha256Hex } from '../../domain/secrets';
 import type { Application } from '../../domain/storage/applications';
 import { DuplicateAttributeError, uniqueKey } from '../../domain/storage/records';
@@ -23,17 +24,22 @@ export type UndoOutcome = { kind: 'restored'; email: string } | { kind: 'spent' 
  * signed out and cannot come back through a reset it started or an identity of its own; and the
  * address it replaces is told, without a link.
  */
-export async function undoEmailChange(services: Services, app: Application, code: string): Promise<UndoOutcome> {
-  const { db, outbox, versions, clock, box } = services;
+export async function undoEmailChange(services: Services, command: { app: Application; code: string; origin: Origin }): Promise<UndoOutcome> {
+  const { db, work, versions, clock } = services;
+  const { app, code } = command;
   const hash = sha256Hex(code);
   try {
-    return await outbox.commit<UndoOutcome>(async (tx) => {
+    return await work.run<UndoOutcome>(async (uow) => {
+      const { tx } = uow;
       const now = clock.now();
-      if (!(await db.credentials.consume(app.id, 'email_change_undo', hash, now, tx))) return { result: { kind: 'spent' }, jobs: [] };
+      if (!(await db.credentials.consume(app.id, 'email_change_undo', hash, now, tx))) return { kind: 'spent' };
       const row = (await db.credentials.find(app.id, 'email_change_undo', hash, tx))!;
       const extra = row.extra as unknown as UndoExtra;
       const record = row.entityId === null ? undefined : await db.records.findForUpdate(app.id, row.entityId, tx);
       if (!record || typeof extra?.previous_email !== 'string') throw new GoneError();
+      // whoever holds the link mailed to the old address: the person the record was
+      const acting = { actor: { kind: 'account' as const, accountId: record.id }, origin: command.origin };
+      const subject = recordSubject(record.id);
       // the links of later changes (their versions are higher) end with this one
       for (const later of await db.credentials.liveOfRecord(app.id, record.id, 'email_change_undo', now, tx)) {
         if (Number((later.extra as Partial<UndoExtra> | null)?.version ?? Infinity) > Number(extra.version ?? 0)) {
@@ -43,15 +49,22 @@ export async function undoEmailChange(services: Services, app: Application, code
       // identities linked since the change (a way back in for whoever made it) are unlinked
       const changedAt = row.expiresAt.getTime() - EMAIL_CHANGE_UNDO_SECONDS * 1000;
       for (const linked of await db.social.profiles.forEntity(app.id, record.id, tx)) {
-        if (linked.created.getTime() >= changedAt) await db.social.profiles.remove(app.id, record.id, linked.identifier, tx);
+        if (linked.created.getTime() < changedAt) continue;
+        await db.social.profiles.remove(app.id, record.id, linked.identifier, tx);
+        uow.record(event('account.identity_unlinked', app.id, now, acting, subject, { provider: linked.provider }));
       }
       const verified = typeof extra.previous_verified === 'string' ? new Date(extra.previous_verified) : now;
       const changed = await db.records.update(record, { email: extra.previous_email, emailVerified: verified }, now, tx);
       await db.credentials.revokeForRecord(app.id, record.id, [...SESSION_KINDS, 'verification_code'], null, now, tx);
       const displaced = record.email !== null && uniqueKey(record.email) !== uniqueKey(extra.previous_email)
-        ? [mailJob(outbox, box, app, { template: 'email-changed-notice', locale: recordLocale(record), to: record.email, name: displayName(record) })]
-        : [];
-      return { result: { kind: 'restored', email: extra.previous_email }, jobs: [(await versions.written(changed, tx)).job, ...displaced] };
+        ? { mail: { app, template: 'email-changed-notice' as const, locale: recordLocale(record), to: record.email, name: displayName(record) } }
+        : undefined;
+      const { snapshot } = await versions.written(changed, tx);
+      uow.record(
+        event('record.updated', app.id, now, acting, subject, { attributes: ['email', 'emailVerified'] }, { snapshot }),
+        event('account.email_change_undone', app.id, now, acting, subject, {}, displaced),
+      );
+      return { kind: 'restored', email: extra.previous_email };
     });
   } catch (e) {
     if (e instanceof GoneError) return { kind: 'gone' };

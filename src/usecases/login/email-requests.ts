@@ -1,9 +1,10 @@
 import { uniqueKey } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
-import { displayName, mailJob, withParameter } from '../../domain/mail';
+import { displayName, withParameter, type MailRequest } from '../../domain/mail';
+import { event, recordSubject } from '../../domain/events';
 import { randomToken } from '../../domain/secrets';
 import { ApiError, errors } from '../../errors';
-import type { CallContext } from '../services';
+import { asAccount, type CallContext } from '../services';
 import { assertValid, type FlowRequest, type LoginCall, requestForm, requireFields } from './call';
 import { settingSeconds, verificationMail } from './verification-mail';
 
@@ -66,18 +67,19 @@ export async function requestPasswordReset(ctx: LoginCall): Promise<Record<strin
     });
   }
 
-  const { tokens, outbox, box } = ctx.services;
+  const { tokens, work, clock } = ctx.services;
   const lifetime = settingSeconds(ctx, request.client, 'password_reset_lifetime', 3600);
-  await outbox.commit(async (tx) => {
+  await work.run(async (uow) => {
+    const { tx } = uow;
     const code = await tokens.issue({
       kind: 'authorization_code', app: ctx.app, entityId: record.id, client: request.client, redirectUri: recoverUrl,
       family: randomToken(16), seconds: lifetime, extra: { password_reset: true },
     }, tx);
-    const job = mailJob(outbox, box, ctx.app, {
-      template: 'reset-password', locale: request.flow.locale, to: record.email!, name: displayName(record),
+    const mail: MailRequest = {
+      app: ctx.app, template: 'reset-password', locale: request.flow.locale, to: record.email!, name: displayName(record),
       link: withParameter(ctx.services.baseUrls.rebase(recoverUrl, ctx.app.name), 'code', code), expiresIn: lifetime,
-    });
-    return { result: undefined, jobs: [job] };
+    };
+    uow.record(event('account.password_reset_requested', ctx.app.id, clock.now(), asAccount(ctx, record.id, request.client), recordSubject(record.id), {}, { mail }));
   });
   return {};
 }
@@ -99,10 +101,11 @@ export async function requestEmailVerification(ctx: LoginCall): Promise<Record<s
       extra: { message: flowMessage(ctx, request, 'errors.alreadyVerified') },
     });
   }
-  const { credential, job } = verificationMail(ctx, request, record, verifyUrl, 'verify-email');
-  await ctx.services.outbox.commit(async (tx) => {
-    await ctx.services.tokens.issueAll([credential], tx);
-    return { result: undefined, jobs: [job] };
+  const { credential, mail } = verificationMail(ctx, request, record, verifyUrl, 'verify-email');
+  await ctx.services.work.run(async (uow) => {
+    await ctx.services.tokens.issueAll([credential], uow.tx);
+    const acting = asAccount(ctx, record.id, request.client);
+    uow.record(event('account.verification_requested', ctx.app.id, ctx.services.clock.now(), acting, recordSubject(record.id), {}, { mail }));
   });
   return {};
 }

@@ -3,6 +3,9 @@ import { changesFrom } from '../../domain/profile-fields';
 import { USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
 import { verificationMail } from './verification-mail';
+import { changedNames } from '../../domain/accounts';
+import { event, recordSubject } from '../../domain/events';
+import { asAccount } from '../services';
 import { assertValid, type LoginCall, loginTokens, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
@@ -25,7 +28,8 @@ export async function registerWithPassword(ctx: LoginCall): Promise<Record<strin
   const verifyUrl = request.client.settings.verify_email_url;
   try {
     // the record, its tokens and its welcome email (with a verification link) commit together
-    const { record, tokens } = await ctx.services.outbox.commit(async (tx) => {
+    const { record, tokens } = await ctx.services.work.run(async (uow) => {
+      const { tx } = uow;
       const created = await db.records.insert({
         applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: email ?? null, username: username ?? null,
         passwordHash, emailVerified: null, attributes,
@@ -33,7 +37,12 @@ export async function registerWithPassword(ctx: LoginCall): Promise<Record<strin
       const welcome = created.email && verifyUrl ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
       const tokens = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
       const written = versions.created(created);
-      return { result: { record: written.rendered, tokens }, jobs: [...(welcome ? [welcome.job] : []), written.job] };
+      const acting = asAccount(ctx, created.id, request.client);
+      uow.record(
+        event('account.registered', ctx.app.id, created.created, acting, recordSubject(created.id), { method: 'password' }, welcome && { mail: welcome.mail }),
+        event('record.created', ctx.app.id, created.created, acting, recordSubject(created.id), { attributes: changedNames({ email, username, attributes }) }, { snapshot: written.snapshot }),
+      );
+      return { record: written.rendered, tokens };
     });
     return { capture_user: record, ...tokens };
   } catch (e) {

@@ -5,6 +5,7 @@ import { changesFrom } from '../../domain/profile-fields';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredCredential } from '../../domain/storage/credentials';
 import { ApiError } from '../../errors';
+import type { Origin } from '../../domain/events';
 import type { Services } from '../services';
 
 /** What a reset link holds: its code and stored row, the client that sent it, and that client's new-password form. */
@@ -20,8 +21,9 @@ export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> 
  * under concurrency too); then the password is set and every session of the account ends, the
  * one the redemption made included.
  */
-export async function resetPassword(services: Services, app: Application, link: ResetLink, sent: Record<string, string>): Promise<ResetOutcome> {
-  const { db, tokens, passwords, outbox, versions, clock } = services;
+export async function resetPassword(services: Services, command: { app: Application; link: ResetLink; sent: Record<string, string>; origin: Origin }): Promise<ResetOutcome> {
+  const { app, link, sent } = command;
+  const { db, tokens, passwords, work, versions, clock } = services;
   const result = await link.form.validate(sent, { isUnique: async () => true });
   if (Object.keys(result.invalid).length > 0) return { kind: 'invalid', invalid: result.invalid };
   const { password } = changesFrom(link.form, result.values);
@@ -33,7 +35,9 @@ export async function resetPassword(services: Services, app: Application, link: 
     return { kind: 'spent' };
   }
   const hash = await passwords.hash(password);
-  const written = await changeAccount({ db, outbox, versions, now: () => clock.now() }, app.id, link.row.entityId!, { passwordHash: hash });
+  const entityId = link.row.entityId!;
+  const acting = { actor: { kind: 'account' as const, accountId: entityId, clientId: link.client.clientId }, origin: command.origin };
+  const written = await work.run((uow) => changeAccount({ db, versions, now: () => clock.now() }, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' }));
   if (!written) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
   return { kind: 'changed' };
 }

@@ -1,6 +1,6 @@
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { ApiError, errors } from '../../errors';
-import type { CallContext } from '../services';
+import { asAccount, type CallContext } from '../services';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
@@ -54,10 +54,8 @@ export async function signIn(ctx: LoginCall): Promise<Record<string, unknown>> {
   const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
   if (merge) {
     // the identity of the failed social sign-in joins this account, and the token is spent, together
-    await ctx.services.outbox.commit(async (tx) => ({
-      result: undefined,
-      jobs: [await changeIdentities(ctx, record, tx, () => linkIdentity(ctx, record, mergeToken!, merge.profile, tx, invalidToken('merge_token')))],
-    }));
+    await ctx.services.work.run((uow) => changeIdentities(ctx, record, uow, asAccount(ctx, record.id, request.client),
+      () => linkIdentity(ctx, record, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token'))));
   }
   // after a merge the record has one more identity: signedIn reads them again
   return signedIn(ctx, request, record, {

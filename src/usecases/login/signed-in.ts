@@ -2,7 +2,9 @@ import { ApiError } from '../../errors';
 import { updated, type UserRecord } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
 import { renderWithProfiles } from '../../domain/users';
-import type { CallContext } from '../services';
+import { asAccount, type CallContext } from '../services';
+import { event, recordSubject } from '../../domain/events';
+import type { Written } from '../../domain/versions';
 import { loginCredentials, loginTokens, type FlowRequest } from './call';
 import { textsOf } from '../../texts';
 
@@ -43,9 +45,18 @@ export async function signedIn(
      * signs in, and its rehash never overwrites the new one.
      */
     checked?: { passwordHash: string; refused: () => ApiError };
+    /** How the person proved who they are. */
+    method?: 'password' | 'social';
   } = {},
 ): Promise<Record<string, unknown>> {
-  const { db, clock, outbox, versions } = ctx.services;
+  const { db, clock, work, versions } = ctx.services;
+  const acting = asAccount(ctx, record.id, request.client);
+  const method = options.method ?? 'password';
+  /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
+  const events = (written: Written, at: Date) => [
+    event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), { method }),
+    event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), { attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : [])] }, { snapshot: written.snapshot }),
+  ];
   if (record.disabledAt) throw accountDisabled(ctx, request);
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its
@@ -56,12 +67,15 @@ export async function signedIn(
   const next = updated(record, change(now), now);
   const written = versions.withProfiles(next, profiles);
   const { rows, answer } = loginCredentials(ctx, request, record.id, now);
-  if (await db.records.signIn(record, next, rows, written.job, now)) {
-    await outbox.dispatch([written.job]);
+  // one round trip when no subscriber must write in a transaction for these events
+  const jobs = work.jobsOf(events(written, now));
+  if (jobs && await db.records.signIn(record, next, rows, jobs, now)) {
+    await work.dispatch(jobs);
     return { capture_user: written.rendered, ...answer };
   }
   // changed since the check: locked, read again, and written with the tokens and the snapshot
-  const { written: after, tokens } = await outbox.commit(async (tx) => {
+  const { written: after, tokens } = await work.run(async (uow) => {
+    const { tx } = uow;
     const at = clock.now();
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
     // deleted between the password check and now: no sign-in
@@ -73,7 +87,8 @@ export async function signedIn(
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
     const tokens = await loginTokens(ctx, request, record.id, tx);
     const w = await versions.written(changed, tx);
-    return { result: { written: w, tokens }, jobs: [w.job] };
+    uow.record(...events(w, at));
+    return { written: w, tokens };
   });
   return { capture_user: after.rendered, ...tokens };
 }

@@ -1,6 +1,7 @@
 import type { Tx } from '../../domain/storage';
 import type { UserRecord } from '../../domain/storage/records';
-import type { OutboxJob } from '../../domain/storage/outbox';
+import type { UnitOfWork } from '../../domain/ports';
+import { event, recordSubject, type Acting } from '../../domain/events';
 import { IdentityTakenError } from '../../domain/storage/social';
 import type { Client } from '../../domain/clients';
 import type { SocialProfile } from '../../domain/social/profile';
@@ -39,7 +40,7 @@ export const identityTaken = () => new ApiError('uniqueViolation', 'this social 
  */
 export async function linkIdentity(
   ctx: CallContext, record: UserRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => ApiError,
-): Promise<void> {
+): Promise<{ did: 'account.identity_linked'; provider: string }> {
   const { socialTokens, db, clock } = ctx.services;
   if (!(await socialTokens.consume(ctx.app, value, tx))) throw invalid();
   try {
@@ -50,21 +51,28 @@ export async function linkIdentity(
     if (e instanceof IdentityTakenError) throw identityTaken();
     throw e;
   }
+  return { did: 'account.identity_linked', provider: profile.providerName };
 }
 
 /**
- * Changes the identities linked to an existing record in `tx` (`change`, given the record as
- * locked), with the record locked first and one more version of it: answers that version's
- * snapshot job.
+ * Changes the identities linked to an existing record in the work's transaction (`change`, given
+ * the record as locked, answers what it did and with which provider), with the record locked first
+ * and one more version of it: records that change and the version with its snapshot.
  */
 export async function changeIdentities(
-  ctx: CallContext, record: UserRecord, tx: Tx, change: (locked: UserRecord) => Promise<void>,
-): Promise<OutboxJob> {
+  ctx: CallContext, record: UserRecord, uow: UnitOfWork, acting: Acting,
+  change: (locked: UserRecord) => Promise<{ did: 'account.identity_linked' | 'account.identity_unlinked'; provider: string }>,
+): Promise<void> {
   const { db, clock, versions } = ctx.services;
-  const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
+  const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
   if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
-  await change(locked);
-  return (await versions.written(await db.records.touch(locked, clock.now(), tx), tx)).job;
+  const { did, provider } = await change(locked);
+  const { snapshot } = await versions.written(await db.records.touch(locked, clock.now(), uow.tx), uow.tx);
+  const at = clock.now();
+  uow.record(
+    event(did, ctx.app.id, at, acting, recordSubject(record.id), { provider }),
+    event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), { attributes: ['profiles'] }, { snapshot }),
+  );
 }
 
 /**

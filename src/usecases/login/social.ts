@@ -8,7 +8,9 @@ import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { USER_TYPE } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { accountDisabled, signedIn } from './signed-in';
-import type { CallContext } from '../services';
+import { asAccount, type CallContext } from '../services';
+import { changedNames } from '../../domain/accounts';
+import { event, recordSubject } from '../../domain/events';
 import { assertValid, type FlowRequest, type LoginCall, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
@@ -61,10 +63,11 @@ async function register(
   ctx: CallContext, request: FlowRequest, token: string, profile: SocialProfile,
   input: { email: string | null; username?: string; attributes: Record<string, unknown> },
 ): Promise<Record<string, unknown>> {
-  const { db, clock, outbox, versions } = ctx.services;
+  const { db, clock, work, versions } = ctx.services;
   const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
   const verifyUrl = request.client.settings.verify_email_url;
-  const { record, tokens } = await outbox.commit(async (tx) => {
+  const { record, tokens } = await work.run(async (uow) => {
+    const { tx } = uow;
     const created = await db.records.insert({
       applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: input.email, username: input.username ?? null,
       passwordHash: null, emailVerified: verifiedNow ? clock.now() : null, attributes: input.attributes,
@@ -74,7 +77,14 @@ async function register(
     const issued = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
     // one version: the record with its identity
     const written = await versions.written(created, tx);
-    return { result: { record: written.rendered, tokens: issued }, jobs: [...(welcome ? [welcome.job] : []), written.job] };
+    const acting = asAccount(ctx, created.id, request.client);
+    const subject = recordSubject(created.id);
+    uow.record(
+      event('account.registered', ctx.app.id, created.created, acting, subject, { method: 'social' }, welcome && { mail: welcome.mail }),
+      event('account.identity_linked', ctx.app.id, created.created, acting, subject, { provider: profile.providerName }),
+      event('record.created', ctx.app.id, created.created, acting, subject, { attributes: changedNames(input) }, { snapshot: written.snapshot }),
+    );
+    return { record: written.rendered, tokens: issued };
   });
   return { capture_user: record, is_new: true, ...tokens };
 }
@@ -101,13 +111,13 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
     // a disabled user: refused before anything is linked or spent
     if (owner.disabledAt) throw accountDisabled(ctx, request);
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
-    await ctx.services.outbox.commit(async (tx) => {
-      if (!(await socialTokens.consume(ctx.app, token, tx))) throw invalidToken()();
-      if (!merge) return { result: undefined, jobs: [] };
-      const job = await changeIdentities(ctx, owner, tx, () => linkIdentity(ctx, owner, mergeToken!, merge.profile, tx, invalidToken('merge_token')));
-      return { result: undefined, jobs: [job] };
+    await ctx.services.work.run(async (uow) => {
+      if (!(await socialTokens.consume(ctx.app, token, uow.tx))) throw invalidToken()();
+      if (!merge) return;
+      await changeIdentities(ctx, owner, uow, asAccount(ctx, owner.id, request.client),
+        () => linkIdentity(ctx, owner, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token')));
     });
-    return { ...(await signedIn(ctx, request, owner)), is_new: false };
+    return { ...(await signedIn(ctx, request, owner, { method: 'social' })), is_new: false };
   }
 
   // only an address the provider verified names an account: anyone can claim any address at a
@@ -181,10 +191,8 @@ export async function linkAccount(ctx: LoginCall): Promise<Record<string, unknow
   const engage = () => new ApiError('engageError', 'the social login token is invalid, expired or already used; sign in with the provider again');
   const { profile } = await redeemToken(ctx, request.client, token, engage);
   if (await ctx.services.db.social.profiles.byIdentifier(ctx.app.id, profile.identifier)) throw identityTaken();
-  await ctx.services.outbox.commit(async (tx) => ({
-    result: undefined,
-    jobs: [await changeIdentities(ctx, record, tx, () => linkIdentity(ctx, record, token, profile, tx, engage))],
-  }));
+  await ctx.services.work.run((uow) => changeIdentities(ctx, record, uow, asAccount(ctx, record.id, request.client),
+    () => linkIdentity(ctx, record, token, profile, uow.tx, engage)));
   return {};
 }
 
@@ -194,19 +202,19 @@ export async function unlinkAccount(ctx: LoginCall): Promise<Record<string, unkn
   const identifier = ctx.params.require('identifier_to_remove');
   const { record } = await recordOfAccessToken(ctx, request);
   const { db } = ctx.services;
-  await ctx.services.outbox.commit(async (tx) => ({
-    result: undefined,
-    // checked with the record locked: two parallel unlinks cannot remove the last two ways in
-    jobs: [await changeIdentities(ctx, record, tx, async (locked) => {
+  // checked with the record locked: two parallel unlinks cannot remove the last two ways in
+  await ctx.services.work.run((uow) => changeIdentities(ctx, record, uow, asAccount(ctx, record.id, request.client), async (locked) => {
+      const { tx } = uow;
       const linked = await db.social.profiles.forEntity(ctx.app.id, record.id, tx);
-      if (!linked.some((p) => p.identifier === identifier)) {
+      const unlinked = linked.find((p) => p.identifier === identifier);
+      if (!unlinked) {
         throw errors.invalidArgument('identifier_to_remove', 'no identity with this identifier is linked to the account (see capture_user.profiles)');
       }
       if (!locked.passwordHash && linked.length === 1) {
         throw errors.invalidArgument('identifier_to_remove', 'this identity is the account\'s only way to sign in; set a password or link another identity first');
       }
       await db.social.profiles.remove(ctx.app.id, record.id, identifier, tx);
-    })],
+      return { did: 'account.identity_unlinked' as const, provider: unlinked.provider };
   }));
   return {};
 }

@@ -5,6 +5,7 @@ import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
+import { asAccount } from '../services';
 import { assertValid, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from './call';
 
 const ENDPOINT = '/oauth/update_profile_native';
@@ -22,7 +23,7 @@ export async function updateProfile(ctx: LoginCall): Promise<Record<string, unkn
   const { request } = ctx;
   const accessToken = ctx.params.require('access_token');
   const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
-  const { db, passwords, clock, flows, outbox, versions, box, baseUrls } = ctx.services;
+  const { db, passwords, clock, flows, work, versions, baseUrls } = ctx.services;
   const { token, record } = await recordOfAccessToken(ctx, request, accessToken);
 
   const stored = prefillFrom(form, record);
@@ -60,10 +61,13 @@ export async function updateProfile(ctx: LoginCall): Promise<Record<string, unkn
   if (password !== undefined && !proven) throw unproven('sets a password without the current one', 'use changePasswordForm with the current password, or ');
   if (moved && !proven) throw unproven('changes the email address');
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
-  const notice = { box, app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id, byUser: true };
+  const notice = { app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id, byUser: true };
   try {
     // judged again with the record locked: the address may have changed since it was read (an undo)
-    const written = await changeAccount({ db, outbox, versions, now: () => clock.now() }, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice, proven });
+    const acting = asAccount(ctx, record.id, request.client);
+    const written = await work.run((uow) => changeAccount(
+      { db, versions, now: () => clock.now() }, uow, acting, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice, proven, passwordBy: 'form' },
+    ));
     if (!written) throw errors.invalidAccessToken();
   } catch (e) {
     if (e instanceof EmailChangeNeedsProofError) throw unproven('changes the email address');

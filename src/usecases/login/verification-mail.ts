@@ -1,5 +1,5 @@
 import type { Client } from '../../domain/clients';
-import { displayName, mailJob, withParameter } from '../../domain/mail';
+import { displayName, withParameter, type MailRequest } from '../../domain/mail';
 import { randomToken } from '../../domain/secrets';
 import type { UserRecord } from '../../domain/storage/records';
 import { wholeSeconds, type Issue } from '../../domain/tokens';
@@ -12,8 +12,8 @@ export const settingSeconds = (ctx: CallContext, client: Client, key: string, fa
 
 /**
  * A verification code for the record's email and the email carrying it (verify-email or welcome).
- * The caller stores `credential` in the transaction that writes `job` (registration stores it in
- * the same INSERT as the new record's tokens).
+ * The caller stores `credential` in the transaction whose event carries `mail` (registration stores
+ * it in the same INSERT as the new record's tokens).
  */
 export function verificationMail(
   ctx: CallContext,
@@ -31,9 +31,9 @@ export function verificationMail(
     },
     value: code,
   };
-  const job = mailJob(ctx.services.outbox, ctx.services.box, ctx.app, {
-    template, locale: request.flow.locale, to: record.email!, name: displayName(record),
+  const mail: MailRequest = {
+    app: ctx.app, template, locale: request.flow.locale, to: record.email!, name: displayName(record),
     link: withParameter(ctx.services.baseUrls.rebase(verifyUrl, ctx.app.name), 'verification_code', code), expiresIn: lifetime,
-  });
-  return { credential, job };
+  };
+  return { credential, mail };
 }

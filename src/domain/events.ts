@@ -1,0 +1,110 @@
+import type { MailRequest } from './mail';
+import type { SnapshotPayload } from './storage/versions';
+
+/**
+ * Who made a change (docs/architecture.md#events): the person a record is, through a client (a
+ * sign-in, a profile edit with their own token); a client acting for the application (an owner or
+ * another client with its secret); an operator at the command line; or Gatehouse itself (a worker,
+ * an undo link that anyone holding it may follow).
+ */
+export type Actor =
+  | { kind: 'account'; accountId: number; clientId?: string }
+  | { kind: 'client'; clientId: string }
+  | { kind: 'operator'; name: string }
+  | { kind: 'system' };
+
+/** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
+export interface Subject {
+  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application';
+  id: string;
+}
+
+/** Where a change came from: the request it was made in and the address the request came from (none for a worker or the CLI). */
+export interface Origin { requestId?: string; address?: string }
+
+/**
+ * What happens with an event beside what is kept of it: the record as the change left it (the
+ * history's snapshot) and the email the change sends (its link holds a one-time code). Subscribers
+ * read it while the change commits; it is never stored as part of the event, audited or sent on.
+ */
+export interface Carried {
+  snapshot?: SnapshotPayload;
+  mail?: MailRequest;
+}
+
+/** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
+export interface EventData {
+  'account.registered': { method: 'password' | 'social' | 'api' };
+  'account.signed_in': { method: 'password' | 'social' };
+  'account.password_changed': { by: 'form' | 'reset' | 'api' };
+  'account.email_verified': Record<string, never>;
+  'account.email_changed': { undoable: boolean };
+  'account.email_change_undone': Record<string, never>;
+  'account.verification_requested': Record<string, never>;
+  'account.password_reset_requested': Record<string, never>;
+  'account.identity_linked': { provider: string };
+  'account.identity_unlinked': { provider: string };
+  'account.disabled': Record<string, never>;
+  'account.enabled': Record<string, never>;
+  'account.signed_out': { tokens: number };
+  'record.created': { attributes: string[] };
+  'record.updated': { attributes: string[] };
+  'record.replaced': { attributes: string[] };
+  'record.deleted': Record<string, never>;
+  'client.created': { features: string[] };
+  'client.changed': { features: string[] };
+  'client.secret_reset': Record<string, never>;
+  'client.deleted': Record<string, never>;
+  'setting.changed': { key: string; scope: 'client' | 'application'; removed: boolean };
+  'provider.added': { kind: string };
+  'provider.removed': Record<string, never>;
+  'application.created': Record<string, never>;
+  'flow.imported': { name: string; version: number };
+}
+
+export type EventType = keyof EventData;
+
+/** One event of each type: what happened, to what, by whom, when; `version` is the shape of `data`. */
+export type DomainEvent = {
+  [T in EventType]: {
+    type: T;
+    version: 1;
+    applicationId: number;
+    occurredAt: Date;
+    actor: Actor;
+    subject: Subject;
+    origin: Origin;
+    data: EventData[T];
+    carried?: Carried;
+  };
+}[EventType];
+
+export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
+
+/** An event as it is kept and sent on: everything but what it carried. */
+export type KeptEvent = Omit<DomainEvent, 'carried'>;
+
+/** The event without what it carries (snapshot, mail): what an audit row or a webhook may hold. */
+export function kept(event: DomainEvent): KeptEvent {
+  const { carried: _carried, ...rest } = event;
+  return rest;
+}
+
+/** Who acts in a call: the context every use case is handed, turned into events' actor and origin. */
+export interface Acting { actor: Actor; origin: Origin }
+
+/**
+ * An event of `type` made now by `acting` about `subject`; `carried` goes to the subscribers with
+ * it and is never kept (see Carried).
+ */
+export function event<T extends EventType>(
+  type: T, applicationId: number, at: Date, acting: Acting, subject: Subject, data: EventData[T], carried?: Carried,
+): EventOf<T> {
+  return { type, version: 1, applicationId, occurredAt: at, actor: acting.actor, subject, origin: acting.origin, data, ...(carried && { carried }) } as EventOf<T>;
+}
+
+/** The subject of a change to a record. */
+export const recordSubject = (id: number): Subject => ({ kind: 'record', id: String(id) });
+
+/** Whether the event's actor is someone other than the person the record is (an application's client, an operator): those are audited. */
+export const actsForOthers = (actor: Actor): boolean => actor.kind === 'client' || actor.kind === 'operator';

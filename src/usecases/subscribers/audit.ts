@@ -1,0 +1,20 @@
+import { actsForOthers, kept, type DomainEvent } from '../../domain/events';
+import type { AuditStore } from '../../domain/storage/audit';
+import type { Subscriber } from './subscriber';
+
+/**
+ * The audit log (docs/audit.md): every change a client or an operator made is kept, in the change's
+ * own transaction, without what the event carried (no snapshot, no email, no link).
+ */
+export function audit(store: Pick<AuditStore, 'append'>): Subscriber {
+  const handles = (event: DomainEvent) => actsForOthers(event.actor);
+  return {
+    name: 'audit',
+    inTransaction: {
+      handles,
+      async write(events, tx) {
+        await store.append(events.filter(handles).map(kept), tx);
+      },
+    },
+  };
+}
