@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const prefix = `benchmail${Date.now().toString(36)}`;
   const queue = new Queue('mail', { connection: { url: config.redisUrl }, prefix });
   const appName = `benchmail${Date.now().toString(36)}`;
-  const app = await db.applications.create(appName, new Date());
+  const app = await db.transaction((tx) => db.applications.create(appName, new Date(), tx));
   const box = new SecretBox(config.secretKey);
   // the rows the mail subscriber makes of the events that carry these emails
   const subscriber = mail(box);

@@ -14,27 +14,54 @@ import { disableUser } from './usecases/operators/disable-user';
 import { enableUser } from './usecases/operators/enable-user';
 import { signOutUser } from './usecases/operators/sign-out-user';
 import { deleteUser } from './usecases/operators/delete-user';
-import type { AccountCommand, OperatorDeps } from './usecases/operators/deps';
+import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
+import { createApplication } from './usecases/applications/create-application';
+import { importFlows } from './usecases/applications/import-flows';
+import { addProvider } from './usecases/providers/add-provider';
+import { removeProvider } from './usecases/providers/remove-provider';
+import { ProviderInputError } from './domain/social/providers';
+import type { Acting } from './domain/events';
+import type { Work } from './domain/ports';
+import type { RecordVersions } from './domain/versions';
+import type { Logger } from './logger';
 import { renderUser, renderWithProfiles } from './domain/users';
 import { formatTimestamp } from './domain/timestamps';
 import { createRecordVersions } from './domain/versions';
 import { createBullQueue } from './queue/bullmq';
 import { createOutbox } from './queue/outbox';
 import type { JobQueue } from './queue/port';
-import { createCore, prepareSchema, projectRoot, workOf } from './runtime';
+import { createCore, prepareSchema, projectRoot } from './runtime';
 import os from 'node:os';
 import { packageVersion } from './paths';
 
-type Core = ReturnType<typeof createCore>;
+/** What a command works with: the database and its services, and the use cases' unit of work with the operator acting. */
+type Core = ReturnType<typeof createCore> & { work: Work; versions: RecordVersions; acting: Acting; operator: string };
+
+/** Who runs a command, as the audit log names the operator: OPERATOR_NAME, else the login name of the shell. */
+function operatorName(): string {
+  if (process.env.OPERATOR_NAME) return process.env.OPERATOR_NAME.slice(0, 64);
+  try {
+    return os.userInfo().username || 'operator';
+  } catch {
+    return 'operator';
+  }
+}
 
 /**
  * Runs one command against the configured database, reporting failures as one clear message.
  * Every command reads the primary, DATABASE_READ_URL or not: an operator reads back at once what
- * the last command wrote, and `migrate` reads what it applies.
+ * the last command wrote, and `migrate` reads what it applies. The outbox rows a command commits
+ * go to the command's queue (see commandQueue).
  */
 async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {
   const config = primaryOnly(loadConfigOrExit());
-  const core = createCore(config, createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never));
+  const base = createCore(config, createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never));
+  const queue = commandQueue(config, base.logger);
+  const operator = operatorName();
+  const core: Core = {
+    ...base, operator, acting: operatorActing(operator),
+    work: base.workOf(createOutbox({ db: base.db, queue, logger: base.logger })), versions: createRecordVersions({ db: base.db }),
+  };
   try {
     if (options.schema !== false) await prepareSchema(config, core.db);
     await work(core);
@@ -43,6 +70,7 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
     process.stderr.write(`gatehouse: ${message}\n`);
     process.exitCode = 1;
   } finally {
+    await queue.close();
     await core.close();
   }
 }
@@ -51,6 +79,9 @@ const primaryOnly = (config: Config): Config =>
   config.database.dialect === 'mysql' ? { ...config, database: { ...config.database, readUrls: [] } } : config;
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+/** The flows of a folder (one flow, or a folder of them), read and checked. */
+const flowSources = (root: string) => findFlowDirectories(root).map(loadFlowDirectory);
 
 /** Every command about one application takes it as --app, the default application when omitted. */
 const APP_OPTION = ['--app <name>', 'application (default: DEFAULT_APP, which defaults to local)'] as const;
@@ -84,10 +115,10 @@ program.command('migrate:status')
 
 program.command('init')
   .description('create the DEFAULT_APP application with its flows and clients unless it exists (safe to run on every deploy)')
-  .action(() => withCore(async ({ applications }) => {
+  .action(() => withCore(async (core) => {
     const config = loadConfigOrExit();
     try {
-      const created = await applications.create(config.defaultApp, path.join(projectRoot(), 'flows'));
+      const created = await createApplication(core, { name: config.defaultApp, flows: flowSources(path.join(projectRoot(), 'flows')), acting: core.acting });
       process.stdout.write(banner(created, config.publicBaseUrl, process.stdout.isTTY === true));
     } catch (e) {
       if (!(e instanceof ApplicationExistsError)) throw e;
@@ -100,8 +131,8 @@ program.command('apps:create')
   .option('--json', 'print the result as one JSON object')
   .option('--flows <dir>', 'folder of flows to import', path.join(projectRoot(), 'flows'))
   .description('create an application with its flows, an owner client and a login client')
-  .action((name: string, opts: { json?: boolean; flows: string }) => withCore(async ({ applications }) => {
-    const created = await applications.create(name, path.resolve(opts.flows));
+  .action((name: string, opts: { json?: boolean; flows: string }) => withCore(async (core) => {
+    const created = await createApplication(core, { name, flows: flowSources(path.resolve(opts.flows)), acting: core.acting });
     const { flows: _all, ...summary } = created;
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else print(summary);
@@ -118,8 +149,8 @@ program.command('flows:import')
   .argument('<dir>', 'a flow folder (flow.json + translations.json), or a folder of them')
   .option(...APP_OPTION)
   .description('import flows as new immutable versions (a flow identical to its newest version keeps it)')
-  .action((dir: string, opts: { app?: string }) => withCore(async ({ applications }) => {
-    const imported = await applications.importFlows(appName(opts), path.resolve(dir));
+  .action((dir: string, opts: { app?: string }) => withCore(async (core) => {
+    const imported = await importFlows(core, { applicationName: appName(opts), flows: flowSources(path.resolve(dir)), acting: core.acting });
     print(imported.length === 1 ? imported[0] : imported);
   }));
 
@@ -148,6 +179,9 @@ program.command('clients:list')
     print(all.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features, settings: c.settings })));
   }));
 
+/** The option or argument of providers:add each field of a new provider comes from. */
+const PROVIDER_OPTION = { name: 'the name', kind: '--kind', issuer: '--issuer', clientId: '--client-id', clientSecret: '--client-secret', scopes: '--scopes' } as const;
+
 program.command('providers:add')
   .argument('<name>', 'provider name, part of its URLs (/social/NAME/start): google, github, …')
   .option(...APP_OPTION)
@@ -159,9 +193,14 @@ program.command('providers:add')
   .description('add an identity provider to the application\'s social login')
   .action((name: string, opts: { app?: string; issuer: string; clientId: string; clientSecret: string; kind: string; scopes?: string[] }) =>
     withCore(async (core) => {
-      print(await core.providers.add((await applicationOf(core, opts)).id, {
-        name, kind: opts.kind as 'oidc' | 'github', issuer: opts.issuer, clientId: opts.clientId, clientSecret: opts.clientSecret, scopes: opts.scopes,
-      }));
+      const provider = { name, kind: opts.kind as 'oidc' | 'github', issuer: opts.issuer, clientId: opts.clientId, clientSecret: opts.clientSecret, scopes: opts.scopes };
+      try {
+        print(await addProvider(core, { applicationId: (await applicationOf(core, opts)).id, acting: core.acting, provider }));
+      } catch (e) {
+        // named as the command's options are
+        if (e instanceof ProviderInputError) throw new Error(`${PROVIDER_OPTION[e.field]} ${e.message}`);
+        throw e;
+      }
     }));
 
 program.command('providers:list')
@@ -176,7 +215,7 @@ program.command('providers:remove')
   .option(...APP_OPTION)
   .description('remove an identity provider (identities already linked stay linked)')
   .action((name: string, opts: { app?: string }) => withCore(async (core) => {
-    await core.providers.remove((await applicationOf(core, opts)).id, name);
+    await removeProvider(core, { applicationId: (await applicationOf(core, opts)).id, acting: core.acting, name });
     process.stdout.write(`removed provider ${name}\n`);
   }));
 
@@ -192,13 +231,18 @@ async function userOf(core: Core, opts: { app?: string }, who: string) {
 }
 
 /**
- * Jobs a command commits (a deleted record's snapshot) go to BullMQ with Redis; without it they
- * stay pending in the outbox, and the running api's relay (or the next start's) runs them.
+ * Jobs a command commits (a deleted record's snapshot) go to BullMQ with Redis, connected when the
+ * first one is enqueued; without Redis they stay pending in the outbox, and the running api's relay
+ * (or the next start's) runs them.
  */
-function commandQueue(core: Core): JobQueue {
-  const config = loadConfigOrExit();
-  if (config.redisUrl) return createBullQueue(config.redisUrl, config.redisPrefix, core.logger);
-  return { enqueue: async () => undefined, schedule: async () => undefined, close: async () => undefined };
+function commandQueue(config: Config, logger: Logger): JobQueue {
+  let queue: JobQueue | undefined;
+  const opened = () => (queue ??= config.redisUrl ? createBullQueue(config.redisUrl, config.redisPrefix, logger) : undefined);
+  return {
+    enqueue: async (job) => opened()?.enqueue(job),
+    schedule: async () => undefined,
+    close: async () => queue?.close(),
+  };
 }
 
 program.command('users:show')
@@ -211,30 +255,11 @@ program.command('users:show')
     print({ ...renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)), ...(record.disabledAt && { disabled: formatTimestamp(record.disabledAt) }) });
   }));
 
-/** Who runs a command, as the audit log names the operator: OPERATOR_NAME, else the login name of the shell. */
-function operatorName(): string {
-  if (process.env.OPERATOR_NAME) return process.env.OPERATOR_NAME.slice(0, 64);
-  try {
-    return os.userInfo().username || 'operator';
-  } catch {
-    return 'operator';
-  }
-}
-
-/**
- * Runs an operator's use case on one user: the unit of work's outbox rows (a deleted record's
- * tombstone) go to the command's queue (see commandQueue).
- */
+/** Runs an operator's use case on one user, named by email, username, uuid or id. */
 async function asOperator<T>(core: Core, opts: { app?: string }, who: string, run: (deps: OperatorDeps, command: AccountCommand, named: { app: { name: string }; record: { id: number; uuid: string; email: string | null } }) => Promise<T>): Promise<T> {
   const { app, record } = await userOf(core, opts, who);
-  const queue = commandQueue(core);
-  try {
-    const outbox = createOutbox({ db: core.db, queue, logger: core.logger });
-    const deps: OperatorDeps = { db: core.db, work: workOf(core.db, core.box, outbox), versions: createRecordVersions({ db: core.db }), now: () => new Date() };
-    return await run(deps, { applicationId: app.id, entityId: record.id, operator: operatorName() }, { app, record });
-  } finally {
-    await queue.close();
-  }
+  const deps: OperatorDeps = { db: core.db, work: core.work, versions: core.versions, now: () => new Date() };
+  return run(deps, { applicationId: app.id, entityId: record.id, operator: core.operator }, { app, record });
 }
 
 program.command('users:disable')

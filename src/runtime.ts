@@ -2,7 +2,6 @@ import type { Config } from './config';
 import { type Database, openDatabase } from './db';
 import { logReplicas, replicaCheck } from './db/replica-health';
 import { migrate, pendingMigrations } from './db/migrate';
-import { createApplicationService } from './domain/applications';
 import { createBaseUrls } from './domain/base-urls';
 import { createClientService, systemClock, type Clock } from './domain/clients';
 import { createPasswordHasher } from './domain/passwords';
@@ -40,10 +39,13 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
   const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;
   const clients = createClientService({ clients: db.clients, box, clock, changes });
   const baseUrls = createBaseUrls(config.publicBaseUrl, config.defaultApp);
-  const applications = createApplicationService({ db, clients, clock, baseUrls });
-  const providers = createProviderService({ db, box, clock });
+  const providers = createProviderService({ db, box });
   return {
-    db, box, clients, applications, providers, logger, baseUrls,
+    db, box, clients, providers, logger, baseUrls, clock,
+    /** The unit of work over this database with every subscriber, enqueuing through `outbox` after each commit. */
+    workOf(outbox: { dispatch(jobs: OutboxJob[]): Promise<void> }): Work {
+      return createWork({ storage: db, subscribers: subscribers({ box, audit: db.audit, clients }), dispatch: (jobs) => outbox.dispatch(jobs), now: () => clock.now() });
+    },
     async close() {
       changes?.close();
       await db.close();
@@ -86,7 +88,6 @@ export interface Runtime {
   services: ApiServices;
   /** The outbox after commit: dispatch, and the relay of rows whose enqueue was lost (the maintenance job's). */
   outbox: RelayingOutbox;
-  applications: ReturnType<typeof createApplicationService>;
   /**
    * GET /readyz: database reachable, migrations current, default application present, SECRET_KEY
    * opens the stored secrets, Redis runs scripts in every slot Gatehouse uses; and, with replicas,
@@ -120,11 +121,6 @@ function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, 
   return { queue, outbox, closeProcessors: made.close };
 }
 
-/** The unit of work over `db` with every subscriber, dispatching to `outbox` after each commit. */
-export function workOf(db: Database, box: SecretBox, outbox: { dispatch(jobs: OutboxJob[]): Promise<void> }, now: () => Date = () => new Date()): Work {
-  return createWork({ storage: db, subscribers: subscribers({ box, audit: db.audit }), dispatch: (jobs) => outbox.dispatch(jobs), now });
-}
-
 /**
  * Wires one process: database, queue (BullMQ when REDIS_URL is set, else the in-process runner
  * with the same processors as the workers), outbox and services. Everything is handed in from
@@ -134,7 +130,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   const core = createCore(config, logger, clock);
   const metrics = createMetrics('api');
   metrics.watchOutbox(core.db, () => clock.now());
-  const { db, box, clients, applications, providers, baseUrls } = core;
+  const { db, box, clients, providers, baseUrls } = core;
 
   // rate-limit counters shared by all pods; fails fast while Redis is down (each pod then counts
   // in memory: see createRateLimiter)
@@ -148,7 +144,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   metrics.watchArgon2Queue(passwords.waiting);
   passwords.warmUp();
   const versions = createRecordVersions({ db });
-  const work = workOf(db, box, outbox, () => clock.now());
+  const work = core.workOf(outbox);
   const services: ApiServices = {
     db, clients, work, versions, clock, logger, baseUrls,
     tokens: createTokenService({ db, clock, work, versions, box }),
@@ -174,7 +170,6 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     services,
     outbox,
     metrics,
-    applications,
     async readiness() {
       const checks: Record<string, true | string | { degraded: string }> = {
         database: await check(async () => (await db.sequelize.query('SELECT 1'), true), 'is unreachable'),

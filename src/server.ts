@@ -1,6 +1,8 @@
 import { buildApp, drained } from './app';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError } from './domain/applications';
+import { findFlowDirectories, loadFlowDirectory } from './domain/flow-definition';
+import { createApplication } from './usecases/applications/create-application';
 import { banner } from './banner';
 import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
@@ -19,7 +21,8 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
   const { config } = runtime;
   if (config.database.dialect !== 'sqlite') return;
   try {
-    const created = await runtime.applications.create(config.defaultApp, path.join(projectRoot(), 'flows'));
+    const flows = findFlowDirectories(path.join(projectRoot(), 'flows')).map(loadFlowDirectory);
+    const created = await createApplication(runtime.services, { name: config.defaultApp, flows, acting: { actor: { kind: 'system' }, origin: {} } });
     process.stdout.write(banner(created, `http://localhost:${config.port}`, process.stdout.isTTY === true));
   } catch (e) {
     if (!(e instanceof ApplicationExistsError)) throw e;

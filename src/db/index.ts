@@ -144,7 +144,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
   const outbox = createOutboxQueries(models, sql);
   const transaction: Transact = sql.transaction ? retryingDeadlocks(sql.transaction.bind(sql)) : serialized(sequelize);
   const queries = {
-    clients: createClientQueries(models, sql, transaction),
+    clients: createClientQueries(models, sql),
     flows: createFlowQueries(models, sql),
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql),
@@ -158,7 +158,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
   return {
     sequelize,
     models,
-    applications: createApplicationQueries(models, sql, transaction),
+    applications: createApplicationQueries(models, sql),
     ...queries,
     outbox,
     ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, records, outbox }, transaction),

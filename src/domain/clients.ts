@@ -1,5 +1,4 @@
 import type { ClientStore } from './storage/clients';
-import type { Tx } from './storage';
 import type { StoredClient } from './storage/clients';
 import { errors } from '../errors';
 import type { ClientChanges } from './ports';
@@ -37,10 +36,10 @@ export function parseFeatures(raw: unknown, argument = 'features'): Feature[] {
 
 /**
  * Every authenticated request looks its client up and decrypts the secret. Both are cached for a
- * few seconds (found clients only, so unknown ids cannot fill memory). A change drops the entry in
- * this process at once and, through `changes`, in every other process; a process whose
- * subscription to changes is not live does not cache at all. Answers the lookup and the store
- * whose changes do that.
+ * few seconds (found clients only, so unknown ids cannot fill memory). A committed change drops the
+ * entry in this process at once and, through `changes`, in every other process (`changed`, which the
+ * client cache subscriber calls); a process whose subscription to changes is not live does not
+ * cache at all.
  */
 function cachedClients(deps: { clients: ClientStore; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
   const { clients: queries, box, clock, changes } = deps;
@@ -69,67 +68,30 @@ function cachedClients(deps: { clients: ClientStore; box: SecretBox; clock: Cloc
     forget(applicationId, clientId);
     await changes?.publish(applicationId, clientId);
   };
-  const clients = {
-    ...queries,
-    mutate: async (...args: Parameters<ClientStore['mutate']>) => {
-      forget(args[0], args[1]);
-      const result = await queries.mutate(...args);
-      await changed(args[0], args[1]);
-      return result;
-    },
-    remove: async (applicationId: number, clientId: string) => {
-      forget(applicationId, clientId);
-      const removed = await queries.remove(applicationId, clientId);
-      await changed(applicationId, clientId);
-      return removed;
-    },
-  };
-
-  return { lookup, clients };
+  return { lookup, clients: queries, changed };
 }
 
-/** What an owner client changes of the application's clients: features, deletion, secret, settings. */
-function clientAdministration(clients: ClientStore, box: SecretBox, clock: Clock) {
-  return {
-    async setFeatures(applicationId: number, caller: Client, forClientId: string, features: Feature[]): Promise<void> {
-      if (forClientId === caller.clientId && caller.features.includes('owner') && !features.includes('owner')) {
-        throw errors.invalidArgument('features', 'the owner client cannot remove its own owner feature; use another owner client to do it');
-      }
-      const updated = await clients.mutate(applicationId, forClientId, () => ({ features }), clock.now());
-      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
-    },
+/** No client of the application has this client_id. */
+export class NoSuchClientError extends Error {
+  constructor(readonly clientId: string) {
+    super(`no client ${clientId.slice(0, 64)} in this application`);
+  }
+}
 
-    async remove(applicationId: number, caller: Client, clientId: string): Promise<void> {
-      if (clientId === caller.clientId) {
-        throw errors.invalidArgument('client_id_for_deletion', 'a client cannot delete itself; use another owner client');
-      }
-      if (!(await clients.remove(applicationId, clientId))) {
-        throw errors.invalidArgument('client_id_for_deletion', `no client ${clientId} in this application`);
-      }
-    },
+/** An owner client tried to remove its own owner feature (the application would lose its way in). */
+export class OwnOwnerFeatureError extends Error {}
 
-    async resetSecret(applicationId: number, forClientId: string): Promise<string> {
-      const secret = randomToken(16);
-      const updated = await clients.mutate(applicationId, forClientId, (c) => ({ secretSealed: box.seal(secret, c.clientId) }), clock.now());
-      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${forClientId} in this application`);
-      return secret;
-    },
+/** A client tried to delete itself. */
+export class SelfDeletionError extends Error {}
 
-    /** Applies `change` to the client's settings; returns the settings before the change. */
-    async changeSettings(
-      applicationId: number,
-      clientId: string,
-      change: (settings: Record<string, string>) => Record<string, string>,
-    ): Promise<Record<string, string>> {
-      let before: Record<string, string> = {};
-      const updated = await clients.mutate(applicationId, clientId, (c) => {
-        before = c.settings;
-        return { settings: change({ ...c.settings }) };
-      }, clock.now());
-      if (!updated) throw errors.invalidArgument('for_client_id', `no client ${clientId} in this application`);
-      return before;
-    },
+/** A new client's row and its plain secret (shown once): a random client_id and secret, the secret sealed at rest. */
+export function newClient(box: SecretBox, applicationId: number, input: { description: string; features: Feature[]; settings?: Record<string, string> }) {
+  const clientId = randomToken(16);
+  const secret = randomToken(16);
+  const row: Omit<StoredClient, 'id'> = {
+    applicationId, clientId, secretSealed: box.seal(secret, clientId), description: input.description, features: input.features, settings: input.settings ?? {},
   };
+  return { row, secret };
 }
 
 /**
@@ -137,36 +99,17 @@ function clientAdministration(clients: ClientStore, box: SecretBox, clock: Clock
  * time), features and settings. Every operation is scoped to the application it is given.
  */
 export function createClientService(deps: { clients: ClientStore; box: SecretBox; clock: Clock; cacheMs?: number; changes?: ClientChanges }) {
-  const { box, clock } = deps;
+  const { box } = deps;
   // Compared against when the client_id is unknown, so a miss costs what a hit costs.
   const decoy = box.seal(randomToken(16), 'decoy');
   const decoySecret = box.open(decoy, 'decoy');
 
-  const { lookup, clients } = cachedClients(deps);
+  const { lookup, clients, changed } = cachedClients(deps);
   const reveal = (c: StoredClient) => box.open(c.secretSealed, c.clientId);
 
   return {
-    async create(
-      applicationId: number,
-      input: { description: string; features: Feature[]; settings?: Record<string, string> },
-      tx?: Tx,
-    ): Promise<{ client: Client; secret: string }> {
-      const clientId = randomToken(16);
-      const secret = randomToken(16);
-      const stored = await clients.insert(
-        {
-          applicationId,
-          clientId,
-          secretSealed: box.seal(secret, clientId),
-          description: input.description,
-          features: input.features,
-          settings: input.settings ?? {},
-        },
-        clock.now(),
-        tx,
-      );
-      return { client: toClient(stored), secret };
-    },
+    /** Drops a changed client from every process's cache: after the change committed (the client cache subscriber calls it). */
+    changed,
 
     /** The client when `secret` is its secret; undefined otherwise (same work either way). */
     async authenticate(applicationId: number, clientId: string, secret: string): Promise<Client | undefined> {
@@ -197,7 +140,6 @@ export function createClientService(deps: { clients: ClientStore; box: SecretBox
         .map((c) => ({ ...toClient(c), secret: reveal(c) }));
     },
 
-    ...clientAdministration(clients, box, clock),
   };
 }
 export type ClientService = ReturnType<typeof createClientService>;

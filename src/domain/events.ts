@@ -55,7 +55,7 @@ export interface EventData {
   'client.changed': { features: string[] };
   'client.secret_reset': Record<string, never>;
   'client.deleted': Record<string, never>;
-  'setting.changed': { key: string; scope: 'client' | 'application'; removed: boolean };
+  'setting.changed': { key: string; scope: 'client' | 'application'; client?: string; removed: boolean };
   'provider.added': { kind: string };
   'provider.removed': Record<string, never>;
   'application.created': Record<string, never>;
@@ -63,6 +63,19 @@ export interface EventData {
 }
 
 export type EventType = keyof EventData;
+
+/** Every event type, for those who list or filter them. */
+export const EVENT_TYPES = [
+  'account.registered', 'account.signed_in', 'account.password_changed', 'account.email_verified', 'account.email_changed',
+  'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.identity_linked',
+  'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.signed_out',
+  'record.created', 'record.updated', 'record.replaced', 'record.deleted',
+  'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
+  'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported',
+] as const satisfies readonly EventType[];
+/** Compiles only while EVENT_TYPES names every type of EventData. */
+const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;
+void everyType;
 
 /** One event of each type: what happened, to what, by whom, when; `version` is the shape of `data`. */
 export type DomainEvent = {

@@ -33,8 +33,11 @@ export interface Work {
   run<T>(work: (uow: UnitOfWork) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** The outbox rows of `events` for a single-call write; undefined when a subscriber must write in a transaction for one of them (then run it in `run`). */
   jobsOf(events: readonly DomainEvent[]): OutboxJob[] | undefined;
-  /** Enqueues rows a single-call write committed. Never throws: a row that cannot be enqueued now is relayed later. */
-  dispatch(jobs: OutboxJob[]): Promise<void>;
+  /**
+   * After a single-call write committed `events` with their rows: enqueues the rows (never throws:
+   * a row that cannot be enqueued now is relayed later) and runs what subscribers do after a commit.
+   */
+  dispatch(jobs: OutboxJob[], events: readonly DomainEvent[]): Promise<void>;
 }
 
 /**

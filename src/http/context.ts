@@ -1,7 +1,8 @@
 import type { Principal } from './authenticate';
 import type { ReplayGuard } from './replay-guard';
 import type { Client } from '../domain/clients';
-import type { CallContext, Services } from '../usecases/services';
+import { asClient, type CallContext, type Services } from '../usecases/services';
+import type { AdminCall } from '../usecases/clients/deps';
 
 /** What the API's handlers may use: the use cases' services, and what the API's authentication needs besides. */
 export interface ApiServices extends Services {
@@ -22,4 +23,9 @@ export type Handler = (ctx: RequestContext) => Promise<Record<string, unknown>>;
 export function caller(ctx: RequestContext): Client {
   if (ctx.principal.kind !== 'client') throw new Error('this handler needs an authenticated client');
   return ctx.principal.client;
+}
+
+/** The admin API's calls: the caller's application, acted on by the calling client (routes that use this only admit client schemes). */
+export function adminCall(ctx: RequestContext): AdminCall {
+  return { applicationId: ctx.app.id, acting: asClient(ctx, caller(ctx)) };
 }

@@ -9,6 +9,14 @@ const BOOLEAN = { type: 'boolean' };
 const RECORD_REF = { $ref: '#/components/schemas/Record' };
 const CLIENT = { type: 'object', required: ['client_id', 'client_secret', 'description', 'features'], properties: { client_id: STRING, client_secret: STRING, description: STRING, features: { type: 'array', items: STRING } }, additionalProperties: false };
 const PROVIDER = { type: 'object', required: ['name', 'kind', 'issuer', 'clientId', 'scopes'], properties: { name: STRING, kind: STRING, issuer: STRING, clientId: STRING, scopes: { type: 'array', items: STRING } }, additionalProperties: false };
+const AUDIT_ENTRY = {
+  type: 'object', required: ['id', 'occurred_at', 'type', 'version', 'actor', 'subject', 'data', 'address', 'request_id'],
+  properties: {
+    id: STRING, occurred_at: STRING, type: STRING, version: INTEGER, actor: { type: 'object', required: ['kind'] },
+    subject: { type: 'object', required: ['kind', 'id'] }, data: { type: 'object' }, address: { type: ['string', 'null'] }, request_id: { type: ['string', 'null'] },
+  },
+  additionalProperties: false,
+};
 /** A sign-in's answer: the record, and what response_type asked for (an access token, an authorization code, or both). */
 const SIGNED_IN = { capture_user: RECORD_REF, access_token: STRING, authorization_code: STRING };
 const TOKEN_PAIR = { access_token: STRING, expires_in: INTEGER, refresh_token: STRING, transaction_state: {} };
@@ -64,6 +72,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/settings/set_multi': ok({ result: { type: 'object', additionalProperties: BOOLEAN } }),
   '/settings/delete': ok({ result: BOOLEAN }),
   '/settings/set_default': ok({ result: BOOLEAN }),
+  '/audit/list': ok({ results: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } }),
 };
 
 const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };

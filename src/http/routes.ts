@@ -10,6 +10,7 @@ import { token } from './handlers/token';
 import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
+import { listAuditEntries } from './handlers/audit';
 import type { ErrorStyle } from './status';
 import { loginHandler } from './flow-request';
 import { requestEmailVerification, requestPasswordReset } from '../usecases/login/email-requests';
@@ -129,4 +130,6 @@ export const ROUTES: readonly Route[] = [
   admin('/settings/set_multi', settings.setSettings, { summary: 'Sets several client settings', params: ['items!', 'for_client_id'] }),
   admin('/settings/delete', settings.deleteSetting, { summary: 'Deletes a client setting', params: ['key!', 'for_client_id'] }),
   admin('/settings/set_default', settings.setDefaultSetting, { summary: 'Sets an application-wide default setting', params: ['key!', 'value!'] }),
+  // docs/audit.md: what clients and operators changed, newest first
+  admin('/audit/list', listAuditEntries, { summary: 'The audit log: changes made by clients and operators, newest first', params: ['max_results', 'before', 'type', 'actor', 'subject', 'since', 'until'] }, READS),
 ];

@@ -15,10 +15,15 @@ export function createWork(deps: {
 }): Work {
   const { storage, subscribers } = deps;
   const jobs = (events: readonly DomainEvent[]) => events.flatMap((e) => subscribers.flatMap((s) => s.jobs?.(e) ?? []));
+  const afterCommit = async (events: readonly DomainEvent[]) => {
+    if (events.length > 0) for (const s of subscribers) await s.afterCommit?.(events);
+  };
   return {
     async run(work, options) {
+      let events: DomainEvent[] = [];
       const { result, rows } = await storage.transaction(async (tx) => {
-        const events: DomainEvent[] = [];
+        // a transaction run again (a deadlock victim) records its events again
+        events = [];
         const result = await work({ tx, record: (...e) => events.push(...e) });
         for (const s of subscribers) {
           if (s.inTransaction && events.some(s.inTransaction.handles)) await s.inTransaction.write(events, tx);
@@ -28,12 +33,16 @@ export function createWork(deps: {
         return { result, rows };
       }, options);
       await deps.dispatch(rows);
+      await afterCommit(events);
       return result;
     },
     jobsOf(events) {
       if (subscribers.some((s) => s.inTransaction && events.some(s.inTransaction.handles))) return undefined;
       return jobs(events);
     },
-    dispatch: (rows) => deps.dispatch(rows),
+    async dispatch(rows, events) {
+      await deps.dispatch(rows);
+      await afterCommit(events);
+    },
   };
 }

@@ -75,10 +75,10 @@ for (const engine of ENGINES) {
         url.pathname = new URL(backend.env.DATABASE_URL!).pathname;
         return openDatabase(loadConfig({ ...backend.env, DATABASE_URL: url.toString() }, backend.dir).database);
       });
-      appId = (await db.applications.create('contract', new Date())).id;
-      const client = (clientId: string) => db.clients.insert({
+      appId = (await db.transaction((tx) => db.applications.create('contract', new Date(), tx))).id;
+      const client = (clientId: string) => db.transaction((tx) => db.clients.insert({
         applicationId: appId, clientId, secretSealed: 'sealed', description: '', features: [], settings: {},
-      }, new Date());
+      }, new Date(), tx));
       one = (await client('one')).id;
       two = (await client('two')).id;
       user = await newUser();

@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
-import { basic, FLOWS, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, FLOWS, skipUnless, startTestApp, type TestApp, createApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';
 import { CHROMIUM, launchChromium } from '../helpers/browser';
@@ -43,7 +43,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
 
   /** An application as `gatehouse apps:create NAME` makes it, reached through its own host. */
   async function application(name: string) {
-    const created = await t.runtime.applications.create(name, FLOWS);
+    const created = await createApp(t.runtime, name, FLOWS);
     const host = `${name}.localhost:${port}`;
     const login = created.clients.login;
     const owner = basic(created.clients.owner.client_id, created.clients.owner.client_secret);

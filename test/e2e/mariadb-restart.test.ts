@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config';
 import { migrate } from '../../src/db/migrate';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
-import { basic, FLOWS, skipUnless } from '../helpers/backend';
+import { basic, FLOWS, skipUnless, createApp } from '../helpers/backend';
 import { freePort, ownMariadb } from '../helpers/processes';
 
 const mariadb = spawnSync('mariadbd', ['--version']).status === 0 && spawnSync('which', ['mariadb-install-db']).status === 0;
@@ -36,7 +36,7 @@ skipUnless(mariadb, 'the MariaDB restart test needs the mariadbd and mariadb-ins
   });
 
   it('answers 503 with Retry-After while it is down, and serves again once it is back, without a restart', async () => {
-    const local = await runtime!.applications.create('local', FLOWS);
+    const local = await createApp(runtime!, 'local', FLOWS);
     const app = buildApp({ services: runtime!.services, defaultApp: 'local', readiness: () => runtime!.readiness() });
     const owner = basic(local.clients.owner.client_id, local.clients.owner.client_secret);
     const create = (n: number) => request(app).post('/entity.create').set('Authorization', owner).type('form')

@@ -9,6 +9,10 @@ import { migrate } from '../../src/db/migrate';
 import type { Clock } from '../../src/domain/clients';
 import { createLogger, type Logger } from '../../src/logger';
 import { createRuntime, projectRoot, type Runtime } from '../../src/runtime';
+import type { CreatedApplication } from '../../src/domain/applications';
+import { findFlowDirectories, loadFlowDirectory } from '../../src/domain/flow-definition';
+import { createApplication } from '../../src/usecases/applications/create-application';
+import { importFlows } from '../../src/usecases/applications/import-flows';
 
 /** True when the suite runs against MariaDB/MySQL (DATABASE_URL set), else SQLite. */
 export const onMysql = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '');
@@ -96,12 +100,25 @@ export async function createTestBackend(options: { redis?: boolean; replicated?:
   };
 }
 
+/** Who the tests act as when they set up applications and flows: an operator, as the CLI does. */
+const TEST_OPERATOR = { actor: { kind: 'operator' as const, name: 'test' }, origin: {} };
+
+/** An application created as `gatehouse apps:create` creates it, with the flows of `flowsRoot` (the project's by default). */
+export function createApp(runtime: Runtime, name: string, flowsRoot = FLOWS): Promise<CreatedApplication> {
+  return createApplication(runtime.services, { name, flows: findFlowDirectories(flowsRoot).map(loadFlowDirectory), acting: TEST_OPERATOR });
+}
+
+/** Flows imported as `gatehouse flows:import` imports them. */
+export function importFlowsInto(runtime: Runtime, applicationName: string, dir: string) {
+  return importFlows(runtime.services, { applicationName, flows: findFlowDirectories(dir).map(loadFlowDirectory), acting: TEST_OPERATOR });
+}
+
 export interface TestApp {
   backend: TestBackend;
   runtime: Runtime;
   app: ReturnType<typeof buildApp>;
   /** The application "local" created as `gatehouse apps:create local` creates it. */
-  local: Awaited<ReturnType<Runtime['applications']['create']>>;
+  local: CreatedApplication;
   close(): Promise<void>;
 }
 
@@ -113,7 +130,7 @@ export async function startTestApp(options: { redis?: boolean; replicated?: bool
   const backend = await createTestBackend(options);
   const runtime = createRuntime(backend.config, options.logger ?? createLogger('silent'), options.clock);
   await migrate(runtime.db);
-  const local = await runtime.applications.create('local', FLOWS);
+  const local = await createApp(runtime, 'local');
   const app = buildApp({ services: runtime.services, defaultApp: 'local' });
   return {
     backend,

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, FLOWS, manualClock, startTestApp, type TestApp, createApp } from '../helpers/backend';
 
 let t: TestApp;
 const clock = manualClock();
@@ -139,7 +139,7 @@ describe('/access/getAccessToken', () => {
   });
 
   it("a token of another application never works here, and this application's records are invisible there", async () => {
-    const other = await t.runtime.applications.create('other', FLOWS);
+    const other = await createApp(t.runtime, 'other', FLOWS);
     const otherOwner = basic(other.clients.owner.client_id, other.clients.owner.client_secret);
     const res = await request(t.app).get('/access/getAccessToken').set('Host', 'other.localhost')
       .query({ type_name: 'user', uuid: user.uuid }).set('Authorization', otherOwner);

@@ -1,17 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import type { CreatedApplication } from '../../src/domain/applications';
 import { buildApp } from '../../src/app';
 import { formatSignatureDate } from '../../src/domain/signature';
 import { sha256Hex } from '../../src/domain/secrets';
 import { ROUTES, type Route } from '../../src/http/routes';
-import { basic, FLOWS, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, FLOWS, startTestApp, type TestApp, createApp } from '../helpers/backend';
 
 let t: TestApp;
 let app: ReturnType<typeof buildApp>;
 let ownerId: string;
 let ownerSecret: string;
-let demo: Awaited<ReturnType<TestApp['runtime']['applications']['create']>>;
+let demo: CreatedApplication;
 
 // A route that admits access tokens and tells who called, to exercise the OAuth scheme.
 const whoami: Route = {
@@ -32,7 +33,7 @@ beforeAll(async () => {
   t = await startTestApp();
   ownerId = t.local.clients.owner.client_id;
   ownerSecret = t.local.clients.owner.client_secret;
-  demo = await t.runtime.applications.create('demo', FLOWS);
+  demo = await createApp(t.runtime, 'demo', FLOWS);
   app = buildApp({ services: t.runtime.services, defaultApp: 'local', routes: [...ROUTES, whoami] });
 });
 afterAll(() => t.close());

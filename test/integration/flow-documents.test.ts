@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { FLOWS, startTestApp, type TestApp } from '../helpers/backend';
+import { FLOWS, startTestApp, type TestApp, importFlowsInto } from '../helpers/backend';
 
 let t: TestApp;
 let loginId: string;
@@ -67,13 +67,13 @@ describe('/widget_data/flows/{app}/{flow}/{version}/{locale}.json (the mobile SD
   it('HEAD names the newest version, cached for a minute', async () => {
     expect((await get('/widget_data/flows/local/standard/HEAD/en-US.json')).body.version).toBe('1');
     // the same flow again is no new version; a changed one is
-    expect(await t.runtime.applications.importFlows('local', `${FLOWS}/standard`)).toEqual([{ name: 'standard', version: 1, unchanged: true }]);
+    expect(await importFlowsInto(t.runtime, 'local', `${FLOWS}/standard`)).toEqual([{ name: 'standard', version: 1, unchanged: true }]);
     const changed = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-flow-'));
     fs.cpSync(`${FLOWS}/standard`, changed, { recursive: true });
     const translations = JSON.parse(fs.readFileSync(path.join(changed, 'translations.json'), 'utf8'));
     translations['emailAddress.label'].values['en-US'] = 'Your email';
     fs.writeFileSync(path.join(changed, 'translations.json'), JSON.stringify(translations));
-    await t.runtime.applications.importFlows('local', changed);
+    await importFlowsInto(t.runtime, 'local', changed);
     fs.rmSync(changed, { recursive: true, force: true });
     const head = await get('/widget_data/flows/local/standard/HEAD/en-US.json');
     expect(head.body.version).toBe('2');

@@ -88,7 +88,7 @@ describe('GET /signin and /register: who the page works for', () => {
     const local = (await t.runtime.db.applications.findByName('local'))!;
     const settings = (await t.runtime.db.clients.find(local.id, loginId))!.settings;
     // a flow version the application never imported (set behind the settings check, as by hand in the database)
-    await t.runtime.db.clients.mutate(local.id, loginId, () => ({ settings: { ...settings, default_flow_version: '99' } }), clock.now());
+    await t.runtime.db.transaction((tx) => t.runtime.db.clients.mutate(local.id, loginId, () => ({ settings: { ...settings, default_flow_version: '99' } }), clock.now(), tx));
     clock.advance(6_000);
     try {
       const res = await request(t.app).get('/signin').query(entry({ locale: 'de-DE' }));
@@ -98,7 +98,7 @@ describe('GET /signin and /register: who the page works for', () => {
       expect(res.text).toContain(`request id ${res.headers['x-request-id']}`);
       expect(res.text).not.toMatch(/the flow|version 99|at .*\.js/);
     } finally {
-      await t.runtime.db.clients.mutate(local.id, loginId, () => ({ settings }), clock.now());
+      await t.runtime.db.transaction((tx) => t.runtime.db.clients.mutate(local.id, loginId, () => ({ settings }), clock.now(), tx));
       clock.advance(6_000);
     }
     // a body the page's parser refuses (too large) gets a page as well, in the page's language
@@ -145,7 +145,7 @@ describe('GET /signin and /register: who the page works for', () => {
     const current = (await t.runtime.db.flows.find(local.id, 'standard', 1))!.definition as FlowDefinition;
     const changed: FlowDefinition = JSON.parse(JSON.stringify(current));
     changed.translations['signInEmailAddress.label'].values['en-US'] = 'Your work email';
-    const stored = await t.runtime.db.flows.insertNextVersion(local.id, 'standard', changed as unknown as Record<string, unknown> as never, 'changed-label', clock.now());
+    const stored = await t.runtime.db.transaction((tx) => t.runtime.db.flows.insertNextVersion(local.id, 'standard', changed as unknown as Record<string, unknown> as never, 'changed-label', clock.now(), tx));
     await admin('/settings/set', { for_client_id: loginId, key: 'default_flow_version', value: String(stored.version) });
     clock.advance(6_000); // settings are cached for 5 s
     expect((await openPage('/signin')).res.text).toContain('>Your work email</label>');
@@ -294,7 +294,7 @@ describe('registering, signing in and asking for a new password on the pages', (
     }
     // a value stored before settings were checked is ignored, never fatal to a page
     const local = (await t.runtime.db.applications.findByName('local'))!;
-    await t.runtime.db.applications.mutateSettings(local.id, (s) => ({ ...s, brand_color: 'red;}body{display:none', logo_url: 'http://[::1' }), clock.now());
+    await t.runtime.db.transaction((tx) => t.runtime.db.applications.mutateSettings(local.id, (s) => ({ ...s, brand_color: 'red;}body{display:none', logo_url: 'http://[::1' }), clock.now(), tx));
     clock.advance(6_000);
     const stale = await openPage('/signin');
     expect(stale.res.status).toBe(200);

@@ -129,7 +129,7 @@ skipUnless(onMysql && replicaServerUrl !== undefined, 'the read-replica tests ne
       await heldBack(async () => {
         const app = (await t.runtime.db.applications.findByName('local'))!;
         const stored = await t.runtime.db.flows.find(app.id, 'standard', 1);
-        const next = await t.runtime.db.flows.insertNextVersion(app.id, 'standard', { ...(stored!.definition as object), imported: randomBytes(4).toString('hex') }, randomBytes(16).toString('hex'), new Date());
+        const next = await t.runtime.db.transaction((tx) => t.runtime.db.flows.insertNextVersion(app.id, 'standard', { ...(stored!.definition as object), imported: randomBytes(4).toString('hex') }, randomBytes(16).toString('hex'), new Date(), tx));
         const res = await request(t.app).get(`/widget_data/flows/local/standard/${next.version}/en-US.json`);
         expect(res.status).toBe(200);
       });
@@ -254,7 +254,7 @@ skipUnless(
     // a flow version no pod has read yet: a sign-in that names it reads it (from the replica, when it answers)
     const app = (await h.runtime.db.applications.findByName('local'))!;
     const stored = await h.runtime.db.flows.find(app.id, 'standard', 1);
-    freshVersion = (await h.runtime.db.flows.insertNextVersion(app.id, 'standard', { ...(stored!.definition as object), imported: 'hung' }, randomBytes(16).toString('hex'), new Date())).version;
+    freshVersion = (await h.runtime.db.transaction((tx) => h.runtime.db.flows.insertNextVersion(app.id, 'standard', { ...(stored!.definition as object), imported: 'hung' }, randomBytes(16).toString('hex'), new Date(), tx))).version;
     await waitForReplica(primary, replica);
   }, 60_000);
   afterAll(async () => {

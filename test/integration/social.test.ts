@@ -4,7 +4,7 @@ import { formatTimestamp } from '../../src/domain/timestamps';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
 import { newestMail } from '../../src/mail-files';
-import { basic, FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, FLOWS, manualClock, startTestApp, type TestApp, createApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
 import { cookieBrowser, firstForm, signInAtProvider, socialToken, startOidcProvider } from '../helpers/social';
 
@@ -435,7 +435,7 @@ describe('auth_info and an external social login application', () => {
   it('a login client with social_login_url redeems tokens of that application through auth_info', async () => {
     await post('/settings/set_default', { key: 'social_api_key', value: 'k'.repeat(32) }, { Authorization: owner });
     clock.advance(6_000); // the application cache lives 5 s
-    const shop = await t.runtime.applications.create('shop', FLOWS);
+    const shop = await createApp(t.runtime, 'shop', FLOWS);
     const shopOwner = basic(shop.clients.owner.client_id, shop.clients.owner.client_secret);
     const host = { Host: 'shop.localhost' };
     for (const [key, value] of [['social_login_url', base], ['social_login_api_key', 'k'.repeat(32)]]) {

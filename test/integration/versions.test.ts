@@ -5,7 +5,7 @@ import { sqlTime } from '../../src/db/models';
 import { createVersionsProcessor } from '../../src/jobs/versions';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE } from '../../src/jobs/maintenance';
 import { createLogger } from '../../src/logger';
-import { basic, createTestBackend, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, createTestBackend, manualClock, startTestApp, type TestApp, createApp } from '../helpers/backend';
 import { openDatabase } from '../../src/db';
 import { createMigrator } from '../../src/db/migrate';
 import { history } from '../../src/usecases/subscribers/history';
@@ -119,7 +119,7 @@ describe('/versions/entity (docs/api.md#versionsentity)', () => {
   });
 
   it('another application\'s record is never found', async () => {
-    const other = await t.runtime.applications.create('other', `${__dirname}/../../flows`);
+    const other = await createApp(t.runtime, 'other', `${__dirname}/../../flows`);
     const auth = basic(other.clients.owner.client_id, other.clients.owner.client_secret);
     const res = await request(t.app).post('/versions/entity').set('Host', 'other.gatehouse.test').set('Authorization', auth).type('form')
       .send({ type_name: 'user', id: String(ada.id), timestamp: '2026-03-01 10:00:05 +0000' });
@@ -317,7 +317,7 @@ describe('the migration that adds snapshots', () => {
       await migrator.up({ to: '0003-social-providers' });
       const q = (sql: string, bind: unknown[]) => db.sequelize.query(sql, { bind });
       const time = (iso: string) => sqlTime(db.sequelize.getDialect(), new Date(iso));
-      const { id: appId } = await db.applications.create('old', new Date());
+      const { id: appId } = await db.transaction((tx) => db.applications.create('old', new Date(), tx));
       await q(`INSERT INTO entities (application_id, type_name, uuid, email, email_key, password_hash, attributes, created, last_updated)
         VALUES ($1, 'user', '11111111-2222-4333-8444-555555555555', 'old@example.com', 'old@example.com', $2, '{"displayName":"Old"}', $3, $4)`,
       [appId, '$argon2id$v=19$secret', time('2025-01-01T00:00:00Z'), time('2025-06-01T12:00:00.250Z')]);

@@ -1,17 +1,17 @@
 import type { Application } from '../../domain/storage/applications';
-import type { Transact, Tx } from '../../domain/storage/transactions';
+import type { Tx } from '../../domain/storage/transactions';
 import type { ApplicationRow, Models } from '../models';
 import type { Sql } from '../sql';
 
 const toApplication = (row: ApplicationRow): Application => ({ id: Number(row.id), name: row.name, settings: JSON.parse(row.settings) });
 
-export function createApplicationQueries({ Application }: Models, sql: Sql, transact: Transact) {
+export function createApplicationQueries({ Application }: Models, sql: Sql) {
   return {
     async findByName(name: string): Promise<Application | undefined> {
       const row = await Application.findOne({ where: { name }, raw: true });
       return row ? toApplication(row) : undefined;
     },
-    async create(name: string, now: Date, transaction?: Tx): Promise<Application> {
+    async create(name: string, now: Date, transaction: Tx): Promise<Application> {
       const id = await sql.insert('INSERT INTO applications (name, settings, created_at, updated_at) VALUES (?, ?, ?, ?)', [name, '{}', sql.time(now), sql.time(now)], transaction);
       return { id, name, settings: {} };
     },
@@ -24,13 +24,14 @@ export function createApplicationQueries({ Application }: Models, sql: Sql, tran
       id: number,
       change: (settings: Record<string, string>) => Record<string, string>,
       now: Date,
+      tx: Tx,
     ): Promise<void> {
-      await transact(async (tx) => {
+      {
         const [row] = await sql.select<ApplicationRow>(`SELECT * FROM applications WHERE id = ?${sql.forUpdate}`, [id], tx);
         if (!row) throw new Error(`application ${id} does not exist`);
         const settings = change(JSON.parse(row.settings));
         await sql.change('UPDATE applications SET settings = ?, updated_at = ? WHERE id = ?', [JSON.stringify(settings), sql.time(now), id], tx);
-      });
+      }
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { StoredClient } from '../../domain/storage/clients';
-import type { Transact, Tx } from '../../domain/storage/transactions';
+import type { Tx } from '../../domain/storage/transactions';
 import type { ClientRow, Models } from '../models';
 import type { Sql } from '../sql';
 
@@ -13,9 +13,9 @@ const toClient = (row: ClientRow): StoredClient => ({
   settings: JSON.parse(row.settings),
 });
 
-export function createClientQueries({ Client }: Models, sql: Sql, transact: Transact) {
+export function createClientQueries({ Client }: Models, sql: Sql) {
   return {
-    async insert(c: Omit<StoredClient, 'id'>, now: Date, transaction?: Tx): Promise<StoredClient> {
+    async insert(c: Omit<StoredClient, 'id'>, now: Date, transaction: Tx): Promise<StoredClient> {
       const id = await sql.insert(
         `INSERT INTO clients (application_id, client_id, secret_sealed, description, features, settings, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -52,8 +52,9 @@ export function createClientQueries({ Client }: Models, sql: Sql, transact: Tran
       clientId: string,
       change: (current: StoredClient) => Partial<Pick<StoredClient, 'features' | 'settings' | 'secretSealed'>>,
       now: Date,
+      tx: Tx,
     ): Promise<StoredClient | undefined> {
-      return transact(async (tx) => {
+      {
         const [row] = await sql.select<ClientRow>(`SELECT * FROM clients WHERE application_id = ? AND client_id = ?${sql.forUpdate}`, [applicationId, clientId], tx);
         if (!row) return undefined;
         const current = toClient(row);
@@ -64,10 +65,10 @@ export function createClientQueries({ Client }: Models, sql: Sql, transact: Tran
           tx,
         );
         return next;
-      });
+      }
     },
-    async remove(applicationId: number, clientId: string): Promise<boolean> {
-      return (await Client.destroy({ where: { application_id: applicationId, client_id: clientId } })) === 1;
+    async remove(applicationId: number, clientId: string, tx: Tx): Promise<boolean> {
+      return (await sql.change('DELETE FROM clients WHERE application_id = ? AND client_id = ?', [applicationId, clientId], tx)) === 1;
     },
   };
 }

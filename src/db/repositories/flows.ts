@@ -17,7 +17,7 @@ export function createFlowQueries(_models: Models, sql: Sql) {
       definition: unknown,
       checksum: string,
       now: Date,
-      transaction?: Tx,
+      transaction: Tx,
     ): Promise<StoredFlow & { unchanged?: true }> {
       for (let attempt = 0; ; attempt++) {
         const [newest] = await sql.select<FlowRow>(

@@ -1,4 +1,3 @@
-import { UniqueConstraintError } from 'sequelize';
 import { DuplicateKeyError, type Sql } from '../sql';
 import { IdentityTakenError, type StoredProfile, type StoredProvider } from '../../domain/storage/social';
 import type { Tx } from '../../domain/storage/transactions';
@@ -16,15 +15,16 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
   return {
     providers: {
       /** False when the application already has a provider of that name. */
-      async insert(p: Omit<StoredProvider, 'id'>, now: Date): Promise<boolean> {
+      async insert(p: Omit<StoredProvider, 'id'>, now: Date, tx: Tx): Promise<boolean> {
         try {
-          await SocialProvider.create({
-            application_id: p.applicationId, name: p.name, kind: p.kind, issuer: p.issuer, client_id: p.clientId,
-            secret_sealed: p.secretSealed, scopes: p.scopes.join(' '), created_at: now,
-          });
+          await sql.change(
+            'INSERT INTO social_providers (application_id, name, kind, issuer, client_id, secret_sealed, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+            [p.applicationId, p.name, p.kind, p.issuer, p.clientId, p.secretSealed, p.scopes.join(' '), sql.time(now)],
+            tx,
+          );
           return true;
         } catch (e) {
-          if (e instanceof UniqueConstraintError) return false;
+          if (e instanceof DuplicateKeyError) return false;
           throw e;
         }
       },
@@ -37,8 +37,8 @@ export function createSocialQueries({ SocialProvider, Profile }: Models, sql: Sq
         const row = await SocialProvider.findOne({ where: { application_id: applicationId, name }, raw: true });
         return row ? toProvider(row) : undefined;
       },
-      async remove(applicationId: number, name: string): Promise<boolean> {
-        return (await SocialProvider.destroy({ where: { application_id: applicationId, name } })) > 0;
+      async remove(applicationId: number, name: string, tx: Tx): Promise<boolean> {
+        return (await sql.change('DELETE FROM social_providers WHERE application_id = ? AND name = ?', [applicationId, name], tx)) > 0;
       },
     },
     profiles: {

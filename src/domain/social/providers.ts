@@ -1,7 +1,5 @@
 import type { Storage } from '../storage';
 import type { SocialStore, StoredProvider } from '../storage/social';
-import { errors } from '../../errors';
-import type { Clock } from '../clients';
 import type { SecretBox } from '../secrets';
 
 export const PROVIDER_KINDS = ['oidc', 'github'] as const;
@@ -22,8 +20,42 @@ export interface NewProvider {
 /** What is shown of a provider: never its secret. */
 export type ProviderView = Omit<StoredProvider, 'secretSealed' | 'applicationId' | 'id'>;
 
-const bound = (applicationId: number, name: string) => `provider:${applicationId}:${name}`;
+/** What a provider's secret is sealed to: its application and name. */
+export const providerBinding = (applicationId: number, name: string) => `provider:${applicationId}:${name}`;
+
+/** A provider as it is shown: never its secret. */
+export const providerView = ({ secretSealed: _s, applicationId: _a, id: _i, ...rest }: StoredProvider): ProviderView => rest;
+
+/**
+ * A new provider's row, checked: a name fit for URLs, a known kind, an https issuer (http on this
+ * machine), the client id and secret the provider gave, scope names (`openid` always for OpenID
+ * Connect). The secret is sealed to the application and the name.
+ */
+export function providerRow(box: SecretBox, applicationId: number, input: NewProvider): Omit<StoredProvider, 'id'> {
+  if (!PROVIDER_NAME.test(input.name)) throw new ProviderInputError('name', 'must be a lowercase label of letters, digits and -, such as google');
+  if (!PROVIDER_KINDS.includes(input.kind)) throw new ProviderInputError('kind', `must be one of ${PROVIDER_KINDS.join(', ')}`);
+  const issuer = issuerUrl(input.issuer, input.kind);
+  if (!input.clientId || input.clientId.length > 255) throw new ProviderInputError('clientId', 'must be the client id the provider gave this application');
+  if (!input.clientSecret || input.clientSecret.length > 512) throw new ProviderInputError('clientSecret', 'must be the client secret the provider gave this application');
+  const scopes = input.scopes?.length ? input.scopes : input.kind === 'github' ? ['read:user', 'user:email'] : ['openid', 'email', 'profile'];
+  if (scopes.some((s) => !/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(s))) throw new ProviderInputError('scopes', 'must be scope names separated by spaces');
+  if (input.kind === 'oidc' && !scopes.includes('openid')) scopes.unshift('openid');
+  return {
+    applicationId, name: input.name, kind: input.kind, issuer, clientId: input.clientId,
+    secretSealed: box.seal(input.clientSecret, providerBinding(applicationId, input.name)), scopes,
+  };
+}
 const loopback = (url: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+
+/** What of a new provider is not valid, and why (each adapter names the field its own way). */
+export class ProviderInputError extends Error {
+  constructor(readonly field: 'name' | 'kind' | 'issuer' | 'clientId' | 'clientSecret' | 'scopes', message: string) {
+    super(message);
+  }
+}
+
+/** The application already has a provider of that name, or has none of the name to remove. */
+export class ProviderNameError extends Error {}
 
 /** Checks an issuer: https, or http on this machine only (a provider in development). */
 function issuerUrl(raw: string, kind: ProviderKind): string {
@@ -31,12 +63,12 @@ function issuerUrl(raw: string, kind: ProviderKind): string {
   try {
     url = new URL(raw);
   } catch {
-    throw errors.invalidArgument('issuer', 'must be an absolute URL such as https://accounts.google.com');
+    throw new ProviderInputError('issuer', 'must be an absolute URL such as https://accounts.google.com');
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback(url))) {
-    throw errors.invalidArgument('issuer', 'must use https (http only for a provider on this machine)');
+    throw new ProviderInputError('issuer', 'must use https (http only for a provider on this machine)');
   }
-  if (url.search || url.hash) throw errors.invalidArgument('issuer', 'must not have a query or fragment');
+  if (url.search || url.hash) throw new ProviderInputError('issuer', 'must not have a query or fragment');
   return kind === 'github' ? url.origin : url.toString().replace(/\/+$/, '');
 }
 
@@ -45,39 +77,17 @@ function issuerUrl(raw: string, kind: ProviderKind): string {
  * (found by discovery at their issuer) and GitHub. Client secrets are sealed at rest with
  * SECRET_KEY, bound to the application and the provider name.
  */
-export function createProviderService(deps: { db: Storage; box: SecretBox; clock: Clock }) {
-  const { db, box, clock } = deps;
-  const view = ({ secretSealed: _s, applicationId: _a, id: _i, ...rest }: StoredProvider): ProviderView => rest;
+export function createProviderService(deps: { db: Storage; box: SecretBox }) {
+  const { db, box } = deps;
   return {
-    async add(applicationId: number, input: NewProvider): Promise<ProviderView> {
-      if (!PROVIDER_NAME.test(input.name)) throw errors.invalidArgument('name', 'must be a lowercase label of letters, digits and -, such as google');
-      if (!PROVIDER_KINDS.includes(input.kind)) throw errors.invalidArgument('kind', `must be one of ${PROVIDER_KINDS.join(', ')}`);
-      const issuer = issuerUrl(input.issuer, input.kind);
-      if (!input.clientId || input.clientId.length > 255) throw errors.invalidArgument('client_id', 'must be the client id the provider gave this application');
-      if (!input.clientSecret || input.clientSecret.length > 512) throw errors.invalidArgument('client_secret', 'must be the client secret the provider gave this application');
-      const scopes = input.scopes?.length ? input.scopes : input.kind === 'github' ? ['read:user', 'user:email'] : ['openid', 'email', 'profile'];
-      if (scopes.some((s) => !/^[\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(s))) throw errors.invalidArgument('scopes', 'must be scope names separated by spaces');
-      if (input.kind === 'oidc' && !scopes.includes('openid')) scopes.unshift('openid');
-      const stored = {
-        applicationId, name: input.name, kind: input.kind, issuer, clientId: input.clientId,
-        secretSealed: box.seal(input.clientSecret, bound(applicationId, input.name)), scopes,
-      };
-      if (!(await db.social.providers.insert(stored, clock.now()))) {
-        throw errors.invalidArgument('name', `the application already has a provider named ${input.name}; remove it first`);
-      }
-      return view({ ...stored, id: 0 });
-    },
     /** The application's providers, read from `from` (the admin API's list passes the lag-tolerant reads). */
     async list(applicationId: number, from: Pick<SocialStore['providers'], 'list'> = db.social.providers): Promise<ProviderView[]> {
-      return (await from.list(applicationId)).map(view);
-    },
-    async remove(applicationId: number, name: string): Promise<void> {
-      if (!(await db.social.providers.remove(applicationId, name))) throw errors.invalidArgument('name', `no provider named ${name.slice(0, 64)} in this application`);
+      return (await from.list(applicationId)).map(providerView);
     },
     /** The provider with its plain client secret, for talking to it; undefined when unknown. */
     async withSecret(applicationId: number, name: string): Promise<{ provider: StoredProvider; secret: string } | undefined> {
       const provider = PROVIDER_NAME.test(name) ? await db.social.providers.find(applicationId, name) : undefined;
-      return provider ? { provider, secret: box.open(provider.secretSealed, bound(applicationId, name)) } : undefined;
+      return provider ? { provider, secret: box.open(provider.secretSealed, providerBinding(applicationId, name)) } : undefined;
     },
   };
 }

@@ -4,8 +4,8 @@ export interface Application { id: number; name: string; settings: Record<string
 
 export interface ApplicationStore {
   findByName(name: string): Promise<Application | undefined>;
-  create(name: string, now: Date, transaction?: Tx): Promise<Application>;
+  create(name: string, now: Date, transaction: Tx): Promise<Application>;
   findById(id: number): Promise<Application | undefined>;
   /** Read-modify-write of the application-wide default settings under a row lock. */
-  mutateSettings(id: number, change: (settings: Record<string, string>) => Record<string, string>, now: Date): Promise<void>;
+  mutateSettings(id: number, change: (settings: Record<string, string>) => Record<string, string>, now: Date, transaction: Tx): Promise<void>;
 }

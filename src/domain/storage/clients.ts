@@ -12,7 +12,7 @@ export interface StoredClient {
 }
 
 export interface ClientStore {
-  insert(c: Omit<StoredClient, 'id'>, now: Date, transaction?: Tx): Promise<StoredClient>;
+  insert(c: Omit<StoredClient, 'id'>, now: Date, transaction: Tx): Promise<StoredClient>;
   /** Always scoped to the application: another application's client is never found. */
   find(applicationId: number, clientId: string): Promise<StoredClient | undefined>;
   /** By its row id (what credentials record as their client), scoped to the application. */
@@ -23,7 +23,7 @@ export interface ClientStore {
   /** Read-modify-write of one client under a row lock; undefined when there is none. */
   mutate(
     applicationId: number, clientId: string,
-    change: (current: StoredClient) => Partial<Pick<StoredClient, 'features' | 'settings' | 'secretSealed'>>, now: Date,
+    change: (current: StoredClient) => Partial<Pick<StoredClient, 'features' | 'settings' | 'secretSealed'>>, now: Date, transaction: Tx,
   ): Promise<StoredClient | undefined>;
-  remove(applicationId: number, clientId: string): Promise<boolean>;
+  remove(applicationId: number, clientId: string, transaction: Tx): Promise<boolean>;
 }

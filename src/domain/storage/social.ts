@@ -29,10 +29,10 @@ export class IdentityTakenError extends Error {}
 export interface SocialStore {
   providers: {
     /** False when the application already has a provider of that name. */
-    insert(p: Omit<StoredProvider, 'id'>, now: Date): Promise<boolean>;
+    insert(p: Omit<StoredProvider, 'id'>, now: Date, transaction: Tx): Promise<boolean>;
     list(applicationId: number): Promise<StoredProvider[]>;
     find(applicationId: number, name: string): Promise<StoredProvider | undefined>;
-    remove(applicationId: number, name: string): Promise<boolean>;
+    remove(applicationId: number, name: string, transaction: Tx): Promise<boolean>;
   };
   profiles: {
     /** Links an identity to a record; IdentityTakenError when any record of the application has it. */

@@ -1,6 +1,10 @@
-import { type Feature, parseFeatures } from '../../domain/clients';
+import { NoSuchClientError, OwnOwnerFeatureError, SelfDeletionError, type Feature, parseFeatures } from '../../domain/clients';
 import { errors } from '../../errors';
-import { caller, type Handler } from '../context';
+import { addClient as add } from '../../usecases/clients/add-client';
+import { deleteClient as remove } from '../../usecases/clients/delete-client';
+import { resetSecret as reset } from '../../usecases/clients/reset-secret';
+import { setFeatures as set } from '../../usecases/clients/set-features';
+import { adminCall, caller, type Handler } from '../context';
 
 const MAX_DESCRIPTION = 1024;
 
@@ -11,7 +15,7 @@ export const addClient: Handler = async (ctx) => {
     throw errors.invalidArgument('description', `is longer than ${MAX_DESCRIPTION} characters`);
   }
   const features = ctx.params.get('features') === undefined ? [] : parseFeatures(ctx.params.json('features'));
-  const { client, secret } = await ctx.services.clients.create(ctx.app.id, { description, features });
+  const { client, secret } = await add(ctx.services, { ...adminCall(ctx), description, features });
   return { description: client.description, client_id: client.clientId, client_secret: secret, features: client.features };
 };
 
@@ -28,19 +32,31 @@ export const listClients: Handler = async (ctx) => {
   };
 };
 
+/** A client the call names that does not exist: 200 naming the parameter. */
+const named = (argument: string) => (e: unknown): never => {
+  if (e instanceof NoSuchClientError) throw errors.invalidArgument(argument, e.message);
+  throw e;
+};
+
 export const setFeatures: Handler = async (ctx) => {
   const forClientId = ctx.params.require('for_client_id');
   const features = parseFeatures(ctx.params.json('features', true));
-  await ctx.services.clients.setFeatures(ctx.app.id, caller(ctx), forClientId, features);
+  await set(ctx.services, { ...adminCall(ctx), callerClientId: caller(ctx).clientId, forClientId, features }).catch((e: unknown) => {
+    if (e instanceof OwnOwnerFeatureError) throw errors.invalidArgument('features', 'the owner client cannot remove its own owner feature; use another owner client to do it');
+    return named('for_client_id')(e);
+  });
   return {};
 };
 
 export const deleteClient: Handler = async (ctx) => {
-  await ctx.services.clients.remove(ctx.app.id, caller(ctx), ctx.params.require('client_id_for_deletion'));
+  await remove(ctx.services, { ...adminCall(ctx), callerClientId: caller(ctx).clientId, clientId: ctx.params.require('client_id_for_deletion') }).catch((e: unknown) => {
+    if (e instanceof SelfDeletionError) throw errors.invalidArgument('client_id_for_deletion', 'a client cannot delete itself; use another owner client');
+    return named('client_id_for_deletion')(e);
+  });
   return {};
 };
 
 export const resetSecret: Handler = async (ctx) => {
-  const newSecret = await ctx.services.clients.resetSecret(ctx.app.id, ctx.params.require('for_client_id'));
+  const newSecret = await reset(ctx.services, { ...adminCall(ctx), forClientId: ctx.params.require('for_client_id') }).catch(named('for_client_id'));
   return { new_secret: newSecret };
 };

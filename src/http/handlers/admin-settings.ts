@@ -1,6 +1,8 @@
 import { settingProblem } from '../../domain/settings';
 import { errors } from '../../errors';
-import { caller, type Handler, type RequestContext } from '../context';
+import { adminCall, caller, type Handler, type RequestContext } from '../context';
+import { NoSuchClientError } from '../../domain/clients';
+import { applied, changeClientSettings, changeDefaultSettings } from '../../usecases/clients/change-settings';
 import { chosenFlow } from '../../domain/flows';
 
 const KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -28,15 +30,6 @@ const sentValue = (ctx: RequestContext) => {
   return ctx.params.values.value;
 };
 
-/** Settings with `entries` applied (an undefined value removes its key). */
-const applied = (s: Record<string, string>, entries: (readonly [string, string | undefined])[]) => {
-  const out = { ...s };
-  for (const [k, v] of entries) {
-    if (v === undefined) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-};
 
 /** A default flow name or version must name a flow the application has: checked against the settings as they will be. */
 async function checkFlow(ctx: RequestContext, settings: () => Promise<Record<string, string>>, changed: string[], name: string): Promise<void> {
@@ -69,7 +62,10 @@ async function effective(ctx: RequestContext): Promise<Record<string, string>> {
 /** Applies `entries` to the target client's settings; answers the settings as they were. */
 async function change(ctx: RequestContext, entries: (readonly [string, string | undefined])[], name: string): Promise<Record<string, string>> {
   await checkFlow(ctx, async () => applied(await effective(ctx), entries), entries.map(([k]) => k), name);
-  return ctx.services.clients.changeSettings(ctx.app.id, target(ctx), (s) => applied(s, entries));
+  return changeClientSettings(ctx.services, { ...adminCall(ctx), clientId: target(ctx), entries }).catch((e: unknown) => {
+    if (e instanceof NoSuchClientError) throw errors.invalidArgument('for_client_id', e.message);
+    throw e;
+  });
 }
 
 export const getSetting: Handler = async (ctx) => {
@@ -114,10 +110,6 @@ export const setDefaultSetting: Handler = async (ctx) => {
   const k = key(ctx);
   const entries = [[k, value(k, sentValue(ctx), 'value')] as const];
   await checkFlow(ctx, async () => applied((await ctx.services.db.applications.findById(ctx.app.id))?.settings ?? {}, entries), [k], 'value');
-  let existed = false;
-  await ctx.services.db.applications.mutateSettings(ctx.app.id, (s) => {
-    existed = k in s;
-    return applied(s, entries);
-  }, ctx.services.clock.now());
-  return { result: existed };
+  const before = await changeDefaultSettings(ctx.services, { ...adminCall(ctx), entries });
+  return { result: Object.hasOwn(before, k) };
 };

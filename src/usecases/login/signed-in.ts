@@ -68,9 +68,10 @@ export async function signedIn(
   const written = versions.withProfiles(next, profiles);
   const { rows, answer } = loginCredentials(ctx, request, record.id, now);
   // one round trip when no subscriber must write in a transaction for these events
-  const jobs = work.jobsOf(events(written, now));
+  const happened = events(written, now);
+  const jobs = work.jobsOf(happened);
   if (jobs && await db.records.signIn(record, next, rows, jobs, now)) {
-    await work.dispatch(jobs);
+    await work.dispatch(jobs, happened);
     return { capture_user: written.rendered, ...answer };
   }
   // changed since the check: locked, read again, and written with the tokens and the snapshot

@@ -1,6 +1,7 @@
 import type { SecretBox } from '../../domain/secrets';
 import type { AuditStore } from '../../domain/storage/audit';
 import { audit } from './audit';
+import { clientCache } from './client-cache';
 import { history } from './history';
 import { mail } from './mail';
 import type { Subscriber } from './subscriber';
@@ -8,8 +9,13 @@ import type { Subscriber } from './subscriber';
 export type { Subscriber } from './subscriber';
 
 /** Every subscriber of the events, in the order they run: adding one is a new file and a line here. */
-export const subscribers = (deps: { box: SecretBox; audit: Pick<AuditStore, 'append'> }): readonly Subscriber[] => [
+export const subscribers = (deps: {
+  box: SecretBox;
+  audit: Pick<AuditStore, 'append'>;
+  clients: { changed(applicationId: number, clientId: string): Promise<void> };
+}): readonly Subscriber[] => [
   history,
   mail(deps.box),
   audit(deps.audit),
+  clientCache(deps.clients),
 ];
