@@ -14,6 +14,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     event_version: { type: DataTypes.INTEGER, allowNull: false },
     actor_kind: { type: DataTypes.STRING(16), allowNull: false },
     actor_id: { type: DataTypes.STRING(255), allowNull: false },
+    // the client a person acted through, when the actor is an account
+    actor_client: { type: DataTypes.STRING(255), allowNull: true },
     subject_kind: { type: DataTypes.STRING(16), allowNull: false },
     subject_id: { type: DataTypes.STRING(255), allowNull: false },
     data: { type: DataTypes.TEXT, allowNull: false },

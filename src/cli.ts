@@ -8,8 +8,8 @@ import { createBaseUrls } from './domain/base-urls';
 import { banner } from './banner';
 import { createLogger } from './logger';
 import { newestMail } from './mail-files';
-import { compileFilter, compileSort, FilterUseError } from './db/entity-filter';
-import { FilterError, parseFilter } from './domain/filter';
+import { FilterError, FilterUseError, parseFilter } from './domain/filter';
+import { findRecords } from './usecases/records/find-records';
 import { disableUser } from './usecases/operators/disable-user';
 import { enableUser } from './usecases/operators/enable-user';
 import { signOutUser } from './usecases/operators/sign-out-user';
@@ -20,11 +20,14 @@ import { importFlows } from './usecases/applications/import-flows';
 import { addProvider } from './usecases/providers/add-provider';
 import { removeProvider } from './usecases/providers/remove-provider';
 import { ProviderInputError } from './domain/social/providers';
+import { listAudit } from './usecases/audit/list-audit';
+import { AuditQueryError, auditQuery } from './domain/audit-query';
+import { shownAuditEntry } from './http/handlers/audit';
 import type { Acting } from './domain/events';
 import type { Work } from './domain/ports';
 import type { RecordVersions } from './domain/versions';
 import type { Logger } from './logger';
-import { renderUser, renderWithProfiles } from './domain/users';
+import { renderWithProfiles } from './domain/users';
 import { formatTimestamp } from './domain/timestamps';
 import { createRecordVersions } from './domain/versions';
 import { createBullQueue } from './queue/bullmq';
@@ -308,18 +311,40 @@ program.command('users:find')
   .description('list the users a filter matches: id, uuid, email, username, created and lastLogin')
   .action((filter: string, opts: { app?: string; limit: string }) => withCore(async (core) => {
     const app = await applicationOf(core, opts);
-    const dialect = core.db.sequelize.getDialect() === 'mysql' ? 'mysql' : 'sqlite';
     const limit = Math.min(1000, Math.max(1, Number(opts.limit) || 100));
-    let where;
+    let found;
     try {
-      where = compileFilter(parseFilter(filter), dialect);
+      const query = { applicationId: app.id, filter: parseFilter(filter), sortOn: [], limit, offset: 0, total: false };
+      found = await findRecords({ db: core.db, entityQueryTimeoutMs: loadConfigOrExit().entityQueryTimeoutMs }, query);
     } catch (e) {
       if (e instanceof FilterError || e instanceof FilterUseError) throw new Error(`the filter is not valid: ${e.message}`);
       throw e;
     }
-    const page = await core.db.records.searchPage(app.id, where, compileSort([], dialect), { limit, offset: 0 }, loadConfigOrExit().entityQueryTimeoutMs);
-    const records = await core.db.records.findByIds(app.id, page.map((r) => r.id));
-    print(records.map((r) => renderUser(r)).map(({ id, uuid, email, username, created, lastLogin }) => ({ id, uuid, email, username: username ?? null, created, lastLogin: lastLogin ?? null })));
+    print(found.results.map(({ id, uuid, email, username, created, lastLogin }) => ({ id, uuid, email, username: username ?? null, created, lastLogin: lastLogin ?? null })));
+  }));
+
+program.command('audit')
+  .option(...APP_OPTION)
+  .option('--type <type>', 'one event type (client.secret_reset), or a family ending in a dot (client.)')
+  .option('--actor <actor>', 'client, operator, account or system, optionally :who (client:<client_id>, operator:<name>)')
+  .option('--subject <subject>', 'what was changed, as kind:id (record:42, client:<client_id>, setting:<key>)')
+  .option('--since <time>', 'entries at or after this ISO 8601 time')
+  .option('--until <time>', 'entries before this ISO 8601 time')
+  .option('--limit <n>', 'at most this many entries (1 to 1000)', '100')
+  .option('--before <id>', 'continue a listing: the entries before this id (the last id printed)')
+  .description("print the application's audit log, newest first, one JSON object per line: what clients and operators changed")
+  .action((opts: { app?: string; type?: string; actor?: string; subject?: string; since?: string; until?: string; limit: string; before?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    let query;
+    try {
+      query = auditQuery(opts);
+    } catch (e) {
+      if (e instanceof AuditQueryError) throw new Error(`--${e.field} ${e.message}`);
+      throw e;
+    }
+    const page = await listAudit({ audit: core.db.audit }, { applicationId: app.id, ...query });
+    for (const e of page.entries) process.stdout.write(`${JSON.stringify(shownAuditEntry(e))}\n`);
+    if (page.next) process.stderr.write(`gatehouse: more entries: run again with --before ${page.next}\n`);
   }));
 
 program.command('mail:last')

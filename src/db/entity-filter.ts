@@ -1,10 +1,7 @@
-import type { Filter, Literal } from '../domain/filter';
+import { FilterUseError, type Filter, type Literal } from '../domain/filter';
 import { parseTimestamp } from '../domain/timestamps';
 import { sqlTime } from './models';
 import { uniqueKey } from '../domain/storage/records';
-
-/** A filter or sort that names something it cannot use (a password, a timestamp that is not one). */
-export class FilterUseError extends Error {}
 
 type Dialect = 'mysql' | 'sqlite';
 interface Column { sql: string; type: 'id' | 'text' | 'key' | 'time'; sort?: string }
@@ -145,8 +142,8 @@ export function compileSort(sortOn: string[], dialect: Dialect): { orderBy: stri
   const parts = sortOn.map((entry) => {
     const descending = entry.startsWith('-');
     const attribute = descending ? entry.slice(1) : entry;
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(attribute)) throw new FilterUseError(`sort_on: "${attribute.slice(0, 64)}" is not an attribute name`);
-    if (SECRET.has(attribute) || attribute.startsWith('profiles')) throw new FilterUseError(`sort_on: ${attribute} cannot be sorted on`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(attribute)) throw new FilterUseError(`sort_on: "${attribute.slice(0, 64)}" is not an attribute name`, 'sort');
+    if (SECRET.has(attribute) || attribute.startsWith('profiles')) throw new FilterUseError(`sort_on: ${attribute} cannot be sorted on`, 'sort');
     const c = own(COLUMNS, attribute);
     let expression: string;
     if (c) expression = c.sort ?? c.sql;

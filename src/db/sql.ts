@@ -1,3 +1,4 @@
+import { StatementTimeoutError } from '../domain/storage/transactions';
 import { QueryTypes, Transaction, UniqueConstraintError, type Sequelize } from 'sequelize';
 import sqlite3 from 'sqlite3';
 import { sqlTime } from './models';
@@ -91,12 +92,7 @@ export async function retrying<T>(work: () => Promise<T>, attempts = WRITE_ATTEM
   }
 }
 
-/** A bounded statement ran out of time and was stopped (see `Sql.selectBounded`). */
-export class StatementTimeoutError extends Error {
-  constructor(readonly timeoutMs: number) {
-    super(`the statement ran longer than ${timeoutMs} ms and was stopped`);
-  }
-}
+export { StatementTimeoutError };
 
 /** A unique index refused a row (MySQL ER_DUP_ENTRY, SQLite UNIQUE constraint). */
 export class DuplicateKeyError extends Error {}

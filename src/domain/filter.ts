@@ -21,6 +21,13 @@ export class FilterError extends Error {
   }
 }
 
+/** A filter or sort that names something it cannot use (a password, a timestamp that is not one), found where it is compiled. */
+export class FilterUseError extends Error {
+  constructor(message: string, readonly part: 'filter' | 'sort' = 'filter') {
+    super(message);
+  }
+}
+
 export const MAX_FILTER_LENGTH = 4096;
 /** Comparisons and `is null` tests in one filter: each is evaluated on every candidate record. */
 export const MAX_FILTER_TERMS = 100;
@@ -198,12 +205,3 @@ export function printFilter(f: Filter): string {
   }
 }
 
-/** Every attribute a filter names. */
-export function filterAttributes(f: Filter): string[] {
-  switch (f.kind) {
-    case 'and':
-    case 'or': return [...filterAttributes(f.left), ...filterAttributes(f.right)];
-    case 'not': return filterAttributes(f.operand);
-    default: return [f.attribute];
-  }
-}

@@ -6,13 +6,13 @@ import type { Tx } from '../../domain/storage/transactions';
 
 interface AuditRow {
   id: number | string; application_id: number | string; occurred_at: Date | string; event_type: string; event_version: number | string;
-  actor_kind: string; actor_id: string; subject_kind: string; subject_id: string; data: string; address: string | null; request_id: string | null;
+  actor_kind: string; actor_id: string; actor_client: string | null; subject_kind: string; subject_id: string; data: string; address: string | null; request_id: string | null;
 }
 
-/** The actor as an event had it, from its two columns (an account's client is in `data.client`). */
-function actorOf(kind: string, id: string, data: Record<string, unknown>): Actor {
+/** The actor as an event had it, from its columns. */
+function actorOf(kind: string, id: string, client: string | null): Actor {
   switch (kind) {
-    case 'account': return { kind, accountId: Number(id), ...(typeof data.client === 'string' && { clientId: data.client }) };
+    case 'account': return { kind, accountId: Number(id), ...(client !== null && { clientId: client }) };
     case 'client': return { kind, clientId: id };
     case 'operator': return { kind, name: id };
     default: return { kind: 'system' };
@@ -20,10 +20,10 @@ function actorOf(kind: string, id: string, data: Record<string, unknown>): Actor
 }
 
 function toEntry(r: AuditRow): AuditEntry {
-  const { client: _client, ...data } = JSON.parse(r.data) as Record<string, unknown>;
+  const data = JSON.parse(r.data) as Record<string, unknown>;
   return {
     id: String(r.id), applicationId: Number(r.application_id), occurredAt: asDate(r.occurred_at), type: r.event_type as EventType,
-    version: Number(r.event_version), actor: actorOf(r.actor_kind, r.actor_id, JSON.parse(r.data) as Record<string, unknown>),
+    version: Number(r.event_version), actor: actorOf(r.actor_kind, r.actor_id, r.actor_client),
     subject: { kind: r.subject_kind as Subject['kind'], id: r.subject_id }, data,
     ...(r.address !== null && { address: r.address }), ...(r.request_id !== null && { requestId: r.request_id }),
   };
@@ -35,11 +35,11 @@ export function createAuditQueries(sql: Sql): AuditStore {
     async append(events: KeptEvent[], tx: Tx): Promise<void> {
       if (events.length === 0) return;
       await sql.change(
-        `INSERT INTO audit_log (application_id, occurred_at, event_type, event_version, actor_kind, actor_id, subject_kind, subject_id, data, address, request_id)
-         VALUES ${events.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        `INSERT INTO audit_log (application_id, occurred_at, event_type, event_version, actor_kind, actor_id, actor_client, subject_kind, subject_id, data, address, request_id)
+         VALUES ${events.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
         events.flatMap((e) => [
-          e.applicationId, sql.time(e.occurredAt), e.type, e.version, e.actor.kind, actorId(e.actor), e.subject.kind, e.subject.id,
-          JSON.stringify({ ...e.data, ...(e.actor.kind === 'account' && e.actor.clientId !== undefined && { client: e.actor.clientId }) }),
+          e.applicationId, sql.time(e.occurredAt), e.type, e.version, e.actor.kind, actorId(e.actor), e.actor.kind === 'account' ? e.actor.clientId ?? null : null,
+          e.subject.kind, e.subject.id, JSON.stringify(e.data),
           e.origin.address?.slice(0, 64) ?? null, e.origin.requestId?.slice(0, 64) ?? null,
         ]),
         tx,

@@ -1,3 +1,5 @@
+import type { Filter } from '../../domain/filter';
+import { compileFilter, compileSort } from '../entity-filter';
 import { DuplicateKeyError, type Sql } from '../sql';
 import { reservationHash } from '../../domain/email-change';
 import type { Tx } from '../../domain/storage/transactions';
@@ -53,6 +55,7 @@ const columns = (next: UserRecord, t: (d: Date) => string): [string, unknown][] 
  * closure's SQL helpers; splitting it would scatter one aggregate's queries over several files.
  */
 export function createRecordQueries(_models: Models, sql: Sql) {
+  const compiled = (tree: Filter | undefined) => (tree === undefined ? { where: '1 = 1', values: [] } : compileFilter(tree, sql.dialect));
   /**
    * An address another record may take back (a live reservation, email-change.ts) is taken like one
    * another record holds: DuplicateAttributeError, before any write.
@@ -189,14 +192,17 @@ export function createRecordQueries(_models: Models, sql: Sql) {
     },
 
     /**
-     * The ids of the records matching a compiled filter (src/db/entity-filter.ts), one page in the
-     * compiled order, with the bytes of each one's stored attributes: what reading them would
-     * cost, known before anything large is read. The database stops it after `timeoutMs`.
+     * The ids of the records matching `filter` (all without one), one page sorted by `sortOn`, with
+     * the bytes of each one's stored attributes: what reading them would cost, known before
+     * anything large is read. Both are compiled here for this engine (src/db/entity-filter.ts:
+     * FilterUseError for what they cannot use). The database stops it after `timeoutMs`.
      */
     async searchPage(
-      applicationId: number, filter: { where: string; values: unknown[] }, sort: { orderBy: string; values: unknown[] },
+      applicationId: number, filterTree: Filter | undefined, sortOn: readonly string[],
       page: { limit: number; offset: number }, timeoutMs: number,
     ): Promise<{ id: number; bytes: number }[]> {
+      const filter = compiled(filterTree);
+      const sort = compileSort([...sortOn], sql.dialect);
       const bytes = sql.dialect === 'mysql' ? 'LENGTH(e.attributes)' : 'LENGTH(CAST(e.attributes AS BLOB))';
       const rows = await sql.selectBounded<{ id: number | string; bytes: number | string }>(
         `SELECT e.id, ${bytes} AS bytes FROM entities e WHERE e.application_id = ? AND (${filter.where}) ORDER BY ${sort.orderBy} LIMIT ? OFFSET ?`,
@@ -215,8 +221,9 @@ export function createRecordQueries(_models: Models, sql: Sql) {
       return ids.flatMap((id) => (byId.has(id) ? [toRecord(byId.get(id)!)] : []));
     },
 
-    /** How many records match a compiled filter; the database stops it after `timeoutMs`. */
-    async count(applicationId: number, filter: { where: string; values: unknown[] }, timeoutMs: number): Promise<number> {
+    /** How many records match `filter` (all without one); the database stops it after `timeoutMs`. */
+    async count(applicationId: number, filterTree: Filter | undefined, timeoutMs: number): Promise<number> {
+      const filter = compiled(filterTree);
       const [row] = await sql.selectBounded<{ n: number | string }>(
         `SELECT COUNT(*) AS n FROM entities e WHERE e.application_id = ? AND (${filter.where})`, [applicationId, ...filter.values], timeoutMs,
       );

@@ -1,3 +1,4 @@
+import type { Filter } from '../filter';
 import type { NewCredential } from './credentials';
 import type { OutboxJob } from './outbox';
 import type { StoredProfile } from './social';
@@ -103,17 +104,19 @@ export interface RecordStore {
   /** `find` by email or username with the record's identities, read together. */
   findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: UserRecord; profiles: StoredProfile[] } | undefined>;
   /**
-   * The ids of the records matching a compiled filter, one page in the compiled order, with the
-   * bytes of each one's stored attributes. The database stops it after `timeoutMs`.
+   * The ids of the records matching `filter` (all without one), one page sorted by `sortOn`
+   * (attribute names, `-` first for descending), with the bytes of each one's stored attributes.
+   * Storage compiles both for its engine: FilterUseError for what they cannot use (a password, a
+   * timestamp that is not one). The database stops it after `timeoutMs`.
    */
   searchPage(
-    applicationId: number, filter: { where: string; values: unknown[] }, sort: { orderBy: string; values: unknown[] },
+    applicationId: number, filter: Filter | undefined, sortOn: readonly string[],
     page: { limit: number; offset: number }, timeoutMs: number,
   ): Promise<{ id: number; bytes: number }[]>;
   /** The records with these ids, in the order of `ids` (one deleted meanwhile is left out). */
   findByIds(applicationId: number, ids: number[]): Promise<UserRecord[]>;
-  /** How many records match a compiled filter; the database stops it after `timeoutMs`. */
-  count(applicationId: number, filter: { where: string; values: unknown[] }, timeoutMs: number): Promise<number>;
+  /** How many records match `filter` (all without one); the database stops it after `timeoutMs`. */
+  count(applicationId: number, filter: Filter | undefined, timeoutMs: number): Promise<number>;
   /** The record, locked until the transaction ends. */
   findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<UserRecord | undefined>;
   /** Disables a user (`at`) or enables it again (null): a state of the account, not a new version. */

@@ -1,5 +1,12 @@
 declare const opened: unique symbol;
 
+/** A bounded statement (a search, a count) ran out of its time and the database stopped it. */
+export class StatementTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the statement ran longer than ${timeoutMs} ms and was stopped`);
+  }
+}
+
 /**
  * An open transaction: a handle the storage layer hands to the work it runs and takes back in
  * each method that joins it. Opaque here; each engine's implementation knows what it holds.

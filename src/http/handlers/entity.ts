@@ -1,11 +1,8 @@
-import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
-import type { SnapshotPayload } from '../../domain/storage/versions';
-import { changedNames } from '../../domain/accounts';
-import { event, recordSubject, type Acting } from '../../domain/events';
-import type { UnitOfWork } from '../../domain/ports';
-import { asAccount, asClient } from '../../usecases/services';
+import { DuplicateAttributeError } from '../../domain/storage/records';
+import { asClient } from '../../usecases/services';
+import { BulkItemError, createRecord, createRecords } from '../../usecases/records/create-records';
+import { shownRecord } from '../../usecases/records/change-record';
 import { parseNewUser, requireUserType } from '../../domain/users';
-import { captureUser } from '../../usecases/login/signed-in';
 import { shape } from '../record';
 import { ApiError, errors } from '../../errors';
 import { caller, type Handler, type RequestContext } from '../context';
@@ -14,15 +11,9 @@ import { identifyRecord, namesRecord } from '../record';
 /** Client kinds that read records with their credentials. */
 const READERS = ['owner', 'direct_access', 'direct_read_access'];
 
-/** What creating a record records: record.created with its attribute names and first snapshot, and account.registered. */
-function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean): void {
-  const subject = recordSubject(record.id);
-  const names = changedNames({ email: record.email ?? undefined, username: record.username ?? undefined, emailVerified: record.emailVerified ?? undefined, attributes: record.attributes });
-  uow.record(
-    event('record.created', record.applicationId, record.created, acting, subject, { attributes: [...names, ...(password ? ['password'] : [])] }, { snapshot }),
-    event('account.registered', record.applicationId, record.created, acting, subject, { method: 'api' }),
-  );
-}
+/** A taken email, username or uuid: 202 naming the attribute. */
+const taken = (e: DuplicateAttributeError) =>
+  new ApiError('uniqueViolation', `another record already has this ${e.attribute}`, { extra: { argument_name: `attributes.${e.attribute}` } });
 
 /**
  * /entity.create: owner credentials, or a `creation_token` (docs/api.md#records: for mobile apps without a
@@ -30,7 +21,7 @@ function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snap
  */
 export const createEntity: Handler = async (ctx) => {
   requireUserType(ctx.params.require('type_name'));
-  const { entity, password } = parseNewUser(ctx.app.id, ctx.params.json('attributes', true));
+  const record = parseNewUser(ctx.app.id, ctx.params.json('attributes', true));
   const creationToken = ctx.params.get('creation_token');
   const p = ctx.principal;
   if (creationToken === undefined) {
@@ -39,25 +30,13 @@ export const createEntity: Handler = async (ctx) => {
     }
     if (!p.client.features.includes('owner')) throw errors.permissionError(`client ${p.client.clientId} needs the owner feature, or a creation_token`);
   }
-  const { db, tokens, passwords, clock, work, versions } = ctx.services;
-  const passwordHash = password === undefined ? null : await passwords.hash(password);
   try {
-    const created = await work.run(async (uow) => {
-      const { tx } = uow;
-      if (creationToken !== undefined) {
-        await tokens.consumeCreationToken(ctx.app, creationToken, p.kind === 'client' ? p.client.id : null, tx);
-      }
-      const record = await db.records.insert({ ...entity, passwordHash }, clock.now(), tx);
-      // with owner credentials the client acts; a creation token's holder is the person registering
-      const acting = p.kind === 'client' && creationToken === undefined ? asClient(ctx, p.client) : asAccount(ctx, record.id, p.kind === 'client' ? p.client : undefined);
-      recordCreated(uow, acting, record, versions.created(record).snapshot, password !== undefined);
-      return record;
+    const created = await createRecord(ctx.services, {
+      app: ctx.app, origin: ctx.origin, record, ...(p.kind === 'client' && { client: p.client }), ...(creationToken !== undefined && { creationToken }),
     });
     return { id: created.id, uuid: created.uuid };
   } catch (e) {
-    if (e instanceof DuplicateAttributeError) {
-      throw new ApiError('uniqueViolation', `another record already has this ${e.attribute}`, { extra: { argument_name: `attributes.${e.attribute}` } });
-    }
+    if (e instanceof DuplicateAttributeError) throw taken(e);
     throw e;
   }
 };
@@ -83,7 +62,7 @@ async function readable(ctx: RequestContext) {
 /** /entity: one record, by uuid, id or key_attribute. */
 export const readEntity: Handler = async (ctx) => {
   if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
-  return { result: shape(ctx, await captureUser(ctx, await readable(ctx))) };
+  return { result: shape(ctx, await shownRecord(ctx.services, await readable(ctx))) };
 };
 
 /** Records one bulkCreate call may create. */
@@ -113,28 +92,14 @@ export const bulkCreateEntities: Handler = async (ctx) => {
       item_errors: failed.map((f) => ({ index: f.index, argument_name: f.error.extra.argument_name, error_description: f.error.message })),
     });
   }
-  const { db, passwords, clock, work, versions } = ctx.services;
-  const acting = asClient(ctx, caller(ctx));
-  const items = parsed as { index: number; entity: ReturnType<typeof parseNewUser>['entity']; password?: string }[];
-  // in the background lane: a batch of 1,000 passwords takes at most half the argon2 threads and never fills the requests' queue
-  const hashes = await Promise.all(items.map((i) => (i.password === undefined ? null : passwords.hashInBackground(i.password))));
-  let current = 0;
+  const records = parsed as { index: number; entity: ReturnType<typeof parseNewUser>['entity']; password?: string }[];
   try {
-    const created = await work.run(async (uow) => {
-      const out = [];
-      for (const [n, item] of items.entries()) {
-        current = n;
-        const record = await db.records.insert({ ...item.entity, passwordHash: hashes[n] }, clock.now(), uow.tx);
-        recordCreated(uow, acting, record, versions.created(record).snapshot, item.password !== undefined);
-        out.push(record);
-      }
-      return out;
-    });
+    const created = await createRecords(ctx.services, { app: ctx.app, acting: asClient(ctx, caller(ctx)), records });
     return { uuid_results: created.map((c) => c.uuid), results: created.map((c) => ({ id: c.id, uuid: c.uuid })) };
   } catch (e) {
-    if (!(e instanceof DuplicateAttributeError)) throw e;
-    throw new ApiError('uniqueViolation', `record ${current} of all_attributes has a ${e.attribute} that another record has; nothing was created`, {
-      extra: { argument_name: 'all_attributes', item_index: current },
+    if (!(e instanceof BulkItemError)) throw e;
+    throw new ApiError('uniqueViolation', `record ${e.index} of all_attributes has a ${e.duplicate.attribute} that another record has; nothing was created`, {
+      extra: { argument_name: 'all_attributes', item_index: e.index },
     });
   }
 };

@@ -1,10 +1,9 @@
+import { MAX_AUDIT_PAGE } from '../../domain/audit-query';
 import type { AuditEntry, AuditQuery, AuditStore } from '../../domain/storage/audit';
 
 /** One page of the audit log, newest first, and where the next page continues (none after the last). */
 export interface AuditPage { entries: AuditEntry[]; next?: string }
 
-/** The most entries one page holds. */
-export const MAX_AUDIT_PAGE = 1000;
 
 /**
  * docs/audit.md: the audit log of an application, newest first, narrowed by the query's filters; a

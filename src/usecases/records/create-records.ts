@@ -1,0 +1,75 @@
+import { changedNames } from '../../domain/accounts';
+import { event, recordSubject, type Acting, type Actor, type Origin } from '../../domain/events';
+import type { Application } from '../../domain/storage/applications';
+import type { UnitOfWork } from '../../domain/ports';
+import { DuplicateAttributeError, type NewRecord, type UserRecord } from '../../domain/storage/records';
+import type { SnapshotPayload } from '../../domain/storage/versions';
+import type { RecordCall, RecordDeps } from './deps';
+
+/** A new record as the API sends it: its row, and its password in clear (hashed here), if any. */
+export interface NewRecordInput { entity: Omit<NewRecord, 'passwordHash'>; password?: string }
+
+/** Creating many records failed at `index` (a taken email, username or uuid): nothing was created. */
+export class BulkItemError extends Error {
+  constructor(readonly index: number, readonly duplicate: DuplicateAttributeError) {
+    super(duplicate.message);
+  }
+}
+
+/** What creating a record records: record.created with its attribute names and first snapshot, and account.registered. */
+function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean): void {
+  const subject = recordSubject(record.id);
+  const names = changedNames({ email: record.email ?? undefined, username: record.username ?? undefined, emailVerified: record.emailVerified ?? undefined, attributes: record.attributes });
+  uow.record(
+    event('record.created', record.applicationId, record.created, acting, subject, { attributes: [...names, ...(password ? ['password'] : [])] }, { snapshot }),
+    event('account.registered', record.applicationId, record.created, acting, subject, { method: 'api' }),
+  );
+}
+
+/**
+ * /entity.create: one record, with its first snapshot. An owner `client` creates it for the
+ * application; with a `creationToken` (a mobile app without a secret, `client` naming it when it
+ * sent its client_id) the token is spent in the same transaction and the person registering is the
+ * actor. A taken email, username or uuid raises DuplicateAttributeError.
+ */
+export async function createRecord(
+  deps: RecordDeps,
+  command: { app: Application; origin: Origin; client?: { id: number; clientId: string }; creationToken?: string; record: NewRecordInput },
+): Promise<UserRecord> {
+  const { record, client, creationToken } = command;
+  const passwordHash = record.password === undefined ? null : await deps.passwords.hash(record.password);
+  return deps.work.run(async (uow) => {
+    if (creationToken !== undefined) await deps.tokens.consumeCreationToken(command.app, creationToken, client?.id ?? null, uow.tx);
+    else if (!client) throw new Error('a record is created by an owner client or with a creation token');
+    const created = await deps.db.records.insert({ ...record.entity, passwordHash }, deps.clock.now(), uow.tx);
+    const actor: Actor = creationToken !== undefined
+      ? { kind: 'account', accountId: created.id, ...(client && { clientId: client.clientId }) }
+      : { kind: 'client', clientId: client!.clientId };
+    recordCreated(uow, { actor, origin: command.origin }, created, deps.versions.created(created).snapshot, record.password !== undefined);
+    return created;
+  });
+}
+
+/**
+ * /entity.bulkCreate: up to 1,000 records in one transaction, all or none. Passwords are hashed in
+ * the background lane first (at most half the argon2 threads). A taken attribute raises BulkItemError
+ * naming the item.
+ */
+export async function createRecords(deps: RecordDeps, command: RecordCall & { records: readonly NewRecordInput[] }): Promise<UserRecord[]> {
+  const hashes = await Promise.all(command.records.map((r) => (r.password === undefined ? null : deps.passwords.hashInBackground(r.password))));
+  let current = 0;
+  try {
+    return await deps.work.run(async (uow) => {
+      const out: UserRecord[] = [];
+      for (const [n, item] of command.records.entries()) {
+        current = n;
+        const record = await deps.db.records.insert({ ...item.entity, passwordHash: hashes[n] }, deps.clock.now(), uow.tx);
+        recordCreated(uow, command.acting, record, deps.versions.created(record).snapshot, item.password !== undefined);
+        out.push(record);
+      }
+      return out;
+    });
+  } catch (e) {
+    throw e instanceof DuplicateAttributeError ? new BulkItemError(current, e) : e;
+  }
+}
