@@ -221,7 +221,7 @@ function healthRoutes(options: AppOptions) {
   });
   // readiness: the database (and, where configured, Redis, migrations, the default application)
   const readiness = options.readiness ?? (async () => {
-    await services.db.sequelize.query('SELECT 1');
+    await services.db.ping();
     return { database: true as const };
   });
   const ready = async (_req: Request, res: Response, next: NextFunction) => {

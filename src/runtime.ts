@@ -172,7 +172,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     metrics,
     async readiness() {
       const checks: Record<string, true | string | { degraded: string }> = {
-        database: await check(async () => (await db.sequelize.query('SELECT 1'), true), 'is unreachable'),
+        database: await check(async () => (await db.ping(), true), 'is unreachable'),
       };
       const replicas = db.replicaHealth();
       if (replicas.length > 0) checks.replicas = replicaCheck(replicas);

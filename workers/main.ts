@@ -60,7 +60,7 @@ async function serveWorkerMetrics(
   const box = new SecretBox(config.secretKey);
   const check = async (work: () => Promise<unknown>) => work().then(() => true as const, () => 'is unreachable');
   return serveMetrics(metrics, config.metricsPort, config.host, logger, async () => ({
-    database: await check(() => db.sequelize.query('SELECT 1')),
+    database: await check(() => db.ping()),
     // each queue's counts, in its own slot on a cluster: not a PING, which any node answers
     redis: await check(() => queue.answers()),
     // emails carry links sealed with SECRET_KEY: a wrong key would fail every one

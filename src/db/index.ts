@@ -147,7 +147,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     clients: createClientQueries(models, sql),
     flows: createFlowQueries(models, sql),
     social: createSocialQueries(models, sql),
-    versions: createVersionQueries(models, sql),
+    versions: createVersionQueries(models, sql, transaction),
     audit: createAuditQueries(sql),
   };
   const routed = routedReads(
@@ -166,6 +166,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     replicaHealth: routed.health,
     procedures,
     transaction,
+    ping: async () => void await sequelize.query('SELECT 1'),
     close: async () => {
       await Promise.all(replicas.map((r) => r.sequelize.close()));
       await sequelize.close();

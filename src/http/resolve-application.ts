@@ -1,4 +1,4 @@
-import type { Database } from '../db';
+import type { Storage } from '../domain/storage';
 import type { Application } from '../domain/storage/applications';
 import { errors } from '../errors';
 
@@ -17,7 +17,7 @@ export function applicationLabel(host: string | undefined): string | undefined {
  * default application when no application has that name. Names are cached for a few seconds
  * (applications are created rarely; a new one is reachable within CACHE_MS on every pod).
  */
-export function createApplicationResolver(db: Database, defaultApp: string, now = () => Date.now()) {
+export function createApplicationResolver(db: Pick<Storage, 'applications'>, defaultApp: string, now = () => Date.now()) {
   const cache = new Map<string, { app: Application | undefined; until: number }>();
   const lookup = async (name: string) => {
     const hit = cache.get(name);

@@ -1,4 +1,4 @@
-import type { Tx, Database } from '../db';
+import type { Database } from '../db';
 import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../domain/storage/versions';
 import type { Logger } from '../logger';
 import type { Job, JobContext } from '../queue/port';
@@ -28,19 +28,17 @@ export function createVersionsProcessor(deps: { db: Database; logger: Logger; se
   const { db, logger } = deps;
   const settings = { ...DEFAULT_VERSIONS, ...deps.settings };
   const now = deps.now ?? (() => new Date());
-  // READ COMMITTED: the batch's locks cover its rows, not the index gaps where api pods insert new rows
-  const transact = <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work, { readCommitted: true });
 
   return async (job: Job, context: JobContext): Promise<Record<string, unknown>> => {
     if (job.name !== SNAPSHOT_JOB && job.name !== TOMBSTONE_JOB) throw new Error(`the versions queue has no job named "${job.name}"`);
     const outboxId = String(job.data.outboxId ?? job.id);
     let first;
     try {
-      first = await db.versions.drain(outboxId, settings.batchSize, now(), transact);
+      first = await db.versions.drain(outboxId, settings.batchSize, now());
     } catch (err) {
       logger.warn({ outboxId, err }, 'recording a batch of snapshots failed; recording this job\'s snapshot alone');
       try {
-        await db.versions.recordOne(outboxId, now(), transact);
+        await db.versions.recordOne(outboxId, now());
       } catch (alone) {
         await db.outbox.recordFailure(outboxId, (alone as Error).message, context.finalAttempt, now());
         throw alone;
@@ -51,7 +49,7 @@ export function createVersionsProcessor(deps: { db: Database; logger: Logger; se
     let recorded = first.recorded;
     const until = Date.now() + settings.drainMs;
     for (let last = first.recorded; last === settings.batchSize && Date.now() < until;) {
-      last = (await db.versions.drain(undefined, settings.batchSize, now(), transact)).recorded;
+      last = (await db.versions.drain(undefined, settings.batchSize, now())).recorded;
       recorded += last;
     }
     return { recorded };

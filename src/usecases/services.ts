@@ -2,7 +2,6 @@ import type { BaseUrls } from '../domain/base-urls';
 import type { ProviderService } from '../domain/social/providers';
 import type { RelyingParty } from '../domain/social/relying-party';
 import type { SocialTokens } from '../domain/social/tokens';
-import type { Database } from '../db';
 import type { Application } from '../domain/storage/applications';
 import type { ClientService, Clock } from '../domain/clients';
 import type { Logger } from '../logger';
@@ -13,12 +12,14 @@ import type { Limit, RateLimiter } from '../domain/rate-limit';
 import type { TokenService } from '../domain/tokens';
 import type { RecordVersions } from '../domain/versions';
 import type { Acting, Origin } from '../domain/events';
+import type { Storage } from '../domain/storage';
 import type { Work } from '../domain/ports';
 import type { Params } from './params';
 
 /** What every use case may use; built once at start and handed in (no globals). */
 export interface Services {
-  db: Database;
+  /** Storage, by its contract (src/domain/storage): never the engine beneath it. */
+  db: Storage;
   clients: ClientService;
   tokens: TokenService;
   passwords: PasswordHasher;

@@ -16,7 +16,12 @@ const fromPayload = (payload: SnapshotPayload): Snapshot => ({ version: payload.
  * The versions' store (VersionStore of the storage contract) in SQL. Long as a list, not as
  * logic: one short method per method of the contract, sharing the closure's time conversions.
  */
-export function createVersionQueries(_models: Models, sql: Sql) {
+export function createVersionQueries(_models: Models, sql: Sql, transaction?: Transact) {
+  // READ COMMITTED: a batch's locks cover its rows, not the index gaps where api pods insert new rows
+  const transact = <T>(work: (tx: Tx) => Promise<T>) => {
+    if (!transaction) throw new Error('the versions worker writes through the primary');
+    return transaction(work, { readCommitted: true });
+  };
   const t = sql.time;
   const mysql = sql.dialect === 'mysql';
 
@@ -52,9 +57,7 @@ export function createVersionQueries(_models: Models, sql: Sql) {
      * never waited for. `own` is false when the job's own row was no longer pending (recorded by an
      * earlier attempt or by another worker's batch) or is being recorded by another worker.
      */
-    async drain(
-      ownId: string | undefined, limit: number, now: Date, transact: Transact,
-    ): Promise<{ own: boolean; recorded: number }> {
+    async drain(ownId: string | undefined, limit: number, now: Date): Promise<{ own: boolean; recorded: number }> {
       const lock = mysql ? ' FOR UPDATE SKIP LOCKED' : '';
       return transact(async (tx) => {
         const own = ownId === undefined ? [] : await sql.select<OutboxSnapshotRow>(
@@ -72,7 +75,7 @@ export function createVersionQueries(_models: Models, sql: Sql) {
     },
 
     /** Records one outbox row alone (a batch that failed is retried row by row, so one bad row holds up no other). */
-    async recordOne(id: string, now: Date, transact: Transact): Promise<boolean> {
+    async recordOne(id: string, now: Date): Promise<boolean> {
       return transact(async (tx) => {
         const rows = await sql.select<OutboxSnapshotRow>(
           `SELECT id, application_id, payload FROM outbox WHERE id = ? AND queue = 'versions' AND status = 'pending'${mysql ? ' FOR UPDATE' : ''}`, [id], tx,

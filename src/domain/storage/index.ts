@@ -29,6 +29,8 @@ export interface Storage {
   lagTolerant: LagTolerantReads;
   /** Runs `work` in one transaction: all of it commits or none of it does. */
   transaction: Transact;
+  /** Answers when the database answers a statement (readiness); throws when it does not. */
+  ping(): Promise<void>;
 }
 
 /**

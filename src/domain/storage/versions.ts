@@ -1,4 +1,3 @@
-import type { Transact } from './transactions';
 
 /**
  * The payload of a versions outbox row: the record as one committed change left it (as the API
@@ -28,13 +27,14 @@ export const TOMBSTONE_JOB = 'tombstone';
 /** Snapshots of records as committed changes left them (docs/versions.md). */
 export interface VersionStore {
   /**
-   * Records pending snapshot rows in one transaction of `transact`: the row `ownId` and up to
+   * Records pending snapshot rows in one transaction of its own (READ COMMITTED: its locks cover its
+   * rows, not the index gaps where api pods insert new ones): the row `ownId` and up to
    * `limit - 1` others, oldest first, skipping rows another worker holds. `own` is false when the
    * job's own row was no longer pending or is being recorded by another worker.
    */
-  drain(ownId: string | undefined, limit: number, now: Date, transact: Transact): Promise<{ own: boolean; recorded: number }>;
+  drain(ownId: string | undefined, limit: number, now: Date): Promise<{ own: boolean; recorded: number }>;
   /** Records one outbox row alone. */
-  recordOne(id: string, now: Date, transact: Transact): Promise<boolean>;
+  recordOne(id: string, now: Date): Promise<boolean>;
   /** The record's snapshot at `at`, recorded or still pending. */
   at(applicationId: number, entityId: number, at: Date): Promise<Snapshot | undefined>;
   /** The id of a deleted record by its uuid, from its tombstone. */
