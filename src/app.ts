@@ -6,7 +6,7 @@ import { isDatabaseUnavailable, isWriteConflict } from './db';
 import { ApiError, errors } from './errors';
 import { createEndUserAddress, END_USER_IP_HEADER } from './http/end-user-address';
 import type { ApiServices, RequestContext } from './http/context';
-import { Params } from './usecases/params';
+import { Params } from './http/params';
 import { createApplicationResolver } from './http/resolve-application';
 import { type Route, ROUTES } from './http/routes';
 import { BAD_CREDENTIALS, type ErrorStyle, httpStatusFor } from './http/status';

@@ -4,7 +4,7 @@ import type { Application } from '../domain/storage/applications';
 import type { Client, ClientService, Clock, Feature } from '../domain/clients';
 import { sha256Hex } from '../domain/secrets';
 import { ApiError, errors } from '../errors';
-import { assertNoControl, type Params } from '../usecases/params';
+import { assertNoControl, type Params } from './params';
 import type { ReplayGuard } from './replay-guard';
 import { MAX_CLOCK_SKEW_MS, parseSignatureDate, verifySignature } from '../domain/signature';
 

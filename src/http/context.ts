@@ -1,5 +1,6 @@
 import type { Principal } from './authenticate';
 import type { ReplayGuard } from './replay-guard';
+import type { Params } from './params';
 import type { Client } from '../domain/clients';
 import { asClient, type CallContext, type Services } from '../usecases/services';
 import type { AdminCall } from '../usecases/clients/deps';
@@ -12,6 +13,9 @@ export interface ApiServices extends Services {
 
 /** One request, already parsed, routed to its application and authenticated: a use case's call, and who made it. */
 export interface RequestContext extends CallContext {
+  requestId: string;
+  /** What the request sent, from the query and the body as the route reads them. */
+  params: Params;
   principal: Principal;
   services: ApiServices;
 }

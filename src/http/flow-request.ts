@@ -1,6 +1,6 @@
 import { chosenFlow } from '../domain/flows';
 import { ApiError, errors } from '../errors';
-import { RESPONSE_TYPES, type FlowRequest, type LoginUseCase, type ResponseType } from '../usecases/login/call';
+import { RESPONSE_TYPES, type FlowRequest, type FormSubmission, type LoginCall, type LoginUseCase, type ResponseType, type SignedIn } from '../usecases/login/call';
 import type { Handler, RequestContext } from './context';
 
 const MAX_REDIRECT_URI = 2048;
@@ -13,11 +13,53 @@ export function parseRedirectUri(ctx: RequestContext): string {
   return uri;
 }
 
-/** The API's handler of a login use case: the flow request parsed (redirect_uri as the endpoint wants it), then the use case. */
-export const loginHandler = (useCase: LoginUseCase, redirectUri: 'required' | 'optional' | 'ignored'): Handler => async (ctx) => {
+/**
+ * The API's adapter of a login use case: the flow request parsed (redirect_uri as the endpoint
+ * wants it), the endpoint's parameters made into the use case's command, and its result into the
+ * answer's body.
+ */
+export const loginHandler = <C, R>(
+  useCase: LoginUseCase<C, R>,
+  redirectUri: 'required' | 'optional' | 'ignored',
+  command: (ctx: RequestContext) => C,
+  answer: (result: R) => Record<string, unknown>,
+): Handler => async (ctx) => {
   const request = await parseFlowRequest(ctx, { redirectUri });
-  return useCase({ requestId: ctx.requestId, origin: ctx.origin, app: ctx.app, params: ctx.params, clientAddress: ctx.clientAddress, services: ctx.services, request });
+  const call: LoginCall = { origin: ctx.origin, app: ctx.app, clientAddress: ctx.clientAddress, services: ctx.services, request };
+  return answer(await useCase(call, command(ctx)));
 };
+
+/** The form a login endpoint's request sends: `form` names it, and every parameter is a field value. */
+export const formOf = (ctx: RequestContext): FormSubmission => ({ name: ctx.params.get('form'), values: ctx.params.values });
+
+/**
+ * The `refresh_secret` a mobile SDK sends with sign-in and registration calls (random, made on
+ * the device: 40 characters from the SDKs), checked.
+ */
+export function refreshSecretOf(ctx: RequestContext): string | undefined {
+  const secret = ctx.params.get('refresh_secret');
+  if (secret === undefined) return undefined;
+  if (secret.length < 16 || secret.length > 256 || /[^\x21-\x7e]/.test(secret)) {
+    throw errors.invalidArgument('refresh_secret', 'must be 16 to 256 printable ASCII characters without spaces (the mobile SDKs send 40 random characters)');
+  }
+  return secret;
+}
+
+/** A sign-in's answer: the record as `capture_user`, and the tokens response_type asked for. */
+export const signedInBody = (r: SignedIn): Record<string, unknown> => ({
+  capture_user: r.record, ...(r.accessToken !== undefined && { access_token: r.accessToken }), ...(r.authorizationCode !== undefined && { authorization_code: r.authorizationCode }),
+});
+
+/** An answer with nothing but `stat`. */
+export const nothing = (): Record<string, unknown> => ({});
+
+/** `thin_registration` and the like: true or false (the original also took 1 and 0). */
+export function flag(ctx: RequestContext, name: string): boolean {
+  const v = ctx.params.get(name);
+  if (v === undefined || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw errors.invalidArgument(name, 'must be true or false');
+}
 
 /**
  * docs/api.md#flows: shared parameters, checked in the order a caller fixes them: client_id (100; 403

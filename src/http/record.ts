@@ -3,7 +3,7 @@ import { ApiError, errors } from '../errors';
 import { UNIQUE_ATTRIBUTES, type UniqueAttribute } from '../domain/users';
 import type { RequestContext } from './context';
 import { getPath, parsePath, parsePathList, pick } from '../domain/entity-attributes';
-import { assertNoControl } from '../usecases/params';
+import { assertNoControl } from './params';
 
 type Doc = Record<string, unknown>;
 

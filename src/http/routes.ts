@@ -12,7 +12,7 @@ import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
 import type { ErrorStyle } from './status';
-import { loginHandler } from './flow-request';
+import { flag, formOf, loginHandler, nothing, refreshSecretOf, signedInBody } from './flow-request';
 import { requestEmailVerification, requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
@@ -72,6 +72,9 @@ const RECORD_SIZE = { body: 256 * 1024, param: 256 * 1024 };
 const BULK_SIZE = { body: 8 * 1024 * 1024, param: 8 * 1024 * 1024 };
 
 /** Login endpoints: a login client named by client_id (apps and pages), or one with its secret (an app's backend). */
+/** A social sign-in's answer: a password sign-in's, and whether the record was made by it. */
+const socialBody = (r: social.SocialSignedIn) => ({ ...signedInBody(r), is_new: r.isNew });
+
 const login = (path: string, handler: Handler, doc: EndpointDoc): Route => ({
   path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'basic', 'signature', 'none'], kinds: ['login_client'], errors: 'login', handler, doc,
 });
@@ -87,19 +90,34 @@ export const ROUTES: readonly Route[] = [
   // original server library signs every call)
   route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, { summary: 'Exchanges an authorization code, or rotates a refresh token', params: ['grant_type!', 'code', 'redirect_uri', 'refresh_token'] }, 'oauth'),
   // docs/api.md#flows: flow-based login endpoints; POST, body only, client_id of a login_client
-  login('/oauth/register_native_traditional', loginHandler(registerWithPassword, 'optional'), { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret'] }),
-  login('/oauth/auth_native_traditional', loginHandler(signIn, 'optional'), { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] }),
-  login('/oauth/update_profile_native', loginHandler(updateProfile, 'ignored'), { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
+  login('/oauth/register_native_traditional', loginHandler(registerWithPassword, 'optional', (ctx) => ({ form: formOf(ctx), refreshSecret: refreshSecretOf(ctx) }), signedInBody), { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret'] }),
+  login('/oauth/auth_native_traditional', loginHandler(signIn, 'optional', (ctx) => ({
+    form: formOf(ctx), mergeToken: ctx.params.get('merge_token'), refreshSecret: refreshSecretOf(ctx),
+    sdkFallback: ctx.params.get('user') !== undefined && ctx.params.get('password') !== undefined ? { user: ctx.params.values.user, password: ctx.params.values.password } : undefined,
+  }), signedInBody), { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] }),
+  login('/oauth/update_profile_native', loginHandler(updateProfile, 'ignored', (ctx) => ({ form: formOf(ctx), accessToken: ctx.params.require('access_token') }), nothing), { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
   // the mobile SDKs renew their access token with the refresh secret they sent at sign-in
   login('/oauth/refresh_access_token', refreshAccessToken, { summary: 'Renews a mobile SDK\'s access token with its refresh secret', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'date!', 'signature!'] }),
   // docs/api.md#social-login: social login, with a token from the social login application
-  login('/oauth/auth_native', loginHandler(social.socialSignIn, 'required'), { summary: 'Completes a social sign-in with a social login token', params: [...FLOW_REDIRECT, 'token!', 'merge_token', 'refresh_secret', 'thin_registration', 'registration_form'] }),
-  login('/oauth/register_native', loginHandler(social.socialRegister, 'optional'), { summary: 'Registers the identity behind a social login token', params: SOCIAL }),
-  login('/oauth/link_account_native', loginHandler(social.linkAccount, 'ignored'), { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
-  login('/oauth/unlink_account_native', loginHandler(social.unlinkAccount, 'ignored'), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
+  login('/oauth/auth_native', loginHandler(social.socialSignIn, 'required', (ctx) => {
+    const token = ctx.params.require('token');
+    const registrationForm = ctx.params.get('registration_form');
+    return {
+      token, thinRegistration: flag(ctx, 'thin_registration'), mergeToken: ctx.params.get('merge_token'), refreshSecret: refreshSecretOf(ctx),
+      // `form` names the form when both are sent, as the original read them
+      registrationForm: registrationForm === undefined ? undefined : ctx.params.get('form') ?? registrationForm,
+    };
+  }, socialBody), { summary: 'Completes a social sign-in with a social login token', params: [...FLOW_REDIRECT, 'token!', 'merge_token', 'refresh_secret', 'thin_registration', 'registration_form'] }),
+  login('/oauth/register_native', loginHandler(social.socialRegister, 'optional', (ctx) => ({
+    token: ctx.params.require('token'), form: formOf(ctx), refreshSecret: refreshSecretOf(ctx),
+  }), socialBody), { summary: 'Registers the identity behind a social login token', params: SOCIAL }),
+  login('/oauth/link_account_native', loginHandler(social.linkAccount, 'ignored', (ctx) => ({ accessToken: ctx.params.require('access_token'), token: ctx.params.require('token') }), nothing), { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
+  login('/oauth/unlink_account_native', loginHandler(social.unlinkAccount, 'ignored', (ctx) => ({
+    accessToken: ctx.params.require('access_token'), identifier: ctx.params.require('identifier_to_remove'),
+  }), nothing), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
-  login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required'), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
-  login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required'), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),
+  login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
+  login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),
   // records: owner credentials or a creation token create; readers or the record's access token read
   { ...route('/entity.create', ANY_AUTH, [], entity.createEntity, { summary: 'Creates a record', params: ['type_name!', 'attributes!', 'creation_token'] }), size: RECORD_SIZE },
   { ...route('/entity', [...CLIENT_AUTH, 'access_token'], [], entity.readEntity, { summary: 'One record, whole or in part', params: ['type_name', ...RECORD, 'attributes', 'attribute_name', 'access_token'] }), reads: READS },

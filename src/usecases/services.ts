@@ -14,7 +14,6 @@ import type { RecordVersions } from '../domain/versions';
 import type { Acting, Origin } from '../domain/events';
 import type { Storage } from '../domain/storage';
 import type { Work } from '../domain/ports';
-import type { Params } from './params';
 
 /** What every use case may use; built once at start and handed in (no globals). */
 export interface Services {
@@ -47,13 +46,11 @@ export interface Services {
   baseUrls: BaseUrls;
 }
 
-/** One call of a use case: who made it from where, what was sent, the services; never how it was authenticated. */
+/** One call of a use case: the application, where the call came from, the services; never what was sent or how it was authenticated. */
 export interface CallContext {
-  requestId: string;
   /** Where the call came from, for its events: the request id and the peer's address. */
   origin: Origin;
   app: Application;
-  params: Params;
   /** What the per-address budgets count the client as (honours TRUST_PROXY and X-End-User-IP): one key per IPv4 address or IPv6 /64 (src/domain/addresses.ts). */
   clientAddress: string;
   services: Services;

@@ -7,7 +7,7 @@ import { safeEqual } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import type { ApiError } from '../errors';
 import type { Services } from '../usecases/services';
-import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
+import type { FlowRequest, FormSubmission, LoginUseCase, SignedIn } from '../usecases/login/call';
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
@@ -175,10 +175,10 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
 const flowRequest = (entry: Entry): FlowRequest => ({ client: entry.client, flow: entry.flow, redirectUri: entry.redirectUri, responseType: 'code' });
 
 /** To the app with the code (and its state). */
-function toApp(res: Response, entry: Entry, body: Record<string, unknown>): void {
+function toApp(res: Response, entry: Entry, signedIn: SignedIn): void {
   res.clearCookie(HOLD_COOKIE, { path: '/' });
   const target = new URL(entry.redirectUri);
-  target.searchParams.set('code', String(body.authorization_code));
+  target.searchParams.set('code', String(signedIn.authorizationCode));
   if (entry.state) target.searchParams.set('state', entry.state);
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.redirect(303, target.toString());
@@ -206,12 +206,12 @@ const withEntry = (h: Hosted, resolveApp: (host: string | undefined) => Promise<
   });
 
 /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
-const submit = (h: Hosted, view: View, useCase: LoginUseCase, extra: (held: Held) => Record<string, string>): EntryWork =>
+const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, command: (form: FormSubmission, held: Held) => C): EntryWork =>
   async (req, res, app, entry, body, held) => {
     const form = h.services.flows.form(app, entry.flow, FORMS[view]);
     const fields = form ? formValues(form, body) : {};
-    const result = await callUseCase(h.services, req, res, app, useCase, flowRequest(entry), { ...fields, ...extra(held) });
-    if (result.body) return toApp(res, entry, result.body);
+    const result = await callUseCase(h.services, req, res, app, useCase, flowRequest(entry), command({ values: fields }, held));
+    if (result.result) return toApp(res, entry, result.result);
     const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
     await show(h, req, res, app, entry, view, status, { ...shown, values: fields, ...held });
   };
@@ -221,8 +221,8 @@ const submitForgot = (h: Hosted): EntryWork => async (req, res, app, entry, body
   const found = h.services.flows.form(app, entry.flow, FORMS.forgot);
   const fields = found ? formValues(found, body) : {};
   const request: FlowRequest = { ...flowRequest(entry), redirectUri: entry.client.settings.password_recover_url ?? '', responseType: 'token' };
-  const result = await callUseCase(h.services, req, res, app, requestPasswordReset, request, fields);
-  if (result.body) return show(h, req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
+  const result = await callUseCase(h.services, req, res, app, requestPasswordReset, request, { form: { values: fields } });
+  if (!result.error) return show(h, req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
   const { status, shown } = pageFailure(res, entry.locale, FORMS.forgot, result.error!);
   await show(h, req, res, app, entry, 'forgot', status, { ...shown, values: fields });
 };
@@ -238,8 +238,8 @@ async function finishSocial(
 ): Promise<void> {
   const entry = await entryOf(h.services, app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
   if ('key' in entry) return sendError(res, 400, locale, app, entry);
-  const result = await callUseCase(h.services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, registration_form: FORMS.social });
-  if (result.body) return toApp(res, entry, result.body);
+  const result = await callUseCase(h.services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, thinRegistration: false, registrationForm: FORMS.social });
+  if (result.result) return toApp(res, entry, result.result);
   const e = result.error!;
   if (e.kind === 'recordNotFound') {
     const values = Object.fromEntries(Object.entries((e.extra.prereg_fields ?? {}) as Record<string, string | null>).filter((v): v is [string, string] => typeof v[1] === 'string'));
@@ -264,9 +264,9 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   const form = pageForm({ limit: '32kb', parameterLimit: 60 });
   router.get('/signin', page((req, res, app, entry) => show(h, req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
   router.get('/register', page((req, res, app, entry) => show(h, req, res, app, entry, 'register', 200)));
-  router.post('/signin', form, page(submit(h, 'signin', signIn, (held): Record<string, string> => (held.mergeToken ? { merge_token: held.mergeToken } : {}))));
-  router.post('/register', form, page(submit(h, 'register', registerWithPassword, () => ({}))));
-  router.post('/register/social', form, page(submit(h, 'social', socialRegister, (held) => ({ token: held.token ?? '' }))));
+  router.post('/signin', form, page(submit(h, 'signin', signIn, (submitted, held) => ({ form: submitted, mergeToken: held.mergeToken }))));
+  router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted) => ({ form: submitted }))));
+  router.post('/register/social', form, page(submit(h, 'social', socialRegister, (submitted, held) => ({ form: submitted, token: held.token ?? '' }))));
   router.post('/signin/forgot', form, page(submitForgot(h)));
   return {
     router,

@@ -8,21 +8,18 @@ import { ApiError } from '../errors';
 import { originOf } from './pages';
 import type { Services } from '../usecases/services';
 import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
-import { Params } from '../usecases/params';
 
 /**
- * Runs a login use case for a page, with the login client and flow the page holds and the values
- * of its form: the same checks, limits and answers as the API's endpoint. A refusal is returned,
- * counted and logged as the API's own are; anything else is thrown.
+ * Runs a login use case for a page, with the login client and flow the page holds and the command
+ * its form makes: the same checks, limits and results as the API's endpoint. A refusal is
+ * returned, counted and logged as the API's own are; anything else is thrown.
  */
-export async function callUseCase(
-  services: Services, req: Request, res: Response, app: Application, useCase: LoginUseCase, request: FlowRequest, values: Record<string, string>,
-): Promise<{ body: Record<string, unknown>; error?: undefined } | { body?: undefined; error: ApiError }> {
+export async function callUseCase<C, R>(
+  services: Services, req: Request, res: Response, app: Application, useCase: LoginUseCase<C, R>, request: FlowRequest, command: C,
+): Promise<{ result: R; error?: undefined } | { result?: undefined; error: ApiError }> {
   try {
-    const body = await useCase({
-      requestId: String(res.locals.requestId ?? ''), origin: originOf(req, res), app, params: Params.from([values]), clientAddress: peerBudgetKey(req.ip), services, request,
-    });
-    return { body };
+    const result = await useCase({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services, request }, command);
+    return { result };
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     Object.assign((res.locals as { outcome?: Record<string, unknown> }).outcome ?? {}, { errorCode: e.definition.code, error: e.definition.error });

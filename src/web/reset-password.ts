@@ -104,8 +104,8 @@ const resendLink = (r: ResetPages): PageWork => async (req, res, app, locale) =>
   const values = formValues(found.form, sent);
   const result = await callUseCase(r.services, req, res, app, requestPasswordReset, {
     client: found.client, flow: found.flow, redirectUri: found.client.settings.password_recover_url ?? '', responseType: 'token',
-  }, values);
-  if (result.body) {
+  }, { form: { values } });
+  if (!result.error) {
     r.token.clear(res);
     return page(r.services, res, app, locale, 'sent', 200);
   }

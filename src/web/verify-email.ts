@@ -108,8 +108,8 @@ const resendLink = (v: VerifyPages): PageWork => async (req, res, app, locale) =
   const values = formValues(found.form, sent);
   const result = await callUseCase(services, req, res, app, requestEmailVerification, {
     client: found.client, flow: found.flow, redirectUri: found.client.settings.verify_email_url ?? '', responseType: 'token',
-  }, values);
-  if (result.body) {
+  }, { form: { values } });
+  if (!result.error) {
     token.clear(res);
     return page(services, res, app, locale, 'sent');
   }

@@ -152,6 +152,6 @@ it('finds a transaction opened elsewhere (the check itself)', () => {
 const WIRE_FREE = ['src/usecases/applications', 'src/usecases/audit', 'src/usecases/clients', 'src/usecases/operators', 'src/usecases/providers', 'src/usecases/records', 'src/usecases/subscribers'];
 
 it.each(WIRE_FREE)('%s speaks no wire (no parameter bag, no API error)', (folder) => {
-  expect(edges.filter((e) => under(folder)(e.from) && ['src/usecases/params.ts', 'src/errors.ts'].includes(e.to))).toEqual([]);
+  expect(edges.filter((e) => under(folder)(e.from) && ['src/http/params.ts', 'src/errors.ts'].includes(e.to))).toEqual([]);
   expect(fs.readdirSync(path.join(ROOT, folder)).length).toBeGreaterThan(0);
 });

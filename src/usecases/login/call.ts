@@ -12,15 +12,29 @@ export type ResponseType = 'token' | 'code' | 'code_and_token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_and_token'];
 
 /**
- * A login use case's input (sign-in, registration, social sign-in, the email requests): the flow
- * request (the login client, its flow, redirect_uri, response_type) and what the caller sent (the
- * form's fields and the endpoint's own parameters). The API's handlers make it from an HTTP request
- * (loginHandler); the hosted pages from their own form, with the client and flow they already hold.
+ * Where a login use case runs (sign-in, registration, social sign-in, the email requests): the
+ * application and where the call came from, and the flow request (the login client, its flow,
+ * redirect_uri, response_type). Each use case takes its own typed command beside it: the API's
+ * adapter makes both from an HTTP request (flow-request.ts), the hosted pages from their own form
+ * with the client and flow they already hold.
  */
 export interface LoginCall extends CallContext { request: FlowRequest }
 
-/** A login use case: the answer's body, or an ApiError a caller shows (the API as its error body, a page on its form). */
-export type LoginUseCase = (call: LoginCall) => Promise<Record<string, unknown>>;
+/** A login use case: its typed result, or an ApiError a caller shows (the API as its error body, a page on its form). */
+export type LoginUseCase<C, R> = (call: LoginCall, command: C) => Promise<R>;
+
+/**
+ * A form as the caller sent it: the form it names (`form` on the API; none: the use case's own) and
+ * the values by field name, a date as its parts (`birthdate[dateselect_year]`, …) or whole.
+ */
+export interface FormSubmission { name?: string; values: Readonly<Record<string, string>> }
+
+/** What a successful sign-in or registration gives: the record as the API shows it, and what response_type asked for. */
+export interface SignedIn {
+  record: Record<string, unknown>;
+  accessToken?: string;
+  authorizationCode?: string;
+}
 
 export interface FlowRequest {
   client: Client;
@@ -33,8 +47,8 @@ export interface FlowRequest {
  * The form a request names (case-sensitive; `fallback` when none), among the flow's forms whose
  * `action` is this endpoint (a form without an action serves any endpoint).
  */
-export function requestForm(ctx: CallContext, request: FlowRequest, fallback: string, endpoint: string): CompiledForm {
-  const name = ctx.params.get('form') ?? fallback;
+export function requestForm(ctx: CallContext, request: FlowRequest, submission: Pick<FormSubmission, 'name'>, fallback: string, endpoint: string): CompiledForm {
+  const name = submission.name ?? fallback;
   const definition = request.flow.definition.forms[name];
   const fits = definition !== undefined && (definition.action === undefined || definition.action === endpoint);
   const form = fits ? ctx.services.flows.form(ctx.app, request.flow, name) : undefined;
@@ -46,12 +60,12 @@ export function requestForm(ctx: CallContext, request: FlowRequest, fallback: st
 }
 
 /** docs/api.md#flows: a required form field that was not sent at all is a missing argument (100). */
-export function requireFields(ctx: CallContext, form: CompiledForm, stored: Record<string, string> = {}): void {
+export function requireFields(form: CompiledForm, values: FormSubmission['values'], stored: Record<string, string> = {}): void {
   for (const { name, required, field } of form.fields) {
     if (!required || stored[name] !== undefined) continue;
     const sent = field.type === 'dateselect'
-      ? ['year', 'month', 'day'].some((p) => ctx.params.values[`${name}[dateselect_${p}]`] !== undefined) || ctx.params.values[name] !== undefined
-      : ctx.params.values[name] !== undefined;
+      ? ['year', 'month', 'day'].some((p) => values[`${name}[dateselect_${p}]`] !== undefined) || values[name] !== undefined
+      : values[name] !== undefined;
     if (!sent) throw errors.missingArgument(name);
   }
 }
@@ -74,68 +88,60 @@ export function assertValid(result: FormResult): void {
   }
 }
 
+/** The tokens of a sign-in, by what the result calls them. */
+export type IssuedTokens = Pick<SignedIn, 'accessToken' | 'authorizationCode'>;
+
 /**
  * The credentials a successful login or registration issues, per response_type: the rows to
  * store (with `also`, more credentials for the same INSERT, such as a registration's welcome
- * link) and the answer naming their values.
+ * link) and the tokens among them. `refreshSecret` is the secret a mobile SDK made on the device:
+ * its access token can then be renewed with it (/oauth/refresh_access_token).
  */
 export function loginCredentials(
   ctx: CallContext,
   request: FlowRequest,
   entityId: number,
   at: Date,
+  refreshSecret: string | undefined,
   also: { issue: Issue; value: string }[] = [],
-): { rows: NewCredential[]; answer: Record<string, string> } {
+): { rows: NewCredential[]; tokens: IssuedTokens } {
   const { tokens } = ctx.services;
-  /** What the answer calls each credential's value; unnamed ones are stored, not answered. */
-  const list: { name?: string; issue: Issue; value?: string }[] = [];
+  /** What the result calls each credential's value; unnamed ones are stored, not answered. */
+  const list: { name?: keyof IssuedTokens; issue: Issue; value?: string }[] = [];
   // the password was typed just now: these tokens may set a new one for a few minutes
   const proof = { authenticated_at: at.toISOString() };
   if (request.responseType !== 'code') {
     const access = tokens.accessToken(ctx.app, request.client, entityId, null, proof);
     const value = randomToken(20);
-    list.push({ name: 'access_token', issue: access, value });
+    list.push({ name: 'accessToken', issue: access, value });
     // the mobile SDKs' refresh secret: /oauth/refresh_access_token renews this token with it
-    const secret = refreshSecret(ctx);
-    if (secret !== undefined) {
-      list.push({ issue: tokens.refreshSecretIssue(ctx.app, request.client, entityId, access.family!, value, secret), value: refreshSessionKey(value) });
+    if (refreshSecret !== undefined) {
+      list.push({ issue: tokens.refreshSecretIssue(ctx.app, request.client, entityId, access.family!, value, refreshSecret), value: refreshSessionKey(value) });
     }
   }
   if (request.responseType !== 'token') {
-    list.push({ name: 'authorization_code', issue: {
+    list.push({ name: 'authorizationCode', issue: {
       kind: 'authorization_code', app: ctx.app, entityId, client: request.client, redirectUri: request.redirectUri!,
       family: randomToken(16), seconds: AUTHORIZATION_CODE_SECONDS, extra: proof,
     } });
   }
   const { values, rows } = tokens.credentialRows([...list, ...also], at);
-  return { rows, answer: Object.fromEntries(list.flatMap((c, n) => (c.name ? [[c.name, values[n]]] : []))) };
+  return { rows, tokens: Object.fromEntries(list.flatMap((c, n) => (c.name ? [[c.name, values[n]]] : []))) as IssuedTokens };
 }
 
-/** The tokens a successful login or registration answers with, stored in `tx` (see loginCredentials). */
+/** The tokens a successful login or registration gives, stored in `tx` (see loginCredentials). */
 export async function loginTokens(
   ctx: CallContext,
   request: FlowRequest,
   entityId: number,
-  tx?: Tx,
+  tx: Tx,
+  refreshSecret: string | undefined,
   also: { issue: Issue; value: string }[] = [],
-): Promise<Record<string, string>> {
+): Promise<IssuedTokens> {
   const at = ctx.services.clock.now();
-  const { rows, answer } = loginCredentials(ctx, request, entityId, at, also);
+  const { rows, tokens } = loginCredentials(ctx, request, entityId, at, refreshSecret, also);
   await ctx.services.db.credentials.insert(rows, at, tx);
-  return answer;
-}
-
-/**
- * The `refresh_secret` a mobile SDK sends with sign-in and registration calls (random, made on
- * the device: 40 characters from the SDKs), checked.
- */
-function refreshSecret(ctx: CallContext): string | undefined {
-  const secret = ctx.params.get('refresh_secret');
-  if (secret === undefined) return undefined;
-  if (secret.length < 16 || secret.length > 256 || /[^\x21-\x7e]/.test(secret)) {
-    throw errors.invalidArgument('refresh_secret', 'must be 16 to 256 printable ASCII characters without spaces (the mobile SDKs send 40 random characters)');
-  }
-  return secret;
+  return tokens;
 }
 
 /** Takes one registration attempt from the client address's budget (every attempt counts, before the unique rules can tell whether an address is registered). */
@@ -157,7 +163,7 @@ export function takenAttribute(ctx: CallContext, request: FlowRequest, form: Com
  * The record the `access_token` parameter of a login endpoint acts for: 413 when the token is not
  * live, or was issued for another client (`for_client_id`).
  */
-export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest, value = ctx.params.require('access_token')) {
+export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest, value: string) {
   const { db, clock } = ctx.services;
   const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
   const usable = token && (token.forClientId === null || token.forClientId === request.client.id);

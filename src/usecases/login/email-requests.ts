@@ -5,7 +5,7 @@ import { event, recordSubject } from '../../domain/events';
 import { randomToken } from '../../domain/secrets';
 import { ApiError, errors } from '../../errors';
 import { asAccount, type CallContext } from '../services';
-import { assertValid, type FlowRequest, type LoginCall, requestForm, requireFields } from './call';
+import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, requestForm, requireFields } from './call';
 import { settingSeconds, verificationMail } from './verification-mail';
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
@@ -22,11 +22,11 @@ function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_ema
  * limits per recipient and per client address, counted on every request before the code knows
  * whether the address is registered (no email bombing, no account discovery by timing).
  */
-async function emailRequest(ctx: LoginCall, fallbackForm: string, endpoint: string) {
+async function emailRequest(ctx: LoginCall, submission: FormSubmission, fallbackForm: string, endpoint: string) {
   const { request } = ctx;
-  const form = requestForm(ctx, request, fallbackForm, endpoint);
-  requireFields(ctx, form);
-  const result = await form.validate(ctx.params.values, { isUnique: async () => true });
+  const form = requestForm(ctx, request, submission, fallbackForm, endpoint);
+  requireFields(form, submission.values);
+  const result = await form.validate(submission.values, { isUnique: async () => true });
   assertValid(result);
   const field = form.fields.find((f) => f.field.type === 'email') ?? form.fields[0];
   const email = (result.values[field.name] ?? '').trim();
@@ -48,8 +48,8 @@ const flowMessage = (ctx: CallContext, request: FlowRequest, key: string) => ctx
  * docs/api.md#flows: mails a one-time authorization code, bound to this client and to its
  * password_recover_url, as `code` on that URL. The code and the email commit together.
  */
-export async function requestPasswordReset(ctx: LoginCall): Promise<Record<string, unknown>> {
-  const { request, form, record } = await emailRequest(ctx, 'forgotPasswordForm', '/oauth/forgot_password_native');
+export async function requestPasswordReset(ctx: LoginCall, command: { form: FormSubmission }): Promise<void> {
+  const { request, form, record } = await emailRequest(ctx, command.form, 'forgotPasswordForm', '/oauth/forgot_password_native');
   const recoverUrl = configuredUrl(request.client, 'password_recover_url');
   if (request.redirectUri !== recoverUrl) {
     throw errors.invalidArgument('redirect_uri', "must equal this client's password_recover_url setting", {
@@ -81,15 +81,14 @@ export async function requestPasswordReset(ctx: LoginCall): Promise<Record<strin
     };
     uow.record(event('account.password_reset_requested', ctx.app.id, clock.now(), asAccount(ctx, record.id, request.client), recordSubject(record.id), {}, { mail }));
   });
-  return {};
 }
 
 /**
  * docs/api.md#flows: mails a one-time verification code as `verification_code` on the client's
  * verify_email_url; /access/useVerificationCode then sets emailVerified.
  */
-export async function requestEmailVerification(ctx: LoginCall): Promise<Record<string, unknown>> {
-  const { request, form, record } = await emailRequest(ctx, 'resendVerificationForm', '/oauth/verify_email_native');
+export async function requestEmailVerification(ctx: LoginCall, command: { form: FormSubmission }): Promise<void> {
+  const { request, form, record } = await emailRequest(ctx, command.form, 'resendVerificationForm', '/oauth/verify_email_native');
   const verifyUrl = configuredUrl(request.client, 'verify_email_url');
   if (!record) {
     throw new ApiError('invalidCredentials', 'no account is registered with this email address; nothing was sent', {
@@ -107,5 +106,4 @@ export async function requestEmailVerification(ctx: LoginCall): Promise<Record<s
     const acting = asAccount(ctx, record.id, request.client);
     uow.record(event('account.verification_requested', ctx.app.id, ctx.services.clock.now(), acting, recordSubject(record.id), {}, { mail }));
   });
-  return {};
 }

@@ -6,7 +6,7 @@ import { verificationMail } from './verification-mail';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { asAccount } from '../services';
-import { assertValid, type LoginCall, loginTokens, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
+import { assertValid, type FormSubmission, type LoginCall, loginTokens, requestForm, requireFields, type SignedIn, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
 
@@ -14,12 +14,12 @@ const ENDPOINT = '/oauth/register_native_traditional';
  * docs/api.md#flows: validates the registration form with every rule, creates the record (email unique
  * per application regardless of case, also under concurrent registrations), and signs it in.
  */
-export async function registerWithPassword(ctx: LoginCall): Promise<Record<string, unknown>> {
+export async function registerWithPassword(ctx: LoginCall, command: { form: FormSubmission; refreshSecret?: string }): Promise<SignedIn> {
   const { request } = ctx;
-  const form = requestForm(ctx, request, 'registrationForm', ENDPOINT);
-  requireFields(ctx, form);
+  const form = requestForm(ctx, request, command.form, 'registrationForm', ENDPOINT);
+  requireFields(form, command.form.values);
   await takeRegistrationAttempt(ctx);
-  const result = await form.validate(ctx.params.values, uniqueness(ctx));
+  const result = await form.validate(command.form.values, uniqueness(ctx));
   assertValid(result);
 
   const { email, username, password, attributes } = changesFrom(form, result.values);
@@ -35,7 +35,7 @@ export async function registerWithPassword(ctx: LoginCall): Promise<Record<strin
         passwordHash, emailVerified: null, attributes,
       }, clock.now(), tx);
       const welcome = created.email && verifyUrl ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
-      const tokens = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
+      const tokens = await loginTokens(ctx, request, created.id, tx, command.refreshSecret, welcome ? [welcome.credential] : []);
       const written = versions.created(created);
       const acting = asAccount(ctx, created.id, request.client);
       uow.record(
@@ -44,7 +44,7 @@ export async function registerWithPassword(ctx: LoginCall): Promise<Record<strin
       );
       return { record: written.rendered, tokens };
     });
-    return { capture_user: record, ...tokens };
+    return { record, ...tokens };
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;
     // lost a race with a concurrent registration: the same answer the unique rule gives

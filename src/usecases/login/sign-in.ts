@@ -4,7 +4,7 @@ import { asAccount, type CallContext } from '../services';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
-import { requestForm, requireFields, type FlowRequest, type LoginCall } from './call';
+import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn } from './call';
 import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from './social-identities';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
@@ -16,24 +16,34 @@ function invalidCredentials(ctx: CallContext, request: FlowRequest, formName: st
   });
 }
 
+/** A sign-in with a password: the form, the Android SDK's `user` and `password` when it sent them, a merge token, a mobile SDK's refresh secret. */
+export interface SignInCommand {
+  form: FormSubmission;
+  /** Used when none of the form's fields was sent (the Android SDK's fallback when the app has no flow). */
+  sdkFallback?: { user: string; password: string };
+  /** The token of a social sign-in that failed with 380 for this account: its identity is linked too. */
+  mergeToken?: string;
+  refreshSecret?: string;
+}
+
 /**
  * docs/api.md#flows: sign in by email or username and password. Every attempt is counted against the
  * account's and the address's budgets before the password is checked (unknown accounts have a
  * budget too), and an unknown account still costs one argon2 verification.
  */
-export async function signIn(ctx: LoginCall): Promise<Record<string, unknown>> {
+export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<SignedIn> {
   const { request } = ctx;
-  const form = requestForm(ctx, request, 'signInForm', ENDPOINT);
+  const form = requestForm(ctx, request, command.form, 'signInForm', ENDPOINT);
   const passwordField = form.fields.find((f) => f.field.type === 'password');
   const identifierField = form.fields.find((f) => f.field.type !== 'password');
   if (!passwordField || !identifierField) throw errors.misconfigured(`form ${form.name} needs an identifier field and a password field`);
   // the Android SDK's fallback when the app has no flow: `user` and `password` instead of the form's fields
-  const p = ctx.params;
-  const fallback = p.get('user') !== undefined && p.get('password') !== undefined && form.fields.every((f) => p.get(f.name) === undefined);
-  if (!fallback) requireFields(ctx, form);
-  const identifier = (fallback ? p.values.user : p.values[identifierField.name] ?? '').trim();
-  const password = (fallback ? p.values.password : p.values[passwordField.name]) ?? '';
-  const mergeToken = ctx.params.get('merge_token');
+  const values = command.form.values;
+  const fallback = command.sdkFallback !== undefined && form.fields.every((f) => values[f.name] === undefined) ? command.sdkFallback : undefined;
+  if (!fallback) requireFields(form, values);
+  const identifier = (fallback ? fallback.user : values[identifierField.name] ?? '').trim();
+  const password = (fallback ? fallback.password : values[passwordField.name]) ?? '';
+  const { mergeToken } = command;
 
   const { db, passwords } = ctx.services;
   const usable = identifier !== '' && password !== '' && password.length <= MAX_PASSWORD_LENGTH && identifier.length <= 254;
@@ -59,7 +69,7 @@ export async function signIn(ctx: LoginCall): Promise<Record<string, unknown>> {
   }
   // after a merge the record has one more identity: signedIn reads them again
   return signedIn(ctx, request, record, {
-    passwordHash, profiles: merge ? undefined : found!.profiles,
+    passwordHash, profiles: merge ? undefined : found!.profiles, refreshSecret: command.refreshSecret,
     checked: { passwordHash: record.passwordHash!, refused: () => invalidCredentials(ctx, request, form.name) },
   });
 }

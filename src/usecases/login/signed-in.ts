@@ -1,17 +1,11 @@
 import { ApiError } from '../../errors';
 import { updated, type UserRecord } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
-import { renderWithProfiles } from '../../domain/users';
 import { asAccount, type CallContext } from '../services';
 import { event, recordSubject } from '../../domain/events';
 import type { Written } from '../../domain/versions';
-import { loginCredentials, loginTokens, type FlowRequest } from './call';
+import { loginCredentials, loginTokens, type FlowRequest, type SignedIn } from './call';
 import { textsOf } from '../../texts';
-
-/** The record as the API shows it, with its linked identities. */
-export async function captureUser(ctx: CallContext, record: UserRecord): Promise<Record<string, unknown>> {
-  return renderWithProfiles(record, await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id));
-}
 
 /**
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
@@ -47,8 +41,10 @@ export async function signedIn(
     checked?: { passwordHash: string; refused: () => ApiError };
     /** How the person proved who they are. */
     method?: 'password' | 'social';
+    /** A mobile SDK's refresh secret (see loginCredentials). */
+    refreshSecret?: string;
   } = {},
-): Promise<Record<string, unknown>> {
+): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
   const method = options.method ?? 'password';
@@ -66,13 +62,13 @@ export async function signedIn(
   const profiles = options.profiles ?? await db.social.profiles.forEntity(ctx.app.id, record.id);
   const next = updated(record, change(now), now);
   const written = versions.withProfiles(next, profiles);
-  const { rows, answer } = loginCredentials(ctx, request, record.id, now);
+  const { rows, tokens: issued } = loginCredentials(ctx, request, record.id, now, options.refreshSecret);
   // one round trip when no subscriber must write in a transaction for these events
   const happened = events(written, now);
   const jobs = work.jobsOf(happened);
   if (jobs && await db.records.signIn(record, next, rows, jobs, now)) {
     await work.dispatch(jobs, happened);
-    return { capture_user: written.rendered, ...answer };
+    return { record: written.rendered, ...issued };
   }
   // changed since the check: locked, read again, and written with the tokens and the snapshot
   const { written: after, tokens } = await work.run(async (uow) => {
@@ -86,10 +82,10 @@ export async function signedIn(
     const changed = await db.records.update(locked, change(at), at, tx);
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
-    const tokens = await loginTokens(ctx, request, record.id, tx);
+    const tokens = await loginTokens(ctx, request, record.id, tx, options.refreshSecret);
     const w = await versions.written(changed, tx);
     uow.record(...events(w, at));
     return { written: w, tokens };
   });
-  return { capture_user: after.rendered, ...tokens };
+  return { record: after.rendered, ...tokens };
 }

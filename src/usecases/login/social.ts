@@ -11,7 +11,7 @@ import { accountDisabled, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { assertValid, type FlowRequest, type LoginCall, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
+import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
 
@@ -47,13 +47,8 @@ async function emailInUse(ctx: CallContext, record: UserRecord): Promise<ApiErro
   });
 }
 
-/** `thin_registration`: true or false (the original also took 1 and 0). */
-function flag(ctx: CallContext, name: string): boolean {
-  const v = ctx.params.get(name);
-  if (v === undefined || v === 'false' || v === '0') return false;
-  if (v === 'true' || v === '1') return true;
-  throw errors.invalidArgument(name, 'must be true or false');
-}
+/** A social sign-in's result: signed in as with a password, and whether the record was made by it. */
+export type SocialSignedIn = SignedIn & { isNew: boolean };
 
 /**
  * Creates a record for a social identity and signs it in, spending the token, in one statement
@@ -61,8 +56,8 @@ function flag(ctx: CallContext, name: string): boolean {
  */
 async function register(
   ctx: CallContext, request: FlowRequest, token: string, profile: SocialProfile,
-  input: { email: string | null; username?: string; attributes: Record<string, unknown> },
-): Promise<Record<string, unknown>> {
+  input: { email: string | null; username?: string; attributes: Record<string, unknown> }, refreshSecret: string | undefined,
+): Promise<SocialSignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
   const verifyUrl = request.client.settings.verify_email_url;
@@ -74,7 +69,7 @@ async function register(
     }, clock.now(), tx);
     await linkIdentity(ctx, created, token, profile, tx, invalidToken());
     const welcome = created.email && verifyUrl && !verifiedNow ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
-    const issued = await loginTokens(ctx, request, created.id, tx, welcome ? [welcome.credential] : []);
+    const issued = await loginTokens(ctx, request, created.id, tx, refreshSecret, welcome ? [welcome.credential] : []);
     // one version: the record with its identity
     const written = await versions.written(created, tx);
     const acting = asAccount(ctx, created.id, request.client);
@@ -86,7 +81,7 @@ async function register(
     );
     return { record: written.rendered, tokens: issued };
   });
-  return { capture_user: record, is_new: true, ...tokens };
+  return { record, isNew: true, ...tokens };
 }
 
 /**
@@ -95,13 +90,20 @@ async function register(
  * record holds is 380; otherwise `thin_registration=true` creates the record at once (when the
  * provider gave an email) or the answer is 310, with `prereg_fields` when `registration_form` is sent.
  */
-export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unknown>> {
+export async function socialSignIn(ctx: LoginCall, command: {
+  token: string;
+  /** A merge token of a failed 380 call for the account this identity signs in to: its identity is linked too. */
+  mergeToken?: string;
+  /** Create the record at once when the provider gave an email address. */
+  thinRegistration: boolean;
+  /** The form whose fields a 310 answer prefills (prereg_fields). */
+  registrationForm?: string;
+  refreshSecret?: string;
+}): Promise<SocialSignedIn> {
   const { request } = ctx;
-  const token = ctx.params.require('token');
-  const thin = flag(ctx, 'thin_registration');
-  const registrationForm = ctx.params.get('registration_form');
-  const form = registrationForm === undefined ? undefined : requestForm(ctx, request, registrationForm, '/oauth/register_native');
-  const mergeToken = ctx.params.get('merge_token');
+  const { token, mergeToken, refreshSecret } = command;
+  const thin = command.thinRegistration;
+  const form = command.registrationForm === undefined ? undefined : requestForm(ctx, request, { name: command.registrationForm }, command.registrationForm, '/oauth/register_native');
   const { db, socialTokens } = ctx.services;
   const { profile } = await redeemToken(ctx, request.client, token, invalidToken());
 
@@ -117,7 +119,7 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
       await changeIdentities(ctx, owner, uow, asAccount(ctx, owner.id, request.client),
         () => linkIdentity(ctx, owner, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token')));
     });
-    return { ...(await signedIn(ctx, request, owner, { method: 'social' })), is_new: false };
+    return { ...(await signedIn(ctx, request, owner, { method: 'social', refreshSecret })), isNew: false };
   }
 
   // only an address the provider verified names an account: anyone can claim any address at a
@@ -132,7 +134,7 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
       return await register(ctx, request, token, profile, {
         email: profile.email,
         attributes: Object.fromEntries(['displayName', 'givenName', 'familyName'].map((a) => [a, fromProfile(profile, a)]).filter(([, v]) => v !== null)),
-      });
+      }, refreshSecret);
     } catch (e) {
       if (!(e instanceof DuplicateAttributeError) || e.attribute !== 'email') throw e;
       // an account holds the email: taken meanwhile (the answer a second call would give), or
@@ -157,21 +159,21 @@ export async function socialSignIn(ctx: LoginCall): Promise<Record<string, unkno
  * docs/api.md#social-login: registers the identity of a token that /oauth/auth_native answered 310 for, with the
  * social registration form (every rule checked: 390), and signs the new record in.
  */
-export async function socialRegister(ctx: LoginCall): Promise<Record<string, unknown>> {
+export async function socialRegister(ctx: LoginCall, command: { token: string; form: FormSubmission; refreshSecret?: string }): Promise<SocialSignedIn> {
   const { request } = ctx;
-  const token = ctx.params.require('token');
-  const form = requestForm(ctx, request, 'socialRegistrationForm', '/oauth/register_native');
+  const { token } = command;
+  const form = requestForm(ctx, request, command.form, 'socialRegistrationForm', '/oauth/register_native');
   const { profile, outcome } = await redeemToken(ctx, request.client, token, invalidToken());
   if (outcome?.presented !== 'record_not_found') {
     throw errors.invalidArgument('token', 'present the token to /oauth/auth_native first; register it only when that answered 310');
   }
-  requireFields(ctx, form);
+  requireFields(form, command.form.values);
   await takeRegistrationAttempt(ctx);
-  const result = await form.validate(ctx.params.values, uniqueness(ctx));
+  const result = await form.validate(command.form.values, uniqueness(ctx));
   assertValid(result);
   const { email, username, attributes } = changesFrom(form, result.values);
   try {
-    return await register(ctx, request, token, profile, { email: email ?? null, username, attributes });
+    return await register(ctx, request, token, profile, { email: email ?? null, username, attributes }, command.refreshSecret);
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;
     throw takenAttribute(ctx, request, form, e.attribute);
@@ -179,10 +181,10 @@ export async function socialRegister(ctx: LoginCall): Promise<Record<string, unk
 }
 
 /** docs/api.md#social-login: links the identity behind a social token to the record of an access token. */
-export async function linkAccount(ctx: LoginCall): Promise<Record<string, unknown>> {
+export async function linkAccount(ctx: LoginCall, command: { accessToken: string; token: string }): Promise<void> {
   const { request } = ctx;
-  const token = ctx.params.require('token');
-  const { record, token: access } = await recordOfAccessToken(ctx, request);
+  const { token } = command;
+  const { record, token: access } = await recordOfAccessToken(ctx, request, command.accessToken);
   // a new way to sign in is a change of how the account signs in: a stolen or minted token must not add one
   if (!mayResetPassword(access, ctx.services.clock.now())) {
     throw errors.invalidArgument('access_token', `linking an identity needs an access token from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes `
@@ -193,14 +195,13 @@ export async function linkAccount(ctx: LoginCall): Promise<Record<string, unknow
   if (await ctx.services.db.social.profiles.byIdentifier(ctx.app.id, profile.identifier)) throw identityTaken();
   await ctx.services.work.run((uow) => changeIdentities(ctx, record, uow, asAccount(ctx, record.id, request.client),
     () => linkIdentity(ctx, record, token, profile, uow.tx, engage)));
-  return {};
 }
 
 /** docs/api.md#social-login: unlinks one identity, unless it is the record's last way to sign in. */
-export async function unlinkAccount(ctx: LoginCall): Promise<Record<string, unknown>> {
+export async function unlinkAccount(ctx: LoginCall, command: { accessToken: string; identifier: string }): Promise<void> {
   const { request } = ctx;
-  const identifier = ctx.params.require('identifier_to_remove');
-  const { record } = await recordOfAccessToken(ctx, request);
+  const { identifier } = command;
+  const { record } = await recordOfAccessToken(ctx, request, command.accessToken);
   const { db } = ctx.services;
   // checked with the record locked: two parallel unlinks cannot remove the last two ways in
   await ctx.services.work.run((uow) => changeIdentities(ctx, record, uow, asAccount(ctx, record.id, request.client), async (locked) => {
@@ -216,5 +217,4 @@ export async function unlinkAccount(ctx: LoginCall): Promise<Record<string, unkn
       await db.social.profiles.remove(ctx.app.id, record.id, identifier, tx);
       return { did: 'account.identity_unlinked' as const, provider: unlinked.provider };
   }));
-  return {};
 }

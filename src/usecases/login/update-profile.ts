@@ -6,7 +6,7 @@ import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { asAccount } from '../services';
-import { assertValid, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from './call';
+import { assertValid, type FormSubmission, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from './call';
 
 const ENDPOINT = '/oauth/update_profile_native';
 
@@ -19,16 +19,17 @@ const ENDPOINT = '/oauth/update_profile_native';
  * is told to the old address, a verified one with a link that undoes it
  * (docs/api.md#changing-the-email-address).
  */
-export async function updateProfile(ctx: LoginCall): Promise<Record<string, unknown>> {
+export async function updateProfile(ctx: LoginCall, command: { form: FormSubmission; accessToken: string }): Promise<void> {
   const { request } = ctx;
-  const accessToken = ctx.params.require('access_token');
-  const form = requestForm(ctx, request, 'editProfileForm', ENDPOINT);
+  const { accessToken } = command;
+  const { values } = command.form;
+  const form = requestForm(ctx, request, command.form, 'editProfileForm', ENDPOINT);
   const { db, passwords, clock, flows, work, versions, baseUrls } = ctx.services;
   const { token, record } = await recordOfAccessToken(ctx, request, accessToken);
 
   const stored = prefillFrom(form, record);
-  requireFields(ctx, form, stored);
-  const result = await form.validate(ctx.params.values, uniqueness(ctx, record.id), stored);
+  requireFields(form, values, stored);
+  const result = await form.validate(values, uniqueness(ctx, record.id), stored);
   assertValid(result);
 
   // a form asking for the current password (a password field that writes nothing and confirms
@@ -48,7 +49,7 @@ export async function updateProfile(ctx: LoginCall): Promise<Record<string, unkn
   const { password, ...change } = changesFrom(form, result.values);
   // the address as stored fills a form that did not send it: only an address sent is a change
   const emailField = form.fields.find((f) => f.field.schemaAttribute === 'email');
-  if (!emailField || ctx.params.values[emailField.name] === undefined) delete change.email;
+  if (!emailField || values[emailField.name] === undefined) delete change.email;
   // a stolen token, or one an access_issuer minted, must not take the account over: a new password
   // or a new email address (which receives the next reset link) needs proof the holder signed in now
   const proven = current !== undefined || mayResetPassword(token, clock.now());
@@ -74,5 +75,4 @@ export async function updateProfile(ctx: LoginCall): Promise<Record<string, unkn
     if (!(e instanceof DuplicateAttributeError)) throw e;
     throw takenAttribute(ctx, request, form, e.attribute);
   }
-  return {};
 }
