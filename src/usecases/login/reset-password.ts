@@ -18,8 +18,8 @@ export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> 
  * README: Password reset and email verification. Sets the password of the account a reset code is for. The form's
  * rules first, so a mistake never spends the code; then the code is redeemed for the client that
  * sent the email, as /oauth/token would redeem it (with the redirect URI it was sent with: once,
- * under concurrency too); then the password is set and every session of the account ends, the
- * one the redemption made included.
+ * under concurrency too), and in the same transaction the password is set and every session of the
+ * account ends, the one the redemption made included.
  */
 export async function resetPassword(services: Services, command: { app: Application; link: ResetLink; sent: Record<string, string>; origin: Origin }): Promise<ResetOutcome> {
   const { app, link, sent } = command;
@@ -28,16 +28,23 @@ export async function resetPassword(services: Services, command: { app: Applicat
   if (Object.keys(result.invalid).length > 0) return { kind: 'invalid', invalid: result.invalid };
   const { password } = changesFrom(link.form, result.values);
   if (password === undefined) throw new Error(`${link.form.name} has no field that writes the password`);
+  const hash = await passwords.hash(password);
+  const entityId = link.row.entityId!;
+  const acting = { actor: { kind: 'account' as const, accountId: entityId, clientId: link.client.clientId }, origin: command.origin };
+  const redirectUri = link.row.redirectUri ?? '';
+  // the code spent and the password set in one transaction: a reset that fails leaves the code usable
+  const outcome = await work.run(async (uow) => {
+    const exchange = await tokens.redeemCode(uow, app, link.client, link.code, redirectUri);
+    if (!('pair' in exchange)) return { exchange };
+    const written = await changeAccount({ db, versions, now: () => clock.now() }, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' });
+    if (!written) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
+    return { exchange };
+  });
   try {
-    await tokens.exchangeCode(app, link.client, link.code, link.row.redirectUri ?? '');
+    await tokens.settleExchange(app, redirectUri, outcome.exchange);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     return { kind: 'spent' };
   }
-  const hash = await passwords.hash(password);
-  const entityId = link.row.entityId!;
-  const acting = { actor: { kind: 'account' as const, accountId: entityId, clientId: link.client.clientId }, origin: command.origin };
-  const written = await work.run((uow) => changeAccount({ db, versions, now: () => clock.now() }, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' }));
-  if (!written) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
   return { kind: 'changed' };
 }

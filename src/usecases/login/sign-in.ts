@@ -5,7 +5,7 @@ import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
 import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn } from './call';
-import { changeIdentities, invalidToken, linkIdentity, mergeRequest } from './social-identities';
+import { identityEvent, invalidToken, linkIdentity, mergeRequest } from './social-identities';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
@@ -62,14 +62,16 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
   const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, record);
   // a hash made with weaker parameters than today's policy is replaced while the password is at hand
   const passwordHash = passwords.needsRehash(record.passwordHash!) ? await passwords.hash(password) : undefined;
-  if (merge) {
-    // the identity of the failed social sign-in joins this account, and the token is spent, together
-    await ctx.services.work.run((uow) => changeIdentities(ctx, record, uow, asAccount(ctx, record.id, request.client),
-      () => linkIdentity(ctx, record, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token'))));
-  }
-  // after a merge the record has one more identity: signedIn reads them again
   return signedIn(ctx, request, record, {
-    passwordHash, profiles: merge ? undefined : found!.profiles, refreshSecret: command.refreshSecret,
+    passwordHash, profiles: found!.profiles, refreshSecret: command.refreshSecret,
+    // the identity of the failed social sign-in joins this account, and the token is spent, in the sign-in's transaction
+    ...(merge && {
+      alongside: async (uow, locked) => {
+        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token'));
+        uow.record(identityEvent(ctx, asAccount(ctx, record.id, request.client), record.id, done, ctx.services.clock.now()));
+        return { changed: ['profiles'] };
+      },
+    }),
     checked: { passwordHash: record.passwordHash!, refused: () => invalidCredentials(ctx, request, form.name) },
   });
 }

@@ -3,6 +3,7 @@ import { updated, type UserRecord } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
 import { asAccount, type CallContext } from '../services';
 import { event, recordSubject } from '../../domain/events';
+import type { UnitOfWork } from '../../domain/ports';
 import type { Written } from '../../domain/versions';
 import { loginCredentials, loginTokens, type FlowRequest, type SignedIn } from './call';
 import { textsOf } from '../../texts';
@@ -43,15 +44,23 @@ export async function signedIn(
     method?: 'password' | 'social';
     /** A mobile SDK's refresh secret (see loginCredentials). */
     refreshSecret?: string;
+    /**
+     * More work of the same sign-in, in its transaction with the record locked (a social token
+     * spent, a merged identity linked): the sign-in then commits in one transaction, never in the
+     * single call. Answers what else of the record it changed (`profiles`).
+     */
+    alongside?: (uow: UnitOfWork, locked: UserRecord) => Promise<{ changed: string[] }>;
   } = {},
 ): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
   const method = options.method ?? 'password';
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
-  const events = (written: Written, at: Date) => [
+  const events = (written: Written, at: Date, also: string[] = []) => [
     event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), { method }),
-    event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), { attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : [])] }, { snapshot: written.snapshot }),
+    event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), {
+      attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...also],
+    }, { snapshot: written.snapshot }),
   ];
   if (record.disabledAt) throw accountDisabled(ctx, request);
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
@@ -65,12 +74,13 @@ export async function signedIn(
   const { rows, tokens: issued } = loginCredentials(ctx, request, record.id, now, options.refreshSecret);
   // one round trip when no subscriber must write in a transaction for these events
   const happened = events(written, now);
-  const jobs = work.jobsOf(happened);
+  const jobs = options.alongside ? undefined : work.jobsOf(happened);
   if (jobs && await db.records.signIn(record, next, rows, jobs, now)) {
     await work.dispatch(jobs, happened);
     return { record: written.rendered, ...issued };
   }
-  // changed since the check: locked, read again, and written with the tokens and the snapshot
+  // changed since the check (or more to do than one call does): locked, read again, and written
+  // with the tokens and the snapshot in one transaction
   const { written: after, tokens } = await work.run(async (uow) => {
     const { tx } = uow;
     const at = clock.now();
@@ -79,12 +89,13 @@ export async function signedIn(
     if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
     if (locked.disabledAt) throw accountDisabled(ctx, request);
     if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
+    const also = options.alongside ? (await options.alongside(uow, locked)).changed : [];
     const changed = await db.records.update(locked, change(at), at, tx);
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
     const tokens = await loginTokens(ctx, request, record.id, tx, options.refreshSecret);
     const w = await versions.written(changed, tx);
-    uow.record(...events(w, at));
+    uow.record(...events(w, at, also));
     return { written: w, tokens };
   });
   return { record: after.rendered, ...tokens };

@@ -61,19 +61,26 @@ export async function linkIdentity(
  */
 export async function changeIdentities(
   ctx: CallContext, record: UserRecord, uow: UnitOfWork, acting: Acting,
-  change: (locked: UserRecord) => Promise<{ did: 'account.identity_linked' | 'account.identity_unlinked'; provider: string }>,
+  change: (locked: UserRecord) => Promise<IdentityChange>,
 ): Promise<void> {
   const { db, clock, versions } = ctx.services;
   const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
   if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
-  const { did, provider } = await change(locked);
+  const done = await change(locked);
   const { snapshot } = await versions.written(await db.records.touch(locked, clock.now(), uow.tx), uow.tx);
   const at = clock.now();
   uow.record(
-    event(did, ctx.app.id, at, acting, recordSubject(record.id), { provider }),
+    identityEvent(ctx, acting, record.id, done, at),
     event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), { attributes: ['profiles'] }, { snapshot }),
   );
 }
+
+/** What a change of identities did, and with which provider. */
+export interface IdentityChange { did: 'account.identity_linked' | 'account.identity_unlinked'; provider: string }
+
+/** The event of an identity linked or unlinked. */
+export const identityEvent = (ctx: CallContext, acting: Acting, entityId: number, done: IdentityChange, at: Date) =>
+  event(done.did, ctx.app.id, at, acting, recordSubject(entityId), { provider: done.provider });
 
 /**
  * A `merge_token` presented with a sign-in into `record`: it must be the token of an auth_native

@@ -12,7 +12,7 @@ import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
-import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
+import { changeIdentities, identityEvent, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
 
 /** The profile's value for a record attribute (what thin registration copies and prereg_fields carry). */
@@ -113,13 +113,18 @@ export async function socialSignIn(ctx: LoginCall, command: {
     // a disabled user: refused before anything is linked or spent
     if (owner.disabledAt) throw accountDisabled(ctx, request);
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
-    await ctx.services.work.run(async (uow) => {
-      if (!(await socialTokens.consume(ctx.app, token, uow.tx))) throw invalidToken()();
-      if (!merge) return;
-      await changeIdentities(ctx, owner, uow, asAccount(ctx, owner.id, request.client),
-        () => linkIdentity(ctx, owner, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token')));
+    // the token spent (and a merged identity linked) in the sign-in's transaction
+    const signed = await signedIn(ctx, request, owner, {
+      method: 'social', refreshSecret,
+      alongside: async (uow, locked) => {
+        if (!(await socialTokens.consume(ctx.app, token, uow.tx))) throw invalidToken()();
+        if (!merge) return { changed: [] };
+        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token'));
+        uow.record(identityEvent(ctx, asAccount(ctx, owner.id, request.client), owner.id, done, ctx.services.clock.now()));
+        return { changed: ['profiles'] };
+      },
     });
-    return { ...(await signedIn(ctx, request, owner, { method: 'social', refreshSecret })), isNew: false };
+    return { ...signed, isNew: false };
   }
 
   // only an address the provider verified names an account: anyone can claim any address at a
