@@ -8,6 +8,7 @@ import * as userDisabled from './0007-user-disabled';
 import * as rotationRefusesDisabled from './0008-rotation-refuses-disabled';
 import * as auditLog from './0009-audit-log';
 import * as signInEvents from './0010-sign-in-events';
+import * as rotationKeepsSession from './0011-rotation-keeps-session';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   { name: '0008-rotation-refuses-disabled', ...rotationRefusesDisabled },
   { name: '0009-audit-log', ...auditLog },
   { name: '0010-sign-in-events', ...signInEvents },
+  { name: '0011-rotation-keeps-session', ...rotationKeepsSession },
 ];

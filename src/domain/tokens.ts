@@ -8,6 +8,7 @@ import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from './signature';
 import type { RecordVersions } from './versions';
 import type { UnitOfWork, Work } from './ports';
 import { event, recordSubject, type Origin } from './events';
+import { sessionFacts, type SessionFacts } from './session';
 
 /** docs/api.md#codes-and-tokens. Access tokens always live one hour; the others default as below. */
 export const ACCESS_TOKEN_SECONDS = 3600;
@@ -69,7 +70,7 @@ export interface Issue {
  * `authenticated_at` (sign-in, registration, or a code from one), or a password reset link
  * followed (`password_reset`). Setting a password without the current one needs one of them.
  */
-export type Proof = { authenticated_at?: string; password_reset?: true };
+export type Proof = { authenticated_at?: string; password_reset?: true; session?: SessionFacts };
 
 /** How long after a sign-in its token may set a password without the current one. */
 export const FRESH_SIGN_IN_SECONDS = 300;
@@ -77,9 +78,11 @@ export const FRESH_SIGN_IN_SECONDS = 300;
 /** The proof a code hands on to the tokens it is exchanged for. */
 function proofOf(code: StoredCredential): Proof | null {
   const { authenticated_at: at, password_reset: reset } = code.extra ?? {};
+  const session = sessionFacts(code);
   const proof: Proof = {
     ...(typeof at === 'string' && { authenticated_at: at }),
     ...(reset === true && { password_reset: true as const }),
+    ...(session && { session }),
   };
   return Object.keys(proof).length > 0 ? proof : null;
 }
@@ -158,13 +161,17 @@ function createIssuer({ db, clock, box }: TokenDeps) {
     };
   }
 
-  /** A new access + refresh token pair in `family`; `proof` goes with the access token only. */
+  /**
+   * A new access + refresh token pair in `family`: `proof` goes with the access token; the refresh
+   * token carries only the session's facts, which its rotations pass on (never a proof of a fresh
+   * sign-in).
+   */
   async function issuePair(app: Application, client: Client, entityId: number | null, family: string, tx: Tx, proof: Proof | null = null): Promise<TokenPair> {
     const { pair, rows } = newPair(app);
     const base = { applicationId: app.id, entityId, clientId: client.id, forClientId: null, redirectUri: null, family };
     await db.credentials.insert([
       { ...base, kind: 'access_token', ...rows.access, extra: proof },
-      { ...base, kind: 'refresh_token', ...rows.refresh, extra: null },
+      { ...base, kind: 'refresh_token', ...rows.refresh, extra: proof?.session ? { session: proof.session } : null },
     ], now(), tx);
     return pair;
   }
@@ -176,9 +183,11 @@ function createIssuer({ db, clock, box }: TokenDeps) {
    * The session row of a mobile SDK's refresh secret for `accessToken` (issued with it): keyed by
    * the hash of refreshSessionKey(token), in the token's family, living as long as a refresh token.
    */
-  const refreshSecretIssue = (app: Application, client: Client, entityId: number, family: string, accessToken: string, secret: string): Issue => ({
+  const refreshSecretIssue = (
+    app: Application, client: Client, entityId: number, family: string, accessToken: string, secret: string, session?: SessionFacts,
+  ): Issue => ({
     kind: 'refresh_secret', app, entityId, client, family, seconds: refreshSeconds(app),
-    extra: { secret: box.seal(secret, secretBinding(sha256Hex(refreshSessionKey(accessToken)))) },
+    extra: { secret: box.seal(secret, secretBinding(sha256Hex(refreshSessionKey(accessToken)))), ...(session && { session }) },
   });
 
   return {
@@ -311,14 +320,15 @@ function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refreshSecre
       }
       const next = randomToken(20);
       const family = session.family ?? randomToken(16);
+      const facts = sessionFacts(session);
       const moved = await work.run(async ({ tx }) => {
         if (!(await db.credentials.consume(app.id, 'refresh_secret', hash, now(), tx))) return false;
         // the token it replaces ends with it, if it had not expired yet
         await db.credentials.consume(app.id, 'access_token', sha256Hex(presented), now(), tx);
         await issueAll([
-          // in the session's family, with no proof of a fresh sign-in
-          { issue: { ...accessToken(app, client, session.entityId!, null), family }, value: next },
-          { issue: refreshSecretIssue(app, client, session.entityId!, family, next, secret), value: refreshSessionKey(next) },
+          // in the session's family with its facts, with no proof of a fresh sign-in
+          { issue: { ...accessToken(app, client, session.entityId!, null, facts ? { session: facts } : null), family }, value: next },
+          { issue: refreshSecretIssue(app, client, session.entityId!, family, next, secret, facts), value: refreshSessionKey(next) },
         ], tx);
         return true;
       });

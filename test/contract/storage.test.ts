@@ -177,6 +177,22 @@ for (const engine of ENGINES) {
         expect(await db.credentials.rotate(appId, spent.valueHash, one, attempts[0], now)).toBe(false);
       });
 
+      it("the successors carry the spent token's extra (the session's facts), on the single call as on the transaction", async () => {
+        const session = { amr: ['pwd'], auth_time: '2026-11-25T10:00:00.000Z' };
+        const [spent] = await stored(credential('refresh_token', { family: 'facts-family', extra: { session } }));
+        const now = new Date();
+        const next = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
+        expect(await db.credentials.rotate(appId, spent.valueHash, one, next, now)).toBe(true);
+        for (const [kind, c] of [['access_token', next.access], ['refresh_token', next.refresh]] as const) {
+          expect((await db.credentials.findActive(appId, kind, c.valueHash, now))?.extra).toEqual({ session });
+        }
+        // and a token without extra gives successors without it
+        const [bare] = await stored(credential('refresh_token', { family: 'bare-family' }));
+        const after = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
+        expect(await db.credentials.rotate(appId, bare.valueHash, one, after, now)).toBe(true);
+        expect((await db.credentials.findActive(appId, 'refresh_token', after.refresh.valueHash, now))?.extra).toBeNull();
+      });
+
       it('an expired refresh token is not rotated', async () => {
         const [expired] = await stored(credential('refresh_token', { expiresAt: later(new Date(), -1) }));
         const now = new Date();

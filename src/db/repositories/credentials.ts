@@ -126,7 +126,8 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
         transaction,
       );
       if (spent !== 1) return false;
-      const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, NULL, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
+      // the successors carry the spent token's extra: the session's facts (how and when the person signed in)
+      const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, extra, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
       const rows = [['access_token', successors.access], ['refresh_token', successors.refresh]] as const;
       await sql.change(
         `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)

@@ -6,6 +6,7 @@ import type { FlowVersion } from '../../domain/flows';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../../domain/tokens';
 import { ApiError, errors } from '../../errors';
+import { sessionOf, type AuthMethod } from '../../domain/session';
 import type { CallContext } from '../services';
 
 export type ResponseType = 'token' | 'code' | 'code_and_token';
@@ -88,6 +89,13 @@ export function assertValid(result: FormResult): void {
   }
 }
 
+/**
+ * The seam of every sign-in (docs/architecture.md#the-sign-in-seam): a first credential proved who
+ * the person is (`entityId`) and how (`amr`). What happens between this and the session being
+ * issued (a second factor, later) pauses here; the session's tokens then carry these facts.
+ */
+export interface Proven { entityId: number; amr: AuthMethod[] }
+
 /** The tokens of a sign-in, by what the result calls them. */
 export type IssuedTokens = Pick<SignedIn, 'accessToken' | 'authorizationCode'>;
 
@@ -100,23 +108,26 @@ export type IssuedTokens = Pick<SignedIn, 'accessToken' | 'authorizationCode'>;
 export function loginCredentials(
   ctx: CallContext,
   request: FlowRequest,
-  entityId: number,
+  proven: Proven,
   at: Date,
   refreshSecret: string | undefined,
   also: { issue: Issue; value: string }[] = [],
 ): { rows: NewCredential[]; tokens: IssuedTokens } {
+  const { entityId } = proven;
   const { tokens } = ctx.services;
   /** What the result calls each credential's value; unnamed ones are stored, not answered. */
   const list: { name?: keyof IssuedTokens; issue: Issue; value?: string }[] = [];
-  // the password was typed just now: these tokens may set a new one for a few minutes
-  const proof = { authenticated_at: at.toISOString() };
+  // the person proved who they are just now: these tokens may set a new password for a few
+  // minutes, and every token of the session carries how and when (session.ts)
+  const session = sessionOf(proven.amr, at);
+  const proof = { authenticated_at: at.toISOString(), session };
   if (request.responseType !== 'code') {
     const access = tokens.accessToken(ctx.app, request.client, entityId, null, proof);
     const value = randomToken(20);
     list.push({ name: 'accessToken', issue: access, value });
     // the mobile SDKs' refresh secret: /oauth/refresh_access_token renews this token with it
     if (refreshSecret !== undefined) {
-      list.push({ issue: tokens.refreshSecretIssue(ctx.app, request.client, entityId, access.family!, value, refreshSecret), value: refreshSessionKey(value) });
+      list.push({ issue: tokens.refreshSecretIssue(ctx.app, request.client, entityId, access.family!, value, refreshSecret, session), value: refreshSessionKey(value) });
     }
   }
   if (request.responseType !== 'token') {
@@ -133,13 +144,13 @@ export function loginCredentials(
 export async function loginTokens(
   ctx: CallContext,
   request: FlowRequest,
-  entityId: number,
+  proven: Proven,
   tx: Tx,
   refreshSecret: string | undefined,
   also: { issue: Issue; value: string }[] = [],
 ): Promise<IssuedTokens> {
   const at = ctx.services.clock.now();
-  const { rows, tokens } = loginCredentials(ctx, request, entityId, at, refreshSecret, also);
+  const { rows, tokens } = loginCredentials(ctx, request, proven, at, refreshSecret, also);
   await ctx.services.db.credentials.insert(rows, at, tx);
   return tokens;
 }

@@ -5,7 +5,8 @@ import { asAccount, type CallContext } from '../services';
 import { event, recordSubject } from '../../domain/events';
 import type { UnitOfWork } from '../../domain/ports';
 import type { Written } from '../../domain/versions';
-import { loginCredentials, loginTokens, type FlowRequest, type SignedIn } from './call';
+import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn } from './call';
+import type { AuthMethod } from '../../domain/session';
 import { textsOf } from '../../texts';
 
 /**
@@ -40,8 +41,8 @@ export async function signedIn(
      * signs in, and its rehash never overwrites the new one.
      */
     checked?: { passwordHash: string; refused: () => ApiError };
-    /** How the person proved who they are. */
-    method?: 'password' | 'social';
+    /** How the person proved who they are (a password unless said otherwise). */
+    amr?: AuthMethod[];
     /** A mobile SDK's refresh secret (see loginCredentials). */
     refreshSecret?: string;
     /**
@@ -54,7 +55,8 @@ export async function signedIn(
 ): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
-  const method = options.method ?? 'password';
+  const proven: Proven = { entityId: record.id, amr: options.amr ?? ['pwd'] };
+  const method = proven.amr.includes('fed') ? 'social' : 'password';
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
   const events = (written: Written, at: Date, also: string[] = []) => [
     event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), { method }),
@@ -71,7 +73,7 @@ export async function signedIn(
   const profiles = options.profiles ?? await db.social.profiles.forEntity(ctx.app.id, record.id);
   const next = updated(record, change(now), now);
   const written = versions.withProfiles(next, profiles);
-  const { rows, tokens: issued } = loginCredentials(ctx, request, record.id, now, options.refreshSecret);
+  const { rows, tokens: issued } = loginCredentials(ctx, request, proven, now, options.refreshSecret);
   // one round trip when no subscriber must write in a transaction for these events
   const happened = events(written, now);
   const jobs = options.alongside ? undefined : work.jobsOf(happened);
@@ -93,7 +95,7 @@ export async function signedIn(
     const changed = await db.records.update(locked, change(at), at, tx);
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
-    const tokens = await loginTokens(ctx, request, record.id, tx, options.refreshSecret);
+    const tokens = await loginTokens(ctx, request, proven, tx, options.refreshSecret);
     const w = await versions.written(changed, tx);
     uow.record(...events(w, at, also));
     return { written: w, tokens };

@@ -69,7 +69,7 @@ async function register(
     }, clock.now(), tx);
     await linkIdentity(ctx, created, token, profile, tx, invalidToken());
     const welcome = created.email && verifyUrl && !verifiedNow ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
-    const issued = await loginTokens(ctx, request, created.id, tx, refreshSecret, welcome ? [welcome.credential] : []);
+    const issued = await loginTokens(ctx, request, { entityId: created.id, amr: ['fed'] }, tx, refreshSecret, welcome ? [welcome.credential] : []);
     // one version: the record with its identity
     const written = await versions.written(created, tx);
     const acting = asAccount(ctx, created.id, request.client);
@@ -115,7 +115,7 @@ export async function socialSignIn(ctx: LoginCall, command: {
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
     // the token spent (and a merged identity linked) in the sign-in's transaction
     const signed = await signedIn(ctx, request, owner, {
-      method: 'social', refreshSecret,
+      amr: ['fed'], refreshSecret,
       alongside: async (uow, locked) => {
         if (!(await socialTokens.consume(ctx.app, token, uow.tx))) throw invalidToken()();
         if (!merge) return { changed: [] };

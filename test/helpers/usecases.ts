@@ -1,0 +1,18 @@
+import type { FlowRequest, LoginCall } from '../../src/usecases/login/call';
+import type { Acting } from '../../src/domain/events';
+import type { TestApp } from './backend';
+
+/** A login use case's call on the test app's "local" application through its login client, as the API's adapter makes it. */
+export async function loginCall(t: TestApp, over: Partial<FlowRequest> = {}): Promise<LoginCall> {
+  const { services, db } = t.runtime;
+  const app = (await db.applications.findByName('local'))!;
+  const client = (await services.clients.find(app.id, t.local.clients.login.client_id))!;
+  const flow = await services.flows.resolve(app, 'standard', '1', 'en-US');
+  return {
+    origin: { requestId: 'use-case-test', address: '203.0.113.9' }, app, clientAddress: '203.0.113.9', services,
+    request: { client, flow, responseType: 'token', ...over },
+  };
+}
+
+/** The owner client of "local" acting, as the admin API's adapter says it. */
+export const asOwner = (t: TestApp): Acting => ({ actor: { kind: 'client', clientId: t.local.clients.owner.client_id }, origin: { requestId: 'use-case-test' } });
