@@ -57,6 +57,10 @@ describe('identity providers (admin API)', () => {
     expect((await add({ name: 'Bad Name' })).body).toMatchObject({ code: 200, argument_name: 'name' });
     expect((await add({ issuer: 'http://idp.example.test' })).body).toMatchObject({ code: 200, argument_name: 'issuer' });
     expect((await add({ kind: 'saml' })).body).toMatchObject({ code: 200, argument_name: 'kind' });
+    // the provider's client id and secret are named as this endpoint names them
+    expect((await add({ provider_client_id: 'x'.repeat(256) })).body).toMatchObject({ code: 200, argument_name: 'provider_client_id' });
+    expect((await add({ provider_client_secret: 'y'.repeat(513) })).body).toMatchObject({ code: 200, argument_name: 'provider_client_secret' });
+    expect((await add({ scopes: 'openid "quoted"' })).body).toMatchObject({ code: 200, argument_name: 'scopes' });
     expect((await add({})).body.stat).toBe('ok');
     expect((await post('/providers/remove', { name: 'other' }, { Authorization: owner })).body.stat).toBe('ok');
     expect((await post('/providers/remove', { name: 'other' }, { Authorization: owner })).body).toMatchObject({ code: 200 });

@@ -3,7 +3,7 @@ import { ProviderNameError, providerRow, providerView, type NewProvider, type Pr
 import type { AdminCall, AdminDeps } from '../clients/deps';
 
 /** Adds an identity provider to the application's social login (ProviderInputError, ProviderNameError when the name is taken). */
-export function addProvider(deps: AdminDeps, command: AdminCall & { provider: NewProvider }): Promise<ProviderView> {
+export async function addProvider(deps: AdminDeps, command: AdminCall & { provider: NewProvider }): Promise<ProviderView> {
   const row = providerRow(deps.box, command.applicationId, command.provider);
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();

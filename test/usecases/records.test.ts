@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { parseFilter, FilterUseError } from '../../src/domain/filter';
+import { DuplicateAttributeError } from '../../src/domain/storage/records';
+import { USER_TYPE } from '../../src/domain/users';
+import { AttributeRefusedError, changeRecord, removeRecord, RecordGoneError } from '../../src/usecases/records/change-record';
+import { BulkItemError, createRecord, createRecords } from '../../src/usecases/records/create-records';
+import { countRecords, findRecords } from '../../src/usecases/records/find-records';
+import { listAudit } from '../../src/usecases/audit/list-audit';
+import type { Application } from '../../src/domain/storage/applications';
+import { startTestApp, type TestApp } from '../helpers/backend';
+import { asOwner } from '../helpers/usecases';
+
+// The record API's use cases called directly: what the handlers of /entity.* adapt.
+
+let t: TestApp;
+let app: Application;
+beforeAll(async () => {
+  t = await startTestApp();
+  app = (await t.runtime.db.applications.findByName('local'))!;
+});
+afterAll(() => t.close());
+
+const entity = (email: string, attributes: Record<string, unknown> = {}) => ({
+  entity: { applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email, username: null, emailVerified: null, attributes },
+});
+const origin = { requestId: 'use-case-test' };
+const owner = () => ({ id: 0, clientId: t.local.clients.owner.client_id });
+
+describe('records', () => {
+  it('creates one as the owner client, or with a creation token as the person registering; a taken email is a domain error', async () => {
+    const { services } = t.runtime;
+    const created = await createRecord(services, { app, origin, client: owner(), record: { ...entity(`${randomUUID()}@example.com`, { givenName: 'Ada' }), password: 'a long password' } });
+    expect(created.passwordHash).toMatch(/^\$argon2id\$/);
+    const [registered, made] = (await listAudit({ audit: t.runtime.db.audit }, { applicationId: app.id, limit: 2 })).entries;
+    expect([registered.type, made.type]).toEqual(['account.registered', 'record.created']);
+    expect(made.data.attributes).toEqual(expect.arrayContaining(['email', 'givenName', 'password']));
+    await expect(createRecord(services, { app, origin, client: owner(), record: entity(created.email!.toUpperCase()) })).rejects.toBeInstanceOf(DuplicateAttributeError);
+
+    const token = await services.tokens.issue({ kind: 'creation_token', app, entityId: null, client: (await services.clients.find(app.id, owner().clientId))!, seconds: 60 });
+    const byToken = await createRecord(services, { app, origin, creationToken: token, record: entity(`${randomUUID()}@example.com`) });
+    // a person registering with a token is not audited (the record itself acts)
+    expect((await listAudit({ audit: t.runtime.db.audit }, { applicationId: app.id, limit: 1, subject: { kind: 'record', id: String(byToken.id) } })).entries).toEqual([]);
+  });
+
+  it('creates many in one transaction, or none, naming the item at fault', async () => {
+    const email = `${randomUUID()}@example.com`;
+    const before = await countRecords(t.runtime.services, { applicationId: app.id });
+    await expect(createRecords(t.runtime.services, { app, acting: asOwner(t), records: [entity(email), entity(`${randomUUID()}@example.com`), entity(email)] }))
+      .rejects.toMatchObject({ index: 2 });
+    await expect(createRecords(t.runtime.services, { app, acting: asOwner(t), records: [entity(email), entity(email)] })).rejects.toBeInstanceOf(BulkItemError);
+    expect(await countRecords(t.runtime.services, { applicationId: app.id })).toBe(before);
+  });
+
+  it('changes a record under its lock with the names of what changed; its own token may not change its address without a fresh sign-in', async () => {
+    const { services } = t.runtime;
+    const record = await createRecord(services, { app, origin, client: owner(), record: entity(`${randomUUID()}@example.com`, { givenName: 'Ada' }) });
+    const writer = { record, byUser: false, fresh: false, clientId: null };
+    const shown = await changeRecord(services, { app, acting: asOwner(t), writer, kind: 'record.updated', change: (doc) => ({ ...doc, familyName: 'Lovelace' }) });
+    expect(shown).toMatchObject({ givenName: 'Ada', familyName: 'Lovelace' });
+    expect((await listAudit({ audit: t.runtime.db.audit }, { applicationId: app.id, limit: 1 })).entries[0]).toMatchObject({ type: 'record.updated', data: { attributes: ['familyName'] } });
+    const own = { record, byUser: true, fresh: false, clientId: null };
+    const acting = { actor: { kind: 'account' as const, accountId: record.id }, origin };
+    await expect(changeRecord(services, { app, acting, writer: own, kind: 'record.updated', change: (doc) => ({ ...doc, email: `${randomUUID()}@example.com` }) }))
+      .rejects.toMatchObject({ attribute: 'email' });
+    await expect(changeRecord(services, { app, acting, writer: own, kind: 'record.updated', change: (doc) => ({ ...doc, emailVerified: '2026-01-01 00:00:00.000000 +0000' }) }))
+      .rejects.toBeInstanceOf(AttributeRefusedError);
+    await removeRecord(services, { app, acting: asOwner(t), entityId: record.id });
+    await expect(removeRecord(services, { app, acting: asOwner(t), entityId: record.id })).rejects.toBeInstanceOf(RecordGoneError);
+    await expect(changeRecord(services, { app, acting: asOwner(t), writer, kind: 'record.updated', change: (doc) => doc })).rejects.toBeInstanceOf(RecordGoneError);
+  });
+
+  it('finds and counts by a filter tree, which storage compiles for its engine (refusing what it cannot use)', async () => {
+    const { services } = t.runtime;
+    const tag = randomUUID().slice(0, 8);
+    for (const n of [1, 2, 3]) await createRecord(services, { app, origin, client: owner(), record: entity(`${tag}-${n}@example.com`, { batch: tag, n }) });
+    const filter = parseFilter(`batch = '${tag}' and n >= 2`);
+    const found = await findRecords(services, { applicationId: app.id, filter, sortOn: ['-n'], limit: 10, offset: 0, paths: [['n']], total: true });
+    expect(found).toEqual({ results: [{ n: 3 }, { n: 2 }], total: 2 });
+    expect(await countRecords(services, { applicationId: app.id, filter })).toBe(2);
+    await expect(findRecords(services, { applicationId: app.id, filter: parseFilter("password = 'x'"), sortOn: [], limit: 1, offset: 0, total: false }))
+      .rejects.toMatchObject({ part: 'filter' });
+    await expect(findRecords(services, { applicationId: app.id, sortOn: ['profiles'], limit: 1, offset: 0, total: false })).rejects.toBeInstanceOf(FilterUseError);
+  });
+});
