@@ -151,7 +151,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix, refused: metrics.refused }),
-    socialTokens: createSocialTokens({ db, clock }),
+    socialTokens: createSocialTokens({ db, clock, work }),
     providers,
     relyingParty: createRelyingParty(),
     replays: redis ? createRedisReplayGuard(redis, config.redisPrefix) : createMemoryReplayGuard(() => clock.now().getTime()),

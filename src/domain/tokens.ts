@@ -131,7 +131,7 @@ function createIssuer({ db, clock, box }: TokenDeps) {
   }
 
   /** Stores credentials in one INSERT and returns their values in order. */
-  async function issueAll(list: { issue: Issue; value?: string }[], tx?: Tx): Promise<string[]> {
+  async function issueAll(list: { issue: Issue; value?: string }[], tx: Tx): Promise<string[]> {
     const at = now();
     const { values, rows } = credentialRows(list, at);
     await db.credentials.insert(rows, at, tx);
@@ -139,7 +139,7 @@ function createIssuer({ db, clock, box }: TokenDeps) {
   }
 
   /** Stores one credential and returns its value. */
-  const issue = async (i: Issue, tx?: Tx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
+  const issue = async (i: Issue, tx: Tx): Promise<string> => (await issueAll([{ issue: i }], tx))[0];
 
   /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
   const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null, extra: Proof | null = null): Issue =>
@@ -194,7 +194,7 @@ function createIssuer({ db, clock, box }: TokenDeps) {
     credentialRows, issueAll, issue, accessToken, refreshSecretIssue, newPair, issuePair, secretBinding,
 
     /** A standalone access token for one record (getAccessToken). */
-    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx?: Tx): Promise<string> {
+    issueAccessToken(app: Application, client: Client, entityId: number, forClientId: number | null, tx: Tx): Promise<string> {
       return issue(accessToken(app, client, entityId, forClientId), tx);
     },
   };

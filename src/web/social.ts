@@ -1,22 +1,23 @@
 import { peerBudgetKey } from '../domain/addresses';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
-import { safeEqual, sha256Hex } from '../domain/secrets';
+import { safeEqual } from '../domain/secrets';
 import { settingOfList } from '../domain/settings';
-import { ProviderError, type Checks } from '../domain/social/relying-party';
+import { ProviderError } from '../domain/social/relying-party';
+import { finishSocialSignIn } from '../usecases/social/finish-sign-in';
+import { SOCIAL_STATE_SECONDS, startSocialSignIn, UnknownProviderError } from '../usecases/social/start-sign-in';
 import { ApiError } from '../errors';
 import type { Services } from '../usecases/services';
 import type { HostedPages, HostedReturn } from './hosted';
 import { brandOf, cookieValue, escape, LINK_CODE, markFailedPage, providerLabel, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
 
 /**
- * A sign-in in progress: kept (hashed by its `state`) from the redirect until the callback. It
- * ends by posting a token to `tokenUrl`, or, when a hosted sign-in page started it, back on that
- * page (`hosted`).
+ * What a sign-in in progress needs to resume on its callback (stored with it by the start use
+ * case): it ends by posting a token to `tokenUrl`, or, when a hosted sign-in page started it, back
+ * on that page (`hosted`), in the page's language.
  */
-interface Pending { provider: string; tokenUrl?: string; hosted?: HostedReturn; locale: PageLocale; redirectUri: string; sealed: string }
+interface Resume { tokenUrl?: string; hosted?: HostedReturn; locale: PageLocale }
 
-const STATE_SECONDS = 600;
 /** Characters of an auth_info apiKey or token (a key is set by its owner; tokens are 40). */
 const MAX_API_KEY = 256;
 const COOKIE = 'gatehouse_social';
@@ -82,76 +83,64 @@ const pickProvider = (services: Services): PageWork => async (req, res, app, loc
     + (links.length ? `<ul>${links.join('')}</ul>` : `<p>${escape(text(locale, 'noProviders'))}</p>`), { brand: brandOf(app) });
 };
 
-/** GET /social/:provider/start: a sign-in in progress stored (hashed by its state, its checks sealed), the browser to the provider. */
+/** GET /social/:provider/start: a sign-in in progress stored by the start use case, the browser to the provider. */
 const startSignIn = (services: Services, hosted: HostedPages | undefined): PageWork => async (req, res, app, locale) => {
-  const { providers, relyingParty, db, box, clock } = services;
   const name = String(req.params.provider);
-  const found = PROVIDER_PATH.test(name) ? await providers.withSecret(app.id, name) : undefined;
-  if (!found) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
+  if (!PROVIDER_PATH.test(name) || !(await services.providers.withSecret(app.id, name))) {
+    return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
+  }
   // from a hosted sign-in page (its client and redirect_uri checked as that page checks them), or for a token_url
   const back = req.query.hosted === '1' && hosted ? await hosted.hostedReturn(app, req.query, locale) : undefined;
   if (back && 'key' in back) return sendError(res, 400, locale, app, back);
   const tokenUrl = back ? undefined : await allowedTokenUrl(services, app, one(req.query.token_url));
   if (!back && !tokenUrl) return refuseTokenUrl(res, locale, app);
-  // each start stores a sign-in in progress: starts are limited per client address
+  const resume: Resume = { tokenUrl, hosted: back, locale };
+  let started;
   try {
-    await services.rateLimiter.take([[`social:start:${app.id}:${peerBudgetKey(req.ip)}`, services.loginLimits.address]]);
+    started = await startSocialSignIn(services, {
+      app, provider: name, clientAddress: peerBudgetKey(req.ip), callbackUrl: `${req.protocol}://${req.get('host')}/social/${name}/callback`, resume: { ...resume },
+    });
   } catch (e) {
+    if (e instanceof UnknownProviderError) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
+    // each start stores a sign-in in progress: starts are limited per client address
     if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
     const wait = Number(e.headers['Retry-After'] ?? 60);
     res.setHeader('Retry-After', String(wait));
     return sendError(res, 429, locale, app, { key: 'tooManyStarts', values: { seconds: String(wait) } });
   }
-  const redirectUri = `${req.protocol}://${req.get('host')}/social/${name}/callback`;
-  const { url, checks } = await relyingParty.start(found.provider, found.secret, redirectUri);
-  const pending: Pending = { provider: name, tokenUrl, hosted: back, locale, redirectUri, sealed: box.seal(JSON.stringify(checks), `social:${checks.state}`) };
-  const now = clock.now();
-  await db.credentials.insert([{
-    applicationId: app.id, kind: 'social_state', valueHash: sha256Hex(checks.state), entityId: null, clientId: null, forClientId: null,
-    redirectUri: null, extra: { ...pending }, family: null, expiresAt: new Date(now.getTime() + STATE_SECONDS * 1000),
-  }], now);
   // the state also lives in this browser: a callback carried to another browser (login CSRF) fails
-  res.setHeader('Set-Cookie', stateCookie(services, req, name, checks.state, STATE_SECONDS));
+  res.setHeader('Set-Cookie', stateCookie(services, req, name, started.state, SOCIAL_STATE_SECONDS));
   res.setHeader('Cache-Control', 'no-store');
-  res.redirect(303, url);
+  res.redirect(303, started.url);
 };
 
-/** GET /social/:provider/callback: the sign-in in progress spent once, the provider's answer checked, a one-time token to the app or the hosted page. */
+/** GET /social/:provider/callback: the sign-in in progress spent once by the finish use case, a one-time token to the app or the hosted page. */
 const finishSignIn = (services: Services, hosted: HostedPages | undefined): PageWork => async (req, res, app, locale) => {
-  const { providers, relyingParty, socialTokens, db, box, clock } = services;
   const state = one(req.query.state);
   if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback carries no valid state' });
   const bound = cookieValue(req, stateCookieName(services, req));
   if (!bound || !safeEqual(bound, state)) {
     return sendError(res, 400, locale, app, { key: 'notThisBrowser' });
   }
-  const hash = sha256Hex(state);
-  const row = await db.credentials.findActive(app.id, 'social_state', hash, clock.now());
-  // spent here, once: a replayed callback finds nothing
-  if (!row || !(await db.credentials.consume(app.id, 'social_state', hash, clock.now()))) {
-    return sendError(res, 400, locale, app, { key: 'signInSpent' });
-  }
-  res.setHeader('Set-Cookie', stateCookie(services, req, String(req.params.provider), '', 0));
-  const pending = row.extra as unknown as Pending;
-  if (pending.provider !== String(req.params.provider)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback does not belong to the provider the sign-in was started with' });
-  const pageLang = pending.locale;
-  const denied = one(req.query.error);
-  if (denied) {
-    // what the provider said is the request's, not ours: to the log, never into the page
-    services.logger.info({ provider: pending.provider, error: denied.slice(0, 64), detail: one(req.query.error_description)?.slice(0, 200) }, 'the provider did not sign the person in');
-    return sendError(res, 400, pageLang, app, { key: 'providerDenied', values: { provider: providerLabel(pending.provider) } });
-  }
-  const found = await providers.withSecret(app.id, pending.provider);
-  if (!found) return sendError(res, 404, pageLang, app, { key: 'providerRemoved', values: { provider: providerLabel(pending.provider) } });
-  const checks = JSON.parse(box.open(pending.sealed, `social:${state}`)) as Checks;
+  const provider = String(req.params.provider);
   const query = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
-  const profile = await relyingParty.finish(found.provider, found.secret, pending.redirectUri, query, checks);
-  const token = await socialTokens.issue(app, profile);
-  if (pending.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, pending.hosted, pending.provider, token);
-  if (!pending.tokenUrl) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in was started with neither a token_url nor a hosted page to return to' });
-  const target = new URL(pending.tokenUrl);
+  const done = await finishSocialSignIn(services, { app, provider, state, query });
+  if (done.kind === 'spent') return sendError(res, 400, locale, app, { key: 'signInSpent' });
+  res.setHeader('Set-Cookie', stateCookie(services, req, provider, '', 0));
+  if (done.kind === 'otherProvider') return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback does not belong to the provider the sign-in was started with' });
+  const back = done.resume as unknown as Resume;
+  const pageLang = back.locale ?? locale;
+  if (done.kind === 'denied') {
+    // what the provider said is the request's, not ours: to the log, never into the page
+    services.logger.info({ provider: done.provider, error: done.error.slice(0, 64), detail: done.description?.slice(0, 200) }, 'the provider did not sign the person in');
+    return sendError(res, 400, pageLang, app, { key: 'providerDenied', values: { provider: providerLabel(done.provider) } });
+  }
+  if (done.kind === 'providerRemoved') return sendError(res, 404, pageLang, app, { key: 'providerRemoved', values: { provider: providerLabel(done.provider) } });
+  if (back.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, back.hosted, done.provider, done.token);
+  if (!back.tokenUrl) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in was started with neither a token_url nor a hosted page to return to' });
+  const target = new URL(back.tokenUrl);
   sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
-    `<form method="post" action="${escape(pending.tokenUrl)}"><input type="hidden" name="token" value="${escape(token)}">`
+    `<form method="post" action="${escape(back.tokenUrl)}"><input type="hidden" name="token" value="${escape(done.token)}">`
     + `<noscript><button type="submit">${escape(text(pageLang, 'continue'))}</button></noscript></form>`,
     { formAction: target.origin, autoSubmit: true, brand: brandOf(app) });
 };

@@ -6,6 +6,7 @@ import { AttributeRefusedError, changeRecord, removeRecord, RecordGoneError } fr
 import { BulkItemError, createRecord, createRecords } from '../../src/usecases/records/create-records';
 import { countRecords, findRecords } from '../../src/usecases/records/find-records';
 import { listAudit } from '../../src/usecases/audit/list-audit';
+import { issueCreationToken } from '../../src/usecases/access/issue';
 import type { Application } from '../../src/domain/storage/applications';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { asOwner } from '../helpers/usecases';
@@ -36,7 +37,7 @@ describe('records', () => {
     expect(made.data.attributes).toEqual(expect.arrayContaining(['email', 'givenName', 'password']));
     await expect(createRecord(services, { app, origin, client: owner(), record: entity(created.email!.toUpperCase()) })).rejects.toBeInstanceOf(DuplicateAttributeError);
 
-    const token = await services.tokens.issue({ kind: 'creation_token', app, entityId: null, client: (await services.clients.find(app.id, owner().clientId))!, seconds: 60 });
+    const token = await issueCreationToken(services, { app, client: (await services.clients.find(app.id, owner().clientId))!, forClientId: null, seconds: 60 });
     const byToken = await createRecord(services, { app, origin, creationToken: token, record: entity(`${randomUUID()}@example.com`) });
     // a person registering with a token is not audited (the record itself acts)
     expect((await listAudit({ audit: t.runtime.db.audit }, { applicationId: app.id, limit: 1, subject: { kind: 'record', id: String(byToken.id) } })).entries).toEqual([]);

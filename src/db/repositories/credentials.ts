@@ -69,10 +69,11 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     },
 
     /** Replaces the `extra` of a live credential; false when it is spent, expired or unknown. */
-    async setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date): Promise<boolean> {
+    async setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date, transaction: Tx): Promise<boolean> {
       return (await sql.change(
         `UPDATE credentials SET extra = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND ${LIVE}`,
         [JSON.stringify(extra), valueHash, applicationId, kind, sql.time(now)],
+        transaction,
       )) === 1;
     },
 

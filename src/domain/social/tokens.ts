@@ -1,3 +1,4 @@
+import type { Work } from '../ports';
 import type { Storage, Tx } from '../storage';
 import type { Application } from '../storage/applications';
 import type { StoredCredential } from '../storage/credentials';
@@ -41,16 +42,16 @@ const lifetime = (app: Application) => wholeSeconds(app.settings.social_token_li
  * again (auth_native, then register_native or a merge), and is spent for good by a sign-in,
  * registration, merge or link: one conditional UPDATE, so single use holds under concurrency.
  */
-export function createSocialTokens(deps: { db: Storage; clock: Clock; timeoutMs?: number }) {
-  const { db, clock } = deps;
+export function createSocialTokens(deps: { db: Storage; clock: Clock; work: Work; timeoutMs?: number }) {
+  const { db, clock, work } = deps;
   const timeout = deps.timeoutMs ?? 5_000;
 
   async function store(app: Application, value: string, profile: SocialProfile): Promise<void> {
     const now = clock.now();
-    await db.credentials.insert([{
+    await work.run(({ tx }) => db.credentials.insert([{
       applicationId: app.id, kind: 'social_token', valueHash: hashOf(app, value), entityId: null, clientId: null, forClientId: null,
       redirectUri: null, extra: { profile } satisfies Extra, family: null, expiresAt: new Date(now.getTime() + lifetime(app) * 1000),
-    }], now);
+    }], now, tx));
   }
 
   const live = (app: Application, value: string): Promise<StoredCredential | undefined> =>
@@ -104,7 +105,7 @@ export function createSocialTokens(deps: { db: Storage; clock: Clock; timeoutMs?
 
     /** Records what auth_native found, for register_native and a merge to check. */
     async mark(app: Application, value: string, profile: SocialProfile, outcome: Outcome): Promise<void> {
-      await db.credentials.setExtra(app.id, 'social_token', hashOf(app, value), { profile, outcome } satisfies Extra, clock.now());
+      await work.run(({ tx }) => db.credentials.setExtra(app.id, 'social_token', hashOf(app, value), { profile, outcome } satisfies Extra, clock.now(), tx));
     },
 
     /** Spends the token for good; false when another request spent it first (or it expired). */

@@ -45,19 +45,19 @@ export const ownerOf = (c: Pick<StoredCredential, 'forClientId' | 'clientId'>) =
 /** Codes and tokens: issued, found by the hash of their value, spent once. */
 export interface CredentialStore {
   /** Inserts credentials (one statement: it is on every sign-in and token path). */
-  insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void>;
+  insert(rows: NewCredential[], now: Date, transaction: Tx): Promise<void>;
   /** The credential with this hash in this application, spent or not. */
   find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined>;
   /** A live credential of `kind` with this hash (neither spent nor expired; nothing of a disabled user is live). */
   findActive(applicationId: number, kind: CredentialKind, valueHash: string, now: Date): Promise<StoredCredential | undefined>;
   /** Replaces the `extra` of a live credential; false when it is spent, expired or unknown. */
-  setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date): Promise<boolean>;
+  setExtra(applicationId: number, kind: CredentialKind, valueHash: string, extra: Record<string, unknown>, now: Date, transaction: Tx): Promise<boolean>;
   /**
    * The one way to spend a one-time credential: under concurrency exactly one caller sees `true`.
    * `ownerClientId`: a client id spends only what belongs to that client (issued for it, or by it
    * for itself); null only what was issued for no client in particular; undefined whatever it is.
    */
-  consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction?: Tx, ownerClientId?: number | null): Promise<boolean>;
+  consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx, ownerClientId?: number | null): Promise<boolean>;
   /**
    * The refresh grant: spends the presented refresh token (live, and the client's own) and inserts
    * its successor access and refresh tokens in its record and family, committed before it
@@ -65,7 +65,7 @@ export interface CredentialStore {
    */
   rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
   /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
-  revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction?: Tx): Promise<number>;
+  revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction: Tx): Promise<number>;
   /** A record's live credentials of `kind` (a few: its undo links). */
   liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction: Tx): Promise<StoredCredential[]>;
   /** Holds `valueHash` (of `kind`) for a record until `expiresAt`, in place of any earlier row with that hash. */

@@ -15,7 +15,7 @@ export interface OutboxJob {
 /** Jobs written in the transaction of the change they belong to, enqueued after it commits. */
 export interface OutboxStore {
   /** Written in the caller's transaction, beside the change the job belongs to. */
-  insert(jobs: OutboxJob[], now: Date, transaction?: Tx): Promise<void>;
+  insert(jobs: OutboxJob[], now: Date, transaction: Tx): Promise<void>;
   find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined>;
   /** Marks a pending job finished; false when another worker already did (idempotence guard). */
   complete(id: string, now: Date, transaction?: Tx, payload?: Record<string, unknown>): Promise<boolean>;

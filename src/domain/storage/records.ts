@@ -78,7 +78,7 @@ export interface RecordStore {
    * Inserts a record; a taken email, username or uuid raises DuplicateAttributeError (an address
    * reserved for another record's undo link is taken too, here and in every change).
    */
-  insert(e: NewRecord, now: Date, transaction?: Tx): Promise<UserRecord>;
+  insert(e: NewRecord, now: Date, transaction: Tx): Promise<UserRecord>;
   /**
    * Changes a record locked in this transaction (findForUpdate): `attributes` are merged into its
    * attribute set, the other parts replaced. A taken email or username raises
@@ -120,7 +120,7 @@ export interface RecordStore {
   /** The record, locked until the transaction ends. */
   findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<UserRecord | undefined>;
   /** Disables a user (`at`) or enables it again (null): a state of the account, not a new version. */
-  setDisabled(applicationId: number, id: number, at: Date | null, transaction?: Tx): Promise<void>;
+  setDisabled(applicationId: number, id: number, at: Date | null, transaction: Tx): Promise<void>;
   /** Deletes a record; its credentials and linked identities go with it. */
   remove(record: UserRecord, transaction: Tx): Promise<boolean>;
 }

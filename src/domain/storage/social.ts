@@ -36,7 +36,7 @@ export interface SocialStore {
   };
   profiles: {
     /** Links an identity to a record; IdentityTakenError when any record of the application has it. */
-    insert(p: { applicationId: number; entityId: number; provider: string; identifier: string; data: Record<string, unknown> }, now: Date, transaction?: Tx): Promise<void>;
+    insert(p: { applicationId: number; entityId: number; provider: string; identifier: string; data: Record<string, unknown> }, now: Date, transaction: Tx): Promise<void>;
     /** A record's identities, oldest first; inside a transaction, as that transaction sees them. */
     forEntity(applicationId: number, entityId: number, transaction?: Tx): Promise<StoredProfile[]>;
     /** The identities of many records in one query, by record id. */

@@ -1,11 +1,11 @@
 import type { Client } from '../../domain/clients';
-import { randomToken } from '../../domain/secrets';
 import { parseLifetime } from '../../domain/tokens';
 import { requireTimeAttribute, requireUserType } from '../../domain/users';
 import { errors } from '../../errors';
 import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord } from '../record';
 import { parseRedirectUri } from '../flow-request';
+import { issueAccessToken, issueAuthorizationCode, issueCreationToken, issueVerificationCode, RecordDisabledError } from '../../usecases/access/issue';
 
 /** `for_client_id`: another client of the same application that receives what is issued. */
 async function forClient(ctx: RequestContext): Promise<Client | undefined> {
@@ -17,7 +17,7 @@ async function forClient(ctx: RequestContext): Promise<Client | undefined> {
 }
 
 /** `transaction_state`: a JSON object handed back unchanged at the exchange. */
-function transactionState(ctx: RequestContext): Record<string, unknown> | undefined {
+function transactionStateOf(ctx: RequestContext): Record<string, unknown> | undefined {
   const state = ctx.params.json('transaction_state');
   if (state === undefined) return undefined;
   if (typeof state !== 'object' || state === null || Array.isArray(state)) {
@@ -28,35 +28,34 @@ function transactionState(ctx: RequestContext): Record<string, unknown> | undefi
 
 const typeName = (ctx: RequestContext) => requireUserType(ctx.params.require('type_name'));
 
-/** The record a token or code is asked for; a disabled user gets none (none would work). */
-async function enabledRecord(ctx: RequestContext) {
-  const record = await identifyRecord(ctx);
-  if (record.disabledAt) {
-    const named = ['uuid', 'id', 'key_value'].find((k) => ctx.params.get(k) !== undefined) ?? 'uuid';
-    throw errors.invalidArgument(named, 'the user is disabled: it gets no access token or code until an operator enables it again');
+/** A disabled user asked for: 200 naming how the request named the record. */
+async function issuing<T>(ctx: RequestContext, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (!(e instanceof RecordDisabledError)) throw e;
+    throw errors.invalidArgument(['uuid', 'id', 'key_value'].find((k) => ctx.params.get(k) !== undefined) ?? 'uuid', e.message);
   }
-  return record;
 }
 
 export const getAccessToken: Handler = async (ctx) => {
   typeName(ctx);
-  const record = await enabledRecord(ctx);
+  const record = await identifyRecord(ctx);
   const target = await forClient(ctx);
-  const accessToken = await ctx.services.tokens.issueAccessToken(ctx.app, caller(ctx), record.id, target?.id ?? null);
+  const accessToken = await issuing(ctx, () => issueAccessToken(ctx.services, { app: ctx.app, client: caller(ctx), record, forClientId: target?.id ?? null }));
   return { accessToken };
 };
 
 export const getAuthorizationCode: Handler = async (ctx) => {
   typeName(ctx);
-  const record = await enabledRecord(ctx);
+  const record = await identifyRecord(ctx);
   const redirectUri = parseRedirectUri(ctx);
-  const state = transactionState(ctx);
+  const transactionState = transactionStateOf(ctx);
   const seconds = parseLifetime(ctx.app, 'authorization_code', ctx.params.get('lifetime'));
   const target = await forClient(ctx);
-  const authorizationCode = await ctx.services.tokens.issue({
-    kind: 'authorization_code', app: ctx.app, entityId: record.id, client: caller(ctx), forClientId: target?.id ?? null,
-    redirectUri, extra: state === undefined ? null : { transaction_state: state }, family: randomToken(16), seconds,
-  });
+  const authorizationCode = await issuing(ctx, () => issueAuthorizationCode(ctx.services, {
+    app: ctx.app, client: caller(ctx), record, forClientId: target?.id ?? null, redirectUri, transactionState, seconds,
+  }));
   return { authorizationCode };
 };
 
@@ -64,10 +63,7 @@ export const getCreationToken: Handler = async (ctx) => {
   typeName(ctx);
   const seconds = parseLifetime(ctx.app, 'creation_token', ctx.params.get('lifetime'));
   const target = await forClient(ctx);
-  const token = await ctx.services.tokens.issue({
-    kind: 'creation_token', app: ctx.app, entityId: null, client: caller(ctx), forClientId: target?.id ?? null, seconds,
-  });
-  return { creation_token: token };
+  return { creation_token: await issueCreationToken(ctx.services, { app: ctx.app, client: caller(ctx), forClientId: target?.id ?? null, seconds }) };
 };
 
 export const getVerificationCode: Handler = async (ctx) => {
@@ -76,10 +72,7 @@ export const getVerificationCode: Handler = async (ctx) => {
   const attribute = ctx.params.require('attribute_name');
   requireTimeAttribute(attribute, ctx.app.settings.time_attributes);
   const seconds = parseLifetime(ctx.app, 'verification_code', ctx.params.get('lifetime'));
-  const code = await ctx.services.tokens.issue({
-    kind: 'verification_code', app: ctx.app, entityId: record.id, client: caller(ctx), extra: { attribute_name: attribute }, seconds,
-  });
-  return { verification_code: code };
+  return { verification_code: await issueVerificationCode(ctx.services, { app: ctx.app, client: caller(ctx), record, attribute, seconds }) };
 };
 
 export const useVerificationCode: Handler = async (ctx) => {
