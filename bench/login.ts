@@ -101,15 +101,31 @@ async function main(): Promise<void> {
         }),
       }],
     });
+    // a profile edit (no password: no argon2): the record locked, changed and its snapshot written
+    const baseline = await measure('GET /bench/baseline', connections, { url: `${base}/bench/baseline` });
+    let edits = 0;
+    const edit = await measure('POST /oauth/update_profile_native (editProfileForm)', connections, {
+      url: base,
+      requests: [{
+        method: 'POST',
+        path: '/oauth/update_profile_native',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        setupRequest: (req) => ({
+          ...req,
+          body: new URLSearchParams({ ...shared, form: 'editProfileForm', access_token: String(registered.access_token), displayName: `bench ${edits++}` }).toString(),
+        }),
+      }],
+    });
     const ways = ['the server\'s hasher', `pool of ${process.env.UV_THREADPOOL_SIZE ?? 4}`, `pool of ${availableParallelism()}`];
     process.stdout.write(`\n${connections} connections, ${duration} s each, node ${process.version}\n`);
     process.stdout.write(`raw argon2id (m=${OWASP_ARGON2ID.memoryCost}, t=${OWASP_ARGON2ID.timeCost}, p=${OWASP_ARGON2ID.parallelism}), `
       + `the server's hasher (${concurrency} threads) / ${ways[1]} / ${ways[2]}: `
       + `${raws.verify.map((r) => r.rate.toFixed(1)).join(' / ')} verifies/s, ${raws.hash.map((r) => r.rate.toFixed(1)).join(' / ')} hashes/s (the best is the yardstick)\n\n`);
     process.stdout.write(`${table([floor, signIn], verifies, 'raw verifies/s')}\n${table([register], hashes, 'raw hashes/s').split('\n').slice(2).join('\n')}\n\n`);
+    process.stdout.write(`${table([baseline, edit], baseline.rps, 'the baseline')}\n\n`);
     for (const [name, cpu] of [
       ...raws.verify.map((r, i) => [`raw verify, ${ways[i]}`, r.cpu]), ...raws.hash.map((r, i) => [`raw hash, ${ways[i]}`, r.cpu]),
-      ...[floor, signIn, register].map((f) => [f.name, f.cpu])]) {
+      ...[floor, signIn, register, baseline, edit].map((f) => [f.name, f.cpu])]) {
       process.stdout.write(`${name}: ${cpu}\n`);
     }
   } finally {
