@@ -121,7 +121,7 @@ program.command('init')
   .action(() => withCore(async (core) => {
     const config = loadConfigOrExit();
     try {
-      const created = await createApplication(core, { name: config.defaultApp, flows: flowSources(path.join(projectRoot(), 'flows')), acting: core.acting });
+      const created = await createApplication(core, { name: config.defaultApp, flows: () => flowSources(path.join(projectRoot(), 'flows')), acting: core.acting });
       process.stdout.write(banner(created, config.publicBaseUrl, process.stdout.isTTY === true));
     } catch (e) {
       if (!(e instanceof ApplicationExistsError)) throw e;
@@ -135,7 +135,7 @@ program.command('apps:create')
   .option('--flows <dir>', 'folder of flows to import', path.join(projectRoot(), 'flows'))
   .description('create an application with its flows, an owner client and a login client')
   .action((name: string, opts: { json?: boolean; flows: string }) => withCore(async (core) => {
-    const created = await createApplication(core, { name, flows: flowSources(path.resolve(opts.flows)), acting: core.acting });
+    const created = await createApplication(core, { name, flows: () => flowSources(path.resolve(opts.flows)), acting: core.acting });
     const { flows: _all, ...summary } = created;
     if (opts.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else print(summary);

@@ -12,7 +12,7 @@ import { createProviderService } from './domain/social/providers';
 import { createRelyingParty } from './domain/social/relying-party';
 import { createSocialTokens } from './domain/social/tokens';
 import { SecretBox } from './domain/secrets';
-import { createTokenService } from './domain/tokens';
+import { createTokenService } from './usecases/tokens';
 import { createRecordVersions } from './domain/versions';
 import type { ApiServices } from './http/context';
 import type { Logger } from './logger';

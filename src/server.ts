@@ -21,7 +21,7 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
   const { config } = runtime;
   if (config.database.dialect !== 'sqlite') return;
   try {
-    const flows = findFlowDirectories(path.join(projectRoot(), 'flows')).map(loadFlowDirectory);
+    const flows = () => findFlowDirectories(path.join(projectRoot(), 'flows')).map(loadFlowDirectory);
     const created = await createApplication(runtime.services, { name: config.defaultApp, flows, acting: { actor: { kind: 'system' }, origin: {} } });
     process.stdout.write(banner(created, `http://localhost:${config.port}`, process.stdout.isTTY === true));
   } catch (e) {

@@ -47,6 +47,7 @@ export interface EventData {
   'account.disabled': Record<string, never>;
   'account.enabled': Record<string, never>;
   'account.signed_out': { tokens: number };
+  'access.issued': { kind: 'access_token' | 'authorization_code' | 'creation_token' | 'verification_code'; attribute?: string };
   'record.created': { attributes: string[] };
   'record.updated': { attributes: string[] };
   'record.replaced': { attributes: string[] };
@@ -69,7 +70,7 @@ export const EVENT_TYPES = [
   'account.registered', 'account.signed_in', 'account.password_changed', 'account.email_verified', 'account.email_changed',
   'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.identity_linked',
   'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.signed_out',
-  'record.created', 'record.updated', 'record.replaced', 'record.deleted',
+  'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported',
 ] as const satisfies readonly EventType[];

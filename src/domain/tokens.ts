@@ -1,13 +1,11 @@
 import type { Storage, Tx } from './storage';
 import type { Application } from './storage/applications';
-import { ownerOf, type CredentialKind, type NewCredential, type StoredCredential } from './storage/credentials';
-import { ApiError, errors } from '../errors';
+import { type CredentialKind, type NewCredential, type StoredCredential } from './storage/credentials';
+import { errors } from '../errors';
 import type { Client, Clock } from './clients';
-import { randomToken, safeEqual, sha256Hex, type SecretBox } from './secrets';
-import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from './signature';
+import { randomToken, sha256Hex, type SecretBox } from './secrets';
 import type { RecordVersions } from './versions';
-import type { UnitOfWork, Work } from './ports';
-import { event, recordSubject, type Origin } from './events';
+import type { Work } from './ports';
 import { sessionFacts, type SessionFacts } from './session';
 
 /** docs/api.md#codes-and-tokens. Access tokens always live one hour; the others default as below. */
@@ -76,7 +74,7 @@ export type Proof = { authenticated_at?: string; password_reset?: true; session?
 export const FRESH_SIGN_IN_SECONDS = 300;
 
 /** The proof a code hands on to the tokens it is exchanged for. */
-function proofOf(code: StoredCredential): Proof | null {
+export function proofOf(code: StoredCredential): Proof | null {
   const { authenticated_at: at, password_reset: reset } = code.extra ?? {};
   const session = sessionFacts(code);
   const proof: Proof = {
@@ -106,7 +104,7 @@ export interface TokenPair {
 export interface TokenDeps { db: Storage; clock: Clock; work: Work; versions: RecordVersions; box: SecretBox }
 
 /** Issuing credentials: their rows, values and lifetimes (every kind but the social ones). */
-function createIssuer({ db, clock, box }: TokenDeps) {
+export function createIssuer({ db, clock, box }: TokenDeps) {
   const now = () => clock.now();
 
   /**
@@ -199,202 +197,4 @@ function createIssuer({ db, clock, box }: TokenDeps) {
     },
   };
 }
-type Issuer = ReturnType<typeof createIssuer>;
-
-/** What spending a code came to: its pair (and the record it was for), or why not. */
-export type Exchange =
-  | { pair: TokenPair; entityId: number | null }
-  | { error: 'denied'; replayed?: string | null }
-  | { error: 'mismatch'; expected: string | null }
-  | { error: 'disabled' };
-
-/** Spends a whole family at once (a spent refresh token or code came back: it has leaked). */
-const familyRevoker = ({ db, clock, work }: TokenDeps) => (app: Application, family: string) =>
-  work.run(({ tx }) => db.credentials.revokeFamily(app.id, family, clock.now(), tx), { readCommitted: true });
-
-/**
- * The grants that spend one credential for new ones: a code exchanged, a refresh token rotated. A
- * spent credential presented again has leaked, and its family is revoked.
- */
-function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
-  const { db, clock, work } = deps;
-  const now = () => clock.now();
-  const revokeFamily = familyRevoker(deps);
-  /** Spends a code in `uow` and issues its pair, or says why not (see exchangeCode). */
-  async function redeem(uow: UnitOfWork, app: Application, client: Client, code: string, redirectUri: string): Promise<Exchange> {
-    const { tx } = uow;
-    const hash = sha256Hex(code);
-    const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
-    if (!found || ownerOf(found) !== client.id) return { error: 'denied' };
-    if (found.redirectUri !== redirectUri) return { error: 'mismatch', expected: found.redirectUri };
-    if (!(await db.credentials.consume(app.id, 'authorization_code', hash, now(), tx, client.id))) {
-      return { error: 'denied', replayed: found.usedAt ? found.family : null };
-    }
-    // the record's lock orders this with a disable: a code of a disabled user (mailed after it,
-    // or issued by a sign-in in flight while it committed) gets nothing
-    const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
-    if (record?.disabledAt) return { error: 'disabled' };
-    const pair = await issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx, proofOf(found));
-    const state = found.extra?.transaction_state;
-    return { pair: state === undefined ? pair : { ...pair, transaction_state: state }, entityId: found.entityId };
-  }
-
-  /** An exchange's pair, or its refusal; a replayed code's family is revoked first. */
-  async function settled(app: Application, redirectUri: string, outcome: Exchange): Promise<TokenPair> {
-    if ('pair' in outcome) return outcome.pair;
-    if (outcome.error === 'mismatch') {
-      throw new ApiError('redirectUriMismatch', 'redirect_uri differs from the one used to obtain the code', {
-        extra: { received_value: redirectUri, expected_value: outcome.expected },
-      });
-    }
-    if (outcome.error === 'disabled') throw new ApiError('noAccessGrant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
-    if (outcome.replayed) await revokeFamily(app, outcome.replayed);
-    throw new ApiError('noAccessGrant', 'the authorization code is invalid, expired, already used, or was issued for another client');
-  }
-
-  return {
-    /**
-     * grant_type=authorization_code. The code must be live, issued for `client`, and presented
-     * with the redirect_uri it was issued with. A code presented again after its exchange revokes
-     * the tokens it was exchanged for (RFC 6749 4.1.2).
-     */
-    async exchangeCode(app: Application, client: Client, code: string, redirectUri: string): Promise<TokenPair> {
-      return settled(app, redirectUri, await work.run((uow) => redeem(uow, app, client, code, redirectUri)));
-    },
-
-    /** The exchange of a code inside the unit of work of a larger change (a password reset); `settleExchange` once it is done. */
-    redeemCode: redeem,
-
-    /** After the work of an exchange: its pair, or its refusal (a replayed code's family revoked first). */
-    settleExchange: settled,
-
-    /**
-     * grant_type=refresh_token: spends the token and returns a new pair in the same family.
-     * A spent token presented again has leaked: every token of its family is revoked.
-     */
-    async refresh(app: Application, client: Client, token: string): Promise<TokenPair> {
-      const hash = sha256Hex(token);
-      const { pair, rows } = newPair(app);
-      // a disabled user's token does not rotate (the rotation's own condition, in its one round trip)
-      if (await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
-      const found = await db.credentials.find(app.id, 'refresh_token', hash);
-      if (found?.usedAt && found.family) await revokeFamily(app, found.family);
-      throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {
-        extra: { argument_name: 'refresh_token' },
-      });
-    },
-  };
-}
-
-/** A mobile SDK's signed refresh of its access token (its session is single use, as a refresh token). */
-function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refreshSecretIssue, secretBinding }: Issuer) {
-  const { db, clock, box, work } = deps;
-  const now = () => clock.now();
-  const revokeFamily = familyRevoker(deps);
-  return {
-    /**
-     * /oauth/refresh_access_token: a new access token for the session the `presented` token identifies
-     * (expired or not), when `signature` is base64(HMAC-SHA1(refresh secret, "refresh_access_token\n"
-     * + date + "\n" + presented + "\n")) and `date` is within the Signature scheme's skew. The
-     * session moves to the new token (single use, as a refresh token); a spent session presented
-     * again has leaked, and its whole family is revoked.
-     */
-    async refreshWithSecret(app: Application, client: Client, presented: string, date: string, signature: string): Promise<{ access_token: string; expires_in: number }> {
-      const ended = () => new ApiError('invalidAccessToken', 'the session of this access token is unknown, has ended or was already refreshed; sign in again');
-      const when = parseSignatureDate(date);
-      if (!when || Math.abs(now().getTime() - when.getTime()) > MAX_CLOCK_SKEW_MS) {
-        throw errors.invalidArgument('date', `must be the current UTC time as YYYY-MM-DD HH:MM:SS, within ${MAX_CLOCK_SKEW_MS / 60_000} minutes of the server clock`);
-      }
-      const hash = sha256Hex(refreshSessionKey(presented));
-      const session = await db.credentials.find(app.id, 'refresh_secret', hash);
-      if (!session || ownerOf(session) !== client.id || session.entityId === null) throw ended();
-      if ((await db.records.find(app.id, { id: session.entityId }))?.disabledAt) throw ended();
-      let secret: string;
-      try {
-        secret = box.open(String(session.extra?.secret), secretBinding(hash));
-      } catch {
-        throw ended();
-      }
-      if (!safeEqual(sign(secret, `refresh_access_token\n${date}\n${presented}\n`), signature)) {
-        throw errors.invalidArgument('signature', 'does not sign this access token and date with the refresh secret sent at sign-in');
-      }
-      const next = randomToken(20);
-      const family = session.family ?? randomToken(16);
-      const facts = sessionFacts(session);
-      const moved = await work.run(async ({ tx }) => {
-        if (!(await db.credentials.consume(app.id, 'refresh_secret', hash, now(), tx))) return false;
-        // the token it replaces ends with it, if it had not expired yet
-        await db.credentials.consume(app.id, 'access_token', sha256Hex(presented), now(), tx);
-        await issueAll([
-          // in the session's family with its facts, with no proof of a fresh sign-in
-          { issue: { ...accessToken(app, client, session.entityId!, null, facts ? { session: facts } : null), family }, value: next },
-          { issue: refreshSecretIssue(app, client, session.entityId!, family, next, secret, facts), value: refreshSessionKey(next) },
-        ], tx);
-        return true;
-      });
-      if (!moved) {
-        const spent = await db.credentials.find(app.id, 'refresh_secret', hash);
-        if (spent?.usedAt && spent.family) await revokeFamily(app, spent.family);
-        throw ended();
-      }
-      return { access_token: next, expires_in: ACCESS_TOKEN_SECONDS };
-    },
-  };
-}
-
-/** One-time codes their holder spends for a change: verification codes, creation tokens. */
-function createCodeSpending({ db, clock, work, versions }: TokenDeps) {
-  const now = () => clock.now();
-  return {
-    /**
-     * Spends a verification code and sets its time attribute; answers the record's uuid. Its holder
-     * is taken to be the person the record is (the code was mailed to them).
-     */
-    async useVerificationCode(app: Application, code: string, origin: Origin): Promise<string> {
-      const hash = sha256Hex(code);
-      const unknown = () => errors.invalidArgument('verification_code', 'the code is not recognized, was already used, or has expired');
-      return work.run(async (uow) => {
-        const { tx } = uow;
-        if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
-        const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
-        const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
-        // a disabled user's codes are spent when it is disabled; one issued around it does nothing either
-        if (!record || record.disabledAt) throw unknown();
-        const attribute = String(found.extra?.attribute_name ?? 'emailVerified');
-        const changed = await db.records.setTime(record, attribute, now(), tx);
-        const acting = { actor: { kind: 'account' as const, accountId: record.id }, origin };
-        const { snapshot } = await versions.written(changed, tx);
-        uow.record(event('record.updated', app.id, now(), acting, recordSubject(record.id), { attributes: [attribute] }, { snapshot }));
-        if (attribute === 'emailVerified') uow.record(event('account.email_verified', app.id, now(), acting, recordSubject(record.id), {}));
-        return record.uuid;
-      });
-    },
-
-    /**
-     * Spends a creation token. With a calling client: one issued for it (or by it for itself), or
-     * for no client in particular. Without one (`null`): only a token issued for no client.
-     */
-    async consumeCreationToken(app: Application, token: string, clientId: number | null, tx: Tx): Promise<StoredCredential> {
-      const hash = sha256Hex(token);
-      const usable = (owner: number | null) => db.credentials.consume(app.id, 'creation_token', hash, now(), tx, owner);
-      // a calling client may also spend a token bound to no client
-      if (!(await usable(clientId)) && (clientId === null || !(await usable(null)))) {
-        throw errors.invalidArgument('creation_token', 'the creation token is invalid, expired, already used, or was issued for another client');
-      }
-      return (await db.credentials.find(app.id, 'creation_token', hash, tx))!;
-    },
-  };
-}
-
-/**
- * Codes and tokens (docs/api.md#codes-and-tokens): random values of 160 bits, stored only as SHA-256 hashes,
- * checked for expiry on every use, spent by one conditional UPDATE so single use holds under
- * concurrency, and rotated in families so a replayed refresh token revokes its whole family.
- */
-export function createTokenService(deps: TokenDeps) {
-  const issuer = createIssuer(deps);
-  // what only the grants use stays inside
-  const { newPair, issuePair, secretBinding, ...issuing } = issuer;
-  return { ...issuing, ...createGrants(deps, issuer), ...createSdkRefresh(deps, issuer), ...createCodeSpending(deps) };
-}
-export type TokenService = ReturnType<typeof createTokenService>;
+export type Issuer = ReturnType<typeof createIssuer>;

@@ -111,10 +111,14 @@ export const ROUTES: readonly Route[] = [
   login('/oauth/register_native', loginHandler(social.socialRegister, 'optional', (ctx) => ({
     token: ctx.params.require('token'), form: formOf(ctx), refreshSecret: refreshSecretOf(ctx),
   }), socialBody), { summary: 'Registers the identity behind a social login token', params: SOCIAL }),
-  login('/oauth/link_account_native', loginHandler(social.linkAccount, 'ignored', (ctx) => ({ accessToken: ctx.params.require('access_token'), token: ctx.params.require('token') }), nothing), { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
-  login('/oauth/unlink_account_native', loginHandler(social.unlinkAccount, 'ignored', (ctx) => ({
-    accessToken: ctx.params.require('access_token'), identifier: ctx.params.require('identifier_to_remove'),
-  }), nothing), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
+  login('/oauth/link_account_native', loginHandler(social.linkAccount, 'ignored', (ctx) => {
+    const token = ctx.params.require('token');
+    return { token, accessToken: ctx.params.require('access_token') };
+  }, nothing), { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
+  login('/oauth/unlink_account_native', loginHandler(social.unlinkAccount, 'ignored', (ctx) => {
+    const identifier = ctx.params.require('identifier_to_remove');
+    return { identifier, accessToken: ctx.params.require('access_token') };
+  }, nothing), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
   login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
   login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),

@@ -9,7 +9,7 @@ import type { FlowService } from '../domain/flows';
 import type { PasswordHasher } from '../domain/passwords';
 import type { SecretBox } from '../domain/secrets';
 import type { Limit, RateLimiter } from '../domain/rate-limit';
-import type { TokenService } from '../domain/tokens';
+import type { TokenService } from './tokens';
 import type { RecordVersions } from '../domain/versions';
 import type { Acting, Origin } from '../domain/events';
 import type { Storage } from '../domain/storage';

@@ -403,8 +403,8 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
     const run = (args: string[], procedures: 'on' | 'off') => cli(args, { cwd: backend.dir, env: { ...backend.env, DATABASE_PROCEDURES: procedures } });
     expect(run(['migrate'], 'off').stdout).toContain('0006-sign-in-procedure');
     expect(run(['migrate:status'], 'off')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
-    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3, procedure gh_sign_in 2\n' });
-    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3, procedure gh_sign_in 2\n' });
+    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1\n' });
+    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1\n' });
     expect(run(['migrate:status'], 'on')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
   });
 
@@ -423,7 +423,7 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
       await db.query('CREATE PROCEDURE gh_rotate_refresh() BEGIN SELECT 0 AS rotated; END');
       expect(run(['migrate:status'])).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3\n' });
       expect(run(['migrate'])).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3\n' });
-      expect(await comments()).toEqual({ gh_rotate_refresh: 'gatehouse gh_rotate_refresh 3', gh_sign_in: 'gatehouse gh_sign_in 2' });
+      expect(await comments()).toEqual({ gh_rotate_refresh: 'gatehouse gh_rotate_refresh 3', gh_sign_in: 'gatehouse gh_sign_in 1', gh_sign_in_events: 'gatehouse gh_sign_in_events 1' });
       expect(run(['migrate:status'])).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
     } finally {
       await db.end();

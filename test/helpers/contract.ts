@@ -62,3 +62,13 @@ export function forEveryEngine(store: string, body: (storage: () => ContractStor
     });
   }
 }
+
+/**
+ * The outbox rows of a record as stored (status and payload text), oldest first: what no store
+ * method answers, read here once for the contract files, never by a test of the API.
+ */
+export async function outboxRowsOf(db: Database, entityId: number): Promise<{ status: string; payload: string }[]> {
+  return (await db.sequelize.query(
+    'SELECT status, payload FROM outbox WHERE entity_id = ? ORDER BY created_at', { replacements: [entityId], type: 'SELECT' },
+  )) as { status: string; payload: string }[];
+}

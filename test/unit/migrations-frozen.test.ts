@@ -16,7 +16,7 @@ const LANDED: Record<string, string> = {
   'gh_rotate_refresh.2.sql': '150f3c1e06232078ab5f790f73798ab77e87403f7d3f43cc9a50dfa71ce2fddf',
   'gh_rotate_refresh.3.sql': '8f04095d7b0d2c9165f08660cb63a56bf0b913c99809223a05b74aaa5790d9ad',
   'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
-  'gh_sign_in.2.sql': '200765423e281c666776e6726eaca4685f1b2c796e9e453e88ea8d4c9ab0e4f3',
+  'gh_sign_in_events.1.sql': '775ecf085edc66c63ae4c2ae72803c690a29ace720e95e01923faaf786902e1f',
 };
 
 it('every migration imports only sequelize and the procedure installer (index.ts only the migrations)', () => {

@@ -37,7 +37,7 @@ describe('records', () => {
     expect(made.data.attributes).toEqual(expect.arrayContaining(['email', 'givenName', 'password']));
     await expect(createRecord(services, { app, origin, client: owner(), record: entity(created.email!.toUpperCase()) })).rejects.toBeInstanceOf(DuplicateAttributeError);
 
-    const token = await issueCreationToken(services, { app, client: (await services.clients.find(app.id, owner().clientId))!, forClientId: null, seconds: 60 });
+    const token = await issueCreationToken(services, { app, acting: asOwner(t), client: (await services.clients.find(app.id, owner().clientId))!, forClientId: null, seconds: 60 });
     const byToken = await createRecord(services, { app, origin, creationToken: token, record: entity(`${randomUUID()}@example.com`) });
     // a person registering with a token is not audited (the record itself acts)
     expect((await listAudit({ audit: t.runtime.db.audit }, { applicationId: app.id, limit: 1, subject: { kind: 'record', id: String(byToken.id) } })).entries).toEqual([]);

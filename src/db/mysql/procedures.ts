@@ -20,7 +20,7 @@ export function createProcedureCalls(sql: Sql) {
       return Number(rows?.[0]?.rotated) === 1;
     },
 
-    /** gh_sign_in: see EntityQueries.signIn. */
+    /** gh_sign_in_events: see EntityQueries.signIn. */
     async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], now: Date): Promise<boolean> {
       // one JSON array of the rows, each without its null columns (a missing member reads as NULL on MySQL and MariaDB alike)
       const rows = JSON.stringify(credentials.map((c) => Object.fromEntries(Object.entries({
@@ -30,7 +30,7 @@ export function createProcedureCalls(sql: Sql) {
       const outbox = JSON.stringify(jobs.map((j) => ({
         id: j.id, queue: j.queue, name: j.name, payload: JSON.stringify(j.payload), ...(j.entityId !== undefined && { entity_id: j.entityId }),
       })));
-      const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in(?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in_events(?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
         t(next.lastUpdated), t(now), rows, outbox,
       ]);

@@ -54,7 +54,7 @@ export function createAuditQueries(sql: Sql): AuditStore {
         values.push(...v);
       };
       if (q.before !== undefined) add('id < ?', Number(q.before));
-      if (q.type?.endsWith('.')) add('event_type LIKE ?', `${q.type.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (q.type?.endsWith('.')) add("event_type LIKE ? ESCAPE '!'", `${q.type.replace(/[!%_]/g, (c) => `!${c}`)}%`);
       else if (q.type !== undefined) add('event_type = ?', q.type);
       if (q.actor) add('actor_kind = ?', q.actor.kind);
       if (q.actor?.id !== undefined) add('actor_id = ?', q.actor.id);

@@ -2,10 +2,10 @@ import type { Client } from '../../domain/clients';
 import { parseLifetime } from '../../domain/tokens';
 import { requireTimeAttribute, requireUserType } from '../../domain/users';
 import { errors } from '../../errors';
-import { caller, type Handler, type RequestContext } from '../context';
+import { adminCall, caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord } from '../record';
 import { parseRedirectUri } from '../flow-request';
-import { issueAccessToken, issueAuthorizationCode, issueCreationToken, issueVerificationCode, RecordDisabledError } from '../../usecases/access/issue';
+import { assertEnabled, issueAccessToken, issueAuthorizationCode, issueCreationToken, issueVerificationCode, RecordDisabledError } from '../../usecases/access/issue';
 
 /** `for_client_id`: another client of the same application that receives what is issued. */
 async function forClient(ctx: RequestContext): Promise<Client | undefined> {
@@ -38,23 +38,30 @@ async function issuing<T>(ctx: RequestContext, work: () => Promise<T>): Promise<
   }
 }
 
+/** The record a token or code is asked for; a disabled user is refused before anything else is checked. */
+async function enabledRecord(ctx: RequestContext) {
+  const record = await identifyRecord(ctx);
+  await issuing(ctx, async () => assertEnabled(record));
+  return record;
+}
+
 export const getAccessToken: Handler = async (ctx) => {
   typeName(ctx);
-  const record = await identifyRecord(ctx);
+  const record = await enabledRecord(ctx);
   const target = await forClient(ctx);
-  const accessToken = await issuing(ctx, () => issueAccessToken(ctx.services, { app: ctx.app, client: caller(ctx), record, forClientId: target?.id ?? null }));
+  const accessToken = await issuing(ctx, () => issueAccessToken(ctx.services, { ...adminCall(ctx), app: ctx.app, client: caller(ctx), record, forClientId: target?.id ?? null }));
   return { accessToken };
 };
 
 export const getAuthorizationCode: Handler = async (ctx) => {
   typeName(ctx);
-  const record = await identifyRecord(ctx);
+  const record = await enabledRecord(ctx);
   const redirectUri = parseRedirectUri(ctx);
   const transactionState = transactionStateOf(ctx);
   const seconds = parseLifetime(ctx.app, 'authorization_code', ctx.params.get('lifetime'));
   const target = await forClient(ctx);
   const authorizationCode = await issuing(ctx, () => issueAuthorizationCode(ctx.services, {
-    app: ctx.app, client: caller(ctx), record, forClientId: target?.id ?? null, redirectUri, transactionState, seconds,
+    ...adminCall(ctx), app: ctx.app, client: caller(ctx), record, forClientId: target?.id ?? null, redirectUri, transactionState, seconds,
   }));
   return { authorizationCode };
 };
@@ -63,7 +70,7 @@ export const getCreationToken: Handler = async (ctx) => {
   typeName(ctx);
   const seconds = parseLifetime(ctx.app, 'creation_token', ctx.params.get('lifetime'));
   const target = await forClient(ctx);
-  return { creation_token: await issueCreationToken(ctx.services, { app: ctx.app, client: caller(ctx), forClientId: target?.id ?? null, seconds }) };
+  return { creation_token: await issueCreationToken(ctx.services, { ...adminCall(ctx), app: ctx.app, client: caller(ctx), forClientId: target?.id ?? null, seconds }) };
 };
 
 export const getVerificationCode: Handler = async (ctx) => {
@@ -72,7 +79,7 @@ export const getVerificationCode: Handler = async (ctx) => {
   const attribute = ctx.params.require('attribute_name');
   requireTimeAttribute(attribute, ctx.app.settings.time_attributes);
   const seconds = parseLifetime(ctx.app, 'verification_code', ctx.params.get('lifetime'));
-  return { verification_code: await issueVerificationCode(ctx.services, { app: ctx.app, client: caller(ctx), record, attribute, seconds }) };
+  return { verification_code: await issueVerificationCode(ctx.services, { ...adminCall(ctx), app: ctx.app, client: caller(ctx), record, attribute, seconds }) };
 };
 
 export const useVerificationCode: Handler = async (ctx) => {

@@ -15,18 +15,21 @@ export class ApplicationNameError extends Error {}
  * together or not at all.
  */
 export async function createApplication(
-  deps: AdminDeps & { baseUrls: BaseUrls }, command: { name: string; flows: readonly FlowSource[]; acting: Acting },
+  deps: AdminDeps & { baseUrls: BaseUrls },
+  command: { name: string; flows: readonly FlowSource[] | (() => readonly FlowSource[]); acting: Acting },
 ): Promise<CreatedApplication> {
   const { name, acting } = command;
   if (!APP_NAME.test(name)) {
     throw new ApplicationNameError(`"${name}" is not a valid application name: use a DNS label (lowercase letters, digits, inner hyphens; at most 63 characters)`);
   }
-  if (command.flows.length === 0) throw new Error('an application needs at least one flow to import');
   if (await deps.db.applications.findByName(name)) throw new ApplicationExistsError(`application "${name}" already exists`);
+  // read only now: an application that exists needs none (`gatehouse init` on every deploy)
+  const sources = typeof command.flows === 'function' ? command.flows() : command.flows;
+  if (sources.length === 0) throw new Error('an application needs at least one flow to import');
   return deps.work.run(async (uow) => {
     const app = await deps.db.applications.create(name, deps.clock.now(), uow.tx);
     uow.record(event('application.created', app.id, deps.clock.now(), acting, { kind: 'application', id: name }, {}));
-    const flows = await insertFlows(deps, uow, acting, app.id, command.flows);
+    const flows = await insertFlows(deps, uow, acting, app.id, sources);
     const standard = flows.find((f) => f.name === 'standard') ?? flows[0];
     const owner = await insertClient(deps, uow, acting, app.id, { description: `${name} owner`, features: ['owner'] });
     const login = await insertClient(deps, uow, acting, app.id, {

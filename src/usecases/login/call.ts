@@ -127,6 +127,10 @@ export function loginCredentials(
     list.push({ name: 'accessToken', issue: access, value });
     // the mobile SDKs' refresh secret: /oauth/refresh_access_token renews this token with it
     if (refreshSecret !== undefined) {
+      // random, made on the device: 40 characters from the SDKs
+      if (refreshSecret.length < 16 || refreshSecret.length > 256 || /[^\x21-\x7e]/.test(refreshSecret)) {
+        throw errors.invalidArgument('refresh_secret', 'must be 16 to 256 printable ASCII characters without spaces (the mobile SDKs send 40 random characters)');
+      }
       list.push({ issue: tokens.refreshSecretIssue(ctx.app, request.client, entityId, access.family!, value, refreshSecret, session), value: refreshSessionKey(value) });
     }
   }

@@ -5,7 +5,7 @@ import type { PasswordHasher } from '../../domain/passwords';
 import type { Storage } from '../../domain/storage';
 import type { RecordVersions } from '../../domain/versions';
 import type { BaseUrls } from '../../domain/base-urls';
-import type { TokenService } from '../../domain/tokens';
+import type { TokenService } from '../tokens';
 import type { Application } from '../../domain/storage/applications';
 
 /** What the record API's use cases need. */

@@ -9,8 +9,10 @@
 -- inserted by a one-row INSERT … VALUES, which never takes the table's AUTO-INC lock. The outbox
 -- rows come the same way, any number of them (id, queue, name, payload as JSON text, entity_id),
 -- so a new event of a sign-in never needs another version of this procedure.
--- Version 2. Never edit a landed version: write the next one and a migration that installs it.
-CREATE PROCEDURE gh_sign_in(
+-- A new procedure beside gh_sign_in, not its version 2: its parameters differ, and pods of the
+-- release before it keep calling gh_sign_in (with twelve parameters) until they are replaced.
+-- Version 1. Never edit a landed version: write the next one and a migration that installs it.
+CREATE PROCEDURE gh_sign_in_events(
   IN p_app BIGINT, IN p_entity BIGINT, IN p_version BIGINT, IN p_password_hash VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
   IN p_attributes LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
   IN p_last_updated DATETIME(6), IN p_now DATETIME(6), IN p_credentials LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
