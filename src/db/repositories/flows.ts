@@ -7,8 +7,8 @@ export function createFlowQueries(_models: Models, sql: Sql) {
   return {
     /**
      * Stores a definition as the next version of its name. Versions are immutable: a changed
-     * definition always gets a new number (a race between two imports retries with the next
-     * one); a definition the newest version already holds (same checksum) is that version, with
+     * definition always gets a new number (concurrent imports of one name are ordered by the
+     * locking read, and one that still collides tries the next number); a definition the newest version already holds (same checksum) is that version, with
      * `unchanged` set.
      */
     async insertNextVersion(
@@ -20,8 +20,9 @@ export function createFlowQueries(_models: Models, sql: Sql) {
       transaction: Tx,
     ): Promise<StoredFlow & { unchanged?: true }> {
       for (let attempt = 0; ; attempt++) {
+        // a locking read: it sees the newest version committed, and orders concurrent imports of one name
         const [newest] = await sql.select<FlowRow>(
-          'SELECT * FROM flows WHERE application_id = ? AND name = ? ORDER BY version DESC LIMIT 1', [applicationId, name], transaction,
+          `SELECT * FROM flows WHERE application_id = ? AND name = ? ORDER BY version DESC LIMIT 1${sql.forUpdate}`, [applicationId, name], transaction,
         );
         if (newest?.checksum === checksum) return { name, version: Number(newest.version), checksum, definition: JSON.parse(newest.definition), unchanged: true };
         const version = (newest ? Number(newest.version) : 0) + 1;
@@ -33,7 +34,8 @@ export function createFlowQueries(_models: Models, sql: Sql) {
           );
           return { name, version, checksum, definition };
         } catch (e) {
-          if (!(e instanceof DuplicateKeyError) || transaction || attempt >= 5) throw e;
+          // taken by an import that committed meanwhile: the next attempt reads it and takes the next number
+          if (!(e instanceof DuplicateKeyError) || attempt >= 5) throw e;
         }
       }
     },
