@@ -85,37 +85,25 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ ...shared, signInEmailAddress: 'bench@example.com', currentPassword: 'correct horse battery' }).toString(),
     });
-    let n = 0;
-    const register = await measure('POST /oauth/register_native_traditional', connections, {
+    /** Form posts to `path` whose body `make` draws anew for every request. */
+    const varying = (path: string, make: () => Record<string, string>) => ({
       url: base,
       requests: [{
-        method: 'POST',
-        path: '/oauth/register_native_traditional',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest: (req) => ({
-          ...req,
-          body: new URLSearchParams({
-            ...shared, emailAddress: `user${n++}-${Date.now()}@example.com`, newPassword: 'correct horse battery',
-            newPasswordConfirm: 'correct horse battery', firstName: 'Bench', lastName: 'Mark', displayName: 'bench',
-          }).toString(),
-        }),
+        method: 'POST' as const, path, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        setupRequest: (req: object) => ({ ...req, body: new URLSearchParams({ ...shared, ...make() }).toString() }),
       }],
     });
+    let n = 0;
+    const register = await measure('POST /oauth/register_native_traditional', connections, varying('/oauth/register_native_traditional', () => ({
+      emailAddress: `user${n++}-${Date.now()}@example.com`, newPassword: 'correct horse battery',
+      newPasswordConfirm: 'correct horse battery', firstName: 'Bench', lastName: 'Mark', displayName: 'bench',
+    })));
     // a profile edit (no password: no argon2): the record locked, changed and its snapshot written
     const baseline = await measure('GET /bench/baseline', connections, { url: `${base}/bench/baseline` });
     let edits = 0;
-    const edit = await measure('POST /oauth/update_profile_native (editProfileForm)', connections, {
-      url: base,
-      requests: [{
-        method: 'POST',
-        path: '/oauth/update_profile_native',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest: (req) => ({
-          ...req,
-          body: new URLSearchParams({ ...shared, form: 'editProfileForm', access_token: String(registered.access_token), displayName: `bench ${edits++}` }).toString(),
-        }),
-      }],
-    });
+    const edit = await measure('POST /oauth/update_profile_native (editProfileForm)', connections, varying('/oauth/update_profile_native', () => ({
+      form: 'editProfileForm', access_token: String(registered.access_token), displayName: `bench ${edits++}`,
+    })));
     const ways = ['the server\'s hasher', `pool of ${process.env.UV_THREADPOOL_SIZE ?? 4}`, `pool of ${availableParallelism()}`];
     process.stdout.write(`\n${connections} connections, ${duration} s each, node ${process.version}\n`);
     process.stdout.write(`raw argon2id (m=${OWASP_ARGON2ID.memoryCost}, t=${OWASP_ARGON2ID.timeCost}, p=${OWASP_ARGON2ID.parallelism}), `

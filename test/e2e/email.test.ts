@@ -10,6 +10,7 @@ import { createProcessors } from '../../src/jobs';
 import { createTestBackend, onMysql, redisUrl, startTestApp, type TestBackend, skipUnless } from '../helpers/backend';
 import { cli, freePort, SERVER, startNode, WORKER } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';
+import { stored } from '../helpers/stored';
 
 const linkParam = (mail: ParsedMail, name: string) => new URL(mail.text!.match(/https?:\/\/\S+/)![0]).searchParams.get(name)!;
 const form = (base: string, p: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
@@ -121,7 +122,7 @@ skipUnless(redisServer, 'the Redis outage test needs the redis-server program')(
         client_id: login, locale: 'en-US', redirect_uri: 'http://localhost:3000/reset-password', signInEmailAddress: 'lost@example.com',
       });
       expect(res.body).toEqual({ stat: 'ok' });
-      const pending = await t.runtime.db.models.Outbox.findAll({ where: { status: 'pending' }, raw: true });
+      const pending = await stored(t.runtime.db).rows<{ id: string; queue: string }>("SELECT * FROM outbox WHERE status = 'pending'");
       expect(pending.length).toBeGreaterThanOrEqual(1);
 
       await startRedis();
@@ -131,8 +132,8 @@ skipUnless(redisServer, 'the Redis outage test needs the redis-server program')(
       // what the maintenance job does every 15 s
       for (let i = 0; i < 100 && (await second.outbox.relay(0)) === 0; i++) await new Promise((r) => setTimeout(r, 100));
       const end = Date.now() + 20_000;
-      while ((await t.runtime.db.models.Outbox.count({ where: { status: 'pending' } })) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-      expect(await t.runtime.db.models.Outbox.count({ where: { status: 'pending' } })).toBe(0);
+      while ((await stored(t.runtime.db).count('outbox', "status = 'pending'")) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      expect(await stored(t.runtime.db).count('outbox', "status = 'pending'")).toBe(0);
       const mails = await Promise.all(fs.readdirSync(t.backend.config.mailDir).map((f) => simpleParser(fs.readFileSync(path.join(t.backend.config.mailDir, f)))));
       expect(mails.map((m) => m.subject)).toContain('Reset your Gatehouse password');
       await workers.close();

@@ -285,8 +285,8 @@ describe('gatehouse CLI on the configured database', () => {
     expect(cli(['users:find', 'email = '], { cwd: backend.dir, env }).stderr).toContain('the filter is not valid');
   });
 
-  it('users:signout ends every session of a user, users:disable and users:enable, and users:delete (with --yes) deletes the record, its history kept', async () => {
-    const env = { ...backend.env, DEFAULT_APP: 'shop' };
+  it('users:signout ends every session of a user, users:disable and users:enable, and users:delete (with --yes) deletes the record, its history kept; gatehouse audit lists what the operator did', async () => {
+    const env = { ...backend.env, DEFAULT_APP: 'shop', OPERATOR_NAME: 'ops-test' };
     const port = await freePort();
     const server = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' } });
     try {
@@ -335,6 +335,17 @@ describe('gatehouse CLI on the configured database', () => {
       const at = (d: Date) => d.toISOString();
       expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(before) }, auth)).body.result).toMatchObject({ email: 'grace@example.com' });
       expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(new Date()) }, auth)).body.code).toBe(310);
+
+      // the operator's actions in the audit log, newest first, one JSON object per line; a bad filter names its option
+      const audit = cli(['audit', '--actor', 'operator:ops-test', '--type', 'account.'], { cwd: backend.dir, env });
+      expect(audit.status).toBe(0);
+      const entries = audit.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; actor: unknown; subject: { id: string } });
+      expect(entries.map((e) => e.type)).toEqual(['account.enabled', 'account.disabled', 'account.signed_out']);
+      expect(entries[0]).toMatchObject({ actor: { kind: 'operator', name: 'ops-test' }, subject: { kind: 'record' } });
+      expect(cli(['audit', '--subject', `record:${entries[0].subject.id}`, '--limit', '1'], { cwd: backend.dir, env }).stdout).toContain('"record.deleted"');
+      const paged = cli(['audit', '--limit', '1'], { cwd: backend.dir, env });
+      expect(paged.stderr).toMatch(/more entries: run again with --before \d+/);
+      expect(cli(['audit', '--since', 'yesterday'], { cwd: backend.dir, env })).toMatchObject({ status: 1, stderr: expect.stringContaining('--since must be an ISO 8601 time') });
     } finally {
       expect(await server.stop()).toBe(0);
     }

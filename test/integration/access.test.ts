@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { basic, FLOWS, manualClock, startTestApp, type TestApp, createApp } from '../helpers/backend';
+import { stored } from '../helpers/stored';
 
 let t: TestApp;
 const clock = manualClock();
@@ -42,7 +43,7 @@ describe('/entity.create and /entity', () => {
   });
 
   it('stores the password as an argon2id hash only', async () => {
-    const row = await t.runtime.db.models.Entity.findOne({ where: { uuid: user.uuid }, raw: true });
+    const [row] = await stored(t.runtime.db).rows<{ password_hash: string }>('SELECT * FROM entities WHERE uuid = ?', [user.uuid]);
     expect(row!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(JSON.stringify(row)).not.toContain('correct horse');
   });
@@ -116,7 +117,7 @@ describe('/access/getAccessToken', () => {
     expect(byHeader.body.result.uuid).toBe(user.uuid);
     const byParam = await request(t.app).post('/entity').type('form').send({ access_token: res.body.accessToken });
     expect(byParam.body.result.uuid).toBe(user.uuid);
-    const row = await t.runtime.db.models.Credential.findOne({ where: { kind: 'access_token' }, order: [['id', 'DESC']], raw: true });
+    const [row] = await stored(t.runtime.db).rows<{ expires_at: string; created_at: string }>("SELECT * FROM credentials WHERE kind = 'access_token' ORDER BY id DESC LIMIT 1");
     expect(Math.round((new Date(row!.expires_at).getTime() - new Date(row!.created_at).getTime()) / 1000)).toBe(3600);
     expect(JSON.stringify(row)).not.toContain(res.body.accessToken);
   });

@@ -2,6 +2,7 @@ import type { ParsedMail } from 'mailparser';
 import request from 'supertest';
 import { mailsTo as mailsWritten } from '../helpers/mail-files';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
+import { stored } from '../helpers/stored';
 
 let t: TestApp;
 let owner: string;
@@ -99,11 +100,11 @@ describe('/oauth/forgot_password_native', () => {
     const bare = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["login_client"]' });
     await request(t.app).post('/settings/set_multi').set('Authorization', owner).type('form')
       .send({ for_client_id: bare.body.client_id, items: JSON.stringify({ default_flow_name: 'standard', default_flow_version: '1' }) });
-    const before = await t.runtime.db.models.Outbox.count();
+    const before = await stored(t.runtime.db).count('outbox');
     const res = await forgot('redirect@example.com', { client_id: bare.body.client_id });
     expect(res.body).toMatchObject({ stat: 'error', code: 500 });
     expect(res.body.error_description).toContain('password_recover_url');
-    expect(await t.runtime.db.models.Outbox.count()).toBe(before);
+    expect(await stored(t.runtime.db).count('outbox')).toBe(before);
   });
 
   it('bad input: 100 for a missing field, 390 for an email of the wrong shape, 200 for an unknown form', async () => {

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/logger';
 import { buildApp } from '../../src/app';
 import { createRuntime } from '../../src/runtime';
 import { basic, manualClock, redisUrl, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { stored } from '../helpers/stored';
 
 /** Every log line the app writes, to assert what never reaches a log. */
 const logLines: string[] = [];
@@ -112,13 +113,13 @@ describe('limits hold under parallel requests', () => {
 
   it('20 parallel reset requests for one recipient send exactly 5 (limit 5)', async () => {
     expect((await register('reset-me@example.com')).body.stat).toBe('ok');
-    const before = await t.runtime.db.models.Outbox.count();
+    const before = await stored(t.runtime.db).count('outbox');
     const answers = await Promise.all(Array.from({ length: 20 }, () => post('/oauth/forgot_password_native', shared({
       redirect_uri: 'http://localhost:3000/reset-password', signInEmailAddress: 'RESET-me@example.com',
     }))));
     expect(answers.filter((r) => r.body.stat === 'ok')).toHaveLength(5);
     expect(answers.filter((r) => r.body.code === 510)).toHaveLength(15);
-    expect(await t.runtime.db.models.Outbox.count()).toBe(before + 5);
+    expect(await stored(t.runtime.db).count('outbox')).toBe(before + 5);
   });
 
   it('the in-memory limiter keeps every lockout past 100,000 keys', async () => {

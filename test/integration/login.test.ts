@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
 import { createRuntime } from '../../src/runtime';
 import { basic, redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
+import { stored } from '../helpers/stored';
 
 let t: TestApp;
 let owner: string;
@@ -124,9 +125,9 @@ describe('/oauth/register_native_traditional', () => {
     const rows = await Credential.findAll({ where: { entity_id: res.body.capture_user.id, used_at: null }, raw: true, order: [['id', 'ASC']] });
     const signedIn = rows.filter((r) => !earlier.has(Number(r.id)));
     expect(signedIn.map((r) => r.kind).sort()).toEqual(['access_token', 'authorization_code', 'refresh_secret']);
-    const loginClient = (await t.runtime.db.models.Client.findOne({ where: { client_id: loginId }, raw: true }))!;
+    const [loginClient] = await stored(t.runtime.db).rows<{ id: number }>('SELECT id FROM clients WHERE client_id = ?', [loginId]);
     for (const r of signedIn) {
-      expect(Number(r.client_id)).toBe(Number(loginClient.id));
+      expect(Number(r.client_id)).toBe(Number(loginClient!.id));
       expect(r.for_client_id).toBeNull();
       expect(r.family).toMatch(/^[0-9a-f]{32}$/);
     }
@@ -163,7 +164,7 @@ describe('/oauth/register_native_traditional', () => {
   });
 
   it('a field not sent at all is missing (100); oversized, control characters and 10 kB passwords are 390; nothing is written', async () => {
-    const before = await t.runtime.db.models.Entity.count();
+    const before = await stored(t.runtime.db).count('entities');
     const body = registration('absent@example.com');
     delete (body as Record<string, string>).lastName;
     expect((await post('/oauth/register_native_traditional', body)).body).toMatchObject({ code: 100, argument_name: 'lastName' });
@@ -173,7 +174,7 @@ describe('/oauth/register_native_traditional', () => {
     expect((await register('ctl@example.com', { firstName: 'Ada\u0007' })).body.invalid_fields)
       .toEqual({ firstName: ['This field contains characters that are not allowed.'] });
     expect((await register('big@example.com', { mobile: '+1' + '2'.repeat(5000) })).body).toMatchObject({ code: 390 });
-    expect(await t.runtime.db.models.Entity.count()).toBe(before);
+    expect(await stored(t.runtime.db).count('entities')).toBe(before);
   });
 
   it('takes an email with unicode in it, and non-UTF-8 input becomes a clear answer', async () => {
@@ -204,8 +205,7 @@ describe('/oauth/register_native_traditional', () => {
     for (const r of results.filter((x) => x.body.stat !== 'ok')) {
       expect(r.body).toMatchObject({ code: 390, invalid_fields: { emailAddress: ['This email address is already in use.'] } });
     }
-    const { Op } = await import('sequelize');
-    expect(await t.runtime.db.models.Entity.count({ where: { email_key: { [Op.eq]: 'race@example.com' } } })).toBe(1);
+    expect(await stored(t.runtime.db).count('entities', 'email_key = ?', ['race@example.com'])).toBe(1);
   });
 });
 
@@ -279,9 +279,9 @@ describe('/oauth/auth_native_traditional', () => {
     const { hash, Algorithm } = await import('@node-rs/argon2');
     const weak = await hash('old parameters', { memoryCost: 4096, timeCost: 1, parallelism: 1, algorithm: Algorithm.Argon2id });
     const made = await register('weak@example.com');
-    await t.runtime.db.models.Entity.update({ password_hash: weak }, { where: { uuid: made.body.capture_user.uuid } });
+    await stored(t.runtime.db).change('UPDATE entities SET password_hash = ? WHERE uuid = ?', [weak, made.body.capture_user.uuid]);
     expect((await signIn('weak@example.com', 'old parameters')).body.stat).toBe('ok');
-    const row = await t.runtime.db.models.Entity.findOne({ where: { uuid: made.body.capture_user.uuid }, raw: true });
+    const [row] = await stored(t.runtime.db).rows<{ password_hash: string }>('SELECT password_hash FROM entities WHERE uuid = ?', [made.body.capture_user.uuid]);
     expect(row!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect((await signIn('weak@example.com', 'old parameters')).body.stat).toBe('ok');
   });

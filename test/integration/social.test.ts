@@ -7,6 +7,7 @@ import { newestMail } from '../../src/mail-files';
 import { basic, FLOWS, manualClock, startTestApp, type TestApp, createApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
 import { cookieBrowser, firstForm, signInAtProvider, socialToken, startOidcProvider } from '../helpers/social';
+import { stored } from '../helpers/stored';
 
 const TOKEN_URL = 'https://app.example.test/social-token';
 const REDIRECT = 'https://app.example.test/done';
@@ -125,7 +126,7 @@ describe('the browser flow', () => {
     expect(wrongPkce.status).toBe(502);
     expect(wrongPkce.body).toContain('could not be completed');
     // no token was issued for either
-    const tokens = await t.runtime.db.models.Credential.findAll({ where: { kind: 'social_token' }, raw: true });
+    const tokens = await stored(t.runtime.db).rows<{ extra: string | null }>("SELECT extra FROM credentials WHERE kind = 'social_token'");
     expect(tokens.some((row) => row.extra?.includes('#mallory'))).toBe(false);
   });
 

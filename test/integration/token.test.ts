@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { SqlError } from '../../src/db/sql';
 import { basic, manualClock, onMysql, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
+import { stored } from '../helpers/stored';
 
 let t: TestApp;
 const clock = manualClock();
@@ -192,7 +193,7 @@ skipUnless(onMysql, 'transactions on MySQL/MariaDB need a mysql: DATABASE_URL')(
     applicationId, kind: 'access_token' as const, valueHash, entityId: null, clientId: null, forClientId: null,
     redirectUri: null, extra: null, family: null, expiresAt: new Date(Date.now() + 60_000),
   });
-  const stored = async (valueHash: string) => !!(await t.runtime.db.models.Credential.findOne({ where: { value_hash: valueHash } }));
+  const isStored = async (valueHash: string) => (await stored(t.runtime.db).count('credentials', 'value_hash = ?', [valueHash])) > 0;
 
   it.each([
     ['transaction', 1213, 'ER_LOCK_DEADLOCK'],
@@ -209,7 +210,7 @@ skipUnless(onMysql, 'transactions on MySQL/MariaDB need a mysql: DATABASE_URL')(
       return 'committed';
     });
     expect({ outcome, attempts }).toEqual({ outcome: 'committed', attempts: 2 });
-    expect([await stored(first), await stored(second)]).toEqual([false, true]);
+    expect([await isStored(first), await isStored(second)]).toEqual([false, true]);
   });
 
   it.each(['transaction'] as const)('%s: do not run again after any other error', async (kind) => {
