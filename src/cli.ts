@@ -261,8 +261,7 @@ program.command('users:show')
 /** Runs an operator's use case on one user, named by email, username, uuid or id. */
 async function asOperator<T>(core: Core, opts: { app?: string }, who: string, run: (deps: OperatorDeps, command: AccountCommand, named: { app: { name: string }; record: { id: number; uuid: string; email: string | null } }) => Promise<T>): Promise<T> {
   const { app, record } = await userOf(core, opts, who);
-  const deps: OperatorDeps = { db: core.db, work: core.work, versions: core.versions, now: () => new Date() };
-  return run(deps, { applicationId: app.id, entityId: record.id, operator: core.operator }, { app, record });
+  return run(core, { applicationId: app.id, entityId: record.id, operator: core.operator }, { app, record });
 }
 
 program.command('users:disable')

@@ -5,13 +5,14 @@ import type { Storage } from './storage';
 import type { CredentialKind } from './storage/credentials';
 import type { UserRecord, RecordChange } from './storage/records';
 import type { RecordVersions } from './versions';
+import type { Clock } from './clients';
 
 // Changes of a user's account as a whole — from a profile form, a reset page, the record API or
 // an operator — written through the unit of work of the use case that makes them, with the events
 // that say what happened (the record's snapshot carried by its record.* event).
 
-/** What an account change writes with: the storage, the snapshots of records, and the clock. */
-export interface AccountWrites { db: Storage; versions: RecordVersions; now: () => Date }
+/** What an account change writes with: the storage, the snapshots of records, and the clock (the services have all three). */
+export interface AccountWrites { db: Storage; versions: RecordVersions; clock: Clock }
 
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). */
 const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret'];
@@ -51,7 +52,7 @@ export async function changeAccount(
   deps: AccountWrites, uow: UnitOfWork, acting: Acting, applicationId: number, entityId: number, change: RecordChange, options: ChangeOptions = {},
 ): Promise<UserRecord | undefined> {
   const { tx } = uow;
-  const now = deps.now();
+  const now = deps.clock.now();
   const locked = await deps.db.records.findForUpdate(applicationId, entityId, tx);
   if (!locked) return undefined;
   const moved = addressChanged(locked.email, change.email);
@@ -74,7 +75,7 @@ export async function changeAccount(
 export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting: Acting, applicationId: number, entityId: number): Promise<boolean> {
   const locked = await deps.db.records.findForUpdate(applicationId, entityId, uow.tx);
   if (!locked || !(await deps.db.records.remove(locked, uow.tx))) return false;
-  const now = deps.now();
+  const now = deps.clock.now();
   uow.record(event('record.deleted', applicationId, now, acting, recordSubject(entityId), {}, { snapshot: deps.versions.deleted(locked, now) }));
   return true;
 }

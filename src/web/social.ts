@@ -5,7 +5,7 @@ import { safeEqual } from '../domain/secrets';
 import { settingOfList } from '../domain/settings';
 import { ProviderError } from '../domain/social/relying-party';
 import { finishSocialSignIn } from '../usecases/social/finish-sign-in';
-import { SOCIAL_STATE_SECONDS, startSocialSignIn, UnknownProviderError } from '../usecases/social/start-sign-in';
+import { SOCIAL_STATE_SECONDS, startSocialSignIn } from '../usecases/social/start-sign-in';
 import { ApiError } from '../errors';
 import type { Services } from '../usecases/services';
 import type { HostedPages, HostedReturn } from './hosted';
@@ -86,7 +86,8 @@ const pickProvider = (services: Services): PageWork => async (req, res, app, loc
 /** GET /social/:provider/start: a sign-in in progress stored by the start use case, the browser to the provider. */
 const startSignIn = (services: Services, hosted: HostedPages | undefined): PageWork => async (req, res, app, locale) => {
   const name = String(req.params.provider);
-  if (!PROVIDER_PATH.test(name) || !(await services.providers.withSecret(app.id, name))) {
+  const found = PROVIDER_PATH.test(name) ? await services.providers.withSecret(app.id, name) : undefined;
+  if (!found) {
     return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
   }
   // from a hosted sign-in page (its client and redirect_uri checked as that page checks them), or for a token_url
@@ -98,10 +99,9 @@ const startSignIn = (services: Services, hosted: HostedPages | undefined): PageW
   let started;
   try {
     started = await startSocialSignIn(services, {
-      app, provider: name, clientAddress: peerBudgetKey(req.ip), callbackUrl: `${req.protocol}://${req.get('host')}/social/${name}/callback`, resume: { ...resume },
+      app, found, clientAddress: peerBudgetKey(req.ip), callbackUrl: `${req.protocol}://${req.get('host')}/social/${name}/callback`, resume: { ...resume },
     });
   } catch (e) {
-    if (e instanceof UnknownProviderError) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
     // each start stores a sign-in in progress: starts are limited per client address
     if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
     const wait = Number(e.headers['Retry-After'] ?? 60);

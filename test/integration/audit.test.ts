@@ -73,7 +73,7 @@ describe('/audit/list', () => {
   it("keeps an operator's actions, and a deleted record's entries stay (the log is apart from records and their erasure)", async () => {
     const { runtime } = t;
     const created = await call('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: 'gone@example.com' }) });
-    const deps = { db: runtime.db, work: runtime.services.work, versions: runtime.services.versions, now: () => new Date() };
+    const deps = runtime.services;
     const command = { applicationId: (await runtime.db.applications.findByName('local'))!.id, entityId: created.body.id as number, operator: 'ada' };
     await disableUser(deps, command);
     expect(await deleteUser(deps, command)).toBe(true);

@@ -4,7 +4,7 @@ import { enableUser as enable } from '../../src/usecases/operators/enable-user';
 import type { Runtime } from '../../src/runtime';
 
 /** The operators' use cases, as the CLI runs them. */
-const operator = (runtime: Runtime) => ({ db: runtime.db, work: runtime.services.work, versions: runtime.services.versions, now: () => new Date() });
+const operator = (runtime: Runtime) => runtime.services;
 const disableUser = async (runtime: Runtime, applicationId: number, entityId: number) =>
   (await disable(operator(runtime), { applicationId, entityId, operator: 'test' })).spent;
 const enableUser = (runtime: Runtime, applicationId: number, entityId: number) => enable(operator(runtime), { applicationId, entityId, operator: 'test' });

@@ -23,7 +23,7 @@ it('a password changed while a sign-in with the old one is being checked refuses
     ...shared(), emailAddress: email, newPassword: 'old password one', newPasswordConfirm: 'old password one', firstName: 'R', lastName: 'C', displayName: 'rc',
   });
   expect(registered.body.stat).toBe('ok');
-  const { db, work, versions, clock, passwords } = t.runtime.services;
+  const { db, work, passwords } = t.runtime.services;
   const app = (await db.applications.findByName('local'))!;
   const record = (await db.records.find(app.id, { email }))!;
   const newHash = await passwords.hash('new password two');
@@ -32,7 +32,7 @@ it('a password changed while a sign-in with the old one is being checked refuses
   passwords.verify = async (hash, given) => {
     const ok = await verify(hash, given);
     passwords.verify = verify;
-    await work.run((uow) => changeAccount({ db, versions, now: () => clock.now() }, uow, { actor: { kind: 'system' }, origin: {} }, record.applicationId, record.id, { passwordHash: newHash }));
+    await work.run((uow) => changeAccount(t.runtime.services, uow, { actor: { kind: 'system' }, origin: {} }, record.applicationId, record.id, { passwordHash: newHash }));
     return ok;
   };
   const signIn = await post('/oauth/auth_native_traditional', { ...shared(), signInEmailAddress: email, currentPassword: 'old password one' });
@@ -58,7 +58,7 @@ it('a disable that commits while a sign-in is in flight leaves nothing usable: i
   passwords.verify = async (hash, given) => {
     const ok = await verify(hash, given);
     passwords.verify = verify;
-    await disableUser({ db, work: t.runtime.services.work, versions: t.runtime.services.versions, now: () => clock.now() }, { applicationId: app.id, entityId: record.id, operator: 'test' });
+    await disableUser(t.runtime.services, { applicationId: app.id, entityId: record.id, operator: 'test' });
     return ok;
   };
   const refreshSecret = 'f'.repeat(40);
@@ -85,7 +85,7 @@ it('a disable that commits while a sign-in is in flight leaves nothing usable: i
     expect(exchanged.body.stat).toBe('error');
   }
   // and enabling the user brings none of it back
-  await enableUser({ db, work: t.runtime.services.work, versions: t.runtime.services.versions, now: () => clock.now() }, { applicationId: app.id, entityId: record.id, operator: 'test' });
+  await enableUser(t.runtime.services, { applicationId: app.id, entityId: record.id, operator: 'test' });
   if (accessToken) expect((await request(t.app).post('/entity').set('Authorization', `OAuth ${accessToken}`).type('form').send({})).body.code).toBe(413);
   if (code) {
     const login = t.local.clients.login;

@@ -22,7 +22,6 @@ interface ForRecord { app: Application; client: Client; record: UserRecord; forC
 export const assertEnabled = (record: UserRecord) => {
   if (record.disabledAt) throw new RecordDisabledError('the user is disabled: it gets no access token or code until an operator enables it again');
 };
-const enabled = assertEnabled;
 
 /** Issues in a unit of work with its event: what was issued, for which record (none for a creation token). */
 const issuing = (deps: Deps, command: { app: Application; acting: Acting }, entityId: number | null, data: EventData['access.issued'], issue: (tx: Tx) => Promise<string>) =>
@@ -35,7 +34,7 @@ const issuing = (deps: Deps, command: { app: Application; acting: Acting }, enti
 
 /** /access/getAccessToken: a standalone access token for the record, for the calling client or `forClientId`. */
 export function issueAccessToken(deps: Deps, command: ForRecord): Promise<string> {
-  enabled(command.record);
+  assertEnabled(command.record);
   return issuing(deps, command, command.record.id, { kind: 'access_token' },
     (tx) => deps.tokens.issueAccessToken(command.app, command.client, command.record.id, command.forClientId, tx));
 }
@@ -44,7 +43,7 @@ export function issueAccessToken(deps: Deps, command: ForRecord): Promise<string
 export function issueAuthorizationCode(
   deps: Deps, command: ForRecord & { redirectUri: string; transactionState?: Record<string, unknown>; seconds: number },
 ): Promise<string> {
-  enabled(command.record);
+  assertEnabled(command.record);
   const { app, client, record, forClientId, redirectUri, transactionState, seconds } = command;
   return issuing(deps, command, record.id, { kind: 'authorization_code' }, (tx) => deps.tokens.issue({
     kind: 'authorization_code', app, entityId: record.id, client, forClientId, redirectUri,

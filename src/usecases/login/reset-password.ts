@@ -23,7 +23,7 @@ export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> 
  */
 export async function resetPassword(services: Services, command: { app: Application; link: ResetLink; sent: Record<string, string>; origin: Origin }): Promise<ResetOutcome> {
   const { app, link, sent } = command;
-  const { db, tokens, passwords, work, versions, clock } = services;
+  const { tokens, passwords, work } = services;
   const result = await link.form.validate(sent, { isUnique: async () => true });
   if (Object.keys(result.invalid).length > 0) return { kind: 'invalid', invalid: result.invalid };
   const { password } = changesFrom(link.form, result.values);
@@ -36,7 +36,7 @@ export async function resetPassword(services: Services, command: { app: Applicat
   const outcome = await work.run(async (uow) => {
     const exchange = await tokens.redeemCode(uow, app, link.client, link.code, redirectUri);
     if (!('pair' in exchange)) return { exchange };
-    const written = await changeAccount({ db, versions, now: () => clock.now() }, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' });
+    const written = await changeAccount(services, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' });
     if (!written) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
     return { exchange };
   });

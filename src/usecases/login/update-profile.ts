@@ -24,7 +24,7 @@ export async function updateProfile(ctx: LoginCall, command: { form: FormSubmiss
   const { accessToken } = command;
   const { values } = command.form;
   const form = requestForm(ctx, request, command.form, 'editProfileForm', ENDPOINT);
-  const { db, passwords, clock, flows, work, versions, baseUrls } = ctx.services;
+  const { passwords, clock, flows, work, baseUrls } = ctx.services;
   const { token, record } = await recordOfAccessToken(ctx, request, accessToken);
 
   const stored = prefillFrom(form, record);
@@ -67,7 +67,7 @@ export async function updateProfile(ctx: LoginCall, command: { form: FormSubmiss
     // judged again with the record locked: the address may have changed since it was read (an undo)
     const acting = asAccount(ctx, record.id, request.client);
     const written = await work.run((uow) => changeAccount(
-      { db, versions, now: () => clock.now() }, uow, acting, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice, proven, passwordBy: 'form' },
+      ctx.services, uow, acting, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice, proven, passwordBy: 'form' },
     ));
     if (!written) throw errors.invalidAccessToken();
   } catch (e) {

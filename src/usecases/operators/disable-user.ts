@@ -11,7 +11,7 @@ import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
 export function disableUser(deps: OperatorDeps, command: AccountCommand): Promise<{ spent: number }> {
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
-    const now = deps.now();
+    const now = deps.clock.now();
     await deps.db.records.setDisabled(applicationId, entityId, now, uow.tx);
     // its verification links too: nothing mailed before the disable works after it
     const spent = await deps.db.credentials.revokeForRecord(applicationId, entityId, [...SESSION_KINDS, 'verification_code'], null, now, uow.tx);

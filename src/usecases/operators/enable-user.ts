@@ -10,7 +10,7 @@ import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
 export function enableUser(deps: OperatorDeps, command: AccountCommand): Promise<void> {
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
-    const now = deps.now();
+    const now = deps.clock.now();
     await deps.db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
     await deps.db.records.setDisabled(applicationId, entityId, null, uow.tx);
     uow.record(event('account.enabled', applicationId, now, operatorActing(command.operator), recordSubject(entityId), {}));

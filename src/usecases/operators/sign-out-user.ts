@@ -6,7 +6,7 @@ import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
 export function signOutUser(deps: OperatorDeps, command: AccountCommand): Promise<{ spent: number }> {
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
-    const now = deps.now();
+    const now = deps.clock.now();
     const spent = await deps.db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
     uow.record(event('account.signed_out', applicationId, now, operatorActing(command.operator), recordSubject(entityId), { tokens: spent }));
     return { spent };

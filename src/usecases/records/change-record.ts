@@ -100,7 +100,7 @@ export async function changeRecord(
 
 /** /entity.delete: the record with its codes, tokens and identities; RecordGoneError when it was deleted meanwhile. */
 export async function removeRecord(deps: RecordDeps, command: RecordCall & { entityId: number }): Promise<void> {
-  const deleted = await deps.work.run((uow) => deleteRecord({ db: deps.db, versions: deps.versions, now: () => deps.clock.now() }, uow, command.acting, command.app.id, command.entityId));
+  const deleted = await deps.work.run((uow) => deleteRecord(deps, uow, command.acting, command.app.id, command.entityId));
   if (!deleted) throw new RecordGoneError('the record was deleted meanwhile');
 }
 

@@ -1,9 +1,6 @@
 import { sha256Hex } from '../../domain/secrets';
-import { PROVIDER_NAME } from '../../domain/social/providers';
+import type { ProviderService } from '../../domain/social/providers';
 import type { Services } from '../services';
-
-/** The application has no social sign-in provider of this name. */
-export class UnknownProviderError extends Error {}
 
 /** How long a sign-in in progress waits for the provider's callback. */
 export const SOCIAL_STATE_SECONDS = 600;
@@ -16,18 +13,22 @@ export const SOCIAL_STATE_SECONDS = 600;
 export interface PendingSignIn { provider: string; redirectUri: string; sealed: string; resume: Record<string, unknown> }
 
 /**
- * GET /social/:provider/start: a sign-in with one of the application's providers begins. Starts are
- * limited per client address (each stores a sign-in in progress); the checks of the OpenID
- * Connect or OAuth exchange (state, nonce, PKCE verifier) are sealed in the stored row. Answers
- * where to send the browser and the state to bind to it.
+ * GET /social/:provider/start: a sign-in with one of the application's providers begins (the
+ * adapter has found the provider, with its secret). Starts are limited per client address (each
+ * stores a sign-in in progress); the checks of the OpenID Connect or OAuth exchange (state, nonce,
+ * PKCE verifier) are sealed in the stored row. Answers where to send the browser and the state to
+ * bind to it.
  */
 export async function startSocialSignIn(
-  deps: Pick<Services, 'providers' | 'relyingParty' | 'rateLimiter' | 'loginLimits' | 'db' | 'work' | 'box' | 'clock'>,
-  command: { app: { id: number }; provider: string; clientAddress: string; callbackUrl: string; resume: Record<string, unknown> },
+  deps: Pick<Services, 'relyingParty' | 'rateLimiter' | 'loginLimits' | 'db' | 'work' | 'box' | 'clock'>,
+  command: {
+    app: { id: number };
+    found: NonNullable<Awaited<ReturnType<ProviderService['withSecret']>>>;
+    clientAddress: string; callbackUrl: string; resume: Record<string, unknown>;
+  },
 ): Promise<{ url: string; state: string }> {
-  const { app, provider } = command;
-  const found = PROVIDER_NAME.test(provider) ? await deps.providers.withSecret(app.id, provider) : undefined;
-  if (!found) throw new UnknownProviderError(`this application has no sign-in provider named ${provider.slice(0, 32)}`);
+  const { app, found } = command;
+  const provider = found.provider.name;
   await deps.rateLimiter.take([[`social:start:${app.id}:${command.clientAddress}`, deps.loginLimits.address]]);
   const { url, checks } = await deps.relyingParty.start(found.provider, found.secret, command.callbackUrl);
   const pending: PendingSignIn = {

@@ -15,14 +15,13 @@ export function clientCache(clients: { changed(applicationId: number, clientId: 
   return {
     name: 'client cache',
     async afterCommit(events) {
-      const changed = new Set(events.flatMap((e) => {
+      // once per client, however many of its settings changed
+      const changed = new Map<string, [number, string]>();
+      for (const e of events) {
         const client = clientOf(e);
-        return client === undefined ? [] : [JSON.stringify([e.applicationId, client])];
-      }));
-      for (const c of changed) {
-        const [applicationId, clientId] = JSON.parse(c) as [number, string];
-        await clients.changed(applicationId, clientId);
+        if (client !== undefined) changed.set(`${e.applicationId}:${client}`, [e.applicationId, client]);
       }
+      for (const [applicationId, clientId] of changed.values()) await clients.changed(applicationId, clientId);
     },
   };
 }
