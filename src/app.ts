@@ -3,7 +3,7 @@ import compression from 'compression';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { authenticate } from './http/authenticate';
 import { isDatabaseUnavailable, isWriteConflict } from './db';
-import { ApiError, errors } from './errors';
+import { ApiError, errors, apiErrorOf } from './errors';
 import { createEndUserAddress, END_USER_IP_HEADER } from './http/end-user-address';
 import type { ApiServices, RequestContext } from './http/context';
 import { Params } from './http/params';
@@ -194,7 +194,8 @@ function apiRoutes(app: express.Express, options: AppOptions, resolveApp: Return
         const body = await route.handler(ctx);
         res.status(200).json({ ...body, stat: 'ok' });
       } catch (err) {
-        next(err);
+        // a use case's refusal names the command's field: the endpoint names it its own way
+        next(apiErrorOf(err, route.arguments));
       } finally {
         app.locals.inFlight--;
       }
@@ -249,8 +250,9 @@ function healthRoutes(options: AppOptions) {
  * in its language), logged with its request id when it was unexpected.
  */
 function errorHandler(logger: ApiServices['logger']) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  return (thrown: unknown, req: Request, res: Response, _next: NextFunction) => {
     const locals = res.locals as Locals;
+    const err = apiErrorOf(thrown);
     let apiError: ApiError;
     if (err instanceof ApiError) {
       apiError = err;

@@ -1,3 +1,5 @@
+import { BusyError, DependencyDownError, LimitReachedError, Refusal, type RefusalReason } from './domain/refusal';
+
 /**
  * Every error code of docs/api.md#errors, one definition each, plus the few transport-level errors
  * Gatehouse adds (unknown endpoint, unreadable body). Handlers throw `ApiError`s made by the
@@ -128,3 +130,77 @@ export const errors = {
       extra: { retry_after: retryAfterSeconds },
     }),
 };
+
+// Domain errors as the API's: a use case's refusal, a spent budget, a busy server, a dependency down
+
+/** The spec's error of each reason a use case refuses for (docs/api.md#errors). */
+const ERROR_OF: Readonly<Record<RefusalReason, ErrorName>> = {
+  invalid: 'invalidArgument',
+  missing: 'missingArgument',
+  wrong_credentials: 'invalidCredentials',
+  invalid_form: 'invalidFormFields',
+  no_such_account: 'noSuchAccount',
+  nothing_to_do: 'triggeredError',
+  gone: 'recordNotFound',
+  unknown_identity: 'recordNotFound',
+  email_in_use: 'emailAddressInUse',
+  identity_taken: 'uniqueViolation',
+  spent_social_token: 'engageError',
+  not_signed_in: 'invalidAccessToken',
+  no_grant: 'noAccessGrant',
+  redirect_mismatch: 'redirectUriMismatch',
+  spent_refresh_token: 'invalidRequestArgument',
+  misconfigured: 'unexpectedError',
+};
+
+/**
+ * How an endpoint names the fields of its command, where they are not the field in snake_case
+ * (`identifier` is `identifier_to_remove` on /oauth/unlink_account_native): declared with the
+ * endpoint where it is listed (src/http/routes.ts).
+ */
+export type ArgumentNames = Readonly<Record<string, string>>;
+
+/**
+ * A command's field as the endpoint's parameter: its declared name, else the field in snake_case
+ * (`refreshSecret` → `refresh_secret`). A path into a document keeps the document's own names
+ * (`attributes.emailVerified`).
+ */
+export const argumentName = (field: string, names: ArgumentNames = {}): string =>
+  Object.hasOwn(names, field) ? names[field] : field.replace(/^[^.]*/, (own) => own.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+
+/** A refusal as the API's error: its code, and its field named as this endpoint names it. */
+export function refusalError(refusal: Refusal, names: ArgumentNames = {}): ApiError {
+  const { detail } = refusal;
+  const argument = detail.field !== undefined ? argumentName(detail.field, names) : detail.formField;
+  if (refusal.reason === 'invalid' && argument !== undefined) {
+    return errors.invalidArgument(argument, refusal.message, {
+      ...(detail.received !== undefined && { received_value: detail.received, expected_value: detail.expected }),
+      ...(detail.message !== undefined && { message: detail.message }),
+    });
+  }
+  if (refusal.reason === 'missing' && argument !== undefined) return errors.missingArgument(argument);
+  const extra: ErrorExtra = {
+    ...(argument !== undefined && { argument_name: argument }),
+    ...(detail.message !== undefined && { message: detail.message }),
+    ...(detail.fields !== undefined && { invalid_fields: detail.fields }),
+    ...(detail.received !== undefined && { received_value: detail.received, expected_value: detail.expected }),
+    ...(detail.existing !== undefined && {
+      existing_provider: detail.existing.provider, existing_display_name: detail.existing.displayName, existing_photo: detail.existing.photo,
+      existing_date_created: detail.existing.dateCreated,
+    }),
+    ...(detail.prefill !== undefined && { prereg_fields: detail.prefill }),
+  };
+  return new ApiError(ERROR_OF[refusal.reason], refusal.message, { extra });
+}
+
+/**
+ * Any domain error as the API's error (a refusal with this endpoint's names; a spent budget, a busy
+ * server, a dependency down), or `err` itself when it is none of them.
+ */
+export function apiErrorOf(err: unknown, names: ArgumentNames = {}): unknown {
+  if (err instanceof Refusal) return refusalError(err, names);
+  if (err instanceof LimitReachedError) return errors.apiLimit(err.retryAfterSeconds, err.what);
+  if (err instanceof BusyError) return errors.busy(err.retryAfterSeconds);
+  if (err instanceof DependencyDownError) return errors.unavailable(err.what, err.failure);
+  return err;
+}

@@ -1,6 +1,6 @@
 import type { ClientStore } from './storage/clients';
 import type { StoredClient } from './storage/clients';
-import { errors } from '../errors';
+import { invalidField } from './refusal';
 import type { ClientChanges } from './ports';
 import { randomToken, safeEqual, SecretBox } from './secrets';
 
@@ -23,13 +23,13 @@ export const systemClock: Clock = { now: () => new Date() };
 const toClient = ({ secretSealed: _sealed, ...c }: StoredClient): Client => ({ ...c, features: c.features as Feature[] });
 
 /** Parses the `features` JSON parameter: an array of known feature names, each once. */
-export function parseFeatures(raw: unknown, argument = 'features'): Feature[] {
+export function parseFeatures(raw: unknown, field = 'features'): Feature[] {
   if (!Array.isArray(raw) || raw.some((f) => typeof f !== 'string')) {
-    throw errors.invalidArgument(argument, 'must be a JSON array of feature names, such as ["login_client"]');
+    throw invalidField(field, 'must be a JSON array of feature names, such as ["login_client"]');
   }
   const unknown = raw.filter((f) => !FEATURES.includes(f as Feature));
   if (unknown.length > 0) {
-    throw errors.invalidArgument(argument, `unknown feature ${unknown.map((f) => JSON.stringify(f)).join(', ')}; known features are ${FEATURES.join(', ')}`);
+    throw invalidField(field, `unknown feature ${unknown.map((f) => JSON.stringify(f)).join(', ')}; known features are ${FEATURES.join(', ')}`);
   }
   return [...new Set(raw as Feature[])];
 }

@@ -1,15 +1,15 @@
-import { errors } from '../errors';
+import { invalidField } from './refusal';
 
 /**
  * Attribute paths of the entity API: `email`, `/email`, `primaryAddress.country` or
  * `/primaryAddress/country` all name a value inside a record. Segments are attribute names
  * (letters, digits and _), at most 8 deep.
  */
-export function parsePath(raw: string, argument = 'attribute_name'): string[] {
+export function parsePath(raw: string, field = 'attributeName'): string[] {
   const segments = raw.replace(/^\//, '').split(/[./]/);
   // an attribute's name starts with a letter; `__proto__` is never a member, at any depth
   if (segments.length > 8 || !/^[A-Za-z]/.test(segments[0]) || segments.some((s) => !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(s) || s === '__proto__')) {
-    throw errors.invalidArgument(argument, `"${raw.slice(0, 64)}" is not an attribute path such as email or primaryAddress.country`);
+    throw invalidField(field, `"${raw.slice(0, 64)}" is not an attribute path such as email or primaryAddress.country`);
   }
   return segments;
 }
@@ -59,9 +59,9 @@ export function pick(doc: Json, paths: string[][]): Json {
 }
 
 /** The `attributes` parameter: a JSON list of attribute paths. */
-export function parsePathList(raw: unknown, argument = 'attributes'): string[][] {
+export function parsePathList(raw: unknown, field = 'attributes'): string[][] {
   if (!Array.isArray(raw) || raw.length > 200 || raw.some((p) => typeof p !== 'string')) {
-    throw errors.invalidArgument(argument, 'must be a JSON list of attribute paths, such as ["email","primaryAddress.country"]');
+    throw invalidField(field, 'must be a JSON list of attribute paths, such as ["email","primaryAddress.country"]');
   }
-  return (raw as string[]).map((p) => parsePath(p, argument));
+  return (raw as string[]).map((p) => parsePath(p, field));
 }

@@ -1,6 +1,6 @@
 import type { Storage } from './storage';
 import type { Application } from './storage/applications';
-import { ApiError } from '../errors';
+import { Refusal } from './refusal';
 import type { FlowDefinition } from './flow-definition';
 import { compileForm, createFormCache, type CompiledForm } from './flow-forms';
 
@@ -11,7 +11,7 @@ export interface FlowVersion {
   definition: FlowDefinition;
 }
 
-const unknownFlow = (why: string) => new ApiError('unexpectedError', why);
+const unknownFlow = (why: string) => new Refusal('misconfigured', why);
 
 /**
  * The flow a login call uses (docs/api.md#flows): the one it names, else its client's

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Algorithm } from '@node-rs/argon2';
-import { errors } from '../errors';
+import { BusyError } from './refusal';
 import { createHashThreads, HashQueueFullError, HashThreadError } from './hash-threads';
 
 /** OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane. */
@@ -13,9 +13,9 @@ export const MAX_PASSWORD_LENGTH = 1024;
 /** Hashes allowed to wait per thread by default: about two seconds of work at OWASP's parameters. */
 export const WAITING_PER_THREAD = 64;
 
-/** A full queue becomes 503 with Retry-After (errors.busy); other failures pass as they are. */
+/** A full queue is BusyError (the API: 503 with Retry-After); other failures pass as they are. */
 const busyWhenFull = (err: unknown): never => {
-  throw err instanceof HashQueueFullError ? errors.busy(1) : err;
+  throw err instanceof HashQueueFullError ? new BusyError(1) : err;
 };
 
 /**

@@ -1,5 +1,5 @@
 import type { Cluster, Redis as RedisClient } from 'ioredis';
-import { errors } from '../errors';
+import { DependencyDownError, LimitReachedError } from './refusal';
 
 export interface Limit {
   /** Attempts allowed within the window. */
@@ -156,7 +156,7 @@ export function createRateLimiter(options: { redis?: RedisClient | Cluster; pref
     try {
       return await call(redis as unknown as Redis);
     } catch (err) {
-      if (answeredWithError(err)) throw errors.unavailable('the store of the rate limits (Redis)', err);
+      if (answeredWithError(err)) throw new DependencyDownError('the store of the rate limits (Redis)', err);
       return fallback();
     }
   }
@@ -171,7 +171,7 @@ export function createRateLimiter(options: { redis?: RedisClient | Cluster; pref
       );
       if (Number(spent) > 0) {
         options.refused?.(keys[Number(spent) - 1]);
-        throw errors.apiLimit(Math.max(1, Math.ceil(Number(ms) / 1000)), counted(keys[Number(spent) - 1]));
+        throw new LimitReachedError(Math.max(1, Math.ceil(Number(ms) / 1000)), counted(keys[Number(spent) - 1]));
       }
       return {
         async settle({ clear = [], giveBack = [] }) {

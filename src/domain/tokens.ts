@@ -1,7 +1,7 @@
 import type { Storage, Tx } from './storage';
 import type { Application } from './storage/applications';
 import { type CredentialKind, type NewCredential, type StoredCredential } from './storage/credentials';
-import { errors } from '../errors';
+import { invalidField } from './refusal';
 import type { Client, Clock } from './clients';
 import { randomToken, sha256Hex, type SecretBox } from './secrets';
 import type { RecordVersions } from './versions';
@@ -43,10 +43,10 @@ export function parseLifetime(app: Application, kind: LimitedKind, raw: string |
   if (raw === undefined) return DEFAULT_SECONDS[kind];
   const max = wholeSeconds(app.settings[`max_lifetime.${kind}`], MAX_SECONDS[kind]);
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) {
-    throw errors.invalidArgument('lifetime', 'must be a positive whole number of seconds, such as 300');
+    throw invalidField('lifetime', 'must be a positive whole number of seconds, such as 300');
   }
   if (Number(raw) > max) {
-    throw errors.invalidArgument('lifetime', `must be at most ${max} seconds for this application (application setting max_lifetime.${kind})`);
+    throw invalidField('lifetime', `must be at most ${max} seconds for this application (application setting max_lifetime.${kind})`);
   }
   return Number(raw);
 }

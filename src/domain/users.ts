@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { UserRecord, NewRecord } from './storage/records';
 import type { StoredProfile } from './storage/social';
-import { errors } from '../errors';
+import { invalidField } from './refusal';
 import { MAX_PASSWORD_LENGTH } from './passwords';
 import { formatTimestamp, parseTimestamp } from './timestamps';
 
@@ -43,7 +43,7 @@ function tooDeep(name: string, value: unknown): string | undefined {
 }
 
 export function requireUserType(typeName: string): void {
-  if (typeName !== USER_TYPE) throw errors.invalidArgument('type_name', `unknown entity type "${typeName.slice(0, 64)}"; the entity type is "${USER_TYPE}"`);
+  if (typeName !== USER_TYPE) throw invalidField('typeName', `unknown entity type "${typeName.slice(0, 64)}"; the entity type is "${USER_TYPE}"`);
 }
 
 /**
@@ -54,7 +54,7 @@ export function requireUserType(typeName: string): void {
 export function requireTimeAttribute(name: string, declared = ''): void {
   const known = [...TIME_ATTRIBUTES, ...declared.split(',').map((n) => n.trim()).filter((n) => ATTRIBUTE_NAME.test(n) && !READ_ONLY.has(n))];
   if (!known.includes(name)) {
-    throw errors.invalidArgument('attribute_name', `"${name.slice(0, 64)}" is not a time attribute of ${USER_TYPE}; use one of ${known.join(', ')} (more can be declared in the application setting time_attributes)`);
+    throw invalidField('attributeName', `"${name.slice(0, 64)}" is not a time attribute of ${USER_TYPE}; use one of ${known.join(', ')} (more can be declared in the application setting time_attributes)`);
   }
 }
 
@@ -79,9 +79,9 @@ export interface UserDocument {
  */
 export function checkUserDocument(raw: unknown): UserDocument {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw errors.invalidArgument('attributes', 'must be a JSON object such as {"email":"ada@example.com"}');
+    throw invalidField('attributes', 'must be a JSON object such as {"email":"ada@example.com"}');
   }
-  const bad = (name: string, why: string) => errors.invalidArgument(`attributes.${name}`, why);
+  const bad = (name: string, why: string) => invalidField(`attributes.${name}`, why);
   // before anything recursive (JSON.stringify) walks the value
   for (const [name, value] of Object.entries(raw)) {
     const deep = tooDeep(name, value);
@@ -89,7 +89,7 @@ export function checkUserDocument(raw: unknown): UserDocument {
       throw bad(name.slice(0, 64), `nests objects and lists more than ${MAX_ATTRIBUTE_DEPTH} levels deep (at ${deep.slice(0, 200)}); keep a record's attributes shallower`);
     }
   }
-  if (JSON.stringify(raw).length > MAX_ATTRIBUTES_JSON) throw errors.invalidArgument('attributes', `is larger than ${MAX_ATTRIBUTES_JSON} bytes`);
+  if (JSON.stringify(raw).length > MAX_ATTRIBUTES_JSON) throw invalidField('attributes', `is larger than ${MAX_ATTRIBUTES_JSON} bytes`);
   const { email = null, username = null, password, emailVerified = null, ...rest } = raw as Record<string, unknown>;
 
   if (email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com, or null');

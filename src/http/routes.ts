@@ -12,6 +12,7 @@ import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
 import type { ErrorStyle } from './status';
+import type { ArgumentNames } from '../errors';
 import { flag, formOf, loginHandler, nothing, refreshSecretOf, signedInBody } from './flow-request';
 import { requestEmailVerification, requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
@@ -42,6 +43,11 @@ export interface Route {
    */
   size?: { body: number; param: number };
   handler: Handler;
+  /**
+   * The endpoint's names for fields of its command that are not the field in snake_case: a use
+   * case's refusal names the field, the answer names the parameter (src/errors.ts).
+   */
+  arguments?: ArgumentNames;
   /** What the OpenAPI document says of it: a summary and its parameters (`!` marks a required one). Every route of ROUTES has one. */
   doc?: EndpointDoc;
 }
@@ -115,10 +121,10 @@ export const ROUTES: readonly Route[] = [
     const token = ctx.params.require('token');
     return { token, accessToken: ctx.params.require('access_token') };
   }, nothing), { summary: 'Links a social identity to the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'token!'] }),
-  login('/oauth/unlink_account_native', loginHandler(social.unlinkAccount, 'ignored', (ctx) => {
+  { ...login('/oauth/unlink_account_native', loginHandler(social.unlinkAccount, 'ignored', (ctx) => {
     const identifier = ctx.params.require('identifier_to_remove');
     return { identifier, accessToken: ctx.params.require('access_token') };
-  }, nothing), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }),
+  }, nothing), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }), arguments: { identifier: 'identifier_to_remove' } },
   // docs/api.md#flows: emails, limited per recipient and per client address
   login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
   login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),

@@ -62,8 +62,6 @@ export function parseRedisUrl(url: string): RedisTarget {
   return { cluster: true, nodes: nodesOf(m[4], 'cluster node', 6379), tls: m[1] === 's', username: decode(m[2]), password: decode(m[3]) };
 }
 
-/** Whether REDIS_URL names a Redis Cluster. */
-export const isClusterUrl = (url: string) => parseRedisUrl(url).cluster;
 
 /**
  * A connection to REDIS_URL with `options` (those of one connection: timeouts, the offline queue,

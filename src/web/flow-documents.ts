@@ -2,7 +2,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { FlowDefinition, FlowField } from '../domain/flow-definition';
 import type { FlowVersion } from '../domain/flows';
 import { sha256Hex } from '../domain/secrets';
-import { ApiError, errors } from '../errors';
+import { ApiError, errors, apiErrorOf } from '../errors';
+import { Refusal } from '../domain/refusal';
 import type { Services } from '../usecases/services';
 
 /** Bumped when the document's shape changes, so cached copies of an older shape are not reused. */
@@ -71,7 +72,7 @@ export function flowDocumentRoutes(services: Services): express.Router {
       try {
         flow = await services.flows.resolve(app, flowName, String(version), locale);
       } catch (e) {
-        if (e instanceof ApiError) throw notFound(e.message);
+        if (e instanceof Refusal) throw notFound(e.message);
         throw e;
       }
       const etag = `"${sha256Hex(`${DOCUMENT_FORMAT}:${app.id}:${flowName}:${version}:${locale}`).slice(0, 32)}"`;
@@ -82,7 +83,8 @@ export function flowDocumentRoutes(services: Services): express.Router {
       if (req.headers['if-none-match'] === etag) return void res.status(304).end();
       res.json(widgetDocument(flow, (key) => services.flows.text(flow, key)));
     } catch (e) {
-      next(e instanceof ApiError ? e : errors.unexpected(e));
+      const known = apiErrorOf(e);
+      next(known instanceof ApiError ? known : errors.unexpected(e));
     }
   });
   return router;

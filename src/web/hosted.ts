@@ -5,14 +5,15 @@ import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { safeEqual } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
-import type { ApiError } from '../errors';
+import { Refusal } from '../domain/refusal';
+import { refusalError } from '../errors';
 import type { Services } from '../usecases/services';
 import type { FlowRequest, FormSubmission, LoginUseCase, SignedIn } from '../usecases/login/call';
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
-import { callUseCase, clientFlow } from './login-calls';
+import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
@@ -49,18 +50,19 @@ export function allowedRedirectUris(app: Application, client: Client): Set<strin
 }
 
 /** An API failure as the page shows it: the flow's messages by field, else one notice. */
-export function pageFailure(res: Response, locale: PageLocale, form: string, e: ApiError): { status: number; shown: { notice?: string; invalid?: Record<string, string[]> } } {
-  const invalid = (e.extra.invalid_fields ?? {}) as Record<string, string[]>;
-  const formWide = invalid[form];
-  if (e.kind === 'apiLimitError') {
-    const seconds = String(e.headers['Retry-After'] ?? 60);
+export function pageFailure(res: Response, locale: PageLocale, form: string, e: PageRefusal): { status: number; shown: { notice?: string; invalid?: Record<string, string[]> } } {
+  if (!(e instanceof Refusal)) {
+    const seconds = String(e.retryAfterSeconds);
     res.setHeader('Retry-After', seconds);
     return { status: 429, shown: { notice: say(locale, 'tooMany', { seconds }) } };
   }
+  const invalid = { ...e.detail.fields } as Record<string, string[]>;
+  const formWide = invalid[form];
   if (formWide) return { status: 400, shown: { notice: formWide.join(' ') } };
   if (Object.keys(invalid).length > 0) return { status: 400, shown: { invalid } };
-  const message = typeof e.extra.message === 'string' ? e.extra.message : e.message;
-  return { status: e.definition.code === 500 ? 500 : 400, shown: { notice: say(locale, 'failed', { reason: message }) } };
+  // the person's own message when the flow has one, else what the API would say
+  const message = e.detail.message ?? refusalError(e).message;
+  return { status: e.reason === 'misconfigured' ? 500 : 400, shown: { notice: say(locale, 'failed', { reason: message }) } };
 }
 
 /** What the hosted pages' functions share: the services, and the CSRF token of their forms. */
@@ -241,11 +243,11 @@ async function finishSocial(
   const result = await callUseCase(h.services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, thinRegistration: false, registrationForm: FORMS.social });
   if (result.result) return toApp(res, entry, result.result);
   const e = result.error!;
-  if (e.kind === 'recordNotFound') {
-    const values = Object.fromEntries(Object.entries((e.extra.prereg_fields ?? {}) as Record<string, string | null>).filter((v): v is [string, string] => typeof v[1] === 'string'));
+  if (e instanceof Refusal && e.reason === 'unknown_identity') {
+    const values = Object.fromEntries(Object.entries(e.detail.prefill ?? {}).filter((v): v is [string, string] => typeof v[1] === 'string'));
     return show(h, req, res, app, entry, 'social', 200, { values, token: socialToken, provider });
   }
-  if (e.kind === 'emailAddressInUse') return show(h, req, res, app, entry, 'signin', 200, { mergeToken: socialToken, provider });
+  if (e instanceof Refusal && e.reason === 'email_in_use') return show(h, req, res, app, entry, 'signin', 200, { mergeToken: socialToken, provider });
   const { status, shown } = pageFailure(res, locale, FORMS.signin, e);
   return show(h, req, res, app, entry, 'signin', status, shown);
 }

@@ -4,28 +4,34 @@ import type { Application } from '../domain/storage/applications';
 import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import { chosenFlow, type FlowVersion } from '../domain/flows';
-import { ApiError } from '../errors';
+import { BusyError, LimitReachedError, Refusal } from '../domain/refusal';
+import { refusalError, errors } from '../errors';
 import { originOf } from './pages';
 import type { Services } from '../usecases/services';
 import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
 
 /**
  * Runs a login use case for a page, with the login client and flow the page holds and the command
- * its form makes: the same checks, limits and results as the API's endpoint. A refusal is
- * returned, counted and logged as the API's own are; anything else is thrown.
+ * its form makes: the same checks, limits and results as the API's endpoint. A refusal (or a spent
+ * budget, or a server too busy) is returned, counted and logged as the API's own are; anything else
+ * is thrown.
  */
 export async function callUseCase<C, R>(
   services: Services, req: Request, res: Response, app: Application, useCase: LoginUseCase<C, R>, request: FlowRequest, command: C,
-): Promise<{ result: R; error?: undefined } | { result?: undefined; error: ApiError }> {
+): Promise<{ result: R; error?: undefined } | { result?: undefined; error: PageRefusal }> {
   try {
     const result = await useCase({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services, request }, command);
     return { result };
   } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-    Object.assign((res.locals as { outcome?: Record<string, unknown> }).outcome ?? {}, { errorCode: e.definition.code, error: e.definition.error });
+    if (!(e instanceof Refusal || e instanceof LimitReachedError || e instanceof BusyError)) throw e;
+    const { definition } = e instanceof Refusal ? refusalError(e) : e instanceof BusyError ? errors.busy(e.retryAfterSeconds) : errors.apiLimit(e.retryAfterSeconds);
+    Object.assign((res.locals as { outcome?: Record<string, unknown> }).outcome ?? {}, { errorCode: definition.code, error: definition.error });
     return { error: e };
   }
 }
+
+/** What a page shows on its form when a use case did not do what was asked. */
+export type PageRefusal = Refusal | LimitReachedError | BusyError;
 
 /**
  * A login client's flow (chosenFlow: its default_flow_name and default_flow_version) in `locale`;

@@ -6,7 +6,7 @@ import { settingOfList } from '../domain/settings';
 import { ProviderError } from '../domain/social/relying-party';
 import { finishSocialSignIn } from '../usecases/social/finish-sign-in';
 import { SOCIAL_STATE_SECONDS, startSocialSignIn } from '../usecases/social/start-sign-in';
-import { ApiError } from '../errors';
+import { LimitReachedError } from '../domain/refusal';
 import type { Services } from '../usecases/services';
 import type { HostedPages, HostedReturn } from './hosted';
 import { brandOf, cookieValue, escape, LINK_CODE, markFailedPage, providerLabel, pageLocale, sendError, sendPage, text, type PageLocale } from './pages';
@@ -103,8 +103,8 @@ const startSignIn = (services: Services, hosted: HostedPages | undefined): PageW
     });
   } catch (e) {
     // each start stores a sign-in in progress: starts are limited per client address
-    if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
-    const wait = Number(e.headers['Retry-After'] ?? 60);
+    if (!(e instanceof LimitReachedError)) throw e;
+    const wait = e.retryAfterSeconds;
     res.setHeader('Retry-After', String(wait));
     return sendError(res, 429, locale, app, { key: 'tooManyStarts', values: { seconds: String(wait) } });
   }
@@ -163,8 +163,8 @@ const authInfo = (services: Services, resolveApp: (host: string | undefined) => 
       try {
         taken = await services.rateLimiter.take([[address, services.loginLimits.address]]);
       } catch (e) {
-        if (!(e instanceof ApiError) || e.kind !== 'apiLimitError') throw e;
-        const wait = e.headers['Retry-After'] ?? '60';
+        if (!(e instanceof LimitReachedError)) throw e;
+        const wait = String(e.retryAfterSeconds);
         res.status(429).setHeader('Retry-After', wait);
         return fail(3, `too many failed attempts from this address; try again in ${wait} seconds`);
       }

@@ -1,7 +1,7 @@
 import express, { type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
 import { sha256Hex } from '../domain/secrets';
-import { ApiError } from '../errors';
+import { Refusal } from '../domain/refusal';
 import type { Services } from '../usecases/services';
 import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { CompiledForm } from '../domain/flow-forms';
@@ -90,7 +90,7 @@ const useLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
     const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
     page(services, res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));
   } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
+    if (!(e instanceof Refusal)) throw e;
     const { state, row } = await stateOf(services, app, code);
     await spent(v, req, res, app, locale, state === 'confirm' ? 'unknown' : state, code, row);
   }

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { QueryTypes } from 'sequelize';
 import { openDatabase, type Database } from '../../src/db';
 import { formatTimestamp } from '../../src/domain/timestamps';
 import { createTestBackend, onMysql, redisUrl, skipUnless, basic, type TestBackend } from '../helpers/backend';
 import { cli, freePort, SERVER, startNode, WORKER, type Started } from '../helpers/processes';
+import { stored } from '../helpers/stored';
 
 /**
  * Version snapshots across real processes: api and worker on MariaDB + Redis, the worker killed
@@ -23,9 +23,8 @@ skipUnless(onMysql && !!redisUrl, 'the versions e2e needs DATABASE_URL (MariaDB)
     const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', Authorization: owner }, body: new URLSearchParams(params) });
     return (await res.json()) as Record<string, any>;
   };
-  const count = async (sql: string) => Number((await db.sequelize.query<{ n: number }>(sql, { type: QueryTypes.SELECT }))[0].n);
-  const pending = () => count("SELECT COUNT(*) AS n FROM outbox WHERE queue = 'versions' AND status <> 'done'");
-  const recorded = () => count('SELECT COUNT(*) AS n FROM entity_versions');
+  const pending = () => stored(db).count('outbox', "queue = 'versions' AND status <> 'done'");
+  const recorded = () => stored(db).count('entity_versions');
   async function until(what: () => Promise<boolean>, timeoutMs = 60_000) {
     const end = Date.now() + timeoutMs;
     while (!(await what())) {
@@ -92,8 +91,8 @@ skipUnless(onMysql && !!redisUrl, 'the versions e2e needs DATABASE_URL (MariaDB)
       expect(await (await fetch(`http://127.0.0.1:${workerPort}/readyz`)).json()).toEqual({ stat: 'ok', checks: { database: true, redis: true, secret_key: true } });
       await until(async () => (await pending()) === 0, 120_000);
       expect(await recorded()).toBe(expected);
-      expect(await count('SELECT COUNT(*) AS n FROM (SELECT entity_id FROM entity_versions GROUP BY entity_id, version HAVING COUNT(*) > 1) d')).toBe(0);
-      expect(await count('SELECT COUNT(DISTINCT entity_id) AS n FROM entity_versions')).toBe(expected - 1);
+      expect(await stored(db).rows('SELECT entity_id FROM entity_versions GROUP BY entity_id, version HAVING COUNT(*) > 1')).toEqual([]);
+      expect(await stored(db).rows('SELECT DISTINCT entity_id FROM entity_versions')).toHaveLength(expected - 1);
       expect(await lookup(firstAt)).toBe('first');
       expect(await lookup(new Date())).toBe('second');
       const workerText = await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text();

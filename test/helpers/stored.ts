@@ -1,5 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../../src/db';
+import { sqlTime } from '../../src/db/models';
 
 /**
  * What storage holds, read beneath its contract: the one place tests of the API and the workers
@@ -16,6 +17,8 @@ export function stored(db: Database) {
       const [row] = await db.sequelize.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, { replacements: values, type: QueryTypes.SELECT });
       return Number(row.n);
     },
+    /** `date` as this engine's statements write a time. */
+    time: (date: Date) => sqlTime(db.sequelize.getDialect(), date),
     /** Runs a statement that changes rows, as a test that plants an old state does. */
     async change(sql: string, values: unknown[] = []): Promise<void> {
       await db.sequelize.query(sql, { replacements: values });

@@ -1,7 +1,6 @@
 import request from 'supertest';
-import { QueryTypes } from 'sequelize';
 import { formatTimestamp } from '../../src/domain/timestamps';
-import { sqlTime } from '../../src/db/models';
+import { stored } from '../helpers/stored';
 import { createVersionsProcessor } from '../../src/jobs/versions';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE } from '../../src/jobs/maintenance';
 import { createLogger } from '../../src/logger';
@@ -22,10 +21,10 @@ const at = (params: Record<string, string>, auth = owner) => call('/versions/ent
 const ts = (iso: string) => formatTimestamp(new Date(iso));
 const idle = () => (t.runtime.queue as { idle?: () => Promise<void> }).idle?.();
 const tick = (ms = 1000) => clock.advance(ms);
-const dbTime = (d: Date) => sqlTime(t.runtime.db.sequelize.getDialect(), d);
-const rows = (sql: string, bind: unknown[] = []) => t.runtime.db.sequelize.query<Record<string, unknown>>(sql, { bind, type: QueryTypes.SELECT });
+const dbTime = (d: Date) => stored(t.runtime.db).time(d);
+const rows = (sql: string, values: unknown[] = []) => stored(t.runtime.db).rows(sql, values);
 const snapshotsOf = async (entityId: number) =>
-  (await rows('SELECT version, valid_from, deleted, snapshot FROM entity_versions WHERE entity_id = $1 ORDER BY version', [entityId]))
+  (await rows('SELECT version, valid_from, deleted, snapshot FROM entity_versions WHERE entity_id = ? ORDER BY version', [entityId]))
     .map((r) => ({ version: Number(r.version), validFrom: new Date(String(r.valid_from).replace(' +00:00', 'Z')), deleted: Boolean(Number(r.deleted)), snapshot: JSON.parse(String(r.snapshot)) }));
 const processor = () => createVersionsProcessor({ db: t.runtime.db, logger });
 const runJob = (outboxId: string) => processor()({ id: outboxId, queue: 'versions', name: 'snapshot', data: { outboxId } }, { attempt: 1, finalAttempt: false });
@@ -256,9 +255,9 @@ describe('snapshots not recorded yet', () => {
       jobs.push(await changeWithoutEnqueue(id, { n }));
     }
     // a snapshot recorded before its row was marked (the worker died between the two): recorded again, kept once
-    await t.runtime.db.sequelize.query(
-      `INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, snapshot) VALUES ($1, $2, $3, $4, 0, '{}')`,
-      { bind: [appId, id, dbTime(clock.now()), 8] },
+    await stored(t.runtime.db).change(
+      "INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, snapshot) VALUES (?, ?, ?, ?, 0, '{}')",
+      [appId, id, dbTime(clock.now()), 8],
     );
     const small = createVersionsProcessor({ db: t.runtime.db, logger, settings: { batchSize: 3, drainMs: 60_000 } });
     expect(await small({ id: jobs[6].id, queue: 'versions', name: 'snapshot', data: { outboxId: jobs[6].id } }, { attempt: 1, finalAttempt: false }))
@@ -299,7 +298,7 @@ describe('retention (VERSIONS_RETENTION_DAYS)', () => {
     expect(await snapshotsOf(gone.id)).toEqual([]);
     const cutoff = new Date(start.getTime() + 3 * 86_400_000);
     // every record keeps one snapshot before the cutoff at most, and no tombstone
-        expect(await rows('SELECT entity_id FROM entity_versions WHERE valid_from < $1 GROUP BY entity_id HAVING COUNT(*) > 1 OR MAX(deleted) = 1', [dbTime(cutoff)])).toEqual([]);
+        expect(await rows('SELECT entity_id FROM entity_versions WHERE valid_from < ? GROUP BY entity_id HAVING COUNT(*) > 1 OR MAX(deleted) = 1', [dbTime(cutoff)])).toEqual([]);
     expect((await at({ id: String(keep.id), timestamp: formatTimestamp(cutoff) })).body.result.n).toBe(3);
     expect((await at({ id: String(keep.id), timestamp: formatTimestamp(new Date(cutoff.getTime() - 1)) })).body.result.n).toBe(2);
     expect((await at({ id: String(gone.id), timestamp: formatTimestamp(cutoff) })).body.code).toBe(310);
@@ -315,18 +314,18 @@ describe('the migration that adds snapshots', () => {
     try {
       const migrator = createMigrator(db);
       await migrator.up({ to: '0003-social-providers' });
-      const q = (sql: string, bind: unknown[]) => db.sequelize.query(sql, { bind });
-      const time = (iso: string) => sqlTime(db.sequelize.getDialect(), new Date(iso));
+      const q = (sql: string, values: unknown[]) => stored(db).change(sql, values);
+      const time = (iso: string) => stored(db).time(new Date(iso));
       const { id: appId } = await db.transaction((tx) => db.applications.create('old', new Date(), tx));
       await q(`INSERT INTO entities (application_id, type_name, uuid, email, email_key, password_hash, attributes, created, last_updated)
-        VALUES ($1, 'user', '11111111-2222-4333-8444-555555555555', 'old@example.com', 'old@example.com', $2, '{"displayName":"Old"}', $3, $4)`,
+        VALUES (?, 'user', '11111111-2222-4333-8444-555555555555', 'old@example.com', 'old@example.com', ?, '{"displayName":"Old"}', ?, ?)`,
       [appId, '$argon2id$v=19$secret', time('2025-01-01T00:00:00Z'), time('2025-06-01T12:00:00.250Z')]);
-      const [[entity]] = await db.sequelize.query('SELECT id FROM entities') as [{ id: number }[], unknown];
-      await q(`INSERT INTO profiles (application_id, entity_id, provider, identifier, data, created_at) VALUES ($1, $2, 'idp', 'https://idp.example#old', '{}', $3)`,
+      const [entity] = await stored(db).rows<{ id: number }>('SELECT id FROM entities');
+      await q(`INSERT INTO profiles (application_id, entity_id, provider, identifier, data, created_at) VALUES (?, ?, 'idp', 'https://idp.example#old', '{}', ?)`,
         [appId, entity.id, time('2025-02-01T00:00:00Z')]);
 
       await migrator.up();
-      const [rowsAfter] = await db.sequelize.query('SELECT entity_id, valid_from, version, deleted, snapshot FROM entity_versions') as [Record<string, unknown>[], unknown];
+      const rowsAfter = await stored(db).rows('SELECT entity_id, valid_from, version, deleted, snapshot FROM entity_versions');
       expect(rowsAfter).toHaveLength(1);
       const snapshot = JSON.parse(String(rowsAfter[0].snapshot));
       expect(snapshot).toMatchObject({
@@ -339,8 +338,7 @@ describe('the migration that adds snapshots', () => {
 
       await migrator.down({ to: '0004-versions' });
       await migrator.up();
-      const [again] = await db.sequelize.query('SELECT COUNT(*) AS n FROM entity_versions') as [{ n: number }[], unknown];
-      expect(Number(again[0].n)).toBe(1);
+      expect(await stored(db).count('entity_versions')).toBe(1);
     } finally {
       await db.close();
       await backend.cleanup();

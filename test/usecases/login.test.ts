@@ -5,7 +5,7 @@ import { sign } from '../../src/domain/signature';
 import { registerWithPassword } from '../../src/usecases/login/register';
 import { signIn } from '../../src/usecases/login/sign-in';
 import { updateProfile } from '../../src/usecases/login/update-profile';
-import { ApiError } from '../../src/errors';
+import { Refusal } from '../../src/domain/refusal';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { loginCall } from '../helpers/usecases';
 
@@ -49,8 +49,10 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     await register(email);
     const call = await loginCall(t);
     await expect(signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: 'wrong password!' } } }))
-      .rejects.toMatchObject({ kind: 'invalidCredentials', extra: { invalid_fields: { signInForm: [expect.any(String)] } } });
-    await expect(signIn(call, { form: { name: 'noSuchForm', values: {} } })).rejects.toBeInstanceOf(ApiError);
+      .rejects.toMatchObject({ reason: 'wrong_credentials', detail: { fields: { signInForm: [expect.any(String)] } } });
+    const unknownForm = await signIn(call, { form: { name: 'noSuchForm', values: {} } }).catch((e: unknown) => e);
+    expect(unknownForm).toBeInstanceOf(Refusal);
+    expect(unknownForm).toMatchObject({ reason: 'invalid', detail: { field: 'form' } });
   });
 
   it('how and when the person signed in survive the code exchange, refresh rotation and a mobile SDK refresh', async () => {
@@ -93,7 +95,7 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     const rotated = await t.runtime.services.tokens.refresh(call.app, call.request.client, pair.refresh_token);
     await expect(updateProfile(await loginCall(t), {
       accessToken: rotated.access_token, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },
-    })).rejects.toMatchObject({ kind: 'invalidArgument', extra: { argument_name: 'form' } });
+    })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'form' } });
     // the fresh one from the exchange may
     await expect(updateProfile(await loginCall(t), {
       accessToken: pair.access_token, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },

@@ -25,7 +25,7 @@ export const addClient: Handler = async (ctx) => {
  * just reset would still be the old one.
  */
 export const listClients: Handler = async (ctx) => {
-  const has: Feature[] = ctx.params.get('has_features') === undefined ? [] : parseFeatures(ctx.params.json('has_features'), 'has_features');
+  const has: Feature[] = ctx.params.get('has_features') === undefined ? [] : parseFeatures(ctx.params.json('has_features'), 'hasFeatures');
   const clients = await ctx.services.clients.list(ctx.app.id, has);
   return {
     results: clients.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features })),

@@ -4,7 +4,8 @@ import { BulkItemError, createRecord, createRecords } from '../../usecases/recor
 import { shownRecord } from '../../usecases/records/change-record';
 import { parseNewUser, requireUserType } from '../../domain/users';
 import { shape } from '../record';
-import { ApiError, errors } from '../../errors';
+import { ApiError, errors, refusalError } from '../../errors';
+import { Refusal } from '../../domain/refusal';
 import { caller, type Handler, type RequestContext } from '../context';
 import { identifyRecord, namesRecord } from '../record';
 
@@ -82,8 +83,8 @@ export const bulkCreateEntities: Handler = async (ctx) => {
     try {
       return { index, ...parseNewUser(ctx.app.id, item) };
     } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return { index, error: e };
+      if (!(e instanceof Refusal)) throw e;
+      return { index, error: refusalError(e) };
     }
   });
   const failed = parsed.filter((p): p is { index: number; error: ApiError } => 'error' in p);

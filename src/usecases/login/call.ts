@@ -5,7 +5,7 @@ import type { CompiledForm, FormResult } from '../../domain/flow-forms';
 import type { FlowVersion } from '../../domain/flows';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../../domain/tokens';
-import { ApiError, errors } from '../../errors';
+import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { sessionOf, type AuthMethod } from '../../domain/session';
 import type { CallContext } from '../services';
 
@@ -21,7 +21,7 @@ export const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_a
  */
 export interface LoginCall extends CallContext { request: FlowRequest }
 
-/** A login use case: its typed result, or an ApiError a caller shows (the API as its error body, a page on its form). */
+/** A login use case: its typed result, or a Refusal a caller shows (the API as its error body, a page on its form). */
 export type LoginUseCase<C, R> = (call: LoginCall, command: C) => Promise<R>;
 
 /**
@@ -55,7 +55,7 @@ export function requestForm(ctx: CallContext, request: FlowRequest, submission: 
   const form = fits ? ctx.services.flows.form(ctx.app, request.flow, name) : undefined;
   if (!form) {
     const usable = Object.entries(request.flow.definition.forms).filter(([, f]) => f.action === undefined || f.action === endpoint).map(([n]) => n);
-    throw errors.invalidArgument('form', `flow "${request.flow.name}" has no form "${name.slice(0, 64)}" for ${endpoint}; use ${usable.join(', ')} (form names are case-sensitive)`);
+    throw invalidField('form', `flow "${request.flow.name}" has no form "${name.slice(0, 64)}" for ${endpoint}; use ${usable.join(', ')} (form names are case-sensitive)`);
   }
   return form;
 }
@@ -67,7 +67,7 @@ export function requireFields(form: CompiledForm, values: FormSubmission['values
     const sent = field.type === 'dateselect'
       ? ['year', 'month', 'day'].some((p) => values[`${name}[dateselect_${p}]`] !== undefined) || values[name] !== undefined
       : values[name] !== undefined;
-    if (!sent) throw errors.missingArgument(name);
+    if (!sent) throw new Refusal('missing', `the form field ${name} is required`, { formField: name });
   }
 }
 
@@ -85,7 +85,7 @@ export function uniqueness(ctx: CallContext, ownId?: number) {
 /** 390 with every message of every field, in the request's locale. */
 export function assertValid(result: FormResult): void {
   if (Object.keys(result.invalid).length > 0) {
-    throw new ApiError('invalidFormFields', 'one or more form fields are not valid; see invalid_fields', { extra: { invalid_fields: result.invalid } });
+    throw new Refusal('invalid_form', 'one or more form fields are not valid; see invalid_fields', { fields: result.invalid });
   }
 }
 
@@ -129,7 +129,7 @@ export function loginCredentials(
     if (refreshSecret !== undefined) {
       // random, made on the device: 40 characters from the SDKs
       if (refreshSecret.length < 16 || refreshSecret.length > 256 || /[^\x21-\x7e]/.test(refreshSecret)) {
-        throw errors.invalidArgument('refresh_secret', 'must be 16 to 256 printable ASCII characters without spaces (the mobile SDKs send 40 random characters)');
+        throw invalidField('refreshSecret', 'must be 16 to 256 printable ASCII characters without spaces (the mobile SDKs send 40 random characters)');
       }
       list.push({ issue: tokens.refreshSecretIssue(ctx.app, request.client, entityId, access.family!, value, refreshSecret, session), value: refreshSessionKey(value) });
     }
@@ -165,13 +165,11 @@ export async function takeRegistrationAttempt(ctx: CallContext): Promise<void> {
 }
 
 /** 390 for a unique attribute another record took first, with the flow's message for that rule. */
-export function takenAttribute(ctx: CallContext, request: FlowRequest, form: CompiledForm, attribute: string): ApiError {
+export function takenAttribute(ctx: CallContext, request: FlowRequest, form: CompiledForm, attribute: string): Refusal {
   const field = form.fields.find((f) => f.field.schemaAttribute === attribute);
   const rule = field?.field.validation.find((r) => r.rule === 'unique');
   const message = rule ? ctx.services.flows.text(request.flow, rule.message) : `${attribute} is already in use`;
-  return new ApiError('invalidFormFields', 'one or more form fields are not valid; see invalid_fields', {
-    extra: { invalid_fields: { [field?.name ?? attribute]: [message] } },
-  });
+  return new Refusal('invalid_form', 'one or more form fields are not valid; see invalid_fields', { fields: { [field?.name ?? attribute]: [message] } });
 }
 
 /**
@@ -183,6 +181,6 @@ export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest
   const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
   const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
   const record = usable && token.entityId ? await db.records.find(ctx.app.id, { id: token.entityId }) : undefined;
-  if (!token || !record) throw errors.invalidAccessToken();
+  if (!token || !record) throw notSignedIn();
   return { token, record };
 }

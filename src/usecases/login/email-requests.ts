@@ -3,7 +3,7 @@ import type { Client } from '../../domain/clients';
 import { displayName, withParameter, type MailRequest } from '../../domain/mail';
 import { event, recordSubject } from '../../domain/events';
 import { randomToken } from '../../domain/secrets';
-import { ApiError, errors } from '../../errors';
+import { Refusal, invalidField } from '../../domain/refusal';
 import { asAccount, type CallContext } from '../services';
 import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, requestForm, requireFields } from './call';
 import { settingSeconds, verificationMail } from './verification-mail';
@@ -12,7 +12,7 @@ import { settingSeconds, verificationMail } from './verification-mail';
 function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {
   const url = client.settings[key];
   if (!url || !/^https?:\/\//.test(url)) {
-    throw errors.misconfigured(`client ${client.clientId} has no ${key} setting, so no link can be sent; set it with /settings/set (key=${key})`);
+    throw new Refusal('misconfigured', `client ${client.clientId} has no ${key} setting, so no link can be sent; set it with /settings/set (key=${key})`);
   }
   return url;
 }
@@ -52,18 +52,16 @@ export async function requestPasswordReset(ctx: LoginCall, command: { form: Form
   const { request, form, record } = await emailRequest(ctx, command.form, 'forgotPasswordForm', '/oauth/forgot_password_native');
   const recoverUrl = configuredUrl(request.client, 'password_recover_url');
   if (request.redirectUri !== recoverUrl) {
-    throw errors.invalidArgument('redirect_uri', "must equal this client's password_recover_url setting", {
-      received_value: request.redirectUri, expected_value: recoverUrl,
-    });
+    throw invalidField('redirectUri', "must equal this client's password_recover_url setting", { received: request.redirectUri, expected: recoverUrl });
   }
   if (!record) {
-    throw new ApiError('noSuchAccount', 'no account is registered with this email address; nothing was sent', {
-      extra: { invalid_fields: { [form.name]: [flowMessage(ctx, request, 'errors.noSuchAccount')] } },
+    throw new Refusal('no_such_account', 'no account is registered with this email address; nothing was sent', {
+      fields: { [form.name]: [flowMessage(ctx, request, 'errors.noSuchAccount')] },
     });
   }
   if (!record.passwordHash && !request.flow.definition.settings?.allowResetWithoutPassword) {
-    throw new ApiError('triggeredError', 'the account has no password to reset (it signs in with a social provider); nothing was sent', {
-      extra: { message: flowMessage(ctx, request, 'errors.noPassword') },
+    throw new Refusal('nothing_to_do', 'the account has no password to reset (it signs in with a social provider); nothing was sent', {
+      message: flowMessage(ctx, request, 'errors.noPassword'),
     });
   }
 
@@ -91,13 +89,13 @@ export async function requestEmailVerification(ctx: LoginCall, command: { form: 
   const { request, form, record } = await emailRequest(ctx, command.form, 'resendVerificationForm', '/oauth/verify_email_native');
   const verifyUrl = configuredUrl(request.client, 'verify_email_url');
   if (!record) {
-    throw new ApiError('invalidCredentials', 'no account is registered with this email address; nothing was sent', {
-      extra: { invalid_fields: { [form.name]: [flowMessage(ctx, request, 'errors.noSuchAccount')] } },
+    throw new Refusal('wrong_credentials', 'no account is registered with this email address; nothing was sent', {
+      fields: { [form.name]: [flowMessage(ctx, request, 'errors.noSuchAccount')] },
     });
   }
   if (record.emailVerified) {
-    throw new ApiError('triggeredError', 'this email address is already verified; nothing was sent', {
-      extra: { message: flowMessage(ctx, request, 'errors.alreadyVerified') },
+    throw new Refusal('nothing_to_do', 'this email address is already verified; nothing was sent', {
+      message: flowMessage(ctx, request, 'errors.alreadyVerified'),
     });
   }
   const { credential, mail } = verificationMail(ctx, request, record, verifyUrl, 'verify-email');

@@ -4,7 +4,7 @@ import type { CompiledForm } from '../../domain/flow-forms';
 import { changesFrom } from '../../domain/profile-fields';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredCredential } from '../../domain/storage/credentials';
-import { ApiError } from '../../errors';
+import { Refusal } from '../../domain/refusal';
 import type { Origin } from '../../domain/events';
 import type { Services } from '../services';
 
@@ -37,13 +37,13 @@ export async function resetPassword(services: Services, command: { app: Applicat
     const exchange = await tokens.redeemCode(uow, app, link.client, link.code, redirectUri);
     if (!('pair' in exchange)) return { exchange };
     const written = await changeAccount(services, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' });
-    if (!written) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
+    if (!written) throw new Refusal('gone', 'the account was deleted meanwhile');
     return { exchange };
   });
   try {
     await tokens.settleExchange(app, redirectUri, outcome.exchange);
   } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
+    if (!(e instanceof Refusal)) throw e;
     return { kind: 'spent' };
   }
   return { kind: 'changed' };

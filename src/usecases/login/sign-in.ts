@@ -1,5 +1,5 @@
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
-import { ApiError, errors } from '../../errors';
+import { Refusal } from '../../domain/refusal';
 import { asAccount, type CallContext } from '../services';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
@@ -10,9 +10,9 @@ import { identityEvent, invalidToken, linkIdentity, mergeRequest } from './socia
 const ENDPOINT = '/oauth/auth_native_traditional';
 
 /** 210 keyed by the form name: byte for byte the same for an unknown account and a wrong password. */
-function invalidCredentials(ctx: CallContext, request: FlowRequest, formName: string): ApiError {
-  return new ApiError('invalidCredentials', 'the sign-in failed; check the email address or username and the password', {
-    extra: { invalid_fields: { [formName]: [ctx.services.flows.text(request.flow, 'errors.invalidCredentials')] } },
+function invalidCredentials(ctx: CallContext, request: FlowRequest, formName: string): Refusal {
+  return new Refusal('wrong_credentials', 'the sign-in failed; check the email address or username and the password', {
+    fields: { [formName]: [ctx.services.flows.text(request.flow, 'errors.invalidCredentials')] },
   });
 }
 
@@ -36,7 +36,7 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
   const form = requestForm(ctx, request, command.form, 'signInForm', ENDPOINT);
   const passwordField = form.fields.find((f) => f.field.type === 'password');
   const identifierField = form.fields.find((f) => f.field.type !== 'password');
-  if (!passwordField || !identifierField) throw errors.misconfigured(`form ${form.name} needs an identifier field and a password field`);
+  if (!passwordField || !identifierField) throw new Refusal('misconfigured', `form ${form.name} needs an identifier field and a password field`);
   // the Android SDK's fallback when the app has no flow: `user` and `password` instead of the form's fields
   const values = command.form.values;
   const fallback = command.sdkFallback !== undefined && form.fields.every((f) => values[f.name] === undefined) ? command.sdkFallback : undefined;

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors';
+import { Refusal } from '../../domain/refusal';
 import { updated, type UserRecord } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
 import { asAccount, type CallContext } from '../services';
@@ -13,11 +13,11 @@ import { textsOf } from '../../texts';
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
  * flow's message `errors.accountDisabled` when it has one, else ours in the flow's locale.
  */
-export function accountDisabled(ctx: CallContext, request: FlowRequest, formName?: string): ApiError {
+export function accountDisabled(ctx: CallContext, request: FlowRequest, formName?: string): Refusal {
   const own = ctx.services.flows.text(request.flow, 'errors.accountDisabled');
   const message = own !== 'errors.accountDisabled' ? own : textsOf('api', request.flow.locale).accountDisabled;
-  return new ApiError('invalidCredentials', 'this account is disabled by an operator of the service', {
-    extra: { message, ...(formName !== undefined && { invalid_fields: { [formName]: [message] } }) },
+  return new Refusal('wrong_credentials', 'this account is disabled by an operator of the service', {
+    message, ...(formName !== undefined && { fields: { [formName]: [message] } }),
   });
 }
 
@@ -40,7 +40,7 @@ export async function signedIn(
      * changed meanwhile (a reset, another session) refuses the sign-in: the old password no longer
      * signs in, and its rehash never overwrites the new one.
      */
-    checked?: { passwordHash: string; refused: () => ApiError };
+    checked?: { passwordHash: string; refused: () => Refusal };
     /** How the person proved who they are (a password unless said otherwise). */
     amr?: AuthMethod[];
     /** A mobile SDK's refresh secret (see loginCredentials). */
@@ -88,7 +88,7 @@ export async function signedIn(
     const at = clock.now();
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
     // deleted between the password check and now: no sign-in
-    if (!locked) throw new ApiError('recordNotFound', 'the account was deleted while signing in');
+    if (!locked) throw new Refusal('gone', 'the account was deleted while signing in');
     if (locked.disabledAt) throw accountDisabled(ctx, request);
     if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
     const also = options.alongside ? (await options.alongside(uow, locked)).changed : [];

@@ -6,7 +6,7 @@ import { IdentityTakenError } from '../../domain/storage/social';
 import type { Client } from '../../domain/clients';
 import type { SocialProfile } from '../../domain/social/profile';
 import { ExternalSocialError, type Redeemed } from '../../domain/social/tokens';
-import { ApiError, errors } from '../../errors';
+import { Refusal, invalidField } from '../../domain/refusal';
 import type { CallContext } from '../services';
 
 /**
@@ -14,24 +14,24 @@ import type { CallContext } from '../services';
  * error `invalid` makes when the token is unknown, expired or spent. An external application that
  * cannot be used is a 500 saying which and why.
  */
-export async function redeemToken(ctx: CallContext, client: Client, value: string, invalid: () => ApiError): Promise<Redeemed> {
+export async function redeemToken(ctx: CallContext, client: Client, value: string, invalid: () => Refusal): Promise<Redeemed> {
   try {
     const redeemed = await ctx.services.socialTokens.redeem(ctx.app, client, value);
     if (!redeemed) throw invalid();
     return redeemed;
   } catch (e) {
-    if (e instanceof ExternalSocialError) throw errors.misconfigured(e.message);
+    if (e instanceof ExternalSocialError) throw new Refusal('misconfigured', e.message);
     throw e;
   }
 }
 
-/** 200 naming the token parameter: unknown, expired, or already spent. */
-export const invalidToken = (argument = 'token') => () =>
-  errors.invalidArgument(argument, 'the social login token is invalid, expired or already used; sign in with the provider again');
+/** 200 naming the command's token field: unknown, expired, or already spent. */
+export const invalidToken = (field = 'token') => () =>
+  invalidField(field, 'the social login token is invalid, expired or already used; sign in with the provider again');
 
 /** 361: the identity belongs to a record already (this one or another). */
-export const identityTaken = () => new ApiError('uniqueViolation', 'this social identity is already linked to an account', {
-  extra: { argument_name: 'token', message: 'This social account is already linked to an account.' },
+export const identityTaken = () => new Refusal('identity_taken', 'this social identity is already linked to an account', {
+  field: 'token', message: 'This social account is already linked to an account.',
 });
 
 /**
@@ -39,7 +39,7 @@ export const identityTaken = () => new ApiError('uniqueViolation', 'this social 
  * both or neither. A token spent meanwhile is `invalid`; an identity linked meanwhile is 361.
  */
 export async function linkIdentity(
-  ctx: CallContext, record: UserRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => ApiError,
+  ctx: CallContext, record: UserRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => Refusal,
 ): Promise<{ did: 'account.identity_linked'; provider: string }> {
   const { socialTokens, db, clock } = ctx.services;
   if (!(await socialTokens.consume(ctx.app, value, tx))) throw invalid();
@@ -65,7 +65,7 @@ export async function changeIdentities(
 ): Promise<void> {
   const { db, clock, versions } = ctx.services;
   const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
-  if (!locked) throw new ApiError('recordNotFound', 'the account was deleted meanwhile');
+  if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
   const done = await change(locked);
   const { snapshot } = await versions.written(await db.records.touch(locked, clock.now(), uow.tx), uow.tx);
   const at = clock.now();
@@ -87,10 +87,10 @@ export const identityEvent = (ctx: CallContext, acting: Acting, entityId: number
  * call that failed with 380 because of this very record.
  */
 export async function mergeRequest(ctx: CallContext, client: Client, value: string, record: UserRecord): Promise<Redeemed> {
-  const invalid = invalidToken('merge_token');
+  const invalid = invalidToken('mergeToken');
   const merge = await redeemToken(ctx, client, value, invalid);
   if (merge.outcome?.presented !== 'email_address_in_use' || merge.outcome.conflictEntityId !== record.id) {
-    throw errors.invalidArgument('merge_token', 'is not the token of an /oauth/auth_native call that answered 380 for this account');
+    throw invalidField('mergeToken', 'is not the token of an /oauth/auth_native call that answered 380 for this account');
   }
   return merge;
 }

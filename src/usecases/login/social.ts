@@ -6,7 +6,7 @@ import type { SocialProfile } from '../../domain/social/profile';
 import { formatTimestamp } from '../../domain/timestamps';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { USER_TYPE } from '../../domain/users';
-import { ApiError, errors } from '../../errors';
+import { Refusal, invalidField } from '../../domain/refusal';
 import { accountDisabled, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
@@ -34,15 +34,15 @@ const preregFields = (form: CompiledForm, profile: SocialProfile) =>
   Object.fromEntries(form.fields.map(({ name, field }) => [name, fromProfile(profile, field.schemaAttribute)]));
 
 /** 380 with what the spec says of the account that holds the email (docs/api.md#social-login). */
-async function emailInUse(ctx: CallContext, record: UserRecord): Promise<ApiError> {
+async function emailInUse(ctx: CallContext, record: UserRecord): Promise<Refusal> {
   const linked = await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id);
   const photo = linked.find((p) => typeof p.data.photo === 'string');
-  return new ApiError('emailAddressInUse', 'an account with this email address exists; sign in to it (with merge_token to link this identity)', {
-    extra: {
-      existing_provider: record.passwordHash || linked.length === 0 ? 'capture' : linked[0].provider,
-      existing_display_name: String(record.attributes.displayName ?? linked[0]?.data.displayName ?? ''),
-      existing_photo: photo ? { id: photo.id, value: photo.data.photo, type: 'other' } : null,
-      existing_date_created: formatTimestamp(record.created),
+  return new Refusal('email_in_use', 'an account with this email address exists; sign in to it (with merge_token to link this identity)', {
+    existing: {
+      provider: record.passwordHash || linked.length === 0 ? 'capture' : linked[0].provider,
+      displayName: String(record.attributes.displayName ?? linked[0]?.data.displayName ?? ''),
+      photo: photo ? { id: photo.id, value: photo.data.photo, type: 'other' } : null,
+      dateCreated: formatTimestamp(record.created),
     },
   });
 }
@@ -155,9 +155,7 @@ export async function socialSignIn(ctx: LoginCall, command: {
   const why = !profile.email ? 'and the provider gave no email address'
     : profile.verifiedEmail ? 'or its email address'
       : 'and the provider did not verify its email address, so it cannot be linked to an account that has it';
-  throw new ApiError('recordNotFound', `no account has this social identity ${why}; register it with /oauth/register_native`, {
-    extra: form ? { prereg_fields: preregFields(form, profile) } : {},
-  });
+  throw new Refusal('unknown_identity', `no account has this social identity ${why}; register it with /oauth/register_native`, form ? { prefill: preregFields(form, profile) } : {});
 }
 
 /**
@@ -170,7 +168,7 @@ export async function socialRegister(ctx: LoginCall, command: { token: string; f
   const form = requestForm(ctx, request, command.form, 'socialRegistrationForm', '/oauth/register_native');
   const { profile, outcome } = await redeemToken(ctx, request.client, token, invalidToken());
   if (outcome?.presented !== 'record_not_found') {
-    throw errors.invalidArgument('token', 'present the token to /oauth/auth_native first; register it only when that answered 310');
+    throw invalidField('token', 'present the token to /oauth/auth_native first; register it only when that answered 310');
   }
   requireFields(form, command.form.values);
   await takeRegistrationAttempt(ctx);
@@ -192,10 +190,10 @@ export async function linkAccount(ctx: LoginCall, command: { accessToken: string
   const { record, token: access } = await recordOfAccessToken(ctx, request, command.accessToken);
   // a new way to sign in is a change of how the account signs in: a stolen or minted token must not add one
   if (!mayResetPassword(access, ctx.services.clock.now())) {
-    throw errors.invalidArgument('access_token', `linking an identity needs an access token from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes `
+    throw invalidField('accessToken', `linking an identity needs an access token from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes `
       + 'or from a password reset link; sign in again, then link with the new access token');
   }
-  const engage = () => new ApiError('engageError', 'the social login token is invalid, expired or already used; sign in with the provider again');
+  const engage = () => new Refusal('spent_social_token', 'the social login token is invalid, expired or already used; sign in with the provider again');
   const { profile } = await redeemToken(ctx, request.client, token, engage);
   if (await ctx.services.db.social.profiles.byIdentifier(ctx.app.id, profile.identifier)) throw identityTaken();
   await ctx.services.work.run((uow) => changeIdentities(ctx, record, uow, asAccount(ctx, record.id, request.client),
@@ -214,10 +212,10 @@ export async function unlinkAccount(ctx: LoginCall, command: { accessToken: stri
       const linked = await db.social.profiles.forEntity(ctx.app.id, record.id, tx);
       const unlinked = linked.find((p) => p.identifier === identifier);
       if (!unlinked) {
-        throw errors.invalidArgument('identifier_to_remove', 'no identity with this identifier is linked to the account (see capture_user.profiles)');
+        throw invalidField('identifier', 'no identity with this identifier is linked to the account (see capture_user.profiles)');
       }
       if (!locked.passwordHash && linked.length === 1) {
-        throw errors.invalidArgument('identifier_to_remove', 'this identity is the account\'s only way to sign in; set a password or link another identity first');
+        throw invalidField('identifier', 'this identity is the account\'s only way to sign in; set a password or link another identity first');
       }
       await db.social.profiles.remove(ctx.app.id, record.id, identifier, tx);
       return { did: 'account.identity_unlinked' as const, provider: unlinked.provider };

@@ -3,7 +3,7 @@ import { addressChanged } from '../../domain/email-change';
 import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
-import { ApiError, errors } from '../../errors';
+import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { asAccount } from '../services';
 import { assertValid, type FormSubmission, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from './call';
@@ -39,8 +39,8 @@ export async function updateProfile(ctx: LoginCall, command: { form: FormSubmiss
     const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
     const given = result.values[current.name] ?? '';
     if (!(record.passwordHash ? await passwords.verify(record.passwordHash, given) : await passwords.verifyNothing(given))) {
-      throw new ApiError('invalidCredentials', 'the current password is not correct', {
-        extra: { invalid_fields: { [form.name]: [flows.text(request.flow, 'errors.wrongCurrentPassword')] } },
+      throw new Refusal('wrong_credentials', 'the current password is not correct', {
+        fields: { [form.name]: [flows.text(request.flow, 'errors.wrongCurrentPassword')] },
       });
     }
     await guesses.succeeded();
@@ -55,9 +55,9 @@ export async function updateProfile(ctx: LoginCall, command: { form: FormSubmiss
   const proven = current !== undefined || mayResetPassword(token, clock.now());
   const moved = addressChanged(record.email, change.email);
   if (moved && (change.email ?? '') === '') {
-    throw errors.invalidArgument('form', `${form.name} would remove the email address, which the account needs to be recovered; change it to another address instead`);
+    throw invalidField('form', `${form.name} would remove the email address, which the account needs to be recovered; change it to another address instead`);
   }
-  const unproven = (what: string, alternative = '') => errors.invalidArgument('form', `${form.name} ${what}, which needs an access token from a password reset link or from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes; `
+  const unproven = (what: string, alternative = '') => invalidField('form', `${form.name} ${what}, which needs an access token from a password reset link or from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes; `
     + `${alternative}sign in again, then send the form with the new access token`);
   if (password !== undefined && !proven) throw unproven('sets a password without the current one', 'use changePasswordForm with the current password, or ');
   if (moved && !proven) throw unproven('changes the email address');
@@ -69,7 +69,7 @@ export async function updateProfile(ctx: LoginCall, command: { form: FormSubmiss
     const written = await work.run((uow) => changeAccount(
       ctx.services, uow, acting, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice, proven, passwordBy: 'form' },
     ));
-    if (!written) throw errors.invalidAccessToken();
+    if (!written) throw notSignedIn();
   } catch (e) {
     if (e instanceof EmailChangeNeedsProofError) throw unproven('changes the email address');
     if (!(e instanceof DuplicateAttributeError)) throw e;

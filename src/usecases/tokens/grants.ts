@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors';
+import { Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { Client } from '../../domain/clients';
 import { ownerOf } from '../../domain/storage/credentials';
@@ -48,13 +48,13 @@ export function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
   async function settled(app: Application, redirectUri: string, outcome: Exchange): Promise<TokenPair> {
     if ('pair' in outcome) return outcome.pair;
     if (outcome.error === 'mismatch') {
-      throw new ApiError('redirectUriMismatch', 'redirect_uri differs from the one used to obtain the code', {
-        extra: { received_value: redirectUri, expected_value: outcome.expected },
+      throw new Refusal('redirect_mismatch', 'redirect_uri differs from the one used to obtain the code', {
+        received: redirectUri, expected: outcome.expected,
       });
     }
-    if (outcome.error === 'disabled') throw new ApiError('noAccessGrant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
+    if (outcome.error === 'disabled') throw new Refusal('no_grant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
     if (outcome.replayed) await revokeFamily(app, outcome.replayed);
-    throw new ApiError('noAccessGrant', 'the authorization code is invalid, expired, already used, or was issued for another client');
+    throw new Refusal('no_grant', 'the authorization code is invalid, expired, already used, or was issued for another client');
   }
 
   return {
@@ -84,9 +84,7 @@ export function createGrants(deps: TokenDeps, { newPair, issuePair }: Issuer) {
       if (await db.credentials.rotate(app.id, hash, client.id, rows, now())) return pair;
       const found = await db.credentials.find(app.id, 'refresh_token', hash);
       if (found?.usedAt && found.family) await revokeFamily(app, found.family);
-      throw new ApiError('invalidRequestArgument', 'the refresh token is invalid, expired or already used; sign in again', {
-        extra: { argument_name: 'refresh_token' },
-      });
+      throw new Refusal('spent_refresh_token', 'the refresh token is invalid, expired or already used; sign in again', { field: 'refreshToken' });
     },
   };
 }

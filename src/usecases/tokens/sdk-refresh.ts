@@ -1,4 +1,4 @@
-import { ApiError, errors } from '../../errors';
+import { invalidField, notSignedIn } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { Client } from '../../domain/clients';
 import { ownerOf } from '../../domain/storage/credentials';
@@ -22,10 +22,10 @@ export function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refre
      * again has leaked, and its whole family is revoked.
      */
     async refreshWithSecret(app: Application, client: Client, presented: string, date: string, signature: string): Promise<{ access_token: string; expires_in: number }> {
-      const ended = () => new ApiError('invalidAccessToken', 'the session of this access token is unknown, has ended or was already refreshed; sign in again');
+      const ended = () => notSignedIn('the session of this access token is unknown, has ended or was already refreshed; sign in again');
       const when = parseSignatureDate(date);
       if (!when || Math.abs(now().getTime() - when.getTime()) > MAX_CLOCK_SKEW_MS) {
-        throw errors.invalidArgument('date', `must be the current UTC time as YYYY-MM-DD HH:MM:SS, within ${MAX_CLOCK_SKEW_MS / 60_000} minutes of the server clock`);
+        throw invalidField('date', `must be the current UTC time as YYYY-MM-DD HH:MM:SS, within ${MAX_CLOCK_SKEW_MS / 60_000} minutes of the server clock`);
       }
       const hash = sha256Hex(refreshSessionKey(presented));
       const session = await db.credentials.find(app.id, 'refresh_secret', hash);
@@ -38,7 +38,7 @@ export function createSdkRefresh(deps: TokenDeps, { issueAll, accessToken, refre
         throw ended();
       }
       if (!safeEqual(sign(secret, `refresh_access_token\n${date}\n${presented}\n`), signature)) {
-        throw errors.invalidArgument('signature', 'does not sign this access token and date with the refresh secret sent at sign-in');
+        throw invalidField('signature', 'does not sign this access token and date with the refresh secret sent at sign-in');
       }
       const next = randomToken(20);
       const family = session.family ?? randomToken(16);

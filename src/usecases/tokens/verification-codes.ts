@@ -1,4 +1,4 @@
-import { errors } from '../../errors';
+import { invalidField } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredCredential } from '../../domain/storage/credentials';
 import type { Tx } from '../../domain/storage';
@@ -16,7 +16,7 @@ export function createCodeSpending({ db, clock, work, versions }: TokenDeps) {
      */
     async useVerificationCode(app: Application, code: string, origin: Origin): Promise<string> {
       const hash = sha256Hex(code);
-      const unknown = () => errors.invalidArgument('verification_code', 'the code is not recognized, was already used, or has expired');
+      const unknown = () => invalidField('verificationCode', 'the code is not recognized, was already used, or has expired');
       return work.run(async (uow) => {
         const { tx } = uow;
         if (!(await db.credentials.consume(app.id, 'verification_code', hash, now(), tx))) throw unknown();
@@ -43,7 +43,7 @@ export function createCodeSpending({ db, clock, work, versions }: TokenDeps) {
       const usable = (owner: number | null) => db.credentials.consume(app.id, 'creation_token', hash, now(), tx, owner);
       // a calling client may also spend a token bound to no client
       if (!(await usable(clientId)) && (clientId === null || !(await usable(null)))) {
-        throw errors.invalidArgument('creation_token', 'the creation token is invalid, expired, already used, or was issued for another client');
+        throw invalidField('creationToken', 'the creation token is invalid, expired, already used, or was issued for another client');
       }
       return (await db.credentials.find(app.id, 'creation_token', hash, tx))!;
     },
