@@ -12,7 +12,7 @@ import { createProviderService } from './domain/social/providers';
 import { createRelyingParty } from './domain/social/relying-party';
 import { createSocialTokens } from './domain/social/tokens';
 import { SecretBox } from './domain/secrets';
-import { createTokenService } from './usecases/tokens';
+import { createIssuer } from './domain/tokens';
 import { createRecordVersions } from './domain/versions';
 import type { ApiServices } from './http/context';
 import type { Logger } from './logger';
@@ -147,7 +147,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   const work = core.workOf(outbox);
   const services: ApiServices = {
     db, clients, work, versions, clock, logger, baseUrls,
-    tokens: createTokenService({ db, clock, work, versions, box }),
+    tokens: createIssuer({ db, clock, box }),
     passwords,
     flows: createFlowService({ db, now: () => clock.now() }),
     rateLimiter: createRateLimiter({ redis, prefix: config.redisPrefix, refused: metrics.refused }),

@@ -4,8 +4,6 @@ import { type CredentialKind, type NewCredential, type StoredCredential } from '
 import { invalidField } from './refusal';
 import type { Client, Clock } from './clients';
 import { randomToken, sha256Hex, type SecretBox } from './secrets';
-import type { RecordVersions } from './versions';
-import type { Work } from './ports';
 import { sessionFacts, type SessionFacts } from './session';
 
 /** docs/api.md#codes-and-tokens. Access tokens always live one hour; the others default as below. */
@@ -93,18 +91,21 @@ export function mayResetPassword(token: StoredCredential, now: Date): boolean {
   return Number.isFinite(signedIn) && now.getTime() - signedIn <= FRESH_SIGN_IN_SECONDS * 1000 && signedIn <= now.getTime() + 1000;
 }
 
+/** What a code exchange or a rotation gives: a new access token, its lifetime, its refresh token (and an exchanged code's transaction state). */
 export interface TokenPair {
-  access_token: string;
-  expires_in: number;
-  refresh_token: string;
-  transaction_state?: unknown;
+  accessToken: string;
+  expiresIn: number;
+  refreshToken: string;
+  transactionState?: unknown;
 }
 
-/** What the token service works with. */
-export interface TokenDeps { db: Storage; clock: Clock; work: Work; versions: RecordVersions; box: SecretBox }
-
-/** Issuing credentials: their rows, values and lifetimes (every kind but the social ones). */
-export function createIssuer({ db, clock, box }: TokenDeps) {
+/**
+ * Issuing credentials (docs/api.md#codes-and-tokens): random values of 160 bits, stored only as
+ * SHA-256 hashes, with their rows and lifetimes (every kind but the social ones). Spending them is
+ * the use cases' (src/usecases/tokens): one conditional UPDATE each, so single use holds under
+ * concurrency, rotated in families so a replayed one revokes its whole family.
+ */
+export function createIssuer({ db, clock, box }: { db: Storage; clock: Clock; box: SecretBox }) {
   const now = () => clock.now();
 
   /**
@@ -151,7 +152,7 @@ export function createIssuer({ db, clock, box }: TokenDeps) {
     const refresh = randomToken(20);
     const at = now().getTime();
     return {
-      pair: { access_token: access, expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refresh },
+      pair: { accessToken: access, expiresIn: ACCESS_TOKEN_SECONDS, refreshToken: refresh },
       rows: {
         access: { valueHash: sha256Hex(access), expiresAt: new Date(at + ACCESS_TOKEN_SECONDS * 1000) },
         refresh: { valueHash: sha256Hex(refresh), expiresAt: new Date(at + refreshSeconds(app) * 1000) },

@@ -9,8 +9,8 @@ import type { FlowService } from '../domain/flows';
 import type { PasswordHasher } from '../domain/passwords';
 import type { SecretBox } from '../domain/secrets';
 import type { Limit, RateLimiter } from '../domain/rate-limit';
-import type { TokenService } from './tokens';
 import type { RecordVersions } from '../domain/versions';
+import type { Issuer } from '../domain/tokens';
 import type { Acting, Origin } from '../domain/events';
 import type { Storage } from '../domain/storage';
 import type { Work } from '../domain/ports';
@@ -20,7 +20,8 @@ export interface Services {
   /** Storage, by its contract (src/domain/storage): never the engine beneath it. */
   db: Storage;
   clients: ClientService;
-  tokens: TokenService;
+  /** Issues codes and tokens (their rows and values); the grants that spend them are use cases (src/usecases/tokens). */
+  tokens: Issuer;
   passwords: PasswordHasher;
   flows: FlowService;
   rateLimiter: RateLimiter;

@@ -12,6 +12,7 @@ import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, originOf, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
 import { textsOf } from '../texts';
+import { useVerificationCode } from '../usecases/tokens/use-verification-code';
 
 type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
@@ -85,7 +86,7 @@ const useLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
   try {
     if (!LINK_CODE.test(code)) return page(services, res, app, locale, 'unknown', 404);
     const { row } = await stateOf(services, app, code);
-    await services.tokens.useVerificationCode(app, code, originOf(req, res));
+    await useVerificationCode(services, { app, code, origin: originOf(req, res) });
     const sentBy = row && ownerOf(row);
     const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
     page(services, res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));

@@ -6,6 +6,9 @@ import { registerWithPassword } from '../../src/usecases/login/register';
 import { signIn } from '../../src/usecases/login/sign-in';
 import { updateProfile } from '../../src/usecases/login/update-profile';
 import { Refusal } from '../../src/domain/refusal';
+import { exchangeCode } from '../../src/usecases/tokens/exchange-code';
+import { rotateRefreshToken } from '../../src/usecases/tokens/rotate-refresh-token';
+import { refreshWithSecret } from '../../src/usecases/tokens/refresh-with-secret';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { loginCall } from '../helpers/usecases';
 
@@ -68,22 +71,24 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     const facts = (code!.extra as { session: unknown }).session;
 
     // the code exchanged: both tokens carry the facts; only the access token proves a fresh sign-in
-    const pair = await services.tokens.exchangeCode(call.app, call.request.client, signed.authorizationCode!, REDIRECT);
-    expect((await credential('access_token', pair.access_token))?.extra).toEqual({ session: facts, authenticated_at: expect.any(String) });
-    expect((await credential('refresh_token', pair.refresh_token))?.extra).toEqual({ session: facts });
+    const pair = await exchangeCode(services, { app: call.app, client: call.request.client, code: signed.authorizationCode!, redirectUri: REDIRECT });
+    expect((await credential('access_token', pair.accessToken))?.extra).toEqual({ session: facts, authenticated_at: expect.any(String) });
+    expect((await credential('refresh_token', pair.refreshToken))?.extra).toEqual({ session: facts });
 
     // rotated (the stored procedure on MariaDB, statements on SQLite): the same facts, no proof
-    const rotated = await services.tokens.refresh(call.app, call.request.client, pair.refresh_token);
-    expect((await credential('access_token', rotated.access_token))?.extra).toEqual({ session: facts });
-    const again = await services.tokens.refresh(call.app, call.request.client, rotated.refresh_token);
-    expect((await credential('refresh_token', again.refresh_token))?.extra).toEqual({ session: facts });
+    const rotated = await rotateRefreshToken(services, { app: call.app, client: call.request.client, refreshToken: pair.refreshToken });
+    expect((await credential('access_token', rotated.accessToken))?.extra).toEqual({ session: facts });
+    const again = await rotateRefreshToken(services, { app: call.app, client: call.request.client, refreshToken: rotated.refreshToken });
+    expect((await credential('refresh_token', again.refreshToken))?.extra).toEqual({ session: facts });
 
     // the mobile SDK's session: the new access token and its session row carry the facts
     const date = new Date().toISOString().slice(0, 19).replace('T', ' ');
-    const renewed = await services.tokens.refreshWithSecret(call.app, call.request.client, signed.accessToken!, date,
-      sign(refreshSecret, `refresh_access_token\n${date}\n${signed.accessToken!}\n`));
-    expect((await credential('access_token', renewed.access_token))?.extra).toEqual({ session: facts });
-    expect((await credential('refresh_secret', refreshSessionKey(renewed.access_token)))?.extra).toMatchObject({ session: facts });
+    const renewed = await refreshWithSecret(services, {
+      app: call.app, client: call.request.client, accessToken: signed.accessToken!, date,
+      signature: sign(refreshSecret, `refresh_access_token\n${date}\n${signed.accessToken!}\n`),
+    });
+    expect((await credential('access_token', renewed.accessToken))?.extra).toEqual({ session: facts });
+    expect((await credential('refresh_secret', refreshSessionKey(renewed.accessToken)))?.extra).toMatchObject({ session: facts });
   });
 
   it('a token that proves no recent sign-in cannot set a password without the current one', async () => {
@@ -91,14 +96,14 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     await register(email);
     const call = await loginCall(t, { responseType: 'code', redirectUri: REDIRECT });
     const signed = await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
-    const pair = await t.runtime.services.tokens.exchangeCode(call.app, call.request.client, signed.authorizationCode!, REDIRECT);
-    const rotated = await t.runtime.services.tokens.refresh(call.app, call.request.client, pair.refresh_token);
+    const pair = await exchangeCode(t.runtime.services, { app: call.app, client: call.request.client, code: signed.authorizationCode!, redirectUri: REDIRECT });
+    const rotated = await rotateRefreshToken(t.runtime.services, { app: call.app, client: call.request.client, refreshToken: pair.refreshToken });
     await expect(updateProfile(await loginCall(t), {
-      accessToken: rotated.access_token, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },
+      accessToken: rotated.accessToken, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },
     })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'form' } });
     // the fresh one from the exchange may
     await expect(updateProfile(await loginCall(t), {
-      accessToken: pair.access_token, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },
+      accessToken: pair.accessToken, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },
     })).resolves.toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@ import { adminCall, caller, type Handler, type RequestContext } from '../context
 import { identifyRecord } from '../record';
 import { parseRedirectUri } from '../flow-request';
 import { assertEnabled, issueAccessToken, issueAuthorizationCode, issueCreationToken, issueVerificationCode, RecordDisabledError } from '../../usecases/access/issue';
+import { useVerificationCode as spendVerificationCode } from '../../usecases/tokens/use-verification-code';
 
 /** `for_client_id`: another client of the same application that receives what is issued. */
 async function forClient(ctx: RequestContext): Promise<Client | undefined> {
@@ -83,6 +84,6 @@ export const getVerificationCode: Handler = async (ctx) => {
 };
 
 export const useVerificationCode: Handler = async (ctx) => {
-  const uuid = await ctx.services.tokens.useVerificationCode(ctx.app, ctx.params.require('verification_code'), ctx.origin);
+  const uuid = await spendVerificationCode(ctx.services, { app: ctx.app, code: ctx.params.require('verification_code'), origin: ctx.origin });
   return { uuid };
 };

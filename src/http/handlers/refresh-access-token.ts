@@ -1,5 +1,6 @@
 import type { Handler } from '../context';
 import { parseFlowRequest } from '../flow-request';
+import { refreshWithSecret } from '../../usecases/tokens/refresh-with-secret';
 
 /**
  * /oauth/refresh_access_token, as the Android and iOS SDKs call it: the session of `access_token`
@@ -12,5 +13,6 @@ export const refreshAccessToken: Handler = async (ctx) => {
   const accessToken = ctx.params.require('access_token');
   const date = ctx.params.require('date');
   const signature = ctx.params.require('signature');
-  return { ...(await ctx.services.tokens.refreshWithSecret(ctx.app, request.client, accessToken, date, signature)) };
+  const renewed = await refreshWithSecret(ctx.services, { app: ctx.app, client: request.client, accessToken, date, signature });
+  return { access_token: renewed.accessToken, expires_in: renewed.expiresIn };
 };

@@ -7,6 +7,7 @@ import type { StoredCredential } from '../../domain/storage/credentials';
 import { Refusal } from '../../domain/refusal';
 import type { Origin } from '../../domain/events';
 import type { Services } from '../services';
+import { redeemCode, settleExchange } from '../tokens/exchange-code';
 
 /** What a reset link holds: its code and stored row, the client that sent it, and that client's new-password form. */
 export interface ResetLink { code: string; row: StoredCredential; client: Client; form: CompiledForm }
@@ -23,7 +24,7 @@ export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> 
  */
 export async function resetPassword(services: Services, command: { app: Application; link: ResetLink; sent: Record<string, string>; origin: Origin }): Promise<ResetOutcome> {
   const { app, link, sent } = command;
-  const { tokens, passwords, work } = services;
+  const { passwords, work } = services;
   const result = await link.form.validate(sent, { isUnique: async () => true });
   if (Object.keys(result.invalid).length > 0) return { kind: 'invalid', invalid: result.invalid };
   const { password } = changesFrom(link.form, result.values);
@@ -34,14 +35,14 @@ export async function resetPassword(services: Services, command: { app: Applicat
   const redirectUri = link.row.redirectUri ?? '';
   // the code spent and the password set in one transaction: a reset that fails leaves the code usable
   const outcome = await work.run(async (uow) => {
-    const exchange = await tokens.redeemCode(uow, app, link.client, link.code, redirectUri);
+    const exchange = await redeemCode(services, uow, { app, client: link.client, code: link.code, redirectUri });
     if (!('pair' in exchange)) return { exchange };
     const written = await changeAccount(services, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' });
     if (!written) throw new Refusal('gone', 'the account was deleted meanwhile');
     return { exchange };
   });
   try {
-    await tokens.settleExchange(app, redirectUri, outcome.exchange);
+    await settleExchange(services, { app, redirectUri }, outcome.exchange);
   } catch (e) {
     if (!(e instanceof Refusal)) throw e;
     return { kind: 'spent' };

@@ -5,6 +5,7 @@ import type { UnitOfWork } from '../../domain/ports';
 import { DuplicateAttributeError, type NewRecord, type UserRecord } from '../../domain/storage/records';
 import type { SnapshotPayload } from '../../domain/storage/versions';
 import type { RecordCall, RecordDeps } from './deps';
+import { consumeCreationToken } from '../tokens/creation-tokens';
 
 /** A new record as the API sends it: its row, and its password in clear (hashed here), if any. */
 export interface NewRecordInput { entity: Omit<NewRecord, 'passwordHash'>; password?: string }
@@ -39,7 +40,7 @@ export async function createRecord(
   const { record, client, creationToken } = command;
   const passwordHash = record.password === undefined ? null : await deps.passwords.hash(record.password);
   return deps.work.run(async (uow) => {
-    if (creationToken !== undefined) await deps.tokens.consumeCreationToken(command.app, creationToken, client?.id ?? null, uow.tx);
+    if (creationToken !== undefined) await consumeCreationToken(deps, uow.tx, { app: command.app, token: creationToken, clientId: client?.id ?? null });
     else if (!client) throw new Error('a record is created by an owner client or with a creation token');
     const created = await deps.db.records.insert({ ...record.entity, passwordHash }, deps.clock.now(), uow.tx);
     const actor: Actor = creationToken !== undefined

@@ -5,7 +5,6 @@ import type { PasswordHasher } from '../../domain/passwords';
 import type { Storage } from '../../domain/storage';
 import type { RecordVersions } from '../../domain/versions';
 import type { BaseUrls } from '../../domain/base-urls';
-import type { TokenService } from '../tokens';
 import type { Application } from '../../domain/storage/applications';
 
 /** What the record API's use cases need. */
@@ -16,7 +15,6 @@ export interface RecordDeps {
   passwords: PasswordHasher;
   clock: Clock;
   baseUrls: BaseUrls;
-  tokens: Pick<TokenService, 'consumeCreationToken'>;
   /** The time the database may spend on one statement of a search or a count. */
   entityQueryTimeoutMs: number;
 }

@@ -1,0 +1,65 @@
+import type { Application } from '../../domain/storage/applications';
+import type { Client } from '../../domain/clients';
+import { ownerOf } from '../../domain/storage/credentials';
+import { randomToken, sha256Hex } from '../../domain/secrets';
+import { proofOf, type TokenPair } from '../../domain/tokens';
+import { Refusal } from '../../domain/refusal';
+import type { UnitOfWork } from '../../domain/ports';
+import type { Services } from '../services';
+import { revokeFamily } from './families';
+
+export type ExchangeDeps = Pick<Services, 'db' | 'clock' | 'work' | 'tokens'>;
+
+/** An authorization code presented by `client` with the redirect URI it names. */
+export interface ExchangeCommand { app: Application; client: Client; code: string; redirectUri: string }
+
+/** What spending a code came to: its pair (and the record it was for), or why not. */
+export type Exchange =
+  | { pair: TokenPair; entityId: number | null }
+  | { error: 'denied'; replayed?: string | null }
+  | { error: 'mismatch'; expected: string | null }
+  | { error: 'disabled' };
+
+/**
+ * Spends a code in `uow` and issues its pair, or says why not: inside the unit of work of a larger
+ * change too (a password reset spends its code and sets the password in one transaction). Then
+ * `settleExchange`.
+ */
+export async function redeemCode({ db, clock, tokens }: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand): Promise<Exchange> {
+  const { app, client, code, redirectUri } = command;
+  const { tx } = uow;
+  const hash = sha256Hex(code);
+  const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
+  if (!found || ownerOf(found) !== client.id) return { error: 'denied' };
+  if (found.redirectUri !== redirectUri) return { error: 'mismatch', expected: found.redirectUri };
+  if (!(await db.credentials.consume(app.id, 'authorization_code', hash, clock.now(), tx, client.id))) {
+    return { error: 'denied', replayed: found.usedAt ? found.family : null };
+  }
+  // the record's lock orders this with a disable: a code of a disabled user (mailed after it,
+  // or issued by a sign-in in flight while it committed) gets nothing
+  const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
+  if (record?.disabledAt) return { error: 'disabled' };
+  const pair = await tokens.issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx, proofOf(found));
+  const state = found.extra?.transaction_state;
+  return { pair: state === undefined ? pair : { ...pair, transactionState: state }, entityId: found.entityId };
+}
+
+/** After the work of an exchange: its pair, or its refusal (a replayed code's family revoked first). */
+export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeCommand, 'app' | 'redirectUri'>, outcome: Exchange): Promise<TokenPair> {
+  if ('pair' in outcome) return outcome.pair;
+  if (outcome.error === 'mismatch') {
+    throw new Refusal('redirect_mismatch', 'redirect_uri differs from the one used to obtain the code', { received: command.redirectUri, expected: outcome.expected });
+  }
+  if (outcome.error === 'disabled') throw new Refusal('no_grant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
+  if (outcome.replayed) await revokeFamily(deps, command.app, outcome.replayed);
+  throw new Refusal('no_grant', 'the authorization code is invalid, expired, already used, or was issued for another client');
+}
+
+/**
+ * grant_type=authorization_code. The code must be live, issued for the client, and presented with
+ * the redirect URI it was issued with. A code presented again after its exchange revokes the tokens
+ * it was exchanged for (RFC 6749 4.1.2).
+ */
+export async function exchangeCode(deps: ExchangeDeps, command: ExchangeCommand): Promise<TokenPair> {
+  return settleExchange(deps, command, await deps.work.run((uow) => redeemCode(deps, uow, command)));
+}
