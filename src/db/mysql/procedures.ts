@@ -2,6 +2,7 @@ import type { NewCredential, Successor } from '../../domain/storage/credentials'
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { UserRecord } from '../../domain/storage/records';
 import type { Sql } from '../sql';
+import { credentialRow, outboxRow, procedureMembers } from '../hot-rows';
 
 /**
  * The two hot writes as one CALL each on MySQL/MariaDB (DATABASE_PROCEDURES=on): the stored
@@ -22,14 +23,9 @@ export function createProcedureCalls(sql: Sql) {
 
     /** gh_sign_in_events: see EntityQueries.signIn. */
     async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], now: Date): Promise<boolean> {
-      // one JSON array of the rows, each without its null columns (a missing member reads as NULL on MySQL and MariaDB alike)
-      const rows = JSON.stringify(credentials.map((c) => Object.fromEntries(Object.entries({
-        kind: c.kind, value_hash: c.valueHash, client_id: c.clientId, for_client_id: c.forClientId, redirect_uri: c.redirectUri,
-        extra: c.extra ? JSON.stringify(c.extra) : null, family: c.family, expires_at: t(c.expiresAt),
-      }).filter(([, v]) => v !== null))));
-      const outbox = JSON.stringify(jobs.map((j) => ({
-        id: j.id, queue: j.queue, name: j.name, payload: JSON.stringify(j.payload), ...(j.entityId !== undefined && { entity_id: j.entityId }),
-      })));
+      // one JSON array of each table's rows, keyed by column, without what the procedure takes from its parameters
+      const rows = JSON.stringify(credentials.map((c) => procedureMembers(credentialRow(c, now, t), ['application_id', 'entity_id', 'used_at', 'created_at'])));
+      const outbox = JSON.stringify(jobs.map((j) => procedureMembers(outboxRow(j, now, t), ['application_id', 'status', 'attempts', 'created_at', 'updated_at'])));
       const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in_events(?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
         t(next.lastUpdated), t(now), rows, outbox,

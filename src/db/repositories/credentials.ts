@@ -1,5 +1,6 @@
 import { Op } from 'sequelize';
 import type { Sql } from '../sql';
+import { credentialRow, CREDENTIAL_COLUMNS, insertInto, insertRows } from '../hot-rows';
 import type { CredentialKind, NewCredential, StoredCredential, Successor } from '../../domain/storage/credentials';
 import type { Tx } from '../../domain/storage/transactions';
 import { asDate, type CredentialRow, type Models } from '../models';
@@ -35,16 +36,8 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
   async function insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void> {
     if (rows.length === 0) return;
-    const t = sql.time;
-    await sql.change(
-      `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
-       VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)').join(', ')}`,
-      rows.flatMap((c) => [
-        c.applicationId, c.kind, c.valueHash, c.entityId, c.clientId, c.forClientId, c.redirectUri,
-        c.extra ? JSON.stringify(c.extra) : null, c.family, t(c.expiresAt), t(now),
-      ]),
-      transaction,
-    );
+    const statement = insertRows('credentials', CREDENTIAL_COLUMNS, rows.map((c) => credentialRow(c, now, sql.time)));
+    await sql.change(statement.sql, statement.values, transaction);
   }
 
   return {
@@ -131,8 +124,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       const select = `SELECT application_id, ?, ?, entity_id, ?, NULL, NULL, extra, family, ?, NULL, ? FROM credentials WHERE value_hash = ?`;
       const rows = [['access_token', successors.access], ['refresh_token', successors.refresh]] as const;
       await sql.change(
-        `INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)
-         ${rows.map(() => select).join(' UNION ALL ')}`,
+        `${insertInto('credentials', CREDENTIAL_COLUMNS)} ${rows.map(() => select).join(' UNION ALL ')}`,
         rows.flatMap(([kind, c]) => [kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]),
         transaction,
       );

@@ -1,6 +1,7 @@
 import { Op } from 'sequelize';
 import { asDate, type Models, type OutboxRow } from '../models';
 import type { Sql } from '../sql';
+import { insertRows, OUTBOX_COLUMNS, outboxRow } from '../hot-rows';
 import type { OutboxBacklog, OutboxJob, OutboxStatus } from '../../domain/storage/outbox';
 import type { Tx } from '../../domain/storage/transactions';
 
@@ -18,14 +19,9 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
     /** Written in the caller's transaction, beside the change the job belongs to. */
     async insert(jobs: OutboxJob[], now: Date, transaction?: Tx): Promise<void> {
       if (jobs.length === 0) return;
-      const at = sql.time(now);
       // raw SQL: on every request that sends an email
-      await sql.change(
-        `INSERT INTO outbox (id, application_id, queue, name, payload, status, attempts, created_at, updated_at, entity_id)
-         VALUES ${jobs.map(() => "(?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')}`,
-        jobs.flatMap((j) => [j.id, j.applicationId, j.queue, j.name, JSON.stringify(j.payload), at, at, j.entityId ?? null]),
-        transaction,
-      );
+      const statement = insertRows('outbox', OUTBOX_COLUMNS, jobs.map((j) => outboxRow(j, now, sql.time)));
+      await sql.change(statement.sql, statement.values, transaction);
     },
     async find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined> {
       const row = await Outbox.findOne({ where: { id }, raw: true });
