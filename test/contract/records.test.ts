@@ -11,6 +11,7 @@ import type { Storage } from '../../src/domain/storage';
 import type { CredentialKind, NewCredential } from '../../src/domain/storage/credentials';
 import type { UserRecord } from '../../src/domain/storage/records';
 import { forEveryEngine } from '../helpers/contract';
+import { FilterUseError, parseFilter } from '../../src/domain/filter';
 
 forEveryEngine('records store', (storage) => {
   const RACE = 20;
@@ -118,6 +119,15 @@ forEveryEngine('records store', (storage) => {
         applicationId: appId, typeName: 'user', uuid: randomUUID(), email: record.email!.toUpperCase(), username: null,
         passwordHash: null, emailVerified: null, attributes: {},
       }, new Date(), tx))).rejects.toMatchObject({ attribute: 'email' });
+    });
+
+    it('a search is checked before it runs: a filter or a sort it cannot use is FilterUseError, and the search refuses it alike', async () => {
+      expect(() => db.records.checkSearch({ filter: parseFilter('password is null') })).toThrow(FilterUseError);
+      expect(() => db.records.checkSearch({ filter: parseFilter("created > 'yesterday'") })).toThrow(FilterUseError);
+      expect(() => db.records.checkSearch({ sortOn: ['password'] })).toThrow(expect.objectContaining({ part: 'sort' }));
+      expect(() => db.records.checkSearch({ filter: parseFilter("email = 'a@example.com' and displayName != 'x'") })).not.toThrow();
+      expect(() => db.records.checkSearch({ sortOn: ['-created', 'displayName'] })).not.toThrow();
+      await expect(db.records.searchPage(appId, parseFilter('password is null'), [], { limit: 1, offset: 0 }, 5_000)).rejects.toThrow(FilterUseError);
     });
   });
 });

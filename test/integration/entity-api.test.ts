@@ -9,6 +9,7 @@ let writer: string;
 const call = (path: string, params: Record<string, string>, auth = owner) => request(t.app).post(path).set('Authorization', auth).type('form').send(params);
 const create = async (attributes: Record<string, unknown>) => (await call('/entity.create', { type_name: 'user', attributes: JSON.stringify(attributes) })).body as { id: number; uuid: string };
 const find = (params: Record<string, string>, auth = owner) => call('/entity.find', { type_name: 'user', ...params }, auth);
+const count = (params: Record<string, string>, auth = owner) => call('/entity.count', { type_name: 'user', ...params }, auth);
 const emails = (res: request.Response) => (res.body.results as { email: string }[]).map((r) => r.email);
 
 async function client(features: string[]) {
@@ -81,6 +82,10 @@ describe('/entity.find and /entity.count', () => {
     expect((await find({ filter: "created > 'yesterday'" })).body).toMatchObject({ code: 200, argument_name: 'filter' });
     expect((await find({ sort_on: '["x; DROP TABLE entities"]' })).body).toMatchObject({ code: 200, argument_name: 'sort_on' });
     expect((await find({ max_results: '5000' })).body).toMatchObject({ code: 200, argument_name: 'max_results' });
+    // wrong in two ways: told in the order the parameters are read (filter, paging, sort, attributes)
+    expect((await find({ filter: 'password is null', max_results: '5000' })).body).toMatchObject({ code: 200, argument_name: 'filter' });
+    expect((await find({ sort_on: '["password"]', attributes: 'not a list' })).body).toMatchObject({ code: 200, argument_name: 'sort_on' });
+    expect((await count({ filter: 'password is null' })).body).toMatchObject({ code: 200, argument_name: 'filter' });
     expect((await find({}, writer)).body.result_count).toBe(4);
   });
 

@@ -211,6 +211,12 @@ export function createRecordQueries(_models: Models, sql: Sql) {
       return rows.map((r) => ({ id: Number(r.id), bytes: Number(r.bytes) }));
     },
 
+    /** Compiles the filter or the sort for this engine and drops it: FilterUseError for what a search could not use. */
+    checkSearch(part: { filter: Filter } | { sortOn: readonly string[] }): void {
+      if ('filter' in part) compiled(part.filter);
+      else compileSort([...part.sortOn], sql.dialect);
+    },
+
     /** The records with these ids, in the order of `ids` (one that was deleted meanwhile is left out). */
     async findByIds(applicationId: number, ids: number[]): Promise<UserRecord[]> {
       if (ids.length === 0) return [];

@@ -113,6 +113,12 @@ export interface RecordStore {
     applicationId: number, filter: Filter | undefined, sortOn: readonly string[],
     page: { limit: number; offset: number }, timeoutMs: number,
   ): Promise<{ id: number; bytes: number }[]>;
+  /**
+   * Whether a search could use this filter or this sort, checked as `searchPage` compiles them and
+   * without running anything: FilterUseError when not. Lets a caller refuse them in the order it
+   * reads its input.
+   */
+  checkSearch(part: { filter: Filter } | { sortOn: readonly string[] }): void;
   /** The records with these ids, in the order of `ids` (one deleted meanwhile is left out). */
   findByIds(applicationId: number, ids: number[]): Promise<UserRecord[]>;
   /** How many records match `filter` (all without one); the database stops it after `timeoutMs`. */

@@ -7,7 +7,7 @@ import { mayResetPassword } from '../../domain/tokens';
 import { READ_ONLY as READ_ONLY_ATTRIBUTES, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { AttributeRefusedError, changeRecord, RecordGoneError, removeRecord, shownRecord, type Writer } from '../../usecases/records/change-record';
-import { countRecords, findRecords, MAX_ANSWER_BYTES, PageTooLargeError } from '../../usecases/records/find-records';
+import { checkSearch, countRecords, findRecords, MAX_ANSWER_BYTES, PageTooLargeError } from '../../usecases/records/find-records';
 import { asAccount, asClient } from '../../usecases/services';
 import type { Acting } from '../../domain/events';
 import { caller, type Handler, type RequestContext } from '../context';
@@ -182,9 +182,11 @@ export const deleteEntity: Handler = async (ctx) => {
 function filterOf(ctx: RequestContext): Filter | undefined {
   const raw = ctx.params.get('filter');
   try {
-    return raw === undefined ? undefined : parseFilter(raw);
+    const filter = raw === undefined ? undefined : parseFilter(raw);
+    if (filter !== undefined) checkSearch(ctx.services, { filter });
+    return filter;
   } catch (e) {
-    if (e instanceof FilterError) throw errors.invalidArgument('filter', e.message);
+    if (e instanceof FilterError || e instanceof FilterUseError) throw errors.invalidArgument('filter', e.message);
     throw e;
   }
 }
@@ -222,6 +224,7 @@ export const findEntities: Handler = async (ctx) => {
   if (sortRaw !== undefined && (!Array.isArray(sortRaw) || sortRaw.length > 10 || sortRaw.some((s) => typeof s !== 'string'))) {
     throw errors.invalidArgument('sort_on', 'must be a JSON list of attribute names, "-" first for descending, such as ["-created","id"]');
   }
+  if (sortRaw !== undefined) await searching(async () => checkSearch(ctx.services, { sortOn: sortRaw as string[] }));
   const paths = ctx.params.get('attributes') === undefined ? undefined : parsePathList(ctx.params.json('attributes'));
   try {
     const found = await searching(() => findRecords(ctx.services, {

@@ -39,6 +39,14 @@ export async function findRecords(
   return { results, ...(query.total && { total: await reads.records.count(query.applicationId, query.filter, entityQueryTimeoutMs) }) };
 }
 
+/**
+ * Whether a search could use this filter or this sort (FilterUseError when not), checked before the
+ * search runs: the API refuses what is wrong in the order it reads its parameters.
+ */
+export function checkSearch(deps: Pick<RecordDeps, 'db'>, part: { filter: Filter } | { sortOn: readonly string[] }): void {
+  deps.db.records.checkSearch(part);
+}
+
 /** /entity.count: how many records match `filter` (from a replica when there is one). */
 export function countRecords(deps: Pick<RecordDeps, 'db' | 'entityQueryTimeoutMs'>, query: { applicationId: number; filter?: Filter }): Promise<number> {
   return deps.db.lagTolerant.records.count(query.applicationId, query.filter, deps.entityQueryTimeoutMs);
