@@ -5,15 +5,14 @@ import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
 import { safeEqual } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
-import { Refusal } from '../domain/refusal';
-import { refusalError } from '../errors';
+import { DependencyDownError, Refusal } from '../domain/refusal';
 import type { Services } from '../usecases/services';
 import type { FlowRequest, FormSubmission, LoginUseCase, SignedIn } from '../usecases/login/call';
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
-import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
+import { callUseCase, clientFlow, pageError, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
@@ -51,6 +50,8 @@ export function allowedRedirectUris(app: Application, client: Client): Set<strin
 
 /** An API failure as the page shows it: the flow's messages by field, else one notice. */
 export function pageFailure(res: Response, locale: PageLocale, form: string, e: PageRefusal): { status: number; shown: { notice?: string; invalid?: Record<string, string[]> } } {
+  // a dependency down: nothing was done, said on the form
+  if (e instanceof DependencyDownError) return { status: 500, shown: { notice: say(locale, 'failed', { reason: pageError(e).message }) } };
   if (!(e instanceof Refusal)) {
     const seconds = String(e.retryAfterSeconds);
     res.setHeader('Retry-After', seconds);
@@ -61,7 +62,7 @@ export function pageFailure(res: Response, locale: PageLocale, form: string, e: 
   if (formWide) return { status: 400, shown: { notice: formWide.join(' ') } };
   if (Object.keys(invalid).length > 0) return { status: 400, shown: { invalid } };
   // the person's own message when the flow has one, else what the API would say
-  const message = e.detail.message ?? refusalError(e).message;
+  const message = e.detail.message ?? pageError(e).message;
   return { status: e.reason === 'misconfigured' ? 500 : 400, shown: { notice: say(locale, 'failed', { reason: message }) } };
 }
 
@@ -243,7 +244,8 @@ async function finishSocial(
   const result = await callUseCase(h.services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, thinRegistration: false, registrationForm: FORMS.social });
   if (result.result) return toApp(res, entry, result.result);
   const e = result.error!;
-  if (e instanceof Refusal && e.reason === 'unknown_identity') {
+  // an account deleted while signing in: its identity registers anew
+  if (e instanceof Refusal && (e.reason === 'unknown_identity' || e.reason === 'gone')) {
     const values = Object.fromEntries(Object.entries(e.detail.prefill ?? {}).filter((v): v is [string, string] => typeof v[1] === 'string'));
     return show(h, req, res, app, entry, 'social', 200, { values, token: socialToken, provider });
   }

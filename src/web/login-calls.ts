@@ -4,7 +4,7 @@ import type { Application } from '../domain/storage/applications';
 import { ownerOf, type StoredCredential } from '../domain/storage/credentials';
 import type { Client } from '../domain/clients';
 import { chosenFlow, type FlowVersion } from '../domain/flows';
-import { BusyError, LimitReachedError, Refusal } from '../domain/refusal';
+import { BusyError, DependencyDownError, LimitReachedError, Refusal } from '../domain/refusal';
 import { refusalError, errors } from '../errors';
 import { originOf } from './pages';
 import type { Services } from '../usecases/services';
@@ -23,15 +23,19 @@ export async function callUseCase<C, R>(
     const result = await useCase({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services, request }, command);
     return { result };
   } catch (e) {
-    if (!(e instanceof Refusal || e instanceof LimitReachedError || e instanceof BusyError)) throw e;
-    const { definition } = e instanceof Refusal ? refusalError(e) : e instanceof BusyError ? errors.busy(e.retryAfterSeconds) : errors.apiLimit(e.retryAfterSeconds);
+    if (!(e instanceof Refusal || e instanceof LimitReachedError || e instanceof BusyError || e instanceof DependencyDownError)) throw e;
+    const { definition } = pageError(e);
     Object.assign((res.locals as { outcome?: Record<string, unknown> }).outcome ?? {}, { errorCode: definition.code, error: definition.error });
     return { error: e };
   }
 }
 
-/** What a page shows on its form when a use case did not do what was asked. */
-export type PageRefusal = Refusal | LimitReachedError | BusyError;
+/** What a page shows on its form when a use case did not do what was asked (a dependency down: that nothing was done). */
+export type PageRefusal = Refusal | LimitReachedError | BusyError | DependencyDownError;
+
+/** The API's error for what a page shows: its code and words, as the API would answer. */
+export const pageError = (e: PageRefusal) => (e instanceof Refusal ? refusalError(e) : e instanceof DependencyDownError ? errors.unavailable(e.what, e.failure)
+  : e instanceof BusyError ? errors.busy(e.retryAfterSeconds) : errors.apiLimit(e.retryAfterSeconds));
 
 /**
  * A login client's flow (chosenFlow: its default_flow_name and default_flow_version) in `locale`;

@@ -67,7 +67,7 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
     // the identity of the failed social sign-in joins this account, and the token is spent, in the sign-in's transaction
     ...(merge && {
       alongside: async (uow, locked) => {
-        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token'));
+        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('mergeToken'));
         uow.record(identityEvent(ctx, asAccount(ctx, record.id, request.client), record.id, done, ctx.services.clock.now()));
         return { changed: ['profiles'] };
       },

@@ -119,7 +119,7 @@ export async function socialSignIn(ctx: LoginCall, command: {
       alongside: async (uow, locked) => {
         if (!(await socialTokens.consume(ctx.app, token, uow.tx))) throw invalidToken()();
         if (!merge) return { changed: [] };
-        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('merge_token'));
+        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('mergeToken'));
         uow.record(identityEvent(ctx, asAccount(ctx, owner.id, request.client), owner.id, done, ctx.services.clock.now()));
         return { changed: ['profiles'] };
       },
