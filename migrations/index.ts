@@ -9,6 +9,7 @@ import * as rotationRefusesDisabled from './0008-rotation-refuses-disabled';
 import * as auditLog from './0009-audit-log';
 import * as signInEvents from './0010-sign-in-events';
 import * as rotationKeepsSession from './0011-rotation-keeps-session';
+import * as secondFactors from './0012-second-factors';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   { name: '0009-audit-log', ...auditLog },
   { name: '0010-sign-in-events', ...signInEvents },
   { name: '0011-rotation-keeps-session', ...rotationKeepsSession },
+  { name: '0012-second-factors', ...secondFactors },
 ];

@@ -18,6 +18,8 @@ export const ERROR_DEFINITIONS = {
   invalidArgument: { code: 200, error: 'invalid_argument' },
   invalidRequestArgument: { code: 200, error: 'invalid_request', subError: 'invalid_argument' },
   invalidCredentials: { code: 210, error: 'invalid_credentials' },
+  /** Gatehouse's: the password (or identity) is right and the account has a second factor (docs/second-factor.md). */
+  secondFactorRequired: { code: 214, error: 'second_factor_required' },
   noSuchAccount: { code: 212, error: 'no_such_account' },
   recordNotFound: { code: 310, error: 'record_not_found' },
   uniqueViolation: { code: 361, error: 'unique_violation' },
@@ -151,6 +153,8 @@ const ERROR_OF: Readonly<Record<RefusalReason, ErrorName>> = {
   redirect_mismatch: 'redirectUriMismatch',
   spent_refresh_token: 'invalidRequestArgument',
   misconfigured: 'unexpectedError',
+  not_offered: 'permissionError',
+  second_factor_required: 'secondFactorRequired',
 };
 
 /**
@@ -189,6 +193,9 @@ export function refusalError(refusal: Refusal, names: ArgumentNames = {}): ApiEr
       existing_date_created: detail.existing.dateCreated,
     }),
     ...(detail.prefill !== undefined && { prereg_fields: detail.prefill }),
+    ...(detail.secondFactor !== undefined && {
+      mfa_token: detail.secondFactor.token, methods: detail.secondFactor.methods, expires_in: detail.secondFactor.expiresIn,
+    }),
   };
   return new ApiError(ERROR_OF[refusal.reason], refusal.message, { extra });
 }

@@ -12,6 +12,7 @@ import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
 import { createAuditQueries } from './repositories/audit';
+import { createFactorQueries } from './repositories/factors';
 import { asTx, createSql, retrying } from './sql';
 import { lagTolerantOf, REPLICA_ANSWER_MS, replicaReads, routedReads, type ReplicaEvents, type ReplicaHealth } from './lag-tolerant';
 import type { NewCredential, Successor } from '../domain/storage/credentials';
@@ -149,6 +150,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql, transaction),
     audit: createAuditQueries(sql),
+    factors: createFactorQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

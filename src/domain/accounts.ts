@@ -15,7 +15,8 @@ import type { Clock } from './clients';
 export interface AccountWrites { db: Storage; versions: RecordVersions; clock: Clock }
 
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). */
-const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret'];
+/** A sign-in paused for its second factor (mfa_token) ends too: the password it proved is no longer the account's. */
+const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token'];
 
 /** What a change of the account may also need: the session it keeps, and what a change of its email address needs. */
 export interface ChangeOptions {
@@ -81,4 +82,4 @@ export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting:
 }
 
 /** What a user's sessions are made of: what ending them spends. */
-export const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code'];
+export const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token'];

@@ -35,7 +35,8 @@ export interface Carried {
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
 export interface EventData {
   'account.registered': { method: 'password' | 'social' | 'api' };
-  'account.signed_in': { method: 'password' | 'social' };
+  /** `factor`: the second factor that finished it, when one did. */
+  'account.signed_in': { method: 'password' | 'social'; factor?: 'totp' | 'recovery_code' };
   'account.password_changed': { by: 'form' | 'reset' | 'api' };
   'account.email_verified': Record<string, never>;
   'account.email_changed': { undoable: boolean };
@@ -47,6 +48,10 @@ export interface EventData {
   'account.disabled': Record<string, never>;
   'account.enabled': Record<string, never>;
   'account.signed_out': { tokens: number };
+  'account.second_factor_added': { method: 'totp' };
+  'account.second_factor_removed': { method: 'totp' };
+  /** New recovery codes replaced the account's others (`count` of them). */
+  'account.recovery_codes_renewed': { count: number };
   'access.issued': { kind: 'access_token' | 'authorization_code' | 'creation_token' | 'verification_code'; attribute?: string };
   'record.created': { attributes: string[] };
   'record.updated': { attributes: string[] };
@@ -70,6 +75,7 @@ export const EVENT_TYPES = [
   'account.registered', 'account.signed_in', 'account.password_changed', 'account.email_verified', 'account.email_changed',
   'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.identity_linked',
   'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.signed_out',
+  'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
   'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported',

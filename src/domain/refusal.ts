@@ -36,7 +36,14 @@ export type RefusalReason =
   /** The refresh token is invalid, expired or spent (`field` names it). */
   | 'spent_refresh_token'
   /** The application or its flows are set up so that this cannot work; an operator must fix it. */
-  | 'misconfigured';
+  | 'misconfigured'
+  /** The application does not offer this (its settings turned it off). */
+  | 'not_offered'
+  /**
+   * The first credential is right and the account signs in with a second factor too: the sign-in
+   * waits for it (`secondFactor` says with what, and the token that finishes it).
+   */
+  | 'second_factor_required';
 
 /** How an account that already has an email address signs in, for someone told to sign in to it. */
 export interface ExistingAccount {
@@ -63,6 +70,8 @@ export interface RefusalDetail {
   existing?: ExistingAccount;
   /** The values a provider gave for the registration form's fields. */
   prefill?: Readonly<Record<string, string | null>>;
+  /** A sign-in waiting for its second factor: the token that finishes it, and the methods that may. */
+  secondFactor?: { token: string; methods: readonly string[]; expiresIn: number };
 }
 
 export class Refusal extends Error {

@@ -5,7 +5,8 @@ import type { StoredCredential } from './storage/credentials';
  * password, `fed` a social identity provider. A second factor and passkeys add theirs (`otp`,
  * `hwk`, `swk`).
  */
-export type AuthMethod = 'pwd' | 'fed';
+/** RFC 8176 names: `pwd` a password, `fed` a social identity provider, `otp` a one-time code (TOTP or a recovery code). */
+export type AuthMethod = 'pwd' | 'fed' | 'otp';
 
 /**
  * The facts of a session (docs/architecture.md#the-sign-in-seam): how the person signed in and

@@ -54,6 +54,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
   default_flow_name: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the name of an imported flow, such as standard'),
   default_flow_version: (value) => (/^[1-9]\d{0,8}$/.test(value) ? undefined : 'must be a version number of the flow, such as 1 (HEAD is not accepted)'),
   app_name: (value) => (value.length <= 100 && !/[\u0000-\u001f\u007f]/.test(value) ? undefined : 'must be at most 100 printable characters'),
+  second_factor: (value) => (['off', 'optional', 'required'].includes(value) ? undefined
+    : 'must be off (no second factor), optional (accounts may turn one on; the default) or required (every account signs in with one)'),
   time_attributes: (value) => {
     const bad = value.split(',').map((n) => n.trim()).filter(Boolean).find((n) => !/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(n));
     return bad === undefined ? undefined : `"${bad.slice(0, 64)}" is not an attribute name; the value is names separated by commas, such as termsAccepted, phoneVerified`;

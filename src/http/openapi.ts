@@ -45,6 +45,11 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/oauth/register_native': ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code']),
   '/oauth/link_account_native': ok(),
   '/oauth/unlink_account_native': ok(),
+  '/oauth/totp_enroll_native': ok({ secret: STRING, otpauth_uri: STRING, qr_svg: STRING }),
+  '/oauth/totp_confirm_native': ok({ recovery_codes: { type: 'array', items: STRING } }),
+  '/oauth/totp_remove_native': ok(),
+  // the answer the paused sign-in would have given: a social one (auth_native) says is_new too
+  '/oauth/mfa_verify_native': ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code', 'is_new']),
   '/oauth/forgot_password_native': ok(),
   '/oauth/verify_email_native': ok(),
   '/entity.create': ok({ id: INTEGER, uuid: STRING }),
@@ -207,6 +212,10 @@ const COMPONENTS = {
         argument_name: { type: 'string' },
         invalid_fields: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
         message: { type: 'string' },
+        // second_factor_required (214): the sign-in waits for its second factor (docs/second-factor.md)
+        mfa_token: { type: 'string' },
+        methods: { type: 'array', items: { enum: ['totp', 'recovery_code'] } },
+        expires_in: { type: 'integer' },
       },
       additionalProperties: true,
     },

@@ -11,6 +11,7 @@ import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
+import * as secondFactor from './handlers/second-factor';
 import type { ErrorStyle } from './status';
 import type { ArgumentNames } from '../errors';
 import { flag, formOf, loginHandler, nothing, refreshSecretOf, signedInBody } from './flow-request';
@@ -85,6 +86,11 @@ const login = (path: string, handler: Handler, doc: EndpointDoc): Route => ({
   path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'basic', 'signature', 'none'], kinds: ['login_client'], errors: 'login', handler, doc,
 });
 
+/** Changes of an account's second factor: POST, body only, the account's access token (without one: 100 naming it). */
+const factor = (path: string, handler: Handler, doc: EndpointDoc): Route => ({
+  path, methods: ['POST'], params: 'body', auth: ['access_token', 'none'], kinds: [], errors: 'login', handler, doc,
+});
+
 export const ROUTES: readonly Route[] = [
   // docs/api.md#access-endpoints: codes and tokens for user records
   route('/access/getAccessToken', CLIENT_AUTH, ['owner', 'access_issuer'], access.getAccessToken, { summary: 'An access token for a record', params: ['type_name!', ...RECORD, 'for_client_id'] }),
@@ -125,6 +131,12 @@ export const ROUTES: readonly Route[] = [
     const identifier = ctx.params.require('identifier_to_remove');
     return { identifier, accessToken: ctx.params.require('access_token') };
   }, nothing), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }), arguments: { identifier: 'identifier_to_remove' } },
+  // docs/second-factor.md: an authenticator app as a second factor, and the sign-ins that wait for it
+  factor('/oauth/totp_enroll_native', secondFactor.totpEnroll, { summary: 'Starts adding an authenticator app: its secret, otpauth:// URI and QR code', params: ['access_token!'] }),
+  factor('/oauth/totp_confirm_native', secondFactor.totpConfirm, { summary: 'Turns the authenticator app on with a first code; answers the recovery codes once', params: ['access_token!', 'code!'] }),
+  { ...factor('/oauth/totp_remove_native', secondFactor.totpRemove, { summary: 'Turns the authenticator app off, with a current code or the password', params: ['access_token!', 'code', 'currentPassword'] }),
+    arguments: { currentPassword: 'currentPassword' } },
+  login('/oauth/mfa_verify_native', secondFactor.mfaVerify, { summary: 'Finishes a sign-in that answered second_factor_required', params: ['client_id!', 'mfa_token!', 'code', 'recovery_code'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
   login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
   login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),

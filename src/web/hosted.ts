@@ -12,6 +12,7 @@ import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
+import { verifySecondFactor, type SecondFactorCommand } from '../usecases/login/verify-second-factor';
 import { callUseCase, clientFlow, pageError, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
@@ -22,7 +23,7 @@ const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
 type Key =
   | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
   | 'noAccount' | 'haveAccount' | 'forgotLink' | 'backToSignIn' | 'forgotIntro' | 'forgotSent' | 'socialIntro' | 'merge'
-  | 'tooMany' | 'expired' | 'failed' | 'otherBrowser';
+  | 'tooMany' | 'expired' | 'failed' | 'otherBrowser' | 'codeTitle' | 'codeIntro' | 'codeLabel' | 'codeButton' | 'recoveryLabel' | 'codeAgain';
 
 const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
   filled(textsOf('hosted', locale)[key], values);
@@ -174,6 +175,52 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: VALIDATE_SCRIPT });
 }
 
+/**
+ * The second step of a sign-in that waits for its second factor (docs/second-factor.md): the code
+ * of the authenticator app, or a recovery code, with the paused sign-in's mfa_token carried in the
+ * form (it lives 5 minutes, is the login client's, and is worth nothing without the code).
+ */
+function showCode(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, mfaToken: string, status: number, notice?: string): void {
+  const { locale } = entry;
+  const title = say(locale, 'codeTitle');
+  const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'codeIntro'))}</p>`
+    + `<p class="notice" id="form-notice" role="alert"${notice ? '' : ' hidden'}>${escape(notice ?? '')}</p>`
+    + '<form method="post" action="/signin/code" aria-describedby="form-notice">'
+    + `<label for="code">${escape(say(locale, 'codeLabel'))}</label>`
+    + '<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="8" autofocus>'
+    + `<label for="recovery_code">${escape(say(locale, 'recoveryLabel'))}</label>`
+    + '<input id="recovery_code" name="recovery_code" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" maxlength="16">'
+    + hidden({
+      client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res), mfa_token: mfaToken,
+    })
+    + `<button type="submit">${escape(say(locale, 'codeButton'))}</button></form>`
+    + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
+  sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app) });
+}
+
+/** The mfa_token of a sign-in that paused for its second factor, when that is what the use case said. */
+const pausedFor = (e: PageRefusal | undefined): string | undefined =>
+  (e instanceof Refusal && e.reason === 'second_factor_required' ? e.detail.secondFactor?.token : undefined);
+
+/** A paused sign-in finished with its second factor, for the page's login client. */
+const finishWithCode: LoginUseCase<SecondFactorCommand, SignedIn> = (call, command) => verifySecondFactor({ ...call, client: call.request.client }, command);
+
+/** The code step's POST: to the app with a code, the code page again with what failed, or the sign-in page when the paused sign-in is gone. */
+const submitCode = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  const mfaToken = body.mfa_token ?? '';
+  const code = body.code?.trim() || undefined;
+  const recoveryCode = code === undefined ? body.recovery_code?.trim() || undefined : undefined;
+  if (code === undefined && recoveryCode === undefined) return showCode(h, req, res, app, entry, mfaToken, 400, say(entry.locale, 'codeIntro'));
+  const result = await callUseCase(h.services, req, res, app, finishWithCode, flowRequest(entry), { mfaToken, code, recoveryCode });
+  if (result.result) return toApp(res, entry, result.result);
+  const e = result.error!;
+  if (e instanceof Refusal && e.reason === 'invalid' && e.detail.field === 'mfaToken') {
+    return show(h, req, res, app, entry, 'signin', 400, { notice: say(entry.locale, 'codeAgain') });
+  }
+  const { status, shown } = pageFailure(res, entry.locale, 'code', e);
+  showCode(h, req, res, app, entry, mfaToken, status, shown.notice);
+};
+
 /** What a page's use case works for: the entry's login client and flow, its redirect_uri, and a code for the app. */
 const flowRequest = (entry: Entry): FlowRequest => ({ client: entry.client, flow: entry.flow, redirectUri: entry.redirectUri, responseType: 'code' });
 
@@ -215,6 +262,8 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, co
     const fields = form ? formValues(form, body) : {};
     const result = await callUseCase(h.services, req, res, app, useCase, flowRequest(entry), command({ values: fields }, held));
     if (result.result) return toApp(res, entry, result.result);
+    const mfaToken = pausedFor(result.error);
+    if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
     const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
     await show(h, req, res, app, entry, view, status, { ...shown, values: fields, ...held });
   };
@@ -244,6 +293,8 @@ async function finishSocial(
   const result = await callUseCase(h.services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, thinRegistration: false, registrationForm: FORMS.social });
   if (result.result) return toApp(res, entry, result.result);
   const e = result.error!;
+  const mfaToken = pausedFor(e);
+  if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
   // an account deleted while signing in: its identity registers anew
   if (e instanceof Refusal && (e.reason === 'unknown_identity' || e.reason === 'gone')) {
     const values = Object.fromEntries(Object.entries(e.detail.prefill ?? {}).filter((v): v is [string, string] => typeof v[1] === 'string'));
@@ -272,6 +323,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted) => ({ form: submitted }))));
   router.post('/register/social', form, page(submit(h, 'social', socialRegister, (submitted, held) => ({ form: submitted, token: held.token ?? '' }))));
   router.post('/signin/forgot', form, page(submitForgot(h)));
+  router.post('/signin/code', form, page(submitCode(h)));
   return {
     router,
     finishSocial: (req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) =>

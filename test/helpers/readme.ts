@@ -42,6 +42,8 @@ export const PLACEHOLDERS: Record<string, string> = {
   VC: 'a verification code',
   UUID: 'a record\'s uuid',
   ACCESS_TOKEN: 'an access token /access/getAccessToken answered',
+  SECRET: 'the secret /oauth/totp_enroll_native answered',
+  MFA: 'the mfa_token of a sign-in waiting for its second factor',
   WHEN: 'a timestamp a record showed',
 };
 

@@ -13,7 +13,11 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
   /** The old address's way back from a change of the email address (its previous value in `extra`). */
   | 'email_change_undo'
   /** An address held for the record that may take it back (value_hash: reservationHash): no other record takes it meanwhile. */
-  | 'email_reservation';
+  | 'email_reservation'
+  /** One of an account's recovery codes: signs in once in place of the second factor. */
+  | 'recovery_code'
+  /** A sign-in whose first credential was proven, waiting for its second factor (5 minutes, one use; what it resumes sealed in `extra`). */
+  | 'mfa_token';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }

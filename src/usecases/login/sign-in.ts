@@ -1,11 +1,11 @@
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { Refusal } from '../../domain/refusal';
-import { asAccount, type CallContext } from '../services';
+import type { CallContext } from '../services';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
 import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn } from './call';
-import { identityEvent, invalidToken, linkIdentity, mergeRequest } from './social-identities';
+import { mergeRequest } from './social-identities';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
@@ -65,13 +65,7 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
   return signedIn(ctx, request, record, {
     passwordHash, profiles: found!.profiles, refreshSecret: command.refreshSecret,
     // the identity of the failed social sign-in joins this account, and the token is spent, in the sign-in's transaction
-    ...(merge && {
-      alongside: async (uow, locked) => {
-        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('mergeToken'));
-        uow.record(identityEvent(ctx, asAccount(ctx, record.id, request.client), record.id, done, ctx.services.clock.now()));
-        return { changed: ['profiles'] };
-      },
-    }),
+    ...(merge && { also: { merge: { token: mergeToken!, profile: merge.profile } } }),
     checked: { passwordHash: record.passwordHash!, refused: () => invalidCredentials(ctx, request, form.name) },
   });
 }

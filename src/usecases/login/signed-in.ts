@@ -8,6 +8,9 @@ import type { Written } from '../../domain/versions';
 import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn } from './call';
 import type { AuthMethod } from '../../domain/session';
 import { textsOf } from '../../texts';
+import type { SecondFactorMethod } from '../../domain/second-factor';
+import { pauseForSecondFactor, type SignInAlso } from './second-factor-step';
+import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 
 /**
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
@@ -48,23 +51,30 @@ export async function signedIn(
     /**
      * More work of the same sign-in, in its transaction with the record locked (a social token
      * spent, a merged identity linked): the sign-in then commits in one transaction, never in the
-     * single call. Answers what else of the record it changed (`profiles`).
+     * single call.
      */
-    alongside?: (uow: UnitOfWork, locked: UserRecord) => Promise<{ changed: string[] }>;
+    also?: SignInAlso;
+    /** The second factor that finished a paused sign-in; without one, an account that has one pauses here. */
+    secondFactor?: SecondFactorMethod;
   } = {},
 ): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
-  const proven: Proven = { entityId: record.id, amr: options.amr ?? ['pwd'] };
-  const method = proven.amr.includes('fed') ? 'social' : 'password';
+  const first = options.amr ?? ['pwd'];
+  const proven: Proven = { entityId: record.id, amr: options.secondFactor ? [...first, 'otp'] : first };
+  const method = first.includes('fed') ? 'social' : 'password';
+  const also = options.also ?? {};
+  const alongside = also.socialToken !== undefined || also.merge !== undefined ? alongsideOf(ctx, request, record, also) : undefined;
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
   const events = (written: Written, at: Date, also: string[] = []) => [
-    event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), { method }),
+    event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), { method, ...(options.secondFactor && { factor: options.secondFactor }) }),
     event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), {
       attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...also],
     }, { snapshot: written.snapshot }),
   ];
   if (record.disabledAt) throw accountDisabled(ctx, request);
+  // the seam: an account with a second factor waits for it here, before anything is issued or spent
+  if (!options.secondFactor) await pauseForSecondFactor(ctx, request, record, { amr: first, refreshSecret: options.refreshSecret, also });
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its
   // identities were read with it (or are read now): linking or removing one is a new version of
@@ -76,7 +86,7 @@ export async function signedIn(
   const { rows, tokens: issued } = loginCredentials(ctx, request, proven, now, options.refreshSecret);
   // one round trip when no subscriber must write in a transaction for these events
   const happened = events(written, now);
-  const jobs = options.alongside ? undefined : work.jobsOf(happened);
+  const jobs = alongside ? undefined : work.jobsOf(happened);
   if (jobs && await db.records.signIn(record, next, rows, jobs, now)) {
     await work.dispatch(jobs, happened);
     return { record: written.rendered, ...issued };
@@ -91,14 +101,25 @@ export async function signedIn(
     if (!locked) throw new Refusal('gone', 'the account was deleted while signing in');
     if (locked.disabledAt) throw accountDisabled(ctx, request);
     if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
-    const also = options.alongside ? (await options.alongside(uow, locked)).changed : [];
+    const changedToo = alongside ? (await alongside(uow, locked)).changed : [];
     const changed = await db.records.update(locked, change(at), at, tx);
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
     const tokens = await loginTokens(ctx, request, proven, tx, options.refreshSecret);
     const w = await versions.written(changed, tx);
-    uow.record(...events(w, at, also));
+    uow.record(...events(w, at, changedToo));
     return { written: w, tokens };
   });
   return { record: after.rendered, ...tokens };
+}
+
+/** A sign-in's other work, made from its data: the social token spent, the merged identity linked. */
+function alongsideOf(ctx: CallContext, request: FlowRequest, record: UserRecord, also: SignInAlso) {
+  return async (uow: UnitOfWork, locked: UserRecord): Promise<{ changed: string[] }> => {
+    if (also.socialToken !== undefined && !(await ctx.services.socialTokens.consume(ctx.app, also.socialToken, uow.tx))) throw invalidToken()();
+    if (!also.merge) return { changed: [] };
+    const done = await linkIdentity(ctx, locked, also.merge.token, also.merge.profile, uow.tx, invalidToken('mergeToken'));
+    uow.record(identityEvent(ctx, asAccount(ctx, record.id, request.client), record.id, done, ctx.services.clock.now()));
+    return { changed: ['profiles'] };
+  };
 }

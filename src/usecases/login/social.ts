@@ -12,7 +12,7 @@ import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
-import { changeIdentities, identityEvent, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
+import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
 
 /** The profile's value for a record attribute (what thin registration copies and prereg_fields carry). */
@@ -115,14 +115,7 @@ export async function socialSignIn(ctx: LoginCall, command: {
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
     // the token spent (and a merged identity linked) in the sign-in's transaction
     const signed = await signedIn(ctx, request, owner, {
-      amr: ['fed'], refreshSecret,
-      alongside: async (uow, locked) => {
-        if (!(await socialTokens.consume(ctx.app, token, uow.tx))) throw invalidToken()();
-        if (!merge) return { changed: [] };
-        const done = await linkIdentity(ctx, locked, mergeToken!, merge.profile, uow.tx, invalidToken('mergeToken'));
-        uow.record(identityEvent(ctx, asAccount(ctx, owner.id, request.client), owner.id, done, ctx.services.clock.now()));
-        return { changed: ['profiles'] };
-      },
+      amr: ['fed'], refreshSecret, also: { socialToken: token, ...(merge && { merge: { token: mergeToken!, profile: merge.profile } }) },
     });
     return { ...signed, isNew: false };
   }

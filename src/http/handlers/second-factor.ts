@@ -1,0 +1,68 @@
+import QRCode from 'qrcode';
+import { ApiError, errors } from '../../errors';
+import { enrollTotp } from '../../usecases/factors/enroll-totp';
+import { confirmTotp } from '../../usecases/factors/confirm-totp';
+import { removeTotp } from '../../usecases/factors/remove-totp';
+import { verifySecondFactor } from '../../usecases/login/verify-second-factor';
+import type { CallContext } from '../../usecases/services';
+import type { StoredCredential } from '../../domain/storage/credentials';
+import { signedInBody } from '../flow-request';
+import type { Handler, RequestContext } from '../context';
+
+/** The call of a use case from this request: the application, where it came from, the services. */
+const callOf = (ctx: RequestContext): CallContext => ({ origin: ctx.origin, app: ctx.app, clientAddress: ctx.clientAddress, services: ctx.services });
+
+/** The access token the request authenticated with (these endpoints take nothing else). */
+function tokenOf(ctx: RequestContext): StoredCredential {
+  if (ctx.principal.kind !== 'entity') throw errors.missingArgument('access_token');
+  return ctx.principal.token;
+}
+
+/** One of two parameters is needed: 100 naming the first, and saying the other. */
+const eitherOf = (first: string, what: string, other: string) =>
+  new ApiError('missingArgument', `missing required argument: ${first} (${what}) or ${other}`, { extra: { argument_name: first } });
+
+/** A code as typed (digits, or a recovery code with its dash), at most 64 characters. */
+function codeOf(ctx: RequestContext, name: string): string | undefined {
+  const code = ctx.params.get(name);
+  if (code !== undefined && code.length > 64) throw errors.invalidArgument(name, 'is longer than 64 characters');
+  return code;
+}
+
+/** /oauth/totp_enroll_native: a new secret for the account's authenticator app, its otpauth:// URI and that URI as a QR code (SVG). */
+export const totpEnroll: Handler = async (ctx) => {
+  const { secret, uri } = await enrollTotp(callOf(ctx), { token: tokenOf(ctx) });
+  const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  return { secret, otpauth_uri: uri, qr_svg: svg };
+};
+
+/** /oauth/totp_confirm_native: the first code from the app turns it on; the recovery codes, shown once. */
+export const totpConfirm: Handler = async (ctx) => {
+  const token = tokenOf(ctx);
+  const code = codeOf(ctx, 'code') ?? ctx.params.require('code');
+  const { recoveryCodes } = await confirmTotp(callOf(ctx), { token, code });
+  return { recovery_codes: recoveryCodes };
+};
+
+/** /oauth/totp_remove_native: turns the authenticator off, proven by a current code or the password. */
+export const totpRemove: Handler = async (ctx) => {
+  const token = tokenOf(ctx);
+  const code = codeOf(ctx, 'code');
+  const currentPassword = ctx.params.get('currentPassword');
+  if (code === undefined && currentPassword === undefined) {
+    throw eitherOf('code', 'a current code from the authenticator app', 'currentPassword');
+  }
+  await removeTotp(callOf(ctx), { token, code, currentPassword: code === undefined ? currentPassword : undefined });
+  return {};
+};
+
+/** /oauth/mfa_verify_native: finishes a sign-in paused for its second factor, with the answer the sign-in would have given. */
+export const mfaVerify: Handler = async (ctx) => {
+  if (ctx.principal.kind !== 'client') throw errors.missingArgument('client_id');
+  const mfaToken = ctx.params.require('mfa_token');
+  const code = codeOf(ctx, 'code');
+  const recoveryCode = codeOf(ctx, 'recovery_code');
+  if (code === undefined && recoveryCode === undefined) throw eitherOf('code', 'from the authenticator app', 'recovery_code');
+  const signed = await verifySecondFactor({ ...callOf(ctx), client: ctx.principal.client }, { mfaToken, code, recoveryCode: code === undefined ? recoveryCode : undefined });
+  return signed.social ? { ...signedInBody(signed), is_new: false } : signedInBody(signed);
+};

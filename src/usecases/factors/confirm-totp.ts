@@ -1,0 +1,57 @@
+import type { StoredCredential } from '../../domain/storage/credentials';
+import type { UserRecord } from '../../domain/storage/records';
+import { Refusal } from '../../domain/refusal';
+import { matchTotp, openTotpSecret } from '../../domain/second-factor';
+import { event, recordSubject } from '../../domain/events';
+import { displayName, type MailRequest } from '../../domain/mail';
+import { recordLocale } from '../../domain/email-change';
+import { asAccount, type CallContext } from '../services';
+import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
+import { accountOfToken } from './account';
+import { renewRecoveryCodes } from './recovery-codes';
+import { textsOf } from '../../texts';
+
+/** The email that tells the person how their sign-in changed, when the account has an address. */
+export const factorMail = (ctx: CallContext, record: UserRecord, template: 'second-factor-on' | 'second-factor-off'): { mail: MailRequest } | undefined =>
+  (record.email ? { mail: { app: ctx.app, template, locale: recordLocale(record), to: record.email, name: displayName(record) } } : undefined);
+
+/** A code that does not prove the factor: 210 naming the field, with a message for the person in `locale`. */
+export const wrongCode = (field: 'code' | 'recoveryCode', locale: string) => (field === 'code'
+  ? new Refusal('wrong_credentials', 'the code is not the one the authenticator app shows now, or was used already; type the current one', {
+    field, message: textsOf('api', locale).wrongCode,
+  })
+  : new Refusal('wrong_credentials', 'the recovery code is not one of this account\'s, or was used already', {
+    field, message: textsOf('api', locale).wrongRecoveryCode,
+  }));
+
+/**
+ * Turns the authenticator on (docs/second-factor.md): a first code from it proves it holds the
+ * secret. In one unit of work the authenticator is confirmed (that code's step is then used), the
+ * account gets RECOVERY_CODES new recovery codes, and the person is told by email. Answers the
+ * recovery codes, shown once. Codes are guessed against the account's password budget.
+ */
+export async function confirmTotp(ctx: CallContext, command: { token: StoredCredential; code: string }): Promise<{ recoveryCodes: string[] }> {
+  const { db, clock, work, box } = ctx.services;
+  const { record, client } = await accountOfToken(ctx, command.token);
+  const totp = await db.factors.totp(ctx.app.id, record.id);
+  if (!totp) throw new Refusal('nothing_to_do', 'this account has no authenticator being added; start with totp_enroll_native');
+  if (totp.confirmedAt) throw new Refusal('nothing_to_do', 'this account\'s authenticator is on already');
+  const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
+  const step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
+  if (step === undefined) throw wrongCode('code', recordLocale(record));
+  await guesses.succeeded();
+  const acting = asAccount(ctx, record.id, client);
+  const recoveryCodes = await work.run(async (uow) => {
+    if (!(await db.factors.confirmTotp(ctx.app.id, record.id, step, clock.now(), uow.tx))) {
+      throw new Refusal('nothing_to_do', 'this account\'s authenticator is on already');
+    }
+    const codes = await renewRecoveryCodes(ctx, uow, record, client);
+    const at = clock.now();
+    uow.record(
+      event('account.second_factor_added', ctx.app.id, at, acting, recordSubject(record.id), { method: 'totp' }, factorMail(ctx, record, 'second-factor-on')),
+      event('account.recovery_codes_renewed', ctx.app.id, at, acting, recordSubject(record.id), { count: codes.length }),
+    );
+    return codes;
+  });
+  return { recoveryCodes };
+}

@@ -1,0 +1,45 @@
+import type { StoredCredential } from '../../domain/storage/credentials';
+import { Refusal } from '../../domain/refusal';
+import { matchTotp, openTotpSecret } from '../../domain/second-factor';
+import { event, recordSubject } from '../../domain/events';
+import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
+import { asAccount, type CallContext } from '../services';
+import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
+import { accountOfToken } from './account';
+import { factorMail, wrongCode } from './confirm-totp';
+import { recordLocale } from '../../domain/email-change';
+import { textsOf } from '../../texts';
+
+/**
+ * Turns the authenticator off (docs/second-factor.md), proven by a current code from it or by the
+ * account's password, guessed against the account's password budget. In one unit of work the
+ * authenticator, the recovery codes and the sign-ins waiting for a second factor go, and the
+ * person is told by email.
+ */
+export async function removeTotp(ctx: CallContext, command: { token: StoredCredential; code?: string; currentPassword?: string }): Promise<void> {
+  const { db, clock, work, box, passwords } = ctx.services;
+  const { record, client } = await accountOfToken(ctx, command.token);
+  const totp = await db.factors.totp(ctx.app.id, record.id);
+  if (!totp?.confirmedAt) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
+  const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
+  if (command.code !== undefined) {
+    const step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
+    if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', recordLocale(record));
+  } else {
+    const password = command.currentPassword ?? '';
+    const ok = record.passwordHash && password.length <= MAX_PASSWORD_LENGTH ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
+    if (!ok) {
+      throw new Refusal('wrong_credentials', 'the current password is not correct', {
+        field: 'currentPassword', message: textsOf('api', recordLocale(record)).wrongPassword,
+      });
+    }
+  }
+  await guesses.succeeded();
+  await work.run(async (uow) => {
+    const at = clock.now();
+    if (!(await db.factors.removeTotp(ctx.app.id, record.id, uow.tx))) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
+    await db.credentials.revokeForRecord(ctx.app.id, record.id, ['recovery_code', 'mfa_token'], null, at, uow.tx);
+    uow.record(event('account.second_factor_removed', ctx.app.id, at, asAccount(ctx, record.id, client), recordSubject(record.id), { method: 'totp' },
+      factorMail(ctx, record, 'second-factor-off')));
+  });
+}
