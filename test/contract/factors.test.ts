@@ -26,8 +26,10 @@ forEveryEngine('factors store', (storage) => {
     expect(await db.factors.totp(appId, user.id)).toMatchObject({ secretSealed: 'sealed-2', confirmedAt: null, lastStep: null });
     // a step is never taken before confirmation
     expect(await db.factors.takeTotpStep(appId, user.id, 100)).toBe(false);
-    expect(await write((tx) => db.factors.confirmTotp(appId, user.id, 100, new Date('2026-11-25T10:00:00.123Z'), tx))).toBe(true);
-    expect(await write((tx) => db.factors.confirmTotp(appId, user.id, 101, new Date(), tx))).toBe(false);
+    // the secret a code was checked against, replaced meanwhile, is not turned on
+    expect(await write((tx) => db.factors.confirmTotp(appId, user.id, 'sealed-1', 100, new Date(), tx))).toBe(false);
+    expect(await write((tx) => db.factors.confirmTotp(appId, user.id, 'sealed-2', 100, new Date('2026-11-25T10:00:00.123Z'), tx))).toBe(true);
+    expect(await write((tx) => db.factors.confirmTotp(appId, user.id, 'sealed-2', 101, new Date(), tx))).toBe(false);
     const confirmed = await db.factors.totp(appId, user.id);
     expect(confirmed).toMatchObject({ secretSealed: 'sealed-2', lastStep: 100 });
     expect(confirmed!.confirmedAt!.toISOString()).toBe('2026-11-25T10:00:00.123Z');
@@ -43,7 +45,7 @@ forEveryEngine('factors store', (storage) => {
     const { db, appId, on } = storage();
     const user = await newUser();
     await write((tx) => db.factors.startTotp(appId, user.id, 'sealed', new Date(), tx));
-    await write((tx) => db.factors.confirmTotp(appId, user.id, 1000, new Date(), tx));
+    await write((tx) => db.factors.confirmTotp(appId, user.id, 'sealed', 1000, new Date(), tx));
     expect(await db.factors.takeTotpStep(appId, user.id, 1000)).toBe(false);
     expect(await db.factors.takeTotpStep(appId, user.id, 999)).toBe(false);
     const taken = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).factors.takeTotpStep(appId, user.id, 1001)));

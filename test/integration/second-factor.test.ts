@@ -191,14 +191,24 @@ describe('races and budgets', () => {
     expect(answers.filter((r) => r.body.stat === 'ok')).toHaveLength(1);
   });
 
-  it('20 wrong codes at once draw on the account\'s password budget: 10 are checked, the others refused unchecked, and the password too', async () => {
+  it('20 wrong codes at once draw on the account\'s password budget: with the paused sign-in\'s own attempt, 10 are checked, the others refused unchecked, and the password too', async () => {
     const a = await withAuthenticator();
     const token = (await signIn(a.email)).body.mfa_token as string;
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => verify(token, { code: String(100000 + i) })));
-    expect(answers.filter((r) => r.body.code === 210)).toHaveLength(10);
-    expect(answers.filter((r) => r.body.code === 510)).toHaveLength(10);
+    // the sign-in that paused keeps its attempt in the account's count: 9 codes are checked
+    expect(answers.filter((r) => r.body.code === 210)).toHaveLength(9);
+    expect(answers.filter((r) => r.body.code === 510)).toHaveLength(11);
     // the budget is the password's: the account is locked for sign-ins too
     expect((await signIn(a.email)).body).toMatchObject({ code: 510 });
+  });
+
+  it('the right password does not renew the budget the codes draw on: only a right code does', async () => {
+    const a = await withAuthenticator(); // its sign-in and confirmation cleared the account's count
+    const token = (await signIn(a.email)).body.mfa_token as string; // 1 attempt, kept
+    for (let i = 0; i < 8; i++) expect((await verify(token, { code: String(200000 + i) })).body.code).toBe(210); // 9
+    const again = await signIn(a.email); // 10: checked, paused, and kept
+    expect(again.body.code).toBe(214);
+    expect((await verify(again.body.mfa_token, { code: '123456' })).body).toMatchObject({ code: 510 });
   });
 });
 
@@ -209,6 +219,9 @@ describe('removing the authenticator', () => {
     const signed = await verify((await signIn(a.email)).body.mfa_token, { code: oathtool(a.secret, clock.now()) });
     const token = signed.body.access_token as string;
     expect((await post('/oauth/totp_remove_native', { access_token: token })).body).toMatchObject({ code: 100, argument_name: 'code' });
+    // the password proves it only in a session the authenticator proved too (not the token of the sign-in before it was on)
+    expect((await post('/oauth/totp_remove_native', { access_token: a.token, currentPassword: PASSWORD })).body)
+      .toMatchObject({ code: 200, argument_name: 'currentPassword' });
     expect((await post('/oauth/totp_remove_native', { access_token: token, currentPassword: 'wrong' })).body)
       .toMatchObject({ code: 210, argument_name: 'currentPassword' });
     // the code just used does not prove it again

@@ -32,9 +32,10 @@ export function createFactorQueries(sql: Sql): FactorStore {
       );
       return true;
     },
-    async confirmTotp(applicationId: number, entityId: number, step: number, now: Date, tx: Tx) {
+    async confirmTotp(applicationId: number, entityId: number, secretSealed: string, step: number, now: Date, tx: Tx) {
       return (await sql.change(
-        `UPDATE second_factors SET confirmed_at = ?, last_step = ? WHERE ${OWN} AND confirmed_at IS NULL`, [sql.time(now), step, applicationId, entityId], tx,
+        `UPDATE second_factors SET confirmed_at = ?, last_step = ? WHERE ${OWN} AND confirmed_at IS NULL AND secret_sealed = ?`,
+        [sql.time(now), step, applicationId, entityId, secretSealed], tx,
       )) === 1;
     },
     async takeTotpStep(applicationId: number, entityId: number, step: number, tx?: Tx) {

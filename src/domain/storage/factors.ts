@@ -26,8 +26,11 @@ export interface FactorStore {
    * written) when the account has a confirmed authenticator.
    */
   startTotp(applicationId: number, entityId: number, secretSealed: string, now: Date, tx: Tx): Promise<boolean>;
-  /** Confirms the enrollment with the step its first code had; false when it was confirmed already (or is gone). */
-  confirmTotp(applicationId: number, entityId: number, step: number, now: Date, tx: Tx): Promise<boolean>;
+  /**
+   * Confirms the enrollment of `secretSealed` (the secret the first code was checked against) with
+   * that code's step; false when it was confirmed already, replaced by a new enrollment, or is gone.
+   */
+  confirmTotp(applicationId: number, entityId: number, secretSealed: string, step: number, now: Date, tx: Tx): Promise<boolean>;
   /**
    * Takes time step `step` of a confirmed authenticator: true for one caller only, and only when
    * no code of this step or a later one was accepted before (a code is never accepted twice).

@@ -1,7 +1,7 @@
 import type { StoredCredential } from '../../domain/storage/credentials';
 import type { UserRecord } from '../../domain/storage/records';
 import { Refusal } from '../../domain/refusal';
-import { matchTotp, openTotpSecret } from '../../domain/second-factor';
+import { matchTotp, openTotpSecret, secondFactorPolicy } from '../../domain/second-factor';
 import { event, recordSubject } from '../../domain/events';
 import { displayName, type MailRequest } from '../../domain/mail';
 import { recordLocale } from '../../domain/email-change';
@@ -32,6 +32,7 @@ export const wrongCode = (field: 'code' | 'recoveryCode', locale: string) => (fi
  */
 export async function confirmTotp(ctx: CallContext, command: { token: StoredCredential; code: string }): Promise<{ recoveryCodes: string[] }> {
   const { db, clock, work, box } = ctx.services;
+  if (secondFactorPolicy(ctx.app) === 'off') throw new Refusal('not_offered', 'this application does not offer a second factor (its setting second_factor is off)');
   const { record, client } = await accountOfToken(ctx, command.token);
   const totp = await db.factors.totp(ctx.app.id, record.id);
   if (!totp) throw new Refusal('nothing_to_do', 'this account has no authenticator being added; start with totp_enroll_native');
@@ -42,8 +43,9 @@ export async function confirmTotp(ctx: CallContext, command: { token: StoredCred
   await guesses.succeeded();
   const acting = asAccount(ctx, record.id, client);
   const recoveryCodes = await work.run(async (uow) => {
-    if (!(await db.factors.confirmTotp(ctx.app.id, record.id, step, clock.now(), uow.tx))) {
-      throw new Refusal('nothing_to_do', 'this account\'s authenticator is on already');
+    // the secret the code was checked against: one enrolled again meanwhile is not turned on
+    if (!(await db.factors.confirmTotp(ctx.app.id, record.id, totp.secretSealed, step, clock.now(), uow.tx))) {
+      throw new Refusal('nothing_to_do', 'this account\'s authenticator is on already, or was enrolled again meanwhile: confirm with the newest one');
     }
     const codes = await renewRecoveryCodes(ctx, uow, record, client);
     const at = clock.now();

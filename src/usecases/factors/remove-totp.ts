@@ -1,5 +1,6 @@
 import type { StoredCredential } from '../../domain/storage/credentials';
-import { Refusal } from '../../domain/refusal';
+import { Refusal, invalidField } from '../../domain/refusal';
+import { sessionFacts } from '../../domain/session';
 import { matchTotp, openTotpSecret } from '../../domain/second-factor';
 import { event, recordSubject } from '../../domain/events';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
@@ -26,6 +27,11 @@ export async function removeTotp(ctx: CallContext, command: { token: StoredCrede
     const step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
     if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', recordLocale(record));
   } else {
+    // the password proves it only in a session that the authenticator proved too: a password and
+    // a token alone (a reset link's, a leaked one) never turn the second factor off
+    if (!sessionFacts(command.token)?.amr.includes('otp')) {
+      throw invalidField('currentPassword', 'proves this only with an access token of a sign-in made with the authenticator; send a current code from it instead (code)');
+    }
     const password = command.currentPassword ?? '';
     const ok = record.passwordHash && password.length <= MAX_PASSWORD_LENGTH ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
     if (!ok) {

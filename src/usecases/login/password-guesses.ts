@@ -27,5 +27,13 @@ export async function guardPasswordGuesses(ctx: CallContext, subject: string) {
     async succeeded() {
       await taken.settle({ clear: [account], giveBack: [address] });
     },
+    /**
+     * A right password of an account that owes a second factor: the address gets its attempt back,
+     * and the account's count stays (with this attempt in it) until the second factor is right too,
+     * so a known password never buys the codes a fresh budget.
+     */
+    async firstOfTwo() {
+      await taken.settle({ giveBack: [address] });
+    },
   };
 }

@@ -23,6 +23,8 @@ export interface PausedSignIn {
   amr: AuthMethod[];
   refreshSecret?: string;
   also: SignInAlso;
+  /** The hash the password was checked against: a password changed meanwhile ends the paused sign-in. */
+  passwordHash?: string;
 }
 
 /** What a paused sign-in's row keeps in clear: how to answer when it finishes. */
@@ -35,17 +37,20 @@ interface PausedExtra {
 
 const binding = (hash: string) => `mfa_token:${hash}`;
 
+/** Whether a sign-in into `record` owes a second factor: the account has a confirmed authenticator, and the application's setting is not off. */
+export async function secondFactorOwed(ctx: CallContext, record: UserRecord): Promise<boolean> {
+  if (secondFactorPolicy(ctx.app) === 'off') return false;
+  return Boolean((await ctx.services.db.factors.totp(ctx.app.id, record.id))?.confirmedAt);
+}
+
 /**
- * The step between "credential proven" and "session issued" (docs/second-factor.md). With the
- * application's `second_factor` setting off, or an account without a confirmed authenticator,
- * nothing happens. Otherwise the sign-in is paused: an mfa_token (one use, 5 minutes, bound to the
- * client, the response type and the redirect URI) keeps what finishing it needs, and the refusal
- * `second_factor_required` carries it to the caller with the methods that may finish it.
+ * The step between "credential proven" and "session issued" (docs/second-factor.md), for a
+ * sign-in that owes a second factor (secondFactorOwed): it is paused. An mfa_token (one use, 5
+ * minutes, bound to the client, the response type and the redirect URI) keeps what finishing it
+ * needs, and the refusal `second_factor_required` carries it to the caller with the methods that
+ * may finish it.
  */
-export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn): Promise<void> {
-  if (secondFactorPolicy(ctx.app) === 'off') return;
-  const totp = await ctx.services.db.factors.totp(ctx.app.id, record.id);
-  if (!totp?.confirmedAt) return;
+export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn): Promise<never> {
   const { tokens, work, box } = ctx.services;
   const value = randomToken(20);
   const extra: PausedExtra = {

@@ -6,6 +6,7 @@ import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
 import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn } from './call';
 import { mergeRequest } from './social-identities';
+import { secondFactorOwed } from './second-factor-step';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
@@ -55,7 +56,9 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
   const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
   if (!ok || !record) throw invalidCredentials(ctx, request, form.name);
 
-  await guesses.succeeded();
+  // the account's failures are forgotten once the sign-in is done: a second factor still owed keeps them
+  const owed = await secondFactorOwed(ctx, record);
+  await (owed ? guesses.firstOfTwo() : guesses.succeeded());
   // the right password of a disabled user: said so, and nothing is linked or issued
   if (record.disabledAt) throw accountDisabled(ctx, request, form.name);
   // a merge_token is checked before anything is issued: a bad one signs nobody in
@@ -67,5 +70,6 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
     // the identity of the failed social sign-in joins this account, and the token is spent, in the sign-in's transaction
     ...(merge && { also: { merge: { token: mergeToken!, profile: merge.profile } } }),
     checked: { passwordHash: record.passwordHash!, refused: () => invalidCredentials(ctx, request, form.name) },
+    secondFactorOwed: owed,
   });
 }

@@ -9,7 +9,7 @@ import { loginCredentials, loginTokens, type FlowRequest, type Proven, type Sign
 import type { AuthMethod } from '../../domain/session';
 import { textsOf } from '../../texts';
 import type { SecondFactorMethod } from '../../domain/second-factor';
-import { pauseForSecondFactor, type SignInAlso } from './second-factor-step';
+import { pauseForSecondFactor, secondFactorOwed, type SignInAlso } from './second-factor-step';
 import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 
 /**
@@ -56,6 +56,8 @@ export async function signedIn(
     also?: SignInAlso;
     /** The second factor that finished a paused sign-in; without one, an account that has one pauses here. */
     secondFactor?: SecondFactorMethod;
+    /** Whether the account owes a second factor, when the caller read it already (secondFactorOwed). */
+    secondFactorOwed?: boolean;
   } = {},
 ): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
@@ -74,7 +76,9 @@ export async function signedIn(
   ];
   if (record.disabledAt) throw accountDisabled(ctx, request);
   // the seam: an account with a second factor waits for it here, before anything is issued or spent
-  if (!options.secondFactor) await pauseForSecondFactor(ctx, request, record, { amr: first, refreshSecret: options.refreshSecret, also });
+  if (!options.secondFactor && (options.secondFactorOwed ?? await secondFactorOwed(ctx, record))) {
+    await pauseForSecondFactor(ctx, request, record, { amr: first, refreshSecret: options.refreshSecret, also, passwordHash: options.checked?.passwordHash });
+  }
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its
   // identities were read with it (or are read now): linking or removing one is a new version of

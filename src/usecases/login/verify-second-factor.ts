@@ -36,6 +36,9 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   const flow = await flows.resolve(ctx.app, opened.flow.name, String(opened.flow.version), opened.flow.locale);
   const request: FlowRequest = { client: ctx.client, flow, redirectUri: row.redirectUri ?? undefined, responseType: opened.responseType };
   if (record.disabledAt) throw accountDisabled(ctx, request);
+  const { paused } = opened;
+  // the password the sign-in proved is no longer the account's: it starts again
+  if (paused.passwordHash !== undefined && record.passwordHash !== paused.passwordHash) throw spent();
 
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
   let method: SecondFactorMethod;
@@ -56,7 +59,9 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   await guesses.succeeded();
   // one sign-in per token: of parallel verifications with right codes, one spends it
   if (!(await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'mfa_token', hash, clock.now(), tx, ctx.client.id)))) throw spent();
-  const { paused } = opened;
-  const signed = await signedIn(ctx, request, record, { amr: paused.amr, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method });
+  const signed = await signedIn(ctx, request, record, {
+    amr: paused.amr, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method,
+    ...(paused.passwordHash !== undefined && { checked: { passwordHash: paused.passwordHash, refused: spent } }),
+  });
   return { ...signed, social: paused.amr.includes('fed') };
 }
