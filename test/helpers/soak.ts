@@ -26,11 +26,20 @@ export type Sample = ReturnType<typeof sample>;
 
 /** Samples each of `pids` every 5 s for `ms`, and once more at the end, into `into` (by the same names). */
 export async function sampleFor<K extends string>(ms: number, pids: Record<K, number>, into: Record<K, Sample[]>): Promise<void> {
+  /** One sample of every process; answers the time before the first of them was read. */
   const take = () => {
+    const before = Date.now();
     for (const name of Object.keys(pids) as K[]) into[name].push(sample(pids[name]));
+    return before;
   };
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, Math.min(5_000, Math.max(0, end - Date.now()))))) take();
   take();
+  // from the first samples' time (read before `end`), and up to a round taken at `end` or later:
+  // every series spans `ms` at least, whatever the timers' precision
+  const end = Date.now() + ms;
+  for (let last = 0; last < end;) {
+    await new Promise((r) => setTimeout(r, Math.min(5_000, Math.max(0, end - Date.now()))));
+    last = take();
+  }
 }
 
 /**
