@@ -75,7 +75,9 @@ describe('enrolling an authenticator app', () => {
     const minted = await request(t.app).post('/access/getAccessToken').set('Authorization', owner).type('form').send({ type_name: 'user', id: String(a.id) });
     const old = await post('/oauth/totp_enroll_native', { access_token: minted.body.accessToken });
     expect(old.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'access_token', error_description: expect.stringContaining('sign-in within the last 5 minutes') });
-    expect((await post('/oauth/totp_enroll_native', { access_token: 'not-a-token' })).body).toMatchObject({ code: 413 });
+    for (const path of ['/oauth/totp_enroll_native', '/oauth/totp_confirm_native', '/oauth/totp_remove_native']) {
+      expect((await post(path, { access_token: 'not-a-token', code: '123456' })).body).toMatchObject({ code: 413 });
+    }
     expect((await post('/oauth/totp_enroll_native', {})).body).toMatchObject({ stat: 'error' });
   });
 
@@ -243,7 +245,8 @@ describe('removing the authenticator', () => {
     try {
       expect((await signIn(a.email)).body).toMatchObject({ stat: 'ok', access_token: expect.any(String) });
       const b = await account();
-      expect((await post('/oauth/totp_enroll_native', { access_token: b.token })).body).toMatchObject({ code: 403 });
+      expect((await post('/oauth/totp_enroll_native', { access_token: b.token })).body).toMatchObject({ code: 403, error: 'permission_error' });
+      expect((await post('/oauth/totp_confirm_native', { access_token: b.token, code: '123456' })).body).toMatchObject({ code: 403, error: 'permission_error' });
     } finally {
       expect((await set('optional')).body.stat).toBe('ok');
       clock.advance(5_100);

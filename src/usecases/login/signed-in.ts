@@ -68,10 +68,10 @@ export async function signedIn(
   const also = options.also ?? {};
   const alongside = also.socialToken !== undefined || also.merge !== undefined ? alongsideOf(ctx, request, record, also) : undefined;
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
-  const events = (written: Written, at: Date, also: string[] = []) => [
+  const events = (written: Written, at: Date, changedToo: string[] = []) => [
     event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), { method, ...(options.secondFactor && { factor: options.secondFactor }) }),
     event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), {
-      attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...also],
+      attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...changedToo],
     }, { snapshot: written.snapshot }),
   ];
   if (record.disabledAt) throw accountDisabled(ctx, request);
