@@ -48,8 +48,11 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/oauth/totp_enroll_native': ok({ secret: STRING, otpauth_uri: STRING, qr_svg: STRING }),
   '/oauth/totp_confirm_native': ok({ recovery_codes: { type: 'array', items: STRING } }),
   '/oauth/totp_remove_native': ok(),
-  // the answer the paused sign-in would have given: a social one (auth_native) says is_new too
-  '/oauth/mfa_verify_native': ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code', 'is_new']),
+  // the answer the paused sign-in would have given: a social one (auth_native) says is_new too;
+  // a paused password reset code's exchange, its pair
+  '/oauth/mfa_verify_native': {
+    oneOf: [ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code', 'is_new']), ok(TOKEN_PAIR, ['transaction_state'])],
+  },
   '/oauth/forgot_password_native': ok(),
   '/oauth/verify_email_native': ok(),
   '/entity.create': ok({ id: INTEGER, uuid: STRING }),

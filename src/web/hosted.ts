@@ -203,7 +203,11 @@ const pausedFor = (e: PageRefusal | undefined): string | undefined =>
   (e instanceof Refusal && e.reason === 'second_factor_required' ? e.detail.secondFactor?.token : undefined);
 
 /** A paused sign-in finished with its second factor, for the page's login client. */
-const finishWithCode: LoginUseCase<SecondFactorCommand, SignedIn> = (call, command) => verifySecondFactor({ ...call, client: call.request.client }, command);
+const finishWithCode: LoginUseCase<SecondFactorCommand, SignedIn> = async (call, command) => {
+  const verified = await verifySecondFactor({ ...call, client: call.request.client }, { ...command, signInOnly: true });
+  if ('pair' in verified) throw new Error('a sign-in only verification answered a pair');
+  return verified.signedIn;
+};
 
 /** The code step's POST: to the app with a code, the code page again with what failed, or the sign-in page when the paused sign-in is gone. */
 const submitCode = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {

@@ -176,6 +176,37 @@ describe('a sign-in with a second factor', () => {
   });
 });
 
+describe('a password reset through the API', () => {
+  it('the emailed code of an account with a second factor exchanges for an mfa_token, not a session: the second factor then gives the pair, which sets the new password', async () => {
+    const a = await withAuthenticator();
+    const login = t.local.clients.login;
+    const recoverUrl = (await request(t.app).get('/settings/items').query({ for_client_id: login.client_id }).set('Authorization', owner)).body.result.password_recover_url as string;
+    expect((await post('/oauth/forgot_password_native', { client_id: login.client_id, locale: 'en-US', redirect_uri: recoverUrl, signInEmailAddress: a.email })).body.stat).toBe('ok');
+    await (t.runtime.queue as { idle?: () => Promise<void> }).idle?.();
+    const mail = await newestMail(t.runtime.config.mailDir, a.email);
+    const code = new URL(mail!.link!).searchParams.get('code')!;
+    const exchange = () => request(t.app).post('/oauth/token').set('Authorization', basic(login.client_id, login.client_secret)).type('form')
+      .send({ grant_type: 'authorization_code', code, redirect_uri: recoverUrl });
+    const paused = await exchange();
+    expect(paused.body).toMatchObject({ stat: 'error', code: 214, error: 'second_factor_required', mfa_token: expect.any(String), methods: ['totp', 'recovery_code'] });
+    expect(paused.body.access_token).toBeUndefined();
+    // the code is spent: the mailbox alone never gives a session
+    expect((await exchange()).body).toMatchObject({ code: 413 });
+    expect((await verify(paused.body.mfa_token, { code: '000000' })).body).toMatchObject({ code: 210, argument_name: 'code' });
+    clock.advance(30_000);
+    const pair = await verify(paused.body.mfa_token, { code: oathtool(a.secret, clock.now()) });
+    expect(pair.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), refresh_token: expect.any(String), expires_in: expect.any(Number) });
+    expect(pair.body.capture_user).toBeUndefined();
+    // the pair is the reset's: it sets a password without the current one
+    const set = await post('/oauth/update_profile_native', {
+      client_id: login.client_id, locale: 'en-US', access_token: pair.body.access_token, form: 'newPasswordFormNoAuth',
+      newPassword: 'a brand new password', newPasswordConfirm: 'a brand new password',
+    });
+    expect(set.body).toEqual({ stat: 'ok' });
+    expect((await verify(paused.body.mfa_token, { code: oathtool(a.secret, later(30)) })).body).toMatchObject({ code: 200, argument_name: 'mfa_token' });
+  });
+});
+
 describe('races and budgets', () => {
   it('one recovery code sent 20 times at once with one mfa_token: one sign-in', async () => {
     const a = await withAuthenticator();

@@ -5,6 +5,7 @@ import { totpCode } from '../../src/domain/second-factor';
 import { registerWithPassword } from '../../src/usecases/login/register';
 import { signIn } from '../../src/usecases/login/sign-in';
 import { verifySecondFactor } from '../../src/usecases/login/verify-second-factor';
+import type { SignedIn } from '../../src/usecases/login/call';
 import { enrollTotp } from '../../src/usecases/factors/enroll-totp';
 import { confirmTotp } from '../../src/usecases/factors/confirm-totp';
 import { removeTotp } from '../../src/usecases/factors/remove-totp';
@@ -48,8 +49,9 @@ it('enroll, confirm, a paused sign-in finished by a code, and removal: each a ty
   // the paused sign-in's row keeps no secret in clear
   expect(JSON.stringify((await credentialOf('mfa_token', mfaToken)).extra)).not.toContain(PASSWORD);
 
-  const signed = await verifySecondFactor({ ...call, client: call.request.client }, { mfaToken, recoveryCode: recoveryCodes[0] });
-  expect(signed).toMatchObject({ record: { email }, accessToken: expect.any(String), social: false });
+  const verified = await verifySecondFactor({ ...call, client: call.request.client }, { mfaToken, recoveryCode: recoveryCodes[0] });
+  expect(verified).toMatchObject({ signedIn: { record: { email }, accessToken: expect.any(String) }, social: false });
+  const signed = (verified as { signedIn: SignedIn }).signedIn;
   expect((await credentialOf('access_token', signed.accessToken!)).extra).toMatchObject({ session: { amr: ['pwd', 'otp'] } });
   await expect(verifySecondFactor({ ...call, client: call.request.client }, { mfaToken, recoveryCode: recoveryCodes[1] }))
     .rejects.toMatchObject({ reason: 'invalid', detail: { field: 'mfaToken' } });

@@ -7,6 +7,7 @@ import { verifySecondFactor } from '../../usecases/login/verify-second-factor';
 import type { CallContext } from '../../usecases/services';
 import type { StoredCredential } from '../../domain/storage/credentials';
 import { signedInBody } from '../flow-request';
+import { pairBody } from './token';
 import type { Handler, RequestContext } from '../context';
 
 /** The call of a use case from this request: the application, where it came from, the services. */
@@ -63,6 +64,7 @@ export const mfaVerify: Handler = async (ctx) => {
   const code = codeOf(ctx, 'code');
   const recoveryCode = codeOf(ctx, 'recovery_code');
   if (code === undefined && recoveryCode === undefined) throw eitherOf('code', 'from the authenticator app', 'recovery_code');
-  const signed = await verifySecondFactor({ ...callOf(ctx), client: ctx.principal.client }, { mfaToken, code, recoveryCode: code === undefined ? recoveryCode : undefined });
-  return signed.social ? { ...signedInBody(signed), is_new: false } : signedInBody(signed);
+  const verified = await verifySecondFactor({ ...callOf(ctx), client: ctx.principal.client }, { mfaToken, code, recoveryCode: code === undefined ? recoveryCode : undefined });
+  if ('pair' in verified) return pairBody(verified.pair);
+  return verified.social ? { ...signedInBody(verified.signedIn), is_new: false } : signedInBody(verified.signedIn);
 };

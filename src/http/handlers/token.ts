@@ -5,7 +5,7 @@ import { rotateRefreshToken } from '../../usecases/tokens/rotate-refresh-token';
 import { caller, type Handler } from '../context';
 
 /** A pair as /oauth/token answers it (docs/api.md#oauthtoken). */
-const pairBody = (pair: TokenPair): Record<string, unknown> => ({
+export const pairBody = (pair: TokenPair): Record<string, unknown> => ({
   access_token: pair.accessToken, expires_in: pair.expiresIn, refresh_token: pair.refreshToken,
   ...(pair.transactionState !== undefined && { transaction_state: pair.transactionState }),
 });

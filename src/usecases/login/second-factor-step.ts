@@ -1,12 +1,15 @@
 import type { UserRecord } from '../../domain/storage/records';
+import type { Application } from '../../domain/storage/applications';
+import type { Client } from '../../domain/clients';
 import type { StoredCredential } from '../../domain/storage/credentials';
+import type { Proof } from '../../domain/tokens';
 import type { SocialProfile } from '../../domain/social/profile';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { MFA_TOKEN_SECONDS, secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import { Refusal } from '../../domain/refusal';
 import type { AuthMethod } from '../../domain/session';
 import { RESPONSE_TYPES, type FlowRequest, type ResponseType } from './call';
-import type { CallContext } from '../services';
+import type { CallContext, Services } from '../services';
 
 /**
  * What else a sign-in does in its transaction, as data rather than code: a sign-in paused for its
@@ -25,23 +28,58 @@ export interface PausedSignIn {
   also: SignInAlso;
   /** The hash the password was checked against: a password changed meanwhile ends the paused sign-in. */
   passwordHash?: string;
+  /**
+   * A code exchange paused instead (a password reset's emailed code at /oauth/token): it finishes
+   * with the pair the exchange would have given, of this family and with this proof.
+   */
+  exchange?: { family: string; proof: Proof | null; transactionState?: unknown };
 }
 
-/** What a paused sign-in's row keeps in clear: how to answer when it finishes. */
-interface PausedExtra {
-  response_type: ResponseType;
-  flow: { name: string; version: number; locale: string };
-  /** The rest, sealed to this row: a refresh secret and a social token sign in, so they are never stored in clear. */
-  sealed: string;
-}
+/** How a paused sign-in answers when it finishes: per response type in the flow's locale (none for a paused code exchange). */
+export interface PausedAnswer { response_type: ResponseType; flow: { name: string; version: number; locale: string } }
+
+/** What a paused sign-in's row keeps in clear: how to answer. The rest is sealed to this row: a refresh secret and a social token sign in, so they are never stored in clear. */
+type PausedExtra = Partial<PausedAnswer> & { sealed: string };
 
 const binding = (hash: string) => `mfa_token:${hash}`;
 
-/** Whether a sign-in into `record` owes a second factor: the account has a confirmed authenticator, and the application's setting is not off. */
-export async function secondFactorOwed(ctx: CallContext, record: UserRecord): Promise<boolean> {
-  if (secondFactorPolicy(ctx.app) === 'off') return false;
-  return Boolean((await ctx.services.db.factors.totp(ctx.app.id, record.id))?.confirmedAt);
+/** Whether a sign-in into account `entityId` owes a second factor: it has a confirmed authenticator, and the application's setting is not off. */
+export async function owesSecondFactor(db: Services['db'], app: Application, entityId: number): Promise<boolean> {
+  if (secondFactorPolicy(app) === 'off') return false;
+  return Boolean((await db.factors.totp(app.id, entityId))?.confirmedAt);
 }
+
+/** secondFactorOwed for a login use case. */
+export const secondFactorOwed = (ctx: CallContext, record: UserRecord): Promise<boolean> => owesSecondFactor(ctx.services.db, ctx.app, record.id);
+
+/**
+ * The mfa_token row of a paused sign-in (one use, 5 minutes, bound to the client and the redirect
+ * URI), to issue in the caller's transaction, and its value.
+ */
+export function pausedRow(
+  box: Services['box'],
+  where: { app: Application; client: Client; entityId: number; redirectUri?: string; answer?: PausedAnswer },
+  paused: PausedSignIn,
+) {
+  const value = randomToken(20);
+  const extra: PausedExtra = { ...where.answer, sealed: box.seal(JSON.stringify(paused), binding(sha256Hex(value))) };
+  return {
+    issue: {
+      kind: 'mfa_token' as const, app: where.app, entityId: where.entityId, client: where.client, redirectUri: where.redirectUri,
+      seconds: MFA_TOKEN_SECONDS, extra: extra as unknown as Record<string, unknown>,
+    },
+    value,
+  };
+}
+
+/** 214: what `value` (an mfa_token) waits for, and where to send it. */
+export const secondFactorRequired = (value: string, what: string): Refusal => {
+  const methods: SecondFactorMethod[] = ['totp', 'recovery_code'];
+  return new Refusal('second_factor_required', `${what} and this account signs in with a second factor too: `
+    + 'send a code from its authenticator app (or a recovery code) with mfa_token to /oauth/mfa_verify_native within 5 minutes', {
+    secondFactor: { token: value, methods, expiresIn: MFA_TOKEN_SECONDS },
+  });
+};
 
 /**
  * The step between "credential proven" and "session issued" (docs/second-factor.md), for a
@@ -52,33 +90,25 @@ export async function secondFactorOwed(ctx: CallContext, record: UserRecord): Pr
  */
 export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn): Promise<never> {
   const { tokens, work, box } = ctx.services;
-  const value = randomToken(20);
-  const extra: PausedExtra = {
-    response_type: request.responseType,
-    flow: { name: request.flow.name, version: request.flow.version, locale: request.flow.locale },
-    sealed: box.seal(JSON.stringify(paused), binding(sha256Hex(value))),
+  const answer: PausedAnswer = {
+    response_type: request.responseType, flow: { name: request.flow.name, version: request.flow.version, locale: request.flow.locale },
   };
-  await work.run(({ tx }) => tokens.issueAll([{
-    issue: {
-      kind: 'mfa_token', app: ctx.app, entityId: record.id, client: request.client, redirectUri: request.redirectUri,
-      seconds: MFA_TOKEN_SECONDS, extra: extra as unknown as Record<string, unknown>,
-    },
-    value,
-  }], tx));
-  const methods: SecondFactorMethod[] = ['totp', 'recovery_code'];
-  throw new Refusal('second_factor_required', 'the password is right and this account signs in with a second factor too: '
-    + 'send a code from its authenticator app (or a recovery code) with mfa_token to /oauth/mfa_verify_native within 5 minutes', {
-    secondFactor: { token: value, methods, expiresIn: MFA_TOKEN_SECONDS },
-  });
+  const row = pausedRow(box, { app: ctx.app, client: request.client, entityId: record.id, redirectUri: request.redirectUri, answer }, paused);
+  await work.run(({ tx }) => tokens.issueAll([row], tx));
+  throw secondFactorRequired(row.value, 'the password is right');
 }
 
-/** A paused sign-in's row opened: how to answer, and what it resumes with. */
-export function openPaused(ctx: CallContext, row: StoredCredential): { responseType: ResponseType; flow: PausedExtra['flow']; paused: PausedSignIn } | undefined {
+/** A paused sign-in's row opened: how to answer (a sign-in's), and what it resumes with. */
+export function openPaused(ctx: CallContext, row: StoredCredential): { answer?: PausedAnswer; paused: PausedSignIn } | undefined {
   const extra = row.extra as Partial<PausedExtra> | null;
-  if (!extra?.flow || !extra.sealed || !RESPONSE_TYPES.includes(extra.response_type as ResponseType)) return undefined;
+  if (!extra?.sealed) return undefined;
+  const answer = extra.flow && RESPONSE_TYPES.includes(extra.response_type as ResponseType)
+    ? { response_type: extra.response_type as ResponseType, flow: extra.flow } : undefined;
   try {
     const paused = JSON.parse(ctx.services.box.open(extra.sealed, binding(row.valueHash))) as PausedSignIn;
-    return { responseType: extra.response_type as ResponseType, flow: extra.flow, paused };
+    // a sign-in answers per its response type; only a code exchange has none
+    if (!answer && !paused.exchange) return undefined;
+    return { answer, paused };
   } catch {
     // sealed with another SECRET_KEY (rotated meanwhile), or not this row's: the sign-in starts again
     return undefined;

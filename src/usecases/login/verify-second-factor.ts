@@ -8,13 +8,21 @@ import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { openPaused } from './second-factor-step';
 import { accountDisabled, signedIn } from './signed-in';
 import { wrongCode } from '../factors/confirm-totp';
+import { recordLocale } from '../../domain/email-change';
+import { Refusal } from '../../domain/refusal';
+import type { TokenPair } from '../../domain/tokens';
 
 /** The second factor that finishes a paused sign-in: a code of the authenticator, or a recovery code. */
 export interface SecondFactorCommand {
   mfaToken: string;
   code?: string;
   recoveryCode?: string;
+  /** Only a paused sign-in (a page signs in; it has no use for a paused code exchange's pair). */
+  signInOnly?: boolean;
 }
+
+/** What a second factor finished: the sign-in's answer, or the pair of a paused code exchange (a password reset's code). */
+export type Verified = { signedIn: SignedIn; social: boolean } | { pair: TokenPair };
 
 /**
  * Finishes a sign-in paused for its second factor (docs/second-factor.md) with exactly what the
@@ -22,10 +30,10 @@ export interface SecondFactorCommand {
  * against the account's password budget; a code of the authenticator is accepted once (its time
  * step is taken by one conditional update), a recovery code is spent. The mfa_token is then spent
  * (one sign-in per token, however many race for it) and the session issued with `otp` beside the
- * first credential in its facts.
+ * first credential in its facts. A paused code exchange gets its pair.
  */
-export async function verifySecondFactor(ctx: CallContext & { client: Client }, command: SecondFactorCommand): Promise<SignedIn & { social: boolean }> {
-  const { db, clock, work, box, flows } = ctx.services;
+export async function verifySecondFactor(ctx: CallContext & { client: Client }, command: SecondFactorCommand): Promise<Verified> {
+  const { db, clock, work, box, flows, tokens } = ctx.services;
   const hash = sha256Hex(command.mfaToken);
   const spent = () => invalidField('mfaToken', 'is invalid, expired or already used (a sign-in waits 5 minutes for its second factor); sign in again');
   const row = await db.credentials.findActive(ctx.app.id, 'mfa_token', hash, clock.now());
@@ -33,10 +41,16 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   const opened = openPaused(ctx, row);
   const record = await db.records.find(ctx.app.id, { id: row.entityId });
   if (!opened || !record) throw spent();
-  const flow = await flows.resolve(ctx.app, opened.flow.name, String(opened.flow.version), opened.flow.locale);
-  const request: FlowRequest = { client: ctx.client, flow, redirectUri: row.redirectUri ?? undefined, responseType: opened.responseType };
-  if (record.disabledAt) throw accountDisabled(ctx, request);
-  const { paused } = opened;
+  const { paused, answer } = opened;
+  const request: FlowRequest | undefined = answer && {
+    client: ctx.client, flow: await flows.resolve(ctx.app, answer.flow.name, String(answer.flow.version), answer.flow.locale),
+    redirectUri: row.redirectUri ?? undefined, responseType: answer.response_type,
+  };
+  if (!request && command.signInOnly) throw spent();
+  const locale = request?.flow.locale ?? recordLocale(record);
+  const disabled = () => (request ? accountDisabled(ctx, request)
+    : new Refusal('no_grant', 'the user of this password reset code is disabled: it gets no tokens until an operator enables it again'));
+  if (record.disabledAt) throw disabled();
   // the password the sign-in proved is no longer the account's: it starts again
   if (paused.passwordHash !== undefined && record.passwordHash !== paused.passwordHash) throw spent();
 
@@ -46,7 +60,7 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
     method = 'totp';
     const totp = await db.factors.totp(ctx.app.id, record.id);
     const step = totp?.confirmedAt ? matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now()) : undefined;
-    if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', flow.locale);
+    if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', locale);
   } else {
     method = 'recovery_code';
     const code = normalRecoveryCode(command.recoveryCode ?? '');
@@ -54,14 +68,26 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
     // this account's own code only: another account's recovery code proves nothing here
     const own = code.length > 0 && code.length <= 64 && (await db.credentials.find(ctx.app.id, 'recovery_code', codeHash))?.entityId === record.id;
     const used = own && await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'recovery_code', codeHash, clock.now(), tx));
-    if (!used) throw wrongCode('recoveryCode', flow.locale);
+    if (!used) throw wrongCode('recoveryCode', locale);
   }
   await guesses.succeeded();
+  const { exchange } = paused;
+  if (!request) {
+    // the paused exchange's pair, in the transaction that spends its token (the record locked, as the exchange locks it)
+    const pair = await work.run(async ({ tx }) => {
+      if (!(await db.credentials.consume(ctx.app.id, 'mfa_token', hash, clock.now(), tx, ctx.client.id))) throw spent();
+      const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
+      if (!locked) throw spent();
+      if (locked.disabledAt) throw disabled();
+      return tokens.issuePair(ctx.app, ctx.client, record.id, exchange!.family, tx, exchange!.proof);
+    });
+    return { pair: exchange!.transactionState === undefined ? pair : { ...pair, transactionState: exchange!.transactionState } };
+  }
   // one sign-in per token: of parallel verifications with right codes, one spends it
   if (!(await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'mfa_token', hash, clock.now(), tx, ctx.client.id)))) throw spent();
   const signed = await signedIn(ctx, request, record, {
     amr: paused.amr, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method,
     ...(paused.passwordHash !== undefined && { checked: { passwordHash: paused.passwordHash, refused: spent } }),
   });
-  return { ...signed, social: paused.amr.includes('fed') };
+  return { signedIn: signed, social: paused.amr.includes('fed') };
 }

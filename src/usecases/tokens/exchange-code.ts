@@ -7,8 +7,9 @@ import { Refusal } from '../../domain/refusal';
 import type { UnitOfWork } from '../../domain/ports';
 import type { Services } from '../services';
 import { revokeFamily } from './families';
+import { owesSecondFactor, pausedRow, secondFactorRequired } from '../login/second-factor-step';
 
-export type ExchangeDeps = Pick<Services, 'db' | 'clock' | 'work' | 'tokens'>;
+export type ExchangeDeps = Pick<Services, 'db' | 'clock' | 'work' | 'tokens' | 'box'>;
 
 /** An authorization code presented by `client` with the redirect URI it names. */
 export interface ExchangeCommand { app: Application; client: Client; code: string; redirectUri: string }
@@ -18,14 +19,19 @@ export type Exchange =
   | { pair: TokenPair; entityId: number | null }
   | { error: 'denied'; replayed?: string | null }
   | { error: 'mismatch'; expected: string | null }
-  | { error: 'disabled' };
+  | { error: 'disabled' }
+  | { error: 'second_factor'; mfaToken: string };
 
 /**
  * Spends a code in `uow` and issues its pair, or says why not: inside the unit of work of a larger
  * change too (a password reset spends its code and sets the password in one transaction). Then
- * `settleExchange`.
+ * `settleExchange`. With `pauseOwed`, a password reset's code of an account with a second factor
+ * gives no pair: an mfa_token that mfa_verify_native turns into that pair with the second factor
+ * (knowing the mailbox is not the second factor).
  */
-export async function redeemCode({ db, clock, tokens }: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand): Promise<Exchange> {
+export async function redeemCode(
+  { db, clock, tokens, box }: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand, options: { pauseOwed?: boolean } = {},
+): Promise<Exchange> {
   const { app, client, code, redirectUri } = command;
   const { tx } = uow;
   const hash = sha256Hex(code);
@@ -39,8 +45,17 @@ export async function redeemCode({ db, clock, tokens }: ExchangeDeps, uow: UnitO
   // or issued by a sign-in in flight while it committed) gets nothing
   const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
   if (record?.disabledAt) return { error: 'disabled' };
-  const pair = await tokens.issuePair(app, client, found.entityId, found.family ?? randomToken(16), tx, proofOf(found));
+  const proof = proofOf(found);
+  const family = found.family ?? randomToken(16);
   const state = found.extra?.transaction_state;
+  if (options.pauseOwed && record && proof?.password_reset && await owesSecondFactor(db, app, record.id)) {
+    const row = pausedRow(box, { app, client, entityId: record.id, redirectUri }, {
+      amr: [], also: {}, exchange: { family, proof, ...(state !== undefined && { transactionState: state }) },
+    });
+    await tokens.issueAll([row], tx);
+    return { error: 'second_factor', mfaToken: row.value };
+  }
+  const pair = await tokens.issuePair(app, client, found.entityId, family, tx, proof);
   return { pair: state === undefined ? pair : { ...pair, transactionState: state }, entityId: found.entityId };
 }
 
@@ -50,6 +65,7 @@ export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeC
   if (outcome.error === 'mismatch') {
     throw new Refusal('redirect_mismatch', 'redirect_uri differs from the one used to obtain the code', { received: command.redirectUri, expected: outcome.expected });
   }
+  if (outcome.error === 'second_factor') throw secondFactorRequired(outcome.mfaToken, 'the password reset code is right');
   if (outcome.error === 'disabled') throw new Refusal('no_grant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
   if (outcome.replayed) await revokeFamily(deps, command.app, outcome.replayed);
   throw new Refusal('no_grant', 'the authorization code is invalid, expired, already used, or was issued for another client');
@@ -61,5 +77,5 @@ export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeC
  * it was exchanged for (RFC 6749 4.1.2).
  */
 export async function exchangeCode(deps: ExchangeDeps, command: ExchangeCommand): Promise<TokenPair> {
-  return settleExchange(deps, command, await deps.work.run((uow) => redeemCode(deps, uow, command)));
+  return settleExchange(deps, command, await deps.work.run((uow) => redeemCode(deps, uow, command, { pauseOwed: true })));
 }
