@@ -10,6 +10,7 @@ import * as auditLog from './0009-audit-log';
 import * as signInEvents from './0010-sign-in-events';
 import * as rotationKeepsSession from './0011-rotation-keeps-session';
 import * as secondFactors from './0012-second-factors';
+import * as passkeys from './0013-passkeys';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   { name: '0010-sign-in-events', ...signInEvents },
   { name: '0011-rotation-keeps-session', ...rotationKeepsSession },
   { name: '0012-second-factors', ...secondFactors },
+  { name: '0013-passkeys', ...passkeys },
 ];

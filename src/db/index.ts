@@ -13,6 +13,7 @@ import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
 import { createAuditQueries } from './repositories/audit';
 import { createFactorQueries } from './repositories/factors';
+import { createPasskeyQueries } from './repositories/passkeys';
 import { asTx, createSql, retrying } from './sql';
 import { lagTolerantOf, REPLICA_ANSWER_MS, replicaReads, routedReads, type ReplicaEvents, type ReplicaHealth } from './lag-tolerant';
 import type { NewCredential, Successor } from '../domain/storage/credentials';
@@ -151,6 +152,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     versions: createVersionQueries(models, sql, transaction),
     audit: createAuditQueries(sql),
     factors: createFactorQueries(sql),
+    passkeys: createPasskeyQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

@@ -36,7 +36,7 @@ export interface Carried {
 export interface EventData {
   'account.registered': { method: 'password' | 'social' | 'api' };
   /** `factor`: the second factor that finished it, when one did. */
-  'account.signed_in': { method: 'password' | 'social'; factor?: 'totp' | 'recovery_code' };
+  'account.signed_in': { method: 'password' | 'social' | 'passkey'; factor?: 'totp' | 'recovery_code' | 'passkey' };
   'account.password_changed': { by: 'form' | 'reset' | 'api' };
   'account.email_verified': Record<string, never>;
   'account.email_changed': { undoable: boolean };
@@ -50,6 +50,10 @@ export interface EventData {
   'account.signed_out': { tokens: number };
   'account.second_factor_added': { method: 'totp' };
   'account.second_factor_removed': { method: 'totp' };
+  /** A passkey (`passkey`: its id among the account's) added, renamed or removed. */
+  'account.passkey_added': { passkey: number };
+  'account.passkey_renamed': { passkey: number };
+  'account.passkey_removed': { passkey: number };
   /** New recovery codes replaced the account's others (`count` of them). */
   'account.recovery_codes_renewed': { count: number };
   'access.issued': { kind: 'access_token' | 'authorization_code' | 'creation_token' | 'verification_code'; attribute?: string };
@@ -76,6 +80,7 @@ export const EVENT_TYPES = [
   'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.identity_linked',
   'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.signed_out',
   'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
+  'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',
   'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported',

@@ -3,7 +3,8 @@ import type { UserRecord } from './storage/records';
 import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
-export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice' | 'second-factor-on' | 'second-factor-off';
+export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice' | 'second-factor-on' | 'second-factor-off'
+  | 'passkey-added' | 'passkey-removed';
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {
@@ -18,6 +19,8 @@ export interface MailPayload {
   expiresIn?: number;
   /** The address that replaced `to` (email-changed only). */
   newEmail?: string;
+  /** The person's name of the passkey the email is about (passkey-added, passkey-removed). */
+  passkeyName?: string;
   /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. An email without a link has none. */
   sealedLink?: string;
 }
@@ -43,6 +46,7 @@ export interface MailRequest {
   link?: string;
   expiresIn?: number;
   newEmail?: string;
+  passkeyName?: string;
 }
 
 /**
@@ -61,6 +65,7 @@ export function mailPayload(mail: MailRequest, jobId: string, box: SecretBox): M
     name: mail.name,
     expiresIn: mail.expiresIn,
     ...(mail.newEmail !== undefined && { newEmail: mail.newEmail }),
+    ...(mail.passkeyName !== undefined && { passkeyName: mail.passkeyName }),
     ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, jobId) }),
   };
 }

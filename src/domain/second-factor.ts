@@ -28,7 +28,7 @@ export const secondFactorPolicy = (app: Application): SecondFactorPolicy => {
 };
 
 /** What a sign-in paused for its second factor may finish with. */
-export type SecondFactorMethod = 'totp' | 'recovery_code';
+export type SecondFactorMethod = 'totp' | 'recovery_code' | 'passkey';
 
 /** A new secret: 160 random bits, as base32. */
 export const newTotpSecret = (): string => new Secret({ size: 20 }).base32;

@@ -2,11 +2,21 @@ import type { StoredCredential } from './storage/credentials';
 
 /**
  * How a person proved who they are, as OpenID Connect's `amr` names it (RFC 8176): `pwd` a
- * password, `fed` a social identity provider. A second factor and passkeys add theirs (`otp`,
- * `hwk`, `swk`).
+ * password, `fed` a social identity provider, `otp` a one-time code (TOTP or a recovery code),
+ * `hwk` a key held by an authenticator (a passkey), `mfa` more than one factor (a passkey that
+ * verified the person: the device and its PIN or biometric).
  */
-/** RFC 8176 names: `pwd` a password, `fed` a social identity provider, `otp` a one-time code (TOTP or a recovery code). */
-export type AuthMethod = 'pwd' | 'fed' | 'otp';
+export type AuthMethod = 'pwd' | 'fed' | 'otp' | 'hwk' | 'mfa';
+
+/** Each credential a sign-in was proven with, in Gatehouse's words (what the account page and the audit log say). */
+export type SignInFactor = 'password' | 'social' | 'totp' | 'recovery_code' | 'passkey' | 'verified_passkey';
+
+const AMR: Record<SignInFactor, AuthMethod[]> = {
+  password: ['pwd'], social: ['fed'], totp: ['otp'], recovery_code: ['otp'], passkey: ['hwk'], verified_passkey: ['hwk', 'mfa'],
+};
+
+/** The `amr` of a sign-in proven with `factors`. */
+export const amrOf = (factors: readonly SignInFactor[]): AuthMethod[] => [...new Set(factors.flatMap((f) => AMR[f]))];
 
 /**
  * The facts of a session (docs/architecture.md#the-sign-in-seam): how the person signed in and
@@ -15,14 +25,14 @@ export type AuthMethod = 'pwd' | 'fed' | 'otp';
  * gives later, so an OpenID ID token (`amr`, `auth_time`) or a step-up check can read them from any
  * token of the session.
  */
-export interface SessionFacts { amr: AuthMethod[]; auth_time: string }
+export interface SessionFacts { amr: AuthMethod[]; auth_time: string; factors?: SignInFactor[] }
 
-/** The facts of a sign-in proven now by `amr`. */
-export const sessionOf = (amr: AuthMethod[], at: Date): SessionFacts => ({ amr, auth_time: at.toISOString() });
+/** The facts of a sign-in proven now with `factors`. */
+export const sessionOf = (factors: SignInFactor[], at: Date): SessionFacts => ({ amr: amrOf(factors), auth_time: at.toISOString(), factors });
 
 /** The session facts a stored credential carries, if any (tokens a client minted for a record have none). */
 export function sessionFacts(credential: Pick<StoredCredential, 'extra'>): SessionFacts | undefined {
   const session = credential.extra?.session as Partial<SessionFacts> | undefined;
   if (!session || !Array.isArray(session.amr) || typeof session.auth_time !== 'string') return undefined;
-  return { amr: session.amr, auth_time: session.auth_time };
+  return { amr: session.amr, auth_time: session.auth_time, ...(Array.isArray(session.factors) && { factors: session.factors }) };
 }

@@ -1,4 +1,5 @@
 import { chosenFlow } from '../domain/flows';
+import type { TokenPair } from '../domain/tokens';
 import { ApiError, errors } from '../errors';
 import { RESPONSE_TYPES, type FlowRequest, type FormSubmission, type LoginCall, type LoginUseCase, type ResponseType, type SignedIn } from '../usecases/login/call';
 import type { Handler, RequestContext } from './context';
@@ -38,6 +39,12 @@ export const refreshSecretOf = (ctx: RequestContext): string | undefined => ctx.
 /** A sign-in's answer: the record as `capture_user`, and the tokens response_type asked for. */
 export const signedInBody = (r: SignedIn): Record<string, unknown> => ({
   capture_user: r.record, ...(r.accessToken !== undefined && { access_token: r.accessToken }), ...(r.authorizationCode !== undefined && { authorization_code: r.authorizationCode }),
+});
+
+/** A pair as /oauth/token answers it (docs/api.md#oauthtoken). */
+export const pairBody = (pair: TokenPair): Record<string, unknown> => ({
+  access_token: pair.accessToken, expires_in: pair.expiresIn, refresh_token: pair.refreshToken,
+  ...(pair.transactionState !== undefined && { transaction_state: pair.transactionState }),
 });
 
 /** An answer with nothing but `stat`. */

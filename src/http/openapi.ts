@@ -6,6 +6,7 @@ export const ENDPOINT_DOCS: Record<string, EndpointDoc> = Object.fromEntries(ROU
 const STRING = { type: 'string' };
 const INTEGER = { type: 'integer' };
 const BOOLEAN = { type: 'boolean' };
+const OBJECT = { type: 'object' };
 const RECORD_REF = { $ref: '#/components/schemas/Record' };
 const CLIENT = { type: 'object', required: ['client_id', 'client_secret', 'description', 'features'], properties: { client_id: STRING, client_secret: STRING, description: STRING, features: { type: 'array', items: STRING } }, additionalProperties: false };
 const PROVIDER = { type: 'object', required: ['name', 'kind', 'issuer', 'clientId', 'scopes'], properties: { name: STRING, kind: STRING, issuer: STRING, clientId: STRING, scopes: { type: 'array', items: STRING } }, additionalProperties: false };
@@ -53,6 +54,21 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/oauth/mfa_verify_native': {
     oneOf: [ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code', 'is_new']), ok(TOKEN_PAIR, ['transaction_state'])],
   },
+  '/oauth/passkey_register_begin': ok({ options: OBJECT }),
+  '/oauth/passkey_register_finish': ok({ passkey_id: INTEGER }),
+  '/oauth/passkeys_native': ok({
+    passkeys: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['id', 'name', 'created', 'last_used', 'backed_up', 'synced', 'transports'], additionalProperties: false,
+        properties: { id: INTEGER, name: STRING, created: STRING, last_used: { type: ['string', 'null'] }, backed_up: BOOLEAN, synced: BOOLEAN, transports: { type: 'array', items: STRING } },
+      },
+    },
+  }),
+  '/oauth/passkey_rename_native': ok(),
+  '/oauth/passkey_remove_native': ok(),
+  '/oauth/passkey_auth_begin': ok({ options: OBJECT, challenge_token: STRING }),
+  '/oauth/passkey_auth_native': ok(SIGNED_IN, ['access_token', 'authorization_code']),
   '/oauth/forgot_password_native': ok(),
   '/oauth/verify_email_native': ok(),
   '/entity.create': ok({ id: INTEGER, uuid: STRING }),
@@ -217,7 +233,7 @@ const COMPONENTS = {
         message: { type: 'string' },
         // second_factor_required (214): the sign-in waits for its second factor (docs/second-factor.md)
         mfa_token: { type: 'string' },
-        methods: { type: 'array', items: { enum: ['totp', 'recovery_code'] } },
+        methods: { type: 'array', items: { enum: ['totp', 'recovery_code', 'passkey'] } },
         expires_in: { type: 'integer' },
       },
       additionalProperties: true,

@@ -12,6 +12,9 @@ import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
 import * as secondFactor from './handlers/second-factor';
+import * as passkeys from './handlers/passkeys';
+import { credentialParam } from './account-request';
+import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import type { ErrorStyle } from './status';
 import type { ArgumentNames } from '../errors';
 import { flag, formOf, loginHandler, nothing, refreshSecretOf, signedInBody } from './flow-request';
@@ -136,7 +139,17 @@ export const ROUTES: readonly Route[] = [
   factor('/oauth/totp_confirm_native', secondFactor.totpConfirm, { summary: 'Turns the authenticator app on with a first code; answers the recovery codes once', params: ['access_token!', 'code!'] }),
   { ...factor('/oauth/totp_remove_native', secondFactor.totpRemove, { summary: 'Turns the authenticator app off, with a current code or the password', params: ['access_token!', 'code', 'currentPassword'] }),
     arguments: { currentPassword: 'currentPassword' } },
-  login('/oauth/mfa_verify_native', secondFactor.mfaVerify, { summary: 'Finishes a sign-in that answered second_factor_required', params: ['client_id!', 'mfa_token!', 'code', 'recovery_code'] }),
+  login('/oauth/mfa_verify_native', secondFactor.mfaVerify, { summary: 'Finishes a sign-in that answered second_factor_required', params: ['client_id!', 'mfa_token!', 'code', 'recovery_code', 'challenge_token', 'credential'] }),
+  // docs/passkeys.md: passkeys, a first credential and a second factor
+  factor('/oauth/passkey_register_begin', passkeys.registerBegin, { summary: 'Starts adding a passkey: the options of navigator.credentials.create()', params: ['access_token!'] }),
+  factor('/oauth/passkey_register_finish', passkeys.registerFinish, { summary: 'Adds the passkey the browser made', params: ['access_token!', 'credential!', 'name'] }),
+  factor('/oauth/passkeys_native', passkeys.list, { summary: 'The passkeys of the account', params: ['access_token!'] }),
+  factor('/oauth/passkey_rename_native', passkeys.rename, { summary: 'Names one of the account\'s passkeys', params: ['access_token!', 'passkey_id!', 'name!'] }),
+  factor('/oauth/passkey_remove_native', passkeys.remove, { summary: 'Removes one of the account\'s passkeys', params: ['access_token!', 'passkey_id!'] }),
+  login('/oauth/passkey_auth_begin', passkeys.authBegin, { summary: 'Starts a sign-in with a passkey: the options of navigator.credentials.get()', params: ['client_id!', 'identifier', 'mfa_token'] }),
+  login('/oauth/passkey_auth_native', loginHandler(passkeySignIn, 'optional', (ctx) => ({
+    challengeToken: ctx.params.require('challenge_token'), credential: credentialParam(ctx), refreshSecret: refreshSecretOf(ctx),
+  }), signedInBody), { summary: 'Signs in with a passkey', params: [...FLOW, 'challenge_token!', 'credential!', 'refresh_secret'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
   login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
   login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),

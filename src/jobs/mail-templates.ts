@@ -20,6 +20,8 @@ export interface MailValues {
   expiresIn?: string;
   /** The address that replaced `email` (email-changed). */
   newEmail?: string;
+  /** The person's name of a passkey (passkey-added, passkey-removed). */
+  passkeyName?: string;
 }
 
 export interface RenderedMail {

@@ -44,6 +44,7 @@ export function createMailProcessor(deps: {
         link,
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
         newEmail: mail.newEmail,
+        passkeyName: mail.passkeyName,
       });
       const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered }).catch((err: unknown) => {
         deps.sent?.('failed');

@@ -17,7 +17,9 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
   /** One of an account's recovery codes: signs in once in place of the second factor. */
   | 'recovery_code'
   /** A sign-in whose first credential was proven, waiting for its second factor (5 minutes, one use; what it resumes sealed in `extra`). */
-  | 'mfa_token';
+  | 'mfa_token'
+  /** A passkey ceremony's challenge (5 minutes, one use): its account and purpose in the row, `extra.ceremony`. */
+  | 'passkey_challenge';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }

@@ -39,3 +39,55 @@ export interface FactorStore {
   /** Removes the authenticator; false when there was none. */
   removeTotp(applicationId: number, entityId: number, tx: Tx): Promise<boolean>;
 }
+
+/** Where a passkey is kept: on one device only, or synced (and so backed up) by its provider. */
+export type PasskeyDeviceType = 'singleDevice' | 'multiDevice';
+
+/** An account's passkey (a WebAuthn credential): public data only. */
+export interface StoredPasskey {
+  id: number;
+  applicationId: number;
+  entityId: number;
+  /** The credential's id as the authenticator made it (base64url). */
+  credentialId: string;
+  /** Its public key (COSE, base64url). */
+  publicKey: string;
+  /** The signature counter last seen (0: an authenticator that keeps none, as synced passkeys do). */
+  counter: number;
+  deviceType: PasskeyDeviceType;
+  backedUp: boolean;
+  /** How the browser may reach the authenticator (`internal`, `hybrid`, `usb`, …). */
+  transports: string[];
+  /** The authenticator model (all zeroes when it says none). */
+  aaguid: string;
+  /** The person's name for it. */
+  name: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/** A passkey as registered: what the ceremony proved, and its name. */
+export type NewPasskey = Omit<StoredPasskey, 'id' | 'lastUsedAt'>;
+
+/**
+ * The passkeys of accounts (docs/passkeys.md). A credential id belongs to one account; a use moves
+ * the counter by one conditional UPDATE from the value it was checked against, so of two uses
+ * racing with one signature counter, one passes.
+ */
+export interface PasskeyStore {
+  /** The account's passkeys, oldest first. */
+  list(applicationId: number, entityId: number, tx?: Tx): Promise<StoredPasskey[]>;
+  /** The passkey of this credential id, whoever's it is. */
+  byCredential(applicationId: number, credentialId: string, tx?: Tx): Promise<StoredPasskey | undefined>;
+  /** Stores a new passkey: its id, or undefined when the credential id is registered already. */
+  add(passkey: NewPasskey, tx: Tx): Promise<number | undefined>;
+  /**
+   * Records a use: the counter from `seen` (the value the signature was checked against) to
+   * `counter`, the backup state now, and when; false when another use moved it first.
+   */
+  use(applicationId: number, id: number, seen: number, counter: number, backedUp: boolean, now: Date, tx?: Tx): Promise<boolean>;
+  /** Names the account's passkey `id`; false when it has none of that id. */
+  rename(applicationId: number, entityId: number, id: number, name: string, tx: Tx): Promise<boolean>;
+  /** Removes the account's passkey `id`; false when it has none of that id. */
+  remove(applicationId: number, entityId: number, id: number, tx: Tx): Promise<boolean>;
+}

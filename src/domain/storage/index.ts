@@ -2,7 +2,7 @@ import type { ApplicationStore } from './applications';
 import type { AuditStore } from './audit';
 import type { ClientStore } from './clients';
 import type { CredentialStore } from './credentials';
-import type { FactorStore } from './factors';
+import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
 import type { OutboxStore } from './outbox';
 import type { RecordStore } from './records';
@@ -28,6 +28,8 @@ export interface Storage {
   audit: AuditStore;
   /** Second factors: an account's TOTP authenticator. */
   factors: FactorStore;
+  /** An account's passkeys (WebAuthn credentials). */
+  passkeys: PasskeyStore;
   /** The reads that may lag behind the writes: see LagTolerantReads. */
   lagTolerant: LagTolerantReads;
   /** Runs `work` in one transaction: all of it commits or none of it does. */

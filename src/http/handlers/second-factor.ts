@@ -4,20 +4,10 @@ import { enrollTotp } from '../../usecases/factors/enroll-totp';
 import { confirmTotp } from '../../usecases/factors/confirm-totp';
 import { removeTotp } from '../../usecases/factors/remove-totp';
 import { verifySecondFactor } from '../../usecases/login/verify-second-factor';
-import type { CallContext } from '../../usecases/services';
-import type { StoredCredential } from '../../domain/storage/credentials';
-import { signedInBody } from '../flow-request';
-import { pairBody } from './token';
+import { callOf, credentialParam, tokenOf } from '../account-request';
+import { pairBody, signedInBody } from '../flow-request';
 import type { Handler, RequestContext } from '../context';
 
-/** The call of a use case from this request: the application, where it came from, the services. */
-const callOf = (ctx: RequestContext): CallContext => ({ origin: ctx.origin, app: ctx.app, clientAddress: ctx.clientAddress, services: ctx.services });
-
-/** The access token the request authenticated with (these endpoints take nothing else). */
-function tokenOf(ctx: RequestContext): StoredCredential {
-  if (ctx.principal.kind !== 'entity') throw errors.missingArgument('access_token');
-  return ctx.principal.token;
-}
 
 /** One of two parameters is needed: 100 naming the first, and saying the other. */
 const eitherOf = (first: string, what: string, other: string) =>
@@ -63,8 +53,14 @@ export const mfaVerify: Handler = async (ctx) => {
   const mfaToken = ctx.params.require('mfa_token');
   const code = codeOf(ctx, 'code');
   const recoveryCode = codeOf(ctx, 'recovery_code');
-  if (code === undefined && recoveryCode === undefined) throw eitherOf('code', 'from the authenticator app', 'recovery_code');
-  const verified = await verifySecondFactor({ ...callOf(ctx), client: ctx.principal.client }, { mfaToken, code, recoveryCode: code === undefined ? recoveryCode : undefined });
+  const challengeToken = ctx.params.get('challenge_token');
+  if (code === undefined && recoveryCode === undefined && challengeToken === undefined) {
+    throw eitherOf('code', 'from the authenticator app', 'recovery_code, or challenge_token and credential of a passkey');
+  }
+  const passkey = code === undefined && recoveryCode === undefined ? { challengeToken: challengeToken!, credential: credentialParam(ctx) } : undefined;
+  const verified = await verifySecondFactor({ ...callOf(ctx), client: ctx.principal.client }, {
+    mfaToken, code, recoveryCode: code === undefined ? recoveryCode : undefined, passkey,
+  });
   if ('pair' in verified) return pairBody(verified.pair);
   return verified.social ? { ...signedInBody(verified.signedIn), is_new: false } : signedInBody(verified.signedIn);
 };

@@ -1,14 +1,8 @@
 import { ApiError } from '../../errors';
-import type { TokenPair } from '../../domain/tokens';
 import { exchangeCode } from '../../usecases/tokens/exchange-code';
 import { rotateRefreshToken } from '../../usecases/tokens/rotate-refresh-token';
 import { caller, type Handler } from '../context';
-
-/** A pair as /oauth/token answers it (docs/api.md#oauthtoken). */
-export const pairBody = (pair: TokenPair): Record<string, unknown> => ({
-  access_token: pair.accessToken, expires_in: pair.expiresIn, refresh_token: pair.refreshToken,
-  ...(pair.transactionState !== undefined && { transaction_state: pair.transactionState }),
-});
+import { pairBody } from '../flow-request';
 
 /** /oauth/token (docs/api.md#oauthtoken): the authorization_code and refresh_token grants. */
 export const token: Handler = async (ctx) => {

@@ -6,7 +6,7 @@ import type { FlowVersion } from '../../domain/flows';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../../domain/tokens';
 import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
-import { sessionOf, type AuthMethod } from '../../domain/session';
+import { sessionOf, type SignInFactor } from '../../domain/session';
 import type { CallContext } from '../services';
 
 export type ResponseType = 'token' | 'code' | 'code_and_token';
@@ -91,10 +91,10 @@ export function assertValid(result: FormResult): void {
 
 /**
  * The seam of every sign-in (docs/architecture.md#the-sign-in-seam): a first credential proved who
- * the person is (`entityId`) and how (`amr`). What happens between this and the session being
- * issued (a second factor, later) pauses here; the session's tokens then carry these facts.
+ * the person is (`entityId`) and with what (`factors`). A second factor owed pauses the sign-in
+ * between this and the session being issued; the session's tokens then carry these facts.
  */
-export interface Proven { entityId: number; amr: AuthMethod[] }
+export interface Proven { entityId: number; factors: SignInFactor[] }
 
 /** The tokens of a sign-in, by what the result calls them. */
 export type IssuedTokens = Pick<SignedIn, 'accessToken' | 'authorizationCode'>;
@@ -119,7 +119,7 @@ export function loginCredentials(
   const list: { name?: keyof IssuedTokens; issue: Issue; value?: string }[] = [];
   // the person proved who they are just now: these tokens may set a new password for a few
   // minutes, and every token of the session carries how and when (session.ts)
-  const session = sessionOf(proven.amr, at);
+  const session = sessionOf(proven.factors, at);
   const proof = { authenticated_at: at.toISOString(), session };
   if (request.responseType !== 'code') {
     const access = tokens.accessToken(ctx.app, request.client, entityId, null, proof);

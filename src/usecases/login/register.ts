@@ -35,7 +35,7 @@ export async function registerWithPassword(ctx: LoginCall, command: { form: Form
         passwordHash, emailVerified: null, attributes,
       }, clock.now(), tx);
       const welcome = created.email && verifyUrl ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
-      const tokens = await loginTokens(ctx, request, { entityId: created.id, amr: passwordHash ? ['pwd'] : [] }, tx, command.refreshSecret, welcome ? [welcome.credential] : []);
+      const tokens = await loginTokens(ctx, request, { entityId: created.id, factors: passwordHash ? ['password'] : [] }, tx, command.refreshSecret, welcome ? [welcome.credential] : []);
       const written = versions.created(created);
       const acting = asAccount(ctx, created.id, request.client);
       uow.record(

@@ -7,7 +7,7 @@ import type { SocialProfile } from '../../domain/social/profile';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { MFA_TOKEN_SECONDS, secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import { Refusal } from '../../domain/refusal';
-import type { AuthMethod } from '../../domain/session';
+import type { SignInFactor } from '../../domain/session';
 import { RESPONSE_TYPES, type FlowRequest, type ResponseType } from './call';
 import type { CallContext, Services } from '../services';
 
@@ -23,7 +23,7 @@ export interface SignInAlso {
 
 /** A sign-in paused between its first credential and its session (sealed in its mfa_token's row). */
 export interface PausedSignIn {
-  amr: AuthMethod[];
+  factors: SignInFactor[];
   refreshSecret?: string;
   also: SignInAlso;
   /** The hash the password was checked against: a password changed meanwhile ends the paused sign-in. */
@@ -43,14 +43,23 @@ type PausedExtra = Partial<PausedAnswer> & { sealed: string };
 
 const binding = (hash: string) => `mfa_token:${hash}`;
 
-/** Whether a sign-in into account `entityId` owes a second factor: it has a confirmed authenticator, and the application's setting is not off. */
-export async function owesSecondFactor(db: Services['db'], app: Application, entityId: number): Promise<boolean> {
-  if (secondFactorPolicy(app) === 'off') return false;
-  return Boolean((await db.factors.totp(app.id, entityId))?.confirmedAt);
+/**
+ * The second factors a sign-in into account `entityId` owes one of (none: it owes none). With the
+ * application's setting `optional`, an account with a confirmed authenticator owes one: a code,
+ * a recovery code, or one of its passkeys; with `required`, an account with passkeys owes one of
+ * them too; with `off`, none.
+ */
+export async function secondFactorsOf(db: Services['db'], app: Application, entityId: number): Promise<SecondFactorMethod[]> {
+  const policy = secondFactorPolicy(app);
+  if (policy === 'off') return [];
+  const [totp, passkeys] = await Promise.all([db.factors.totp(app.id, entityId), db.passkeys.list(app.id, entityId)]);
+  const methods: SecondFactorMethod[] = totp?.confirmedAt ? ['totp', 'recovery_code'] : [];
+  if (passkeys.length > 0 && (methods.length > 0 || policy === 'required')) methods.push('passkey');
+  return methods;
 }
 
-/** secondFactorOwed for a login use case. */
-export const secondFactorOwed = (ctx: CallContext, record: UserRecord): Promise<boolean> => owesSecondFactor(ctx.services.db, ctx.app, record.id);
+/** secondFactorsOf for a login use case. */
+export const secondFactorOwed = (ctx: CallContext, record: UserRecord): Promise<SecondFactorMethod[]> => secondFactorsOf(ctx.services.db, ctx.app, record.id);
 
 /**
  * The mfa_token row of a paused sign-in (one use, 5 minutes, bound to the client and the redirect
@@ -72,11 +81,14 @@ export function pausedRow(
   };
 }
 
-/** 214: what `value` (an mfa_token) waits for, and where to send it. */
-export const secondFactorRequired = (value: string, what: string): Refusal => {
-  const methods: SecondFactorMethod[] = ['totp', 'recovery_code'];
+/** 214: what `value` (an mfa_token) waits for (one of `methods`), and where to send it. */
+export const secondFactorRequired = (value: string, what: string, methods: SecondFactorMethod[]): Refusal => {
+  const how = [
+    ...(methods.includes('totp') ? ['a code from its authenticator app (code) or a recovery code (recovery_code)'] : []),
+    ...(methods.includes('passkey') ? ['a passkey (challenge_token from /oauth/passkey_auth_begin with mfa_token, and credential)'] : []),
+  ].join(', or ');
   return new Refusal('second_factor_required', `${what} and this account signs in with a second factor too: `
-    + 'send a code from its authenticator app (or a recovery code) with mfa_token to /oauth/mfa_verify_native within 5 minutes', {
+    + `send ${how} with mfa_token to /oauth/mfa_verify_native within 5 minutes`, {
     secondFactor: { token: value, methods, expiresIn: MFA_TOKEN_SECONDS },
   });
 };
@@ -88,14 +100,14 @@ export const secondFactorRequired = (value: string, what: string): Refusal => {
  * needs, and the refusal `second_factor_required` carries it to the caller with the methods that
  * may finish it.
  */
-export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn): Promise<never> {
+export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn, methods: SecondFactorMethod[]): Promise<never> {
   const { tokens, work, box } = ctx.services;
   const answer: PausedAnswer = {
     response_type: request.responseType, flow: { name: request.flow.name, version: request.flow.version, locale: request.flow.locale },
   };
   const row = pausedRow(box, { app: ctx.app, client: request.client, entityId: record.id, redirectUri: request.redirectUri, answer }, paused);
   await work.run(({ tx }) => tokens.issueAll([row], tx));
-  throw secondFactorRequired(row.value, 'the password is right');
+  throw secondFactorRequired(row.value, paused.factors.includes('password') ? 'the password is right' : 'the first credential is right', methods);
 }
 
 /** A paused sign-in's row opened: how to answer (a sign-in's), and what it resumes with. */

@@ -58,7 +58,7 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
 
   // the account's failures are forgotten once the sign-in is done: a second factor still owed keeps them
   const owed = await secondFactorOwed(ctx, record);
-  await (owed ? guesses.firstOfTwo() : guesses.succeeded());
+  await (owed.length > 0 ? guesses.firstOfTwo() : guesses.succeeded());
   // the right password of a disabled user: said so, and nothing is linked or issued
   if (record.disabledAt) throw accountDisabled(ctx, request, form.name);
   // a merge_token is checked before anything is issued: a bad one signs nobody in
@@ -70,6 +70,6 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
     // the identity of the failed social sign-in joins this account, and the token is spent, in the sign-in's transaction
     ...(merge && { also: { merge: { token: mergeToken!, profile: merge.profile } } }),
     checked: { passwordHash: record.passwordHash!, refused: () => invalidCredentials(ctx, request, form.name) },
-    secondFactorOwed: owed,
+    secondFactorsOwed: owed,
   });
 }

@@ -6,9 +6,12 @@ import { event, recordSubject } from '../../domain/events';
 import type { UnitOfWork } from '../../domain/ports';
 import type { Written } from '../../domain/versions';
 import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn } from './call';
-import type { AuthMethod } from '../../domain/session';
+import type { SignInFactor } from '../../domain/session';
 import { textsOf } from '../../texts';
 import type { SecondFactorMethod } from '../../domain/second-factor';
+
+/** The second factor that finished a sign-in: a code, a recovery code, or a passkey (that verified the person or not). */
+export type SecondFactor = Exclude<SignInFactor, 'password' | 'social'>;
 import { pauseForSecondFactor, secondFactorOwed, type SignInAlso } from './second-factor-step';
 import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 
@@ -44,8 +47,8 @@ export async function signedIn(
      * signs in, and its rehash never overwrites the new one.
      */
     checked?: { passwordHash: string; refused: () => Refusal };
-    /** How the person proved who they are (a password unless said otherwise). */
-    amr?: AuthMethod[];
+    /** The first credential the person proved who they are with (a password unless said otherwise). */
+    factors?: SignInFactor[];
     /** A mobile SDK's refresh secret (see loginCredentials). */
     refreshSecret?: string;
     /**
@@ -55,29 +58,34 @@ export async function signedIn(
      */
     also?: SignInAlso;
     /** The second factor that finished a paused sign-in; without one, an account that has one pauses here. */
-    secondFactor?: SecondFactorMethod;
-    /** Whether the account owes a second factor, when the caller read it already (secondFactorOwed). */
-    secondFactorOwed?: boolean;
+    secondFactor?: SecondFactor;
+    /** The second factors the account owes one of, when the caller read them already (secondFactorOwed; none: it owes none). */
+    secondFactorsOwed?: SecondFactorMethod[];
   } = {},
 ): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
-  const first = options.amr ?? ['pwd'];
-  const proven: Proven = { entityId: record.id, amr: options.secondFactor ? [...first, 'otp'] : first };
-  const method = first.includes('fed') ? 'social' : 'password';
+  const first = options.factors ?? ['password'];
+  const proven: Proven = { entityId: record.id, factors: options.secondFactor ? [...first, options.secondFactor] : first };
+  const method = first.includes('social') ? 'social' : first.includes('password') ? 'password' : 'passkey';
   const also = options.also ?? {};
   const alongside = also.socialToken !== undefined || also.merge !== undefined ? alongsideOf(ctx, request, record, also) : undefined;
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
   const events = (written: Written, at: Date, changedToo: string[] = []) => [
-    event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), { method, ...(options.secondFactor && { factor: options.secondFactor }) }),
+    event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), {
+      method, ...(options.secondFactor && { factor: options.secondFactor === 'verified_passkey' ? 'passkey' : options.secondFactor }),
+    }),
     event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), {
       attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...changedToo],
     }, { snapshot: written.snapshot }),
   ];
   if (record.disabledAt) throw accountDisabled(ctx, request);
   // the seam: an account with a second factor waits for it here, before anything is issued or spent
-  if (!options.secondFactor && (options.secondFactorOwed ?? await secondFactorOwed(ctx, record))) {
-    await pauseForSecondFactor(ctx, request, record, { amr: first, refreshSecret: options.refreshSecret, also, passwordHash: options.checked?.passwordHash });
+  // a passkey is not the second factor of a sign-in it began
+  const owed = (options.secondFactor ? [] : options.secondFactorsOwed ?? await secondFactorOwed(ctx, record))
+    .filter((m) => m !== 'passkey' || !first.some((f) => f === 'passkey' || f === 'verified_passkey'));
+  if (owed.length > 0) {
+    await pauseForSecondFactor(ctx, request, record, { factors: first, refreshSecret: options.refreshSecret, also, passwordHash: options.checked?.passwordHash }, owed);
   }
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its

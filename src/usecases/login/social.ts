@@ -69,7 +69,7 @@ async function register(
     }, clock.now(), tx);
     await linkIdentity(ctx, created, token, profile, tx, invalidToken());
     const welcome = created.email && verifyUrl && !verifiedNow ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
-    const issued = await loginTokens(ctx, request, { entityId: created.id, amr: ['fed'] }, tx, refreshSecret, welcome ? [welcome.credential] : []);
+    const issued = await loginTokens(ctx, request, { entityId: created.id, factors: ['social'] }, tx, refreshSecret, welcome ? [welcome.credential] : []);
     // one version: the record with its identity
     const written = await versions.written(created, tx);
     const acting = asAccount(ctx, created.id, request.client);
@@ -115,7 +115,7 @@ export async function socialSignIn(ctx: LoginCall, command: {
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
     // the token spent (and a merged identity linked) in the sign-in's transaction
     const signed = await signedIn(ctx, request, owner, {
-      amr: ['fed'], refreshSecret, also: { socialToken: token, ...(merge && { merge: { token: mergeToken!, profile: merge.profile } }) },
+      factors: ['social'], refreshSecret, also: { socialToken: token, ...(merge && { merge: { token: mergeToken!, profile: merge.profile } }) },
     });
     return { ...signed, isNew: false };
   }

@@ -1,22 +1,25 @@
 import type { Client } from '../../domain/clients';
 import { sha256Hex } from '../../domain/secrets';
 import { invalidField } from '../../domain/refusal';
-import { matchTotp, normalRecoveryCode, openTotpSecret, type SecondFactorMethod } from '../../domain/second-factor';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { matchTotp, normalRecoveryCode, openTotpSecret } from '../../domain/second-factor';
+import { credentialOf, provePasskey, spendChallenge } from '../factors/passkey-ceremony';
 import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { openPaused } from './second-factor-step';
-import { accountDisabled, signedIn } from './signed-in';
+import { accountDisabled, signedIn, type SecondFactor } from './signed-in';
 import { wrongCode } from '../factors/confirm-totp';
 import { recordLocale } from '../../domain/email-change';
 import { Refusal } from '../../domain/refusal';
 import type { TokenPair } from '../../domain/tokens';
 
-/** The second factor that finishes a paused sign-in: a code of the authenticator, or a recovery code. */
+/** The second factor that finishes a paused sign-in: a code of the authenticator, a recovery code, or a passkey's credential for a challenge begun with the mfa_token. */
 export interface SecondFactorCommand {
   mfaToken: string;
   code?: string;
   recoveryCode?: string;
+  passkey?: { challengeToken: string; credential: unknown };
   /** Only a paused sign-in (a page signs in; it has no use for a paused code exchange's pair). */
   signInOnly?: boolean;
 }
@@ -55,8 +58,15 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   if (paused.passwordHash !== undefined && record.passwordHash !== paused.passwordHash) throw spent();
 
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
-  let method: SecondFactorMethod;
-  if (command.code !== undefined) {
+  let method: SecondFactor;
+  if (command.passkey) {
+    // no guess to count: a passkey's signature is not guessed, and its challenge is spent either way
+    const credential = credentialOf<AuthenticationResponseJSON>(command.passkey.credential, 'sign_in');
+    if (credential.challenge !== command.passkey.challengeToken) throw invalidField('credential', 'answers another challenge than challenge_token; sign the options of that challenge');
+    const challenge = await spendChallenge(ctx, command.passkey.challengeToken, 'second_factor', ctx.client, 'challengeToken');
+    if (challenge.entityId !== record.id) throw invalidField('challengeToken', 'was begun for another sign-in; begin with this mfa_token');
+    method = (await provePasskey(ctx, command.passkey.challengeToken, credential, locale, record.id)).factor;
+  } else if (command.code !== undefined) {
     method = 'totp';
     const totp = await db.factors.totp(ctx.app.id, record.id);
     const step = totp?.confirmedAt ? matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now()) : undefined;
@@ -86,8 +96,8 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   // one sign-in per token: of parallel verifications with right codes, one spends it
   if (!(await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'mfa_token', hash, clock.now(), tx, ctx.client.id)))) throw spent();
   const signed = await signedIn(ctx, request, record, {
-    amr: paused.amr, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method,
+    factors: paused.factors, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method,
     ...(paused.passwordHash !== undefined && { checked: { passwordHash: paused.passwordHash, refused: spent } }),
   });
-  return { signedIn: signed, social: paused.amr.includes('fed') };
+  return { signedIn: signed, social: paused.factors.includes('social') };
 }

@@ -1,0 +1,27 @@
+import { errors } from '../errors';
+import { MAX_CREDENTIAL_JSON } from '../domain/passkeys';
+import type { StoredCredential } from '../domain/storage/credentials';
+import type { CallContext } from '../usecases/services';
+import type { RequestContext } from './context';
+
+/** What the endpoints of an account's factors (second factor, passkeys) read from a request. */
+
+/** The call of a use case from this request: the application, where it came from, the services. */
+export const callOf = (ctx: RequestContext): CallContext => ({ origin: ctx.origin, app: ctx.app, clientAddress: ctx.clientAddress, services: ctx.services });
+
+/** The access token the request authenticated with (these endpoints take nothing else). */
+export function tokenOf(ctx: RequestContext): StoredCredential {
+  if (ctx.principal.kind !== 'entity') throw errors.missingArgument('access_token');
+  return ctx.principal.token;
+}
+
+/** `credential`: the JSON of the browser's PublicKeyCredential (credential.toJSON()), as a parameter. */
+export function credentialParam(ctx: RequestContext): unknown {
+  const raw = ctx.params.require('credential');
+  if (raw.length > MAX_CREDENTIAL_JSON) throw errors.invalidArgument('credential', `is longer than ${MAX_CREDENTIAL_JSON} characters`);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw errors.invalidArgument('credential', 'is not JSON: send JSON.stringify(credential) of the PublicKeyCredential the browser answered');
+  }
+}

@@ -1,0 +1,27 @@
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { invalidField } from '../../domain/refusal';
+import { credentialOf, provePasskey, spendChallenge } from '../factors/passkey-ceremony';
+import type { LoginCall, SignedIn } from './call';
+import { accountDisabled, signedIn } from './signed-in';
+
+/** A sign-in with a passkey: the challenge begun (beginPasskeySignIn), the browser's credential, a mobile SDK's refresh secret. */
+export interface PasskeySignInCommand { challengeToken: string; credential: unknown; refreshSecret?: string }
+
+/**
+ * Signs in with a passkey (docs/passkeys.md), a first credential like a password: the challenge
+ * is this client's and spent, the assertion proven (provePasskey). A passkey that verified the
+ * person (PIN, biometric) is two factors and owes no other, whatever the application's
+ * `second_factor`; one that did not is the first factor of an account, which then owes its second
+ * like a password does. Answers exactly what a password sign-in answers.
+ */
+export async function passkeySignIn(ctx: LoginCall, command: PasskeySignInCommand): Promise<SignedIn> {
+  const { request } = ctx;
+  const credential = credentialOf<AuthenticationResponseJSON>(command.credential, 'sign_in');
+  if (credential.challenge !== command.challengeToken) throw invalidField('credential', 'answers another challenge than challenge_token; sign the options of that challenge');
+  await spendChallenge(ctx, command.challengeToken, 'sign_in', request.client, 'challengeToken');
+  const { record, factor } = await provePasskey(ctx, command.challengeToken, credential, request.flow.locale);
+  if (record.disabledAt) throw accountDisabled(ctx, request);
+  return signedIn(ctx, request, record, {
+    factors: [factor], refreshSecret: command.refreshSecret, ...(factor === 'verified_passkey' && { secondFactorsOwed: [] }),
+  });
+}
