@@ -39,6 +39,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
   allowed_origins: (value) => {
     if (/^\s*\[/.test(value)) return 'must be origins separated by spaces or commas, not a JSON list; such as https://app.example.com';
     const bad = settingOfList(value).find((o) => {
+      // an Android app's origin, for its passkeys (docs/passkeys.md)
+      if (/^android:apk-key-hash:[A-Za-z0-9_-]{20,}$/.test(o)) return false;
       const url = httpUrl(o);
       return !url || url.origin !== o.replace(/\/$/, '').toLowerCase();
     });
@@ -54,6 +56,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
   default_flow_name: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the name of an imported flow, such as standard'),
   default_flow_version: (value) => (/^[1-9]\d{0,8}$/.test(value) ? undefined : 'must be a version number of the flow, such as 1 (HEAD is not accepted)'),
   app_name: (value) => (value.length <= 100 && !/[\u0000-\u001f\u007f]/.test(value) ? undefined : 'must be at most 100 printable characters'),
+  passkey_rp_id: (value) => (/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value) ? undefined
+    : 'must be a host name in lower case, such as example.com: the application\'s own host or a domain above it'),
   second_factor: (value) => (['off', 'optional', 'required'].includes(value) ? undefined
     : 'must be off (no second factor), optional (accounts may turn one on; the default) or required (every account signs in with one)'),
   time_attributes: (value) => {

@@ -14,8 +14,9 @@ import type { Route } from './routes';
 const SETTING = 'allowed_origins';
 const MAX_AGE_SECONDS = 600;
 
-/** The endpoints a browser app calls: the login endpoints, and a signed-in user's own record. */
-export const crossOrigin = (route: Route) => route.kinds.includes('login_client') || route.path === '/entity' || route.path === '/entity.update';
+/** The endpoints a browser app calls: the login endpoints, a signed-in user's own record, and its factors (an access token's own endpoints). */
+export const crossOrigin = (route: Route) => route.kinds.includes('login_client') || route.path === '/entity' || route.path === '/entity.update'
+  || (route.auth[0] === 'access_token' && route.kinds.length === 0);
 
 /** The origins a client's (or the application's) setting allows, normalized as browsers send them. */
 export function allowedOrigins(setting: string | undefined): Set<string> {

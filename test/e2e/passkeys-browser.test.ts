@@ -1,0 +1,249 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import request from 'supertest';
+import { createHttpServer } from '../../src/http-server';
+import { createLogger } from '../../src/logger';
+import { sha256Hex } from '../../src/domain/secrets';
+import { basic, manualClock, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { freePort } from '../helpers/processes';
+import { CHROMIUM, launchChromium } from '../helpers/browser';
+import { stored } from '../helpers/stored';
+
+// Passkeys (docs/passkeys.md) end to end: headless Chromium with the DevTools protocol's virtual
+// authenticator (CTAP2, internal transport, resident keys, user verification) makes and uses the
+// credentials; a page of the application's own origin calls the API directly (CORS, the login
+// client's allowed_origins), as a browser app does. Replays, another origin and another account's
+// passkey are refused.
+
+/** What the page runs: the API from the app's origin, and the browser's WebAuthn with the options it answered. */
+const PAGE = `<!doctype html><meta charset="utf-8"><title>app</title><script>
+window.api = async (base, path, params) => {
+  const res = await fetch(base + path, { method: 'POST', body: new URLSearchParams(params) });
+  return res.json();
+};
+window.create = async (options) => (await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) })).toJSON();
+window.get = async (options, mediation) => (await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options), ...(mediation && { mediation }) })).toJSON();
+</script><p>app</p>`;
+
+const clock = manualClock();
+
+skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('passkeys in a real browser', () => {
+  let t: TestApp;
+  let gatehouse: http.Server;
+  let apps: http.Server[] = [];
+  let browser: Browser;
+  let base: string;
+  let appOrigin: string;
+  let strangerOrigin: string;
+  let login: { client_id: string; client_secret: string };
+
+  /** A static page server on 127.0.0.1 (reached as localhost): the app's origin, or a stranger's. */
+  async function pageServer(): Promise<string> {
+    const port = await freePort();
+    const server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE));
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    apps.push(server);
+    return `http://localhost:${port}`;
+  }
+
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    t = await startTestApp({ clock, env: { PUBLIC_BASE_URL: base, LOGIN_LIMIT_ADDRESS: '10000/900' } });
+    gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
+    await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+    appOrigin = await pageServer();
+    strangerOrigin = await pageServer();
+    login = t.local.clients.login;
+    const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    const set = await request(t.app).post('/settings/set').set('Authorization', owner).type('form')
+      .send({ for_client_id: login.client_id, key: 'allowed_origins', value: appOrigin });
+    expect(set.body.stat).toBe('ok');
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    for (const s of [gatehouse, ...apps]) if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+    apps = [];
+    await t?.close();
+  });
+
+  /** A page of `origin` with a virtual authenticator of its own (a device). */
+  async function device(origin: string, options: { userVerified?: boolean } = {}): Promise<{ page: Page; context: BrowserContext; cdp: CDPSession; authenticatorId: string }> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${origin}/`);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true,
+        isUserVerified: options.userVerified ?? true, automaticPresenceSimulation: true,
+      },
+    });
+    return { page, context, cdp, authenticatorId };
+  }
+
+  // the page's own functions (PAGE), called with JSON arguments
+  const call = (page: Page, fn: string, ...args: unknown[]) =>
+    page.evaluate(`window.${fn}(...${JSON.stringify(args)})`) as Promise<Record<string, any>>;
+  const api = (page: Page, path: string, params: Record<string, string>) => call(page, 'api', base, path, params);
+  const create = (page: Page, options: unknown) => call(page, 'create', options);
+  const get = (page: Page, options: unknown) => call(page, 'get', options);
+
+  /** A new account signed in just now (its fresh access token), with a password. */
+  async function account(extra: Record<string, string> = {}) {
+    const email = `pk-${Math.random().toString(36).slice(2)}@example.com`;
+    const res = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
+      client_id: login.client_id, locale: 'en-US', emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
+      firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
+    });
+    expect(res.body.stat).toBe('ok');
+    return { email, token: res.body.access_token as string, id: res.body.capture_user.id as number };
+  }
+
+  /** Adds a passkey of `page`'s authenticator to the account of `token`, from the app's page. */
+  async function addPasskey(page: Page, token: string, name = 'Laptop') {
+    const begun = await api(page, '/oauth/passkey_register_begin', { access_token: token });
+    expect(begun).toMatchObject({ stat: 'ok', options: { rp: { id: 'localhost' }, authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' } } });
+    const credential = await create(page, begun.options);
+    const finished = await api(page, '/oauth/passkey_register_finish', { access_token: token, credential: JSON.stringify(credential), name });
+    expect(finished).toMatchObject({ stat: 'ok', passkey_id: expect.any(Number) });
+    return { passkeyId: finished.passkey_id as number, credential, options: begun.options };
+  }
+
+  /** A discoverable sign-in's options and assertion, made on `page` (nothing typed); begun by the page, or by the test when the page's origin may not call. */
+  async function assertion(page: Page, params: Record<string, string> = {}, from: 'page' | 'test' = 'page') {
+    const begin = { client_id: login.client_id, ...params };
+    const begun = from === 'page' ? await api(page, '/oauth/passkey_auth_begin', begin)
+      : (await request(t.app).post('/oauth/passkey_auth_begin').type('form').send(begin)).body;
+    expect(begun).toMatchObject({ stat: 'ok', challenge_token: expect.any(String), options: { rpId: 'localhost' } });
+    return { challengeToken: begun.challenge_token as string, options: begun.options, credential: await get(page, begun.options) };
+  }
+
+  const signIn = (challengeToken: string, credential: unknown) => request(t.app).post('/oauth/passkey_auth_native').type('form')
+    .send({ client_id: login.client_id, locale: 'en-US', challenge_token: challengeToken, credential: JSON.stringify(credential) });
+
+  it('registers a passkey from the app\'s page, then signs in with it without an identifier, answering what a password sign-in answers', async () => {
+    const a = await account();
+    const d = await device(appOrigin);
+    try {
+      const { passkeyId } = await addPasskey(d.page, a.token);
+      // excluded from a second registration of the same account: the authenticator refuses to make another
+      const again = await api(d.page, '/oauth/passkey_register_begin', { access_token: a.token });
+      expect(again.options.excludeCredentials).toHaveLength(1);
+      await expect(create(d.page, again.options)).rejects.toThrow(/InvalidStateError|excluded|already/i);
+
+      const { challengeToken, options, credential } = await assertion(d.page);
+      expect(options.allowCredentials ?? []).toEqual([]);
+      // the API straight from the app's page, with CORS
+      const signed = await api(d.page, '/oauth/passkey_auth_native', {
+        client_id: login.client_id, locale: 'en-US', challenge_token: challengeToken, credential: JSON.stringify(credential),
+      });
+      expect(signed).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: a.email } });
+      // the session knows how: a passkey that verified the person
+      const [row] = await stored(t.runtime.db).rows<{ extra: string }>('SELECT extra FROM credentials WHERE value_hash = ?', [sha256Hex(signed.access_token)]);
+      expect(JSON.parse(row.extra).session).toMatchObject({ amr: ['hwk', 'mfa'], factors: ['verified_passkey'] });
+
+      // the list shows it with its counter's use; rename and remove it
+      const listed = await api(d.page, '/oauth/passkeys_native', { access_token: a.token });
+      expect(listed.passkeys).toEqual([expect.objectContaining({ id: passkeyId, name: 'Laptop', last_used: expect.any(String), transports: expect.arrayContaining(['internal']) })]);
+      expect(await api(d.page, '/oauth/passkey_rename_native', { access_token: a.token, passkey_id: String(passkeyId), name: 'Work laptop' })).toEqual({ stat: 'ok' });
+      expect((await api(d.page, '/oauth/passkeys_native', { access_token: a.token })).passkeys[0].name).toBe('Work laptop');
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  it('a replayed assertion, one for another challenge, one made on another origin, and an unknown credential are refused', async () => {
+    const a = await account();
+    const d = await device(appOrigin);
+    const stranger = await device(strangerOrigin);
+    try {
+      await addPasskey(d.page, a.token);
+      const first = await assertion(d.page);
+      expect((await signIn(first.challengeToken, first.credential)).body.stat).toBe('ok');
+      // the same again: its challenge is spent
+      expect((await signIn(first.challengeToken, first.credential)).body).toMatchObject({ code: 200, argument_name: 'challenge_token' });
+      // under a new challenge: the assertion signed the old one
+      const fresh = await api(d.page, '/oauth/passkey_auth_begin', { client_id: login.client_id });
+      expect((await signIn(fresh.challenge_token, first.credential)).body).toMatchObject({ code: 200, argument_name: 'credential' });
+
+      // the same RP ID from an origin the application never named: the browser signs, the service refuses
+      const transplanted = await d.cdp.send('WebAuthn.getCredentials', { authenticatorId: d.authenticatorId });
+      for (const c of transplanted.credentials) await stranger.cdp.send('WebAuthn.addCredential', { authenticatorId: stranger.authenticatorId, credential: c });
+      const foreign = await assertion(stranger.page, {}, 'test');
+      const refused = await signIn(foreign.challengeToken, foreign.credential);
+      expect(refused.body).toMatchObject({ stat: 'error', code: 210, argument_name: 'credential', error_description: expect.stringContaining('origin') });
+      expect(refused.body.access_token).toBeUndefined();
+
+      // a cloned authenticator: its copy of the key signs with a counter the service has seen passed
+      const snapshot = (await d.cdp.send('WebAuthn.getCredentials', { authenticatorId: d.authenticatorId })).credentials;
+      for (let n = 0; n < 2; n += 1) {
+        const used = await assertion(d.page);
+        expect((await signIn(used.challengeToken, used.credential)).body.stat).toBe('ok');
+      }
+      const clone = await device(appOrigin);
+      try {
+        for (const c of snapshot) await clone.cdp.send('WebAuthn.addCredential', { authenticatorId: clone.authenticatorId, credential: c });
+        const cloned = await assertion(clone.page);
+        expect((await signIn(cloned.challengeToken, cloned.credential)).body).toMatchObject({ code: 210, argument_name: 'credential', error_description: expect.stringMatching(/counter/i) });
+      } finally {
+        await clone.context.close();
+      }
+
+      // a credential no account registered
+      const unknown = await device(appOrigin);
+      try {
+        const other = await account();
+        const begun = await api(unknown.page, '/oauth/passkey_register_begin', { access_token: other.token });
+        await create(unknown.page, begun.options); // made, never finished
+        const made = await assertion(unknown.page);
+        expect((await signIn(made.challengeToken, made.credential)).body).toMatchObject({ code: 210, argument_name: 'credential' });
+      } finally {
+        await unknown.context.close();
+      }
+    } finally {
+      await d.context.close();
+      await stranger.context.close();
+    }
+  });
+
+  it('a passkey finishes a sign-in paused for its second factor; another account\'s passkey does not', async () => {
+    const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    const a = await account();
+    const b = await account();
+    const d = await device(appOrigin);
+    try {
+      const mine = await addPasskey(d.page, a.token, 'A');
+      await addPasskey(d.page, b.token, 'B');
+      // second_factor=required: an account with passkeys signs in with one after its password
+      expect((await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'required' })).body.stat).toBe('ok');
+      clock.advance(5_100); // the application cache lives 5 s
+      const paused = await request(t.app).post('/oauth/auth_native_traditional').type('form')
+        .send({ client_id: login.client_id, locale: 'en-US', signInEmailAddress: b.email, currentPassword: 'correct horse battery' });
+      expect(paused.body).toMatchObject({ code: 214, error: 'second_factor_required', methods: ['passkey'] });
+      const begun = await api(d.page, '/oauth/passkey_auth_begin', { client_id: login.client_id, mfa_token: paused.body.mfa_token });
+      expect(begun.options.allowCredentials).toHaveLength(1);
+      const verify = (challenge: string, credential: unknown) => request(t.app).post('/oauth/mfa_verify_native').type('form')
+        .send({ client_id: login.client_id, mfa_token: paused.body.mfa_token, challenge_token: challenge, credential: JSON.stringify(credential) });
+      // A's passkey signing B's challenge: refused
+      const wrong = await get(d.page, { ...begun.options, allowCredentials: [{ id: mine.credential.id, type: 'public-key' }] });
+      expect((await verify(begun.challenge_token, wrong)).body).toMatchObject({ code: 210, argument_name: 'credential' });
+      // its challenge is spent by the attempt
+      expect((await verify(begun.challenge_token, wrong)).body).toMatchObject({ code: 200, argument_name: 'challenge_token' });
+      // B's own
+      const last = await api(d.page, '/oauth/passkey_auth_begin', { client_id: login.client_id, mfa_token: paused.body.mfa_token });
+      const right = await get(d.page, last.options);
+      const done = await verify(last.challenge_token, right);
+      expect(done.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: b.email } });
+      const [row] = await stored(t.runtime.db).rows<{ extra: string }>('SELECT extra FROM credentials WHERE value_hash = ?', [sha256Hex(done.body.access_token)]);
+      expect(JSON.parse(row.extra).session.factors).toEqual(['password', 'verified_passkey']);
+    } finally {
+      await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'optional' });
+      clock.advance(5_100);
+      await d.context.close();
+    }
+  });
+});
