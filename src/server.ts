@@ -1,3 +1,4 @@
+import { loadCommonPasswords } from './domain/common-passwords';
 import { buildApp, drained } from './app';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError } from './domain/applications';
@@ -63,6 +64,8 @@ async function main(): Promise<void> {
       logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
       process.exit(1);
     });
+  // the list of common passwords, before the first request that sets a password waits for it
+  loadCommonPasswords();
   const server = createHttpServer(app, config.http, logger);
   server.listen(config.port, config.host, () =>
     logger.info({ host: config.host, port: config.port, database: config.database.dialect, queue: config.redisUrl ? 'bullmq' : 'in-process' }, 'gatehouse api listening'));

@@ -9,7 +9,8 @@ import * as yup from 'yup';
  * and `translations.json` (key → {values: {locale: text}}). docs/flows.md describes it.
  */
 export const FIELD_TYPES = ['text', 'textarea', 'email', 'password', 'select', 'radio', 'checkbox', 'dateselect'] as const;
-export const RULES = ['required', 'minLength', 'maxLength', 'format', 'match', 'unique', 'minYears'] as const;
+/** `notCommon`: a new password must not be on the list of commonly used passwords (docs/passwords.md). */
+export const RULES = ['required', 'minLength', 'maxLength', 'format', 'match', 'unique', 'minYears', 'notCommon'] as const;
 export const FORMATS = [
   'alpha', 'alphaExtended', 'alphaExtendedSpaces', 'alphaNumeric', 'alphaNumericExtended', 'email', 'numeric',
   'numericReal', 'phone', 'phoneInternational', 'zipCode', 'zipCode+4',
@@ -111,6 +112,7 @@ function crossCheck(flow: FlowDefinition): string[] {
         if (['minLength', 'maxLength', 'minYears'].includes(r.rule) && !(Number.isInteger(r.value) && (r.value as number) >= 0)) {
           problems.push(`${at}: ${r.rule} needs a whole number value`);
         }
+        if (r.rule === 'notCommon' && field.type !== 'password') problems.push(`${at}: notCommon is a rule of password fields`);
         if (r.rule === 'match' && !(typeof r.value === 'string' && flow.fields[r.value])) {
           problems.push(`${at}: match names field "${String(r.value)}", which is not defined`);
         }

@@ -1,6 +1,10 @@
 import * as yup from 'yup';
 import type { FlowDefinition, FlowField, FlowRule } from './flow-definition';
 import { isValidEmail } from './users';
+import { isCommonPassword } from './common-passwords';
+
+/** What a flow without its own message says of a commonly used password (the service's texts say it in each locale). */
+const COMMON_PASSWORD = 'This password is one of the most used, and the first one attackers try. Choose another one.';
 
 /** The original's named format presets. */
 const FORMAT_TESTS: Record<string, (v: string) => boolean> = {
@@ -27,7 +31,26 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 export interface ValidationContext {
   /** False when another record of the application already holds `value` for `attribute`. */
   isUnique(attribute: string, value: string): Promise<boolean>;
+  /** The application's rules for a new password, beside the flow's (docs/passwords.md). */
+  password?: NewPasswordRules;
 }
+
+/**
+ * What the service asks of every new password, whatever the flow version says: not a commonly used
+ * one, and, when the application sets it, a length of its own in place of the flow's minLength
+ * (raised by `password_min_length`, or lowered for an account with a second factor). Messages in
+ * the flow's locale; a flow's own `notCommon` message comes first.
+ */
+export interface NewPasswordRules {
+  minLength?: number;
+  /** Says a password is shorter than `n` characters. */
+  tooShort(n: number): string;
+  /** Says a password is a commonly used one. */
+  common: string;
+}
+
+/** A field that sets the account's password: its rules are the service's too (NewPasswordRules). */
+const setsPassword = (field: FlowField) => field.type === 'password' && field.schemaAttribute === 'password';
 
 export interface FormResult {
   /** Submitted values by field name (dates as YYYY-MM-DD); absent fields are absent. */
@@ -73,6 +96,20 @@ function fieldSchema(name: string, field: FlowField, required: boolean, text: (k
     const allowed = new Set(field.options.map((o) => o.value));
     s = s.test('option', text('errors.invalidOption'), (v) => !v || allowed.has(v));
   }
+  if (setsPassword(field)) {
+    const own = rule('notCommon');
+    const flowMin = Number(rule('minLength')?.value ?? 0);
+    s = s.test('password', function (v) {
+      if (v === undefined || v === '') return true;
+      const rules = (this.options.context as ValidationContext | undefined)?.password;
+      const min = rules?.minLength;
+      if (min !== undefined && [...v].length < min) return this.createError({ message: rules!.tooShort(min) });
+      // too short for the flow: that is the one thing to say
+      if (min === undefined && [...v].length < flowMin) return true;
+      if (isCommonPassword(v)) return this.createError({ message: own ? text(own.message) : rules?.common ?? COMMON_PASSWORD });
+      return true;
+    });
+  }
   for (const r of rules) {
     const message = text(r.message);
     const present = (v: string | undefined): v is string => v !== undefined && v !== '' && v !== INVALID_DATE;
@@ -81,7 +118,14 @@ function fieldSchema(name: string, field: FlowField, required: boolean, text: (k
         if (required) s = s.test('required', message, (v) => v !== undefined && v.trim() !== '');
         break;
       case 'minLength':
-        s = s.test('minLength', message, (v) => !present(v) || [...v].length >= Number(r.value));
+        s = s.test('minLength', message, function (v) {
+          // the application's length for a new password replaces the flow's
+          if (setsPassword(field) && (this.options.context as ValidationContext | undefined)?.password?.minLength !== undefined) return true;
+          return !present(v) || [...v].length >= Number(r.value);
+        });
+        break;
+      case 'notCommon':
+        // checked with the service's rules above, with this message
         break;
       case 'maxLength':
         s = s.test('maxLength', message, (v) => !present(v) || [...v].length <= Number(r.value));

@@ -3,6 +3,7 @@ import type { UserRecord, NewRecord } from './storage/records';
 import type { StoredProfile } from './storage/social';
 import { invalidField } from './refusal';
 import { MAX_PASSWORD_LENGTH } from './passwords';
+import { COMMON_PASSWORD_REFUSAL, isCommonPassword } from './common-passwords';
 import { formatTimestamp, parseTimestamp } from './timestamps';
 
 /** The one entity type (docs/api.md#records); `type_name` must name it. */
@@ -95,6 +96,7 @@ export function checkUserDocument(raw: unknown): UserDocument {
   if (email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com, or null');
   if (username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters, or null');
   if (password !== undefined && (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH)) throw bad('password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
+  if (typeof password === 'string' && isCommonPassword(password)) throw bad('password', COMMON_PASSWORD_REFUSAL);
   let verified: Date | null = null;
   if (emailVerified !== null) {
     verified = typeof emailVerified === 'string' ? parseTimestamp(emailVerified) ?? null : null;

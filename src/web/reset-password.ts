@@ -122,7 +122,7 @@ const setPassword = (r: ResetPages): PageWork => async (req, res, app, locale) =
   if (state !== 'choose' || !row) return spent(r, req, res, app, locale, state, code, row);
   const found = await senderForm(r.services, app, row, locale, FORM);
   if (!found) return page(r.services, res, app, locale, 'unknown', 404);
-  const outcome = await resetPassword(r.services, { app, link: { code, row, client: found.client, form: found.form }, sent, origin: originOf(req, res) });
+  const outcome = await resetPassword(r.services, { app, link: { code, row, client: found.client, form: found.form }, sent, locale: found.flow.locale, origin: originOf(req, res) });
   if (outcome.kind === 'invalid') return choose(r, req, res, app, locale, code, row, outcome.invalid);
   if (outcome.kind === 'spent') return spent(r, req, res, app, locale, 'used', code, row);
   r.token.clear(res);

@@ -63,9 +63,9 @@ skipUnless(galera.length === 3 && !!redisCluster && !!clusterDir, 'the cluster t
     const ready = (pod: number) => fetch(`http://127.0.0.1:${ports[pod]}/readyz`).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
     const flow = () => ({ client_id: login, locale: 'en-US' });
     const register = (pod: number, email: string) => call(pod, '/oauth/register_native_traditional', {
-      ...flow(), emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+      ...flow(), emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
     });
-    const signIn = (pod: number, email: string, password = 'correct horse') => call(pod, '/oauth/auth_native_traditional', {
+    const signIn = (pod: number, email: string, password = 'correct horse battery') => call(pod, '/oauth/auth_native_traditional', {
       ...flow(), signInEmailAddress: email, currentPassword: password,
     });
     const serverErrors = (answers: Answer[]) => answers.filter((a) => a.status >= 500);

@@ -82,7 +82,7 @@ skipUnless(!!redisCluster && !!clusterDir && onMysql, 'the Redis Cluster outage 
       const workerReady = () => fetch(`http://127.0.0.1:${metricsPort}/readyz`).then((r) => r.status);
       const flow = { client_id: local.clients.login.client_id as string, locale: 'en-US' };
       const register = (pod: number, email: string) => post(pod, '/oauth/register_native_traditional', {
-        ...flow, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+        ...flow, emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
       });
       /** How many connections are subscribed to client changes, over every node of the cluster. */
       const subscribers = () => nodes.reduce((n, node) => n + Number(redisCli(node.port, 'pubsub', 'numsub', `${prefix}:client-changes`).split('\n')[1] ?? 0), 0);

@@ -51,7 +51,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       request(t.app).post(p).set('Host', host).set(headers).type('form').send(body);
     const settings = async () => (await request(t.app).get('/settings/items').set('Host', host).set('Authorization', owner).query({ for_client_id: login.client_id })).body.result;
     const register = (email: string) => post('/oauth/register_native_traditional', {
-      client_id: login.client_id, locale: 'en-US', emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      client_id: login.client_id, locale: 'en-US', emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada',
     });
     const signIn = async (email: string, password: string) => (await post('/oauth/auth_native_traditional', {
@@ -76,12 +76,12 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     const page = await browser.newPage();
     await page.goto(linkIn(mail.text!));
     expect(new URL(page.url()).host).toBe(`conf.localhost:${port}`);
-    await page.fill('#f-newPassword', 'battery staple');
-    await page.fill('#f-newPasswordConfirm', 'battery staple');
+    await page.fill('#f-newPassword', 'battery staple horse');
+    await page.fill('#f-newPasswordConfirm', 'battery staple horse');
     await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
     await page.waitForSelector('text=Your password is changed');
     await page.close();
-    expect((await conf.signIn('conf-user@example.com', 'battery staple')).stat).toBe('ok');
+    expect((await conf.signIn('conf-user@example.com', 'battery staple horse')).stat).toBe('ok');
   });
 
   it('an application made before each had its own links (settings on the bare host) still mails links to its own host', async () => {
@@ -110,7 +110,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     const welcome = await mailTo('undo-user@example.com', /Welcome/);
     const code = new URL(linkIn(welcome.text!)).searchParams.get('verification_code')!;
     expect((await request(t.app).get('/access/useVerificationCode').set('Host', conf.host).query({ verification_code: code })).body.stat).toBe('ok');
-    const { access_token: token } = await conf.signIn('undo-user@example.com', 'correct horse');
+    const { access_token: token } = await conf.signIn('undo-user@example.com', 'correct horse battery');
     expect((await conf.post('/oauth/update_profile_native', {
       client_id: conf.login.client_id, locale: 'en-US', access_token: token, form: 'editProfileForm',
       emailAddress: 'attacker@example.com', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada',
@@ -122,7 +122,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
     await page.waitForSelector('text=is your account');
     await page.close();
-    expect((await conf.signIn('undo-user@example.com', 'correct horse')).stat).toBe('ok');
+    expect((await conf.signIn('undo-user@example.com', 'correct horse battery')).stat).toBe('ok');
     expect((await request(t.app).get('/entity').set('Host', conf.host).query({ access_token: token })).body.code).toBe(413);
   });
 });

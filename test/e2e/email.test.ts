@@ -42,7 +42,7 @@ skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a
     try {
       await Promise.all([api.waitFor(/api listening/), worker.waitFor(/worker ready/)]);
       const registered = await form(base, '/oauth/register_native_traditional', {
-        client_id: loginId, locale: 'en-US', emailAddress: 'ada@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+        client_id: loginId, locale: 'en-US', emailAddress: 'ada@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
         firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
       });
       expect(registered.stat).toBe('ok');
@@ -63,7 +63,7 @@ skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a
       })).toEqual({ stat: 'ok' });
       const signIn = (password: string) => form(base, '/oauth/auth_native_traditional', { client_id: loginId, locale: 'en-US', signInEmailAddress: 'ada@example.com', currentPassword: password });
       expect((await signIn('analytical engine')).stat).toBe('ok');
-      expect((await signIn('correct horse')).code).toBe(210);
+      expect((await signIn('correct horse battery')).code).toBe(210);
 
       // verify email
       expect(await form(base, '/oauth/verify_email_native', { client_id: loginId, locale: 'de-DE', redirect_uri: 'http://localhost:3000/', signInEmailAddress: 'ada@example.com' }))
@@ -112,7 +112,7 @@ skipUnless(redisServer, 'the Redis outage test needs the redis-server program')(
     try {
       const login = t.local.clients.login.client_id;
       const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-        client_id: login, locale: 'en-US', emailAddress: 'lost@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+        client_id: login, locale: 'en-US', emailAddress: 'lost@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
         firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
       });
       expect(registered.body.stat).toBe('ok');

@@ -13,7 +13,7 @@ import { firstForm, signInAtProvider, startOidcProvider } from '../helpers/socia
 import { CHROMIUM, launchChromium } from '../helpers/browser';
 
 const SHOTS = path.join(ROOT, 'docs/pages');
-const PASSWORD = 'correct horse';
+const PASSWORD = 'correct horse battery';
 /** The focused element's id, else its tag name. */
 const focused = (page: Page) => page.evaluate<string>('document.activeElement ? (document.activeElement.id || document.activeElement.tagName) : ""');
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
@@ -164,8 +164,8 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await page.goto(linkIn(mail));
     expect(new URL(page.url()).pathname).toBe('/reset-password');
     await shoot(page, 'reset-password');
-    await page.fill('#f-newPassword', 'battery staple');
-    await page.fill('#f-newPasswordConfirm', 'battery staple');
+    await page.fill('#f-newPassword', 'battery staple horse');
+    await page.fill('#f-newPasswordConfirm', 'battery staple horse');
     await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
     await page.waitForSelector('text=Your password is changed');
     // the link again: used, with the form for a new one
@@ -175,7 +175,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
 
     await page.goto(`${base}/signin?${entry()}`);
     await page.fill('#f-signInEmailAddress', 'forgetful@example.com');
-    await page.fill('#f-currentPassword', 'battery staple');
+    await page.fill('#f-currentPassword', 'battery staple horse');
     await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[type=submit]')]);
     expect(await page.textContent('#result')).toBe('Signed in as forgetful@example.com');
     await page.close();
@@ -207,7 +207,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     try {
       await page.goto(`${base}/signin?${entry()}`);
       await page.fill('#f-signInEmailAddress', 'forgetful-at-example.com');
-      await page.fill('#f-currentPassword', 'battery staple');
+      await page.fill('#f-currentPassword', 'battery staple horse');
       await page.click('button[type=submit]');
       expect(await page.textContent('#f-signInEmailAddress-error')).toMatch(/valid email address/);
       // fix the field, then one real click at the button: mouse-down blurs the field (its check runs), mouse-up must land on the button

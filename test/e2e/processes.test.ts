@@ -178,7 +178,7 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
       const clients = JSON.parse(cli(['clients:list', '--app', 'local'], { cwd: dir, env: {} }).stdout) as { client_id: string; features: string[] }[];
       const login = clients.find((c) => c.features.includes('login_client'))!.client_id;
       const registered = await post(`http://127.0.0.1:${port}/oauth/register_native_traditional`, {
-        client_id: login, locale: 'en-US', emailAddress: 'newest@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+        client_id: login, locale: 'en-US', emailAddress: 'newest@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
         firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
       });
       expect(registered.body.stat).toBe('ok');
@@ -296,7 +296,7 @@ describe('gatehouse CLI on the configured database', () => {
       const owner = clients.find((c) => c.features.includes('owner'))!;
       const B = `http://127.0.0.1:${port}`;
       const registered = await post(`${B}/oauth/register_native_traditional`, {
-        client_id: login.client_id, locale: 'en-US', emailAddress: 'grace@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+        client_id: login.client_id, locale: 'en-US', emailAddress: 'grace@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
         firstName: 'Grace', lastName: 'Hopper', displayName: 'grace',
       });
       expect(registered.body.stat).toBe('ok');
@@ -309,7 +309,7 @@ describe('gatehouse CLI on the configured database', () => {
       expect(signedOut.stdout).toMatch(/ended the sessions of user \d+ \(.+\): 1 unspent token/);
       expect((await post(`${B}/entity`, { access_token: token })).body.code).toBe(413);
       // disabled: the right password is told so, users:show says since when; enabled: a new session
-      const signIn = () => post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse' });
+      const signIn = () => post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse battery' });
       expect(cli(['users:disable', 'grace@example.com'], { cwd: backend.dir, env }).stdout).toMatch(/^disabled user \d+/);
       expect((await signIn()).body).toMatchObject({ code: 210, message: expect.stringContaining('This account is disabled') });
       expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toMatch(/^\d{4}-\d{2}-\d{2} /);

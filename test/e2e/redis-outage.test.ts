@@ -62,7 +62,7 @@ skipUnless(redisServer && onMysql, 'the Redis outage soak needs the redis-server
     const register = (email: string) => {
       registered.push(email);
       return post('/oauth/register_native_traditional', {
-        ...flow, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+        ...flow, emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
       });
     };
     try {

@@ -59,7 +59,7 @@ skipUnless(redisServer, 'the Redis restart test needs the redis-server program')
       await Promise.all([api.waitFor(/api listening/), worker.waitFor(/worker ready/)]);
       for (const email of users) {
         const registered = await post('/oauth/register_native_traditional', {
-          ...shared, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+          ...shared, emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
         });
         if (registered.stat !== 'ok') throw new Error(JSON.stringify(registered));
       }

@@ -9,7 +9,7 @@ import { startSmtp } from '../helpers/smtp';
  * worker and the dashboard.
  */
 const DASHBOARD = path.join(ROOT, 'dist/src/dashboard.js');
-const PASSWORD = 'correct horse';
+const PASSWORD = 'correct horse battery';
 
 async function until(what: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -22,7 +22,7 @@ export async function startPodsAndWorker(backend: TestBackend) {
     .then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
   const shared = { client_id: local.clients.login.client_id as string, locale: 'en-US' };
   const register = (pod: number, email: string) => call(pod, '/oauth/register_native_traditional', {
-    ...shared, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+    ...shared, emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
   });
   return {
     pods, worker, call, ready, shared, register,

@@ -76,7 +76,7 @@ export async function runOutageSoak(o: OutageSoak): Promise<OutageFigures> {
   const registered: string[] = [];
   const register = async (email: string) => {
     const answer = await post('/oauth/register_native_traditional', {
-      ...flow, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
+      ...flow, emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'Ada',
     });
     if (answer.body.stat === 'ok') registered.push(email);
     return answer;

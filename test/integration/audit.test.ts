@@ -50,7 +50,7 @@ describe('/audit/list', () => {
     expect(update.occurred_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} \+0000$/);
     // names only: no value, no secret, no password, no address of the record
     const text = JSON.stringify(results);
-    for (const hidden of [reset.body.new_secret, added.body.client_secret, 'correct horse', 'Hidden-value', 'Secretly', 'audited@example.com', 'https://app.example']) {
+    for (const hidden of [reset.body.new_secret, added.body.client_secret, 'correct horse battery', 'Hidden-value', 'Secretly', 'audited@example.com', 'https://app.example']) {
       expect(text).not.toContain(hidden);
     }
   });

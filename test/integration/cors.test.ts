@@ -12,7 +12,7 @@ const EVIL = 'https://evil.example';
 const setting = (params: Record<string, string>, path = '/settings/set') => request(t.app).post(path).set('Authorization', owner).type('form').send(params);
 const preflightOf = (path: string, origin: string) => request(t.app).options(path).set('Origin', origin)
   .set('Access-Control-Request-Method', 'POST').set('Access-Control-Request-Headers', 'content-type');
-const signIn = (origin: string, password = 'correct horse', clientId = loginId) => request(t.app).post('/oauth/auth_native_traditional').set('Origin', origin).type('form')
+const signIn = (origin: string, password = 'correct horse battery', clientId = loginId) => request(t.app).post('/oauth/auth_native_traditional').set('Origin', origin).type('form')
   .send({ client_id: clientId, locale: 'en-US', signInEmailAddress: 'cors@example.com', currentPassword: password });
 
 beforeAll(async () => {
@@ -20,7 +20,7 @@ beforeAll(async () => {
   owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
   loginId = t.local.clients.login.client_id;
   const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-    client_id: loginId, locale: 'en-US', emailAddress: 'cors@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+    client_id: loginId, locale: 'en-US', emailAddress: 'cors@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
     firstName: 'Cors', lastName: 'Test', displayName: 'cors',
   });
   expect(registered.body.stat).toBe('ok');
@@ -80,10 +80,10 @@ describe('CORS for browser apps (login client setting allowed_origins)', () => {
 
   it('is per client: another login client without the setting gets nothing; the application default covers clients without one', async () => {
     const other = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["login_client"]' });
-    expect((await signIn(APP, 'correct horse', other.body.client_id)).headers['access-control-allow-origin']).toBeUndefined();
+    expect((await signIn(APP, 'correct horse battery', other.body.client_id)).headers['access-control-allow-origin']).toBeUndefined();
     await setting({ key: 'allowed_origins', value: 'https://shop.example' }, '/settings/set_default');
     clock.advance(6_000); // the application's settings are cached for 5 s
-    expect((await signIn('https://shop.example', 'correct horse', other.body.client_id)).headers['access-control-allow-origin']).toBe('https://shop.example');
+    expect((await signIn('https://shop.example', 'correct horse battery', other.body.client_id)).headers['access-control-allow-origin']).toBe('https://shop.example');
     // the first client's own list still wins for it
     expect((await signIn('https://shop.example')).headers['access-control-allow-origin']).toBeUndefined();
   });

@@ -16,7 +16,7 @@ import { basic, startTestApp, type TestApp } from '../helpers/backend';
 let t: TestApp;
 let owner: string;
 let user: { id: number; uuid: string };
-const PASSWORD = 'correct horse';
+const PASSWORD = 'correct horse battery';
 
 const signIn = (password: string, locale = 'en-US') => request(t.app).post('/oauth/auth_native_traditional').type('form')
   .send({ client_id: t.local.clients.login.client_id, locale, signInEmailAddress: 'off@example.com', currentPassword: password });

@@ -16,9 +16,9 @@ let recoverUrl: string;
 const post = (p: string, body: Record<string, string>, headers: Record<string, string> = {}) => request(t.app).post(p).type('form').set(headers).send(body);
 const shared = (extra: Record<string, string> = {}) => ({ client_id: loginId, locale: 'en-US', ...extra });
 const register = (email: string, locale = 'en-US') => post('/oauth/register_native_traditional', shared({
-  locale, emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada',
+  locale, emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada',
 }));
-const signIn = async (email: string, password = 'correct horse') =>
+const signIn = async (email: string, password = 'correct horse battery') =>
   (await post('/oauth/auth_native_traditional', shared({ signInEmailAddress: email, currentPassword: password }))).body;
 const editEmail = (accessToken: string, email: string, locale = 'en-US') => post('/oauth/update_profile_native', shared({
   locale, access_token: accessToken, form: 'editProfileForm', emailAddress: email, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada',
@@ -102,7 +102,7 @@ describe('a change with proof', () => {
     await post('/oauth/verify_email_native', shared({ redirect_uri: 'https://app.example.com/', signInEmailAddress: 'zoe@example.com' }));
     expect(await mailsTo('zoe@example.com')).toHaveLength(1); // already verified: nothing sent
     const { access_token: fresh, refresh_token: refresh } = (await post('/oauth/auth_native_traditional', shared({
-      signInEmailAddress: 'zoe@example.com', currentPassword: 'correct horse', response_type: 'code_and_token', redirect_uri: 'https://app.example.com/',
+      signInEmailAddress: 'zoe@example.com', currentPassword: 'correct horse battery', response_type: 'code_and_token', redirect_uri: 'https://app.example.com/',
     }))).body;
     expect(fresh).toEqual(expect.any(String));
 

@@ -16,7 +16,7 @@ const forgot = (email: string, extra: Record<string, string> = {}) =>
 const verify = (email: string, extra: Record<string, string> = {}) =>
   post('/oauth/verify_email_native', { client_id: login.id, locale: 'en-US', redirect_uri: 'https://app.example.com/', signInEmailAddress: email, ...extra });
 const register = (email: string, extra: Record<string, string> = {}) => post('/oauth/register_native_traditional', {
-  client_id: login.id, locale: 'en-US', emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+  client_id: login.id, locale: 'en-US', emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
   firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
 });
 
@@ -68,7 +68,7 @@ describe('/oauth/forgot_password_native', () => {
     expect(set.body).toEqual({ stat: 'ok' });
     const signIn = (password: string) => post('/oauth/auth_native_traditional', { client_id: login.id, locale: 'en-US', signInEmailAddress: 'reset@example.com', currentPassword: password });
     expect((await signIn('a brand new one')).body.stat).toBe('ok');
-    expect((await signIn('correct horse')).body.code).toBe(210);
+    expect((await signIn('correct horse battery')).body.code).toBe(210);
     // the code was single use
     const again = await request(t.app).post('/oauth/token').set('Authorization', login.auth).type('form')
       .send({ grant_type: 'authorization_code', code, redirect_uri: recoverUrl });

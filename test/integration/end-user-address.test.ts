@@ -32,7 +32,7 @@ describe('X-End-User-IP', () => {
 
   const register = (client: { id: string; secret?: string }, n: string, headers: Record<string, string> = {}, auth: 'params' | 'basic' = 'params') => {
     const body = {
-      locale: 'en-US', flow_version: '1', emailAddress: `user${n}@example.com`, newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      locale: 'en-US', flow_version: '1', emailAddress: `user${n}@example.com`, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'U', lastName: 'N', displayName: `user${n}`,
       ...(auth === 'params' ? { client_id: client.id, ...(client.secret && { client_secret: client.secret }) } : {}),
     };
@@ -101,6 +101,6 @@ describe('X-End-User-IP', () => {
     for (let i = 0; i < 3; i++) expect((await signIn(`nobody${i}@example.com`, 'guess', '198.51.100.66')).body.code).toBe(210);
     const guesser = await signIn('nobody9@example.com', 'guess', '198.51.100.66');
     expect(guesser.body).toMatchObject({ code: 510, error_description: expect.stringContaining('failed sign-ins from this address') });
-    expect((await signIn('usera0@example.com', 'correct horse', '203.0.113.77')).body.stat).toBe('ok');
+    expect((await signIn('usera0@example.com', 'correct horse battery', '203.0.113.77')).body.stat).toBe('ok');
   });
 });

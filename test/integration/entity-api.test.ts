@@ -124,7 +124,7 @@ describe('/entity, /entity.update, /entity.replace and /entity.delete', () => {
 
   it('an access token updates its own record only, never its password or verification', async () => {
     const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'self@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'self@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'Self', lastName: 'Made', displayName: 'Self',
     });
     const token = `OAuth ${registered.body.access_token}`;
@@ -151,7 +151,7 @@ describe('/entity, /entity.update, /entity.replace and /entity.delete', () => {
 
     // the SDKs' CaptureRecord sync: replace and delete of sub-values with the signed-in user's access token (a parameter)
     const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'sdk@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'sdk@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'Sdk', lastName: 'User', displayName: 'Sdk',
     });
     const access = registered.body.access_token as string;
@@ -191,7 +191,7 @@ describe('/entity, /entity.update, /entity.replace and /entity.delete', () => {
 
   it('deletes a sub-value, or the record with its tokens', async () => {
     const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'gone@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: 'gone@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'Gone', lastName: 'Soon', displayName: 'Gone',
     });
     const uuid = registered.body.capture_user.uuid as string;
@@ -207,7 +207,7 @@ describe('/entity, /entity.update, /entity.replace and /entity.delete', () => {
 describe('/entity.bulkCreate and /entityType', () => {
   it('creates every record in one transaction, or none, naming the failing item', async () => {
     const bulk = (records: unknown[]) => call('/entity.bulkCreate', { type_name: 'user', all_attributes: JSON.stringify(records) }, writer);
-    const created = await bulk([{ email: 'bulk1@example.com', password: 'correct horse' }, { email: 'bulk2@example.com', displayName: 'Two' }]);
+    const created = await bulk([{ email: 'bulk1@example.com', password: 'correct horse battery' }, { email: 'bulk2@example.com', displayName: 'Two' }]);
     expect(created.body).toMatchObject({ stat: 'ok', uuid_results: [expect.any(String), expect.any(String)], results: [{ id: expect.any(Number) }, { id: expect.any(Number) }] });
     const invalid = await bulk([{ email: 'bulk3@example.com' }, { email: 'not an email' }]);
     expect(invalid.body).toMatchObject({ code: 200, argument_name: 'all_attributes', item_errors: [{ index: 1, argument_name: 'attributes.email' }] });

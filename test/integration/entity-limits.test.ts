@@ -172,7 +172,7 @@ describe('entity.bulkCreate with passwords', () => {
   it('the documented 1,000 records with passwords are created, and a sign-in meanwhile is answered first', async () => {
     const login = bulk.local.clients.login.client_id;
     const signUp = await request(bulk.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: login, locale: 'en-US', emailAddress: 'meanwhile@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      client_id: login, locale: 'en-US', emailAddress: 'meanwhile@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'M', lastName: 'W', displayName: 'meanwhile',
     });
     expect(signUp.body.stat).toBe('ok');
@@ -183,7 +183,7 @@ describe('entity.bulkCreate with passwords', () => {
       .send({ type_name: 'user', all_attributes: JSON.stringify(items) }).then((r) => (finished.push('bulk'), r));
     await new Promise((r) => setTimeout(r, 200));
     const signIn = await request(bulk.app).post('/oauth/auth_native_traditional').type('form')
-      .send({ client_id: login, locale: 'en-US', signInEmailAddress: 'meanwhile@example.com', currentPassword: 'correct horse' });
+      .send({ client_id: login, locale: 'en-US', signInEmailAddress: 'meanwhile@example.com', currentPassword: 'correct horse battery' });
     finished.push('sign-in');
     expect(signIn.body.stat).toBe('ok');
     const res = await created;

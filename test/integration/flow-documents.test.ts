@@ -100,14 +100,14 @@ describe('/widget_data/flows/{app}/{flow}/{version}/{locale}.json (the mobile SD
   it('the SDKs build working calls from it: sign-in credentials and a registration from a user object', async () => {
     const flow = (await get('/widget_data/flows/local/standard/1/en-US.json')).body as Doc;
     const shared = { client_id: loginId, locale: 'en-US', flow: 'standard', flow_version: flow.version, response_type: 'token', redirect_uri: 'https://app.example.com/done' };
-    const user = { email: 'sdk@example.com', password: 'correct horse', givenName: 'Sdk', familyName: 'User', displayName: 'sdk', birthdate: '1990-04-01' };
+    const user = { email: 'sdk@example.com', password: 'correct horse battery', givenName: 'Sdk', familyName: 'User', displayName: 'sdk', birthdate: '1990-04-01' };
     // Capture.registerNewUser: the form's fields, form, flow, flow_version from the document, refresh_secret
     const registered = await request(t.app).post('/oauth/register_native_traditional').type('form')
       .send({ ...shared, form: 'registrationForm', refresh_secret: 'c0ffee'.repeat(7).slice(0, 40), ...formFields(flow, 'registrationForm', user) });
     // what SignInResultHandler reads: capture_user (an object) and access_token
     expect(registered.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: 'sdk@example.com', givenName: 'Sdk', birthdate: '1990-04-01' } });
     const signedIn = await request(t.app).post('/oauth/auth_native_traditional').type('form')
-      .send({ ...shared, form: 'signInForm', ...signInCredentials(flow, 'signInForm', 'sdk@example.com', 'correct horse') });
+      .send({ ...shared, form: 'signInForm', ...signInCredentials(flow, 'signInForm', 'sdk@example.com', 'correct horse battery') });
     expect(signedIn.body.stat).toBe('ok');
   });
 });

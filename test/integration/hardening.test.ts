@@ -21,7 +21,7 @@ const post = (path: string, body: Record<string, string>, headers: Record<string
   request(t.app).post(path).type('form').set(headers).send(body);
 const shared = (extra: Record<string, string> = {}) => ({ client_id: loginId, locale: 'en-US', ...extra });
 const register = (email: string, extra: Record<string, string> = {}) => post('/oauth/register_native_traditional', shared({
-  emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
+  emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
 }));
 const signIn = (identifier: string, password: string) =>
   post('/oauth/auth_native_traditional', shared({ signInEmailAddress: identifier, currentPassword: password }));
@@ -72,7 +72,7 @@ describe('small answers that were wrong', () => {
 
   it('an attribute path through __proto__, and deleting the password, are refused naming attribute_name', async () => {
     await register('paths@example.com');
-    const { access_token: token } = (await signIn('paths@example.com', 'correct horse')).body;
+    const { access_token: token } = (await signIn('paths@example.com', 'correct horse battery')).body;
     for (const name of ['__proto__.polluted', '__proto__', 'address.__proto__', '_private']) {
       const res = await post('/entity.update', { access_token: token, attribute_name: name, value: '"x"' });
       expect(res.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'attribute_name' });
@@ -80,7 +80,7 @@ describe('small answers that were wrong', () => {
     const byToken = await post('/entity.delete', { access_token: token, attribute_name: 'password' });
     const byOwner = await post('/entity.delete', { type_name: 'user', key_attribute: 'email', key_value: '"paths@example.com"', attribute_name: 'password' }, { Authorization: owner });
     for (const res of [byToken, byOwner]) expect(res.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'attribute_name' });
-    expect((await signIn('paths@example.com', 'correct horse')).body.stat).toBe('ok');
+    expect((await signIn('paths@example.com', 'correct horse battery')).body.stat).toBe('ok');
   });
 });
 
@@ -95,7 +95,7 @@ describe('parameter names', () => {
 describe('limits hold under parallel requests', () => {
   it('40 parallel wrong passwords against one account verify at most 10 (limit 10)', async () => {
     const created = await post('/entity.create', {
-      type_name: 'user', attributes: JSON.stringify({ email: 'target@example.com', username: 'target', password: 'correct horse' }),
+      type_name: 'user', attributes: JSON.stringify({ email: 'target@example.com', username: 'target', password: 'correct horse battery' }),
     }, { Authorization: owner });
     expect(created.body.stat).toBe('ok');
     const verify = jest.spyOn(t.runtime.services.passwords, 'verify');
@@ -106,7 +106,7 @@ describe('limits hold under parallel requests', () => {
       expect(codes.filter((c) => c === 510)).toHaveLength(30);
       expect(verify.mock.calls.length).toBeLessThanOrEqual(10);
       // the account's budget, not the identifier's: the username is locked out too
-      expect((await signIn('target', 'correct horse')).body.code).toBe(510);
+      expect((await signIn('target', 'correct horse battery')).body.code).toBe(510);
     } finally {
       verify.mockRestore();
     }
@@ -136,7 +136,7 @@ describe('limits hold under parallel requests', () => {
     try {
       const id = limited.local.clients.login.client_id;
       const attempt = (n: number) => request(limited.app).post('/oauth/register_native_traditional').type('form').send({
-        client_id: id, locale: 'en-US', emailAddress: `r${n}@example.com`, newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+        client_id: id, locale: 'en-US', emailAddress: `r${n}@example.com`, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
         firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada',
       });
       const codes = (await Promise.all([1, 2, 3, 4].map(attempt))).map((r) => r.body.stat === 'ok' ? 'ok' : r.body.code);
@@ -194,7 +194,7 @@ describe('email identity', () => {
     expect((await register('jos\u00e9@example.com')).body.stat).toBe('ok');
     const second = await register('jose\u0301@example.com');
     expect(second.body).toMatchObject({ code: 390, invalid_fields: { emailAddress: ['This email address is already in use.'] } });
-    const signedIn = await signIn('JOSE\u0301@example.com', 'correct horse');
+    const signedIn = await signIn('JOSE\u0301@example.com', 'correct horse battery');
     expect(signedIn.body).toMatchObject({ stat: 'ok', capture_user: { email: 'jos\u00e9@example.com' } });
   });
 });
@@ -204,14 +204,14 @@ describe('setting a password without the current one', () => {
     const fresh = (await register('takeover@example.com')).body.access_token as string;
     const { uuid } = (await request(t.app).get('/entity').set('Authorization', `OAuth ${fresh}`)).body.result;
     const issued = await post('/access/getAccessToken', { type_name: 'user', uuid }, { Authorization: owner });
-    const set = (token: string) => update(token, 'newPasswordFormNoAuth', { newPassword: 'taken over!', newPasswordConfirm: 'taken over!' });
+    const set = (token: string) => update(token, 'newPasswordFormNoAuth', { newPassword: 'taken over completely!', newPasswordConfirm: 'taken over completely!' });
     expect((await set(issued.body.accessToken)).body).toMatchObject({ stat: 'error', code: 200, argument_name: 'form' });
 
     clock.advance(6 * 60_000);
     expect((await set(fresh)).body).toMatchObject({ stat: 'error', code: 200, argument_name: 'form' });
-    const again = (await signIn('takeover@example.com', 'correct horse')).body.access_token as string;
+    const again = (await signIn('takeover@example.com', 'correct horse battery')).body.access_token as string;
     expect((await set(again)).body).toEqual({ stat: 'ok' });
-    expect((await signIn('takeover@example.com', 'taken over!')).body.stat).toBe('ok');
+    expect((await signIn('takeover@example.com', 'taken over completely!')).body.stat).toBe('ok');
   });
 });
 
@@ -360,7 +360,7 @@ skipUnless(redisUrl !== undefined, 'the two-pod limit test needs REDIS_URL')('li
       const id = podA.local.clients.login.client_id;
       const ownerA = basic(podA.local.clients.owner.client_id, podA.local.clients.owner.client_secret);
       await request(podA.app).post('/entity.create').set('Authorization', ownerA).type('form')
-        .send({ type_name: 'user', attributes: JSON.stringify({ email: 'pods@example.com', password: 'correct horse' }) });
+        .send({ type_name: 'user', attributes: JSON.stringify({ email: 'pods@example.com', password: 'correct horse battery' }) });
       const guess = (app: typeof podB) => request(app).post('/oauth/auth_native_traditional').type('form')
         .send({ client_id: id, locale: 'en-US', signInEmailAddress: 'pods@example.com', currentPassword: 'wrong guess' });
       const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => guess(i % 2 ? podB : podA.app)));

@@ -7,7 +7,7 @@ import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backe
 
 const clock = manualClock();
 const APP = 'https://app.example.com/callback';
-const PASSWORD = 'correct horse';
+const PASSWORD = 'correct horse battery';
 
 let t: TestApp;
 let owner: string;

@@ -13,7 +13,7 @@ const REDIRECT = 'https://app.example.com/done';
 const post = (path: string, body: Record<string, string>, app = t.app) => request(app).post(path).type('form').send(body);
 const shared = (extra: Record<string, string> = {}) => ({ client_id: loginId, locale: 'en-US', ...extra });
 const registration = (email: string, extra: Record<string, string> = {}) => shared({
-  emailAddress: email, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
+  emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada', ...extra,
 });
 const register = (email: string, extra: Record<string, string> = {}) => post('/oauth/register_native_traditional', registration(email, extra));
 const signIn = (email: string, password: string, extra: Record<string, string> = {}) =>
@@ -120,7 +120,7 @@ describe('/oauth/register_native_traditional', () => {
     const { Credential } = t.runtime.db.models;
     // the registration's own credentials, told apart by id (not by time: a loaded machine blurs it)
     const earlier = new Set((await Credential.findAll({ where: { entity_id: registered.body.capture_user.id }, raw: true })).map((r) => Number(r.id)));
-    const res = await signIn('exact@example.com', 'correct horse', { response_type: 'code_and_token', redirect_uri: redirect, refresh_secret: 'f00d'.repeat(10) });
+    const res = await signIn('exact@example.com', 'correct horse battery', { response_type: 'code_and_token', redirect_uri: redirect, refresh_secret: 'f00d'.repeat(10) });
     expect(res.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), authorization_code: expect.any(String) });
     const rows = await Credential.findAll({ where: { entity_id: res.body.capture_user.id, used_at: null }, raw: true, order: [['id', 'ASC']] });
     const signedIn = rows.filter((r) => !earlier.has(Number(r.id)));
@@ -152,7 +152,7 @@ describe('/oauth/register_native_traditional', () => {
     expect(res.body).toMatchObject({ stat: 'error', code: 390, error: 'invalid_form_fields' });
     expect(res.body.invalid_fields).toEqual({
       emailAddress: ['Saisissez une adresse e-mail valide, par exemple nom@exemple.com.'],
-      newPassword: ['Le mot de passe doit contenir au moins 8 caractères.'],
+      newPassword: ['Le mot de passe doit contenir au moins 15 caractères.'],
       newPasswordConfirm: ['Les deux mots de passe ne correspondent pas.'],
       firstName: ['Saisissez votre prénom.'],
       displayName: ['Le nom affiché ne peut pas dépasser 64 caractères.'],
@@ -215,7 +215,7 @@ describe('/oauth/auth_native_traditional', () => {
   });
 
   it('signs in by email (any case) and by username; answers capture_user and tokens', async () => {
-    const res = await signIn('LOGIN@example.com', 'correct horse');
+    const res = await signIn('LOGIN@example.com', 'correct horse battery');
     expect(res.body).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: 'login@example.com', lastLogin: expect.any(String) } });
     await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
       .send({ type_name: 'user', attributes: JSON.stringify({ username: 'countess', password: 'analytical engine' }) });
@@ -227,16 +227,16 @@ describe('/oauth/auth_native_traditional', () => {
     const android = (user: string, password: string) => post('/oauth/auth_native_traditional', shared({
       user, password, form: 'signInForm', response_type: 'token', redirect_uri: REDIRECT, refresh_secret: 'a1b2c3d4'.repeat(5), flow: 'standard',
     }));
-    expect((await android('login@example.com', 'correct horse')).body).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: 'login@example.com' } });
+    expect((await android('login@example.com', 'correct horse battery')).body).toMatchObject({ stat: 'ok', access_token: expect.any(String), capture_user: { email: 'login@example.com' } });
     expect((await android('login@example.com', 'wrong horse')).body).toMatchObject({ code: 210, invalid_fields: { signInForm: expect.any(Array) } });
     // the form's own fields win when both are sent; a half-sent form is still 100
-    expect((await signIn('login@example.com', 'correct horse', { user: 'someone@example.com', password: 'x' })).body.stat).toBe('ok');
-    expect((await post('/oauth/auth_native_traditional', shared({ user: 'login@example.com', password: 'correct horse', currentPassword: 'correct horse' }))).body)
+    expect((await signIn('login@example.com', 'correct horse battery', { user: 'someone@example.com', password: 'x' })).body.stat).toBe('ok');
+    expect((await post('/oauth/auth_native_traditional', shared({ user: 'login@example.com', password: 'correct horse battery', currentPassword: 'correct horse battery' }))).body)
       .toMatchObject({ code: 100, argument_name: 'signInEmailAddress' });
   });
 
   it('answers an unknown email and a wrong password with byte-identical bodies (210)', async () => {
-    const unknown = await signIn('nobody@example.com', 'correct horse');
+    const unknown = await signIn('nobody@example.com', 'correct horse battery');
     const wrong = await signIn('login@example.com', 'wrong horse');
     const strip = (b: Record<string, unknown>) => JSON.stringify({ ...b, request_id: undefined });
     expect(unknown.body).toMatchObject({ stat: 'error', code: 210, error: 'invalid_credentials', invalid_fields: { signInForm: ['The email address or password is incorrect.'] } });
@@ -263,7 +263,7 @@ describe('/oauth/auth_native_traditional', () => {
 
   it('refuses an unknown or malformed merge_token with 200 naming it, and signs nobody in', async () => {
     for (const mergeToken of ['m'.repeat(40), 'not a token!']) {
-      const res = await signIn('login@example.com', 'correct horse', { merge_token: mergeToken });
+      const res = await signIn('login@example.com', 'correct horse battery', { merge_token: mergeToken });
       expect(res.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'merge_token' });
       expect(res.body.access_token).toBeUndefined();
     }
@@ -290,7 +290,7 @@ describe('/oauth/auth_native_traditional', () => {
     expect((await register('limited@example.com')).body.stat).toBe('ok');
     for (const email of ['limited@example.com', 'nobody-at-all@example.com']) {
       for (let i = 0; i < 4; i++) expect((await signIn(email, 'bad guess')).body.code).toBe(210);
-      const blocked = await signIn(email, 'correct horse');
+      const blocked = await signIn(email, 'correct horse battery');
       expect(blocked.body).toMatchObject({ stat: 'error', code: 510, error: 'api_limit_error' });
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
     }
@@ -319,15 +319,15 @@ describe('/oauth/update_profile_native', () => {
   });
 
   it('changes the password: wrong current 210, weak new 390, then success ends other sessions', async () => {
-    const other = (await signIn('profile@example.com', 'correct horse')).body.access_token;
-    expect((await update(token, 'changePasswordForm', { currentPassword: 'wrong', newPassword: 'new and long', newPasswordConfirm: 'new and long' }, 'es-ES')).body)
+    const other = (await signIn('profile@example.com', 'correct horse battery')).body.access_token;
+    expect((await update(token, 'changePasswordForm', { currentPassword: 'wrong', newPassword: 'new and long enough', newPasswordConfirm: 'new and long enough' }, 'es-ES')).body)
       .toMatchObject({ code: 210, invalid_fields: { changePasswordForm: ['La contraseña actual no es correcta.'] } });
-    expect((await update(token, 'changePasswordForm', { currentPassword: 'correct horse', newPassword: 'short', newPasswordConfirm: 'short' })).body)
-      .toMatchObject({ code: 390, invalid_fields: { newPassword: ['Passwords must be at least 8 characters long.'] } });
-    expect((await update(token, 'changePasswordForm', { currentPassword: 'correct horse', newPassword: 'new and long', newPasswordConfirm: 'new and long' })).body)
+    expect((await update(token, 'changePasswordForm', { currentPassword: 'correct horse battery', newPassword: 'short', newPasswordConfirm: 'short' })).body)
+      .toMatchObject({ code: 390, invalid_fields: { newPassword: ['Passwords must be at least 15 characters long.'] } });
+    expect((await update(token, 'changePasswordForm', { currentPassword: 'correct horse battery', newPassword: 'new and long enough', newPasswordConfirm: 'new and long enough' })).body)
       .toEqual({ stat: 'ok' });
-    expect((await signIn('profile@example.com', 'correct horse')).body.code).toBe(210);
-    expect((await signIn('profile@example.com', 'new and long')).body.stat).toBe('ok');
+    expect((await signIn('profile@example.com', 'correct horse battery')).body.code).toBe(210);
+    expect((await signIn('profile@example.com', 'new and long enough')).body.stat).toBe('ok');
     // the session that changed it lives on; the other one ended
     expect((await request(t.app).get('/entity').set('Authorization', `OAuth ${token}`)).body.stat).toBe('ok');
     expect((await request(t.app).get('/entity').set('Authorization', `OAuth ${other}`)).body.code).toBe(413);
@@ -335,14 +335,14 @@ describe('/oauth/update_profile_native', () => {
 
   it('limits wrong current passwords like failed sign-ins, from the same per-account budget (510)', async () => {
     const own = (await register('guessed@example.com')).body.access_token;
-    const change = (current: string) => update(own, 'changePasswordForm', { currentPassword: current, newPassword: 'new and long', newPasswordConfirm: 'new and long' });
+    const change = (current: string) => update(own, 'changePasswordForm', { currentPassword: current, newPassword: 'new and long enough', newPasswordConfirm: 'new and long enough' });
     expect((await signIn('guessed@example.com', 'bad guess')).body.code).toBe(210);
     for (let i = 0; i < 3; i++) expect((await change(`guess ${i}`)).body.code).toBe(210);
     // the budget (4) is spent: even the right password is refused, here and at sign-in
-    const blocked = await change('correct horse');
+    const blocked = await change('correct horse battery');
     expect(blocked.body).toMatchObject({ stat: 'error', code: 510, error: 'api_limit_error' });
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await signIn('guessed@example.com', 'correct horse')).body.code).toBe(510);
+    expect((await signIn('guessed@example.com', 'correct horse battery')).body.code).toBe(510);
   });
 
   it('sets a password without the current one with a token from a sign-in minutes ago (newPasswordFormNoAuth)', async () => {

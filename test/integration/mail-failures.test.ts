@@ -18,7 +18,7 @@ describe('a message the SMTP server refuses', () => {
   it('keeps why in the outbox row without the recipient\'s address (the server\'s 550 quotes it)', async () => {
     const client = t.local.clients.login;
     const res = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: client.client_id, locale: 'en-US', emailAddress: 'nobody.here@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      client_id: client.client_id, locale: 'en-US', emailAddress: 'nobody.here@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'No', lastName: 'Body', displayName: 'nobody',
     });
     expect(res.body.stat).toBe('ok');

@@ -40,7 +40,7 @@ describe('Prometheus metrics (METRICS_PORT)', () => {
     const loginId = t.local.clients.login.client_id;
     const form = (path: string, body: Record<string, string>) => request(app).post(path).type('form').send({ client_id: loginId, locale: 'en-US', ...body });
     await form('/oauth/register_native_traditional', {
-      emailAddress: 'metrics@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'M', lastName: 'Etrics', displayName: 'm',
+      emailAddress: 'metrics@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'M', lastName: 'Etrics', displayName: 'm',
     });
     for (let i = 0; i < 3; i++) await form('/oauth/auth_native_traditional', { signInEmailAddress: 'metrics@example.com', currentPassword: 'wrong horse' });
     await request(app).get('/no/such/thing/42');

@@ -14,7 +14,7 @@ beforeAll(async () => {
   t = await startTestApp();
   const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
   const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
-    .send({ type_name: 'user', attributes: JSON.stringify({ email: 'doc@example.com', password: 'correct horse' }) });
+    .send({ type_name: 'user', attributes: JSON.stringify({ email: 'doc@example.com', password: 'correct horse battery' }) });
   uuid = created.body.uuid;
   const token = await request(t.app).post('/access/getAccessToken').set('Authorization', owner).type('form').send({ type_name: 'user', uuid });
   accessToken = token.body.accessToken;

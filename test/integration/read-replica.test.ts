@@ -14,7 +14,7 @@ import { basic, onMysql, replicaServerPid, replicaServerUrl, serverUrl, skipUnle
  * come from the replica shows the replica's state, and what must not (tokens, revocations, reuse
  * detection, a record read by its key) behaves as on the primary however far behind it is.
  */
-const PASSWORD = 'correct horse';
+const PASSWORD = 'correct horse battery';
 const ROUNDS = 10;
 
 let t: TestApp;

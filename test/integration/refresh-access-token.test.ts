@@ -6,7 +6,7 @@ const clock = manualClock(new Date('2026-05-01T08:00:00.000Z'));
 let t: TestApp;
 let loginId: string;
 const REDIRECT = 'https://app.example.com/done';
-const PASSWORD = 'correct horse';
+const PASSWORD = 'correct horse battery';
 
 const post = (path: string, body: Record<string, string>) => request(t.app).post(path).type('form').send(body);
 /** `YYYY-MM-DD HH:MM:SS` in UTC, as both SDKs format the date. */
@@ -83,14 +83,14 @@ describe('/oauth/refresh_access_token (the mobile SDKs)', () => {
     const tablet = (await androidSignIn('ada@example.com', secret(5))).body.access_token as string;
     const changed = await post('/oauth/update_profile_native', {
       client_id: loginId, locale: 'en-US', access_token: tablet, form: 'changePasswordForm',
-      currentPassword: PASSWORD, newPassword: 'battery staple', newPasswordConfirm: 'battery staple',
+      currentPassword: PASSWORD, newPassword: 'battery staple horse', newPasswordConfirm: 'battery staple horse',
     });
     expect(changed.body.stat).toBe('ok');
     expect((await refresh(phone, secret(4))).body).toMatchObject({ code: 413 });
     expect((await refresh(tablet, secret(5))).body.stat).toBe('ok');
     await post('/oauth/update_profile_native', {
-      client_id: loginId, locale: 'en-US', access_token: (await androidSignIn('ada@example.com', secret(6), 'battery staple')).body.access_token,
-      form: 'changePasswordForm', currentPassword: 'battery staple', newPassword: PASSWORD, newPasswordConfirm: PASSWORD,
+      client_id: loginId, locale: 'en-US', access_token: (await androidSignIn('ada@example.com', secret(6), 'battery staple horse')).body.access_token,
+      form: 'changePasswordForm', currentPassword: 'battery staple horse', newPassword: PASSWORD, newPasswordConfirm: PASSWORD,
     });
   });
 

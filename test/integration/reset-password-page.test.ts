@@ -8,7 +8,7 @@ let t: TestApp;
 const clock = manualClock();
 let loginId: string;
 let recoverUrl: string;
-const PASSWORD = 'correct horse';
+const PASSWORD = 'correct horse battery';
 const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const post = (route: string, body: Record<string, string>) => request(t.app).post(route).type('form').send(body);
 const signIn = (password: string) => post('/oauth/auth_native_traditional', { client_id: loginId, locale: 'en-US', signInEmailAddress: 'reset@example.com', currentPassword: password });
@@ -55,7 +55,7 @@ describe('GET /reset-password (where password emails link)', () => {
     expect(res.text).toContain('<input type="text" name="username" autocomplete="username" value="reset@example.com" class="visually-hidden" tabindex="-1" aria-hidden="true" readonly>');
 
     // a mismatch: the flow's message, the form again, the code not spent
-    const mismatch = await submit(cookie!, { code, csrf: csrf!, newPassword: 'battery staple', newPasswordConfirm: 'battery stapler' });
+    const mismatch = await submit(cookie!, { code, csrf: csrf!, newPassword: 'battery staple horse', newPasswordConfirm: 'battery stapler' });
     expect(mismatch.status).toBe(400);
     expect(mismatch.text).toMatch(/role="alert">[^<]+</);
     expect(mismatch.text).toContain('aria-invalid="true"');
@@ -63,17 +63,17 @@ describe('GET /reset-password (where password emails link)', () => {
     const retryCookie = (mismatch.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
 
     // a POST without the page's token does nothing
-    expect((await request(t.app).post('/reset-password').type('form').send({ code, csrf: 'x'.repeat(32), newPassword: 'battery staple', newPasswordConfirm: 'battery staple' })).status).toBe(403);
+    expect((await request(t.app).post('/reset-password').type('form').send({ code, csrf: 'x'.repeat(32), newPassword: 'battery staple horse', newPasswordConfirm: 'battery staple horse' })).status).toBe(403);
 
     // the way back: the client's app_url (else its redirect URIs' origin)
     const owner = `Basic ${Buffer.from(`${t.local.clients.owner.client_id}:${t.local.clients.owner.client_secret}`).toString('base64')}`;
     await request(t.app).post('/settings/set').set('Authorization', owner).type('form').send({ for_client_id: loginId, key: 'redirect_uris', value: 'https://app.example.com/signed-in' });
     clock.advance(6_000); // the client cache lives 5 s
-    const done = await submit(retryCookie, { code, csrf: retry, newPassword: 'battery staple', newPasswordConfirm: 'battery staple' });
+    const done = await submit(retryCookie, { code, csrf: retry, newPassword: 'battery staple horse', newPasswordConfirm: 'battery staple horse' });
     expect(done.status).toBe(200);
     expect(done.text).toContain('Your password is changed');
     expect(done.text).toContain('<a class="button" href="https://app.example.com">Continue to the app</a>');
-    expect((await signIn('battery staple')).body.stat).toBe('ok');
+    expect((await signIn('battery staple horse')).body.stat).toBe('ok');
     expect((await signIn(PASSWORD)).body.code).toBe(210);
     expect((await request(t.app).post('/entity').set('Authorization', `OAuth ${session}`).type('form').send({})).body.code).toBe(413);
 
@@ -92,7 +92,7 @@ describe('GET /reset-password (where password emails link)', () => {
     expect(fr.res.text).toContain('<html lang="fr">');
     // a code that is no password reset (an authorization code from a sign-in) opens nothing
     const signedIn = await post('/oauth/auth_native_traditional', {
-      client_id: loginId, locale: 'en-US', signInEmailAddress: 'reset@example.com', currentPassword: 'battery staple', response_type: 'code', redirect_uri: recoverUrl,
+      client_id: loginId, locale: 'en-US', signInEmailAddress: 'reset@example.com', currentPassword: 'battery staple horse', response_type: 'code', redirect_uri: recoverUrl,
     });
     expect((await open(signedIn.body.authorization_code)).res.status).toBe(404);
     const hostile = await request(t.app).get('/reset-password').query({ code: '"><script>alert(1)</script>', locale: '<img src=x>' });

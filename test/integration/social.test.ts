@@ -202,7 +202,7 @@ describe('/oauth/auth_native and /oauth/register_native', () => {
   });
 
   it('an email a password account holds: 380 with the existing account; merge_token at password sign-in links the identity, once', async () => {
-    const carol = { emailAddress: 'carol@example.test', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Carol', lastName: 'Tester', displayName: 'Carol' };
+    const carol = { emailAddress: 'carol@example.test', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Carol', lastName: 'Tester', displayName: 'Carol' };
     expect((await post('/oauth/register_native_traditional', shared(carol))).body.stat).toBe('ok');
     const token = await tokenFor('carol');
     const inUse = await authNative(token);
@@ -210,7 +210,7 @@ describe('/oauth/auth_native and /oauth/register_native', () => {
       stat: 'error', code: 380, error: 'email_address_in_use', existing_provider: 'capture', existing_display_name: 'Carol',
       existing_date_created: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} \+0000$/),
     });
-    const signIn = (extra: Record<string, string>) => post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'carol@example.test', currentPassword: 'correct horse', ...extra }));
+    const signIn = (extra: Record<string, string>) => post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'carol@example.test', currentPassword: 'correct horse battery', ...extra }));
     const merged = await signIn({ merge_token: token });
     expect(merged.body.stat).toBe('ok');
     expect(merged.body.capture_user.profiles).toHaveLength(1);
@@ -236,7 +236,7 @@ describe('merging an identity into an account', () => {
   const entry = () => ({ client_id: loginId, redirect_uri: PAGE_REDIRECT, locale: 'en-US' });
   const hostedStart = () => `${base}/social/testidp/start?${new URLSearchParams({ ...entry(), hosted: '1' })}`;
   const register = (name: string) => post('/oauth/register_native_traditional', shared({
-    emailAddress: `${name}@example.test`, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'V', lastName: 'T', displayName: name,
+    emailAddress: `${name}@example.test`, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'V', lastName: 'T', displayName: name,
   }));
   const identities = async (email: string) => {
     const local = (await t.runtime.db.applications.findByName('local'))!;
@@ -266,7 +266,7 @@ describe('merging an identity into an account', () => {
     expect(page.body).toContain('link your Testidp account');
     const form = firstForm(page.body, page.url);
     expect(form.fields.merge_token).toMatch(/^[0-9a-f]{40}$/);
-    const done = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: 'merlin@example.test', currentPassword: 'correct horse' } }, 1).catch(() => undefined);
+    const done = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: 'merlin@example.test', currentPassword: 'correct horse battery' } }, 1).catch(() => undefined);
     expect(done).toBeUndefined(); // a redirect, not followed (1 hop)
     expect(browser.lastLocation).toMatch(/^https:\/\/app\.example\.test\/pages-done\?code=/);
     expect(await identities('merlin@example.test')).toEqual([expect.objectContaining({ identifier: `${provider.issuer}#merlin` })]);
@@ -288,7 +288,7 @@ describe('merging an identity into an account', () => {
     expect(forged.body).not.toContain('name="merge_token"');
     // the victim signs in on that genuine page
     const form = firstForm(forged.body, forged.url);
-    await victim.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: 'victor@example.test', currentPassword: 'correct horse' } }, 1).catch(() => undefined);
+    await victim.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: 'victor@example.test', currentPassword: 'correct horse battery' } }, 1).catch(() => undefined);
     expect(victim.lastLocation).toMatch(/pages-done\?code=/);
     expect(await identities('victor@example.test')).toEqual([]);
 
@@ -296,7 +296,7 @@ describe('merging an identity into an account', () => {
     const signin = await victim.go(`${base}/signin?${new URLSearchParams(entry())}`);
     const own = firstForm(signin.body, signin.url);
     const planted = await victim.go(own.action, { method: 'POST', form: {
-      ...own.fields, merge_token: attackerToken, provider: 'testidp', signInEmailAddress: 'victor@example.test', currentPassword: 'correct horse',
+      ...own.fields, merge_token: attackerToken, provider: 'testidp', signInEmailAddress: 'victor@example.test', currentPassword: 'correct horse battery',
     } });
     expect(planted.status).toBe(403);
     expect(planted.body).toContain('not started in this browser');
@@ -326,7 +326,7 @@ describe('merging an identity into an account', () => {
 describe('linking is a change of how the account signs in', () => {
   it('needs a sign-in minutes old; an undo of an email change unlinks what was linked since', async () => {
     const eve = await post('/oauth/register_native_traditional', shared({
-      emailAddress: 'eve@example.test', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Eve', lastName: 'T', displayName: 'Eve',
+      emailAddress: 'eve@example.test', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Eve', lastName: 'T', displayName: 'Eve',
     }));
     const code = (await post('/access/getVerificationCode', { type_name: 'user', uuid: eve.body.capture_user.uuid, attribute_name: 'emailVerified' }, { Authorization: owner })).body.verification_code;
     expect((await post('/access/useVerificationCode', { verification_code: code })).body.stat).toBe('ok');
@@ -336,7 +336,7 @@ describe('linking is a change of how the account signs in', () => {
     const stale = await link(await tokenFor('eve-old'), eve.body.access_token);
     expect(stale.body).toMatchObject({ stat: 'error', code: 200, argument_name: 'access_token' });
     // whoever signed in just now changes the address, then links an identity of its own
-    const fresh = (await post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'eve@example.test', currentPassword: 'correct horse' }))).body.access_token;
+    const fresh = (await post('/oauth/auth_native_traditional', shared({ signInEmailAddress: 'eve@example.test', currentPassword: 'correct horse battery' }))).body.access_token;
     expect((await post('/oauth/update_profile_native', shared({
       access_token: fresh, form: 'editProfileForm', emailAddress: 'mallory@example.test', firstName: 'Eve', lastName: 'T', displayName: 'Eve',
     }))).body).toEqual({ stat: 'ok' });
@@ -356,7 +356,7 @@ describe('linking is a change of how the account signs in', () => {
 describe('/oauth/link_account_native and /oauth/unlink_account_native', () => {
   it('links an identity (once per application), refuses bad tokens (400) and access tokens (413); unlinks, but never the last way in', async () => {
     const dave = await post('/oauth/register_native_traditional', shared({
-      emailAddress: 'dave@example.test', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Dave', lastName: 'T', displayName: 'Dave',
+      emailAddress: 'dave@example.test', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Dave', lastName: 'T', displayName: 'Dave',
     }));
     const access = dave.body.access_token as string;
     const link = (token: string, accessToken = access) => post('/oauth/link_account_native', shared({ token, access_token: accessToken }));
@@ -394,7 +394,7 @@ describe('/oauth/link_account_native and /oauth/unlink_account_native', () => {
 describe('one identity, one record', () => {
   it('two accounts linking the same identity at the same moment: exactly one wins, the other gets 361', async () => {
     const accounts = await Promise.all(['zed1', 'zed2'].map(async (name) => (await post('/oauth/register_native_traditional', shared({
-      emailAddress: `${name}@example.test`, newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Z', lastName: 'T', displayName: name,
+      emailAddress: `${name}@example.test`, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Z', lastName: 'T', displayName: name,
     }))).body.access_token as string));
     const tokens = [await tokenFor('zed'), await tokenFor('zed')];
     const answers = await Promise.all(accounts.map((access, i) => post('/oauth/link_account_native', shared({ token: tokens[i], access_token: access }))));

@@ -90,7 +90,7 @@ describe('GET /verify-email (where verification emails link)', () => {
     const mailDir = t.backend.config.mailDir;
     const mails = () => (fs.existsSync(mailDir) ? fs.readdirSync(mailDir) : []);
     const registered = await request(t.app).post('/oauth/register_native_traditional').type('form').send({
-      client_id: loginId, locale: 'en-US', emailAddress: 'late@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+      client_id: loginId, locale: 'en-US', emailAddress: 'late@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
       firstName: 'La', lastName: 'Te', displayName: 'late',
     });
     expect(registered.body.stat).toBe('ok');

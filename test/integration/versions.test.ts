@@ -41,7 +41,7 @@ describe('/versions/entity (docs/api.md#versionsentity)', () => {
 
   beforeAll(async () => {
     clock.advance(0);
-    ada = (await call('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: 'ada@example.com', displayName: 'Ada', password: 'correct horse' }) })).body;
+    ada = (await call('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: 'ada@example.com', displayName: 'Ada', password: 'correct horse battery' }) })).body;
     tick();
     await call('/entity.update', { type_name: 'user', id: String(ada.id), attributes: '{"displayName":"Countess"}' });
     tick();
@@ -133,19 +133,19 @@ describe('every change of a record is a version', () => {
   it('registration, sign-in, profile edit, password change, verification and deletion', async () => {
     tick(60_000);
     const registered = await flow('/oauth/register_native_traditional', {
-      emailAddress: 'grace@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Grace', lastName: 'Hopper', displayName: 'grace',
+      emailAddress: 'grace@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Grace', lastName: 'Hopper', displayName: 'grace',
     });
     expect(registered.body.stat).toBe('ok');
     const { id, uuid } = registered.body.capture_user as { id: number; uuid: string };
     tick();
-    const signedIn = await flow('/oauth/auth_native_traditional', { signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse' });
+    const signedIn = await flow('/oauth/auth_native_traditional', { signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse battery' });
     expect(signedIn.body.capture_user.lastLogin).toBe(formatTimestamp(clock.now()));
     tick();
     await flow('/oauth/update_profile_native', {
       access_token: signedIn.body.access_token, form: 'editProfileForm', emailAddress: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper', displayName: 'Amazing Grace',
     });
     tick();
-    const changed = await flow('/oauth/update_profile_native', { access_token: signedIn.body.access_token, form: 'newPasswordForm', newPassword: 'battery staple', newPasswordConfirm: 'battery staple' });
+    const changed = await flow('/oauth/update_profile_native', { access_token: signedIn.body.access_token, form: 'newPasswordForm', newPassword: 'battery staple horse', newPasswordConfirm: 'battery staple horse' });
     expect(changed.body.stat).toBe('ok');
     tick();
     const code = await call('/access/getVerificationCode', { type_name: 'user', uuid, attribute_name: 'emailVerified' });
@@ -174,11 +174,11 @@ describe('every change of a record is a version', () => {
   it('parallel sign-ins of one account and an update: each a version of its own, nothing lost', async () => {
     tick(60_000);
     const registered = await flow('/oauth/register_native_traditional', {
-      emailAddress: 'hedy@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse', firstName: 'Hedy', lastName: 'Lamarr', displayName: 'hedy',
+      emailAddress: 'hedy@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Hedy', lastName: 'Lamarr', displayName: 'hedy',
     });
     const { id } = registered.body.capture_user as { id: number };
     const answers = await Promise.all([
-      ...Array.from({ length: 6 }, () => flow('/oauth/auth_native_traditional', { signInEmailAddress: 'hedy@example.com', currentPassword: 'correct horse' })),
+      ...Array.from({ length: 6 }, () => flow('/oauth/auth_native_traditional', { signInEmailAddress: 'hedy@example.com', currentPassword: 'correct horse battery' })),
       call('/entity.update', { type_name: 'user', id: String(id), attributes: '{"inventor":true}' }),
     ]);
     expect(answers.map((a) => a.body.stat)).toEqual(Array(7).fill('ok'));

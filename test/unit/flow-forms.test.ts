@@ -8,7 +8,7 @@ const unique = { isUnique: async (_attribute: string, value: string) => value !=
 const now = () => new Date('2026-11-21T12:00:00Z');
 const registration = (locale: string) => compileForm(definition, 'registrationForm', locale, now)!;
 const good = {
-  emailAddress: 'ada@example.com', newPassword: 'correct horse', newPasswordConfirm: 'correct horse',
+  emailAddress: 'ada@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
   firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada',
 };
 
@@ -23,7 +23,7 @@ describe('flow forms compiled to yup', () => {
     const r = await registration('en-US').validate({ emailAddress: 'nope', newPassword: 'short', newPasswordConfirm: 'other', firstName: '' }, unique);
     expect(r.invalid).toEqual({
       emailAddress: ['Enter a valid email address, such as name@example.com.'],
-      newPassword: ['Passwords must be at least 8 characters long.'],
+      newPassword: ['Passwords must be at least 15 characters long.'],
       newPasswordConfirm: ['The two passwords do not match.'],
       firstName: ['Enter your first name.'],
       lastName: ['Enter your last name.'],

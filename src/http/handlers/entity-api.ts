@@ -2,6 +2,7 @@ import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/r
 import { deepMerge, getPath, parsePath, parsePathList, setPath } from '../../domain/entity-attributes';
 import { FilterError, FilterUseError, parseFilter, type Filter } from '../../domain/filter';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
+import { COMMON_PASSWORD_REFUSAL, isCommonPassword } from '../../domain/common-passwords';
 import { StatementTimeoutError } from '../../domain/storage/transactions';
 import { mayResetPassword } from '../../domain/tokens';
 import { READ_ONLY as READ_ONLY_ATTRIBUTES, requireUserType } from '../../domain/users';
@@ -59,6 +60,7 @@ function passwordOf(request: ChangeRequest, { byUser }: Writer): string | undefi
   if (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH) {
     throw errors.invalidArgument('attributes.password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
   }
+  if (isCommonPassword(password)) throw errors.invalidArgument('attributes.password', COMMON_PASSWORD_REFUSAL);
   return password;
 }
 

@@ -1,13 +1,14 @@
 import type { Tx } from '../../domain/storage';
 import type { NewCredential } from '../../domain/storage/credentials';
 import type { Client } from '../../domain/clients';
-import type { CompiledForm, FormResult } from '../../domain/flow-forms';
+import type { CompiledForm, FormResult, ValidationContext } from '../../domain/flow-forms';
 import type { FlowVersion } from '../../domain/flows';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../../domain/tokens';
 import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { sessionOf, type SignInFactor } from '../../domain/session';
 import type { CallContext } from '../services';
+import { newPasswordRules } from './password-rules';
 
 export type ResponseType = 'token' | 'code' | 'code_and_token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_and_token'];
@@ -71,14 +72,19 @@ export function requireFields(form: CompiledForm, values: FormSubmission['values
   }
 }
 
-/** Whether no other record of the application holds `value` (email and username are unique). */
-export function uniqueness(ctx: CallContext, ownId?: number) {
+/**
+ * What a form of a login call is validated with: whether no other record of the application holds
+ * a value (email and username are unique), and the service's rules for a new password
+ * (docs/passwords.md), for the account `ownId` when it exists.
+ */
+export async function formContext(ctx: LoginCall, ownId?: number): Promise<ValidationContext> {
   return {
     async isUnique(attribute: string, value: string): Promise<boolean> {
       if (attribute !== 'email' && attribute !== 'username') return true;
       const found = await ctx.services.db.records.find(ctx.app.id, attribute === 'email' ? { email: value } : { username: value });
       return !found || found.id === ownId;
     },
+    password: await newPasswordRules(ctx.services.db, ctx.app, ctx.request.flow.locale, ownId),
   };
 }
 

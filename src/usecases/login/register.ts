@@ -6,7 +6,7 @@ import { verificationMail } from './verification-mail';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { asAccount } from '../services';
-import { assertValid, type FormSubmission, type LoginCall, loginTokens, requestForm, requireFields, type SignedIn, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
+import { assertValid, type FormSubmission, type LoginCall, loginTokens, requestForm, requireFields, type SignedIn, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
 
@@ -19,7 +19,7 @@ export async function registerWithPassword(ctx: LoginCall, command: { form: Form
   const form = requestForm(ctx, request, command.form, 'registrationForm', ENDPOINT);
   requireFields(form, command.form.values);
   await takeRegistrationAttempt(ctx);
-  const result = await form.validate(command.form.values, uniqueness(ctx));
+  const result = await form.validate(command.form.values, await formContext(ctx));
   assertValid(result);
 
   const { email, username, password, attributes } = changesFrom(form, result.values);

@@ -8,6 +8,7 @@ import { Refusal } from '../../domain/refusal';
 import type { Origin } from '../../domain/events';
 import type { Services } from '../services';
 import { redeemCode, settleExchange } from '../tokens/exchange-code';
+import { newPasswordRules } from './password-rules';
 
 /** What a reset link holds: its code and stored row, the client that sent it, and that client's new-password form. */
 export interface ResetLink { code: string; row: StoredCredential; client: Client; form: CompiledForm }
@@ -22,10 +23,12 @@ export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> 
  * under concurrency too), and in the same transaction the password is set and every session of the
  * account ends, the one the redemption made included.
  */
-export async function resetPassword(services: Services, command: { app: Application; link: ResetLink; sent: Record<string, string>; origin: Origin }): Promise<ResetOutcome> {
+export async function resetPassword(
+  services: Services, command: { app: Application; link: ResetLink; sent: Record<string, string>; locale: string; origin: Origin },
+): Promise<ResetOutcome> {
   const { app, link, sent } = command;
   const { passwords, work } = services;
-  const result = await link.form.validate(sent, { isUnique: async () => true });
+  const result = await link.form.validate(sent, { isUnique: async () => true, password: await newPasswordRules(services.db, app, command.locale, link.row.entityId ?? undefined) });
   if (Object.keys(result.invalid).length > 0) return { kind: 'invalid', invalid: result.invalid };
   const { password } = changesFrom(link.form, result.values);
   if (password === undefined) throw new Error(`${link.form.name} has no field that writes the password`);

@@ -11,7 +11,7 @@ import { accountDisabled, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, uniqueness } from './call';
+import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
 
@@ -165,7 +165,7 @@ export async function socialRegister(ctx: LoginCall, command: { token: string; f
   }
   requireFields(form, command.form.values);
   await takeRegistrationAttempt(ctx);
-  const result = await form.validate(command.form.values, uniqueness(ctx));
+  const result = await form.validate(command.form.values, await formContext(ctx));
   assertValid(result);
   const { email, username, attributes } = changesFrom(form, result.values);
   try {

@@ -6,7 +6,7 @@ import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { asAccount } from '../services';
-import { assertValid, type FormSubmission, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, uniqueness } from './call';
+import { assertValid, type FormSubmission, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, formContext } from './call';
 
 const ENDPOINT = '/oauth/update_profile_native';
 
@@ -29,7 +29,7 @@ export async function updateProfile(ctx: LoginCall, command: { form: FormSubmiss
 
   const stored = prefillFrom(form, record);
   requireFields(form, values, stored);
-  const result = await form.validate(values, uniqueness(ctx, record.id), stored);
+  const result = await form.validate(values, await formContext(ctx, record.id), stored);
   assertValid(result);
 
   // a form asking for the current password (a password field that writes nothing and confirms
