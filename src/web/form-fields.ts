@@ -34,16 +34,18 @@ const AUTOCOMPLETE: Record<string, string> = {
  * place, so nothing under it moves. Without scripts the server checks alone.
  */
 export const VALIDATE_SCRIPT = `for(const f of document.querySelectorAll('form[data-validate]')){f.noValidate=true;`
-  + `const check=(i)=>{const v=i.type==='checkbox'?(i.checked?i.value:''):i.value,rules=JSON.parse(i.dataset.rules||'[]');let m='';for(const r of rules){`
+  + `const check=(i,quiet)=>{const v=i.type==='checkbox'?(i.checked?i.value:''):i.value,rules=JSON.parse(i.dataset.rules||'[]');let m='';for(const r of rules){`
   + `const ok=r.r==='required'?v.trim()!=='':!v||(r.r==='minLength'?[...v].length>=r.v:r.r==='maxLength'?[...v].length<=r.v:`
   + `r.r==='format'?new RegExp(r.v,'u').test(v):r.r==='match'?v===(document.getElementById(r.v)||{}).value:true);if(!ok){m=r.m;break}}`
-  // an error line once shown keeps its height when its field is fixed: the click that blurs the
-  // field must land on the button where it was, not where the page moved it
-  + `const e=document.getElementById(i.id+'-error');if(e){if(!m&&e.textContent){e.style.minHeight=e.offsetHeight+'px';e.classList.add('kept')}e.textContent=m}`
+  // nothing under a field moves while the person moves on: leaving a field (change) never shows
+  // a new error, only updates or clears one the last submit showed, and an error line once shown
+  // keeps its height when its field is fixed. The click that blurs the field lands on the button
+  // where it was, not where the page moved it
+  + `const e=document.getElementById(i.id+'-error');if(quiet&&m&&!(e&&e.textContent))return !m;if(e){if(!m&&e.textContent){e.style.minHeight=e.offsetHeight+'px';e.classList.add('kept')}e.textContent=m}`
   + `if(m)i.setAttribute('aria-invalid','true');else i.removeAttribute('aria-invalid');return !m};`
   + `f.addEventListener('submit',(ev)=>{let first;for(const i of f.querySelectorAll('[data-rules]'))if(!check(i)&&!first)first=i;`
   + `if(first){ev.preventDefault();first.focus()}});`
-  + `for(const i of f.querySelectorAll('[data-rules]'))i.addEventListener('change',()=>check(i))}`;
+  + `for(const i of f.querySelectorAll('[data-rules]'))i.addEventListener('change',()=>check(i,true))}`;
 
 /**
  * A flow form's fields as HTML: each with its label (bound by id), placeholder, tip and the rules

@@ -64,7 +64,7 @@ function styleFor(color: string): string {
   return '*{box-sizing:border-box}body{font:16px/1.5 Helvetica,Arial,system-ui,sans-serif;margin:0;padding:1.5rem 1rem;background:#f4f5f7;color:#1f2933}'
     + 'header{max-width:30rem;margin:0 auto 1rem;text-align:center;font-size:1.25rem;font-weight:bold;color:' + link + '}header img{max-height:3rem;max-width:100%;margin-bottom:.5rem}'
     + 'main{max-width:30rem;margin:0 auto;background:#fff;border-radius:8px;padding:1.5rem}h1{font-size:1.4rem;margin:0 0 1rem}'
-    + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem;padding:0}.optional{font-weight:normal;color:#52606d}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}fieldset{border:0;padding:0;margin:1rem 0 0}fieldset legend{margin-top:0}label.choice{font-weight:normal}'
+    + 'label,legend{display:block;font-weight:bold;margin:1rem 0 .25rem;padding:0}.optional{font-weight:normal;color:#52606d}.visually-hidden{position:absolute!important;width:1px!important;height:1px!important;padding:0!important;margin:-1px!important;border:0!important;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}fieldset{border:0;padding:0;margin:1rem 0 0}fieldset legend{margin-top:0}label.choice{font-weight:normal}'
     + 'input:not([type=checkbox]):not([type=radio]),select,textarea{display:block;width:100%;padding:.6rem;border:1px solid #7b8794;border-radius:6px;font:inherit;color:inherit;background:#fff}'
     + '.date{display:flex;gap:.5rem}.date .part{flex:1}.date label{font-weight:normal;margin-top:0}'
     + '[aria-invalid=true]{border-color:#b42318!important;border-width:2px!important}.error{color:#b42318;margin:.25rem 0 0}.error:empty:not(.kept){display:none}'

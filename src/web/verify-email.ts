@@ -11,10 +11,10 @@ import { callUseCase, senderForm } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, originOf, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
-import { textsOf } from '../texts';
+import { filled, textsOf } from '../texts';
 import { useVerificationCode } from '../usecases/tokens/use-verification-code';
 
-type Outcome = 'confirm' | 'verified' | 'used' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
+type Outcome = 'confirm' | 'confirmAddress' | 'verified' | 'used' | 'usedVerified' | 'expired' | 'expiredResend' | 'unknown' | 'incomplete' | 'forged' | 'sent';
 
 const COOKIE = 'gh_verify_csrf';
 const RESEND = 'resendVerificationForm';
@@ -40,9 +40,13 @@ interface Resend { flow: FlowVersion; form: CompiledForm; values?: Record<string
 /** The page: the outcome, the confirm button (`confirm`), or for an expired link the flow's resendVerificationForm. */
 function page(
   services: Services, res: Response, app: Application, locale: PageLocale, outcome: Outcome, status = 200, form?: { code: string; csrf: string; resend?: Resend }, back = '',
+  address?: string,
 ) {
   const t = textsOf('verifyEmail', locale) as Record<Outcome | 'title' | 'button' | 'resend', string>;
-  let body = `<h1>${escape(t.title)}</h1><p class="notice${outcome === 'verified' || outcome === 'sent' ? ' done' : ''}" role="${outcome === 'confirm' ? 'status' : 'alert'}">${escape(t[outcome])}</p>${back}`;
+  const done = outcome === 'verified' || outcome === 'sent' || outcome === 'usedVerified';
+  const role = outcome === 'confirm' || outcome === 'confirmAddress' || done ? 'status' : 'alert';
+  const said = filled(t[outcome], { address: address ?? '' });
+  let body = `<h1>${escape(t.title)}</h1><p class="notice${done ? ' done' : ''}" role="${role}">${escape(said)}</p>${back}`;
   if (form?.resend?.notice) body += `<p class="notice" role="alert">${escape(form.resend.notice)}</p>`;
   if (form) {
     body += `<form method="post" action="${form.resend ? '/verify-email/resend' : '/verify-email'}"${form.resend ? ' data-validate' : ''}>`
@@ -65,16 +69,38 @@ async function spent(
   v: VerifyPages, req: Request, res: Response, app: Application, locale: PageLocale, state: Outcome, code: string, row?: StoredCredential,
   shown: Partial<Resend> = {}, status?: number,
 ) {
+  // a used link is no dead end: whether the address is verified now, and the way back to the app
+  if (state === 'used' && row) return usedLink(v.services, res, app, locale, row);
   const found = row && state === 'expired' ? await sender(v.services, app, row, locale) : undefined;
   if (!found) return page(v.services, res, app, locale, state, statusOf(state));
   page(v.services, res, app, locale, 'expiredResend', status ?? statusOf(state), { code, csrf: v.token.issue(req, res), resend: { flow: found.flow, form: found.form, ...shown } });
+}
+
+/** The record a code is for, when it still exists. */
+const recordOf = (services: Services, app: Application, row: StoredCredential) =>
+  (row.entityId === null ? Promise.resolve(undefined) : services.db.records.find(app.id, { id: row.entityId }));
+
+/** The client that sent the code (for the way back to its app). */
+async function senderOf(services: Services, app: Application, row: StoredCredential) {
+  const sentBy = ownerOf(row);
+  return sentBy === undefined || sentBy === null ? undefined : services.db.clients.findById(app.id, sentBy);
+}
+
+/** A link used before: the address it verified, when it is verified, and the way back to the app. */
+async function usedLink(services: Services, res: Response, app: Application, locale: PageLocale, row: StoredCredential) {
+  const record = await recordOf(services, app, row);
+  const back = backToApp(app, await senderOf(services, app, row), locale);
+  if (record?.email && record.emailVerified) return page(services, res, app, locale, 'usedVerified', 410, undefined, back, record.email);
+  page(services, res, app, locale, 'used', 410, undefined, back);
 }
 
 const showLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
   const code = typeof req.query.verification_code === 'string' ? req.query.verification_code : '';
   const { state, row } = await stateOf(v.services, app, code);
   if (state !== 'confirm') return spent(v, req, res, app, locale, state, code, row);
-  page(v.services, res, app, locale, 'confirm', 200, { code, csrf: v.token.issue(req, res) });
+  // the page says which address it verifies
+  const address = row ? (await recordOf(v.services, app, row))?.email ?? undefined : undefined;
+  page(v.services, res, app, locale, address ? 'confirmAddress' : 'confirm', 200, { code, csrf: v.token.issue(req, res) }, '', address);
 };
 
 /** The user's click: the code used as /access/useVerificationCode uses it, then a page back to the app whose email carried the link. */
@@ -87,8 +113,7 @@ const useLink = (v: VerifyPages): PageWork => async (req, res, app, locale) => {
     if (!LINK_CODE.test(code)) return page(services, res, app, locale, 'unknown', 404);
     const { row } = await stateOf(services, app, code);
     await useVerificationCode(services, { app, code, origin: originOf(req, res) });
-    const sentBy = row && ownerOf(row);
-    const client = sentBy === undefined || sentBy === null ? undefined : await services.db.clients.findById(app.id, sentBy);
+    const client = row ? await senderOf(services, app, row) : undefined;
     page(services, res, app, locale, 'verified', 200, undefined, backToApp(app, client, locale));
   } catch (e) {
     if (!(e instanceof Refusal)) throw e;

@@ -134,7 +134,7 @@ describe('/oauth/register_native_traditional', () => {
     const byKind = Object.fromEntries(signedIn.map((r) => [r.kind, r]));
     expect(byKind.authorization_code.redirect_uri).toBe(redirect);
     expect(byKind.access_token.redirect_uri).toBeNull();
-    expect(JSON.parse(byKind.access_token.extra!)).toEqual({ authenticated_at: expect.any(String), session: { amr: ['pwd'], auth_time: expect.any(String) } });
+    expect(JSON.parse(byKind.access_token.extra!)).toEqual({ authenticated_at: expect.any(String), session: { amr: ['pwd'], auth_time: expect.any(String), factors: ['password'] } });
     expect(byKind.refresh_secret.family).toBe(byKind.access_token.family);
     const lives = (r: { expires_at: Date | string; created_at: Date | string }) => Math.round((new Date(r.expires_at).getTime() - new Date(r.created_at).getTime()) / 1000);
     expect([lives(byKind.access_token), lives(byKind.authorization_code)]).toEqual([3600, 30]);

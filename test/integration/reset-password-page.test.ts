@@ -49,7 +49,7 @@ describe('GET /reset-password (where password emails link)', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     // the flow's fields, labels bound to inputs, rules as attributes
-    expect(res.text).toMatch(/<label for="f-newPassword">[^<]+<\/label><input id="f-newPassword" name="newPassword" aria-describedby="f-newPassword-tip f-newPassword-error" required data-rules="[^"]+" type="password" autocomplete="new-password" minlength="8"/);
+    expect(res.text).toMatch(/<label for="f-newPassword">[^<]+<\/label><input id="f-newPassword" name="newPassword" aria-describedby="f-newPassword-tip f-newPassword-error" required data-rules="[^"]+" type="password" autocomplete="new-password" minlength="15"/);
     expect(res.text).toContain('name="newPasswordConfirm"');
     // the account's address in a username field, for password managers to save the new password under
     expect(res.text).toContain('<input type="text" name="username" autocomplete="username" value="reset@example.com" class="visually-hidden" tabindex="-1" aria-hidden="true" readonly>');

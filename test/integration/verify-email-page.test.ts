@@ -42,6 +42,8 @@ describe('GET /verify-email (where verification emails link)', () => {
     expect(res.headers['content-security-policy']).toContain("form-action 'self'");
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.text).toContain('<button type="submit">Verify my email address</button>');
+    // it says which address it verifies
+    expect(res.text).toContain('Confirm that page@example.com is your email address.');
     expect(cookie).toMatch(/^gh_verify_csrf=/);
     expect(res.headers['set-cookie']![0]).toMatch(/HttpOnly/i);
     expect(await emailVerified()).toBeNull(); // opening the link used nothing
@@ -57,13 +59,14 @@ describe('GET /verify-email (where verification emails link)', () => {
     expect(confirmed.text).toContain('<a class="button" href="https://app.example.com/home">');
     expect(await emailVerified()).toMatch(/ \+0000$/);
 
-    // the link again: already used, with what to do next
+    // the link again: used, the address verified, and the way back to the app (no dead end)
     const again = await openLink(code);
     expect(again.res.status).toBe(410);
-    expect(again.res.text).toContain('already used');
+    expect(again.res.text).toContain('page@example.com is already verified: this link was used.');
+    expect(again.res.text).toContain('<a class="button" href="https://app.example.com/home">');
     expect(again.csrf).toBeUndefined();
     const twice = await request(t.app).post('/verify-email').set('Cookie', cookie!).type('form').send({ verification_code: code, csrf });
-    expect(twice.text).toContain('already used');
+    expect(twice.text).toContain('is already verified');
   });
 
   it('expired, unknown and incomplete links each say what to do; in the request\'s language', async () => {

@@ -34,7 +34,8 @@ export const list: Handler = async (ctx) => ({
 /** /oauth/passkey_rename_native: names one of the account's passkeys. */
 export const rename: Handler = async (ctx) => {
   const token = tokenOf(ctx);
-  await renamePasskey(callOf(ctx), { token, passkeyId: passkeyIdOf(ctx), name: ctx.params.require('name') });
+  const name = ctx.params.require('name');
+  await renamePasskey(callOf(ctx), { token, passkeyId: passkeyIdOf(ctx), name });
   return {};
 };
 
