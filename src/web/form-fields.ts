@@ -115,7 +115,8 @@ export function renderFields(
         const type = field.type === 'email' ? 'email' : field.type === 'password' ? 'password' : 'text';
         const auto = field.type === 'password'
           ? (field.schemaAttribute === 'password' || rule('match') !== undefined ? 'new-password' : 'current-password')
-          : field.type === 'email' ? (field.schemaAttribute === 'email' ? 'email' : 'username') : AUTOCOMPLETE[field.schemaAttribute ?? ''] ?? 'off';
+          // an identifier to sign in with: the browser may offer passkeys there too (conditional mediation)
+          : field.type === 'email' ? (field.schemaAttribute === 'email' ? 'email' : 'username webauthn') : AUTOCOMPLETE[field.schemaAttribute ?? ''] ?? 'off';
         return `<label for="${escape(id)}">${label}</label><input ${common} type="${type}" autocomplete="${auto}"${placeholder}${lengths}`
           + `${value ? ` value="${escape(value)}"` : ''}>${tip}${error}`;
       }

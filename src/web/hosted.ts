@@ -11,6 +11,7 @@ import type { FlowRequest, FormSubmission, LoginUseCase, SignedIn } from '../use
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
+import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
 import { verifySecondFactor, type SecondFactorCommand } from '../usecases/login/verify-second-factor';
 import { callUseCase, clientFlow, pageError, type PageRefusal } from './login-calls';
@@ -23,7 +24,8 @@ const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
 type Key =
   | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
   | 'noAccount' | 'haveAccount' | 'forgotLink' | 'backToSignIn' | 'forgotIntro' | 'forgotSent' | 'socialIntro' | 'merge'
-  | 'tooMany' | 'expired' | 'failed' | 'otherBrowser' | 'codeTitle' | 'codeIntro' | 'codeLabel' | 'codeButton' | 'recoveryLabel' | 'codeAgain';
+  | 'tooMany' | 'expired' | 'failed' | 'otherBrowser' | 'codeTitle' | 'codeIntro' | 'codeLabel' | 'codeButton' | 'recoveryLabel' | 'codeAgain'
+  | 'passkeyButton' | 'passkeyFailed';
 
 const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
   filled(textsOf('hosted', locale)[key], values);
@@ -137,7 +139,7 @@ function noticesHtml(entry: Entry, view: View, shown: Shown): string {
 }
 
 /** The form itself, with what it carries hidden (the entry, the CSRF token, a held social token and its browser's tag). */
-function formHtml(h: Hosted, req: Request, res: Response, entry: Entry, view: View, form: CompiledForm, shown: Shown): string {
+function formHtml(h: Hosted, req: Request, res: Response, entry: Entry, view: View, form: CompiledForm, shown: Shown, token: string): string {
   if (shown.token || shown.mergeToken) {
     res.cookie(HOLD_COOKIE, holdTag(h.services, shown), { httpOnly: true, sameSite: 'strict', path: '/', secure: req.secure, maxAge: HOLD_SECONDS * 1000 });
   }
@@ -145,7 +147,7 @@ function formHtml(h: Hosted, req: Request, res: Response, entry: Entry, view: Vi
     + renderFields(h.services.flows, entry.flow, form, entry.locale, shown.values ?? {}, shown.invalid ?? {})
     + hidden({
       client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale: entry.locale,
-      csrf: h.token.issue(req, res), token: shown.token, merge_token: shown.mergeToken, provider: shown.provider,
+      csrf: token, token: shown.token, merge_token: shown.mergeToken, provider: shown.provider,
     })
     + `<button type="submit">${escape(say(entry.locale, BUTTONS[view]))}</button></form>`;
 }
@@ -158,6 +160,32 @@ async function providersHtml(services: Services, app: Application, entry: Entry)
     + `${escape(say(entry.locale, 'withProvider', { provider: providerLabel(p.name) }))}</a></li>`).join('') + '</ul>';
 }
 
+/**
+ * A sign-in with a passkey on the sign-in page (docs/passkeys.md): the browser asks for the
+ * challenge (passkey_auth_begin, this origin), signs it with a passkey the person picks, from the
+ * button or from the identifier field's autofill (conditional mediation, where the browser has
+ * it), and posts the credential with this page's CSRF token to /signin/passkey. Without WebAuthn
+ * the button stays hidden.
+ */
+const PASSKEY_SCRIPT = `(()=>{const f=document.getElementById('passkey-form'),b=document.getElementById('passkey-button'),n=document.getElementById('form-notice');`
+  + `if(!f||!window.PublicKeyCredential||!PublicKeyCredential.parseRequestOptionsFromJSON)return;b.hidden=false;const v=(k)=>f.elements.namedItem(k);`
+  + `const go=async(mediation,signal)=>{const r=await fetch('/oauth/passkey_auth_begin',{method:'POST',body:new URLSearchParams({client_id:v('client_id').value})});`
+  + `const j=await r.json();if(j.stat!=='ok')throw new Error(j.error_description);`
+  + `const c=await navigator.credentials.get({publicKey:PublicKeyCredential.parseRequestOptionsFromJSON(j.options),mediation,signal});`
+  + `v('challenge_token').value=j.challenge_token;v('credential').value=JSON.stringify(c.toJSON());f.submit()};let auto;`
+  + `if(PublicKeyCredential.isConditionalMediationAvailable)PublicKeyCredential.isConditionalMediationAvailable().then((ok)=>{if(ok){auto=new AbortController();go('conditional',auto.signal).catch(()=>{})}});`
+  + `b.addEventListener('click',()=>{if(auto)auto.abort();go(undefined).catch((e)=>{if(e.name==='AbortError')return;n.textContent=f.dataset.failed;n.hidden=false})})})();`;
+
+/** The passkey form of the sign-in page: a button (shown by PASSKEY_SCRIPT) and what its POST carries. */
+function passkeyHtml(entry: Entry, token: string): string {
+  return `<form method="post" action="/signin/passkey" id="passkey-form" data-failed="${escape(say(entry.locale, 'passkeyFailed'))}">`
+    + hidden({
+      client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale: entry.locale, csrf: token,
+      challenge_token: '', credential: '',
+    })
+    + `<button type="button" id="passkey-button" class="secondary" hidden>${escape(say(entry.locale, 'passkeyButton'))}</button></form>`;
+}
+
 /** A hosted page: the view's form from the login client's flow, what the last attempt showed, and the links between views. */
 async function show(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, view: View, status: number, shown: Shown = {}): Promise<void> {
   const { locale } = entry;
@@ -165,14 +193,20 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   const form = h.services.flows.form(app, entry.flow, FORMS[view]);
   if (!form) return sendError(res, 500, locale, app, { key: 'unavailable', detail: `the flow ${entry.flow.name} version ${entry.flow.version} has no form ${FORMS[view]}` });
   let body = `<h1>${escape(title)}</h1>` + noticesHtml(entry, view, shown);
-  body += shown.done ? `<p class="notice done" role="status">${escape(shown.done)}</p>` : formHtml(h, req, res, entry, view, form, shown);
+  // one form token for the page's forms (each issue sets the cookie anew)
+  const token = h.token.issue(req, res);
+  body += shown.done ? `<p class="notice done" role="status">${escape(shown.done)}</p>` : formHtml(h, req, res, entry, view, form, shown, token);
+  const passkeys = view === 'signin' && !shown.mergeToken && !shown.done;
+  if (passkeys) body += passkeyHtml(entry, token);
   if ((view === 'signin' || view === 'register') && !shown.mergeToken) body += await providersHtml(h.services, app, entry);
   const links = view === 'signin'
     ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], [`/register?${entryQuery(entry)}`, 'noAccount']]
     : [[`/signin?${entryQuery(entry)}`, view === 'register' ? 'haveAccount' : 'backToSignIn']];
   body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
   // a successful POST redirects to the app: form-action covers that redirect too
-  sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: VALIDATE_SCRIPT });
+  sendPage(res, status, locale, title, body, {
+    formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: passkeys ? [VALIDATE_SCRIPT, PASSKEY_SCRIPT] : VALIDATE_SCRIPT, connect: passkeys,
+  });
 }
 
 /**
@@ -272,6 +306,23 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, co
     await show(h, req, res, app, entry, view, status, { ...shown, values: fields, ...held });
   };
 
+/** The passkey's POST: to the app with a code, the code step when the account owes its second factor, or the sign-in page saying it failed. */
+const submitPasskey = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  let credential: unknown;
+  try {
+    credential = JSON.parse(body.credential ?? '');
+  } catch {
+    return show(h, req, res, app, entry, 'signin', 400, { notice: say(entry.locale, 'passkeyFailed') });
+  }
+  const result = await callUseCase(h.services, req, res, app, passkeySignIn, flowRequest(entry), { challengeToken: body.challenge_token ?? '', credential });
+  if (result.result) return toApp(res, entry, result.result);
+  const mfaToken = pausedFor(result.error);
+  if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
+  const { status, shown } = pageFailure(res, entry.locale, FORMS.signin, result.error!);
+  // the flow's form says nothing of a passkey: one notice
+  await show(h, req, res, app, entry, 'signin', status, { notice: shown.notice ?? say(entry.locale, 'passkeyFailed') });
+};
+
 /** The forgotten-password POST: the email links to the client's password_recover_url, which the use case requires as redirect_uri. */
 const submitForgot = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
   const found = h.services.flows.form(app, entry.flow, FORMS.forgot);
@@ -328,6 +379,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   router.post('/register/social', form, page(submit(h, 'social', socialRegister, (submitted, held) => ({ form: submitted, token: held.token ?? '' }))));
   router.post('/signin/forgot', form, page(submitForgot(h)));
   router.post('/signin/code', form, page(submitCode(h)));
+  router.post('/signin/passkey', form, page(submitPasskey(h)));
   return {
     router,
     finishSocial: (req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) =>

@@ -73,7 +73,7 @@ function styleFor(color: string): string {
     + 'ul{list-style:none;padding:0}a{color:' + link + '}.links{margin-top:1.25rem}.links a{display:inline-block;margin:.25rem 1rem .25rem 0}'
     + 'button,a.button{display:block;width:100%;margin:1.25rem 0 .5rem;padding:.75rem 1rem;border:0;border-radius:6px;background:' + color + ';color:' + onAccent + ';'
     + 'font:inherit;font-weight:bold;text-align:center;text-decoration:none;cursor:pointer}'
-    + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}'
+    + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}button.secondary{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}[hidden]{display:none!important}'
     + 'a:focus,button:focus,input:focus,select:focus,textarea:focus{outline:3px solid #0b57d0;outline-offset:2px}';
 }
 const styles = new Map<string, string>();
@@ -97,7 +97,7 @@ const DEFAULT_PAGE_BRAND: Brand = { name: 'Gatehouse', color: DEFAULT_BRAND_COLO
  */
 export function sendPage(
   res: Response, status: number, locale: PageLocale, title: string, body: string,
-  options: { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string } = {},
+  options: { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string | string[]; connect?: boolean } = {},
 ): void {
   const brand = options.brand ?? DEFAULT_PAGE_BRAND;
   let style = styles.get(brand.color);
@@ -105,12 +105,14 @@ export function sendPage(
     style = styleFor(brand.color);
     if (styles.size < 100) styles.set(brand.color, style);
   }
-  const scripts = [...(options.autoSubmit ? [AUTO_SUBMIT] : []), ...(options.script ? [options.script] : [])];
+  const scripts = [...(options.autoSubmit ? [AUTO_SUBMIT] : []), ...(options.script === undefined ? [] : [options.script].flat())];
   const csp = [
     "default-src 'none'", `style-src ${hash(style)}`, "base-uri 'none'", "frame-ancestors 'none'",
     `form-action ${options.formAction ?? "'none'"}`,
     ...(brand.logoUrl ? [`img-src ${new URL(brand.logoUrl).origin}`] : []),
     ...(scripts.length ? [`script-src ${scripts.map(hash).join(' ')}`] : []),
+    // a page's script may call the service's own API (a passkey's challenge)
+    ...(options.connect ? ["connect-src 'self'"] : []),
   ].join('; ');
   // as in the emails: the logo (when set) above the application's name
   const header = `${brand.logoUrl ? `<img src="${escape(brand.logoUrl)}" alt=""><br>` : ''}${escape(brand.name)}`;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
@@ -57,9 +58,10 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     strangerOrigin = await pageServer();
     login = t.local.clients.login;
     const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
-    const set = await request(t.app).post('/settings/set').set('Authorization', owner).type('form')
-      .send({ for_client_id: login.client_id, key: 'allowed_origins', value: appOrigin });
-    expect(set.body.stat).toBe('ok');
+    for (const [key, value] of [['allowed_origins', appOrigin], ['redirect_uris', `${appOrigin}/callback`]]) {
+      const set = await request(t.app).post('/settings/set').set('Authorization', owner).type('form').send({ for_client_id: login.client_id, key, value });
+      expect(set.body.stat).toBe('ok');
+    }
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -245,5 +247,83 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       clock.advance(5_100);
       await d.context.close();
     }
+  });
+
+  describe('the hosted sign-in page', () => {
+    const entry = () => new URLSearchParams({ client_id: login.client_id, redirect_uri: `${appOrigin}/callback`, state: 'st', locale: 'en-US' }).toString();
+
+    /** The code the page sent the app back with, exchanged: the account it signed in. */
+    async function signedInAs(url: string) {
+      const back = new URL(url);
+      expect(back.searchParams.get('state')).toBe('st');
+      const exchanged = await request(t.app).post('/oauth/token').auth(login.client_id, login.client_secret).type('form')
+        .send({ grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: `${appOrigin}/callback` });
+      expect(exchanged.body).toMatchObject({ stat: 'ok', access_token: expect.any(String) });
+      return (await request(t.app).get('/entity').query({ access_token: exchanged.body.access_token })).body.result.email as string;
+    }
+
+    it('offers "Sign in with a passkey": the passkey signs in without typing anything, and the app gets its code', async () => {
+      const a = await account();
+      const d = await device(appOrigin);
+      try {
+        await addPasskey(d.page, a.token);
+        // a browser without the autofill of passkeys: the button
+        await d.page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false');
+        await d.page.goto(`${base}/signin?${entry()}`);
+        await d.page.waitForSelector('#passkey-button:not([hidden])');
+        await Promise.all([d.page.waitForURL(/\/callback\?/), d.page.click('#passkey-button')]);
+        expect(await signedInAs(d.page.url())).toBe(a.email);
+      } finally {
+        await d.context.close();
+      }
+    });
+
+    it('offers the passkeys in the identifier field\'s autofill (conditional mediation): picking one signs in', async () => {
+      const a = await account();
+      const d = await device(appOrigin);
+      try {
+        await addPasskey(d.page, a.token);
+        // the virtual authenticator answers the autofill's request as a person picking the passkey does
+        await Promise.all([d.page.waitForURL(/\/callback\?/), d.page.goto(`${base}/signin?${entry()}`)]);
+        expect(await signedInAs(d.page.url())).toBe(a.email);
+      } finally {
+        await d.context.close();
+      }
+    });
+
+    it('the identifier field is marked for the autofill of passkeys', async () => {
+      const page = await browser.newPage();
+      try {
+        await page.goto(`${base}/signin?${entry()}`);
+        expect(await page.getAttribute('#f-signInEmailAddress', 'autocomplete')).toBe('username webauthn');
+      } finally {
+        await page.close();
+      }
+    });
+
+    it('asks for the authenticator\'s code after the right password (oathtool computes it), and a wrong one is said on its form', async () => {
+      const a = await account();
+      const enrolled = await request(t.app).post('/oauth/totp_enroll_native').type('form').send({ access_token: a.token });
+      const code = (at: Date) => execFileSync('oathtool', ['--totp', '-b', enrolled.body.secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
+      expect((await request(t.app).post('/oauth/totp_confirm_native').type('form').send({ access_token: a.token, code: code(clock.now()) })).body.stat).toBe('ok');
+      clock.advance(30_000);
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+      const page = await context.newPage();
+      try {
+        await page.goto(`${base}/signin?${entry()}`);
+        await page.fill('#f-signInEmailAddress', a.email);
+        await page.fill('#f-currentPassword', 'correct horse battery');
+        await Promise.all([page.waitForSelector('#code'), page.click('#signin-form button[type=submit], form[action="/signin"] button[type=submit]')]);
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+        await page.fill('#code', '000000');
+        await Promise.all([page.waitForLoadState(), page.click('form[action="/signin/code"] button[type=submit]')]);
+        expect(await page.textContent('main')).toContain('This code is not right');
+        await page.fill('#code', code(clock.now()));
+        await Promise.all([page.waitForURL(/\/callback\?/), page.click('form[action="/signin/code"] button[type=submit]')]);
+        expect(new URL(page.url()).searchParams.get('code')).toMatch(/^[0-9a-f]{40}$/);
+      } finally {
+        await context.close();
+      }
+    });
   });
 });
