@@ -302,4 +302,58 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     expect(await page.textContent('#result')).toBe('Signed in as hopper@example.test');
     await page.close();
   });
+
+  it('a mistake typed, then one click straight at "Create my account": that first click submits (leaving the field shows no new error that moves the button)', async () => {
+    // the whole form in view, the page not scrolled (a scrolled page keeps what is in view where it was)
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
+    try {
+      await page.goto(`${base}/register?${entry()}`);
+      await page.fill('#f-newPassword', PASSWORD);
+      await page.fill('#f-newPasswordConfirm', PASSWORD);
+      await page.fill('#f-firstName', 'Click');
+      await page.fill('#f-lastName', 'First');
+      await page.fill('#f-displayName', 'clicker');
+      // the mistake typed last: leaving its field is the click itself
+      await page.fill('#f-emailAddress', 'not-an-address');
+      // the address field has the focus; the button where it is now
+      expect(await focused(page)).toBe('f-emailAddress');
+      expect(await page.evaluate('window.scrollY')).toBe(0);
+      const before = await page.locator('button[type=submit]').boundingBox();
+      // near its top edge: a button pushed down by as little as a line is no longer under the pointer when it is released
+      await page.mouse.click(before!.x + before!.width / 2, before!.y + 4);
+      // the click reached the button: the browser's check ran on submit, and took the person to the field at fault
+      expect(await page.textContent('#f-emailAddress-error')).toMatch(/valid email address/);
+      expect(await focused(page)).toBe('f-emailAddress');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('no page scrolls sideways on a phone (390 px wide)', async () => {
+    await registered('narrow@example.test');
+    const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    const narrow = (await record('narrow@example.test'))!;
+    const verification = await request(t.app).post('/access/getVerificationCode').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', id: String(narrow.id), attribute_name: 'emailVerified' });
+    expect(verification.body.stat).toBe('ok');
+    expect((await request(t.app).post('/oauth/forgot_password_native').type('form').send({
+      client_id: t.local.clients.login.client_id, locale: 'en-US', redirect_uri: `${base}/reset-password`, signInEmailAddress: 'narrow@example.test',
+    })).body.stat).toBe('ok');
+    const reset = linkIn(await mailTo('narrow@example.test', /password/i));
+    const pages = [
+      `${base}/signin?${entry()}`, `${base}/register?${entry()}`, `${base}/signin?${entry({ view: 'forgot' })}`, reset,
+      `${base}/verify-email?verification_code=${verification.body.verification_code}`, `${base}/verify-email?verification_code=${'0'.repeat(40)}`,
+      `${base}/signin?client_id=nobody`,
+    ];
+    const page = await browser.newPage({ viewport: VIEWPORTS.phone });
+    try {
+      for (const url of pages) {
+        await page.goto(url);
+        const widths = await page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as number[];
+        expect({ url, scrollWidth: widths[0] }).toEqual({ url, scrollWidth: widths[1] });
+      }
+    } finally {
+      await page.close();
+    }
+  });
 });
