@@ -20,6 +20,7 @@ export const ERROR_DEFINITIONS = {
   invalidCredentials: { code: 210, error: 'invalid_credentials' },
   /** Gatehouse's: the password (or identity) is right and the account has a second factor (docs/second-factor.md). */
   secondFactorRequired: { code: 214, error: 'second_factor_required' },
+  secondFactorEnrollmentRequired: { code: 215, error: 'second_factor_enrollment_required' },
   noSuchAccount: { code: 212, error: 'no_such_account' },
   recordNotFound: { code: 310, error: 'record_not_found' },
   uniqueViolation: { code: 361, error: 'unique_violation' },
@@ -155,6 +156,7 @@ const ERROR_OF: Readonly<Record<RefusalReason, ErrorName>> = {
   misconfigured: 'unexpectedError',
   not_offered: 'permissionError',
   second_factor_required: 'secondFactorRequired',
+  second_factor_enrollment_required: 'secondFactorEnrollmentRequired',
 };
 
 /**
@@ -194,7 +196,7 @@ export function refusalError(refusal: Refusal, names: ArgumentNames = {}): ApiEr
     }),
     ...(detail.prefill !== undefined && { prereg_fields: detail.prefill }),
     ...(detail.secondFactor !== undefined && {
-      mfa_token: detail.secondFactor.token, methods: detail.secondFactor.methods, expires_in: detail.secondFactor.expiresIn,
+      [detail.secondFactor.enroll ? 'enroll_token' : 'mfa_token']: detail.secondFactor.token, methods: detail.secondFactor.methods, expires_in: detail.secondFactor.expiresIn,
     }),
   };
   return new ApiError(ERROR_OF[refusal.reason], refusal.message, { extra });

@@ -43,7 +43,12 @@ export type RefusalReason =
    * The first credential is right and the account signs in with a second factor too: the sign-in
    * waits for it (`secondFactor` says with what, and the token that finishes it).
    */
-  | 'second_factor_required';
+  | 'second_factor_required'
+  /**
+   * The first credential is right, and the application requires a second factor this account has
+   * not added yet: the sign-in issues nothing but a token to add one with (`secondFactor`).
+   */
+  | 'second_factor_enrollment_required';
 
 /** How an account that already has an email address signs in, for someone told to sign in to it. */
 export interface ExistingAccount {
@@ -71,7 +76,7 @@ export interface RefusalDetail {
   /** The values a provider gave for the registration form's fields. */
   prefill?: Readonly<Record<string, string | null>>;
   /** A sign-in waiting for its second factor: the token that finishes it, and the methods that may. */
-  secondFactor?: { token: string; methods: readonly string[]; expiresIn: number };
+  secondFactor?: { token: string; methods: readonly string[]; expiresIn: number; enroll?: boolean };
 }
 
 export class Refusal extends Error {

@@ -18,6 +18,8 @@ export const TOTP_WINDOW = 1;
 export const RECOVERY_CODES = 10;
 /** How long a sign-in waits for its second factor. */
 export const MFA_TOKEN_SECONDS = 300;
+/** A sign-in sent to add a second factor has this long to add one. */
+export const ENROLL_TOKEN_SECONDS = 300;
 
 /** The application's policy (setting `second_factor`): `off`, `optional` (the default) or `required`. */
 export type SecondFactorPolicy = 'off' | 'optional' | 'required';

@@ -1,4 +1,5 @@
 import { errors } from '../errors';
+import { sha256Hex } from '../domain/secrets';
 import { MAX_CREDENTIAL_JSON } from '../domain/passkeys';
 import type { StoredCredential } from '../domain/storage/credentials';
 import type { CallContext } from '../usecases/services';
@@ -13,6 +14,20 @@ export const callOf = (ctx: RequestContext): CallContext => ({ origin: ctx.origi
 export function tokenOf(ctx: RequestContext): StoredCredential {
   if (ctx.principal.kind !== 'entity') throw errors.missingArgument('access_token');
   return ctx.principal.token;
+}
+
+/**
+ * The token an enrollment endpoint acts with: the request's access token, or the `enroll_token` of
+ * a sign-in sent to add a second factor first (second_factor_enrollment_required), which nothing
+ * else accepts.
+ */
+export async function enrollingTokenOf(ctx: RequestContext): Promise<StoredCredential> {
+  if (ctx.principal.kind === 'entity') return ctx.principal.token;
+  const value = ctx.params.get('enroll_token');
+  if (value === undefined) throw errors.missingArgument('access_token');
+  const row = value.length <= 128 ? await ctx.services.db.credentials.findActive(ctx.app.id, 'enroll_token', sha256Hex(value), ctx.services.clock.now()) : undefined;
+  if (!row) throw errors.invalidArgument('enroll_token', 'is invalid or expired (a sign-in gives 5 minutes to add a second factor); sign in again');
+  return row;
 }
 
 /** `credential`: the JSON of the browser's PublicKeyCredential (credential.toJSON()), as a parameter. */

@@ -233,6 +233,8 @@ const COMPONENTS = {
         message: { type: 'string' },
         // second_factor_required (214): the sign-in waits for its second factor (docs/second-factor.md)
         mfa_token: { type: 'string' },
+        // second_factor_enrollment_required (215): a token to add a second factor with
+        enroll_token: { type: 'string' },
         methods: { type: 'array', items: { enum: ['totp', 'recovery_code', 'passkey'] } },
         expires_in: { type: 'integer' },
       },

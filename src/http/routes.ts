@@ -135,14 +135,14 @@ export const ROUTES: readonly Route[] = [
     return { identifier, accessToken: ctx.params.require('access_token') };
   }, nothing), { summary: 'Unlinks a social identity from the record of an access token', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'identifier_to_remove!'] }), arguments: { identifier: 'identifier_to_remove' } },
   // docs/second-factor.md: an authenticator app as a second factor, and the sign-ins that wait for it
-  factor('/oauth/totp_enroll_native', secondFactor.totpEnroll, { summary: 'Starts adding an authenticator app: its secret, otpauth:// URI and QR code', params: ['access_token!'] }),
-  factor('/oauth/totp_confirm_native', secondFactor.totpConfirm, { summary: 'Turns the authenticator app on with a first code; answers the recovery codes once', params: ['access_token!', 'code!'] }),
+  factor('/oauth/totp_enroll_native', secondFactor.totpEnroll, { summary: 'Starts adding an authenticator app: its secret, otpauth:// URI and QR code', params: ['access_token', 'enroll_token'] }),
+  factor('/oauth/totp_confirm_native', secondFactor.totpConfirm, { summary: 'Turns the authenticator app on with a first code; answers the recovery codes once', params: ['access_token', 'enroll_token', 'code!'] }),
   { ...factor('/oauth/totp_remove_native', secondFactor.totpRemove, { summary: 'Turns the authenticator app off, with a current code or the password', params: ['access_token!', 'code', 'currentPassword'] }),
     arguments: { currentPassword: 'currentPassword' } },
   login('/oauth/mfa_verify_native', secondFactor.mfaVerify, { summary: 'Finishes a sign-in that answered second_factor_required', params: ['client_id!', 'mfa_token!', 'code', 'recovery_code', 'challenge_token', 'credential'] }),
   // docs/passkeys.md: passkeys, a first credential and a second factor
-  factor('/oauth/passkey_register_begin', passkeys.registerBegin, { summary: 'Starts adding a passkey: the options of navigator.credentials.create()', params: ['access_token!'] }),
-  factor('/oauth/passkey_register_finish', passkeys.registerFinish, { summary: 'Adds the passkey the browser made', params: ['access_token!', 'credential!', 'name'] }),
+  factor('/oauth/passkey_register_begin', passkeys.registerBegin, { summary: 'Starts adding a passkey: the options of navigator.credentials.create()', params: ['access_token', 'enroll_token'] }),
+  factor('/oauth/passkey_register_finish', passkeys.registerFinish, { summary: 'Adds the passkey the browser made', params: ['access_token', 'enroll_token', 'credential!', 'name'] }),
   factor('/oauth/passkeys_native', passkeys.list, { summary: 'The passkeys of the account', params: ['access_token!'] }),
   factor('/oauth/passkey_rename_native', passkeys.rename, { summary: 'Names one of the account\'s passkeys', params: ['access_token!', 'passkey_id!', 'name!'] }),
   factor('/oauth/passkey_remove_native', passkeys.remove, { summary: 'Removes one of the account\'s passkeys', params: ['access_token!', 'passkey_id!'] }),

@@ -286,6 +286,42 @@ describe('removing the authenticator', () => {
   });
 });
 
+describe('the application\'s setting second_factor=required', () => {
+  it('an account without a second factor gets an enroll_token instead of a session: it adds an authenticator with it, then signs in with both', async () => {
+    const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', attributes: JSON.stringify({ email: `req-${Date.now()}@example.com`, password: PASSWORD }) });
+    const email = (await request(t.app).post('/entity').set('Authorization', owner).type('form').send({ type_name: 'user', id: String(created.body.id) })).body.result.email as string;
+    const set = (value: string) => request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value });
+    expect((await set('required')).body.stat).toBe('ok');
+    clock.advance(5_100); // the application cache lives 5 s
+    try {
+      const sent = await signIn(email);
+      expect(sent.body).toMatchObject({ stat: 'error', code: 215, error: 'second_factor_enrollment_required', enroll_token: expect.any(String), methods: ['totp', 'passkey'], expires_in: 300 });
+      expect(sent.body.access_token).toBeUndefined();
+      const enroll = sent.body.enroll_token as string;
+      // it is no access token: it reads nothing, changes nothing
+      expect((await request(t.app).get('/entity').query({ access_token: enroll })).body).toMatchObject({ code: 413 });
+      expect((await post('/oauth/totp_remove_native', { enroll_token: enroll, currentPassword: PASSWORD })).body).toMatchObject({ code: 100, argument_name: 'access_token' });
+      expect((await post('/oauth/totp_enroll_native', { enroll_token: 'not-a-token' })).body).toMatchObject({ code: 200, argument_name: 'enroll_token' });
+      const enrolled = await post('/oauth/totp_enroll_native', { enroll_token: enroll });
+      expect(enrolled.body).toMatchObject({ stat: 'ok', secret: expect.any(String) });
+      const confirmed = await post('/oauth/totp_confirm_native', { enroll_token: enroll, code: oathtool(enrolled.body.secret, clock.now()) });
+      expect(confirmed.body.recovery_codes).toHaveLength(10);
+      // now the sign-in pauses for the code, and finishes with it
+      clock.advance(30_000);
+      const paused = await signIn(email);
+      expect(paused.body).toMatchObject({ code: 214, methods: ['totp', 'recovery_code'] });
+      expect((await verify(paused.body.mfa_token, { code: oathtool(enrolled.body.secret, clock.now()) })).body).toMatchObject({ stat: 'ok', access_token: expect.any(String) });
+      // five minutes later the enroll_token is gone
+      clock.advance(301_000);
+      expect((await post('/oauth/totp_enroll_native', { enroll_token: enroll })).body).toMatchObject({ code: 200, argument_name: 'enroll_token' });
+    } finally {
+      expect((await set('optional')).body.stat).toBe('ok');
+      clock.advance(5_100);
+    }
+  });
+});
+
 describe('the hosted sign-in page', () => {
   const APP = 'https://app.example.com/callback';
   beforeAll(async () => {

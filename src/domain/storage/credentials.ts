@@ -19,7 +19,12 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
   /** A sign-in whose first credential was proven, waiting for its second factor (5 minutes, one use; what it resumes sealed in `extra`). */
   | 'mfa_token'
   /** A passkey ceremony's challenge (5 minutes, one use): its account and purpose in the row, `extra.ceremony`. */
-  | 'passkey_challenge';
+  | 'passkey_challenge'
+  /**
+   * A sign-in whose application requires a second factor the account has not added: it adds one
+   * with this (10 minutes, the enrollment endpoints only), then signs in again.
+   */
+  | 'enroll_token';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }

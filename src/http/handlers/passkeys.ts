@@ -4,7 +4,7 @@ import { finishPasskeyRegistration } from '../../usecases/factors/finish-passkey
 import { listPasskeys, removePasskey, renamePasskey } from '../../usecases/factors/manage-passkeys';
 import { beginPasskeySignIn } from '../../usecases/login/begin-passkey-sign-in';
 import type { Handler, RequestContext } from '../context';
-import { callOf, credentialParam, tokenOf } from '../account-request';
+import { callOf, credentialParam, enrollingTokenOf, tokenOf } from '../account-request';
 
 /** `passkey_id`: one of the account's passkeys, by the id passkeys_native lists. */
 function passkeyIdOf(ctx: RequestContext): number {
@@ -14,12 +14,13 @@ function passkeyIdOf(ctx: RequestContext): number {
 }
 
 /** /oauth/passkey_register_begin: the options of navigator.credentials.create() for the account. */
-export const registerBegin: Handler = async (ctx) => ({ options: await beginPasskeyRegistration(callOf(ctx), { token: tokenOf(ctx) }) });
+export const registerBegin: Handler = async (ctx) => ({ options: await beginPasskeyRegistration(callOf(ctx), { token: await enrollingTokenOf(ctx) }) });
 
 /** /oauth/passkey_register_finish: the passkey the browser made, added to the account. */
 export const registerFinish: Handler = async (ctx) => {
-  const token = tokenOf(ctx);
-  const { passkeyId } = await finishPasskeyRegistration(callOf(ctx), { token, credential: credentialParam(ctx), name: ctx.params.get('name') });
+  const credential = credentialParam(ctx);
+  const token = await enrollingTokenOf(ctx);
+  const { passkeyId } = await finishPasskeyRegistration(callOf(ctx), { token, credential, name: ctx.params.get('name') });
   return { passkey_id: passkeyId };
 };
 

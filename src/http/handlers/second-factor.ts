@@ -4,7 +4,7 @@ import { enrollTotp } from '../../usecases/factors/enroll-totp';
 import { confirmTotp } from '../../usecases/factors/confirm-totp';
 import { removeTotp } from '../../usecases/factors/remove-totp';
 import { verifySecondFactor } from '../../usecases/login/verify-second-factor';
-import { callOf, credentialParam, tokenOf } from '../account-request';
+import { callOf, credentialParam, enrollingTokenOf, tokenOf } from '../account-request';
 import { pairBody, signedInBody } from '../flow-request';
 import type { Handler, RequestContext } from '../context';
 
@@ -22,15 +22,15 @@ function codeOf(ctx: RequestContext, name: string): string | undefined {
 
 /** /oauth/totp_enroll_native: a new secret for the account's authenticator app, its otpauth:// URI and that URI as a QR code (SVG). */
 export const totpEnroll: Handler = async (ctx) => {
-  const { secret, uri } = await enrollTotp(callOf(ctx), { token: tokenOf(ctx) });
+  const { secret, uri } = await enrollTotp(callOf(ctx), { token: await enrollingTokenOf(ctx) });
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return { secret, otpauth_uri: uri, qr_svg: svg };
 };
 
 /** /oauth/totp_confirm_native: the first code from the app turns it on; the recovery codes, shown once. */
 export const totpConfirm: Handler = async (ctx) => {
-  const token = tokenOf(ctx);
   const code = codeOf(ctx, 'code') ?? ctx.params.require('code');
+  const token = await enrollingTokenOf(ctx);
   const { recoveryCodes } = await confirmTotp(callOf(ctx), { token, code });
   return { recovery_codes: recoveryCodes };
 };

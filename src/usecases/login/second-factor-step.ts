@@ -5,7 +5,7 @@ import type { StoredCredential } from '../../domain/storage/credentials';
 import type { Proof } from '../../domain/tokens';
 import type { SocialProfile } from '../../domain/social/profile';
 import { randomToken, sha256Hex } from '../../domain/secrets';
-import { MFA_TOKEN_SECONDS, secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
+import { ENROLL_TOKEN_SECONDS, MFA_TOKEN_SECONDS, secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import { Refusal } from '../../domain/refusal';
 import type { SignInFactor } from '../../domain/session';
 import { RESPONSE_TYPES, type FlowRequest, type ResponseType } from './call';
@@ -108,6 +108,29 @@ export async function pauseForSecondFactor(ctx: CallContext, request: FlowReques
   const row = pausedRow(box, { app: ctx.app, client: request.client, entityId: record.id, redirectUri: request.redirectUri, answer }, paused);
   await work.run(({ tx }) => tokens.issueAll([row], tx));
   throw secondFactorRequired(row.value, paused.factors.includes('password') ? 'the password is right' : 'the first credential is right', methods);
+}
+
+/**
+ * The application requires a second factor (`second_factor` = `required`) and the account has
+ * none: nothing is issued but an enroll_token (5 minutes, the enrollment endpoints only, the
+ * client's), with which the person adds an authenticator app or a passkey before signing in again.
+ */
+export async function sendToEnroll(ctx: CallContext, request: FlowRequest, record: UserRecord): Promise<never> {
+  const { tokens, work, clock } = ctx.services;
+  const value = randomToken(20);
+  await work.run(({ tx }) => tokens.issueAll([{
+    issue: {
+      kind: 'enroll_token', app: ctx.app, entityId: record.id, client: request.client, seconds: ENROLL_TOKEN_SECONDS,
+      extra: { authenticated_at: clock.now().toISOString() },
+    },
+    value,
+  }], tx));
+  const methods: SecondFactorMethod[] = ['totp', 'passkey'];
+  throw new Refusal('second_factor_enrollment_required', 'the first credential is right, and this application requires a second factor, which this '
+    + 'account has not added: add an authenticator app (totp_enroll_native, totp_confirm_native) or a passkey (passkey_register_begin, '
+    + 'passkey_register_finish) with enroll_token within 5 minutes, then sign in again', {
+    secondFactor: { token: value, methods, expiresIn: ENROLL_TOKEN_SECONDS, enroll: true },
+  });
 }
 
 /** A paused sign-in's row opened: how to answer (a sign-in's), and what it resumes with. */

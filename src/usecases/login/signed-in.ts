@@ -8,11 +8,11 @@ import type { Written } from '../../domain/versions';
 import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn } from './call';
 import type { SignInFactor } from '../../domain/session';
 import { textsOf } from '../../texts';
-import type { SecondFactorMethod } from '../../domain/second-factor';
+import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 
 /** The second factor that finished a sign-in: a code, a recovery code, or a passkey (that verified the person or not). */
 export type SecondFactor = Exclude<SignInFactor, 'password' | 'social'>;
-import { pauseForSecondFactor, secondFactorOwed, type SignInAlso } from './second-factor-step';
+import { pauseForSecondFactor, secondFactorOwed, sendToEnroll, type SignInAlso } from './second-factor-step';
 import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 
 /**
@@ -87,6 +87,8 @@ export async function signedIn(
   if (owed.length > 0) {
     await pauseForSecondFactor(ctx, request, record, { factors: first, refreshSecret: options.refreshSecret, also, passwordHash: options.checked?.passwordHash }, owed);
   }
+  // a second factor required, and none to ask for: the account adds one first (a passkey that verified the person is two factors)
+  if (!options.secondFactor && secondFactorPolicy(ctx.app) === 'required' && !first.includes('verified_passkey')) await sendToEnroll(ctx, request, record);
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its
   // identities were read with it (or are read now): linking or removing one is a new version of
