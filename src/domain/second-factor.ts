@@ -75,3 +75,10 @@ export function newRecoveryCode(): string {
 
 /** A recovery code as typed (any case, with or without its dash or spaces) in the form it is hashed in. */
 export const normalRecoveryCode = (typed: string): string => typed.toLowerCase().replace(/[\s-]+/g, '');
+
+/**
+ * What a recovery code is stored under: a keyed digest (HMAC with SECRET_KEY) of the code as
+ * typed, whose SHA-256 is the credential's hash. 49 random bits are within reach of a stolen
+ * table's offline search; without the key they are not.
+ */
+export const recoveryCodeKey = (box: SecretBox, typed: string): string => box.tag(normalRecoveryCode(typed), 'recovery code');

@@ -49,6 +49,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/oauth/totp_enroll_native': ok({ secret: STRING, otpauth_uri: STRING, qr_svg: STRING }),
   '/oauth/totp_confirm_native': ok({ recovery_codes: { type: 'array', items: STRING } }),
   '/oauth/totp_remove_native': ok(),
+  '/oauth/recovery_codes_native': ok({ recovery_codes: { type: 'array', items: STRING } }),
   // the answer the paused sign-in would have given: a social one (auth_native) says is_new too;
   // a paused password reset code's exchange, its pair
   '/oauth/mfa_verify_native': {

@@ -137,6 +137,7 @@ export const ROUTES: readonly Route[] = [
   // docs/second-factor.md: an authenticator app as a second factor, and the sign-ins that wait for it
   factor('/oauth/totp_enroll_native', secondFactor.totpEnroll, { summary: 'Starts adding an authenticator app: its secret, otpauth:// URI and QR code', params: ['access_token', 'enroll_token'] }),
   factor('/oauth/totp_confirm_native', secondFactor.totpConfirm, { summary: 'Turns the authenticator app on with a first code; answers the recovery codes once', params: ['access_token', 'enroll_token', 'code!'] }),
+  factor('/oauth/recovery_codes_native', secondFactor.recoveryCodes, { summary: 'Ten new recovery codes, proven by a current code; the old ones stop working', params: ['access_token!', 'code!'] }),
   { ...factor('/oauth/totp_remove_native', secondFactor.totpRemove, { summary: 'Turns the authenticator app off, with a current code or the password', params: ['access_token!', 'code', 'currentPassword'] }),
     arguments: { currentPassword: 'currentPassword' } },
   login('/oauth/mfa_verify_native', secondFactor.mfaVerify, { summary: 'Finishes a sign-in that answered second_factor_required', params: ['client_id!', 'mfa_token!', 'code', 'recovery_code', 'challenge_token', 'credential'] }),

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { newestMail } from '../../src/mail-files';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
@@ -242,6 +243,30 @@ describe('races and budgets', () => {
     const again = await signIn(a.email); // 10: checked, paused, and kept
     expect(again.body.code).toBe(214);
     expect((await verify(again.body.mfa_token, { code: '123456' })).body).toMatchObject({ code: 510 });
+  });
+});
+
+describe('new recovery codes', () => {
+  it('a current code gets ten new ones, shown once; the old ones stop working; a code is taken once', async () => {
+    const a = await withAuthenticator();
+    clock.advance(30_000);
+    expect((await post('/oauth/recovery_codes_native', { access_token: a.token, code: '000000' })).body).toMatchObject({ code: 210, argument_name: 'code' });
+    expect((await post('/oauth/recovery_codes_native', { access_token: a.token })).body).toMatchObject({ code: 100, argument_name: 'code' });
+    const code = oathtool(a.secret, clock.now());
+    const renewed = await post('/oauth/recovery_codes_native', { access_token: a.token, code });
+    expect(renewed.body.recovery_codes).toHaveLength(10);
+    expect(renewed.body.recovery_codes).not.toContain(a.recoveryCodes[0]);
+    // the same code again: taken
+    expect((await post('/oauth/recovery_codes_native', { access_token: a.token, code })).body).toMatchObject({ code: 210, argument_name: 'code' });
+    expect((await verify((await signIn(a.email)).body.mfa_token, { recovery_code: a.recoveryCodes[0] })).body).toMatchObject({ code: 210, argument_name: 'recovery_code' });
+    expect((await verify((await signIn(a.email)).body.mfa_token, { recovery_code: renewed.body.recovery_codes[0] })).body).toMatchObject({ stat: 'ok' });
+    // stored keyed: the table's hash is not the SHA-256 of the code
+    const rows = await stored(t.runtime.db).rows<{ value_hash: string }>("SELECT value_hash FROM credentials WHERE kind = 'recovery_code' AND entity_id = ?", [a.id]);
+    const plain = createHash('sha256').update(renewed.body.recovery_codes[1].replace('-', '')).digest('hex');
+    expect(rows.map((r) => r.value_hash)).not.toContain(plain);
+    // without an authenticator there are none to renew
+    const b = await account();
+    expect((await post('/oauth/recovery_codes_native', { access_token: b.token, code: '123456' })).body).toMatchObject({ code: 540 });
   });
 });
 

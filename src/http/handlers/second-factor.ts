@@ -3,6 +3,7 @@ import { ApiError, errors } from '../../errors';
 import { enrollTotp } from '../../usecases/factors/enroll-totp';
 import { confirmTotp } from '../../usecases/factors/confirm-totp';
 import { removeTotp } from '../../usecases/factors/remove-totp';
+import { newRecoveryCodes } from '../../usecases/factors/renew-recovery-codes';
 import { verifySecondFactor } from '../../usecases/login/verify-second-factor';
 import { callOf, credentialParam, enrollingTokenOf, tokenOf } from '../account-request';
 import { pairBody, signedInBody } from '../flow-request';
@@ -33,6 +34,13 @@ export const totpConfirm: Handler = async (ctx) => {
   const token = await enrollingTokenOf(ctx);
   const { recoveryCodes } = await confirmTotp(callOf(ctx), { token, code });
   return { recovery_codes: recoveryCodes };
+};
+
+/** /oauth/recovery_codes_native: ten new recovery codes, proven by a current code; the old ones stop working. */
+export const recoveryCodes: Handler = async (ctx) => {
+  const code = codeOf(ctx, 'code') ?? ctx.params.require('code');
+  const { recoveryCodes: codes } = await newRecoveryCodes(callOf(ctx), { token: tokenOf(ctx), code });
+  return { recovery_codes: codes };
 };
 
 /** /oauth/totp_remove_native: turns the authenticator off, proven by a current code or the password. */

@@ -2,7 +2,7 @@ import type { Client } from '../../domain/clients';
 import { sha256Hex } from '../../domain/secrets';
 import { invalidField } from '../../domain/refusal';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { matchTotp, normalRecoveryCode, openTotpSecret } from '../../domain/second-factor';
+import { matchTotp, normalRecoveryCode, openTotpSecret, recoveryCodeKey } from '../../domain/second-factor';
 import { credentialOf, provePasskey, spendChallenge } from '../factors/passkey-ceremony';
 import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
@@ -74,7 +74,7 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   } else {
     method = 'recovery_code';
     const code = normalRecoveryCode(command.recoveryCode ?? '');
-    const codeHash = sha256Hex(code);
+    const codeHash = sha256Hex(recoveryCodeKey(box, code));
     // this account's own code only: another account's recovery code proves nothing here
     const own = code.length > 0 && code.length <= 64 && (await db.credentials.find(ctx.app.id, 'recovery_code', codeHash))?.entityId === record.id;
     const used = own && await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'recovery_code', codeHash, clock.now(), tx));

@@ -1,0 +1,32 @@
+import type { StoredCredential } from '../../domain/storage/credentials';
+import { Refusal } from '../../domain/refusal';
+import { matchTotp, openTotpSecret } from '../../domain/second-factor';
+import { event, recordSubject } from '../../domain/events';
+import { recordLocale } from '../../domain/email-change';
+import { asAccount, type CallContext } from '../services';
+import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
+import { accountOfToken } from './account';
+import { wrongCode } from './confirm-totp';
+import { renewRecoveryCodes } from './recovery-codes';
+
+/**
+ * New recovery codes for the account of `token` (docs/second-factor.md), proven by a current code
+ * of its authenticator app (taken once, like a sign-in's, against the account's budget): the old
+ * ones stop working, the new ones are answered once, and an event says how many.
+ */
+export async function newRecoveryCodes(ctx: CallContext, command: { token: StoredCredential; code: string }): Promise<{ recoveryCodes: string[] }> {
+  const { db, clock, work, box } = ctx.services;
+  const { record, client } = await accountOfToken(ctx, command.token);
+  const totp = await db.factors.totp(ctx.app.id, record.id);
+  if (!totp?.confirmedAt) throw new Refusal('nothing_to_do', 'this account has no authenticator app, so it has no recovery codes; add one first (totp_enroll_native)');
+  const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
+  const step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
+  if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', recordLocale(record));
+  await guesses.succeeded();
+  const recoveryCodes = await work.run(async (uow) => {
+    const codes = await renewRecoveryCodes(ctx, uow, record, client);
+    uow.record(event('account.recovery_codes_renewed', ctx.app.id, clock.now(), asAccount(ctx, record.id, client), recordSubject(record.id), { count: codes.length }));
+    return codes;
+  });
+  return { recoveryCodes };
+}
