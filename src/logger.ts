@@ -51,6 +51,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
           'verification_code', '*.verification_code', 'mfa_token', '*.mfa_token', 'recovery_code', '*.recovery_code',
           'recovery_codes', '*.recovery_codes', 'currentPassword', '*.currentPassword', 'refresh_secret', '*.refresh_secret',
           'merge_token', '*.merge_token', 'token', '*.token', 'otpauth_uri', '*.otpauth_uri',
+          'enroll_token', '*.enroll_token', 'challenge_token', '*.challenge_token', 'credential', '*.credential',
+          'newPassword', '*.newPassword', 'newPasswordConfirm', '*.newPasswordConfirm',
         ],
         censor: '[redacted]',
       },

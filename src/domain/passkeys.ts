@@ -106,7 +106,9 @@ export async function verifiedRegistration(
     applicationId: owner.applicationId, entityId: owner.entityId, credentialId: info.credential.id,
     publicKey: isoBase64URL.fromBuffer(info.credential.publicKey), counter: info.credential.counter,
     deviceType: info.credentialDeviceType, backedUp: info.credentialBackedUp,
-    transports: (response.response.transports ?? []).filter((t) => /^[a-z-]{1,20}$/.test(t)).slice(0, 8),
+    // not signed, sent by the browser: kept only as a list of short names
+    transports: (Array.isArray(response.response.transports) ? response.response.transports : [])
+      .filter((t): t is AuthenticatorTransport => typeof t === 'string' && /^[a-z-]{1,20}$/.test(t)).slice(0, 8),
     aaguid: info.aaguid, name: owner.name, createdAt: owner.now,
   };
 }

@@ -86,11 +86,11 @@ async function senderOf(services: Services, app: Application, row: StoredCredent
   return sentBy === undefined || sentBy === null ? undefined : services.db.clients.findById(app.id, sentBy);
 }
 
-/** A link used before: the address it verified, when it is verified, and the way back to the app. */
+/** A link used before: whether the address is verified (never which one: it may have changed since), and the way back to the app. */
 async function usedLink(services: Services, res: Response, app: Application, locale: PageLocale, row: StoredCredential) {
   const record = await recordOf(services, app, row);
   const back = backToApp(app, await senderOf(services, app, row), locale);
-  if (record?.email && record.emailVerified) return page(services, res, app, locale, 'usedVerified', 410, undefined, back, record.email);
+  if (record?.email && record.emailVerified) return page(services, res, app, locale, 'usedVerified', 410, undefined, back);
   page(services, res, app, locale, 'used', 410, undefined, back);
 }
 

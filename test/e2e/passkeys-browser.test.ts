@@ -80,8 +80,9 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await cdp.send('WebAuthn.enable');
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
-        protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true,
-        isUserVerified: options.userVerified ?? true, automaticPresenceSimulation: true,
+        // without user verification: a security key with no PIN, which proves presence only
+        protocol: 'ctap2', transport: options.userVerified === false ? 'usb' : 'internal', hasResidentKey: options.userVerified !== false,
+        hasUserVerification: options.userVerified ?? true, isUserVerified: options.userVerified ?? true, automaticPresenceSimulation: true,
       },
     });
     return { page, context, cdp, authenticatorId };
@@ -247,6 +248,58 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       clock.advance(5_100);
       await d.context.close();
     }
+  });
+
+  it('a passkey that did not verify the person is one factor: it never seconds itself, and under required it alone signs nobody in', async () => {
+    const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    const a = await account();
+    // a security key without a PIN: it proves presence, not who holds it
+    const d = await device(appOrigin, { userVerified: false });
+    try {
+      await addPasskey(d.page, a.token);
+      const enrolled = await request(t.app).post('/oauth/totp_enroll_native').type('form').send({ access_token: a.token });
+      const code = execFileSync('oathtool', ['--totp', '-b', enrolled.body.secret, '-N', `@${Math.floor(clock.now().getTime() / 1000)}`], { encoding: 'utf8' }).trim();
+      expect((await request(t.app).post('/oauth/totp_confirm_native').type('form').send({ access_token: a.token, code })).body.stat).toBe('ok');
+      // not discoverable: the identifier names the account's passkeys
+      const first = await assertion(d.page, { identifier: a.email });
+      const paused = await signIn(first.challengeToken, first.credential);
+      expect(paused.body).toMatchObject({ code: 214, methods: ['totp', 'recovery_code'] });
+      // the same passkey as the second factor: refused before any challenge is made
+      const begin = await request(t.app).post('/oauth/passkey_auth_begin').type('form').send({ client_id: login.client_id, mfa_token: paused.body.mfa_token });
+      expect(begin.body).toMatchObject({ code: 540 });
+      const other = await assertion(d.page, { identifier: a.email });
+      const seconded = await request(t.app).post('/oauth/mfa_verify_native').type('form')
+        .send({ client_id: login.client_id, mfa_token: paused.body.mfa_token, challenge_token: other.challengeToken, credential: JSON.stringify(other.credential) });
+      expect(seconded.body).toMatchObject({ code: 200, argument_name: 'credential' });
+      expect(seconded.body.access_token).toBeUndefined();
+
+      // an account with passkeys only, under required: its unverified passkey alone gets nothing, not even an enroll_token
+      const b = await account();
+      await addPasskey(d.page, b.token, 'B');
+      expect((await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'required' })).body.stat).toBe('ok');
+      clock.advance(5_100);
+      try {
+        const alone = await assertion(d.page, { identifier: b.email });
+        const refused = await signIn(alone.challengeToken, alone.credential);
+        expect(refused.body).toMatchObject({ code: 210, argument_name: 'credential', message: expect.stringContaining('screen lock') });
+        expect(refused.body.enroll_token).toBeUndefined();
+        expect(refused.body.access_token).toBeUndefined();
+      } finally {
+        await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'optional' });
+        clock.advance(5_100);
+      }
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  it('an identifier without passkeys gets the same kind of answer as one with: a credential id that exists nowhere, the same each time', async () => {
+    const begin = (identifier: string) => request(t.app).post('/oauth/passkey_auth_begin').type('form').send({ client_id: login.client_id, identifier });
+    const unknown = await begin('nobody-here@example.com');
+    expect(unknown.body.options.allowCredentials).toHaveLength(1);
+    expect((await begin('nobody-here@example.com')).body.options.allowCredentials).toEqual(unknown.body.options.allowCredentials);
+    expect((await begin('someone-else@example.com')).body.options.allowCredentials).not.toEqual(unknown.body.options.allowCredentials);
+    expect((await begin('x'.repeat(300))).body).toMatchObject({ code: 200, argument_name: 'identifier' });
   });
 
   describe('the hosted sign-in page', () => {

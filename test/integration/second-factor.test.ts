@@ -332,14 +332,30 @@ describe('the application\'s setting second_factor=required', () => {
       expect(enrolled.body).toMatchObject({ stat: 'ok', secret: expect.any(String) });
       const confirmed = await post('/oauth/totp_confirm_native', { enroll_token: enroll, code: oathtool(enrolled.body.secret, clock.now()) });
       expect(confirmed.body.recovery_codes).toHaveLength(10);
+      // it added one second factor; it adds no more
+      expect((await post('/oauth/passkey_register_begin', { enroll_token: enroll })).body).toMatchObject({ code: 200, argument_name: 'enroll_token', error_description: expect.stringContaining('spent') });
       // now the sign-in pauses for the code, and finishes with it
       clock.advance(30_000);
       const paused = await signIn(email);
       expect(paused.body).toMatchObject({ code: 214, methods: ['totp', 'recovery_code'] });
       expect((await verify(paused.body.mfa_token, { code: oathtool(enrolled.body.secret, clock.now()) })).body).toMatchObject({ stat: 'ok', access_token: expect.any(String) });
-      // five minutes later the enroll_token is gone
+      // an account without a second factor resetting its password: the emailed code gets no session either, only an enroll_token
+      const otherEmail = `reset-req-${Date.now()}@example.com`;
+      expect((await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+        .send({ type_name: 'user', attributes: JSON.stringify({ email: otherEmail, password: PASSWORD }) })).body.stat).toBe('ok');
+      const other = { email: otherEmail };
+      const login = t.local.clients.login;
+      const recoverUrl = (await request(t.app).get('/settings/items').query({ for_client_id: login.client_id }).set('Authorization', owner)).body.result.password_recover_url as string;
+      expect((await post('/oauth/forgot_password_native', { client_id: login.client_id, locale: 'en-US', redirect_uri: recoverUrl, signInEmailAddress: other.email })).body.stat).toBe('ok');
+      await (t.runtime.queue as { idle?: () => Promise<void> }).idle?.();
+      const resetCode = new URL((await newestMail(t.runtime.config.mailDir, other.email))!.link!).searchParams.get('code')!;
+      const exchanged = await request(t.app).post('/oauth/token').set('Authorization', basic(login.client_id, login.client_secret)).type('form')
+        .send({ grant_type: 'authorization_code', code: resetCode, redirect_uri: recoverUrl });
+      expect(exchanged.body).toMatchObject({ code: 215, enroll_token: expect.any(String) });
+      expect(exchanged.body.access_token).toBeUndefined();
+      // five minutes later an enroll_token is gone
       clock.advance(301_000);
-      expect((await post('/oauth/totp_enroll_native', { enroll_token: enroll })).body).toMatchObject({ code: 200, argument_name: 'enroll_token' });
+      expect((await post('/oauth/totp_enroll_native', { enroll_token: exchanged.body.enroll_token })).body).toMatchObject({ code: 200, argument_name: 'enroll_token' });
     } finally {
       expect((await set('optional')).body.stat).toBe('ok');
       clock.advance(5_100);

@@ -22,7 +22,7 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
   | 'passkey_challenge'
   /**
    * A sign-in whose application requires a second factor the account has not added: it adds one
-   * with this (10 minutes, the enrollment endpoints only), then signs in again.
+   * with this (5 minutes, the enrollment endpoints only, until it has one), then signs in again.
    */
   | 'enroll_token';
 

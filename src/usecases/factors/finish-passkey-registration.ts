@@ -42,6 +42,8 @@ export async function finishPasskeyRegistration(
   const made = await verifiedRegistration(await relyingParty(ctx), credential.challenge, credential, { applicationId: ctx.app.id, entityId: record.id, name, now });
   if ('error' in made) throw invalidField('credential', `is not a valid registration for this service: ${made.error}`);
   const passkeyId = await work.run(async (uow) => {
+    // the record locked first: two registrations at once count each other's
+    if (!(await db.records.findForUpdate(ctx.app.id, record.id, uow.tx))) throw new Refusal('gone', 'the account was deleted meanwhile');
     if ((await db.passkeys.list(ctx.app.id, record.id, uow.tx)).length >= MAX_PASSKEYS) {
       throw new Refusal('nothing_to_do', `this account has ${MAX_PASSKEYS} passkeys, the most it keeps; remove one first`);
     }

@@ -48,11 +48,14 @@ export async function removePasskey(ctx: CallContext, command: { token: StoredCr
     throw invalidField('accessToken', `removing a passkey needs an access token from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes; sign in again`);
   }
   await work.run(async (uow) => {
+    // the record locked first: two removals at once count each other's
+    const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
+    if (!locked) throw noSuchPasskey();
     const all = await db.passkeys.list(ctx.app.id, record.id, uow.tx);
     const gone = all.find((p) => p.id === command.passkeyId);
     if (!gone) throw noSuchPasskey();
-    const identities = await db.social.profiles.forEntity(ctx.app.id, record.id);
-    if (!record.passwordHash && all.length === 1 && identities.length === 0) {
+    const identities = await db.social.profiles.forEntity(ctx.app.id, record.id, uow.tx);
+    if (!locked.passwordHash && all.length === 1 && identities.length === 0) {
       throw new Refusal('nothing_to_do', 'this passkey is the only way this account signs in: set a password or add another passkey first');
     }
     if (!(await db.passkeys.remove(ctx.app.id, record.id, gone.id, uow.tx))) throw noSuchPasskey();

@@ -54,7 +54,9 @@ export function credentialOf<T extends RegistrationResponseJSON | Authentication
   const bad = (what: string) => invalidField('credential', `${what}: send the JSON of the PublicKeyCredential the browser answered (credential.toJSON())`);
   if (typeof raw !== 'object' || raw === null) throw bad('is not a JSON object');
   const c = raw as { id?: unknown; rawId?: unknown; type?: unknown; response?: Record<string, unknown> };
-  if (typeof c.id !== 'string' || c.id.length === 0 || c.id.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(c.id)) throw bad('has no id (base64url)');
+  if (typeof c.id !== 'string' || c.id.length === 0 || !/^[A-Za-z0-9_-]+$/.test(c.id)) throw bad('has no id (base64url)');
+  // WebAuthn allows ids of up to 1023 bytes; authenticators make 16 to 64, and the store keeps 255 characters
+  if (c.id.length > 255) throw invalidField('credential', 'has an id longer than 255 characters, which this service does not keep: use another authenticator');
   if (c.type !== 'public-key') throw bad('is not of type public-key');
   if (typeof c.response !== 'object' || c.response === null) throw bad('has no response');
   const needs = kind === 'register' ? ['clientDataJSON', 'attestationObject'] : ['clientDataJSON', 'authenticatorData', 'signature'];

@@ -6,6 +6,16 @@ import { sha256Hex } from '../../domain/secrets';
 import type { StoredPasskey } from '../../domain/storage/factors';
 import type { CallContext } from '../services';
 import { relyingParty, storeChallenge } from '../factors/passkey-ceremony';
+import { pausedMethods } from './second-factor-step';
+
+/** A credential id no authenticator holds, derived from `identifier` with the service's key. */
+function decoyPasskey(ctx: CallContext, identifier: string): StoredPasskey {
+  const id = ctx.services.box.tag(identifier.toLowerCase(), 'passkey decoy');
+  return {
+    id: 0, applicationId: ctx.app.id, entityId: 0, credentialId: id, publicKey: '', counter: 0, deviceType: 'multiDevice', backedUp: true,
+    transports: ['internal', 'hybrid'], aaguid: '', name: '', createdAt: new Date(0), lastUsedAt: null,
+  };
+}
 
 /** What a passkey sign-in starts from: nothing (any passkey of the service), the identifier typed, or the mfa_token of a sign-in paused for its second factor. */
 export interface BeginPasskeySignIn { identifier?: string; mfaToken?: string }
@@ -30,14 +40,17 @@ export async function beginPasskeySignIn(
     }
     entityId = row.entityId;
     allowed = await db.passkeys.list(ctx.app.id, entityId);
-    if (allowed.length === 0) throw new Refusal('nothing_to_do', 'this account has no passkey: finish the sign-in with a code (code or recovery_code)');
+    if (allowed.length === 0 || !pausedMethods(row).includes('passkey')) {
+      throw new Refusal('nothing_to_do', 'a passkey does not finish this sign-in: finish it with a code (code or recovery_code)');
+    }
   } else if (command.identifier !== undefined && command.identifier.trim() !== '') {
     const identifier = command.identifier.trim();
     if (identifier.length > 254) throw invalidField('identifier', 'is longer than 254 characters');
     const record = await db.records.find(ctx.app.id, identifier.includes('@') ? { email: identifier } : { username: identifier });
-    // an unknown account gets the options of any passkey, as if none was typed
     const own = record ? await db.passkeys.list(ctx.app.id, record.id) : [];
-    allowed = own.length > 0 ? own : undefined;
+    // an unknown account, or one without passkeys, gets a passkey that exists nowhere, the same for
+    // the same identifier every time: the answer does not tell who has an account
+    allowed = own.length > 0 ? own : [decoyPasskey(ctx, identifier)];
   }
   const options = await authenticationOptions(await relyingParty(ctx), allowed);
   await storeChallenge(ctx, options.challenge, entityId === null ? 'sign_in' : 'second_factor', ctx.client, entityId);

@@ -39,7 +39,13 @@ export interface PausedSignIn {
 export interface PausedAnswer { response_type: ResponseType; flow: { name: string; version: number; locale: string } }
 
 /** What a paused sign-in's row keeps in clear: how to answer. The rest is sealed to this row: a refresh secret and a social token sign in, so they are never stored in clear. */
-type PausedExtra = Partial<PausedAnswer> & { sealed: string };
+type PausedExtra = Partial<PausedAnswer> & { sealed: string; methods?: SecondFactorMethod[] };
+
+/** The second factors a paused sign-in's row says may finish it (a row without them: a code or a recovery code). */
+export const pausedMethods = (row: StoredCredential): SecondFactorMethod[] => {
+  const methods = (row.extra as Partial<PausedExtra> | null)?.methods;
+  return Array.isArray(methods) ? methods : ['totp', 'recovery_code'];
+};
 
 const binding = (hash: string) => `mfa_token:${hash}`;
 
@@ -67,11 +73,11 @@ export const secondFactorOwed = (ctx: CallContext, record: UserRecord): Promise<
  */
 export function pausedRow(
   box: Services['box'],
-  where: { app: Application; client: Client; entityId: number; redirectUri?: string; answer?: PausedAnswer },
+  where: { app: Application; client: Client; entityId: number; redirectUri?: string; answer?: PausedAnswer; methods: SecondFactorMethod[] },
   paused: PausedSignIn,
 ) {
   const value = randomToken(20);
-  const extra: PausedExtra = { ...where.answer, sealed: box.seal(JSON.stringify(paused), binding(sha256Hex(value))) };
+  const extra: PausedExtra = { ...where.answer, methods: where.methods, sealed: box.seal(JSON.stringify(paused), binding(sha256Hex(value))) };
   return {
     issue: {
       kind: 'mfa_token' as const, app: where.app, entityId: where.entityId, client: where.client, redirectUri: where.redirectUri,
@@ -105,7 +111,7 @@ export async function pauseForSecondFactor(ctx: CallContext, request: FlowReques
   const answer: PausedAnswer = {
     response_type: request.responseType, flow: { name: request.flow.name, version: request.flow.version, locale: request.flow.locale },
   };
-  const row = pausedRow(box, { app: ctx.app, client: request.client, entityId: record.id, redirectUri: request.redirectUri, answer }, paused);
+  const row = pausedRow(box, { app: ctx.app, client: request.client, entityId: record.id, redirectUri: request.redirectUri, answer, methods }, paused);
   await work.run(({ tx }) => tokens.issueAll([row], tx));
   throw secondFactorRequired(row.value, paused.factors.includes('password') ? 'the password is right' : 'the first credential is right', methods);
 }
@@ -117,16 +123,26 @@ export async function pauseForSecondFactor(ctx: CallContext, request: FlowReques
  */
 export async function sendToEnroll(ctx: CallContext, request: FlowRequest, record: UserRecord): Promise<never> {
   const { tokens, work, clock } = ctx.services;
-  const value = randomToken(20);
-  await work.run(({ tx }) => tokens.issueAll([{
+  const row = enrollRow({ app: ctx.app, client: request.client, entityId: record.id }, clock.now());
+  await work.run(({ tx }) => tokens.issueAll([row], tx));
+  throw enrollmentRequired(row.value);
+}
+
+/** The enroll_token row of an account sent to add a second factor (issued in the caller's transaction), and its value. */
+export function enrollRow(where: { app: Application; client: Client; entityId: number }, now: Date) {
+  return {
     issue: {
-      kind: 'enroll_token', app: ctx.app, entityId: record.id, client: request.client, seconds: ENROLL_TOKEN_SECONDS,
-      extra: { authenticated_at: clock.now().toISOString() },
+      kind: 'enroll_token' as const, app: where.app, entityId: where.entityId, client: where.client, seconds: ENROLL_TOKEN_SECONDS,
+      extra: { authenticated_at: now.toISOString() },
     },
-    value,
-  }], tx));
+    value: randomToken(20),
+  };
+}
+
+/** 215: the enroll_token `value`, and what it adds. */
+export function enrollmentRequired(value: string): Refusal {
   const methods: SecondFactorMethod[] = ['totp', 'passkey'];
-  throw new Refusal('second_factor_enrollment_required', 'the first credential is right, and this application requires a second factor, which this '
+  return new Refusal('second_factor_enrollment_required', 'the first credential is right, and this application requires a second factor, which this '
     + 'account has not added: add an authenticator app (totp_enroll_native, totp_confirm_native) or a passkey (passkey_register_begin, '
     + 'passkey_register_finish) with enroll_token within 5 minutes, then sign in again', {
     secondFactor: { token: value, methods, expiresIn: ENROLL_TOKEN_SECONDS, enroll: true },

@@ -82,13 +82,23 @@ export async function signedIn(
   if (record.disabledAt) throw accountDisabled(ctx, request);
   // the seam: an account with a second factor waits for it here, before anything is issued or spent
   // a passkey is not the second factor of a sign-in it began
-  const owed = (options.secondFactor ? [] : options.secondFactorsOwed ?? await secondFactorOwed(ctx, record))
-    .filter((m) => m !== 'passkey' || !first.some((f) => f === 'passkey' || f === 'verified_passkey'));
+  const factors = options.secondFactor ? [] : options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);
+  const owed = factors.filter((m) => m !== 'passkey' || !first.some((f) => f === 'passkey' || f === 'verified_passkey'));
   if (owed.length > 0) {
     await pauseForSecondFactor(ctx, request, record, { factors: first, refreshSecret: options.refreshSecret, also, passwordHash: options.checked?.passwordHash }, owed);
   }
-  // a second factor required, and none to ask for: the account adds one first (a passkey that verified the person is two factors)
-  if (!options.secondFactor && secondFactorPolicy(ctx.app) === 'required' && !first.includes('verified_passkey')) await sendToEnroll(ctx, request, record);
+  // a second factor required, and none to ask for (a passkey that verified the person is two factors)
+  if (!options.secondFactor && secondFactorPolicy(ctx.app) === 'required' && !first.includes('verified_passkey')) {
+    // an account with passkeys that signed in with one that did not verify the person: one factor, and nothing to add it with
+    if (factors.length > 0) {
+      throw new Refusal('wrong_credentials', 'this application requires two factors: this passkey did not verify the person (no PIN or biometric), '
+        + 'and the account has no other second factor; sign in with a passkey that verifies the person, or with the password and a passkey', {
+        field: 'credential', message: textsOf('api', request.flow.locale).passkeyNotVerified,
+      });
+    }
+    // an account with no second factor: it adds one first
+    await sendToEnroll(ctx, request, record);
+  }
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its
   // identities were read with it (or are read now): linking or removing one is a new version of

@@ -7,7 +7,7 @@ import { credentialOf, provePasskey, spendChallenge } from '../factors/passkey-c
 import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
-import { openPaused } from './second-factor-step';
+import { openPaused, pausedMethods } from './second-factor-step';
 import { accountDisabled, signedIn, type SecondFactor } from './signed-in';
 import { wrongCode } from '../factors/confirm-totp';
 import { recordLocale } from '../../domain/email-change';
@@ -57,6 +57,10 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   // the password the sign-in proved is no longer the account's: it starts again
   if (paused.passwordHash !== undefined && record.passwordHash !== paused.passwordHash) throw spent();
 
+  // only what the sign-in owes finishes it: a passkey never seconds the passkey that began it
+  const owed = pausedMethods(row);
+  if (command.passkey && !owed.includes('passkey')) throw invalidField('credential', 'a passkey does not finish this sign-in: send a code (code) or a recovery code');
+  if (!command.passkey && !owed.includes('totp')) throw invalidField('code', 'this sign-in finishes with a passkey (challenge_token from /oauth/passkey_auth_begin with mfa_token, and credential)');
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
   let method: SecondFactor;
   if (command.passkey) {
@@ -74,9 +78,15 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   } else {
     method = 'recovery_code';
     const code = normalRecoveryCode(command.recoveryCode ?? '');
-    const codeHash = sha256Hex(recoveryCodeKey(box, code));
+    // stored under its keyed digest; codes issued before that, under their plain SHA-256
+    let codeHash = sha256Hex(recoveryCodeKey(box, code));
+    let found = code.length > 0 && code.length <= 64 ? await db.credentials.find(ctx.app.id, 'recovery_code', codeHash) : undefined;
+    if (!found && code.length > 0 && code.length <= 64) {
+      codeHash = sha256Hex(code);
+      found = await db.credentials.find(ctx.app.id, 'recovery_code', codeHash);
+    }
     // this account's own code only: another account's recovery code proves nothing here
-    const own = code.length > 0 && code.length <= 64 && (await db.credentials.find(ctx.app.id, 'recovery_code', codeHash))?.entityId === record.id;
+    const own = found?.entityId === record.id;
     const used = own && await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'recovery_code', codeHash, clock.now(), tx));
     if (!used) throw wrongCode('recoveryCode', locale);
   }

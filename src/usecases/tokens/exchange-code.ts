@@ -5,10 +5,10 @@ import { randomToken, sha256Hex } from '../../domain/secrets';
 import { proofOf, type TokenPair } from '../../domain/tokens';
 import { Refusal } from '../../domain/refusal';
 import type { UnitOfWork } from '../../domain/ports';
-import type { SecondFactorMethod } from '../../domain/second-factor';
+import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import type { Services } from '../services';
 import { revokeFamily } from './families';
-import { secondFactorsOf, pausedRow, secondFactorRequired } from '../login/second-factor-step';
+import { enrollmentRequired, enrollRow, secondFactorsOf, pausedRow, secondFactorRequired } from '../login/second-factor-step';
 
 export type ExchangeDeps = Pick<Services, 'db' | 'clock' | 'work' | 'tokens' | 'box'>;
 
@@ -21,7 +21,8 @@ export type Exchange =
   | { error: 'denied'; replayed?: string | null }
   | { error: 'mismatch'; expected: string | null }
   | { error: 'disabled' }
-  | { error: 'second_factor'; mfaToken: string; methods: SecondFactorMethod[] };
+  | { error: 'second_factor'; mfaToken: string; methods: SecondFactorMethod[] }
+  | { error: 'enroll'; enrollToken: string };
 
 /**
  * Spends a code in `uow` and issues its pair, or says why not: inside the unit of work of a larger
@@ -51,11 +52,17 @@ export async function redeemCode(
   const state = found.extra?.transaction_state;
   const methods = options.pauseOwed && record && proof?.password_reset ? await secondFactorsOf(db, app, record.id) : [];
   if (record && methods.length > 0) {
-    const row = pausedRow(box, { app, client, entityId: record.id, redirectUri }, {
+    const row = pausedRow(box, { app, client, entityId: record.id, redirectUri, methods }, {
       factors: [], also: {}, exchange: { family, proof, ...(state !== undefined && { transactionState: state }) },
     });
     await tokens.issueAll([row], tx);
     return { error: 'second_factor', mfaToken: row.value, methods };
+  }
+  // a second factor required, and the account has none: the mailbox alone gets no session, only a way to add one
+  if (options.pauseOwed && record && proof?.password_reset && secondFactorPolicy(app) === 'required') {
+    const row = enrollRow({ app, client, entityId: record.id }, clock.now());
+    await tokens.issueAll([row], tx);
+    return { error: 'enroll', enrollToken: row.value };
   }
   const pair = await tokens.issuePair(app, client, found.entityId, family, tx, proof);
   return { pair: state === undefined ? pair : { ...pair, transactionState: state }, entityId: found.entityId };
@@ -67,6 +74,7 @@ export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeC
   if (outcome.error === 'mismatch') {
     throw new Refusal('redirect_mismatch', 'redirect_uri differs from the one used to obtain the code', { received: command.redirectUri, expected: outcome.expected });
   }
+  if (outcome.error === 'enroll') throw enrollmentRequired(outcome.enrollToken);
   if (outcome.error === 'second_factor') throw secondFactorRequired(outcome.mfaToken, 'the password reset code is right', outcome.methods);
   if (outcome.error === 'disabled') throw new Refusal('no_grant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
   if (outcome.replayed) await revokeFamily(deps, command.app, outcome.replayed);
