@@ -3,7 +3,7 @@ import type { Application } from '../domain/storage/applications';
 import type { Client } from '../domain/clients';
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
-import { safeEqual } from '../domain/secrets';
+import { safeEqual, sha256Hex } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import { DependencyDownError, Refusal } from '../domain/refusal';
 import type { Services } from '../usecases/services';
@@ -14,6 +14,7 @@ import { signIn } from '../usecases/login/sign-in';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
 import { verifySecondFactor, type SecondFactorCommand } from '../usecases/login/verify-second-factor';
+import { pausedMethods } from '../usecases/login/second-factor-step';
 import { callUseCase, clientFlow, pageError, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
@@ -168,20 +169,22 @@ async function providersHtml(services: Services, app: Application, entry: Entry)
  * the button stays hidden.
  */
 const PASSKEY_SCRIPT = `(()=>{const f=document.getElementById('passkey-form'),b=document.getElementById('passkey-button'),n=document.getElementById('form-notice');`
-  + `if(!f||!window.PublicKeyCredential||!PublicKeyCredential.parseRequestOptionsFromJSON)return;b.hidden=false;const v=(k)=>f.elements.namedItem(k);`
-  + `const go=async(mediation,signal)=>{const r=await fetch('/oauth/passkey_auth_begin',{method:'POST',body:new URLSearchParams({client_id:v('client_id').value})});`
+  + `if(!f||!window.PublicKeyCredential||!PublicKeyCredential.parseRequestOptionsFromJSON)return;b.hidden=false;const v=(k)=>f.elements.namedItem(k),m=v('mfa_token');`
+  // as the second factor of a paused sign-in (the code step): that account's passkeys, from the button only
+  + `const go=async(mediation,signal)=>{const q={client_id:v('client_id').value};if(m)q.mfa_token=m.value;`
+  + `const r=await fetch('/oauth/passkey_auth_begin',{method:'POST',body:new URLSearchParams(q)});`
   + `const j=await r.json();if(j.stat!=='ok')throw new Error(j.error_description);`
   + `const c=await navigator.credentials.get({publicKey:PublicKeyCredential.parseRequestOptionsFromJSON(j.options),mediation,signal});`
   + `v('challenge_token').value=j.challenge_token;v('credential').value=JSON.stringify(c.toJSON());f.submit()};let auto;`
-  + `if(PublicKeyCredential.isConditionalMediationAvailable)PublicKeyCredential.isConditionalMediationAvailable().then((ok)=>{if(ok){auto=new AbortController();go('conditional',auto.signal).catch(()=>{})}});`
+  + `if(!m&&PublicKeyCredential.isConditionalMediationAvailable)PublicKeyCredential.isConditionalMediationAvailable().then((ok)=>{if(ok){auto=new AbortController();go('conditional',auto.signal).catch(()=>{})}});`
   + `b.addEventListener('click',()=>{if(auto)auto.abort();go(undefined).catch((e)=>{if(e.name==='AbortError')return;n.textContent=f.dataset.failed;n.hidden=false})})})();`;
 
-/** The passkey form of the sign-in page: a button (shown by PASSKEY_SCRIPT) and what its POST carries. */
-function passkeyHtml(entry: Entry, token: string): string {
-  return `<form method="post" action="/signin/passkey" id="passkey-form" data-failed="${escape(say(entry.locale, 'passkeyFailed'))}">`
+/** The passkey form of the sign-in page (or of the code step, with the paused sign-in's mfa_token): a button (shown by PASSKEY_SCRIPT) and what its POST carries. */
+function passkeyHtml(entry: Entry, token: string, mfaToken?: string): string {
+  return `<form method="post" action="${mfaToken === undefined ? '/signin/passkey' : '/signin/code'}" id="passkey-form" data-failed="${escape(say(entry.locale, 'passkeyFailed'))}">`
     + hidden({
       client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale: entry.locale, csrf: token,
-      challenge_token: '', credential: '',
+      mfa_token: mfaToken, challenge_token: '', credential: '',
     })
     + `<button type="button" id="passkey-button" class="secondary" hidden>${escape(say(entry.locale, 'passkeyButton'))}</button></form>`;
 }
@@ -214,22 +217,36 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
  * of the authenticator app, or a recovery code, with the paused sign-in's mfa_token carried in the
  * form (it lives 5 minutes, is the login client's, and is worth nothing without the code).
  */
-function showCode(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, mfaToken: string, status: number, notice?: string): void {
+async function showCode(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, mfaToken: string, status: number, notice?: string): Promise<void> {
   const { locale } = entry;
   const title = say(locale, 'codeTitle');
-  const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'codeIntro'))}</p>`
+  // what may finish this sign-in: a code (and a recovery code), a passkey, or both
+  const row = mfaToken.length <= 64 ? await h.services.db.credentials.findActive(app.id, 'mfa_token', sha256Hex(mfaToken), h.services.clock.now()) : undefined;
+  const methods = row ? pausedMethods(row) : ['totp'];
+  const token = h.token.issue(req, res);
+  const passkey = methods.includes('passkey');
+  const body = `<h1>${escape(title)}</h1>${methods.includes('totp') ? `<p>${escape(say(locale, 'codeIntro'))}</p>` : ''}`
     + `<p class="notice" id="form-notice" role="alert"${notice ? '' : ' hidden'}>${escape(notice ?? '')}</p>`
-    + '<form method="post" action="/signin/code" aria-describedby="form-notice">'
+    + (methods.includes('totp') ? codeForm(entry, mfaToken, token) : '')
+    + (passkey ? passkeyHtml(entry, token, mfaToken) : '')
+    + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
+  sendPage(res, status, locale, title, body, {
+    formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), ...(passkey && { script: PASSKEY_SCRIPT, connect: true }),
+  });
+}
+
+/** The code step's form: a code of the authenticator app, or a recovery code. */
+function codeForm(entry: Entry, mfaToken: string, token: string): string {
+  const { locale } = entry;
+  return '<form method="post" action="/signin/code" aria-describedby="form-notice">'
     + `<label for="code">${escape(say(locale, 'codeLabel'))}</label>`
     + '<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="8" autofocus>'
     + `<label for="recovery_code">${escape(say(locale, 'recoveryLabel'))}</label>`
     + '<input id="recovery_code" name="recovery_code" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" maxlength="16">'
     + hidden({
-      client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res), mfa_token: mfaToken,
+      client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: token, mfa_token: mfaToken,
     })
-    + `<button type="submit">${escape(say(locale, 'codeButton'))}</button></form>`
-    + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
-  sendPage(res, status, locale, title, body, { formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app) });
+    + `<button type="submit">${escape(say(locale, 'codeButton'))}</button></form>`;
 }
 
 /** The mfa_token of a sign-in that paused for its second factor, when that is what the use case said. */
@@ -248,15 +265,24 @@ const submitCode = (h: Hosted): EntryWork => async (req, res, app, entry, body) 
   const mfaToken = body.mfa_token ?? '';
   const code = body.code?.trim() || undefined;
   const recoveryCode = code === undefined ? body.recovery_code?.trim() || undefined : undefined;
-  if (code === undefined && recoveryCode === undefined) return showCode(h, req, res, app, entry, mfaToken, 400, say(entry.locale, 'codeIntro'));
-  const result = await callUseCase(h.services, req, res, app, finishWithCode, flowRequest(entry), { mfaToken, code, recoveryCode });
+  // the passkey form sends its credential instead
+  let passkey: SecondFactorCommand['passkey'];
+  if (code === undefined && recoveryCode === undefined && body.credential) {
+    try {
+      passkey = { challengeToken: body.challenge_token ?? '', credential: JSON.parse(body.credential) };
+    } catch {
+      return showCode(h, req, res, app, entry, mfaToken, 400, say(entry.locale, 'passkeyFailed'));
+    }
+  }
+  if (code === undefined && recoveryCode === undefined && !passkey) return showCode(h, req, res, app, entry, mfaToken, 400, say(entry.locale, 'codeIntro'));
+  const result = await callUseCase(h.services, req, res, app, finishWithCode, flowRequest(entry), { mfaToken, code, recoveryCode, passkey });
   if (result.result) return toApp(res, entry, result.result);
   const e = result.error!;
   if (e instanceof Refusal && e.reason === 'invalid' && e.detail.field === 'mfaToken') {
     return show(h, req, res, app, entry, 'signin', 400, { notice: say(entry.locale, 'codeAgain') });
   }
   const { status, shown } = pageFailure(res, entry.locale, 'code', e);
-  showCode(h, req, res, app, entry, mfaToken, status, shown.notice);
+  await showCode(h, req, res, app, entry, mfaToken, status, shown.notice);
 };
 
 /** What a page's use case works for: the entry's login client and flow, its redirect_uri, and a code for the app. */

@@ -344,6 +344,32 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       }
     });
 
+    it('after the right password, a sign-in that owes a passkey finishes with one on the code step', async () => {
+      const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+      const a = await account();
+      const d = await device(appOrigin);
+      try {
+        await addPasskey(d.page, a.token);
+        expect((await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'required' })).body.stat).toBe('ok');
+        clock.advance(5_100);
+        // the autofill of passkeys off: the password typed
+        await d.page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false');
+        await d.page.goto(`${base}/signin?${entry()}`);
+        await d.page.fill('#f-signInEmailAddress', a.email);
+        await d.page.fill('#f-currentPassword', 'correct horse battery');
+        await Promise.all([d.page.waitForSelector('#passkey-form[action="/signin/code"]'), d.page.click('form[action="/signin"] button[type=submit]')]);
+        // no code to type: this account has no authenticator app
+        expect(await d.page.locator('#code').count()).toBe(0);
+        await d.page.waitForSelector('#passkey-button:not([hidden])');
+        await Promise.all([d.page.waitForURL(/\/callback\?/), d.page.click('#passkey-button')]);
+        expect(await signedInAs(d.page.url())).toBe(a.email);
+      } finally {
+        await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'optional' });
+        clock.advance(5_100);
+        await d.context.close();
+      }
+    });
+
     it('the identifier field is marked for the autofill of passkeys', async () => {
       const page = await browser.newPage();
       try {

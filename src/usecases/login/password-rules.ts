@@ -2,7 +2,7 @@ import type { NewPasswordRules } from '../../domain/flow-forms';
 import type { Application } from '../../domain/storage/applications';
 import type { Services } from '../services';
 import { textsOf } from '../../texts';
-import { secondFactorsOf } from './second-factor-step';
+import { secondFactorsOf } from '../factors/second-factors-of';
 
 /** The longest minimum an application may ask for: NIST asks that at least 64 characters be allowed. */
 export const MAX_MIN_LENGTH = 64;

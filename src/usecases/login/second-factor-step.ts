@@ -5,11 +5,12 @@ import type { StoredCredential } from '../../domain/storage/credentials';
 import type { Proof } from '../../domain/tokens';
 import type { SocialProfile } from '../../domain/social/profile';
 import { randomToken, sha256Hex } from '../../domain/secrets';
-import { ENROLL_TOKEN_SECONDS, MFA_TOKEN_SECONDS, secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
+import { ENROLL_TOKEN_SECONDS, MFA_TOKEN_SECONDS, type SecondFactorMethod } from '../../domain/second-factor';
 import { Refusal } from '../../domain/refusal';
 import type { SignInFactor } from '../../domain/session';
 import { RESPONSE_TYPES, type FlowRequest, type ResponseType } from './call';
 import type { CallContext, Services } from '../services';
+import { secondFactorsOf } from '../factors/second-factors-of';
 
 /**
  * What else a sign-in does in its transaction, as data rather than code: a sign-in paused for its
@@ -48,21 +49,6 @@ export const pausedMethods = (row: StoredCredential): SecondFactorMethod[] => {
 };
 
 const binding = (hash: string) => `mfa_token:${hash}`;
-
-/**
- * The second factors a sign-in into account `entityId` owes one of (none: it owes none). With the
- * application's setting `optional`, an account with a confirmed authenticator owes one: a code,
- * a recovery code, or one of its passkeys; with `required`, an account with passkeys owes one of
- * them too; with `off`, none.
- */
-export async function secondFactorsOf(db: Services['db'], app: Application, entityId: number): Promise<SecondFactorMethod[]> {
-  const policy = secondFactorPolicy(app);
-  if (policy === 'off') return [];
-  const [totp, passkeys] = await Promise.all([db.factors.totp(app.id, entityId), db.passkeys.list(app.id, entityId)]);
-  const methods: SecondFactorMethod[] = totp?.confirmedAt ? ['totp', 'recovery_code'] : [];
-  if (passkeys.length > 0 && (methods.length > 0 || policy === 'required')) methods.push('passkey');
-  return methods;
-}
 
 /** secondFactorsOf for a login use case. */
 export const secondFactorOwed = (ctx: CallContext, record: UserRecord): Promise<SecondFactorMethod[]> => secondFactorsOf(ctx.services.db, ctx.app, record.id);

@@ -8,7 +8,8 @@ import type { UnitOfWork } from '../../domain/ports';
 import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import type { Services } from '../services';
 import { revokeFamily } from './families';
-import { enrollmentRequired, enrollRow, secondFactorsOf, pausedRow, secondFactorRequired } from '../login/second-factor-step';
+import { enrollmentRequired, enrollRow, pausedRow, secondFactorRequired } from '../login/second-factor-step';
+import { secondFactorsOf } from '../factors/second-factors-of';
 
 export type ExchangeDeps = Pick<Services, 'db' | 'clock' | 'work' | 'tokens' | 'box'>;
 
