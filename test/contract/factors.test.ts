@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../src/domain/storage';
-import { forEveryEngine } from '../helpers/contract';
+import { forEveryEngine, newAccount } from '../helpers/contract';
 
 // The second factors' store (FactorStore): an enrollment replaced until it is confirmed, one
 // confirmation, a time step taken once and never an older one — by one of 20 racing callers, on
@@ -8,13 +7,7 @@ import { forEveryEngine } from '../helpers/contract';
 
 forEveryEngine('factors store', (storage) => {
   const RACE = 20;
-  const newUser = async () => {
-    const { db, appId } = storage();
-    return db.transaction((tx) => db.records.insert({
-      applicationId: appId, typeName: 'user', uuid: randomUUID(), email: `${randomUUID()}@example.com`, username: null,
-      passwordHash: null, emailVerified: null, attributes: {},
-    }, new Date(), tx));
-  };
+  const newUser = () => newAccount(storage());
   const write = <T>(work: (tx: Tx) => Promise<T>) => storage().db.transaction(work);
 
   it('an enrollment is replaced until confirmed; confirmed once; then kept until removed', async () => {

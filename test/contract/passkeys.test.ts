@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tx } from '../../src/domain/storage';
 import type { NewPasskey } from '../../src/domain/storage/factors';
-import { forEveryEngine } from '../helpers/contract';
+import { forEveryEngine, newAccount } from '../helpers/contract';
 
 // The passkeys' store (PasskeyStore): a credential id held by one account of an application, a
 // counter moved once from the value a use was checked against — by one of 20 racing callers, on
@@ -10,13 +10,7 @@ import { forEveryEngine } from '../helpers/contract';
 
 forEveryEngine('passkeys store', (storage) => {
   const RACE = 20;
-  const newUser = async () => {
-    const { db, appId } = storage();
-    return db.transaction((tx) => db.records.insert({
-      applicationId: appId, typeName: 'user', uuid: randomUUID(), email: `${randomUUID()}@example.com`, username: null,
-      passwordHash: null, emailVerified: null, attributes: {},
-    }, new Date(), tx));
-  };
+  const newUser = () => newAccount(storage());
   const write = <T>(work: (tx: Tx) => Promise<T>) => storage().db.transaction(work);
   const passkey = (entityId: number, extra: Partial<NewPasskey> = {}): NewPasskey => ({
     applicationId: storage().appId, entityId, credentialId: randomUUID().replace(/-/g, ''), publicKey: 'pQECAyYgASFYIA', counter: 0,

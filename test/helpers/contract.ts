@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { openDatabase, type Database } from '../../src/db';
 import { migrate } from '../../src/db/migrate';
@@ -71,4 +72,13 @@ export async function outboxRowsOf(db: Database, entityId: number): Promise<{ st
   return (await db.sequelize.query(
     'SELECT status, payload FROM outbox WHERE entity_id = ? ORDER BY created_at', { replacements: [entityId], type: 'SELECT' },
   )) as { status: string; payload: string }[];
+}
+
+/** A new user record of the suite's application (a random email, nothing else), committed. */
+export async function newAccount(storage: ContractStorage) {
+  const { db, appId } = storage;
+  return db.transaction((tx) => db.records.insert({
+    applicationId: appId, typeName: 'user', uuid: randomUUID(), email: `${randomUUID()}@example.com`, username: null,
+    passwordHash: null, emailVerified: null, attributes: {},
+  }, new Date(), tx));
 }

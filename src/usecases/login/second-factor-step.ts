@@ -143,8 +143,9 @@ export function openPaused(ctx: CallContext, row: StoredCredential): { answer?: 
     ? { response_type: extra.response_type as ResponseType, flow: extra.flow } : undefined;
   try {
     const paused = JSON.parse(ctx.services.box.open(extra.sealed, binding(row.valueHash))) as PausedSignIn;
-    // a sign-in answers per its response type; only a code exchange has none
-    if (!answer && !paused.exchange) return undefined;
+    // a sign-in answers per its response type; only a code exchange has none. A row paused by an
+    // earlier release (its facts named otherwise) starts again.
+    if ((!answer && !paused.exchange) || !Array.isArray(paused.factors)) return undefined;
     return { answer, paused };
   } catch {
     // sealed with another SECRET_KEY (rotated meanwhile), or not this row's: the sign-in starts again

@@ -9,11 +9,11 @@ import { loginCredentials, loginTokens, type FlowRequest, type Proven, type Sign
 import type { SignInFactor } from '../../domain/session';
 import { textsOf } from '../../texts';
 import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
+import { pauseForSecondFactor, secondFactorOwed, sendToEnroll, type SignInAlso } from './second-factor-step';
+import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 
 /** The second factor that finished a sign-in: a code, a recovery code, or a passkey (that verified the person or not). */
 export type SecondFactor = Exclude<SignInFactor, 'password' | 'social'>;
-import { pauseForSecondFactor, secondFactorOwed, sendToEnroll, type SignInAlso } from './second-factor-step';
-import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 
 /**
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
