@@ -339,6 +339,14 @@ describe('the application\'s setting second_factor=required', () => {
       const paused = await signIn(email);
       expect(paused.body).toMatchObject({ code: 214, methods: ['totp', 'recovery_code'] });
       expect((await verify(paused.body.mfa_token, { code: oathtool(enrolled.body.secret, clock.now()) })).body).toMatchObject({ stat: 'ok', access_token: expect.any(String) });
+      // a registration creates the account, and gives it no session either: an enroll_token
+      const registered = await post('/oauth/register_native_traditional', {
+        client_id: t.local.clients.login.client_id, locale: 'en-US', emailAddress: `reg-req-${Date.now()}@example.com`,
+        newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Reg', lastName: 'Required', displayName: 'reg',
+      });
+      expect(registered.body).toMatchObject({ code: 215, error: 'second_factor_enrollment_required', enroll_token: expect.any(String) });
+      expect(registered.body.access_token).toBeUndefined();
+      expect((await post('/oauth/totp_enroll_native', { enroll_token: registered.body.enroll_token })).body).toMatchObject({ stat: 'ok', secret: expect.any(String) });
       // an account without a second factor resetting its password: the emailed code gets no session either, only an enroll_token
       const otherEmail = `reset-req-${Date.now()}@example.com`;
       expect((await request(t.app).post('/entity.create').set('Authorization', owner).type('form')

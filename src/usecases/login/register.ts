@@ -6,7 +6,8 @@ import { verificationMail } from './verification-mail';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { asAccount } from '../services';
-import { assertValid, type FormSubmission, type LoginCall, loginTokens, requestForm, requireFields, type SignedIn, takenAttribute, takeRegistrationAttempt, formContext } from './call';
+import { enrollmentRequired, registrationTokens } from './second-factor-step';
+import { assertValid, type FormSubmission, type LoginCall, requestForm, requireFields, type SignedIn, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
 
@@ -35,7 +36,7 @@ export async function registerWithPassword(ctx: LoginCall, command: { form: Form
         passwordHash, emailVerified: null, attributes,
       }, clock.now(), tx);
       const welcome = created.email && verifyUrl ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
-      const tokens = await loginTokens(ctx, request, { entityId: created.id, factors: passwordHash ? ['password'] : [] }, tx, command.refreshSecret, welcome ? [welcome.credential] : []);
+      const tokens = await registrationTokens(ctx, request, { entityId: created.id, factors: passwordHash ? ['password'] : [] }, tx, command.refreshSecret, welcome ? [welcome.credential] : []);
       const written = versions.created(created);
       const acting = asAccount(ctx, created.id, request.client);
       uow.record(
@@ -44,6 +45,8 @@ export async function registerWithPassword(ctx: LoginCall, command: { form: Form
       );
       return { record: written.rendered, tokens };
     });
+    // the application requires a second factor: the new account adds one before its first session
+    if (tokens.enrollToken !== undefined) throw enrollmentRequired(tokens.enrollToken);
     return { record, ...tokens };
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;

@@ -5,10 +5,12 @@ import type { StoredCredential } from '../../domain/storage/credentials';
 import type { Proof } from '../../domain/tokens';
 import type { SocialProfile } from '../../domain/social/profile';
 import { randomToken, sha256Hex } from '../../domain/secrets';
-import { ENROLL_TOKEN_SECONDS, MFA_TOKEN_SECONDS, type SecondFactorMethod } from '../../domain/second-factor';
+import { ENROLL_TOKEN_SECONDS, MFA_TOKEN_SECONDS, secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import { Refusal } from '../../domain/refusal';
 import type { SignInFactor } from '../../domain/session';
-import { RESPONSE_TYPES, type FlowRequest, type ResponseType } from './call';
+import { loginTokens, RESPONSE_TYPES, type FlowRequest, type IssuedTokens, type Proven, type ResponseType } from './call';
+import type { Tx } from '../../domain/storage';
+import type { Issue } from '../../domain/tokens';
 import type { CallContext, Services } from '../services';
 import { secondFactorsOf } from '../factors/second-factors-of';
 
@@ -123,6 +125,19 @@ export function enrollRow(where: { app: Application; client: Client; entityId: n
     },
     value: randomToken(20),
   };
+}
+
+/**
+ * The tokens a registration issues with its new account: its first session, or, when the
+ * application requires a second factor, only an enroll_token (then enrollmentRequired), in `tx`.
+ */
+export async function registrationTokens(
+  ctx: CallContext, request: FlowRequest, proven: Proven, tx: Tx, refreshSecret: string | undefined, also: { issue: Issue; value: string }[] = [],
+): Promise<IssuedTokens & { enrollToken?: string }> {
+  if (secondFactorPolicy(ctx.app) !== 'required') return loginTokens(ctx, request, proven, tx, refreshSecret, also);
+  const row = enrollRow({ app: ctx.app, client: request.client, entityId: proven.entityId }, ctx.services.clock.now());
+  await ctx.services.tokens.issueAll([row, ...also], tx);
+  return { enrollToken: row.value };
 }
 
 /** 215: the enroll_token `value`, and what it adds. */

@@ -11,7 +11,8 @@ import { accountDisabled, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, loginTokens, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
+import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
+import { enrollmentRequired, registrationTokens } from './second-factor-step';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
 
@@ -69,7 +70,7 @@ async function register(
     }, clock.now(), tx);
     await linkIdentity(ctx, created, token, profile, tx, invalidToken());
     const welcome = created.email && verifyUrl && !verifiedNow ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
-    const issued = await loginTokens(ctx, request, { entityId: created.id, factors: ['social'] }, tx, refreshSecret, welcome ? [welcome.credential] : []);
+    const issued = await registrationTokens(ctx, request, { entityId: created.id, factors: ['social'] }, tx, refreshSecret, welcome ? [welcome.credential] : []);
     // one version: the record with its identity
     const written = await versions.written(created, tx);
     const acting = asAccount(ctx, created.id, request.client);
@@ -81,6 +82,8 @@ async function register(
     );
     return { record: written.rendered, tokens: issued };
   });
+  // the application requires a second factor: the new account adds one before its first session
+  if (tokens.enrollToken !== undefined) throw enrollmentRequired(tokens.enrollToken);
   return { record, isNew: true, ...tokens };
 }
 
