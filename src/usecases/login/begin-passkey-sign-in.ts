@@ -25,12 +25,15 @@ export interface BeginPasskeySignIn { identifier?: string; mfaToken?: string }
  * takes and their challenge, kept 5 minutes for this client (`challengeToken`). Without an
  * identifier any passkey of the service answers (a discoverable credential, or the browser's
  * autofill); with one, that account's passkeys are listed; with an mfa_token, the passkeys of the
- * paused sign-in's account, as its second factor.
+ * paused sign-in's account, as its second factor. Each begin takes one attempt from the client
+ * address's sign-in budget (LOGIN_LIMIT_ADDRESS's size, a budget of its own).
  */
 export async function beginPasskeySignIn(
   ctx: CallContext & { client: Client }, command: BeginPasskeySignIn,
 ): Promise<{ options: PublicKeyCredentialRequestOptionsJSON; challengeToken: string }> {
-  const { db, clock } = ctx.services;
+  const { db, clock, rateLimiter, loginLimits } = ctx.services;
+  // each begin stores a challenge: a client address gets as many as it gets password attempts
+  await rateLimiter.take([[`passkey:address:${ctx.app.id}:${ctx.clientAddress}`, loginLimits.address]]);
   let allowed: StoredPasskey[] | undefined;
   let entityId: number | null = null;
   if (command.mfaToken !== undefined) {
