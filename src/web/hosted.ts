@@ -3,7 +3,11 @@ import type { Application } from '../domain/storage/applications';
 import type { Client } from '../domain/clients';
 import type { CompiledForm } from '../domain/flow-forms';
 import type { FlowVersion } from '../domain/flows';
+import QRCode from 'qrcode';
 import { safeEqual, sha256Hex } from '../domain/secrets';
+import { totpUri } from '../domain/second-factor';
+import { enrollTotp } from '../usecases/factors/enroll-totp';
+import { confirmTotp } from '../usecases/factors/confirm-totp';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import { DependencyDownError, Refusal } from '../domain/refusal';
 import type { Services } from '../usecases/services';
@@ -26,7 +30,8 @@ type Key =
   | 'signIn' | 'register' | 'forgot' | 'socialRegister' | 'signInButton' | 'registerButton' | 'forgotButton' | 'or' | 'withProvider'
   | 'noAccount' | 'haveAccount' | 'forgotLink' | 'backToSignIn' | 'forgotIntro' | 'forgotSent' | 'socialIntro' | 'merge'
   | 'tooMany' | 'expired' | 'failed' | 'otherBrowser' | 'codeTitle' | 'codeIntro' | 'codeLabel' | 'codeButton' | 'recoveryLabel' | 'codeAgain'
-  | 'passkeyButton' | 'passkeyFailed';
+  | 'passkeyButton' | 'passkeyFailed' | 'enrollTitle' | 'enrollIntro' | 'enrollSecret' | 'enrollButton' | 'enrolledTitle' | 'enrolledIntro'
+  | 'continueSignIn';
 
 const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
   filled(textsOf('hosted', locale)[key], values);
@@ -249,6 +254,77 @@ function codeForm(entry: Entry, mfaToken: string, token: string): string {
     + `<button type="submit">${escape(say(locale, 'codeButton'))}</button></form>`;
 }
 
+/** The enroll_token of a sign-in sent to add a second factor first (second_factor=required), when that is what the use case said. */
+const enrollFor = (e: PageRefusal | undefined): string | undefined =>
+  (e instanceof Refusal && e.reason === 'second_factor_enrollment_required' ? e.detail.secondFactor?.token : undefined);
+
+/** The enroll_token's row, live: what the enrollment use cases act with (as with an access token). */
+const enrollRowOf = (h: Hosted, app: Application, value: string) =>
+  (value.length <= 64 ? h.services.db.credentials.findActive(app.id, 'enroll_token', sha256Hex(value), h.services.clock.now()) : Promise.resolve(undefined));
+
+/**
+ * The enrollment step of a sign-in whose application requires a second factor the account has not
+ * added (docs/second-factor.md): a new authenticator secret as a QR code and as text, and its first
+ * code, posted with the enroll_token. `shown`: the secret of the attempt before, kept (a wrong code
+ * asks for another code, not another scan).
+ */
+async function showEnroll(
+  h: Hosted, req: Request, res: Response, app: Application, entry: Entry, enrollToken: string, status: number, shown?: { secret: string; notice: string },
+): Promise<void> {
+  const { locale } = entry;
+  const row = await enrollRowOf(h, app, enrollToken);
+  if (!row) return show(h, req, res, app, entry, 'signin', 400, { notice: say(locale, 'codeAgain') });
+  let secret = shown?.secret;
+  let uri: string;
+  if (secret && /^[A-Z2-7]{16,64}$/.test(secret)) {
+    const record = row.entityId === null ? undefined : await h.services.db.records.find(app.id, { id: row.entityId });
+    uri = totpUri(secret, brandOf(app).name, record?.email ?? record?.username ?? record?.uuid ?? '');
+  } else {
+    const enrolled = await callUseCase(h.services, req, res, app, enrollTotp, flowRequest(entry), { token: row });
+    if (!enrolled.result) {
+      const { status: failed, shown: notice } = pageFailure(res, locale, 'enroll', enrolled.error);
+      return show(h, req, res, app, entry, 'signin', failed, { notice: notice.notice });
+    }
+    ({ secret, uri } = enrolled.result);
+  }
+  const qr = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  const title = say(locale, 'enrollTitle');
+  const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'enrollIntro', { app: brandOf(app).name }))}</p>`
+    + `<p class="notice" id="form-notice" role="alert"${shown?.notice ? '' : ' hidden'}>${escape(shown?.notice ?? '')}</p>`
+    + `<div class="qr" role="img" aria-label="${escape(title)}">${qr}</div>`
+    + `<p>${escape(say(locale, 'enrollSecret'))} <code id="secret">${escape(secret!)}</code></p>`
+    + '<form method="post" action="/signin/enroll" aria-describedby="form-notice">'
+    + `<label for="code">${escape(say(locale, 'codeLabel'))}</label>`
+    + '<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="8" autofocus>'
+    + hidden({
+      client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res),
+      enroll_token: enrollToken, secret,
+    })
+    + `<button type="submit">${escape(say(locale, 'enrollButton'))}</button></form>`
+    + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
+  sendPage(res, status, locale, title, body, { formAction: "'self'", brand: brandOf(app) });
+}
+
+/** The enrollment step's POST: the authenticator turned on with its first code, and the recovery codes shown once; then the sign-in again, with both factors. */
+const submitEnroll = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  const enrollToken = body.enroll_token ?? '';
+  const secret = body.secret ?? '';
+  const row = await enrollRowOf(h, app, enrollToken);
+  if (!row) return show(h, req, res, app, entry, 'signin', 400, { notice: say(entry.locale, 'codeAgain') });
+  const confirmed = await callUseCase(h.services, req, res, app, confirmTotp, flowRequest(entry), { token: row, code: (body.code ?? '').trim().slice(0, 16) });
+  if (!confirmed.result) {
+    const { status, shown } = pageFailure(res, entry.locale, 'enroll', confirmed.error);
+    return showEnroll(h, req, res, app, entry, enrollToken, status, { secret, notice: shown.notice ?? '' });
+  }
+  const codes = confirmed.result.recoveryCodes;
+  const { locale } = entry;
+  const title = say(locale, 'enrolledTitle');
+  const page = `<h1>${escape(title)}</h1><p class="notice done" role="status">${escape(say(locale, 'enrolledIntro'))}</p>`
+    + `<ul class="codes">${codes.map((c) => `<li><code>${escape(c)}</code></li>`).join('')}</ul>`
+    + `<a class="button" href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'continueSignIn'))}</a>`;
+  sendPage(res, 200, locale, title, page, { brand: brandOf(app) });
+};
+
 /** The mfa_token of a sign-in that paused for its second factor, when that is what the use case said. */
 const pausedFor = (e: PageRefusal | undefined): string | undefined =>
   (e instanceof Refusal && e.reason === 'second_factor_required' ? e.detail.secondFactor?.token : undefined);
@@ -328,6 +404,8 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, co
     if (result.result) return toApp(res, entry, result.result);
     const mfaToken = pausedFor(result.error);
     if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
+    const enrollToken = enrollFor(result.error);
+    if (enrollToken !== undefined) return showEnroll(h, req, res, app, entry, enrollToken, 200);
     const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
     await show(h, req, res, app, entry, view, status, { ...shown, values: fields, ...held });
   };
@@ -406,6 +484,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   router.post('/signin/forgot', form, page(submitForgot(h)));
   router.post('/signin/code', form, page(submitCode(h)));
   router.post('/signin/passkey', form, page(submitPasskey(h)));
+  router.post('/signin/enroll', form, page(submitEnroll(h)));
   return {
     router,
     finishSocial: (req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) =>

@@ -73,7 +73,7 @@ function styleFor(color: string): string {
     + 'ul{list-style:none;padding:0}a{color:' + link + '}.links{margin-top:1.25rem}.links a{display:inline-block;margin:.25rem 1rem .25rem 0}'
     + 'button,a.button{display:block;width:100%;margin:1.25rem 0 .5rem;padding:.75rem 1rem;border:0;border-radius:6px;background:' + color + ';color:' + onAccent + ';'
     + 'font:inherit;font-weight:bold;text-align:center;text-decoration:none;cursor:pointer}'
-    + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}button.secondary{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}[hidden]{display:none!important}'
+    + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}button.secondary{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}[hidden]{display:none!important}.qr svg{display:block;width:12rem;height:12rem;margin:1rem auto}.codes{columns:2;font-size:1.1rem}.codes code,#secret{overflow-wrap:anywhere}'
     + 'a:focus,button:focus,input:focus,select:focus,textarea:focus{outline:3px solid #0b57d0;outline-offset:2px}';
 }
 const styles = new Map<string, string>();

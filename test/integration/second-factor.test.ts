@@ -411,3 +411,44 @@ describe('the hosted sign-in page', () => {
     expect(again.text).toContain('Sign in again.');
   });
 });
+
+describe('the hosted sign-in page under second_factor=required', () => {
+  const APP = 'https://app.example.com/callback';
+  it('after the password, an account without a second factor sets up its authenticator on the page: QR code, first code, recovery codes; then signs in with both', async () => {
+    const login = t.local.clients.login.client_id;
+    const admin = (path: string, body: Record<string, string>) => request(t.app).post(path).set('Authorization', owner).type('form').send(body);
+    expect((await admin('/settings/set', { for_client_id: login, key: 'redirect_uris', value: APP })).body.stat).toBe('ok');
+    const email = `page-req-${Date.now()}@example.com`;
+    expect((await admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD }) })).body.stat).toBe('ok');
+    expect((await admin('/settings/set_default', { key: 'second_factor', value: 'required' })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    try {
+      const agent = request.agent(t.app);
+      const entry = { client_id: login, redirect_uri: APP, locale: 'en-US', state: 's' };
+      const csrfOf = (html: string) => /name="csrf" value="([^"]*)"/.exec(html)![1];
+      const page = await agent.get('/signin').query(entry);
+      const enroll = await agent.post('/signin').type('form').send({ ...entry, csrf: csrfOf(page.text), signInEmailAddress: email, currentPassword: PASSWORD });
+      expect(enroll.status).toBe(200);
+      expect(enroll.text).toContain('Set up two-step sign-in');
+      expect(enroll.text).toMatch(/<div class="qr"[^>]*><svg/);
+      const secret = /<code id="secret">([A-Z2-7]+)<\/code>/.exec(enroll.text)![1];
+      const enrollToken = /name="enroll_token" value="([^"]+)"/.exec(enroll.text)![1];
+      // a wrong code: the same secret again, with what went wrong
+      const wrong = await agent.post('/signin/enroll').type('form').send({ ...entry, csrf: csrfOf(enroll.text), enroll_token: enrollToken, secret, code: '000000' });
+      expect(wrong.status).toBe(400);
+      expect(wrong.text).toContain(`<code id="secret">${secret}</code>`);
+      expect(wrong.text).toContain('This code is not right');
+      const done = await agent.post('/signin/enroll').type('form').send({ ...entry, csrf: csrfOf(wrong.text), enroll_token: enrollToken, secret, code: oathtool(secret, clock.now()) });
+      expect(done.status).toBe(200);
+      expect(done.text.match(/<li><code>[a-z2-9]{5}-[a-z2-9]{5}<\/code><\/li>/g)).toHaveLength(10);
+      // then the sign-in asks for the code
+      clock.advance(30_000);
+      const again = await agent.get('/signin').query(entry);
+      const code = await agent.post('/signin').type('form').send({ ...entry, csrf: csrfOf(again.text), signInEmailAddress: email, currentPassword: PASSWORD });
+      expect(code.text).toContain('name="mfa_token"');
+    } finally {
+      expect((await admin('/settings/set_default', { key: 'second_factor', value: 'optional' })).body.stat).toBe('ok');
+      clock.advance(5_100);
+    }
+  });
+});
