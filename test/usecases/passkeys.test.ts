@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../../src/domain/secrets';
+import { Refusal } from '../../src/domain/refusal';
+import { registerWithPassword } from '../../src/usecases/login/register';
+import { beginPasskeyRegistration } from '../../src/usecases/factors/begin-passkey-registration';
+import { finishPasskeyRegistration } from '../../src/usecases/factors/finish-passkey-registration';
+import { listPasskeys, removePasskey, renamePasskey } from '../../src/usecases/factors/manage-passkeys';
+import { beginPasskeySignIn } from '../../src/usecases/login/begin-passkey-sign-in';
+import { passkeySignIn } from '../../src/usecases/login/passkey-sign-in';
+import { startTestApp, type TestApp } from '../helpers/backend';
+import { loginCall } from '../helpers/usecases';
+
+// The passkey use cases called directly (docs/passkeys.md): typed results and refusals, the
+// challenge kept as a credential, the account's own passkeys only. The ceremonies with a real
+// authenticator (Chromium's virtual one) are in test/e2e/passkeys-browser.test.ts.
+
+let t: TestApp;
+const PASSWORD = 'correct horse battery';
+beforeAll(async () => {
+  t = await startTestApp({ env: { LOGIN_LIMIT_ADDRESS: '1000/60' } });
+});
+afterAll(() => t.close());
+
+async function account() {
+  const call = await loginCall(t);
+  const email = `${randomUUID()}@example.com`;
+  const registered = await registerWithPassword(call, {
+    form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
+  });
+  const token = (await t.runtime.db.credentials.find(call.app.id, 'access_token', sha256Hex(registered.accessToken!)))!;
+  return { call, email, token };
+}
+
+it('a registration begins with options for this relying party and this account, its challenge kept as this client\'s credential', async () => {
+  const { call, email, token } = await account();
+  const options = await beginPasskeyRegistration(call, { token });
+  expect(options).toMatchObject({
+    rp: { id: 'localhost', name: 'Gatehouse' }, user: { name: email }, excludeCredentials: [],
+    authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' }, timeout: 300_000,
+  });
+  const row = await t.runtime.db.credentials.find(call.app.id, 'passkey_challenge', sha256Hex(options.challenge));
+  expect(row).toMatchObject({ entityId: token.entityId, clientId: token.clientId, extra: { ceremony: 'register' } });
+  // a finish with a credential that is no registration: refused, naming it
+  await expect(finishPasskeyRegistration(call, { token, credential: { id: 'x', type: 'public-key', response: {} } }))
+    .rejects.toMatchObject({ reason: 'invalid', detail: { field: 'credential' } });
+});
+
+it('listing, renaming and removing refuse what is not the account\'s', async () => {
+  const { call, token } = await account();
+  expect(await listPasskeys(call, { token })).toEqual([]);
+  await expect(renamePasskey(call, { token, passkeyId: 1, name: 'x' })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'passkeyId' } });
+  await expect(renamePasskey(call, { token, passkeyId: 1, name: '   ' })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'name' } });
+  await expect(removePasskey(call, { token, passkeyId: 1 })).rejects.toBeInstanceOf(Refusal);
+});
+
+it('a sign-in begins for any passkey, or an identifier\'s (a decoy for an unknown one); a credential for an unknown challenge is refused', async () => {
+  const { call, email } = await account();
+  const client = { ...call, client: call.request.client };
+  const any = await beginPasskeySignIn(client, {});
+  expect(any.options.allowCredentials ?? []).toEqual([]);
+  expect(any.challengeToken).toBe(any.options.challenge);
+  const known = await beginPasskeySignIn(client, { identifier: email });
+  const unknown = await beginPasskeySignIn(client, { identifier: 'nobody@example.com' });
+  // an account without passkeys and an unknown one look alike: one credential id each, unlike each other
+  expect(known.options.allowCredentials).toHaveLength(1);
+  expect(unknown.options.allowCredentials).toHaveLength(1);
+  expect(known.options.allowCredentials).not.toEqual(unknown.options.allowCredentials);
+  const clientData = (challenge: string) => Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge })).toString('base64url');
+  const credential = { id: 'abc', type: 'public-key', response: { clientDataJSON: clientData('nope'), authenticatorData: 'x', signature: 'y' } };
+  await expect(passkeySignIn(call, { challengeToken: 'nope', credential })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'challengeToken' } });
+  await expect(passkeySignIn(call, { challengeToken: any.challengeToken, credential })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'credential' } });
+});
