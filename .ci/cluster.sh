@@ -27,6 +27,9 @@ start_galera_node() {
     --port="${GALERA_SQL[$n]}" --bind-address=127.0.0.1 --user="$GALERA_USER"
     --innodb-buffer-pool-size=64M --max-connections=300 --skip-log-bin
     --binlog-format=ROW --default-storage-engine=InnoDB --innodb-autoinc-lock-mode=2
+    # a local transaction queued behind one that a replicated write aborted can wait out the whole
+    # lock wait timeout (50 s by default) before it runs again: 15 s keeps a race test bounded
+    --innodb-lock-wait-timeout=15
     --wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so
     --wsrep-cluster-name=gatehouse-ci --wsrep-node-name="node$n"
     --wsrep-cluster-address="gcomm://127.0.0.1:${GALERA_GCOMM[1]},127.0.0.1:${GALERA_GCOMM[2]},127.0.0.1:${GALERA_GCOMM[3]}"

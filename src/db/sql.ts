@@ -82,11 +82,14 @@ export const WRITE_ATTEMPTS = 8;
  * every node certifies the same hot row, the retries spread out instead of failing together.
  */
 export async function retrying<T>(work: () => Promise<T>, attempts = WRITE_ATTEMPTS): Promise<T> {
+  let waited = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (e) {
-      if (!isWriteConflict(e) || attempt >= (errnoOf(e) === LOCK_WAIT_TIMEOUT ? Math.min(2, attempts) : attempts)) throw e;
+      // a lock wait that timed out runs once more (its own once: deadlocks lost before it do not use it up)
+      const timedOut = errnoOf(e) === LOCK_WAIT_TIMEOUT && ++waited > 1;
+      if (!isWriteConflict(e) || timedOut || attempt >= attempts) throw e;
       await new Promise((r) => setTimeout(r, Math.random() * Math.min(256, 4 * 2 ** (attempt - 1))));
     }
   }

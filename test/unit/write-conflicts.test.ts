@@ -49,6 +49,18 @@ describe('write conflicts (deadlock victims, Galera certification failures)', ()
     expect(calls).toBe(2);
   });
 
+  it('a lock wait that timed out after deadlocks lost before it still runs once more (a Galera node whose lock holder was aborted)', async () => {
+    let calls = 0;
+    const answer = await retrying(async () => {
+      calls++;
+      if (calls === 1) throw certificationFailure();
+      if (calls === 2) throw driverError(1205, 'Lock wait timeout exceeded; try restarting transaction');
+      return 'written';
+    });
+    expect(answer).toBe('written');
+    expect(calls).toBe(3);
+  });
+
   it('never run again work that failed for another reason', async () => {
     let calls = 0;
     await expect(retrying(async () => {

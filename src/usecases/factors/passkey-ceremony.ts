@@ -52,7 +52,7 @@ export async function spendChallenge(ctx: CallContext, challenge: string | undef
 /** `credential` as the browser's PublicKeyCredential.toJSON() makes it, of the ceremony's kind; 200 naming `credential` otherwise. */
 export function credentialOf<T extends RegistrationResponseJSON | AuthenticationResponseJSON>(raw: unknown, kind: 'register' | 'sign_in'): T & { challenge: string } {
   const bad = (what: string) => invalidField('credential', `${what}: send the JSON of the PublicKeyCredential the browser answered (credential.toJSON())`);
-  if (typeof raw !== 'object' || raw === null) throw bad('is not a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('is not a JSON object');
   const c = raw as { id?: unknown; rawId?: unknown; type?: unknown; response?: Record<string, unknown> };
   if (typeof c.id !== 'string' || c.id.length === 0 || !/^[A-Za-z0-9_-]+$/.test(c.id)) throw bad('has no id (base64url)');
   // WebAuthn allows ids of up to 1023 bytes; authenticators make 16 to 64, and the store keeps 255 characters
