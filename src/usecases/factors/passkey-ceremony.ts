@@ -49,6 +49,17 @@ export async function spendChallenge(ctx: CallContext, challenge: string | undef
   return row;
 }
 
+/**
+ * Spends `challengeToken`, the challenge of a sign-in's assertion (`sign_in` or `second_factor`):
+ * the credential must have signed that very challenge (200 naming `credential` otherwise).
+ */
+export function spendAssertionChallenge(
+  ctx: CallContext, credential: { challenge: string }, challengeToken: string, ceremony: 'sign_in' | 'second_factor', client: Client,
+): Promise<StoredCredential> {
+  if (credential.challenge !== challengeToken) throw invalidField('credential', 'answers another challenge than challenge_token; sign the options of that challenge');
+  return spendChallenge(ctx, challengeToken, ceremony, client, 'challengeToken');
+}
+
 /** `credential` as the browser's PublicKeyCredential.toJSON() makes it, of the ceremony's kind; 200 naming `credential` otherwise. */
 export function credentialOf<T extends RegistrationResponseJSON | AuthenticationResponseJSON>(raw: unknown, kind: 'register' | 'sign_in'): T & { challenge: string } {
   const bad = (what: string) => invalidField('credential', `${what}: send the JSON of the PublicKeyCredential the browser answered (credential.toJSON())`);

@@ -1,6 +1,5 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { invalidField } from '../../domain/refusal';
-import { credentialOf, provePasskey, spendChallenge } from '../factors/passkey-ceremony';
+import { credentialOf, provePasskey, spendAssertionChallenge } from '../factors/passkey-ceremony';
 import type { LoginCall, SignedIn } from './call';
 import { accountDisabled, signedIn } from './signed-in';
 
@@ -17,8 +16,7 @@ export interface PasskeySignInCommand { challengeToken: string; credential: unkn
 export async function passkeySignIn(ctx: LoginCall, command: PasskeySignInCommand): Promise<SignedIn> {
   const { request } = ctx;
   const credential = credentialOf<AuthenticationResponseJSON>(command.credential, 'sign_in');
-  if (credential.challenge !== command.challengeToken) throw invalidField('credential', 'answers another challenge than challenge_token; sign the options of that challenge');
-  await spendChallenge(ctx, command.challengeToken, 'sign_in', request.client, 'challengeToken');
+  await spendAssertionChallenge(ctx, credential, command.challengeToken, 'sign_in', request.client);
   const { record, factor } = await provePasskey(ctx, command.challengeToken, credential, request.flow.locale);
   if (record.disabledAt) throw accountDisabled(ctx, request);
   return signedIn(ctx, request, record, {

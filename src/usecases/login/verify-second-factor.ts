@@ -3,7 +3,7 @@ import { sha256Hex } from '../../domain/secrets';
 import { invalidField } from '../../domain/refusal';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { matchTotp, normalRecoveryCode, openTotpSecret, recoveryCodeKey } from '../../domain/second-factor';
-import { credentialOf, provePasskey, spendChallenge } from '../factors/passkey-ceremony';
+import { credentialOf, provePasskey, spendAssertionChallenge } from '../factors/passkey-ceremony';
 import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
@@ -66,8 +66,7 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   if (command.passkey) {
     // no guess to count: a passkey's signature is not guessed, and its challenge is spent either way
     const credential = credentialOf<AuthenticationResponseJSON>(command.passkey.credential, 'sign_in');
-    if (credential.challenge !== command.passkey.challengeToken) throw invalidField('credential', 'answers another challenge than challenge_token; sign the options of that challenge');
-    const challenge = await spendChallenge(ctx, command.passkey.challengeToken, 'second_factor', ctx.client, 'challengeToken');
+    const challenge = await spendAssertionChallenge(ctx, credential, command.passkey.challengeToken, 'second_factor', ctx.client);
     if (challenge.entityId !== record.id) throw invalidField('challengeToken', 'was begun for another sign-in; begin with this mfa_token');
     method = (await provePasskey(ctx, command.passkey.challengeToken, credential, locale, record.id)).factor;
   } else if (command.code !== undefined) {
