@@ -16,7 +16,7 @@ export interface AccountWrites { db: Storage; versions: RecordVersions; clock: C
 
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). */
 /** A sign-in paused for its second factor (mfa_token) ends too: the password it proved is no longer the account's. */
-const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token'];
+const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token', 'browser_session'];
 
 /** What a change of the account may also need: the session it keeps, and what a change of its email address needs. */
 export interface ChangeOptions {
@@ -82,4 +82,4 @@ export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting:
 }
 
 /** What a user's sessions are made of: what ending them spends. */
-export const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token'];
+export const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token', 'browser_session'];

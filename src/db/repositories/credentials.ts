@@ -18,6 +18,7 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
   family: row.family,
   expiresAt: asDate(row.expires_at),
   usedAt: asDate(row.used_at),
+  createdAt: asDate(row.created_at),
 });
 
 /** The row is live: neither spent nor expired (bind the time). The one place this rule is written, beside the procedures' sources. */
@@ -143,7 +144,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     },
 
     /** A record's live credentials of `kind`. */
-    async liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction: Tx): Promise<StoredCredential[]> {
+    async liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction?: Tx): Promise<StoredCredential[]> {
       const rows = await sql.select<CredentialRow>(
         `SELECT * FROM credentials WHERE application_id = ? AND entity_id = ? AND kind = ? AND ${LIVE}`, [applicationId, entityId, kind, sql.time(now)], transaction,
       );

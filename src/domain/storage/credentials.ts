@@ -24,7 +24,13 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    * A sign-in whose application requires a second factor the account has not added: it adds one
    * with this (5 minutes, the enrollment endpoints only, until it has one), then signs in again.
    */
-  | 'enroll_token';
+  | 'enroll_token'
+  /**
+   * A signed-in browser of the account page (docs/account-page.md): the value lives in an HttpOnly
+   * cookie, the row holds the proof of its sign-in (`extra`) and when it was last seen; it ends after
+   * a time idle, at its expiry, or when signed out, and spends like the account's other sessions.
+   */
+  | 'browser_session';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }
@@ -46,9 +52,11 @@ export interface StoredCredential {
   family: string | null;
   expiresAt: Date;
   usedAt: Date | null;
+  /** When it was issued (as read from the store; a new row is issued now). */
+  createdAt?: Date;
 }
 
-export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt'> & { valueHash: string };
+export type NewCredential = Omit<StoredCredential, 'id' | 'usedAt' | 'createdAt'> & { valueHash: string };
 
 /** The client a credential belongs to: the one it was issued for, else its issuer (null: none). */
 export const ownerOf = (c: Pick<StoredCredential, 'forClientId' | 'clientId'>) => c.forClientId ?? c.clientId;
@@ -78,7 +86,7 @@ export interface CredentialStore {
   /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
   revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction: Tx): Promise<number>;
   /** A record's live credentials of `kind` (a few: its undo links). */
-  liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction: Tx): Promise<StoredCredential[]>;
+  liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction?: Tx): Promise<StoredCredential[]>;
   /** Holds `valueHash` (of `kind`) for a record until `expiresAt`, in place of any earlier row with that hash. */
   reserve(applicationId: number, kind: CredentialKind, valueHash: string, entityId: number, expiresAt: Date, now: Date, transaction: Tx): Promise<void>;
   /** Spends every live credential of a family; run it in a READ COMMITTED transaction. */

@@ -5,6 +5,7 @@ import { matchTotp, openTotpSecret, secondFactorPolicy } from '../../domain/seco
 import { event, recordSubject } from '../../domain/events';
 import { displayName, type MailRequest } from '../../domain/mail';
 import { recordLocale } from '../../domain/email-change';
+import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
 import { accountOfToken } from './account';
@@ -43,6 +44,8 @@ export async function confirmTotp(ctx: CallContext, command: { token: StoredCred
   await guesses.succeeded();
   const acting = asAccount(ctx, record.id, client);
   const recoveryCodes = await work.run(async (uow) => {
+    const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
+    if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
     // the secret the code was checked against: one enrolled again meanwhile is not turned on
     if (!(await db.factors.confirmTotp(ctx.app.id, record.id, totp.secretSealed, step, clock.now(), uow.tx))) {
       throw new Refusal('nothing_to_do', 'this account\'s authenticator is on already, or was enrolled again meanwhile: confirm with the newest one');
@@ -53,6 +56,7 @@ export async function confirmTotp(ctx: CallContext, command: { token: StoredCred
       event('account.second_factor_added', ctx.app.id, at, acting, recordSubject(record.id), { method: 'totp' }, factorMail(ctx, record, 'second-factor-on')),
       event('account.recovery_codes_renewed', ctx.app.id, at, acting, recordSubject(record.id), { count: codes.length }),
     );
+    await writeVersion(ctx, uow, locked, acting, ['factors']);
     return codes;
   });
   return { recoveryCodes };

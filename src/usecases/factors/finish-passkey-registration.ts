@@ -6,6 +6,7 @@ import { Refusal, invalidField } from '../../domain/refusal';
 import { displayName, type MailRequest } from '../../domain/mail';
 import { recordLocale } from '../../domain/email-change';
 import { event, recordSubject } from '../../domain/events';
+import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { accountOfToken } from './account';
 import { credentialOf, relyingParty, spendChallenge } from './passkey-ceremony';
@@ -43,14 +44,16 @@ export async function finishPasskeyRegistration(
   if ('error' in made) throw invalidField('credential', `is not a valid registration for this service: ${made.error}`);
   const passkeyId = await work.run(async (uow) => {
     // the record locked first: two registrations at once count each other's
-    if (!(await db.records.findForUpdate(ctx.app.id, record.id, uow.tx))) throw new Refusal('gone', 'the account was deleted meanwhile');
+    const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
+    if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
     if ((await db.passkeys.list(ctx.app.id, record.id, uow.tx)).length >= MAX_PASSKEYS) {
       throw new Refusal('nothing_to_do', `this account has ${MAX_PASSKEYS} passkeys, the most it keeps; remove one first`);
     }
     const id = await db.passkeys.add(made, uow.tx);
     if (id === undefined) throw new Refusal('nothing_to_do', 'this passkey is registered already');
-    uow.record(event('account.passkey_added', ctx.app.id, now, asAccount(ctx, record.id, client), recordSubject(record.id), { passkey: id },
-      passkeyMail(ctx, record, 'passkey-added', name)));
+    const acting = asAccount(ctx, record.id, client);
+    uow.record(event('account.passkey_added', ctx.app.id, now, acting, recordSubject(record.id), { passkey: id }, passkeyMail(ctx, record, 'passkey-added', name)));
+    await writeVersion(ctx, uow, locked, acting, ['factors']);
     return id;
   });
   return { passkeyId };

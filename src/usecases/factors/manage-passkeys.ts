@@ -3,6 +3,7 @@ import type { StoredPasskey } from '../../domain/storage/factors';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { event, recordSubject } from '../../domain/events';
+import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { accountOfToken } from './account';
 import { passkeyMail, passkeyName } from './finish-passkey-registration';
@@ -59,7 +60,8 @@ export async function removePasskey(ctx: CallContext, command: { token: StoredCr
       throw new Refusal('nothing_to_do', 'this passkey is the only way this account signs in: set a password or add another passkey first');
     }
     if (!(await db.passkeys.remove(ctx.app.id, record.id, gone.id, uow.tx))) throw noSuchPasskey();
-    uow.record(event('account.passkey_removed', ctx.app.id, clock.now(), asAccount(ctx, record.id, client), recordSubject(record.id), { passkey: gone.id },
-      passkeyMail(ctx, record, 'passkey-removed', gone.name)));
+    const acting = asAccount(ctx, record.id, client);
+    uow.record(event('account.passkey_removed', ctx.app.id, clock.now(), acting, recordSubject(record.id), { passkey: gone.id }, passkeyMail(ctx, record, 'passkey-removed', gone.name)));
+    await writeVersion(ctx, uow, locked, acting, ['factors']);
   });
 }

@@ -4,6 +4,7 @@ import { sessionFacts } from '../../domain/session';
 import { matchTotp, openTotpSecret } from '../../domain/second-factor';
 import { event, recordSubject } from '../../domain/events';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
+import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
 import { accountOfToken } from './account';
@@ -43,9 +44,11 @@ export async function removeTotp(ctx: CallContext, command: { token: StoredCrede
   await guesses.succeeded();
   await work.run(async (uow) => {
     const at = clock.now();
-    if (!(await db.factors.removeTotp(ctx.app.id, record.id, uow.tx))) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
+    const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
+    if (!locked || !(await db.factors.removeTotp(ctx.app.id, record.id, uow.tx))) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
     await db.credentials.revokeForRecord(ctx.app.id, record.id, ['recovery_code', 'mfa_token'], null, at, uow.tx);
-    uow.record(event('account.second_factor_removed', ctx.app.id, at, asAccount(ctx, record.id, client), recordSubject(record.id), { method: 'totp' },
-      factorMail(ctx, record, 'second-factor-off')));
+    const acting = asAccount(ctx, record.id, client);
+    uow.record(event('account.second_factor_removed', ctx.app.id, at, acting, recordSubject(record.id), { method: 'totp' }, factorMail(ctx, record, 'second-factor-off')));
+    await writeVersion(ctx, uow, locked, acting, ['factors']);
   });
 }

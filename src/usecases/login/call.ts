@@ -1,5 +1,5 @@
 import type { Tx } from '../../domain/storage';
-import type { NewCredential } from '../../domain/storage/credentials';
+import type { NewCredential, StoredCredential } from '../../domain/storage/credentials';
 import type { Client } from '../../domain/clients';
 import type { CompiledForm, FormResult, ValidationContext } from '../../domain/flow-forms';
 import type { FlowVersion } from '../../domain/flows';
@@ -179,12 +179,18 @@ export function takenAttribute(ctx: CallContext, request: FlowRequest, form: Com
 }
 
 /**
- * The record the `access_token` parameter of a login endpoint acts for: 413 when the token is not
- * live, or was issued for another client (`for_client_id`).
+ * Who a call acts for: the value of an access token (the API's `access_token`), or a session an
+ * adapter has already found live (the account page's browser session).
  */
-export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest, value: string) {
+export type Bearer = string | StoredCredential;
+
+/**
+ * The record the `access_token` parameter of a login endpoint (or a browser session) acts for: 413
+ * when the token is not live, or was issued for another client (`for_client_id`).
+ */
+export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest, value: Bearer) {
   const { db, clock } = ctx.services;
-  const token = await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now());
+  const token = typeof value === 'string' ? await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now()) : value;
   const usable = token && (token.forClientId === null || token.forClientId === request.client.id);
   const record = usable && token.entityId ? await db.records.find(ctx.app.id, { id: token.entityId }) : undefined;
   if (!token || !record) throw notSignedIn();

@@ -8,6 +8,7 @@ import type { SocialProfile } from '../../domain/social/profile';
 import { ExternalSocialError, type Redeemed } from '../../domain/social/tokens';
 import { Refusal, invalidField } from '../../domain/refusal';
 import type { CallContext } from '../services';
+import { writeVersion } from '../records/new-version';
 
 /**
  * The profile behind a social token (built-in or external social login application), or the
@@ -63,16 +64,12 @@ export async function changeIdentities(
   ctx: CallContext, record: UserRecord, uow: UnitOfWork, acting: Acting,
   change: (locked: UserRecord) => Promise<IdentityChange>,
 ): Promise<void> {
-  const { db, clock, versions } = ctx.services;
+  const { db, clock } = ctx.services;
   const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
   if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
   const done = await change(locked);
-  const { snapshot } = await versions.written(await db.records.touch(locked, clock.now(), uow.tx), uow.tx);
-  const at = clock.now();
-  uow.record(
-    identityEvent(ctx, acting, record.id, done, at),
-    event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), { attributes: ['profiles'] }, { snapshot }),
-  );
+  uow.record(identityEvent(ctx, acting, record.id, done, clock.now()));
+  await writeVersion(ctx, uow, locked, acting, ['profiles']);
 }
 
 /** What a change of identities did, and with which provider. */

@@ -11,7 +11,7 @@ import { accountDisabled, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
+import { assertValid, type Bearer, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 import { enrollmentRequired, registrationTokens } from './second-factor-step';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
@@ -180,7 +180,7 @@ export async function socialRegister(ctx: LoginCall, command: { token: string; f
 }
 
 /** docs/api.md#social-login: links the identity behind a social token to the record of an access token. */
-export async function linkAccount(ctx: LoginCall, command: { accessToken: string; token: string }): Promise<void> {
+export async function linkAccount(ctx: LoginCall, command: { accessToken: Bearer; token: string }): Promise<void> {
   const { request } = ctx;
   const { token } = command;
   const { record, token: access } = await recordOfAccessToken(ctx, request, command.accessToken);
@@ -197,7 +197,7 @@ export async function linkAccount(ctx: LoginCall, command: { accessToken: string
 }
 
 /** docs/api.md#social-login: unlinks one identity, unless it is the record's last way to sign in. */
-export async function unlinkAccount(ctx: LoginCall, command: { accessToken: string; identifier: string }): Promise<void> {
+export async function unlinkAccount(ctx: LoginCall, command: { accessToken: Bearer; identifier: string }): Promise<void> {
   const { request } = ctx;
   const { identifier } = command;
   const { record } = await recordOfAccessToken(ctx, request, command.accessToken);

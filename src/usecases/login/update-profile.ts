@@ -6,7 +6,7 @@ import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { asAccount } from '../services';
-import { assertValid, type FormSubmission, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, formContext } from './call';
+import { assertValid, type Bearer, type FormSubmission, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, formContext } from './call';
 
 const ENDPOINT = '/oauth/update_profile_native';
 
@@ -19,7 +19,7 @@ const ENDPOINT = '/oauth/update_profile_native';
  * is told to the old address, a verified one with a link that undoes it
  * (docs/api.md#changing-the-email-address).
  */
-export async function updateProfile(ctx: LoginCall, command: { form: FormSubmission; accessToken: string }): Promise<void> {
+export async function updateProfile(ctx: LoginCall, command: { form: FormSubmission; accessToken: Bearer }): Promise<void> {
   const { request } = ctx;
   const { accessToken } = command;
   const { values } = command.form;

@@ -1,8 +1,9 @@
 import type { Application } from '../../domain/storage/applications';
 import type { Client } from '../../domain/clients';
-import { ownerOf } from '../../domain/storage/credentials';
+import { ownerOf, type StoredCredential } from '../../domain/storage/credentials';
+import type { UserRecord } from '../../domain/storage/records';
 import { randomToken, sha256Hex } from '../../domain/secrets';
-import { proofOf, type TokenPair } from '../../domain/tokens';
+import { proofOf, type Proof, type TokenPair } from '../../domain/tokens';
 import { Refusal } from '../../domain/refusal';
 import type { UnitOfWork } from '../../domain/ports';
 import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
@@ -32,24 +33,13 @@ export type Exchange =
  * gives no pair: an mfa_token that mfa_verify_native turns into that pair with the second factor
  * (knowing the mailbox is not the second factor).
  */
-export async function redeemCode(
-  { db, clock, tokens, box }: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand, options: { pauseOwed?: boolean } = {},
-): Promise<Exchange> {
-  const { app, client, code, redirectUri } = command;
+export async function redeemCode(deps: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand, options: { pauseOwed?: boolean } = {}): Promise<Exchange> {
+  const { db, clock, tokens, box } = deps;
+  const { app, client, redirectUri } = command;
   const { tx } = uow;
-  const hash = sha256Hex(code);
-  const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
-  if (!found || ownerOf(found) !== client.id) return { error: 'denied' };
-  if (found.redirectUri !== redirectUri) return { error: 'mismatch', expected: found.redirectUri };
-  if (!(await db.credentials.consume(app.id, 'authorization_code', hash, clock.now(), tx, client.id))) {
-    return { error: 'denied', replayed: found.usedAt ? found.family : null };
-  }
-  // the record's lock orders this with a disable: a code of a disabled user (mailed after it,
-  // or issued by a sign-in in flight while it committed) gets nothing
-  const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
-  if (record?.disabledAt) return { error: 'disabled' };
-  const proof = proofOf(found);
-  const family = found.family ?? randomToken(16);
+  const spent = await spendCode(deps, uow, command);
+  if ('error' in spent) return spent;
+  const { found, record, proof, family } = spent;
   const state = found.extra?.transaction_state;
   const methods = options.pauseOwed && record && proof?.password_reset ? await secondFactorsOf(db, app, record.id) : [];
   if (record && methods.length > 0) {
@@ -67,6 +57,30 @@ export async function redeemCode(
   }
   const pair = await tokens.issuePair(app, client, found.entityId, family, tx, proof);
   return { pair: state === undefined ? pair : { ...pair, transactionState: state }, entityId: found.entityId };
+}
+
+/** A code spent by its client in `uow`: its row, its record (locked, not disabled), the proof it hands on and its family; or why not. */
+export type SpentCode = { found: StoredCredential; record: UserRecord | undefined; proof: Proof | null; family: string };
+
+/**
+ * Spends an authorization code in `uow` (the one conditional UPDATE: under concurrency one caller
+ * wins), when it is the client's and is presented with its redirect URI.
+ */
+export async function spendCode({ db, clock }: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand): Promise<SpentCode | Extract<Exchange, { error: 'denied' | 'mismatch' | 'disabled' }>> {
+  const { app, client, code, redirectUri } = command;
+  const { tx } = uow;
+  const hash = sha256Hex(code);
+  const found = await db.credentials.find(app.id, 'authorization_code', hash, tx);
+  if (!found || ownerOf(found) !== client.id) return { error: 'denied' };
+  if (found.redirectUri !== redirectUri) return { error: 'mismatch', expected: found.redirectUri };
+  if (!(await db.credentials.consume(app.id, 'authorization_code', hash, clock.now(), tx, client.id))) {
+    return { error: 'denied', replayed: found.usedAt ? found.family : null };
+  }
+  // the record's lock orders this with a disable: a code of a disabled user (mailed after it,
+  // or issued by a sign-in in flight while it committed) gets nothing
+  const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
+  if (record?.disabledAt) return { error: 'disabled' };
+  return { found, record, proof: proofOf(found), family: found.family ?? randomToken(16) };
 }
 
 /** After the work of an exchange: its pair, or its refusal (a replayed code's family revoked first). */

@@ -1,0 +1,163 @@
+import type { Client } from '../../domain/clients';
+import type { StoredCredential } from '../../domain/storage/credentials';
+import { SESSION_KINDS } from '../../domain/accounts';
+import { event, recordSubject } from '../../domain/events';
+import { Refusal, invalidField } from '../../domain/refusal';
+import { randomToken, sha256Hex } from '../../domain/secrets';
+import { sessionFacts, type SignInFactor } from '../../domain/session';
+import { wholeSeconds } from '../../domain/tokens';
+import { accountOfToken } from '../factors/account';
+import { settleExchange, spendCode } from '../tokens/exchange-code';
+import { asAccount, type CallContext } from '../services';
+
+/**
+ * The account page's browser sessions (docs/account-page.md): a browser signs in through the
+ * hosted sign-in, which hands the page's own callback an authorization code; the code becomes a
+ * `browser_session` credential whose value only the browser's HttpOnly cookie holds. The row keeps
+ * the proof of that sign-in (when, with which factors), so the account's use cases judge a change
+ * from it as from an access token, and when it was last seen.
+ */
+
+/** How long a browser session lives at most (`account_session_seconds`, 12 hours) and idle (`account_session_idle_seconds`, 30 minutes). */
+export const browserSessionLimits = (app: CallContext['app']) => ({
+  absolute: wholeSeconds(app.settings.account_session_seconds, 12 * 3600),
+  idle: wholeSeconds(app.settings.account_session_idle_seconds, 30 * 60),
+});
+
+/** A session is marked seen at most this often (one UPDATE a minute per busy browser, not one per page). */
+const SEEN_EVERY_MS = 60_000;
+const MAX_DEVICE = 80;
+
+/** The path of the account page's callback, on the application's own origin: a login client may always send a code there. */
+export const ACCOUNT_CALLBACK_PATH = '/account/callback';
+
+/**
+ * Spends the authorization code the hosted sign-in gave the account page (issued to `client` for
+ * `redirectUri`) and starts a browser session with its proof. Answers the session's value (for
+ * the cookie, never stored) and when it ends at the latest.
+ */
+export async function startBrowserSession(
+  ctx: CallContext, command: { client: Client; code: string; redirectUri: string; device: string },
+): Promise<{ value: string; expiresAt: Date }> {
+  const { clock, work, tokens } = ctx.services;
+  const { absolute } = browserSessionLimits(ctx.app);
+  const exchange = { app: ctx.app, client: command.client, code: command.code, redirectUri: command.redirectUri };
+  const started = await work.run(async (uow) => {
+    const spent = await spendCode(ctx.services, uow, exchange);
+    if ('error' in spent) return spent;
+    if (!spent.record) throw invalidField('code', 'was not issued by a sign-in of an account');
+    const now = clock.now();
+    const value = randomToken(32);
+    await tokens.issueAll([{
+      value,
+      issue: {
+        kind: 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: randomToken(16), seconds: absolute,
+        extra: { ...spent.proof, device: command.device.slice(0, MAX_DEVICE), seen: now.toISOString() },
+      },
+    }], uow.tx);
+    return { value, expiresAt: new Date(now.getTime() + absolute * 1000) };
+  });
+  if ('value' in started) return started;
+  // what the token endpoint would refuse, refused the same way (a replayed code revokes its family)
+  await settleExchange(ctx.services, exchange, started);
+  throw new Error('an exchange that failed settled without a refusal');
+}
+
+/**
+ * The live browser session of a cookie's value: not spent, not past its expiry, not idle longer
+ * than allowed, of an account that is not disabled. Marks it seen (at most once a minute).
+ */
+export async function browserSessionOf(ctx: CallContext, value: string): Promise<StoredCredential | undefined> {
+  const { db, clock, work } = ctx.services;
+  if (!/^[0-9a-f]{64}$/.test(value)) return undefined;
+  const now = clock.now();
+  const row = await db.credentials.findActive(ctx.app.id, 'browser_session', sha256Hex(value), now);
+  if (!row) return undefined;
+  const seen = Date.parse(String(row.extra?.seen ?? ''));
+  if (!Number.isFinite(seen) || now.getTime() - seen > browserSessionLimits(ctx.app).idle * 1000) return undefined;
+  if (now.getTime() - seen < SEEN_EVERY_MS) return row;
+  const extra = { ...row.extra, seen: now.toISOString() };
+  const kept = await work.run((uow) => db.credentials.setExtra(ctx.app.id, 'browser_session', row.valueHash, extra, now, uow.tx));
+  return kept ? { ...row, extra } : undefined;
+}
+
+/** One of an account's sessions as its owner sees it: where, how it signed in, when; never a token. */
+export interface SessionView {
+  /** What names it to end it (its family). */
+  id: string;
+  /** The browser of this very call. */
+  current: boolean;
+  /** A browser on the account page, or an app's session (its refresh token). */
+  kind: 'browser' | 'app';
+  /** The login client it signed in through (its description, else its client_id). */
+  client: string;
+  /** The browser and system, for a browser session. */
+  device?: string;
+  signedInAt?: Date;
+  lastUsedAt?: Date;
+  factors: SignInFactor[];
+}
+
+/** The account's live sessions: its browser sessions and its apps' refresh tokens, newest first. */
+export async function listSessions(ctx: CallContext, command: { token: StoredCredential }): Promise<SessionView[]> {
+  const { db, clock } = ctx.services;
+  const { record } = await accountOfToken(ctx, command.token);
+  const now = clock.now();
+  const [browsers, apps] = await Promise.all([
+    db.credentials.liveOfRecord(ctx.app.id, record.id, 'browser_session', now),
+    db.credentials.liveOfRecord(ctx.app.id, record.id, 'refresh_token', now),
+  ]);
+  const names = new Map<number, string>();
+  for (const id of new Set([...browsers, ...apps].map((r) => r.clientId).filter((id): id is number => id !== null))) {
+    const client = await db.clients.findById(ctx.app.id, id);
+    if (client) names.set(id, client.description || client.clientId);
+  }
+  const idle = browserSessionLimits(ctx.app).idle * 1000;
+  const views = [
+    ...browsers.filter((r) => now.getTime() - Date.parse(String(r.extra?.seen ?? '')) <= idle).map((r) => viewOf(r, 'browser', names, command.token)),
+    ...apps.map((r) => viewOf(r, 'app', names, command.token)),
+  ];
+  return views.sort((a, b) => (b.lastUsedAt?.getTime() ?? 0) - (a.lastUsedAt?.getTime() ?? 0));
+}
+
+function viewOf(row: StoredCredential, kind: SessionView['kind'], names: Map<number, string>, current: StoredCredential): SessionView {
+  const facts = sessionFacts(row);
+  const at = facts?.auth_time ?? row.extra?.authenticated_at;
+  const seen = kind === 'browser' ? new Date(String(row.extra?.seen)) : row.createdAt;
+  return {
+    id: row.family ?? '', current: row.family !== null && row.family === current.family, kind,
+    client: (row.clientId !== null && names.get(row.clientId)) || '',
+    ...(typeof row.extra?.device === 'string' && { device: row.extra.device }),
+    ...(typeof at === 'string' && { signedInAt: new Date(at) }),
+    ...(seen && { lastUsedAt: seen }),
+    factors: facts?.factors ?? [],
+  };
+}
+
+/**
+ * Signs the account out: of one session (`session`: its id as listSessions named it), or of every
+ * session but the caller's (`others`), or of the caller's own (`session` = its id). An event says
+ * how many credentials it spent.
+ */
+export async function endSessions(ctx: CallContext, command: { token: StoredCredential; session?: string; others?: boolean }): Promise<{ spent: number }> {
+  const { db, clock, work } = ctx.services;
+  const { record, client } = await accountOfToken(ctx, command.token);
+  const now = clock.now();
+  let family: string | undefined;
+  if (!command.others) {
+    const live = [
+      ...await db.credentials.liveOfRecord(ctx.app.id, record.id, 'browser_session', now),
+      ...await db.credentials.liveOfRecord(ctx.app.id, record.id, 'refresh_token', now),
+    ];
+    family = live.find((r) => r.family !== null && r.family === command.session)?.family ?? undefined;
+    if (family === undefined) throw invalidField('session', 'is not one of this account\'s live sessions (the list may be out of date: reload it)');
+  }
+  return work.run(async (uow) => {
+    const spent = family === undefined
+      ? await db.credentials.revokeForRecord(ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow.tx)
+      : await db.credentials.revokeFamily(ctx.app.id, family, now, uow.tx);
+    if (spent === 0 && family !== undefined) throw new Refusal('nothing_to_do', 'this session has ended already');
+    uow.record(event('account.signed_out', ctx.app.id, now, asAccount(ctx, record.id, client), recordSubject(record.id), { tokens: spent }));
+    return { spent };
+  }, { readCommitted: true });
+}
