@@ -16,6 +16,7 @@ import { verifyEmailRoutes } from './web/verify-email';
 import { undoEmailChangeRoutes } from './web/undo-email-change';
 import { resetPasswordRoutes } from './web/reset-password';
 import { hostedRoutes } from './web/hosted';
+import { accountRoutes } from './web/account';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
@@ -331,6 +332,8 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(undoEmailChangeRoutes(services, resolveApp));
   // where password emails link
   app.use(resetPasswordRoutes(services, resolveApp));
+  // the account page: the person's own profile, password, passkeys, second factor and sessions
+  app.use(accountRoutes(services, resolveApp));
   // the API described as OpenAPI 3.1, generated from the route table
   const openApi = JSON.stringify(openApiDocument(options.routes ?? ROUTES, packageVersion()));
   app.get('/openapi.json', (_req, res) => {

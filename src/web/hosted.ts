@@ -19,6 +19,7 @@ import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
 import { verifySecondFactor, type SecondFactorCommand } from '../usecases/login/verify-second-factor';
 import { pausedMethods } from '../usecases/login/second-factor-step';
+import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import { callUseCase, clientFlow, pageError, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
@@ -85,7 +86,8 @@ async function entryOf(services: Services, app: Application, source: Record<stri
   const client = await services.clients.find(app.id, clientId);
   if (!client || !client.features.includes('login_client')) return badLink('client_id is not a login client of this application.');
   const redirectUri = one(source.redirect_uri);
-  if (!redirectUri || !allowedRedirectUris(app, client).has(redirectUri)) {
+  // the account page's own callback is every login client's: its code stays with this service
+  if (!redirectUri || !(allowedRedirectUris(app, client).has(redirectUri) || redirectUri === accountCallbackOf(services, app))) {
     return badLink('redirect_uri is missing or is not on the allow-list of this client (its redirect_uris setting, or the application\'s); nothing was sent anywhere.');
   }
   const state = one(source.state);

@@ -31,6 +31,10 @@ const MAX_DEVICE = 80;
 /** The path of the account page's callback, on the application's own origin: a login client may always send a code there. */
 export const ACCOUNT_CALLBACK_PATH = '/account/callback';
 
+/** The account page's callback on the application's public address: a code sent there stays with this service. */
+export const accountCallbackOf = (services: Pick<CallContext['services'], 'baseUrls'>, app: CallContext['app']) =>
+  `${services.baseUrls.of(app.name)}${ACCOUNT_CALLBACK_PATH}`;
+
 /**
  * Spends the authorization code the hosted sign-in gave the account page (issued to `client` for
  * `redirectUri`) and starts a browser session with its proof. Answers the session's value (for

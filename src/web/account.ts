@@ -1,0 +1,409 @@
+import express, { type Request, type Response } from 'express';
+import QRCode from 'qrcode';
+import type { Application } from '../domain/storage/applications';
+import type { StoredCredential } from '../domain/storage/credentials';
+import type { Client } from '../domain/clients';
+import type { FlowVersion } from '../domain/flows';
+import { prefillFrom } from '../domain/profile-fields';
+import { Refusal } from '../domain/refusal';
+import { randomToken, safeEqual } from '../domain/secrets';
+import { totpUri } from '../domain/second-factor';
+import type { CallContext, Services } from '../usecases/services';
+import { peerBudgetKey } from '../domain/addresses';
+import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
+import { updateProfile } from '../usecases/login/update-profile';
+import { unlinkAccount } from '../usecases/login/social';
+import { accountOverview, type AccountOverview } from '../usecases/account/overview';
+import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, browserSessionOf, endSessions, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
+import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
+import { finishPasskeyRegistration } from '../usecases/factors/finish-passkey-registration';
+import { removePasskey, renamePasskey } from '../usecases/factors/manage-passkeys';
+import { enrollTotp } from '../usecases/factors/enroll-totp';
+import { confirmTotp } from '../usecases/factors/confirm-totp';
+import { removeTotp } from '../usecases/factors/remove-totp';
+import { newRecoveryCodes } from '../usecases/factors/renew-recovery-codes';
+import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
+import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
+import { pageFailure } from './hosted';
+import { brandOf, cookieValue, crossSite, escape, originOf, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { filled, textsOf } from '../texts';
+
+/**
+ * The account page (docs/account-page.md): a person's own view of their account, in the
+ * application's look and language. It signs in through the hosted /signin like any app, with the
+ * login client the link names (`client_id`, else the application's `account_client_id` setting,
+ * else its only login client), and keeps a server-side browser session (a `browser_session`
+ * credential) whose value only an HttpOnly cookie holds. Every section calls the use cases the
+ * API's endpoints call, with that session in place of an access token: the same rules, limits,
+ * events and emails, and the same "signed in minutes ago" before changing how the account signs in.
+ */
+
+type Key = keyof ReturnType<typeof accountTexts>;
+const accountTexts = (locale: PageLocale) => textsOf('account', locale);
+const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(accountTexts(locale)[key] ?? key, values);
+
+const SESSION_COOKIE = 'gh_account';
+const STATE_COOKIE = 'gh_account_state';
+const STATE_SECONDS = 30 * 60;
+/** What a successful POST says once it has redirected back (`done`). */
+const DONE = ['profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityUnlinked', 'sessionEnded', 'othersEnded'] as const;
+type Done = (typeof DONE)[number];
+
+
+/** What a signed-in request of the page works with: its session, its login client and that client's flow. */
+interface Signed { app: Application; locale: PageLocale; session: StoredCredential; client: Client; flow: FlowVersion }
+
+/** What the page shows besides the account: what the last POST did, or why not (and in which form). */
+interface Shown { done?: Done; notice?: string; reauth?: boolean; form?: string; values?: Record<string, string>; invalid?: Record<string, string[]> }
+
+/**
+ * `formToken`: the CSRF token of a session's forms, a keyed MAC (SECRET_KEY) of the session's
+ * hash: the same in every tab of the browser, worthless without the session's cookie, and ended
+ * with the session. A POST must bring it and come from this origin (crossSite).
+ */
+interface Page { services: Services; formToken: (session: StoredCredential) => string; secure: (req: Request) => boolean }
+
+const sessionCookie = (p: Page, req: Request) => (p.secure(req) ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE);
+
+/** The login client the page signs in with: the link's, else the application's setting, else its only login client. */
+async function accountClient(services: Services, app: Application, named: unknown): Promise<Client | undefined> {
+  const wanted = typeof named === 'string' && named.length <= 64 ? named : app.settings.account_client_id;
+  if (wanted) {
+    const client = await services.clients.find(app.id, wanted);
+    return client?.features.includes('login_client') ? client : undefined;
+  }
+  const logins = await services.clients.list(app.id, ['login_client']);
+  return logins.length === 1 ? logins[0] : undefined;
+}
+
+/**
+ * Sends the browser to the hosted sign-in, which comes back to the callback with a code. The
+ * `state` (random, with the client's id) also goes into a cookie of this browser (SameSite=Lax:
+ * it must come back from a social provider's redirect too), so a code brought by another browser
+ * starts nothing.
+ */
+function toSignIn(p: Page, req: Request, res: Response, app: Application, client: Client, locale: PageLocale): void {
+  const state = `${randomToken(16)}${Buffer.from(client.clientId).toString('base64url')}`;
+  res.cookie(STATE_COOKIE, state, { httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: ACCOUNT_CALLBACK_PATH, maxAge: STATE_SECONDS * 1000 });
+  const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: accountCallbackOf(p.services, app), state, locale });
+  res.redirect(303, `/signin?${query}`);
+}
+
+/** GET /account/callback: the code of the hosted sign-in becomes this browser's session. */
+const callback = (p: Page) => async (req: Request, res: Response, app: Application, locale: PageLocale) => {
+  const state = typeof req.query.state === 'string' ? req.query.state : '';
+  const held = cookieValue(req, STATE_COOKIE) ?? '';
+  const code = typeof req.query.code === 'string' ? req.query.code : '';
+  res.clearCookie(STATE_COOKIE, { path: ACCOUNT_CALLBACK_PATH });
+  const clientId = state.length > 32 ? Buffer.from(state.slice(32), 'base64url').toString() : '';
+  const client = held && safeEqual(held, state) && code ? await accountClient(p.services, app, clientId) : undefined;
+  if (!client) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
+  const flow = await clientFlow(p.services, app, client, locale);
+  if (!flow) return sendError(res, 500, locale, app, { key: 'unavailable', detail: 'this login client has no default flow (default_flow_name, default_flow_version)' });
+  const started = await callUseCase(p.services, req, res, app, startBrowserSession, { client, flow, responseType: 'code' }, {
+    client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']),
+  });
+  if (started.error) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
+  // the session this browser had before (a sign-in again to change a factor) ends: one per browser
+  const before = cookieValue(req, sessionCookie(p, req));
+  const old = before ? await browserSessionOf(callOf(p, req, res, app), before) : undefined;
+  if (old?.family) await endSessions(callOf(p, req, res, app), { token: old, session: old.family }).catch(() => undefined);
+  res.cookie(sessionCookie(p, req), started.result.value, {
+    httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: p.secure(req) ? '/' : '/account', expires: started.result.expiresAt,
+  });
+  res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);
+};
+
+/** The call of a use case the page runs itself (finding its session, ending one it replaces). */
+const callOf = (p: Page, req: Request, res: Response, app: Application): CallContext =>
+  ({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services: p.services });
+
+/** The browser and system of a User-Agent, as a person names them ("Firefox on Linux"); '' when unknown. */
+export function deviceOf(agent: string | undefined): string {
+  const ua = agent ?? '';
+  const browser = /Edg\//.test(ua) ? 'Edge' : /OPR\//.test(ua) ? 'Opera' : /Firefox\//.test(ua) ? 'Firefox' : /Chrom(e|ium)\//.test(ua) ? 'Chrome'
+    : /Safari\//.test(ua) ? 'Safari' : '';
+  const system = /Android/.test(ua) ? 'Android' : /iPhone|iPad/.test(ua) ? 'iOS' : /Mac OS X/.test(ua) ? 'macOS' : /Windows/.test(ua) ? 'Windows'
+    : /CrOS/.test(ua) ? 'ChromeOS' : /Linux/.test(ua) ? 'Linux' : '';
+  return [browser, system].filter(Boolean).join(' / ');
+}
+
+/** A page for a browser without a session: a message and the way to sign in. */
+function signedOutPage(res: Response, app: Application, locale: PageLocale, status: number, message: string): void {
+  const title = say(locale, 'title');
+  sendPage(res, status, locale, title, `<h1>${escape(title)}</h1><p class="notice" role="status">${escape(message)}</p>`
+    + `<a class="button" href="/account?locale=${escape(encodeURIComponent(locale))}">${escape(say(locale, 'signInAgain'))}</a>`, { brand: brandOf(app) });
+}
+
+/** A date as the page's locale writes it, in UTC (the page does not know the person's time zone). */
+const dateOf = (locale: PageLocale, at: Date) =>
+  `${new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at)} UTC`;
+
+/** A small form of the page: one action, the CSRF token, hidden values, and its button. */
+function actionForm(action: string, token: string, button: string, fields: Record<string, string> = {}, inner = '', secondary = false): string {
+  return `<form method="post" action="${escape(action)}">${inner}`
+    + Object.entries(fields).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('')
+    + `<input type="hidden" name="csrf" value="${escape(token)}">`
+    + `<button type="submit"${secondary ? ' class="secondary"' : ''}>${escape(button)}</button></form>`;
+}
+
+/** A form of the flow (editProfileForm, changePasswordForm) with what the last attempt showed. */
+function flowForm(p: Page, s: Signed, name: string, action: string, button: string, values: Record<string, string>, shown: Shown, token: string): string {
+  const form = p.services.flows.form(s.app, s.flow, name);
+  if (!form) return '';
+  const mine = shown.form === name;
+  return `<form method="post" action="${action}" data-validate>`
+    + renderFields(p.services.flows, s.flow, form, s.locale, mine ? { ...values, ...shown.values } : values, mine ? shown.invalid ?? {} : {})
+    + `<input type="hidden" name="csrf" value="${escape(token)}"><button type="submit">${escape(button)}</button></form>`;
+}
+
+/**
+ * Adds a passkey from the page: the browser asks this page for the options (a POST with the form's
+ * token), creates the passkey, and posts it back. Without WebAuthn the button stays hidden; a
+ * session too old to add one goes to sign in again.
+ */
+const ADD_PASSKEY_SCRIPT = `(()=>{const f=document.getElementById('passkey-add'),n=document.getElementById('page-notice');`
+  + `if(!f||!window.PublicKeyCredential||!PublicKeyCredential.parseCreationOptionsFromJSON)return;const b=document.getElementById('passkey-add-button');b.hidden=false;`
+  + `b.addEventListener('click',async()=>{try{const r=await fetch('/account/passkeys/begin',{method:'POST',body:new URLSearchParams({csrf:f.elements.namedItem('csrf').value})});`
+  + `const j=await r.json();if(j.reauth){location.assign('/account/reauth');return}if(!j.options)throw new Error('refused');`
+  + `const c=await navigator.credentials.create({publicKey:PublicKeyCredential.parseCreationOptionsFromJSON(j.options)});`
+  + `f.elements.namedItem('credential').value=JSON.stringify(c.toJSON());f.submit()}catch(e){n.textContent=f.dataset.failed;n.hidden=false}})})();`;
+
+const factorsOf = (locale: PageLocale, session: SessionView) => {
+  const names = [...new Set((session.factors.length ? session.factors : ['unknown']).map((f) => say(locale, `factor_${f}`)))];
+  return names.join(say(locale, 'and'));
+};
+
+/** The account page: every section, with what the last POST did. */
+async function showAccount(p: Page, req: Request, res: Response, s: Signed, status: number, shown: Shown = {}): Promise<void> {
+  const { locale, app } = s;
+  const got = await callUseCase(p.services, req, res, app, accountOverview as LoginUseCase<{ token: StoredCredential }, AccountOverview>, requestOf(s), { token: s.session });
+  if (!got.result) return signedOutPage(res, app, locale, 401, say(locale, 'signedOut'));
+  const o = got.result;
+  const token = p.formToken(s.session);
+  const t = (key: Key, values?: Record<string, string>) => escape(say(locale, key, values));
+  const who = o.record.email ?? o.record.username ?? o.record.uuid;
+  const done = shown.done ? `<p class="notice done" role="status">${t(`done${shown.done.charAt(0).toUpperCase()}${shown.done.slice(1)}` as Key)}</p>` : '';
+  const notice = `<p class="notice" id="page-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`;
+  const reauthHtml = `<p class="tip">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
+
+  let body = `<h1>${t('title')}</h1><p>${t('signedInAs', { who })}</p>${done}${notice}`;
+  if (shown.reauth) body += `<p class="notice" role="alert">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
+
+  body += `<section aria-labelledby="h-profile"><h2 id="h-profile">${t('profile')}</h2>`
+    + flowForm(p, s, 'editProfileForm', '/account/profile', say(locale, 'save'), prefillFrom(p.services.flows.form(app, s.flow, 'editProfileForm')!, o.record), shown, token)
+    + '</section>';
+
+  body += `<section aria-labelledby="h-password"><h2 id="h-password">${t('password')}</h2>`
+    + (o.hasPassword ? flowForm(p, s, 'changePasswordForm', '/account/password', say(locale, 'changePassword'), {}, shown, token) : `<p>${t('noPassword')}</p>`)
+    + '</section>';
+
+  body += `<section aria-labelledby="h-passkeys"><h2 id="h-passkeys">${t('passkeys')}</h2>`;
+  body += o.passkeys.length === 0 ? `<p>${t('noPasskeys')}</p>` : '<ul class="items">' + o.passkeys.map((k) => {
+    const used = k.lastUsedAt ? say(locale, 'lastUsed', { date: dateOf(locale, k.lastUsedAt) }) : say(locale, 'neverUsed');
+    const id = `passkey-${k.id}`;
+    return `<li><p><strong>${escape(k.name)}</strong><br>${t('passkeyDates', { created: dateOf(locale, k.createdAt), used })}${k.backedUp ? ` ${t('synced')}` : ''}</p>`
+      + actionForm('/account/passkeys/rename', token, say(locale, 'rename'), { passkey: String(k.id) },
+        `<label for="${id}">${t('passkeyName')}</label><input id="${id}" name="name" type="text" maxlength="100" value="${escape(k.name)}" required>`, true)
+      + actionForm('/account/passkeys/remove', token, say(locale, 'removeNamed', { name: k.name }), { passkey: String(k.id) }, '', true)
+      + '</li>';
+  }).join('') + '</ul>';
+  if (!o.fresh) body += reauthHtml;
+  body += `<form method="post" action="/account/passkeys/add" id="passkey-add" data-failed="${t('passkeyFailed')}">`
+    + `<input type="hidden" name="csrf" value="${escape(token)}"><input type="hidden" name="credential" value="">`
+    + `<button type="button" id="passkey-add-button" hidden>${t('addPasskey')}</button></form></section>`;
+
+  if (o.policy !== 'off') {
+    body += `<section aria-labelledby="h-totp"><h2 id="h-totp">${t('totp')}</h2>`;
+    if (o.totp === 'on') {
+      const code = (id: string) => `<label for="${id}">${t('totpCodeLabel')}</label>`
+        + `<input id="${id}" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="8" required>`;
+      body += `<p>${t('totpOn')} ${t('codesLeft', { count: String(o.recoveryCodesLeft) })}</p>`
+        + actionForm('/account/recovery-codes', token, say(locale, 'newCodes'), {}, code('codes-code'), true)
+        + actionForm('/account/totp/remove', token, say(locale, 'totpTurnOff'), {}, code('remove-code'), true);
+    } else {
+      body += `<p>${t('totpOff')}</p>` + (o.fresh ? '' : reauthHtml) + actionForm('/account/totp/enroll', token, say(locale, 'totpTurnOn'));
+    }
+    body += '</section>';
+  }
+
+  body += `<section aria-labelledby="h-identities"><h2 id="h-identities">${t('identities')}</h2>`
+    + (o.identities.length === 0 ? `<p>${t('noIdentities')}</p>` : '<ul class="items">' + o.identities.map((i) => `<li>`
+      + actionForm('/account/identities/unlink', token, say(locale, 'unlink', { provider: providerLabel(i.provider) }), { identifier: i.identifier }, '', true)
+      + '</li>').join('') + '</ul>')
+    + '</section>';
+
+  body += `<section aria-labelledby="h-sessions"><h2 id="h-sessions">${t('sessions')}</h2><ul class="items">` + o.sessions.map((v) => {
+    const where = v.current ? say(locale, 'thisBrowser') : v.kind === 'browser' ? say(locale, 'browserSession', { device: v.device || '?' }) : say(locale, 'appSession', { client: v.client });
+    const when = v.signedInAt ? say(locale, 'signedInWith', { date: dateOf(locale, v.signedInAt), factors: factorsOf(locale, v) }) : '';
+    const last = v.lastUsedAt ? say(locale, 'lastUsed', { date: dateOf(locale, v.lastUsedAt) }) : '';
+    return `<li><p><strong>${escape(where)}</strong><br>${escape(when)} ${escape(last)}</p>`
+      + (v.current ? '' : actionForm('/account/sessions/end', token, say(locale, 'endSession'), { session: v.id }, '', true)) + '</li>';
+  }).join('') + '</ul>'
+    + (o.sessions.some((v) => !v.current) ? actionForm('/account/sessions/end', token, say(locale, 'endOthers'), { others: '1' }, '', true) : '')
+    + '</section>';
+
+  body += actionForm('/account/signout', token, say(locale, 'signOut'), {}, '', true);
+  sendPage(res, status, locale, say(locale, 'title'), body, { brand: brandOf(app), formAction: "'self'", script: [VALIDATE_SCRIPT, ADD_PASSKEY_SCRIPT], connect: true });
+}
+
+const requestOf = (s: Signed): FlowRequest => ({ client: s.client, flow: s.flow, responseType: 'code' });
+
+/** A use case refused because the session's sign-in is too old for the change: the page asks to sign in again. */
+const tooOld = (e: PageRefusal) => e instanceof Refusal && e.reason === 'invalid' && e.detail.field === 'accessToken';
+
+type SignedWork = (req: Request, res: Response, s: Signed, body: Record<string, string>) => Promise<void>;
+
+/**
+ * A page request of a signed-in browser: without a live session it goes to sign in (a GET) or
+ * back to the page (a POST, which did nothing); a POST needs the page's CSRF token.
+ */
+const signed = (p: Page, resolveApp: (host: string | undefined) => Promise<Application>, work: SignedWork) =>
+  pageHandler(resolveApp, async (req, res, app, locale) => {
+    const value = cookieValue(req, sessionCookie(p, req));
+    const call = callOf(p, req, res, app);
+    const session = value ? await browserSessionOf(call, value) : undefined;
+    const client = session?.clientId == null ? undefined : await p.services.db.clients.findById(app.id, session.clientId);
+    const live = client && await p.services.clients.find(app.id, client.clientId);
+    if (!session || !live) {
+      if (req.method === 'POST') return res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);
+      const named = await accountClient(p.services, app, req.query.client_id);
+      if (!named) {
+        return sendError(res, 400, locale, app, {
+          key: 'badLink', detail: 'open /account with the client_id of a login client of this application, or set the application setting account_client_id',
+        });
+      }
+      return toSignIn(p, req, res, app, named, locale);
+    }
+    const flow = await clientFlow(p.services, app, live, locale);
+    if (!flow) return sendError(res, 500, locale, app, { key: 'unavailable', detail: 'the login client of this session has no default flow (default_flow_name, default_flow_version)' });
+    const s: Signed = { app, locale, session, client: live, flow };
+    const body = req.method === 'POST' ? stringFields(req.body) : {};
+    if (req.method === 'POST' && (crossSite(req) || !safeEqual(body.csrf ?? '', p.formToken(session)))) return showAccount(p, req, res, s, 403, { notice: textsOf('hosted', locale).expired });
+    await work(req, res, s, body);
+  });
+
+/** After a POST that did what it said: back to the page (a reload repeats nothing), which says so. */
+const doneTo = (res: Response, s: Signed, done: Done) => res.redirect(303, `/account?locale=${encodeURIComponent(s.locale)}&done=${done}`);
+
+/** Runs a use case for the page, then back to the page saying `done`, or the page with what failed. */
+const act = <C>(p: Page, useCase: LoginUseCase<C, unknown>, command: (s: Signed, body: Record<string, string>) => C, done: Done, form?: string): SignedWork =>
+  async (req, res, s, body) => {
+    const result = await callUseCase(p.services, req, res, s.app, useCase, requestOf(s), command(s, body));
+    if (!result.error) return doneTo(res, s, done);
+    if (tooOld(result.error)) return showAccount(p, req, res, s, 403, { reauth: true });
+    const { status, shown } = pageFailure(res, s.locale, form ?? 'account', result.error);
+    await showAccount(p, req, res, s, status, { ...shown, form, values: form ? body : undefined });
+  };
+
+const passkeyId = (body: Record<string, string>) => (/^\d{1,15}$/.test(body.passkey ?? '') ? Number(body.passkey) : -1);
+
+/** The authenticator's QR code and its first code; then the recovery codes, once. */
+const enrollPage = (p: Page): SignedWork => async (req, res, s, body) => {
+  const { locale, app } = s;
+  let secret = body.secret;
+  let uri: string;
+  let notice: string | undefined;
+  if (body.code !== undefined && secret) {
+    const confirmed = await callUseCase(p.services, req, res, app, confirmTotp, requestOf(s), { token: s.session, code: body.code.trim().slice(0, 16) });
+    if (confirmed.result) return codesPage(res, s, confirmed.result.recoveryCodes);
+    if (tooOld(confirmed.error)) return showAccount(p, req, res, s, 403, { reauth: true });
+    notice = pageFailure(res, locale, 'enroll', confirmed.error).shown.notice;
+    uri = totpUri(secret, brandOf(app).name, '');
+  } else {
+    const enrolled = await callUseCase(p.services, req, res, app, enrollTotp, requestOf(s), { token: s.session });
+    if (!enrolled.result) {
+      if (tooOld(enrolled.error)) return showAccount(p, req, res, s, 403, { reauth: true });
+      const { status, shown } = pageFailure(res, locale, 'enroll', enrolled.error);
+      return showAccount(p, req, res, s, status, shown);
+    }
+    ({ secret, uri } = enrolled.result);
+  }
+  const hosted = textsOf('hosted', locale);
+  const qr = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  const title = say(locale, 'totp');
+  const page = `<h1>${escape(hosted.enrollTitle)}</h1><p>${escape(filled(hosted.enrollIntro, { app: brandOf(app).name }))}</p>`
+    + `<p class="notice" role="alert"${notice ? '' : ' hidden'}>${escape(notice ?? '')}</p>`
+    + `<div class="qr" role="img" aria-label="${escape(hosted.enrollTitle)}">${qr}</div><p>${escape(hosted.enrollSecret)} <code id="secret">${escape(secret!)}</code></p>`
+    + actionForm('/account/totp/enroll', p.formToken(s.session), hosted.enrollButton, { secret: secret! },
+      `<label for="code">${escape(hosted.codeLabel)}</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="8" required autofocus>`)
+    + `<p class="links"><a href="/account?locale=${escape(encodeURIComponent(locale))}">${escape(say(locale, 'backToAccount'))}</a></p>`;
+  sendPage(res, notice ? 400 : 200, locale, title, page, { brand: brandOf(app), formAction: "'self'" });
+};
+
+/** Recovery codes, shown once (never cached: every page is no-store). */
+function codesPage(res: Response, s: Signed, codes: string[]): void {
+  const { locale } = s;
+  const title = say(locale, 'codesTitle');
+  sendPage(res, 200, locale, title, `<h1>${escape(title)}</h1><p class="notice done" role="status">${escape(textsOf('hosted', locale).enrolledIntro)}</p>`
+    + `<ul class="codes">${codes.map((c) => `<li><code>${escape(c)}</code></li>`).join('')}</ul>`
+    + `<a class="button" href="/account?locale=${escape(encodeURIComponent(locale))}">${escape(say(locale, 'backToAccount'))}</a>`, { brand: brandOf(s.app) });
+}
+
+/** The account page's routes: the page, its sign-in callback, and one POST per change. */
+export function accountRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>) {
+  const router = express.Router();
+  const p: Page = {
+    services, formToken: (session) => services.box.tag(session.valueHash, 'account form'), secure: (req) => req.secure || services.baseUrls.secure,
+  };
+  const on = (work: SignedWork) => signed(p, resolveApp, work);
+  const form = pageForm({ limit: '80kb', parameterLimit: 40 });
+  router.get('/account', on(async (req, res, s) => {
+    const done = DONE.find((d) => d === req.query.done);
+    await showAccount(p, req, res, s, 200, { done });
+  }));
+  router.get(ACCOUNT_CALLBACK_PATH, pageHandler(resolveApp, callback(p)));
+  router.get('/account/reauth', pageHandler(resolveApp, async (req, res, app, locale) => {
+    const value = cookieValue(req, sessionCookie(p, req));
+    const session = value ? await browserSessionOf(callOf(p, req, res, app), value) : undefined;
+    const stored = session?.clientId == null ? undefined : await services.db.clients.findById(app.id, session.clientId);
+    const client = await accountClient(services, app, stored?.clientId ?? req.query.client_id);
+    if (!client) return res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);
+    toSignIn(p, req, res, app, client, locale);
+  }));
+  router.post('/account/profile', form, on(async (req, res, s, body) => {
+    const editForm = services.flows.form(s.app, s.flow, 'editProfileForm');
+    const values = editForm ? formValues(editForm, body) : {};
+    await act(p, updateProfile, () => ({ form: { name: 'editProfileForm', values }, accessToken: s.session }), 'profile', 'editProfileForm')(req, res, s, body);
+  }));
+  router.post('/account/password', form, on(async (req, res, s, body) => {
+    const passwordForm = services.flows.form(s.app, s.flow, 'changePasswordForm');
+    const values = passwordForm ? formValues(passwordForm, body) : {};
+    await act(p, updateProfile, () => ({ form: { name: 'changePasswordForm', values }, accessToken: s.session }), 'password', 'changePasswordForm')(req, res, s, body);
+  }));
+  router.post('/account/passkeys/begin', form, on(async (req, res, s) => {
+    const begun = await callUseCase(services, req, res, s.app, beginPasskeyRegistration, requestOf(s), { token: s.session });
+    if (begun.result) return void res.json({ options: begun.result });
+    res.status(400).json({ reauth: tooOld(begun.error) });
+  }));
+  router.post('/account/passkeys/add', form, on(async (req, res, s, body) => {
+    let credential: unknown;
+    try {
+      credential = JSON.parse(body.credential ?? '');
+    } catch {
+      return showAccount(p, req, res, s, 400, { notice: say(s.locale, 'passkeyFailed') });
+    }
+    await act(p, finishPasskeyRegistration, () => ({ token: s.session, credential, name: deviceOf(req.headers['user-agent']) || undefined }), 'passkeyAdded')(req, res, s, body);
+  }));
+  router.post('/account/passkeys/rename', form, on(act(p, renamePasskey, (s, body) => ({ token: s.session, passkeyId: passkeyId(body), name: body.name ?? '' }), 'passkeyRenamed')));
+  router.post('/account/passkeys/remove', form, on(act(p, removePasskey, (s, body) => ({ token: s.session, passkeyId: passkeyId(body) }), 'passkeyRemoved')));
+  router.post('/account/totp/enroll', form, on(enrollPage(p)));
+  router.post('/account/totp/remove', form, on(act(p, removeTotp, (s, body) => ({ token: s.session, code: (body.code ?? '').trim().slice(0, 16) }), 'totpOff')));
+  router.post('/account/recovery-codes', form, on(async (req, res, s, body) => {
+    const renewed = await callUseCase(services, req, res, s.app, newRecoveryCodes, requestOf(s), { token: s.session, code: (body.code ?? '').trim().slice(0, 16) });
+    if (renewed.result) return codesPage(res, s, renewed.result.recoveryCodes);
+    const { status, shown } = pageFailure(res, s.locale, 'codes', renewed.error);
+    await showAccount(p, req, res, s, status, shown);
+  }));
+  router.post('/account/identities/unlink', form, on(act(p, unlinkAccount, (s, body) => ({ accessToken: s.session, identifier: body.identifier ?? '' }), 'identityUnlinked')));
+  router.post('/account/sessions/end', form, on(async (req, res, s, body) => {
+    const others = body.others === '1';
+    await act(p, endSessions, () => ({ token: s.session, ...(others ? { others } : { session: body.session ?? '' }) }), others ? 'othersEnded' : 'sessionEnded')(req, res, s, body);
+  }));
+  router.post('/account/signout', form, on(async (req, res, s) => {
+    await callUseCase(services, req, res, s.app, endSessions, requestOf(s), { token: s.session, session: s.session.family ?? '' });
+    res.clearCookie(sessionCookie(p, req), { path: p.secure(req) ? '/' : '/account', secure: p.secure(req) });
+    signedOutPage(res, s.app, s.locale, 200, say(s.locale, 'signedOut'));
+  }));
+  return router;
+}
