@@ -74,6 +74,7 @@ function styleFor(color: string): string {
     + 'button,a.button{display:block;width:100%;margin:1.25rem 0 .5rem;padding:.75rem 1rem;border:0;border-radius:6px;background:' + color + ';color:' + onAccent + ';'
     + 'font:inherit;font-weight:bold;text-align:center;text-decoration:none;cursor:pointer}'
     + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}button.secondary{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}[hidden]{display:none!important}.qr svg{display:block;width:12rem;height:12rem;margin:1rem auto}.codes{columns:2;font-size:1.1rem}.codes code,#secret{overflow-wrap:anywhere}'
+    + 'section{border-top:1px solid #e4e7eb;margin-top:1.5rem}h2{font-size:1.15rem;margin:1.25rem 0 .5rem}.items li{border:1px solid #e4e7eb;border-radius:6px;padding:.5rem .75rem;margin:.5rem 0}.items p{margin:.25rem 0}'
     + 'a:focus,button:focus,input:focus,select:focus,textarea:focus{outline:3px solid #0b57d0;outline-offset:2px}';
 }
 const styles = new Map<string, string>();

@@ -1,0 +1,174 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import request from 'supertest';
+import { createHttpServer } from '../../src/http-server';
+import { createLogger } from '../../src/logger';
+import { projectRoot } from '../../src/paths';
+import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { freePort } from '../helpers/processes';
+import { CHROMIUM, launchChromium } from '../helpers/browser';
+
+// The account page (docs/account-page.md) in headless Chromium, with the keyboard only: signing in
+// through the hosted /signin, adding a passkey with the DevTools protocol's virtual authenticator,
+// naming and removing it, signing in with it, signing out; and no sideways scroll on a phone.
+
+const SHOTS = path.join(projectRoot(), 'docs/pages');
+const PASSWORD = 'correct horse battery';
+const VIEWPORTS = { desktop: { width: 1280, height: 1000 }, phone: { width: 390, height: 844 } };
+
+skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('the account page in a real browser', () => {
+  let t: TestApp;
+  let gatehouse: http.Server;
+  let browser: Browser;
+  let base: string;
+  let owner: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    t = await startTestApp({ env: { PUBLIC_BASE_URL: base, LOGIN_LIMIT_ADDRESS: '10000/900' } });
+    gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
+    await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+    owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    if (gatehouse) await new Promise<void>((resolve) => gatehouse.close(() => resolve()));
+    await t?.close();
+  });
+
+  async function account() {
+    const email = `ap-${Math.random().toString(36).slice(2)}@example.com`;
+    const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD, givenName: 'Ada', familyName: 'Lovelace' }) });
+    expect(created.body.stat).toBe('ok');
+    return { email, id: created.body.id as number };
+  }
+
+  /** A browser (its own cookies) with a virtual platform authenticator: user verification, resident keys. */
+  async function device(viewport = VIEWPORTS.desktop): Promise<{ page: Page; context: BrowserContext }> {
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    return { page, context };
+  }
+
+  /** Tab until the element `selector` has the focus (at most 40 presses): what a keyboard user does. */
+  async function tabTo(page: Page, selector: string): Promise<void> {
+    for (let i = 0; i < 40; i++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate(`document.activeElement ? document.activeElement.matches(${JSON.stringify(selector)}) : false`)) return;
+    }
+    throw new Error(`${selector} is not reachable with Tab`);
+  }
+
+  /** Types into the field `selector`, reached with Tab. */
+  async function typeInto(page: Page, selector: string, value: string): Promise<void> {
+    await tabTo(page, selector);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type(value);
+  }
+
+  /** From /account, through the hosted sign-in with the password, back to /account. */
+  async function signInWithPassword(page: Page, email: string): Promise<void> {
+    await page.goto(`${base}/account`);
+    await page.waitForURL(/\/signin\?/);
+    await typeInto(page, '#f-signInEmailAddress', email);
+    await typeInto(page, '#f-currentPassword', PASSWORD);
+    await Promise.all([page.waitForURL(`${base}/account?locale=en-US`), page.keyboard.press('Enter')]);
+  }
+
+  const shoot = async (page: Page, name: string) => {
+    if (process.env.SCREENSHOTS !== '1') return;
+    fs.mkdirSync(SHOTS, { recursive: true });
+    for (const [kind, size] of Object.entries(VIEWPORTS)) {
+      await page.setViewportSize(size);
+      await page.screenshot({ path: path.join(SHOTS, `${name}-${kind}.png`), fullPage: true });
+    }
+    await page.setViewportSize(VIEWPORTS.desktop);
+  };
+
+  it('keyboard only: sign in, add a passkey, name it, sign out, sign in with the passkey, remove it', async () => {
+    const a = await account();
+    const d = await device();
+    try {
+      await signInWithPassword(d.page, a.email);
+      expect(await d.page.textContent('main')).toContain(`Signed in as ${a.email}`);
+
+      await tabTo(d.page, '#passkey-add-button');
+      await Promise.all([d.page.waitForURL(/done=passkeyAdded/), d.page.keyboard.press('Enter')]);
+      expect(await d.page.textContent('.notice.done')).toBe('The passkey is added.');
+      const name = d.page.locator('input[name="name"]');
+      expect(await name.count()).toBe(1);
+      // named after the browser it was made on
+      expect(await name.inputValue()).toBe('Chrome / Linux');
+      await typeInto(d.page, 'input[name="name"]', 'Work laptop');
+      await Promise.all([d.page.waitForURL(/done=passkeyRenamed/), d.page.keyboard.press('Enter')]);
+      expect(await d.page.locator('input[name="name"]').inputValue()).toBe('Work laptop');
+      await shoot(d.page, 'account');
+
+      await tabTo(d.page, 'form[action="/account/signout"] button');
+      await Promise.all([d.page.waitForURL(`${base}/account/signout`), d.page.keyboard.press('Enter')]);
+      expect(await d.page.textContent('main')).toContain('You are signed out.');
+
+      // the hosted sign-in's passkey button, no password typed (in a browser without the autofill of
+      // passkeys: the virtual authenticator would answer the autofill's request at once)
+      await d.page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false');
+      await d.page.goto(`${base}/account`);
+      await d.page.waitForURL(/\/signin\?/);
+      await d.page.waitForSelector('#passkey-button:not([hidden])');
+      await tabTo(d.page, '#passkey-button');
+      await Promise.all([d.page.waitForURL(`${base}/account?locale=en-US`), d.page.keyboard.press('Enter')]);
+      expect(await d.page.textContent('main')).toMatch(/This browser\s*Signed in [^.]+ with a passkey\./);
+      expect(await d.page.textContent('main')).toMatch(/Last used [^.]+ UTC\./);
+
+      await tabTo(d.page, 'form[action="/account/passkeys/remove"] button');
+      await Promise.all([d.page.waitForURL(/done=passkeyRemoved/), d.page.keyboard.press('Enter')]);
+      expect(await d.page.textContent('main')).toContain('No passkey yet.');
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  it('the last passkey of an account without a password is kept, and the page says why', async () => {
+    const a = await account();
+    const d = await device();
+    try {
+      await signInWithPassword(d.page, a.email);
+      await d.page.click('#passkey-add-button');
+      await d.page.waitForURL(/done=passkeyAdded/);
+      // an account whose password an operator removed (it signs in with its passkey only)
+      await t.runtime.db.sequelize.query('UPDATE entities SET password_hash = NULL WHERE id = ?', { replacements: [a.id] });
+      await Promise.all([d.page.waitForURL(`${base}/account/passkeys/remove`), d.page.click('form[action="/account/passkeys/remove"] button')]);
+      expect(await d.page.textContent('#page-notice')).toContain('this passkey is the only way this account signs in');
+      expect(await d.page.locator('input[name="name"]').count()).toBe(1);
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  it('on a 390 px phone: no sideways scroll on the account page and its two-step setup', async () => {
+    const a = await account();
+    const d = await device(VIEWPORTS.phone);
+    try {
+      await signInWithPassword(d.page, a.email);
+      const widths = () => d.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as Promise<number[]>;
+      const [scroll, client] = await widths();
+      expect(scroll).toBe(client);
+      await Promise.all([d.page.waitForURL(`${base}/account/totp/enroll`), d.page.click('form[action="/account/totp/enroll"] button')]);
+      expect(await d.page.locator('.qr svg').count()).toBe(1);
+      const [scroll2, client2] = await widths();
+      expect(scroll2).toBe(client2);
+      await shoot(d.page, 'account-two-step');
+    } finally {
+      await d.context.close();
+    }
+  });
+});
