@@ -323,8 +323,11 @@ export function buildApp(options: AppOptions): express.Express {
   // the reference sign-in and registration pages, built from the login client's flow
   const hosted = hostedRoutes(services, resolveApp);
   app.use(hosted.router);
+  // the account page: the person's own profile, password, passkeys, second factor, linked accounts and sessions
+  const account = accountRoutes(services, resolveApp);
+  app.use(account.router);
   // the built-in social login application's browser pages and auth_info (not API routes)
-  app.use(socialRoutes(services, resolveApp, hosted));
+  app.use(socialRoutes(services, resolveApp, hosted, account.linking));
   // the mobile SDKs' flow documents
   app.use(flowDocumentRoutes(services));
   // where verification emails link
@@ -332,8 +335,6 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(undoEmailChangeRoutes(services, resolveApp));
   // where password emails link
   app.use(resetPasswordRoutes(services, resolveApp));
-  // the account page: the person's own profile, password, passkeys, second factor and sessions
-  app.use(accountRoutes(services, resolveApp));
   // the API described as OpenAPI 3.1, generated from the route table
   const openApi = JSON.stringify(openApiDocument(options.routes ?? ROUTES, packageVersion()));
   app.get('/openapi.json', (_req, res) => {

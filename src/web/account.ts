@@ -8,11 +8,13 @@ import { prefillFrom } from '../domain/profile-fields';
 import { Refusal } from '../domain/refusal';
 import { randomToken, safeEqual } from '../domain/secrets';
 import { totpUri } from '../domain/second-factor';
+import { mayResetPassword } from '../domain/tokens';
 import type { CallContext, Services } from '../usecases/services';
 import { peerBudgetKey } from '../domain/addresses';
 import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
 import { updateProfile } from '../usecases/login/update-profile';
-import { unlinkAccount } from '../usecases/login/social';
+import { linkAccount, unlinkAccount } from '../usecases/login/social';
+import { startLinking, type AccountLinking } from './social';
 import { accountOverview, type AccountOverview } from '../usecases/account/overview';
 import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, browserSessionOf, endSessions, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
 import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
@@ -46,7 +48,7 @@ const SESSION_COOKIE = 'gh_account';
 const STATE_COOKIE = 'gh_account_state';
 const STATE_SECONDS = 30 * 60;
 /** What a successful POST says once it has redirected back (`done`). */
-const DONE = ['profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityUnlinked', 'sessionEnded', 'othersEnded'] as const;
+const DONE = ['profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityLinked', 'identityUnlinked', 'sessionEnded', 'othersEnded'] as const;
 type Done = (typeof DONE)[number];
 
 
@@ -109,7 +111,7 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   const old = before ? await browserSessionOf(callOf(p, req, res, app), before) : undefined;
   if (old?.family) await endSessions(callOf(p, req, res, app), { token: old, session: old.family }).catch(() => undefined);
   res.cookie(sessionCookie(p, req), started.result.value, {
-    httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: p.secure(req) ? '/' : '/account', expires: started.result.expiresAt,
+    httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: '/', expires: started.result.expiresAt,
   });
   res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);
 };
@@ -227,10 +229,15 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
     body += '</section>';
   }
 
+  // each provider of the application not linked yet can be
+  const providers = (await p.services.providers.list(app.id)).map((v) => v.name).filter((name) => !o.identities.some((i) => i.provider === name));
   body += `<section aria-labelledby="h-identities"><h2 id="h-identities">${t('identities')}</h2>`
     + (o.identities.length === 0 ? `<p>${t('noIdentities')}</p>` : '<ul class="items">' + o.identities.map((i) => `<li>`
       + actionForm('/account/identities/unlink', token, say(locale, 'unlink', { provider: providerLabel(i.provider) }), { identifier: i.identifier }, '', true)
       + '</li>').join('') + '</ul>')
+    // a link, not a form: the provider's page is on another origin, where form-action lets no form go; its token is the forms'
+    + providers.map((name) => `<a class="button provider" href="${escape(`/account/identities/link?${new URLSearchParams({ provider: name, csrf: token })}`)}">`
+      + `${t('link', { provider: providerLabel(name) })}</a>`).join('')
     + '</section>';
 
   body += `<section aria-labelledby="h-sessions"><h2 id="h-sessions">${t('sessions')}</h2><ul class="items">` + o.sessions.map((v) => {
@@ -260,12 +267,8 @@ type SignedWork = (req: Request, res: Response, s: Signed, body: Record<string, 
  */
 const signed = (p: Page, resolveApp: (host: string | undefined) => Promise<Application>, work: SignedWork) =>
   pageHandler(resolveApp, async (req, res, app, locale) => {
-    const value = cookieValue(req, sessionCookie(p, req));
-    const call = callOf(p, req, res, app);
-    const session = value ? await browserSessionOf(call, value) : undefined;
-    const client = session?.clientId == null ? undefined : await p.services.db.clients.findById(app.id, session.clientId);
-    const live = client && await p.services.clients.find(app.id, client.clientId);
-    if (!session || !live) {
+    const s = await signedOf(p, req, res, app, locale);
+    if (!s) {
       if (req.method === 'POST') return res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);
       const named = await accountClient(p.services, app, req.query.client_id);
       if (!named) {
@@ -275,13 +278,31 @@ const signed = (p: Page, resolveApp: (host: string | undefined) => Promise<Appli
       }
       return toSignIn(p, req, res, app, named, locale);
     }
-    const flow = await clientFlow(p.services, app, live, locale);
-    if (!flow) return sendError(res, 500, locale, app, { key: 'unavailable', detail: 'the login client of this session has no default flow (default_flow_name, default_flow_version)' });
-    const s: Signed = { app, locale, session, client: live, flow };
     const body = req.method === 'POST' ? stringFields(req.body) : {};
-    if (req.method === 'POST' && (crossSite(req) || !safeEqual(body.csrf ?? '', p.formToken(session)))) return showAccount(p, req, res, s, 403, { notice: textsOf('hosted', locale).expired });
+    if (req.method === 'POST' && (crossSite(req) || !safeEqual(body.csrf ?? '', p.formToken(s.session)))) return showAccount(p, req, res, s, 403, { notice: textsOf('hosted', locale).expired });
     await work(req, res, s, body);
   });
+
+/** The browser's live session, its login client and that client's flow; undefined without one (or when its client has no flow to show). */
+async function signedOf(p: Page, req: Request, res: Response, app: Application, locale: PageLocale): Promise<Signed | undefined> {
+  const value = cookieValue(req, sessionCookie(p, req));
+  const session = value ? await browserSessionOf(callOf(p, req, res, app), value) : undefined;
+  const stored = session?.clientId == null ? undefined : await p.services.db.clients.findById(app.id, session.clientId);
+  const client = stored && await p.services.clients.find(app.id, stored.clientId);
+  const flow = client && await clientFlow(p.services, app, client, locale);
+  return session && client && flow ? { app, locale, session, client, flow } : undefined;
+}
+
+/**
+ * The end of a social sign-in the page started to link an identity (the social callback, a GET
+ * bound to this browser by the sign-in's state cookie; the start was a POST with the form token):
+ * linked to the signed-in account through the API's use case, or the page saying why not.
+ */
+async function finishLink(p: Page, req: Request, res: Response, app: Application, locale: PageLocale, socialToken: string): Promise<void> {
+  const s = await signedOf(p, req, res, app, locale);
+  if (!s) return signedOutPage(res, app, locale, 401, say(locale, 'stateLost'));
+  await act(p, linkAccount, () => ({ accessToken: s.session, token: socialToken }), 'identityLinked')(req, res, s, {});
+}
 
 /** After a POST that did what it said: back to the page (a reload repeats nothing), which says so. */
 const doneTo = (res: Response, s: Signed, done: Done) => res.redirect(303, `/account?locale=${encodeURIComponent(s.locale)}&done=${done}`);
@@ -395,6 +416,15 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
     const { status, shown } = pageFailure(res, s.locale, 'codes', renewed.error);
     await showAccount(p, req, res, s, status, shown);
   }));
+  router.get('/account/identities/link', on(async (req, res, s) => {
+    // the page's token, in the link: another site cannot start linking its identity to this account
+    if (crossSite(req) || !safeEqual(String(req.query.csrf ?? ''), p.formToken(s.session))) {
+      return showAccount(p, req, res, s, 403, { notice: textsOf('hosted', s.locale).expired });
+    }
+    // the provider's round trip must end within the minutes a link allows: a session too old signs in again first
+    if (!mayResetPassword(s.session, services.clock.now())) return showAccount(p, req, res, s, 403, { reauth: true });
+    await startLinking(services, req, res, s.app, s.locale, String(req.query.provider ?? ''));
+  }));
   router.post('/account/identities/unlink', form, on(act(p, unlinkAccount, (s, body) => ({ accessToken: s.session, identifier: body.identifier ?? '' }), 'identityUnlinked')));
   router.post('/account/sessions/end', form, on(async (req, res, s, body) => {
     const others = body.others === '1';
@@ -402,8 +432,9 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
   }));
   router.post('/account/signout', form, on(async (req, res, s) => {
     await callUseCase(services, req, res, s.app, endSessions, requestOf(s), { token: s.session, session: s.session.family ?? '' });
-    res.clearCookie(sessionCookie(p, req), { path: p.secure(req) ? '/' : '/account', secure: p.secure(req) });
+    res.clearCookie(sessionCookie(p, req), { path: '/', secure: p.secure(req) });
     signedOutPage(res, s.app, s.locale, 200, say(s.locale, 'signedOut'));
   }));
-  return router;
+  const linking: AccountLinking = { finishLink: (req, res, app, locale, _provider, socialToken) => finishLink(p, req, res, app, locale, socialToken) };
+  return { router, linking };
 }

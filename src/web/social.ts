@@ -16,7 +16,12 @@ import { brandOf, cookieValue, escape, LINK_CODE, markFailedPage, providerLabel,
  * case): it ends by posting a token to `tokenUrl`, or, when a hosted sign-in page started it, back
  * on that page (`hosted`), in the page's language.
  */
-interface Resume { tokenUrl?: string; hosted?: HostedReturn; locale: PageLocale }
+interface Resume { tokenUrl?: string; hosted?: HostedReturn; account?: true; locale: PageLocale }
+
+/** What the account page gives the social pages: the end of a sign-in it started to link an identity to its account. */
+export interface AccountLinking {
+  finishLink(req: Request, res: Response, app: Application, locale: PageLocale, provider: string, socialToken: string): Promise<void>;
+}
 
 /** Characters of an auth_info apiKey or token (a key is set by its owner; tokens are 40). */
 const MAX_API_KEY = 256;
@@ -49,6 +54,12 @@ async function allowedTokenUrl(services: Services, app: Application, raw: string
   return allowed.has(raw) ? raw : undefined;
 }
 
+/** A provider's failure as a page of its own (502): the detail (addresses, library messages) to the log; people read what happened, in their language. */
+function providerFailed(services: Services, res: Response, locale: PageLocale, app: Application, e: ProviderError): void {
+  services.logger.warn({ provider: e.provider, kind: e.kind, detail: e.message }, 'social sign-in failed at the provider');
+  sendError(res, 502, locale, app, { key: e.kind === 'unreachable' ? 'providerDown' : 'providerFailed', values: { provider: providerLabel(e.provider) } });
+}
+
 /** A social page: the application and the page's locale resolved; a provider's failure shown as a page of its own (502), anything else to the error page. */
 const socialPage = (services: Services, resolveApp: (host: string | undefined) => Promise<Application>, work: PageWork) =>
   async (req: Request, res: Response, next: NextFunction) => {
@@ -58,11 +69,7 @@ const socialPage = (services: Services, resolveApp: (host: string | undefined) =
       app = await resolveApp(req.headers.host);
       await work(req, res, app, locale);
     } catch (e) {
-      if (e instanceof ProviderError && app) {
-        // the detail (addresses, library messages) goes to the log; people read what happened, in their language
-        services.logger.warn({ provider: e.provider, kind: e.kind, detail: e.message }, 'social sign-in failed at the provider');
-        return sendError(res, 502, locale, app, { key: e.kind === 'unreachable' ? 'providerDown' : 'providerFailed', values: { provider: providerLabel(e.provider) } });
-      }
+      if (e instanceof ProviderError && app) return providerFailed(services, res, locale, app, e);
       markFailedPage(res, { locale, app });
       next(e);
     }
@@ -95,11 +102,17 @@ const startSignIn = (services: Services, hosted: HostedPages | undefined): PageW
   if (back && 'key' in back) return sendError(res, 400, locale, app, back);
   const tokenUrl = back ? undefined : await allowedTokenUrl(services, app, one(req.query.token_url));
   if (!back && !tokenUrl) return refuseTokenUrl(res, locale, app);
-  const resume: Resume = { tokenUrl, hosted: back, locale };
+  await toProvider(services, req, res, app, locale, found, { tokenUrl, hosted: back, locale });
+};
+
+type FoundProvider = NonNullable<Awaited<ReturnType<Services['providers']['withSecret']>>>;
+
+/** A sign-in in progress stored by the start use case (resuming with `resume`), and the browser sent to the provider. */
+async function toProvider(services: Services, req: Request, res: Response, app: Application, locale: PageLocale, found: FoundProvider, resume: Resume): Promise<void> {
   let started;
   try {
     started = await startSocialSignIn(services, {
-      app, found, clientAddress: peerBudgetKey(req.ip), callbackUrl: `${req.protocol}://${req.get('host')}/social/${name}/callback`, resume: { ...resume },
+      app, found, clientAddress: peerBudgetKey(req.ip), callbackUrl: `${req.protocol}://${req.get('host')}/social/${found.provider.name}/callback`, resume: { ...resume },
     });
   } catch (e) {
     // each start stores a sign-in in progress: starts are limited per client address
@@ -109,13 +122,28 @@ const startSignIn = (services: Services, hosted: HostedPages | undefined): PageW
     return sendError(res, 429, locale, app, { key: 'tooManyStarts', values: { seconds: String(wait) } });
   }
   // the state also lives in this browser: a callback carried to another browser (login CSRF) fails
-  res.setHeader('Set-Cookie', stateCookie(services, req, name, started.state, SOCIAL_STATE_SECONDS));
+  res.setHeader('Set-Cookie', stateCookie(services, req, found.provider.name, started.state, SOCIAL_STATE_SECONDS));
   res.setHeader('Cache-Control', 'no-store');
   res.redirect(303, started.url);
-};
+}
+
+/**
+ * A sign-in with `provider` whose identity the account page links to its signed-in account (its
+ * callback ends in AccountLinking.finishLink); an unknown provider gets an error page.
+ */
+export async function startLinking(services: Services, req: Request, res: Response, app: Application, locale: PageLocale, provider: string): Promise<void> {
+  const found = PROVIDER_PATH.test(provider) ? await services.providers.withSecret(app.id, provider) : undefined;
+  if (!found) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
+  try {
+    await toProvider(services, req, res, app, locale, found, { account: true, locale });
+  } catch (e) {
+    if (!(e instanceof ProviderError)) throw e;
+    providerFailed(services, res, locale, app, e);
+  }
+}
 
 /** GET /social/:provider/callback: the sign-in in progress spent once by the finish use case, a one-time token to the app or the hosted page. */
-const finishSignIn = (services: Services, hosted: HostedPages | undefined): PageWork => async (req, res, app, locale) => {
+const finishSignIn = (services: Services, hosted: HostedPages | undefined, account: AccountLinking | undefined): PageWork => async (req, res, app, locale) => {
   const state = one(req.query.state);
   if (!state || !LINK_CODE.test(state)) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the callback carries no valid state' });
   const bound = cookieValue(req, stateCookieName(services, req));
@@ -137,6 +165,7 @@ const finishSignIn = (services: Services, hosted: HostedPages | undefined): Page
   }
   if (done.kind === 'providerRemoved') return sendError(res, 404, pageLang, app, { key: 'providerRemoved', values: { provider: providerLabel(done.provider) } });
   if (back.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, back.hosted, done.provider, done.token);
+  if (back.account && account) return account.finishLink(req, res, app, pageLang, done.provider, done.token);
   if (!back.tokenUrl) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in was started with neither a token_url nor a hosted page to return to' });
   const target = new URL(back.tokenUrl);
   sendPage(res, 200, pageLang, text(pageLang, 'signIn'),
@@ -185,12 +214,14 @@ const authInfo = (services: Services, resolveApp: (host: string | undefined) => 
  * redeem tokens themselves. `token_url` must be on the allow-list (`social_token_urls` of a login
  * client or of the application): nothing else is ever posted to or redirected to.
  */
-export function socialRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted?: HostedPages): express.Router {
+export function socialRoutes(
+  services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted?: HostedPages, account?: AccountLinking,
+): express.Router {
   const router = express.Router();
   const page = (work: PageWork) => socialPage(services, resolveApp, work);
   router.get('/social/signin', page(pickProvider(services)));
   router.get('/social/:provider/start', page(startSignIn(services, hosted)));
-  router.get('/social/:provider/callback', page(finishSignIn(services, hosted)));
+  router.get('/social/:provider/callback', page(finishSignIn(services, hosted, account)));
   router.post('/api/v2/auth_info', express.urlencoded({ extended: false, limit: '8kb' }), authInfo(services, resolveApp));
   return router;
 }

@@ -9,6 +9,7 @@ import { projectRoot } from '../../src/paths';
 import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
 import { CHROMIUM, launchChromium } from '../helpers/browser';
+import { startOidcProvider } from '../helpers/social';
 
 // The account page (docs/account-page.md) in headless Chromium, with the keyboard only: signing in
 // through the hosted /signin, adding a passkey with the DevTools protocol's virtual authenticator,
@@ -24,6 +25,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   let browser: Browser;
   let base: string;
   let owner: string;
+  let provider: Awaited<ReturnType<typeof startOidcProvider>>;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -32,10 +34,15 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
     await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
     owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    provider = await startOidcProvider([`${base}/social/testidp/callback`]);
+    const added = await request(t.app).post('/providers/add').set('Authorization', owner).type('form')
+      .send({ name: 'testidp', issuer: provider.issuer, provider_client_id: 'gatehouse', provider_client_secret: 'provider-secret' });
+    expect(added.body.stat).toBe('ok');
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
+    await provider?.stop();
     if (gatehouse) await new Promise<void>((resolve) => gatehouse.close(() => resolve()));
     await t?.close();
   });
@@ -132,6 +139,57 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await tabTo(d.page, 'form[action="/account/passkeys/remove"] button');
       await Promise.all([d.page.waitForURL(/done=passkeyRemoved/), d.page.keyboard.press('Enter')]);
       expect(await d.page.textContent('main')).toContain('No passkey yet.');
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  /** Signs in at the test provider as `login` and consents. */
+  async function atProvider(page: Page, login: string): Promise<void> {
+    await page.waitForURL(/\/interaction\//);
+    await page.fill('input[name=login]', login);
+    await page.fill('input[name=password]', 'anything');
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/interaction\//);
+    await page.click('button[type=submit]'); // consent
+  }
+
+  it('links a social account through its provider, signs in with it, and unlinks it', async () => {
+    const a = await account();
+    const d = await device();
+    try {
+      await signInWithPassword(d.page, a.email);
+      await d.page.click('text="Link Testidp"');
+      await atProvider(d.page, 'lovelace');
+      await d.page.waitForURL(/done=identityLinked/);
+      expect(await d.page.textContent('.notice.done')).toBe('The account is linked.');
+      expect(await d.page.locator('text=Unlink Testidp').count()).toBe(1);
+      expect(await d.page.locator('text="Link Testidp"').count()).toBe(0);
+
+      // signed out, the provider signs this account in
+      await Promise.all([d.page.waitForURL(`${base}/account/signout`), d.page.click('form[action="/account/signout"] button')]);
+      await d.page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false');
+      await d.page.goto(`${base}/account`);
+      await d.page.waitForURL(/\/signin\?/);
+      await Promise.all([d.page.waitForURL(`${base}/account?locale=en-US`), d.page.click('text=Continue with Testidp')]);
+      expect(await d.page.textContent('main')).toContain(`Signed in as ${a.email}`);
+      expect(await d.page.textContent('main')).toMatch(/This browser\s*Signed in [^.]+ with a social account\./);
+
+      // another account cannot link the same identity
+      const b = await account();
+      const other = await device();
+      try {
+        await signInWithPassword(other.page, b.email);
+        await other.page.click('text="Link Testidp"');
+        await atProvider(other.page, 'lovelace');
+        await other.page.waitForURL(/\/social\/testidp\/callback/);
+        expect(await other.page.textContent('#page-notice')).toContain('already linked');
+      } finally {
+        await other.context.close();
+      }
+
+      await Promise.all([d.page.waitForURL(/done=identityUnlinked/), d.page.click('text=Unlink Testidp')]);
+      expect(await d.page.locator('text="Link Testidp"').count()).toBe(1);
     } finally {
       await d.context.close();
     }

@@ -175,6 +175,13 @@ describe('signing in to the account page', () => {
     expect(crossSite.status).toBe(403);
     const record = await admin('/entity', { type_name: 'user', id: String(a.id) });
     expect(record.body.result.givenName).toBe('Ada');
+    // linking an identity starts from the page's own link, with its token
+    const link = await agent.get('/account/identities/link').query({ provider: 'testidp' });
+    expect(link.status).toBe(403);
+    expect(noticeOf(link.text)).toContain('This page expired before you sent it');
+    const unknown = await agent.get('/account/identities/link').query({ provider: 'nowhere', csrf });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['content-type']).toContain('text/html');
     // a POST without a session goes back to the page (to sign in), doing nothing
     const stranger = await request(t.app).post('/account/profile').type('form').send({ csrf, firstName: 'Mallory' });
     expect(stranger.status).toBe(303);
