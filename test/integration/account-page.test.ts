@@ -130,6 +130,28 @@ describe('signing in to the account page', () => {
     }
   });
 
+  it('the lifetimes and the client are settings of the application, checked when set', async () => {
+    for (const [key, value, says] of [
+      ['account_session_seconds', '60', 'from 300 to 2592000'], ['account_session_idle_seconds', 'half an hour', 'from 60 to 86400'], ['account_client_id', 'a b', 'login client'],
+    ]) {
+      const res = await admin('/settings/set_default', { key, value });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200, error_description: expect.stringContaining(says) });
+    }
+    // a shorter idle time, read at once by the next request
+    const a = await account();
+    const { agent } = await signedInBrowser(a.email);
+    expect((await admin('/settings/set_default', { key: 'account_session_idle_seconds', value: '120' })).body.stat).toBe('ok');
+    clock.advance(6_000);
+    try {
+      expect((await agent.get('/account')).status).toBe(200);
+      clock.advance(150_000);
+      expect((await agent.get('/account')).status).toBe(303);
+    } finally {
+      expect((await admin('/settings/set_default', { key: 'account_session_idle_seconds', value: '1800' })).body.stat).toBe('ok');
+      clock.advance(6_000);
+    }
+  });
+
   it('a session ends after 30 minutes idle, at its absolute end, when signed out, and when the account is disabled', async () => {
     const a = await account();
     const idle = await signedInBrowser(a.email);

@@ -55,7 +55,8 @@ export async function startBrowserSession(
     await tokens.issueAll([{
       value,
       issue: {
-        kind: 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: randomToken(16), seconds: absolute,
+        // the code's family: a replay of the code ends this session too
+        kind: 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: spent.family, seconds: absolute,
         extra: { ...spent.proof, device: command.device.slice(0, MAX_DEVICE), seen: now.toISOString() },
       },
     }], uow.tx);
