@@ -324,7 +324,7 @@ export function buildApp(options: AppOptions): express.Express {
   const hosted = hostedRoutes(services, resolveApp);
   app.use(hosted.router);
   // the account page: the person's own profile, password, passkeys, second factor, linked accounts and sessions
-  const account = accountRoutes(services, resolveApp);
+  const account = accountRoutes(services, resolveApp, hosted);
   app.use(account.router);
   // the built-in social login application's browser pages and auth_info (not API routes)
   app.use(socialRoutes(services, resolveApp, hosted, account.linking));

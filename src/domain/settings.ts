@@ -64,6 +64,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be a host name in lower case, such as example.com: the application\'s own host or a domain above it'),
   second_factor: (value) => (['off', 'optional', 'required'].includes(value) ? undefined
     : 'must be off (no second factor), optional (accounts may turn one on; the default) or required (every account signs in with one)'),
+  passkey_after_registration: (value) => (value === 'offer' || value === 'off' ? undefined
+    : 'must be offer (a registration on /register offers a passkey before going back to the app) or off (the default)'),
   account_client_id: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the client_id of a login client of this application'),
   account_session_seconds: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 300 && Number(value) <= 2_592_000 ? undefined
     : 'must be a whole number of seconds from 300 to 2592000 (30 days): the longest an account page session lives (43200, 12 hours, when unset)'),

@@ -6,7 +6,7 @@ import type { Client } from '../domain/clients';
 import type { FlowVersion } from '../domain/flows';
 import { prefillFrom } from '../domain/profile-fields';
 import { Refusal } from '../domain/refusal';
-import { randomToken, safeEqual } from '../domain/secrets';
+import { safeEqual } from '../domain/secrets';
 import { totpUri } from '../domain/second-factor';
 import { mayResetPassword } from '../domain/tokens';
 import type { CallContext, Services } from '../usecases/services';
@@ -16,7 +16,7 @@ import { updateProfile } from '../usecases/login/update-profile';
 import { linkAccount, unlinkAccount } from '../usecases/login/social';
 import { startLinking, type AccountLinking } from './social';
 import { accountOverview, type AccountOverview } from '../usecases/account/overview';
-import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, browserSessionOf, endSessions, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
+import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, browserSessionOf, codeForSession, endSessions, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
 import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
 import { finishPasskeyRegistration } from '../usecases/factors/finish-passkey-registration';
 import { removePasskey, renamePasskey } from '../usecases/factors/manage-passkeys';
@@ -26,7 +26,8 @@ import { removeTotp } from '../usecases/factors/remove-totp';
 import { newRecoveryCodes } from '../usecases/factors/renew-recovery-codes';
 import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
-import { pageFailure } from './hosted';
+import { pageFailure, type HostedPages, type HostedReturn } from './hosted';
+import { accountState, returnedState } from './account-sign-in';
 import { brandOf, cookieValue, crossSite, escape, originOf, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
 
@@ -45,8 +46,6 @@ const accountTexts = (locale: PageLocale) => textsOf('account', locale);
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(accountTexts(locale)[key] ?? key, values);
 
 const SESSION_COOKIE = 'gh_account';
-const STATE_COOKIE = 'gh_account_state';
-const STATE_SECONDS = 30 * 60;
 /** What a successful POST says once it has redirected back (`done`). */
 const DONE = ['profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityLinked', 'identityUnlinked', 'sessionEnded', 'othersEnded'] as const;
 type Done = (typeof DONE)[number];
@@ -78,15 +77,9 @@ async function accountClient(services: Services, app: Application, named: unknow
   return logins.length === 1 ? logins[0] : undefined;
 }
 
-/**
- * Sends the browser to the hosted sign-in, which comes back to the callback with a code. The
- * `state` (random, with the client's id) also goes into a cookie of this browser (SameSite=Lax:
- * it must come back from a social provider's redirect too), so a code brought by another browser
- * starts nothing.
- */
+/** Sends the browser to the hosted sign-in, which comes back to the callback with a code (accountState). */
 function toSignIn(p: Page, req: Request, res: Response, app: Application, client: Client, locale: PageLocale): void {
-  const state = `${randomToken(16)}${Buffer.from(client.clientId).toString('base64url')}`;
-  res.cookie(STATE_COOKIE, state, { httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: ACCOUNT_CALLBACK_PATH, maxAge: STATE_SECONDS * 1000 });
+  const state = accountState(req, res, p.services.baseUrls.secure, client.clientId);
   const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: accountCallbackOf(p.services, app), state, locale });
   res.redirect(303, `/signin?${query}`);
 }
@@ -94,11 +87,9 @@ function toSignIn(p: Page, req: Request, res: Response, app: Application, client
 /** GET /account/callback: the code of the hosted sign-in becomes this browser's session. */
 const callback = (p: Page) => async (req: Request, res: Response, app: Application, locale: PageLocale) => {
   const state = typeof req.query.state === 'string' ? req.query.state : '';
-  const held = cookieValue(req, STATE_COOKIE) ?? '';
   const code = typeof req.query.code === 'string' ? req.query.code : '';
-  res.clearCookie(STATE_COOKIE, { path: ACCOUNT_CALLBACK_PATH });
-  const clientId = state.length > 32 ? Buffer.from(state.slice(32), 'base64url').toString() : '';
-  const client = held && safeEqual(held, state) && code ? await accountClient(p.services, app, clientId) : undefined;
+  const returned = returnedState(req, res, state);
+  const client = returned && code ? await accountClient(p.services, app, returned.clientId) : undefined;
   if (!client) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
   const flow = await clientFlow(p.services, app, client, locale);
   if (!flow) return sendError(res, 500, locale, app, { key: 'unavailable', detail: 'this login client has no default flow (default_flow_name, default_flow_version)' });
@@ -113,7 +104,8 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   res.cookie(sessionCookie(p, req), started.result.value, {
     httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: '/', expires: started.result.expiresAt,
   });
-  res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);
+  // a registration's passkey offer, or the account page
+  res.redirect(303, returned!.next ? `${OFFER_PATH}?${new URLSearchParams(returned!.next)}` : `/account?locale=${encodeURIComponent(locale)}`);
 };
 
 /** The call of a use case the page runs itself (finding its session, ending one it replaces). */
@@ -361,8 +353,34 @@ function codesPage(res: Response, s: Signed, codes: string[]): void {
     + `<a class="button" href="/account?locale=${escape(encodeURIComponent(locale))}">${escape(say(locale, 'backToAccount'))}</a>`, { brand: brandOf(s.app) });
 }
 
-/** The account page's routes: the page, its sign-in callback, and one POST per change. */
-export function accountRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>) {
+/** Where a registration's passkey offer lives (docs/account-page.md#a-passkey-after-registration). */
+export const OFFER_PATH = '/register/passkey';
+
+/**
+ * The offer after a registration on /register (the login client's or application's setting
+ * `passkey_after_registration` = `offer`): the new account's browser session adds a passkey, or
+ * not, then the app gets its code, made from that session's sign-in (codeForSession).
+ */
+async function showOffer(p: Page, res: Response, s: Signed, back: HostedReturn, status: number, shown: { added?: boolean; notice?: string } = {}): Promise<void> {
+  const { locale, app } = s;
+  const hosted = textsOf('hosted', locale);
+  const token = p.formToken(s.session);
+  const entry = { client_id: back.clientId, redirect_uri: back.redirectUri, locale, ...(back.state && { state: back.state }) };
+  const body = `<h1>${escape(hosted.offerTitle)}</h1>`
+    + (shown.added ? `<p class="notice done" role="status">${escape(hosted.offerAdded)}</p>` : `<p>${escape(hosted.offerIntro)}</p>`)
+    + `<p class="notice" id="page-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`
+    + (shown.added ? '' : `<form method="post" action="${OFFER_PATH}" id="passkey-add" data-failed="${escape(say(locale, 'passkeyFailed'))}">`
+      + Object.entries(entry).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('')
+      + `<input type="hidden" name="csrf" value="${escape(token)}"><input type="hidden" name="credential" value="">`
+      + `<button type="button" id="passkey-add-button" hidden>${escape(say(locale, 'addPasskey'))}</button></form>`)
+    + actionForm('/register/continue', token, shown.added ? hosted.offerContinue : hosted.offerSkip, entry, '', !shown.added);
+  sendPage(res, status, locale, hosted.offerTitle, body, {
+    brand: brandOf(app), formAction: `'self' ${new URL(back.redirectUri).origin}`, script: shown.added ? undefined : ADD_PASSKEY_SCRIPT, connect: !shown.added,
+  });
+}
+
+/** The account page's routes: the page, its sign-in callback, one POST per change, and a registration's passkey offer. */
+export function accountRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted: HostedPages) {
   const router = express.Router();
   const p: Page = {
     services, formToken: (session) => services.box.tag(session.valueHash, 'account form'), secure: (req) => req.secure || services.baseUrls.secure,
@@ -434,6 +452,44 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
     await callUseCase(services, req, res, s.app, endSessions, requestOf(s), { token: s.session, session: s.session.family ?? '' });
     res.clearCookie(sessionCookie(p, req), { path: '/', secure: p.secure(req) });
     signedOutPage(res, s.app, s.locale, 200, say(s.locale, 'signedOut'));
+  }));
+  /** The offer's entry (the registration's client, redirect_uri and state, checked as the hosted pages check them), or its error page. */
+  const offerEntry = async (res: Response, s: Signed, source: Record<string, unknown>): Promise<HostedReturn | undefined> => {
+    const back = await hosted.hostedReturn(s.app, source, s.locale);
+    if (!('key' in back)) return back;
+    sendError(res, 400, s.locale, s.app, back);
+    return undefined;
+  };
+  router.get(OFFER_PATH, on(async (req, res, s) => {
+    const back = await offerEntry(res, s, req.query);
+    if (back) await showOffer(p, res, s, back, 200);
+  }));
+  router.post(OFFER_PATH, form, on(async (req, res, s, body) => {
+    const back = await offerEntry(res, s, body);
+    if (!back) return;
+    let credential: unknown;
+    try {
+      credential = JSON.parse(body.credential ?? '');
+    } catch {
+      return showOffer(p, res, s, back, 400, { notice: say(s.locale, 'passkeyFailed') });
+    }
+    const added = await callUseCase(services, req, res, s.app, finishPasskeyRegistration, requestOf(s), {
+      token: s.session, credential, name: deviceOf(req.headers['user-agent']) || undefined,
+    });
+    if (added.result) return showOffer(p, res, s, back, 200, { added: true });
+    await showOffer(p, res, s, back, 400, { notice: pageFailure(res, s.locale, 'passkey', added.error).shown.notice ?? say(s.locale, 'passkeyFailed') });
+  }));
+  router.post('/register/continue', form, on(async (req, res, s, body) => {
+    const back = await offerEntry(res, s, body);
+    if (!back) return;
+    const client = await services.clients.find(s.app.id, back.clientId);
+    const made = client && await callUseCase(services, req, res, s.app, codeForSession, requestOf(s), { session: s.session, client, redirectUri: back.redirectUri });
+    if (!made?.result) return showAccount(p, req, res, s, 400, {});
+    const target = new URL(back.redirectUri);
+    target.searchParams.set('code', made.result);
+    if (back.state) target.searchParams.set('state', back.state);
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.redirect(303, target.toString());
   }));
   const linking: AccountLinking = { finishLink: (req, res, app, locale, _provider, socialToken) => finishLink(p, req, res, app, locale, socialToken) };
   return { router, linking };

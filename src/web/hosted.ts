@@ -20,6 +20,7 @@ import { socialRegister, socialSignIn } from '../usecases/login/social';
 import { verifySecondFactor, type SecondFactorCommand } from '../usecases/login/verify-second-factor';
 import { pausedMethods } from '../usecases/login/second-factor-step';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
+import { accountState } from './account-sign-in';
 import { callUseCase, clientFlow, pageError, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
@@ -397,13 +398,36 @@ const withEntry = (h: Hosted, resolveApp: (host: string | undefined) => Promise<
     await work(req, res, app, entry, body, held);
   });
 
+/**
+ * Whether a registration on this page offers a passkey before going back to the app: the login
+ * client's setting `passkey_after_registration` (else the application's) is `offer`.
+ */
+const offersPasskey = (app: Application, client: Client) => (client.settings.passkey_after_registration ?? app.settings.passkey_after_registration) === 'offer';
+
+/**
+ * A registration that offers a passkey: its code goes to the account page's callback, which
+ * starts the new account's browser session in this browser and goes on to the offer (then the app
+ * gets a code made from that session).
+ */
+function toOffer(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, signedIn: SignedIn): void {
+  res.clearCookie(HOLD_COOKIE, { path: '/' });
+  const next = { client_id: entry.client.clientId, redirect_uri: entry.redirectUri, locale: entry.locale, ...(entry.state && { state: entry.state }) };
+  const state = accountState(req, res, h.services.baseUrls.secure, entry.client.clientId, next);
+  const target = new URL(accountCallbackOf(h.services, app));
+  target.searchParams.set('code', String(signedIn.authorizationCode));
+  target.searchParams.set('state', state);
+  res.redirect(303, target.toString());
+}
+
 /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
 const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, command: (form: FormSubmission, held: Held) => C): EntryWork =>
   async (req, res, app, entry, body, held) => {
     const form = h.services.flows.form(app, entry.flow, FORMS[view]);
     const fields = form ? formValues(form, body) : {};
-    const result = await callUseCase(h.services, req, res, app, useCase, flowRequest(entry), command({ values: fields }, held));
-    if (result.result) return toApp(res, entry, result.result);
+    const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client);
+    const request = offer ? { ...flowRequest(entry), redirectUri: accountCallbackOf(h.services, app) } : flowRequest(entry);
+    const result = await callUseCase(h.services, req, res, app, useCase, request, command({ values: fields }, held));
+    if (result.result) return offer ? toOffer(h, req, res, app, entry, result.result) : toApp(res, entry, result.result);
     const mfaToken = pausedFor(result.error);
     if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
     const enrollToken = enrollFor(result.error);

@@ -26,6 +26,8 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   let base: string;
   let owner: string;
   let provider: Awaited<ReturnType<typeof startOidcProvider>>;
+  let appServer: http.Server;
+  let appCallback: string;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -38,11 +40,21 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     const added = await request(t.app).post('/providers/add').set('Authorization', owner).type('form')
       .send({ name: 'testidp', issuer: provider.issuer, provider_client_id: 'gatehouse', provider_client_secret: 'provider-secret' });
     expect(added.body.stat).toBe('ok');
+    // the app the registration goes back to: its callback page shows what it got
+    const appPort = await freePort();
+    appCallback = `http://127.0.0.1:${appPort}/callback`;
+    appServer = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p id="app">app</p>'));
+    await new Promise<void>((resolve) => appServer.listen(appPort, '127.0.0.1', resolve));
+    const login = t.local.clients.login.client_id;
+    for (const [key, value] of [['redirect_uris', appCallback], ['passkey_after_registration', 'offer']]) {
+      expect((await request(t.app).post('/settings/set').set('Authorization', owner).type('form').send({ for_client_id: login, key, value })).body.stat).toBe('ok');
+    }
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await provider?.stop();
+    if (appServer) await new Promise<void>((resolve) => appServer.close(() => resolve()));
     if (gatehouse) await new Promise<void>((resolve) => gatehouse.close(() => resolve()));
     await t?.close();
   });
@@ -190,6 +202,58 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
 
       await Promise.all([d.page.waitForURL(/done=identityUnlinked/), d.page.click('text=Unlink Testidp')]);
       expect(await d.page.locator('text="Link Testidp"').count()).toBe(1);
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  /** Registers on /register (the app's entry), up to the passkey offer. */
+  async function registerUpToOffer(page: Page, email: string): Promise<void> {
+    const entry = new URLSearchParams({ client_id: t.local.clients.login.client_id, redirect_uri: appCallback, state: 'st-9', locale: 'en-US' });
+    await page.goto(`${base}/register?${entry}`);
+    for (const [field, value] of [['emailAddress', email], ['newPassword', PASSWORD], ['newPasswordConfirm', PASSWORD], ['firstName', 'Grace'], ['lastName', 'Hopper'], ['displayName', 'grace']]) {
+      await page.fill(`#f-${field}`, value);
+    }
+    await Promise.all([page.waitForURL(/\/register\/passkey\?/), page.click('form[action="/register"] button[type=submit]')]);
+    expect(await page.textContent('h1')).toBe('Your account is ready');
+  }
+
+  /** The app's side: its code exchanged at the token endpoint, and the record its token reads. */
+  async function appGot(url: string): Promise<string> {
+    const got = new URL(url);
+    expect(got.searchParams.get('state')).toBe('st-9');
+    const login = t.local.clients.login;
+    const tokens = await request(t.app).post('/oauth/token').auth(login.client_id, login.client_secret).type('form')
+      .send({ grant_type: 'authorization_code', code: got.searchParams.get('code'), redirect_uri: appCallback });
+    expect(tokens.body.access_token).toBeDefined();
+    const me = await request(t.app).post('/entity').set('Authorization', `OAuth ${tokens.body.access_token}`).type('form').send({});
+    return me.body.result.email as string;
+  }
+
+  it('a registration offers a passkey (passkey_after_registration=offer): added, then the app gets its code; the passkey signs in next time', async () => {
+    const email = `offer-${Math.random().toString(36).slice(2)}@example.com`;
+    const d = await device();
+    try {
+      await registerUpToOffer(d.page, email);
+      await d.page.click('#passkey-add-button');
+      await d.page.waitForSelector('text=The passkey is added: next time, sign in with it.');
+      await Promise.all([d.page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/), d.page.click('text=Continue')]);
+      expect(await appGot(d.page.url())).toBe(email);
+      // the passkey signs this account in to the account page, no password typed
+      await Promise.all([d.page.waitForURL(`${base}/account?locale=en-US`), d.page.goto(`${base}/account/reauth`)]);
+      expect(await d.page.textContent('main')).toContain(`Signed in as ${email}`);
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  it('a registration\'s offer declined: the app gets its code at once', async () => {
+    const email = `decline-${Math.random().toString(36).slice(2)}@example.com`;
+    const d = await device();
+    try {
+      await registerUpToOffer(d.page, email);
+      await Promise.all([d.page.waitForURL(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/), d.page.click('text=Not now, continue')]);
+      expect(await appGot(d.page.url())).toBe(email);
     } finally {
       await d.context.close();
     }

@@ -4,6 +4,7 @@ import type TestAgent from 'supertest/lib/agent';
 import { newestMail } from '../../src/mail-files';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { stored } from '../helpers/stored';
+import { sha256Hex } from '../../src/domain/secrets';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { enableUser } from '../../src/usecases/operators/enable-user';
 
@@ -337,3 +338,55 @@ describe('the sections', () => {
     expect([...fresh.page.text.matchAll(/Account page: /g)]).toHaveLength(0);
   });
 });
+
+describe('a passkey offered after a registration (passkey_after_registration=offer)', () => {
+  const APP = 'https://app.example.com/callback';
+  beforeAll(async () => {
+    for (const [key, value] of [['redirect_uris', APP], ['passkey_after_registration', 'offer']]) {
+      expect((await admin('/settings/set', { for_client_id: loginId, key, value })).body.stat).toBe('ok');
+    }
+  });
+  afterAll(async () => {
+    await admin('/settings/set', { for_client_id: loginId, key: 'passkey_after_registration', value: 'off' });
+  });
+
+  it('without a passkey added: the registration goes through the account page\'s callback to the offer, and "continue" gives the app a code that works', async () => {
+    clock.advance(6_000);
+    const agent = request.agent(t.app);
+    const entry = { client_id: loginId, redirect_uri: APP, state: 'st-4', locale: 'en-US' };
+    const form = await agent.get('/register').query(entry);
+    const email = `offer-${Math.random().toString(36).slice(2)}@example.com`;
+    const registered = await agent.post('/register').type('form').send({
+      ...entry, csrf: csrfOf(form.text), emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Grace', lastName: 'Hopper', displayName: 'grace',
+    });
+    expect(registered.status).toBe(303);
+    expect(registered.headers.location).toMatch(/\/account\/callback\?code=[0-9a-f]+&state=/);
+    const callback = await agent.get(pathOf(registered.headers.location));
+    expect(callback.status).toBe(303);
+    expect(callback.headers.location).toBe(`/register/passkey?${new URLSearchParams({ client_id: loginId, redirect_uri: APP, locale: 'en-US', state: 'st-4' })}`);
+    const offer = await agent.get(callback.headers.location);
+    expect(offer.status).toBe(200);
+    expect(offer.text).toContain('<h1>Your account is ready</h1>');
+    expect(offer.headers['content-security-policy']).toContain("form-action 'self' https://app.example.com");
+    const token = csrfOf(offer.text);
+    // the offer's entry is checked as the hosted pages check it; a forged continue does nothing
+    expect((await agent.get('/register/passkey').query({ ...entry, redirect_uri: 'https://evil.example/cb' })).status).toBe(400);
+    expect((await agent.post('/register/continue').type('form').send({ ...entry, csrf: 'forged' })).status).toBe(403);
+    const bad = await agent.post('/register/passkey').type('form').send({ ...entry, csrf: token, credential: '{"id":"x"}' });
+    expect(bad.status).toBe(400);
+    expect(noticeOf(bad.text)).toBeTruthy();
+    const done = await agent.post('/register/continue').type('form').send({ ...entry, csrf: token });
+    expect(done.status).toBe(303);
+    const back = new URL(done.headers.location);
+    expect(`${back.origin}${back.pathname}`).toBe(APP);
+    expect(back.searchParams.get('state')).toBe('st-4');
+    const tokens = await request(t.app).post('/oauth/token').auth(loginId, t.local.clients.login.client_secret).type('form')
+      .send({ grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: APP });
+    expect(tokens.body).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String) });
+    // the app's session says how the person signed in: the registration's password
+    const [row] = await stored(t.runtime.db).rows<{ extra: string }>("SELECT extra FROM credentials WHERE kind = 'access_token' AND value_hash = ?",
+      [sha256Hex(tokens.body.access_token)]);
+    expect(JSON.parse(row.extra).session).toMatchObject({ amr: ['pwd'], factors: ['password'] });
+  });
+});
+

@@ -5,7 +5,7 @@ import { event, recordSubject } from '../../domain/events';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { sessionFacts, type SignInFactor } from '../../domain/session';
-import { wholeSeconds } from '../../domain/tokens';
+import { AUTHORIZATION_CODE_SECONDS, wholeSeconds } from '../../domain/tokens';
 import { accountOfToken } from '../factors/account';
 import { settleExchange, spendCode } from '../tokens/exchange-code';
 import { asAccount, type CallContext } from '../services';
@@ -84,6 +84,24 @@ export async function browserSessionOf(ctx: CallContext, value: string): Promise
   const extra = { ...row.extra, seen: now.toISOString() };
   const kept = await work.run((uow) => db.credentials.setExtra(ctx.app.id, 'browser_session', row.valueHash, extra, now, uow.tx));
   return kept ? { ...row, extra } : undefined;
+}
+
+/**
+ * An authorization code for `client` and its `redirectUri` (the caller checked it is allowed)
+ * from a live browser session: that sign-in handed to an app, with its proof (when and how the
+ * person signed in, unchanged), as a sign-in's own code is. The code's tokens are a new family.
+ */
+export async function codeForSession(ctx: CallContext, command: { session: StoredCredential; client: Client; redirectUri: string }): Promise<string> {
+  const { record } = await accountOfToken(ctx, command.session);
+  const { authenticated_at: at } = command.session.extra ?? {};
+  const session = sessionFacts(command.session);
+  const [code] = await ctx.services.work.run((uow) => ctx.services.tokens.issueAll([{
+    issue: {
+      kind: 'authorization_code', app: ctx.app, entityId: record.id, client: command.client, redirectUri: command.redirectUri, family: randomToken(16),
+      seconds: AUTHORIZATION_CODE_SECONDS, extra: { ...(typeof at === 'string' && { authenticated_at: at }), ...(session && { session }) },
+    },
+  }], uow.tx));
+  return code;
 }
 
 /** One of an account's sessions as its owner sees it: where, how it signed in, when; never a token. */
