@@ -15,21 +15,32 @@ const NEXT_COOKIE = 'gh_account_next';
 const STATE_SECONDS = 30 * 60;
 const STATE_RANDOM = 32;
 
+/**
+ * Over TLS (or when PUBLIC_BASE_URL is https) the cookies are `__Host-`, Secure and for the whole
+ * host, so that no sibling host can plant a state of its own (and sign the browser in to its
+ * account); over plain http they are the callback's only.
+ */
+const scopeOf = (req: Request, secure: boolean) => (secure || req.secure
+  ? { prefix: '__Host-', options: { secure: true, path: '/' } }
+  : { prefix: '', options: { secure: false, path: ACCOUNT_CALLBACK_PATH } });
+
 export function accountState(req: Request, res: Response, secure: boolean, clientId: string, next?: Record<string, string>): string {
   const state = `${randomToken(STATE_RANDOM / 2)}${Buffer.from(clientId).toString('base64url')}`;
-  const options = { httpOnly: true, sameSite: 'lax' as const, secure: secure || req.secure, path: ACCOUNT_CALLBACK_PATH, maxAge: STATE_SECONDS * 1000 };
-  res.cookie(STATE_COOKIE, state, options);
-  if (next) res.cookie(NEXT_COOKIE, Buffer.from(JSON.stringify(next)).toString('base64url'), options);
-  else res.clearCookie(NEXT_COOKIE, { path: ACCOUNT_CALLBACK_PATH });
+  const { prefix, options } = scopeOf(req, secure);
+  const cookie = { ...options, httpOnly: true, sameSite: 'lax' as const, maxAge: STATE_SECONDS * 1000 };
+  res.cookie(`${prefix}${STATE_COOKIE}`, state, cookie);
+  if (next) res.cookie(`${prefix}${NEXT_COOKIE}`, Buffer.from(JSON.stringify(next)).toString('base64url'), cookie);
+  else res.clearCookie(`${prefix}${NEXT_COOKIE}`, options);
   return state;
 }
 
 /** The callback's side: the state's client id and where to go next, when this browser started it; the cookies cleared either way. */
-export function returnedState(req: Request, res: Response, state: string): { clientId: string; next?: Record<string, string> } | undefined {
-  const held = cookieValue(req, STATE_COOKIE) ?? '';
-  const next = cookieValue(req, NEXT_COOKIE);
-  res.clearCookie(STATE_COOKIE, { path: ACCOUNT_CALLBACK_PATH });
-  res.clearCookie(NEXT_COOKIE, { path: ACCOUNT_CALLBACK_PATH });
+export function returnedState(req: Request, res: Response, secure: boolean, state: string): { clientId: string; next?: Record<string, string> } | undefined {
+  const { prefix, options } = scopeOf(req, secure);
+  const held = cookieValue(req, `${prefix}${STATE_COOKIE}`) ?? '';
+  const next = cookieValue(req, `${prefix}${NEXT_COOKIE}`);
+  res.clearCookie(`${prefix}${STATE_COOKIE}`, options);
+  res.clearCookie(`${prefix}${NEXT_COOKIE}`, options);
   if (!held || state.length <= STATE_RANDOM || !safeEqual(held, state)) return undefined;
   let parsed: unknown;
   try {

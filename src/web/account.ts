@@ -16,7 +16,7 @@ import { updateProfile } from '../usecases/login/update-profile';
 import { linkAccount, unlinkAccount } from '../usecases/login/social';
 import { startLinking, type AccountLinking } from './social';
 import { accountOverview, type AccountOverview } from '../usecases/account/overview';
-import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, browserSessionOf, codeForSession, endSessions, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
+import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, browserSessionOf, endSessions, finishOffer, offerOf, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
 import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
 import { finishPasskeyRegistration } from '../usecases/factors/finish-passkey-registration';
 import { removePasskey, renamePasskey } from '../usecases/factors/manage-passkeys';
@@ -88,13 +88,16 @@ function toSignIn(p: Page, req: Request, res: Response, app: Application, client
 const callback = (p: Page) => async (req: Request, res: Response, app: Application, locale: PageLocale) => {
   const state = typeof req.query.state === 'string' ? req.query.state : '';
   const code = typeof req.query.code === 'string' ? req.query.code : '';
-  const returned = returnedState(req, res, state);
+  const returned = returnedState(req, res, p.services.baseUrls.secure, state);
   const client = returned && code ? await accountClient(p.services, app, returned.clientId) : undefined;
   if (!client) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
   const flow = await clientFlow(p.services, app, client, locale);
   if (!flow) return sendError(res, 500, locale, app, { key: 'unavailable', detail: 'this login client has no default flow (default_flow_name, default_flow_version)' });
+  // a registration's passkey offer: where its app waits, kept in the session it starts
+  const next = returned!.next;
+  const offer = next?.client_id && next.redirect_uri ? { clientId: next.client_id, redirectUri: next.redirect_uri, ...(next.state && { state: next.state }) } : undefined;
   const started = await callUseCase(p.services, req, res, app, startBrowserSession, { client, flow, responseType: 'code' }, {
-    client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']),
+    client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']), offer,
   });
   if (started.error) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
   // the session this browser had before (a sign-in again to change a factor) ends: one per browser
@@ -105,7 +108,7 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
     httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: '/', expires: started.result.expiresAt,
   });
   // a registration's passkey offer, or the account page
-  res.redirect(303, returned!.next ? `${OFFER_PATH}?${new URLSearchParams(returned!.next)}` : `/account?locale=${encodeURIComponent(locale)}`);
+  res.redirect(303, `${offer ? OFFER_PATH : '/account'}?locale=${encodeURIComponent(locale)}`);
 };
 
 /** The call of a use case the page runs itself (finding its session, ending one it replaces). */
@@ -172,7 +175,12 @@ const factorsOf = (locale: PageLocale, session: SessionView) => {
 async function showAccount(p: Page, req: Request, res: Response, s: Signed, status: number, shown: Shown = {}): Promise<void> {
   const { locale, app } = s;
   const got = await callUseCase(p.services, req, res, app, accountOverview as LoginUseCase<{ token: StoredCredential }, AccountOverview>, requestOf(s), { token: s.session });
-  if (!got.result) return signedOutPage(res, app, locale, 401, say(locale, 'signedOut'));
+  if (!got.result) {
+    // the account gone (or disabled) meanwhile: signed out; anything else (a database down, a limit) said as it is
+    if (got.error instanceof Refusal && got.error.reason === 'not_signed_in') return signedOutPage(res, app, locale, 401, say(locale, 'signedOut'));
+    const { status, shown: failed } = pageFailure(res, locale, 'account', got.error);
+    return signedOutPage(res, app, locale, status, failed.notice ?? say(locale, 'signedOut'));
+  }
   const o = got.result;
   const token = p.formToken(s.session);
   const t = (key: Key, values?: Record<string, string>) => escape(say(locale, key, values));
@@ -184,9 +192,12 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   let body = `<h1>${t('title')}</h1><p>${t('signedInAs', { who })}</p>${done}${notice}`;
   if (shown.reauth) body += `<p class="notice" role="alert">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
 
-  body += `<section aria-labelledby="h-profile"><h2 id="h-profile">${t('profile')}</h2>`
-    + flowForm(p, s, 'editProfileForm', '/account/profile', say(locale, 'save'), prefillFrom(p.services.flows.form(app, s.flow, 'editProfileForm')!, o.record), shown, token)
-    + '</section>';
+  // a flow without editProfileForm has no profile to edit here
+  const editForm = p.services.flows.form(app, s.flow, 'editProfileForm');
+  if (editForm) {
+    body += `<section aria-labelledby="h-profile"><h2 id="h-profile">${t('profile')}</h2>`
+      + flowForm(p, s, 'editProfileForm', '/account/profile', say(locale, 'save'), prefillFrom(editForm, o.record), shown, token) + '</section>';
+  }
 
   body += `<section aria-labelledby="h-password"><h2 id="h-password">${t('password')}</h2>`
     + (o.hasPassword ? flowForm(p, s, 'changePasswordForm', '/account/password', say(locale, 'changePassword'), {}, shown, token) : `<p>${t('noPassword')}</p>`)
@@ -287,12 +298,13 @@ async function signedOf(p: Page, req: Request, res: Response, app: Application, 
 
 /**
  * The end of a social sign-in the page started to link an identity (the social callback, a GET
- * bound to this browser by the sign-in's state cookie; the start was a POST with the form token):
+ * bound to this browser by the sign-in's state cookie; the start was the page's link with its form token):
  * linked to the signed-in account through the API's use case, or the page saying why not.
  */
-async function finishLink(p: Page, req: Request, res: Response, app: Application, locale: PageLocale, socialToken: string): Promise<void> {
+async function finishLink(p: Page, req: Request, res: Response, app: Application, locale: PageLocale, socialToken: string, family: string): Promise<void> {
   const s = await signedOf(p, req, res, app, locale);
-  if (!s) return signedOutPage(res, app, locale, 401, say(locale, 'stateLost'));
+  // the very session that started it: a browser signed in to another account meanwhile links nothing
+  if (!s || s.session.family !== family) return signedOutPage(res, app, locale, 401, say(locale, 'stateLost'));
   await act(p, linkAccount, () => ({ accessToken: s.session, token: socialToken }), 'identityLinked')(req, res, s, {});
 }
 
@@ -317,12 +329,14 @@ const enrollPage = (p: Page): SignedWork => async (req, res, s, body) => {
   let secret = body.secret;
   let uri: string;
   let notice: string | undefined;
-  if (body.code !== undefined && secret) {
+  if (body.code !== undefined && secret && /^[A-Z2-7]{16,64}$/.test(secret)) {
     const confirmed = await callUseCase(p.services, req, res, app, confirmTotp, requestOf(s), { token: s.session, code: body.code.trim().slice(0, 16) });
     if (confirmed.result) return codesPage(res, s, confirmed.result.recoveryCodes);
     if (tooOld(confirmed.error)) return showAccount(p, req, res, s, 403, { reauth: true });
     notice = pageFailure(res, locale, 'enroll', confirmed.error).shown.notice;
-    uri = totpUri(secret, brandOf(app).name, '');
+    // the same QR code again (a wrong code asks for another code, not another scan), named as before
+    const record = s.session.entityId === null ? undefined : await p.services.db.records.find(app.id, { id: s.session.entityId });
+    uri = totpUri(secret, brandOf(app).name, record?.email ?? record?.username ?? record?.uuid ?? '');
   } else {
     const enrolled = await callUseCase(p.services, req, res, app, enrollTotp, requestOf(s), { token: s.session });
     if (!enrolled.result) {
@@ -358,14 +372,14 @@ export const OFFER_PATH = '/register/passkey';
 
 /**
  * The offer after a registration on /register (the login client's or application's setting
- * `passkey_after_registration` = `offer`): the new account's browser session adds a passkey, or
- * not, then the app gets its code, made from that session's sign-in (codeForSession).
+ * `passkey_after_registration` = `offer`): the session the registration started (for this offer
+ * only) adds a passkey, or not, then the app gets its code and the session ends (finishOffer).
  */
 async function showOffer(p: Page, res: Response, s: Signed, back: HostedReturn, status: number, shown: { added?: boolean; notice?: string } = {}): Promise<void> {
   const { locale, app } = s;
   const hosted = textsOf('hosted', locale);
   const token = p.formToken(s.session);
-  const entry = { client_id: back.clientId, redirect_uri: back.redirectUri, locale, ...(back.state && { state: back.state }) };
+  const entry = { locale };
   const body = `<h1>${escape(hosted.offerTitle)}</h1>`
     + (shown.added ? `<p class="notice done" role="status">${escape(hosted.offerAdded)}</p>` : `<p>${escape(hosted.offerIntro)}</p>`)
     + `<p class="notice" id="page-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`
@@ -413,7 +427,8 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
   router.post('/account/passkeys/begin', form, on(async (req, res, s) => {
     const begun = await callUseCase(services, req, res, s.app, beginPasskeyRegistration, requestOf(s), { token: s.session });
     if (begun.result) return void res.json({ options: begun.result });
-    res.status(400).json({ reauth: tooOld(begun.error) });
+    // the status the page would answer (a limit: 429 with Retry-After; a dependency down: 500)
+    res.status(pageFailure(res, s.locale, 'passkey', begun.error).status).json({ reauth: tooOld(begun.error) });
   }));
   router.post('/account/passkeys/add', form, on(async (req, res, s, body) => {
     let credential: unknown;
@@ -441,7 +456,7 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
     }
     // the provider's round trip must end within the minutes a link allows: a session too old signs in again first
     if (!mayResetPassword(s.session, services.clock.now())) return showAccount(p, req, res, s, 403, { reauth: true });
-    await startLinking(services, req, res, s.app, s.locale, String(req.query.provider ?? ''));
+    await startLinking(services, req, res, s.app, s.locale, String(req.query.provider ?? ''), s.session.family ?? '');
   }));
   router.post('/account/identities/unlink', form, on(act(p, unlinkAccount, (s, body) => ({ accessToken: s.session, identifier: body.identifier ?? '' }), 'identityUnlinked')));
   router.post('/account/sessions/end', form, on(async (req, res, s, body) => {
@@ -453,19 +468,25 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
     res.clearCookie(sessionCookie(p, req), { path: '/', secure: p.secure(req) });
     signedOutPage(res, s.app, s.locale, 200, say(s.locale, 'signedOut'));
   }));
-  /** The offer's entry (the registration's client, redirect_uri and state, checked as the hosted pages check them), or its error page. */
-  const offerEntry = async (res: Response, s: Signed, source: Record<string, unknown>): Promise<HostedReturn | undefined> => {
-    const back = await hosted.hostedReturn(s.app, source, s.locale);
+  /**
+   * The app a registration's session waits to go back to (kept in the session when it started),
+   * still allowed as the hosted pages allow it; else an error page. Nothing of the request names it.
+   */
+  const offerEntry = async (res: Response, s: Signed): Promise<HostedReturn | undefined> => {
+    const offer = offerOf(s.session);
+    const back = offer
+      ? await hosted.hostedReturn(s.app, { client_id: offer.clientId, redirect_uri: offer.redirectUri, ...(offer.state && { state: offer.state }) }, s.locale)
+      : { key: 'badLink', detail: 'this page follows a registration that offered a passkey, and this browser has none waiting' };
     if (!('key' in back)) return back;
     sendError(res, 400, s.locale, s.app, back);
     return undefined;
   };
-  router.get(OFFER_PATH, on(async (req, res, s) => {
-    const back = await offerEntry(res, s, req.query);
+  router.get(OFFER_PATH, on(async (_req, res, s) => {
+    const back = await offerEntry(res, s);
     if (back) await showOffer(p, res, s, back, 200);
   }));
   router.post(OFFER_PATH, form, on(async (req, res, s, body) => {
-    const back = await offerEntry(res, s, body);
+    const back = await offerEntry(res, s);
     if (!back) return;
     let credential: unknown;
     try {
@@ -479,18 +500,23 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
     if (added.result) return showOffer(p, res, s, back, 200, { added: true });
     await showOffer(p, res, s, back, 400, { notice: pageFailure(res, s.locale, 'passkey', added.error).shown.notice ?? say(s.locale, 'passkeyFailed') });
   }));
-  router.post('/register/continue', form, on(async (req, res, s, body) => {
-    const back = await offerEntry(res, s, body);
-    if (!back) return;
-    const client = await services.clients.find(s.app.id, back.clientId);
-    const made = client && await callUseCase(services, req, res, s.app, codeForSession, requestOf(s), { session: s.session, client, redirectUri: back.redirectUri });
-    if (!made?.result) return showAccount(p, req, res, s, 400, {});
-    const target = new URL(back.redirectUri);
-    target.searchParams.set('code', made.result);
-    if (back.state) target.searchParams.set('state', back.state);
+  router.post('/register/continue', form, on(async (req, res, s) => {
+    const back = await offerEntry(res, s);
+    const client = back && await services.clients.find(s.app.id, back.clientId);
+    if (!back || !client) return;
+    const made = await callUseCase(services, req, res, s.app, finishOffer, requestOf(s), { session: s.session, client });
+    if (!made.result) {
+      const { status, shown } = pageFailure(res, s.locale, 'offer', made.error);
+      return showOffer(p, res, s, back, status, shown);
+    }
+    // the session was the offer's only: it ended with it
+    res.clearCookie(sessionCookie(p, req), { path: '/', secure: p.secure(req) });
+    const target = new URL(made.result.offer.redirectUri);
+    target.searchParams.set('code', made.result.code);
+    if (made.result.offer.state) target.searchParams.set('state', made.result.offer.state);
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.redirect(303, target.toString());
   }));
-  const linking: AccountLinking = { finishLink: (req, res, app, locale, _provider, socialToken) => finishLink(p, req, res, app, locale, socialToken) };
+  const linking: AccountLinking = { finishLink: (req, res, app, locale, socialToken, family) => finishLink(p, req, res, app, locale, socialToken, family) };
   return { router, linking };
 }

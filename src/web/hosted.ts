@@ -424,7 +424,8 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, co
   async (req, res, app, entry, body, held) => {
     const form = h.services.flows.form(app, entry.flow, FORMS[view]);
     const fields = form ? formValues(form, body) : {};
-    const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client);
+    // (not for a registration on the account page's own sign-in: it is going to a session already)
+    const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client) && entry.redirectUri !== accountCallbackOf(h.services, app);
     const request = offer ? { ...flowRequest(entry), redirectUri: accountCallbackOf(h.services, app) } : flowRequest(entry);
     const result = await callUseCase(h.services, req, res, app, useCase, request, command({ values: fields }, held));
     if (result.result) return offer ? toOffer(h, req, res, app, entry, result.result) : toApp(res, entry, result.result);

@@ -16,11 +16,14 @@ import { brandOf, cookieValue, escape, LINK_CODE, markFailedPage, providerLabel,
  * case): it ends by posting a token to `tokenUrl`, or, when a hosted sign-in page started it, back
  * on that page (`hosted`), in the page's language.
  */
-interface Resume { tokenUrl?: string; hosted?: HostedReturn; account?: true; locale: PageLocale }
+interface Resume { tokenUrl?: string; hosted?: HostedReturn; account?: { session: string }; locale: PageLocale }
 
-/** What the account page gives the social pages: the end of a sign-in it started to link an identity to its account. */
+/**
+ * What the account page gives the social pages: the end of a sign-in it started to link an
+ * identity to the account of its session (`family`: that session's, kept with the sign-in).
+ */
 export interface AccountLinking {
-  finishLink(req: Request, res: Response, app: Application, locale: PageLocale, provider: string, socialToken: string): Promise<void>;
+  finishLink(req: Request, res: Response, app: Application, locale: PageLocale, socialToken: string, family: string): Promise<void>;
 }
 
 /** Characters of an auth_info apiKey or token (a key is set by its owner; tokens are 40). */
@@ -131,11 +134,13 @@ async function toProvider(services: Services, req: Request, res: Response, app: 
  * A sign-in with `provider` whose identity the account page links to its signed-in account (its
  * callback ends in AccountLinking.finishLink); an unknown provider gets an error page.
  */
-export async function startLinking(services: Services, req: Request, res: Response, app: Application, locale: PageLocale, provider: string): Promise<void> {
+export async function startLinking(
+  services: Services, req: Request, res: Response, app: Application, locale: PageLocale, provider: string, family: string,
+): Promise<void> {
   const found = PROVIDER_PATH.test(provider) ? await services.providers.withSecret(app.id, provider) : undefined;
   if (!found) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application has no sign-in provider of this name (npx gatehouse providers:list)' });
   try {
-    await toProvider(services, req, res, app, locale, found, { account: true, locale });
+    await toProvider(services, req, res, app, locale, found, { account: { session: family }, locale });
   } catch (e) {
     if (!(e instanceof ProviderError)) throw e;
     providerFailed(services, res, locale, app, e);
@@ -165,7 +170,7 @@ const finishSignIn = (services: Services, hosted: HostedPages | undefined, accou
   }
   if (done.kind === 'providerRemoved') return sendError(res, 404, pageLang, app, { key: 'providerRemoved', values: { provider: providerLabel(done.provider) } });
   if (back.hosted && hosted) return hosted.finishSocial(req, res, app, pageLang, back.hosted, done.provider, done.token);
-  if (back.account && account) return account.finishLink(req, res, app, pageLang, done.provider, done.token);
+  if (back.account && account) return account.finishLink(req, res, app, pageLang, done.token, String(back.account.session ?? ''));
   if (!back.tokenUrl) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in was started with neither a token_url nor a hosted page to return to' });
   const target = new URL(back.tokenUrl);
   sendPage(res, 200, pageLang, text(pageLang, 'signIn'),

@@ -41,7 +41,7 @@ export const accountCallbackOf = (services: Pick<CallContext['services'], 'baseU
  * the cookie, never stored) and when it ends at the latest.
  */
 export async function startBrowserSession(
-  ctx: CallContext, command: { client: Client; code: string; redirectUri: string; device: string },
+  ctx: CallContext, command: { client: Client; code: string; redirectUri: string; device: string; offer?: SessionOffer },
 ): Promise<{ value: string; expiresAt: Date }> {
   const { clock, work, tokens } = ctx.services;
   const { absolute } = browserSessionLimits(ctx.app);
@@ -52,15 +52,19 @@ export async function startBrowserSession(
     if (!spent.record) throw invalidField('code', 'was not issued by a sign-in of an account');
     const now = clock.now();
     const value = randomToken(32);
+    // at most `absolute` after the sign-in itself, not after this callback
+    const signedInAt = Date.parse(String(spent.proof?.authenticated_at ?? ''));
+    const end = Math.min(now.getTime() + absolute * 1000, Number.isFinite(signedInAt) ? signedInAt + absolute * 1000 : Infinity);
+    const seconds = Math.max(1, Math.floor((end - now.getTime()) / 1000));
     await tokens.issueAll([{
       value,
       issue: {
         // the code's family: a replay of the code ends this session too
-        kind: 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: spent.family, seconds: absolute,
-        extra: { ...spent.proof, device: command.device.slice(0, MAX_DEVICE), seen: now.toISOString() },
+        kind: 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: spent.family, seconds,
+        extra: { ...spent.proof, device: command.device.slice(0, MAX_DEVICE), seen: now.toISOString(), ...(command.offer && { offer: command.offer }) },
       },
     }], uow.tx);
-    return { value, expiresAt: new Date(now.getTime() + absolute * 1000) };
+    return { value, expiresAt: new Date(now.getTime() + seconds * 1000) };
   });
   if ('value' in started) return started;
   // what the token endpoint would refuse, refused the same way (a replayed code revokes its family)
@@ -86,22 +90,43 @@ export async function browserSessionOf(ctx: CallContext, value: string): Promise
   return kept ? { ...row, extra } : undefined;
 }
 
+/** Where a registration that offered a passkey goes back to: the app's login client, redirect URI and state, kept in its session. */
+export interface SessionOffer { clientId: string; redirectUri: string; state?: string }
+
+/** The offer a browser session was started for, if any. */
+export function offerOf(session: StoredCredential): SessionOffer | undefined {
+  const offer = session.extra?.offer as Partial<SessionOffer> | undefined;
+  return typeof offer?.clientId === 'string' && typeof offer.redirectUri === 'string'
+    ? { clientId: offer.clientId, redirectUri: offer.redirectUri, ...(typeof offer.state === 'string' && { state: offer.state }) } : undefined;
+}
+
 /**
- * An authorization code for `client` and its `redirectUri` (the caller checked it is allowed)
- * from a live browser session: that sign-in handed to an app, with its proof (when and how the
- * person signed in, unchanged), as a sign-in's own code is. The code's tokens are a new family.
+ * The end of a registration's passkey offer (docs/account-page.md#a-passkey-after-registration):
+ * the session the registration started, which exists for this offer only, is spent, and the app of
+ * the offer gets an authorization code with the registration's proof (when and how the person
+ * signed in), as the registration's own code would have had. Once: a second call, or one for
+ * another client or redirect URI, is refused.
  */
-export async function codeForSession(ctx: CallContext, command: { session: StoredCredential; client: Client; redirectUri: string }): Promise<string> {
+export async function finishOffer(ctx: CallContext, command: { session: StoredCredential; client: Client }): Promise<{ code: string; offer: SessionOffer }> {
+  const { db, clock, work, tokens } = ctx.services;
+  const offer = offerOf(command.session);
+  if (!offer || offer.clientId !== command.client.clientId) throw invalidField('session', 'was not started by a registration that offered a passkey to this client');
   const { record } = await accountOfToken(ctx, command.session);
   const { authenticated_at: at } = command.session.extra ?? {};
   const session = sessionFacts(command.session);
-  const [code] = await ctx.services.work.run((uow) => ctx.services.tokens.issueAll([{
-    issue: {
-      kind: 'authorization_code', app: ctx.app, entityId: record.id, client: command.client, redirectUri: command.redirectUri, family: randomToken(16),
-      seconds: AUTHORIZATION_CODE_SECONDS, extra: { ...(typeof at === 'string' && { authenticated_at: at }), ...(session && { session }) },
-    },
-  }], uow.tx));
-  return code;
+  const code = await work.run(async (uow) => {
+    if (!(await db.credentials.consume(ctx.app.id, 'browser_session', command.session.valueHash, clock.now(), uow.tx))) {
+      throw invalidField('session', 'has ended: the app was given its code already');
+    }
+    const [value] = await tokens.issueAll([{
+      issue: {
+        kind: 'authorization_code', app: ctx.app, entityId: record.id, client: command.client, redirectUri: offer.redirectUri, family: randomToken(16),
+        seconds: AUTHORIZATION_CODE_SECONDS, extra: { ...(typeof at === 'string' && { authenticated_at: at }), ...(session && { session }) },
+      },
+    }], uow.tx);
+    return value;
+  });
+  return { code, offer };
 }
 
 /** One of an account's sessions as its owner sees it: where, how it signed in, when; never a token. */
@@ -139,7 +164,7 @@ export async function listSessions(ctx: CallContext, command: { token: StoredCre
   const views = [
     ...browsers.filter((r) => now.getTime() - Date.parse(String(r.extra?.seen ?? '')) <= idle).map((r) => viewOf(r, 'browser', names, command.token)),
     ...apps.map((r) => viewOf(r, 'app', names, command.token)),
-  ];
+  ].filter((v) => v.id !== '');
   return views.sort((a, b) => (b.lastUsedAt?.getTime() ?? 0) - (a.lastUsedAt?.getTime() ?? 0));
 }
 
