@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../src/domain/secrets';
 import { registerWithPassword } from '../../src/usecases/login/register';
 import { signIn } from '../../src/usecases/login/sign-in';
-import { browserSessionOf, endSessions, listSessions, startBrowserSession } from '../../src/usecases/account/browser-sessions';
+import { browserSessionOf, endSessions, finishOffer, listSessions, startBrowserSession } from '../../src/usecases/account/browser-sessions';
 import { accountOverview } from '../../src/usecases/account/overview';
 import { exchangeCode } from '../../src/usecases/tokens/exchange-code';
 import { manualClock, startTestApp, type TestApp } from '../helpers/backend';
@@ -99,4 +99,25 @@ it('the overview shows how the account signs in and whether the session may chan
   expect(overview.record.passwordHash).toBeNull();
   clock.advance(6 * 60_000);
   expect((await accountOverview(call, { token: (await browserSessionOf(call, value))! })).fresh).toBe(false);
+});
+
+it('a registration\'s offer: its session gives its app one code, with the sign-in\'s proof, and ends; another client gets nothing', async () => {
+  const { call, code } = await signedInCode();
+  const client = call.request.client;
+  const offer = { clientId: client.clientId, redirectUri: 'https://app.example.com/cb', state: 's-1' };
+  const { value } = await startBrowserSession(call, { client, code, redirectUri: CALLBACK, device: '', offer });
+  const session = (await browserSessionOf(call, value))!;
+  const owner = (await t.runtime.services.clients.find(call.app.id, t.local.clients.owner.client_id))!;
+  await expect(finishOffer(call, { session, client: owner })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'session' } });
+  const done = await finishOffer(call, { session, client });
+  expect(done.offer).toEqual(offer);
+  const pair = await exchangeCode(t.runtime.services, { app: call.app, client, code: done.code, redirectUri: offer.redirectUri });
+  const [row] = await stored(t.runtime.db).rows<{ extra: string }>("SELECT extra FROM credentials WHERE kind = 'access_token' AND value_hash = ?", [sha256Hex(pair.accessToken)]);
+  expect(JSON.parse(row.extra)).toMatchObject({ authenticated_at: session.extra!.authenticated_at, session: { amr: ['pwd'] } });
+  expect(await browserSessionOf(call, value)).toBeUndefined();
+  await expect(finishOffer(call, { session, client })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'session' } });
+  // a session without an offer gives no code
+  const plain = await signedInCode();
+  const other = await startBrowserSession(plain.call, { client, code: plain.code, redirectUri: CALLBACK, device: '' });
+  await expect(finishOffer(call, { session: (await browserSessionOf(call, other.value))!, client })).rejects.toMatchObject({ detail: { field: 'session' } });
 });
