@@ -4,12 +4,10 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
-import { createHttpServer } from '../../src/http-server';
-import { createLogger } from '../../src/logger';
 import { projectRoot } from '../../src/paths';
-import { basic, manualClock, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, manualClock, skipUnless, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
-import { CHROMIUM, launchChromium } from '../helpers/browser';
+import { CHROMIUM, launchChromium, screenshots, servedTestApp, VIEWPORTS } from '../helpers/browser';
 import { startOidcProvider } from '../helpers/social';
 
 // The account page (docs/account-page.md) in headless Chromium, with the keyboard only: signing in
@@ -18,7 +16,6 @@ import { startOidcProvider } from '../helpers/social';
 
 const SHOTS = path.join(projectRoot(), 'docs/pages');
 const PASSWORD = 'correct horse battery';
-const VIEWPORTS = { desktop: { width: 1280, height: 1000 }, phone: { width: 390, height: 844 } };
 /** The time Gatehouse reads, moved by hand (a sign-in grows old); at the start of a 30-second step, so the next step's code is known. */
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 2_000));
 /** The code oathtool (Debian's oathtool) computes for `secret` at `at`. */
@@ -27,7 +24,7 @@ const oathtool = (secret: string, at: Date) =>
 
 skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('the account page in a real browser', () => {
   let t: TestApp;
-  let gatehouse: http.Server;
+  let served: Awaited<ReturnType<typeof servedTestApp>>;
   let browser: Browser;
   let base: string;
   let owner: string;
@@ -36,11 +33,8 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   let appCallback: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    t = await startTestApp({ clock, env: { PUBLIC_BASE_URL: base, LOGIN_LIMIT_ADDRESS: '10000/900' } });
-    gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
-    await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+    served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
+    ({ t, base } = served);
     owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
     provider = await startOidcProvider([`${base}/social/testidp/callback`]);
     const added = await request(t.app).post('/providers/add').set('Authorization', owner).type('form')
@@ -61,8 +55,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await browser?.close();
     await provider?.stop();
     if (appServer) await new Promise<void>((resolve) => appServer.close(() => resolve()));
-    if (gatehouse) await new Promise<void>((resolve) => gatehouse.close(() => resolve()));
-    await t?.close();
+    await served?.close();
   });
 
   async function account() {
@@ -110,15 +103,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await Promise.all([page.waitForURL(`${base}/account?locale=en-US`), page.keyboard.press('Enter')]);
   }
 
-  const shoot = async (page: Page, name: string) => {
-    if (process.env.SCREENSHOTS !== '1') return;
-    fs.mkdirSync(SHOTS, { recursive: true });
-    for (const [kind, size] of Object.entries(VIEWPORTS)) {
-      await page.setViewportSize(size);
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${kind}.png`), fullPage: true });
-    }
-    await page.setViewportSize(VIEWPORTS.desktop);
-  };
+  const shoot = (page: Page, name: string) => screenshots(page, SHOTS, name, VIEWPORTS);
 
   it('keyboard only: sign in, add a passkey, name it, sign out, sign in with the passkey, remove it', async () => {
     const a = await account();

@@ -10,13 +10,12 @@ import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backen
 import { freePort, ROOT } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';
 import { firstForm, signInAtProvider, startOidcProvider } from '../helpers/social';
-import { CHROMIUM, launchChromium } from '../helpers/browser';
+import { CHROMIUM, launchChromium, screenshots, VIEWPORTS } from '../helpers/browser';
 
 const SHOTS = path.join(ROOT, 'docs/pages');
 const PASSWORD = 'correct horse battery';
 /** The focused element's id, else its tag name. */
 const focused = (page: Page) => page.evaluate<string>('document.activeElement ? (document.activeElement.id || document.activeElement.tagName) : ""');
-const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
 
 /**
  * The app that uses the hosted pages: its redirect_uri receives the code and state, its backend
@@ -79,15 +78,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
 
   const mailTo = (to: string, subject: RegExp) => waitFor(() => smtp.mails.find((m) => JSON.stringify(m.to).includes(to) && subject.test(m.subject ?? '')));
   const linkIn = (mail: ParsedMail) => mail.text!.match(/https?:\/\/\S+/)![0];
-  const shoot = async (page: Page, name: string) => {
-    if (process.env.SCREENSHOTS !== '1') return;
-    fs.mkdirSync(SHOTS, { recursive: true });
-    for (const [kind, size] of Object.entries(VIEWPORTS)) {
-      await page.setViewportSize(size);
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${kind}.png`), fullPage: true });
-    }
-    await page.setViewportSize(VIEWPORTS.desktop);
-  };
+  const shoot = (page: Page, name: string) => screenshots(page, SHOTS, name, VIEWPORTS);
   /** An account with PASSWORD, registered through the API. */
   const registered = async (email: string) => {
     const res = await request(t.app).post('/oauth/register_native_traditional').type('form').send({

@@ -3,12 +3,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import request from 'supertest';
-import { createHttpServer } from '../../src/http-server';
-import { createLogger } from '../../src/logger';
 import { sha256Hex } from '../../src/domain/secrets';
-import { basic, manualClock, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, manualClock, skipUnless, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
-import { CHROMIUM, launchChromium } from '../helpers/browser';
+import { CHROMIUM, launchChromium, servedTestApp } from '../helpers/browser';
 import { stored } from '../helpers/stored';
 
 // Passkeys (docs/passkeys.md) end to end: headless Chromium with the DevTools protocol's virtual
@@ -31,7 +29,7 @@ const clock = manualClock();
 
 skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('passkeys in a real browser', () => {
   let t: TestApp;
-  let gatehouse: http.Server;
+  let served: Awaited<ReturnType<typeof servedTestApp>>;
   let apps: http.Server[] = [];
   let browser: Browser;
   let base: string;
@@ -49,11 +47,8 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   }
 
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    t = await startTestApp({ clock, env: { PUBLIC_BASE_URL: base, LOGIN_LIMIT_ADDRESS: '10000/900' } });
-    gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
-    await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+    served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
+    ({ t, base } = served);
     appOrigin = await pageServer();
     strangerOrigin = await pageServer();
     login = t.local.clients.login;
@@ -66,9 +61,9 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   });
   afterAll(async () => {
     await browser?.close();
-    for (const s of [gatehouse, ...apps]) if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+    for (const s of apps) await new Promise<void>((resolve) => s.close(() => resolve()));
     apps = [];
-    await t?.close();
+    await served?.close();
   });
 
   /** A page of `origin` with a virtual authenticator of its own (a device). */

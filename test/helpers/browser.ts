@@ -1,4 +1,10 @@
-import { chromium, type Browser } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createHttpServer } from '../../src/http-server';
+import { createLogger } from '../../src/logger';
+import { startTestApp } from './backend';
+import { freePort } from './processes';
 
 /** Debian's Chromium (apt-get install chromium), or CHROMIUM_PATH. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -9,4 +15,40 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM, headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/** The browser tests' two sizes: a desktop window and a 390 px phone. */
+export const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
+
+/**
+ * With SCREENSHOTS=1, the page as it is now in `dir` at both sizes (`name-desktop.png`,
+ * `name-phone.png`, the whole page), then back at the desktop size.
+ */
+export async function screenshots(page: Page, dir: string, name: string, sizes: Record<string, { width: number; height: number }> = VIEWPORTS): Promise<void> {
+  if (process.env.SCREENSHOTS !== '1') return;
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [kind, size] of Object.entries(sizes)) {
+    await page.setViewportSize(size);
+    await page.screenshot({ path: path.join(dir, `${name}-${kind}.png`), fullPage: true });
+  }
+  await page.setViewportSize(sizes.desktop);
+}
+
+/**
+ * The test app served over HTTP on 127.0.0.1 (a browser opens it as `host`: localhost is a secure
+ * context for WebAuthn), its public base URL that address; `close` stops the server and the app.
+ */
+export async function servedTestApp(options: Parameters<typeof startTestApp>[0] & { host?: 'localhost' | '127.0.0.1' } = {}) {
+  const port = await freePort();
+  const base = `http://${options.host ?? 'localhost'}:${port}`;
+  const t = await startTestApp({ ...options, env: { PUBLIC_BASE_URL: base, ...options.env } });
+  const server = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    t, base, server,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await t.close();
+    },
+  };
 }
