@@ -142,6 +142,7 @@ export interface SessionView {
   /** The browser and system, for a browser session. */
   device?: string;
   signedInAt?: Date;
+  /** A browser: its last page (to the minute); an app: its last refresh. */
   lastUsedAt?: Date;
   factors: SignInFactor[];
 }
