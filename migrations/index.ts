@@ -11,6 +11,8 @@ import * as signInEvents from './0010-sign-in-events';
 import * as rotationKeepsSession from './0011-rotation-keeps-session';
 import * as secondFactors from './0012-second-factors';
 import * as passkeys from './0013-passkeys';
+import * as signingKeys from './0014-signing-keys';
+import * as oidcState from './0015-oidc-state';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -27,4 +29,6 @@ export const MIGRATIONS = [
   { name: '0011-rotation-keeps-session', ...rotationKeepsSession },
   { name: '0012-second-factors', ...secondFactors },
   { name: '0013-passkeys', ...passkeys },
+  { name: '0014-signing-keys', ...signingKeys },
+  { name: '0015-oidc-state', ...oidcState },
 ];

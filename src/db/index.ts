@@ -14,6 +14,8 @@ import { createVersionQueries } from './repositories/versions';
 import { createAuditQueries } from './repositories/audit';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
+import { createSigningKeyQueries } from './repositories/signing-keys';
+import { createOidcStateQueries } from './repositories/oidc-state';
 import { asTx, createSql, retrying } from './sql';
 import { lagTolerantOf, REPLICA_ANSWER_MS, replicaReads, routedReads, type ReplicaEvents, type ReplicaHealth } from './lag-tolerant';
 import type { NewCredential, Successor } from '../domain/storage/credentials';
@@ -153,6 +155,8 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     audit: createAuditQueries(sql),
     factors: createFactorQueries(sql),
     passkeys: createPasskeyQueries(sql),
+    signingKeys: createSigningKeyQueries(sql),
+    oidcState: createOidcStateQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

@@ -70,6 +70,8 @@ export interface EventData {
   'provider.removed': Record<string, never>;
   'application.created': Record<string, never>;
   'flow.imported': { name: string; version: number };
+  /** The OpenID provider's signing keys rotated: the keys (`kid`) that sign from now on. */
+  'keys.rotated': { signing: string[] };
 }
 
 export type EventType = keyof EventData;
@@ -83,7 +85,7 @@ export const EVENT_TYPES = [
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',
   'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
-  'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported',
+  'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;

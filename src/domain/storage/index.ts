@@ -7,6 +7,8 @@ import type { FlowStore } from './flows';
 import type { OutboxStore } from './outbox';
 import type { RecordStore } from './records';
 import type { SocialStore } from './social';
+import type { SigningKeyStore } from './signing-keys';
+import type { OidcStateStore } from './oidc-state';
 import type { Transact } from './transactions';
 import type { VersionStore } from './versions';
 
@@ -30,6 +32,10 @@ export interface Storage {
   factors: FactorStore;
   /** An account's passkeys (WebAuthn credentials). */
   passkeys: PasskeyStore;
+  /** The OpenID providers' signing keys. */
+  signingKeys: SigningKeyStore;
+  /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */
+  oidcState: OidcStateStore;
   /** The reads that may lag behind the writes: see LagTolerantReads. */
   lagTolerant: LagTolerantReads;
   /** Runs `work` in one transaction: all of it commits or none of it does. */

@@ -1,0 +1,51 @@
+import { sha256Hex } from '../../src/domain/secrets';
+import type { Tx } from '../../src/domain/storage';
+import { forEveryEngine, newAccount } from '../helpers/contract';
+
+// The OpenID provider's other objects (OidcStateStore): saved whole and replaced, found by the hash
+// of the id or of the uid, consumed once by one of 20 racing callers on any node, and gone with
+// their grant, their record or their time. Run on every engine.
+
+forEveryEngine('OpenID state store', (storage) => {
+  const RACE = 20;
+  const write = <T>(work: (tx: Tx) => Promise<T>) => storage().db.transaction(work);
+  const later = (seconds: number) => new Date(Date.now() + seconds * 1000);
+  const object = (id: string, extra: Partial<Parameters<ReturnType<typeof storage>['db']['oidcState']['save']>[1]> = {}) => ({
+    model: 'Session', idHash: sha256Hex(id), uidHash: sha256Hex(`uid-${id}`), grantId: null, entityId: null, payload: { id, n: 1 }, expiresAt: later(600), ...extra,
+  });
+
+  it('saves an object whole, replaces it, finds it by id or uid, and destroys it', async () => {
+    const { db, appId } = storage();
+    await db.oidcState.save(appId, object('s1'));
+    await db.oidcState.save(appId, object('s1', { payload: { id: 's1', n: 2 } }));
+    expect(await db.oidcState.find(appId, 'Session', sha256Hex('s1'))).toMatchObject({ model: 'Session', payload: { id: 's1', n: 2 }, consumedAt: null });
+    expect(await db.oidcState.findByUid(appId, 'Session', sha256Hex('uid-s1'))).toMatchObject({ payload: { n: 2 } });
+    // another model, another application: not found
+    expect(await db.oidcState.find(appId, 'Interaction', sha256Hex('s1'))).toBeUndefined();
+    expect(await db.oidcState.find(appId + 1000, 'Session', sha256Hex('s1'))).toBeUndefined();
+    await db.oidcState.destroy(appId, 'Session', sha256Hex('s1'));
+    expect(await db.oidcState.find(appId, 'Session', sha256Hex('s1'))).toBeUndefined();
+  });
+
+  it(`consumed once: of ${RACE} racing on any node, one`, async () => {
+    const { db, appId, on } = storage();
+    await db.oidcState.save(appId, object('i1', { model: 'Interaction' }));
+    const now = new Date();
+    const won = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).oidcState.consume(appId, 'Interaction', sha256Hex('i1'), now)));
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect((await db.oidcState.find(appId, 'Interaction', sha256Hex('i1')))!.consumedAt).not.toBeNull();
+  });
+
+  it('ends with its grant, its record, or its time', async () => {
+    const { db, appId } = storage();
+    const user = await newAccount(storage());
+    await db.oidcState.save(appId, object('g1', { model: 'Grant', grantId: 'grant-1', entityId: user.id }));
+    await db.oidcState.save(appId, object('s2', { entityId: user.id }));
+    await db.oidcState.save(appId, object('old', { expiresAt: new Date(Date.now() - 1000) }));
+    expect(await db.oidcState.destroyGrant(appId, 'grant-1')).toBe(1);
+    expect(await db.oidcState.find(appId, 'Grant', sha256Hex('g1'))).toBeUndefined();
+    expect(await write((tx) => db.oidcState.destroyOfRecord(appId, user.id, tx))).toBe(1);
+    expect(await db.oidcState.sweep(new Date(), 100)).toBeGreaterThanOrEqual(1);
+    expect(await db.oidcState.find(appId, 'Session', sha256Hex('old'))).toBeUndefined();
+  });
+});
