@@ -8,6 +8,7 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  * tokens are credentials, with the original API's.
  */
 export async function up({ context: qi }: { context: QueryInterface }): Promise<void> {
+  const longText = qi.sequelize.getDialect() === 'sqlite' ? DataTypes.TEXT : DataTypes.TEXT('medium');
   await qi.createTable('oidc_state', {
     id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false },
     application_id: { type: DataTypes.BIGINT, allowNull: false, references: { model: 'applications', key: 'id' }, onDelete: 'CASCADE' },
@@ -16,7 +17,7 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     uid_hash: { type: DataTypes.STRING(64), allowNull: true },
     grant_id: { type: DataTypes.STRING(64), allowNull: true },
     entity_id: { type: DataTypes.BIGINT, allowNull: true },
-    payload: { type: DataTypes.TEXT('long'), allowNull: false },
+    payload: { type: longText, allowNull: false },
     expires_at: { type: DataTypes.DATE(6), allowNull: false },
     consumed_at: { type: DataTypes.DATE(6), allowNull: true },
   }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });

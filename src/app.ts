@@ -17,6 +17,8 @@ import { undoEmailChangeRoutes } from './web/undo-email-change';
 import { resetPasswordRoutes } from './web/reset-password';
 import { hostedRoutes } from './web/hosted';
 import { accountRoutes } from './web/account';
+import { createOidcProviders } from './oidc/providers';
+import { oidcInteractionRoutes } from './web/oidc-interaction';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
@@ -319,6 +321,12 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(apiRoutes(app, options, resolveApp));
 
   app.use(healthRoutes(options));
+
+  // the OpenID provider of each application that turns it on (setting openid_provider)
+  const oidc = createOidcProviders(services, { trustProxy: options.trustProxy !== undefined && options.trustProxy !== 'false' });
+  app.use(oidc.route(resolveApp));
+  // its sign-ins: the hosted pages and the account page's session
+  app.use(oidcInteractionRoutes(services, resolveApp, oidc.providerFor));
 
   // the reference sign-in and registration pages, built from the login client's flow
   const hosted = hostedRoutes(services, resolveApp);

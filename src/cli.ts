@@ -19,6 +19,7 @@ import { createApplication } from './usecases/applications/create-application';
 import { importFlows } from './usecases/applications/import-flows';
 import { addProvider } from './usecases/providers/add-provider';
 import { removeProvider } from './usecases/providers/remove-provider';
+import { rotateSigningKeys } from './usecases/keys/signing-keys';
 import { ProviderInputError } from './domain/social/providers';
 import { listAudit } from './usecases/audit/list-audit';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
@@ -220,6 +221,14 @@ program.command('providers:remove')
   .action((name: string, opts: { app?: string }) => withCore(async (core) => {
     await removeProvider(core, { applicationId: (await applicationOf(core, opts)).id, acting: core.acting, name });
     process.stdout.write(`removed provider ${name}\n`);
+  }));
+
+program.command('keys:rotate')
+  .option(...APP_OPTION)
+  .description('rotate the OpenID provider\'s signing keys: the next keys (published since the last rotation) sign from now on, the current ones stay published until what they signed has expired, new next keys are published')
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    print(await rotateSigningKeys(core, { applicationId: app.id, applicationName: app.name, acting: core.acting }));
   }));
 
 const WHO = ['<who>', 'an email address, a username, a uuid or an id'] as const;

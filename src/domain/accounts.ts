@@ -1,7 +1,7 @@
 import { addressChanged, emailChangeNotice, type NoticeContext } from './email-change';
 import { event, recordSubject, type Acting } from './events';
 import type { UnitOfWork } from './ports';
-import type { Storage } from './storage';
+import type { Storage, Tx } from './storage';
 import type { CredentialKind } from './storage/credentials';
 import type { UserRecord, RecordChange } from './storage/records';
 import type { RecordVersions } from './versions';
@@ -16,7 +16,7 @@ export interface AccountWrites { db: Storage; versions: RecordVersions; clock: C
 
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). */
 /** A sign-in paused for its second factor (mfa_token) ends too: the password it proved is no longer the account's. */
-const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token', 'browser_session'];
+const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token', 'browser_session', 'oidc_access_token', 'oidc_refresh_token'];
 
 /** What a change of the account may also need: the session it keeps, and what a change of its email address needs. */
 export interface ChangeOptions {
@@ -60,7 +60,7 @@ export async function changeAccount(
   if (moved && !options.proven) throw new EmailChangeNeedsProofError(`record ${entityId}: a change of the email address needs proof of a recent sign-in`);
   if (moved && !options.notice) throw new Error('a change of the email address needs a notice context');
   const changed = await deps.db.records.update(locked, moved ? { ...change, emailVerified: null } : change, now, tx);
-  if (change.passwordHash) await deps.db.credentials.revokeForRecord(applicationId, entityId, PASSWORD_CHANGE_ENDS, options.keepSession ?? null, now, tx);
+  if (change.passwordHash) await endSessionsOf(deps.db, applicationId, entityId, PASSWORD_CHANGE_ENDS, options.keepSession ?? null, now, tx);
   const { snapshot } = await deps.versions.written(changed, tx);
   const subject = recordSubject(entityId);
   uow.record(event('record.updated', applicationId, now, acting, subject, { attributes: changedNames(change) }, { snapshot }));
@@ -82,4 +82,15 @@ export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting:
 }
 
 /** What a user's sessions are made of: what ending them spends. */
-export const SESSION_KINDS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token', 'browser_session'];
+export const SESSION_KINDS: CredentialKind[] = [
+  'access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token', 'browser_session', 'oidc_code', 'oidc_access_token', 'oidc_refresh_token',
+];
+
+/**
+ * Ends a record's sessions: its credentials of `kinds` (but those of the family `except`, the
+ * caller's own session) and its OpenID provider's sessions and grants. Answers how many it ended.
+ */
+export async function endSessionsOf(db: Storage, applicationId: number, entityId: number, kinds: CredentialKind[], except: string | null, now: Date, tx: Tx): Promise<number> {
+  const spent = await db.credentials.revokeForRecord(applicationId, entityId, kinds, except, now, tx);
+  return spent + await db.oidcState.destroyOfRecord(applicationId, entityId, tx);
+}

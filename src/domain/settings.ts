@@ -35,6 +35,15 @@ const oneUrl = (example: string): Check => (value) => (isHttpUrl(value) ? undefi
 
 const CHECKS: Readonly<Record<string, Check>> = {
   social_token_urls: urlList('absolute URLs', 'https://app.example.com/social-token'),
+  post_logout_redirect_uris: urlList('absolute URLs', 'https://app.example.com/signed-out'),
+  jwks_uri: oneUrl('https://app.example.com/.well-known/jwks.json'),
+  token_endpoint_auth_method: (value) => (['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'].includes(value) ? undefined
+    : 'must be client_secret_basic (the default), client_secret_post, private_key_jwt (with jwks_uri) or none (a public client, which must use PKCE)'),
+  grant_types: (value) => {
+    const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials'].includes(g));
+    return bad === undefined && settingOfList(value).length > 0 ? undefined
+      : 'must be grant types separated by spaces or commas among authorization_code, refresh_token and client_credentials';
+  },
   redirect_uris: urlList('absolute URLs', 'https://app.example.com/signed-in'),
   allowed_origins: (value) => {
     if (/^\s*\[/.test(value)) return 'must be origins separated by spaces or commas, not a JSON list; such as https://app.example.com';
@@ -64,6 +73,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be a host name in lower case, such as example.com: the application\'s own host or a domain above it'),
   second_factor: (value) => (['off', 'optional', 'required'].includes(value) ? undefined
     : 'must be off (no second factor), optional (accounts may turn one on; the default) or required (every account signs in with one)'),
+  openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider) or off (the default)'),
   passkey_after_registration: (value) => (value === 'offer' || value === 'off' ? undefined
     : 'must be offer (a registration on /register offers a passkey before going back to the app) or off (the default)'),
   account_client_id: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the client_id of a login client of this application'),

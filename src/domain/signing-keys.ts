@@ -8,6 +8,12 @@ import { SIGNING_ALGS, type KeySlot, type NewSigningKey, type SigningAlg, type S
  * the private half sealed with SECRET_KEY and bound to the application and the key.
  */
 
+/**
+ * How long a retired key stays in the JWKS: the longest life of what it signed (an ID token or a
+ * JWT access token, an hour) and a day for the verifiers' caches of the JWKS.
+ */
+export const RETIRED_KEY_SECONDS = 25 * 3600;
+
 const binding = (applicationId: number, kid: string) => `signing key\n${applicationId}\n${kid}`;
 
 /** The RFC 7638 thumbprint of a public JWK: its required members in lexical order, SHA-256, base64url. */

@@ -1,4 +1,5 @@
 import type { Database } from '../db';
+import { RETIRED_KEY_SECONDS } from '../domain/signing-keys';
 import type { RelayingOutbox } from '../queue/outbox';
 import type { Logger } from '../logger';
 import type { Job } from '../queue/port';
@@ -65,10 +66,13 @@ export function createMaintenanceProcessor(deps: { db: Database; outbox: Relayin
           db.outbox.purgeDone(new Date(t - settings.outboxRetentionMs), settings.batchSize));
         const retention = settings.versionsRetentionMs;
         const snapshots = retention === null ? 0 : await inBatches(settings, () => db.versions.prune(new Date(t - retention), settings.batchSize));
-        if (credentials + outboxRows + snapshots > 0) {
-          logger.info({ credentials, outbox: outboxRows, snapshots }, 'sweep removed expired and spent rows and old snapshots');
+        // the OpenID provider's expired sessions, interactions and grants; keys retired long enough for what they signed to have expired
+        const oidcState = await inBatches(settings, () => db.oidcState.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
+        const signingKeys = await db.transaction((tx) => db.signingKeys.sweep(new Date(t - RETIRED_KEY_SECONDS * 1000), tx));
+        if (credentials + outboxRows + snapshots + oidcState + signingKeys > 0) {
+          logger.info({ credentials, outbox: outboxRows, snapshots, oidcState, signingKeys }, 'sweep removed expired and spent rows and old snapshots');
         }
-        return { credentials, outbox: outboxRows, snapshots };
+        return { credentials, outbox: outboxRows, snapshots, oidcState, signingKeys };
       }
       default:
         throw new Error(`the maintenance queue has no job named "${job.name}"`);

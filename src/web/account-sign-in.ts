@@ -24,6 +24,9 @@ const scopeOf = (req: Request, secure: boolean) => (secure || req.secure
   ? { prefix: '__Host-', options: { secure: true, path: '/' } }
   : { prefix: '', options: { secure: false, path: ACCOUNT_CALLBACK_PATH } });
 
+/** The browser session's cookie: `__Host-` and Secure over TLS (or an https PUBLIC_BASE_URL), so no sibling host can plant one. */
+export const sessionCookieName = (req: Request, secure: boolean) => (secure || req.secure ? '__Host-gh_account' : 'gh_account');
+
 export function accountState(req: Request, res: Response, secure: boolean, clientId: string, next?: Record<string, string>): string {
   const state = `${randomToken(STATE_RANDOM / 2)}${Buffer.from(clientId).toString('base64url')}`;
   const { prefix, options } = scopeOf(req, secure);

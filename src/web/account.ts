@@ -27,7 +27,7 @@ import { newRecoveryCodes } from '../usecases/factors/renew-recovery-codes';
 import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure, type HostedPages, type HostedReturn } from './hosted';
-import { accountState, returnedState } from './account-sign-in';
+import { accountState, returnedState, sessionCookieName } from './account-sign-in';
 import { brandOf, cookieValue, crossSite, escape, originOf, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
 
@@ -45,7 +45,6 @@ type Key = keyof ReturnType<typeof accountTexts>;
 const accountTexts = (locale: PageLocale) => textsOf('account', locale);
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(accountTexts(locale)[key] ?? key, values);
 
-const SESSION_COOKIE = 'gh_account';
 /** What a successful POST says once it has redirected back (`done`). */
 const DONE = ['profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityLinked', 'identityUnlinked', 'sessionEnded', 'othersEnded'] as const;
 type Done = (typeof DONE)[number];
@@ -64,7 +63,7 @@ interface Shown { done?: Done; notice?: string; reauth?: boolean; form?: string;
  */
 interface Page { services: Services; formToken: (session: StoredCredential) => string; secure: (req: Request) => boolean }
 
-const sessionCookie = (p: Page, req: Request) => (p.secure(req) ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE);
+const sessionCookie = (p: Page, req: Request) => sessionCookieName(req, p.services.baseUrls.secure);
 
 /** The login client the page signs in with: the link's, else the application's setting, else its only login client. */
 async function accountClient(services: Services, app: Application, named: unknown): Promise<Client | undefined> {
@@ -108,6 +107,9 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
     httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: '/', expires: started.result.expiresAt,
   });
   // a registration's passkey offer, or the account page
+  // an OpenID sign-in in progress goes back to its interaction, which the session now answers
+  const interaction = next?.interaction && /^[A-Za-z0-9_-]{10,64}$/.test(next.interaction) ? next.interaction : undefined;
+  if (interaction) return res.redirect(303, `/oidc/interaction/${interaction}`);
   res.redirect(303, `${offer ? OFFER_PATH : '/account'}?locale=${encodeURIComponent(locale)}`);
 };
 

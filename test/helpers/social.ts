@@ -44,7 +44,9 @@ export function cookieBrowser() {
     }
   };
   /** Requests `url` and follows redirects; answers the last response, its URL and its body. */
-  async function go(url: string, init: { method?: string; form?: Record<string, string>; host?: string } = {}, hops = 20): Promise<{ url: string; status: number; body: string }> {
+  async function go(
+    url: string, init: { method?: string; form?: Record<string, string>; host?: string; stopAt?: (next: URL) => boolean } = {}, hops = 20,
+  ): Promise<{ url: string; status: number; body: string }> {
     let target = new URL(url);
     let method = init.method ?? 'GET';
     let body: URLSearchParams | undefined = init.form ? new URLSearchParams(init.form) : undefined;
@@ -57,6 +59,8 @@ export function cookieBrowser() {
       const location = res.headers.get('location');
       if (location) state.lastLocation = new URL(location, target).toString();
       if (res.status >= 300 && res.status < 400 && location) {
+        // a redirect the caller stops at (to an app that is not running): its URL, not followed
+        if (init.stopAt?.(new URL(location, target))) return { url: new URL(location, target).toString(), status: res.status, body: '' };
         target = new URL(location, target);
         method = 'GET';
         body = undefined;

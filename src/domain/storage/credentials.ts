@@ -30,7 +30,12 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    * cookie, the row holds the proof of its sign-in (`extra`) and when it was last seen; it ends after
    * a time idle, at its expiry, or when signed out, and spends like the account's other sessions.
    */
-  | 'browser_session';
+  | 'browser_session'
+  /**
+   * The OpenID provider's codes and tokens (docs/openid-connect.md#storage): found by the SHA-256
+   * of their value, their payload in `extra`, their grant as `family`, spent once like the others.
+   */
+  | 'oidc_code' | 'oidc_access_token' | 'oidc_refresh_token' | 'oidc_client_token';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }

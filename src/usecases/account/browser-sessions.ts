@@ -1,6 +1,6 @@
 import type { Client } from '../../domain/clients';
 import type { StoredCredential } from '../../domain/storage/credentials';
-import { SESSION_KINDS } from '../../domain/accounts';
+import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { randomToken, sha256Hex } from '../../domain/secrets';
@@ -203,7 +203,7 @@ export async function endSessions(ctx: CallContext, command: { token: StoredCred
   }
   return work.run(async (uow) => {
     const spent = family === undefined
-      ? await db.credentials.revokeForRecord(ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow.tx)
+      ? await endSessionsOf(db, ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow.tx)
       : await db.credentials.revokeFamily(ctx.app.id, family, now, uow.tx);
     if (spent === 0 && family !== undefined) throw new Refusal('nothing_to_do', 'this session has ended already');
     uow.record(event('account.signed_out', ctx.app.id, now, asAccount(ctx, record.id, client), recordSubject(record.id), { tokens: spent }));

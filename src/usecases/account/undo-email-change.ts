@@ -1,4 +1,4 @@
-import { SESSION_KINDS } from '../../domain/accounts';
+import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { EMAIL_CHANGE_UNDO_SECONDS, recordLocale, type UndoExtra } from '../../domain/email-change';
 import { displayName } from '../../domain/mail';
 import { event, recordSubject, type Origin } from '../../domain/events';
@@ -55,7 +55,7 @@ export async function undoEmailChange(services: Services, command: { app: Applic
       }
       const verified = typeof extra.previous_verified === 'string' ? new Date(extra.previous_verified) : now;
       const changed = await db.records.update(record, { email: extra.previous_email, emailVerified: verified }, now, tx);
-      await db.credentials.revokeForRecord(app.id, record.id, [...SESSION_KINDS, 'verification_code'], null, now, tx);
+      await endSessionsOf(db, app.id, record.id, [...SESSION_KINDS, 'verification_code'], null, now, tx);
       const displaced = record.email !== null && uniqueKey(record.email) !== uniqueKey(extra.previous_email)
         ? { mail: { app, template: 'email-changed-notice' as const, locale: recordLocale(record), to: record.email, name: displayName(record) } }
         : undefined;

@@ -1,7 +1,7 @@
 import type { Clock } from '../../domain/clients';
 import { event, type Acting } from '../../domain/events';
 import type { SecretBox } from '../../domain/secrets';
-import { firstSigningKeys, newSigningKey } from '../../domain/signing-keys';
+import { firstSigningKeys, newSigningKey, RETIRED_KEY_SECONDS } from '../../domain/signing-keys';
 import type { Storage } from '../../domain/storage';
 import { SIGNING_ALGS, type StoredSigningKey } from '../../domain/storage/signing-keys';
 import type { Work } from '../unit-of-work';
@@ -9,11 +9,6 @@ import type { Work } from '../unit-of-work';
 /** What the signing keys' use cases need. */
 export interface KeyDeps { db: Storage; box: SecretBox; clock: Clock; work: Work }
 
-/**
- * How long a retired key stays in the JWKS: the longest life of what it signed (an ID token or a
- * JWT access token, an hour) and a day for the verifiers' caches of the JWKS.
- */
-export const RETIRED_KEY_SECONDS = 25 * 3600;
 
 const retiredAfter = (clock: Clock) => new Date(clock.now().getTime() - RETIRED_KEY_SECONDS * 1000);
 

@@ -1,4 +1,4 @@
-import { SESSION_KINDS } from '../../domain/accounts';
+import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
 
@@ -14,7 +14,7 @@ export function disableUser(deps: OperatorDeps, command: AccountCommand): Promis
     const now = deps.clock.now();
     await deps.db.records.setDisabled(applicationId, entityId, now, uow.tx);
     // its verification links too: nothing mailed before the disable works after it
-    const spent = await deps.db.credentials.revokeForRecord(applicationId, entityId, [...SESSION_KINDS, 'verification_code'], null, now, uow.tx);
+    const spent = await endSessionsOf(deps.db, applicationId, entityId, [...SESSION_KINDS, 'verification_code'], null, now, uow.tx);
     uow.record(event('account.disabled', applicationId, now, operatorActing(command.operator), recordSubject(entityId), {}));
     return { spent };
   });

@@ -1,4 +1,4 @@
-import { SESSION_KINDS } from '../../domain/accounts';
+import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
 
@@ -11,7 +11,7 @@ export function enableUser(deps: OperatorDeps, command: AccountCommand): Promise
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
-    await deps.db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
+    await endSessionsOf(deps.db, applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
     await deps.db.records.setDisabled(applicationId, entityId, null, uow.tx);
     uow.record(event('account.enabled', applicationId, now, operatorActing(command.operator), recordSubject(entityId), {}));
   });

@@ -1,4 +1,4 @@
-import { SESSION_KINDS } from '../../domain/accounts';
+import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
 
@@ -7,7 +7,7 @@ export function signOutUser(deps: OperatorDeps, command: AccountCommand): Promis
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
-    const spent = await deps.db.credentials.revokeForRecord(applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
+    const spent = await endSessionsOf(deps.db, applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
     uow.record(event('account.signed_out', applicationId, now, operatorActing(command.operator), recordSubject(entityId), { tokens: spent }));
     return { spent };
   });

@@ -1,0 +1,183 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Application } from '../domain/storage/applications';
+import type { CredentialKind } from '../domain/storage/credentials';
+import { isHttpUrl, settingOfList } from '../domain/settings';
+import { sha256Hex } from '../domain/secrets';
+import type { Services } from '../usecases/services';
+import { inProviderRealm } from './realm';
+
+/**
+ * oidc-provider's storage contract over Gatehouse's stores (docs/openid-connect.md#storage), one
+ * adapter per model and application:
+ *
+ * - Codes and tokens are credentials, beside the original API's: found by the SHA-256 of their
+ *   value (never the value), their grant as the family, spent by the same conditional UPDATE, so
+ *   single use holds across pods and database nodes. A consume that loses a race throws the
+ *   provider's `invalid_grant`, as a code or refresh token used twice does; `revokeByGrantId`
+ *   spends the grant's family. A spent access token is not found (revoked); a spent code or
+ *   refresh token is found `consumed`, which the provider answers by revoking its grant.
+ * - Sessions, interactions, grants, replay markers and pushed requests are the OpenID state store's.
+ * - Clients are the application's login clients: their redirect URIs, secrets and settings.
+ */
+
+type Db = Services['db'];
+interface AdapterDeps { db: Db; clock: Services['clock']; clients: Services['clients']; invalidGrant: (why: string) => Error }
+
+const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
+  AuthorizationCode: 'oidc_code', AccessToken: 'oidc_access_token', RefreshToken: 'oidc_refresh_token', ClientCredentials: 'oidc_client_token',
+};
+/** Tokens a bearer presents: spent means revoked, and a revoked one is not found. */
+const BEARER: ReadonlySet<string> = new Set(['AccessToken', 'ClientCredentials']);
+
+const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** The record id of an account (the provider names accounts by uuid, their `sub`): what ends with the record's sessions. */
+type EntityOf = (payload: AdapterPayload) => Promise<number | null>;
+
+/** The adapter factory of one application's provider. */
+export function adapterFactory(deps: AdapterDeps, app: Application) {
+  // a uuid names one record for good: a few thousand remembered spare a read per token
+  const ids = new Map<string, number>();
+  const entityOf: EntityOf = async ({ accountId }) => {
+    if (typeof accountId !== 'string') return null;
+    let id = ids.get(accountId);
+    if (id === undefined) {
+      id = (await deps.db.records.find(app.id, { uuid: accountId }))?.id;
+      if (id === undefined) return null;
+      if (ids.size >= 10_000) ids.clear();
+      ids.set(accountId, id);
+    }
+    return id;
+  };
+  return (model: string): Adapter => (model === 'Client' ? clientAdapter(deps, app)
+    : TOKEN_KINDS[model] ? tokenAdapter(deps, app, model, entityOf) : stateAdapter(deps, app, model, entityOf));
+}
+
+function tokenAdapter({ db, clock, clients, invalidGrant }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+  const kind = TOKEN_KINDS[model];
+  const clientRowId = async (clientId: unknown) => (typeof clientId === 'string' ? (await clients.find(app.id, clientId))?.id ?? null : null);
+  return {
+    async upsert(id, payload, expiresIn) {
+      const valueHash = sha256Hex(id);
+      const now = clock.now();
+      const [entityId, clientId] = await Promise.all([entityOf(payload), clientRowId(payload.clientId)]);
+      await db.transaction(async (tx) => {
+        if (await db.credentials.find(app.id, kind, valueHash, tx)) {
+          await db.credentials.setExtra(app.id, kind, valueHash, { ...payload }, now, tx);
+          return;
+        }
+        await db.credentials.insert([{
+          applicationId: app.id, kind, valueHash, entityId, clientId, forClientId: null,
+          redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra: { ...payload },
+          family: typeof payload.grantId === 'string' ? payload.grantId : null, expiresAt: new Date(now.getTime() + (expiresIn ?? 3600) * 1000),
+        }], now, tx);
+      });
+    },
+    async find(id) {
+      const row = await db.credentials.find(app.id, kind, sha256Hex(id));
+      if (!row || (row.usedAt && BEARER.has(model))) return undefined;
+      return inProviderRealm({ ...(row.extra as AdapterPayload), ...(row.usedAt && { consumed: epoch(row.usedAt) }) });
+    },
+    async findByUid() {
+      return undefined;
+    },
+    async findByUserCode() {
+      return undefined;
+    },
+    async consume(id) {
+      const spent = await db.transaction((tx) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
+      // another request spent it first (two redemptions of one code, on any pod): this one gets nothing
+      if (!spent) throw invalidGrant(`${model === 'AuthorizationCode' ? 'authorization code' : 'refresh token'} already used`);
+    },
+    async destroy(id) {
+      await db.transaction((tx) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
+    },
+    async revokeByGrantId(grantId) {
+      await db.transaction((tx) => db.credentials.revokeFamily(app.id, grantId, clock.now(), tx));
+      await db.oidcState.destroyGrant(app.id, grantId);
+    },
+  };
+}
+
+function stateAdapter({ db, clock }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+  const found = (o: Awaited<ReturnType<Db['oidcState']['find']>>) => {
+    if (!o || o.expiresAt.getTime() <= clock.now().getTime()) return undefined;
+    return inProviderRealm({ ...(o.payload as AdapterPayload), ...(o.consumedAt && { consumed: epoch(o.consumedAt) }) });
+  };
+  return {
+    async upsert(id, payload, expiresIn) {
+      await db.oidcState.save(app.id, {
+        model, idHash: sha256Hex(id), uidHash: typeof payload.uid === 'string' ? sha256Hex(payload.uid) : null,
+        grantId: typeof payload.grantId === 'string' ? payload.grantId : null, entityId: await entityOf(payload), payload: { ...payload },
+        expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
+      });
+    },
+    find: async (id) => found(await db.oidcState.find(app.id, model, sha256Hex(id))),
+    findByUid: async (uid) => found(await db.oidcState.findByUid(app.id, model, sha256Hex(uid))),
+    async findByUserCode() {
+      return undefined;
+    },
+    async consume(id) {
+      await db.oidcState.consume(app.id, model, sha256Hex(id), clock.now());
+    },
+    async destroy(id) {
+      await db.oidcState.destroy(app.id, model, sha256Hex(id));
+    },
+    async revokeByGrantId(grantId) {
+      await db.oidcState.destroyGrant(app.id, grantId);
+    },
+  };
+}
+
+/** What an OpenID client's settings may say, checked like the application's other settings. */
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
+const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+
+/**
+ * The application's login clients as OpenID clients: `redirect_uris` (the client's, else the
+ * application's), `post_logout_redirect_uris`, `token_endpoint_auth_method` (client_secret_basic
+ * by default; `none` for a public client, which must use PKCE), `grant_types`, `jwks_uri` for
+ * private_key_jwt. Nothing else registers a client: there is no second registry.
+ */
+function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
+  return {
+    async find(clientId) {
+      const found = await clients.withSecret(app.id, clientId);
+      if (!found || !found.client.features.includes('login_client')) return undefined;
+      const s = found.client.settings;
+      const method = AUTH_METHODS.find((m) => m === s.token_endpoint_auth_method) ?? 'client_secret_basic';
+      const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g));
+      const grantTypes = grants.length > 0 ? grants : ['authorization_code', 'refresh_token'];
+      return inProviderRealm({
+        client_id: found.client.clientId,
+        ...(method === 'none' ? {} : { client_secret: found.secret }),
+        client_name: found.client.description || found.client.clientId,
+        redirect_uris: settingOfList(s.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl),
+        post_logout_redirect_uris: settingOfList(s.post_logout_redirect_uris).filter(isHttpUrl),
+        grant_types: grantTypes,
+        response_types: grantTypes.includes('authorization_code') ? ['code'] : [],
+        token_endpoint_auth_method: method,
+        allowed_origins: settingOfList(s.allowed_origins),
+        ...(s.jwks_uri && isHttpUrl(s.jwks_uri) && { jwks_uri: s.jwks_uri }),
+      });
+    },
+    async upsert() {
+      throw new Error('OpenID clients are the application\'s login clients: manage them with the admin API or the CLI');
+    },
+    async findByUid() {
+      return undefined;
+    },
+    async findByUserCode() {
+      return undefined;
+    },
+    async consume() {
+      return undefined;
+    },
+    async destroy() {
+      return undefined;
+    },
+    async revokeByGrantId() {
+      return undefined;
+    },
+  };
+}

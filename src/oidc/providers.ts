@@ -1,0 +1,140 @@
+import type { NextFunction, Request, Response } from 'express';
+import type Provider from 'oidc-provider';
+import type { Configuration, FindAccount } from 'oidc-provider';
+import type { Application } from '../domain/storage/applications';
+import type { StoredSigningKey } from '../domain/storage/signing-keys';
+import { privateJwkOf } from '../domain/signing-keys';
+import { signingKeys } from '../usecases/keys/signing-keys';
+import type { Services } from '../usecases/services';
+import { adapterFactory } from './adapter';
+import { oidcProviderModule } from './provider-module';
+import { inProviderRealm } from './realm';
+
+/**
+ * Gatehouse as an OpenID provider (docs/openid-connect.md): one `oidc-provider` per application,
+ * whose issuer is the application's public address, over Gatehouse's stores (adapter.ts), signing
+ * with the application's keys. Its endpoints live under `/oidc/`, beside the original API, and its
+ * discovery document at `/.well-known/openid-configuration`.
+ */
+
+/** The provider's endpoints, all under /oidc/ (the original API keeps /oauth/). */
+export const OIDC_ROUTES = {
+  authorization: '/oidc/auth', token: '/oidc/token', userinfo: '/oidc/me', jwks: '/oidc/jwks', end_session: '/oidc/session/end',
+  introspection: '/oidc/token/introspection', revocation: '/oidc/token/revocation', pushed_authorization_request: '/oidc/request',
+  registration: '/oidc/reg', backchannel_authentication: '/oidc/backchannel', device_authorization: '/oidc/device/auth', code_verification: '/oidc/device',
+} as const;
+
+/** Whether a path is the provider's: its discovery document or one of its endpoints (its interactions are Gatehouse's pages). */
+export const isOidcPath = (path: string) => path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
+
+/** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
+const KEYS_CACHE_MS = 5_000;
+
+/** The claims of each scope (OpenID Connect Core 5.4). */
+const CLAIMS = {
+  // every ID token says who, how (amr: pwd, otp, hwk, fed, mfa) and when the person signed in
+  openid: ['sub', 'amr', 'auth_time'],
+  acr: null, sid: null, iss: null,
+  email: ['email', 'email_verified'],
+  profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'birthdate', 'picture', 'updated_at', 'locale'],
+  phone: ['phone_number', 'phone_number_verified'],
+  address: ['address'],
+};
+
+/** The keys in the order the provider takes them: it signs with the first key of an algorithm, so the current ones come first. */
+const signingOrder = (keys: StoredSigningKey[]) => [
+  ...keys.filter((k) => k.slot?.startsWith('current:')), ...keys.filter((k) => k.slot?.startsWith('next:')), ...keys.filter((k) => k.slot === null),
+];
+
+export function createOidcProviders(services: Services, options: { trustProxy: boolean }) {
+  const built = new Map<number, { fingerprint: string; provider: Provider; handle: ReturnType<Provider['callback']>; checkedAt: number }>();
+  let loaded: ReturnType<typeof oidcProviderModule> | undefined;
+
+  const findAccount = (app: Application): FindAccount => async (_ctx, id) => {
+    const record = await services.db.records.find(app.id, { uuid: id });
+    if (!record || record.disabledAt) return undefined;
+    return {
+      accountId: record.uuid,
+      claims: () => {
+        const a = record.attributes as Record<string, unknown>;
+        const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+        return inProviderRealm({
+          sub: record.uuid,
+          email: record.email ?? undefined,
+          email_verified: record.email ? record.emailVerified !== null : undefined,
+          given_name: text(a.givenName), family_name: text(a.familyName), nickname: text(a.displayName),
+          name: [text(a.givenName), text(a.familyName)].filter(Boolean).join(' ') || text(a.displayName),
+          preferred_username: record.username ?? undefined, birthdate: text(a.birthdate), picture: text(a.photo),
+          updated_at: Math.floor(record.lastUpdated.getTime() / 1000),
+        });
+      },
+    };
+  };
+
+  function configuration(app: Application, keys: StoredSigningKey[], mod: ReturnType<typeof oidcProviderModule>): Configuration {
+    const { clients, db, clock, box } = services;
+    return {
+      adapter: adapterFactory({ db, clock, clients, invalidGrant: (why) => new mod.errors.InvalidGrant(why) }, app),
+      jwks: { keys: signingOrder(keys).map((k) => privateJwkOf(box, k)) as never },
+      routes: OIDC_ROUTES,
+      findAccount: findAccount(app),
+      claims: CLAIMS,
+      scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'address'],
+      features: {
+        devInteractions: { enabled: false },
+        introspection: { enabled: true },
+        revocation: { enabled: true },
+        clientCredentials: { enabled: true },
+        rpInitiatedLogout: { enabled: true },
+      },
+      // PKCE is required of public clients and accepted from every client (S256 only)
+      pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
+      rotateRefreshToken: true,
+      enabledJWA: { idTokenSigningAlgValues: ['ES256', 'RS256'], userinfoSigningAlgValues: ['ES256', 'RS256'], introspectionSigningAlgValues: ['ES256', 'RS256'] },
+      // the provider's cookies are signed with a key of SECRET_KEY's (never the key itself)
+      cookies: { keys: [box.tag('oidc cookies', `application ${app.id}`)] },
+      // a browser app's origins (its login client's allowed_origins) may call the token and userinfo endpoints
+      extraClientMetadata: { properties: ['allowed_origins'] },
+      clientBasedCORS: (_ctx, origin, client) => {
+        const allowed = client.metadata().allowed_origins;
+        return Array.isArray(allowed) && allowed.includes(origin);
+      },
+      interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
+      ttl: { AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600, Session: 14 * 86_400, Grant: 14 * 86_400, RefreshToken: 90 * 86_400 },
+    };
+  }
+
+  /** The application's provider (and its request handler), built again when its keys changed (a rotation). */
+  async function builtFor(app: Application) {
+    const now = services.clock.now().getTime();
+    const cached = built.get(app.id);
+    if (cached && now - cached.checkedAt < KEYS_CACHE_MS) return cached;
+    const keys = await signingKeys({ db: services.db, box: services.box, clock: services.clock, work: services.work }, app.id);
+    const fingerprint = keys.map((k) => `${k.kid}:${k.slot ?? 'retired'}`).join(',');
+    if (cached && cached.fingerprint === fingerprint) {
+      cached.checkedAt = now;
+      return cached;
+    }
+    loaded ??= oidcProviderModule();
+    const provider = new loaded.Provider(services.baseUrls.of(app.name), inProviderRealm(configuration(app, keys, loaded)));
+    provider.proxy = options.trustProxy;
+    const fresh = { fingerprint, provider, handle: provider.callback(), checkedAt: now };
+    built.set(app.id, fresh);
+    return fresh;
+  }
+
+  return {
+    providerFor: async (app: Application) => (await builtFor(app)).provider,
+    /** Express middleware: the provider's paths go to the application's provider. */
+    route: (resolveApp: (host: string | undefined) => Promise<Application>) => async (req: Request, res: Response, next: NextFunction) => {
+      if (!isOidcPath(req.path)) return next();
+      try {
+        const app = await resolveApp(req.headers.host);
+        if (app.settings.openid_provider !== 'on') return next();
+        (await builtFor(app)).handle(req, res);
+      } catch (e) {
+        next(e);
+      }
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import express, { type Request, type Response } from 'express';
+import type Provider from 'oidc-provider';
+import type { Application } from '../domain/storage/applications';
+import { sessionFacts } from '../domain/session';
+import { accountCallbackOf, browserSessionOf } from '../usecases/account/browser-sessions';
+import type { Services } from '../usecases/services';
+import { peerBudgetKey } from '../domain/addresses';
+import { accountState, sessionCookieName } from './account-sign-in';
+import { cookieValue, originOf, pageHandler, pageLocale, sendError, type PageLocale } from './pages';
+
+/**
+ * The OpenID provider's interactions (docs/openid-connect.md#signing-in): the provider sends the
+ * browser here when a sign-in or a consent is needed. Sign-in is the hosted `/signin` of the
+ * relying party's login client, which ends in the browser session of the account page: that
+ * session is the application's single sign-on session. So a browser already signed in is not asked
+ * again (unless the app asks with `prompt=login` or `max_age`), and `prompt=none` without one
+ * answers `login_required`. The login clients are the application's own apps: their consent is
+ * given without a page.
+ */
+
+const UID = /^[A-Za-z0-9_-]{10,64}$/;
+
+/** The page locale an app asked for with ui_locales (its first one we have), else the browser's. */
+const localeOf = (req: Request, uiLocales: unknown): PageLocale =>
+  pageLocale(typeof uiLocales === 'string' ? uiLocales.split(' ')[0] : undefined, req.headers['accept-language']);
+
+export function oidcInteractionRoutes(
+  services: Services, resolveApp: (host: string | undefined) => Promise<Application>, providerFor: (app: Application) => Promise<Provider>,
+) {
+  const router = express.Router();
+  router.get('/oidc/interaction/:uid', pageHandler(resolveApp, async (req, res, app, locale) => {
+    if (app.settings.openid_provider !== 'on' || !UID.test(String(req.params.uid))) {
+      return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
+    }
+    const provider = await providerFor(app);
+    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
+    try {
+      details = await provider.interactionDetails(req, res);
+    } catch {
+      // no interaction cookie, or the interaction is over: nothing to resume
+      return sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in is over or was started in another browser; start it again from the app' });
+    }
+    const pageLang = localeOf(req, details.params.ui_locales);
+    const clientId = String(details.params.client_id ?? '');
+    const client = await services.clients.find(app.id, clientId);
+    if (!client) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'the client of this sign-in is not a login client of this application any more' });
+
+    if (details.prompt.name === 'login') {
+      const session = await liveSession(services, req, res, app);
+      const facts = session && sessionFacts(session);
+      const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
+      // the session answers when the app asked nothing more than a session, or when it signed in after this interaction began
+      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session') || signedInAt >= details.iat * 1000);
+      if (session && facts && enough) {
+        const record = session.entityId === null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
+        if (record && !record.disabledAt) {
+          return provider.interactionFinished(req, res, {
+            login: { accountId: record.uuid, amr: facts.amr, ts: Math.floor(signedInAt / 1000), remember: true },
+          }, { mergeWithLastSubmission: false });
+        }
+      }
+      // to the hosted sign-in of the app's login client, which comes back here through the account page's callback
+      const state = accountState(req, res, services.baseUrls.secure, client.clientId, { interaction: details.uid });
+      const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: accountCallbackOf(services, app), state, locale: pageLang });
+      return res.redirect(303, `/signin?${query}`);
+    }
+
+    if (details.prompt.name === 'consent') {
+      // a login client is one of the application's own apps: what it asks for is granted
+      const accountId = details.session?.accountId;
+      if (!accountId) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in has no account to grant to; start it again from the app' });
+      const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId, clientId });
+      if (!grant) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in\'s grant is gone; start it again from the app' });
+      const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+      const grantId = await grant.save();
+      return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    }
+    return sendError(res, 400, pageLang, app, { key: 'badLink', detail: `this sign-in asks for a step Gatehouse does not offer (${details.prompt.name})` });
+  }));
+  return router;
+}
+
+/** The browser's live session of the account page (the application's single sign-on session), if any. */
+async function liveSession(services: Services, req: Request, res: Response, app: Application) {
+  const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
+  return value ? browserSessionOf({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services }, value) : undefined;
+}
