@@ -68,7 +68,7 @@ export function createMaintenanceProcessor(deps: { db: Database; outbox: Relayin
         const snapshots = retention === null ? 0 : await inBatches(settings, () => db.versions.prune(new Date(t - retention), settings.batchSize));
         // the OpenID provider's expired sessions, interactions and grants; keys retired long enough for what they signed to have expired
         const oidcState = await inBatches(settings, () => db.oidcState.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
-        const signingKeys = await db.transaction((tx) => db.signingKeys.sweep(new Date(t - RETIRED_KEY_SECONDS * 1000), tx));
+        const signingKeys = await db.signingKeys.sweep(new Date(t - RETIRED_KEY_SECONDS * 1000));
         if (credentials + outboxRows + snapshots + oidcState + signingKeys > 0) {
           logger.info({ credentials, outbox: outboxRows, snapshots, oidcState, signingKeys }, 'sweep removed expired and spent rows and old snapshots');
         }

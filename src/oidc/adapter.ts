@@ -21,7 +21,7 @@ import { inProviderRealm } from './realm';
  */
 
 type Db = Services['db'];
-interface AdapterDeps { db: Db; clock: Services['clock']; clients: Services['clients']; invalidGrant: (why: string) => Error }
+interface AdapterDeps { db: Db; work: Services['work']; clock: Services['clock']; clients: Services['clients']; invalidGrant: (why: string) => Error }
 
 const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
   AuthorizationCode: 'oidc_code', AccessToken: 'oidc_access_token', RefreshToken: 'oidc_refresh_token', ClientCredentials: 'oidc_client_token',
@@ -53,7 +53,7 @@ export function adapterFactory(deps: AdapterDeps, app: Application) {
     : TOKEN_KINDS[model] ? tokenAdapter(deps, app, model, entityOf) : stateAdapter(deps, app, model, entityOf));
 }
 
-function tokenAdapter({ db, clock, clients, invalidGrant }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+function tokenAdapter({ db, work, clock, clients, invalidGrant }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
   const kind = TOKEN_KINDS[model];
   const clientRowId = async (clientId: unknown) => (typeof clientId === 'string' ? (await clients.find(app.id, clientId))?.id ?? null : null);
   return {
@@ -61,7 +61,7 @@ function tokenAdapter({ db, clock, clients, invalidGrant }: AdapterDeps, app: Ap
       const valueHash = sha256Hex(id);
       const now = clock.now();
       const [entityId, clientId] = await Promise.all([entityOf(payload), clientRowId(payload.clientId)]);
-      await db.transaction(async (tx) => {
+      await work.run(async ({ tx }) => {
         if (await db.credentials.find(app.id, kind, valueHash, tx)) {
           await db.credentials.setExtra(app.id, kind, valueHash, { ...payload }, now, tx);
           return;
@@ -85,15 +85,15 @@ function tokenAdapter({ db, clock, clients, invalidGrant }: AdapterDeps, app: Ap
       return undefined;
     },
     async consume(id) {
-      const spent = await db.transaction((tx) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
+      const spent = await work.run(({ tx }) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
       // another request spent it first (two redemptions of one code, on any pod): this one gets nothing
       if (!spent) throw invalidGrant(`${model === 'AuthorizationCode' ? 'authorization code' : 'refresh token'} already used`);
     },
     async destroy(id) {
-      await db.transaction((tx) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
+      await work.run(({ tx }) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
     },
     async revokeByGrantId(grantId) {
-      await db.transaction((tx) => db.credentials.revokeFamily(app.id, grantId, clock.now(), tx));
+      await work.run(({ tx }) => db.credentials.revokeFamily(app.id, grantId, clock.now(), tx), { readCommitted: true });
       await db.oidcState.destroyGrant(app.id, grantId);
     },
   };
@@ -158,6 +158,7 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         response_types: grantTypes.includes('authorization_code') ? ['code'] : [],
         token_endpoint_auth_method: method,
         allowed_origins: settingOfList(s.allowed_origins),
+        ...((s.id_token_signed_response_alg === 'ES256' || s.id_token_signed_response_alg === 'RS256') && { id_token_signed_response_alg: s.id_token_signed_response_alg }),
         ...(s.jwks_uri && isHttpUrl(s.jwks_uri) && { jwks_uri: s.jwks_uri }),
       });
     },

@@ -65,6 +65,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           given_name: text(a.givenName), family_name: text(a.familyName), nickname: text(a.displayName),
           name: [text(a.givenName), text(a.familyName)].filter(Boolean).join(' ') || text(a.displayName),
           preferred_username: record.username ?? undefined, birthdate: text(a.birthdate), picture: text(a.photo),
+          phone_number: text(a.mobile),
+          ...(a.address !== null && typeof a.address === 'object' && !Array.isArray(a.address) && { address: a.address }),
           updated_at: Math.floor(record.lastUpdated.getTime() / 1000),
         });
       },
@@ -72,9 +74,9 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
   };
 
   function configuration(app: Application, keys: StoredSigningKey[], mod: ReturnType<typeof oidcProviderModule>): Configuration {
-    const { clients, db, clock, box } = services;
+    const { clients, db, clock, box, work } = services;
     return {
-      adapter: adapterFactory({ db, clock, clients, invalidGrant: (why) => new mod.errors.InvalidGrant(why) }, app),
+      adapter: adapterFactory({ db, work, clock, clients, invalidGrant: (why) => new mod.errors.InvalidGrant(why) }, app),
       jwks: { keys: signingOrder(keys).map((k) => privateJwkOf(box, k)) as never },
       routes: OIDC_ROUTES,
       findAccount: findAccount(app),

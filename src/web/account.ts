@@ -95,8 +95,9 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   // a registration's passkey offer: where its app waits, kept in the session it starts
   const next = returned!.next;
   const offer = next?.client_id && next.redirect_uri ? { clientId: next.client_id, redirectUri: next.redirect_uri, ...(next.state && { state: next.state }) } : undefined;
+  const interaction = next?.interaction && /^[A-Za-z0-9_-]{10,64}$/.test(next.interaction) ? next.interaction : undefined;
   const started = await callUseCase(p.services, req, res, app, startBrowserSession, { client, flow, responseType: 'code' }, {
-    client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']), offer,
+    client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']), offer, interaction,
   });
   if (started.error) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
   // the session this browser had before (a sign-in again to change a factor) ends: one per browser
@@ -108,7 +109,6 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   });
   // a registration's passkey offer, or the account page
   // an OpenID sign-in in progress goes back to its interaction, which the session now answers
-  const interaction = next?.interaction && /^[A-Za-z0-9_-]{10,64}$/.test(next.interaction) ? next.interaction : undefined;
   if (interaction) return res.redirect(303, `/oidc/interaction/${interaction}`);
   res.redirect(303, `${offer ? OFFER_PATH : '/account'}?locale=${encodeURIComponent(locale)}`);
 };

@@ -49,8 +49,8 @@ export function oidcInteractionRoutes(
       const session = await liveSession(services, req, res, app);
       const facts = session && sessionFacts(session);
       const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
-      // the session answers when the app asked nothing more than a session, or when it signed in after this interaction began
-      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session') || signedInAt >= details.iat * 1000);
+      // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
+      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session') || session.extra?.interaction === details.uid);
       if (session && facts && enough) {
         const record = session.entityId === null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
         if (record && !record.disabledAt) {

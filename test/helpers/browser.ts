@@ -47,7 +47,10 @@ export async function servedTestApp(options: Parameters<typeof startTestApp>[0] 
   return {
     t, base, server,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // a client's kept-alive connections (fetch's pool) would hold the close open
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
       await t.close();
     },
   };

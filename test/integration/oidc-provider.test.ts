@@ -55,11 +55,13 @@ async function authorize(config: Awaited<ReturnType<typeof discovered>>, email: 
   });
   const stopAt = (next: URL) => next.origin !== served.base;
   let page = await browser.go(url.toString(), { stopAt });
-  if (new URL(page.url).pathname === '/signin') {
+  // whether the hosted sign-in asked (else the browser's session answered)
+  const asked = new URL(page.url).pathname === '/signin';
+  if (asked) {
     const form = firstForm(page.body, page.url);
     page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: email, currentPassword: PASSWORD }, stopAt });
   }
-  return { back: new URL(page.url), verifier, state, nonce, browser };
+  return { back: new URL(page.url), verifier, state, nonce, browser, asked };
 }
 afterAll(() => served?.close());
 
@@ -166,6 +168,8 @@ describe('the authorization code flow through the hosted sign-in', () => {
     expect(first.back.searchParams.get('code')).toBeTruthy();
     // the same browser: straight back with a code, no sign-in page
     const again = await authorize(config, a.email, { prompt: 'none', scope: 'openid email' }, first.browser);
+    expect(first.asked).toBe(true);
+    expect(again.asked).toBe(false);
     expect(again.back.searchParams.get('code')).toBeTruthy();
     const tokens = await oidc.authorizationCodeGrant(config, again.back, { pkceCodeVerifier: again.verifier, expectedState: again.state, expectedNonce: again.nonce });
     expect(tokens.claims()!.sub).toBe(a.uuid);
@@ -212,5 +216,30 @@ describe('the authorization code flow through the hosted sign-in', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
   });
-});
 
+  it('prompt=login asks again in a browser that has a session; a client set to ES256 gets ES256 ID tokens', async () => {
+    const a = await account();
+    const config = await discovered();
+    const first = await authorize(config, a.email);
+    expect(first.back.searchParams.get('code')).toBeTruthy();
+    // the same browser, asked to sign in again: the sign-in page again, then a code
+    const again = await authorize(config, a.email, { prompt: 'login' }, first.browser);
+    expect(again.asked).toBe(true);
+    expect(again.back.searchParams.get('code')).toBeTruthy();
+    // without prompt=login the session answers
+    expect((await authorize(config, a.email, {}, first.browser)).asked).toBe(false);
+    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'id_token_signed_response_alg', value: 'ES256' })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    try {
+      const es = await authorize(config, a.email, {}, first.browser);
+      const tokens = await oidc.authorizationCodeGrant(config, es.back, { pkceCodeVerifier: es.verifier, expectedState: es.state, expectedNonce: es.nonce });
+      const header = JSON.parse(Buffer.from(tokens.id_token!.split('.')[0], 'base64url').toString()) as { alg: string; kid: string };
+      expect(header.alg).toBe('ES256');
+      const jwks = (await request(served.t.app).get('/oidc/jwks')).body as { keys: { kid: string; alg: string }[] };
+      expect(jwks.keys.find((k) => k.kid === header.kid)?.alg).toBe('ES256');
+    } finally {
+      await admin('/settings/set', { for_client_id: login.client_id, key: 'id_token_signed_response_alg', value: 'RS256' });
+      clock.advance(5_100);
+    }
+  });
+});

@@ -41,7 +41,7 @@ export const accountCallbackOf = (services: Pick<CallContext['services'], 'baseU
  * the cookie, never stored) and when it ends at the latest.
  */
 export async function startBrowserSession(
-  ctx: CallContext, command: { client: Client; code: string; redirectUri: string; device: string; offer?: SessionOffer },
+  ctx: CallContext, command: { client: Client; code: string; redirectUri: string; device: string; offer?: SessionOffer; interaction?: string },
 ): Promise<{ value: string; expiresAt: Date }> {
   const { clock, work, tokens } = ctx.services;
   const { absolute } = browserSessionLimits(ctx.app);
@@ -61,7 +61,11 @@ export async function startBrowserSession(
       issue: {
         // the code's family: a replay of the code ends this session too
         kind: 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: spent.family, seconds,
-        extra: { ...spent.proof, device: command.device.slice(0, MAX_DEVICE), seen: now.toISOString(), ...(command.offer && { offer: command.offer }) },
+        extra: {
+          ...spent.proof, device: command.device.slice(0, MAX_DEVICE), seen: now.toISOString(), ...(command.offer && { offer: command.offer }),
+          // the OpenID sign-in it was made for: that one takes it as a sign-in of its own (prompt=login, max_age)
+          ...(command.interaction && { interaction: command.interaction }),
+        },
       },
     }], uow.tx);
     return { value, expiresAt: new Date(now.getTime() + seconds * 1000) };
