@@ -107,9 +107,9 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   res.cookie(sessionCookie(p, req), started.result.value, {
     httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: '/', expires: started.result.expiresAt,
   });
-  // a registration's passkey offer, or the account page
   // an OpenID sign-in in progress goes back to its interaction, which the session now answers
   if (interaction) return res.redirect(303, `/oidc/interaction/${interaction}`);
+  // a registration's passkey offer, or the account page
   res.redirect(303, `${offer ? OFFER_PATH : '/account'}?locale=${encodeURIComponent(locale)}`);
 };
 
