@@ -323,7 +323,8 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(healthRoutes(options));
 
   // the OpenID provider of each application that turns it on (setting openid_provider)
-  const oidc = createOidcProviders(services, { trustProxy: options.trustProxy !== undefined && options.trustProxy !== 'false' });
+  // the provider trusts X-Forwarded-* only when every proxy is trusted (TRUST_PROXY=true); finer settings are Express's alone
+  const oidc = createOidcProviders(services, { trustProxy: options.trustProxy === 'true' });
   app.use(oidc.route(resolveApp));
   // its sign-ins: the hosted pages and the account page's session
   app.use(oidcInteractionRoutes(services, resolveApp, oidc.providerFor));

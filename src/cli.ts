@@ -225,10 +225,11 @@ program.command('providers:remove')
 
 program.command('keys:rotate')
   .option(...APP_OPTION)
+  .option('--force', 'rotate even when the next keys were published less than a day ago')
   .description('rotate the OpenID provider\'s signing keys: the next keys (published since the last rotation) sign from now on, the current ones stay published until what they signed has expired, new next keys are published')
-  .action((opts: { app?: string }) => withCore(async (core) => {
+  .action((opts: { app?: string; force?: boolean }) => withCore(async (core) => {
     const app = await applicationOf(core, opts);
-    print(await rotateSigningKeys(core, { applicationId: app.id, applicationName: app.name, acting: core.acting }));
+    print(await rotateSigningKeys(core, { applicationId: app.id, applicationName: app.name, acting: core.acting, force: opts.force === true }));
   }));
 
 const WHO = ['<who>', 'an email address, a username, a uuid or an id'] as const;

@@ -76,6 +76,8 @@ export async function changeAccount(
 export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting: Acting, applicationId: number, entityId: number): Promise<boolean> {
   const locked = await deps.db.records.findForUpdate(applicationId, entityId, uow.tx);
   if (!locked || !(await deps.db.records.remove(locked, uow.tx))) return false;
+  // its credentials go with the row; its OpenID provider's sessions and grants with it
+  await deps.db.oidcState.destroyOfRecord(applicationId, entityId, uow.tx);
   const now = deps.clock.now();
   uow.record(event('record.deleted', applicationId, now, acting, recordSubject(entityId), {}, { snapshot: deps.versions.deleted(locked, now) }));
   return true;

@@ -36,10 +36,9 @@ const oneUrl = (example: string): Check => (value) => (isHttpUrl(value) ? undefi
 const CHECKS: Readonly<Record<string, Check>> = {
   social_token_urls: urlList('absolute URLs', 'https://app.example.com/social-token'),
   post_logout_redirect_uris: urlList('absolute URLs', 'https://app.example.com/signed-out'),
-  jwks_uri: oneUrl('https://app.example.com/.well-known/jwks.json'),
   id_token_signed_response_alg: (value) => (value === 'ES256' || value === 'RS256' ? undefined : 'must be ES256 or RS256 (the default): how the client\'s ID tokens are signed'),
-  token_endpoint_auth_method: (value) => (['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'].includes(value) ? undefined
-    : 'must be client_secret_basic (the default), client_secret_post, private_key_jwt (with jwks_uri) or none (a public client, which must use PKCE)'),
+  token_endpoint_auth_method: (value) => (['client_secret_basic', 'client_secret_post', 'none'].includes(value) ? undefined
+    : 'must be client_secret_basic (the default), client_secret_post or none (a public client, which must use PKCE)'),
   grant_types: (value) => {
     const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials'].includes(g));
     return bad === undefined && settingOfList(value).length > 0 ? undefined

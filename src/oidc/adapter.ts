@@ -21,7 +21,31 @@ import { inProviderRealm } from './realm';
  */
 
 type Db = Services['db'];
-interface AdapterDeps { db: Db; work: Services['work']; clock: Services['clock']; clients: Services['clients']; invalidGrant: (why: string) => Error }
+interface AdapterDeps {
+  db: Db; work: Services['work']; clock: Services['clock']; clients: Services['clients']; box: Services['box'];
+  invalidGrant: (why: string) => Error; invalidRequest: (why: string) => Error;
+}
+
+/**
+ * A payload as stored: never a value that signs anyone in. The provider keeps an opaque token's
+ * value as its `jti`, a session's cookie value as its `jti`, and an interaction its session's
+ * cookie: a token's `jti` is dropped (its row is found by the hash of that value, and `find` puts
+ * it back), the others are sealed with SECRET_KEY, bound to the application.
+ */
+const SEALED = 'gatehouse:sealed:';
+function storedPayload(box: Services['box'], app: Application, payload: AdapterPayload, token: boolean): Record<string, unknown> {
+  const { jti, ...rest } = payload as AdapterPayload & { jti?: unknown; session?: { cookie?: unknown } };
+  const stored: Record<string, unknown> = { ...rest };
+  if (!token && typeof jti === 'string') stored.jti = SEALED + box.seal(jti, `oidc ${app.id}`);
+  const session = (rest as { session?: { cookie?: unknown } }).session;
+  if (session && typeof session.cookie === 'string') stored.session = { ...session, cookie: SEALED + box.seal(session.cookie, `oidc ${app.id}`) };
+  return stored;
+}
+function openedPayload(box: Services['box'], app: Application, stored: Record<string, unknown>): AdapterPayload {
+  const open = (v: unknown) => (typeof v === 'string' && v.startsWith(SEALED) ? box.open(v.slice(SEALED.length), `oidc ${app.id}`) : v);
+  const session = stored.session as { cookie?: unknown } | undefined;
+  return { ...stored, ...(stored.jti !== undefined && { jti: open(stored.jti) }), ...(session?.cookie !== undefined && { session: { ...session, cookie: open(session.cookie) } }) } as AdapterPayload;
+}
 
 const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
   AuthorizationCode: 'oidc_code', AccessToken: 'oidc_access_token', RefreshToken: 'oidc_refresh_token', ClientCredentials: 'oidc_client_token',
@@ -53,7 +77,7 @@ export function adapterFactory(deps: AdapterDeps, app: Application) {
     : TOKEN_KINDS[model] ? tokenAdapter(deps, app, model, entityOf) : stateAdapter(deps, app, model, entityOf));
 }
 
-function tokenAdapter({ db, work, clock, clients, invalidGrant }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+function tokenAdapter({ db, work, clock, clients, box, invalidGrant }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
   const kind = TOKEN_KINDS[model];
   const clientRowId = async (clientId: unknown) => (typeof clientId === 'string' ? (await clients.find(app.id, clientId))?.id ?? null : null);
   return {
@@ -62,13 +86,14 @@ function tokenAdapter({ db, work, clock, clients, invalidGrant }: AdapterDeps, a
       const now = clock.now();
       const [entityId, clientId] = await Promise.all([entityOf(payload), clientRowId(payload.clientId)]);
       await work.run(async ({ tx }) => {
+        const extra = storedPayload(box, app, payload, true);
         if (await db.credentials.find(app.id, kind, valueHash, tx)) {
-          await db.credentials.setExtra(app.id, kind, valueHash, { ...payload }, now, tx);
+          await db.credentials.setExtra(app.id, kind, valueHash, extra, now, tx);
           return;
         }
         await db.credentials.insert([{
           applicationId: app.id, kind, valueHash, entityId, clientId, forClientId: null,
-          redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra: { ...payload },
+          redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra,
           family: typeof payload.grantId === 'string' ? payload.grantId : null, expiresAt: new Date(now.getTime() + (expiresIn ?? 3600) * 1000),
         }], now, tx);
       });
@@ -76,7 +101,9 @@ function tokenAdapter({ db, work, clock, clients, invalidGrant }: AdapterDeps, a
     async find(id) {
       const row = await db.credentials.find(app.id, kind, sha256Hex(id));
       if (!row || (row.usedAt && BEARER.has(model))) return undefined;
-      return inProviderRealm({ ...(row.extra as AdapterPayload), ...(row.usedAt && { consumed: epoch(row.usedAt) }) });
+      // nothing of a disabled account works, not even a token issued while it was being disabled
+      if (row.entityId !== null && (await db.records.find(app.id, { id: row.entityId }))?.disabledAt) return undefined;
+      return inProviderRealm({ ...(row.extra as AdapterPayload), jti: id, ...(row.usedAt && { consumed: epoch(row.usedAt) }) });
     },
     async findByUid() {
       return undefined;
@@ -85,30 +112,42 @@ function tokenAdapter({ db, work, clock, clients, invalidGrant }: AdapterDeps, a
       return undefined;
     },
     async consume(id) {
-      const spent = await work.run(({ tx }) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
-      // another request spent it first (two redemptions of one code, on any pod): this one gets nothing
-      if (!spent) throw invalidGrant(`${model === 'AuthorizationCode' ? 'authorization code' : 'refresh token'} already used`);
+      const hash = sha256Hex(id);
+      const spent = await work.run(({ tx }) => db.credentials.consume(app.id, kind, hash, clock.now(), tx));
+      if (spent) return;
+      // another request spent it first (two redemptions of one code, a stolen refresh token racing
+      // its owner, on any pod): this one gets nothing, and the grant ends, as for a reuse later
+      const family = (await db.credentials.find(app.id, kind, hash))?.family;
+      if (family) await revokeGrant(family);
+      throw invalidGrant(`${model === 'AuthorizationCode' ? 'authorization code' : 'refresh token'} already used`);
     },
     async destroy(id) {
       await work.run(({ tx }) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
     },
-    async revokeByGrantId(grantId) {
-      await work.run(({ tx }) => db.credentials.revokeFamily(app.id, grantId, clock.now(), tx), { readCommitted: true });
-      await db.oidcState.destroyGrant(app.id, grantId);
-    },
+    revokeByGrantId: (grantId) => revokeGrant(grantId),
   };
+
+  /** Ends a grant: its codes and tokens spent, its Grant and what else belongs to it gone (what the winner of a race saves later is refused with the grant). */
+  async function revokeGrant(grantId: string): Promise<void> {
+    await work.run(({ tx }) => db.credentials.revokeFamily(app.id, grantId, clock.now(), tx), { readCommitted: true });
+    await db.oidcState.destroyGrant(app.id, grantId);
+    await db.oidcState.destroy(app.id, 'Grant', sha256Hex(grantId));
+  }
 }
 
-function stateAdapter({ db, clock }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+/** State objects spent once (a pushed request's `request_uri`): a second use is refused even when the two race. */
+const SINGLE_USE: ReadonlySet<string> = new Set(['PushedAuthorizationRequest']);
+
+function stateAdapter({ db, clock, box, invalidRequest }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
   const found = (o: Awaited<ReturnType<Db['oidcState']['find']>>) => {
     if (!o || o.expiresAt.getTime() <= clock.now().getTime()) return undefined;
-    return inProviderRealm({ ...(o.payload as AdapterPayload), ...(o.consumedAt && { consumed: epoch(o.consumedAt) }) });
+    return inProviderRealm({ ...openedPayload(box, app, o.payload), ...(o.consumedAt && { consumed: epoch(o.consumedAt) }) });
   };
   return {
     async upsert(id, payload, expiresIn) {
       await db.oidcState.save(app.id, {
         model, idHash: sha256Hex(id), uidHash: typeof payload.uid === 'string' ? sha256Hex(payload.uid) : null,
-        grantId: typeof payload.grantId === 'string' ? payload.grantId : null, entityId: await entityOf(payload), payload: { ...payload },
+        grantId: typeof payload.grantId === 'string' ? payload.grantId : null, entityId: await entityOf(payload), payload: storedPayload(box, app, payload, false),
         expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
       });
     },
@@ -118,7 +157,8 @@ function stateAdapter({ db, clock }: AdapterDeps, app: Application, model: strin
       return undefined;
     },
     async consume(id) {
-      await db.oidcState.consume(app.id, model, sha256Hex(id), clock.now());
+      const spent = await db.oidcState.consume(app.id, model, sha256Hex(id), clock.now());
+      if (!spent && SINGLE_USE.has(model)) throw invalidRequest('this request_uri was used already');
     },
     async destroy(id) {
       await db.oidcState.destroy(app.id, model, sha256Hex(id));
@@ -130,14 +170,15 @@ function stateAdapter({ db, clock }: AdapterDeps, app: Application, model: strin
 }
 
 /** What an OpenID client's settings may say, checked like the application's other settings. */
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 
 /**
  * The application's login clients as OpenID clients: `redirect_uris` (the client's, else the
  * application's), `post_logout_redirect_uris`, `token_endpoint_auth_method` (client_secret_basic
- * by default; `none` for a public client, which must use PKCE), `grant_types`, `jwks_uri` for
- * private_key_jwt. Nothing else registers a client: there is no second registry.
+ * by default; `none` for a public client, which must use PKCE), `grant_types`,
+ * `id_token_signed_response_alg`, `allowed_origins`. Nothing else registers a client: there is no
+ * second registry.
  */
 function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
   return {
@@ -146,7 +187,8 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       if (!found || !found.client.features.includes('login_client')) return undefined;
       const s = found.client.settings;
       const method = AUTH_METHODS.find((m) => m === s.token_endpoint_auth_method) ?? 'client_secret_basic';
-      const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g));
+      // a public client proves nothing at the token endpoint: it gets no token for itself
+      const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials'));
       const grantTypes = grants.length > 0 ? grants : ['authorization_code', 'refresh_token'];
       return inProviderRealm({
         client_id: found.client.clientId,
@@ -159,7 +201,6 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         token_endpoint_auth_method: method,
         allowed_origins: settingOfList(s.allowed_origins),
         ...((s.id_token_signed_response_alg === 'ES256' || s.id_token_signed_response_alg === 'RS256') && { id_token_signed_response_alg: s.id_token_signed_response_alg }),
-        ...(s.jwks_uri && isHttpUrl(s.jwks_uri) && { jwks_uri: s.jwks_uri }),
       });
     },
     async upsert() {

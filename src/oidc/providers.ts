@@ -5,6 +5,9 @@ import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
 import { signingKeys } from '../usecases/keys/signing-keys';
+import { browserSessionLimits, browserSessionOf, endSessions } from '../usecases/account/browser-sessions';
+import { sessionCookieName } from '../web/account-sign-in';
+import { cookieValue } from '../web/pages';
 import type { Services } from '../usecases/services';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
@@ -26,6 +29,8 @@ export const OIDC_ROUTES = {
 
 /** Whether a path is the provider's: its discovery document or one of its endpoints (its interactions are Gatehouse's pages). */
 export const isOidcPath = (path: string) => path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
+
+const REFRESH_SECONDS = 90 * 86_400;
 
 /** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
 const KEYS_CACHE_MS = 5_000;
@@ -76,7 +81,9 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
   function configuration(app: Application, keys: StoredSigningKey[], mod: ReturnType<typeof oidcProviderModule>): Configuration {
     const { clients, db, clock, box, work } = services;
     return {
-      adapter: adapterFactory({ db, work, clock, clients, invalidGrant: (why) => new mod.errors.InvalidGrant(why) }, app),
+      adapter: adapterFactory({
+        db, work, clock, clients, box, invalidGrant: (why) => new mod.errors.InvalidGrant(why), invalidRequest: (why) => new mod.errors.InvalidRequest(why),
+      }, app),
       jwks: { keys: signingOrder(keys).map((k) => privateJwkOf(box, k)) as never },
       routes: OIDC_ROUTES,
       findAccount: findAccount(app),
@@ -84,17 +91,26 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'address'],
       features: {
         devInteractions: { enabled: false },
-        introspection: { enabled: true },
+        // a client introspects its own tokens only, never another client's
+        introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
         revocation: { enabled: true },
         clientCredentials: { enabled: true },
         rpInitiatedLogout: { enabled: true },
+        pushedAuthorizationRequests: { enabled: false },
       },
       // PKCE is required of public clients and accepted from every client (S256 only)
       pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
       rotateRefreshToken: true,
       enabledJWA: { idTokenSigningAlgValues: ['ES256', 'RS256'], userinfoSigningAlgValues: ['ES256', 'RS256'], introspectionSigningAlgValues: ['ES256', 'RS256'] },
       // the provider's cookies are signed with a key of SECRET_KEY's (never the key itself)
-      cookies: { keys: [box.tag('oidc cookies', `application ${app.id}`)] },
+      cookies: {
+        keys: [box.tag('oidc cookies', `application ${app.id}`)],
+        // over TLS, names no sibling host can plant (a planted session would sign the browser in to another account)
+        ...(services.baseUrls.secure && {
+          names: { session: '__Host-oidc_session', interaction: '__Secure-oidc_interaction', resume: '__Secure-oidc_resume' },
+          long: { secure: true }, short: { secure: true },
+        }),
+      },
       // a browser app's origins (its login client's allowed_origins) may call the token and userinfo endpoints
       extraClientMetadata: { properties: ['allowed_origins'] },
       clientBasedCORS: (_ctx, origin, client) => {
@@ -102,8 +118,44 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         return Array.isArray(allowed) && allowed.includes(origin);
       },
       interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
-      ttl: { AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600, Session: 14 * 86_400, Grant: 14 * 86_400, RefreshToken: 90 * 86_400 },
+      ttl: {
+        AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600,
+        // the provider's session lasts no longer than the account page's session it stands for
+        Session: browserSessionLimits(app).absolute,
+        // a grant outlives its refresh tokens; a public client's rotated refresh token keeps its first expiry
+        Grant: REFRESH_SECONDS,
+        RefreshToken: (ctx, _token, client) => (client.tokenEndpointAuthMethod === 'none' && ctx?.oidc.entities.RotatedRefreshToken
+          ? ctx.oidc.entities.RotatedRefreshToken.remainingTTL : REFRESH_SECONDS),
+      },
     };
+  }
+
+  /**
+   * The provider's interaction policy with one more reason to ask for a sign-in: the browser's
+   * session of the account page (the application's single sign-on session) ended, or is another
+   * account's. So signing out of the account page, or an operator ending the account's sessions,
+   * ends the apps' silent sign-ins in that browser too.
+   */
+  function interactionPolicy(app: Application, mod: ReturnType<typeof oidcProviderModule>) {
+    const policy = mod.interactionPolicy.base();
+    policy.get('login')!.checks.push(new mod.interactionPolicy.Check('gatehouse_session', 'the browser\'s session of this application ended', 'login_required', async (ctx) => {
+      const accountId = ctx.oidc.session?.accountId;
+      if (!accountId) return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      const req = ctx.req as unknown as Request;
+      const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
+      const session = value ? await browserSessionOf({ origin: {}, app, clientAddress: '', services }, value) : undefined;
+      const record = session?.entityId == null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
+      return record?.uuid === accountId ? mod.interactionPolicy.Check.NO_NEED_TO_PROMPT : mod.interactionPolicy.Check.REQUEST_PROMPT;
+    }));
+    return policy;
+  }
+
+  /** Ends the browser's session of the account page, if it has one. */
+  async function endBrowserSession(app: Application, req: Request): Promise<void> {
+    const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
+    const call = { origin: {}, app, clientAddress: '', services };
+    const session = value ? await browserSessionOf(call, value) : undefined;
+    if (session?.family) await endSessions(call, { token: session, session: session.family });
   }
 
   /** The application's provider (and its request handler), built again when its keys changed (a rotation). */
@@ -118,8 +170,16 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       return cached;
     }
     loaded ??= oidcProviderModule();
-    const provider = new loaded.Provider(services.baseUrls.of(app.name), inProviderRealm(configuration(app, keys, loaded)));
+    const config = inProviderRealm(configuration(app, keys, loaded));
+    // the policy is the provider's own object (its prompts are looked up by name): set as it is
+    config.interactions = { ...config.interactions, policy: interactionPolicy(app, loaded) };
+    const provider = new loaded.Provider(services.baseUrls.of(app.name), config);
     provider.proxy = options.trustProxy;
+    // an app's logout (RP-initiated) signs the browser out of the application: its account page session ends too
+    provider.on('end_session.success', (ctx) => {
+      const req = ctx.req as unknown as Request;
+      void endBrowserSession(app, req).catch((e: unknown) => services.logger.warn({ err: e }, 'ending the browser session at an OpenID logout failed'));
+    });
     const fresh = { fingerprint, provider, handle: provider.callback(), checkedAt: now };
     built.set(app.id, fresh);
     return fresh;

@@ -50,7 +50,8 @@ export function oidcInteractionRoutes(
       const facts = session && sessionFacts(session);
       const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
       // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
-      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session') || session.extra?.interaction === details.uid);
+      // (or the provider's session outlived the browser's, or is another account's: the browser's answers)
+      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session' || r === 'gatehouse_session') || session.extra?.interaction === details.uid);
       if (session && facts && enough) {
         const record = session.entityId === null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
         if (record && !record.disabledAt) {

@@ -107,7 +107,10 @@ it('JWKS: a current and a next key of ES256 and RS256, public parts only; a rota
   expect(JSON.stringify(rows)).not.toMatch(/"d":/);
   const app = (await served.t.runtime.db.applications.findByName('local'))!;
   const { services } = served.t.runtime;
-  const rotated = await rotateSigningKeys(services, { applicationId: app.id, applicationName: 'local', acting: { actor: { kind: 'operator', name: 'test' }, origin: {} } });
+  const acting = { actor: { kind: 'operator' as const, name: 'test' }, origin: {} };
+  // a next key published moments ago is not ready to sign
+  await expect(rotateSigningKeys(services, { applicationId: app.id, applicationName: 'local', acting })).rejects.toMatchObject({ reason: 'nothing_to_do' });
+  const rotated = await rotateSigningKeys(services, { applicationId: app.id, applicationName: 'local', acting, force: true });
   const before = new Set(jwks.keys.map((k) => k.kid));
   // what signs now was published before
   for (const k of rotated.current) expect(before.has(k.kid)).toBe(true);
@@ -146,7 +149,7 @@ describe('the authorization code flow through the hosted sign-in', () => {
   it('PKCE, the hosted /signin, the ID token checked by openid-client (iss, aud, nonce, amr, auth_time), userinfo', async () => {
     const a = await account();
     const config = await discovered();
-    const { back, verifier, state, nonce } = await authorize(config, a.email);
+    const { back, verifier, state, nonce, browser } = await authorize(config, a.email);
     expect(`${back.origin}${back.pathname}`).toBe(APP);
     expect(back.searchParams.get('state')).toBe(state);
     expect(back.searchParams.get('iss')).toBe(served.base);
@@ -159,6 +162,13 @@ describe('the authorization code flow through the hosted sign-in', () => {
     expect(tokens.refresh_token).toEqual(expect.any(String));
     const info = await oidc.fetchUserInfo(config, tokens.access_token, a.uuid);
     expect(info).toMatchObject({ sub: a.uuid, email: a.email, email_verified: false, given_name: 'Ada', family_name: 'Lovelace', name: 'Ada Lovelace' });
+    // no value that signs anyone in is stored: not the code, the tokens, nor the provider's session cookie
+    const rows = JSON.stringify(await stored(served.t.runtime.db).rows('SELECT * FROM credentials')) + JSON.stringify(await stored(served.t.runtime.db).rows('SELECT * FROM oidc_state'));
+    const sessionCookie = [...browser.jar.values()].find((c) => c.name === '_session')?.value;
+    for (const value of [back.searchParams.get('code')!, tokens.access_token, tokens.refresh_token!, tokens.id_token!, sessionCookie!]) {
+      expect(value).toBeTruthy();
+      expect(rows).not.toContain(value);
+    }
   });
 
   it('a second sign-in in the same browser is not asked again (single sign-on); prompt=none without a session answers login_required', async () => {
@@ -241,5 +251,29 @@ describe('the authorization code flow through the hosted sign-in', () => {
       await admin('/settings/set', { for_client_id: login.client_id, key: 'id_token_signed_response_alg', value: 'RS256' });
       clock.advance(5_100);
     }
+  });
+
+  it('signing out of the account page ends the apps\' silent sign-ins in that browser', async () => {
+    const a = await account();
+    const config = await discovered();
+    const first = await authorize(config, a.email);
+    expect((await authorize(config, a.email, { prompt: 'none', scope: 'openid' }, first.browser)).back.searchParams.get('code')).toBeTruthy();
+    const page = await first.browser.go(`${served.base}/account`);
+    const token = /name="csrf" value="([^"]+)"/.exec(page.body)![1];
+    await first.browser.go(`${served.base}/account/signout`, { method: 'POST', form: { csrf: token } });
+    const after = await authorize(config, a.email, { prompt: 'none', scope: 'openid' }, first.browser);
+    expect(after.back.searchParams.get('error')).toBe('login_required');
+  });
+
+  it('a client introspects its own tokens only', async () => {
+    const added = await admin('/clients/add', { description: 'another app', features: '["login_client"]' });
+    const other = { id: added.body.client_id as string, secret: added.body.client_secret as string };
+    // a machine client: no redirect URIs, the client credentials grant only
+    expect((await admin('/settings/set', { for_client_id: other.id, key: 'grant_types', value: 'client_credentials' })).body.stat).toBe('ok');
+    const otherConfig = await oidc.discovery(new URL(served.base), other.id, other.secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    const config = await discovered();
+    const token = await oidc.clientCredentialsGrant(config);
+    expect(await oidc.tokenIntrospection(otherConfig, token.access_token)).toEqual({ active: false });
+    expect((await oidc.tokenIntrospection(config, token.access_token)).active).toBe(true);
   });
 });

@@ -1,10 +1,14 @@
 import type { Clock } from '../../domain/clients';
 import { event, type Acting } from '../../domain/events';
+import { Refusal } from '../../domain/refusal';
 import type { SecretBox } from '../../domain/secrets';
 import { firstSigningKeys, newSigningKey, RETIRED_KEY_SECONDS } from '../../domain/signing-keys';
 import type { Storage } from '../../domain/storage';
 import { SIGNING_ALGS, type StoredSigningKey } from '../../domain/storage/signing-keys';
 import type { Work } from '../unit-of-work';
+
+/** How long a next key is published before it may sign: a day of the verifiers' JWKS caches. */
+export const NEXT_KEY_SECONDS = 86_400;
 
 /** What the signing keys' use cases need. */
 export interface KeyDeps { db: Storage; box: SecretBox; clock: Clock; work: Work }
@@ -31,9 +35,15 @@ export async function signingKeys(deps: KeyDeps, applicationId: number): Promise
  * stays published for RETIRED_KEY_SECONDS; a new next key is published. Answers the keys that sign
  * now and the next ones. A rotation racing with another writes nothing and answers the other's.
  */
-export async function rotateSigningKeys(deps: KeyDeps, command: { applicationId: number; applicationName: string; acting: Acting }) {
+export async function rotateSigningKeys(deps: KeyDeps, command: { applicationId: number; applicationName: string; acting: Acting; force?: boolean }) {
   const { db, box, clock, work } = deps;
   const before = await signingKeys(deps, command.applicationId);
+  // a next key signs only once the verifiers' caches of the JWKS have had a day to take it in
+  const young = before.filter((k) => k.slot?.startsWith('next:') && clock.now().getTime() - k.createdAt.getTime() < NEXT_KEY_SECONDS * 1000);
+  if (young.length > 0 && !command.force) {
+    const ready = new Date(Math.max(...young.map((k) => k.createdAt.getTime())) + NEXT_KEY_SECONDS * 1000);
+    throw new Refusal('nothing_to_do', `the next keys were published less than a day ago: verifiers may not have them yet. Rotate after ${ready.toISOString()}, or now with --force (tokens signed with them may be refused for a while)`);
+  }
   await work.run(async (uow) => {
     const now = clock.now();
     const rotated: string[] = [];
