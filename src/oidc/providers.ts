@@ -158,13 +158,14 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     if (session?.family) await endSessions(call, { token: session, session: session.family });
   }
 
-  /** The application's provider (and its request handler), built again when its keys changed (a rotation). */
+  /** The application's provider (and its request handler), built again when its keys (a rotation) or its settings changed. */
   async function builtFor(app: Application) {
     const now = services.clock.now().getTime();
     const cached = built.get(app.id);
     if (cached && now - cached.checkedAt < KEYS_CACHE_MS) return cached;
     const keys = await signingKeys({ db: services.db, box: services.box, clock: services.clock, work: services.work }, app.id);
-    const fingerprint = keys.map((k) => `${k.kid}:${k.slot ?? 'retired'}`).join(',');
+    // its keys and the application's settings it reads (the session's lifetimes): a change of either builds it again
+    const fingerprint = `${keys.map((k) => `${k.kid}:${k.slot ?? 'retired'}`).join(',')}|${JSON.stringify(app.settings)}`;
     if (cached && cached.fingerprint === fingerprint) {
       cached.checkedAt = now;
       return cached;
