@@ -5,9 +5,8 @@ import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
 import { signingKeys } from '../usecases/keys/signing-keys';
-import { browserSessionLimits, browserSessionOf, endSessions } from '../usecases/account/browser-sessions';
-import { sessionCookieName } from '../web/account-sign-in';
-import { cookieValue } from '../web/pages';
+import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
+import { browserSessionOfRequest } from '../web/account-sign-in';
 import type { Services } from '../usecases/services';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
@@ -141,9 +140,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     policy.get('login')!.checks.push(new mod.interactionPolicy.Check('gatehouse_session', 'the browser\'s session of this application ended', 'login_required', async (ctx) => {
       const accountId = ctx.oidc.session?.accountId;
       if (!accountId) return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
-      const req = ctx.req as unknown as Request;
-      const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
-      const session = value ? await browserSessionOf({ origin: {}, app, clientAddress: '', services }, value) : undefined;
+      const session = await browserSessionOfRequest(services, ctx.req as unknown as Request, app);
       const record = session?.entityId == null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
       return record?.uuid === accountId ? mod.interactionPolicy.Check.NO_NEED_TO_PROMPT : mod.interactionPolicy.Check.REQUEST_PROMPT;
     }));
@@ -152,10 +149,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
 
   /** Ends the browser's session of the account page, if it has one. */
   async function endBrowserSession(app: Application, req: Request): Promise<void> {
-    const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
-    const call = { origin: {}, app, clientAddress: '', services };
-    const session = value ? await browserSessionOf(call, value) : undefined;
-    if (session?.family) await endSessions(call, { token: session, session: session.family });
+    const session = await browserSessionOfRequest(services, req, app);
+    if (session?.family) await endSessions({ origin: { address: req.ip }, app, clientAddress: '', services }, { token: session, session: session.family });
   }
 
   /** The application's provider (and its request handler), built again when its keys (a rotation) or its settings changed. */

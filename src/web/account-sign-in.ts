@@ -1,6 +1,9 @@
 import type { Request, Response } from 'express';
 import { randomToken, safeEqual } from '../domain/secrets';
-import { ACCOUNT_CALLBACK_PATH } from '../usecases/account/browser-sessions';
+import { ACCOUNT_CALLBACK_PATH, browserSessionOf } from '../usecases/account/browser-sessions';
+import type { Services } from '../usecases/services';
+import type { Application } from '../domain/storage/applications';
+import { peerBudgetKey } from '../domain/addresses';
 import { cookieValue } from './pages';
 
 /**
@@ -26,6 +29,12 @@ const scopeOf = (req: Request, secure: boolean) => (secure || req.secure
 
 /** The browser session's cookie: `__Host-` and Secure over TLS (or an https PUBLIC_BASE_URL), so no sibling host can plant one. */
 export const sessionCookieName = (req: Request, secure: boolean) => (secure || req.secure ? '__Host-gh_account' : 'gh_account');
+
+/** The browser's live session of the account page (the application's single sign-on session), if its cookie holds one. */
+export async function browserSessionOfRequest(services: Services, req: Request, app: Application) {
+  const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
+  return value ? browserSessionOf({ origin: { address: req.ip }, app, clientAddress: peerBudgetKey(req.ip), services }, value) : undefined;
+}
 
 export function accountState(req: Request, res: Response, secure: boolean, clientId: string, next?: Record<string, string>): string {
   const state = `${randomToken(STATE_RANDOM / 2)}${Buffer.from(clientId).toString('base64url')}`;

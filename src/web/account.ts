@@ -16,7 +16,7 @@ import { updateProfile } from '../usecases/login/update-profile';
 import { linkAccount, unlinkAccount } from '../usecases/login/social';
 import { startLinking, type AccountLinking } from './social';
 import { accountOverview, type AccountOverview } from '../usecases/account/overview';
-import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, browserSessionOf, endSessions, finishOffer, offerOf, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
+import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, endSessions, finishOffer, offerOf, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
 import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
 import { finishPasskeyRegistration } from '../usecases/factors/finish-passkey-registration';
 import { removePasskey, renamePasskey } from '../usecases/factors/manage-passkeys';
@@ -27,8 +27,8 @@ import { newRecoveryCodes } from '../usecases/factors/renew-recovery-codes';
 import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure, type HostedPages, type HostedReturn } from './hosted';
-import { accountState, returnedState, sessionCookieName } from './account-sign-in';
-import { brandOf, cookieValue, crossSite, escape, originOf, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { accountState, browserSessionOfRequest, returnedState, sessionCookieName } from './account-sign-in';
+import { brandOf, crossSite, escape, originOf, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
 
 /**
@@ -101,8 +101,7 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   });
   if (started.error) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
   // the session this browser had before (a sign-in again to change a factor) ends: one per browser
-  const before = cookieValue(req, sessionCookie(p, req));
-  const old = before ? await browserSessionOf(callOf(p, req, res, app), before) : undefined;
+  const old = await browserSessionOfRequest(p.services, req, app);
   if (old?.family) await endSessions(callOf(p, req, res, app), { token: old, session: old.family }).catch(() => undefined);
   res.cookie(sessionCookie(p, req), started.result.value, {
     httpOnly: true, sameSite: 'lax', secure: p.secure(req), path: '/', expires: started.result.expiresAt,
@@ -272,7 +271,7 @@ type SignedWork = (req: Request, res: Response, s: Signed, body: Record<string, 
  */
 const signed = (p: Page, resolveApp: (host: string | undefined) => Promise<Application>, work: SignedWork) =>
   pageHandler(resolveApp, async (req, res, app, locale) => {
-    const s = await signedOf(p, req, res, app, locale);
+    const s = await signedOf(p, req, app, locale);
     if (!s) {
       if (req.method === 'POST') return res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);
       const named = await accountClient(p.services, app, req.query.client_id);
@@ -289,9 +288,8 @@ const signed = (p: Page, resolveApp: (host: string | undefined) => Promise<Appli
   });
 
 /** The browser's live session, its login client and that client's flow; undefined without one (or when its client has no flow to show). */
-async function signedOf(p: Page, req: Request, res: Response, app: Application, locale: PageLocale): Promise<Signed | undefined> {
-  const value = cookieValue(req, sessionCookie(p, req));
-  const session = value ? await browserSessionOf(callOf(p, req, res, app), value) : undefined;
+async function signedOf(p: Page, req: Request, app: Application, locale: PageLocale): Promise<Signed | undefined> {
+  const session = await browserSessionOfRequest(p.services, req, app);
   const stored = session?.clientId == null ? undefined : await p.services.db.clients.findById(app.id, session.clientId);
   const client = stored && await p.services.clients.find(app.id, stored.clientId);
   const flow = client && await clientFlow(p.services, app, client, locale);
@@ -304,7 +302,7 @@ async function signedOf(p: Page, req: Request, res: Response, app: Application, 
  * linked to the signed-in account through the API's use case, or the page saying why not.
  */
 async function finishLink(p: Page, req: Request, res: Response, app: Application, locale: PageLocale, socialToken: string, family: string): Promise<void> {
-  const s = await signedOf(p, req, res, app, locale);
+  const s = await signedOf(p, req, app, locale);
   // the very session that started it: a browser signed in to another account meanwhile links nothing
   if (!s || s.session.family !== family) return signedOutPage(res, app, locale, 401, say(locale, 'stateLost'));
   await act(p, linkAccount, () => ({ accessToken: s.session, token: socialToken }), 'identityLinked')(req, res, s, {});
@@ -409,8 +407,7 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
   }));
   router.get(ACCOUNT_CALLBACK_PATH, pageHandler(resolveApp, callback(p)));
   router.get('/account/reauth', pageHandler(resolveApp, async (req, res, app, locale) => {
-    const value = cookieValue(req, sessionCookie(p, req));
-    const session = value ? await browserSessionOf(callOf(p, req, res, app), value) : undefined;
+    const session = await browserSessionOfRequest(services, req, app);
     const stored = session?.clientId == null ? undefined : await services.db.clients.findById(app.id, session.clientId);
     const client = await accountClient(services, app, stored?.clientId ?? req.query.client_id);
     if (!client) return res.redirect(303, `/account?locale=${encodeURIComponent(locale)}`);

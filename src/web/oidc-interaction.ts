@@ -1,12 +1,11 @@
-import express, { type Request, type Response } from 'express';
+import express, { type Request } from 'express';
 import type Provider from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import { sessionFacts } from '../domain/session';
-import { accountCallbackOf, browserSessionOf } from '../usecases/account/browser-sessions';
+import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import type { Services } from '../usecases/services';
-import { peerBudgetKey } from '../domain/addresses';
-import { accountState, sessionCookieName } from './account-sign-in';
-import { cookieValue, originOf, pageHandler, pageLocale, sendError, type PageLocale } from './pages';
+import { accountState, browserSessionOfRequest } from './account-sign-in';
+import { pageHandler, pageLocale, sendError, type PageLocale } from './pages';
 
 /**
  * The OpenID provider's interactions (docs/openid-connect.md#signing-in): the provider sends the
@@ -46,7 +45,7 @@ export function oidcInteractionRoutes(
     if (!client) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'the client of this sign-in is not a login client of this application any more' });
 
     if (details.prompt.name === 'login') {
-      const session = await liveSession(services, req, res, app);
+      const session = await browserSessionOfRequest(services, req, app);
       const facts = session && sessionFacts(session);
       const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
       // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
@@ -82,10 +81,4 @@ export function oidcInteractionRoutes(
     return sendError(res, 400, pageLang, app, { key: 'badLink', detail: `this sign-in asks for a step Gatehouse does not offer (${details.prompt.name})` });
   }));
   return router;
-}
-
-/** The browser's live session of the account page (the application's single sign-on session), if any. */
-async function liveSession(services: Services, req: Request, res: Response, app: Application) {
-  const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
-  return value ? browserSessionOf({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services }, value) : undefined;
 }
