@@ -36,3 +36,24 @@ export function sessionFacts(credential: Pick<StoredCredential, 'extra'>): Sessi
   if (!session || !Array.isArray(session.amr) || typeof session.auth_time !== 'string') return undefined;
   return { amr: session.amr, auth_time: session.auth_time, ...(Array.isArray(session.factors) && { factors: session.factors }) };
 }
+
+/**
+ * The authentication context classes an OpenID client may ask for with `acr_values`
+ * (docs/openid-connect.md#a-stronger-sign-in-on-request): two factors (PAPE's multi-factor
+ * policy: a password or social identity with a one-time code, or a passkey that verified the
+ * person) or a phishing-resistant sign-in (`phr`, OpenID EAP: a passkey).
+ */
+export const ACR_MULTI_FACTOR = 'http://schemas.openid.net/pape/policies/2007/06/multi-factor';
+export const ACR_PHISHING_RESISTANT = 'phr';
+export const ACR_VALUES: readonly string[] = [ACR_MULTI_FACTOR, ACR_PHISHING_RESISTANT];
+
+/** Whether a sign-in proven as `amr` says meets the authentication context class `acr`. */
+export function acrMet(amr: readonly string[], acr: string): boolean {
+  if (acr === ACR_PHISHING_RESISTANT) return amr.includes('hwk');
+  if (acr === ACR_MULTI_FACTOR) return amr.includes('mfa') || (amr.includes('otp') && amr.some((m) => m === 'pwd' || m === 'fed' || m === 'hwk'));
+  return false;
+}
+
+/** The classes among `acr_values` (space-separated) Gatehouse knows, in the client's order of preference. */
+export const requestedAcrs = (acrValues: unknown): string[] =>
+  (typeof acrValues === 'string' ? acrValues.split(' ').filter((a) => ACR_VALUES.includes(a)) : []);

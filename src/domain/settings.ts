@@ -26,6 +26,25 @@ export const isHttpUrl = (raw: string): boolean => httpUrl(raw) !== undefined;
 
 type Check = (value: string) => string | undefined;
 
+/** What is wrong with a client's public key set (setting `jwks`), if anything: a JWK set of 1 to 10 public EC, RSA or OKP keys. */
+function publicJwksProblem(value: string): string | undefined {
+  const example = 'such as {"keys":[{"kty":"EC","crv":"P-256","x":"…","y":"…"}]}';
+  let set: unknown;
+  try {
+    set = JSON.parse(value);
+  } catch {
+    return `must be a JWK set in JSON, ${example}`;
+  }
+  const keys = (set as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > 10) return `must be a JWK set with 1 to 10 keys, ${example}`;
+  for (const key of keys as Record<string, unknown>[]) {
+    if (key === null || typeof key !== 'object' || !['EC', 'RSA', 'OKP'].includes(key.kty as string)) return 'each key must be an EC, RSA or OKP public key (kty)';
+    // a private key shared with the provider is no longer the client's own: refused, never stored
+    if (['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'].some((m) => m in key)) return 'the keys must be public keys only: this one has a private part; keep it with the client and set its public part';
+  }
+  return undefined;
+}
+
 const urlList = (what: string, example: string): Check => (value) => {
   if (/^\s*\[/.test(value)) return `must be ${what} separated by spaces or commas, not a JSON list; such as ${example}`;
   const bad = settingOfList(value).find((u) => !isHttpUrl(u));
@@ -37,8 +56,10 @@ const CHECKS: Readonly<Record<string, Check>> = {
   social_token_urls: urlList('absolute URLs', 'https://app.example.com/social-token'),
   post_logout_redirect_uris: urlList('absolute URLs', 'https://app.example.com/signed-out'),
   id_token_signed_response_alg: (value) => (value === 'ES256' || value === 'RS256' ? undefined : 'must be ES256 or RS256 (the default): how the client\'s ID tokens are signed'),
-  token_endpoint_auth_method: (value) => (['client_secret_basic', 'client_secret_post', 'none'].includes(value) ? undefined
-    : 'must be client_secret_basic (the default), client_secret_post or none (a public client, which must use PKCE)'),
+  token_endpoint_auth_method: (value) => (['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'].includes(value) ? undefined
+    : 'must be client_secret_basic (the default), client_secret_post, private_key_jwt (with the setting jwks or jwks_uri) or none (a public client, which must use PKCE)'),
+  jwks_uri: (value) => (httpUrl(value)?.protocol === 'https:' ? undefined : 'must be the https URL of the client\'s public keys (a JWK set), such as https://app.example.com/jwks.json'),
+  jwks: (value) => publicJwksProblem(value),
   grant_types: (value) => {
     const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials'].includes(g));
     return bad === undefined && settingOfList(value).length > 0 ? undefined

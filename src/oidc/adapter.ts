@@ -23,7 +23,7 @@ import { inProviderRealm } from './realm';
 type Db = Services['db'];
 interface AdapterDeps {
   db: Db; work: Services['work']; clock: Services['clock']; clients: Services['clients']; box: Services['box'];
-  invalidGrant: (why: string) => Error; invalidRequest: (why: string) => Error;
+  invalidGrant: (why: string) => Error; invalidRequest: (why: string) => Error; invalidClientAuth: (why: string) => Error;
 }
 
 /**
@@ -138,18 +138,25 @@ function tokenAdapter({ db, work, clock, clients, box, invalidGrant }: AdapterDe
 /** State objects spent once (a pushed request's `request_uri`): a second use is refused even when the two race. */
 const SINGLE_USE: ReadonlySet<string> = new Set(['PushedAuthorizationRequest']);
 
-function stateAdapter({ db, clock, box, invalidRequest }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+function stateAdapter({ db, clock, box, invalidRequest, invalidClientAuth }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
   const found = (o: Awaited<ReturnType<Db['oidcState']['find']>>) => {
     if (!o || o.expiresAt.getTime() <= clock.now().getTime()) return undefined;
     return inProviderRealm({ ...openedPayload(box, app, o.payload), ...(o.consumedAt && { consumed: epoch(o.consumedAt) }) });
   };
   return {
     async upsert(id, payload, expiresIn) {
-      await db.oidcState.save(app.id, {
+      const object = {
         model, idHash: sha256Hex(id), uidHash: typeof payload.uid === 'string' ? sha256Hex(payload.uid) : null,
         grantId: typeof payload.grantId === 'string' ? payload.grantId : null, entityId: await entityOf(payload), payload: storedPayload(box, app, payload, false),
         expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
-      });
+      };
+      // a client assertion's marker (private_key_jwt) is saved once: the provider looks it up, then saves it, so two
+      // requests with one assertion on two pods would both pass a lookup; the insert lets one through
+      if (model === 'ReplayDetection') {
+        if (!(await db.oidcState.saveNew(app.id, object))) throw invalidClientAuth('client assertion tokens must only be used once');
+        return;
+      }
+      await db.oidcState.save(app.id, object);
     },
     find: async (id) => found(await db.oidcState.find(app.id, model, sha256Hex(id))),
     findByUid: async (uid) => found(await db.oidcState.findByUid(app.id, model, sha256Hex(uid))),
@@ -170,15 +177,15 @@ function stateAdapter({ db, clock, box, invalidRequest }: AdapterDeps, app: Appl
 }
 
 /** What an OpenID client's settings may say, checked like the application's other settings. */
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
 const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 
 /**
  * The application's login clients as OpenID clients: `redirect_uris` (the client's, else the
  * application's), `post_logout_redirect_uris`, `token_endpoint_auth_method` (client_secret_basic
- * by default; `none` for a public client, which must use PKCE), `grant_types`,
- * `id_token_signed_response_alg`, `allowed_origins`. Nothing else registers a client: there is no
- * second registry.
+ * by default; `private_key_jwt` with the client's public keys, `jwks` or `jwks_uri`; `none` for a
+ * public client, which must use PKCE), `grant_types`, `id_token_signed_response_alg`,
+ * `allowed_origins`. Nothing else registers a client: there is no second registry.
  */
 function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
   return {
@@ -187,12 +194,16 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       if (!found || !found.client.features.includes('login_client')) return undefined;
       const s = found.client.settings;
       const method = AUTH_METHODS.find((m) => m === s.token_endpoint_auth_method) ?? 'client_secret_basic';
+      // a client that signs its assertions with its own key: its public keys, given or at its address
+      const keys = method === 'private_key_jwt' ? publicKeysOf(s) : {};
+      // set to private_key_jwt with no keys yet: no key of its signs anything, so nothing authenticates it
+      if (method === 'private_key_jwt' && !keys.jwks && !keys.jwks_uri) return undefined;
       // a public client proves nothing at the token endpoint: it gets no token for itself
       const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials'));
       const grantTypes = grants.length > 0 ? grants : ['authorization_code', 'refresh_token'];
       return inProviderRealm({
         client_id: found.client.clientId,
-        ...(method === 'none' ? {} : { client_secret: found.secret }),
+        ...(method === 'client_secret_basic' || method === 'client_secret_post' ? { client_secret: found.secret } : keys),
         client_name: found.client.description || found.client.clientId,
         redirect_uris: settingOfList(s.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl),
         post_logout_redirect_uris: settingOfList(s.post_logout_redirect_uris).filter(isHttpUrl),
@@ -222,4 +233,16 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       return undefined;
     },
   };
+}
+
+/** A private_key_jwt client's public keys: its setting `jwks` (a JWK set, checked when set) or `jwks_uri`. */
+function publicKeysOf(settings: Record<string, string>): Pick<AdapterPayload, 'jwks' | 'jwks_uri'> {
+  if (settings.jwks) {
+    try {
+      return { jwks: JSON.parse(settings.jwks) as AdapterPayload['jwks'] };
+    } catch {
+      return {};
+    }
+  }
+  return settings.jwks_uri && isHttpUrl(settings.jwks_uri) ? { jwks_uri: settings.jwks_uri } : {};
 }

@@ -4,6 +4,7 @@ import type { Configuration, FindAccount } from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
+import { ACR_VALUES, acrMet, requestedAcrs } from '../domain/session';
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
 import { browserSessionOfRequest } from '../web/account-sign-in';
@@ -82,12 +83,17 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     return {
       adapter: adapterFactory({
         db, work, clock, clients, box, invalidGrant: (why) => new mod.errors.InvalidGrant(why), invalidRequest: (why) => new mod.errors.InvalidRequest(why),
+        invalidClientAuth: (why) => new mod.errors.InvalidClientAuth(why),
       }, app),
       jwks: { keys: signingOrder(keys).map((k) => privateJwkOf(box, k)) as never },
       routes: OIDC_ROUTES,
       findAccount: findAccount(app),
       claims: CLAIMS,
       scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'address'],
+      // a client may ask for two factors or a passkey (acr_values): interactionPolicy
+      acrValues: [...ACR_VALUES],
+      // a client proves itself with its secret (in the header or the body), a key of its own (private_key_jwt), or nothing but PKCE
+      clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
       features: {
         devInteractions: { enabled: false },
         // a client introspects its own tokens only, never another client's
@@ -100,7 +106,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       // PKCE is required of public clients and accepted from every client (S256 only)
       pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
       rotateRefreshToken: true,
-      enabledJWA: { idTokenSigningAlgValues: ['ES256', 'RS256'], userinfoSigningAlgValues: ['ES256', 'RS256'], introspectionSigningAlgValues: ['ES256', 'RS256'] },
+      enabledJWA: {
+        idTokenSigningAlgValues: ['ES256', 'RS256'], userinfoSigningAlgValues: ['ES256', 'RS256'], introspectionSigningAlgValues: ['ES256', 'RS256'],
+        // what a client's own key may sign its assertions with (never none, never a shared secret)
+        clientAuthSigningAlgValues: ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'],
+      },
       // the provider's cookies are signed with a key of SECRET_KEY's (never the key itself)
       cookies: {
         keys: [box.tag('oidc cookies', `application ${app.id}`)],
@@ -130,10 +140,12 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
   }
 
   /**
-   * The provider's interaction policy with one more reason to ask for a sign-in: the browser's
-   * session of the account page (the application's single sign-on session) ended, or is another
-   * account's. So signing out of the account page, or an operator ending the account's sessions,
-   * ends the apps' silent sign-ins in that browser too.
+   * The provider's interaction policy with two more reasons to ask for a sign-in:
+   * - the browser's session of the account page (the application's single sign-on session) ended,
+   *   or is another account's. So signing out of the account page, or an operator ending the
+   *   account's sessions, ends the apps' silent sign-ins in that browser too;
+   * - the app asked for a stronger sign-in (`acr_values`: two factors, or a passkey) than the
+   *   session's. A session that meets one of the classes asked for answers with it as its `acr`.
    */
   function interactionPolicy(app: Application, mod: ReturnType<typeof oidcProviderModule>) {
     const policy = mod.interactionPolicy.base();
@@ -143,6 +155,16 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       const session = await browserSessionOfRequest(services, ctx.req as unknown as Request, app);
       const record = session?.entityId == null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
       return record?.uuid === accountId ? mod.interactionPolicy.Check.NO_NEED_TO_PROMPT : mod.interactionPolicy.Check.REQUEST_PROMPT;
+    }));
+    policy.get('login')!.checks.push(new mod.interactionPolicy.Check('gatehouse_acr', 'the app asked for a stronger sign-in than this session\'s', 'login_required', (ctx) => {
+      const wanted = requestedAcrs(ctx.oidc.params?.acr_values);
+      const session = ctx.oidc.session;
+      if (wanted.length === 0 || !session?.accountId) return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      const met = wanted.find((acr) => acrMet(session.amr ?? [], acr));
+      if (met === undefined) return mod.interactionPolicy.Check.REQUEST_PROMPT;
+      // the ID token names the class the app asked for that this session meets
+      session.acr = met;
+      return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
     }));
     return policy;
   }
@@ -171,10 +193,15 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     config.interactions = { ...config.interactions, policy: interactionPolicy(app, loaded) };
     const provider = new loaded.Provider(services.baseUrls.of(app.name), config);
     provider.proxy = options.trustProxy;
-    // an app's logout (RP-initiated) signs the browser out of the application: its account page session ends too
+    // an app's logout (RP-initiated) signs the browser out of the application: its account page session ends too,
+    // before the browser is sent back to the app (the response waits for it)
     provider.on('end_session.success', (ctx) => {
-      const req = ctx.req as unknown as Request;
-      void endBrowserSession(app, req).catch((e: unknown) => services.logger.warn({ err: e }, 'ending the browser session at an OpenID logout failed'));
+      ctx.state.browserSessionEnded = endBrowserSession(app, ctx.req as unknown as Request)
+        .catch((e: unknown) => services.logger.warn({ err: e }, 'ending the browser session at an OpenID logout failed'));
+    });
+    provider.use(async (ctx, next) => {
+      await next();
+      await (ctx.state.browserSessionEnded as Promise<void> | undefined);
     });
     const fresh = { fingerprint, provider, handle: provider.callback(), checkedAt: now };
     built.set(app.id, fresh);

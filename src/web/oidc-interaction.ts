@@ -1,7 +1,7 @@
 import express, { type Request } from 'express';
 import type Provider from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
-import { sessionFacts } from '../domain/session';
+import { acrMet, requestedAcrs, sessionFacts } from '../domain/session';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
@@ -12,8 +12,10 @@ import { pageHandler, pageLocale, sendError, type PageLocale } from './pages';
  * browser here when a sign-in or a consent is needed. Sign-in is the hosted `/signin` of the
  * relying party's login client, which ends in the browser session of the account page: that
  * session is the application's single sign-on session. So a browser already signed in is not asked
- * again (unless the app asks with `prompt=login` or `max_age`), and `prompt=none` without one
- * answers `login_required`. The login clients are the application's own apps: their consent is
+ * again (unless the app asks with `prompt=login`, `max_age` or for a stronger sign-in with
+ * `acr_values`), and `prompt=none` without one answers `login_required`. A sign-in that cannot
+ * meet the `acr_values` asked for (an account without a second factor) answers
+ * `unmet_authentication_requirements`. The login clients are the application's own apps: their consent is
  * given without a page.
  */
 
@@ -50,12 +52,22 @@ export function oidcInteractionRoutes(
       const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
       // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
       // (or the provider's session outlived the browser's, or is another account's: the browser's answers)
-      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session' || r === 'gatehouse_session') || session.extra?.interaction === details.uid);
+      const fresh = session?.extra?.interaction === details.uid;
+      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session' || r === 'gatehouse_session') || fresh);
       if (session && facts && enough) {
         const record = session.entityId === null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
-        if (record && !record.disabledAt) {
+        const wanted = requestedAcrs(details.params.acr_values);
+        const acr = wanted.find((a) => acrMet(facts.amr, a));
+        if (record && !record.disabledAt && wanted.length > 0 && acr === undefined && fresh) {
+          // signed in just now, and still not as the app asked: asking again would loop
           return provider.interactionFinished(req, res, {
-            login: { accountId: record.uuid, amr: facts.amr, ts: Math.floor(signedInAt / 1000), remember: true },
+            error: 'unmet_authentication_requirements',
+            error_description: 'the app asked for a stronger sign-in (two factors, or a passkey) than this account can give: add an authenticator app or a passkey on the account page, then try again',
+          }, { mergeWithLastSubmission: false });
+        }
+        if (record && !record.disabledAt && (acr !== undefined || wanted.length === 0)) {
+          return provider.interactionFinished(req, res, {
+            login: { accountId: record.uuid, amr: facts.amr, ...(acr !== undefined && { acr }), ts: Math.floor(signedInAt / 1000), remember: true },
           }, { mergeWithLastSubmission: false });
         }
       }

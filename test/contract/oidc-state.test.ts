@@ -36,6 +36,16 @@ forEveryEngine('OpenID state store', (storage) => {
     expect((await db.oidcState.find(appId, 'Interaction', sha256Hex('i1')))!.consumedAt).not.toBeNull();
   });
 
+  it(`a new object saved once: of ${RACE} saving one id on any node, one; the others find it there`, async () => {
+    const { db, appId, on } = storage();
+    const saved = await Promise.all(Array.from({ length: RACE }, (_, i) =>
+      on(i).oidcState.saveNew(appId, object('r1', { model: 'ReplayDetection', uidHash: null, payload: { n: i } }))));
+    expect(saved.filter(Boolean)).toHaveLength(1);
+    expect((await db.oidcState.find(appId, 'ReplayDetection', sha256Hex('r1')))!.payload).toEqual({ n: saved.indexOf(true) });
+    // the same id of another model is another object
+    expect(await db.oidcState.saveNew(appId, object('r1', { model: 'Session' }))).toBe(true);
+  });
+
   it('ends with its grant, its record, or its time', async () => {
     const { db, appId } = storage();
     const user = await newAccount(storage());

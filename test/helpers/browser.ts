@@ -1,3 +1,4 @@
+import dns from 'node:dns';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -32,6 +33,20 @@ export async function screenshots(page: Page, dir: string, name: string, sizes: 
     await page.screenshot({ path: path.join(dir, `${name}-${kind}.png`), fullPage: true });
   }
   await page.setViewportSize(sizes.desktop);
+}
+
+/**
+ * Makes every `*.localhost` name (an application's own host: `conf.localhost`) resolve to
+ * 127.0.0.1 in this process, as browsers resolve them; answers how to undo it.
+ */
+export function resolveLocalhostNames(): () => void {
+  const original = dns.lookup;
+  const patched = ((host: string, ...rest: unknown[]) =>
+    (original as (...a: unknown[]) => void)(host.endsWith('.localhost') ? '127.0.0.1' : host, ...rest)) as typeof dns.lookup;
+  dns.lookup = patched;
+  return () => {
+    dns.lookup = original;
+  };
 }
 
 /**

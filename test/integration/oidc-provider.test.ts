@@ -1,8 +1,14 @@
+import { execFileSync } from 'node:child_process';
+import { createPublicKey, verify as verifySignature, webcrypto, type JsonWebKey } from 'node:crypto';
 import request from 'supertest';
-import { basic, manualClock } from '../helpers/backend';
-import { servedTestApp } from '../helpers/browser';
+import { basic, createApp, manualClock } from '../helpers/backend';
+import { resolveLocalhostNames, servedTestApp } from '../helpers/browser';
 import { openidClient } from '../helpers/openid-client';
 import { rotateSigningKeys } from '../../src/usecases/keys/signing-keys';
+import { ACR_MULTI_FACTOR, ACR_PHISHING_RESISTANT } from '../../src/domain/session';
+import { buildApp } from '../../src/app';
+import { createLogger } from '../../src/logger';
+import { createRuntime } from '../../src/runtime';
 import { stored } from '../helpers/stored';
 import { cookieBrowser, firstForm } from '../helpers/social';
 
@@ -11,7 +17,12 @@ import { cookieBrowser, firstForm } from '../helpers/social';
 // client credentials grant, introspection (RFC 7662) and revocation (RFC 7009). The keys: ES256 and
 // RS256, the next ones published before they sign, never a private part.
 
-const clock = manualClock();
+// at the start of a 30-second step, so that the authenticator's next code is known
+const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 2_000));
+/** The code oathtool (Debian's oathtool) computes for `secret` at `at`. */
+const oathtool = (secret: string, at: Date) =>
+  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
+let restoreNames: () => void;
 let served: Awaited<ReturnType<typeof servedTestApp>>;
 let owner: string;
 let login: { client_id: string; client_secret: string };
@@ -20,7 +31,9 @@ const oidc = openidClient();
 const admin = (path: string, body: Record<string, string>) => request(served.t.app).post(path).set('Authorization', owner).type('form').send(body);
 
 beforeAll(async () => {
-  served = await servedTestApp({ host: '127.0.0.1', clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
+  // served as localhost: another application answers at its own host, conf.localhost
+  restoreNames = resolveLocalhostNames();
+  served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
   owner = basic(served.t.local.clients.owner.client_id, served.t.local.clients.owner.client_secret);
   login = served.t.local.clients.login;
   expect((await admin('/settings/set_default', { key: 'openid_provider', value: 'on' })).body.stat).toBe('ok');
@@ -45,7 +58,9 @@ async function account() {
  * A browser signing in through the provider: the authorization request, the hosted sign-in with the
  * password, the interactions; answers the redirect to the app (code, state, iss), not followed.
  */
-async function authorize(config: Awaited<ReturnType<typeof discovered>>, email: string, extra: Record<string, string> = {}, browser = cookieBrowser()) {
+async function authorize(
+  config: Awaited<ReturnType<typeof discovered>>, email: string, extra: Record<string, string> = {}, browser = cookieBrowser(), authenticator?: string,
+) {
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
@@ -53,17 +68,41 @@ async function authorize(config: Awaited<ReturnType<typeof discovered>>, email: 
     redirect_uri: APP, scope: 'openid email profile offline_access', prompt: 'consent', state, nonce,
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra,
   });
-  const stopAt = (next: URL) => next.origin !== served.base;
+  const issuer = new URL(config.serverMetadata().issuer).origin;
+  const stopAt = (next: URL) => next.origin !== issuer;
   let page = await browser.go(url.toString(), { stopAt });
   // whether the hosted sign-in asked (else the browser's session answered)
   const asked = new URL(page.url).pathname === '/signin';
   if (asked) {
     const form = firstForm(page.body, page.url);
     page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: email, currentPassword: PASSWORD }, stopAt });
+    // the hosted sign-in's second step: the authenticator's next code
+    if (authenticator && page.body.includes('name="mfa_token"')) {
+      const step = firstForm(page.body, page.url);
+      page = await browser.go(step.action, { method: 'POST', form: { ...step.fields, code: oathtool(authenticator, new Date(clock.now().getTime() + 30_000)) }, stopAt });
+    }
   }
   return { back: new URL(page.url), verifier, state, nonce, browser, asked };
 }
-afterAll(() => served?.close());
+afterAll(async () => {
+  await served?.close();
+  restoreNames?.();
+});
+
+/** Turns an authenticator app on for the account (through the API, its first code oathtool's): its secret. */
+async function withAuthenticator(email: string): Promise<string> {
+  const post = (path: string, params: Record<string, string>) => request(served.t.app).post(path).type('form').send(params);
+  const signed = await post('/oauth/auth_native_traditional', { client_id: login.client_id, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD });
+  expect(signed.body.stat).toBe('ok');
+  const enrolled = await post('/oauth/totp_enroll_native', { access_token: signed.body.access_token });
+  expect(enrolled.body.stat).toBe('ok');
+  const confirmed = await post('/oauth/totp_confirm_native', { access_token: signed.body.access_token, code: oathtool(enrolled.body.secret, clock.now()) });
+  expect(confirmed.body.stat).toBe('ok');
+  return enrolled.body.secret as string;
+}
+
+/** A JWT's header and payload, read without checking anything. */
+const jwtParts = (jwt: string) => jwt.split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
 
 /** openid-client's view of the provider, as the login client (plain http: a local test server). */
 const discovered = () => oidc.discovery(new URL(served.base), login.client_id, login.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
@@ -275,5 +314,239 @@ describe('the authorization code flow through the hosted sign-in', () => {
     const token = await oidc.clientCredentialsGrant(config);
     expect(await oidc.tokenIntrospection(otherConfig, token.access_token)).toEqual({ active: false });
     expect((await oidc.tokenIntrospection(config, token.access_token)).active).toBe(true);
+  });
+});
+
+describe('the ID token and alg none', () => {
+  it('aud is the client, azp (if any) the client, iat now, exp an hour later; signed by a published key', async () => {
+    const a = await account();
+    const config = await discovered();
+    const { back, verifier, state, nonce } = await authorize(config, a.email);
+    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
+    const [header, claims] = jwtParts(tokens.id_token!);
+    expect(claims.aud).toBe(login.client_id);
+    if (claims.azp !== undefined) expect(claims.azp).toBe(login.client_id);
+    const now = Math.floor(Date.now() / 1000);
+    expect(Math.abs((claims.iat as number) - now)).toBeLessThanOrEqual(5);
+    expect((claims.exp as number) - (claims.iat as number)).toBe(3600);
+    expect(['ES256', 'RS256']).toContain(header.alg);
+    const jwks = (await request(served.t.app).get('/oidc/jwks')).body as { keys: { kid: string }[] };
+    expect(jwks.keys.map((k) => k.kid)).toContain(header.kid);
+  });
+
+  it('alg none is accepted nowhere: not offered, not a client setting, not in a request object, an ID token hint or a client assertion', async () => {
+    const meta = (await request(served.t.app).get('/.well-known/openid-configuration')).body as Record<string, unknown>;
+    for (const [key, value] of Object.entries(meta)) if (key.endsWith('_alg_values_supported')) expect(value).not.toContain('none');
+    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'id_token_signed_response_alg', value: 'none' })).body).toMatchObject({ stat: 'error' });
+    const unsigned = (payload: Record<string, unknown>) =>
+      `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.`;
+    const now = Math.floor(Date.now() / 1000);
+    // a request object: no code comes of it
+    const requested = new URL(`${served.base}/oidc/auth`);
+    requested.search = new URLSearchParams({
+      client_id: login.client_id, response_type: 'code', scope: 'openid', redirect_uri: APP,
+      request: unsigned({ client_id: login.client_id, redirect_uri: APP, response_type: 'code', scope: 'openid', iss: login.client_id, aud: served.base }),
+    }).toString();
+    const answer = await fetch(requested, { redirect: 'manual' });
+    const location = answer.headers.get('location');
+    if (location) expect(new URL(location).searchParams.get('error')).toEqual(expect.any(String));
+    else expect(answer.status).toBe(400);
+    if (location) expect(new URL(location).searchParams.get('code')).toBeNull();
+    // an ID token hint at logout
+    const hint = unsigned({ iss: served.base, aud: login.client_id, sub: 'someone', iat: now, exp: now + 600 });
+    const ended = await fetch(`${served.base}/oidc/session/end?id_token_hint=${hint}`, { redirect: 'manual' });
+    expect(ended.status).toBe(400);
+    // a client assertion
+    const asserted = await request(served.t.app).post('/oidc/token').type('form').send({
+      grant_type: 'client_credentials', client_id: login.client_id,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: unsigned({ iss: login.client_id, sub: login.client_id, aud: `${served.base}/oidc/token`, jti: 'none-1', exp: now + 60 }),
+    });
+    expect(asserted.status).toBe(401);
+    expect(asserted.body.error).toBe('invalid_client');
+  });
+});
+
+describe('logout and keys', () => {
+  it('RP-initiated logout: confirmed in the browser, back at the app with its state; the browser is signed out of the application', async () => {
+    const a = await account();
+    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'post_logout_redirect_uris', value: 'https://app.example.com/signed-out' })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    const config = await discovered();
+    const first = await authorize(config, a.email);
+    const tokens = await oidc.authorizationCodeGrant(config, first.back, { pkceCodeVerifier: first.verifier, expectedState: first.state, expectedNonce: first.nonce });
+    const stopAt = (next: URL) => next.origin !== served.base;
+    const end = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://app.example.com/signed-out', state: 'bye' });
+    const confirm = await first.browser.go(end.toString(), { stopAt });
+    // the provider asks the person (a link alone must not sign anyone out)
+    expect(confirm.status).toBe(200);
+    const form = firstForm(confirm.body, confirm.url);
+    expect(form.fields.xsrf).toEqual(expect.any(String));
+    const left = await first.browser.go(form.action, { method: 'POST', form: { ...form.fields, logout: 'yes' }, stopAt });
+    const back = new URL(left.url);
+    expect(`${back.origin}${back.pathname}`).toBe('https://app.example.com/signed-out');
+    expect(back.searchParams.get('state')).toBe('bye');
+    // no silent sign-in in that browser any more, and the account page asks for a sign-in
+    expect((await authorize(config, a.email, { prompt: 'none', scope: 'openid' }, first.browser)).back.searchParams.get('error')).toBe('login_required');
+    const page = await first.browser.go(`${served.base}/account?client_id=${login.client_id}`, { stopAt });
+    expect(new URL(page.url).pathname).toBe('/signin');
+    // a post_logout_redirect_uri off the client's list: not redirected to
+    const evil = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example/out' });
+    const refused = await fetch(evil, { redirect: 'manual' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('location')).toBeNull();
+  });
+
+  it('a key rotation while tokens are live: old ID tokens still verify with the published keys, old tokens still work, new ones are signed with the next key', async () => {
+    const a = await account();
+    const config = await discovered();
+    const first = await authorize(config, a.email);
+    const tokens = await oidc.authorizationCodeGrant(config, first.back, { pkceCodeVerifier: first.verifier, expectedState: first.state, expectedNonce: first.nonce });
+    const [oldHeader] = jwtParts(tokens.id_token!);
+    const published = ((await request(served.t.app).get('/oidc/jwks')).body as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    const app = (await served.t.runtime.db.applications.findByName('local'))!;
+    const rotated = await rotateSigningKeys(served.t.runtime.services, {
+      applicationId: app.id, applicationName: 'local', acting: { actor: { kind: 'operator', name: 'test' }, origin: {} }, force: true,
+    });
+    clock.advance(5_100);
+    const jwks = ((await request(served.t.app).get('/oidc/jwks')).body as { keys: (JsonWebKey & { kid: string })[] }).keys;
+    // the old ID token's key is still published, and its signature checks out with it
+    const oldKey = jwks.find((k) => k.kid === oldHeader.kid)!;
+    expect(oldKey).toBeDefined();
+    const [h, p, s] = tokens.id_token!.split('.');
+    const pub = createPublicKey({ key: oldKey, format: 'jwk' });
+    const data = Buffer.from(`${h}.${p}`);
+    const signature = Buffer.from(s, 'base64url');
+    expect(oldHeader.alg === 'RS256' ? verifySignature('sha256', data, pub, signature) : verifySignature('sha256', data, { key: pub, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);
+    // the tokens of before go on working
+    expect((await oidc.fetchUserInfo(config, tokens.access_token, a.uuid)).sub).toBe(a.uuid);
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    const [newHeader] = jwtParts(refreshed.id_token!);
+    // signed with a key that was published before it signed, and is current now
+    expect(newHeader.kid).not.toBe(oldHeader.kid);
+    expect(published).toContain(newHeader.kid);
+    expect(rotated.current.map((k) => k.kid)).toContain(newHeader.kid);
+  });
+});
+
+describe('a stronger sign-in on request (acr_values)', () => {
+  it('two factors asked of a session of a password: prompt=none cannot, a sign-in with the authenticator can; the ID token says acr and amr', async () => {
+    const a = await account();
+    const config = await discovered();
+    const first = await authorize(config, a.email);
+    expect(first.back.searchParams.get('code')).toBeTruthy();
+    const secret = await withAuthenticator(a.email);
+    const meta = config.serverMetadata();
+    expect(meta.acr_values_supported).toEqual(expect.arrayContaining([ACR_MULTI_FACTOR, ACR_PHISHING_RESISTANT]));
+    const silent = await authorize(config, a.email, { prompt: 'none', acr_values: ACR_MULTI_FACTOR }, first.browser);
+    expect(silent.back.searchParams.get('error')).toBe('login_required');
+    const stepped = await authorize(config, a.email, { acr_values: ACR_MULTI_FACTOR }, first.browser, secret);
+    expect(stepped.asked).toBe(true);
+    const tokens = await oidc.authorizationCodeGrant(config, stepped.back, { pkceCodeVerifier: stepped.verifier, expectedState: stepped.state, expectedNonce: stepped.nonce });
+    expect(tokens.claims()).toMatchObject({ acr: ACR_MULTI_FACTOR, amr: expect.arrayContaining(['pwd', 'otp']) });
+    // the session meets it now: not asked again
+    const again = await authorize(config, a.email, { acr_values: ACR_MULTI_FACTOR }, first.browser);
+    expect(again.asked).toBe(false);
+    expect(again.back.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('an account that cannot give two factors: back at the app with unmet_authentication_requirements, and no code', async () => {
+    const a = await account();
+    const config = await discovered();
+    const { back } = await authorize(config, a.email, { acr_values: `${ACR_PHISHING_RESISTANT} ${ACR_MULTI_FACTOR}` });
+    expect(back.searchParams.get('error')).toBe('unmet_authentication_requirements');
+    expect(back.searchParams.get('error_description')).toMatch(/authenticator app or a passkey/);
+    expect(back.searchParams.get('code')).toBeNull();
+  });
+});
+
+describe('private_key_jwt: a client that proves itself with its own key', () => {
+  it('its public key set as a setting (never a private part); an assertion works once: of 20 racing copies, one', async () => {
+    const added = await admin('/clients/add', { description: 'a backend with a key', features: '["login_client"]' });
+    const id = added.body.client_id as string;
+    const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+    // its public part, as a JWK set carries it (no key_ops of WebCrypto's)
+    const { d, key_ops: _ops, ext: _ext, ...publicJwk } = await webcrypto.subtle.exportKey('jwk', pair.privateKey);
+    expect(d).toBeTruthy();
+    const refused = await admin('/settings/set', { for_client_id: id, key: 'jwks', value: JSON.stringify({ keys: [{ ...publicJwk, d }] }) });
+    expect(refused.body).toMatchObject({ stat: 'error', error_description: expect.stringMatching(/private part/) });
+    for (const [key, value] of [['jwks', JSON.stringify({ keys: [publicJwk] })], ['token_endpoint_auth_method', 'private_key_jwt'], ['grant_types', 'client_credentials']]) {
+      expect((await admin('/settings/set', { for_client_id: id, key, value })).body.stat).toBe('ok');
+    }
+    clock.advance(5_100);
+    // openid-client signs the assertion with the private key
+    const config = await oidc.discovery(new URL(served.base), id, undefined, oidc.PrivateKeyJwt(pair.privateKey), { execute: [oidc.allowInsecureRequests] });
+    const token = await oidc.clientCredentialsGrant(config);
+    expect((await oidc.tokenIntrospection(config, token.access_token)).active).toBe(true);
+    // an assertion caught on its way, sent again 20 times at once
+    let body = '';
+    const catching = await oidc.discovery(new URL(served.base), id, undefined, oidc.PrivateKeyJwt(pair.privateKey), { execute: [oidc.allowInsecureRequests] });
+    catching[oidc.customFetch] = async (_url, options) => {
+      body = String(options.body);
+      return new Response(JSON.stringify({ error: 'invalid_client' }), { status: 401, headers: { 'content-type': 'application/json' } });
+    };
+    await expect(oidc.clientCredentialsGrant(catching)).rejects.toBeDefined();
+    expect(body).toContain('client_assertion=');
+    const replays = await Promise.all(Array.from({ length: 20 }, () => request(served.t.app).post('/oidc/token').type('form').send(body)));
+    expect(replays.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of replays.filter((x) => x.status !== 200)) expect(r.body.error).toBe('invalid_client');
+    // the secret no longer authenticates it
+    const bySecret = await request(served.t.app).post('/oidc/token').auth(id, added.body.client_secret as string).type('form').send({ grant_type: 'client_credentials' });
+    expect(bySecret.body.error).toBe('invalid_client');
+  });
+});
+
+describe('isolation and pods', () => {
+  it('another application is another provider: its issuer, its keys; its tokens are refused by this one', async () => {
+    const conf = await createApp(served.t.runtime, 'conf');
+    const confBase = served.base.replace('//localhost', '//conf.localhost');
+    const confOwner = basic(conf.clients.owner.client_id, conf.clients.owner.client_secret);
+    const confAdmin = (path: string, body: Record<string, string>) =>
+      request(served.t.app).post(path).set('Host', new URL(confBase).host).set('Authorization', confOwner).type('form').send(body);
+    expect((await confAdmin('/settings/set_default', { key: 'openid_provider', value: 'on' })).body.stat).toBe('ok');
+    expect((await confAdmin('/settings/set', { for_client_id: conf.clients.login.client_id, key: 'redirect_uris', value: APP })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    const confConfig = await oidc.discovery(new URL(confBase), conf.clients.login.client_id, conf.clients.login.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    expect(confConfig.serverMetadata().issuer).toBe(confBase);
+    const confCreated = await confAdmin('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: 'conf@example.com', password: PASSWORD }) });
+    expect(confCreated.body.stat).toBe('ok');
+    const signIn = await authorize(confConfig, 'conf@example.com');
+    const tokens = await oidc.authorizationCodeGrant(confConfig, signIn.back, { pkceCodeVerifier: signIn.verifier, expectedState: signIn.state, expectedNonce: signIn.nonce });
+    expect(tokens.claims()).toMatchObject({ iss: confBase, aud: conf.clients.login.client_id });
+    const confKids = ((await fetch(`${confBase}/oidc/jwks`).then((r) => r.json())) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    const localKids = ((await request(served.t.app).get('/oidc/jwks')).body as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    expect(confKids.filter((k) => localKids.includes(k))).toEqual([]);
+
+    // at the first application: its access token is nobody's, its refresh token nothing, its client unknown, its ID token no hint
+    const config = await discovered();
+    expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({ active: false });
+    await expect(oidc.fetchUserInfo(config, tokens.access_token, oidc.skipSubjectCheck)).rejects.toBeDefined();
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    const stranger = await oidc.discovery(new URL(served.base), conf.clients.login.client_id, conf.clients.login.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    await expect(oidc.refreshTokenGrant(stranger, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_client' });
+    const hinted = await fetch(`${served.base}/oidc/session/end?id_token_hint=${tokens.id_token!}`, { redirect: 'manual' });
+    expect(hinted.status).toBe(400);
+    // and at its own, they work
+    expect((await oidc.fetchUserInfo(confConfig, tokens.access_token, tokens.claims()!.sub)).email).toBe('conf@example.com');
+  });
+
+  it('20 parallel redemptions of one code across two pods: one success, the rest invalid_grant', async () => {
+    const second = createRuntime(served.t.backend.config, createLogger('silent'));
+    const podB = buildApp({ services: second.services, defaultApp: 'local' });
+    try {
+      const a = await account();
+      const config = await discovered();
+      const race = await authorize(config, a.email);
+      const form = { grant_type: 'authorization_code', code: race.back.searchParams.get('code')!, redirect_uri: APP, code_verifier: race.verifier };
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+        request(i % 2 ? podB : served.t.app).post('/oidc/token').auth(login.client_id, login.client_secret).type('form').send(form)));
+      expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+      for (const lost of answers.filter((r) => r.status !== 200)) expect(lost.body).toMatchObject({ error: 'invalid_grant' });
+      // the winner's tokens ended with the grant: a code used twice is a code stolen
+      const won = answers.find((r) => r.status === 200)!;
+      expect(await oidc.tokenIntrospection(config, won.body.access_token as string)).toEqual({ active: false });
+    } finally {
+      await second.close();
+    }
   });
 });

@@ -35,6 +35,18 @@ export function createOidcStateQueries(sql: Sql): OidcStateStore {
         );
       }
     },
+    async saveNew(applicationId, o, tx) {
+      try {
+        await sql.insert(
+          'INSERT INTO oidc_state (uid_hash, grant_id, entity_id, payload, expires_at, application_id, model, id_hash, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)',
+          [o.uidHash, o.grantId, o.entityId, JSON.stringify(o.payload), sql.time(o.expiresAt), applicationId, o.model, o.idHash], tx,
+        );
+        return true;
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) return false;
+        throw e;
+      }
+    },
     async find(applicationId, model, idHash, tx) {
       const [row] = await sql.select<OidcStateRow>('SELECT * FROM oidc_state WHERE application_id = ? AND model = ? AND id_hash = ?', [applicationId, model, idHash], tx);
       return row ? toObject(row) : undefined;

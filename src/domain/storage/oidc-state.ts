@@ -29,6 +29,11 @@ export interface OidcObjectWrite {
 export interface OidcStateStore {
   /** Saves the object (a new one, or one replacing the object with that id). */
   save(applicationId: number, object: OidcObjectWrite, tx?: Tx): Promise<void>;
+  /**
+   * Saves a new object, never replacing one: false when an object of that model and id exists
+   * (a replay marker: of callers racing on any node with one id, one saves it).
+   */
+  saveNew(applicationId: number, object: OidcObjectWrite, tx?: Tx): Promise<boolean>;
   /** The object of `model` whose id hashes to `idHash`, spent or not, expired or not. */
   find(applicationId: number, model: string, idHash: string, tx?: Tx): Promise<StoredOidcObject | undefined>;
   /** The object of `model` whose uid hashes to `uidHash`. */
