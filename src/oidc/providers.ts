@@ -8,6 +8,7 @@ import { ACR_VALUES, acrMet, requestedAcrs } from '../domain/session';
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
 import { browserSessionOfRequest } from '../web/account-sign-in';
+import { brandOf, escape, pageLocale, renderError, renderPage, text, type PageLocale } from '../web/pages';
 import type { Services } from '../usecases/services';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
@@ -45,6 +46,24 @@ const CLAIMS = {
   phone: ['phone_number', 'phone_number_verified'],
   address: ['address'],
 };
+
+/** What an error the provider shows (renderError) means to an app's developer, in Gatehouse's words. */
+const PROVIDER_ERRORS: Readonly<Record<string, string>> = {
+  invalid_redirect_uri: 'the redirect_uri or post_logout_redirect_uri is not one of the client\'s (its settings redirect_uris and post_logout_redirect_uris)',
+  invalid_client: 'the client_id is not a login client of this application',
+  invalid_request: 'a parameter of the request is missing, repeated or wrong; see docs/openid-connect.md for what the provider takes',
+  session_not_found: 'this sign-in is over or was started in another browser',
+};
+
+/** Sends one of the provider's pages (a Koa context's) as Gatehouse draws it, in the language the app asked for, else the browser's. */
+function sendOwnPage(ctx: { status: number; body: unknown; set(h: Record<string, string>): void; get(h: string): string; oidc?: { params?: Record<string, unknown> } }, status: number,
+  draw: (locale: PageLocale) => { headers: Record<string, string>; html: string }): void {
+  const asked = ctx.oidc?.params?.ui_locales;
+  const page = draw(pageLocale(typeof asked === 'string' ? asked.split(' ')[0] : undefined, ctx.get('accept-language')));
+  ctx.set(page.headers);
+  ctx.status = status;
+  ctx.body = page.html;
+}
 
 /** The keys in the order the provider takes them: it signs with the first key of an algorithm, so the current ones come first. */
 const signingOrder = (keys: StoredSigningKey[]) => [
@@ -98,9 +117,19 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         devInteractions: { enabled: false },
         // a client introspects its own tokens only, never another client's
         introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
-        revocation: { enabled: true },
+        // a client revokes its own tokens only
+        revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
         clientCredentials: { enabled: true },
-        rpInitiatedLogout: { enabled: true },
+        rpInitiatedLogout: {
+          enabled: true,
+          // the question before signing out (a link alone signs nobody out), and the page after one without a way back, in the application's look
+          logoutSource: (ctx, form) => sendOwnPage(ctx, 200, (locale) => renderPage(locale, text(locale, 'signOutTitle'), `<h1>${escape(text(locale, 'signOutTitle'))}</h1>`
+            + `<p>${escape(text(locale, 'signOutAsk', { app: brandOf(app).name }))}</p>${form}`
+            + `<p><button type="submit" form="op.logoutForm" name="logout" value="yes">${escape(text(locale, 'signOutYes'))}</button></p>`
+            + `<p><button type="submit" form="op.logoutForm" class="secondary">${escape(text(locale, 'signOutNo'))}</button></p>`, { brand: brandOf(app), formAction: "'self'" })),
+          postLogoutSuccessSource: (ctx) => sendOwnPage(ctx, 200, (locale) => renderPage(locale, text(locale, 'signOutTitle'),
+            `<h1>${escape(text(locale, 'signOutTitle'))}</h1><p role="status">${escape(text(locale, 'signedOut', { app: brandOf(app).name }))}</p>`, { brand: brandOf(app) })),
+        },
         pushedAuthorizationRequests: { enabled: false },
       },
       // PKCE is required of public clients and accepted from every client (S256 only)
@@ -127,6 +156,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         return Array.isArray(allowed) && allowed.includes(origin);
       },
       interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
+      // an error the provider cannot send back to the app (a redirect_uri off the list, an unknown client): a page in the application's look
+      renderError: (ctx, out) => sendOwnPage(ctx, ctx.status, (locale) => renderError(locale, app, {
+        key: out.error === 'invalid_request' || out.error === 'invalid_redirect_uri' || out.error === 'invalid_client' ? 'badLink' : 'signInSpent',
+        detail: `the OpenID request was refused (${out.error}): ${PROVIDER_ERRORS[out.error] ?? 'start the sign-in again from the app'}`,
+      })),
       ttl: {
         AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600,
         // the provider's session lasts no longer than the account page's session it stands for

@@ -91,15 +91,21 @@ const hash = (s: string) => {
 };
 const DEFAULT_PAGE_BRAND: Brand = { name: 'Gatehouse', color: DEFAULT_BRAND_COLOR };
 
+/** How a page is drawn: where its forms post, its scripts, its brand. */
+export interface PageOptions { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string | string[]; connect?: boolean }
+
 /**
  * Sends a server-rendered page: strict Content-Security-Policy (no script but the ones hashed
  * here, no image but the application's logo, posting only to `formAction`), no framing, no
  * referrer, never cached. `script` adds one more script (hashed the same way).
  */
-export function sendPage(
-  res: Response, status: number, locale: PageLocale, title: string, body: string,
-  options: { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string | string[]; connect?: boolean } = {},
-): void {
+export function sendPage(res: Response, status: number, locale: PageLocale, title: string, body: string, options: PageOptions = {}): void {
+  const page = renderPage(locale, title, body, options);
+  res.status(status).set(page.headers).send(page.html);
+}
+
+/** A page's HTML and the headers it is sent with (sendPage; the OpenID provider's own pages send it themselves). */
+export function renderPage(locale: PageLocale, title: string, body: string, options: PageOptions = {}): { headers: Record<string, string>; html: string } {
   const brand = options.brand ?? DEFAULT_PAGE_BRAND;
   let style = styles.get(brand.color);
   if (!style) {
@@ -117,11 +123,12 @@ export function sendPage(
   ].join('; ');
   // as in the emails: the logo (when set) above the application's name
   const header = `${brand.logoUrl ? `<img src="${escape(brand.logoUrl)}" alt=""><br>` : ''}${escape(brand.name)}`;
-  res.status(status)
-    .set({ 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin', 'Content-Type': 'text/html; charset=utf-8' })
-    .send(`<!doctype html><html lang="${locale.slice(0, 2)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
+  return {
+    headers: { 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin', 'Content-Type': 'text/html; charset=utf-8' },
+    html: `<!doctype html><html lang="${locale.slice(0, 2)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
       + `<title>${escape(title)}</title><style>${style}</style></head><body><header>${header}</header><main>${body}</main>`
-      + scripts.map((s) => `<script>${s}</script>`).join('') + '</body></html>');
+      + scripts.map((s) => `<script>${s}</script>`).join('') + '</body></html>',
+  };
 }
 
 /**
@@ -134,10 +141,16 @@ export interface PageProblem { key: string; values?: Record<string, string>; det
 
 /** An error page in the application's look: what went wrong, in the page's language, and the way back. */
 export function sendError(res: Response, status: number, locale: PageLocale, app: Application | undefined, problem: PageProblem): void {
+  const page = renderError(locale, app, problem);
+  res.status(status).set(page.headers).send(page.html);
+}
+
+/** The error page's HTML and headers (sendError). */
+export function renderError(locale: PageLocale, app: Application | undefined, problem: PageProblem): ReturnType<typeof renderPage> {
   const detail = problem.detail
     ? `<details><summary>${escape(text(locale, 'forDevelopers'))}</summary><p lang="en">${escape(problem.detail)}</p></details>`
     : '';
-  sendPage(res, status, locale, text(locale, 'failed'), `<h1>${escape(text(locale, 'failed'))}</h1>`
+  return renderPage(locale, text(locale, 'failed'), `<h1>${escape(text(locale, 'failed'))}</h1>`
     + `<p role="alert">${escape(text(locale, problem.key, problem.values))}</p>${detail}<p>${escape(text(locale, 'back'))}</p>`, app ? { brand: brandOf(app) } : {});
 }
 

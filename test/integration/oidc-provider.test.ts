@@ -264,6 +264,11 @@ describe('the authorization code flow through the hosted sign-in', () => {
     const res = await fetch(evil, { redirect: 'manual' });
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
+    // a page in the application's look, saying what to fix, under the pages' strict policy
+    const page = await res.text();
+    expect(page).toContain('The sign-in could not be completed');
+    expect(page).toContain('is not one of the client');
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
   });
 
   it('prompt=login asks again in a browser that has a session; a client set to ES256 gets ES256 ID tokens', async () => {
@@ -380,6 +385,7 @@ describe('logout and keys', () => {
     const confirm = await first.browser.go(end.toString(), { stopAt });
     // the provider asks the person (a link alone must not sign anyone out)
     expect(confirm.status).toBe(200);
+    expect(confirm.body).toContain('Do you want to sign out of');
     const form = firstForm(confirm.body, confirm.url);
     expect(form.fields.xsrf).toEqual(expect.any(String));
     const left = await first.browser.go(form.action, { method: 'POST', form: { ...form.fields, logout: 'yes' }, stopAt });
