@@ -322,7 +322,7 @@ export function buildApp(options: AppOptions): express.Express {
 
   app.use(healthRoutes(options));
 
-  // the OpenID provider of each application that turns it on (setting openid_provider)
+  // the OpenID provider of each application (unless its setting openid_provider is off)
   // the provider trusts X-Forwarded-* only when every proxy is trusted (TRUST_PROXY=true); finer settings are Express's alone
   const oidc = createOidcProviders(services, { trustProxy: options.trustProxy === 'true' });
   app.use(oidc.route(resolveApp));

@@ -4,6 +4,8 @@ import { loadConfigOrExit, NO_MAIL_TRANSPORT } from './config';
 import { ApplicationExistsError } from './domain/applications';
 import { findFlowDirectories, loadFlowDirectory } from './domain/flow-definition';
 import { createApplication } from './usecases/applications/create-application';
+import { signingKeys } from './usecases/keys/signing-keys';
+import { isOpenIdProvider } from './domain/settings';
 import { banner } from './banner';
 import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
@@ -17,7 +19,11 @@ const STOP_GRACE_MS = 1_000;
 /** What GET /readyz says from the stop signal on. */
 const STOPPING = 'is stopping: it finishes the requests in flight; send new ones elsewhere';
 
-/** The embedded first start creates the default application, as `gatehouse apps:create` would. */
+/**
+ * The embedded first start creates the default application, as `gatehouse apps:create` would, and
+ * its OpenID signing keys (docs/openid-connect.md#keys): its discovery document and JWKS answer
+ * from the first request.
+ */
 async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise<void> {
   const { config } = runtime;
   if (config.database.dialect !== 'sqlite') return;
@@ -29,6 +35,8 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
     if (!(e instanceof ApplicationExistsError)) throw e;
     logger.info({ app: config.defaultApp }, `application exists; list its clients with: npx gatehouse clients:list --app ${config.defaultApp}`);
   }
+  const app = await runtime.db.applications.findByName(config.defaultApp);
+  if (app && isOpenIdProvider(app)) await signingKeys(runtime.services, app.id);
 }
 
 async function main(): Promise<void> {

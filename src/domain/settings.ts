@@ -94,7 +94,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be a host name in lower case, such as example.com: the application\'s own host or a domain above it'),
   second_factor: (value) => (['off', 'optional', 'required'].includes(value) ? undefined
     : 'must be off (no second factor), optional (accounts may turn one on; the default) or required (every account signs in with one)'),
-  openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider) or off (the default)'),
+  openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider: the default) or off'),
   passkey_after_registration: (value) => (value === 'offer' || value === 'off' ? undefined
     : 'must be offer (a registration on /register offers a passkey before going back to the app) or off (the default)'),
   account_client_id: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the client_id of a login client of this application'),
@@ -112,3 +112,6 @@ const CHECKS: Readonly<Record<string, Check>> = {
 export function settingProblem(key: string, value: string): string | undefined {
   return Object.hasOwn(CHECKS, key) ? CHECKS[key](value) : undefined;
 }
+
+/** Whether the application is an OpenID provider (setting `openid_provider`: on unless set to off). */
+export const isOpenIdProvider = (app: { settings: Record<string, string> }): boolean => app.settings.openid_provider !== 'off';

@@ -4,6 +4,7 @@ import type { Configuration, FindAccount } from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
+import { isOpenIdProvider } from '../domain/settings';
 import { ACR_VALUES, acrMet, requestedAcrs } from '../domain/session';
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
@@ -249,7 +250,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       if (!isOidcPath(req.path)) return next();
       try {
         const app = await resolveApp(req.headers.host);
-        if (app.settings.openid_provider !== 'on') return next();
+        if (!isOpenIdProvider(app)) return next();
         (await builtFor(app)).handle(req, res);
       } catch (e) {
         next(e);

@@ -2,6 +2,7 @@ import express, { type Request } from 'express';
 import type Provider from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import { acrMet, requestedAcrs, sessionFacts } from '../domain/session';
+import { isOpenIdProvider } from '../domain/settings';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
@@ -30,7 +31,7 @@ export function oidcInteractionRoutes(
 ) {
   const router = express.Router();
   router.get('/oidc/interaction/:uid', pageHandler(resolveApp, async (req, res, app, locale) => {
-    if (app.settings.openid_provider !== 'on' || !UID.test(String(req.params.uid))) {
+    if (!isOpenIdProvider(app) || !UID.test(String(req.params.uid))) {
       return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
     }
     const provider = await providerFor(app);

@@ -69,6 +69,12 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
       expect(fs.existsSync(path.join(dir, 'var/gatehouse.sqlite'))).toBe(true);
       expect(fs.existsSync(path.join(dir, 'var/gatehouse.sqlite-wal'))).toBe(true);
       expect(server.output()).not.toContain(ownerSecret);
+
+      // an OpenID provider from the first start: its discovery document and its keys (made at the start)
+      const discovery = await get(`http://127.0.0.1:${port}/.well-known/openid-configuration`, { Host: `localhost:${port}` });
+      expect(discovery.body).toMatchObject({ issuer: `http://localhost:${port}`, jwks_uri: `http://localhost:${port}/oidc/jwks` });
+      const jwks = await get(`http://127.0.0.1:${port}/oidc/jwks`, {});
+      expect((jwks.body as { keys: unknown[] }).keys).toHaveLength(4);
     } finally {
       expect(await server.stop()).toBe(0);
     }

@@ -36,7 +36,7 @@ beforeAll(async () => {
   served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
   owner = basic(served.t.local.clients.owner.client_id, served.t.local.clients.owner.client_secret);
   login = served.t.local.clients.login;
-  expect((await admin('/settings/set_default', { key: 'openid_provider', value: 'on' })).body.stat).toBe('ok');
+  // an application is an OpenID provider unless it turns it off
   expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'grant_types', value: 'authorization_code refresh_token client_credentials' })).body.stat).toBe('ok');
   expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: APP })).body.stat).toBe('ok');
   // the application's settings are cached for a few seconds per process
@@ -107,7 +107,8 @@ const jwtParts = (jwt: string) => jwt.split('.').slice(0, 2).map((p) => JSON.par
 /** openid-client's view of the provider, as the login client (plain http: a local test server). */
 const discovered = () => oidc.discovery(new URL(served.base), login.client_id, login.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
 
-it('is off until the application turns it on', async () => {
+it('is on unless the application turns it off', async () => {
+  expect((await request(served.t.app).get('/.well-known/openid-configuration')).status).toBe(200);
   expect((await admin('/settings/set_default', { key: 'openid_provider', value: 'off' })).body.stat).toBe('ok');
   // settings (and keys) are cached for a few seconds per process
   clock.advance(5_100);
