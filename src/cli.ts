@@ -20,6 +20,10 @@ import { importFlows } from './usecases/applications/import-flows';
 import { addProvider } from './usecases/providers/add-provider';
 import { removeProvider } from './usecases/providers/remove-provider';
 import { rotateSigningKeys } from './usecases/keys/signing-keys';
+import { addClient } from './usecases/clients/add-client';
+import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from './usecases/clients/change-settings';
+import { parseFeatures } from './domain/clients';
+import { settingProblem } from './domain/settings';
 import { ProviderInputError } from './domain/social/providers';
 import { listAudit } from './usecases/audit/list-audit';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
@@ -181,6 +185,49 @@ program.command('clients:list')
   .action((opts: { app?: string }) => withCore(async (core) => {
     const all = await core.clients.list((await applicationOf(core, opts)).id);
     print(all.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features, settings: c.settings })));
+  }));
+
+program.command('clients:add')
+  .option(...APP_OPTION)
+  .requiredOption('--description <text>', 'what the client is, as the operators see it (an app, a backend)')
+  .option('--features <features...>', 'its features: login_client (an app people sign in to: an OpenID client too), owner, access_issuer, direct_access, direct_read_access', ['login_client'])
+  .description('add a client to the application; prints its id and its secret (shown once here, and by clients:list)')
+  .action((opts: { app?: string; description: string; features: string[] }) => withCore(async (core) => {
+    const features = parseFeatures(opts.features, '--features');
+    const added = await addClient(core, { applicationId: (await applicationOf(core, opts)).id, acting: core.acting, description: opts.description, features });
+    print({ client_id: added.client.clientId, client_secret: added.secret, description: added.client.description, features: added.client.features });
+  }));
+
+program.command('settings:set')
+  .argument('<key>', 'the setting, such as redirect_uris, token_endpoint_auth_method or second_factor (README: the settings Gatehouse reads)')
+  .argument('<value>', 'its new value; an empty one ("") removes the setting')
+  .option(...APP_OPTION)
+  .option('--client <client_id>', "set it on this client only (else it is the application's default)")
+  .description("change a setting of the application or of one of its clients, checked as the admin API checks it")
+  .action((key: string, value: string, opts: { app?: string; client?: string }) => withCore(async (core) => {
+    if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(key)) throw new Error('the key must be 1 to 128 letters, digits, or _ . : -');
+    const problem = value === '' ? undefined : settingProblem(key, value);
+    if (problem) throw new Error(`${key} ${problem}`);
+    const app = await applicationOf(core, opts);
+    const client = opts.client === undefined ? undefined : await core.clients.find(app.id, opts.client);
+    if (opts.client !== undefined && !client) throw new Error(`application "${app.name}" has no client ${opts.client}`);
+    const entries = [[key, value === '' ? undefined : value] as const];
+    const flowProblem = await flowSettingsProblem(core.db.flows, app.id, applied({ ...app.settings, ...client?.settings }, entries), [key]);
+    if (flowProblem) throw new Error(flowProblem);
+    const call = { applicationId: app.id, acting: core.acting, entries };
+    const before = client ? await changeClientSettings(core, { ...call, clientId: client.clientId }) : await changeDefaultSettings(core, call);
+    print({ key, value: value === '' ? null : value, was: before[key] ?? null, scope: client ? { client_id: client.clientId } : 'application' });
+  }));
+
+program.command('settings:list')
+  .option(...APP_OPTION)
+  .option('--client <client_id>', "a client's settings over the application's defaults")
+  .description("print the application's settings, or those a client reads (its own over the application's)")
+  .action((opts: { app?: string; client?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const client = opts.client === undefined ? undefined : await core.clients.find(app.id, opts.client);
+    if (opts.client !== undefined && !client) throw new Error(`application "${app.name}" has no client ${opts.client}`);
+    print({ ...app.settings, ...client?.settings });
   }));
 
 /** The option or argument of providers:add each field of a new provider comes from. */

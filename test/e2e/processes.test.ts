@@ -245,6 +245,32 @@ describe('gatehouse CLI on the configured database', () => {
     expect(cli(['flows:import', path.join(ROOT, 'flows'), '--app', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
   });
 
+  it('clients:add, settings:set and settings:list make an OpenID client, each value checked as the admin API checks it', () => {
+    const env = { ...backend.env, DEFAULT_APP: 'books' };
+    expect(cli(['apps:create', 'books'], { cwd: backend.dir, env }).status).toBe(0);
+    const added = cli(['clients:add', '--description', 'billing backend'], { cwd: backend.dir, env });
+    expect(added.status).toBe(0);
+    const client = JSON.parse(added.stdout) as { client_id: string; client_secret: string; features: string[] };
+    expect(client).toMatchObject({ client_id: expect.any(String), client_secret: expect.any(String), features: ['login_client'] });
+    expect(cli(['clients:add', '--description', 'x', '--features', 'bogus'], { cwd: backend.dir, env }).stderr).toContain('unknown feature "bogus"');
+    const set = (...args: string[]) => cli(['settings:set', ...args], { cwd: backend.dir, env });
+    expect(JSON.parse(set('grant_types', 'client_credentials', '--client', client.client_id).stdout)).toMatchObject({ key: 'grant_types', value: 'client_credentials', was: null });
+    expect(set('token_endpoint_auth_method', 'private_key_jwt', '--client', client.client_id).status).toBe(0);
+    // a private key is refused, the value never stored
+    const leaked = set('jwks', JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'secret' }] }), '--client', client.client_id);
+    expect(leaked.status).toBe(1);
+    expect(leaked.stderr).toContain('private part');
+    expect(set('redirect_uris', 'not a url', '--client', client.client_id).stderr).toContain('is not an absolute http(s) URL');
+    expect(set('default_flow_name', 'nosuch').stderr).toContain('has no flow "nosuch"');
+    expect(set('grant_types', 'client_credentials', '--client', 'nobody').stderr).toContain('has no client nobody');
+    expect(set('openid_provider', 'off').status).toBe(0);
+    const listed = JSON.parse(cli(['settings:list', '--client', client.client_id], { cwd: backend.dir, env }).stdout) as Record<string, string>;
+    expect(listed).toMatchObject({ grant_types: 'client_credentials', token_endpoint_auth_method: 'private_key_jwt', openid_provider: 'off' });
+    expect(listed).not.toHaveProperty('jwks');
+    // an empty value removes the setting
+    expect(JSON.parse(set('openid_provider', '').stdout)).toMatchObject({ value: null, was: 'off' });
+  });
+
   it('one convention for the application (--app, DEFAULT_APP when omitted); users:show and users:find; apps:create says where its links point', async () => {
     const env = { ...backend.env, DEFAULT_APP: 'shop' };
     // (the test above created "shop")

@@ -2,8 +2,7 @@ import { settingProblem } from '../../domain/settings';
 import { errors } from '../../errors';
 import { adminCall, caller, type Handler, type RequestContext } from '../context';
 import { NoSuchClientError } from '../../domain/clients';
-import { applied, changeClientSettings, changeDefaultSettings } from '../../usecases/clients/change-settings';
-import { chosenFlow } from '../../domain/flows';
+import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from '../../usecases/clients/change-settings';
 
 const KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
 const MAX_VALUE = 4096;
@@ -34,18 +33,8 @@ const sentValue = (ctx: RequestContext) => {
 /** A default flow name or version must name a flow the application has: checked against the settings as they will be. */
 async function checkFlow(ctx: RequestContext, settings: () => Promise<Record<string, string>>, changed: string[], name: string): Promise<void> {
   if (!changed.includes('default_flow_name') && !changed.includes('default_flow_version')) return;
-  const { name: flow, version } = chosenFlow(await settings());
-  const { flows } = ctx.services.db.lagTolerant;
-  if (flow === undefined) {
-    throw errors.invalidArgument(name, 'default_flow_version names a version of the default flow: set default_flow_name as well');
-  }
-  if (version !== undefined) {
-    if (!(await flows.find(ctx.app.id, flow, Number(version)))) {
-      throw errors.invalidArgument(name, `this application has no flow "${flow}" version ${version}; import it first (gatehouse flows:import)`);
-    }
-  } else if ((await flows.latestVersion(ctx.app.id, flow)) === undefined) {
-    throw errors.invalidArgument(name, `this application has no flow "${flow}"; import it first (gatehouse flows:import)`);
-  }
+  const problem = await flowSettingsProblem(ctx.services.db.lagTolerant.flows, ctx.app.id, await settings(), changed);
+  if (problem) throw errors.invalidArgument(name, problem);
 }
 
 /** The client whose settings the call is about: `for_client_id`, or the caller. */

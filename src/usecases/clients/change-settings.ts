@@ -1,4 +1,6 @@
 import { NoSuchClientError } from '../../domain/clients';
+import { chosenFlow } from '../../domain/flows';
+import type { Storage } from '../../domain/storage';
 import { event, type Acting } from '../../domain/events';
 import type { UnitOfWork } from '../../domain/ports';
 import type { AdminCall, AdminDeps } from './deps';
@@ -14,6 +16,24 @@ export function applied(settings: Record<string, string>, entries: SettingEntrie
     else out[k] = v;
   }
   return out;
+}
+
+/**
+ * What is wrong with a default flow name or version (settings as they will be, after the keys
+ * `changed`): it must name a flow the application has. Undefined when nothing is.
+ */
+export async function flowSettingsProblem(
+  flows: Pick<Storage['flows'], 'find' | 'latestVersion'>, applicationId: number, settings: Record<string, string>, changed: readonly string[],
+): Promise<string | undefined> {
+  if (!changed.includes('default_flow_name') && !changed.includes('default_flow_version')) return undefined;
+  const { name: flow, version } = chosenFlow(settings);
+  if (flow === undefined) return 'default_flow_version names a version of the default flow: set default_flow_name as well';
+  if (version !== undefined) {
+    if (!(await flows.find(applicationId, flow, Number(version)))) return `this application has no flow "${flow}" version ${version}; import it first (gatehouse flows:import)`;
+  } else if ((await flows.latestVersion(applicationId, flow)) === undefined) {
+    return `this application has no flow "${flow}"; import it first (gatehouse flows:import)`;
+  }
+  return undefined;
 }
 
 /** One setting.changed per key whose value changed. */
