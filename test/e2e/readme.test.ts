@@ -6,7 +6,7 @@ import mysql from 'mysql2/promise';
 import { createTestBackend, onMysql, redisUrl, serverUrl, skipUnless, testDatabasePrefix, type TestBackend } from '../helpers/backend';
 import { freePort, ROOT } from '../helpers/processes';
 import {
-  answerPattern, type Background, type Block, type Command, LONG_RUNNING, readmeBlocks, Shell, signInOnPage, startInBackground, stopBackground, withValues,
+  answerPattern, type Background, type Command, LONG_RUNNING, readmeBlocks, Shell, signInOnPage, startInBackground, stopBackground, withValues,
 } from '../helpers/readme';
 import { startSmtp } from '../helpers/smtp';
 import { schemaProblems } from '../helpers/json-schema';
@@ -14,12 +14,14 @@ import { openApiDocument } from '../../src/http/openapi';
 import { ROUTES } from '../../src/http/routes';
 
 /**
- * The README, run top to bottom as a newcomer (and then an operator) runs it: on a fresh embedded
+ * The README (and the pages that continue it: GUIDE), run top to bottom as a newcomer (and then an operator) runs it: on a fresh embedded
  * default, and on MariaDB + Redis, where the production block makes its own database and user.
  * What it does not run is listed below with the reason and where else it is covered.
  */
 
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** The README and the pages whose commands continue it, run in this order as one session. */
+const GUIDE = ['README.md', 'docs/api-guide.md', 'docs/cli.md', 'docs/operations.md'];
+const guideBlocks = () => GUIDE.flatMap((file) => readmeBlocks(fs.readFileSync(path.join(ROOT, file), 'utf8')).map((b) => ({ ...b, file })));
 const OPERATOR_SECTION = 'Running on MySQL and Redis';
 
 interface NotRun { command: RegExp; why: string; wholeBlock?: boolean; onlyEmbedded?: boolean }
@@ -90,7 +92,8 @@ async function runReadme(pass: Pass): Promise<Outcome> {
   const all = [...pass.differences, ...pass.operatorDifferences];
   const used = new Set<number>();
   let lastPage: string | undefined;
-  const fail = (line: number, text: string) => outcome.failures.push(`README line ${line}: ${text}`);
+  let file = GUIDE[0];
+  const fail = (line: number, text: string) => outcome.failures.push(`${file} line ${line}: ${text}`);
 
   const bindClients = async (shell: Shell) => {
     const listed = await shell.run('npx gatehouse clients:list --app local');
@@ -103,14 +106,15 @@ async function runReadme(pass: Pass): Promise<Outcome> {
 
   try {
     await pass.prepare?.(main, started);
-    for (const block of readmeBlocks(README).filter((b: Block) => b.lang === 'sh')) {
+    for (const block of guideBlocks().filter((b) => b.lang === 'sh')) {
+      file = block.file;
       const operatorBlock = block.headings.includes(OPERATOR_SECTION);
       const shell = operatorBlock ? operator : main;
       const differences = operatorBlock ? all : pass.differences;
       const first = block.steps.find((s): s is Command => s.kind === 'command');
       const skipBlock = NOT_RUN.find((n) => n.wholeBlock && (!n.onlyEmbedded || pass.embedded) && first && n.command.test(first.text));
       if (skipBlock) {
-        outcome.notRun.push(`the block at line ${block.line}: ${skipBlock.why}`);
+        outcome.notRun.push(`the block at ${block.file} line ${block.line}: ${skipBlock.why}`);
         continue;
       }
       for (const step of block.steps) {
@@ -130,7 +134,7 @@ async function runReadme(pass: Pass): Promise<Outcome> {
         }
         const skip = NOT_RUN.find((n) => !n.wholeBlock && (!n.onlyEmbedded || pass.embedded) && n.command.test(step.text));
         if (skip) {
-          outcome.notRun.push(`line ${step.line} (${step.text.split('\n')[0].slice(0, 60)}…): ${skip.why}`);
+          outcome.notRun.push(`${block.file} line ${step.line} (${step.text.split('\n')[0].slice(0, 60)}…): ${skip.why}`);
           continue;
         }
         let text: string;
@@ -211,7 +215,7 @@ function report(outcome: Outcome, name: string) {
   expect(outcome.unused).toEqual([]);
   // every exception still names something the README says
   for (const n of NOT_RUN.filter((x) => !x.onlyEmbedded || name === 'embedded')) {
-    expect(readmeBlocks(README).some((b) => b.steps.some((s) => s.kind === 'command' && n.command.test(s.text)))).toBe(true);
+    expect(guideBlocks().some((b) => b.steps.some((s) => s.kind === 'command' && n.command.test(s.text)))).toBe(true);
   }
 }
 
