@@ -199,7 +199,7 @@ program.command('clients:add')
   }));
 
 program.command('settings:set')
-  .argument('<key>', 'the setting, such as redirect_uris, token_endpoint_auth_method or second_factor (README: the settings Gatehouse reads)')
+  .argument('<key>', 'the setting, such as redirect_uris, token_endpoint_auth_method or second_factor (docs/api-guide.md: the settings Gatehouse reads)')
   .argument('<value>', 'its new value; an empty one ("") removes the setting')
   .option(...APP_OPTION)
   .option('--client <client_id>', "set it on this client only (else it is the application's default)")

@@ -6,8 +6,8 @@
 export function answerHelp(name: string, what: string, argv: string[] = process.argv.slice(2)): void {
   if (argv.length === 0) return;
   const text = `${name}: ${what}\n\n`
-    + 'Configured by environment variables only (DATABASE_URL, REDIS_URL, SECRET_KEY, PORT, …): see the\n'
-    + 'Configuration section of the README. Without DATABASE_URL and REDIS_URL it runs the embedded default.\n';
+    + 'Configured by environment variables only (DATABASE_URL, REDIS_URL, SECRET_KEY, PORT, …): see\n'
+    + 'docs/configuration.md. Without DATABASE_URL and REDIS_URL it runs the embedded default.\n';
   if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
     process.stdout.write(text);
     process.exit(0);

@@ -95,7 +95,7 @@ export const errors = {
   invalidAccessToken: () =>
     new ApiError('invalidAccessToken', 'the access token is invalid or has expired; obtain a new one'),
   unknownEndpoint: (method: string, path: string) =>
-    new ApiError('unknownEndpoint', `there is no endpoint ${method} ${path}; see the README for the API`, {
+    new ApiError('unknownEndpoint', `there is no endpoint ${method} ${path}; GET /openapi.json lists every endpoint`, {
       transportStatus: 404,
     }),
   methodNotAllowed: (method: string, path: string, allowed: readonly string[]) =>

@@ -1,4 +1,5 @@
 import { ROUTES, type EndpointDoc, type Route } from './routes';
+import { OIDC_ROUTES } from '../domain/openid-routes';
 
 /** Each endpoint's summary and parameters, as the route table declares them (the tests read them by path). */
 export const ENDPOINT_DOCS: Record<string, EndpointDoc> = Object.fromEntries(ROUTES.flatMap((r) => (r.doc ? [[r.path, r.doc]] : [])));
@@ -198,6 +199,75 @@ const OUTSIDE_TABLE: Record<string, unknown> = {
   },
 };
 
+/** An OAuth 2.0 error (RFC 6749 5.2), as the OpenID provider's endpoints answer one. */
+const OAUTH_ERROR = {
+  description: 'an OAuth error: invalid_request, invalid_client (401), invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope',
+  content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' }, error_description: { type: 'string' } } } } },
+};
+const form = (properties: Record<string, string>, required: string[] = []) => ({
+  required: true,
+  content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required, properties: Object.fromEntries(Object.entries(properties).map(([k, d]) => [k, { type: 'string', description: d }])) } } },
+});
+const json = (description: string, schema: Record<string, unknown> = { type: 'object' }) => ({ description, content: { 'application/json': { schema } } });
+/** How an OpenID client authenticates at the token, introspection and revocation endpoints (its login client's token_endpoint_auth_method). */
+const CLIENT_AUTH = [{ basic: [] }, { clientSecretPost: [] }, { privateKeyJwt: [] }, {}];
+const TAG = ['OpenID Connect'];
+
+/** The OpenID provider of each application (docs/openid-connect.md): standard endpoints, described for tools; the provider's discovery document is their authority. */
+const OPENID_PATHS: Record<string, unknown> = {
+  '/.well-known/openid-configuration': {
+    get: { operationId: 'getOpenIdConfiguration', tags: TAG, summary: 'The OpenID provider\'s discovery document (OpenID Connect Discovery 1.0)', security: [{}], responses: { 200: json('issuer, endpoints, scopes, claims, algorithms'), 404: { description: 'the application\'s setting openid_provider is off' } } },
+  },
+  [OIDC_ROUTES.authorization]: {
+    get: {
+      operationId: 'getOidcAuthorization', tags: TAG, summary: 'Authorization endpoint: the code flow through the hosted sign-in (PKCE S256; required of public clients)', security: [{}],
+      parameters: ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'nonce', 'code_challenge', 'code_challenge_method', 'prompt', 'max_age', 'login_hint', 'ui_locales', 'acr_values']
+        .map((name) => ({ name, in: 'query', required: ['client_id', 'response_type', 'scope'].includes(name), schema: { type: 'string' } })),
+      responses: {
+        303: { description: 'to the hosted sign-in, or back to the redirect_uri with code, state and iss (or error and state)' },
+        400: { description: 'an HTML page in the application\'s look: an unknown client or a redirect_uri that is not the client\'s (never redirected to)' },
+      },
+    },
+  },
+  [OIDC_ROUTES.token]: {
+    post: {
+      operationId: 'postOidcToken', tags: TAG, summary: 'Token endpoint: authorization_code, refresh_token (rotating; a reuse revokes the grant), client_credentials', security: CLIENT_AUTH,
+      requestBody: form({ grant_type: 'authorization_code, refresh_token or client_credentials', code: 'the authorization code', redirect_uri: 'as in the authorization request', code_verifier: 'the PKCE verifier', refresh_token: 'the refresh token', scope: 'the scopes asked', client_id: 'with client_secret_post, private_key_jwt or none', client_secret: 'with client_secret_post', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'the private_key_jwt assertion' }, ['grant_type']),
+      responses: {
+        200: json('the tokens', { type: 'object', required: ['access_token', 'token_type', 'expires_in'], properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' }, refresh_token: { type: 'string' }, id_token: { type: 'string' }, scope: { type: 'string' } } }),
+        400: OAUTH_ERROR, 401: OAUTH_ERROR,
+      },
+    },
+  },
+  [OIDC_ROUTES.userinfo]: {
+    get: { operationId: 'getOidcUserinfo', tags: TAG, summary: 'UserInfo: the claims of the access token\'s scopes', security: [{ bearer: [] }], responses: { 200: json('sub and the claims of the granted scopes'), 401: { description: 'invalid_token (WWW-Authenticate)' } } },
+  },
+  [OIDC_ROUTES.jwks]: {
+    get: { operationId: 'getOidcJwks', tags: TAG, summary: 'The application\'s signing keys: current, next and recently retired, public parts only', security: [{}], responses: { 200: json('a JWK set', { type: 'object', required: ['keys'], properties: { keys: { type: 'array' } } }) } },
+  },
+  [OIDC_ROUTES.end_session]: {
+    get: {
+      operationId: 'getOidcEndSession', tags: TAG, summary: 'RP-initiated logout: asks the person, ends the provider\'s and the account page\'s session, back to a post_logout_redirect_uri of the client', security: [{}],
+      parameters: ['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id', 'ui_locales'].map((name) => ({ name, in: 'query', required: false, schema: { type: 'string' } })),
+      responses: { 200: { description: 'the question, an HTML page' }, 400: { description: 'an HTML page: an ID token hint that is not this provider\'s, a post_logout_redirect_uri that is not the client\'s' } },
+    },
+  },
+  [OIDC_ROUTES.introspection]: {
+    post: {
+      operationId: 'postOidcIntrospection', tags: TAG, summary: 'Token introspection (RFC 7662): a client\'s own tokens only', security: CLIENT_AUTH,
+      requestBody: form({ token: 'the token', token_type_hint: 'access_token or refresh_token' }, ['token']),
+      responses: { 200: json('active, and for an active token client_id, sub, scope, exp, iat…', { type: 'object', required: ['active'], properties: { active: { type: 'boolean' } } }), 401: OAUTH_ERROR },
+    },
+  },
+  [OIDC_ROUTES.revocation]: {
+    post: {
+      operationId: 'postOidcRevocation', tags: TAG, summary: 'Token revocation (RFC 7009): a client\'s own tokens only', security: CLIENT_AUTH,
+      requestBody: form({ token: 'the token', token_type_hint: 'access_token or refresh_token' }, ['token']),
+      responses: { 200: { description: 'revoked (or unknown: the same answer)' }, 401: OAUTH_ERROR },
+    },
+  },
+};
+
 const COMPONENTS = {
   securitySchemes: {
     basic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret' },
@@ -206,6 +276,9 @@ const COMPONENTS = {
       description: 'Signature client_id:base64(HMAC-SHA1(client_secret, path + "\\n" + Date + "\\n" + sorted "key=value\\n" lines)), with a Date header (YYYY-MM-DD HH:MM:SS, UTC)',
     },
     oauth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'OAuth ACCESS_TOKEN (or an access_token parameter)' },
+    bearer: { type: 'http', scheme: 'bearer', description: 'an access token of the OpenID provider' },
+    clientSecretPost: { type: 'apiKey', in: 'query', name: 'client_secret', description: 'client_id and client_secret in the form body (token_endpoint_auth_method client_secret_post)' },
+    privateKeyJwt: { type: 'apiKey', in: 'query', name: 'client_assertion', description: 'a JWT the client signed with its own key, in the form body (token_endpoint_auth_method private_key_jwt)' },
   },
   schemas: {
     OkBody: { type: 'object', required: ['stat'], properties: { stat: { const: 'ok' } }, additionalProperties: true },
@@ -247,7 +320,7 @@ const COMPONENTS = {
 /** The OpenAPI 3.1 document of the routes. */
 export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = Object.fromEntries(routes.map((route) => [route.path, pathItem(route)]));
-  Object.assign(paths, OUTSIDE_TABLE);
+  Object.assign(paths, OUTSIDE_TABLE, OPENID_PATHS);
   return {
     openapi: '3.1.0',
     info: {

@@ -11,6 +11,7 @@ import { browserSessionLimits, endSessions } from '../usecases/account/browser-s
 import { browserSessionOfRequest } from '../web/account-sign-in';
 import { brandOf, escape, pageLocale, renderError, renderPage, text, type PageLocale } from '../web/pages';
 import type { Services } from '../usecases/services';
+import { OIDC_ROUTES, isOidcPath } from '../domain/openid-routes';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
 import { inProviderRealm } from './realm';
@@ -21,16 +22,6 @@ import { inProviderRealm } from './realm';
  * with the application's keys. Its endpoints live under `/oidc/`, beside the original API, and its
  * discovery document at `/.well-known/openid-configuration`.
  */
-
-/** The provider's endpoints, all under /oidc/ (the original API keeps /oauth/). */
-export const OIDC_ROUTES = {
-  authorization: '/oidc/auth', token: '/oidc/token', userinfo: '/oidc/me', jwks: '/oidc/jwks', end_session: '/oidc/session/end',
-  introspection: '/oidc/token/introspection', revocation: '/oidc/token/revocation', pushed_authorization_request: '/oidc/request',
-  registration: '/oidc/reg', backchannel_authentication: '/oidc/backchannel', device_authorization: '/oidc/device/auth', code_verification: '/oidc/device',
-} as const;
-
-/** Whether a path is the provider's: its discovery document or one of its endpoints (its interactions are Gatehouse's pages). */
-export const isOidcPath = (path: string) => path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
 
 const REFRESH_SECONDS = 90 * 86_400;
 

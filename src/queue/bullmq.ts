@@ -103,7 +103,7 @@ export function createBullQueue(
   };
 }
 
-/** How long a stopping worker process waits for its jobs in progress (README: Running on MySQL and Redis). */
+/** How long a stopping worker process waits for its jobs in progress (docs/operations.md). */
 export const WORKER_DRAIN_MS = 25_000;
 
 /**

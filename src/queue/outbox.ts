@@ -45,7 +45,7 @@ function coalescer(enqueue: (j: OutboxJob) => Promise<void>) {
 }
 
 /**
- * The outbox (README: Running on MySQL and Redis): a row is written in the same transaction as the
+ * The outbox (docs/operations.md): a row is written in the same transaction as the
  * change it belongs to (by the unit of work, src/usecases/unit-of-work.ts), and enqueued only after
  * commit, with the outbox id as job id. If the enqueue fails (Redis down, pod killed), the row stays
  * pending and the maintenance relay enqueues it.

@@ -36,7 +36,7 @@ function nodesOf(list: string, what: string, defaultPort: number): Nodes {
 const decode = (v: string | undefined) => (v ? decodeURIComponent(v) : undefined);
 
 /**
- * REDIS_URL (README: Configuration): `redis://HOST:PORT` or `rediss://…` for one server;
+ * REDIS_URL (docs/configuration.md): `redis://HOST:PORT` or `rediss://…` for one server;
  * `redis+cluster://[USER:PASSWORD@]HOST:PORT,HOST:PORT,…` (or `rediss+cluster://` for TLS) for a
  * Redis Cluster, naming one or more of its nodes; `redis+sentinel://[USER:PASSWORD@]HOST:26379,…/NAME`
  * (or `rediss+sentinel://`) for a master and its replicas watched by Sentinels, naming one or more

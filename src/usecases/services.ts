@@ -43,7 +43,7 @@ export interface Services {
   versions: RecordVersions;
   clock: Clock;
   logger: Logger;
-  /** Each application's own base URL, where its emails link (docs: README, Password reset and email verification). */
+  /** Each application's own base URL, where its emails link (docs/api-guide.md: Password reset and email verification). */
   baseUrls: BaseUrls;
 }
 

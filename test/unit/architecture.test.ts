@@ -57,8 +57,8 @@ function circles(graph: Map<string, string[]>): string[][] {
 
 const graph = importGraph(['src', 'workers', 'migrations']);
 const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
-/** The two adapters the outside world reaches (the API, the browser pages), and the wiring and entry points above them. */
-const ADAPTERS = ['src/http', 'src/web'];
+/** The adapters the outside world reaches (the API, the browser pages, the OpenID provider), and the wiring and entry points above them. */
+const ADAPTERS = ['src/http', 'src/web', 'src/oidc'];
 const WIRING = ['src/app', 'src/runtime', 'src/server', 'src/cli', 'src/dashboard', 'workers'];
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`) || file === `${folder}.ts`;
 
@@ -78,8 +78,10 @@ it.each([
     (to: string) => ![...ADAPTERS, 'src/usecases', ...WIRING].some((upper) => under(upper)(to)),
   ] as const),
   ['src/usecases', 'nothing of the API, the pages, the wiring or the entry points', (to: string) => ![...ADAPTERS, ...WIRING].some((upper) => under(upper)(to))],
-  ['src/http', 'nothing of the pages, the wiring or the entry points', (to: string) => !['src/web', ...WIRING].some((upper) => under(upper)(to))],
-  ['src/web', 'nothing of the API, the wiring or the entry points (pages call the use cases, never a handler)', (to: string) => !['src/http', ...WIRING].some((upper) => under(upper)(to))],
+  ['src/http', 'nothing of the pages, the OpenID provider, the wiring or the entry points', (to: string) => !['src/web', 'src/oidc', ...WIRING].some((upper) => under(upper)(to))],
+  ['src/web', 'nothing of the API, the wiring or the entry points (pages call the use cases, never a handler)', (to: string) => !['src/http', 'src/oidc', ...WIRING].some((upper) => under(upper)(to))],
+  // the OpenID provider is an adapter over the use cases, drawing its pages as the hosted pages do
+  ['src/oidc', 'nothing of the API, the wiring or the entry points', (to: string) => !['src/http', ...WIRING].some((upper) => under(upper)(to))],
   ['migrations', 'only migrations (they are frozen)', under('migrations')],
 ] as const)('%s imports %s', (layer, _what, allowed) => {
   expect(edges.filter((e) => under(layer)(e.from) && !allowed(e.to))).toEqual([]);

@@ -17,7 +17,7 @@ export interface ResetLink { code: string; row: StoredCredential; client: Client
 export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> } | { kind: 'spent' } | { kind: 'changed' };
 
 /**
- * README: Password reset and email verification. Sets the password of the account a reset code is for. The form's
+ * docs/api-guide.md: Password reset and email verification. Sets the password of the account a reset code is for. The form's
  * rules first, so a mistake never spends the code; then the code is redeemed for the client that
  * sent the email, as /oauth/token would redeem it (with the redirect URI it was sent with: once,
  * under concurrency too), and in the same transaction the password is set and every session of the

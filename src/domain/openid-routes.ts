@@ -1,0 +1,14 @@
+/**
+ * Where each application's OpenID provider answers (docs/openid-connect.md#endpoints): its
+ * discovery document and endpoints, beside the original API, which keeps `/oauth/`.
+ */
+
+/** The provider's endpoints, all under /oidc/ (the original API keeps /oauth/). */
+export const OIDC_ROUTES = {
+  authorization: '/oidc/auth', token: '/oidc/token', userinfo: '/oidc/me', jwks: '/oidc/jwks', end_session: '/oidc/session/end',
+  introspection: '/oidc/token/introspection', revocation: '/oidc/token/revocation', pushed_authorization_request: '/oidc/request',
+  registration: '/oidc/reg', backchannel_authentication: '/oidc/backchannel', device_authorization: '/oidc/device/auth', code_verification: '/oidc/device',
+} as const;
+
+/** Whether a path is the provider's: its discovery document or one of its endpoints (its interactions are Gatehouse's pages). */
+export const isOidcPath = (path: string) => path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
