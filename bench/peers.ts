@@ -6,6 +6,7 @@ import mysql from 'mysql2/promise';
 import { closedLoop, type LoopRequest, type LoopResult } from './closed-loop';
 import { perOperation, snapshotOf, type Watched } from './cpu';
 import { basic, duration, form, root, startBenchServer, type BenchApp } from './harness';
+import { openIdRefreshTokens } from './oidc-flow';
 
 /*
  * Gatehouse beside its peers, in one run on the same machine, alternating round by round:
@@ -13,6 +14,9 @@ import { basic, duration, form, root, startBenchServer, type BenchApp } from './
  *   before the answer) and panva/oidc-provider 9 (rotation on, in-memory adapter, RS256 ID token),
  *   the same client authentication (client_secret_basic), token lifetimes and connections
  *   (BENCH_CONNECTIONS, default 50), each connection chaining its own refresh token;
+ * - the same grant at Gatehouse's OpenID provider (/oidc/token: oidc-provider mounted over
+ *   Gatehouse's stores, tokens from the whole code flow through the hosted sign-in) beside
+ *   oidc-provider standalone on the same MariaDB with a durable adapter of its own;
  * - email + password sign-in: Gatehouse (argon2id, m=19456 t=2 p=1), the floor under it (HTTP, a
  *   form body and one argon2 verify, nothing else, in the same server), and better-auth 1.7 (its
  *   defaults: scrypt, SQLite), at BENCH_SIGNIN_CONNECTIONS (default 20);
@@ -29,6 +33,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const only = process.env.BENCH_ONLY;
 const PEERS = path.join(root, 'bench/peers');
 const OIDC_PORT = Number(process.env.BENCH_OIDC_PORT ?? 3927);
+const OIDC_DB_PORT = Number(process.env.BENCH_OIDC_DB_PORT ?? 3947);
 const BETTER_AUTH_PORT = Number(process.env.BENCH_BETTER_AUTH_PORT ?? 3937);
 const GATEHOUSE = `http://127.0.0.1:${Number(process.env.BENCH_PORT ?? 3917)}`;
 const PASSWORD = 'correct horse battery';
@@ -37,7 +42,7 @@ const FORM = 'application/x-www-form-urlencoded';
 interface Row extends LoopResult { name: string; cpu: string }
 
 function installPeers(): void {
-  if (fs.existsSync(path.join(PEERS, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'))) return;
+  if (fs.existsSync(path.join(PEERS, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')) && fs.existsSync(path.join(PEERS, 'node_modules/mysql2'))) return;
   process.stdout.write('installing the peers in bench/peers (once; better-sqlite3 compiles, about 2 minutes)\n');
   const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: PEERS, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('npm ci in bench/peers failed');
@@ -141,7 +146,7 @@ async function databaseCounters(connection: mysql.Connection): Promise<Record<st
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
-type Scenario = 'refresh' | 'durableRefresh' | 'oidc' | 'floor' | 'durable' | 'signIn' | 'betterAuth';
+type Scenario = 'refresh' | 'durableRefresh' | 'oidc' | 'openId' | 'oidcDb' | 'floor' | 'durable' | 'signIn' | 'betterAuth';
 const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
 
 async function main(): Promise<void> {
@@ -149,6 +154,8 @@ async function main(): Promise<void> {
   installPeers();
   const baDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-better-auth-'));
   const oidc = await startPeer('oidc-provider.mjs', [String(OIDC_PORT), String(connections)]);
+  // the standalone provider on the same MariaDB server (a table of its own in the bench database)
+  const oidcDb = await startPeer('oidc-provider.mjs', [String(OIDC_DB_PORT), String(connections), process.env.DATABASE_URL]);
   const betterAuth = await startPeer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), String(signInConnections), PASSWORD]);
   const db = await mysql.createConnection(process.env.DATABASE_URL);
   let bench = await startBenchServer();
@@ -161,9 +168,12 @@ async function main(): Promise<void> {
     const gatehouseRefresh = await gatehouseTokens(bench);
     const floorRefresh = await gatehouseTokens(bench);
     const oidcTokens = oidc.hello.tokens as string[];
+    const oidcDbTokens = oidcDb.hello.tokens as string[];
+    const openIdTokens = only === 'signin' ? [] : await openIdRefreshTokens(bench, connections, PASSWORD);
     const signIn = await signInAccounts(bench, 'bench');
     const watch = (b: BenchApp): Watched[] => b.pids.map((pid, i) => ({ label: b.pids.length > 1 ? `api${i + 1}` : 'api', pid, node: true }));
     const oidcWatch: Watched[] = [{ label: 'oidc-provider', pid: oidc.child.pid!, node: true }];
+    const oidcDbWatch: Watched[] = [{ label: 'oidc-provider', pid: oidcDb.child.pid!, node: true }];
     const baWatch: Watched[] = [{ label: 'better-auth', pid: betterAuth.child.pid!, node: true }];
     const baBody = (n: number) => JSON.stringify({ email: `bench${n}@example.com`, password: PASSWORD });
     const oidcAuth = basic('bench', 'bench-secret-0123456789abcdef');
@@ -175,6 +185,8 @@ async function main(): Promise<void> {
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh), ...warm });
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh), ...warm });
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens), ...warm });
+      await closedLoop({ ...refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens), ...warm });
+      await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_DB_PORT}`, '/token', oidcAuth, oidcDbTokens), ...warm });
     }
     if (only !== 'refresh') {
       await closedLoop({ ...post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n]), ...warm });
@@ -190,6 +202,8 @@ async function main(): Promise<void> {
         refresh: await run('refresh', 'Gatehouse refresh grant (MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh)),
         durableRefresh: await run('refresh', 'durable rotation floor: HTTP + form + one CALL of the rotation procedure', watch(bench), refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh)),
         oidc: await run('refresh', 'oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
+        openId: await run('refresh', 'Gatehouse OpenID refresh grant (/oidc/token, MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens)),
+        oidcDb: await run('refresh', 'oidc-provider refresh grant (standalone, its own MariaDB adapter)', oidcDbWatch, refreshLoop(`http://127.0.0.1:${OIDC_DB_PORT}`, '/token', oidcAuth, oidcDbTokens)),
         floor: await run('signin', 'floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
         durable: await run('signin', 'durable floor: + one SELECT, one Redis budget, one committed INSERT', watch(bench), post(GATEHOUSE, '/bench/durable', FORM, (n) => signIn[n])),
         signIn: await run('signin', 'Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n])),
@@ -197,7 +211,8 @@ async function main(): Promise<void> {
       };
       all.push(r);
       say(`round ${round}\n\n${HEADER}\n${Object.values(r).map(line).join('\n')}\n`);
-      say(`refresh ÷ oidc-provider ${ratio(r.refresh.rps, r.oidc.rps)}; refresh ÷ durable rotation floor ${ratio(r.refresh.rps, r.durableRefresh.rps)}; `
+      say(`OpenID refresh ÷ standalone oidc-provider on MariaDB ${ratio(r.openId.rps, r.oidcDb.rps)}; OpenID refresh ÷ original refresh ${ratio(r.openId.rps, r.refresh.rps)}; `
+        + `refresh ÷ oidc-provider ${ratio(r.refresh.rps, r.oidc.rps)}; refresh ÷ durable rotation floor ${ratio(r.refresh.rps, r.durableRefresh.rps)}; `
         + `durable rotation floor ÷ oidc-provider ${ratio(r.durableRefresh.rps, r.oidc.rps)}; sign-in ÷ floor ${ratio(r.signIn.rps, r.floor.rps)} (p99 ${ratio(r.signIn.p99, r.floor.p99)}× the floor's); `
         + `sign-in ÷ durable floor ${ratio(r.signIn.rps, r.durable.rps)}; durable floor ÷ floor ${ratio(r.durable.rps, r.floor.rps)}; sign-in ÷ better-auth ${ratio(r.signIn.rps, r.betterAuth.rps)}\n`);
       for (const row of Object.values(r)) if (row.cpu) say(`${row.name}: ${row.cpu}`);
@@ -211,6 +226,8 @@ async function main(): Promise<void> {
     };
     say('medians of the rounds\' ratios\n');
     say(`| ratio | value |\n|---|---|`);
+    say(`| OpenID refresh grant: Gatehouse ÷ oidc-provider standalone on MariaDB | ${med('openId', 'oidcDb')} |`);
+    say(`| OpenID refresh grant ÷ original /oauth/token rotation | ${med('openId', 'refresh')} |`);
     say(`| refresh grant: Gatehouse ÷ oidc-provider | ${med('refresh', 'oidc')} |`);
     say(`| refresh grant: Gatehouse ÷ durable rotation floor | ${med('refresh', 'durableRefresh')} |`);
     say(`| durable rotation floor ÷ oidc-provider | ${med('durableRefresh', 'oidc')} |`);
@@ -241,7 +258,7 @@ async function main(): Promise<void> {
     if (process.env.BENCH_OUT) fs.writeFileSync(process.env.BENCH_OUT, `${out.join('\n')}\n`);
   } finally {
     await bench.stop();
-    await Promise.all([stop(oidc.child), stop(betterAuth.child)]);
+    await Promise.all([stop(oidc.child), stop(oidcDb.child), stop(betterAuth.child)]);
     await db.end();
     fs.rmSync(baDir, { recursive: true, force: true });
   }

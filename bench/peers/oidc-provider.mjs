@@ -8,11 +8,18 @@
 // development adapter keeps at most 1,000 entries (an LRU) and rescans every token of a grant
 // on each write: under this load it dropped live refresh tokens (about 7 % of requests failed
 // with invalid_grant) and slowed down as the grants grew, which would flatter Gatehouse.
-//   node oidc-provider.mjs PORT TOKENS
+//
+// With a third argument, a mysql:// URL, it keeps everything in MariaDB instead, through a durable
+// adapter of its own written as oidc-provider's documentation describes one (a table of models
+// with the payload as JSON, found by model and id, consumed by an UPDATE, revoked by grant): the
+// standalone provider on the same database as Gatehouse, every write committed before it answers,
+// over a pool of 20 connections as Gatehouse's.
+//   node oidc-provider.mjs PORT TOKENS [mysql://USER@HOST:PORT/DATABASE]
 import { generateKeyPairSync } from 'node:crypto';
+import mysql from 'mysql2/promise';
 import Provider from 'oidc-provider';
 
-const [port, count] = [Number(process.argv[2]), Number(process.argv[3] ?? 50)];
+const [port, count, databaseUrl] = [Number(process.argv[2]), Number(process.argv[3] ?? 50), process.argv[4]];
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const DAY = 86_400;
 /** Every model in one Map, nothing evicted; grants index their tokens for revokeByGrantId. */
@@ -61,8 +68,42 @@ class MapAdapter {
   }
 }
 
+/** The same contract over one MariaDB table (ids hashed by nothing: the standalone provider stores them as given). */
+async function mariadbAdapter(url) {
+  const pool = mysql.createPool({ uri: url, connectionLimit: 20 });
+  await pool.query('DROP TABLE IF EXISTS oidc_bench_models');
+  await pool.query(`CREATE TABLE oidc_bench_models (
+    model VARCHAR(40) NOT NULL, id VARCHAR(255) NOT NULL, payload JSON NOT NULL, grant_id VARCHAR(255) NULL, uid VARCHAR(255) NULL,
+    user_code VARCHAR(255) NULL, consumed_at DATETIME NULL, expires_at DATETIME NULL,
+    PRIMARY KEY (model, id), KEY by_grant (grant_id), KEY by_uid (uid), KEY by_user_code (user_code)
+  ) ENGINE=InnoDB`);
+  const found = ([rows]) => {
+    const row = rows[0];
+    if (!row || (row.expires_at && row.expires_at.getTime() <= Date.now())) return undefined;
+    const payload = typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload;
+    return { ...payload, ...(row.consumed_at && { consumed: Math.floor(row.consumed_at.getTime() / 1000) }) };
+  };
+  return class MariaDbAdapter {
+    constructor(model) { this.model = model; }
+    async upsert(id, payload, expiresIn) {
+      await pool.execute(
+        'INSERT INTO oidc_bench_models (model, id, payload, grant_id, uid, user_code, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) '
+        + 'ON DUPLICATE KEY UPDATE payload = VALUES(payload), grant_id = VALUES(grant_id), uid = VALUES(uid), user_code = VALUES(user_code), expires_at = VALUES(expires_at)',
+        [this.model, id, JSON.stringify(payload), payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null,
+          typeof expiresIn === 'number' ? new Date(Date.now() + expiresIn * 1000) : null],
+      );
+    }
+    async find(id) { return found(await pool.execute('SELECT * FROM oidc_bench_models WHERE model = ? AND id = ?', [this.model, id])); }
+    async findByUid(uid) { return found(await pool.execute('SELECT * FROM oidc_bench_models WHERE model = ? AND uid = ?', [this.model, uid])); }
+    async findByUserCode(code) { return found(await pool.execute('SELECT * FROM oidc_bench_models WHERE model = ? AND user_code = ?', [this.model, code])); }
+    async consume(id) { await pool.execute('UPDATE oidc_bench_models SET consumed_at = NOW() WHERE model = ? AND id = ?', [this.model, id]); }
+    async destroy(id) { await pool.execute('DELETE FROM oidc_bench_models WHERE model = ? AND id = ?', [this.model, id]); }
+    async revokeByGrantId(grantId) { await pool.execute('DELETE FROM oidc_bench_models WHERE grant_id = ?', [grantId]); }
+  };
+}
+
 const provider = new Provider(`http://127.0.0.1:${port}`, {
-  adapter: MapAdapter,
+  adapter: databaseUrl ? await mariadbAdapter(databaseUrl) : MapAdapter,
   clients: [{
     client_id: 'bench', client_secret: 'bench-secret-0123456789abcdef', token_endpoint_auth_method: 'client_secret_basic',
     grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: ['https://bench.example.com/'],

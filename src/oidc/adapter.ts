@@ -28,15 +28,17 @@ interface AdapterDeps {
 
 /**
  * A payload as stored: never a value that signs anyone in. The provider keeps an opaque token's
- * value as its `jti`, a session's cookie value as its `jti`, and an interaction its session's
- * cookie: a token's `jti` is dropped (its row is found by the hash of that value, and `find` puts
- * it back), the others are sealed with SECRET_KEY, bound to the application.
+ * value as its `jti`, a session's cookie value as its `jti`, an interaction's and a pushed
+ * request's bearer value as theirs, and an interaction its session's cookie: a token's `jti` is
+ * dropped (its row is found by the hash of that value, and `find` puts it back), the others are
+ * sealed with SECRET_KEY, bound to the application. (A grant's `jti` is its id, no bearer value.)
  */
 const SEALED = 'gatehouse:sealed:';
-function storedPayload(box: Services['box'], app: Application, payload: AdapterPayload, token: boolean): Record<string, unknown> {
+const BEARER_IDS: ReadonlySet<string> = new Set(['Session', 'Interaction', 'PushedAuthorizationRequest']);
+function storedPayload(box: Services['box'], app: Application, payload: AdapterPayload, token: boolean, model = ''): Record<string, unknown> {
   const { jti, ...rest } = payload as AdapterPayload & { jti?: unknown; session?: { cookie?: unknown } };
   const stored: Record<string, unknown> = { ...rest };
-  if (!token && typeof jti === 'string') stored.jti = SEALED + box.seal(jti, `oidc ${app.id}`);
+  if (!token && typeof jti === 'string') stored.jti = BEARER_IDS.has(model) ? SEALED + box.seal(jti, `oidc ${app.id}`) : jti;
   const session = (rest as { session?: { cookie?: unknown } }).session;
   if (session && typeof session.cookie === 'string') stored.session = { ...session, cookie: SEALED + box.seal(session.cookie, `oidc ${app.id}`) };
   return stored;
@@ -81,28 +83,22 @@ function tokenAdapter({ db, work, clock, clients, box, invalidGrant }: AdapterDe
   const kind = TOKEN_KINDS[model];
   const clientRowId = async (clientId: unknown) => (typeof clientId === 'string' ? (await clients.find(app.id, clientId))?.id ?? null : null);
   return {
+    // one statement that commits alone: a new token inserted, one saved again given its new payload
     async upsert(id, payload, expiresIn) {
-      const valueHash = sha256Hex(id);
       const now = clock.now();
       const [entityId, clientId] = await Promise.all([entityOf(payload), clientRowId(payload.clientId)]);
-      await work.run(async ({ tx }) => {
-        const extra = storedPayload(box, app, payload, true);
-        if (await db.credentials.find(app.id, kind, valueHash, tx)) {
-          await db.credentials.setExtra(app.id, kind, valueHash, extra, now, tx);
-          return;
-        }
-        await db.credentials.insert([{
-          applicationId: app.id, kind, valueHash, entityId, clientId, forClientId: null,
-          redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra,
-          family: typeof payload.grantId === 'string' ? payload.grantId : null, expiresAt: new Date(now.getTime() + (expiresIn ?? 3600) * 1000),
-        }], now, tx);
-      });
+      await db.credentials.save({
+        applicationId: app.id, kind, valueHash: sha256Hex(id), entityId, clientId, forClientId: null,
+        redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra: storedPayload(box, app, payload, true),
+        family: typeof payload.grantId === 'string' ? payload.grantId : null, expiresAt: new Date(now.getTime() + (expiresIn ?? 3600) * 1000),
+      }, now);
     },
     async find(id) {
       const row = await db.credentials.find(app.id, kind, sha256Hex(id));
       if (!row || (row.usedAt && BEARER.has(model))) return undefined;
-      // nothing of a disabled account works, not even a token issued while it was being disabled
-      if (row.entityId !== null && (await db.records.find(app.id, { id: row.entityId }))?.disabledAt) return undefined;
+      // nothing of a disabled account works, not even a token issued while it was being disabled (a code
+      // or a refresh token is refused by the provider itself, which looks the account up: findAccount)
+      if (BEARER.has(model) && row.entityId !== null && (await db.records.find(app.id, { id: row.entityId }))?.disabledAt) return undefined;
       return inProviderRealm({ ...(row.extra as AdapterPayload), jti: id, ...(row.usedAt && { consumed: epoch(row.usedAt) }) });
     },
     async findByUid() {
@@ -113,7 +109,8 @@ function tokenAdapter({ db, work, clock, clients, box, invalidGrant }: AdapterDe
     },
     async consume(id) {
       const hash = sha256Hex(id);
-      const spent = await work.run(({ tx }) => db.credentials.consume(app.id, kind, hash, clock.now(), tx));
+      // one conditional UPDATE, committed alone: of callers racing on any pod and node, one spends it
+      const spent = await db.credentials.consume(app.id, kind, hash, clock.now(), undefined);
       if (spent) return;
       // another request spent it first (two redemptions of one code, a stolen refresh token racing
       // its owner, on any pod): this one gets nothing, and the grant ends, as for a reuse later
@@ -122,7 +119,7 @@ function tokenAdapter({ db, work, clock, clients, box, invalidGrant }: AdapterDe
       throw invalidGrant(`${model === 'AuthorizationCode' ? 'authorization code' : 'refresh token'} already used`);
     },
     async destroy(id) {
-      await work.run(({ tx }) => db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), tx));
+      await db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), undefined);
     },
     revokeByGrantId: (grantId) => revokeGrant(grantId),
   };
@@ -147,7 +144,7 @@ function stateAdapter({ db, clock, box, invalidRequest, invalidClientAuth }: Ada
     async upsert(id, payload, expiresIn) {
       const object = {
         model, idHash: sha256Hex(id), uidHash: typeof payload.uid === 'string' ? sha256Hex(payload.uid) : null,
-        grantId: typeof payload.grantId === 'string' ? payload.grantId : null, entityId: await entityOf(payload), payload: storedPayload(box, app, payload, false),
+        grantId: typeof payload.grantId === 'string' ? payload.grantId : null, entityId: await entityOf(payload), payload: storedPayload(box, app, payload, false, model),
         expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
       };
       // a client assertion's marker (private_key_jwt) is saved once: the provider looks it up, then saves it, so two

@@ -107,8 +107,15 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
       features: {
         devInteractions: { enabled: false },
-        // a client introspects its own tokens only, never another client's
-        introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+        // a client introspects its own tokens only, never another client's; a token of a disabled account is inactive
+        // (codes and refresh tokens are refused by the grants themselves, which look the account up)
+        introspection: {
+          enabled: true,
+          allowedPolicy: async (ctx, client, token) => {
+            const accountId = 'accountId' in token ? token.accountId : undefined;
+            return token.clientId === client.clientId && (typeof accountId !== 'string' || (await findAccount(app)(ctx, accountId)) !== undefined);
+          },
+        },
         // a client revokes its own tokens only
         revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
         clientCredentials: { enabled: true },

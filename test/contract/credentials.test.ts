@@ -46,6 +46,19 @@ forEveryEngine('credentials store', (storage) => {
     user = await newUser();
   });
 
+  describe('a credential saved by one statement (save)', () => {
+    it(`inserts it, then gives it its new extra when saved again; of ${RACE} saves of one hash on any node, one row; spent without a transaction once`, async () => {
+      const row = credential('oidc_refresh_token', { extra: { n: 0 }, family: 'grant-save' });
+      await db.credentials.save(row, new Date());
+      expect(await db.credentials.find(appId, 'oidc_refresh_token', row.valueHash)).toMatchObject({ extra: { n: 0 }, family: 'grant-save', usedAt: null });
+      await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.save({ ...row, extra: { n: i + 1 } }, new Date())));
+      const saved = await db.credentials.find(appId, 'oidc_refresh_token', row.valueHash);
+      expect((saved!.extra as { n: number }).n).toBeGreaterThanOrEqual(1);
+      const spends = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.consume(appId, 'oidc_refresh_token', row.valueHash, new Date(Date.now() + i), undefined)));
+      expect(spends.filter(Boolean)).toHaveLength(1);
+    });
+  });
+
   describe('single use', () => {
     it.each(['authorization_code', 'verification_code', 'creation_token', 'social_token', 'refresh_secret'] as const)(
       `%s: exactly one of ${RACE} concurrent spends wins, each in a transaction of its own`,

@@ -5,6 +5,7 @@ import { basic, createApp, manualClock } from '../helpers/backend';
 import { resolveLocalhostNames, servedTestApp } from '../helpers/browser';
 import { openidClient } from '../helpers/openid-client';
 import { rotateSigningKeys } from '../../src/usecases/keys/signing-keys';
+import { disableUser } from '../../src/usecases/operators/disable-user';
 import { ACR_MULTI_FACTOR, ACR_PHISHING_RESISTANT } from '../../src/domain/session';
 import { buildApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
@@ -555,5 +556,24 @@ describe('isolation and pods', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('a disabled account', () => {
+  it('its OpenID tokens stop working: introspection says inactive, userinfo and refresh refuse', async () => {
+    const a = await account();
+    const config = await discovered();
+    const { back, verifier, state, nonce } = await authorize(config, a.email);
+    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
+    expect((await oidc.tokenIntrospection(config, tokens.refresh_token!)).active).toBe(true);
+    const record = await admin('/entity', { type_name: 'user', uuid: a.uuid });
+    const { services } = served.t.runtime;
+    const app = (await served.t.runtime.db.applications.findByName('local'))!;
+    // as users:disable does
+    await disableUser(services, { applicationId: app.id, entityId: record.body.result.id as number, operator: 'test' });
+    expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({ active: false });
+    expect(await oidc.tokenIntrospection(config, tokens.refresh_token!)).toEqual({ active: false });
+    await expect(oidc.fetchUserInfo(config, tokens.access_token, a.uuid)).rejects.toBeDefined();
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 });

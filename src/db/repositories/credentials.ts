@@ -44,6 +44,12 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
     insert,
 
+    async save(row: NewCredential, now: Date): Promise<void> {
+      const statement = insertRows('credentials', CREDENTIAL_COLUMNS, [credentialRow(row, now, sql.time)]);
+      const again = sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE extra = VALUES(extra)' : ' ON CONFLICT (value_hash) DO UPDATE SET extra = excluded.extra';
+      await sql.change(statement.sql + again, statement.values);
+    },
+
     /** The credential with this hash in this application, spent or not. */
     async find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined> {
       const [row] = await sql.select<CredentialRow>(

@@ -70,6 +70,12 @@ export const ownerOf = (c: Pick<StoredCredential, 'forClientId' | 'clientId'>) =
 export interface CredentialStore {
   /** Inserts credentials (one statement: it is on every sign-in and token path). */
   insert(rows: NewCredential[], now: Date, transaction: Tx): Promise<void>;
+  /**
+   * Writes one credential by one statement that commits alone (a write that is this statement
+   * only, as an OpenID token's save): inserted, or when its hash is stored already, given this
+   * `extra` (a token saved again). Never a second row for one hash, even under concurrency.
+   */
+  save(row: NewCredential, now: Date): Promise<void>;
   /** The credential with this hash in this application, spent or not. */
   find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined>;
   /** A live credential of `kind` with this hash (neither spent nor expired; nothing of a disabled user is live). */
@@ -81,7 +87,7 @@ export interface CredentialStore {
    * `ownerClientId`: a client id spends only what belongs to that client (issued for it, or by it
    * for itself); null only what was issued for no client in particular; undefined whatever it is.
    */
-  consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx, ownerClientId?: number | null): Promise<boolean>;
+  consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx | undefined, ownerClientId?: number | null): Promise<boolean>;
   /**
    * The refresh grant: spends the presented refresh token (live, and the client's own) and inserts
    * its successor access and refresh tokens in its record and family, committed before it
