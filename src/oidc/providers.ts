@@ -125,7 +125,9 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           logoutSource: (ctx, form) => sendOwnPage(ctx, 200, (locale) => renderPage(locale, text(locale, 'signOutTitle'), `<h1>${escape(text(locale, 'signOutTitle'))}</h1>`
             + `<p>${escape(text(locale, 'signOutAsk', { app: brandOf(app).name }))}</p>${form}`
             + `<p><button type="submit" form="op.logoutForm" name="logout" value="yes">${escape(text(locale, 'signOutYes'))}</button></p>`
-            + `<p><button type="submit" form="op.logoutForm" class="secondary">${escape(text(locale, 'signOutNo'))}</button></p>`, { brand: brandOf(app), formAction: "'self'" })),
+            + `<p><button type="submit" form="op.logoutForm" class="secondary">${escape(text(locale, 'signOutNo'))}</button></p>`,
+          // the answer redirects to one of the client's post-logout addresses: form-action covers that redirect too
+          { brand: brandOf(app), formAction: ["'self'", ...new Set((ctx.oidc.client?.postLogoutRedirectUris ?? []).map((u) => new URL(u).origin))].join(' ') })),
           postLogoutSuccessSource: (ctx) => sendOwnPage(ctx, 200, (locale) => renderPage(locale, text(locale, 'signOutTitle'),
             `<h1>${escape(text(locale, 'signOutTitle'))}</h1><p role="status">${escape(text(locale, 'signedOut', { app: brandOf(app).name }))}</p>`, { brand: brandOf(app) })),
         },

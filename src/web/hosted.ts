@@ -41,6 +41,17 @@ const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) 
 /** Who a hosted page works for: a login client, an allowed redirect_uri, the app's opaque state, and the client's flow. */
 export interface Entry { client: Client; redirectUri: string; state?: string; locale: PageLocale; flow: FlowVersion }
 
+/**
+ * Where a page's forms may post and be redirected (CSP form-action covers the redirects a POST
+ * starts): this host, the sign-in's redirect URI, and the client's other redirect URIs. A sign-in
+ * for an OpenID app goes through the account page's callback here and ends at the app's
+ * redirect URI, one of its client's.
+ */
+function formActionOf(app: Application, entry: Entry): string {
+  const registered = settingOfList(entry.client.settings.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl).map((u) => new URL(u).origin);
+  return ["'self'", ...new Set([new URL(entry.redirectUri).origin, ...registered.slice(0, 20)])].join(' ');
+}
+
 /** What the social callback needs to come back to the hosted page (stored with the sign-in in progress). */
 export interface HostedReturn { clientId: string; redirectUri: string; state?: string }
 
@@ -216,7 +227,7 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
   // a successful POST redirects to the app: form-action covers that redirect too
   sendPage(res, status, locale, title, body, {
-    formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), script: passkeys ? [VALIDATE_SCRIPT, PASSKEY_SCRIPT] : VALIDATE_SCRIPT, connect: passkeys,
+    formAction: formActionOf(app, entry), brand: brandOf(app), script: passkeys ? [VALIDATE_SCRIPT, PASSKEY_SCRIPT] : VALIDATE_SCRIPT, connect: passkeys,
   });
 }
 
@@ -239,7 +250,7 @@ async function showCode(h: Hosted, req: Request, res: Response, app: Application
     + (passkey ? passkeyHtml(entry, token, mfaToken) : '')
     + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
   sendPage(res, status, locale, title, body, {
-    formAction: `'self' ${new URL(entry.redirectUri).origin}`, brand: brandOf(app), ...(passkey && { script: PASSKEY_SCRIPT, connect: true }),
+    formAction: formActionOf(app, entry), brand: brandOf(app), ...(passkey && { script: PASSKEY_SCRIPT, connect: true }),
   });
 }
 
