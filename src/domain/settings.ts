@@ -1,3 +1,5 @@
+import { claimMappingProblem, OPENID_SCOPES } from './openid-claims';
+
 /**
  * The settings Gatehouse reads, checked when they are set: a value it could not use is refused
  * with the form it expects, instead of being stored and silently never matching. Other keys are
@@ -60,6 +62,13 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be client_secret_basic (the default), client_secret_post, private_key_jwt (with the setting jwks or jwks_uri) or none (a public client, which must use PKCE)'),
   jwks_uri: (value) => (httpUrl(value)?.protocol === 'https:' ? undefined : 'must be the https URL of the client\'s public keys (a JWK set), such as https://app.example.com/jwks.json'),
   jwks: (value) => publicJwksProblem(value),
+  openid_claims: (value) => claimMappingProblem(value),
+  scope: (value) => {
+    const scopes = settingOfList(value);
+    const bad = scopes.find((s) => !(OPENID_SCOPES as readonly string[]).includes(s));
+    if (bad !== undefined) return `"${bad.slice(0, 50)}" is not a scope of the provider; the value is scopes separated by spaces among ${OPENID_SCOPES.join(', ')}`;
+    return scopes.includes('openid') ? undefined : 'must include openid: the scopes an OpenID client may ask for, such as openid email profile';
+  },
   grant_types: (value) => {
     const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials'].includes(g));
     return bad === undefined && settingOfList(value).length > 0 ? undefined

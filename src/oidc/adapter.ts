@@ -181,8 +181,8 @@ const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'
  * The application's login clients as OpenID clients: `redirect_uris` (the client's, else the
  * application's), `post_logout_redirect_uris`, `token_endpoint_auth_method` (client_secret_basic
  * by default; `private_key_jwt` with the client's public keys, `jwks` or `jwks_uri`; `none` for a
- * public client, which must use PKCE), `grant_types`, `id_token_signed_response_alg`,
- * `allowed_origins`. Nothing else registers a client: there is no second registry.
+ * public client, which must use PKCE), `grant_types`, `scope` (the scopes it may ask for),
+ * `id_token_signed_response_alg`, `allowed_origins`. Nothing else registers a client: there is no second registry.
  */
 function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
   return {
@@ -208,6 +208,8 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         response_types: grantTypes.includes('authorization_code') ? ['code'] : [],
         token_endpoint_auth_method: method,
         allowed_origins: settingOfList(s.allowed_origins),
+        // the scopes it may ask for (setting scope, checked when set); all of the provider's when unset
+        ...(s.scope && { scope: settingOfList(s.scope).join(' ') }),
         ...((s.id_token_signed_response_alg === 'ES256' || s.id_token_signed_response_alg === 'RS256') && { id_token_signed_response_alg: s.id_token_signed_response_alg }),
       });
     },

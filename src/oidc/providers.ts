@@ -5,6 +5,7 @@ import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
 import { isOpenIdProvider } from '../domain/settings';
+import { claimMappingOf, claimsOfRecord, claimsOfScopes, OPENID_SCOPES } from '../domain/openid-claims';
 import { ACR_VALUES, acrMet, requestedAcrs } from '../domain/session';
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
@@ -27,17 +28,6 @@ const REFRESH_SECONDS = 90 * 86_400;
 
 /** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
 const KEYS_CACHE_MS = 5_000;
-
-/** The claims of each scope (OpenID Connect Core 5.4). */
-const CLAIMS = {
-  // every ID token says who, how (amr: pwd, otp, hwk, fed, mfa) and when the person signed in
-  openid: ['sub', 'amr', 'auth_time'],
-  acr: null, sid: null, iss: null,
-  email: ['email', 'email_verified'],
-  profile: ['name', 'given_name', 'family_name', 'nickname', 'preferred_username', 'birthdate', 'picture', 'updated_at', 'locale'],
-  phone: ['phone_number', 'phone_number_verified'],
-  address: ['address'],
-};
 
 /** What an error the provider shows (renderError) means to an app's developer, in Gatehouse's words. */
 const PROVIDER_ERRORS: Readonly<Record<string, string>> = {
@@ -71,21 +61,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     if (!record || record.disabledAt) return undefined;
     return {
       accountId: record.uuid,
-      claims: () => {
-        const a = record.attributes as Record<string, unknown>;
-        const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-        return inProviderRealm({
-          sub: record.uuid,
-          email: record.email ?? undefined,
-          email_verified: record.email ? record.emailVerified !== null : undefined,
-          given_name: text(a.givenName), family_name: text(a.familyName), nickname: text(a.displayName),
-          name: [text(a.givenName), text(a.familyName)].filter(Boolean).join(' ') || text(a.displayName),
-          preferred_username: record.username ?? undefined, birthdate: text(a.birthdate), picture: text(a.photo),
-          phone_number: text(a.mobile),
-          ...(a.address !== null && typeof a.address === 'object' && !Array.isArray(a.address) && { address: a.address }),
-          updated_at: Math.floor(record.lastUpdated.getTime() / 1000),
-        });
-      },
+      claims: () => inProviderRealm(claimsOfRecord(record, claimMappingOf(app.settings))),
     };
   };
 
@@ -99,8 +75,9 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       jwks: { keys: signingOrder(keys).map((k) => privateJwkOf(box, k)) as never },
       routes: OIDC_ROUTES,
       findAccount: findAccount(app),
-      claims: CLAIMS,
-      scopes: ['openid', 'offline_access', 'profile', 'email', 'phone', 'address'],
+      // the claims of each scope, with the application's own (setting openid_claims) released with profile
+      claims: { ...claimsOfScopes(claimMappingOf(app.settings)), acr: null, sid: null, iss: null },
+      scopes: [...OPENID_SCOPES],
       // a client may ask for two factors or a passkey (acr_values): interactionPolicy
       acrValues: [...ACR_VALUES],
       // a client proves itself with its secret (in the header or the body), a key of its own (private_key_jwt), or nothing but PKCE

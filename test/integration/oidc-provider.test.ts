@@ -577,3 +577,50 @@ describe('a disabled account', () => {
     await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 });
+
+describe('claims and scopes', () => {
+  it('the application maps claims to attributes: a profile claim\'s source, a claim of its own; what comes from the account itself cannot be mapped', async () => {
+    for (const [value, problem] of [['{"email":"workEmail"}', /cannot be mapped/], ['not json', /JSON object/], ['{"x":"a b"}', /must name an attribute/]] as const) {
+      expect((await admin('/settings/set_default', { key: 'openid_claims', value })).body).toMatchObject({ stat: 'error', error_description: expect.stringMatching(problem) });
+    }
+    const mapping = { name: 'displayName', 'https://gatehouse.example/country': 'primaryAddress.country', nickname: 'nothingHere' };
+    expect((await admin('/settings/set_default', { key: 'openid_claims', value: JSON.stringify(mapping) })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    try {
+      const email = `claims-${Date.now()}@example.com`;
+      const created = await admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({
+        email, password: PASSWORD, givenName: 'Ada', familyName: 'Lovelace', displayName: 'The Countess', primaryAddress: { country: 'GB', city: 'London' },
+      }) });
+      expect(created.body.stat).toBe('ok');
+      const config = await discovered();
+      expect(config.serverMetadata().claims_supported).toContain('https://gatehouse.example/country');
+      const { back, verifier, state, nonce } = await authorize(config, email);
+      const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
+      expect(info).toMatchObject({ name: 'The Countess', given_name: 'Ada', 'https://gatehouse.example/country': 'GB', email });
+      // mapped to an attribute the record lacks: no claim, not the standard one
+      expect(info.nickname).toBeUndefined();
+    } finally {
+      await admin('/settings/set_default', { key: 'openid_claims', value: '' });
+      clock.advance(5_100);
+    }
+  });
+
+  it('a client limited to some scopes (setting scope) is refused the others', async () => {
+    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'scope', value: 'email profile' })).body).toMatchObject({ stat: 'error', error_description: expect.stringMatching(/must include openid/) });
+    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'scope', value: 'openid email offline_access' })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    try {
+      const a = await account();
+      const config = await discovered();
+      const refused = await authorize(config, a.email, { scope: 'openid profile' });
+      expect(refused.back.searchParams.get('error')).toBe('invalid_scope');
+      expect(refused.back.searchParams.get('code')).toBeNull();
+      const allowed = await authorize(config, a.email, { scope: 'openid email' });
+      expect(allowed.back.searchParams.get('code')).toBeTruthy();
+    } finally {
+      await admin('/settings/set', { for_client_id: login.client_id, key: 'scope', value: '' });
+      clock.advance(5_100);
+    }
+  });
+});
