@@ -23,7 +23,7 @@ import { rotateSigningKeys } from './usecases/keys/signing-keys';
 import { addClient } from './usecases/clients/add-client';
 import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from './usecases/clients/change-settings';
 import { parseFeatures } from './domain/clients';
-import { settingProblem } from './domain/settings';
+import { SETTING_KEY, SETTING_KEY_FORM, settingValueProblem } from './domain/settings';
 import { ProviderInputError } from './domain/social/providers';
 import { listAudit } from './usecases/audit/list-audit';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
@@ -198,6 +198,14 @@ program.command('clients:add')
     print({ client_id: added.client.clientId, client_secret: added.secret, description: added.client.description, features: added.client.features });
   }));
 
+/** The application a settings command is about, and the client `--client` names (which must be the application's). */
+async function settingsTarget(core: Core, opts: { app?: string; client?: string }) {
+  const app = await applicationOf(core, opts);
+  const client = opts.client === undefined ? undefined : await core.clients.find(app.id, opts.client);
+  if (opts.client !== undefined && !client) throw new Error(`application "${app.name}" has no client ${opts.client}`);
+  return { app, client };
+}
+
 program.command('settings:set')
   .argument('<key>', 'the setting, such as redirect_uris, token_endpoint_auth_method or second_factor (docs/api-guide.md: the settings Gatehouse reads)')
   .argument('<value>', 'its new value; an empty one ("") removes the setting')
@@ -205,12 +213,10 @@ program.command('settings:set')
   .option('--client <client_id>', "set it on this client only (else it is the application's default)")
   .description("change a setting of the application or of one of its clients, checked as the admin API checks it")
   .action((key: string, value: string, opts: { app?: string; client?: string }) => withCore(async (core) => {
-    if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(key)) throw new Error('the key must be 1 to 128 letters, digits, or _ . : -');
-    const problem = value === '' ? undefined : settingProblem(key, value);
-    if (problem) throw new Error(`${key} ${problem}`);
-    const app = await applicationOf(core, opts);
-    const client = opts.client === undefined ? undefined : await core.clients.find(app.id, opts.client);
-    if (opts.client !== undefined && !client) throw new Error(`application "${app.name}" has no client ${opts.client}`);
+    if (!SETTING_KEY.test(key)) throw new Error(`the key ${SETTING_KEY_FORM}`);
+    const problem = value === '' ? undefined : settingValueProblem(key, value);
+    if (problem) throw new Error(problem);
+    const { app, client } = await settingsTarget(core, opts);
     const entries = [[key, value === '' ? undefined : value] as const];
     const flowProblem = await flowSettingsProblem(core.db.flows, app.id, applied({ ...app.settings, ...client?.settings }, entries), [key]);
     if (flowProblem) throw new Error(flowProblem);
@@ -224,9 +230,7 @@ program.command('settings:list')
   .option('--client <client_id>', "a client's settings over the application's defaults")
   .description("print the application's settings, or those a client reads (its own over the application's)")
   .action((opts: { app?: string; client?: string }) => withCore(async (core) => {
-    const app = await applicationOf(core, opts);
-    const client = opts.client === undefined ? undefined : await core.clients.find(app.id, opts.client);
-    if (opts.client !== undefined && !client) throw new Error(`application "${app.name}" has no client ${opts.client}`);
+    const { app, client } = await settingsTarget(core, opts);
     print({ ...app.settings, ...client?.settings });
   }));
 

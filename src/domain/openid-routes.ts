@@ -12,3 +12,6 @@ export const OIDC_ROUTES = {
 
 /** Whether a path is the provider's: its discovery document or one of its endpoints (its interactions are Gatehouse's pages). */
 export const isOidcPath = (path: string) => path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
+
+/** The shape of an interaction's uid (the provider's random base64url): anything else is not looked up. */
+export const INTERACTION_UID = /^[A-Za-z0-9_-]{10,64}$/;

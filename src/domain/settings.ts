@@ -124,3 +124,15 @@ export function settingProblem(key: string, value: string): string | undefined {
 
 /** Whether the application is an OpenID provider (setting `openid_provider`: on unless set to off). */
 export const isOpenIdProvider = (app: { settings: Record<string, string> }): boolean => app.settings.openid_provider !== 'off';
+
+/** A setting's key: 1 to 128 letters, digits, or _ . : - (the admin API's and the CLI's). */
+export const SETTING_KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const SETTING_KEY_FORM = 'must be 1 to 128 letters, digits, or _ . : -';
+const MAX_SETTING_VALUE = 4096;
+
+/** What is wrong with a setting's new (non-empty) value: its length, then the form Gatehouse reads it in. */
+export function settingValueProblem(key: string, value: string): string | undefined {
+  if (value.length > MAX_SETTING_VALUE) return `is longer than ${MAX_SETTING_VALUE} characters`;
+  const problem = settingProblem(key, value);
+  return problem && `${key} ${problem}`;
+}

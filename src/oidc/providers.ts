@@ -5,7 +5,7 @@ import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
 import { isOpenIdProvider } from '../domain/settings';
-import { claimMappingOf, claimsOfRecord, claimsOfScopes, OPENID_SCOPES } from '../domain/openid-claims';
+import { claimMappingOf, claimsOfRecord, claimsOfScopes, OPENID_SCOPES, type ClaimMapping } from '../domain/openid-claims';
 import { ACR_VALUES, acrMet, requestedAcrs } from '../domain/session';
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
@@ -56,17 +56,20 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
   const built = new Map<number, { fingerprint: string; provider: Provider; handle: ReturnType<Provider['callback']>; checkedAt: number }>();
   let loaded: ReturnType<typeof oidcProviderModule> | undefined;
 
-  const findAccount = (app: Application): FindAccount => async (_ctx, id) => {
+  const findAccount = (app: Application, mapping: ClaimMapping): FindAccount => async (_ctx, id) => {
     const record = await services.db.records.find(app.id, { uuid: id });
     if (!record || record.disabledAt) return undefined;
     return {
       accountId: record.uuid,
-      claims: () => inProviderRealm(claimsOfRecord(record, claimMappingOf(app.settings))),
+      claims: () => inProviderRealm(claimsOfRecord(record, mapping)),
     };
   };
 
   function configuration(app: Application, keys: StoredSigningKey[], mod: ReturnType<typeof oidcProviderModule>): Configuration {
     const { clients, db, clock, box, work } = services;
+    // the application's claim mapping, read once per build (a change of its settings builds the provider again)
+    const mapping = claimMappingOf(app.settings);
+    const account = findAccount(app, mapping);
     return {
       adapter: adapterFactory({
         db, work, clock, clients, box, invalidGrant: (why) => new mod.errors.InvalidGrant(why), invalidRequest: (why) => new mod.errors.InvalidRequest(why),
@@ -74,9 +77,9 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       }, app),
       jwks: { keys: signingOrder(keys).map((k) => privateJwkOf(box, k)) as never },
       routes: OIDC_ROUTES,
-      findAccount: findAccount(app),
+      findAccount: account,
       // the claims of each scope, with the application's own (setting openid_claims) released with profile
-      claims: { ...claimsOfScopes(claimMappingOf(app.settings)), acr: null, sid: null, iss: null },
+      claims: { ...claimsOfScopes(mapping), acr: null, sid: null, iss: null },
       scopes: [...OPENID_SCOPES],
       // a client may ask for two factors or a passkey (acr_values): interactionPolicy
       acrValues: [...ACR_VALUES],
@@ -90,7 +93,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           enabled: true,
           allowedPolicy: async (ctx, client, token) => {
             const accountId = 'accountId' in token ? token.accountId : undefined;
-            return token.clientId === client.clientId && (typeof accountId !== 'string' || (await findAccount(app)(ctx, accountId)) !== undefined);
+            return token.clientId === client.clientId && (typeof accountId !== 'string' || (await account(ctx, accountId)) !== undefined);
           },
         },
         // a client revokes its own tokens only

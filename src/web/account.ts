@@ -28,6 +28,7 @@ import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure, type HostedPages, type HostedReturn } from './hosted';
 import { accountState, browserSessionOfRequest, returnedState, sessionCookieName } from './account-sign-in';
+import { INTERACTION_UID } from '../domain/openid-routes';
 import { brandOf, crossSite, escape, originOf, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
 
@@ -95,7 +96,7 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   // a registration's passkey offer: where its app waits, kept in the session it starts
   const next = returned!.next;
   const offer = next?.client_id && next.redirect_uri ? { clientId: next.client_id, redirectUri: next.redirect_uri, ...(next.state && { state: next.state }) } : undefined;
-  const interaction = next?.interaction && /^[A-Za-z0-9_-]{10,64}$/.test(next.interaction) ? next.interaction : undefined;
+  const interaction = next?.interaction && INTERACTION_UID.test(next.interaction) ? next.interaction : undefined;
   const started = await callUseCase(p.services, req, res, app, startBrowserSession, { client, flow, responseType: 'code' }, {
     client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']), offer, interaction,
   });

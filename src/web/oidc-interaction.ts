@@ -3,6 +3,7 @@ import type Provider from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import { acrMet, requestedAcrs, sessionFacts } from '../domain/session';
 import { isOpenIdProvider } from '../domain/settings';
+import { INTERACTION_UID } from '../domain/openid-routes';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
@@ -20,8 +21,6 @@ import { pageHandler, pageLocale, sendError, type PageLocale } from './pages';
  * given without a page.
  */
 
-const UID = /^[A-Za-z0-9_-]{10,64}$/;
-
 /** The page locale an app asked for with ui_locales (its first one we have), else the browser's. */
 const localeOf = (req: Request, uiLocales: unknown): PageLocale =>
   pageLocale(typeof uiLocales === 'string' ? uiLocales.split(' ')[0] : undefined, req.headers['accept-language']);
@@ -31,7 +30,7 @@ export function oidcInteractionRoutes(
 ) {
   const router = express.Router();
   router.get('/oidc/interaction/:uid', pageHandler(resolveApp, async (req, res, app, locale) => {
-    if (!isOpenIdProvider(app) || !UID.test(String(req.params.uid))) {
+    if (!isOpenIdProvider(app) || !INTERACTION_UID.test(String(req.params.uid))) {
       return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
     }
     const provider = await providerFor(app);

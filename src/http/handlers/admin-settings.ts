@@ -1,15 +1,13 @@
-import { settingProblem } from '../../domain/settings';
+import { SETTING_KEY, SETTING_KEY_FORM, settingValueProblem } from '../../domain/settings';
 import { errors } from '../../errors';
 import { adminCall, caller, type Handler, type RequestContext } from '../context';
 import { NoSuchClientError } from '../../domain/clients';
 import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from '../../usecases/clients/change-settings';
 
-const KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
-const MAX_VALUE = 4096;
 
 function key(ctx: RequestContext, name = 'key'): string {
   const k = ctx.params.require(name);
-  if (!KEY.test(k)) throw errors.invalidArgument(name, 'must be 1 to 128 letters, digits, or _ . : -');
+  if (!SETTING_KEY.test(k)) throw errors.invalidArgument(name, SETTING_KEY_FORM);
   return k;
 }
 
@@ -17,9 +15,8 @@ function key(ctx: RequestContext, name = 'key'): string {
 function value(k: string, v: unknown, name: string): string | undefined {
   if (typeof v !== 'string') throw errors.invalidArgument(name, 'must be a string');
   if (v === '') return undefined;
-  if (v.length > MAX_VALUE) throw errors.invalidArgument(name, `is longer than ${MAX_VALUE} characters`);
-  const problem = settingProblem(k, v);
-  if (problem) throw errors.invalidArgument(name, `${k} ${problem}`);
+  const problem = settingValueProblem(k, v);
+  if (problem) throw errors.invalidArgument(name, problem);
   return v;
 }
 
@@ -81,7 +78,7 @@ export const setSettings: Handler = async (ctx) => {
     throw errors.invalidArgument('items', 'must be a JSON object of key → string value');
   }
   const entries = Object.entries(items).map(([k, v]) => {
-    if (!KEY.test(k)) throw errors.invalidArgument('items', `key ${JSON.stringify(k)} must be 1 to 128 letters, digits, or _ . : -`);
+    if (!SETTING_KEY.test(k)) throw errors.invalidArgument('items', `key ${JSON.stringify(k)} ${SETTING_KEY_FORM}`);
     return [k, value(k, v, `items.${k}`)] as const;
   });
   const before = await change(ctx, entries, 'items');
