@@ -24,7 +24,8 @@ import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
 import { packageVersion } from './paths';
 import { landingRoutes } from './web/landing';
-import { failedPage, sendError } from './web/pages';
+import { failedPage, markFailedPage, pageLocale, sendError } from './web/pages';
+import { refuseUnsafeQuery } from './http/unsafe-input';
 
 export interface AppOptions {
   services: ApiServices;
@@ -288,7 +289,11 @@ function errorHandler(logger: ApiServices['logger']) {
       locals.outcome.errorCode = apiError.definition.code;
       locals.outcome.error = apiError.definition.error;
       for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
-      return sendError(res, status, page.locale, page.app, { key: 'unavailable', detail: `request id ${locals.requestId}` });
+      // a request the page cannot take (a control character, a body too large) is the link's fault, and says what is wrong
+      const badInput = apiError.extra.argument_name !== undefined && status < 500;
+      return sendError(res, status, page.locale, page.app, badInput
+        ? { key: 'badLink', detail: `${apiError.message} (request id ${locals.requestId})` }
+        : { key: 'unavailable', detail: `request id ${locals.requestId}` });
     }
     render(res, apiError);
   };
@@ -321,6 +326,9 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(apiRoutes(app, options, resolveApp));
 
   app.use(healthRoutes(options));
+
+  // what the pages and the provider read: no control character, nothing longer than the API takes (the API's own parameters are checked as they are read)
+  app.use(refuseUnsafeQuery((req, res) => markFailedPage(res, { locale: pageLocale(req.query.locale, req.headers['accept-language']) })));
 
   // the OpenID provider of each application (unless its setting openid_provider is off)
   // the provider trusts X-Forwarded-* only when every proxy is trusted (TRUST_PROXY=true); finer settings are Express's alone

@@ -89,6 +89,9 @@ export const errors = {
     new ApiError('invalidArgument', `invalid argument ${argument}: ${why}`, {
       extra: { argument_name: argument, ...extra },
     }),
+  /** A name or value no request may hold (domain/request-values.ts), refused at the edge: HTTP 400 (OpenID clients read `error`). */
+  unsafeInput: (argument: string, why: string) =>
+    new ApiError('invalidRequestArgument', `the parameter ${JSON.stringify(argument)} ${why}`, { transportStatus: 400, extra: { argument_name: argument } }),
   invalidClientCredentials: (why: string) => new ApiError('invalidClientCredentials', why),
   invalidClient: (why: string) => new ApiError('invalidClient', why),
   permissionError: (why: string) => new ApiError('permissionError', why),

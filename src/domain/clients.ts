@@ -3,6 +3,7 @@ import type { StoredClient } from './storage/clients';
 import { invalidField } from './refusal';
 import type { ClientChanges } from './ports';
 import { randomToken, safeEqual, SecretBox } from './secrets';
+import { CONTROL } from './request-values';
 
 /** The client kinds of docs/api.md#client-kinds (the original calls them features). */
 export const FEATURES = ['owner', 'access_issuer', 'direct_access', 'direct_read_access', 'login_client'] as const;
@@ -50,6 +51,8 @@ function cachedClients(deps: { clients: ClientStore; box: SecretBox; clock: Cloc
   const subscription = changes?.subscribe({ forget, forgetAll: () => cache.clear() });
   const caching = () => subscription === undefined || subscription.live();
   async function lookup(applicationId: number, clientId: string): Promise<{ stored: StoredClient; secret: string } | undefined> {
+    // no client has an id longer than its column or holding a control character: not looked up (whatever the caller checked)
+    if (clientId.length > 64 || CONTROL.test(clientId)) return undefined;
     const k = key(applicationId, clientId);
     const now = clock.now().getTime();
     const hit = cache.get(k);

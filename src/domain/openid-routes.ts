@@ -13,5 +13,8 @@ export const OIDC_ROUTES = {
 /** Whether a path is the provider's: its discovery document or one of its endpoints (its interactions are Gatehouse's pages). */
 export const isOidcPath = (path: string) => path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
 
+/** Whether a path is one of the provider's that a browser is sent to (the authorization, its resume, the logout): it answers with pages. */
+export const isProviderPage = (path: string) => /^\/oidc\/(?:auth|session\/end)(?:\/|$)/.test(path);
+
 /** The shape of an interaction's uid (the provider's random base64url): anything else is not looked up. */
 export const INTERACTION_UID = /^[A-Za-z0-9_-]{10,64}$/;

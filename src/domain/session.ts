@@ -57,3 +57,28 @@ export function acrMet(amr: readonly string[], acr: string): boolean {
 /** The classes among `acr_values` (space-separated) Gatehouse knows, in the client's order of preference. */
 export const requestedAcrs = (acrValues: unknown): string[] =>
   (typeof acrValues === 'string' ? acrValues.split(' ').filter((a) => ACR_VALUES.includes(a)) : []);
+
+/**
+ * The classes an app asked for as essential in its `claims` request parameter (OpenID Connect Core
+ * 5.5.1.1: `{"id_token":{"acr":{"essential":true,"values":[…]}}}`), among those Gatehouse knows;
+ * an essential `acr` without values asks for any of them. Unlike `acr_values`, which the provider
+ * meets when it can, a sign-in that falls short of these gives no code.
+ */
+export function essentialAcrs(claims: unknown): string[] {
+  let parsed: unknown = claims;
+  if (typeof claims === 'string') {
+    try {
+      parsed = JSON.parse(claims);
+    } catch {
+      return [];
+    }
+  }
+  const found = new Set<string>();
+  for (const member of ['id_token', 'userinfo']) {
+    const acr = (parsed as Record<string, Record<string, { essential?: unknown; value?: unknown; values?: unknown }> | undefined> | null)?.[member]?.acr;
+    if (!acr || acr.essential !== true) continue;
+    const values = Array.isArray(acr.values) ? acr.values : acr.value !== undefined ? [acr.value] : ACR_VALUES;
+    for (const v of values) if (typeof v === 'string' && ACR_VALUES.includes(v)) found.add(v);
+  }
+  return [...found];
+}

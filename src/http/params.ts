@@ -1,13 +1,7 @@
+import { CONTROL, MAX_PARAM_LENGTH } from '../domain/request-values';
 import { errors } from '../errors';
 
-/** Longest value any single parameter may have; longer ones are refused before any work. */
-export const MAX_PARAM_LENGTH = 16_384;
-
-/**
- * C0 control characters and DEL, except tab, line feed and carriage return (which free-text
- * fields and pretty-printed JSON may hold). No identifier, code or token ever holds one.
- */
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+export { MAX_PARAM_LENGTH };
 
 /** Refuses an identifier holding a control character (a NUL, an escape, ...) with 200 invalid_argument. */
 export function assertNoControl(argument: string, value: string): void {

@@ -1,4 +1,5 @@
-import type { NextFunction, Request, Response } from 'express';
+import querystring from 'node:querystring';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Configuration, FindAccount } from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
@@ -6,11 +7,14 @@ import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
 import { isOpenIdProvider } from '../domain/settings';
 import { claimMappingOf, claimsOfRecord, claimsOfScopes, OPENID_SCOPES, type ClaimMapping } from '../domain/openid-claims';
-import { ACR_VALUES, acrMet, requestedAcrs } from '../domain/session';
+import { ACR_VALUES, acrMet, essentialAcrs, requestedAcrs } from '../domain/session';
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
 import { browserSessionOfRequest } from '../web/account-sign-in';
-import { brandOf, escape, pageLocale, renderError, renderPage, text, type PageLocale } from '../web/pages';
+import { brandOf, escape, markFailedPage, pageLocale, renderPage, text } from '../web/pages';
+import { unsafeField } from '../domain/request-values';
+import { errors } from '../errors';
+import { gatehouseAnswers, isResume, requestIdOf, sendErrorPage, sendOwnPage } from './answers';
 import type { Services } from '../usecases/services';
 import { OIDC_ROUTES, isOidcPath } from '../domain/openid-routes';
 import { adapterFactory } from './adapter';
@@ -29,22 +33,20 @@ const REFRESH_SECONDS = 90 * 86_400;
 /** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
 const KEYS_CACHE_MS = 5_000;
 
-/** What an error the provider shows (renderError) means to an app's developer, in Gatehouse's words. */
-const PROVIDER_ERRORS: Readonly<Record<string, string>> = {
-  invalid_redirect_uri: 'the redirect_uri or post_logout_redirect_uri is not one of the client\'s (its settings redirect_uris and post_logout_redirect_uris)',
-  invalid_client: 'the client_id is not a login client of this application',
-  invalid_request: 'a parameter of the request is missing, repeated or wrong; see docs/openid-connect.md for what the provider takes',
-  session_not_found: 'this sign-in is over or was started in another browser',
-};
-
-/** Sends one of the provider's pages (a Koa context's) as Gatehouse draws it, in the language the app asked for, else the browser's. */
-function sendOwnPage(ctx: { status: number; body: unknown; set(h: Record<string, string>): void; get(h: string): string; oidc?: { params?: Record<string, unknown> } }, status: number,
-  draw: (locale: PageLocale) => { headers: Record<string, string>; html: string }): void {
-  const asked = ctx.oidc?.params?.ui_locales;
-  const page = draw(pageLocale(typeof asked === 'string' ? asked.split(' ')[0] : undefined, ctx.get('accept-language')));
-  ctx.set(page.headers);
-  ctx.status = status;
-  ctx.body = page.html;
+/**
+ * Where "stay signed in" at an app's logout goes: back to the app, at the post-logout address it
+ * named (checked by the provider against the client's) with its state, else its first redirect
+ * URI's origin, else the account page.
+ */
+function stayHref(params: Record<string, unknown> | undefined, client: { redirectUris?: readonly string[] } | undefined): string {
+  const back = params?.post_logout_redirect_uri;
+  if (typeof back === 'string') {
+    const url = new URL(back);
+    if (typeof params?.state === 'string') url.searchParams.set('state', params.state);
+    return url.toString();
+  }
+  const first = client?.redirectUris?.[0];
+  return first ? new URL(first).origin : '/account';
 }
 
 /** The keys in the order the provider takes them: it signs with the first key of an algorithm, so the current ones come first. */
@@ -105,13 +107,31 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           logoutSource: (ctx, form) => sendOwnPage(ctx, 200, (locale) => renderPage(locale, text(locale, 'signOutTitle'), `<h1>${escape(text(locale, 'signOutTitle'))}</h1>`
             + `<p>${escape(text(locale, 'signOutAsk', { app: brandOf(app).name }))}</p>${form}`
             + `<p><button type="submit" form="op.logoutForm" name="logout" value="yes">${escape(text(locale, 'signOutYes'))}</button></p>`
-            + `<p><button type="submit" form="op.logoutForm" class="secondary">${escape(text(locale, 'signOutNo'))}</button></p>`,
+            // staying signed in changes nothing (the provider's own "no" would end the app's grant and renew the session): a link back
+            + `<p><a class="button secondary" href="${escape(stayHref(ctx.oidc.params, ctx.oidc.client))}">${escape(text(locale, 'signOutNo'))}</a></p>`,
           // the answer redirects to one of the client's post-logout addresses: form-action covers that redirect too
           { brand: brandOf(app), formAction: ["'self'", ...new Set((ctx.oidc.client?.postLogoutRedirectUris ?? []).map((u) => new URL(u).origin))].join(' ') })),
           postLogoutSuccessSource: (ctx) => sendOwnPage(ctx, 200, (locale) => renderPage(locale, text(locale, 'signOutTitle'),
             `<h1>${escape(text(locale, 'signOutTitle'))}</h1><p role="status">${escape(text(locale, 'signedOut', { app: brandOf(app).name }))}</p>`, { brand: brandOf(app) })),
         },
         pushedAuthorizationRequests: { enabled: false },
+        // the claims parameter (Core 5.5): an essential acr, and the claims of the scopes the client may ask for, nothing more
+        claimsParameter: {
+          enabled: true,
+          assertClaimsParameter: (_ctx, claims, client) => {
+            const allowed = new Set(['acr', 'auth_time', 'amr', 'sub', ...Object.entries(claimsOfScopes(mapping))
+              .filter(([scope]) => !client.scope || client.scope.split(' ').includes(scope)).flatMap(([, names]) => names)]);
+            for (const member of ['id_token', 'userinfo'] as const) {
+              const asked = claims[member];
+              if (asked === undefined) continue;
+              if (typeof asked !== 'object' || asked === null || Array.isArray(asked)) throw new mod.errors.InvalidRequest(`claims.${member} must be a JSON object`);
+              for (const [name, value] of Object.entries(asked)) {
+                if (value !== null && (typeof value !== 'object' || Array.isArray(value))) throw new mod.errors.InvalidRequest(`claims.${member} members must be null or objects`);
+                if (!allowed.has(name)) throw new mod.errors.InvalidRequest(`claims.${member} asks for ${name.slice(0, 64)}, which no scope this client may ask for releases`);
+              }
+            }
+          },
+        },
       },
       // PKCE is required of public clients and accepted from every client (S256 only)
       pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
@@ -138,10 +158,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       },
       interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
       // an error the provider cannot send back to the app (a redirect_uri off the list, an unknown client): a page in the application's look
-      renderError: (ctx, out) => sendOwnPage(ctx, ctx.status, (locale) => renderError(locale, app, {
-        key: out.error === 'invalid_request' || out.error === 'invalid_redirect_uri' || out.error === 'invalid_client' ? 'badLink' : 'signInSpent',
-        detail: `the OpenID request was refused (${out.error}): ${PROVIDER_ERRORS[out.error] ?? 'start the sign-in again from the app'}`,
-      })),
+      renderError: (ctx, out, err) => sendErrorPage(ctx, app, ctx.status, (err as Error | undefined)?.name === 'SessionNotFound' ? 'session_not_found' : out.error),
       ttl: {
         AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600,
         // the provider's session lasts no longer than the account page's session it stands for
@@ -172,11 +189,13 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       return record?.uuid === accountId ? mod.interactionPolicy.Check.NO_NEED_TO_PROMPT : mod.interactionPolicy.Check.REQUEST_PROMPT;
     }));
     policy.get('login')!.checks.push(new mod.interactionPolicy.Check('gatehouse_acr', 'the app asked for a stronger sign-in than this session\'s', 'login_required', (ctx) => {
-      const wanted = requestedAcrs(ctx.oidc.params?.acr_values);
+      const essential = essentialAcrs(ctx.oidc.params?.claims);
+      const wanted = essential.length > 0 ? essential : requestedAcrs(ctx.oidc.params?.acr_values);
       const session = ctx.oidc.session;
       if (wanted.length === 0 || !session?.accountId) return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
       const met = wanted.find((acr) => acrMet(session.amr ?? [], acr));
-      if (met === undefined) return mod.interactionPolicy.Check.REQUEST_PROMPT;
+      // a sign-in made for this very request stands: what it could not meet was a wish (the sign-in page refuses what was essential)
+      if (met === undefined) return ctx.oidc.result?.login ? mod.interactionPolicy.Check.NO_NEED_TO_PROMPT : mod.interactionPolicy.Check.REQUEST_PROMPT;
       // the ID token names the class the app asked for that this session meets
       session.acr = met;
       return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
@@ -208,19 +227,44 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     config.interactions = { ...config.interactions, policy: interactionPolicy(app, loaded) };
     const provider = new loaded.Provider(services.baseUrls.of(app.name), config);
     provider.proxy = options.trustProxy;
+    // its answers are Gatehouse's, whatever happens inside it (answers.ts); its failures one structured log line each
+    provider.use(gatehouseAnswers(app, services.logger));
+    provider.on('server_error', (ctx, err) => services.logger.error({ request_id: requestIdOf(ctx), method: ctx.method, path: ctx.path, err }, 'unexpected error in the OpenID provider'));
+    // Koa's own (what escapes every middleware): logged as one line, never its default stack trace on stderr
+    (provider as unknown as NodeJS.EventEmitter).on('error', (err: unknown, ctx?: { res: object }) => services.logger.error({ request_id: ctx ? requestIdOf(ctx) : undefined, err }, 'unexpected error in the OpenID provider'));
     // an app's logout (RP-initiated) signs the browser out of the application: its account page session ends too,
-    // before the browser is sent back to the app (the response waits for it)
+    // before the browser is sent back to the app (the response waits for it). Only a confirmed logout (the question's
+    // "yes") does; and not the provider's own logout of the account a browser signs out of when another one signs in
+    // (it ends the provider's session of the first account and resumes the sign-in: the browser session is already the new account's)
     provider.on('end_session.success', (ctx) => {
-      ctx.state.browserSessionEnded = endBrowserSession(app, ctx.req as unknown as Request)
-        .catch((e: unknown) => services.logger.warn({ err: e }, 'ending the browser session at an OpenID logout failed'));
+      if (ctx.oidc.params?.logout) ctx.state.loggedOut = true;
     });
     provider.use(async (ctx, next) => {
       await next();
-      await (ctx.state.browserSessionEnded as Promise<void> | undefined);
+      if (!ctx.state.loggedOut) return;
+      const location = ctx.response.get('location');
+      const switching = location !== '' && isResume(new URL(location, services.baseUrls.of(app.name)).pathname);
+      if (!switching) {
+        await endBrowserSession(app, ctx.req as unknown as Request)
+          .catch((e: unknown) => services.logger.warn({ request_id: requestIdOf(ctx), err: e }, 'ending the browser session at an OpenID logout failed'));
+      }
     });
     const fresh = { fingerprint, provider, handle: provider.callback(), checkedAt: now };
     built.set(app.id, fresh);
     return fresh;
+  }
+
+  const authorizationForm = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 100 });
+  /** POST /oidc/auth: its form, checked as a query string is (domain/request-values.ts), as a GET of the same parameters. */
+  function authorizationByPost(req: Request, res: Response, next: NextFunction): void {
+    markFailedPage(res, { locale: pageLocale(undefined, req.headers['accept-language']) });
+    if (!req.is('application/x-www-form-urlencoded')) return next(errors.unreadableBody('send the authorization request as an application/x-www-form-urlencoded form, or as a link', 415));
+    authorizationForm(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const found = unsafeField(req.body);
+      if (found) return next(errors.unsafeInput(found[0], found[1]));
+      res.redirect(303, `${OIDC_ROUTES.authorization}?${querystring.stringify(req.body as querystring.ParsedUrlQueryInput)}`);
+    });
   }
 
   return {
@@ -231,6 +275,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       try {
         const app = await resolveApp(req.headers.host);
         if (!isOpenIdProvider(app)) return next();
+        // an authorization request sent as a form (OpenID Connect Core 3.1.2.1) is the same request as a link:
+        // the browser is sent to it (the provider's session cookie stays SameSite=Lax, which a cross-site POST would not carry)
+        if (req.method === 'POST' && req.path === OIDC_ROUTES.authorization) return void authorizationByPost(req, res, next);
+        // the resume takes nothing but the browser's interaction cookie: a query string there only misleads the provider's error handling
+        if (isResume(req.path)) req.url = req.path;
         (await builtFor(app)).handle(req, res);
       } catch (e) {
         next(e);

@@ -1,10 +1,11 @@
 import express, { type Request } from 'express';
 import type Provider from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
-import { acrMet, requestedAcrs, sessionFacts } from '../domain/session';
+import { acrMet, essentialAcrs, requestedAcrs, sessionFacts } from '../domain/session';
 import { isOpenIdProvider } from '../domain/settings';
 import { INTERACTION_UID } from '../domain/openid-routes';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
+import { canStepUp } from '../usecases/factors/second-factors-of';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
 import { pageHandler, pageLocale, sendError, type PageLocale } from './pages';
@@ -53,19 +54,26 @@ export function oidcInteractionRoutes(
       // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
       // (or the provider's session outlived the browser's, or is another account's: the browser's answers)
       const fresh = session?.extra?.interaction === details.uid;
-      const enough = session && facts && (details.prompt.reasons.every((r) => r === 'no_session' || r === 'gatehouse_session') || fresh);
+      const essential = essentialAcrs(details.params.claims);
+      const wanted = essential.length > 0 ? essential : requestedAcrs(details.params.acr_values);
+      const reasons = details.prompt.reasons;
+      // asked again only for a stronger sign-in that is a wish, of an account with nothing more to give: the session answers
+      const wishOnly = !fresh && essential.length === 0 && reasons.includes('gatehouse_acr')
+        && reasons.every((r) => r === 'no_session' || r === 'gatehouse_session' || r === 'gatehouse_acr')
+        && session?.entityId != null && !(await canStepUp(services.db, app, session.entityId));
+      const enough = session && facts && (reasons.every((r) => r === 'no_session' || r === 'gatehouse_session') || fresh || wishOnly);
       if (session && facts && enough) {
         const record = session.entityId === null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
-        const wanted = requestedAcrs(details.params.acr_values);
         const acr = wanted.find((a) => acrMet(facts.amr, a));
-        if (record && !record.disabledAt && wanted.length > 0 && acr === undefined && fresh) {
-          // signed in just now, and still not as the app asked: asking again would loop
+        if (record && !record.disabledAt && essential.length > 0 && acr === undefined && fresh) {
+          // signed in just now, and still not as the app must have it: asking again would loop
           return provider.interactionFinished(req, res, {
             error: 'unmet_authentication_requirements',
             error_description: 'the app asked for a stronger sign-in (two factors, or a passkey) than this account can give: add an authenticator app or a passkey on the account page, then try again',
           }, { mergeWithLastSubmission: false });
         }
-        if (record && !record.disabledAt && (acr !== undefined || wanted.length === 0)) {
+        // acr_values is a wish (OpenID Connect Core 3.1.2.1): a sign-in made for it that could not meet it stands, with no acr
+        if (record && !record.disabledAt && (acr !== undefined || wanted.length === 0 || fresh || wishOnly)) {
           return provider.interactionFinished(req, res, {
             login: { accountId: record.uuid, amr: facts.amr, ...(acr !== undefined && { acr }), ts: Math.floor(signedInAt / 1000), remember: true },
           }, { mergeWithLastSubmission: false });

@@ -6,6 +6,8 @@ import { DEFAULT_BRAND_COLOR, paletteOf, type Brand } from '../domain/brand';
 import { safeEqual, type SecretBox } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import { brandOf } from '../domain/brand';
+import { unsafeField } from '../domain/request-values';
+import { errors } from '../errors';
 
 export { brandOf };
 
@@ -73,7 +75,7 @@ function styleFor(color: string): string {
     + 'ul{list-style:none;padding:0}a{color:' + link + '}.links{margin-top:1.25rem}.links a{display:inline-block;margin:.25rem 1rem .25rem 0}'
     + 'button,a.button{display:block;width:100%;margin:1.25rem 0 .5rem;padding:.75rem 1rem;border:0;border-radius:6px;background:' + color + ';color:' + onAccent + ';'
     + 'font:inherit;font-weight:bold;text-align:center;text-decoration:none;cursor:pointer}'
-    + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}button.secondary{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}[hidden]{display:none!important}.qr svg{display:block;width:12rem;height:12rem;margin:1rem auto}.codes{columns:2;font-size:1.1rem}.codes code,#secret{overflow-wrap:anywhere}'
+    + 'a.button.provider{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}button.secondary,a.button.secondary{background:#fff;color:#1f2933;border:1px solid #7b8794;margin:.5rem 0}[hidden]{display:none!important}.qr svg{display:block;width:12rem;height:12rem;margin:1rem auto}.codes{columns:2;font-size:1.1rem}.codes code,#secret{overflow-wrap:anywhere}'
     + 'section{border-top:1px solid #e4e7eb;margin-top:1.5rem}h2{font-size:1.15rem;margin:1.25rem 0 .5rem}.items li{border:1px solid #e4e7eb;border-radius:6px;padding:.5rem .75rem;margin:.5rem 0}.items p{margin:.25rem 0}'
     + 'a:focus,button:focus,input:focus,select:focus,textarea:focus{outline:3px solid #0b57d0;outline-offset:2px}';
 }
@@ -179,6 +181,11 @@ export const pageForm = (options: { limit: string; parameterLimit?: number }) =>
     next();
   },
   express.urlencoded({ extended: false, ...options }),
+  // no field of any page holds a control character or more than the API takes (domain/request-values.ts)
+  (req: Request, _res: Response, next: NextFunction) => {
+    const found = unsafeField(req.body);
+    next(found ? errors.unsafeInput(found[0], found[1]) : undefined);
+  },
 ];
 
 /** A page's handler with its application and locale (`locale`, then Accept-Language); failures go to the error handler, as a page. */

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { createPublicKey, verify as verifySignature, webcrypto, type JsonWebKey } from 'node:crypto';
 import request from 'supertest';
 import { basic, createApp, manualClock } from '../helpers/backend';
@@ -12,6 +11,7 @@ import { createLogger } from '../../src/logger';
 import { createRuntime } from '../../src/runtime';
 import { stored } from '../helpers/stored';
 import { cookieBrowser, firstForm } from '../helpers/social';
+import { APP, PASSWORD, oathtool, oidcSignIn } from '../helpers/oidc-sign-in';
 
 // Gatehouse as an OpenID provider (docs/openid-connect.md), checked by a relying party nobody here
 // wrote: openid-client 6 discovers it, authenticates with the login client's secret, and uses the
@@ -20,23 +20,20 @@ import { cookieBrowser, firstForm } from '../helpers/social';
 
 // at the start of a 30-second step, so that the authenticator's next code is known
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 2_000));
-/** The code oathtool (Debian's oathtool) computes for `secret` at `at`. */
-const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
 let restoreNames: () => void;
 let served: Awaited<ReturnType<typeof servedTestApp>>;
-let owner: string;
 let login: { client_id: string; client_secret: string };
+let admin: ReturnType<typeof oidcSignIn>['admin'];
+let account: ReturnType<typeof oidcSignIn>['account'];
+let discovered: ReturnType<typeof oidcSignIn>['discovered'];
+let authorize: ReturnType<typeof oidcSignIn>['authorize'];
 const oidc = openidClient();
-
-const admin = (path: string, body: Record<string, string>) => request(served.t.app).post(path).set('Authorization', owner).type('form').send(body);
 
 beforeAll(async () => {
   // served as localhost: another application answers at its own host, conf.localhost
   restoreNames = resolveLocalhostNames();
   served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
-  owner = basic(served.t.local.clients.owner.client_id, served.t.local.clients.owner.client_secret);
-  login = served.t.local.clients.login;
+  ({ login, admin, account, discovered, authorize } = oidcSignIn(served, clock));
   // an application is an OpenID provider unless it turns it off
   expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'grant_types', value: 'authorization_code refresh_token client_credentials' })).body.stat).toBe('ok');
   expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: APP })).body.stat).toBe('ok');
@@ -44,47 +41,6 @@ beforeAll(async () => {
   clock.advance(5_100);
 });
 
-const APP = 'https://app.example.com/cb';
-const PASSWORD = 'correct horse battery';
-
-async function account() {
-  const email = `oidc-${Math.random().toString(36).slice(2)}@example.com`;
-  const created = await admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD, givenName: 'Ada', familyName: 'Lovelace' }) });
-  expect(created.body.stat).toBe('ok');
-  const record = await admin('/entity', { type_name: 'user', id: String(created.body.id) });
-  return { email, uuid: record.body.result.uuid as string };
-}
-
-/**
- * A browser signing in through the provider: the authorization request, the hosted sign-in with the
- * password, the interactions; answers the redirect to the app (code, state, iss), not followed.
- */
-async function authorize(
-  config: Awaited<ReturnType<typeof discovered>>, email: string, extra: Record<string, string> = {}, browser = cookieBrowser(), authenticator?: string,
-) {
-  const verifier = oidc.randomPKCECodeVerifier();
-  const state = oidc.randomState();
-  const nonce = oidc.randomNonce();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: APP, scope: 'openid email profile offline_access', prompt: 'consent', state, nonce,
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra,
-  });
-  const issuer = new URL(config.serverMetadata().issuer).origin;
-  const stopAt = (next: URL) => next.origin !== issuer;
-  let page = await browser.go(url.toString(), { stopAt });
-  // whether the hosted sign-in asked (else the browser's session answered)
-  const asked = new URL(page.url).pathname === '/signin';
-  if (asked) {
-    const form = firstForm(page.body, page.url);
-    page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: email, currentPassword: PASSWORD }, stopAt });
-    // the hosted sign-in's second step: the authenticator's next code
-    if (authenticator && page.body.includes('name="mfa_token"')) {
-      const step = firstForm(page.body, page.url);
-      page = await browser.go(step.action, { method: 'POST', form: { ...step.fields, code: oathtool(authenticator, new Date(clock.now().getTime() + 30_000)) }, stopAt });
-    }
-  }
-  return { back: new URL(page.url), verifier, state, nonce, browser, asked };
-}
 afterAll(async () => {
   await served?.close();
   restoreNames?.();
@@ -105,8 +61,6 @@ async function withAuthenticator(email: string): Promise<string> {
 /** A JWT's header and payload, read without checking anything. */
 const jwtParts = (jwt: string) => jwt.split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>);
 
-/** openid-client's view of the provider, as the login client (plain http: a local test server). */
-const discovered = () => oidc.discovery(new URL(served.base), login.client_id, login.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
 
 it('is on unless the application turns it off', async () => {
   expect((await request(served.t.app).get('/.well-known/openid-configuration')).status).toBe(200);
@@ -458,13 +412,32 @@ describe('a stronger sign-in on request (acr_values)', () => {
     expect(again.back.searchParams.get('code')).toBeTruthy();
   });
 
-  it('an account that cannot give two factors: back at the app with unmet_authentication_requirements, and no code', async () => {
+  it('acr_values is a wish: an account that cannot give two factors signs in with what it has, and the ID token claims no acr it did not meet', async () => {
     const a = await account();
     const config = await discovered();
-    const { back } = await authorize(config, a.email, { acr_values: `${ACR_PHISHING_RESISTANT} ${ACR_MULTI_FACTOR}` });
+    const signIn = await authorize(config, a.email, { acr_values: `${ACR_PHISHING_RESISTANT} ${ACR_MULTI_FACTOR}` });
+    expect(signIn.asked).toBe(true);
+    expect(signIn.back.searchParams.get('error')).toBeNull();
+    const tokens = await oidc.authorizationCodeGrant(config, signIn.back, { pkceCodeVerifier: signIn.verifier, expectedState: signIn.state, expectedNonce: signIn.nonce });
+    expect(tokens.claims()).toMatchObject({ sub: a.uuid, amr: ['pwd'] });
+    expect(tokens.claims()!.acr).toBeUndefined();
+    // the session stands for the next request that wishes for more: the account has nothing more to give, so it is not asked again
+    const again = await authorize(config, a.email, { acr_values: ACR_MULTI_FACTOR }, signIn.browser);
+    expect(again.asked).toBe(false);
+    expect(again.back.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('an essential acr (the claims parameter) that the account cannot give: back at the app with unmet_authentication_requirements, and no code', async () => {
+    const a = await account();
+    const config = await discovered();
+    const claims = JSON.stringify({ id_token: { acr: { essential: true, values: [ACR_PHISHING_RESISTANT, ACR_MULTI_FACTOR] } } });
+    const { back } = await authorize(config, a.email, { claims });
     expect(back.searchParams.get('error')).toBe('unmet_authentication_requirements');
     expect(back.searchParams.get('error_description')).toMatch(/authenticator app or a passkey/);
     expect(back.searchParams.get('code')).toBeNull();
+    // the claims parameter releases nothing a scope of the client's would not
+    const wider = await authorize(config, a.email, { scope: 'openid', claims: JSON.stringify({ userinfo: { 'https://x.example/secret': null } }) });
+    expect(wider.back.searchParams.get('error')).toBe('invalid_request');
   });
 });
 

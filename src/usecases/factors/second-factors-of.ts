@@ -16,3 +16,9 @@ export async function secondFactorsOf(db: Services['db'], app: Application, enti
   if (passkeys.length > 0 && (methods.length > 0 || policy === 'required')) methods.push('passkey');
   return methods;
 }
+
+/** Whether account `entityId` can sign in with more than a password: a confirmed authenticator app or a passkey (what a stronger sign-in, acr_values, takes). */
+export async function canStepUp(db: Services['db'], app: Application, entityId: number): Promise<boolean> {
+  const [totp, passkeys] = await Promise.all([db.factors.totp(app.id, entityId), db.passkeys.list(app.id, entityId)]);
+  return Boolean(totp?.confirmedAt) || passkeys.length > 0;
+}
