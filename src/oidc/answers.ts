@@ -71,6 +71,13 @@ export function gatehouseAnswers(app: Application, logger: Services['logger']) {
       ctx.body = { error: 'server_error', error_description: 'an unexpected error occurred; quote the request_id when reporting it', request_id: requestIdOf(ctx) };
       return;
     }
+    // a path under /oidc/ that is none of the provider's (a GET of a POST-only endpoint): the API's unknown endpoint, not Koa's bare text
+    if (ctx.status === 404 && ctx.body == null) {
+      if (isProviderPage(ctx.path)) return sendErrorPage(ctx, app, 404, 'invalid_request');
+      ctx.status = 404;
+      ctx.body = { error: 'invalid_request', error_description: `there is no endpoint ${ctx.method} ${ctx.path.slice(0, 200)}; the discovery document lists the provider's`, request_id: requestIdOf(ctx) };
+      return;
+    }
     const body = ctx.body as { error?: unknown } | null | undefined;
     if (ctx.status < 400 || typeof body !== 'object' || body === null || Buffer.isBuffer(body) || typeof body.error !== 'string') return;
     // a browser's endpoint answers with a page whatever the client asked to accept

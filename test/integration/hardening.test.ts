@@ -53,6 +53,43 @@ describe('NUL and control characters', () => {
     }
     expect(logLines.join('')).not.toMatch(/SELECT|INSERT|UPDATE|\\u0000/);
   });
+
+  it('reach no database from the pages, the account page or the OpenID provider: a page refuses with 400 and its error page, an endpoint with 400 and JSON', async () => {
+    const hostile = ['a\u0000b', 'a\u001bb', 'a\u007fb', 'x'.repeat(17_000)];
+    const pages = ['/signin', '/register', '/account', '/account/reauth', '/account/identities/link', '/oidc/auth', '/oidc/session/end', '/reset-password', '/verify-email'];
+    const forms = ['/signin', '/signin/code', '/signin/passkey', '/signin/enroll', '/signin/forgot', '/register', '/register/passkey', '/register/continue', '/account/password', '/oidc/auth'];
+    const endpoints = ['/oidc/token', '/oidc/token/introspection', '/oidc/token/revocation'];
+    const before = logLines.length;
+    for (const value of hostile) {
+      const answers = [
+        // (an address longer than Node's header limit, 16 KB, is refused before any route: 431)
+        ...await Promise.all(pages.filter(() => value.length < 8_000).map(async (path) => [`GET ${path}`, await request(t.app).get(path)
+          .query({ client_id: value, redirect_uri: 'https://app.example.com/cb', response_type: 'code', scope: 'openid' })] as const)),
+        ...await Promise.all(forms.map(async (path) => [`POST ${path}`, await post(path, { client_id: value, locale: 'en-US', signInEmailAddress: 'a@example.com', response_type: 'code' })] as const)),
+      ];
+      for (const [what, res] of answers) {
+        // (a form larger than its page takes is refused as too large: 413)
+        expect([what, res.status]).toEqual([what, value.length > 8_000 && res.status === 413 ? 413 : 400]);
+        expect(res.headers['content-type']).toMatch(/^text\/html/);
+        expect(res.headers['content-security-policy']).toMatch(/default-src 'none'/);
+        expect(res.text).toMatch(/not set up correctly|too large/);
+      }
+      for (const path of endpoints) {
+        const res = await post(path, { client_id: value, client_secret: 'x', grant_type: 'client_credentials', token: 'abc' });
+        expect([path, res.status]).toEqual([path, 401]);
+        expect(res.body).toMatchObject({ error: 'invalid_client', request_id: expect.any(String) });
+        // in the header as well (client_secret_basic)
+        const basicAuth = await request(t.app).post(path).set('Authorization', basic(value.slice(0, 200), 'x')).type('form').send({ grant_type: 'client_credentials', token: 'abc' });
+        expect([path, basicAuth.status]).toEqual([path, basicAuth.status < 500 ? basicAuth.status : 'a server error']);
+        expect(basicAuth.headers['content-type']).toMatch(/^application\/json/);
+      }
+    }
+    // a NUL in a query string of the provider's JSON endpoints: the spec's error body, 400
+    const userinfo = await request(t.app).get('/oidc/me').query({ access_token: 'a\u0000b' });
+    expect(userinfo.status).toBe(400);
+    expect(userinfo.body).toMatchObject({ stat: 'error', error: 'invalid_request', argument_name: 'access_token', request_id: expect.any(String) });
+    expect(logLines.slice(before).join('')).not.toMatch(/unexpected error|SELECT|INSERT|UPDATE/);
+  });
 });
 
 describe('small answers that were wrong', () => {
