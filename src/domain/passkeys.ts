@@ -68,11 +68,16 @@ export function registrationOptions(
   });
 }
 
-/** The options of a sign-in: any passkey of the RP ID (discoverable), or those of one account. */
-export function authenticationOptions(rp: RelyingParty, allowed: StoredPasskey[] | undefined): Promise<PublicKeyCredentialRequestOptionsJSON> {
+/**
+ * The options of a sign-in: any passkey of the RP ID (discoverable), or those of one account.
+ * `hints` adds each passkey's transports, which only a caller who already knows the account may
+ * see (a second factor's): for an identifier anyone can type they would tell a real account's
+ * passkeys from a decoy's.
+ */
+export function authenticationOptions(rp: RelyingParty, allowed: StoredPasskey[] | undefined, hints = false): Promise<PublicKeyCredentialRequestOptionsJSON> {
   return generateAuthenticationOptions({
     rpID: rp.id, timeout: PASSKEY_CHALLENGE_SECONDS * 1000, userVerification: 'preferred',
-    ...(allowed && { allowCredentials: allowed.map(descriptor) }),
+    ...(allowed && { allowCredentials: allowed.map((p) => (hints ? descriptor(p) : { id: p.credentialId })) }),
   });
 }
 

@@ -8,13 +8,25 @@ import type { CallContext } from '../services';
 import { relyingParty, storeChallenge } from '../factors/passkey-ceremony';
 import { pausedMethods } from './second-factor-step';
 
-/** A credential id no authenticator holds, derived from `identifier` with the service's key. */
-function decoyPasskey(ctx: CallContext, identifier: string): StoredPasskey {
-  const id = ctx.services.box.tag(identifier.toLowerCase(), 'passkey decoy');
-  return {
-    id: 0, applicationId: ctx.app.id, entityId: 0, credentialId: id, publicKey: '', counter: 0, deviceType: 'multiDevice', backedUp: true,
-    transports: ['internal', 'hybrid'], aaguid: '', name: '', createdAt: new Date(0), lastUsedAt: null,
-  };
+/** The lengths of credential ids that authenticators make (platform authenticators, password managers, security keys), in bytes. */
+const CREDENTIAL_ID_BYTES = [16, 20, 32, 32, 48, 64];
+
+/**
+ * The passkeys an account that has none, or no account, seems to have: one or two credential ids
+ * no authenticator holds, of the lengths authenticators make, derived from `identifier` with the
+ * service's key, so the same identifier gets the same ones every time.
+ */
+function decoyPasskeys(ctx: CallContext, identifier: string): StoredPasskey[] {
+  const seed = Buffer.from(ctx.services.box.tag(identifier.toLowerCase(), 'passkey decoy'), 'base64url');
+  const count = seed[0] % 4 === 0 ? 2 : 1;
+  return Array.from({ length: count }, (_, i) => {
+    const bytes = Buffer.from(ctx.services.box.tag(`${identifier.toLowerCase()}\n${i}`, 'passkey decoy id'), 'base64url');
+    const id = Buffer.concat([bytes, bytes]).subarray(0, CREDENTIAL_ID_BYTES[seed[1 + i] % CREDENTIAL_ID_BYTES.length]).toString('base64url');
+    return {
+      id: 0, applicationId: ctx.app.id, entityId: 0, credentialId: id, publicKey: '', counter: 0, deviceType: 'multiDevice', backedUp: true,
+      transports: [], aaguid: '', name: '', createdAt: new Date(0), lastUsedAt: null,
+    };
+  });
 }
 
 /** What a passkey sign-in starts from: nothing (any passkey of the service), the identifier typed, or the mfa_token of a sign-in paused for its second factor. */
@@ -50,12 +62,14 @@ export async function beginPasskeySignIn(
     const identifier = command.identifier.trim();
     if (identifier.length > 254) throw invalidField('identifier', 'is longer than 254 characters');
     const record = await db.records.find(ctx.app.id, identifier.includes('@') ? { email: identifier } : { username: identifier });
-    const own = record ? await db.passkeys.list(ctx.app.id, record.id) : [];
-    // an unknown account, or one without passkeys, gets a passkey that exists nowhere, the same for
-    // the same identifier every time: the answer does not tell who has an account
-    allowed = own.length > 0 ? own : [decoyPasskey(ctx, identifier)];
+    // the same lookups whoever it is (no account reads an empty list), so the time taken does not tell either
+    const own = await db.passkeys.list(ctx.app.id, record?.id ?? 0);
+    // an unknown account, or one without passkeys, gets passkeys that exist nowhere, the same for
+    // the same identifier every time, listed as real ones are (ids only, no transports): the answer does not tell who has an account
+    allowed = own.length > 0 ? own : decoyPasskeys(ctx, identifier);
   }
-  const options = await authenticationOptions(await relyingParty(ctx), allowed);
+  // the transports of an account's passkeys only for the second factor of a sign-in whose password was right
+  const options = await authenticationOptions(await relyingParty(ctx), allowed, entityId !== null);
   await storeChallenge(ctx, options.challenge, entityId === null ? 'sign_in' : 'second_factor', ctx.client, entityId);
   return { options, challengeToken: options.challenge };
 }
