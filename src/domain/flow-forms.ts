@@ -2,6 +2,7 @@ import * as yup from 'yup';
 import type { FlowDefinition, FlowField, FlowRule } from './flow-definition';
 import { isValidEmail } from './users';
 import { isCommonPassword } from './common-passwords';
+import { LOWEST_MIN_LENGTH } from './password-minimum';
 
 /** What a flow without its own message says of a commonly used password (the service's texts say it in each locale). */
 const COMMON_PASSWORD = 'This password is one of the most used, and the first one attackers try. Choose another one.';
@@ -106,6 +107,8 @@ function fieldSchema(name: string, field: FlowField, required: boolean, text: (k
       if (min !== undefined && [...v].length < min) return this.createError({ message: rules!.tooShort(min) });
       // too short for the flow: that is the one thing to say
       if (min === undefined && [...v].length < flowMin) return true;
+      // a flow that asks for less than the service's floor still gets the floor
+      if (rules && [...v].length < LOWEST_MIN_LENGTH) return this.createError({ message: rules.tooShort(LOWEST_MIN_LENGTH) });
       if (isCommonPassword(v)) return this.createError({ message: own ? text(own.message) : rules?.common ?? COMMON_PASSWORD });
       return true;
     });

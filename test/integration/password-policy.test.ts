@@ -85,6 +85,42 @@ describe('every other new password', () => {
     const update = await request(t.app).post('/entity.update').set('Authorization', owner).type('form')
       .send({ type_name: 'user', id: String(signed.capture_user.id), attributes: JSON.stringify({ password: 'iloveyou' }) });
     expect(update.body).toMatchObject({ code: 200, argument_name: 'attributes.password' });
+    // the current password as the new one: refused, in the request's language
+    expect((await change(GOOD)).body).toMatchObject({ code: 390, invalid_fields: { newPassword: ['Das ist dein aktuelles Passwort. Wähle ein neues.'] } });
+  });
+
+  it('no path of the records API stores a password shorter than the application\'s minimum (never below 8), and none signs in', async () => {
+    const short = 'Zq9';
+    const seven = 'Zq9#kW2';
+    const stated = { code: 200, argument_name: 'attributes.password', error_description: expect.stringContaining('shorter than 8 characters') };
+    const create = (password: string, address = email()) => request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', attributes: JSON.stringify({ email: address, password }) });
+    for (const p of [short, seven]) {
+      const address = email();
+      expect((await create(p, address)).body).toMatchObject(stated);
+      const signIn = await post('/oauth/auth_native_traditional', { client_id: t.local.clients.login.client_id, locale: 'en-US', signInEmailAddress: address, currentPassword: p });
+      expect(signIn.body).toMatchObject({ stat: 'error', code: 210 });
+    }
+    const bulk = await request(t.app).post('/entity.bulkCreate').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', all_attributes: JSON.stringify([{ email: email(), password: GOOD }, { email: email(), password: short }]) });
+    expect(bulk.body).toMatchObject({ code: 200, argument_name: 'all_attributes[1].password', error_description: expect.stringContaining('shorter than 8') });
+    const made = (await create('Zq9#kW2x')).body;
+    expect(made.stat).toBe('ok');
+    for (const [path, attributes] of [['/entity.update', { password: short }], ['/entity.replace', { email: email(), password: short }]] as const) {
+      const res = await request(t.app).post(path).set('Authorization', owner).type('form').send({ type_name: 'user', id: String(made.id), attributes: JSON.stringify(attributes) });
+      expect([path, res.body]).toMatchObject([path, stated]);
+    }
+    const byPath = await request(t.app).post('/entity.update').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', id: String(made.id), attribute_name: 'password', value: JSON.stringify(short) });
+    expect(byPath.body).toMatchObject({ stat: 'error', code: 200 });
+    // the application's own minimum, when it raises it
+    expect((await setting('password_min_length', '20')).body.stat).toBe('ok');
+    try {
+      expect((await create('nineteen characters')).body).toMatchObject({ ...stated, error_description: expect.stringContaining('shorter than 20 characters') });
+      expect((await create('twenty characters ok')).body.stat).toBe('ok');
+    } finally {
+      expect((await setting('password_min_length', '')).body.stat).toBe('ok');
+    }
   });
 });
 

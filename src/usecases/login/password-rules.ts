@@ -4,12 +4,9 @@ import type { Services } from '../services';
 import { textsOf } from '../../texts';
 import { secondFactorsOf } from '../factors/second-factors-of';
 
-/** The longest minimum an application may ask for: NIST asks that at least 64 characters be allowed. */
-export const MAX_MIN_LENGTH = 64;
-/** The shortest a minimum may be lowered to, for an account with a second factor (NIST SP 800-63B-4: 8 when a password is not the only factor). */
-export const LOWEST_MIN_LENGTH = 8;
+import { lengthSetting } from '../../domain/password-minimum';
 
-const lengthSetting = (value: string | undefined): number | undefined => (value !== undefined && /^\d{1,2}$/.test(value) ? Number(value) : undefined);
+export { LOWEST_MIN_LENGTH, MAX_MIN_LENGTH } from '../../domain/password-minimum';
 
 /**
  * The rules of a new password of application `app` in `locale` (docs/passwords.md), for account

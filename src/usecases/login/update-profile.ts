@@ -6,6 +6,7 @@ import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { asAccount } from '../services';
+import { textsOf } from '../../texts';
 import { assertValid, type Bearer, type FormSubmission, type LoginCall, recordOfAccessToken, requestForm, requireFields, takenAttribute, formContext } from './call';
 
 const ENDPOINT = '/oauth/update_profile_native';
@@ -47,6 +48,13 @@ export async function updateProfile(ctx: LoginCall, command: { form: FormSubmiss
   }
 
   const { password, ...change } = changesFrom(form, result.values);
+  // a change of password that keeps the current one changes nothing, and tells the person it did
+  const newField = form.fields.find((f) => f.field.schemaAttribute === 'password');
+  if (current && newField && password !== undefined && password === result.values[current.name]) {
+    throw new Refusal('invalid_form', 'the new password is the current one; choose another', {
+      fields: { [newField.name]: [textsOf('api', request.flow.locale).samePassword] },
+    });
+  }
   // the address as stored fills a form that did not send it: only an address sent is a change
   const emailField = form.fields.find((f) => f.field.schemaAttribute === 'email');
   if (!emailField || values[emailField.name] === undefined) delete change.email;

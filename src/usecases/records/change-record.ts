@@ -6,6 +6,7 @@ import { FRESH_SIGN_IN_SECONDS } from '../../domain/tokens';
 import { checkUserDocument, renderWithProfiles } from '../../domain/users';
 import type { UserRecord } from '../../domain/storage/records';
 import type { RecordCall, RecordDeps } from './deps';
+import { assertLongEnough } from './create-records';
 
 type Doc = Record<string, unknown>;
 
@@ -75,6 +76,7 @@ export async function changeRecord(
 ): Promise<Doc> {
   const { app, writer, acting } = command;
   const { db, clock, versions, baseUrls } = deps;
+  assertLongEnough(app, command.password, 'attributes.password');
   // argon2 takes tens of milliseconds: before the row lock
   const passwordHash = command.password === undefined ? undefined : await deps.passwords.hash(command.password);
   return deps.work.run(async (uow) => {

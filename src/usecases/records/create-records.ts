@@ -6,6 +6,8 @@ import { DuplicateAttributeError, type NewRecord, type UserRecord } from '../../
 import type { SnapshotPayload } from '../../domain/storage/versions';
 import type { RecordCall, RecordDeps } from './deps';
 import { consumeCreationToken } from '../tokens/creation-tokens';
+import { passwordMinimum, tooShortFor } from '../../domain/password-minimum';
+import { invalidField } from '../../domain/refusal';
 
 /** A new record as the API sends it: its row, and its password in clear (hashed here), if any. */
 export interface NewRecordInput { entity: Omit<NewRecord, 'passwordHash'>; password?: string }
@@ -15,6 +17,12 @@ export class BulkItemError extends Error {
   constructor(readonly index: number, readonly duplicate: DuplicateAttributeError) {
     super(duplicate.message);
   }
+}
+
+/** Refuses a password shorter than the application's minimum (never below 8): no path stores one. */
+export function assertLongEnough(app: Application, password: string | undefined, field: string): void {
+  const why = password === undefined ? undefined : tooShortFor(password, passwordMinimum(app.settings));
+  if (why) throw invalidField(field, why);
 }
 
 /** What creating a record records: record.created with its attribute names and first snapshot, and account.registered. */
@@ -38,6 +46,7 @@ export async function createRecord(
   command: { app: Application; origin: Origin; client?: { id: number; clientId: string }; creationToken?: string; record: NewRecordInput },
 ): Promise<UserRecord> {
   const { record, client, creationToken } = command;
+  assertLongEnough(command.app, record.password, 'attributes.password');
   const passwordHash = record.password === undefined ? null : await deps.passwords.hash(record.password);
   return deps.work.run(async (uow) => {
     if (creationToken !== undefined) await consumeCreationToken(deps, uow.tx, { app: command.app, token: creationToken, clientId: client?.id ?? null });
@@ -57,6 +66,7 @@ export async function createRecord(
  * naming the item.
  */
 export async function createRecords(deps: RecordDeps, command: RecordCall & { records: readonly NewRecordInput[] }): Promise<UserRecord[]> {
+  for (const [n, r] of command.records.entries()) assertLongEnough(command.app, r.password, `all_attributes[${n}].password`);
   const hashes = await Promise.all(command.records.map((r) => (r.password === undefined ? null : deps.passwords.hashInBackground(r.password))));
   let current = 0;
   try {
