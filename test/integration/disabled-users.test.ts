@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import { disableUser as disable } from '../../src/usecases/operators/disable-user';
 import { enableUser as enable } from '../../src/usecases/operators/enable-user';
@@ -61,6 +62,24 @@ it('the right password is told the account is disabled (in the flow\'s language)
   expect((await asUser(again.body.access_token)).body.stat).toBe('ok');
   // sessions ended by disabling stay ended
   expect((await asUser(session)).body.code).toBe(413);
+});
+
+it('a right password while the account is disabled spends no sign-in budget: enabled again, it is not locked (with a second factor too)', async () => {
+  const email = `budget-${Date.now()}@example.com`;
+  const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+    .send({ type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD }) });
+  const post = (path: string, body: Record<string, string>) => request(t.app).post(path).type('form').send(body);
+  const attempt = () => post('/oauth/auth_native_traditional', { client_id: t.local.clients.login.client_id, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD });
+  // an authenticator app: a right password alone keeps the account's count until the code is right too
+  const session = (await attempt()).body.access_token as string;
+  const enrolled = await post('/oauth/totp_enroll_native', { access_token: session });
+  const code = execFileSync('oathtool', ['--totp', '-b', enrolled.body.secret], { encoding: 'utf8' }).trim();
+  expect((await post('/oauth/totp_confirm_native', { access_token: session, code })).body.stat).toBe('ok');
+  await disableUser(t.runtime, await appId(), created.body.id as number);
+  // more right passwords than the account's budget (10 failures in 15 minutes)
+  for (let i = 0; i < 12; i++) expect((await attempt()).body.error_description).toBe('this account is disabled by an operator of the service');
+  await enableUser(t.runtime, await appId(), created.body.id as number);
+  expect((await attempt()).body).toMatchObject({ code: 214, error: 'second_factor_required' });
 });
 
 it('an access token issued while the user was being disabled does not work: the token lookup refuses a disabled user\'s', async () => {

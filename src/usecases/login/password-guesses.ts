@@ -35,5 +35,12 @@ export async function guardPasswordGuesses(ctx: CallContext, subject: string) {
     async firstOfTwo() {
       await taken.settle({ giveBack: [address] });
     },
+    /**
+     * A right password that signs nobody in (a disabled account): the attempt is given back to both
+     * budgets, and the account's earlier failures stay, so the account is not locked when it is enabled again.
+     */
+    async givenBack() {
+      await taken.settle({ giveBack: [account, address] });
+    },
   };
 }

@@ -56,11 +56,14 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
   const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
   if (!ok || !record) throw invalidCredentials(ctx, request, form.name);
 
+  // the right password of a disabled user: said so, and nothing is linked or issued (nor is the attempt counted)
+  if (record.disabledAt) {
+    await guesses.givenBack();
+    throw accountDisabled(ctx, request, form.name);
+  }
   // the account's failures are forgotten once the sign-in is done: a second factor still owed keeps them
   const owed = await secondFactorOwed(ctx, record);
   await (owed.length > 0 ? guesses.firstOfTwo() : guesses.succeeded());
-  // the right password of a disabled user: said so, and nothing is linked or issued
-  if (record.disabledAt) throw accountDisabled(ctx, request, form.name);
   // a merge_token is checked before anything is issued: a bad one signs nobody in
   const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, record);
   // a hash made with weaker parameters than today's policy is replaced while the password is at hand
