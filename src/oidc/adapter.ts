@@ -197,12 +197,16 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       if (method === 'private_key_jwt' && !keys.jwks && !keys.jwks_uri) return undefined;
       // a public client proves nothing at the token endpoint: it gets no token for itself
       const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials'));
-      const grantTypes = grants.length > 0 ? grants : ['authorization_code', 'refresh_token'];
+      const redirectUris = settingOfList(s.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl);
+      // a client with nowhere to send a browser back to has no code flow (the provider would refuse it whole, even at
+      // introspection): it keeps the grants that need no redirect
+      const grantTypes = (grants.length > 0 ? grants : ['authorization_code', 'refresh_token'])
+        .filter((g) => redirectUris.length > 0 || g !== 'authorization_code');
       return inProviderRealm({
         client_id: found.client.clientId,
         ...(method === 'client_secret_basic' || method === 'client_secret_post' ? { client_secret: found.secret } : keys),
         client_name: found.client.description || found.client.clientId,
-        redirect_uris: settingOfList(s.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl),
+        redirect_uris: redirectUris,
         post_logout_redirect_uris: settingOfList(s.post_logout_redirect_uris).filter(isHttpUrl),
         grant_types: grantTypes,
         response_types: grantTypes.includes('authorization_code') ? ['code'] : [],

@@ -232,6 +232,16 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
 }
 
 /**
+ * What the page shows typed in already: the identifier an app passed as `login_hint` (an OpenID
+ * app's, passed on by the provider) in the form's identifier field, when it could be one.
+ */
+function hinted(h: Hosted, app: Application, entry: Entry, view: View, hint: unknown): Shown {
+  if (typeof hint !== 'string' || hint.trim() === '' || hint.length > 254) return {};
+  const field = h.services.flows.form(app, entry.flow, FORMS[view])?.fields.find((f) => f.field.type !== 'password');
+  return field ? { values: { [field.name]: hint.trim() } } : {};
+}
+
+/**
  * The second step of a sign-in that waits for its second factor (docs/second-factor.md): the code
  * of the authenticator app, or a recovery code, with the paused sign-in's mfa_token carried in the
  * form (it lives 5 minutes, is the login client's, and is worth nothing without the code).
@@ -471,7 +481,10 @@ const submitForgot = (h: Hosted): EntryWork => async (req, res, app, entry, body
   const fields = found ? formValues(found, body) : {};
   const request: FlowRequest = { ...flowRequest(entry), redirectUri: entry.client.settings.password_recover_url ?? '', responseType: 'token' };
   const result = await callUseCase(h.services, req, res, app, requestPasswordReset, request, { form: { values: fields } });
-  if (!result.error) return show(h, req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
+  // the page says the same whether an account has this address (and a password) or not: it tells no one who has an account
+  // (the API keeps its documented no_such_account, for an app's backend)
+  const unknown = result.error instanceof Refusal && (result.error.reason === 'no_such_account' || result.error.reason === 'nothing_to_do');
+  if (!result.error || unknown) return show(h, req, res, app, entry, 'forgot', 200, { done: say(entry.locale, 'forgotSent') });
   const { status, shown } = pageFailure(res, entry.locale, FORMS.forgot, result.error!);
   await show(h, req, res, app, entry, 'forgot', status, { ...shown, values: fields });
 };
@@ -514,7 +527,10 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   const h: Hosted = { services, token: csrf(services.box, COOKIE, '/', services.baseUrls.secure) };
   const page = (work: EntryWork) => withEntry(h, resolveApp, work);
   const form = pageForm({ limit: '32kb', parameterLimit: 60 });
-  router.get('/signin', page((req, res, app, entry) => show(h, req, res, app, entry, req.query.view === 'forgot' ? 'forgot' : 'signin', 200)));
+  router.get('/signin', page((req, res, app, entry) => {
+    const view = req.query.view === 'forgot' ? 'forgot' : 'signin';
+    return show(h, req, res, app, entry, view, 200, hinted(h, app, entry, view, req.query.login_hint));
+  }));
   router.get('/register', page((req, res, app, entry) => show(h, req, res, app, entry, 'register', 200)));
   router.post('/signin', form, page(submit(h, 'signin', signIn, (submitted, held) => ({ form: submitted, mergeToken: held.mergeToken }))));
   router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted) => ({ form: submitted }))));

@@ -82,6 +82,8 @@ export function oidcInteractionRoutes(
       // to the hosted sign-in of the app's login client, which comes back here through the account page's callback
       const state = accountState(req, res, services.baseUrls.secure, client.clientId, { interaction: details.uid });
       const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: accountCallbackOf(services, app), state, locale: pageLang });
+      // the app knows who signs in (OpenID Connect Core 3.1.2.1): the page has it typed in
+      if (typeof details.params.login_hint === 'string') query.set('login_hint', details.params.login_hint);
       return res.redirect(303, `/signin?${query}`);
     }
 

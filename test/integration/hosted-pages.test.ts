@@ -237,7 +237,7 @@ describe('registering, signing in and asking for a new password on the pages', (
     expect(ok.headers.location).toMatch(/^https:\/\/app\.example\.com\/callback\?code=[A-Za-z0-9_-]+&state=xyz$/);
   });
 
-  it('forgot password: the email goes out, and the page answers no more than the API', async () => {
+  it('forgot password: the email goes out, and the page says the same for an address no account has (the API keeps its 212)', async () => {
     const { agent, res, csrf } = await openPage('/signin', entry({ view: 'forgot' }));
     expect(res.text).toContain('action="/signin/forgot"');
     const mailDir = t.backend.config.mailDir;
@@ -254,8 +254,19 @@ describe('registering, signing in and asking for a new password on the pages', (
     const unknown = await again.agent.post('/signin/forgot').type('form').send({ ...entry(), csrf: again.csrf, signInEmailAddress: 'nobody@example.com' });
     const api = await request(t.app).post('/oauth/forgot_password_native').type('form')
       .send({ client_id: loginId, locale: 'en-US', redirect_uri: `${t.backend.config.publicBaseUrl}/reset-password`, signInEmailAddress: 'nobody@example.com' });
-    expect(unknown.status).toBe(400);
-    expect(messageOf(unknown.text)).toBe(api.body.invalid_fields.forgotPasswordForm[0]);
+    expect(api.body).toMatchObject({ code: 212, error: 'no_such_account' });
+    // the same status and the same words as for an address an account has: the page tells no one who has an account
+    expect(unknown.status).toBe(sent.status);
+    const said = (html: string) => /<p class="notice done" role="status">([^<]*)<\/p>/.exec(html)?.[1];
+    expect(said(unknown.text)).toBe(said(sent.text));
+    expect(said(sent.text)).toContain('If an account uses this address');
+  });
+
+  it('login_hint fills in the sign-in form\'s identifier (an OpenID app passes it on)', async () => {
+    const res = await request(t.app).get('/signin').query(entry({ login_hint: 'ada@example.com' }));
+    expect(res.text).toMatch(/name="signInEmailAddress"[^>]*value="ada@example.com"|value="ada@example.com"[^>]*name="signInEmailAddress"/);
+    const escaped = await request(t.app).get('/signin').query(entry({ login_hint: '"><script>x</script>' }));
+    expect(escaped.text).not.toContain('<script>x</script>');
   });
 
   it('holds the API\'s limits: too many failed sign-ins from one address get 429 and a wait', async () => {

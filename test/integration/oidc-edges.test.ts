@@ -93,6 +93,38 @@ describe('every answer is Gatehouse\'s', () => {
   });
 });
 
+it('login_hint reaches the hosted sign-in, typed in', async () => {
+  const config = await s.discovered();
+  const url = s.oidc.buildAuthorizationUrl(config, {
+    redirect_uri: APP, scope: 'openid', login_hint: 'ada@example.com', code_challenge: await s.oidc.calculatePKCECodeChallenge(s.oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256',
+  });
+  const page = await cookieBrowser().go(url.toString(), { stopAt: (next) => next.origin !== served.base });
+  expect(new URL(page.url).pathname).toBe('/signin');
+  expect(page.body).toContain('value="ada@example.com"');
+});
+
+describe('a login client without redirect URIs', () => {
+  it('introspects, revokes and gets its own tokens (grants that need no redirect): never invalid_redirect_uri', async () => {
+    const added = await s.admin('/clients/add', { description: 'a backend', features: '["login_client"]' });
+    expect(added.body.stat).toBe('ok');
+    const auth = [added.body.client_id as string, added.body.client_secret as string] as const;
+    clock.advance(5_100);
+    const introspected = await request(served.t.app).post('/oidc/token/introspection').auth(...auth).type('form').send({ token: 'not a token' });
+    expect([introspected.status, introspected.body]).toEqual([200, { active: false }]);
+    const revoked = await request(served.t.app).post('/oidc/token/revocation').auth(...auth).type('form').send({ token: 'not a token' });
+    expect(revoked.status).toBe(200);
+    // a code it cannot have had: the grant's own answer, not a complaint about its settings
+    const code = await request(served.t.app).post('/oidc/token').auth(...auth).type('form').send({ grant_type: 'authorization_code', code: 'x'.repeat(43), redirect_uri: APP });
+    expect(code.body.error).not.toBe('invalid_redirect_uri');
+    expect(code.status).toBe(400);
+    // with the client credentials grant, a token for itself
+    expect((await s.admin('/settings/set', { for_client_id: auth[0], key: 'grant_types', value: 'client_credentials authorization_code' })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    const own = await request(served.t.app).post('/oidc/token').auth(...auth).type('form').send({ grant_type: 'client_credentials' });
+    expect([own.status, own.body.token_type]).toEqual([200, 'Bearer']);
+  });
+});
+
 describe('logout', () => {
   it('"stay signed in" leaves the provider\'s session and the account page\'s as they were, and goes back to the app with its state', async () => {
     const a = await s.account();
