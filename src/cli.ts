@@ -16,6 +16,7 @@ import { signOutUser } from './usecases/operators/sign-out-user';
 import { deleteUser } from './usecases/operators/delete-user';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
 import { createApplication } from './usecases/applications/create-application';
+import { accountClient } from './usecases/account/account-client';
 import { importFlows } from './usecases/applications/import-flows';
 import { addProvider } from './usecases/providers/add-provider';
 import { removeProvider } from './usecases/providers/remove-provider';
@@ -191,11 +192,23 @@ program.command('clients:add')
   .option(...APP_OPTION)
   .requiredOption('--description <text>', 'what the client is, as the operators see it (an app, a backend)')
   .option('--features <features...>', 'its features: login_client (an app people sign in to: an OpenID client too), owner, access_issuer, direct_access, direct_read_access', ['login_client'])
-  .description('add a client to the application; prints its id and its secret (shown once here, and by clients:list)')
+  .description('add a client to the application; prints its id and its secret (shown once here, and by clients:list), and what it changed')
   .action((opts: { app?: string; description: string; features: string[] }) => withCore(async (core) => {
     const features = parseFeatures(opts.features, '--features');
-    const added = await addClient(core, { applicationId: (await applicationOf(core, opts)).id, acting: core.acting, description: opts.description, features });
-    print({ client_id: added.client.clientId, client_secret: added.secret, description: added.client.description, features: added.client.features });
+    const app = await applicationOf(core, opts);
+    // a login client signs people in on the same pages as the application's own: its default flow
+    const own = features.includes('login_client') ? await accountClient(core, app) : undefined;
+    const settings = own?.settings.default_flow_name !== undefined && own.settings.default_flow_version !== undefined
+      ? { default_flow_name: own.settings.default_flow_name, default_flow_version: own.settings.default_flow_version } : undefined;
+    const added = await addClient(core, { applicationId: app.id, acting: core.acting, description: opts.description, features, ...(settings && { settings }) });
+    const changed = [`added the client ${added.client.clientId} (${features.join(', ')}) to the application "${app.name}"`];
+    if (settings) changed.push(`its hosted pages show the flow ${settings.default_flow_name} version ${settings.default_flow_version}, as the application's own login client's do`);
+    if (own) {
+      changed.push(`the account page (/account) still signs in with ${(await accountClient(core, app))!.clientId} unless its link names a client_id; `
+        + 'the setting account_client_id chooses another');
+      changed.push('set its redirect_uris before an app signs in with it (settings:set redirect_uris URL --client ID)');
+    }
+    print({ client_id: added.client.clientId, client_secret: added.secret, description: added.client.description, features: added.client.features, ...(settings && { settings }), changed });
   }));
 
 /** The application a settings command is about, and the client `--client` names (which must be the application's). */

@@ -16,6 +16,7 @@ import { updateProfile } from '../usecases/login/update-profile';
 import { linkAccount, unlinkAccount } from '../usecases/login/social';
 import { startLinking, type AccountLinking } from './social';
 import { accountOverview, type AccountOverview } from '../usecases/account/overview';
+import { accountClient } from '../usecases/account/account-client';
 import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, endSessions, finishOffer, offerOf, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
 import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
 import { finishPasskeyRegistration } from '../usecases/factors/finish-passkey-registration';
@@ -65,17 +66,6 @@ interface Shown { done?: Done; notice?: string; reauth?: boolean; form?: string;
 interface Page { services: Services; formToken: (session: StoredCredential) => string; secure: (req: Request) => boolean }
 
 const sessionCookie = (p: Page, req: Request) => sessionCookieName(req, p.services.baseUrls.secure);
-
-/** The login client the page signs in with: the link's, else the application's setting, else its only login client. */
-async function accountClient(services: Services, app: Application, named: unknown): Promise<Client | undefined> {
-  const wanted = typeof named === 'string' && named.length <= 64 ? named : app.settings.account_client_id;
-  if (wanted) {
-    const client = await services.clients.find(app.id, wanted);
-    return client?.features.includes('login_client') ? client : undefined;
-  }
-  const logins = await services.clients.list(app.id, ['login_client']);
-  return logins.length === 1 ? logins[0] : undefined;
-}
 
 /** Sends the browser to the hosted sign-in, which comes back to the callback with a code (accountState). */
 function toSignIn(p: Page, req: Request, res: Response, app: Application, client: Client, locale: PageLocale): void {

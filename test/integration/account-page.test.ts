@@ -115,17 +115,19 @@ describe('signing in to the account page', () => {
     expect((await agent.get('/account/callback').query({ state: 'x' })).status).toBe(400);
   });
 
-  it('without a login client to name (several and no account_client_id), the page says what to set', async () => {
+  it('opens whatever login clients are added: the application\'s own signs in unless the link or account_client_id names another', async () => {
     const added = await admin('/clients/add', { description: 'second login', features: '["login_client"]' });
     expect(added.body.stat).toBe('ok');
     try {
       const res = await request(t.app).get('/account');
-      expect(res.status).toBe(400);
-      expect(res.headers['content-type']).toContain('text/html');
-      expect(res.text).toContain('account_client_id');
-      // the link may name the client
-      expect((await request(t.app).get('/account').query({ client_id: loginId })).status).toBe(303);
-      expect((await request(t.app).get('/account').query({ client_id: t.local.clients.owner.client_id })).status).toBe(400);
+      expect(res.status).toBe(303);
+      expect(new URL(res.headers.location, 'http://x').searchParams.get('client_id')).toBe(loginId);
+      // the link may name the client; a client that is no login client is refused
+      const named = await request(t.app).get('/account').query({ client_id: added.body.client_id });
+      expect(new URL(named.headers.location, 'http://x').searchParams.get('client_id')).toBe(added.body.client_id);
+      const owner = await request(t.app).get('/account').query({ client_id: t.local.clients.owner.client_id });
+      expect(owner.status).toBe(400);
+      expect(owner.text).toContain('account_client_id');
     } finally {
       await admin('/clients/delete', { client_id_for_deletion: added.body.client_id });
     }

@@ -1,0 +1,362 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import mysql from 'mysql2/promise';
+import { simpleParser } from 'mailparser';
+import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
+import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
+import { openDatabase } from '../../src/db';
+import { createOutbox } from '../../src/queue/outbox';
+import { mailRow, writeRows } from '../helpers/outbox-rows';
+import { SecretBox } from '../../src/domain/secrets';
+import { createLogger } from '../../src/logger';
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+/** GET with node:http (fetch would drop a Host header). */
+function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, any> }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    }).on('error', reject);
+  });
+}
+
+async function post(url: string, params: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+// The gatehouse command on the configured database (docs/cli.md), as operators run it: each test runs
+// many CLI processes, and a CLI process takes seconds on a loaded 2-core machine, so each test's
+// time limit counts its processes (cliTime) instead of the suite's 60 seconds.
+
+/** A test's time limit: 20 seconds for each process it runs (a CLI process on a loaded 2-core machine took up to 17), never under a minute. */
+const cliTime = (processes: number) => Math.max(60_000, processes * 20_000);
+
+describe('gatehouse CLI on the configured database', () => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await createTestBackend();
+  });
+  afterAll(() => backend.cleanup());
+
+  it('migrate, apps:create --json, flows:import as new immutable versions', () => {
+    const env = backend.env;
+    expect(cli(['migrate'], { cwd: backend.dir, env }).stdout).toContain('0001-initial');
+    expect(cli(['migrate'], { cwd: backend.dir, env }).stdout).toContain('up to date');
+    const created = JSON.parse(cli(['apps:create', 'shop', '--json'], { cwd: backend.dir, env }).stdout);
+    expect(created.flow).toEqual({ name: 'standard', version: 1 });
+    const again = cli(['apps:create', 'shop', '--json'], { cwd: backend.dir, env });
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('already exists');
+    expect(cli(['apps:create', 'Not_A_Label'], { cwd: backend.dir, env }).stderr).toContain('DNS label');
+
+    // the same flow again: nothing new; a changed one: the next version
+    const same = cli(['flows:import', path.join(ROOT, 'flows/standard'), '--app', 'shop'], { cwd: backend.dir, env });
+    expect(same.status).toBe(0);
+    expect(JSON.parse(same.stdout)).toEqual({ name: 'standard', version: 1, unchanged: true });
+    const changed = path.join(backend.dir, 'changed-flow');
+    fs.cpSync(path.join(ROOT, 'flows/standard'), changed, { recursive: true });
+    const translations = JSON.parse(fs.readFileSync(path.join(changed, 'translations.json'), 'utf8'));
+    translations['emailAddress.label'].values['en-US'] = 'Your email';
+    fs.writeFileSync(path.join(changed, 'translations.json'), JSON.stringify(translations));
+    const imported = cli(['flows:import', changed, '--app', 'shop'], { cwd: backend.dir, env });
+    expect(imported.status).toBe(0);
+    expect(JSON.parse(imported.stdout)).toEqual({ name: 'standard', version: 2 });
+    // flows:validate checks without a database or writing; --version
+    const validated = cli(['flows:validate', changed], { cwd: backend.dir, env: {} });
+    expect(validated.status).toBe(0);
+    expect(JSON.parse(validated.stdout)).toMatchObject({ name: 'standard', locales: expect.arrayContaining(['fr-FR']), forms: expect.arrayContaining(['signInForm']) });
+    expect(cli(['--version'], { cwd: backend.dir, env: {} }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(cli(['flows:import', path.join(ROOT, 'flows'), '--app', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
+  }, cliTime(10));
+
+  it('clients:add, settings:set and settings:list make an OpenID client, each value checked as the admin API checks it', () => {
+    const env = { ...backend.env, DEFAULT_APP: 'books' };
+    expect(cli(['apps:create', 'books'], { cwd: backend.dir, env }).status).toBe(0);
+    const added = cli(['clients:add', '--description', 'billing backend'], { cwd: backend.dir, env });
+    expect(added.status).toBe(0);
+    const client = JSON.parse(added.stdout) as { client_id: string; client_secret: string; features: string[]; changed: string[] };
+    expect(client).toMatchObject({ client_id: expect.any(String), client_secret: expect.any(String), features: ['login_client'] });
+    // it says what it changed: its pages show the application's flow; the account page keeps the application's own client
+    expect(client).toMatchObject({ settings: { default_flow_name: 'standard', default_flow_version: expect.any(String) } });
+    expect(client.changed.join('\n')).toMatch(/account page \(\/account\) still signs in with (?!.*\(this)/);
+    expect(client.changed.join('\n')).not.toContain(client.client_id + ' unless');
+    expect(cli(['clients:add', '--description', 'x', '--features', 'bogus'], { cwd: backend.dir, env }).stderr).toContain('unknown feature "bogus"');
+    const set = (...args: string[]) => cli(['settings:set', ...args], { cwd: backend.dir, env });
+    expect(JSON.parse(set('grant_types', 'client_credentials', '--client', client.client_id).stdout)).toMatchObject({ key: 'grant_types', value: 'client_credentials', was: null });
+    expect(set('token_endpoint_auth_method', 'private_key_jwt', '--client', client.client_id).status).toBe(0);
+    // a private key is refused, the value never stored
+    const leaked = set('jwks', JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'secret' }] }), '--client', client.client_id);
+    expect(leaked.status).toBe(1);
+    expect(leaked.stderr).toContain('private part');
+    expect(set('redirect_uris', 'not a url', '--client', client.client_id).stderr).toContain('is not an absolute http(s) URL');
+    expect(set('default_flow_name', 'nosuch').stderr).toContain('has no flow "nosuch"');
+    expect(set('grant_types', 'client_credentials', '--client', 'nobody').stderr).toContain('has no client nobody');
+    expect(set('openid_provider', 'off').status).toBe(0);
+    const listed = JSON.parse(cli(['settings:list', '--client', client.client_id], { cwd: backend.dir, env }).stdout) as Record<string, string>;
+    expect(listed).toMatchObject({ grant_types: 'client_credentials', token_endpoint_auth_method: 'private_key_jwt', openid_provider: 'off' });
+    expect(listed).not.toHaveProperty('jwks');
+    // an empty value removes the setting
+    expect(JSON.parse(set('openid_provider', '').stdout)).toMatchObject({ value: null, was: 'off' });
+  }, cliTime(5));
+
+  it('one convention for the application (--app, DEFAULT_APP when omitted); users:show and users:find; apps:create says where its links point', async () => {
+    const env = { ...backend.env, DEFAULT_APP: 'shop' };
+    // (the test above created "shop")
+    const listed = cli(['clients:list'], { cwd: backend.dir, env });
+    expect(listed.status).toBe(0);
+    expect(JSON.parse(listed.stdout)).toHaveLength(2);
+    expect(cli(['providers:list'], { cwd: backend.dir, env }).stdout.trim()).toBe('[]');
+    const added = cli(['providers:add', 'idp', '--issuer', 'https://idp.example.test', '--client-id', 'x', '--client-secret', 'provider-secret-1'], { cwd: backend.dir, env });
+    expect(added.status).toBe(0);
+    expect(added.stdout).not.toContain('provider-secret-1');
+    expect(JSON.parse(cli(['providers:list', '--app', 'shop'], { cwd: backend.dir, env }).stdout)).toEqual([expect.objectContaining({ name: 'idp' })]);
+    expect(cli(['providers:remove', 'idp'], { cwd: backend.dir, env }).stdout).toContain('removed provider idp');
+
+    const created = cli(['apps:create', 'mall', '--json'], { cwd: backend.dir, env });
+    expect(created.stderr).toContain('PUBLIC_BASE_URL is not set');
+    expect(cli(['apps:create', 'mall2', '--json'], { cwd: backend.dir, env: { ...env, PUBLIC_BASE_URL: 'https://login.example.com' } }).stderr).toBe('');
+    const login = JSON.parse(cli(['clients:list', '--app', 'mall2'], { cwd: backend.dir, env }).stdout).find((c: { features: string[] }) => c.features.includes('login_client'));
+    // an application other than DEFAULT_APP answers at its name before PUBLIC_BASE_URL's host
+    expect(login.settings.password_recover_url).toBe('https://mall2.login.example.com/reset-password');
+
+    // a user created through the API's storage, then found and shown by the CLI
+    const owner = JSON.parse(cli(['clients:list'], { cwd: backend.dir, env }).stdout).find((c: { features: string[] }) => c.features.includes('owner'));
+    expect(owner).toBeDefined();
+    expect(cli(['users:show', 'nobody@example.com'], { cwd: backend.dir, env }).stderr).toContain('has no user "nobody@example.com"');
+    expect(JSON.parse(cli(['users:find', 'email is not null'], { cwd: backend.dir, env }).stdout)).toEqual([]);
+    const db = openDatabase(backend.config.database);
+    try {
+      const shop = (await db.applications.findByName('shop'))!;
+      await db.records.insert({
+        applicationId: shop.id, typeName: 'user', uuid: '3b1d5d7e-0000-4000-8000-00000000cafe', email: 'ada@example.com', username: 'ada',
+        passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g', emailVerified: null, attributes: { givenName: 'Ada' },
+      }, new Date());
+    } finally {
+      await db.close();
+    }
+    for (const who of ['ada@example.com', 'ADA@example.com', 'ada', '3b1d5d7e-0000-4000-8000-00000000cafe']) {
+      const shown = cli(['users:show', who], { cwd: backend.dir, env });
+      expect(shown.status).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ email: 'ada@example.com', givenName: 'Ada', profiles: [] });
+      expect(shown.stdout).not.toContain('argon2');
+    }
+    const found = cli(['users:find', "givenName = 'Ada'"], { cwd: backend.dir, env });
+    expect(JSON.parse(found.stdout)).toEqual([expect.objectContaining({ email: 'ada@example.com', username: 'ada', lastLogin: null })]);
+    expect(cli(['users:find', 'email = '], { cwd: backend.dir, env }).stderr).toContain('the filter is not valid');
+  }, cliTime(14));
+
+  it('users:signout ends every session of a user, users:disable and users:enable, and users:delete (with --yes) deletes the record, its history kept; gatehouse audit lists what the operator did', async () => {
+    const env = { ...backend.env, DEFAULT_APP: 'shop', OPERATOR_NAME: 'ops-test' };
+    const port = await freePort();
+    const server = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' } });
+    try {
+      await server.waitFor(/gatehouse api listening/);
+      const clients = JSON.parse(cli(['clients:list'], { cwd: backend.dir, env }).stdout) as { client_id: string; client_secret: string; features: string[] }[];
+      const login = clients.find((c) => c.features.includes('login_client'))!;
+      const owner = clients.find((c) => c.features.includes('owner'))!;
+      const B = `http://127.0.0.1:${port}`;
+      const registered = await post(`${B}/oauth/register_native_traditional`, {
+        client_id: login.client_id, locale: 'en-US', emailAddress: 'grace@example.com', newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery',
+        firstName: 'Grace', lastName: 'Hopper', displayName: 'grace',
+      });
+      expect(registered.body.stat).toBe('ok');
+      const token = registered.body.access_token as string;
+      const uuid = registered.body.capture_user.uuid as string;
+      expect((await post(`${B}/entity`, { access_token: token })).body.stat).toBe('ok');
+
+      const signedOut = cli(['users:signout', 'grace@example.com'], { cwd: backend.dir, env });
+      expect(signedOut.status).toBe(0);
+      expect(signedOut.stdout).toMatch(/ended the sessions of user \d+ \(.+\): 1 unspent token/);
+      expect((await post(`${B}/entity`, { access_token: token })).body.code).toBe(413);
+      // disabled: the right password is told so, users:show says since when; enabled: a new session
+      const signIn = () => post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse battery' });
+      expect(cli(['users:disable', 'grace@example.com'], { cwd: backend.dir, env }).stdout).toMatch(/^disabled user \d+/);
+      expect((await signIn()).body).toMatchObject({ code: 210, message: expect.stringContaining('This account is disabled') });
+      expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toMatch(/^\d{4}-\d{2}-\d{2} /);
+      expect(cli(['users:enable', 'grace@example.com'], { cwd: backend.dir, env }).stdout).toMatch(/^enabled user \d+/);
+      expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toBeUndefined();
+      const again = await signIn();
+      expect(again.body.stat).toBe('ok');
+      const before = new Date();
+
+      const asked = cli(['users:delete', uuid], { cwd: backend.dir, env });
+      expect(asked.status).toBe(1);
+      expect(asked.stderr).toContain('run again with --yes');
+      expect((await post(`${B}/entity`, { access_token: again.body.access_token })).body.stat).toBe('ok');
+      const deleted = cli(['users:delete', uuid, '--yes'], { cwd: backend.dir, env });
+      expect(deleted.stderr).toBe('');
+      expect(deleted.stdout).toContain(`deleted user`);
+      expect(deleted.stdout).toContain('grace@example.com');
+      expect(cli(['users:show', uuid], { cwd: backend.dir, env }).status).toBe(1);
+      const auth = { authorization: basic(owner.client_id, owner.client_secret) };
+      expect((await post(`${B}/entity`, { type_name: 'user', uuid }, auth)).body.code).toBe(310);
+      expect((await post(`${B}/entity`, { access_token: again.body.access_token })).body.code).toBe(413);
+      // the record as it was before, and nothing after its deletion
+      const at = (d: Date) => d.toISOString();
+      expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(before) }, auth)).body.result).toMatchObject({ email: 'grace@example.com' });
+      expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(new Date()) }, auth)).body.code).toBe(310);
+
+      // the operator's actions in the audit log, newest first, one JSON object per line; a bad filter names its option
+      const audit = cli(['audit', '--actor', 'operator:ops-test', '--type', 'account.'], { cwd: backend.dir, env });
+      expect(audit.status).toBe(0);
+      const entries = audit.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; actor: unknown; subject: { id: string } });
+      expect(entries.map((e) => e.type)).toEqual(['account.enabled', 'account.disabled', 'account.signed_out']);
+      expect(entries[0]).toMatchObject({ actor: { kind: 'operator', name: 'ops-test' }, subject: { kind: 'record' } });
+      expect(cli(['audit', '--subject', `record:${entries[0].subject.id}`, '--limit', '1'], { cwd: backend.dir, env }).stdout).toContain('"record.deleted"');
+      const paged = cli(['audit', '--limit', '1'], { cwd: backend.dir, env });
+      expect(paged.stderr).toMatch(/more entries: run again with --before \d+/);
+      expect(cli(['audit', '--since', 'yesterday'], { cwd: backend.dir, env })).toMatchObject({ status: 1, stderr: expect.stringContaining('--since must be an ISO 8601 time') });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, cliTime(14));
+
+  it('the long-running processes answer --help and refuse other arguments', () => {
+    for (const script of [SERVER, WORKER, path.join(ROOT, 'dist/src/dashboard.js')]) {
+      const help = spawnSync(process.execPath, [script, '--help'], { encoding: 'utf8', env: childEnv({}) });
+      expect(help.status).toBe(0);
+      expect(help.stdout).toContain('Configured by environment variables only');
+      const wrong = spawnSync(process.execPath, [script, '--port', '9'], { encoding: 'utf8', env: childEnv({}) });
+      expect(wrong.status).toBe(64);
+      expect(wrong.stderr).toContain('unknown argument "--port"');
+    }
+  }, cliTime(2));
+
+  it('init creates DEFAULT_APP once (secrets only on a terminal), then has nothing to do', () => {
+    const env = { ...backend.env, DEFAULT_APP: 'firstapp' };
+    // (the test above migrated this database)
+    const first = cli(['init'], { cwd: backend.dir, env });
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/created the application "firstapp"/);
+    expect(first.stdout).toMatch(/owner client\s+client_id=\w+/);
+    expect(first.stdout).not.toContain('client_secret'); // the output is no terminal here
+    expect(first.stdout).toContain('npx gatehouse clients:list --app firstapp');
+    const again = cli(['init'], { cwd: backend.dir, env });
+    expect(again.status).toBe(0);
+    expect(again.stdout).toContain('"firstapp" exists; nothing to do');
+    const clients = JSON.parse(cli(['clients:list', '--app', 'firstapp'], { cwd: backend.dir, env }).stdout) as unknown[];
+    expect(clients).toHaveLength(2);
+  }, cliTime(3));
+
+  it('a broken flow fails flows:import with a message naming each broken place', () => {
+    const broken = fs.mkdtempSync(path.join(backend.dir, 'flow-'));
+    const flow = JSON.parse(fs.readFileSync(path.join(ROOT, 'flows/standard/flow.json'), 'utf8'));
+    const translations = JSON.parse(fs.readFileSync(path.join(ROOT, 'flows/standard/translations.json'), 'utf8'));
+    flow.fields.firstName.validation.push({ rule: 'shoutCase', message: 'firstName.required' });
+    flow.forms.signInForm.fields.push({ name: 'favouriteColour', required: true });
+    flow.locales.push('it-IT');
+    delete translations['lastName.label'];
+    fs.writeFileSync(path.join(broken, 'flow.json'), JSON.stringify(flow));
+    fs.writeFileSync(path.join(broken, 'translations.json'), JSON.stringify(translations));
+    const r = cli(['flows:import', broken, '--app', 'shop'], { cwd: backend.dir, env: backend.env });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('fields.firstName: validation[2].rule: "shoutCase" is not a rule; use one of');
+    expect(r.stderr).toContain('forms.signInForm.fields[2]: field "favouriteColour" is not defined');
+    expect(r.stderr).toContain('fields.lastName.label: translation "lastName.label" is not defined');
+    expect(r.stderr).toContain('"emailAddress.label" has no text for it-IT');
+
+    fs.writeFileSync(path.join(broken, 'flow.json'), '{ not json');
+    expect(cli(['flows:import', broken, '--app', 'shop'], { cwd: backend.dir, env: backend.env }).stderr).toMatch(/flow\.json: not valid JSON/);
+    const invalid = cli(['flows:validate', broken], { cwd: backend.dir, env: {} });
+    expect(invalid.status).toBe(1);
+    expect(invalid.stderr).toMatch(/flow\.json: not valid JSON/);
+  }, cliTime(3));
+});
+
+skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse migrate with and without stored procedures', () => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await createTestBackend();
+  });
+  afterAll(() => backend.cleanup());
+
+  it('installs none with DATABASE_PROCEDURES=off; turned on, they are pending until migrate installs them', () => {
+    const run = (args: string[], procedures: 'on' | 'off') => cli(args, { cwd: backend.dir, env: { ...backend.env, DATABASE_PROCEDURES: procedures } });
+    expect(run(['migrate'], 'off').stdout).toContain('0006-sign-in-procedure');
+    expect(run(['migrate:status'], 'off')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
+    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1\n' });
+    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1\n' });
+    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
+  }, cliTime(1));
+
+  it('a procedure installed before procedures carried their version is marked in place when its body is the same, reinstalled when not', async () => {
+    const run = (args: string[]) => cli(args, { cwd: backend.dir, env: { ...backend.env, DATABASE_PROCEDURES: 'on' } });
+    const db = await mysql.createConnection(backend.env.DATABASE_URL!);
+    const comments = async () => Object.fromEntries(((await db.query(
+      "SELECT ROUTINE_NAME AS n, ROUTINE_COMMENT AS c FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY n",
+    ))[0] as { n: string; c: string }[]).map((r) => [r.n, r.c]));
+    try {
+      expect(run(['migrate']).status).toBe(0);
+      // as the releases before the versioned sources installed them: the same body, no mark
+      await db.query("ALTER PROCEDURE gh_sign_in COMMENT ''");
+      // and one whose body is not this version's
+      await db.query('DROP PROCEDURE gh_rotate_refresh');
+      await db.query('CREATE PROCEDURE gh_rotate_refresh() BEGIN SELECT 0 AS rotated; END');
+      expect(run(['migrate:status'])).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3\n' });
+      expect(run(['migrate'])).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3\n' });
+      expect(await comments()).toEqual({ gh_rotate_refresh: 'gatehouse gh_rotate_refresh 3', gh_sign_in: 'gatehouse gh_sign_in 1', gh_sign_in_events: 'gatehouse gh_sign_in_events 1' });
+      expect(run(['migrate:status'])).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
+    } finally {
+      await db.end();
+    }
+  }, cliTime(1));
+});
+
+skipUnless(onMysql && redisUrl !== undefined, 'the production-shape tests need a mysql: DATABASE_URL and REDIS_URL')('production shape: MariaDB, Redis, two api processes and a worker', () => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await createTestBackend({ redis: true });
+  });
+  afterAll(() => backend.cleanup());
+
+  it('refuses to start with pending migrations, then serves from any pod after gatehouse migrate', async () => {
+    const env = { ...backend.env, LOG_LEVEL: 'info' };
+    const early = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(await freePort()) } });
+    expect(await early.exited).toBe(1);
+    expect(early.output()).toContain('pending migration');
+
+    expect(cli(['migrate'], { cwd: backend.dir, env }).status).toBe(0);
+    const local = JSON.parse(cli(['apps:create', 'local', '--json'], { cwd: backend.dir, env }).stdout);
+    const owner = basic(local.clients.owner.client_id, local.clients.owner.client_secret);
+
+    const [portA, portB] = [await freePort(), await freePort()];
+    const apiA = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(portA) } });
+    const apiB = startNode(SERVER, { cwd: backend.dir, env: { ...env, PORT: String(portB) } });
+    const workerDir = fs.mkdtempSync(path.join(backend.dir, 'worker-'));
+    const worker = startNode(WORKER, { cwd: workerDir, env });
+    try {
+      await Promise.all([apiA.waitFor(/api listening/), apiB.waitFor(/api listening/), worker.waitFor(/worker ready/)]);
+      const added = await post(`http://127.0.0.1:${portA}/clients/add`, { description: 'made on A', features: '["owner"]' }, { Authorization: owner });
+      expect(added.body.stat).toBe('ok');
+      const onB = await get(`http://127.0.0.1:${portB}/clients/list`, { Authorization: basic(added.body.client_id, added.body.client_secret) });
+      expect(onB.body.stat).toBe('ok');
+
+      // a committed outbox job, enqueued as an api pod does: the worker process sends it
+      const db = openDatabase(backend.config.database);
+      const queue = new Queue('mail', { connection: { url: redisUrl }, prefix: backend.env.REDIS_PREFIX });
+      const outbox = createOutbox({ db, queue: { enqueue: async (j) => void (await queue.add(j.name, j.data, { jobId: j.id })), schedule: async () => {}, close: async () => {} }, logger: createLogger('silent') });
+      const application = (await db.applications.findByName('local'))!;
+      const job = mailRow(new SecretBox(backend.config.secretKey), application, {
+        template: 'welcome', locale: 'de-DE', to: 'ada@example.com', name: 'From the worker', link: 'https://app.example/verify?verification_code=x',
+      });
+      await writeRows(db, [job]);
+      await outbox.dispatch([job]);
+      const eml = path.join(workerDir, 'var/mail', `${job.id}.eml`);
+      for (let i = 0; i < 200 && (await db.outbox.find(job.id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
+      expect((await db.outbox.find(job.id))?.status).toBe('done');
+      expect((await simpleParser(fs.readFileSync(eml))).text).toContain('Willkommen, From the worker!');
+      await queue.close();
+      await db.close();
+    } finally {
+      const codes = await Promise.all([apiA.stop(), apiB.stop(), worker.stop()]);
+      expect(codes).toEqual([0, 0, 0]);
+    }
+  }, cliTime(6));
+});
