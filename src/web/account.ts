@@ -125,8 +125,16 @@ function signedOutPage(res: Response, app: Application, locale: PageLocale, stat
 }
 
 /** A date as the page's locale writes it, in UTC (the page does not know the person's time zone). */
-const dateOf = (locale: PageLocale, at: Date) =>
-  `${new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(at)} UTC`;
+/**
+ * A time on the page: a mark that survives escaping, which `timed` turns into a `<time>` element,
+ * written in UTC and shown in the viewer's own time zone by LOCAL_TIMES_SCRIPT.
+ */
+const dateOf = (_locale: PageLocale, at: Date) => `\u0001${at.toISOString()}\u0001`;
+const timed = (locale: PageLocale, html: string) => html.replace(/\u0001([0-9T:.Z-]+)\u0001/g, (_m, iso: string) =>
+  `<time datetime="${iso}" lang="${locale}">${escape(new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso)))} UTC</time>`);
+/** Shows each time of the page in the viewer's time zone (without the script: in UTC, said so). */
+const LOCAL_TIMES_SCRIPT = 'document.querySelectorAll(\'time[datetime]\').forEach((t)=>{try{t.textContent=new Intl.DateTimeFormat(t.lang,'
+  + '{year:\'numeric\',month:\'short\',day:\'numeric\',hour:\'numeric\',minute:\'2-digit\',timeZoneName:\'short\'}).format(new Date(t.dateTime))}catch(e){}});';
 
 /** A small form of the page: one action, the CSRF token, hidden values, and its button. */
 function actionForm(action: string, token: string, button: string, fields: Record<string, string> = {}, inner = '', secondary = false): string {
@@ -182,6 +190,13 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   const reauthHtml = `<p class="tip">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
 
   let body = `<h1>${t('title')}</h1><p>${t('signedInAs', { who })}</p>${done}${notice}`;
+  // the page is long: its sections, linked at the top
+  const sections: [string, Key][] = [
+    ...(p.services.flows.form(app, s.flow, 'editProfileForm') ? [['h-profile', 'profile'] as [string, Key]] : []),
+    ['h-password', 'password'], ['h-passkeys', 'passkeys'], ...(o.policy !== 'off' ? [['h-totp', 'totp'] as [string, Key]] : []),
+    ['h-identities', 'identities'], ['h-sessions', 'sessions'],
+  ];
+  body += `<nav class="links" aria-label="${t('sectionsNav')}">${sections.map(([id, key]) => `<a href="#${id}">${t(key)}</a>`).join('')}</nav>`;
   if (shown.reauth) body += `<p class="notice" role="alert">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
 
   // a flow without editProfileForm has no profile to edit here
@@ -213,11 +228,12 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   if (o.policy !== 'off') {
     body += `<section aria-labelledby="h-totp"><h2 id="h-totp">${t('totp')}</h2>`;
     if (o.totp === 'on') {
-      const code = (id: string) => `<label for="${id}">${t('totpCodeLabel')}</label>`
+      // each form's own label: two fields may not be told apart by their labels alone
+      const code = (id: string, label: Key) => `<label for="${id}">${t(label)}</label>`
         + `<input id="${id}" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="8" required>`;
       body += `<p>${t('totpOn')} ${t('codesLeft', { count: String(o.recoveryCodesLeft) })}</p>`
-        + actionForm('/account/recovery-codes', token, say(locale, 'newCodes'), {}, code('codes-code'), true)
-        + actionForm('/account/totp/remove', token, say(locale, 'totpTurnOff'), {}, code('remove-code'), true);
+        + actionForm('/account/recovery-codes', token, say(locale, 'newCodes'), {}, code('codes-code', 'totpCodeForCodes'), true)
+        + actionForm('/account/totp/remove', token, say(locale, 'totpTurnOff'), {}, code('remove-code', 'totpCodeForRemove'), true);
     } else {
       body += `<p>${t('totpOff')}</p>` + (o.fresh ? '' : reauthHtml) + actionForm('/account/totp/enroll', token, say(locale, 'totpTurnOn'));
     }
@@ -246,7 +262,9 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
     + '</section>';
 
   body += actionForm('/account/signout', token, say(locale, 'signOut'), {}, '', true);
-  sendPage(res, status, locale, say(locale, 'title'), body, { brand: brandOf(app), formAction: "'self'", script: [VALIDATE_SCRIPT, ADD_PASSKEY_SCRIPT], connect: true });
+  sendPage(res, status, locale, say(locale, 'title'), timed(locale, body), {
+    brand: brandOf(app), formAction: "'self'", script: [VALIDATE_SCRIPT, ADD_PASSKEY_SCRIPT, LOCAL_TIMES_SCRIPT], connect: true,
+  });
 }
 
 const requestOf = (s: Signed): FlowRequest => ({ client: s.client, flow: s.flow, responseType: 'code' });

@@ -66,9 +66,9 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     return { email, id: created.body.id as number };
   }
 
-  /** A browser (its own cookies) with a virtual platform authenticator: user verification, resident keys. */
+  /** A browser (its own cookies) in Tokyo's time zone, with a virtual platform authenticator: user verification, resident keys. */
   async function device(viewport = VIEWPORTS.desktop): Promise<{ page: Page; context: BrowserContext }> {
-    const context = await browser.newContext({ viewport });
+    const context = await browser.newContext({ viewport, timezoneId: 'Asia/Tokyo' });
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
@@ -137,7 +137,14 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await tabTo(d.page, '#passkey-button');
       await Promise.all([d.page.waitForURL(`${base}/account?locale=en-US`), d.page.keyboard.press('Enter')]);
       expect(await d.page.textContent('main')).toMatch(/This browser\s*Signed in [^.]+ with a passkey\./);
-      expect(await d.page.textContent('main')).toMatch(/Last used [^.]+ UTC\./);
+      // times in the viewer's time zone (Tokyo's, UTC+9), each once in a <time> element that says it in UTC
+      expect(await d.page.textContent('main')).toMatch(/Last used [^.]+ GMT\+9\./);
+      const iso = await d.page.getAttribute('time', 'datetime');
+      expect(new Date(iso!).getTime()).toBeGreaterThan(Date.now() - 600_000);
+      // the sections are linked at the top; no two fields have one label
+      expect(await d.page.locator('nav a').allTextContents()).toEqual(expect.arrayContaining(['Password', 'Passkeys', 'Where you are signed in']));
+      const labels = await d.page.locator('main label').allTextContents();
+      expect(labels.length).toBe(new Set(labels).size);
 
       await tabTo(d.page, 'form[action="/account/passkeys/remove"] button');
       await Promise.all([d.page.waitForURL(/done=passkeyRemoved/), d.page.keyboard.press('Enter')]);

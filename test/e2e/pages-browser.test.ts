@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
-import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, createApp, SHIPPED_FLOWS, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
 import { freePort, ROOT } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';
 import { firstForm, signInAtProvider, startOidcProvider } from '../helpers/social';
@@ -315,6 +315,25 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       // the click reached the button: the browser's check ran on submit, and took the person to the field at fault
       expect(await page.textContent('#f-emailAddress-error')).toMatch(/valid email address/);
       expect(await focused(page)).toBe('f-emailAddress');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('a new application\'s registration (the shipped standard flow) asks for an email and a password, names optional, and fits one phone screen', async () => {
+    const fresh = await createApp(t.runtime, 'fresh', SHIPPED_FLOWS);
+    const host = `fresh.localhost:${new URL(base).port}`;
+    const owner = basic(fresh.clients.owner.client_id, fresh.clients.owner.client_secret);
+    expect((await request(t.app).post('/settings/set').set('Host', host).set('Authorization', owner).type('form')
+      .send({ for_client_id: fresh.clients.login.client_id, key: 'redirect_uris', value: callback })).body.stat).toBe('ok');
+    const page = await browser.newPage({ viewport: VIEWPORTS.phone });
+    try {
+      await page.goto(`http://${host}/register?${new URLSearchParams({ client_id: fresh.clients.login.client_id, redirect_uri: callback, state: 's', locale: 'en-US' })}`);
+      const fields = await page.evaluate(`[...document.querySelectorAll('main form input:not([type=hidden])')].map((i) => [i.name, i.required])`);
+      expect(fields).toEqual([['emailAddress', true], ['newPassword', true], ['firstName', false], ['lastName', false]]);
+      const height = await page.evaluate('document.documentElement.scrollHeight') as number;
+      expect(height).toBeLessThanOrEqual(VIEWPORTS.phone.height);
+      await screenshots(page, SHOTS, 'register-new-application');
     } finally {
       await page.close();
     }

@@ -88,7 +88,7 @@ describe('signing in to the account page', () => {
     // the profile form is the flow's editProfileForm, filled from the record
     expect(page.text).toMatch(/name="firstName"[^>]*value="Ada"/);
     // this browser is one of the account's sessions, signed in with a password just now
-    expect(page.text).toMatch(/<strong>This browser<\/strong><br>Signed in [^<]+ with your password\./);
+    expect(page.text).toMatch(/<strong>This browser<\/strong><br>Signed in <time datetime="[^"]+" lang="en-US">[^<]+ UTC<\/time> with your password\./);
   });
 
   it('a callback without this browser\'s state, a replayed code, or no code starts no session', async () => {

@@ -3,7 +3,8 @@ import { loadFlowDirectory } from '../../src/domain/flow-definition';
 import { compileForm } from '../../src/domain/flow-forms';
 import { projectRoot } from '../../src/runtime';
 
-const { definition } = loadFlowDirectory(path.join(projectRoot(), 'flows/standard'));
+// the standard flow as first released: a registration with every kind of field and rule
+const { definition } = loadFlowDirectory(path.join(projectRoot(), 'test/fixtures/flows/standard'));
 const unique = { isUnique: async (_attribute: string, value: string) => value !== 'taken@example.com' };
 const now = () => new Date('2026-11-21T12:00:00Z');
 const registration = (locale: string) => compileForm(definition, 'registrationForm', locale, now)!;
