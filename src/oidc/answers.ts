@@ -42,6 +42,16 @@ export function sendOwnPage(ctx: ProviderContext, status: number, draw: (locale:
   ctx.body = page.html;
 }
 
+/**
+ * Which of PROVIDER_ERRORS an error the provider shows is: a lost sign-in and an address off the
+ * client's list said as such (the provider's own words are a library's, never shown).
+ */
+export function pageErrorOf(error: string, description: unknown, name?: string): string {
+  if (name === 'SessionNotFound') return 'session_not_found';
+  if (error === 'invalid_request' && typeof description === 'string' && /redirect_uri/.test(description)) return 'invalid_redirect_uri';
+  return error;
+}
+
 /** The error page of an OpenID error (`error`, as the provider names it). */
 export function sendErrorPage(ctx: ProviderContext, app: Application, status: number, error: string): void {
   const problem: PageProblem = error === 'server_error'
@@ -78,10 +88,10 @@ export function gatehouseAnswers(app: Application, logger: Services['logger']) {
       ctx.body = { error: 'invalid_request', error_description: `there is no endpoint ${ctx.method} ${ctx.path.slice(0, 200)}; the discovery document lists the provider's`, request_id: requestIdOf(ctx) };
       return;
     }
-    const body = ctx.body as { error?: unknown } | null | undefined;
+    const body = ctx.body as { error?: unknown; error_description?: unknown } | null | undefined;
     if (ctx.status < 400 || typeof body !== 'object' || body === null || Buffer.isBuffer(body) || typeof body.error !== 'string') return;
     // a browser's endpoint answers with a page whatever the client asked to accept
-    if (isProviderPage(ctx.path)) return sendErrorPage(ctx, app, ctx.status, body.error);
+    if (isProviderPage(ctx.path)) return sendErrorPage(ctx, app, ctx.status, pageErrorOf(body.error, body.error_description));
     ctx.body = { ...body, request_id: requestIdOf(ctx) };
   };
 }

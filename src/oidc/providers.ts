@@ -14,7 +14,7 @@ import { browserSessionOfRequest } from '../web/account-sign-in';
 import { brandOf, escape, markFailedPage, pageLocale, renderPage, text } from '../web/pages';
 import { unsafeField } from '../domain/request-values';
 import { errors } from '../errors';
-import { gatehouseAnswers, isResume, requestIdOf, sendErrorPage, sendOwnPage } from './answers';
+import { gatehouseAnswers, isResume, pageErrorOf, requestIdOf, sendErrorPage, sendOwnPage } from './answers';
 import type { Services } from '../usecases/services';
 import { OIDC_ROUTES, isOidcPath } from '../domain/openid-routes';
 import { adapterFactory } from './adapter';
@@ -133,6 +133,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           },
         },
       },
+      // redirect_uri is required (OpenID Connect Core 3.1.2.1), also of a client with one: a request without it is shown an error
+      allowOmittingSingleRegisteredRedirectUri: false,
       // PKCE is required of public clients and accepted from every client (S256 only)
       pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
       rotateRefreshToken: true,
@@ -158,7 +160,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       },
       interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
       // an error the provider cannot send back to the app (a redirect_uri off the list, an unknown client): a page in the application's look
-      renderError: (ctx, out, err) => sendErrorPage(ctx, app, ctx.status, (err as Error | undefined)?.name === 'SessionNotFound' ? 'session_not_found' : out.error),
+      renderError: (ctx, out, err) => sendErrorPage(ctx, app, ctx.status, pageErrorOf(out.error, out.error_description, (err as Error | undefined)?.name)),
       ttl: {
         AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600,
         // the provider's session lasts no longer than the account page's session it stands for

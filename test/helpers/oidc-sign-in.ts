@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import type { servedTestApp } from './browser';
-import type { manualClock } from './backend';
 import { basic } from './backend';
 import { openidClient } from './openid-client';
 import { cookieBrowser, firstForm } from './social';
@@ -18,7 +17,7 @@ export const oathtool = (secret: string, at: Date) =>
  * What the OpenID tests do through the front door of a served test app, with openid-client as the
  * relying party: the owner's admin calls, new accounts, discovery, and a browser signing in.
  */
-export function oidcSignIn(served: Awaited<ReturnType<typeof servedTestApp>>, clock: ReturnType<typeof manualClock>) {
+export function oidcSignIn(served: Awaited<ReturnType<typeof servedTestApp>>, clock: { now(): Date }) {
   const oidc = openidClient();
   const owner = basic(served.t.local.clients.owner.client_id, served.t.local.clients.owner.client_secret);
   const login = served.t.local.clients.login;
