@@ -144,7 +144,10 @@ function stateAdapter({ db, clock, box, invalidRequest, invalidClientAuth }: Ada
     async upsert(id, payload, expiresIn) {
       const object = {
         model, idHash: sha256Hex(id), uidHash: typeof payload.uid === 'string' ? sha256Hex(payload.uid) : null,
-        grantId: typeof payload.grantId === 'string' ? payload.grantId : null, entityId: await entityOf(payload), payload: storedPayload(box, app, payload, false, model),
+        // a grant's own state ends with it; a pending sign-in (an interaction naming the grant it would extend) does not:
+        // another account signing in in the same browser ends the first one's grants, and its own sign-in goes on
+        grantId: model !== 'Interaction' && typeof payload.grantId === 'string' ? payload.grantId : null,
+        entityId: await entityOf(payload), payload: storedPayload(box, app, payload, false, model),
         expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
       };
       // a client assertion's marker (private_key_jwt) is saved once: the provider looks it up, then saves it, so two

@@ -92,4 +92,51 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await context.close();
     }
   });
+
+  it('switching accounts: X signed in, Y signs in with prompt=login in the same browser, the app gets a code for Y; "stay signed in" keeps Y signed in', async () => {
+    const { owner, login } = served.t.local.clients;
+    const [x, y] = [`x-${Date.now()}@example.com`, `y-${Date.now()}@example.com`];
+    for (const email of [x, y]) {
+      const created = await request(served.t.app).post('/entity.create').set('Authorization', basic(owner.client_id, owner.client_secret)).type('form')
+        .send({ type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD }) });
+      expect(created.body.stat).toBe('ok');
+    }
+    const config = await oidc.discovery(new URL(served.base), login.client_id, login.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const page = await context.newPage();
+    /** A sign-in through the provider as `email` (asked or not): who the app was told signed in (userinfo). */
+    const signIn = async (email: string, extra: Record<string, string>) => {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      await page.goto(oidc.buildAuthorizationUrl(config, {
+        redirect_uri: callback, scope: 'openid email', state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra,
+      }).toString());
+      if (new URL(page.url()).pathname === '/signin') {
+        await page.fill('#f-signInEmailAddress', email);
+        await page.fill('#f-currentPassword', PASSWORD);
+        await page.keyboard.press('Enter');
+      }
+      await page.waitForURL((u) => u.toString().startsWith(callback));
+      const back = new URL(page.url());
+      expect(back.searchParams.get('error')).toBeNull();
+      const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+      return oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
+    };
+    try {
+      const first = await signIn(x, {});
+      expect(first.email).toBe(x);
+      const switched = await signIn(y, { prompt: 'login' });
+      expect(switched.email).toBe(y);
+      // the browser's session is Y's now: a silent sign-in is Y's
+      expect((await signIn(y, { prompt: 'none' })).email).toBe(y);
+      // the app's logout, declined: still Y
+      const hint = oidc.buildEndSessionUrl(config, { post_logout_redirect_uri: signedOut, state: 'no', client_id: login.client_id });
+      await page.goto(hint.toString());
+      await Promise.all([page.waitForURL((u) => u.toString().startsWith(signedOut)), page.click('a.button.secondary')]);
+      expect(new URL(page.url()).searchParams.get('state')).toBe('no');
+      expect((await signIn(y, { prompt: 'none' })).email).toBe(y);
+    } finally {
+      await context.close();
+    }
+  });
 });
