@@ -8,6 +8,7 @@ import { signingKeys } from './usecases/keys/signing-keys';
 import { isOpenIdProvider } from './domain/settings';
 import { banner } from './banner';
 import { answerHelp } from './entry-help';
+import { holdDataDir } from './data-dir-lock';
 import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
 import { serveMetrics } from './metrics';
@@ -47,6 +48,12 @@ async function main(): Promise<void> {
     // without Redis this process sends the emails itself
     process.stderr.write(`gatehouse: ${NO_MAIL_TRANSPORT}\n`);
     process.exit(78);
+  }
+  // one embedded instance per data folder: its database, its in-process jobs and its emails
+  const held = config.embedded ? holdDataDir(config.varDir) : undefined;
+  if (held) {
+    process.stderr.write(`gatehouse: ${held}\n`);
+    process.exit(1);
   }
   const runtime = createRuntime(config, logger);
   try {

@@ -71,6 +71,26 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
     }
   });
 
+  it('a second instance on the same data folder refuses to start and says how to run one (its own DATA_DIR and PORT)', async () => {
+    const first = startNode(SERVER, { cwd: dir, env: { PORT: String(await freePort()) } });
+    try {
+      await first.waitFor(/gatehouse api listening/);
+      const second = startNode(SERVER, { cwd: dir, env: { PORT: String(await freePort()) } });
+      expect(await second.exited).toBe(1);
+      expect(second.output()).toContain(`another Gatehouse api (pid ${first.child.pid}) uses`);
+      expect(second.output()).toContain('DATA_DIR=var/second PORT=3001 npm start');
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    // stopped, it lets the folder go: the next start holds it
+    const next = startNode(SERVER, { cwd: dir, env: { PORT: String(await freePort()) } });
+    try {
+      await next.waitFor(/gatehouse api listening/);
+    } finally {
+      expect(await next.stop()).toBe(0);
+    }
+  });
+
   it('a restart keeps the data and the secrets; the CLI works on the same files', async () => {
     const port = await freePort();
     const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port) } });
