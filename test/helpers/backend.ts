@@ -17,15 +17,27 @@ import { importFlows } from '../../src/usecases/applications/import-flows';
 /** True when the suite runs against MariaDB/MySQL (DATABASE_URL set), else SQLite. */
 export const onMysql = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '');
 export const redisUrl = process.env.REDIS_URL || undefined;
-/**
- * The flows the tests' applications are made with: the standard flow as it was first released
- * (a registration asking for names and a confirmation), which the applications made before it
- * changed keep, and the original clients were written for. New applications get the shipped
- * flows/ (a short registration), which its own tests check.
- */
-export const FLOWS = path.join(projectRoot(), 'test', 'fixtures', 'flows');
 /** The flows a new application gets (flows/ of the project). */
 export const SHIPPED_FLOWS = path.join(projectRoot(), 'flows');
+
+/**
+ * The flows the tests' applications are made with: the standard flow as it was first released,
+ * which the applications made before keep and the original clients were written for: the shipped
+ * flow with the forms of then (test/fixtures/first-release-forms.json: a registration asking for
+ * names, a display name and a confirmation of the password), written into a folder of the test
+ * process's own when a test file loads. New applications get the shipped flows/ (a short registration), which its own
+ * tests check.
+ */
+export const FLOWS = (() => {
+  const root = path.join(os.tmpdir(), `gatehouse-first-release-flows-${process.pid}`);
+  const dir = path.join(root, 'standard');
+  const { '//': _about, ...forms } = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'test/fixtures/first-release-forms.json'), 'utf8')) as Record<string, unknown>;
+  const flow = JSON.parse(fs.readFileSync(path.join(SHIPPED_FLOWS, 'standard/flow.json'), 'utf8')) as { forms: Record<string, unknown> };
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'flow.json'), JSON.stringify({ ...flow, forms: { ...flow.forms, ...forms } }, null, 2));
+  fs.copyFileSync(path.join(SHIPPED_FLOWS, 'standard/translations.json'), path.join(dir, 'translations.json'));
+  return root;
+})();
 
 /** DATABASE_URL without its database: the server the tests make their databases on. */
 export function serverUrl(): string {

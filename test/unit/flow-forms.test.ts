@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { loadFlowDirectory } from '../../src/domain/flow-definition';
 import { compileForm } from '../../src/domain/flow-forms';
-import { projectRoot } from '../../src/runtime';
+import { FLOWS } from '../helpers/backend';
 
 // the standard flow as first released: a registration with every kind of field and rule
-const { definition } = loadFlowDirectory(path.join(projectRoot(), 'test/fixtures/flows/standard'));
+const { definition } = loadFlowDirectory(path.join(FLOWS, 'standard'));
 const unique = { isUnique: async (_attribute: string, value: string) => value !== 'taken@example.com' };
 const now = () => new Date('2026-11-21T12:00:00Z');
 const registration = (locale: string) => compileForm(definition, 'registrationForm', locale, now)!;
