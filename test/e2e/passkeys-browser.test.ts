@@ -288,10 +288,11 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     }
   });
 
-  it('an identifier without passkeys gets the same kind of answer as one with: a credential id that exists nowhere, the same each time', async () => {
+  it('an identifier without passkeys gets the same kind of answer as one with: credential ids that exist nowhere (ids alone), the same each time', async () => {
     const begin = (identifier: string) => request(t.app).post('/oauth/passkey_auth_begin').type('form').send({ client_id: login.client_id, identifier });
     const unknown = await begin('nobody-here@example.com');
-    expect(unknown.body.options.allowCredentials).toHaveLength(1);
+    expect(unknown.body.options.allowCredentials.length).toBeGreaterThanOrEqual(1);
+    for (const c of unknown.body.options.allowCredentials as Record<string, unknown>[]) expect(Object.keys(c)).toEqual(['id', 'type']);
     expect((await begin('nobody-here@example.com')).body.options.allowCredentials).toEqual(unknown.body.options.allowCredentials);
     expect((await begin('someone-else@example.com')).body.options.allowCredentials).not.toEqual(unknown.body.options.allowCredentials);
     expect((await begin('x'.repeat(300))).body).toMatchObject({ code: 200, argument_name: 'identifier' });
