@@ -3,7 +3,7 @@ import type { Application } from '../../domain/storage/applications';
 import type { Services } from '../services';
 
 /**
- * The login client the account page signs in with (docs/account-page.md#signing-in): the one its
+ * The login client the account page signs in with (docs/account-page.md#linking-to-it): the one its
  * link names (`client_id`), else the application's setting `account_client_id`, else the
  * application's own: the first login client made with it that has a default flow (the one
  * `apps:create` and the first start make). Adding clients never leaves the page without one.
