@@ -1,35 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import mysql from 'mysql2/promise';
 import { simpleParser } from 'mailparser';
 import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
+import { basic, get, post } from '../helpers/http-calls';
 import { openDatabase } from '../../src/db';
 import { createOutbox } from '../../src/queue/outbox';
 import { mailRow, writeRows } from '../helpers/outbox-rows';
 import { SecretBox } from '../../src/domain/secrets';
 import { createLogger } from '../../src/logger';
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-
-/** GET with node:http (fetch would drop a Host header). */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, any> }> {
-  return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    }).on('error', reject);
-  });
-}
-
-async function post(url: string, params: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params) });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
 
 // The gatehouse command on the configured database (docs/cli.md), as operators run it: each test runs
 // many CLI processes, and a CLI process takes seconds on a loaded 2-core machine, so each test's

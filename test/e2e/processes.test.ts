@@ -1,28 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { formatSignatureDate } from '../../src/domain/signature';
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
+import { basic, get, post } from '../helpers/http-calls';
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-
-/** GET with node:http (fetch would drop a Host header). */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, any> }> {
-  return new Promise((resolve, reject) => {
-    http.get(url, { headers }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    }).on('error', reject);
-  });
-}
-
-async function post(url: string, params: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params) });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
 
 describe('the embedded default, as a newcomer runs it (npm start)', () => {
   let dir: string;
