@@ -204,7 +204,7 @@ program.command('clients:add')
     const changed = [`added the client ${added.client.clientId} (${features.join(', ')}) to the application "${app.name}"`];
     if (settings) changed.push(`its hosted pages show the flow ${settings.default_flow_name} version ${settings.default_flow_version}, as the application's own login client's do`);
     if (own) {
-      changed.push(`the account page (/account) still signs in with ${(await accountClient(core, app))!.clientId} unless its link names a client_id; `
+      changed.push(`the account page (/account) still signs in with ${own.clientId} unless its link names a client_id; `
         + 'the setting account_client_id chooses another');
       changed.push('set its redirect_uris before an app signs in with it (settings:set redirect_uris URL --client ID)');
     }

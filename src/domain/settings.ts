@@ -1,4 +1,11 @@
 import { claimMappingProblem, OPENID_SCOPES } from './openid-claims';
+import { lengthSetting, LOWEST_MIN_LENGTH, MAX_MIN_LENGTH } from './password-minimum';
+
+/** A password minimum an application may set: a whole number from LOWEST_MIN_LENGTH to MAX_MIN_LENGTH. */
+const minimumInRange = (value: string) => {
+  const n = lengthSetting(value);
+  return n !== undefined && n >= LOWEST_MIN_LENGTH && n <= MAX_MIN_LENGTH;
+};
 
 /**
  * The settings Gatehouse reads, checked when they are set: a value it could not use is refused
@@ -95,10 +102,10 @@ const CHECKS: Readonly<Record<string, Check>> = {
   default_flow_name: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the name of an imported flow, such as standard'),
   default_flow_version: (value) => (/^[1-9]\d{0,8}$/.test(value) ? undefined : 'must be a version number of the flow, such as 1 (HEAD is not accepted)'),
   app_name: (value) => (value.length <= 100 && !/[\u0000-\u001f\u007f]/.test(value) ? undefined : 'must be at most 100 printable characters'),
-  password_min_length: (value) => (/^\d{1,2}$/.test(value) && Number(value) >= 8 && Number(value) <= 64 ? undefined
-    : 'must be a whole number from 8 to 64: the fewest characters a new password has (the flow\'s own minimum when unset)'),
-  password_min_length_second_factor: (value) => (/^\d{1,2}$/.test(value) && Number(value) >= 8 && Number(value) <= 64 ? undefined
-    : 'must be a whole number from 8 to 64: the fewest characters a new password has for an account with a second factor'),
+  password_min_length: (value) => (minimumInRange(value) ? undefined
+    : `must be a whole number from ${LOWEST_MIN_LENGTH} to ${MAX_MIN_LENGTH}: the fewest characters a new password has (the flow's own minimum when unset)`),
+  password_min_length_second_factor: (value) => (minimumInRange(value) ? undefined
+    : `must be a whole number from ${LOWEST_MIN_LENGTH} to ${MAX_MIN_LENGTH}: the fewest characters a new password has for an account with a second factor`),
   passkey_rp_id: (value) => (/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value) ? undefined
     : 'must be a host name in lower case, such as example.com: the application\'s own host or a domain above it'),
   second_factor: (value) => (['off', 'optional', 'required'].includes(value) ? undefined

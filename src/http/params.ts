@@ -1,7 +1,6 @@
 import { CONTROL, MAX_PARAM_LENGTH } from '../domain/request-values';
 import { errors } from '../errors';
 
-export { MAX_PARAM_LENGTH };
 
 /** Refuses an identifier holding a control character (a NUL, an escape, ...) with 200 invalid_argument. */
 export function assertNoControl(argument: string, value: string): void {

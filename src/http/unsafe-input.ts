@@ -1,9 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
+import { isProviderPage } from '../domain/openid-routes';
 import { CONTROL, unsafeField } from '../domain/request-values';
 import { errors } from '../errors';
 
 /** The paths a browser is sent to (the pages, the account page, the provider's browser endpoints): refused with an error page. */
-const PAGES = /^\/(?:$|signin|register|account|reset-password|verify-email|undo-email-change|social\/|oidc\/(?:auth|session\/end|interaction\/))/;
+const PAGES = /^\/(?:$|signin|register|account|reset-password|verify-email|undo-email-change|social\/|oidc\/interaction\/)/;
 
 /**
  * Express middleware: refuses a request whose path or query string holds what no request may
@@ -21,6 +22,6 @@ export const refuseUnsafeQuery = (asPage: (req: Request, res: Response) => void)
   }
   const found = CONTROL.test(path) ? ['path', 'contains a control character; remove it'] as const : unsafeField(req.query);
   if (!found) return next();
-  if (PAGES.test(req.path)) asPage(req, res);
+  if (PAGES.test(req.path) || isProviderPage(req.path)) asPage(req, res);
   next(errors.unsafeInput(found[0], found[1]));
 };

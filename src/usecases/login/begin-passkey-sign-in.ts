@@ -20,8 +20,9 @@ function decoyPasskeys(ctx: CallContext, identifier: string): StoredPasskey[] {
   const seed = Buffer.from(ctx.services.box.tag(identifier.toLowerCase(), 'passkey decoy'), 'base64url');
   const count = seed[0] % 4 === 0 ? 2 : 1;
   return Array.from({ length: count }, (_, i) => {
-    const bytes = Buffer.from(ctx.services.box.tag(`${identifier.toLowerCase()}\n${i}`, 'passkey decoy id'), 'base64url');
-    const id = Buffer.concat([bytes, bytes]).subarray(0, CREDENTIAL_ID_BYTES[seed[1 + i] % CREDENTIAL_ID_BYTES.length]).toString('base64url');
+    // 64 bytes from two keyed digests (a real id is random throughout: no half repeats the other), cut to its length
+    const bytes = Buffer.concat([0, 1].map((half) => Buffer.from(ctx.services.box.tag(`${identifier.toLowerCase()}\n${i}\n${half}`, 'passkey decoy id'), 'base64url')));
+    const id = bytes.subarray(0, CREDENTIAL_ID_BYTES[seed[1 + i] % CREDENTIAL_ID_BYTES.length]).toString('base64url');
     return {
       id: 0, applicationId: ctx.app.id, entityId: 0, credentialId: id, publicKey: '', counter: 0, deviceType: 'multiDevice', backedUp: true,
       transports: [], aaguid: '', name: '', createdAt: new Date(0), lastUsedAt: null,

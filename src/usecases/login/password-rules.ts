@@ -6,7 +6,6 @@ import { secondFactorsOf } from '../factors/second-factors-of';
 
 import { lengthSetting } from '../../domain/password-minimum';
 
-export { LOWEST_MIN_LENGTH, MAX_MIN_LENGTH } from '../../domain/password-minimum';
 
 /**
  * The rules of a new password of application `app` in `locale` (docs/passwords.md), for account
