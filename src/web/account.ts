@@ -190,17 +190,17 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   const reauthHtml = `<p class="tip">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
 
   let body = `<h1>${t('title')}</h1><p>${t('signedInAs', { who })}</p>${done}${notice}`;
+  // a flow without editProfileForm has no profile to edit here
+  const editForm = p.services.flows.form(app, s.flow, 'editProfileForm');
   // the page is long: its sections, linked at the top
   const sections: [string, Key][] = [
-    ...(p.services.flows.form(app, s.flow, 'editProfileForm') ? [['h-profile', 'profile'] as [string, Key]] : []),
+    ...(editForm ? [['h-profile', 'profile'] as [string, Key]] : []),
     ['h-password', 'password'], ['h-passkeys', 'passkeys'], ...(o.policy !== 'off' ? [['h-totp', 'totp'] as [string, Key]] : []),
     ['h-identities', 'identities'], ['h-sessions', 'sessions'],
   ];
   body += `<nav class="links" aria-label="${t('sectionsNav')}">${sections.map(([id, key]) => `<a href="#${id}">${t(key)}</a>`).join('')}</nav>`;
   if (shown.reauth) body += `<p class="notice" role="alert">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
 
-  // a flow without editProfileForm has no profile to edit here
-  const editForm = p.services.flows.form(app, s.flow, 'editProfileForm');
   if (editForm) {
     body += `<section aria-labelledby="h-profile"><h2 id="h-profile">${t('profile')}</h2>`
       + flowForm(p, s, 'editProfileForm', '/account/profile', say(locale, 'save'), prefillFrom(editForm, o.record), shown, token) + '</section>';
