@@ -13,6 +13,7 @@ import * as secondFactors from './0012-second-factors';
 import * as passkeys from './0013-passkeys';
 import * as signingKeys from './0014-signing-keys';
 import * as oidcState from './0015-oidc-state';
+import * as eventStore from './0016-event-store';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   { name: '0013-passkeys', ...passkeys },
   { name: '0014-signing-keys', ...signingKeys },
   { name: '0015-oidc-state', ...oidcState },
+  { name: '0016-event-store', ...eventStore },
 ];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import compression from 'compression';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { keptUserAgent } from './domain/events';
 import { authenticate } from './http/authenticate';
 import { isDatabaseUnavailable, isWriteConflict } from './db';
 import { ApiError, errors, apiErrorOf } from './errors';
@@ -190,10 +191,12 @@ function apiRoutes(app: express.Express, options: AppOptions, resolveApp: Return
         if (origin !== undefined && !exposed && principal.kind === 'entity') {
           await exposeIfAllowed(services, application, res, origin, undefined, principal.token.clientId);
         }
+        const clientAddress = endUserAddress(principal, req.ip, req.headers[END_USER_IP_HEADER]);
         const ctx: RequestContext = {
           requestId: (res.locals as Locals).requestId, app: application, params, principal, services,
-          origin: { requestId: (res.locals as Locals).requestId, address: req.ip },
-          clientAddress: endUserAddress(principal, req.ip, req.headers[END_USER_IP_HEADER]),
+          // events keep the address as the limits count it, and the user agent cut and escaped
+          origin: { requestId: (res.locals as Locals).requestId, address: clientAddress, userAgent: keptUserAgent(req.headers['user-agent']) },
+          clientAddress,
         };
         const body = await route.handler(ctx);
         res.status(200).json({ ...body, stat: 'ok' });

@@ -29,6 +29,9 @@ import { ProviderInputError } from './domain/social/providers';
 import { listAudit } from './usecases/audit/list-audit';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
 import { shownAuditEntry } from './http/handlers/audit';
+import { shownActivity } from './http/handlers/activity';
+import { listActivity } from './usecases/activity/list-activity';
+import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE } from './domain/activity';
 import type { Acting } from './domain/events';
 import type { Work } from './domain/ports';
 import type { RecordVersions } from './domain/versions';
@@ -394,6 +397,29 @@ program.command('users:find')
       throw e;
     }
     print(found.results.map(({ id, uuid, email, username, created, lastLogin }) => ({ id, uuid, email, username: username ?? null, created, lastLogin: lastLogin ?? null })));
+  }));
+
+program.command('users:activity')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .option('--types <types>', 'only these activity types, separated by commas (account.signed_in,account.sign_in_failed)')
+  .option('--since <time>', 'entries at or after this ISO 8601 time')
+  .option('--until <time>', 'entries before this ISO 8601 time')
+  .option('--limit <n>', `at most this many entries (1 to ${MAX_ACTIVITY_PAGE})`, '50')
+  .option('--cursor <cursor>', 'continue a listing where the last one said')
+  .description("print a user's activity, newest first, one JSON object per line: sign-ins, failed sign-ins, changes of how they sign in")
+  .action((who: string, opts: { app?: string; types?: string; since?: string; until?: string; limit: string; cursor?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    let query;
+    try {
+      query = activityQuery(opts);
+    } catch (e) {
+      if (e instanceof ActivityQueryError) throw new Error(`--${e.field} ${e.message}`);
+      throw e;
+    }
+    const page = await listActivity({ events: core.db.events }, { applicationId: app.id, accountId: record.id, ...query });
+    for (const e of page.entries) process.stdout.write(`${JSON.stringify(shownActivity(e))}\n`);
+    if (page.nextCursor) process.stderr.write(`gatehouse: more entries: run again with --cursor ${page.nextCursor}\n`);
   }));
 
 program.command('audit')

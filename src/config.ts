@@ -54,6 +54,8 @@ export interface Config {
   outboxRelayAfterSeconds: number;
   /** Version snapshots older than this many days are pruned (the newest before the cutoff stays); null: kept forever. */
   versionsRetentionDays: number | null;
+  /** Days events and counted failed sign-ins (an account's activity) are kept (docs/activity.md). */
+  eventsRetentionDays: number;
   /** Registration attempts per client address, per window. */
   registrationLimit: { max: number; windowSeconds: number };
   /** The time the database may spend on one statement of entity.find or entity.count before it is stopped. */
@@ -147,6 +149,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   ARGON2_CONCURRENCY: yup.string().test('c', 'ARGON2_CONCURRENCY must be a whole number from 1 to 256 (default: the number of cores)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 256)),
   ARGON2_QUEUE_MAX: yup.string().test('q', 'ARGON2_QUEUE_MAX must be a whole number from 1 to 100000 (default: 64 per ARGON2_CONCURRENCY thread)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100_000)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
+  EVENTS_RETENTION_DAYS: yup.string().test('days', 'EVENTS_RETENTION_DAYS must be a whole number of days from 1 to 36500 (unset: 400)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 36_500)),
   VERSIONS_RETENTION_DAYS: yup.string().test('days', 'VERSIONS_RETENTION_DAYS must be a whole number of days from 1 to 36500 (unset: snapshots are kept forever)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 36_500)),
   DASHBOARD_PORT: yup.string().test('port', 'DASHBOARD_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
   DASHBOARD_USER: yup.string().matches(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'DASHBOARD_USER must be 1 to 64 letters, digits or _ . @ -' }),
@@ -353,6 +356,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
     mailTransport,
     outboxRelayAfterSeconds,
     versionsRetentionDays: retentionDays === undefined ? null : Number(retentionDays),
+    eventsRetentionDays: Number(value('EVENTS_RETENTION_DAYS') ?? 400),
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
     http,

@@ -1,5 +1,7 @@
-import type { NewCredential } from '../domain/storage/credentials';
+import type { NewCredential, RotationEvent } from '../domain/storage/credentials';
 import type { OutboxJob } from '../domain/storage/outbox';
+import { accountOf, clientOf, keptUserAgent, type KeptEvent } from '../domain/events';
+import { actorId } from '../domain/storage/audit';
 
 /**
  * The rows of the two hot writes (a sign-in, a refresh-token rotation), written once: the columns
@@ -17,6 +19,12 @@ export type CredentialColumn = (typeof CREDENTIAL_COLUMNS)[number];
 export const OUTBOX_COLUMNS = ['id', 'application_id', 'queue', 'name', 'payload', 'status', 'attempts', 'created_at', 'updated_at', 'entity_id'] as const;
 export type OutboxColumn = (typeof OUTBOX_COLUMNS)[number];
 
+export const EVENT_COLUMNS = [
+  'application_id', 'type', 'version', 'account_id', 'actor_kind', 'actor_id', 'client_id', 'subject_kind', 'subject_id',
+  'address', 'user_agent', 'request_id', 'occurred_at', 'data',
+] as const;
+export type EventColumn = (typeof EVENT_COLUMNS)[number];
+
 /** How an engine's statements write a time. */
 type Time = (date: Date) => string;
 
@@ -31,6 +39,23 @@ export const credentialRow = (c: NewCredential, now: Date, time: Time): Record<C
 export const outboxRow = (j: OutboxJob, now: Date, time: Time): Record<OutboxColumn, unknown> => ({
   id: j.id, application_id: j.applicationId, queue: j.queue, name: j.name, payload: JSON.stringify(j.payload), status: 'pending',
   attempts: 0, created_at: time(now), updated_at: time(now), entity_id: j.entityId ?? null,
+});
+
+/** An event's row in the event store (its id is the store's: the order it was written in). */
+export const eventRow = (e: KeptEvent, time: Time): Record<EventColumn, unknown> => ({
+  application_id: e.applicationId, type: e.type, version: e.version, account_id: accountOf(e) ?? null, actor_kind: e.actor.kind,
+  actor_id: actorId(e.actor), client_id: clientOf(e)?.slice(0, 255) ?? null, subject_kind: e.subject.kind, subject_id: e.subject.id.slice(0, 255),
+  address: e.origin.address?.slice(0, 64) ?? null, user_agent: keptUserAgent(e.origin.userAgent) ?? null, request_id: e.origin.requestId?.slice(0, 64) ?? null,
+  occurred_at: time(e.occurredAt), data: JSON.stringify(e.data),
+});
+
+/**
+ * A rotation's event as its row, before the rotation found the spent token's record: account_id,
+ * actor_id and subject_id are that record's, which the rotation's statements fill in (null here).
+ */
+export const rotationEventRow = (e: RotationEvent, time: Time): Record<EventColumn, unknown> => ({
+  ...eventRow({ ...e, actor: { kind: 'account', accountId: 0, clientId: e.clientId }, subject: { kind: 'record', id: '' } }, time),
+  account_id: null, actor_id: null, subject_id: null,
 });
 
 /** The column list of an INSERT into `table`: `INSERT INTO credentials (application_id, kind, …)`. */

@@ -12,13 +12,15 @@ import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
 import { createAuditQueries } from './repositories/audit';
+import { createEventQueries } from './repositories/events';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
 import { createSigningKeyQueries } from './repositories/signing-keys';
 import { createOidcStateQueries } from './repositories/oidc-state';
 import { asTx, createSql, retrying } from './sql';
 import { lagTolerantOf, REPLICA_ANSWER_MS, replicaReads, routedReads, type ReplicaEvents, type ReplicaHealth } from './lag-tolerant';
-import type { NewCredential, Successor } from '../domain/storage/credentials';
+import type { NewCredential, RotationEvent, Successor } from '../domain/storage/credentials';
+import type { KeptEvent } from '../domain/events';
 import type { OutboxJob } from '../domain/storage/outbox';
 import type { UserRecord } from '../domain/storage/records';
 import type { Storage } from '../domain/storage';
@@ -62,19 +64,20 @@ export interface Database extends Storage {
   credentials: ReturnType<typeof createCredentialQueries> & {
     /**
      * The refresh grant: spends the presented refresh token (live, and the client's own) and
-     * inserts its successor access and refresh tokens in its record and family, committed before
-     * it answers. False when nothing was spent.
+     * inserts its successor access and refresh tokens in its record and family, with its event,
+     * committed before it answers. False when nothing was spent.
      */
-    rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
+    rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent): Promise<boolean>;
   };
   records: ReturnType<typeof createRecordQueries> & {
     /**
      * A sign-in's whole write, committed before it answers: `next` (updated(read, …): lastLogin,
      * and a rehashed password) if the record is still at the version `read` has, the sign-in's
-     * credentials, and its outbox rows (the new version's snapshot, and any other). False when the record changed
-     * since `read`: nothing is written (the caller locks it and writes in a transaction).
+     * credentials, its outbox rows (the new version's snapshot, and any other) and its events. False
+     * when the record changed since `read`: nothing is written (the caller locks it and writes in a
+     * transaction).
      */
-    signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], now: Date): Promise<boolean>;
+    signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], events: readonly KeptEvent[], now: Date): Promise<boolean>;
   };
   social: ReturnType<typeof createSocialQueries>;
   versions: ReturnType<typeof createVersionQueries>;
@@ -104,18 +107,22 @@ export interface Database extends Storage {
  */
 function hotWrites(
   calls: ReturnType<typeof createProcedureCalls> | undefined,
-  queries: { credentials: ReturnType<typeof createCredentialQueries>; records: ReturnType<typeof createRecordQueries>; outbox: ReturnType<typeof createOutboxQueries> },
+  queries: {
+    credentials: ReturnType<typeof createCredentialQueries>; records: ReturnType<typeof createRecordQueries>;
+    outbox: ReturnType<typeof createOutboxQueries>; events: ReturnType<typeof createEventQueries>;
+  },
   transaction: Transact,
 ): Pick<Database, 'credentials' | 'records'> {
-  const { credentials, records, outbox } = queries;
-  const rotate: Database['credentials']['rotate'] = calls?.rotate ?? ((applicationId, spentHash, ownerClientId, successors, now) =>
-    transaction((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, tx)));
-  const signIn: Database['records']['signIn'] = calls?.signIn ?? ((read, next, rows, jobs, now) => transaction(async (tx) => {
+  const { credentials, records, outbox, events } = queries;
+  const rotate: Database['credentials']['rotate'] = calls?.rotate ?? ((applicationId, spentHash, ownerClientId, successors, now, event) =>
+    transaction((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, event, tx)));
+  const signIn: Database['records']['signIn'] = calls?.signIn ?? ((read, next, rows, jobs, happened, now) => transaction(async (tx) => {
     // the record's row lock first: a credential row's foreign key check would otherwise take a
     // shared lock on the record, and two sign-ins of one account would deadlock upgrading it
     if (!(await records.writeSignIn(read, next, tx))) return false;
     await credentials.insert(rows, now, tx);
     await outbox.insert(jobs, now, tx);
+    await events.append(happened, tx);
     return true;
   }));
   return { credentials: { ...credentials, rotate }, records: { ...records, signIn } };
@@ -146,6 +153,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
   const credentials = createCredentialQueries(models, sql);
   const records = createRecordQueries(models, sql);
   const outbox = createOutboxQueries(models, sql);
+  const events = createEventQueries(sql);
   const transaction: Transact = sql.transaction ? retryingDeadlocks(sql.transaction.bind(sql)) : serialized(sequelize);
   const queries = {
     clients: createClientQueries(models, sql),
@@ -153,6 +161,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     social: createSocialQueries(models, sql),
     versions: createVersionQueries(models, sql, transaction),
     audit: createAuditQueries(sql),
+    events,
     factors: createFactorQueries(sql),
     passkeys: createPasskeyQueries(sql),
     signingKeys: createSigningKeyQueries(sql),
@@ -169,7 +178,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     applications: createApplicationQueries(models, sql),
     ...queries,
     outbox,
-    ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, records, outbox }, transaction),
+    ...hotWrites(procedures ? createProcedureCalls(sql) : undefined, { credentials, records, outbox, events }, transaction),
     lagTolerant: routed.reads,
     replicaHealth: routed.health,
     procedures,

@@ -19,8 +19,32 @@ export interface Subject {
   id: string;
 }
 
-/** Where a change came from: the request it was made in and the address the request came from (none for a worker or the CLI). */
-export interface Origin { requestId?: string; address?: string }
+/**
+ * Where a change came from (none of it for a worker or the CLI): the request it was made in, the
+ * address as the per-address limits count it (one IPv4 address or IPv6 /64, src/domain/addresses.ts),
+ * the user agent as the request sent it, and the client the request came through when the actor
+ * does not name it (a page of the account client).
+ */
+export interface Origin { requestId?: string; address?: string; userAgent?: string; clientId?: string }
+
+/** The longest user agent an event keeps, after escaping. */
+export const USER_AGENT_MAX = 512;
+
+/**
+ * A user agent as an event keeps it: control characters written out as `\u00XX` (so a stored or
+ * shown value is one line of text), cut to USER_AGENT_MAX characters, never in the middle of a
+ * character; undefined for none.
+ */
+export function keptUserAgent(raw: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(raw) ? raw.join(', ') : raw;
+  if (text === undefined || text === '') return undefined;
+  // no more of a long value is looked at than can be kept
+  const head = text.length > USER_AGENT_MAX * 2 ? text.slice(0, USER_AGENT_MAX * 2) : text;
+  // eslint-disable-next-line no-control-regex
+  const escaped = head.replace(/[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return Array.from(escaped).slice(0, USER_AGENT_MAX).join('');
+}
 
 /**
  * What happens with an event beside what is kept of it: the record as the change left it (the
@@ -72,6 +96,12 @@ export interface EventData {
   'flow.imported': { name: string; version: number };
   /** The OpenID provider's signing keys rotated: the keys (`kid`) that sign from now on. */
   'keys.rotated': { signing: string[] };
+  /** A refresh token was spent for a new pair in its family (the original token endpoint). */
+  'token.refreshed': Record<string, never>;
+  /** A spent refresh token came back: it had leaked, and its whole family ended (`revoked` tokens). */
+  'token.reuse_detected': { revoked: number };
+  /** The person said a sign-in or change was not theirs: every session ended, and a new password is due. */
+  'account.activity_disowned': { sessions: number };
 }
 
 export type EventType = keyof EventData;
@@ -86,6 +116,7 @@ export const EVENT_TYPES = [
   'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
+  'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;
@@ -135,3 +166,16 @@ export const recordSubject = (id: number): Subject => ({ kind: 'record', id: Str
 
 /** Whether the event's actor is someone other than the person the record is (an application's client, an operator): those are audited. */
 export const actsForOthers = (actor: Actor): boolean => actor.kind === 'client' || actor.kind === 'operator';
+
+/** The account an event is about: the record it changed, else the person who acted; none for a client, a setting, a key. */
+export function accountOf(e: Pick<KeptEvent, 'subject' | 'actor'>): number | undefined {
+  if (e.subject.kind === 'record') return Number(e.subject.id);
+  return e.actor.kind === 'account' ? e.actor.accountId : undefined;
+}
+
+/** The client an event came through: the actor's, else the request's. */
+export function clientOf(e: Pick<KeptEvent, 'actor' | 'origin'>): string | undefined {
+  if (e.actor.kind === 'client') return e.actor.clientId;
+  if (e.actor.kind === 'account' && e.actor.clientId !== undefined) return e.actor.clientId;
+  return e.origin.clientId;
+}

@@ -1,5 +1,4 @@
 import type { Application } from './storage/applications';
-import type { UserRecord } from './storage/records';
 import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
@@ -26,7 +25,7 @@ export interface MailPayload {
 }
 
 /** How an email greets the person a record is: its display name, else given name, else the address's local part. */
-export const displayName = (r: UserRecord) =>
+export const displayName = (r: { attributes: Record<string, unknown>; email: string | null }) =>
   String(r.attributes.displayName ?? r.attributes.givenName ?? (r.email ?? '').split('@')[0]);
 
 /** Appends `name=value` to a configured URL, whether or not it already has a query. */

@@ -19,6 +19,14 @@ const AUDIT_ENTRY = {
   },
   additionalProperties: false,
 };
+/** One entry of an account's activity: what happened (its event's facts, or a minute of failed sign-ins), when, through which client, from where. */
+const ACTIVITY_ENTRY = {
+  type: 'object', required: ['type', 'at', 'client_id', 'address', 'user_agent'],
+  properties: {
+    type: STRING, at: STRING, actor: STRING, reason: STRING, count: INTEGER, last_at: STRING,
+    client_id: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, user_agent: { type: ['string', 'null'] },
+  },
+};
 /** A sign-in's answer: the record, and what response_type asked for (an access token, an authorization code, or both). */
 const SIGNED_IN = { capture_user: RECORD_REF, access_token: STRING, authorization_code: STRING };
 const TOKEN_PAIR = { access_token: STRING, expires_in: INTEGER, refresh_token: STRING, transaction_state: {} };
@@ -98,6 +106,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/settings/set_multi': ok({ result: { type: 'object', additionalProperties: BOOLEAN } }),
   '/settings/delete': ok({ result: BOOLEAN }),
   '/settings/set_default': ok({ result: BOOLEAN }),
+  '/entity.activity': ok({ id: INTEGER, uuid: STRING, results: { type: 'array', items: ACTIVITY_ENTRY }, next_cursor: { type: ['string', 'null'] } }),
   '/audit/list': ok({ results: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } }),
 };
 

@@ -11,6 +11,7 @@ import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
+import { entityActivity } from './handlers/activity';
 import * as secondFactor from './handlers/second-factor';
 import * as passkeys from './handlers/passkeys';
 import { credentialParam } from './account-request';
@@ -167,6 +168,8 @@ export const ROUTES: readonly Route[] = [
   { ...route('/entity.bulkCreate', CLIENT_AUTH, ['owner', 'direct_access'], entity.bulkCreateEntities, { summary: 'Creates up to 1,000 records in one transaction', params: ['type_name!', 'all_attributes!'] }), size: BULK_SIZE },
   // docs/api.md#versionsentity: a record as it was at a time, from its version snapshots
   { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt, { summary: 'A record as it was at a time', params: ['type_name!', 'id', 'uuid', 'timestamp!', 'attributes', 'attribute_name'] }), reads: READS },
+  // docs/activity.md: what happened to one account (sign-ins, failed sign-ins, changes of how it signs in), newest first
+  { ...route('/entity.activity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityActivity, { summary: "One record's activity, newest first, one page", params: ['type_name', ...RECORD, 'types', 'since', 'until', 'max_results', 'cursor'] }), reads: READS },
   { ...route('/entityType', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entity.entityType, { summary: 'The attributes of the user entity type', params: ['type_name!'] }), reads: READS },
   // admin API, owner only
   admin('/clients/add', clients.addClient, { summary: 'Adds a client', params: ['description', 'features'] }),

@@ -38,6 +38,7 @@ export function createProcessors(deps: {
         ...DEFAULT_MAINTENANCE,
         relayGraceMs: config.outboxRelayAfterSeconds * 1000,
         versionsRetentionMs: config.versionsRetentionDays === null ? null : config.versionsRetentionDays * 86_400_000,
+        eventsRetentionMs: config.eventsRetentionDays * 86_400_000,
         ...deps.maintenance,
       },
     }),

@@ -22,6 +22,8 @@ export interface MaintenanceSettings {
   outboxRetentionMs: number;
   /** Version snapshots are kept this long (the newest one before the cutoff stays); null: forever. */
   versionsRetentionMs: number | null;
+  /** Events and counted failed sign-ins (an account's activity) are kept this long. */
+  eventsRetentionMs: number;
   /** Rows per delete statement; small enough that no delete holds locks for long. */
   batchSize: number;
   /** Upper bound of batches per run, so one run never monopolizes the worker. */
@@ -33,6 +35,7 @@ export const DEFAULT_MAINTENANCE: MaintenanceSettings = {
   credentialRetentionMs: 24 * 3600_000,
   outboxRetentionMs: 7 * 24 * 3600_000,
   versionsRetentionMs: null,
+  eventsRetentionMs: 400 * 24 * 3600_000,
   batchSize: 500,
   maxBatches: 100,
 };
@@ -69,10 +72,12 @@ export function createMaintenanceProcessor(deps: { db: Database; outbox: Relayin
         // the OpenID provider's expired sessions, interactions and grants; keys retired long enough for what they signed to have expired
         const oidcState = await inBatches(settings, () => db.oidcState.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
         const signingKeys = await db.signingKeys.sweep(new Date(t - RETIRED_KEY_SECONDS * 1000));
-        if (credentials + outboxRows + snapshots + oidcState + signingKeys > 0) {
-          logger.info({ credentials, outbox: outboxRows, snapshots, oidcState, signingKeys }, 'sweep removed expired and spent rows and old snapshots');
+        // events and counted failures past their retention, in batches like the rest
+        const events = await inBatches(settings, () => db.events.sweep(new Date(t - settings.eventsRetentionMs), settings.batchSize));
+        if (credentials + outboxRows + snapshots + oidcState + signingKeys + events > 0) {
+          logger.info({ credentials, outbox: outboxRows, snapshots, oidcState, signingKeys, events }, 'sweep removed expired and spent rows, old snapshots and old events');
         }
-        return { credentials, outbox: outboxRows, snapshots, oidcState, signingKeys };
+        return { credentials, outbox: outboxRows, snapshots, oidcState, signingKeys, events };
       }
       default:
         throw new Error(`the maintenance queue has no job named "${job.name}"`);

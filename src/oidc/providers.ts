@@ -11,7 +11,7 @@ import { ACR_VALUES, acrMet, essentialAcrs, requestedAcrs } from '../domain/sess
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
 import { browserSessionOfRequest } from '../web/account-sign-in';
-import { brandOf, escape, markFailedPage, pageLocale, renderPage, text } from '../web/pages';
+import { brandOf, escape, markFailedPage, pageLocale, peerOrigin, renderPage, text } from '../web/pages';
 import { unsafeField } from '../domain/request-values';
 import { errors } from '../errors';
 import { gatehouseAnswers, isResume, pageErrorOf, requestIdOf, sendErrorPage, sendOwnPage } from './answers';
@@ -208,7 +208,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
   /** Ends the browser's session of the account page, if it has one. */
   async function endBrowserSession(app: Application, req: Request): Promise<void> {
     const session = await browserSessionOfRequest(services, req, app);
-    if (session?.family) await endSessions({ origin: { address: req.ip }, app, clientAddress: '', services }, { token: session, session: session.family });
+    if (session?.family) await endSessions({ origin: peerOrigin(req), app, clientAddress: '', services }, { token: session, session: session.family });
   }
 
   /** The application's provider (and its request handler), built again when its keys (a rotation) or its settings changed. */

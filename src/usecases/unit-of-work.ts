@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../domain/events';
+import { kept, type DomainEvent } from '../domain/events';
 import type { Work } from '../domain/ports';
 import type { Storage } from '../domain/storage';
 import type { OutboxJob } from '../domain/storage/outbox';
@@ -8,7 +8,7 @@ export type { UnitOfWork, Work } from '../domain/ports';
 
 /** The unit of work of src/domain/ports (Work), over storage and the subscribers. */
 export function createWork(deps: {
-  storage: Pick<Storage, 'transaction' | 'outbox'>;
+  storage: Pick<Storage, 'transaction' | 'outbox' | 'events'>;
   subscribers: readonly Subscriber[];
   dispatch(jobs: OutboxJob[]): Promise<void>;
   now: () => Date;
@@ -25,6 +25,8 @@ export function createWork(deps: {
         // a transaction run again (a deadlock victim) records its events again
         events = [];
         const result = await work({ tx, record: (...e) => events.push(...e) });
+        // the events are kept with the change: one that cannot be written fails it
+        await storage.events.append(events.map(kept), tx);
         for (const s of subscribers) {
           if (s.inTransaction && events.some(s.inTransaction.handles)) await s.inTransaction.write(events, tx);
         }

@@ -4,7 +4,7 @@ import { ACCOUNT_CALLBACK_PATH, browserSessionOf } from '../usecases/account/bro
 import type { Services } from '../usecases/services';
 import type { Application } from '../domain/storage/applications';
 import { peerBudgetKey } from '../domain/addresses';
-import { cookieValue } from './pages';
+import { cookieValue, peerOrigin } from './pages';
 
 /**
  * The browser's side of a sign-in that ends at the account page's callback (docs/account-page.md):
@@ -33,7 +33,7 @@ export const sessionCookieName = (req: Request, secure: boolean) => (secure || r
 /** The browser's live session of the account page (the application's single sign-on session), if its cookie holds one. */
 export async function browserSessionOfRequest(services: Services, req: Request, app: Application) {
   const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
-  return value ? browserSessionOf({ origin: { address: req.ip }, app, clientAddress: peerBudgetKey(req.ip), services }, value) : undefined;
+  return value ? browserSessionOf({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services }, value) : undefined;
 }
 
 export function accountState(req: Request, res: Response, secure: boolean, clientId: string, next?: Record<string, string>): string {

@@ -15,8 +15,9 @@ import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
 import { updateProfile } from '../usecases/login/update-profile';
 import { linkAccount, unlinkAccount } from '../usecases/login/social';
 import { startLinking, type AccountLinking } from './social';
-import { accountOverview, type AccountOverview } from '../usecases/account/overview';
+import { accountOverview, type AccountOverview, type ActivityView } from '../usecases/account/overview';
 import { accountClient } from '../usecases/account/account-client';
+import { disownActivity } from '../usecases/activity/disown-activity';
 import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, endSessions, finishOffer, offerOf, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
 import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
 import { finishPasskeyRegistration } from '../usecases/factors/finish-passkey-registration';
@@ -48,7 +49,9 @@ const accountTexts = (locale: PageLocale) => textsOf('account', locale);
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(accountTexts(locale)[key] ?? key, values);
 
 /** What a successful POST says once it has redirected back (`done`). */
-const DONE = ['profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityLinked', 'identityUnlinked', 'sessionEnded', 'othersEnded'] as const;
+const DONE = [
+  'profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityLinked', 'identityUnlinked', 'sessionEnded', 'othersEnded', 'disowned',
+] as const;
 type Done = (typeof DONE)[number];
 
 
@@ -166,7 +169,7 @@ const ADD_PASSKEY_SCRIPT = `(()=>{const f=document.getElementById('passkey-add')
   + `const c=await navigator.credentials.create({publicKey:PublicKeyCredential.parseCreationOptionsFromJSON(j.options)});`
   + `f.elements.namedItem('credential').value=JSON.stringify(c.toJSON());f.submit()}catch(e){n.textContent=f.dataset.failed;n.hidden=false}})})();`;
 
-const factorsOf = (locale: PageLocale, session: SessionView) => {
+const factorsOf = (locale: PageLocale, session: Pick<SessionView, 'factors'>) => {
   const names = [...new Set((session.factors.length ? session.factors : ['unknown']).map((f) => say(locale, `factor_${f}`)))];
   return names.join(say(locale, 'and'));
 };
@@ -196,7 +199,7 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   const sections: [string, Key][] = [
     ...(editForm ? [['h-profile', 'profile'] as [string, Key]] : []),
     ['h-password', 'password'], ['h-passkeys', 'passkeys'], ...(o.policy !== 'off' ? [['h-totp', 'totp'] as [string, Key]] : []),
-    ['h-identities', 'identities'], ['h-sessions', 'sessions'],
+    ['h-identities', 'identities'], ['h-sessions', 'sessions'], ['h-activity', 'activity'],
   ];
   body += `<nav class="links" aria-label="${t('sectionsNav')}">${sections.map(([id, key]) => `<a href="#${id}">${t(key)}</a>`).join('')}</nav>`;
   if (shown.reauth) body += `<p class="notice" role="alert">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
@@ -261,10 +264,51 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
     + (o.sessions.some((v) => !v.current) ? actionForm('/account/sessions/end', token, say(locale, 'endOthers'), { others: '1' }, '', true) : '')
     + '</section>';
 
+  body += activitySection(locale, o.activity, token);
+
   body += actionForm('/account/signout', token, say(locale, 'signOut'), {}, '', true);
   sendPage(res, status, locale, say(locale, 'title'), timed(locale, body), {
     brand: brandOf(app), formAction: "'self'", script: [VALIDATE_SCRIPT, ADD_PASSKEY_SCRIPT, LOCAL_TIMES_SCRIPT], connect: true,
   });
+}
+
+/** What one entry of the activity says happened, in the page's words. */
+function activityWhat(locale: PageLocale, e: ActivityView): string {
+  if (e.kind === 'failures') return say(locale, 'act_sign_in_failed', { count: String(e.count), reason: say(locale, `reason_${e.reason}`) });
+  const d = e.data;
+  switch (e.type) {
+    case 'account.signed_in': {
+      const factors = [String(d.method ?? 'unknown'), ...(typeof d.factor === 'string' ? [d.factor] : [])];
+      return say(locale, 'act_signed_in', { factors: factorsOf(locale, { factors: factors as SessionView['factors'] }) });
+    }
+    case 'account.identity_linked':
+    case 'account.identity_unlinked':
+      return say(locale, `act_${e.type.slice('account.'.length)}` as Key, { provider: providerLabel(String(d.provider ?? '')) });
+    case 'token.reuse_detected':
+      return say(locale, 'act_reuse_detected');
+    default:
+      return say(locale, `act_${e.type.slice(e.type.indexOf('.') + 1)}` as Key);
+  }
+}
+
+/**
+ * The account's recent activity, newest first: what, when (in the viewer's time zone), through
+ * which app, from which device and address; and "this wasn't me". The user agent is shown as the
+ * device it names, and whole (escaped) on hover.
+ */
+function activitySection(locale: PageLocale, activity: ActivityView[], token: string): string {
+  const t = (key: Key, values?: Record<string, string>) => escape(say(locale, key, values));
+  const items = activity.map((e) => {
+    const device = e.userAgent === undefined ? '' : deviceOf(e.userAgent) || say(locale, 'unknownDevice');
+    const where = [e.clientName ?? (e.clientId === undefined ? '' : e.clientId), device, e.address ?? ''].filter((w) => w !== '');
+    const title = e.userAgent === undefined ? '' : ` title="${escape(e.userAgent)}"`;
+    return `<li><p><strong>${escape(activityWhat(locale, e))}</strong><br>${escape(dateOf(locale, e.at))}`
+      + (where.length > 0 ? ` <span${title}>${escape(where.join(' · '))}</span>` : '') + '</p></li>';
+  });
+  return `<section aria-labelledby="h-activity"><h2 id="h-activity">${t('activity')}</h2>`
+    + (items.length === 0 ? `<p>${t('activityNone')}</p>` : `<ul class="items">${items.join('')}</ul>`)
+    + `<p class="tip">${t('notMeHelp')}</p>` + actionForm('/account/activity/disown', token, say(locale, 'notMe'), {}, '', true)
+    + '</section>';
 }
 
 const requestOf = (s: Signed): FlowRequest => ({ client: s.client, flow: s.flow, responseType: 'code' });
@@ -471,6 +515,8 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
     const others = body.others === '1';
     await act(p, endSessions, () => ({ token: s.session, ...(others ? { others } : { session: body.session ?? '' }) }), others ? 'othersEnded' : 'sessionEnded')(req, res, s, body);
   }));
+  // "this wasn't me": every other session ends, and the page asks for a new password
+  router.post('/account/activity/disown', form, on(act(p, disownActivity, (s) => ({ token: s.session }), 'disowned')));
   router.post('/account/signout', form, on(async (req, res, s) => {
     await callUseCase(services, req, res, s.app, endSessions, requestOf(s), { token: s.session, session: s.session.family ?? '' });
     res.clearCookie(sessionCookie(p, req), { path: '/', secure: p.secure(req) });

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
-import type { Origin } from '../domain/events';
+import { keptUserAgent, type Origin } from '../domain/events';
+import { peerBudgetKey } from '../domain/addresses';
 import { DEFAULT_BRAND_COLOR, paletteOf, type Brand } from '../domain/brand';
 import { safeEqual, type SecretBox } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
@@ -158,7 +159,11 @@ export function renderError(locale: PageLocale, app: Application | undefined, pr
 
 /** The shape of a code or state a link carries (random base64url values; anything else is not looked up). */
 /** Where a page's call came from, for the events of its use case: the request id and the peer's address. */
-export const originOf = (req: Request, res: Response): Origin => ({ requestId: String(res.locals.requestId ?? ''), address: req.ip });
+/** Where a page's change came from: its request, the address as the limits count it, the user agent cut and escaped. */
+export const originOf = (req: Request, res: Response): Origin => ({ requestId: String(res.locals.requestId ?? ''), ...peerOrigin(req) });
+
+/** Where a request came from without its request id: the address as the limits count it, the user agent cut and escaped. */
+export const peerOrigin = (req: Request): Origin => ({ address: peerBudgetKey(req.ip), userAgent: keptUserAgent(req.headers['user-agent']) });
 
 export const LINK_CODE = /^[A-Za-z0-9_-]{16,128}$/;
 

@@ -25,6 +25,8 @@ forEveryEngine('credentials store', (storage) => {
     applicationId: appId, kind, valueHash: hash(), entityId: user.id, clientId: one, forClientId: null, redirectUri: null,
     extra: null, family: null, expiresAt: later(new Date(), 600), ...fields,
   });
+  /** A rotation's event (the event store's contract checks what becomes of it). */
+  const refreshed = () => ({ type: 'token.refreshed' as const, version: 1 as const, applicationId: appId, occurredAt: new Date(), origin: {}, data: {}, clientId: 'contract' });
   const stored = async (...rows: NewCredential[]) => {
     await db.transaction((tx) => db.credentials.insert(rows, new Date(), tx));
     return rows;
@@ -114,10 +116,10 @@ forEveryEngine('credentials store', (storage) => {
         credential('refresh_token', { family: 'f-own' }),
         credential('refresh_token', { forClientId: two, family: 'f-for-two' }),
       );
-      expect(await db.credentials.rotate(appId, ownByOne.valueHash, two, successors(), now)).toBe(false);
-      expect(await db.credentials.rotate(appId, ownByOne.valueHash, one, successors(), now)).toBe(true);
-      expect(await db.credentials.rotate(appId, forTwo.valueHash, one, successors(), now)).toBe(false);
-      expect(await db.credentials.rotate(appId, forTwo.valueHash, two, successors(), now)).toBe(true);
+      expect(await db.credentials.rotate(appId, ownByOne.valueHash, two, successors(), now, refreshed())).toBe(false);
+      expect(await db.credentials.rotate(appId, ownByOne.valueHash, one, successors(), now, refreshed())).toBe(true);
+      expect(await db.credentials.rotate(appId, forTwo.valueHash, one, successors(), now, refreshed())).toBe(false);
+      expect(await db.credentials.rotate(appId, forTwo.valueHash, two, successors(), now, refreshed())).toBe(true);
     });
   });
 
@@ -128,7 +130,7 @@ forEveryEngine('credentials store', (storage) => {
       const attempts = Array.from({ length: RACE }, () => ({
         access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) },
       }));
-      const won = await Promise.all(attempts.map((s, i) => on(i).credentials.rotate(appId, spent.valueHash, one, s, new Date(now.getTime() + i))));
+      const won = await Promise.all(attempts.map((s, i) => on(i).credentials.rotate(appId, spent.valueHash, one, s, new Date(now.getTime() + i), refreshed())));
       expect(won.filter(Boolean)).toHaveLength(1);
       for (const [i, s] of attempts.entries()) {
         const access = await db.credentials.findActive(appId, 'access_token', s.access.valueHash, now);
@@ -144,7 +146,7 @@ forEveryEngine('credentials store', (storage) => {
         expect(refresh!.expiresAt.getTime()).toBe(s.refresh.expiresAt.getTime());
       }
       // spent: a second rotation of the same token is refused
-      expect(await db.credentials.rotate(appId, spent.valueHash, one, attempts[0], now)).toBe(false);
+      expect(await db.credentials.rotate(appId, spent.valueHash, one, attempts[0], now, refreshed())).toBe(false);
     });
 
     it("the successors carry the spent token's extra (the session's facts), on the single call as on the transaction", async () => {
@@ -152,14 +154,14 @@ forEveryEngine('credentials store', (storage) => {
       const [spent] = await stored(credential('refresh_token', { family: 'facts-family', extra: { session } }));
       const now = new Date();
       const next = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
-      expect(await db.credentials.rotate(appId, spent.valueHash, one, next, now)).toBe(true);
+      expect(await db.credentials.rotate(appId, spent.valueHash, one, next, now, refreshed())).toBe(true);
       for (const [kind, c] of [['access_token', next.access], ['refresh_token', next.refresh]] as const) {
         expect((await db.credentials.findActive(appId, kind, c.valueHash, now))?.extra).toEqual({ session });
       }
       // and a token without extra gives successors without it
       const [bare] = await stored(credential('refresh_token', { family: 'bare-family' }));
       const after = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
-      expect(await db.credentials.rotate(appId, bare.valueHash, one, after, now)).toBe(true);
+      expect(await db.credentials.rotate(appId, bare.valueHash, one, after, now, refreshed())).toBe(true);
       expect((await db.credentials.findActive(appId, 'refresh_token', after.refresh.valueHash, now))?.extra).toBeNull();
     });
 
@@ -168,7 +170,7 @@ forEveryEngine('credentials store', (storage) => {
       const now = new Date();
       expect(await db.credentials.rotate(appId, expired.valueHash, one, {
         access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) },
-      }, now)).toBe(false);
+      }, now, refreshed())).toBe(false);
     });
   });
 
@@ -189,7 +191,7 @@ forEveryEngine('credentials store', (storage) => {
       const now = new Date();
       const tokens = await stored(...Array.from({ length: RACE }, (_, i) => credential('refresh_token', { family: `race-${i}-${randomUUID()}` })));
       const outcomes = await Promise.allSettled(tokens.flatMap((t, i) => [
-        on(i).credentials.rotate(appId, t.valueHash, one, { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } }, now),
+        on(i).credentials.rotate(appId, t.valueHash, one, { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } }, now, refreshed()),
         on(i + 1).transaction((tx) => on(i + 1).credentials.revokeFamily(appId, t.family!, now, tx), { readCommitted: true }),
       ]));
       expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
@@ -222,9 +224,9 @@ forEveryEngine('credentials store', (storage) => {
         await db.transaction((tx) => db.records.setDisabled(appId, record.id, now, tx));
         for (const c of [token, code, refresh]) expect(await db.credentials.findActive(appId, c.kind, c.valueHash, now)).toBeUndefined();
         const successors = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
-        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now)).toBe(false);
+        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(false);
         await db.transaction((tx) => db.records.setDisabled(appId, record.id, null, tx));
-        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now)).toBe(true);
+        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(true);
       });
 
       it("a record's live credentials of a kind are listed, spent ones not", async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROCEDURES, procedureSource } from '../../migrations/procedures';
-import { CREDENTIAL_COLUMNS, insertRows, OUTBOX_COLUMNS, procedureMembers } from '../../src/db/hot-rows';
+import { CREDENTIAL_COLUMNS, EVENT_COLUMNS, insertRows, OUTBOX_COLUMNS, procedureMembers } from '../../src/db/hot-rows';
 
 // The rows of the two hot writes are written once (src/db/hot-rows.ts): the portable statements
 // insert them, a CALL hands them to the stored procedures keyed by column. The procedures are
@@ -21,7 +21,7 @@ const membersRead = (source: string, parameter: string) =>
   [...source.matchAll(new RegExp(`JSON_EXTRACT\\(${parameter}, CONCAT\\('\\$\\[', \\w+, '\\]\\.(\\w+)'\\)\\)`, 'g'))].map((m) => m[1]);
 
 it('the code calls the sign-in and the rotation procedures, at versions that exist', () => {
-  expect(called.sort()).toEqual(['gh_rotate_refresh', 'gh_sign_in_events']);
+  expect(called.sort()).toEqual(['gh_rotate_with_event', 'gh_sign_in_with_events']);
   for (const name of called) expect(() => procedureSource(name, PROCEDURES[name])).not.toThrow();
 });
 
@@ -33,16 +33,29 @@ it.each(called)('%s inserts exactly the columns of the one list, and reads only 
   for (const columns of insertedColumns(source, 'outbox')) expect(columns).toEqual([...OUTBOX_COLUMNS]);
   for (const member of membersRead(source, 'p_credentials')) expect(CREDENTIAL_COLUMNS).toContain(member);
   for (const member of membersRead(source, 'p_outbox')) expect(OUTBOX_COLUMNS).toContain(member);
+  // every procedure the code calls writes its events, in the columns of the one list
+  const events = insertedColumns(source, 'events');
+  expect(events.length).toBeGreaterThan(0);
+  for (const columns of events) expect(columns).toEqual([...EVENT_COLUMNS]);
+  for (const member of membersRead(source, 'p_events')) expect(EVENT_COLUMNS).toContain(member);
+});
+
+it('the rotation procedure reads every member of its event that a CALL hands it, and fills the account from the spent token', () => {
+  const source = procedureSource('gh_rotate_with_event', PROCEDURES.gh_rotate_with_event);
+  const read = [...source.matchAll(/JSON_EXTRACT\(p_event, '\$\.(\w+)'\)/g)].map((m) => m[1]);
+  expect(read.sort()).toEqual(EVENT_COLUMNS.filter((c) => !['application_id', 'account_id', 'actor_id', 'subject_id'].includes(c)).sort());
+  expect(source).toMatch(/v_entity,\s*JSON_UNQUOTE\(JSON_EXTRACT\(p_event, '\$\.actor_kind'\)\),\s*CAST\(v_entity AS CHAR\)/);
 });
 
 it('the sign-in procedure reads every member a CALL hands it', () => {
-  const source = procedureSource('gh_sign_in_events', PROCEDURES.gh_sign_in_events);
+  const source = procedureSource('gh_sign_in_with_events', PROCEDURES.gh_sign_in_with_events);
   const credential = procedureMembers({ application_id: 1, kind: 'access_token', value_hash: 'h', entity_id: 2, client_id: 3, for_client_id: 4,
     redirect_uri: 'https://a.example/', extra: '{}', family: 'f', expires_at: 't', used_at: null, created_at: 't' }, ['application_id', 'entity_id', 'used_at', 'created_at']);
   expect(Object.keys(credential).sort()).toEqual([...new Set(membersRead(source, 'p_credentials'))].sort());
   const outbox = procedureMembers({ id: 'i', application_id: 1, queue: 'q', name: 'n', payload: '{}', status: 'pending', attempts: 0, created_at: 't', updated_at: 't', entity_id: 2 },
     ['application_id', 'status', 'attempts', 'created_at', 'updated_at']);
   expect(Object.keys(outbox).sort()).toEqual([...new Set(membersRead(source, 'p_outbox'))].sort());
+  expect(EVENT_COLUMNS.filter((c) => c !== 'application_id').sort()).toEqual([...new Set(membersRead(source, 'p_events'))].sort());
 });
 
 it('finds a column a procedure inserts beyond the list, and one the list has beyond the procedure (the check itself)', () => {

@@ -76,16 +76,16 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     expect((await credential('refresh_token', pair.refreshToken))?.extra).toEqual({ session: facts });
 
     // rotated (the stored procedure on MariaDB, statements on SQLite): the same facts, no proof
-    const rotated = await rotateRefreshToken(services, { app: call.app, client: call.request.client, refreshToken: pair.refreshToken });
+    const rotated = await rotateRefreshToken(services, { app: call.app, client: call.request.client, refreshToken: pair.refreshToken, origin: {} });
     expect((await credential('access_token', rotated.accessToken))?.extra).toEqual({ session: facts });
-    const again = await rotateRefreshToken(services, { app: call.app, client: call.request.client, refreshToken: rotated.refreshToken });
+    const again = await rotateRefreshToken(services, { app: call.app, client: call.request.client, refreshToken: rotated.refreshToken, origin: {} });
     expect((await credential('refresh_token', again.refreshToken))?.extra).toEqual({ session: facts });
 
     // the mobile SDK's session: the new access token and its session row carry the facts
     const date = new Date().toISOString().slice(0, 19).replace('T', ' ');
     const renewed = await refreshWithSecret(services, {
       app: call.app, client: call.request.client, accessToken: signed.accessToken!, date,
-      signature: sign(refreshSecret, `refresh_access_token\n${date}\n${signed.accessToken!}\n`),
+      signature: sign(refreshSecret, `refresh_access_token\n${date}\n${signed.accessToken!}\n`), origin: {},
     });
     expect((await credential('access_token', renewed.accessToken))?.extra).toEqual({ session: facts });
     expect((await credential('refresh_secret', refreshSessionKey(renewed.accessToken)))?.extra).toMatchObject({ session: facts });
@@ -97,7 +97,7 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     const call = await loginCall(t, { responseType: 'code', redirectUri: REDIRECT });
     const signed = await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
     const pair = await exchangeCode(t.runtime.services, { app: call.app, client: call.request.client, code: signed.authorizationCode!, redirectUri: REDIRECT });
-    const rotated = await rotateRefreshToken(t.runtime.services, { app: call.app, client: call.request.client, refreshToken: pair.refreshToken });
+    const rotated = await rotateRefreshToken(t.runtime.services, { app: call.app, client: call.request.client, refreshToken: pair.refreshToken, origin: {} });
     await expect(updateProfile(await loginCall(t), {
       accessToken: rotated.accessToken, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },
     })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'form' } });

@@ -1,8 +1,9 @@
-import type { NewCredential, Successor } from '../../domain/storage/credentials';
+import type { NewCredential, RotationEvent, Successor } from '../../domain/storage/credentials';
+import type { KeptEvent } from '../../domain/events';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { UserRecord } from '../../domain/storage/records';
 import type { Sql } from '../sql';
-import { credentialRow, outboxRow, procedureMembers } from '../hot-rows';
+import { credentialRow, eventRow, outboxRow, procedureMembers, rotationEventRow } from '../hot-rows';
 
 /**
  * The two hot writes as one CALL each on MySQL/MariaDB (DATABASE_PROCEDURES=on): the stored
@@ -13,22 +14,29 @@ import { credentialRow, outboxRow, procedureMembers } from '../hot-rows';
 export function createProcedureCalls(sql: Sql) {
   const t = sql.time;
   return {
-    /** gh_rotate_refresh: see CredentialQueries.rotate. */
-    async rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean> {
-      const args = [applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash, t(successors.refresh.expiresAt)];
+    /** gh_rotate_with_event: see CredentialQueries.rotate. */
+    async rotate(
+      applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent,
+    ): Promise<boolean> {
+      const row = JSON.stringify(procedureMembers(rotationEventRow(event, t), ['application_id', 'account_id', 'actor_id', 'subject_id']));
+      const args = [
+        applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash,
+        t(successors.refresh.expiresAt), row,
+      ];
       // a CALL that lost to a concurrent write runs again (Sql: a statement of its own is retried)
-      const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_refresh(?, ?, ?, ?, ?, ?, ?, ?)', args);
+      const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_with_event(?, ?, ?, ?, ?, ?, ?, ?, ?)', args);
       return Number(rows?.[0]?.rotated) === 1;
     },
 
-    /** gh_sign_in_events: see EntityQueries.signIn. */
-    async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], now: Date): Promise<boolean> {
+    /** gh_sign_in_with_events: see EntityQueries.signIn. */
+    async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], happened: readonly KeptEvent[], now: Date): Promise<boolean> {
       // one JSON array of each table's rows, keyed by column, without what the procedure takes from its parameters
       const rows = JSON.stringify(credentials.map((c) => procedureMembers(credentialRow(c, now, t), ['application_id', 'entity_id', 'used_at', 'created_at'])));
       const outbox = JSON.stringify(jobs.map((j) => procedureMembers(outboxRow(j, now, t), ['application_id', 'status', 'attempts', 'created_at', 'updated_at'])));
-      const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in_events(?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      const events = JSON.stringify(happened.map((e) => procedureMembers(eventRow(e, t), ['application_id'])));
+      const [result] = await sql.select<Array<{ signed_in: number }>>('CALL gh_sign_in_with_events(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         read.applicationId, read.id, read.version, next.passwordHash === read.passwordHash ? null : next.passwordHash, JSON.stringify(next.attributes),
-        t(next.lastUpdated), t(now), rows, outbox,
+        t(next.lastUpdated), t(now), rows, outbox, events,
       ]);
       return Number(result?.[0]?.signed_in) === 1;
     },

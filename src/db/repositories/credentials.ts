@@ -1,7 +1,7 @@
 import { Op } from 'sequelize';
 import type { Sql } from '../sql';
-import { credentialRow, CREDENTIAL_COLUMNS, insertInto, insertRows } from '../hot-rows';
-import type { CredentialKind, NewCredential, StoredCredential, Successor } from '../../domain/storage/credentials';
+import { credentialRow, CREDENTIAL_COLUMNS, EVENT_COLUMNS, insertInto, insertRows, rotationEventRow } from '../hot-rows';
+import type { CredentialKind, NewCredential, RotationEvent, StoredCredential, Successor } from '../../domain/storage/credentials';
 import type { Tx } from '../../domain/storage/transactions';
 import { asDate, type CredentialRow, type Models } from '../models';
 
@@ -117,6 +117,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       ownerClientId: number,
       successors: { access: Successor; refresh: Successor },
       now: Date,
+      event: RotationEvent,
       transaction: Tx,
     ): Promise<boolean> {
       const t = sql.time;
@@ -133,6 +134,15 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       await sql.change(
         `${insertInto('credentials', CREDENTIAL_COLUMNS)} ${rows.map(() => select).join(' UNION ALL ')}`,
         rows.flatMap(([kind, c]) => [kind, c.valueHash, ownerClientId, t(c.expiresAt), t(now), spentHash]),
+        transaction,
+      );
+      // its event, about the spent token's record
+      const row = rotationEventRow(event, t);
+      const fromRecord: readonly string[] = ['account_id', 'actor_id', 'subject_id'];
+      await sql.change(
+        `${insertInto('events', EVENT_COLUMNS)} SELECT ${EVENT_COLUMNS.map((c) => (c === 'account_id' ? 'entity_id' : fromRecord.includes(c) ? 'CAST(entity_id AS CHAR)' : '?')).join(', ')}
+         FROM credentials WHERE value_hash = ?`,
+        [...EVENT_COLUMNS.filter((c) => !fromRecord.includes(c)).map((c) => row[c]), spentHash],
         transaction,
       );
       return true;

@@ -1,3 +1,4 @@
+import type { EventOf } from '../events';
 import type { Tx } from './transactions';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -90,10 +91,11 @@ export interface CredentialStore {
   consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx | undefined, ownerClientId?: number | null): Promise<boolean>;
   /**
    * The refresh grant: spends the presented refresh token (live, and the client's own) and inserts
-   * its successor access and refresh tokens in its record and family, committed before it
-   * answers. False when nothing was spent.
+   * its successor access and refresh tokens in its record and family, with `event` (whose account,
+   * as actor and subject, is the spent token's record), committed before it answers. False when
+   * nothing was spent.
    */
-  rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date): Promise<boolean>;
+  rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent): Promise<boolean>;
   /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
   revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction: Tx): Promise<number>;
   /** A record's live credentials of `kind` (a few: its undo links). */
@@ -105,3 +107,6 @@ export interface CredentialStore {
   /** Deletes up to `limit` rows that expired, or were spent, before `before`. */
   sweep(before: Date, limit: number): Promise<number>;
 }
+
+/** A rotation's event before the rotation found whose token it spent: the store makes the spent token's record its actor and subject. */
+export type RotationEvent = Omit<EventOf<'token.refreshed'>, 'actor' | 'subject' | 'carried'> & { clientId: string };

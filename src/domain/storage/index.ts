@@ -2,6 +2,7 @@ import type { ApplicationStore } from './applications';
 import type { AuditStore } from './audit';
 import type { ClientStore } from './clients';
 import type { CredentialStore } from './credentials';
+import type { EventStore } from './events';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
 import type { OutboxStore } from './outbox';
@@ -28,6 +29,8 @@ export interface Storage {
   versions: VersionStore;
   outbox: OutboxStore;
   audit: AuditStore;
+  /** Every event, in the transaction of its change; an account's failed sign-ins, counted per minute. */
+  events: EventStore;
   /** Second factors: an account's TOTP authenticator. */
   factors: FactorStore;
   /** An account's passkeys (WebAuthn credentials). */

@@ -1,3 +1,4 @@
+import type { KeptEvent } from '../events';
 import type { Filter } from '../filter';
 import type { NewCredential } from './credentials';
 import type { OutboxJob } from './outbox';
@@ -95,10 +96,11 @@ export interface RecordStore {
   /**
    * A sign-in's whole write, committed before it answers: `next` (updated(read, …): lastLogin,
    * and a rehashed password) if the record is still at the version `read` has, the sign-in's
-   * credentials, and its outbox rows (the new version's snapshot, and any other). False when the record changed
-   * since `read`: nothing is written (the caller locks it and writes in a transaction).
+   * credentials, its outbox rows (the new version's snapshot, and any other) and its events. False
+   * when the record changed since `read`: nothing is written (the caller locks it and writes in a
+   * transaction).
    */
-  signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], now: Date): Promise<boolean>;
+  signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], events: readonly KeptEvent[], now: Date): Promise<boolean>;
   /** Scoped to the application: another application's record is never found. */
   find(applicationId: number, key: RecordKey, transaction?: Tx): Promise<UserRecord | undefined>;
   /** `find` by email or username with the record's identities, read together. */

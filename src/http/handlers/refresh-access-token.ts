@@ -13,6 +13,6 @@ export const refreshAccessToken: Handler = async (ctx) => {
   const accessToken = ctx.params.require('access_token');
   const date = ctx.params.require('date');
   const signature = ctx.params.require('signature');
-  const renewed = await refreshWithSecret(ctx.services, { app: ctx.app, client: request.client, accessToken, date, signature });
+  const renewed = await refreshWithSecret(ctx.services, { app: ctx.app, client: request.client, accessToken, date, signature, origin: ctx.origin });
   return { access_token: renewed.accessToken, expires_in: renewed.expiresIn };
 };

@@ -9,9 +9,9 @@ export const token: Handler = async (ctx) => {
   const grantType = ctx.params.require('grant_type');
   switch (grantType) {
     case 'authorization_code':
-      return pairBody(await exchangeCode(ctx.services, { app: ctx.app, client: caller(ctx), code: ctx.params.require('code'), redirectUri: ctx.params.require('redirect_uri') }));
+      return pairBody(await exchangeCode(ctx.services, { app: ctx.app, client: caller(ctx), code: ctx.params.require('code'), redirectUri: ctx.params.require('redirect_uri'), origin: ctx.origin }));
     case 'refresh_token':
-      return pairBody(await rotateRefreshToken(ctx.services, { app: ctx.app, client: caller(ctx), refreshToken: ctx.params.require('refresh_token') }));
+      return pairBody(await rotateRefreshToken(ctx.services, { app: ctx.app, client: caller(ctx), refreshToken: ctx.params.require('refresh_token'), origin: ctx.origin }));
     default:
       throw new ApiError('invalidRequestArgument', `invalid grant_type ${JSON.stringify(grantType.slice(0, 40))}: use authorization_code or refresh_token`, {
         extra: { argument_name: 'grant_type' },

@@ -45,7 +45,7 @@ export async function startBrowserSession(
 ): Promise<{ value: string; expiresAt: Date }> {
   const { clock, work, tokens } = ctx.services;
   const { absolute } = browserSessionLimits(ctx.app);
-  const exchange = { app: ctx.app, client: command.client, code: command.code, redirectUri: command.redirectUri };
+  const exchange = { app: ctx.app, client: command.client, code: command.code, redirectUri: command.redirectUri, origin: ctx.origin };
   const started = await work.run(async (uow) => {
     const spent = await spendCode(ctx.services, uow, exchange);
     if ('error' in spent) return spent;

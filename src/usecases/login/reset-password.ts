@@ -45,7 +45,7 @@ export async function resetPassword(
     return { exchange };
   });
   try {
-    await settleExchange(services, { app, redirectUri }, outcome.exchange);
+    await settleExchange(services, { app, redirectUri, origin: command.origin }, outcome.exchange);
   } catch (e) {
     if (!(e instanceof Refusal)) throw e;
     return { kind: 'spent' };

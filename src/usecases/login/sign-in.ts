@@ -7,6 +7,7 @@ import { accountDisabled, signedIn } from './signed-in';
 import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn } from './call';
 import { mergeRequest } from './social-identities';
 import { secondFactorOwed } from './second-factor-step';
+import { countFailedSignIn } from './failed-sign-ins';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
@@ -54,11 +55,15 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
   // the attempt is taken before argon2 runs, for known and unknown accounts alike
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, uniqueKey(identifier)!));
   const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
-  if (!ok || !record) throw invalidCredentials(ctx, request, form.name);
+  if (!ok || !record) {
+    if (record) await countFailedSignIn(ctx, record.id, 'wrong_password', request.client);
+    throw invalidCredentials(ctx, request, form.name);
+  }
 
-  // the right password of a disabled user: said so, and nothing is linked or issued (nor is the attempt counted)
+  // the right password of a disabled user: said so, and nothing is linked or issued (nor is the attempt counted against a budget)
   if (record.disabledAt) {
     await guesses.givenBack();
+    await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
     throw accountDisabled(ctx, request, form.name);
   }
   // the account's failures are forgotten once the sign-in is done: a second factor still owed keeps them

@@ -2,7 +2,7 @@ import { Refusal } from '../../domain/refusal';
 import { updated, type UserRecord } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
 import { asAccount, type CallContext } from '../services';
-import { event, recordSubject } from '../../domain/events';
+import { event, kept, recordSubject } from '../../domain/events';
 import type { UnitOfWork } from '../../domain/ports';
 import type { Written } from '../../domain/versions';
 import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn } from './call';
@@ -11,6 +11,7 @@ import { textsOf } from '../../texts';
 import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import { pauseForSecondFactor, secondFactorOwed, sendToEnroll, type SignInAlso } from './second-factor-step';
 import { identityEvent, invalidToken, linkIdentity } from './social-identities';
+import { countFailedSignIn } from './failed-sign-ins';
 
 /** The second factor that finished a sign-in: a code, a recovery code, or a passkey (that verified the person or not). */
 export type SecondFactor = Exclude<SignInFactor, 'password' | 'social'>;
@@ -79,7 +80,10 @@ export async function signedIn(
       attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...changedToo],
     }, { snapshot: written.snapshot }),
   ];
-  if (record.disabledAt) throw accountDisabled(ctx, request);
+  if (record.disabledAt) {
+    await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
+    throw accountDisabled(ctx, request);
+  }
   // the seam: an account with a second factor waits for it here, before anything is issued or spent
   // a passkey is not the second factor of a sign-in it began
   const factors = options.secondFactor ? [] : options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);
@@ -111,7 +115,7 @@ export async function signedIn(
   // one round trip when no subscriber must write in a transaction for these events
   const happened = events(written, now);
   const jobs = alongside ? undefined : work.jobsOf(happened);
-  if (jobs && await db.records.signIn(record, next, rows, jobs, now)) {
+  if (jobs && await db.records.signIn(record, next, rows, jobs, happened.map(kept), now)) {
     await work.dispatch(jobs, happened);
     return { record: written.rendered, ...issued };
   }

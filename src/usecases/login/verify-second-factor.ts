@@ -10,6 +10,7 @@ import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { openPaused, pausedMethods } from './second-factor-step';
 import { accountDisabled, signedIn, type SecondFactor } from './signed-in';
 import { wrongCode } from '../factors/confirm-totp';
+import { countFailedSignIn } from './failed-sign-ins';
 import { recordLocale } from '../../domain/email-change';
 import { Refusal } from '../../domain/refusal';
 import type { TokenPair } from '../../domain/tokens';
@@ -53,7 +54,10 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   const locale = request?.flow.locale ?? recordLocale(record);
   const disabled = () => (request ? accountDisabled(ctx, request)
     : new Refusal('no_grant', 'the user of this password reset code is disabled: it gets no tokens until an operator enables it again'));
-  if (record.disabledAt) throw disabled();
+  if (record.disabledAt) {
+    await countFailedSignIn(ctx, record.id, 'account_disabled', ctx.client);
+    throw disabled();
+  }
   // the password the sign-in proved is no longer the account's: it starts again
   if (paused.passwordHash !== undefined && record.passwordHash !== paused.passwordHash) throw spent();
 
@@ -73,7 +77,10 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
     method = 'totp';
     const totp = await db.factors.totp(ctx.app.id, record.id);
     const step = totp?.confirmedAt ? matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now()) : undefined;
-    if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', locale);
+    if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) {
+      await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
+      throw wrongCode('code', locale);
+    }
   } else {
     method = 'recovery_code';
     const code = normalRecoveryCode(command.recoveryCode ?? '');
@@ -87,7 +94,10 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
     // this account's own code only: another account's recovery code proves nothing here
     const own = found?.entityId === record.id;
     const used = own && await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'recovery_code', codeHash, clock.now(), tx));
-    if (!used) throw wrongCode('recoveryCode', locale);
+    if (!used) {
+      await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
+      throw wrongCode('recoveryCode', locale);
+    }
   }
   await guesses.succeeded();
   const { exchange } = paused;

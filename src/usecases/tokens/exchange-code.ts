@@ -1,3 +1,4 @@
+import type { Origin } from '../../domain/events';
 import type { Application } from '../../domain/storage/applications';
 import type { Client } from '../../domain/clients';
 import { ownerOf, type StoredCredential } from '../../domain/storage/credentials';
@@ -15,12 +16,13 @@ import { secondFactorsOf } from '../factors/second-factors-of';
 export type ExchangeDeps = Pick<Services, 'db' | 'clock' | 'work' | 'tokens' | 'box'>;
 
 /** An authorization code presented by `client` with the redirect URI it names. */
-export interface ExchangeCommand { app: Application; client: Client; code: string; redirectUri: string }
+/** `origin`: where the code came from, for the event of a replayed code's family ended. */
+export interface ExchangeCommand { app: Application; client: Client; code: string; redirectUri: string; origin?: Origin }
 
 /** What spending a code came to: its pair (and the record it was for), or why not. */
 export type Exchange =
   | { pair: TokenPair; entityId: number | null }
-  | { error: 'denied'; replayed?: string | null }
+  | { error: 'denied'; replayed?: { family: string; entityId: number | null } | null }
   | { error: 'mismatch'; expected: string | null }
   | { error: 'disabled' }
   | { error: 'second_factor'; mfaToken: string; methods: SecondFactorMethod[] }
@@ -74,7 +76,7 @@ export async function spendCode({ db, clock }: ExchangeDeps, uow: UnitOfWork, co
   if (!found || ownerOf(found) !== client.id) return { error: 'denied' };
   if (found.redirectUri !== redirectUri) return { error: 'mismatch', expected: found.redirectUri };
   if (!(await db.credentials.consume(app.id, 'authorization_code', hash, clock.now(), tx, client.id))) {
-    return { error: 'denied', replayed: found.usedAt ? found.family : null };
+    return { error: 'denied', replayed: found.usedAt && found.family ? { family: found.family, entityId: found.entityId } : null };
   }
   // the record's lock orders this with a disable: a code of a disabled user (mailed after it,
   // or issued by a sign-in in flight while it committed) gets nothing
@@ -84,7 +86,7 @@ export async function spendCode({ db, clock }: ExchangeDeps, uow: UnitOfWork, co
 }
 
 /** After the work of an exchange: its pair, or its refusal (a replayed code's family revoked first). */
-export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeCommand, 'app' | 'redirectUri'>, outcome: Exchange): Promise<TokenPair> {
+export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeCommand, 'app' | 'redirectUri' | 'origin'>, outcome: Exchange): Promise<TokenPair> {
   if ('pair' in outcome) return outcome.pair;
   if (outcome.error === 'mismatch') {
     throw new Refusal('redirect_mismatch', 'redirect_uri differs from the one used to obtain the code', { received: command.redirectUri, expected: outcome.expected });
@@ -92,7 +94,7 @@ export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeC
   if (outcome.error === 'enroll') throw enrollmentRequired(outcome.enrollToken);
   if (outcome.error === 'second_factor') throw secondFactorRequired(outcome.mfaToken, 'the password reset code is right', outcome.methods);
   if (outcome.error === 'disabled') throw new Refusal('no_grant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
-  if (outcome.replayed) await revokeFamily(deps, command.app, outcome.replayed);
+  if (outcome.replayed) await revokeFamily(deps, command.app, { ...outcome.replayed, origin: command.origin ?? {} });
   throw new Refusal('no_grant', 'the authorization code is invalid, expired, already used, or was issued for another client');
 }
 

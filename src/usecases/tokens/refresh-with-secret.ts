@@ -7,17 +7,18 @@ import { sessionFacts } from '../../domain/session';
 import { ACCESS_TOKEN_SECONDS, refreshSessionKey } from '../../domain/tokens';
 import { invalidField, notSignedIn } from '../../domain/refusal';
 import type { Services } from '../services';
+import { event, recordSubject, type Origin } from '../../domain/events';
 import { revokeFamily } from './families';
 
 /** A mobile SDK's signed refresh: the access token it holds (expired or not), the time it signed, and the signature. */
-export interface SecretRefreshCommand { app: Application; client: Client; accessToken: string; date: string; signature: string }
+export interface SecretRefreshCommand { app: Application; client: Client; accessToken: string; date: string; signature: string; origin: Origin }
 
 /**
  * /oauth/refresh_access_token: a new access token for the session the presented token identifies,
  * when `signature` is base64(HMAC-SHA1(refresh secret, "refresh_access_token\n" + date + "\n" +
  * token + "\n")) and `date` is within the Signature scheme's skew. The session moves to the new
- * token (single use, as a refresh token); a spent session presented again has leaked, and its whole
- * family is revoked.
+ * token (single use, as a refresh token), with its event (token.refreshed); a spent session
+ * presented again has leaked, and its whole family is revoked.
  */
 export async function refreshWithSecret(
   deps: Pick<Services, 'db' | 'clock' | 'work' | 'box' | 'tokens'>, command: SecretRefreshCommand,
@@ -46,7 +47,7 @@ export async function refreshWithSecret(
   const next = randomToken(20);
   const family = session.family ?? randomToken(16);
   const facts = sessionFacts(session);
-  const moved = await work.run(async ({ tx }) => {
+  const moved = await work.run(async ({ tx, record }) => {
     if (!(await db.credentials.consume(app.id, 'refresh_secret', hash, now(), tx))) return false;
     // the token it replaces ends with it, if it had not expired yet
     await db.credentials.consume(app.id, 'access_token', sha256Hex(presented), now(), tx);
@@ -55,11 +56,13 @@ export async function refreshWithSecret(
       { issue: { ...tokens.accessToken(app, client, session.entityId!, null, facts ? { session: facts } : null), family }, value: next },
       { issue: tokens.refreshSecretIssue(app, client, session.entityId!, family, next, secret, facts), value: refreshSessionKey(next) },
     ], tx);
+    record(event('token.refreshed', app.id, now(), { actor: { kind: 'account', accountId: session.entityId!, clientId: client.clientId }, origin: command.origin },
+      recordSubject(session.entityId!), {}));
     return true;
   });
   if (!moved) {
     const spent = await db.credentials.find(app.id, 'refresh_secret', hash);
-    if (spent?.usedAt && spent.family) await revokeFamily(deps, app, spent.family);
+    if (spent?.usedAt && spent.family) await revokeFamily(deps, app, { family: spent.family, entityId: spent.entityId, origin: { ...command.origin, clientId: client.clientId } });
     throw ended();
   }
   return { accessToken: next, expiresIn: ACCESS_TOKEN_SECONDS };

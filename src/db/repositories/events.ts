@@ -1,0 +1,139 @@
+import { asDate } from '../models';
+import type { Sql } from '../sql';
+import { EVENT_COLUMNS, eventRow, insertRows } from '../hot-rows';
+import { keptUserAgent, type Actor, type EventType, type KeptEvent, type Subject } from '../../domain/events';
+import type { ActivityEntry, ActivityQuery, EventStore, FailedSignIn, FailureReason, StoredEvent } from '../../domain/storage/events';
+import type { Tx } from '../../domain/storage/transactions';
+
+interface EventRow {
+  id: number | string; application_id: number | string; type: string; version: number | string; account_id: number | string | null;
+  actor_kind: string; actor_id: string; client_id: string | null; subject_kind: string; subject_id: string;
+  address: string | null; user_agent: string | null; request_id: string | null; occurred_at: Date | string; data: string;
+}
+
+interface FailureRow {
+  id: number | string; reason: string; first_at: Date | string; last_at: Date | string; count: number | string;
+  client_id: string | null; address: string | null; user_agent: string | null;
+}
+
+/** The actor as the event had it, from its columns (the client of an account's actor is the event's client). */
+function actorOf(kind: string, id: string, client: string | null): Actor {
+  switch (kind) {
+    case 'account': return { kind, accountId: Number(id), ...(client !== null && { clientId: client }) };
+    case 'client': return { kind, clientId: id };
+    case 'operator': return { kind, name: id };
+    default: return { kind: 'system' };
+  }
+}
+
+const optional = <K extends string>(key: K, v: string | null) => (v === null ? {} : { [key]: v }) as Partial<Record<K, string>>;
+
+function toStored(r: EventRow): StoredEvent {
+  return {
+    id: String(r.id), type: r.type as EventType, version: 1, applicationId: Number(r.application_id), occurredAt: asDate(r.occurred_at),
+    actor: actorOf(r.actor_kind, r.actor_id, r.client_id), subject: { kind: r.subject_kind as Subject['kind'], id: r.subject_id },
+    origin: { ...optional('address', r.address), ...optional('userAgent', r.user_agent), ...optional('requestId', r.request_id), ...optional('clientId', r.client_id) },
+    data: JSON.parse(r.data) as never,
+    ...(r.account_id !== null && { accountId: Number(r.account_id) }),
+  } as StoredEvent;
+}
+
+/** The start of the minute `at` is in: the failed sign-ins of one minute are one row. */
+const minuteOf = (at: Date) => new Date(Math.floor(at.getTime() / 60_000) * 60_000);
+
+/** The event store (EventStore of the storage contract) in SQL. */
+export function createEventQueries(sql: Sql): EventStore {
+  const t = sql.time;
+  return {
+    async append(events: readonly KeptEvent[], tx: Tx): Promise<void> {
+      if (events.length === 0) return;
+      const { sql: statement, values } = insertRows('events', EVENT_COLUMNS, events.map((e) => eventRow(e, t)));
+      await sql.change(statement, values, tx);
+    },
+
+    async countFailureAlone(f: FailedSignIn): Promise<void> {
+      const again = sql.dialect === 'mysql'
+        ? ' ON DUPLICATE KEY UPDATE count = count + 1, last_at = VALUES(last_at), client_id = VALUES(client_id), address = VALUES(address), user_agent = VALUES(user_agent)'
+        : ' ON CONFLICT (application_id, account_id, minute, reason) DO UPDATE SET count = count + 1, last_at = excluded.last_at, '
+          + 'client_id = excluded.client_id, address = excluded.address, user_agent = excluded.user_agent';
+      await sql.change(
+        `INSERT INTO sign_in_failures (application_id, account_id, reason, minute, first_at, last_at, count, client_id, address, user_agent)
+         VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)${again}`,
+        [f.applicationId, f.accountId, f.reason, t(minuteOf(f.at)), t(f.at), t(f.at), f.clientId?.slice(0, 255) ?? null,
+          f.address?.slice(0, 64) ?? null, keptUserAgent(f.userAgent) ?? null],
+      );
+    },
+
+    async activity(q: ActivityQuery): Promise<ActivityEntry[]> {
+      const types = q.types.filter((type) => type !== 'account.sign_in_failed');
+      const failures = types.length < q.types.length;
+      const range = (column: string) => {
+        const where: string[] = [];
+        const values: unknown[] = [];
+        if (q.since) where.push(`${column} >= ?`), values.push(t(q.since));
+        if (q.until) where.push(`${column} < ?`), values.push(t(q.until));
+        return { where, values };
+      };
+      // after the cursor, in the order newest first, an event before a minute of failures at the same time, then by id
+      const after = (column: string, kind: 'event' | 'failures') => {
+        const c = q.after;
+        if (!c) return { where: [] as string[], values: [] as unknown[] };
+        const sameTime = kind === c.kind ? `(${column} = ? AND id < ?)` : kind === 'failures' && c.kind === 'event' ? `${column} = ?` : undefined;
+        if (!sameTime) return { where: [`${column} < ?`], values: [t(c.at)] };
+        return { where: [`(${column} < ? OR ${sameTime})`], values: kind === c.kind ? [t(c.at), t(c.at), Number(c.id)] : [t(c.at), t(c.at)] };
+      };
+      const found: ActivityEntry[] = [];
+      if (types.length > 0) {
+        const r = range('occurred_at');
+        const a = after('occurred_at', 'event');
+        const rows = await sql.select<EventRow>(
+          `SELECT * FROM events WHERE application_id = ? AND account_id = ? AND type IN (${types.map(() => '?').join(', ')})${[...r.where, ...a.where].map((w) => ` AND ${w}`).join('')}
+           ORDER BY occurred_at DESC, id DESC LIMIT ?`,
+          [q.applicationId, q.accountId, ...types, ...r.values, ...a.values, q.limit],
+        );
+        for (const row of rows) {
+          found.push({
+            kind: 'event', id: String(row.id), at: asDate(row.occurred_at), type: row.type as EventType, actorKind: row.actor_kind as Actor['kind'],
+            data: JSON.parse(row.data) as Record<string, unknown>,
+            ...optional('clientId', row.client_id), ...optional('address', row.address), ...optional('userAgent', row.user_agent),
+          });
+        }
+      }
+      if (failures) {
+        const r = range('first_at');
+        const a = after('first_at', 'failures');
+        const rows = await sql.select<FailureRow>(
+          `SELECT id, reason, first_at, last_at, count, client_id, address, user_agent FROM sign_in_failures
+           WHERE application_id = ? AND account_id = ?${[...r.where, ...a.where].map((w) => ` AND ${w}`).join('')}
+           ORDER BY first_at DESC, id DESC LIMIT ?`,
+          [q.applicationId, q.accountId, ...r.values, ...a.values, q.limit],
+        );
+        for (const row of rows) {
+          found.push({
+            kind: 'failures', id: String(row.id), at: asDate(row.first_at), type: 'account.sign_in_failed', reason: row.reason as FailureReason,
+            count: Number(row.count), lastAt: asDate(row.last_at),
+            ...optional('clientId', row.client_id), ...optional('address', row.address), ...optional('userAgent', row.user_agent),
+          });
+        }
+      }
+      const rank = (e: ActivityEntry) => (e.kind === 'event' ? 1 : 0);
+      found.sort((x, y) => y.at.getTime() - x.at.getTime() || rank(y) - rank(x) || Number(y.id) - Number(x.id));
+      return found.slice(0, q.limit);
+    },
+
+    async sweep(before: Date, limit: number): Promise<number> {
+      let removed = 0;
+      for (const [table, column] of [['events', 'occurred_at'], ['sign_in_failures', 'minute']] as const) {
+        const ids = await sql.select<{ id: number | string }>(`SELECT id FROM ${table} WHERE ${column} < ? ORDER BY ${column} LIMIT ?`, [t(before), limit]);
+        if (ids.length > 0) removed += await sql.change(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids.map((r) => r.id));
+      }
+      return removed;
+    },
+
+    async latest(applicationId: number, limit: number, accountId?: number): Promise<StoredEvent[]> {
+      const [mine, values] = accountId === undefined ? ['', []] : [' AND account_id = ?', [accountId]];
+      const rows = await sql.select<EventRow>(`SELECT * FROM events WHERE application_id = ?${mine} ORDER BY id DESC LIMIT ?`, [applicationId, ...values, limit]);
+      return rows.map(toStored);
+    },
+  };
+}
