@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { USER_TYPE } from '../../src/domain/users';
+import type { Application } from '../../src/domain/storage/applications';
+import type { Services } from '../../src/usecases/services';
+import { createWork } from '../../src/usecases/unit-of-work';
+import { changeRecord } from '../../src/usecases/records/change-record';
+import { createRecord } from '../../src/usecases/records/create-records';
+import { disableUser } from '../../src/usecases/operators/disable-user';
+import { enableUser } from '../../src/usecases/operators/enable-user';
+import { startTestApp, type TestApp } from '../helpers/backend';
+import { asOwner } from '../helpers/usecases';
+
+// Every change keeps exactly its events, in its own transaction (docs/architecture.md#events): a
+// failure after the change and its events (here, the outbox's insert, the unit of work's last
+// write) leaves neither; an event that cannot be written fails its change.
+
+let t: TestApp;
+let app: Application;
+beforeAll(async () => {
+  t = await startTestApp();
+  app = (await t.runtime.db.applications.findByName('local'))!;
+});
+afterAll(() => t.close());
+
+const origin = { requestId: 'use-case-test' };
+const owner = () => ({ id: 0, clientId: t.local.clients.owner.client_id });
+const entity = (email: string) => ({ entity: { applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email, username: null, emailVerified: null, attributes: {} } });
+const eventsOf = async (accountId: number) => (await t.runtime.db.events.latest(app.id, 100, accountId)).map((e) => e.type);
+
+/** The services with a unit of work whose `breaks` step throws once the change's own writes are done. */
+function failing(breaks: 'outbox' | 'events'): Services {
+  const { services, db } = t.runtime;
+  const injected = async () => {
+    throw new Error(`injected: the ${breaks} write failed`);
+  };
+  const work = createWork({
+    storage: {
+      transaction: db.transaction, outbox: breaks === 'outbox' ? { ...db.outbox, insert: injected } : db.outbox,
+      events: breaks === 'events' ? { ...db.events, append: injected } : db.events,
+    },
+    subscribers: [], dispatch: async () => undefined, now: () => services.clock.now(),
+  });
+  return { ...services, work };
+}
+
+it.each(['outbox', 'events'] as const)('a record created, changed, disabled: the %s write failing leaves neither the change nor its events', async (breaks) => {
+  const { services } = t.runtime;
+  const email = `${randomUUID()}@example.com`;
+  await expect(createRecord(failing(breaks), { app, origin, client: owner(), record: entity(email) })).rejects.toThrow('injected');
+  expect(await t.runtime.db.records.find(app.id, { email })).toBeUndefined();
+
+  const record = await createRecord(services, { app, origin, client: owner(), record: entity(email) });
+  expect(await eventsOf(record.id)).toEqual(['account.registered', 'record.created']);
+  const writer = { record, byUser: false, fresh: false, clientId: null };
+  await expect(changeRecord(failing(breaks), { app, acting: asOwner(t), writer, kind: 'record.updated', change: (doc) => ({ ...doc, givenName: 'Never' }) }))
+    .rejects.toThrow('injected');
+  expect((await t.runtime.db.records.find(app.id, { id: record.id }))!.attributes.givenName).toBeUndefined();
+  const command = { applicationId: app.id, entityId: record.id, operator: 'ada' };
+  await expect(disableUser(failing(breaks), command)).rejects.toThrow('injected');
+  expect((await t.runtime.db.records.find(app.id, { id: record.id }))!.disabledAt).toBeNull();
+  expect(await eventsOf(record.id)).toEqual(['account.registered', 'record.created']);
+
+  // and with a unit of work that writes: exactly the change's events
+  await changeRecord(services, { app, acting: asOwner(t), writer, kind: 'record.updated', change: (doc) => ({ ...doc, givenName: 'Ada' }) });
+  await disableUser(services, command);
+  await enableUser(services, command);
+  expect(await eventsOf(record.id)).toEqual(['account.enabled', 'account.disabled', 'record.updated', 'account.registered', 'record.created']);
+});
