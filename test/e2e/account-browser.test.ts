@@ -274,6 +274,78 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     }
   });
 
+  it('shows the account its activity (a passkey sign-in, a code sign-in, three wrong passwords, a reused family ended) in its time zone; "this wasn\'t me" ends every other session', async () => {
+    const a = await account();
+    const login = t.local.clients.login.client_id;
+    const api = (path: string, params: Record<string, string>, agent = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0') =>
+      request(t.app).post(path).set('User-Agent', agent).type('form').send(params);
+    const token = (params: Record<string, string>) => request(t.app).post('/oauth/token').set('Authorization', basic(login, t.local.clients.login.client_secret))
+      .set('User-Agent', 'okhttp/4.12').type('form').send(params);
+    const signIn = (password: string) => api('/oauth/auth_native_traditional', {
+      client_id: login, locale: 'en-US', signInEmailAddress: a.email, currentPassword: password, response_type: 'code', redirect_uri: appCallback,
+    });
+    for (let i = 0; i < 3; i++) expect((await signIn('not the password')).body.code).toBe(210);
+    // an app's session whose spent refresh token comes back: its family ends
+    const first = await signIn(PASSWORD);
+    const leaked = await token({ grant_type: 'authorization_code', code: first.body.authorization_code, redirect_uri: appCallback });
+    expect((await token({ grant_type: 'refresh_token', refresh_token: leaked.body.refresh_token })).body.stat).toBe('ok');
+    expect((await token({ grant_type: 'refresh_token', refresh_token: leaked.body.refresh_token })).body.stat).toBe('error');
+    // an authenticator app, and a sign-in that finishes with its code: that session stays live until "this wasn't me"
+    const enrolled = await api('/oauth/totp_enroll_native', { access_token: leaked.body.access_token });
+    expect(enrolled.body.stat).toBe('error'); // the family's access token ended with it
+    const fresh = await signIn(PASSWORD);
+    const pair = await token({ grant_type: 'authorization_code', code: fresh.body.authorization_code, redirect_uri: appCallback });
+    const on = await api('/oauth/totp_enroll_native', { access_token: pair.body.access_token });
+    expect((await api('/oauth/totp_confirm_native', { access_token: pair.body.access_token, code: oathtool(on.body.secret, clock.now()) })).body.stat).toBe('ok');
+    clock.advance(30_000);
+    const paused = await signIn(PASSWORD);
+    const coded = await api('/oauth/mfa_verify_native', { client_id: login, mfa_token: paused.body.mfa_token, code: oathtool(on.body.secret, clock.now()) });
+    const other = await token({ grant_type: 'authorization_code', code: coded.body.authorization_code, redirect_uri: appCallback });
+    expect(other.body.stat).toBe('ok');
+
+    const d = await device();
+    try {
+      // a passkey added on the page, then the page signed into with it
+      await d.page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false');
+      await d.page.goto(`${base}/account`);
+      await d.page.waitForURL(/\/signin\?/);
+      await d.page.fill('#f-signInEmailAddress', a.email);
+      await d.page.fill('#f-currentPassword', PASSWORD);
+      await Promise.all([d.page.waitForSelector('#code'), d.page.click('form[action="/signin"] button[type=submit]')]);
+      await d.page.fill('#code', oathtool(on.body.secret, new Date(clock.now().getTime() + 30_000)));
+      await Promise.all([d.page.waitForURL(`${base}/account?locale=en-US`), d.page.click('form[action="/signin/code"] button[type=submit]')]);
+      await d.page.click('#passkey-add-button');
+      await d.page.waitForURL(/done=passkeyAdded/);
+      await Promise.all([d.page.waitForURL(`${base}/account/signout`), d.page.click('form[action="/account/signout"] button')]);
+      await d.page.goto(`${base}/account`);
+      await d.page.waitForURL(/\/signin\?/);
+      await d.page.waitForSelector('#passkey-button:not([hidden])');
+      await Promise.all([d.page.waitForURL(`${base}/account?locale=en-US`), d.page.click('#passkey-button')]);
+
+      const shown = await d.page.locator('#h-activity + ul li').allTextContents();
+      const line = (what: string, device = '') => shown.find((l) => l.startsWith(what) && l.includes(device));
+      expect(line('Signed in with a passkey')).toMatch(/GMT\+9 .*Chrome \/ Linux/);
+      // the code sign-in of the app (through the API) and this browser's
+      expect(line('Signed in with your password and an authenticator code', 'Firefox')).toMatch(/GMT\+9 .*Firefox \/ Linux · 127\.0\.0\.1/);
+      expect(line('Signed in with your password and an authenticator code', 'Chrome')).toBeDefined();
+      expect(line('3 failed sign-in attempts: wrong password')).toContain('Firefox / Linux');
+      expect(line('A used sign-in token came back')).toBeDefined();
+      expect(line('Passkey added')).toBeDefined();
+      expect(line('Two-step sign-in turned on')).toBeDefined();
+      // the client is named as the sessions name it: its description, else its client_id
+      expect(line('Signed in with a passkey')).toContain('local login client');
+
+      await Promise.all([d.page.waitForURL(/done=disowned/), d.page.click('form[action="/account/activity/disown"] button')]);
+      expect(await d.page.textContent('.notice.done')).toContain('Choose a new password below');
+      expect(await d.page.locator('#h-activity + ul li').first().textContent()).toContain('You said an activity was not you');
+      // every other session ended: the app's refresh token no longer rotates; this page is still signed in
+      expect((await token({ grant_type: 'refresh_token', refresh_token: other.body.refresh_token })).body.stat).toBe('error');
+      expect(await d.page.textContent('main')).toContain(`Signed in as ${a.email}`);
+    } finally {
+      await d.context.close();
+    }
+  });
+
   it('each state on a 390 px phone, without sideways scroll: the page, two-step setup, recovery codes, sign in again, signed out, the code step, the offer', async () => {
     const a = await account();
     const d = await device(VIEWPORTS.phone);
