@@ -167,6 +167,23 @@ describe('gatehouse CLI on the configured database', () => {
       expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toBeUndefined();
       const again = await signIn();
       expect(again.body.stat).toBe('ok');
+      // the user's activity, newest first, one JSON object per line: the disabled account's right password counted as a failure
+      const activity = cli(['users:activity', 'grace@example.com'], { cwd: backend.dir, env });
+      expect(activity.status).toBe(0);
+      const lines = activity.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; [fact: string]: unknown });
+      expect(lines.map((l) => l.type)).toEqual([
+        'account.signed_in', 'account.enabled', 'account.sign_in_failed', 'account.disabled', 'account.signed_out', 'account.registered',
+      ]);
+      expect(lines[0]).toMatchObject({ method: 'password', client_id: login.client_id, address: '127.0.0.1', user_agent: expect.any(String) });
+      expect(lines[2]).toMatchObject({ reason: 'account_disabled', count: 1 });
+      const page = cli(['users:activity', 'grace@example.com', '--types', 'account.signed_in,account.registered', '--limit', '1'], { cwd: backend.dir, env });
+      expect(page.stdout).toContain('"account.signed_in"');
+      expect(page.stdout.trim().split('\n')).toHaveLength(1);
+      const next = /run again with --cursor (\S+)/.exec(page.stderr)![1];
+      expect(cli(['users:activity', 'grace@example.com', '--types', 'account.signed_in,account.registered', '--cursor', next], { cwd: backend.dir, env }).stdout)
+        .toMatch(/^\{"type":"account\.registered".*\}\n$/);
+      expect(cli(['users:activity', 'grace@example.com', '--types', 'account.nope'], { cwd: backend.dir, env }))
+        .toMatchObject({ status: 1, stderr: expect.stringContaining('--types has "account.nope", which is not an activity type') });
       const before = new Date();
 
       const asked = cli(['users:delete', uuid], { cwd: backend.dir, env });
