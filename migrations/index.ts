@@ -14,6 +14,7 @@ import * as passkeys from './0013-passkeys';
 import * as signingKeys from './0014-signing-keys';
 import * as oidcState from './0015-oidc-state';
 import * as eventStore from './0016-event-store';
+import * as spendWithEvent from './0017-spend-with-event';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   { name: '0014-signing-keys', ...signingKeys },
   { name: '0015-oidc-state', ...oidcState },
   { name: '0016-event-store', ...eventStore },
+  { name: '0017-spend-with-event', ...spendWithEvent },
 ];

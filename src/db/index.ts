@@ -19,7 +19,7 @@ import { createSigningKeyQueries } from './repositories/signing-keys';
 import { createOidcStateQueries } from './repositories/oidc-state';
 import { asTx, createSql, retrying } from './sql';
 import { lagTolerantOf, REPLICA_ANSWER_MS, replicaReads, routedReads, type ReplicaEvents, type ReplicaHealth } from './lag-tolerant';
-import type { NewCredential, RotationEvent, Successor } from '../domain/storage/credentials';
+import type { CredentialKind, NewCredential, RotationEvent, Successor } from '../domain/storage/credentials';
 import type { KeptEvent } from '../domain/events';
 import type { OutboxJob } from '../domain/storage/outbox';
 import type { UserRecord } from '../domain/storage/records';
@@ -68,6 +68,8 @@ export interface Database extends Storage {
      * committed before it answers. False when nothing was spent.
      */
     rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent): Promise<boolean>;
+    /** See CredentialStore.consumeWithEvent: one procedure call, or a transaction of the two statements. */
+    consumeWithEvent(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean>;
   };
   records: ReturnType<typeof createRecordQueries> & {
     /**
@@ -101,8 +103,8 @@ export interface Database extends Storage {
 }
 
 /**
- * The two writes on every sign-in and refresh, each committed before it answers: one CALL of a
- * stored procedure each when `calls` are given (MySQL/MariaDB, DATABASE_PROCEDURES=on), otherwise
+ * The writes on every sign-in and refresh (the original API's and the OpenID provider's), each
+ * committed before it answers: one CALL of a stored procedure each when `calls` are given (MySQL/MariaDB, DATABASE_PROCEDURES=on), otherwise
  * a transaction of the repositories' statements that does the same.
  */
 function hotWrites(
@@ -125,7 +127,12 @@ function hotWrites(
     await events.append(happened, tx);
     return true;
   }));
-  return { credentials: { ...credentials, rotate }, records: { ...records, signIn } };
+  const consumeWithEvent: Database['credentials']['consumeWithEvent'] = calls?.consumeWithEvent ?? ((applicationId, kind, valueHash, now, event) => transaction(async (tx) => {
+    if (!(await credentials.consume(applicationId, kind, valueHash, now, tx))) return false;
+    await events.append([event], tx);
+    return true;
+  }));
+  return { credentials: { ...credentials, rotate, consumeWithEvent }, records: { ...records, signIn } };
 }
 
 /** Where a replica is: its host and port, never its credentials. */

@@ -102,6 +102,20 @@ export interface EventData {
   'token.reuse_detected': { revoked: number };
   /** The person said a sign-in or change was not theirs: every session ended, and a new password is due. */
   'account.activity_disowned': { sessions: number };
+  /** The OpenID provider: an app was given the scopes of a grant (`consent`: implied for a login client, or given on the consent page). */
+  'oidc.grant_given': { scopes: string[]; consent: 'implied' | 'given' };
+  /** The OpenID provider: the person refused an app the scopes it asked for on the consent page. */
+  'oidc.consent_refused': { scopes: string[] };
+  /** The OpenID provider: an authorization code was exchanged for tokens. */
+  'oidc.code_redeemed': Record<string, never>;
+  /** The OpenID provider: a refresh token was spent for new tokens of its grant. */
+  'oidc.token_refreshed': Record<string, never>;
+  /** The OpenID provider: an app revoked a grant's tokens (the revocation endpoint), `revoked` of them. */
+  'oidc.grant_revoked': { revoked: number };
+  /** The OpenID provider: the person signed out of the provider from an app (RP-initiated logout). */
+  'oidc.logout': Record<string, never>;
+  /** The OpenID provider: a client got an access token for itself (client_credentials), for `scopes`. */
+  'oidc.client_credentials_issued': { scopes: string[] };
 }
 
 export type EventType = keyof EventData;
@@ -117,6 +131,7 @@ export const EVENT_TYPES = [
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
+  'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;

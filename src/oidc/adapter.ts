@@ -5,6 +5,11 @@ import { isHttpUrl, settingOfList } from '../domain/settings';
 import { sha256Hex } from '../domain/secrets';
 import type { Services } from '../usecases/services';
 import { inProviderRealm } from './realm';
+import { providerRequest } from '../web/provider-request';
+import {
+  destroyProviderGrantState, destroyProviderObject, destroyProviderToken, endProviderGrant, saveProviderObject, saveProviderToken, spendProviderObject,
+  spendProviderToken, type GrantEnd, type ProviderParty,
+} from '../usecases/oidc/provider-storage';
 
 /**
  * oidc-provider's storage contract over Gatehouse's stores (docs/openid-connect.md#storage), one
@@ -56,9 +61,20 @@ const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
 const BEARER: ReadonlySet<string> = new Set(['AccessToken', 'ClientCredentials']);
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+const scopesOf = (scope: unknown) => (typeof scope === 'string' ? scope.split(' ').filter((s) => s !== '') : []);
 
 /** The record id of an account (the provider names accounts by uuid, their `sub`): what ends with the record's sessions. */
 type EntityOf = (payload: AdapterPayload) => Promise<number | null>;
+
+/** Who the provider's request is for, as the use cases take it: the account, the app, where the request came from. */
+const partyOf = (entityId: number | null, clientId: unknown): ProviderParty => {
+  const request = providerRequest();
+  return { entityId, clientId: typeof clientId === 'string' ? clientId : request.client ?? null, origin: request.origin };
+};
+
+/** Why the provider ends a grant, by the endpoint it is answering (a spent code or token came back to the token endpoint: a reuse). */
+const GRANT_ENDS: Readonly<Record<string, GrantEnd>> = { token: 'reuse', revocation: 'revoked', end_session: 'logout', end_session_confirm: 'logout' };
+const whyEnded = (): GrantEnd => GRANT_ENDS[providerRequest().route ?? ''] ?? 'ended';
 
 /** The adapter factory of one application's provider. */
 export function adapterFactory(deps: AdapterDeps, app: Application) {
@@ -79,26 +95,43 @@ export function adapterFactory(deps: AdapterDeps, app: Application) {
     : TOKEN_KINDS[model] ? tokenAdapter(deps, app, model, entityOf) : stateAdapter(deps, app, model, entityOf));
 }
 
-function tokenAdapter({ db, work, clock, clients, box, invalidGrant }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+  const { db, clock, clients, box, invalidGrant } = deps;
   const kind = TOKEN_KINDS[model];
   const clientRowId = async (clientId: unknown) => (typeof clientId === 'string' ? (await clients.find(app.id, clientId))?.id ?? null : null);
+  // whose each token found last is (the provider finds a code or refresh token, then spends it): its spend's event names them without a read
+  const found = new Map<string, { entityId: number | null; clientId: unknown }>();
+  const whose = async (hash: string) => {
+    const known = found.get(hash);
+    if (known) return known;
+    const row = await db.credentials.find(app.id, kind, hash);
+    return { entityId: row?.entityId ?? null, clientId: (row?.extra as AdapterPayload | null)?.clientId };
+  };
   return {
     // one statement that commits alone: a new token inserted, one saved again given its new payload
     async upsert(id, payload, expiresIn) {
       const now = clock.now();
       const [entityId, clientId] = await Promise.all([entityOf(payload), clientRowId(payload.clientId)]);
-      await db.credentials.save({
-        applicationId: app.id, kind, valueHash: sha256Hex(id), entityId, clientId, forClientId: null,
-        redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra: storedPayload(box, app, payload, true),
-        family: typeof payload.grantId === 'string' ? payload.grantId : null, expiresAt: new Date(now.getTime() + (expiresIn ?? 3600) * 1000),
-      }, now);
+      await saveProviderToken(deps, {
+        app, party: partyOf(entityId, payload.clientId), scopes: scopesOf(payload.scope),
+        token: {
+          applicationId: app.id, kind, valueHash: sha256Hex(id), entityId, clientId, forClientId: null,
+          redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra: storedPayload(box, app, payload, true),
+          family: typeof payload.grantId === 'string' ? payload.grantId : null, expiresAt: new Date(now.getTime() + (expiresIn ?? 3600) * 1000),
+        },
+      });
     },
     async find(id) {
-      const row = await db.credentials.find(app.id, kind, sha256Hex(id));
+      const hash = sha256Hex(id);
+      const row = await db.credentials.find(app.id, kind, hash);
       if (!row || (row.usedAt && BEARER.has(model))) return undefined;
       // nothing of a disabled account works, not even a token issued while it was being disabled (a code
       // or a refresh token is refused by the provider itself, which looks the account up: findAccount)
       if (BEARER.has(model) && row.entityId !== null && (await db.records.find(app.id, { id: row.entityId }))?.disabledAt) return undefined;
+      if (!BEARER.has(model)) {
+        if (found.size >= 1_000) found.clear();
+        found.set(hash, { entityId: row.entityId, clientId: (row.extra as AdapterPayload | null)?.clientId });
+      }
       return inProviderRealm({ ...(row.extra as AdapterPayload), jti: id, ...(row.usedAt && { consumed: epoch(row.usedAt) }) });
     },
     async findByUid() {
@@ -109,69 +142,70 @@ function tokenAdapter({ db, work, clock, clients, box, invalidGrant }: AdapterDe
     },
     async consume(id) {
       const hash = sha256Hex(id);
-      // one conditional UPDATE, committed alone: of callers racing on any pod and node, one spends it
-      const spent = await db.credentials.consume(app.id, kind, hash, clock.now(), undefined);
-      if (spent) return;
+      const { entityId, clientId } = await whose(hash);
+      found.delete(hash);
+      // one conditional UPDATE with its event, committed alone: of callers racing on any pod and node, one spends it
+      if (await spendProviderToken(deps, { app, kind, valueHash: hash, party: partyOf(entityId, clientId) })) return;
       // another request spent it first (two redemptions of one code, a stolen refresh token racing
       // its owner, on any pod): this one gets nothing, and the grant ends, as for a reuse later
       const family = (await db.credentials.find(app.id, kind, hash))?.family;
-      if (family) await revokeGrant(family);
+      if (family) await endProviderGrant(deps, { app, grantId: family, why: 'reuse', party: partyOf(entityId, clientId) });
       throw invalidGrant(`${model === 'AuthorizationCode' ? 'authorization code' : 'refresh token'} already used`);
     },
     async destroy(id) {
-      await db.credentials.consume(app.id, kind, sha256Hex(id), clock.now(), undefined);
+      await destroyProviderToken(deps, { app, kind, valueHash: sha256Hex(id) });
     },
-    revokeByGrantId: (grantId) => revokeGrant(grantId),
+    async revokeByGrantId(grantId) {
+      await endProviderGrant(deps, { app, grantId, why: whyEnded(), party: partyOf(null, undefined) });
+    },
   };
-
-  /** Ends a grant: its codes and tokens spent, its Grant and what else belongs to it gone (what the winner of a race saves later is refused with the grant). */
-  async function revokeGrant(grantId: string): Promise<void> {
-    await work.run(({ tx }) => db.credentials.revokeFamily(app.id, grantId, clock.now(), tx), { readCommitted: true });
-    await db.oidcState.destroyGrant(app.id, grantId);
-    await db.oidcState.destroy(app.id, 'Grant', sha256Hex(grantId));
-  }
 }
 
 /** State objects spent once (a pushed request's `request_uri`): a second use is refused even when the two race. */
 const SINGLE_USE: ReadonlySet<string> = new Set(['PushedAuthorizationRequest']);
 
-function stateAdapter({ db, clock, box, invalidRequest, invalidClientAuth }: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
-  const found = (o: Awaited<ReturnType<Db['oidcState']['find']>>) => {
+function stateAdapter(deps: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
+  const { db, clock, box, invalidRequest, invalidClientAuth } = deps;
+  const opened = (o: Awaited<ReturnType<Db['oidcState']['find']>>) => {
     if (!o || o.expiresAt.getTime() <= clock.now().getTime()) return undefined;
     return inProviderRealm({ ...openedPayload(box, app, o.payload), ...(o.consumedAt && { consumed: epoch(o.consumedAt) }) });
   };
   return {
     async upsert(id, payload, expiresIn) {
+      const entityId = await entityOf(payload);
       const object = {
         model, idHash: sha256Hex(id), uidHash: typeof payload.uid === 'string' ? sha256Hex(payload.uid) : null,
         // a grant's own state ends with it; a pending sign-in (an interaction naming the grant it would extend) does not:
         // another account signing in in the same browser ends the first one's grants, and its own sign-in goes on
         grantId: model !== 'Interaction' && typeof payload.grantId === 'string' ? payload.grantId : null,
-        entityId: await entityOf(payload), payload: storedPayload(box, app, payload, false, model),
+        entityId, payload: storedPayload(box, app, payload, false, model),
         expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
       };
+      // a grant saved is the scopes an app is given (consent implied for a login client, unless its page asked)
+      const granted = model === 'Grant'
+        ? { scopes: scopesOf((payload as { openid?: { scope?: unknown } }).openid?.scope), consent: providerRequest().consent ?? 'implied' } : undefined;
       // a client assertion's marker (private_key_jwt) is saved once: the provider looks it up, then saves it, so two
       // requests with one assertion on two pods would both pass a lookup; the insert lets one through
-      if (model === 'ReplayDetection') {
-        if (!(await db.oidcState.saveNew(app.id, object))) throw invalidClientAuth('client assertion tokens must only be used once');
-        return;
-      }
-      await db.oidcState.save(app.id, object);
+      const once = model === 'ReplayDetection';
+      const saved = await saveProviderObject(deps, { app, object, once, party: partyOf(entityId, payload.clientId), granted });
+      if (!saved) throw invalidClientAuth('client assertion tokens must only be used once');
     },
-    find: async (id) => found(await db.oidcState.find(app.id, model, sha256Hex(id))),
-    findByUid: async (uid) => found(await db.oidcState.findByUid(app.id, model, sha256Hex(uid))),
+    find: async (id) => opened(await db.oidcState.find(app.id, model, sha256Hex(id))),
+    findByUid: async (uid) => opened(await db.oidcState.findByUid(app.id, model, sha256Hex(uid))),
     async findByUserCode() {
       return undefined;
     },
     async consume(id) {
-      const spent = await db.oidcState.consume(app.id, model, sha256Hex(id), clock.now());
+      const spent = await spendProviderObject(deps, { app, model, idHash: sha256Hex(id) });
       if (!spent && SINGLE_USE.has(model)) throw invalidRequest('this request_uri was used already');
     },
     async destroy(id) {
-      await db.oidcState.destroy(app.id, model, sha256Hex(id));
+      // the provider's session ended by a sign-out from an app: the account's activity says so
+      const why = model === 'Session' && providerRequest().route?.startsWith('end_session') ? 'logout' as const : undefined;
+      await destroyProviderObject(deps, { app, model, idHash: sha256Hex(id), why, party: partyOf(null, undefined) });
     },
     async revokeByGrantId(grantId) {
-      await db.oidcState.destroyGrant(app.id, grantId);
+      await destroyProviderGrantState(deps, { app, grantId });
     },
   };
 }

@@ -20,6 +20,7 @@ import { OIDC_ROUTES, isOidcPath } from '../domain/openid-routes';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
 import { inProviderRealm } from './realm';
+import { noteProviderRoute, withProviderRequest } from '../web/provider-request';
 
 /**
  * Gatehouse as an OpenID provider (docs/openid-connect.md): one `oidc-provider` per application,
@@ -29,6 +30,27 @@ import { inProviderRealm } from './realm';
  */
 
 const REFRESH_SECONDS = 90 * 86_400;
+
+/**
+ * An authorization request for offline_access that names a prompt without consent (`prompt=login`,
+ * an empty prompt): the provider would drop the scope unsaid (OpenID Connect Core 11 asks for
+ * consent to offline access), so consent is added to the prompt. A login client's consent is
+ * implied (its grant is given without a page, docs/openid-connect.md#consent); a client whose
+ * consent page is shown shows it. `prompt=none` stays as it is: a silent sign-in gets no new
+ * refresh token, and the token response's `scope` says so.
+ */
+export function withOfflineConsent(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const query = new URLSearchParams(url.slice(at + 1));
+  const prompt = query.get('prompt');
+  const scopes = (query.get('scope') ?? '').split(' ');
+  if (prompt === null || !scopes.includes('offline_access')) return url;
+  const prompts = prompt.split(' ').filter((p) => p !== '');
+  if (prompts.includes('consent') || prompts.includes('none')) return url;
+  query.set('prompt', [...prompts, 'consent'].join(' '));
+  return `${url.slice(0, at)}?${query}`;
+}
 
 /** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
 const KEYS_CACHE_MS = 5_000;
@@ -47,6 +69,26 @@ function stayHref(params: Record<string, unknown> | undefined, client: { redirec
   }
   const first = client?.redirectUris?.[0];
   return first ? new URL(first).origin : '/account';
+}
+
+/**
+ * An authorization request for offline_access from a client without the refresh_token grant: the
+ * provider would drop the scope unsaid; the app is told instead, at its redirect URI (one of the
+ * client's, exactly, as the provider checks it), with `invalid_scope`. True when answered.
+ */
+async function refusedOfflineAccess(provider: Provider, req: Request, res: Response): Promise<boolean> {
+  const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
+  if (!(query.get('scope') ?? '').split(' ').includes('offline_access') || (query.get('response_mode') ?? 'query') !== 'query') return false;
+  const client = await provider.Client.find(query.get('client_id') ?? '').catch(() => undefined);
+  const redirectUri = query.get('redirect_uri') ?? '';
+  if (!client || client.grantTypeAllowed('refresh_token') || !client.redirectUriAllowed(redirectUri)) return false;
+  const back = new URL(redirectUri);
+  back.searchParams.set('error', 'invalid_scope');
+  back.searchParams.set('error_description', 'offline_access needs the refresh_token grant, which this client does not have (its grant_types setting)');
+  if (query.get('state') !== null) back.searchParams.set('state', query.get('state')!);
+  back.searchParams.set('iss', provider.issuer);
+  res.redirect(303, back.toString());
+  return true;
 }
 
 /** The keys in the order the provider takes them: it signs with the first key of an algorithm, so the current ones come first. */
@@ -186,7 +228,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     policy.get('login')!.checks.push(new mod.interactionPolicy.Check('gatehouse_session', 'the browser\'s session of this application ended', 'login_required', async (ctx) => {
       const accountId = ctx.oidc.session?.accountId;
       if (!accountId) return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
-      const session = await browserSessionOfRequest(services, ctx.req as unknown as Request, app);
+      const session = await browserSessionOfRequest(services, ctx.req as unknown as Request, app, { markSeen: false });
       const record = session?.entityId == null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
       return record?.uuid === accountId ? mod.interactionPolicy.Check.NO_NEED_TO_PROMPT : mod.interactionPolicy.Check.REQUEST_PROMPT;
     }));
@@ -231,6 +273,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     provider.proxy = options.trustProxy;
     // its answers are Gatehouse's, whatever happens inside it (answers.ts); its failures one structured log line each
     provider.use(gatehouseAnswers(app, services.logger));
+    // what the adapter's use cases record of a request: its endpoint and client (request-context.ts)
+    provider.use(noteProviderRoute);
     provider.on('server_error', (ctx, err) => services.logger.error({ request_id: requestIdOf(ctx), method: ctx.method, path: ctx.path, err }, 'unexpected error in the OpenID provider'));
     // Koa's own (what escapes every middleware): logged as one line, never its default stack trace on stderr
     (provider as unknown as NodeJS.EventEmitter).on('error', (err: unknown, ctx?: { res: object }) => services.logger.error({ request_id: ctx ? requestIdOf(ctx) : undefined, err }, 'unexpected error in the OpenID provider'));
@@ -282,7 +326,12 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         if (req.method === 'POST' && req.path === OIDC_ROUTES.authorization) return void authorizationByPost(req, res, next);
         // the resume takes nothing but the browser's interaction cookie: a query string there only misleads the provider's error handling
         if (isResume(req.path)) req.url = req.path;
-        (await builtFor(app)).handle(req, res);
+        const { handle, provider } = await builtFor(app);
+        if (req.path === OIDC_ROUTES.authorization) {
+          req.url = withOfflineConsent(req.url);
+          if (await refusedOfflineAccess(provider, req, res)) return;
+        }
+        withProviderRequest(req, res, () => handle(req, res));
       } catch (e) {
         next(e);
       }

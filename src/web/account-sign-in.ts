@@ -30,10 +30,14 @@ const scopeOf = (req: Request, secure: boolean) => (secure || req.secure
 /** The browser session's cookie: `__Host-` and Secure over TLS (or an https PUBLIC_BASE_URL), so no sibling host can plant one. */
 export const sessionCookieName = (req: Request, secure: boolean) => (secure || req.secure ? '__Host-gh_account' : 'gh_account');
 
-/** The browser's live session of the account page (the application's single sign-on session), if its cookie holds one. */
-export async function browserSessionOfRequest(services: Services, req: Request, app: Application) {
+/**
+ * The browser's live session of the account page (the application's single sign-on session), if
+ * its cookie holds one. The account page marks it seen; the OpenID provider only reads it
+ * (`markSeen: false`): an app's silent sign-in writes nothing.
+ */
+export async function browserSessionOfRequest(services: Services, req: Request, app: Application, options = { markSeen: true }) {
   const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
-  return value ? browserSessionOf({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services }, value) : undefined;
+  return value ? browserSessionOf({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services }, value, options) : undefined;
 }
 
 export function accountState(req: Request, res: Response, secure: boolean, clientId: string, next?: Record<string, string>): string {

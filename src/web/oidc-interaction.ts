@@ -9,6 +9,7 @@ import { canStepUp } from '../usecases/factors/second-factors-of';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
 import { pageHandler, pageLocale, sendError, type PageLocale } from './pages';
+import { withConsent, withProviderRequest } from './provider-request';
 
 /**
  * The OpenID provider's interactions (docs/openid-connect.md#signing-in): the provider sends the
@@ -30,7 +31,7 @@ export function oidcInteractionRoutes(
   services: Services, resolveApp: (host: string | undefined) => Promise<Application>, providerFor: (app: Application) => Promise<Provider>,
 ) {
   const router = express.Router();
-  router.get('/oidc/interaction/:uid', pageHandler(resolveApp, async (req, res, app, locale) => {
+  router.get('/oidc/interaction/:uid', pageHandler(resolveApp, (req, res, app, locale) => withProviderRequest(req, res, async () => {
     if (!isOpenIdProvider(app) || !INTERACTION_UID.test(String(req.params.uid))) {
       return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
     }
@@ -48,7 +49,7 @@ export function oidcInteractionRoutes(
     if (!client) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'the client of this sign-in is not a login client of this application any more' });
 
     if (details.prompt.name === 'login') {
-      const session = await browserSessionOfRequest(services, req, app);
+      const session = await browserSessionOfRequest(services, req, app, { markSeen: false });
       const facts = session && sessionFacts(session);
       const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
       // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
@@ -97,10 +98,11 @@ export function oidcInteractionRoutes(
       if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
       if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
       for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
-      const grantId = await grant.save();
+      // saved through the provider's adapter, whose use case records the grant given (implied: a login client's consent)
+      const grantId = await withConsent('implied', () => grant.save());
       return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
     }
     return sendError(res, 400, pageLang, app, { key: 'badLink', detail: `this sign-in asks for a step Gatehouse does not offer (${details.prompt.name})` });
-  }));
+  })));
   return router;
 }

@@ -147,6 +147,27 @@ it('finds a transaction opened elsewhere (the check itself)', () => {
 });
 
 /**
+ * A call that writes storage: a store method of `db` (or `services.db`, `deps.db`, …) whose name
+ * says it changes something. The pages and the OpenID provider read storage to show and to check;
+ * every change they ask for is a use case's (src/usecases/oidc/ for the provider's adapter).
+ */
+const WRITE = /^(save|insert|update|replace|delete|destroy|consume|revoke|rotate|signIn|set|touch|append|countFailureAlone|sweep|prune|purge|complete|reserve|create|remove|write|add|rename|mark|take)/;
+const writesStorage = (n: ts.Node) => {
+  if (!ts.isCallExpression(n) || !ts.isPropertyAccessExpression(n.expression) || !WRITE.test(n.expression.name.text)) return false;
+  const store = n.expression.expression;
+  return ts.isPropertyAccessExpression(store) && /(^|\.)db\.[a-zA-Z]+(\.[a-zA-Z]+)?$/.test(store.getText());
+};
+
+it('the pages and the OpenID provider write no storage: every change is a use case\'s', () => {
+  expect(found(sources(['src/web', 'src/oidc']), writesStorage)).toEqual([]);
+});
+
+it('finds a storage write in an adapter (the check itself)', () => {
+  const tree = ts.createSourceFile('x.ts', 'async function f(deps) { await deps.db.oidcState.save(1, o); await db.credentials.consume(1); await db.records.find(1); }', ts.ScriptTarget.Latest, true);
+  expect(found([{ file: 'x.ts', tree }], writesStorage)).toHaveLength(2);
+});
+
+/**
  * The domain and every use-case folder speak no wire: no parameter bag (params.ts), no API error
  * (errors.ts). A refusal names the command's field; each endpoint names it its own way
  * (src/errors.ts).

@@ -21,14 +21,15 @@ const membersRead = (source: string, parameter: string) =>
   [...source.matchAll(new RegExp(`JSON_EXTRACT\\(${parameter}, CONCAT\\('\\$\\[', \\w+, '\\]\\.(\\w+)'\\)\\)`, 'g'))].map((m) => m[1]);
 
 it('the code calls the sign-in and the rotation procedures, at versions that exist', () => {
-  expect(called.sort()).toEqual(['gh_rotate_with_event', 'gh_sign_in_with_events']);
+  expect(called.sort()).toEqual(['gh_rotate_with_event', 'gh_sign_in_with_events', 'gh_spend_with_event']);
   for (const name of called) expect(() => procedureSource(name, PROCEDURES[name])).not.toThrow();
 });
 
 it.each(called)('%s inserts exactly the columns of the one list, and reads only its members', (name) => {
   const source = procedureSource(name, PROCEDURES[name]);
   const credentials = insertedColumns(source, 'credentials');
-  expect(credentials.length).toBeGreaterThan(0);
+  // a spend inserts no credential
+  expect(credentials.length > 0).toBe(name !== 'gh_spend_with_event');
   for (const columns of credentials) expect(columns).toEqual([...CREDENTIAL_COLUMNS]);
   for (const columns of insertedColumns(source, 'outbox')) expect(columns).toEqual([...OUTBOX_COLUMNS]);
   for (const member of membersRead(source, 'p_credentials')) expect(CREDENTIAL_COLUMNS).toContain(member);
@@ -38,6 +39,12 @@ it.each(called)('%s inserts exactly the columns of the one list, and reads only 
   expect(events.length).toBeGreaterThan(0);
   for (const columns of events) expect(columns).toEqual([...EVENT_COLUMNS]);
   for (const member of membersRead(source, 'p_events')) expect(EVENT_COLUMNS).toContain(member);
+});
+
+it('the spend procedure reads every member of its event a CALL hands it', () => {
+  const source = procedureSource('gh_spend_with_event', PROCEDURES.gh_spend_with_event);
+  const read = [...source.matchAll(/JSON_EXTRACT\(p_event, '\$\.(\w+)'\)/g)].map((m) => m[1]);
+  expect(read.sort()).toEqual(EVENT_COLUMNS.filter((c) => c !== 'application_id').sort());
 });
 
 it('the rotation procedure reads every member of its event that a CALL hands it, and fills the account from the spent token', () => {

@@ -18,6 +18,7 @@ const LANDED: Record<string, string> = {
   'gh_rotate_with_event.1.sql': '35b3df095dc1f7fd0da206deb4919e3c3c26a67fbe36099320358e26a0d807c6',
   'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
   'gh_sign_in_events.1.sql': '775ecf085edc66c63ae4c2ae72803c690a29ace720e95e01923faaf786902e1f',
+  'gh_spend_with_event.1.sql': '9397a1d25426045237a02746dcc75259ef5a6aad9ab3b56234b7cb9ab48b2b9a',
   'gh_sign_in_with_events.1.sql': '79f71eda7e7781de6c144b99b3d28754f713b5af12c3cb5734f41f421be50c83',
 };
 

@@ -1,4 +1,4 @@
-import type { NewCredential, RotationEvent, Successor } from '../../domain/storage/credentials';
+import type { CredentialKind, NewCredential, RotationEvent, Successor } from '../../domain/storage/credentials';
 import type { KeptEvent } from '../../domain/events';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { UserRecord } from '../../domain/storage/records';
@@ -26,6 +26,13 @@ export function createProcedureCalls(sql: Sql) {
       // a CALL that lost to a concurrent write runs again (Sql: a statement of its own is retried)
       const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_with_event(?, ?, ?, ?, ?, ?, ?, ?, ?)', args);
       return Number(rows?.[0]?.rotated) === 1;
+    },
+
+    /** gh_spend_with_event: see CredentialStore.consumeWithEvent. */
+    async consumeWithEvent(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean> {
+      const row = JSON.stringify(procedureMembers(eventRow(event, t), ['application_id']));
+      const [rows] = await sql.select<Array<{ spent: number }>>('CALL gh_spend_with_event(?, ?, ?, ?, ?)', [applicationId, kind, valueHash, t(now), row]);
+      return Number(rows?.[0]?.spent) === 1;
     },
 
     /** gh_sign_in_with_events: see EntityQueries.signIn. */

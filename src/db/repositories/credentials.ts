@@ -44,10 +44,10 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   return {
     insert,
 
-    async save(row: NewCredential, now: Date): Promise<void> {
+    async save(row: NewCredential, now: Date, transaction?: Tx): Promise<void> {
       const statement = insertRows('credentials', CREDENTIAL_COLUMNS, [credentialRow(row, now, sql.time)]);
       const again = sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE extra = VALUES(extra)' : ' ON CONFLICT (value_hash) DO UPDATE SET extra = excluded.extra';
-      await sql.change(statement.sql + again, statement.values);
+      await sql.change(statement.sql + again, statement.values, transaction);
     },
 
     /** The credential with this hash in this application, spent or not. */
@@ -178,6 +178,13 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
      * READ COMMITTED transaction (see TransactionOptions): many families revoked at once
      * beside ongoing rotations must not deadlock.
      */
+    async ownerOfFamily(applicationId: number, family: string, transaction?: Tx): Promise<number | null> {
+      const [row] = await sql.select<{ entity_id: number | string | null }>(
+        'SELECT entity_id FROM credentials WHERE family = ? AND application_id = ? AND entity_id IS NOT NULL LIMIT 1', [family, applicationId], transaction,
+      );
+      return row ? Number(row.entity_id) : null;
+    },
+
     async revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number> {
       return sql.change(
         'UPDATE credentials SET used_at = ? WHERE family = ? AND application_id = ? AND used_at IS NULL',

@@ -1,4 +1,4 @@
-import type { EventOf } from '../events';
+import type { EventOf, KeptEvent } from '../events';
 import type { Tx } from './transactions';
 
 export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_code' | 'creation_token' | 'verification_code'
@@ -76,7 +76,12 @@ export interface CredentialStore {
    * only, as an OpenID token's save): inserted, or when its hash is stored already, given this
    * `extra` (a token saved again). Never a second row for one hash, even under concurrency.
    */
-  save(row: NewCredential, now: Date): Promise<void>;
+  save(row: NewCredential, now: Date, transaction?: Tx): Promise<void>;
+  /**
+   * Spends a live credential of `kind` with `event`, committed before it answers (one call of a
+   * stored procedure where there are procedures): true for one caller only; false writes nothing.
+   */
+  consumeWithEvent(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean>;
   /** The credential with this hash in this application, spent or not. */
   find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined>;
   /** A live credential of `kind` with this hash (neither spent nor expired; nothing of a disabled user is live). */
@@ -102,6 +107,8 @@ export interface CredentialStore {
   liveOfRecord(applicationId: number, entityId: number, kind: CredentialKind, now: Date, transaction?: Tx): Promise<StoredCredential[]>;
   /** Holds `valueHash` (of `kind`) for a record until `expiresAt`, in place of any earlier row with that hash. */
   reserve(applicationId: number, kind: CredentialKind, valueHash: string, entityId: number, expiresAt: Date, now: Date, transaction: Tx): Promise<void>;
+  /** The record a family's credentials belong to (null for a client's own): who a grant or session was given to. */
+  ownerOfFamily(applicationId: number, family: string, transaction?: Tx): Promise<number | null>;
   /** Spends every live credential of a family; run it in a READ COMMITTED transaction. */
   revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number>;
   /** Deletes up to `limit` rows that expired, or were spent, before `before`. */
