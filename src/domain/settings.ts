@@ -110,6 +110,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be a host name in lower case, such as example.com: the application\'s own host or a domain above it'),
   second_factor: (value) => (['off', 'optional', 'required'].includes(value) ? undefined
     : 'must be off (no second factor), optional (accounts may turn one on; the default) or required (every account signs in with one)'),
+  consent_page: (value) => (value === 'on' || value === 'off' ? undefined
+    : 'must be on (an OpenID sign-in through this login client asks the person to allow the scopes it has not granted yet) or off (the default: consent is implied)'),
   openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider: the default) or off'),
   passkey_after_registration: (value) => (value === 'offer' || value === 'off' ? undefined
     : 'must be offer (a registration on /register offers a passkey before going back to the app) or off (the default)'),

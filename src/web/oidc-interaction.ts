@@ -1,15 +1,18 @@
-import express, { type Request } from 'express';
+import express, { type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import { acrMet, essentialAcrs, requestedAcrs, sessionFacts } from '../domain/session';
-import { isOpenIdProvider } from '../domain/settings';
+import { isHttpUrl, isOpenIdProvider, settingOfList } from '../domain/settings';
 import { INTERACTION_UID } from '../domain/openid-routes';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import { canStepUp } from '../usecases/factors/second-factors-of';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
-import { pageHandler, pageLocale, sendError, type PageLocale } from './pages';
-import { withConsent, withProviderRequest } from './provider-request';
+import { brandOf, crossSite, escape, pageForm, pageHandler, pageLocale, sendError, sendPage, stringFields, text, type PageLocale } from './pages';
+import { providerRequest, withConsent, withProviderRequest } from './provider-request';
+import { consentAsked, refuseConsent } from '../usecases/oidc/consent';
+import { safeEqual } from '../domain/secrets';
+import type { Client } from '../domain/clients';
 
 /**
  * The OpenID provider's interactions (docs/openid-connect.md#signing-in): the provider sends the
@@ -89,20 +92,84 @@ export function oidcInteractionRoutes(
     }
 
     if (details.prompt.name === 'consent') {
-      // a login client is one of the application's own apps: what it asks for is granted
-      const accountId = details.session?.accountId;
-      if (!accountId) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in has no account to grant to; start it again from the app' });
-      const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId, clientId });
-      if (!grant) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this sign-in\'s grant is gone; start it again from the app' });
-      const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
-      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
-      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
-      // saved through the provider's adapter, whose use case records the grant given (implied: a login client's consent)
-      const grantId = await withConsent('implied', () => grant.save());
-      return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+      // a login client is one of the application's own apps: what it asks for is granted, unless its consent page is on
+      if (consentAsked(client)) return consentPage(res, app, pageLang, client, details, services.box.tag(details.uid, 'consent form'));
+      return grantAsked(req, res, provider, details, clientId, 'implied', pageLang, app);
     }
     return sendError(res, 400, pageLang, app, { key: 'badLink', detail: `this sign-in asks for a step Gatehouse does not offer (${details.prompt.name})` });
   })));
+
+  // the consent page's answer: allowed, the grant is saved (consent given); refused, the app is told access_denied
+  router.post('/oidc/interaction/:uid/consent', pageForm({ limit: '8kb', parameterLimit: 10 }), pageHandler(resolveApp, (req, res, app, locale) => withProviderRequest(req, res, async () => {
+    if (!isOpenIdProvider(app) || !INTERACTION_UID.test(String(req.params.uid))) {
+      return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
+    }
+    const provider = await providerFor(app);
+    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
+    try {
+      details = await provider.interactionDetails(req, res);
+    } catch {
+      return sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in is over or was started in another browser; start it again from the app' });
+    }
+    const body = stringFields(req.body);
+    const pageLang = localeOf(req, details.params.ui_locales);
+    const clientId = String(details.params.client_id ?? '');
+    const client = await services.clients.find(app.id, clientId);
+    // this browser's interaction, answered from this page: the form's token is the interaction's own
+    if (details.uid !== req.params.uid || details.prompt.name !== 'consent' || !client || crossSite(req)
+      || !safeEqual(body.csrf ?? '', services.box.tag(details.uid, 'consent form'))) {
+      return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'this consent is not this browser\'s current one; start the sign-in again from the app' });
+    }
+    if (body.choice === 'allow') return grantAsked(req, res, provider, details, clientId, 'given', pageLang, app);
+    const accountUuid = details.session?.accountId;
+    if (accountUuid) {
+      await refuseConsent(services, { app, accountUuid, client, scopes: askedScopes(details), origin: providerRequest().origin });
+    }
+    return provider.interactionFinished(req, res, {
+      error: 'access_denied', error_description: 'the person did not allow the app what it asked for',
+    }, { mergeWithLastSubmission: false });
+  })));
   return router;
+}
+
+type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
+type Missing = { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+
+/** The scopes an interaction asks consent for (those not granted yet). */
+const askedScopes = (details: Details) => (details.prompt.details as Missing).missingOIDCScope ?? [];
+
+/** Gives the app what the interaction asks for: the grant saved through the provider's adapter, whose use case records it (oidc.grant_given). */
+async function grantAsked(
+  req: Request, res: Response, provider: Provider, details: Details, clientId: string, consent: 'implied' | 'given', locale: PageLocale, app: Application,
+): Promise<void> {
+  const accountId = details.session?.accountId;
+  if (!accountId) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in has no account to grant to; start it again from the app' });
+  const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId, clientId });
+  if (!grant) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in\'s grant is gone; start it again from the app' });
+  const missing = details.prompt.details as Missing;
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+  if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+  for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+  const grantId = await withConsent(consent, () => grant.save());
+  return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+}
+
+/**
+ * The consent page: the app (its login client's name) and what it asks for, in the person's words,
+ * with Allow and Don't allow. The answer goes back to the app, so the form may lead to its
+ * redirect URIs' origins.
+ */
+function consentPage(res: Response, app: Application, locale: PageLocale, client: Client, details: Details, token: string): void {
+  const name = client.description || client.clientId;
+  const scopes = askedScopes(details).filter((s) => s !== 'openid');
+  const origins = settingOfList(client.settings.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl).map((u) => new URL(u).origin);
+  const t = (key: string, values?: Record<string, string>) => escape(text(locale, key, values));
+  const body = `<h1>${t('consentTitle', { app: name })}</h1><p>${t('consentIntro', { app: name })}</p>`
+    + `<ul class="items">${['openid', ...scopes].map((s) => `<li>${t(`scope_${s}`)}</li>`).join('')}</ul>`
+    + `<form method="post" action="/oidc/interaction/${escape(details.uid)}/consent"><input type="hidden" name="csrf" value="${escape(token)}">`
+    + `<button type="submit" name="choice" value="allow">${t('consentAllow')}</button>`
+    + `<button type="submit" name="choice" value="deny" class="secondary">${t('consentDeny')}</button></form>`;
+  sendPage(res, 200, locale, text(locale, 'consentTitle', { app: name }), body, {
+    brand: brandOf(app), formAction: ["'self'", ...new Set(origins.slice(0, 20))].join(' '),
+  });
 }

@@ -77,7 +77,7 @@ export function cookieBrowser() {
 /** The action and hidden fields of the first form of a page. */
 export function firstForm(html: string, base: string): { action: string; fields: Record<string, string> } {
   const form = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
-  if (!form) throw new Error(`no form in:\n${html.slice(0, 2000)}`);
+  if (!form) throw new Error(`no form in:\n${html.replace(/<style>[\s\S]*?<\/style>/, "").slice(0, 2000)}`);
   const fields: Record<string, string> = {};
   for (const [input] of form[2].matchAll(/<input[^>]*>/gi)) {
     const name = /\bname="([^"]+)"/i.exec(input)?.[1];

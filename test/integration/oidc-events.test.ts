@@ -25,6 +25,17 @@ beforeAll(async () => {
 });
 afterAll(() => served?.close());
 
+/** A second login client of the application, showing the login client's flow, with `settings`. */
+async function loginClient(description: string, settings: Record<string, string>) {
+  const added = await s.admin('/clients/add', { description, features: '["login_client"]' });
+  const flow = await s.admin('/settings/get', { for_client_id: s.login.client_id, key: 'default_flow_version' });
+  for (const [key, value] of Object.entries({ default_flow_name: 'standard', default_flow_version: String(flow.body.result), redirect_uris: APP, ...settings })) {
+    expect((await s.admin('/settings/set', { for_client_id: added.body.client_id, key, value })).body.stat).toBe('ok');
+  }
+  clock.advance(5_100);
+  return added.body as { client_id: string; client_secret: string };
+}
+
 /** The events of an account, oldest first: their types and data. */
 const eventsOf = async (uuid: string) => {
   const id = (await served.t.runtime.db.records.find((await served.t.runtime.db.applications.findByName('local'))!.id, { uuid }))!.id;
@@ -111,12 +122,8 @@ it('offline_access with prompt=login still gets a refresh token (consent implied
   const tokens = await s.oidc.authorizationCodeGrant(config, got.back, { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
   expect(tokens.refresh_token).toEqual(expect.any(String));
   // a second login client without the refresh_token grant
-  const added = await s.admin('/clients/add', { description: 'no refresh', features: '["login_client"]' });
-  for (const [key, value] of [['grant_types', 'authorization_code'], ['redirect_uris', APP]]) {
-    expect((await s.admin('/settings/set', { for_client_id: added.body.client_id, key, value })).body.stat).toBe('ok');
-  }
-  clock.advance(5_100);
-  const other = await s.oidc.discovery(new URL(served.base), added.body.client_id, added.body.client_secret, undefined, { execute: [s.oidc.allowInsecureRequests] });
+  const added = await loginClient('no refresh', { grant_types: 'authorization_code' });
+  const other = await s.oidc.discovery(new URL(served.base), added.client_id, added.client_secret, undefined, { execute: [s.oidc.allowInsecureRequests] });
   const verifier = s.oidc.randomPKCECodeVerifier();
   const url = s.oidc.buildAuthorizationUrl(other, { redirect_uri: APP, scope: 'openid offline_access', state: 'st', code_challenge: await s.oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
   const page = await fetch(url, { redirect: 'manual' });
@@ -128,4 +135,48 @@ it('offline_access with prompt=login still gets a refresh token (consent implied
   });
   // openid-client takes it as the provider's answer: the error, from this issuer
   await expect(s.oidc.authorizationCodeGrant(other, back, { pkceCodeVerifier: verifier, expectedState: 'st' })).rejects.toMatchObject({ error: 'invalid_scope' });
+});
+
+describe('a login client with its consent page on (consent_page=on)', () => {
+  let asked: { client_id: string; client_secret: string };
+  beforeAll(async () => {
+    asked = await loginClient('Partner app', { consent_page: 'on' });
+    expect((await s.admin('/settings/set', { for_client_id: asked.client_id, key: 'consent_page', value: 'maybe' })).body)
+      .toMatchObject({ code: 200, error_description: expect.stringContaining('must be on') });
+    clock.advance(5_100);
+  });
+  const config = () => s.oidc.discovery(new URL(served.base), asked.client_id, asked.client_secret, undefined, { execute: [s.oidc.allowInsecureRequests] });
+
+  it('asks the person, naming the app and what it asks for; allowed, the app gets its tokens and the grant says consent given', async () => {
+    const a = await s.account();
+    const c = await config();
+    const got = await s.authorize(c, a.email, { scope: 'openid email offline_access', prompt: '' });
+    expect(got.page.status).toBe(200);
+    expect(got.page.body).toContain('Allow Partner app to use your account?');
+    expect(got.page.body).toContain('Your email address');
+    expect(got.page.body).toContain('Staying signed in when you are not using it');
+    const form = firstForm(got.page.body, got.page.url);
+    // a form without its token does nothing
+    const forged = await got.browser.go(form.action, { method: 'POST', form: { choice: 'allow' }, stopAt: (n) => n.origin !== served.base });
+    expect(forged.status).toBe(400);
+    const back = await got.browser.go(form.action, { method: 'POST', form: { ...form.fields, choice: 'allow' }, stopAt: (n) => n.origin !== served.base });
+    const tokens = await s.oidc.authorizationCodeGrant(c, new URL(back.url), { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    const grant = (await eventsOf(a.uuid)).find((e) => e.type === 'oidc.grant_given')!;
+    expect(grant).toMatchObject({ data: { consent: 'given', scopes: expect.arrayContaining(['email', 'offline_access']) }, actor: { clientId: asked.client_id } });
+    // granted: the next sign-in in that browser is not asked again
+    const again = await s.authorize(c, a.email, { scope: 'openid email', prompt: '' }, got.browser);
+    expect(again.back.searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it('refused: the app is told access_denied, and the account\'s activity says what was refused', async () => {
+    const a = await s.account();
+    const c = await config();
+    const got = await s.authorize(c, a.email, { scope: 'openid phone' });
+    const form = firstForm(got.page.body, got.page.url);
+    const back = new URL((await got.browser.go(form.action, { method: 'POST', form: { ...form.fields, choice: 'deny' }, stopAt: (n) => n.origin !== served.base })).url);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    const activity = await request(served.t.app).post('/entity.activity').set('Authorization', s.owner).type('form').send({ type_name: 'user', uuid: a.uuid, types: 'oidc.consent_refused' });
+    expect(activity.body.results).toEqual([expect.objectContaining({ type: 'oidc.consent_refused', scopes: expect.arrayContaining(['phone']), client_id: asked.client_id })]);
+  });
 });
