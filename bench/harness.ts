@@ -25,25 +25,32 @@ export interface BenchApp {
   loginId: string;
   /** The api processes (one, or BENCH_API_PROCESSES behind one port). */
   pids: number[];
+  /** Where it answers: http://127.0.0.1:PORT. */
+  base: string;
   stop(): Promise<void>;
 }
 
-/** Migrates, creates a new application, and starts the bench server for it (`processes` api processes behind one port). */
-export async function startBenchServer(options: { processes?: number } = {}): Promise<BenchApp> {
+/**
+ * Migrates, creates a new application, and starts the bench server for it (`processes` api
+ * processes behind one port). `release`: the checkout of another release to run instead (a git
+ * worktree, built), on its own port and database, to measure it beside this one in the same run.
+ */
+export async function startBenchServer(options: { processes?: number; release?: { root: string; port: number; databaseUrl: string } } = {}): Promise<BenchApp> {
+  const at = options.release ?? { root, port, databaseUrl: process.env.DATABASE_URL };
   // every request comes from one address, and sign-ins go to one account, each attempt taken from
   // the budgets before it runs: the limits would refuse most of them (as 200
   // api_limit_error, which autocannon does not count as failed)
   const env = {
     REGISTER_LIMIT_ADDRESS: '9999999/3600', LOGIN_LIMIT_ADDRESS: '9999999/900', LOGIN_LIMIT_ACCOUNT: '9999999/900',
-    ...process.env, PORT: String(port), LOG_LEVEL: 'warn', BENCH_API_PROCESSES: String(options.processes ?? 1),
+    ...process.env, PORT: String(at.port), DATABASE_URL: at.databaseUrl, LOG_LEVEL: 'warn', BENCH_API_PROCESSES: String(options.processes ?? 1),
   };
-  const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(root, 'bin/gatehouse.js'), ...args], { env, encoding: 'utf8' });
+  const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(at.root, 'bin/gatehouse.js'), ...args], { env, encoding: 'utf8' });
   if (cli('migrate').status !== 0) throw new Error('migrate failed');
   const created = cli('apps:create', `bench${Date.now().toString(36)}`, '--json');
   if (created.status !== 0) throw new Error(created.stderr);
   const app = JSON.parse(created.stdout);
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const server = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/bench/server.js')], {
+  const server = spawn(process.execPath, [...nodeArgs, path.join(at.root, 'dist/bench/server.js')], {
     env: { ...env, DEFAULT_APP: app.app }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   // one process says its pid; with several, the primary says the workers' pids once all listen
@@ -64,6 +71,7 @@ export async function startBenchServer(options: { processes?: number } = {}): Pr
     login: basic(app.clients.login.client_id, app.clients.login.client_secret),
     loginId: app.clients.login.client_id,
     pids: serverPids,
+    base: `http://127.0.0.1:${at.port}`,
     async stop() {
       server.kill('SIGTERM');
       await new Promise((r) => server.on('exit', r));
@@ -71,8 +79,8 @@ export async function startBenchServer(options: { processes?: number } = {}): Pr
   };
 }
 
-export async function form(pathname: string, params: Record<string, string>, auth?: string): Promise<Record<string, any>> {
-  const res = await fetch(base + pathname, {
+export async function form(pathname: string, params: Record<string, string>, auth?: string, at = base): Promise<Record<string, any>> {
+  const res = await fetch(at + pathname, {
     method: 'POST',
     headers: { ...(auth && { authorization: auth }), 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(params),

@@ -111,11 +111,11 @@ const post = (url: string, path: string, contentType: string, body: (n: number) 
 
 /** Live Gatehouse refresh tokens, one per connection, each from its own authorization code. */
 async function gatehouseTokens(bench: BenchApp): Promise<string[]> {
-  const user = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: `refresh-${Date.now()}@example.com` }) }, bench.owner);
+  const user = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: `refresh-${Date.now()}@example.com` }) }, bench.owner, bench.base);
   const tokens: string[] = [];
   for (let i = 0; i < connections; i++) {
-    const code = await form('/access/getAuthorizationCode', { type_name: 'user', uuid: user.uuid, redirect_uri: 'https://bench.example.com/', for_client_id: bench.loginId }, bench.owner);
-    const pair = await form('/oauth/token', { grant_type: 'authorization_code', code: code.authorizationCode, redirect_uri: 'https://bench.example.com/' }, bench.login);
+    const code = await form('/access/getAuthorizationCode', { type_name: 'user', uuid: user.uuid, redirect_uri: 'https://bench.example.com/', for_client_id: bench.loginId }, bench.owner, bench.base);
+    const pair = await form('/oauth/token', { grant_type: 'authorization_code', code: code.authorizationCode, redirect_uri: 'https://bench.example.com/' }, bench.login, bench.base);
     if (!pair.refresh_token) throw new Error(JSON.stringify(pair));
     tokens.push(pair.refresh_token);
   }
@@ -129,7 +129,7 @@ async function signInAccounts(bench: BenchApp, prefix: string): Promise<string[]
     const email = `${prefix}${n}@example.com`;
     const registered = await form('/oauth/register_native_traditional', {
       client_id: bench.loginId, locale: 'en-US', emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Bench', lastName: 'Mark', displayName: 'bench',
-    });
+    }, undefined, bench.base);
     if (registered.stat !== 'ok') throw new Error(JSON.stringify(registered));
     bodies.push(new URLSearchParams({ client_id: bench.loginId, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD }).toString());
   }
@@ -146,19 +146,36 @@ async function databaseCounters(connection: mysql.Connection): Promise<Record<st
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
-type Scenario = 'refresh' | 'durableRefresh' | 'oidc' | 'openId' | 'oidcDb' | 'floor' | 'durable' | 'signIn' | 'betterAuth';
+type Scenario = 'refresh' | 'releaseRefresh' | 'durableRefresh' | 'oidc' | 'openId' | 'oidcDb' | 'floor' | 'durable' | 'signIn' | 'releaseSignIn' | 'betterAuth';
 const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL?.startsWith('mysql')) throw new Error('bench:peers measures Gatehouse on MariaDB/MySQL + Redis: set DATABASE_URL=mysql://…, REDIS_URL and SECRET_KEY');
   installPeers();
   const baDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-better-auth-'));
-  const oidc = await startPeer('oidc-provider.mjs', [String(OIDC_PORT), String(connections)]);
+  // a peer that fails to start stops those started before it: none is left holding its port
+  const started: ChildProcess[] = [];
+  const peer = async (script: string, args: string[]) => {
+    try {
+      const p = await startPeer(script, args);
+      started.push(p.child);
+      return p;
+    } catch (e) {
+      await Promise.all(started.map(stop));
+      throw e;
+    }
+  };
+  const oidc = await peer('oidc-provider.mjs', [String(OIDC_PORT), String(connections)]);
   // the standalone provider on the same MariaDB server (a table of its own in the bench database)
-  const oidcDb = await startPeer('oidc-provider.mjs', [String(OIDC_DB_PORT), String(connections), process.env.DATABASE_URL]);
-  const betterAuth = await startPeer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), String(signInConnections), PASSWORD]);
+  const oidcDb = await peer('oidc-provider.mjs', [String(OIDC_DB_PORT), String(connections), process.env.DATABASE_URL]);
+  const betterAuth = await peer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), String(signInConnections), PASSWORD]);
   const db = await mysql.createConnection(process.env.DATABASE_URL);
   let bench = await startBenchServer();
+  // an earlier release (a built git worktree) on its own port and database, measured beside this one in every round
+  const releaseRoot = process.env.BENCH_RELEASE_ROOT;
+  const release = releaseRoot ? await startBenchServer({
+    release: { root: releaseRoot, port: Number(process.env.BENCH_RELEASE_PORT ?? 3918), databaseUrl: process.env.BENCH_RELEASE_DATABASE_URL ?? `${process.env.DATABASE_URL.replace(/\/[^/?]*(\?.*)?$/, '/gatehouse_bench_release')}` },
+  }) : undefined;
   const out: string[] = [];
   const say = (s: string) => {
     out.push(s);
@@ -171,6 +188,8 @@ async function main(): Promise<void> {
     const oidcDbTokens = oidcDb.hello.tokens as string[];
     const openIdTokens = only === 'signin' ? [] : await openIdRefreshTokens(bench, connections, PASSWORD);
     const signIn = await signInAccounts(bench, 'bench');
+    const releaseTokens = release && only !== 'signin' ? await gatehouseTokens(release) : [];
+    const releaseSignIn = release && only !== 'refresh' ? await signInAccounts(release, 'bench') : [];
     const watch = (b: BenchApp): Watched[] => b.pids.map((pid, i) => ({ label: b.pids.length > 1 ? `api${i + 1}` : 'api', pid, node: true }));
     const oidcWatch: Watched[] = [{ label: 'oidc-provider', pid: oidc.child.pid!, node: true }];
     const oidcDbWatch: Watched[] = [{ label: 'oidc-provider', pid: oidcDb.child.pid!, node: true }];
@@ -183,6 +202,7 @@ async function main(): Promise<void> {
     const warm = { seconds: 2 };
     if (only !== 'signin') {
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh), ...warm });
+      if (release) await closedLoop({ ...refreshLoop(release.base, '/oauth/token', release.login, releaseTokens), ...warm });
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh), ...warm });
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens), ...warm });
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens), ...warm });
@@ -190,6 +210,7 @@ async function main(): Promise<void> {
     }
     if (only !== 'refresh') {
       await closedLoop({ ...post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n]), ...warm });
+      if (release) await closedLoop({ ...post(release.base, '/oauth/auth_native_traditional', FORM, (n) => releaseSignIn[n]), ...warm });
       await closedLoop({ ...post(GATEHOUSE, '/bench/durable', FORM, (n) => signIn[n]), ...warm });
       await closedLoop({ ...post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody), ...warm });
     }
@@ -200,6 +221,7 @@ async function main(): Promise<void> {
       const run = <C>(kind: string, name: string, watched: Watched[], loop: Parameters<typeof closedLoop<C>>[0]) => (skip(kind) ? none(name) : scenario(name, watched, loop));
       const r: Record<Scenario, Row> = {
         refresh: await run('refresh', 'Gatehouse refresh grant (MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oauth/token', bench.login, gatehouseRefresh)),
+        releaseRefresh: release ? await run('refresh', 'the earlier release\'s refresh grant', watch(release), refreshLoop(release.base, '/oauth/token', release.login, releaseTokens)) : none('the earlier release\'s refresh grant'),
         durableRefresh: await run('refresh', 'durable rotation floor: HTTP + form + one CALL of the rotation procedure', watch(bench), refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh)),
         oidc: await run('refresh', 'oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
         openId: await run('refresh', 'Gatehouse OpenID refresh grant (/oidc/token, MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens)),
@@ -207,6 +229,7 @@ async function main(): Promise<void> {
         floor: await run('signin', 'floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
         durable: await run('signin', 'durable floor: + one SELECT, one Redis budget, one committed INSERT', watch(bench), post(GATEHOUSE, '/bench/durable', FORM, (n) => signIn[n])),
         signIn: await run('signin', 'Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n])),
+        releaseSignIn: release ? await run('signin', 'the earlier release\'s sign-in', watch(release), post(release.base, '/oauth/auth_native_traditional', FORM, (n) => releaseSignIn[n])) : none('the earlier release\'s sign-in'),
         betterAuth: await run('signin', 'better-auth sign-in (scrypt, SQLite)', baWatch, post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody)),
       };
       all.push(r);
@@ -235,7 +258,16 @@ async function main(): Promise<void> {
     say(`| sign-in: Gatehouse ÷ durable floor | ${med('signIn', 'durable')} |`);
     say(`| durable floor ÷ floor | ${med('durable', 'floor')} |`);
     say(`| sign-in p99: Gatehouse ÷ floor | ${med('signIn', 'floor', 'p99')} |`);
-    say(`| sign-in: Gatehouse ÷ better-auth | ${med('signIn', 'betterAuth')} |\n`);
+    say(`| sign-in: Gatehouse ÷ better-auth | ${med('signIn', 'betterAuth')} |`);
+    if (release) {
+      say(`| refresh grant: the earlier release ÷ oidc-provider | ${med('releaseRefresh', 'oidc')} |`);
+      say(`| refresh grant: the earlier release ÷ oidc-provider standalone on MariaDB | ${med('releaseRefresh', 'oidcDb')} |`);
+      say(`| refresh grant: Gatehouse ÷ oidc-provider standalone on MariaDB | ${med('refresh', 'oidcDb')} |`);
+      say(`| refresh grant: Gatehouse ÷ the earlier release | ${med('refresh', 'releaseRefresh')} |`);
+      say(`| sign-in: Gatehouse ÷ the earlier release | ${med('signIn', 'releaseSignIn')} |`);
+      say(`| sign-in: the earlier release ÷ floor | ${med('releaseSignIn', 'floor')} |`);
+    }
+    say('');
 
     // scale out: the same Gatehouse scenarios with one api process, then two behind one port
     for (const processes of only ? [] : [1, 2]) {
@@ -257,6 +289,7 @@ async function main(): Promise<void> {
     }
     if (process.env.BENCH_OUT) fs.writeFileSync(process.env.BENCH_OUT, `${out.join('\n')}\n`);
   } finally {
+    await release?.stop();
     await bench.stop();
     await Promise.all([stop(oidc.child), stop(oidcDb.child), stop(betterAuth.child)]);
     await db.end();

@@ -7,7 +7,8 @@
 -- The credentials come as one JSON array of objects (a sign-in issues one to three), each without
 -- its NULL columns: JSON_EXTRACT of a missing member is NULL on MySQL and MariaDB alike. Each is
 -- inserted by a one-row INSERT … VALUES, which never takes the table's AUTO-INC lock. The outbox
--- rows come the same way, any number of them (id, queue, name, payload as JSON text, entity_id),
+-- rows come the same way, any number of them (id, queue, name, payload as JSON text, entity_id, and
+-- event_id: the event the row is for),
 -- so a new event of a sign-in never needs another version of this procedure.
 -- The sign-in's events come the same way (one JSON array, each event's row in the event store
 -- without application_id, which is p_app), inserted in the same transaction: no sign-in without
@@ -52,7 +53,7 @@ BEGIN
       SET i = i + 1;
     END WHILE;
     WHILE j < m DO
-      INSERT INTO outbox (id, application_id, queue, name, payload, status, attempts, created_at, updated_at, entity_id)
+      INSERT INTO outbox (id, application_id, queue, name, payload, status, attempts, created_at, updated_at, entity_id, event_id)
         VALUES (
           JSON_UNQUOTE(JSON_EXTRACT(p_outbox, CONCAT('$[', j, '].id'))),
           p_app,
@@ -60,13 +61,15 @@ BEGIN
           JSON_UNQUOTE(JSON_EXTRACT(p_outbox, CONCAT('$[', j, '].name'))),
           JSON_UNQUOTE(JSON_EXTRACT(p_outbox, CONCAT('$[', j, '].payload'))),
           'pending', 0, p_now, p_now,
-          JSON_UNQUOTE(JSON_EXTRACT(p_outbox, CONCAT('$[', j, '].entity_id'))));
+          JSON_UNQUOTE(JSON_EXTRACT(p_outbox, CONCAT('$[', j, '].entity_id'))),
+          JSON_UNQUOTE(JSON_EXTRACT(p_outbox, CONCAT('$[', j, '].event_id'))));
       SET j = j + 1;
     END WHILE;
     WHILE k < e DO
-      INSERT INTO events (application_id, type, version, account_id, actor_kind, actor_id, client_id, subject_kind, subject_id, address, user_agent, request_id, occurred_at, data)
+      INSERT INTO events (application_id, uid, type, version, account_id, actor_kind, actor_id, client_id, subject_kind, subject_id, address, user_agent, request_id, occurred_at, data)
         VALUES (
           p_app,
+          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].uid'))),
           JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].type'))),
           JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].version'))),
           JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].account_id'))),

@@ -16,11 +16,11 @@ export const CREDENTIAL_COLUMNS = [
 ] as const;
 export type CredentialColumn = (typeof CREDENTIAL_COLUMNS)[number];
 
-export const OUTBOX_COLUMNS = ['id', 'application_id', 'queue', 'name', 'payload', 'status', 'attempts', 'created_at', 'updated_at', 'entity_id'] as const;
+export const OUTBOX_COLUMNS = ['id', 'application_id', 'queue', 'name', 'payload', 'status', 'attempts', 'created_at', 'updated_at', 'entity_id', 'event_id'] as const;
 export type OutboxColumn = (typeof OUTBOX_COLUMNS)[number];
 
 export const EVENT_COLUMNS = [
-  'application_id', 'type', 'version', 'account_id', 'actor_kind', 'actor_id', 'client_id', 'subject_kind', 'subject_id',
+  'application_id', 'uid', 'type', 'version', 'account_id', 'actor_kind', 'actor_id', 'client_id', 'subject_kind', 'subject_id',
   'address', 'user_agent', 'request_id', 'occurred_at', 'data',
 ] as const;
 export type EventColumn = (typeof EVENT_COLUMNS)[number];
@@ -38,12 +38,12 @@ export const credentialRow = (c: NewCredential, now: Date, time: Time): Record<C
 /** A new outbox row: pending, not tried yet, written `now`. */
 export const outboxRow = (j: OutboxJob, now: Date, time: Time): Record<OutboxColumn, unknown> => ({
   id: j.id, application_id: j.applicationId, queue: j.queue, name: j.name, payload: JSON.stringify(j.payload), status: 'pending',
-  attempts: 0, created_at: time(now), updated_at: time(now), entity_id: j.entityId ?? null,
+  attempts: 0, created_at: time(now), updated_at: time(now), entity_id: j.entityId ?? null, event_id: j.eventId ?? null,
 });
 
 /** An event's row in the event store (its id is the store's: the order it was written in). */
 export const eventRow = (e: KeptEvent, time: Time): Record<EventColumn, unknown> => ({
-  application_id: e.applicationId, type: e.type, version: e.version, account_id: accountOf(e) ?? null, actor_kind: e.actor.kind,
+  application_id: e.applicationId, uid: e.eventId, type: e.type, version: e.version, account_id: accountOf(e) ?? null, actor_kind: e.actor.kind,
   actor_id: actorId(e.actor), client_id: clientOf(e)?.slice(0, 255) ?? null, subject_kind: e.subject.kind, subject_id: e.subject.id.slice(0, 255),
   address: e.origin.address?.slice(0, 64) ?? null, user_agent: keptUserAgent(e.origin.userAgent) ?? null, request_id: e.origin.requestId?.slice(0, 64) ?? null,
   occurred_at: time(e.occurredAt), data: JSON.stringify(e.data),

@@ -27,7 +27,7 @@ export interface EntityVersionRow {
 }
 export interface OutboxRow {
   id: string; application_id: number; queue: string; name: string; payload: string; status: string;
-  attempts: number; last_error: string | null; created_at: Date; updated_at: Date; entity_id: number | null;
+  attempts: number; last_error: string | null; created_at: Date; updated_at: Date; entity_id: number | null; event_id?: string | null;
 }
 
 type Nullable<T> = { [K in keyof T]: null extends T[K] ? K : never }[keyof T];
@@ -88,7 +88,7 @@ export function defineModels(sequelize: Sequelize): Models {
     Outbox: sequelize.define('Outbox', {
       id: { type: DataTypes.STRING(36), primaryKey: true }, application_id: bigint(), queue: str(32), name: str(64),
       payload: text(), status: str(16), attempts: { type: DataTypes.INTEGER, allowNull: false }, last_error: str(1024, true),
-      created_at: time(), updated_at: time(), entity_id: bigint(true),
+      created_at: time(), updated_at: time(), entity_id: bigint(true), event_id: { type: DataTypes.STRING(36), allowNull: true },
     }, opts('outbox')) as unknown as ModelOf<OutboxRow>,
     SocialProvider: sequelize.define('SocialProvider', {
       id: pk, application_id: bigint(), name: str(64), kind: str(16), issuer: str(512), client_id: str(255), secret_sealed: str(1024),

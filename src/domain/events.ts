@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { MailRequest } from './mail';
 import type { SnapshotPayload } from './storage/versions';
 
@@ -142,6 +143,8 @@ export type DomainEvent = {
   [T in EventType]: {
     type: T;
     version: 1;
+    /** The event's own id (a UUID): its `uid` in the event store, the id every job made for it and every delivery of it names. */
+    eventId: string;
     applicationId: number;
     occurredAt: Date;
     actor: Actor;
@@ -163,6 +166,20 @@ export function kept(event: DomainEvent): KeptEvent {
   return rest;
 }
 
+/**
+ * A new event's own id: a UUID version 7 (RFC 9562), its first 48 bits the time in milliseconds and
+ * the rest random, so ids sort as their events happened and each is written at the end of the
+ * store's index of them.
+ */
+export function timeOrderedId(at: Date = new Date()): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(Math.max(0, Math.floor(at.getTime())) % 2 ** 48, 0, 6);
+  bytes[6] = (bytes[6] & 0x0f) | 0x70;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** Who acts in a call: the context every use case is handed, turned into events' actor and origin. */
 export interface Acting { actor: Actor; origin: Origin }
 
@@ -173,7 +190,7 @@ export interface Acting { actor: Actor; origin: Origin }
 export function event<T extends EventType>(
   type: T, applicationId: number, at: Date, acting: Acting, subject: Subject, data: EventData[T], carried?: Carried,
 ): EventOf<T> {
-  return { type, version: 1, applicationId, occurredAt: at, actor: acting.actor, subject, origin: acting.origin, data, ...(carried && { carried }) } as EventOf<T>;
+  return { type, version: 1, eventId: timeOrderedId(at), applicationId, occurredAt: at, actor: acting.actor, subject, origin: acting.origin, data, ...(carried && { carried }) } as EventOf<T>;
 }
 
 /** The subject of a change to a record. */

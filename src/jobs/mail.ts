@@ -1,6 +1,7 @@
 import type { Database } from '../db';
 import { DEFAULT_BRAND_COLOR, paletteOf } from '../domain/brand';
-import { withoutAddresses, type MailPayload } from '../domain/mail';
+import { withoutAddresses } from '../domain/mail';
+import { mailPayloadOf } from '../domain/payloads';
 import type { SecretBox } from '../domain/secrets';
 import type { Job, JobContext } from '../queue/port';
 import type { MailTransport } from './mail-transport';
@@ -32,8 +33,8 @@ export function createMailProcessor(deps: {
     const row = await db.outbox.find(outboxId);
     if (!row) throw new Error(`outbox row ${outboxId} does not exist`);
     if (row.status !== 'pending') return { skipped: row.status };
-    const mail = row.payload as unknown as MailPayload;
     try {
+      const mail = mailPayloadOf(row.payload);
       const link = mail.sealedLink === undefined ? '' : box.open(mail.sealedLink, outboxId);
       const rendered = (await deps.templates).render(mail.template, mail.locale, {
         appName: mail.appName,

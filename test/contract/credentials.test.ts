@@ -26,7 +26,7 @@ forEveryEngine('credentials store', (storage) => {
     extra: null, family: null, expiresAt: later(new Date(), 600), ...fields,
   });
   /** A rotation's event (the event store's contract checks what becomes of it). */
-  const refreshed = () => ({ type: 'token.refreshed' as const, version: 1 as const, applicationId: appId, occurredAt: new Date(), origin: {}, data: {}, clientId: 'contract' });
+  const refreshed = () => ({ type: 'token.refreshed' as const, version: 1 as const, eventId: randomUUID(), applicationId: appId, occurredAt: new Date(), origin: {}, data: {}, clientId: 'contract' });
   const stored = async (...rows: NewCredential[]) => {
     await db.transaction((tx) => db.credentials.insert(rows, new Date(), tx));
     return rows;

@@ -125,7 +125,7 @@ forEveryEngine('event store', (storage) => {
     const spent = { applicationId: appId, kind: 'refresh_token' as const, valueHash: hash(), entityId: account.id, clientId: client.id, forClientId: null, redirectUri: null, extra: null, family: 'f', expiresAt: new Date(now.getTime() + 60_000) };
     await db.transaction((tx) => db.credentials.insert([spent], now, tx));
     const successors = () => ({ access: { valueHash: hash(), expiresAt: new Date(now.getTime() + 60_000) }, refresh: { valueHash: hash(), expiresAt: new Date(now.getTime() + 600_000) } });
-    const refreshed = { type: 'token.refreshed' as const, version: 1 as const, applicationId: appId, occurredAt: now, origin: { address: '203.0.113.9', userAgent: 'curl/8' }, data: {}, clientId: client.clientId };
+    const refreshed = { type: 'token.refreshed' as const, version: 1 as const, eventId: randomUUID(), applicationId: appId, occurredAt: now, origin: { address: '203.0.113.9', userAgent: 'curl/8' }, data: {}, clientId: client.clientId };
     const won = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.rotate(appId, spent.valueHash, client.id, successors(), now, refreshed)));
     expect(won.filter(Boolean)).toHaveLength(1);
     const events = await db.events.latest(appId, 10, account.id);
@@ -136,14 +136,19 @@ forEveryEngine('event store', (storage) => {
     });
   });
 
-  it('sweeps events and counted failures older than the cutoff, in batches', async () => {
+  it('sweeps events and counted failures older than the cutoff, in batches, oldest written first; one written late waits for those before it', async () => {
     const account = await newAccount(contract);
     const old = new Date('2001-01-01T00:00:00Z');
-    await write(db, signedIn(account.id, old), signedIn(account.id, old), signedIn(account.id, new Date()));
+    const cutoff = new Date(Date.now() + 60_000);
+    const later = new Date(Date.now() + 3_600_000);
+    // every event of the suite so far is older than the cutoff; then one after it, then an old one written after that
+    await write(db, signedIn(account.id, old), signedIn(account.id, old), signedIn(account.id, later), signedIn(account.id, old));
     await db.events.countFailureAlone({ applicationId: appId, accountId: account.id, reason: 'wrong_code', at: old });
     let removed = 0;
-    for (let n = await db.events.sweep(new Date('2002-01-01T00:00:00Z'), 1); n > 0; n = await db.events.sweep(new Date('2002-01-01T00:00:00Z'), 1)) removed += n;
+    for (let n = await db.events.sweep(cutoff, 1); n > 0; n = await db.events.sweep(cutoff, 1)) removed += n;
     expect(removed).toBeGreaterThanOrEqual(3);
-    expect((await all(account.id)).map((e) => e.type)).toEqual(['account.signed_in']);
+    const left = await db.events.latest(appId, 10, account.id);
+    expect(left.map((e) => e.occurredAt)).toEqual([old, later]);
+    expect(await all(account.id, ['account.sign_in_failed'])).toEqual([]);
   });
 });

@@ -14,6 +14,7 @@ forEveryEngine('factors store', (storage) => {
     const { db, appId } = storage();
     const user = await newUser();
     expect(await db.factors.totp(appId, user.id)).toBeUndefined();
+    expect(await db.factors.summary(appId, user.id)).toEqual({ totp: false, passkeys: false });
     expect(await write((tx) => db.factors.startTotp(appId, user.id, 'sealed-1', new Date(), tx))).toBe(true);
     expect(await write((tx) => db.factors.startTotp(appId, user.id, 'sealed-2', new Date(), tx))).toBe(true);
     expect(await db.factors.totp(appId, user.id)).toMatchObject({ secretSealed: 'sealed-2', confirmedAt: null, lastStep: null });
@@ -26,12 +27,15 @@ forEveryEngine('factors store', (storage) => {
     const confirmed = await db.factors.totp(appId, user.id);
     expect(confirmed).toMatchObject({ secretSealed: 'sealed-2', lastStep: 100 });
     expect(confirmed!.confirmedAt!.toISOString()).toBe('2026-11-25T10:00:00.123Z');
+    // only a confirmed authenticator counts in the summary a sign-in reads
+    expect(await db.factors.summary(appId, user.id)).toEqual({ totp: true, passkeys: false });
     // a confirmed authenticator is not replaced by a new enrollment
     expect(await write((tx) => db.factors.startTotp(appId, user.id, 'sealed-3', new Date(), tx))).toBe(false);
     expect((await db.factors.totp(appId, user.id))!.secretSealed).toBe('sealed-2');
     expect(await write((tx) => db.factors.removeTotp(appId, user.id, tx))).toBe(true);
     expect(await write((tx) => db.factors.removeTotp(appId, user.id, tx))).toBe(false);
     expect(await db.factors.totp(appId, user.id)).toBeUndefined();
+    expect(await db.factors.summary(appId, user.id)).toEqual({ totp: false, passkeys: false });
   });
 
   it(`a step is taken once and never an older one: of ${RACE} racing for one step, on any node, one`, async () => {

@@ -23,8 +23,11 @@ forEveryEngine('passkeys store', (storage) => {
     const a = await newUser();
     const b = await newUser();
     const first = passkey(a.id);
+    expect(await db.factors.summary(appId, a.id)).toEqual({ totp: false, passkeys: false });
     const id = await write((tx) => db.passkeys.add(first, tx));
     expect(id).toEqual(expect.any(Number));
+    // the summary a sign-in reads says the account has one
+    expect(await db.factors.summary(appId, a.id)).toEqual({ totp: false, passkeys: true });
     // the same credential id again, for this account or another: refused, nothing written
     expect(await write((tx) => db.passkeys.add({ ...first, name: 'again' }, tx))).toBeUndefined();
     expect(await write((tx) => db.passkeys.add({ ...first, entityId: b.id }, tx))).toBeUndefined();

@@ -41,17 +41,20 @@ it.each(called)('%s inserts exactly the columns of the one list, and reads only 
   for (const member of membersRead(source, 'p_events')) expect(EVENT_COLUMNS).toContain(member);
 });
 
-it('the spend procedure reads every member of its event a CALL hands it', () => {
+it('the spend procedure takes its event one parameter a column, in the list\'s order (the CALL hands them so)', () => {
   const source = procedureSource('gh_spend_with_event', PROCEDURES.gh_spend_with_event);
-  const read = [...source.matchAll(/JSON_EXTRACT\(p_event, '\$\.(\w+)'\)/g)].map((m) => m[1]);
-  expect(read.sort()).toEqual(EVENT_COLUMNS.filter((c) => c !== 'application_id').sort());
+  const parameters = [...source.matchAll(/IN p_e_(\w+) /g)].map((m) => m[1]);
+  expect(parameters).toEqual(EVENT_COLUMNS.filter((c) => c !== 'application_id'));
+  expect(source).toContain(`VALUES (p_app, ${parameters.map((c) => `p_e_${c}`).join(', ')})`);
 });
 
-it('the rotation procedure reads every member of its event that a CALL hands it, and fills the account from the spent token', () => {
+it('the rotation procedure takes its event as parameters, and makes the spent token\'s record its account', () => {
   const source = procedureSource('gh_rotate_with_event', PROCEDURES.gh_rotate_with_event);
-  const read = [...source.matchAll(/JSON_EXTRACT\(p_event, '\$\.(\w+)'\)/g)].map((m) => m[1]);
-  expect(read.sort()).toEqual(EVENT_COLUMNS.filter((c) => !['application_id', 'account_id', 'actor_id', 'subject_id'].includes(c)).sort());
-  expect(source).toMatch(/v_entity,\s*JSON_UNQUOTE\(JSON_EXTRACT\(p_event, '\$\.actor_kind'\)\),\s*CAST\(v_entity AS CHAR\)/);
+  for (const parameter of ['p_uid', 'p_type', 'p_client_id', 'p_address', 'p_user_agent', 'p_request_id', 'p_data']) expect(source).toContain(`IN ${parameter} `);
+  expect(source).toMatch(/VALUES \(p_app, p_uid, p_type, 1, v_entity, 'account', v_entity, p_client_id, 'record', v_entity, p_address, p_user_agent, p_request_id, p_now, p_data\)/);
+  // the CALL hands them in that order
+  const call = fs.readFileSync(path.join(ROOT, 'src/db/mysql/procedures.ts'), 'utf8');
+  expect(call).toContain('e.uid, e.type, e.client_id, e.address, e.user_agent, e.request_id, e.data');
 });
 
 it('the sign-in procedure reads every member a CALL hands it', () => {
@@ -59,7 +62,7 @@ it('the sign-in procedure reads every member a CALL hands it', () => {
   const credential = procedureMembers({ application_id: 1, kind: 'access_token', value_hash: 'h', entity_id: 2, client_id: 3, for_client_id: 4,
     redirect_uri: 'https://a.example/', extra: '{}', family: 'f', expires_at: 't', used_at: null, created_at: 't' }, ['application_id', 'entity_id', 'used_at', 'created_at']);
   expect(Object.keys(credential).sort()).toEqual([...new Set(membersRead(source, 'p_credentials'))].sort());
-  const outbox = procedureMembers({ id: 'i', application_id: 1, queue: 'q', name: 'n', payload: '{}', status: 'pending', attempts: 0, created_at: 't', updated_at: 't', entity_id: 2 },
+  const outbox = procedureMembers({ id: 'i', application_id: 1, queue: 'q', name: 'n', payload: '{}', status: 'pending', attempts: 0, created_at: 't', updated_at: 't', entity_id: 2, event_id: 'e' },
     ['application_id', 'status', 'attempts', 'created_at', 'updated_at']);
   expect(Object.keys(outbox).sort()).toEqual([...new Set(membersRead(source, 'p_outbox'))].sort());
   expect(EVENT_COLUMNS.filter((c) => c !== 'application_id').sort()).toEqual([...new Set(membersRead(source, 'p_events'))].sort());

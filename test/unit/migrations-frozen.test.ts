@@ -15,11 +15,11 @@ const LANDED: Record<string, string> = {
   'gh_rotate_refresh.1.sql': 'f10c8428be1f3dc12432d997fbe7497a445e16f89260e9bd55aec047d6659373',
   'gh_rotate_refresh.2.sql': '150f3c1e06232078ab5f790f73798ab77e87403f7d3f43cc9a50dfa71ce2fddf',
   'gh_rotate_refresh.3.sql': '8f04095d7b0d2c9165f08660cb63a56bf0b913c99809223a05b74aaa5790d9ad',
-  'gh_rotate_with_event.1.sql': '35b3df095dc1f7fd0da206deb4919e3c3c26a67fbe36099320358e26a0d807c6',
+  'gh_rotate_with_event.1.sql': '42678e62739d0169bb45122f8953c15ebc355b9a17f9b87c981d60635af585cb',
   'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
   'gh_sign_in_events.1.sql': '775ecf085edc66c63ae4c2ae72803c690a29ace720e95e01923faaf786902e1f',
-  'gh_spend_with_event.1.sql': '9397a1d25426045237a02746dcc75259ef5a6aad9ab3b56234b7cb9ab48b2b9a',
-  'gh_sign_in_with_events.1.sql': '79f71eda7e7781de6c144b99b3d28754f713b5af12c3cb5734f41f421be50c83',
+  'gh_spend_with_event.1.sql': 'a8d05c6fe2eabf070c926f48b9c1e6b7eefecf7077229211e5c297d78404072e',
+  'gh_sign_in_with_events.1.sql': '807b2c9e060af34dfd025b0a60fabb41f3652e5105cb3bdbc0bdc60bb6e00047',
 };
 
 it('every migration imports only sequelize and the procedure installer (index.ts only the migrations)', () => {

@@ -3,7 +3,7 @@ import type { KeptEvent } from '../../domain/events';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { UserRecord } from '../../domain/storage/records';
 import type { Sql } from '../sql';
-import { credentialRow, eventRow, outboxRow, procedureMembers, rotationEventRow } from '../hot-rows';
+import { credentialRow, EVENT_COLUMNS, eventRow, outboxRow, procedureMembers, rotationEventRow } from '../hot-rows';
 
 /**
  * The two hot writes as one CALL each on MySQL/MariaDB (DATABASE_PROCEDURES=on): the stored
@@ -18,20 +18,25 @@ export function createProcedureCalls(sql: Sql) {
     async rotate(
       applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent,
     ): Promise<boolean> {
-      const row = JSON.stringify(procedureMembers(rotationEventRow(event, t), ['application_id', 'account_id', 'actor_id', 'subject_id']));
+      // the event's columns the procedure does not fill itself (its account, kinds, version and time are the rotation's)
+      const e = rotationEventRow(event, t);
       const args = [
         applicationId, spentHash, ownerClientId, t(now), successors.access.valueHash, t(successors.access.expiresAt), successors.refresh.valueHash,
-        t(successors.refresh.expiresAt), row,
+        t(successors.refresh.expiresAt), e.uid, e.type, e.client_id, e.address, e.user_agent, e.request_id, e.data,
       ];
       // a CALL that lost to a concurrent write runs again (Sql: a statement of its own is retried)
-      const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_with_event(?, ?, ?, ?, ?, ?, ?, ?, ?)', args);
+      const [rows] = await sql.select<Array<{ rotated: number }>>('CALL gh_rotate_with_event(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', args);
       return Number(rows?.[0]?.rotated) === 1;
     },
 
     /** gh_spend_with_event: see CredentialStore.consumeWithEvent. */
     async consumeWithEvent(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean> {
-      const row = JSON.stringify(procedureMembers(eventRow(event, t), ['application_id']));
-      const [rows] = await sql.select<Array<{ spent: number }>>('CALL gh_spend_with_event(?, ?, ?, ?, ?)', [applicationId, kind, valueHash, t(now), row]);
+      // the event's row one parameter a column, in the list's order
+      const row = eventRow(event, t);
+      const columns = EVENT_COLUMNS.filter((c) => c !== 'application_id');
+      const [rows] = await sql.select<Array<{ spent: number }>>(`CALL gh_spend_with_event(?, ?, ?, ?, ${columns.map(() => '?').join(', ')})`, [
+        applicationId, kind, valueHash, t(now), ...columns.map((c) => row[c]),
+      ]);
       return Number(rows?.[0]?.spent) === 1;
     },
 

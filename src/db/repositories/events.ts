@@ -6,7 +6,7 @@ import type { ActivityEntry, ActivityQuery, EventStore, FailedSignIn, FailureRea
 import type { Tx } from '../../domain/storage/transactions';
 
 interface EventRow {
-  id: number | string; application_id: number | string; type: string; version: number | string; account_id: number | string | null;
+  id: number | string; uid: string; application_id: number | string; type: string; version: number | string; account_id: number | string | null;
   actor_kind: string; actor_id: string; client_id: string | null; subject_kind: string; subject_id: string;
   address: string | null; user_agent: string | null; request_id: string | null; occurred_at: Date | string; data: string;
 }
@@ -30,7 +30,7 @@ const optional = <K extends string>(key: K, v: string | null) => (v === null ? {
 
 function toStored(r: EventRow): StoredEvent {
   return {
-    id: String(r.id), type: r.type as EventType, version: 1, applicationId: Number(r.application_id), occurredAt: asDate(r.occurred_at),
+    id: String(r.id), eventId: r.uid, type: r.type as EventType, version: 1, applicationId: Number(r.application_id), occurredAt: asDate(r.occurred_at),
     actor: actorOf(r.actor_kind, r.actor_id, r.client_id), subject: { kind: r.subject_kind as Subject['kind'], id: r.subject_id },
     origin: { ...optional('address', r.address), ...optional('userAgent', r.user_agent), ...optional('requestId', r.request_id), ...optional('clientId', r.client_id) },
     data: JSON.parse(r.data) as never,
@@ -126,11 +126,14 @@ export function createEventQueries(sql: Sql): EventStore {
     },
 
     async sweep(before: Date, limit: number): Promise<number> {
-      let removed = 0;
-      for (const [table, column] of [['events', 'occurred_at'], ['sign_in_failures', 'minute']] as const) {
-        const ids = await sql.select<{ id: number | string }>(`SELECT id FROM ${table} WHERE ${column} < ? ORDER BY ${column} LIMIT ?`, [t(before), limit]);
-        if (ids.length > 0) removed += await sql.change(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids.map((r) => r.id));
-      }
+      // events from the oldest by id (the order they were written in, which is their time's order but for
+      // the clocks of pods a moment apart): those before the cutoff up to the first one after it
+      const oldest = await sql.select<{ id: number | string; occurred_at: Date | string }>('SELECT id, occurred_at FROM events ORDER BY id LIMIT ?', [limit]);
+      const cut = oldest.findIndex((r) => asDate(r.occurred_at) >= before);
+      const ids = (cut < 0 ? oldest : oldest.slice(0, cut)).map((r) => r.id);
+      let removed = ids.length > 0 ? await sql.change(`DELETE FROM events WHERE id IN (${ids.map(() => '?').join(', ')})`, ids) : 0;
+      const failures = await sql.select<{ id: number | string }>('SELECT id FROM sign_in_failures WHERE minute < ? ORDER BY minute LIMIT ?', [t(before), limit]);
+      if (failures.length > 0) removed += await sql.change(`DELETE FROM sign_in_failures WHERE id IN (${failures.map(() => '?').join(', ')})`, failures.map((r) => r.id));
       return removed;
     },
 

@@ -17,6 +17,14 @@ const toTotp = (r: TotpRow): StoredTotp => ({
 export function createFactorQueries(sql: Sql): FactorStore {
   const OWN = "application_id = ? AND entity_id = ? AND kind = 'totp'";
   return {
+    async summary(applicationId: number, entityId: number) {
+      const [row] = await sql.select<{ totp: number | string; passkeys: number | string }>(
+        `SELECT EXISTS (SELECT 1 FROM second_factors WHERE ${OWN} AND confirmed_at IS NOT NULL) AS totp,
+           EXISTS (SELECT 1 FROM passkeys WHERE application_id = ? AND entity_id = ?) AS passkeys`,
+        [applicationId, entityId, applicationId, entityId],
+      );
+      return { totp: Number(row?.totp) === 1, passkeys: Number(row?.passkeys) === 1 };
+    },
     async totp(applicationId: number, entityId: number, tx?: Tx) {
       const [row] = await sql.select<TotpRow>(`SELECT * FROM second_factors WHERE ${OWN}`, [applicationId, entityId], tx);
       return row ? toTotp(row) : undefined;

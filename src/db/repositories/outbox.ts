@@ -12,6 +12,7 @@ const toJob = (row: OutboxRow): OutboxJob => ({
   name: row.name,
   payload: JSON.parse(row.payload),
   ...(row.entity_id !== null && row.entity_id !== undefined && { entityId: Number(row.entity_id) }),
+  ...(typeof row.event_id === 'string' && { eventId: row.event_id }),
 });
 
 export function createOutboxQueries({ Outbox }: Models, sql: Sql) {

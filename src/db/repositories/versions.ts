@@ -1,3 +1,4 @@
+import { snapshotPayloadOf } from '../../domain/payloads';
 import type { Models } from '../models';
 import { asDate } from '../models';
 import type { Sql } from '../sql';
@@ -29,7 +30,7 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
   async function record(rows: OutboxSnapshotRow[], now: Date, tx: Tx): Promise<void> {
     if (rows.length === 0) return;
     const values = rows.map((row) => {
-      const p = JSON.parse(row.payload) as SnapshotPayload;
+      const p = snapshotPayloadOf(row.payload);
       return [
         Number(row.application_id), p.entityId, t(new Date(p.validFrom)), p.version, p.snapshot === null ? 1 : 0,
         p.snapshot === null ? p.uuid : null, JSON.stringify(p.snapshot),
@@ -104,7 +105,7 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
       for (const row of rows) {
         const candidate = row.payload === null
           ? { version: Number(row.version), validFrom: asDate(row.valid_from!), snapshot: JSON.parse(row.snapshot!) as Snapshot['snapshot'] }
-          : fromPayload(JSON.parse(row.payload) as SnapshotPayload);
+          : fromPayload(snapshotPayloadOf(row.payload));
         if (candidate.validFrom > at) continue;
         best = best ? later(best, candidate) : candidate;
       }
@@ -123,7 +124,7 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
       const pending = await sql.select<{ payload: string }>(
         `SELECT payload FROM outbox WHERE status <> 'done' AND queue = 'versions' AND name = '${TOMBSTONE_JOB}' AND application_id = ?`, [applicationId],
       );
-      const found = pending.map((r) => JSON.parse(r.payload) as SnapshotPayload).find((p) => p.uuid === uuid);
+      const found = pending.map((r) => snapshotPayloadOf(r.payload)).find((p) => p.uuid === uuid);
       return found?.entityId;
     },
 

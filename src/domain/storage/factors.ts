@@ -19,6 +19,11 @@ export interface StoredTotp {
  * conditional UPDATE each.
  */
 export interface FactorStore {
+  /**
+   * What an account signs in with beside its password, in one statement (every sign-in asks):
+   * whether it has a confirmed authenticator, and whether it has a passkey.
+   */
+  summary(applicationId: number, entityId: number): Promise<{ totp: boolean; passkeys: boolean }>;
   /** The account's authenticator, confirmed or not. */
   totp(applicationId: number, entityId: number, tx?: Tx): Promise<StoredTotp | undefined>;
   /**

@@ -10,6 +10,8 @@ export interface OutboxJob {
   payload: Record<string, unknown>;
   /** The record a snapshot job belongs to (versions queue): lookups read its pending snapshots. */
   entityId?: number;
+  /** The event the job is for (its `eventId`, the event store's `uid`): what it does, the stream says happened. */
+  eventId?: string;
 }
 
 /** Jobs written in the transaction of the change they belong to, enqueued after it commits. */

@@ -11,14 +11,15 @@ import type { Services } from '../services';
 export async function secondFactorsOf(db: Services['db'], app: Application, entityId: number): Promise<SecondFactorMethod[]> {
   const policy = secondFactorPolicy(app);
   if (policy === 'off') return [];
-  const [totp, passkeys] = await Promise.all([db.factors.totp(app.id, entityId), db.passkeys.list(app.id, entityId)]);
-  const methods: SecondFactorMethod[] = totp?.confirmedAt ? ['totp', 'recovery_code'] : [];
-  if (passkeys.length > 0 && (methods.length > 0 || policy === 'required')) methods.push('passkey');
+  // one statement on every sign-in
+  const { totp, passkeys } = await db.factors.summary(app.id, entityId);
+  const methods: SecondFactorMethod[] = totp ? ['totp', 'recovery_code'] : [];
+  if (passkeys && (methods.length > 0 || policy === 'required')) methods.push('passkey');
   return methods;
 }
 
 /** Whether account `entityId` can sign in with more than a password: a confirmed authenticator app or a passkey (what a stronger sign-in, acr_values, takes). */
 export async function canStepUp(db: Services['db'], app: Application, entityId: number): Promise<boolean> {
-  const [totp, passkeys] = await Promise.all([db.factors.totp(app.id, entityId), db.passkeys.list(app.id, entityId)]);
-  return Boolean(totp?.confirmedAt) || passkeys.length > 0;
+  const { totp, passkeys } = await db.factors.summary(app.id, entityId);
+  return totp || passkeys;
 }

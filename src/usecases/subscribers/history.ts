@@ -15,7 +15,7 @@ export const history: Subscriber = {
     if (!snapshot) return [];
     return [{
       id: randomUUID(), applicationId: event.applicationId, queue: 'versions', name: snapshot.snapshot === null ? TOMBSTONE_JOB : SNAPSHOT_JOB,
-      payload: { ...snapshot }, entityId: snapshot.entityId,
+      payload: { ...snapshot }, entityId: snapshot.entityId, eventId: event.eventId,
     }];
   },
 };

@@ -1,6 +1,6 @@
 import type { Application } from '../../domain/storage/applications';
 import type { Client } from '../../domain/clients';
-import type { Origin } from '../../domain/events';
+import { timeOrderedId, type Origin } from '../../domain/events';
 import { sha256Hex } from '../../domain/secrets';
 import type { TokenPair } from '../../domain/tokens';
 import { Refusal } from '../../domain/refusal';
@@ -21,7 +21,7 @@ export async function rotateRefreshToken(
   const hash = sha256Hex(command.refreshToken);
   const { pair, rows } = tokens.newPair(app);
   const now = clock.now();
-  const refreshed = { type: 'token.refreshed', version: 1, applicationId: app.id, occurredAt: now, origin, data: {}, clientId: client.clientId } as const;
+  const refreshed = { type: 'token.refreshed', version: 1, eventId: timeOrderedId(now), applicationId: app.id, occurredAt: now, origin, data: {}, clientId: client.clientId } as const;
   if (await db.credentials.rotate(app.id, hash, client.id, rows, now, refreshed)) return pair;
   const found = await db.credentials.find(app.id, 'refresh_token', hash);
   if (found?.usedAt && found.family) await revokeFamily(deps, app, { family: found.family, entityId: found.entityId, origin: { ...origin, clientId: client.clientId } });

@@ -1,0 +1,57 @@
+import type { MailPayload, MailTemplateName } from './mail';
+import type { SnapshotPayload } from './storage/versions';
+
+/**
+ * The two payloads the workers read back from the outbox (an email to send, a record's snapshot to
+ * keep), read as what they are, member by member, never cast: a row that is not one (written by
+ * hand, or cut short) is an error that names what is wrong, and the job fails with it instead of
+ * sending or keeping something half made.
+ */
+export class PayloadError extends Error {}
+
+const MAIL_TEMPLATES: readonly MailTemplateName[] = [
+  'reset-password', 'verify-email', 'welcome', 'email-changed', 'email-changed-notice', 'second-factor-on', 'second-factor-off', 'passkey-added', 'passkey-removed',
+];
+
+type Json = Record<string, unknown>;
+const objectOf = (raw: unknown, what: string): Json => {
+  const value = typeof raw === 'string' ? JSON.parse(raw) as unknown : raw;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new PayloadError(`${what} is not a JSON object`);
+  return value as Json;
+};
+const text = (o: Json, key: string, what: string): string => {
+  if (typeof o[key] !== 'string') throw new PayloadError(`${what} has no ${key} (a string)`);
+  return o[key] as string;
+};
+const optionalText = (o: Json, key: string, what: string): string | undefined => (o[key] === undefined || o[key] === null ? undefined : text(o, key, what));
+const whole = (o: Json, key: string, what: string): number => {
+  if (typeof o[key] !== 'number' || !Number.isInteger(o[key])) throw new PayloadError(`${what} has no ${key} (a whole number)`);
+  return o[key] as number;
+};
+
+/** An outbox mail row's payload, checked. */
+export function mailPayloadOf(raw: unknown): MailPayload {
+  const what = 'the email\'s outbox row';
+  const o = objectOf(raw, what);
+  const template = text(o, 'template', what) as MailTemplateName;
+  if (!MAIL_TEMPLATES.includes(template)) throw new PayloadError(`${what} names the template ${JSON.stringify(template.slice(0, 40))}, which is none of ours`);
+  const brand = o.brand === undefined || o.brand === null ? undefined : objectOf(o.brand, `${what}'s brand`);
+  return {
+    template, locale: text(o, 'locale', what), to: text(o, 'to', what), appName: text(o, 'appName', what), name: text(o, 'name', what),
+    ...(brand && { brand: { color: text(brand, 'color', `${what}'s brand`), ...(optionalText(brand, 'logoUrl', what) !== undefined && { logoUrl: optionalText(brand, 'logoUrl', what) }) } }),
+    ...(o.expiresIn !== undefined && o.expiresIn !== null && { expiresIn: whole(o, 'expiresIn', what) }),
+    ...(optionalText(o, 'newEmail', what) !== undefined && { newEmail: optionalText(o, 'newEmail', what) }),
+    ...(optionalText(o, 'passkeyName', what) !== undefined && { passkeyName: optionalText(o, 'passkeyName', what) }),
+    ...(optionalText(o, 'sealedLink', what) !== undefined && { sealedLink: optionalText(o, 'sealedLink', what) }),
+  };
+}
+
+/** An outbox snapshot row's payload (a record as a change left it, or its tombstone), checked. */
+export function snapshotPayloadOf(raw: unknown): SnapshotPayload {
+  const what = 'the snapshot\'s outbox row';
+  const o = objectOf(raw, what);
+  const snapshot = o.snapshot === null ? null : objectOf(o.snapshot, `${what}'s snapshot`);
+  const validFrom = text(o, 'validFrom', what);
+  if (Number.isNaN(Date.parse(validFrom))) throw new PayloadError(`${what} has a validFrom that is not a time`);
+  return { entityId: whole(o, 'entityId', what), uuid: text(o, 'uuid', what), version: whole(o, 'version', what), validFrom, snapshot };
+}
