@@ -65,6 +65,10 @@ async function startPeer(script: string, args: string[]): Promise<{ child: Child
     });
     child.on('exit', (code) => reject(new Error(`${script} exited (${code}): ${err}`)));
   });
+  // a peer that dies under load says why (its figures would otherwise be only failures)
+  child.on('exit', (code, signal) => {
+    if (signal !== 'SIGTERM') process.stderr.write(`${script} exited (${code ?? signal}) during the run: ${err.slice(-2000)}\n`);
+  });
   return { child, hello };
 }
 

@@ -33,21 +33,14 @@ import { shownActivity } from './http/handlers/activity';
 import { listActivity } from './usecases/activity/list-activity';
 import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE } from './domain/activity';
 import type { Acting } from './domain/events';
-import type { Work } from './domain/ports';
-import type { RecordVersions } from './domain/versions';
-import type { Logger } from './logger';
 import { renderWithProfiles } from './domain/users';
 import { formatTimestamp } from './domain/timestamps';
-import { createRecordVersions } from './domain/versions';
-import { createBullQueue } from './queue/bullmq';
-import { createOutbox } from './queue/outbox';
-import type { JobQueue } from './queue/port';
-import { createCore, prepareSchema, projectRoot } from './runtime';
+import { createCommandCore, prepareSchema, projectRoot } from './runtime';
 import os from 'node:os';
 import { packageVersion } from './paths';
 
 /** What a command works with: the database and its services, and the use cases' unit of work with the operator acting. */
-type Core = ReturnType<typeof createCore> & { work: Work; versions: RecordVersions; acting: Acting; operator: string };
+type Core = ReturnType<typeof createCommandCore> & { acting: Acting; operator: string };
 
 /** Who runs a command, as the audit log names the operator: OPERATOR_NAME, else the login name of the shell. */
 function operatorName(): string {
@@ -67,13 +60,9 @@ function operatorName(): string {
  */
 async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {
   const config = primaryOnly(loadConfigOrExit());
-  const base = createCore(config, createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never));
-  const queue = commandQueue(config, base.logger);
+  const base = createCommandCore(config, createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never));
   const operator = operatorName();
-  const core: Core = {
-    ...base, operator, acting: operatorActing(operator),
-    work: base.workOf(createOutbox({ db: base.db, queue, logger: base.logger })), versions: createRecordVersions({ db: base.db }),
-  };
+  const core: Core = { ...base, operator, acting: operatorActing(operator) };
   try {
     if (options.schema !== false) await prepareSchema(config, core.db);
     await work(core);
@@ -82,7 +71,6 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
     process.stderr.write(`gatehouse: ${message}\n`);
     process.exitCode = 1;
   } finally {
-    await queue.close();
     await core.close();
   }
 }
@@ -308,21 +296,6 @@ async function userOf(core: Core, opts: { app?: string }, who: string) {
   const record = await core.db.records.find(app.id, key);
   if (!record) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}`);
   return { app, record };
-}
-
-/**
- * Jobs a command commits (a deleted record's snapshot) go to BullMQ with Redis, connected when the
- * first one is enqueued; without Redis they stay pending in the outbox, and the running api's relay
- * (or the next start's) runs them.
- */
-function commandQueue(config: Config, logger: Logger): JobQueue {
-  let queue: JobQueue | undefined;
-  const opened = () => (queue ??= config.redisUrl ? createBullQueue(config.redisUrl, config.redisPrefix, logger) : undefined);
-  return {
-    enqueue: async (job) => opened()?.enqueue(job),
-    schedule: async () => undefined,
-    close: async () => queue?.close(),
-  };
 }
 
 program.command('users:show')

@@ -54,6 +54,28 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
 }
 
 /**
+ * What a command of the CLI runs its use cases with: the core, a unit of work whose outbox rows go
+ * to BullMQ when Redis is configured (connected when the first one is enqueued; without Redis they
+ * stay pending, and the running api's relay, or the next start's, runs them), and the records'
+ * versions. The CLI reaches the queue through this unit of work only.
+ */
+export function createCommandCore(config: Config, logger: Logger) {
+  const base = createCore(config, logger);
+  let queue: JobQueue | undefined;
+  const opened = () => (queue ??= config.redisUrl ? createBullQueue(config.redisUrl, config.redisPrefix, logger) : undefined);
+  const commandQueue: JobQueue = { enqueue: async (job) => opened()?.enqueue(job), schedule: async () => undefined, close: async () => queue?.close() };
+  return {
+    ...base,
+    work: base.workOf(createOutbox({ db: base.db, queue: commandQueue, logger })),
+    versions: createRecordVersions({ db: base.db }),
+    async close() {
+      await commandQueue.close();
+      await base.close();
+    },
+  };
+}
+
+/**
  * Brings the schema up to date where that is this process's job: a SQLite database (the
  * embedded default) is migrated on start; MySQL is migrated by `gatehouse migrate`, and a
  * process refuses to start while migrations are pending.

@@ -31,6 +31,7 @@ BEGIN
   DECLARE m INT DEFAULT JSON_LENGTH(p_outbox);
   DECLARE k INT DEFAULT 0;
   DECLARE e INT DEFAULT JSON_LENGTH(p_events);
+  DECLARE v_event LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
   START TRANSACTION;
   UPDATE entities SET password_hash = COALESCE(p_password_hash, password_hash), attributes = p_attributes,
@@ -66,23 +67,25 @@ BEGIN
       SET j = j + 1;
     END WHILE;
     WHILE k < e DO
+      -- the event taken out once; its members read from it alone
+      SET v_event = JSON_EXTRACT(p_events, CONCAT('$[', k, ']'));
       INSERT INTO events (application_id, uid, type, version, account_id, actor_kind, actor_id, client_id, subject_kind, subject_id, address, user_agent, request_id, occurred_at, data)
         VALUES (
           p_app,
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].uid'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].type'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].version'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].account_id'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].actor_kind'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].actor_id'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].client_id'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].subject_kind'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].subject_id'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].address'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].user_agent'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].request_id'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].occurred_at'))),
-          JSON_UNQUOTE(JSON_EXTRACT(p_events, CONCAT('$[', k, '].data'))));
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.uid')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.type')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.version')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.account_id')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.actor_kind')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.actor_id')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.client_id')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.subject_kind')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.subject_id')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.address')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.user_agent')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.request_id')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.occurred_at')),
+          JSON_UNQUOTE(JSON_EXTRACT(v_event, '$.data')));
       SET k = k + 1;
     END WHILE;
     COMMIT;

@@ -158,6 +158,10 @@ const writesStorage = (n: ts.Node) => {
   return ts.isPropertyAccessExpression(store) && /(^|\.)db\.[a-zA-Z]+(\.[a-zA-Z]+)?$/.test(store.getText());
 };
 
+it('the command line reaches the queue only through the unit of work its use cases run in (runtime.ts wires it)', () => {
+  expect(edges.filter((e) => e.from === 'src/cli.ts' && e.to.startsWith('src/queue/'))).toEqual([]);
+});
+
 it('the pages and the OpenID provider write no storage: every change is a use case\'s', () => {
   expect(found(sources(['src/web', 'src/oidc']), writesStorage)).toEqual([]);
 });

@@ -20,6 +20,9 @@ const insertedColumns = (source: string, table: string) =>
 const membersRead = (source: string, parameter: string) =>
   [...source.matchAll(new RegExp(`JSON_EXTRACT\\(${parameter}, CONCAT\\('\\$\\[', \\w+, '\\]\\.(\\w+)'\\)\\)`, 'g'))].map((m) => m[1]);
 
+/** The members the sign-in procedure reads of each event, once taken out of p_events. */
+const eventMembersRead = (source: string) => [...source.matchAll(/JSON_EXTRACT\(v_event, '\$\.(\w+)'\)/g)].map((m) => m[1]);
+
 it('the code calls the sign-in and the rotation procedures, at versions that exist', () => {
   expect(called.sort()).toEqual(['gh_rotate_with_event', 'gh_sign_in_with_events', 'gh_spend_with_event']);
   for (const name of called) expect(() => procedureSource(name, PROCEDURES[name])).not.toThrow();
@@ -38,7 +41,7 @@ it.each(called)('%s inserts exactly the columns of the one list, and reads only 
   const events = insertedColumns(source, 'events');
   expect(events.length).toBeGreaterThan(0);
   for (const columns of events) expect(columns).toEqual([...EVENT_COLUMNS]);
-  for (const member of membersRead(source, 'p_events')) expect(EVENT_COLUMNS).toContain(member);
+  for (const member of eventMembersRead(source)) expect(EVENT_COLUMNS).toContain(member);
 });
 
 it('the spend procedure takes its event one parameter a column, in the list\'s order (the CALL hands them so)', () => {
@@ -65,7 +68,7 @@ it('the sign-in procedure reads every member a CALL hands it', () => {
   const outbox = procedureMembers({ id: 'i', application_id: 1, queue: 'q', name: 'n', payload: '{}', status: 'pending', attempts: 0, created_at: 't', updated_at: 't', entity_id: 2, event_id: 'e' },
     ['application_id', 'status', 'attempts', 'created_at', 'updated_at']);
   expect(Object.keys(outbox).sort()).toEqual([...new Set(membersRead(source, 'p_outbox'))].sort());
-  expect(EVENT_COLUMNS.filter((c) => c !== 'application_id').sort()).toEqual([...new Set(membersRead(source, 'p_events'))].sort());
+  expect(EVENT_COLUMNS.filter((c) => c !== 'application_id').sort()).toEqual([...new Set(eventMembersRead(source))].sort());
 });
 
 it('finds a column a procedure inserts beyond the list, and one the list has beyond the procedure (the check itself)', () => {

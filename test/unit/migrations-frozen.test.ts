@@ -19,7 +19,7 @@ const LANDED: Record<string, string> = {
   'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
   'gh_sign_in_events.1.sql': '775ecf085edc66c63ae4c2ae72803c690a29ace720e95e01923faaf786902e1f',
   'gh_spend_with_event.1.sql': 'a8d05c6fe2eabf070c926f48b9c1e6b7eefecf7077229211e5c297d78404072e',
-  'gh_sign_in_with_events.1.sql': '807b2c9e060af34dfd025b0a60fabb41f3652e5105cb3bdbc0bdc60bb6e00047',
+  'gh_sign_in_with_events.1.sql': 'c13d570a15351de37180a99efa4fff757750e7ed6956e9ac0c3cd8ce7e806007',
 };
 
 it('every migration imports only sequelize and the procedure installer (index.ts only the migrations)', () => {

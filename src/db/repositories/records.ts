@@ -8,7 +8,6 @@ import {
   DuplicateAttributeError, merged, nextState, normalized, StaleRecordError, uniqueKey,
   type RecordKey, type UserRecord, type NewRecord, type RecordChange,
 } from '../../domain/storage/records';
-import type { StoredProfile } from '../../domain/storage/social';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
 
@@ -174,10 +173,15 @@ export function createRecordQueries(_models: Models, sql: Sql) {
      * `find` by email or username with the record's identities, read in the same statement: the
      * sign-in answers capture_user and writes a snapshot with them, and this saves it a query.
      */
-    async findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: UserRecord; profiles: StoredProfile[] } | undefined> {
+    async findWithProfiles(applicationId: number, key: { email: string } | { username: string }) {
       const [column, value] = keyColumn(key);
-      const rows = await sql.select<EntityRow & { p_id: number | null; p_provider: string; p_identifier: string; p_data: string; p_created_at: Date }>(
-        `SELECT e.*, p.id AS p_id, p.provider AS p_provider, p.identifier AS p_identifier, p.data AS p_data, p.created_at AS p_created_at
+      const rows = await sql.select<EntityRow & {
+        p_id: number | null; p_provider: string; p_identifier: string; p_data: string; p_created_at: Date; f_totp: number | string; f_passkeys: number | string;
+      }>(
+        // with what the account signs in with beside its password (the sign-in asks next): one statement
+        `SELECT e.*, p.id AS p_id, p.provider AS p_provider, p.identifier AS p_identifier, p.data AS p_data, p.created_at AS p_created_at,
+           EXISTS (SELECT 1 FROM second_factors f WHERE f.application_id = e.application_id AND f.entity_id = e.id AND f.kind = 'totp' AND f.confirmed_at IS NOT NULL) AS f_totp,
+           EXISTS (SELECT 1 FROM passkeys k WHERE k.application_id = e.application_id AND k.entity_id = e.id) AS f_passkeys
          FROM entities e LEFT JOIN profiles p ON p.entity_id = e.id AND p.application_id = e.application_id
          WHERE e.${column} = ? AND e.application_id = ?`,
         [value, applicationId],
@@ -188,7 +192,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
       const profiles = rows.filter((r) => r.p_id !== null).map((r) => toProfile({
         id: r.p_id!, application_id: r.application_id, entity_id: r.id, provider: r.p_provider, identifier: r.p_identifier, data: r.p_data, created_at: r.p_created_at,
       })).sort((a, b) => a.id - b.id);
-      return { record, profiles };
+      return { record, profiles, factors: { totp: Number(rows[0].f_totp) === 1, passkeys: Number(rows[0].f_passkeys) === 1 } };
     },
 
     /**

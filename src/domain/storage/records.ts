@@ -104,7 +104,11 @@ export interface RecordStore {
   /** Scoped to the application: another application's record is never found. */
   find(applicationId: number, key: RecordKey, transaction?: Tx): Promise<UserRecord | undefined>;
   /** `find` by email or username with the record's identities, read together. */
-  findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{ record: UserRecord; profiles: StoredProfile[] } | undefined>;
+  findWithProfiles(applicationId: number, key: { email: string } | { username: string }): Promise<{
+    record: UserRecord; profiles: StoredProfile[];
+    /** What it signs in with beside a password (FactorStore.summary), read in the same statement. */
+    factors: { totp: boolean; passkeys: boolean };
+  } | undefined>;
   /**
    * The ids of the records matching `filter` (all without one), one page sorted by `sortOn`
    * (attribute names, `-` first for descending), with the bytes of each one's stored attributes.

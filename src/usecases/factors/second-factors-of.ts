@@ -11,10 +11,15 @@ import type { Services } from '../services';
 export async function secondFactorsOf(db: Services['db'], app: Application, entityId: number): Promise<SecondFactorMethod[]> {
   const policy = secondFactorPolicy(app);
   if (policy === 'off') return [];
-  // one statement on every sign-in
-  const { totp, passkeys } = await db.factors.summary(app.id, entityId);
-  const methods: SecondFactorMethod[] = totp ? ['totp', 'recovery_code'] : [];
-  if (passkeys && (methods.length > 0 || policy === 'required')) methods.push('passkey');
+  return secondFactorMethods(app, await db.factors.summary(app.id, entityId));
+}
+
+/** The second factors an account with `factors` owes under the application's policy. */
+export function secondFactorMethods(app: Application, factors: { totp: boolean; passkeys: boolean }): SecondFactorMethod[] {
+  const policy = secondFactorPolicy(app);
+  if (policy === 'off') return [];
+  const methods: SecondFactorMethod[] = factors.totp ? ['totp', 'recovery_code'] : [];
+  if (factors.passkeys && (methods.length > 0 || policy === 'required')) methods.push('passkey');
   return methods;
 }
 

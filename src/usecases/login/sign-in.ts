@@ -6,7 +6,7 @@ import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
 import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn } from './call';
 import { mergeRequest } from './social-identities';
-import { secondFactorOwed } from './second-factor-step';
+import { secondFactorMethods } from '../factors/second-factors-of';
 import { countFailedSignIn } from './failed-sign-ins';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
@@ -67,7 +67,8 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
     throw accountDisabled(ctx, request, form.name);
   }
   // the account's failures are forgotten once the sign-in is done: a second factor still owed keeps them
-  const owed = await secondFactorOwed(ctx, record);
+  // read with the record: a sign-in asks for nothing more before the password is checked
+  const owed = secondFactorMethods(ctx.app, found!.factors);
   await (owed.length > 0 ? guesses.firstOfTwo() : guesses.succeeded());
   // a merge_token is checked before anything is issued: a bad one signs nobody in
   const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, record);
