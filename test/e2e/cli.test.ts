@@ -301,7 +301,10 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
       await db.query('CREATE PROCEDURE gh_rotate_refresh() BEGIN SELECT 0 AS rotated; END');
       expect(run(['migrate:status'])).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3\n' });
       expect(run(['migrate'])).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3\n' });
-      expect(await comments()).toEqual({ gh_rotate_refresh: 'gatehouse gh_rotate_refresh 3', gh_sign_in: 'gatehouse gh_sign_in 1', gh_sign_in_events: 'gatehouse gh_sign_in_events 1' });
+      expect(await comments()).toEqual({
+        gh_rotate_refresh: 'gatehouse gh_rotate_refresh 3', gh_rotate_with_event: 'gatehouse gh_rotate_with_event 1', gh_sign_in: 'gatehouse gh_sign_in 1',
+        gh_sign_in_events: 'gatehouse gh_sign_in_events 1', gh_sign_in_with_events: 'gatehouse gh_sign_in_with_events 1', gh_spend_with_event: 'gatehouse gh_spend_with_event 1',
+      });
       expect(run(['migrate:status'])).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
     } finally {
       await db.end();
