@@ -34,18 +34,29 @@ export function oidcInteractionRoutes(
   services: Services, resolveApp: (host: string | undefined) => Promise<Application>, providerFor: (app: Application) => Promise<Provider>,
 ) {
   const router = express.Router();
-  router.get('/oidc/interaction/:uid', pageHandler(resolveApp, (req, res, app, locale) => withProviderRequest(req, res, async () => {
+  /**
+   * The provider's interaction this browser is in, for a page of it: undefined (an error page
+   * sent) when the application is no provider, the link is not one of its sign-ins, or the
+   * browser has no interaction going on (its cookie gone, the interaction over).
+   */
+  async function interactionOf(req: Request, res: Response, app: Application, locale: PageLocale) {
     if (!isOpenIdProvider(app) || !INTERACTION_UID.test(String(req.params.uid))) {
-      return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
+      sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
+      return undefined;
     }
     const provider = await providerFor(app);
-    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
     try {
-      details = await provider.interactionDetails(req, res);
+      return { provider, details: await provider.interactionDetails(req, res) };
     } catch {
-      // no interaction cookie, or the interaction is over: nothing to resume
-      return sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in is over or was started in another browser; start it again from the app' });
+      sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in is over or was started in another browser; start it again from the app' });
+      return undefined;
     }
+  }
+
+  router.get('/oidc/interaction/:uid', pageHandler(resolveApp, (req, res, app, locale) => withProviderRequest(req, res, async () => {
+    const found = await interactionOf(req, res, app, locale);
+    if (!found) return;
+    const { provider, details } = found;
     const pageLang = localeOf(req, details.params.ui_locales);
     const clientId = String(details.params.client_id ?? '');
     const client = await services.clients.find(app.id, clientId);
@@ -101,16 +112,9 @@ export function oidcInteractionRoutes(
 
   // the consent page's answer: allowed, the grant is saved (consent given); refused, the app is told access_denied
   router.post('/oidc/interaction/:uid/consent', pageForm({ limit: '8kb', parameterLimit: 10 }), pageHandler(resolveApp, (req, res, app, locale) => withProviderRequest(req, res, async () => {
-    if (!isOpenIdProvider(app) || !INTERACTION_UID.test(String(req.params.uid))) {
-      return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this application is not an OpenID provider, or the link is not one of its sign-ins' });
-    }
-    const provider = await providerFor(app);
-    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
-    try {
-      details = await provider.interactionDetails(req, res);
-    } catch {
-      return sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in is over or was started in another browser; start it again from the app' });
-    }
+    const found = await interactionOf(req, res, app, locale);
+    if (!found) return;
+    const { provider, details } = found;
     const body = stringFields(req.body);
     const pageLang = localeOf(req, details.params.ui_locales);
     const clientId = String(details.params.client_id ?? '');

@@ -9,8 +9,8 @@ interface AuditRow {
   actor_kind: string; actor_id: string; actor_client: string | null; subject_kind: string; subject_id: string; data: string; address: string | null; request_id: string | null;
 }
 
-/** The actor as an event had it, from its columns. */
-function actorOf(kind: string, id: string, client: string | null): Actor {
+/** The actor as an event had it, from its columns (the audit log's and the event store's). */
+export function actorOf(kind: string, id: string, client: string | null): Actor {
   switch (kind) {
     case 'account': return { kind, accountId: Number(id), ...(client !== null && { clientId: client }) };
     case 'client': return { kind, clientId: id };

@@ -1,4 +1,5 @@
 import { asDate } from '../models';
+import { actorOf } from './audit';
 import type { Sql } from '../sql';
 import { EVENT_COLUMNS, eventRow, insertRows } from '../hot-rows';
 import { keptUserAgent, type Actor, type EventType, type KeptEvent, type Subject } from '../../domain/events';
@@ -14,16 +15,6 @@ interface EventRow {
 interface FailureRow {
   id: number | string; reason: string; first_at: Date | string; last_at: Date | string; count: number | string;
   client_id: string | null; address: string | null; user_agent: string | null;
-}
-
-/** The actor as the event had it, from its columns (the client of an account's actor is the event's client). */
-function actorOf(kind: string, id: string, client: string | null): Actor {
-  switch (kind) {
-    case 'account': return { kind, accountId: Number(id), ...(client !== null && { clientId: client }) };
-    case 'client': return { kind, clientId: id };
-    case 'operator': return { kind, name: id };
-    default: return { kind: 'system' };
-  }
 }
 
 const optional = <K extends string>(key: K, v: string | null) => (v === null ? {} : { [key]: v }) as Partial<Record<K, string>>;
