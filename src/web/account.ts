@@ -272,22 +272,23 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   });
 }
 
+/** The page's text of an activity type (`account.passkey_added`: act_passkey_added; `token.reuse_detected`: act_reuse_detected). */
+export const activityTextKey = (type: string) => `act_${type.slice(type.indexOf('.') + 1)}`;
+
 /** What one entry of the activity says happened, in the page's words. */
 function activityWhat(locale: PageLocale, e: ActivityView): string {
-  if (e.kind === 'failures') return say(locale, 'act_sign_in_failed', { count: String(e.count), reason: say(locale, `reason_${e.reason}`) });
+  if (e.kind === 'failures') return say(locale, activityTextKey(e.type), { count: String(e.count), reason: say(locale, `reason_${e.reason}`) });
   const d = e.data;
   switch (e.type) {
     case 'account.signed_in': {
       const factors = [String(d.method ?? 'unknown'), ...(typeof d.factor === 'string' ? [d.factor] : [])];
-      return say(locale, 'act_signed_in', { factors: factorsOf(locale, { factors: factors as SessionView['factors'] }) });
+      return say(locale, activityTextKey(e.type), { factors: factorsOf(locale, { factors: factors as SessionView['factors'] }) });
     }
     case 'account.identity_linked':
     case 'account.identity_unlinked':
-      return say(locale, `act_${e.type.slice('account.'.length)}` as Key, { provider: providerLabel(String(d.provider ?? '')) });
-    case 'token.reuse_detected':
-      return say(locale, 'act_reuse_detected');
+      return say(locale, activityTextKey(e.type), { provider: providerLabel(String(d.provider ?? '')) });
     default:
-      return say(locale, `act_${e.type.slice(e.type.indexOf('.') + 1)}` as Key);
+      return say(locale, activityTextKey(e.type));
   }
 }
 

@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadTexts, PAGE_LOCALES, TEXTS_FILE, textsOf } from '../../src/texts';
+import { ACTIVITY_TYPES } from '../../src/domain/activity';
+import { FAILURE_REASONS } from '../../src/domain/storage/events';
+import { activityTextKey } from '../../src/web/account';
 
 // The pages' texts live in templates/pages/strings.json, one entry per locale, as the emails'
 // strings do; a locale missing a text stops the process at start, never a page in use.
@@ -21,4 +24,12 @@ it('refuses a file where a locale lacks a text, or has one en-US lacks, naming t
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-texts-')), 'strings.json');
   fs.writeFileSync(file, JSON.stringify(all));
   expect(() => loadTexts(file)).toThrow(/de-DE hosted lacks forgotLink; es-ES verifyEmail has extraText, which en-US lacks/);
+});
+
+it('the account page says every activity type and every failure reason in every locale', () => {
+  for (const locale of PAGE_LOCALES) {
+    const texts = textsOf('account', locale);
+    expect(ACTIVITY_TYPES.map(activityTextKey).filter((key) => texts[key] === undefined)).toEqual([]);
+    expect(FAILURE_REASONS.map((r) => `reason_${r}`).filter((key) => texts[key] === undefined)).toEqual([]);
+  }
 });
