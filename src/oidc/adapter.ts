@@ -181,9 +181,8 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
         entityId, payload: storedPayload(box, app, payload, false, model),
         expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
       };
-      // a grant saved is the scopes an app is given (consent implied for a login client, unless its page asked)
-      const granted = model === 'Grant'
-        ? { scopes: scopesOf((payload as { openid?: { scope?: unknown } }).openid?.scope), consent: providerRequest().consent ?? 'implied' } : undefined;
+      // a grant saved by the interaction page: what it gives the app (consent implied for a login client, unless its page asked)
+      const granted = model === 'Grant' ? providerRequest().granted : undefined;
       // a client assertion's marker (private_key_jwt) is saved once: the provider looks it up, then saves it, so two
       // requests with one assertion on two pods would both pass a lookup; the insert lets one through
       const once = model === 'ReplayDetection';

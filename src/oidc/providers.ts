@@ -32,9 +32,9 @@ import { noteProviderRoute, withProviderRequest } from '../web/provider-request'
 const REFRESH_SECONDS = 90 * 86_400;
 
 /**
- * An authorization request for offline_access that names a prompt without consent (`prompt=login`,
- * an empty prompt): the provider would drop the scope unsaid (OpenID Connect Core 11 asks for
- * consent to offline access), so consent is added to the prompt. A login client's consent is
+ * An authorization request for offline_access without consent among its prompts (no prompt,
+ * `prompt=login`, an empty prompt): the provider would drop the scope unsaid (OpenID Connect Core
+ * 11 asks for consent to offline access), so consent is added to the prompt. A login client's consent is
  * implied (its grant is given without a page, docs/openid-connect.md#consent); a client whose
  * consent page is shown shows it. `prompt=none` stays as it is: a silent sign-in gets no new
  * refresh token, and the token response's `scope` says so.
@@ -45,8 +45,8 @@ export function withOfflineConsent(url: string): string {
   const query = new URLSearchParams(url.slice(at + 1));
   const prompt = query.get('prompt');
   const scopes = (query.get('scope') ?? '').split(' ');
-  if (prompt === null || !scopes.includes('offline_access')) return url;
-  const prompts = prompt.split(' ').filter((p) => p !== '');
+  if (!scopes.includes('offline_access')) return url;
+  const prompts = (prompt ?? '').split(' ').filter((p) => p !== '');
   if (prompts.includes('consent') || prompts.includes('none')) return url;
   query.set('prompt', [...prompts, 'consent'].join(' '));
   return `${url.slice(0, at)}?${query}`;
@@ -228,7 +228,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     policy.get('login')!.checks.push(new mod.interactionPolicy.Check('gatehouse_session', 'the browser\'s session of this application ended', 'login_required', async (ctx) => {
       const accountId = ctx.oidc.session?.accountId;
       if (!accountId) return mod.interactionPolicy.Check.NO_NEED_TO_PROMPT;
-      const session = await browserSessionOfRequest(services, ctx.req as unknown as Request, app, { markSeen: false });
+      const session = await browserSessionOfRequest(services, ctx.req as unknown as Request, app);
       const record = session?.entityId == null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
       return record?.uuid === accountId ? mod.interactionPolicy.Check.NO_NEED_TO_PROMPT : mod.interactionPolicy.Check.REQUEST_PROMPT;
     }));
@@ -273,7 +273,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     provider.proxy = options.trustProxy;
     // its answers are Gatehouse's, whatever happens inside it (answers.ts); its failures one structured log line each
     provider.use(gatehouseAnswers(app, services.logger));
-    // what the adapter's use cases record of a request: its endpoint and client (request-context.ts)
+    // what the adapter's use cases record of a request: its endpoint and client (src/web/provider-request.ts)
     provider.use(noteProviderRoute);
     provider.on('server_error', (ctx, err) => services.logger.error({ request_id: requestIdOf(ctx), method: ctx.method, path: ctx.path, err }, 'unexpected error in the OpenID provider'));
     // Koa's own (what escapes every middleware): logged as one line, never its default stack trace on stderr

@@ -32,12 +32,13 @@ export const sessionCookieName = (req: Request, secure: boolean) => (secure || r
 
 /**
  * The browser's live session of the account page (the application's single sign-on session), if
- * its cookie holds one. The account page marks it seen; the OpenID provider only reads it
- * (`markSeen: false`): an app's silent sign-in writes nothing.
+ * its cookie holds one, marked as used (at most once a minute, by its use case): an app's sign-in
+ * through the OpenID provider is a use of the application's single sign-on session, as a page of
+ * the account is, so an app renewing its tokens silently keeps it from idling out.
  */
-export async function browserSessionOfRequest(services: Services, req: Request, app: Application, options = { markSeen: true }) {
+export async function browserSessionOfRequest(services: Services, req: Request, app: Application) {
   const value = cookieValue(req, sessionCookieName(req, services.baseUrls.secure));
-  return value ? browserSessionOf({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services }, value, options) : undefined;
+  return value ? browserSessionOf({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services }, value) : undefined;
 }
 
 export function accountState(req: Request, res: Response, secure: boolean, clientId: string, next?: Record<string, string>): string {

@@ -9,7 +9,7 @@ import { canStepUp } from '../usecases/factors/second-factors-of';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
 import { brandOf, crossSite, escape, pageForm, pageHandler, pageLocale, sendError, sendPage, stringFields, text, type PageLocale } from './pages';
-import { providerRequest, withConsent, withProviderRequest } from './provider-request';
+import { providerRequest, withGrant, withProviderRequest } from './provider-request';
 import { consentAsked, refuseConsent } from '../usecases/oidc/consent';
 import { safeEqual } from '../domain/secrets';
 import type { Client } from '../domain/clients';
@@ -63,7 +63,7 @@ export function oidcInteractionRoutes(
     if (!client) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'the client of this sign-in is not a login client of this application any more' });
 
     if (details.prompt.name === 'login') {
-      const session = await browserSessionOfRequest(services, req, app, { markSeen: false });
+      const session = await browserSessionOfRequest(services, req, app);
       const facts = session && sessionFacts(session);
       const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
       // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
@@ -154,7 +154,7 @@ async function grantAsked(
   if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
   if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
   for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
-  const grantId = await withConsent(consent, () => grant.save());
+  const grantId = await withGrant({ scopes: missing.missingOIDCScope ?? [], consent }, () => grant.save());
   return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
 }
 

@@ -7,15 +7,16 @@ import { peerOrigin } from './pages';
  * The request the OpenID provider is answering, for its adapter: oidc-provider calls the adapter
  * without it, and the use cases behind the adapter record where a change came from and what it
  * was for. `route` is the provider's name of the endpoint (`token`, `end_session`, `revocation`,
- * …), read from its context once it has one; `logout` whether the person confirmed a sign-out.
+ * …) and `client` the client, read from its context once it has them; `granted`, what the
+ * interaction page is granting.
  */
 export interface ProviderRequest {
   origin: Origin;
   route?: string;
   /** The client the request is from, once the provider knows it. */
   client?: string;
-  /** How a grant saved in this request was consented to: on the consent page, or implied (a login client's, by default). */
-  consent?: 'implied' | 'given';
+  /** What the interaction page grants in this request: the scopes not granted before, and how they were consented to. */
+  granted?: { scopes: string[]; consent: 'implied' | 'given' };
 }
 
 const current = new AsyncLocalStorage<ProviderRequest>();
@@ -38,8 +39,8 @@ export async function noteProviderRoute(ctx: { oidc?: { route?: string; client?:
   return next();
 }
 
-/** Runs `work` saying how the grant it saves was consented to (the interaction page). */
-export function withConsent<T>(consent: 'implied' | 'given', work: () => Promise<T>): Promise<T> {
+/** Runs `work` (the interaction page saving a grant) saying what it grants and how it was consented to. */
+export function withGrant<T>(granted: { scopes: string[]; consent: 'implied' | 'given' }, work: () => Promise<T>): Promise<T> {
   const store = current.getStore();
-  return current.run({ ...(store ?? { origin: {} }), consent }, work);
+  return current.run({ ...(store ?? { origin: {} }), granted }, work);
 }

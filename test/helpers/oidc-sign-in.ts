@@ -49,6 +49,8 @@ export function oidcSignIn(served: Awaited<ReturnType<typeof servedTestApp>>, cl
       redirect_uri: APP, scope: 'openid email profile offline_access', prompt: 'consent', state, nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra,
     });
+    // a parameter given as '' is not sent at all (prompt: '': a request that names no prompt)
+    for (const [key, value] of Object.entries(extra)) if (value === '') url.searchParams.delete(key);
     const issuer = new URL(config.serverMetadata().issuer).origin;
     const stopAt = (next: URL) => next.origin !== issuer;
     let page = await browser.go(url.toString(), { stopAt });

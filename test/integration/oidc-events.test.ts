@@ -42,10 +42,10 @@ const eventsOf = async (uuid: string) => {
   return (await served.t.runtime.db.events.latest((await served.t.runtime.db.applications.findByName('local'))!.id, 100, id)).reverse();
 };
 
-it('a sign-in through the provider: the grant given (implied for a login client) with offline_access and no prompt=consent, the code redeemed, each refresh, a reuse that ends the grant', async () => {
+it('a sign-in through the provider: the grant given (implied for a login client) with offline_access and no prompt at all, the code redeemed, each refresh, a reuse that ends the grant', async () => {
   const a = await s.account();
   const config = await s.discovered();
-  // offline_access without prompt=consent: a login client's consent is implied, and the app gets its refresh token
+  // offline_access with no prompt: a login client's consent is implied, and the app gets its refresh token
   const got = await s.authorize(config, a.email, { scope: 'openid email offline_access', prompt: '' });
   const tokens = await s.oidc.authorizationCodeGrant(config, got.back, { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
   expect(tokens.refresh_token).toEqual(expect.any(String));

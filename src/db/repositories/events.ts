@@ -117,11 +117,11 @@ export function createEventQueries(sql: Sql): EventStore {
     },
 
     async sweep(before: Date, limit: number): Promise<number> {
-      // events from the oldest by id (the order they were written in, which is their time's order but for
-      // the clocks of pods a moment apart): those before the cutoff up to the first one after it
+      // the oldest events by id (the order they were written in, which is their time's order but for
+      // the clocks of pods a moment apart): those of them before the cutoff (one written by a pod whose
+      // clock ran ahead is passed over, not waited for, unless a whole batch is such)
       const oldest = await sql.select<{ id: number | string; occurred_at: Date | string }>('SELECT id, occurred_at FROM events ORDER BY id LIMIT ?', [limit]);
-      const cut = oldest.findIndex((r) => asDate(r.occurred_at) >= before);
-      const ids = (cut < 0 ? oldest : oldest.slice(0, cut)).map((r) => r.id);
+      const ids = oldest.filter((r) => asDate(r.occurred_at) < before).map((r) => r.id);
       let removed = ids.length > 0 ? await sql.change(`DELETE FROM events WHERE id IN (${ids.map(() => '?').join(', ')})`, ids) : 0;
       const failures = await sql.select<{ id: number | string }>('SELECT id FROM sign_in_failures WHERE minute < ? ORDER BY minute LIMIT ?', [t(before), limit]);
       if (failures.length > 0) removed += await sql.change(`DELETE FROM sign_in_failures WHERE id IN (${failures.map(() => '?').join(', ')})`, failures.map((r) => r.id));

@@ -78,10 +78,9 @@ export async function startBrowserSession(
 
 /**
  * The live browser session of a cookie's value: not spent, not past its expiry, not idle longer
- * than allowed, of an account that is not disabled. The account page marks it seen (at most once a
- * minute: `markSeen`); the OpenID provider's checks of it only read it.
+ * than allowed, of an account that is not disabled. Marks it seen (at most once a minute).
  */
-export async function browserSessionOf(ctx: CallContext, value: string, options: { markSeen: boolean } = { markSeen: true }): Promise<StoredCredential | undefined> {
+export async function browserSessionOf(ctx: CallContext, value: string): Promise<StoredCredential | undefined> {
   const { db, clock, work } = ctx.services;
   if (!/^[0-9a-f]{64}$/.test(value)) return undefined;
   const now = clock.now();
@@ -89,7 +88,7 @@ export async function browserSessionOf(ctx: CallContext, value: string, options:
   if (!row) return undefined;
   const seen = Date.parse(String(row.extra?.seen ?? ''));
   if (!Number.isFinite(seen) || now.getTime() - seen > browserSessionLimits(ctx.app).idle * 1000) return undefined;
-  if (!options.markSeen || now.getTime() - seen < SEEN_EVERY_MS) return row;
+  if (now.getTime() - seen < SEEN_EVERY_MS) return row;
   const extra = { ...row.extra, seen: now.toISOString() };
   const kept = await work.run((uow) => db.credentials.setExtra(ctx.app.id, 'browser_session', row.valueHash, extra, now, uow.tx));
   return kept ? { ...row, extra } : undefined;

@@ -5,7 +5,8 @@ import type { CallContext } from '../services';
  * Counts a failed sign-in of a known account in its activity (docs/activity.md): one row per
  * account, reason and minute, whose count grows, so guessing never grows the store without bound.
  * A sign-in that fails changes nothing, so this is a write of its own; one that cannot be made is
- * logged, and the person still gets the refusal they are owed.
+ * logged, and the person still gets the refusal they are owed. It never throws: a wrong password's
+ * count is not waited for (the refusal of a known account then takes as long as an unknown one's).
  */
 export async function countFailedSignIn(ctx: CallContext, accountId: number, reason: FailureReason, client?: { clientId: string }): Promise<void> {
   const { db, clock, logger } = ctx.services;

@@ -56,7 +56,8 @@ export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<Si
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, uniqueKey(identifier)!));
   const ok = record?.passwordHash ? await passwords.verify(record.passwordHash, password) : await passwords.verifyNothing(password);
   if (!ok || !record) {
-    if (record) await countFailedSignIn(ctx, record.id, 'wrong_password', request.client);
+    // counted without waiting: a refusal takes as long for a known account as for an unknown one
+    if (record) void countFailedSignIn(ctx, record.id, 'wrong_password', request.client);
     throw invalidCredentials(ctx, request, form.name);
   }
 

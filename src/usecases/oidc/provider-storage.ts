@@ -84,8 +84,10 @@ export async function endProviderGrant(deps: ProviderStorageDeps, command: { app
 
 /**
  * Saves an object of the provider's state (a session, an interaction, a grant, a replay marker, a
- * pushed request); false when `once` (a replay marker) finds it saved already. A grant saved is
- * the scopes given to an app: `oidc.grant_given`, in the save's transaction.
+ * pushed request); false when `once` (a replay marker) finds it saved already. A grant saved with
+ * scopes given to an app (`granted`: those not granted before, or any the person allowed on the
+ * consent page) is `oidc.grant_given`, in the save's transaction; a grant saved again with nothing
+ * new (a sign-in asking again for what was given) records nothing.
  */
 export async function saveProviderObject(
   deps: ProviderStorageDeps,
@@ -94,7 +96,7 @@ export async function saveProviderObject(
   const { db, clock, work } = deps;
   const { app, object, party, granted } = command;
   if (command.once) return db.oidcState.saveNew(app.id, object);
-  if (object.model !== 'Grant' || !granted || party.entityId === null) {
+  if (object.model !== 'Grant' || !granted || (granted.scopes.length === 0 && granted.consent === 'implied') || party.entityId === null) {
     await db.oidcState.save(app.id, object);
     return true;
   }
