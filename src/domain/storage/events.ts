@@ -60,7 +60,7 @@ export interface EventStore {
   activity(query: ActivityQuery): Promise<ActivityEntry[]>;
   /** Deletes events and counted failures older than `before`, at most `limit` of each; returns how many. */
   sweep(before: Date, limit: number): Promise<number>;
-  /** The newest events of an application, newest first (the contract tests, the CLI). */
+  /** The newest events of an application, newest first (or of one account): what the tests read back of the stream. */
   latest(applicationId: number, limit: number, accountId?: number): Promise<StoredEvent[]>;
 }
 
