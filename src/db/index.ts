@@ -67,9 +67,9 @@ export interface Database extends Storage {
      * inserts its successor access and refresh tokens in its record and family, with its event,
      * committed before it answers. False when nothing was spent.
      */
-    rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent): Promise<boolean>;
-    /** See CredentialStore.consumeWithEvent: one procedure call, or a transaction of the two statements. */
-    consumeWithEvent(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean>;
+    rotateAlone(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent): Promise<boolean>;
+    /** See CredentialStore.consumeWithEventAlone: one procedure call, or a transaction of the two statements. */
+    consumeWithEventAlone(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean>;
   };
   records: ReturnType<typeof createRecordQueries> & {
     /**
@@ -79,7 +79,7 @@ export interface Database extends Storage {
      * when the record changed since `read`: nothing is written (the caller locks it and writes in a
      * transaction).
      */
-    signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], events: readonly KeptEvent[], now: Date): Promise<boolean>;
+    signInAlone(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], events: readonly KeptEvent[], now: Date): Promise<boolean>;
   };
   social: ReturnType<typeof createSocialQueries>;
   versions: ReturnType<typeof createVersionQueries>;
@@ -116,9 +116,9 @@ function hotWrites(
   transaction: Transact,
 ): Pick<Database, 'credentials' | 'records'> {
   const { credentials, records, outbox, events } = queries;
-  const rotate: Database['credentials']['rotate'] = calls?.rotate ?? ((applicationId, spentHash, ownerClientId, successors, now, event) =>
+  const rotateAlone: Database['credentials']['rotateAlone'] = calls?.rotateAlone ?? ((applicationId, spentHash, ownerClientId, successors, now, event) =>
     transaction((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, event, tx)));
-  const signIn: Database['records']['signIn'] = calls?.signIn ?? ((read, next, rows, jobs, happened, now) => transaction(async (tx) => {
+  const signInAlone: Database['records']['signInAlone'] = calls?.signInAlone ?? ((read, next, rows, jobs, happened, now) => transaction(async (tx) => {
     // the record's row lock first: a credential row's foreign key check would otherwise take a
     // shared lock on the record, and two sign-ins of one account would deadlock upgrading it
     if (!(await records.writeSignIn(read, next, tx))) return false;
@@ -127,12 +127,12 @@ function hotWrites(
     await events.append(happened, tx);
     return true;
   }));
-  const consumeWithEvent: Database['credentials']['consumeWithEvent'] = calls?.consumeWithEvent ?? ((applicationId, kind, valueHash, now, event) => transaction(async (tx) => {
+  const consumeWithEventAlone: Database['credentials']['consumeWithEventAlone'] = calls?.consumeWithEventAlone ?? ((applicationId, kind, valueHash, now, event) => transaction(async (tx) => {
     if (!(await credentials.consume(applicationId, kind, valueHash, now, tx))) return false;
     await events.append([event], tx);
     return true;
   }));
-  return { credentials: { ...credentials, rotate, consumeWithEvent }, records: { ...records, signIn } };
+  return { credentials: { ...credentials, rotateAlone, consumeWithEventAlone }, records: { ...records, signInAlone } };
 }
 
 /** Where a replica is: its host and port, never its credentials. */

@@ -52,13 +52,13 @@ export function createMailProcessor(deps: {
         throw err;
       });
       deps.sent?.('sent');
-      await db.outbox.complete(outboxId, now(), undefined, { template: mail.template, locale: mail.locale, to: mail.to });
+      await db.outbox.completeAlone(outboxId, now(), { template: mail.template, locale: mail.locale, to: mail.to });
       return { messageId: sent.messageId };
     } catch (err) {
       // an SMTP server's refusal often quotes the recipient: neither the outbox row nor the job
       // (which the dashboard shows) keeps an address
       const reason = withoutAddresses((err as Error).message);
-      await db.outbox.recordFailure(outboxId, reason, context.finalAttempt, now());
+      await db.outbox.recordFailureAlone(outboxId, reason, context.finalAttempt, now());
       throw Object.assign(new Error(reason), { name: (err as Error).name });
     }
   };

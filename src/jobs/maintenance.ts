@@ -64,16 +64,16 @@ export function createMaintenanceProcessor(deps: { db: Database; outbox: Relayin
       case 'sweep': {
         const t = now().getTime();
         const credentials = await inBatches(settings, () =>
-          db.credentials.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
+          db.credentials.sweepAlone(new Date(t - settings.credentialRetentionMs), settings.batchSize));
         const outboxRows = await inBatches(settings, () =>
-          db.outbox.purgeDone(new Date(t - settings.outboxRetentionMs), settings.batchSize));
+          db.outbox.purgeDoneAlone(new Date(t - settings.outboxRetentionMs), settings.batchSize));
         const retention = settings.versionsRetentionMs;
-        const snapshots = retention === null ? 0 : await inBatches(settings, () => db.versions.prune(new Date(t - retention), settings.batchSize));
+        const snapshots = retention === null ? 0 : await inBatches(settings, () => db.versions.pruneAlone(new Date(t - retention), settings.batchSize));
         // the OpenID provider's expired sessions, interactions and grants; keys retired long enough for what they signed to have expired
-        const oidcState = await inBatches(settings, () => db.oidcState.sweep(new Date(t - settings.credentialRetentionMs), settings.batchSize));
-        const signingKeys = await db.signingKeys.sweep(new Date(t - RETIRED_KEY_SECONDS * 1000));
+        const oidcState = await inBatches(settings, () => db.oidcState.sweepAlone(new Date(t - settings.credentialRetentionMs), settings.batchSize));
+        const signingKeys = await db.signingKeys.sweepAlone(new Date(t - RETIRED_KEY_SECONDS * 1000));
         // events and counted failures past their retention, in batches like the rest
-        const events = await inBatches(settings, () => db.events.sweep(new Date(t - settings.eventsRetentionMs), settings.batchSize));
+        const events = await inBatches(settings, () => db.events.sweepAlone(new Date(t - settings.eventsRetentionMs), settings.batchSize));
         if (credentials + outboxRows + snapshots + oidcState + signingKeys + events > 0) {
           logger.info({ credentials, outbox: outboxRows, snapshots, oidcState, signingKeys, events }, 'sweep removed expired and spent rows, old snapshots and old events');
         }

@@ -34,13 +34,13 @@ export function createVersionsProcessor(deps: { db: Database; logger: Logger; se
     const outboxId = String(job.data.outboxId ?? job.id);
     let first;
     try {
-      first = await db.versions.drain(outboxId, settings.batchSize, now());
+      first = await db.versions.drainAlone(outboxId, settings.batchSize, now());
     } catch (err) {
       logger.warn({ outboxId, err }, 'recording a batch of snapshots failed; recording this job\'s snapshot alone');
       try {
-        await db.versions.recordOne(outboxId, now());
+        await db.versions.recordOneAlone(outboxId, now());
       } catch (alone) {
-        await db.outbox.recordFailure(outboxId, (alone as Error).message, context.finalAttempt, now());
+        await db.outbox.recordFailureAlone(outboxId, (alone as Error).message, context.finalAttempt, now());
         throw alone;
       }
       return { recorded: 1 };
@@ -49,7 +49,7 @@ export function createVersionsProcessor(deps: { db: Database; logger: Logger; se
     let recorded = first.recorded;
     const until = Date.now() + settings.drainMs;
     for (let last = first.recorded; last === settings.batchSize && Date.now() < until;) {
-      last = (await db.versions.drain(undefined, settings.batchSize, now())).recorded;
+      last = (await db.versions.drainAlone(undefined, settings.batchSize, now())).recorded;
       recorded += last;
     }
     return { recorded };

@@ -48,15 +48,16 @@ forEveryEngine('credentials store', (storage) => {
     user = await newUser();
   });
 
-  describe('a credential saved by one statement (save)', () => {
+  describe('a credential saved by one statement (save, saveAlone)', () => {
     it(`inserts it, then gives it its new extra when saved again; of ${RACE} saves of one hash on any node, one row; spent without a transaction once`, async () => {
       const row = credential('oidc_refresh_token', { extra: { n: 0 }, family: 'grant-save' });
-      await db.credentials.save(row, new Date());
+      await db.credentials.saveAlone(row, new Date());
       expect(await db.credentials.find(appId, 'oidc_refresh_token', row.valueHash)).toMatchObject({ extra: { n: 0 }, family: 'grant-save', usedAt: null });
-      await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.save({ ...row, extra: { n: i + 1 } }, new Date())));
+      await Promise.all(Array.from({ length: RACE }, (_, i) => i % 2 === 0 ? on(i).credentials.saveAlone({ ...row, extra: { n: i + 1 } }, new Date())
+        : on(i).transaction((tx) => on(i).credentials.save({ ...row, extra: { n: i + 1 } }, new Date(), tx))));
       const saved = await db.credentials.find(appId, 'oidc_refresh_token', row.valueHash);
       expect((saved!.extra as { n: number }).n).toBeGreaterThanOrEqual(1);
-      const spends = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.consume(appId, 'oidc_refresh_token', row.valueHash, new Date(Date.now() + i), undefined)));
+      const spends = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.consumeAlone(appId, 'oidc_refresh_token', row.valueHash, new Date(Date.now() + i))));
       expect(spends.filter(Boolean)).toHaveLength(1);
     });
   });
@@ -116,10 +117,10 @@ forEveryEngine('credentials store', (storage) => {
         credential('refresh_token', { family: 'f-own' }),
         credential('refresh_token', { forClientId: two, family: 'f-for-two' }),
       );
-      expect(await db.credentials.rotate(appId, ownByOne.valueHash, two, successors(), now, refreshed())).toBe(false);
-      expect(await db.credentials.rotate(appId, ownByOne.valueHash, one, successors(), now, refreshed())).toBe(true);
-      expect(await db.credentials.rotate(appId, forTwo.valueHash, one, successors(), now, refreshed())).toBe(false);
-      expect(await db.credentials.rotate(appId, forTwo.valueHash, two, successors(), now, refreshed())).toBe(true);
+      expect(await db.credentials.rotateAlone(appId, ownByOne.valueHash, two, successors(), now, refreshed())).toBe(false);
+      expect(await db.credentials.rotateAlone(appId, ownByOne.valueHash, one, successors(), now, refreshed())).toBe(true);
+      expect(await db.credentials.rotateAlone(appId, forTwo.valueHash, one, successors(), now, refreshed())).toBe(false);
+      expect(await db.credentials.rotateAlone(appId, forTwo.valueHash, two, successors(), now, refreshed())).toBe(true);
     });
   });
 
@@ -130,7 +131,7 @@ forEveryEngine('credentials store', (storage) => {
       const attempts = Array.from({ length: RACE }, () => ({
         access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) },
       }));
-      const won = await Promise.all(attempts.map((s, i) => on(i).credentials.rotate(appId, spent.valueHash, one, s, new Date(now.getTime() + i), refreshed())));
+      const won = await Promise.all(attempts.map((s, i) => on(i).credentials.rotateAlone(appId, spent.valueHash, one, s, new Date(now.getTime() + i), refreshed())));
       expect(won.filter(Boolean)).toHaveLength(1);
       for (const [i, s] of attempts.entries()) {
         const access = await db.credentials.findActive(appId, 'access_token', s.access.valueHash, now);
@@ -146,7 +147,7 @@ forEveryEngine('credentials store', (storage) => {
         expect(refresh!.expiresAt.getTime()).toBe(s.refresh.expiresAt.getTime());
       }
       // spent: a second rotation of the same token is refused
-      expect(await db.credentials.rotate(appId, spent.valueHash, one, attempts[0], now, refreshed())).toBe(false);
+      expect(await db.credentials.rotateAlone(appId, spent.valueHash, one, attempts[0], now, refreshed())).toBe(false);
     });
 
     it("the successors carry the spent token's extra (the session's facts), on the single call as on the transaction", async () => {
@@ -154,21 +155,21 @@ forEveryEngine('credentials store', (storage) => {
       const [spent] = await stored(credential('refresh_token', { family: 'facts-family', extra: { session } }));
       const now = new Date();
       const next = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
-      expect(await db.credentials.rotate(appId, spent.valueHash, one, next, now, refreshed())).toBe(true);
+      expect(await db.credentials.rotateAlone(appId, spent.valueHash, one, next, now, refreshed())).toBe(true);
       for (const [kind, c] of [['access_token', next.access], ['refresh_token', next.refresh]] as const) {
         expect((await db.credentials.findActive(appId, kind, c.valueHash, now))?.extra).toEqual({ session });
       }
       // and a token without extra gives successors without it
       const [bare] = await stored(credential('refresh_token', { family: 'bare-family' }));
       const after = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
-      expect(await db.credentials.rotate(appId, bare.valueHash, one, after, now, refreshed())).toBe(true);
+      expect(await db.credentials.rotateAlone(appId, bare.valueHash, one, after, now, refreshed())).toBe(true);
       expect((await db.credentials.findActive(appId, 'refresh_token', after.refresh.valueHash, now))?.extra).toBeNull();
     });
 
     it('an expired refresh token is not rotated', async () => {
       const [expired] = await stored(credential('refresh_token', { expiresAt: later(new Date(), -1) }));
       const now = new Date();
-      expect(await db.credentials.rotate(appId, expired.valueHash, one, {
+      expect(await db.credentials.rotateAlone(appId, expired.valueHash, one, {
         access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) },
       }, now, refreshed())).toBe(false);
     });
@@ -191,7 +192,7 @@ forEveryEngine('credentials store', (storage) => {
       const now = new Date();
       const tokens = await stored(...Array.from({ length: RACE }, (_, i) => credential('refresh_token', { family: `race-${i}-${randomUUID()}` })));
       const outcomes = await Promise.allSettled(tokens.flatMap((t, i) => [
-        on(i).credentials.rotate(appId, t.valueHash, one, { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } }, now, refreshed()),
+        on(i).credentials.rotateAlone(appId, t.valueHash, one, { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } }, now, refreshed()),
         on(i + 1).transaction((tx) => on(i + 1).credentials.revokeFamily(appId, t.family!, now, tx), { readCommitted: true }),
       ]));
       expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
@@ -224,9 +225,9 @@ forEveryEngine('credentials store', (storage) => {
         await db.transaction((tx) => db.records.setDisabled(appId, record.id, now, tx));
         for (const c of [token, code, refresh]) expect(await db.credentials.findActive(appId, c.kind, c.valueHash, now)).toBeUndefined();
         const successors = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
-        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(false);
+        expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(false);
         await db.transaction((tx) => db.records.setDisabled(appId, record.id, null, tx));
-        expect(await db.credentials.rotate(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(true);
+        expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(true);
       });
 
       it("a record's live credentials of a kind are listed, spent ones not", async () => {

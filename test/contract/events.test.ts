@@ -118,15 +118,15 @@ forEveryEngine('event store', (storage) => {
     const account = await newAccount(contract) as UserRecord;
     const now = new Date();
     const next = updated(account, { attributes: { lastLogin: now.toISOString() } }, now);
-    expect(await db.records.signIn(account, next, [], [], [signedIn(account.id, now)], now)).toBe(true);
+    expect(await db.records.signInAlone(account, next, [], [], [signedIn(account.id, now)], now)).toBe(true);
     // the record changed since: nothing written, its event neither
-    expect(await db.records.signIn(account, next, [], [], [signedIn(account.id, new Date(now.getTime() + 1))], now)).toBe(false);
+    expect(await db.records.signInAlone(account, next, [], [], [signedIn(account.id, new Date(now.getTime() + 1))], now)).toBe(false);
     const client = await db.transaction((tx) => db.clients.insert({ applicationId: appId, clientId: `c-${randomUUID()}`, secretSealed: 's', description: '', features: [], settings: {} }, now, tx));
     const spent = { applicationId: appId, kind: 'refresh_token' as const, valueHash: hash(), entityId: account.id, clientId: client.id, forClientId: null, redirectUri: null, extra: null, family: 'f', expiresAt: new Date(now.getTime() + 60_000) };
     await db.transaction((tx) => db.credentials.insert([spent], now, tx));
     const successors = () => ({ access: { valueHash: hash(), expiresAt: new Date(now.getTime() + 60_000) }, refresh: { valueHash: hash(), expiresAt: new Date(now.getTime() + 600_000) } });
     const refreshed = { type: 'token.refreshed' as const, version: 1 as const, eventId: randomUUID(), applicationId: appId, occurredAt: now, origin: { address: '203.0.113.9', userAgent: 'curl/8' }, data: {}, clientId: client.clientId };
-    const won = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.rotate(appId, spent.valueHash, client.id, successors(), now, refreshed)));
+    const won = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.rotateAlone(appId, spent.valueHash, client.id, successors(), now, refreshed)));
     expect(won.filter(Boolean)).toHaveLength(1);
     const events = await db.events.latest(appId, 10, account.id);
     expect(events.map((e) => e.type)).toEqual(['token.refreshed', 'account.signed_in']);
@@ -145,7 +145,7 @@ forEveryEngine('event store', (storage) => {
     await write(db, signedIn(account.id, old), signedIn(account.id, old), signedIn(account.id, later), signedIn(account.id, old));
     await db.events.countFailureAlone({ applicationId: appId, accountId: account.id, reason: 'wrong_code', at: old });
     let removed = 0;
-    for (let n = await db.events.sweep(cutoff, 1); n > 0; n = await db.events.sweep(cutoff, 1)) removed += n;
+    for (let n = await db.events.sweepAlone(cutoff, 1); n > 0; n = await db.events.sweepAlone(cutoff, 1)) removed += n;
     expect(removed).toBeGreaterThanOrEqual(3);
     const left = await db.events.latest(appId, 10, account.id);
     expect(left.map((e) => e.occurredAt)).toEqual([old, later]);

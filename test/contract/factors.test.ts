@@ -19,7 +19,7 @@ forEveryEngine('factors store', (storage) => {
     expect(await write((tx) => db.factors.startTotp(appId, user.id, 'sealed-2', new Date(), tx))).toBe(true);
     expect(await db.factors.totp(appId, user.id)).toMatchObject({ secretSealed: 'sealed-2', confirmedAt: null, lastStep: null });
     // a step is never taken before confirmation
-    expect(await db.factors.takeTotpStep(appId, user.id, 100)).toBe(false);
+    expect(await write((tx) => db.factors.takeTotpStep(appId, user.id, 100, tx))).toBe(false);
     // the secret a code was checked against, replaced meanwhile, is not turned on
     expect(await write((tx) => db.factors.confirmTotp(appId, user.id, 'sealed-1', 100, new Date(), tx))).toBe(false);
     expect(await write((tx) => db.factors.confirmTotp(appId, user.id, 'sealed-2', 100, new Date('2026-11-25T10:00:00.123Z'), tx))).toBe(true);
@@ -43,13 +43,13 @@ forEveryEngine('factors store', (storage) => {
     const user = await newUser();
     await write((tx) => db.factors.startTotp(appId, user.id, 'sealed', new Date(), tx));
     await write((tx) => db.factors.confirmTotp(appId, user.id, 'sealed', 1000, new Date(), tx));
-    expect(await db.factors.takeTotpStep(appId, user.id, 1000)).toBe(false);
-    expect(await db.factors.takeTotpStep(appId, user.id, 999)).toBe(false);
-    const taken = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).factors.takeTotpStep(appId, user.id, 1001)));
+    expect(await write((tx) => db.factors.takeTotpStep(appId, user.id, 1000, tx))).toBe(false);
+    expect(await write((tx) => db.factors.takeTotpStep(appId, user.id, 999, tx))).toBe(false);
+    const taken = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).transaction((tx) => on(i).factors.takeTotpStep(appId, user.id, 1001, tx))));
     expect(taken.filter(Boolean)).toHaveLength(1);
-    expect(await db.factors.takeTotpStep(appId, user.id, 1001)).toBe(false);
-    expect(await db.factors.takeTotpStep(appId, user.id, 1003)).toBe(true);
-    expect(await db.factors.takeTotpStep(appId, user.id, 1002)).toBe(false);
+    expect(await write((tx) => db.factors.takeTotpStep(appId, user.id, 1001, tx))).toBe(false);
+    expect(await write((tx) => db.factors.takeTotpStep(appId, user.id, 1003, tx))).toBe(true);
+    expect(await write((tx) => db.factors.takeTotpStep(appId, user.id, 1002, tx))).toBe(false);
   });
 
   it('goes with its record, and is never another application\'s', async () => {

@@ -44,9 +44,9 @@ forEveryEngine('passkeys store', (storage) => {
     const { db, appId, on } = storage();
     const a = await newUser();
     const id = (await write((tx) => db.passkeys.add(passkey(a.id, { counter: 5 }), tx)))!;
-    expect(await db.passkeys.use(appId, id, 4, 6, true, new Date())).toBe(false);
+    expect(await db.passkeys.useAlone(appId, id, 4, 6, true, new Date())).toBe(false);
     const at = new Date('2026-11-25T11:00:00.456Z');
-    const used = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).passkeys.use(appId, id, 5, 6 + i, false, at)));
+    const used = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).passkeys.useAlone(appId, id, 5, 6 + i, false, at)));
     expect(used.filter(Boolean)).toHaveLength(1);
     const after = (await db.passkeys.list(appId, a.id))[0];
     expect(after.counter).toBeGreaterThanOrEqual(6);

@@ -75,7 +75,7 @@ forEveryEngine('records store', (storage) => {
         const jobs = [snapshotJob(next), { ...snapshotJob(next), id: randomUUID(), queue: 'mail', name: 'send', payload: { second: `row ${randomUUID()}` } }];
         return { next, now, jobs, rows: [credential('access_token', { entityId: record.id }), credential('refresh_token', { entityId: record.id, family: randomUUID() })] };
       });
-      const won = await Promise.all(attempts.map((a, i) => on(i).records.signIn(record, a.next, a.rows, a.jobs, [], a.now)));
+      const won = await Promise.all(attempts.map((a, i) => on(i).records.signInAlone(record, a.next, a.rows, a.jobs, [], a.now)));
       expect(won.filter(Boolean)).toHaveLength(1);
       const winner = attempts[won.indexOf(true)];
       const after = (await db.records.find(appId, { id: record.id }))!;

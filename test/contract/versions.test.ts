@@ -30,13 +30,13 @@ forEveryEngine('versions store', (storage) => {
     const t0 = new Date(Date.now() - 10_000);
     const ids = [await pending(2, t0), await pending(3, new Date(t0.getTime() + 1000))];
     expect((await db.versions.at(appId, user.id, new Date(t0.getTime() + 500)))?.snapshot).toEqual({ version: 2 });
-    const drained = await Promise.all(Array.from({ length: 10 }, (_, i) => on(i).versions.drain(i === 0 ? ids[0] : undefined, 500, new Date())));
+    const drained = await Promise.all(Array.from({ length: 10 }, (_, i) => on(i).versions.drainAlone(i === 0 ? ids[0] : undefined, 500, new Date())));
     expect(drained.reduce((n, d) => n + d.recorded, 0)).toBe(2);
     for (const id of ids) expect((await db.outbox.find(id))?.status).toBe('done');
     expect((await db.versions.at(appId, user.id, new Date(t0.getTime() + 500)))?.snapshot).toEqual({ version: 2 });
     expect((await db.versions.at(appId, user.id, new Date()))?.snapshot).toEqual({ version: 3 });
     expect(await db.versions.at(appId, user.id, new Date(t0.getTime() - 1))).toBeUndefined();
-    expect(await db.versions.recordOne(ids[0], new Date())).toBe(false);
+    expect(await db.versions.recordOneAlone(ids[0], new Date())).toBe(false);
   });
 
   it('a tombstone ends the history and still names the record by its uuid; pruning keeps the newest before the cutoff', async () => {
@@ -44,10 +44,10 @@ forEveryEngine('versions store', (storage) => {
     const gone = new Date(Date.now() - 5_000);
     const id = await pending(4, gone, null);
     expect(await db.versions.deletedEntityId(appId, user.uuid)).toBe(user.id);
-    expect(await db.versions.recordOne(id, new Date())).toBe(true);
+    expect(await db.versions.recordOneAlone(id, new Date())).toBe(true);
     expect(await db.versions.deletedEntityId(appId, user.uuid)).toBe(user.id);
     expect((await db.versions.at(appId, user.id, new Date()))?.snapshot).toBeNull();
-    expect(await db.versions.prune(new Date(), 1000)).toBeGreaterThanOrEqual(2);
+    expect(await db.versions.pruneAlone(new Date(), 1000)).toBeGreaterThanOrEqual(2);
     expect(await db.versions.at(appId, user.id, new Date(gone.getTime() - 1))).toBeUndefined();
   });
 });

@@ -1,5 +1,7 @@
 import type { FlowRequest, LoginCall } from '../../src/usecases/login/call';
 import type { Acting } from '../../src/domain/events';
+import type { Services } from '../../src/usecases/services';
+import { createWork } from '../../src/usecases/unit-of-work';
 import type { TestApp } from './backend';
 
 /** A login use case's call on the test app's "local" application through its login client, as the API's adapter makes it. */
@@ -16,3 +18,19 @@ export async function loginCall(t: TestApp, over: Partial<FlowRequest> = {}): Pr
 
 /** The owner client of "local" acting, as the admin API's adapter says it. */
 export const asOwner = (t: TestApp): Acting => ({ actor: { kind: 'client', clientId: t.local.clients.owner.client_id }, origin: { requestId: 'use-case-test' } });
+
+/** The test app's services with a unit of work whose `breaks` step throws once the change's own writes are done. */
+export function failingWork(t: TestApp, breaks: 'outbox' | 'events'): Services {
+  const { services, db } = t.runtime;
+  const injected = async () => {
+    throw new Error(`injected: the ${breaks} write failed`);
+  };
+  const work = createWork({
+    storage: {
+      transaction: db.transaction, outbox: breaks === 'outbox' ? { ...db.outbox, insert: injected } : db.outbox,
+      events: breaks === 'events' ? { ...db.events, append: injected } : db.events,
+    },
+    subscribers: [], dispatch: async () => undefined, now: () => services.clock.now(),
+  });
+  return { ...services, work };
+}

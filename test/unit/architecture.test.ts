@@ -151,7 +151,7 @@ it('finds a transaction opened elsewhere (the check itself)', () => {
  * says it changes something. The pages and the OpenID provider read storage to show and to check;
  * every change they ask for is a use case's (src/usecases/oidc/ for the provider's adapter).
  */
-const WRITE = /^(save|insert|update|replace|delete|destroy|consume|revoke|rotate|signIn|set|touch|append|countFailureAlone|sweep|prune|purge|complete|reserve|create|remove|write|add|rename|mark|take)/;
+const WRITE = /^(save|insert|update|replace|delete|destroy|consume|revoke|rotate|signIn|set|touch|append|countFailureAlone|sweep|prune|purge|complete|reserve|create|remove|write|add|rename|mark|take|use|drain|record)/;
 const writesStorage = (n: ts.Node) => {
   if (!ts.isCallExpression(n) || !ts.isPropertyAccessExpression(n.expression) || !WRITE.test(n.expression.name.text)) return false;
   const store = n.expression.expression;
@@ -182,4 +182,44 @@ const WIRE_FREE = ['src/domain', 'src/usecases', ...fs.readdirSync(path.join(ROO
 it.each(WIRE_FREE)('%s speaks no wire (no parameter bag, no API error)', (folder) => {
   expect(edges.filter((e) => under(folder)(e.from) && ['src/http/params.ts', 'src/errors.ts'].includes(e.to))).toEqual([]);
   expect(fs.readdirSync(path.join(ROOT, folder)).length).toBeGreaterThan(0);
+});
+
+/**
+ * A store method that writes takes the caller's transaction (a required Tx), so that a change and
+ * its events commit together or not at all; the few that commit on their own (a sweep, a worker's
+ * mark, a hot path done in one call with its event) say so in their names: …Alone, and take none.
+ */
+const READ = /^(find|list|count|search|check|latest|first|published|summary|totp$|activity$|at$|deletedEntityId$|entityId$|stragglers$|backlog$|forEntit|byIdentifier$|byCredential$|liveOfRecord$|ownerOfFamily$|ping$|transaction$)/;
+
+function storeMethods(files: { file: string; tree: ts.SourceFile }[]) {
+  const out: { where: string; name: string; tx: 'required' | 'optional' | 'none' }[] = [];
+  for (const { file, tree } of files) {
+    const visit = (n: ts.Node) => {
+      if (ts.isMethodSignature(n) && ts.isIdentifier(n.name)) {
+        const txs = n.parameters.filter((p) => p.type && /^Tx(\s*\|\s*undefined)?$/.test(p.type.getText()));
+        const tx = txs.length === 0 ? 'none' : txs.every((p) => !p.questionToken && !/undefined/.test(p.type!.getText())) ? 'required' : 'optional';
+        out.push({ where: `${file}:${tree.getLineAndCharacterOfPosition(n.getStart()).line + 1}`, name: n.name.text, tx });
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(tree);
+  }
+  return out;
+}
+
+const misnamedWrites = (methods: ReturnType<typeof storeMethods>) => methods.filter((m) => !READ.test(m.name))
+  .filter((m) => (m.name.endsWith('Alone') ? m.tx !== 'none' : m.tx !== 'required')).map((m) => `${m.where} ${m.name} (${m.tx} transaction)`);
+
+it('a store method that writes takes a required transaction, or commits alone and says so in its name', () => {
+  const contract = sources(['src/domain/storage']);
+  expect(storeMethods(contract).length).toBeGreaterThan(50);
+  expect(misnamedWrites(storeMethods(contract))).toEqual([]);
+});
+
+it('finds a write with an optional transaction, and one that commits alone unnamed (the check itself)', () => {
+  const tree = ts.createSourceFile('x.ts', `interface S {
+    save(a: number, tx?: Tx): Promise<void>; sweep(before: Date): Promise<number>; sweepAlone(before: Date): Promise<number>;
+    put(a: number, tx: Tx | undefined): Promise<void>; insert(a: number, tx: Tx): Promise<void>; find(a: number, tx?: Tx): Promise<void>;
+  }`, ts.ScriptTarget.Latest, true);
+  expect(misnamedWrites(storeMethods([{ file: 'x.ts', tree }])).map((m) => m.split(' ')[1])).toEqual(['save', 'sweep', 'put']);
 });

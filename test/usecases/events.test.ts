@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { USER_TYPE } from '../../src/domain/users';
 import type { Application } from '../../src/domain/storage/applications';
-import type { Services } from '../../src/usecases/services';
-import { createWork } from '../../src/usecases/unit-of-work';
 import { changeRecord } from '../../src/usecases/records/change-record';
 import { createRecord } from '../../src/usecases/records/create-records';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { enableUser } from '../../src/usecases/operators/enable-user';
 import { startTestApp, type TestApp } from '../helpers/backend';
-import { asOwner } from '../helpers/usecases';
+import { asOwner, failingWork } from '../helpers/usecases';
 
 // Every change keeps exactly its events, in its own transaction (docs/architecture.md#events): a
 // failure after the change and its events (here, the outbox's insert, the unit of work's last
@@ -27,21 +25,7 @@ const owner = () => ({ id: 0, clientId: t.local.clients.owner.client_id });
 const entity = (email: string) => ({ entity: { applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email, username: null, emailVerified: null, attributes: {} } });
 const eventsOf = async (accountId: number) => (await t.runtime.db.events.latest(app.id, 100, accountId)).map((e) => e.type);
 
-/** The services with a unit of work whose `breaks` step throws once the change's own writes are done. */
-function failing(breaks: 'outbox' | 'events'): Services {
-  const { services, db } = t.runtime;
-  const injected = async () => {
-    throw new Error(`injected: the ${breaks} write failed`);
-  };
-  const work = createWork({
-    storage: {
-      transaction: db.transaction, outbox: breaks === 'outbox' ? { ...db.outbox, insert: injected } : db.outbox,
-      events: breaks === 'events' ? { ...db.events, append: injected } : db.events,
-    },
-    subscribers: [], dispatch: async () => undefined, now: () => services.clock.now(),
-  });
-  return { ...services, work };
-}
+const failing = (breaks: 'outbox' | 'events') => failingWork(t, breaks);
 
 it.each(['outbox', 'events'] as const)('a record created, changed, disabled: the %s write failing leaves neither the change nor its events', async (breaks) => {
   const { services } = t.runtime;

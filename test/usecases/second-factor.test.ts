@@ -10,7 +10,7 @@ import { enrollTotp } from '../../src/usecases/factors/enroll-totp';
 import { confirmTotp } from '../../src/usecases/factors/confirm-totp';
 import { removeTotp } from '../../src/usecases/factors/remove-totp';
 import { startTestApp, type TestApp } from '../helpers/backend';
-import { loginCall } from '../helpers/usecases';
+import { failingWork, loginCall } from '../helpers/usecases';
 import { stored } from '../helpers/stored';
 
 // The second factor's use cases called directly (docs/second-factor.md): the sign-in pauses at its
@@ -63,4 +63,30 @@ it('enroll, confirm, a paused sign-in finished by a code, and removal: each a ty
   const mails = (await stored(t.runtime.db).rows<{ payload: string }>("SELECT payload FROM outbox WHERE queue = 'mail'")).map((r) => JSON.parse(r.payload));
   const mine = mails.filter((m) => m.to === email).map((m) => m.template);
   expect(mine).toEqual(expect.arrayContaining(['second-factor-on', 'second-factor-off']));
+});
+
+it('a paused sign-in finishes in one transaction: a write failing at its end spends neither the mfa_token nor the code', async () => {
+  const email = `${randomUUID()}@example.com`;
+  const call = await loginCall(t);
+  const registered = await registerWithPassword(call, {
+    form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
+  });
+  const token = await credentialOf('access_token', registered.accessToken!);
+  const { secret } = await enrollTotp(call, { token });
+  // confirmed with the previous step's code, so that the current one is still to take
+  await confirmTotp(call, { token, code: totpCode(secret, new Date(Date.now() - 30_000)) });
+  const paused = (await signIn(call, form(email)).catch((e: unknown) => e)) as Refusal;
+  const mfaToken = paused.detail.secondFactor!.token;
+  const code = totpCode(secret, new Date());
+  const lastStep = async () => (await t.runtime.db.factors.totp(call.app.id, token.entityId!))!.lastStep;
+  const before = await lastStep();
+
+  await expect(verifySecondFactor({ ...call, services: failingWork(t, 'events'), client: call.request.client }, { mfaToken, code })).rejects.toThrow('injected');
+  expect((await credentialOf('mfa_token', mfaToken)).usedAt).toBeNull();
+  expect(await lastStep()).toBe(before);
+
+  // nothing of it was spent: the same token and code finish it, once
+  await expect(verifySecondFactor({ ...call, client: call.request.client }, { mfaToken, code })).resolves.toMatchObject({ signedIn: { accessToken: expect.any(String) } });
+  expect(await lastStep()).toBeGreaterThan(before!);
+  await expect(verifySecondFactor({ ...call, client: call.request.client }, { mfaToken, code })).rejects.toMatchObject({ detail: { field: 'mfaToken' } });
 });

@@ -14,8 +14,8 @@ import { credentialRow, EVENT_COLUMNS, eventRow, outboxRow, procedureMembers, ro
 export function createProcedureCalls(sql: Sql) {
   const t = sql.time;
   return {
-    /** gh_rotate_with_event: see CredentialQueries.rotate. */
-    async rotate(
+    /** gh_rotate_with_event: see CredentialStore.rotateAlone. */
+    async rotateAlone(
       applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent,
     ): Promise<boolean> {
       // the event's columns the procedure does not fill itself (its account, kinds, version and time are the rotation's)
@@ -29,8 +29,8 @@ export function createProcedureCalls(sql: Sql) {
       return Number(rows?.[0]?.rotated) === 1;
     },
 
-    /** gh_spend_with_event: see CredentialStore.consumeWithEvent. */
-    async consumeWithEvent(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean> {
+    /** gh_spend_with_event: see CredentialStore.consumeWithEventAlone. */
+    async consumeWithEventAlone(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean> {
       // the event's row one parameter a column, in the list's order
       const row = eventRow(event, t);
       const columns = EVENT_COLUMNS.filter((c) => c !== 'application_id');
@@ -40,8 +40,8 @@ export function createProcedureCalls(sql: Sql) {
       return Number(rows?.[0]?.spent) === 1;
     },
 
-    /** gh_sign_in_with_events: see EntityQueries.signIn. */
-    async signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], happened: readonly KeptEvent[], now: Date): Promise<boolean> {
+    /** gh_sign_in_with_events: see RecordStore.signInAlone. */
+    async signInAlone(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], happened: readonly KeptEvent[], now: Date): Promise<boolean> {
       // one JSON array of each table's rows, keyed by column, without what the procedure takes from its parameters
       const rows = JSON.stringify(credentials.map((c) => procedureMembers(credentialRow(c, now, t), ['application_id', 'entity_id', 'used_at', 'created_at'])));
       const outbox = JSON.stringify(jobs.map((j) => procedureMembers(outboxRow(j, now, t), ['application_id', 'status', 'attempts', 'created_at', 'updated_at'])));

@@ -41,13 +41,49 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     await sql.change(statement.sql, statement.values, transaction);
   }
 
+  /** One credential by one statement: inserted, or given this `extra` when its hash is stored already. */
+  async function save(row: NewCredential, now: Date, transaction: Tx | undefined): Promise<void> {
+    const statement = insertRows('credentials', CREDENTIAL_COLUMNS, [credentialRow(row, now, sql.time)]);
+    const again = sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE extra = VALUES(extra)' : ' ON CONFLICT (value_hash) DO UPDATE SET extra = excluded.extra';
+    await sql.change(statement.sql + again, statement.values, transaction);
+  }
+
+  /**
+   * The one way to spend a one-time credential: a conditional UPDATE that must touch exactly one
+   * row. Under concurrency the database lets exactly one caller see `true`; the row lock taken
+   * here is held to the end of the caller's transaction.
+   */
+  async function consume(
+    applicationId: number,
+    kind: CredentialKind,
+    valueHash: string,
+    now: Date,
+    transaction: Tx | undefined,
+    /**
+     * A client id: only when it belongs to this client (issued for it, or by it for itself).
+     * null: only when it was issued for no client in particular. undefined: whoever holds it.
+     */
+    ownerClientId?: number | null,
+  ): Promise<boolean> {
+    const t = sql.time;
+    const [owned, owner] = ownerClientId === undefined ? ['', []] : ownerClientId === null
+      ? [' AND for_client_id IS NULL', []]
+      : [` AND ${OWNED_BY}`, [ownerClientId, ownerClientId]];
+    return (await sql.change(
+      `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND ${LIVE}${owned}`,
+      [t(now), valueHash, applicationId, kind, t(now), ...owner],
+      transaction,
+    )) === 1;
+  }
+
   return {
     insert,
 
-    async save(row: NewCredential, now: Date, transaction?: Tx): Promise<void> {
-      const statement = insertRows('credentials', CREDENTIAL_COLUMNS, [credentialRow(row, now, sql.time)]);
-      const again = sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE extra = VALUES(extra)' : ' ON CONFLICT (value_hash) DO UPDATE SET extra = excluded.extra';
-      await sql.change(statement.sql + again, statement.values, transaction);
+    async save(row: NewCredential, now: Date, transaction: Tx): Promise<void> {
+      return save(row, now, transaction);
+    },
+    async saveAlone(row: NewCredential, now: Date): Promise<void> {
+      return save(row, now, undefined);
     },
 
     /** The credential with this hash in this application, spent or not. */
@@ -77,39 +113,19 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       )) === 1;
     },
 
-    /**
-     * The one way to spend a one-time credential: a conditional UPDATE that must touch exactly one
-     * row. Under concurrency the database lets exactly one caller see `true`; the row lock taken
-     * here is held to the end of the caller's transaction.
-     */
-    async consume(
-      applicationId: number,
-      kind: CredentialKind,
-      valueHash: string,
-      now: Date,
-      transaction?: Tx,
-      /**
-       * A client id: only when it belongs to this client (issued for it, or by it for itself).
-       * null: only when it was issued for no client in particular. undefined: whoever holds it.
-       */
-      ownerClientId?: number | null,
-    ): Promise<boolean> {
-      const t = sql.time;
-      const [owned, owner] = ownerClientId === undefined ? ['', []] : ownerClientId === null
-        ? [' AND for_client_id IS NULL', []]
-        : [` AND ${OWNED_BY}`, [ownerClientId, ownerClientId]];
-      return (await sql.change(
-        `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = ? AND ${LIVE}${owned}`,
-        [t(now), valueHash, applicationId, kind, t(now), ...owner],
-        transaction,
-      )) === 1;
+    async consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx, ownerClientId?: number | null): Promise<boolean> {
+      return consume(applicationId, kind, valueHash, now, transaction, ownerClientId);
+    },
+    /** `consume` committed on its own: one statement, no transaction around it. */
+    async consumeAlone(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, ownerClientId?: number | null): Promise<boolean> {
+      return consume(applicationId, kind, valueHash, now, undefined, ownerClientId);
     },
 
     /**
      * The refresh grant's hot path: spend the old token (the conditional UPDATE of `consume`, for
      * its owner only) and insert its successor access and refresh tokens with the spent row's
      * record and family, in the caller's transaction. False when nothing was spent. (Database's
-     * `credentials.rotate` commits it, or has the stored procedure do it in one call.)
+     * `credentials.rotateAlone` commits it, or has the stored procedure do it in one call.)
      */
     async rotateIn(
       applicationId: number,
@@ -197,7 +213,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
      * Deletes up to `limit` rows that expired, or were spent, before `before`. Bounded batches keep
      * every delete short, so the sweep never holds locks that requests wait on.
      */
-    async sweep(before: Date, limit: number): Promise<number> {
+    async sweepAlone(before: Date, limit: number): Promise<number> {
       const rows = await Credential.findAll({
         attributes: ['id'],
         where: { [Op.or]: [{ expires_at: { [Op.lt]: before } }, { used_at: { [Op.lt]: before } }] },

@@ -116,7 +116,7 @@ export function createEventQueries(sql: Sql): EventStore {
       return found.slice(0, q.limit);
     },
 
-    async sweep(before: Date, limit: number): Promise<number> {
+    async sweepAlone(before: Date, limit: number): Promise<number> {
       // the oldest events by id (the order they were written in, which is their time's order but for
       // the clocks of pods a moment apart): those of them before the cutoff (one written by a pod whose
       // clock ran ahead is passed over, not waited for, unless a whole batch is such)

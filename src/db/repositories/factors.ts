@@ -46,7 +46,7 @@ export function createFactorQueries(sql: Sql): FactorStore {
         [sql.time(now), step, applicationId, entityId, secretSealed], tx,
       )) === 1;
     },
-    async takeTotpStep(applicationId: number, entityId: number, step: number, tx?: Tx) {
+    async takeTotpStep(applicationId: number, entityId: number, step: number, tx: Tx) {
       return (await sql.change(
         `UPDATE second_factors SET last_step = ? WHERE ${OWN} AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < ?)`,
         [step, applicationId, entityId, step], tx,

@@ -1,6 +1,7 @@
 import { asDate } from '../models';
 import { DuplicateKeyError, type Sql } from '../sql';
-import type { OidcStateStore, StoredOidcObject } from '../../domain/storage/oidc-state';
+import type { OidcObjectWrite, OidcStateStore, StoredOidcObject } from '../../domain/storage/oidc-state';
+import type { Tx } from '../../domain/storage';
 
 interface OidcStateRow {
   model: string; payload: string; grant_id: string | null; entity_id: number | string | null; expires_at: Date | string; consumed_at: Date | string | null;
@@ -13,33 +14,42 @@ const toObject = (r: OidcStateRow): StoredOidcObject => ({
 
 /** The OpenID provider's other objects (OidcStateStore of the storage contract) in SQL: one short statement per method. */
 export function createOidcStateQueries(sql: Sql): OidcStateStore {
-  return {
-    async save(applicationId, o, tx) {
-      const values = [o.uidHash, o.grantId, o.entityId, JSON.stringify(o.payload), sql.time(o.expiresAt)];
-      const updated = await sql.change(
+  async function save(applicationId: number, o: OidcObjectWrite, tx: Tx | undefined): Promise<void> {
+    const values = [o.uidHash, o.grantId, o.entityId, JSON.stringify(o.payload), sql.time(o.expiresAt)];
+    const updated = await sql.change(
+      'UPDATE oidc_state SET uid_hash = ?, grant_id = ?, entity_id = ?, payload = ?, expires_at = ? WHERE application_id = ? AND model = ? AND id_hash = ?',
+      [...values, applicationId, o.model, o.idHash], tx,
+    );
+    if (updated > 0) return;
+    try {
+      await sql.insert(
+        'INSERT INTO oidc_state (uid_hash, grant_id, entity_id, payload, expires_at, application_id, model, id_hash, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)',
+        [...values, applicationId, o.model, o.idHash], tx,
+      );
+    } catch (e) {
+      // saved by another caller between the two statements: this save replaces it
+      if (!(e instanceof DuplicateKeyError)) throw e;
+      await sql.change(
         'UPDATE oidc_state SET uid_hash = ?, grant_id = ?, entity_id = ?, payload = ?, expires_at = ? WHERE application_id = ? AND model = ? AND id_hash = ?',
         [...values, applicationId, o.model, o.idHash], tx,
       );
-      if (updated > 0) return;
+    }
+  }
+
+  async function destroy(applicationId: number, model: string, idHash: string, tx: Tx | undefined): Promise<void> {
+    await sql.change('DELETE FROM oidc_state WHERE application_id = ? AND model = ? AND id_hash = ?', [applicationId, model, idHash], tx);
+  }
+  const destroyGrant = (applicationId: number, grantId: string, tx: Tx | undefined): Promise<number> =>
+    sql.change('DELETE FROM oidc_state WHERE application_id = ? AND grant_id = ?', [applicationId, grantId], tx);
+
+  return {
+    save: (applicationId, o, tx) => save(applicationId, o, tx),
+    saveAlone: (applicationId, o) => save(applicationId, o, undefined),
+    async saveNewAlone(applicationId, o) {
       try {
         await sql.insert(
           'INSERT INTO oidc_state (uid_hash, grant_id, entity_id, payload, expires_at, application_id, model, id_hash, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)',
-          [...values, applicationId, o.model, o.idHash], tx,
-        );
-      } catch (e) {
-        // saved by another caller between the two statements: this save replaces it
-        if (!(e instanceof DuplicateKeyError)) throw e;
-        await sql.change(
-          'UPDATE oidc_state SET uid_hash = ?, grant_id = ?, entity_id = ?, payload = ?, expires_at = ? WHERE application_id = ? AND model = ? AND id_hash = ?',
-          [...values, applicationId, o.model, o.idHash], tx,
-        );
-      }
-    },
-    async saveNew(applicationId, o, tx) {
-      try {
-        await sql.insert(
-          'INSERT INTO oidc_state (uid_hash, grant_id, entity_id, payload, expires_at, application_id, model, id_hash, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)',
-          [o.uidHash, o.grantId, o.entityId, JSON.stringify(o.payload), sql.time(o.expiresAt), applicationId, o.model, o.idHash], tx,
+          [o.uidHash, o.grantId, o.entityId, JSON.stringify(o.payload), sql.time(o.expiresAt), applicationId, o.model, o.idHash],
         );
         return true;
       } catch (e) {
@@ -55,21 +65,19 @@ export function createOidcStateQueries(sql: Sql): OidcStateStore {
       const [row] = await sql.select<OidcStateRow>('SELECT * FROM oidc_state WHERE application_id = ? AND model = ? AND uid_hash = ?', [applicationId, model, uidHash]);
       return row ? toObject(row) : undefined;
     },
-    async consume(applicationId, model, idHash, now, tx) {
+    async consumeAlone(applicationId, model, idHash, now) {
       return (await sql.change(
-        'UPDATE oidc_state SET consumed_at = ? WHERE application_id = ? AND model = ? AND id_hash = ? AND consumed_at IS NULL', [sql.time(now), applicationId, model, idHash], tx,
+        'UPDATE oidc_state SET consumed_at = ? WHERE application_id = ? AND model = ? AND id_hash = ? AND consumed_at IS NULL', [sql.time(now), applicationId, model, idHash],
       )) === 1;
     },
-    async destroy(applicationId, model, idHash, tx) {
-      await sql.change('DELETE FROM oidc_state WHERE application_id = ? AND model = ? AND id_hash = ?', [applicationId, model, idHash], tx);
-    },
-    async destroyGrant(applicationId, grantId, tx) {
-      return sql.change('DELETE FROM oidc_state WHERE application_id = ? AND grant_id = ?', [applicationId, grantId], tx);
-    },
+    destroy: (applicationId, model, idHash, tx) => destroy(applicationId, model, idHash, tx),
+    destroyAlone: (applicationId, model, idHash) => destroy(applicationId, model, idHash, undefined),
+    destroyGrant: (applicationId, grantId, tx) => destroyGrant(applicationId, grantId, tx),
+    destroyGrantAlone: (applicationId, grantId) => destroyGrant(applicationId, grantId, undefined),
     async destroyOfRecord(applicationId, entityId, tx) {
       return sql.change('DELETE FROM oidc_state WHERE application_id = ? AND entity_id = ?', [applicationId, entityId], tx);
     },
-    async sweep(before, limit) {
+    async sweepAlone(before, limit) {
       const rows = await sql.select<{ id: number | string }>('SELECT id FROM oidc_state WHERE expires_at < ? ORDER BY id LIMIT ?', [sql.time(before), limit]);
       if (rows.length === 0) return 0;
       return sql.change(`DELETE FROM oidc_state WHERE id IN (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));

@@ -29,13 +29,13 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       return row ? { ...toJob(row), status: row.status as OutboxStatus, attempts: row.attempts } : undefined;
     },
     /** Marks a pending job finished; false when another worker already did (idempotence guard). */
-    async complete(id: string, now: Date, transaction?: Tx, payload?: Record<string, unknown>): Promise<boolean> {
+    async completeAlone(id: string, now: Date, payload?: Record<string, unknown>): Promise<boolean> {
       const [set, values] = payload ? [', payload = ?', [JSON.stringify(payload)]] : ['', []];
       return (await sql.change(
-        `UPDATE outbox SET status = 'done', updated_at = ?${set} WHERE id = ? AND status = 'pending'`, [sql.time(now), ...values, id], transaction,
+        `UPDATE outbox SET status = 'done', updated_at = ?${set} WHERE id = ? AND status = 'pending'`, [sql.time(now), ...values, id],
       )) === 1;
     },
-    async recordFailure(id: string, message: string, final: boolean, now: Date): Promise<void> {
+    async recordFailureAlone(id: string, message: string, final: boolean, now: Date): Promise<void> {
       await Outbox.update(
         {
           status: final ? 'failed' : 'pending',
@@ -57,7 +57,7 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       return rows.map(toJob);
     },
     /** Deletes finished rows older than `before`, at most `limit`; returns how many. */
-    async purgeDone(before: Date, limit: number): Promise<number> {
+    async purgeDoneAlone(before: Date, limit: number): Promise<number> {
       const rows = await Outbox.findAll({
         attributes: ['id'],
         where: { status: 'done', updated_at: { [Op.lt]: before } },

@@ -39,10 +39,10 @@ export function createPasskeyQueries(sql: Sql): PasskeyStore {
         throw e;
       }
     },
-    async use(applicationId, id, seen, counter, backedUp, now, tx) {
+    async useAlone(applicationId, id, seen, counter, backedUp, now) {
       return (await sql.change(
         'UPDATE passkeys SET counter = ?, backed_up = ?, last_used_at = ? WHERE application_id = ? AND id = ? AND counter = ?',
-        [counter, backedUp, sql.time(now), applicationId, id, seen], tx,
+        [counter, backedUp, sql.time(now), applicationId, id, seen],
       )) === 1;
     },
     async rename(applicationId, entityId, id, name, tx) {

@@ -148,7 +148,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
     /**
      * A sign-in's write of the record, in the caller's transaction: `next` (updated(read, …):
      * lastLogin, and a rehashed password) if the record is still at the version `read` has. False
-     * when it changed since: nothing is written. (Database's `records.signIn` adds the credentials
+     * when it changed since: nothing is written. (Database's `records.signInAlone` adds the credentials
      * and the snapshot's outbox row in the same commit, or has the stored procedure do it all.)
      */
     async writeSignIn(read: UserRecord, next: UserRecord, transaction: Tx): Promise<boolean> {

@@ -52,8 +52,8 @@ export function createSigningKeyQueries(sql: Sql): SigningKeyStore {
       }
       return true;
     },
-    async sweep(before, tx) {
-      return sql.change('DELETE FROM signing_keys WHERE slot IS NULL AND retired_at < ?', [sql.time(before)], tx);
+    async sweepAlone(before) {
+      return sql.change('DELETE FROM signing_keys WHERE slot IS NULL AND retired_at < ?', [sql.time(before)]);
     },
   };
 }

@@ -58,7 +58,7 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
      * never waited for. `own` is false when the job's own row was no longer pending (recorded by an
      * earlier attempt or by another worker's batch) or is being recorded by another worker.
      */
-    async drain(ownId: string | undefined, limit: number, now: Date): Promise<{ own: boolean; recorded: number }> {
+    async drainAlone(ownId: string | undefined, limit: number, now: Date): Promise<{ own: boolean; recorded: number }> {
       const lock = mysql ? ' FOR UPDATE SKIP LOCKED' : '';
       return transact(async (tx) => {
         const own = ownId === undefined ? [] : await sql.select<OutboxSnapshotRow>(
@@ -76,7 +76,7 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
     },
 
     /** Records one outbox row alone (a batch that failed is retried row by row, so one bad row holds up no other). */
-    async recordOne(id: string, now: Date): Promise<boolean> {
+    async recordOneAlone(id: string, now: Date): Promise<boolean> {
       return transact(async (tx) => {
         const rows = await sql.select<OutboxSnapshotRow>(
           `SELECT id, application_id, payload FROM outbox WHERE id = ? AND queue = 'versions' AND status = 'pending'${mysql ? ' FOR UPDATE' : ''}`, [id], tx,
@@ -134,7 +134,7 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
      * answer. A tombstone older than the cutoff goes too, with everything before it (every lookup
      * inside the window answers "not found" either way). Returns how many rows it deleted.
      */
-    async prune(cutoff: Date, limit: number): Promise<number> {
+    async pruneAlone(cutoff: Date, limit: number): Promise<number> {
       const rows = await sql.select<{ id: number | string }>(
         `SELECT v.id FROM entity_versions v
          WHERE v.valid_from < ? AND (v.deleted = 1 OR EXISTS (

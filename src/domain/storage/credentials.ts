@@ -72,16 +72,17 @@ export interface CredentialStore {
   /** Inserts credentials (one statement: it is on every sign-in and token path). */
   insert(rows: NewCredential[], now: Date, transaction: Tx): Promise<void>;
   /**
-   * Writes one credential by one statement that commits alone (a write that is this statement
-   * only, as an OpenID token's save): inserted, or when its hash is stored already, given this
-   * `extra` (a token saved again). Never a second row for one hash, even under concurrency.
+   * Writes one credential by one statement: inserted, or when its hash is stored already, given
+   * this `extra` (a token saved again). Never a second row for one hash, even under concurrency.
    */
-  save(row: NewCredential, now: Date, transaction?: Tx): Promise<void>;
+  save(row: NewCredential, now: Date, transaction: Tx): Promise<void>;
+  /** `save` as a statement that commits on its own (a write that is this statement only, as an OpenID token's save with no event). */
+  saveAlone(row: NewCredential, now: Date): Promise<void>;
   /**
    * Spends a live credential of `kind` with `event`, committed before it answers (one call of a
    * stored procedure where there are procedures): true for one caller only; false writes nothing.
    */
-  consumeWithEvent(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean>;
+  consumeWithEventAlone(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, event: KeptEvent): Promise<boolean>;
   /** The credential with this hash in this application, spent or not. */
   find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined>;
   /** A live credential of `kind` with this hash (neither spent nor expired; nothing of a disabled user is live). */
@@ -93,14 +94,16 @@ export interface CredentialStore {
    * `ownerClientId`: a client id spends only what belongs to that client (issued for it, or by it
    * for itself); null only what was issued for no client in particular; undefined whatever it is.
    */
-  consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx | undefined, ownerClientId?: number | null): Promise<boolean>;
+  consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx, ownerClientId?: number | null): Promise<boolean>;
+  /** `consume` as a statement that commits on its own (a spend with nothing else to write). */
+  consumeAlone(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, ownerClientId?: number | null): Promise<boolean>;
   /**
    * The refresh grant: spends the presented refresh token (live, and the client's own) and inserts
    * its successor access and refresh tokens in its record and family, with `event` (whose account,
    * as actor and subject, is the spent token's record), committed before it answers. False when
    * nothing was spent.
    */
-  rotate(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent): Promise<boolean>;
+  rotateAlone(applicationId: number, spentHash: string, ownerClientId: number, successors: { access: Successor; refresh: Successor }, now: Date, event: RotationEvent): Promise<boolean>;
   /** Spends a record's live tokens of `kinds`, except those of one family (the caller's session). */
   revokeForRecord(applicationId: number, entityId: number, kinds: CredentialKind[], exceptFamily: string | null, now: Date, transaction: Tx): Promise<number>;
   /** A record's live credentials of `kind` (a few: its undo links). */
@@ -112,7 +115,7 @@ export interface CredentialStore {
   /** Spends every live credential of a family; run it in a READ COMMITTED transaction. */
   revokeFamily(applicationId: number, family: string, now: Date, transaction: Tx): Promise<number>;
   /** Deletes up to `limit` rows that expired, or were spent, before `before`. */
-  sweep(before: Date, limit: number): Promise<number>;
+  sweepAlone(before: Date, limit: number): Promise<number>;
 }
 
 /** A rotation's event before the rotation found whose token it spent: the store makes the spent token's record its actor and subject. */

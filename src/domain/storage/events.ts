@@ -59,7 +59,7 @@ export interface EventStore {
   /** One page of an account's activity, newest first (see ActivityCursor): the caller asks one more than it shows to know whether more follow. */
   activity(query: ActivityQuery): Promise<ActivityEntry[]>;
   /** Deletes events and counted failures older than `before`, at most `limit` of each; returns how many. */
-  sweep(before: Date, limit: number): Promise<number>;
+  sweepAlone(before: Date, limit: number): Promise<number>;
   /** The newest events of an application, newest first (or of one account): what the tests read back of the stream. */
   latest(applicationId: number, limit: number, accountId?: number): Promise<StoredEvent[]>;
 }

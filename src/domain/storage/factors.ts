@@ -40,7 +40,7 @@ export interface FactorStore {
    * Takes time step `step` of a confirmed authenticator: true for one caller only, and only when
    * no code of this step or a later one was accepted before (a code is never accepted twice).
    */
-  takeTotpStep(applicationId: number, entityId: number, step: number, tx?: Tx): Promise<boolean>;
+  takeTotpStep(applicationId: number, entityId: number, step: number, tx: Tx): Promise<boolean>;
   /** Removes the authenticator; false when there was none. */
   removeTotp(applicationId: number, entityId: number, tx: Tx): Promise<boolean>;
 }
@@ -88,9 +88,10 @@ export interface PasskeyStore {
   add(passkey: NewPasskey, tx: Tx): Promise<number | undefined>;
   /**
    * Records a use: the counter from `seen` (the value the signature was checked against) to
-   * `counter`, the backup state now, and when; false when another use moved it first.
+   * `counter`, the backup state now, and when, committed on its own (before the sign-in it proves);
+   * false when another use moved it first.
    */
-  use(applicationId: number, id: number, seen: number, counter: number, backedUp: boolean, now: Date, tx?: Tx): Promise<boolean>;
+  useAlone(applicationId: number, id: number, seen: number, counter: number, backedUp: boolean, now: Date): Promise<boolean>;
   /** Names the account's passkey `id`; false when it has none of that id. */
   rename(applicationId: number, entityId: number, id: number, name: string, tx: Tx): Promise<boolean>;
   /** Removes the account's passkey `id`; false when it has none of that id. */

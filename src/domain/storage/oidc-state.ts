@@ -28,24 +28,30 @@ export interface OidcObjectWrite {
  */
 export interface OidcStateStore {
   /** Saves the object (a new one, or one replacing the object with that id). */
-  save(applicationId: number, object: OidcObjectWrite, tx?: Tx): Promise<void>;
+  save(applicationId: number, object: OidcObjectWrite, tx: Tx): Promise<void>;
+  /** `save` committed on its own (an object saved with no event: a session, an interaction). */
+  saveAlone(applicationId: number, object: OidcObjectWrite): Promise<void>;
   /**
    * Saves a new object, never replacing one: false when an object of that model and id exists
-   * (a replay marker: of callers racing on any node with one id, one saves it).
+   * (a replay marker: of callers racing on any node with one id, one saves it). Commits on its own.
    */
-  saveNew(applicationId: number, object: OidcObjectWrite, tx?: Tx): Promise<boolean>;
+  saveNewAlone(applicationId: number, object: OidcObjectWrite): Promise<boolean>;
   /** The object of `model` whose id hashes to `idHash`, spent or not, expired or not. */
   find(applicationId: number, model: string, idHash: string, tx?: Tx): Promise<StoredOidcObject | undefined>;
   /** The object of `model` whose uid hashes to `uidHash`. */
   findByUid(applicationId: number, model: string, uidHash: string): Promise<StoredOidcObject | undefined>;
-  /** Marks the object spent: true for one caller only. */
-  consume(applicationId: number, model: string, idHash: string, now: Date, tx?: Tx): Promise<boolean>;
+  /** Marks the object spent, committed on its own: true for one caller only. */
+  consumeAlone(applicationId: number, model: string, idHash: string, now: Date): Promise<boolean>;
   /** Deletes the object. */
-  destroy(applicationId: number, model: string, idHash: string, tx?: Tx): Promise<void>;
+  destroy(applicationId: number, model: string, idHash: string, tx: Tx): Promise<void>;
+  /** `destroy` committed on its own. */
+  destroyAlone(applicationId: number, model: string, idHash: string): Promise<void>;
   /** Deletes every object of a grant; answers how many. */
-  destroyGrant(applicationId: number, grantId: string, tx?: Tx): Promise<number>;
+  destroyGrant(applicationId: number, grantId: string, tx: Tx): Promise<number>;
+  /** `destroyGrant` committed on its own. */
+  destroyGrantAlone(applicationId: number, grantId: string): Promise<number>;
   /** Deletes every object of a record (its sessions and grants end with its other sessions); answers how many. */
   destroyOfRecord(applicationId: number, entityId: number, tx: Tx): Promise<number>;
   /** Deletes up to `limit` objects that expired before `before`. */
-  sweep(before: Date, limit: number): Promise<number>;
+  sweepAlone(before: Date, limit: number): Promise<number>;
 }

@@ -19,13 +19,14 @@ export interface OutboxStore {
   /** Written in the caller's transaction, beside the change the job belongs to. */
   insert(jobs: OutboxJob[], now: Date, transaction: Tx): Promise<void>;
   find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined>;
-  /** Marks a pending job finished; false when another worker already did (idempotence guard). */
-  complete(id: string, now: Date, transaction?: Tx, payload?: Record<string, unknown>): Promise<boolean>;
-  recordFailure(id: string, message: string, final: boolean, now: Date): Promise<void>;
+  /** Marks a pending job finished, committed on its own; false when another worker already did (idempotence guard). */
+  completeAlone(id: string, now: Date, payload?: Record<string, unknown>): Promise<boolean>;
+  /** Counts a failed attempt of a job (failed for good when `final`), committed on its own. */
+  recordFailureAlone(id: string, message: string, final: boolean, now: Date): Promise<void>;
   /** Jobs still pending after `olderThan`: Redis was down, or a pod died between commit and enqueue. */
   stragglers(olderThan: Date, limit: number): Promise<OutboxJob[]>;
   /** Deletes finished rows older than `before`, at most `limit`; returns how many. */
-  purgeDone(before: Date, limit: number): Promise<number>;
+  purgeDoneAlone(before: Date, limit: number): Promise<number>;
   /** The pending rows of each queue that has any, and when the oldest of them was written. */
   backlog(): Promise<OutboxBacklog[]>;
 }

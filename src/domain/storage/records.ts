@@ -100,7 +100,7 @@ export interface RecordStore {
    * when the record changed since `read`: nothing is written (the caller locks it and writes in a
    * transaction).
    */
-  signIn(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], events: readonly KeptEvent[], now: Date): Promise<boolean>;
+  signInAlone(read: UserRecord, next: UserRecord, credentials: NewCredential[], jobs: OutboxJob[], events: readonly KeptEvent[], now: Date): Promise<boolean>;
   /** Scoped to the application: another application's record is never found. */
   find(applicationId: number, key: RecordKey, transaction?: Tx): Promise<UserRecord | undefined>;
   /** `find` by email or username with the record's identities, read together. */

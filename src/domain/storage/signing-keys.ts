@@ -38,5 +38,5 @@ export interface SigningKeyStore {
    */
   rotate(applicationId: number, alg: SigningAlg, nextKid: string, fresh: NewSigningKey, now: Date, tx: Tx): Promise<boolean>;
   /** Deletes keys retired before `before` (no token they signed is alive); answers how many. */
-  sweep(before: Date, tx?: Tx): Promise<number>;
+  sweepAlone(before: Date): Promise<number>;
 }

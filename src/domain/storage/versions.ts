@@ -32,13 +32,13 @@ export interface VersionStore {
    * `limit - 1` others, oldest first, skipping rows another worker holds. `own` is false when the
    * job's own row was no longer pending or is being recorded by another worker.
    */
-  drain(ownId: string | undefined, limit: number, now: Date): Promise<{ own: boolean; recorded: number }>;
+  drainAlone(ownId: string | undefined, limit: number, now: Date): Promise<{ own: boolean; recorded: number }>;
   /** Records one outbox row alone. */
-  recordOne(id: string, now: Date): Promise<boolean>;
+  recordOneAlone(id: string, now: Date): Promise<boolean>;
   /** The record's snapshot at `at`, recorded or still pending. */
   at(applicationId: number, entityId: number, at: Date): Promise<Snapshot | undefined>;
   /** The id of a deleted record by its uuid, from its tombstone. */
   deletedEntityId(applicationId: number, uuid: string): Promise<number | undefined>;
   /** Deletes at most `limit` snapshots older than `cutoff` that a newer one before it replaces. */
-  prune(cutoff: Date, limit: number): Promise<number>;
+  pruneAlone(cutoff: Date, limit: number): Promise<number>;
 }

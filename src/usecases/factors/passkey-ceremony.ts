@@ -101,7 +101,7 @@ export async function provePasskey(
   if (handle !== undefined && handle !== isoBase64URL.fromBuffer(userHandleOf(record.uuid))) throw wrong('its user handle is not its account\'s');
   const assertion = await verifiedAssertion(await relyingParty(ctx), challenge, credential, passkey);
   if ('error' in assertion) throw wrong(assertion.error);
-  if (!(await db.passkeys.use(ctx.app.id, passkey.id, passkey.counter, assertion.counter, assertion.backedUp, clock.now()))) {
+  if (!(await db.passkeys.useAlone(ctx.app.id, passkey.id, passkey.counter, assertion.counter, assertion.backedUp, clock.now()))) {
     throw wrong('another sign-in used this signature counter first');
   }
   return { record, factor: assertion.userVerified ? 'verified_passkey' : 'passkey' };

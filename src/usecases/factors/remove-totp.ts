@@ -24,9 +24,11 @@ export async function removeTotp(ctx: CallContext, command: { token: StoredCrede
   const totp = await db.factors.totp(ctx.app.id, record.id);
   if (!totp?.confirmedAt) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
+  // a code's time step is taken with the change, in its transaction
+  let step: number | undefined;
   if (command.code !== undefined) {
-    const step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
-    if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', recordLocale(record));
+    step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
+    if (step === undefined || (totp.lastStep !== null && step <= totp.lastStep)) throw wrongCode('code', recordLocale(record));
   } else {
     // the password proves it only in a session that the authenticator proved too: a password and
     // a token alone (a reset link's, a leaked one) never turn the second factor off
@@ -41,9 +43,9 @@ export async function removeTotp(ctx: CallContext, command: { token: StoredCrede
       });
     }
   }
-  await guesses.succeeded();
   await work.run(async (uow) => {
     const at = clock.now();
+    if (step !== undefined && !(await db.factors.takeTotpStep(ctx.app.id, record.id, step, uow.tx))) throw wrongCode('code', recordLocale(record));
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
     if (!locked || !(await db.factors.removeTotp(ctx.app.id, record.id, uow.tx))) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
     await db.credentials.revokeForRecord(ctx.app.id, record.id, ['recovery_code', 'mfa_token'], null, at, uow.tx);
@@ -51,4 +53,5 @@ export async function removeTotp(ctx: CallContext, command: { token: StoredCrede
     uow.record(event('account.second_factor_removed', ctx.app.id, at, acting, recordSubject(record.id), { method: 'totp' }, factorMail(ctx, record, 'second-factor-off')));
     await writeVersion(ctx, uow, locked, acting, ['factors']);
   });
+  await guesses.succeeded();
 }

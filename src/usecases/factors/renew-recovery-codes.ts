@@ -21,12 +21,14 @@ export async function newRecoveryCodes(ctx: CallContext, command: { token: Store
   if (!totp?.confirmedAt) throw new Refusal('nothing_to_do', 'this account has no authenticator app, so it has no recovery codes; add one first (totp_enroll_native)');
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
   const step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
-  if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) throw wrongCode('code', recordLocale(record));
-  await guesses.succeeded();
+  if (step === undefined || (totp.lastStep !== null && step <= totp.lastStep)) throw wrongCode('code', recordLocale(record));
   const recoveryCodes = await work.run(async (uow) => {
+    // the code's time step is taken with the new codes, in their transaction
+    if (!(await db.factors.takeTotpStep(ctx.app.id, record.id, step, uow.tx))) throw wrongCode('code', recordLocale(record));
     const codes = await renewRecoveryCodes(ctx, uow, record, client);
     uow.record(event('account.recovery_codes_renewed', ctx.app.id, clock.now(), asAccount(ctx, record.id, client), recordSubject(record.id), { count: codes.length }));
     return codes;
   });
+  await guesses.succeeded();
   return { recoveryCodes };
 }

@@ -4,6 +4,7 @@ import type { StoredProfile } from '../../domain/storage/social';
 import { asAccount, type CallContext } from '../services';
 import { event, kept, recordSubject } from '../../domain/events';
 import type { UnitOfWork } from '../../domain/ports';
+import type { Tx } from '../../domain/storage';
 import type { Written } from '../../domain/versions';
 import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn } from './call';
 import type { SignInFactor } from '../../domain/session';
@@ -62,6 +63,8 @@ export async function signedIn(
     secondFactor?: SecondFactor;
     /** The second factors the account owes one of, when the caller read them already (secondFactorOwed; none: it owes none). */
     secondFactorsOwed?: SecondFactorMethod[];
+    /** A paused sign-in finished: what it spends in the sign-in's transaction (the sign-in then commits in one transaction). */
+    finishing?: Finishing;
   } = {},
 ): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
@@ -70,7 +73,7 @@ export async function signedIn(
   const proven: Proven = { entityId: record.id, factors: options.secondFactor ? [...first, options.secondFactor] : first };
   const method = first.includes('social') ? 'social' : first.includes('password') ? 'password' : 'passkey';
   const also = options.also ?? {};
-  const alongside = also.socialToken !== undefined || also.merge !== undefined ? alongsideOf(ctx, request, record, also) : undefined;
+  const alongside = also.socialToken !== undefined || also.merge !== undefined || options.finishing ? alongsideOf(ctx, request, record, also, options.finishing) : undefined;
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
   const events = (written: Written, at: Date, changedToo: string[] = []) => [
     event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), {
@@ -115,7 +118,7 @@ export async function signedIn(
   // one round trip when no subscriber must write in a transaction for these events
   const happened = events(written, now);
   const jobs = alongside ? undefined : work.jobsOf(happened);
-  if (jobs && await db.records.signIn(record, next, rows, jobs, happened.map(kept), now)) {
+  if (jobs && await db.records.signInAlone(record, next, rows, jobs, happened.map(kept), now)) {
     await work.dispatch(jobs, happened);
     return { record: written.rendered, ...issued };
   }
@@ -141,9 +144,33 @@ export async function signedIn(
   return { record: after.rendered, ...tokens };
 }
 
-/** A sign-in's other work, made from its data: the social token spent, the merged identity linked. */
-function alongsideOf(ctx: CallContext, request: FlowRequest, record: UserRecord, also: SignInAlso) {
+/**
+ * What finishing a paused sign-in spends with it: its mfa_token (the client's own), and the
+ * authenticator's time step or the recovery code that seconded it. Spent meanwhile by another
+ * request, the sign-in is refused (`spent`: the token; `wrong`: the code) and nothing is written.
+ */
+export interface Finishing {
+  mfaTokenHash: string;
+  clientId: number;
+  totpStep?: number;
+  recoveryCodeHash?: string;
+  spent: () => Refusal;
+  wrong: () => Refusal;
+}
+
+/** The proof of a paused sign-in spent in `tx`: one sign-in per mfa_token and per code, however many race. */
+export async function spendFinishing(ctx: CallContext, entityId: number, f: Finishing, tx: Tx): Promise<void> {
+  const { db, clock } = ctx.services;
+  const now = clock.now();
+  if (!(await db.credentials.consume(ctx.app.id, 'mfa_token', f.mfaTokenHash, now, tx, f.clientId))) throw f.spent();
+  if (f.totpStep !== undefined && !(await db.factors.takeTotpStep(ctx.app.id, entityId, f.totpStep, tx))) throw f.wrong();
+  if (f.recoveryCodeHash !== undefined && !(await db.credentials.consume(ctx.app.id, 'recovery_code', f.recoveryCodeHash, now, tx))) throw f.wrong();
+}
+
+/** A sign-in's other work, made from its data: the proof of a paused sign-in spent, the social token spent, the merged identity linked. */
+function alongsideOf(ctx: CallContext, request: FlowRequest, record: UserRecord, also: SignInAlso, finishing: Finishing | undefined) {
   return async (uow: UnitOfWork, locked: UserRecord): Promise<{ changed: string[] }> => {
+    if (finishing) await spendFinishing(ctx, record.id, finishing, uow.tx);
     if (also.socialToken !== undefined && !(await ctx.services.socialTokens.consume(ctx.app, also.socialToken, uow.tx))) throw invalidToken()();
     if (!also.merge) return { changed: [] };
     const done = await linkIdentity(ctx, locked, also.merge.token, also.merge.profile, uow.tx, invalidToken('mergeToken'));

@@ -8,7 +8,7 @@ import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { openPaused, pausedMethods } from './second-factor-step';
-import { accountDisabled, signedIn, type SecondFactor } from './signed-in';
+import { accountDisabled, signedIn, spendFinishing, type Finishing, type SecondFactor } from './signed-in';
 import { wrongCode } from '../factors/confirm-totp';
 import { countFailedSignIn } from './failed-sign-ins';
 import { recordLocale } from '../../domain/email-change';
@@ -31,10 +31,10 @@ export type Verified = { signedIn: SignedIn; social: boolean } | { pair: TokenPa
 /**
  * Finishes a sign-in paused for its second factor (docs/second-factor.md) with exactly what the
  * sign-in would have answered: the mfa_token must be live and this client's; the code is guessed
- * against the account's password budget; a code of the authenticator is accepted once (its time
- * step is taken by one conditional update), a recovery code is spent. The mfa_token is then spent
- * (one sign-in per token, however many race for it) and the session issued with `otp` beside the
- * first credential in its facts. A paused code exchange gets its pair.
+ * against the account's password budget. In one transaction the mfa_token is spent (one sign-in
+ * per token, however many race for it), the code's time step taken (a code of the authenticator is
+ * accepted once) or the recovery code spent, and the session issued with `otp` beside the first
+ * credential in its facts. A paused code exchange gets its pair.
  */
 export async function verifySecondFactor(ctx: CallContext & { client: Client }, command: SecondFactorCommand): Promise<Verified> {
   const { db, clock, work, box, flows, tokens } = ctx.services;
@@ -66,6 +66,10 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
   if (command.passkey && !owed.includes('passkey')) throw invalidField('credential', 'a passkey does not finish this sign-in: send a code (code) or a recovery code');
   if (!command.passkey && !owed.includes('totp')) throw invalidField('code', 'this sign-in finishes with a passkey (challenge_token from /oauth/passkey_auth_begin with mfa_token, and credential)');
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
+  // a code that lost its race to another request (taken in the transaction below) is a wrong code too
+  let lost: 'code' | 'recoveryCode' | undefined;
+  const wrong = (field: 'code' | 'recoveryCode') => () => { lost = field; return wrongCode(field, locale); };
+  const finishing: Finishing = { mfaTokenHash: hash, clientId: ctx.client.id, spent, wrong: wrong('code') };
   let method: SecondFactor;
   if (command.passkey) {
     // no guess to count: a passkey's signature is not guessed, and its challenge is spent either way
@@ -77,46 +81,55 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
     method = 'totp';
     const totp = await db.factors.totp(ctx.app.id, record.id);
     const step = totp?.confirmedAt ? matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now()) : undefined;
-    if (step === undefined || !(await db.factors.takeTotpStep(ctx.app.id, record.id, step))) {
+    // a code of a time step taken already (by a sign-in, or this code used before) is never accepted again
+    if (step === undefined || (totp!.lastStep !== null && step <= totp!.lastStep)) {
       await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
       throw wrongCode('code', locale);
     }
+    finishing.totpStep = step;
   } else {
     method = 'recovery_code';
     const code = normalRecoveryCode(command.recoveryCode ?? '');
+    const now = clock.now();
     // stored under its keyed digest; codes issued before that, under their plain SHA-256
     let codeHash = sha256Hex(recoveryCodeKey(box, code));
-    let found = code.length > 0 && code.length <= 64 ? await db.credentials.find(ctx.app.id, 'recovery_code', codeHash) : undefined;
+    let found = code.length > 0 && code.length <= 64 ? await db.credentials.findActive(ctx.app.id, 'recovery_code', codeHash, now) : undefined;
     if (!found && code.length > 0 && code.length <= 64) {
       codeHash = sha256Hex(code);
-      found = await db.credentials.find(ctx.app.id, 'recovery_code', codeHash);
+      found = await db.credentials.findActive(ctx.app.id, 'recovery_code', codeHash, now);
     }
     // this account's own code only: another account's recovery code proves nothing here
-    const own = found?.entityId === record.id;
-    const used = own && await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'recovery_code', codeHash, clock.now(), tx));
-    if (!used) {
+    if (found?.entityId !== record.id) {
       await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
       throw wrongCode('recoveryCode', locale);
     }
+    finishing.recoveryCodeHash = codeHash;
+    finishing.wrong = wrong('recoveryCode');
   }
-  await guesses.succeeded();
   const { exchange } = paused;
-  if (!request) {
-    // the paused exchange's pair, in the transaction that spends its token (the record locked, as the exchange locks it)
-    const pair = await work.run(async ({ tx }) => {
-      if (!(await db.credentials.consume(ctx.app.id, 'mfa_token', hash, clock.now(), tx, ctx.client.id))) throw spent();
-      const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
-      if (!locked) throw spent();
-      if (locked.disabledAt) throw disabled();
-      return tokens.issuePair(ctx.app, ctx.client, record.id, exchange!.family, tx, exchange!.proof);
-    });
-    return { pair: exchange!.transactionState === undefined ? pair : { ...pair, transactionState: exchange!.transactionState } };
+  try {
+    // the mfa_token, the code and the session in one transaction: all of them or none
+    const done: Verified = request
+      ? {
+        signedIn: await signedIn(ctx, request, record, {
+          factors: paused.factors, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method, finishing,
+          ...(paused.passwordHash !== undefined && { checked: { passwordHash: paused.passwordHash, refused: spent } }),
+        }),
+        social: paused.factors.includes('social'),
+      }
+      // the paused exchange's pair, in the transaction that spends its token (the record locked, as the exchange locks it)
+      : { pair: await work.run(async ({ tx }) => {
+        const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
+        if (!locked) throw spent();
+        await spendFinishing(ctx, record.id, finishing, tx);
+        if (locked.disabledAt) throw disabled();
+        const pair = await tokens.issuePair(ctx.app, ctx.client, record.id, exchange!.family, tx, exchange!.proof);
+        return exchange!.transactionState === undefined ? pair : { ...pair, transactionState: exchange!.transactionState };
+      }) };
+    await guesses.succeeded();
+    return done;
+  } catch (e) {
+    if (lost) await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
+    throw e;
   }
-  // one sign-in per token: of parallel verifications with right codes, one spends it
-  if (!(await work.run(({ tx }) => db.credentials.consume(ctx.app.id, 'mfa_token', hash, clock.now(), tx, ctx.client.id)))) throw spent();
-  const signed = await signedIn(ctx, request, record, {
-    factors: paused.factors, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method,
-    ...(paused.passwordHash !== undefined && { checked: { passwordHash: paused.passwordHash, refused: spent } }),
-  });
-  return { signedIn: signed, social: paused.factors.includes('social') };
 }

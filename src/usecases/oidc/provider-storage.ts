@@ -31,7 +31,7 @@ const actingOf = (party: ProviderParty): Acting => ({
 export async function saveProviderToken(deps: ProviderStorageDeps, command: { app: Application; token: NewCredential; party: ProviderParty; scopes: string[] }): Promise<void> {
   const { db, clock, work } = deps;
   const now = clock.now();
-  if (command.token.kind !== 'oidc_client_token' || command.party.clientId === null) return db.credentials.save(command.token, now);
+  if (command.token.kind !== 'oidc_client_token' || command.party.clientId === null) return db.credentials.saveAlone(command.token, now);
   const clientId = command.party.clientId;
   await work.run(async (uow) => {
     await db.credentials.save(command.token, now, uow.tx);
@@ -48,11 +48,11 @@ export async function spendProviderToken(deps: ProviderStorageDeps, command: { a
   const { db, clock } = deps;
   const now = clock.now();
   const { app, kind, valueHash, party } = command;
-  if ((kind !== 'oidc_code' && kind !== 'oidc_refresh_token') || party.entityId === null) return db.credentials.consume(app.id, kind, valueHash, now, undefined);
+  if ((kind !== 'oidc_code' && kind !== 'oidc_refresh_token') || party.entityId === null) return db.credentials.consumeAlone(app.id, kind, valueHash, now);
   const happened = kind === 'oidc_code'
     ? event('oidc.code_redeemed', app.id, now, actingOf(party), recordSubject(party.entityId), {})
     : event('oidc.token_refreshed', app.id, now, actingOf(party), recordSubject(party.entityId), {});
-  return db.credentials.consumeWithEvent(app.id, kind, valueHash, now, kept(happened));
+  return db.credentials.consumeWithEventAlone(app.id, kind, valueHash, now, kept(happened));
 }
 
 /** Why a grant ends: a spent code or refresh token came back (it leaked), the app revoked a token of it, the person signed out. */
@@ -95,9 +95,9 @@ export async function saveProviderObject(
 ): Promise<boolean> {
   const { db, clock, work } = deps;
   const { app, object, party, granted } = command;
-  if (command.once) return db.oidcState.saveNew(app.id, object);
+  if (command.once) return db.oidcState.saveNewAlone(app.id, object);
   if (object.model !== 'Grant' || !granted || (granted.scopes.length === 0 && granted.consent === 'implied') || party.entityId === null) {
-    await db.oidcState.save(app.id, object);
+    await db.oidcState.saveAlone(app.id, object);
     return true;
   }
   const entityId = party.entityId;
@@ -110,7 +110,7 @@ export async function saveProviderObject(
 
 /** Marks an object of the provider's state spent: true for one caller only. */
 export const spendProviderObject = (deps: ProviderStorageDeps, command: { app: Application; model: string; idHash: string }) =>
-  deps.db.oidcState.consume(command.app.id, command.model, command.idHash, deps.clock.now());
+  deps.db.oidcState.consumeAlone(command.app.id, command.model, command.idHash, deps.clock.now());
 
 /**
  * Deletes an object of the provider's state. The person's provider session ended by their
@@ -121,7 +121,7 @@ export async function destroyProviderObject(
 ): Promise<void> {
   const { db, clock, work } = deps;
   const { app, model, idHash, party } = command;
-  if (model !== 'Session' || command.why !== 'logout') return db.oidcState.destroy(app.id, model, idHash);
+  if (model !== 'Session' || command.why !== 'logout') return db.oidcState.destroyAlone(app.id, model, idHash);
   await work.run(async (uow) => {
     const session = await db.oidcState.find(app.id, model, idHash, uow.tx);
     await db.oidcState.destroy(app.id, model, idHash, uow.tx);
@@ -132,8 +132,8 @@ export async function destroyProviderObject(
 
 /** Deletes every state object of a grant (its tokens are ended by endProviderGrant). */
 export const destroyProviderGrantState = (deps: ProviderStorageDeps, command: { app: Application; grantId: string }) =>
-  deps.db.oidcState.destroyGrant(command.app.id, command.grantId);
+  deps.db.oidcState.destroyGrantAlone(command.app.id, command.grantId);
 
 /** Spends a code or token that is no longer wanted (a destroy): alone, without an event. */
 export const destroyProviderToken = (deps: ProviderStorageDeps, command: { app: Application; kind: CredentialKind; valueHash: string }) =>
-  deps.db.credentials.consume(command.app.id, command.kind, command.valueHash, deps.clock.now(), undefined);
+  deps.db.credentials.consumeAlone(command.app.id, command.kind, command.valueHash, deps.clock.now());

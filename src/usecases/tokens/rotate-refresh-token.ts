@@ -22,7 +22,7 @@ export async function rotateRefreshToken(
   const { pair, rows } = tokens.newPair(app);
   const now = clock.now();
   const refreshed = { type: 'token.refreshed', version: 1, eventId: timeOrderedId(now), applicationId: app.id, occurredAt: now, origin, data: {}, clientId: client.clientId } as const;
-  if (await db.credentials.rotate(app.id, hash, client.id, rows, now, refreshed)) return pair;
+  if (await db.credentials.rotateAlone(app.id, hash, client.id, rows, now, refreshed)) return pair;
   const found = await db.credentials.find(app.id, 'refresh_token', hash);
   if (found?.usedAt && found.family) await revokeFamily(deps, app, { family: found.family, entityId: found.entityId, origin: { ...origin, clientId: client.clientId } });
   throw new Refusal('spent_refresh_token', 'the refresh token is invalid, expired or already used; sign in again', { field: 'refreshToken' });
