@@ -1,7 +1,8 @@
 import { chosenFlow } from '../domain/flows';
 import type { TokenPair } from '../domain/tokens';
 import { ApiError, errors } from '../errors';
-import { RESPONSE_TYPES, type FlowRequest, type FormSubmission, type LoginCall, type LoginUseCase, type ResponseType, type SignedIn } from '../usecases/login/call';
+import { isPaused, RESPONSE_TYPES, type FlowRequest, type FormSubmission, type LoginCall, type LoginUseCase, type Paused, type ResponseType, type SignedIn, type SignInOutcome } from '../usecases/login/call';
+import { pauseRefusal } from '../usecases/login/second-factor-step';
 import type { Handler, RequestContext } from './context';
 
 const MAX_REDIRECT_URI = 2048;
@@ -36,10 +37,23 @@ export const formOf = (ctx: RequestContext): FormSubmission => ({ name: ctx.para
 /** The `refresh_secret` a mobile SDK sends with sign-in and registration calls, as sent (the use case checks it where it issues tokens). */
 export const refreshSecretOf = (ctx: RequestContext): string | undefined => ctx.params.get('refresh_secret');
 
-/** A sign-in's answer: the record as `capture_user`, and the tokens response_type asked for. */
-export const signedInBody = (r: SignedIn): Record<string, unknown> => ({
-  capture_user: r.record, ...(r.accessToken !== undefined && { access_token: r.accessToken }), ...(r.authorizationCode !== undefined && { authorization_code: r.authorizationCode }),
-});
+/**
+ * A sign-in that paused, as the API answers it (docs/second-factor.md): the spec's error body, 214
+ * second_factor_required with its mfa_token or 215 second_factor_enrollment_required with its
+ * enroll_token; anything else as it is.
+ */
+export function unlessPaused<T extends object>(outcome: T | Paused): T {
+  if (isPaused(outcome)) throw pauseRefusal(outcome);
+  return outcome;
+}
+
+/** A sign-in's answer: the record as `capture_user`, and the tokens response_type asked for (or its pause). */
+export const signedInBody = (outcome: SignInOutcome): Record<string, unknown> => {
+  const r: SignedIn = unlessPaused(outcome);
+  return {
+    capture_user: r.record, ...(r.accessToken !== undefined && { access_token: r.accessToken }), ...(r.authorizationCode !== undefined && { authorization_code: r.authorizationCode }),
+  };
+};
 
 /** A pair as /oauth/token answers it (docs/api.md#oauthtoken). */
 export const pairBody = (pair: TokenPair): Record<string, unknown> => ({

@@ -18,7 +18,7 @@ import { credentialParam } from './account-request';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import type { ErrorStyle } from './status';
 import type { ArgumentNames } from '../errors';
-import { flag, formOf, loginHandler, nothing, refreshSecretOf, signedInBody } from './flow-request';
+import { flag, formOf, loginHandler, nothing, refreshSecretOf, signedInBody, unlessPaused } from './flow-request';
 import { requestEmailVerification, requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
@@ -84,7 +84,10 @@ const BULK_SIZE = { body: 8 * 1024 * 1024, param: 8 * 1024 * 1024 };
 
 /** Login endpoints: a login client named by client_id (apps and pages), or one with its secret (an app's backend). */
 /** A social sign-in's answer: a password sign-in's, and whether the record was made by it. */
-const socialBody = (r: social.SocialSignedIn) => ({ ...signedInBody(r), is_new: r.isNew });
+const socialBody = (outcome: social.SocialSignedIn) => {
+  const r = unlessPaused(outcome);
+  return { ...signedInBody(r), is_new: r.isNew };
+};
 
 const login = (path: string, handler: Handler, doc: EndpointDoc): Route => ({
   path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'basic', 'signature', 'none'], kinds: ['login_client'], errors: 'login', handler, doc,

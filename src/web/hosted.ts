@@ -11,7 +11,7 @@ import { confirmTotp } from '../usecases/factors/confirm-totp';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import { DependencyDownError, Refusal } from '../domain/refusal';
 import type { Services } from '../usecases/services';
-import type { FlowRequest, FormSubmission, LoginUseCase, SignedIn } from '../usecases/login/call';
+import { isPaused, type FlowRequest, type FormSubmission, type LoginUseCase, type SignedIn, type SignInOutcome } from '../usecases/login/call';
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
@@ -278,10 +278,6 @@ function codeForm(entry: Entry, mfaToken: string, token: string): string {
     + `<button type="submit">${escape(say(locale, 'codeButton'))}</button></form>`;
 }
 
-/** The enroll_token of a sign-in sent to add a second factor first (second_factor=required), when that is what the use case said. */
-const enrollFor = (e: PageRefusal | undefined): string | undefined =>
-  (e instanceof Refusal && e.reason === 'second_factor_enrollment_required' ? e.detail.secondFactor?.token : undefined);
-
 /** The enroll_token's row, live: what the enrollment use cases act with (as with an access token). */
 const enrollRowOf = (h: Hosted, app: Application, value: string) =>
   (value.length <= 64 ? h.services.db.credentials.findActive(app.id, 'enroll_token', sha256Hex(value), h.services.clock.now()) : Promise.resolve(undefined));
@@ -349,10 +345,6 @@ const submitEnroll = (h: Hosted): EntryWork => async (req, res, app, entry, body
   sendPage(res, 200, locale, title, page, { brand: brandOf(app) });
 };
 
-/** The mfa_token of a sign-in that paused for its second factor, when that is what the use case said. */
-const pausedFor = (e: PageRefusal | undefined): string | undefined =>
-  (e instanceof Refusal && e.reason === 'second_factor_required' ? e.detail.secondFactor?.token : undefined);
-
 /** A paused sign-in finished with its second factor, for the page's login client. */
 const finishWithCode: LoginUseCase<SecondFactorCommand, SignedIn> = async (call, command) => {
   const verified = await verifySecondFactor({ ...call, client: call.request.client }, { ...command, signInOnly: true });
@@ -387,6 +379,13 @@ const submitCode = (h: Hosted): EntryWork => async (req, res, app, entry, body) 
 
 /** What a page's use case works for: the entry's login client and flow, its redirect_uri, and a code for the app. */
 const flowRequest = (entry: Entry): FlowRequest => ({ client: entry.client, flow: entry.flow, redirectUri: entry.redirectUri, responseType: 'code' });
+
+/** A sign-in's outcome: to the app with its code, or its pause's page (the second factor asked for, or one to add first). */
+function toAppOrPause(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, outcome: SignInOutcome): Promise<void> | void {
+  if (!isPaused(outcome)) return toApp(res, entry, outcome);
+  const { pause } = outcome;
+  return pause.kind === 'enroll' ? showEnroll(h, req, res, app, entry, pause.token, 200) : showCode(h, req, res, app, entry, pause.token, 200);
+}
 
 /** To the app with the code (and its state). */
 function toApp(res: Response, entry: Entry, signedIn: SignedIn): void {
@@ -441,7 +440,7 @@ function toOffer(h: Hosted, req: Request, res: Response, app: Application, entry
 }
 
 /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
-const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, command: (form: FormSubmission, held: Held) => C): EntryWork =>
+const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignInOutcome>, command: (form: FormSubmission, held: Held) => C): EntryWork =>
   async (req, res, app, entry, body, held) => {
     const form = h.services.flows.form(app, entry.flow, FORMS[view]);
     const fields = form ? formValues(form, body) : {};
@@ -449,11 +448,7 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignedIn>, co
     const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client) && entry.redirectUri !== accountCallbackOf(h.services, app);
     const request = offer ? { ...flowRequest(entry), redirectUri: accountCallbackOf(h.services, app) } : flowRequest(entry);
     const result = await callUseCase(h.services, req, res, app, useCase, request, command({ values: fields }, held));
-    if (result.result) return offer ? toOffer(h, req, res, app, entry, result.result) : toApp(res, entry, result.result);
-    const mfaToken = pausedFor(result.error);
-    if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
-    const enrollToken = enrollFor(result.error);
-    if (enrollToken !== undefined) return showEnroll(h, req, res, app, entry, enrollToken, 200);
+    if (result.result) return offer && !isPaused(result.result) ? toOffer(h, req, res, app, entry, result.result) : toAppOrPause(h, req, res, app, entry, result.result);
     const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
     await show(h, req, res, app, entry, view, status, { ...shown, values: fields, ...held });
   };
@@ -467,9 +462,7 @@ const submitPasskey = (h: Hosted): EntryWork => async (req, res, app, entry, bod
     return show(h, req, res, app, entry, 'signin', 400, { notice: say(entry.locale, 'passkeyFailed') });
   }
   const result = await callUseCase(h.services, req, res, app, passkeySignIn, flowRequest(entry), { challengeToken: body.challenge_token ?? '', credential });
-  if (result.result) return toApp(res, entry, result.result);
-  const mfaToken = pausedFor(result.error);
-  if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
+  if (result.result) return toAppOrPause(h, req, res, app, entry, result.result);
   const { status, shown } = pageFailure(res, entry.locale, FORMS.signin, result.error!);
   // the flow's form says nothing of a passkey: one notice
   await show(h, req, res, app, entry, 'signin', status, { notice: shown.notice ?? say(entry.locale, 'passkeyFailed') });
@@ -501,10 +494,8 @@ async function finishSocial(
   const entry = await entryOf(h.services, app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
   if ('key' in entry) return sendError(res, 400, locale, app, entry);
   const result = await callUseCase(h.services, req, res, app, socialSignIn, flowRequest(entry), { token: socialToken, thinRegistration: false, registrationForm: FORMS.social });
-  if (result.result) return toApp(res, entry, result.result);
+  if (result.result) return toAppOrPause(h, req, res, app, entry, result.result);
   const e = result.error!;
-  const mfaToken = pausedFor(e);
-  if (mfaToken !== undefined) return showCode(h, req, res, app, entry, mfaToken, 200);
   // an account deleted while signing in: its identity registers anew
   if (e instanceof Refusal && (e.reason === 'unknown_identity' || e.reason === 'gone')) {
     const values = Object.fromEntries(Object.entries(e.detail.prefill ?? {}).filter((v): v is [string, string] => typeof v[1] === 'string'));

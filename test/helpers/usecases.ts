@@ -1,4 +1,4 @@
-import type { FlowRequest, LoginCall } from '../../src/usecases/login/call';
+import { isPaused, type FlowRequest, type LoginCall, type Paused } from '../../src/usecases/login/call';
 import type { Acting } from '../../src/domain/events';
 import type { Services } from '../../src/usecases/services';
 import { createWork } from '../../src/usecases/unit-of-work';
@@ -33,4 +33,10 @@ export function failingWork(t: TestApp, breaks: 'outbox' | 'events'): Services {
     subscribers: [], dispatch: async () => undefined, now: () => services.clock.now(),
   });
   return { ...services, work };
+}
+
+/** The outcome of a sign-in, a registration or a code exchange that a test expects not to pause for a second factor. */
+export function notPaused<T extends object>(outcome: T | Paused): T {
+  if (isPaused(outcome)) throw new Error(`the sign-in paused (${outcome.pause.kind}) where the test expects none`);
+  return outcome;
 }

@@ -6,7 +6,7 @@ import { browserSessionOf, endSessions, finishOffer, listSessions, startBrowserS
 import { accountOverview } from '../../src/usecases/account/overview';
 import { exchangeCode } from '../../src/usecases/tokens/exchange-code';
 import { manualClock, startTestApp, type TestApp } from '../helpers/backend';
-import { loginCall } from '../helpers/usecases';
+import { loginCall, notPaused } from '../helpers/usecases';
 import { stored } from '../helpers/stored';
 
 // The account page's browser sessions as use cases (docs/account-page.md), without HTTP: a code
@@ -29,7 +29,7 @@ async function signedInCode() {
   await registerWithPassword(await loginCall(t), {
     form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
   });
-  const signed = await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
+  const signed = notPaused(await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } }));
   return { call, email, code: String(signed.authorizationCode) };
 }
 
@@ -60,9 +60,9 @@ it('a session lives while used (30 minutes idle), lists with the account\'s apps
   expect(session.entityId).not.toBeNull();
   expect(await browserSessionOf(call, 'not-a-session')).toBeUndefined();
   // an app's session of the same account, and a second browser
-  const appCode = await signIn(await loginCall(t, { responseType: 'code', redirectUri: 'http://localhost/app' }), { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
-  const pair = await exchangeCode(t.runtime.services, { app: call.app, client, code: String(appCode.authorizationCode), redirectUri: 'http://localhost/app' });
-  const second = await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
+  const appCode = notPaused(await signIn(await loginCall(t, { responseType: 'code', redirectUri: 'http://localhost/app' }), { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } }));
+  const pair = notPaused(await exchangeCode(t.runtime.services, { app: call.app, client, code: String(appCode.authorizationCode), redirectUri: 'http://localhost/app' }));
+  const second = notPaused(await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } }));
   const other = await startBrowserSession(call, { client, code: String(second.authorizationCode), redirectUri: CALLBACK, device: 'Safari / iOS' });
   const listed = await listSessions(call, { token: session });
   expect(listed.map((s) => [s.kind, s.current, s.device ?? null])).toEqual(expect.arrayContaining([
@@ -111,7 +111,7 @@ it('a registration\'s offer: its session gives its app one code, with the sign-i
   await expect(finishOffer(call, { session, client: owner })).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'session' } });
   const done = await finishOffer(call, { session, client });
   expect(done.offer).toEqual(offer);
-  const pair = await exchangeCode(t.runtime.services, { app: call.app, client, code: done.code, redirectUri: offer.redirectUri });
+  const pair = notPaused(await exchangeCode(t.runtime.services, { app: call.app, client, code: done.code, redirectUri: offer.redirectUri }));
   const [row] = await stored(t.runtime.db).rows<{ extra: string }>("SELECT extra FROM credentials WHERE kind = 'access_token' AND value_hash = ?", [sha256Hex(pair.accessToken)]);
   expect(JSON.parse(row.extra)).toMatchObject({ authenticated_at: session.extra!.authenticated_at, session: { amr: ['pwd'] } });
   expect(await browserSessionOf(call, value)).toBeUndefined();

@@ -10,7 +10,7 @@ import { exchangeCode } from '../../src/usecases/tokens/exchange-code';
 import { rotateRefreshToken } from '../../src/usecases/tokens/rotate-refresh-token';
 import { refreshWithSecret } from '../../src/usecases/tokens/refresh-with-secret';
 import { startTestApp, type TestApp } from '../helpers/backend';
-import { loginCall } from '../helpers/usecases';
+import { loginCall, notPaused } from '../helpers/usecases';
 
 // The login use cases called directly, as the API's and the pages' adapters call them: typed
 // commands in, typed results out, on a real database (SQLite, and MariaDB when the run has one).
@@ -28,9 +28,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const register = async (email: string) => registerWithPassword(await loginCall(t), {
+const register = async (email: string) => notPaused(await registerWithPassword(await loginCall(t), {
   form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
-});
+}));
 const credential = async (kind: 'access_token' | 'refresh_token' | 'authorization_code' | 'refresh_secret', value: string) =>
   t.runtime.db.credentials.find((await t.runtime.db.applications.findByName('local'))!.id, kind, sha256Hex(value));
 
@@ -43,7 +43,7 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     expect(registered.authorizationCode).toBeUndefined();
 
     const call = await loginCall(t, { responseType: 'code_and_token', redirectUri: REDIRECT });
-    const signed = await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
+    const signed = notPaused(await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } }));
     expect(signed).toEqual({ record: expect.objectContaining({ email }), accessToken: expect.any(String), authorizationCode: expect.any(String) });
   });
 
@@ -64,14 +64,14 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     const { services } = t.runtime;
     const call = await loginCall(t, { responseType: 'code_and_token', redirectUri: REDIRECT });
     const refreshSecret = 'a'.repeat(40);
-    const signed = await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } }, refreshSecret });
+    const signed = notPaused(await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } }, refreshSecret }));
     const session = { amr: ['pwd'], auth_time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) };
     const code = await credential('authorization_code', signed.authorizationCode!);
     expect(code?.extra).toMatchObject({ session, authenticated_at: expect.any(String) });
     const facts = (code!.extra as { session: unknown }).session;
 
     // the code exchanged: both tokens carry the facts; only the access token proves a fresh sign-in
-    const pair = await exchangeCode(services, { app: call.app, client: call.request.client, code: signed.authorizationCode!, redirectUri: REDIRECT });
+    const pair = notPaused(await exchangeCode(services, { app: call.app, client: call.request.client, code: signed.authorizationCode!, redirectUri: REDIRECT }));
     expect((await credential('access_token', pair.accessToken))?.extra).toEqual({ session: facts, authenticated_at: expect.any(String) });
     expect((await credential('refresh_token', pair.refreshToken))?.extra).toEqual({ session: facts });
 
@@ -95,8 +95,8 @@ describe('sign-in: a typed command, a typed result, and the session facts on eve
     const email = `${randomUUID()}@example.com`;
     await register(email);
     const call = await loginCall(t, { responseType: 'code', redirectUri: REDIRECT });
-    const signed = await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
-    const pair = await exchangeCode(t.runtime.services, { app: call.app, client: call.request.client, code: signed.authorizationCode!, redirectUri: REDIRECT });
+    const signed = notPaused(await signIn(call, { form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } }));
+    const pair = notPaused(await exchangeCode(t.runtime.services, { app: call.app, client: call.request.client, code: signed.authorizationCode!, redirectUri: REDIRECT }));
     const rotated = await rotateRefreshToken(t.runtime.services, { app: call.app, client: call.request.client, refreshToken: pair.refreshToken, origin: {} });
     await expect(updateProfile(await loginCall(t), {
       accessToken: rotated.accessToken, form: { name: 'newPasswordForm', values: { newPassword: 'another long password', newPasswordConfirm: 'another long password' } },

@@ -8,7 +8,7 @@ import { listPasskeys, removePasskey, renamePasskey } from '../../src/usecases/f
 import { beginPasskeySignIn } from '../../src/usecases/login/begin-passkey-sign-in';
 import { passkeySignIn } from '../../src/usecases/login/passkey-sign-in';
 import { startTestApp, type TestApp } from '../helpers/backend';
-import { loginCall } from '../helpers/usecases';
+import { loginCall, notPaused } from '../helpers/usecases';
 
 // The passkey use cases called directly (docs/passkeys.md): typed results and refusals, the
 // challenge kept as a credential, the account's own passkeys only. The ceremonies with a real
@@ -24,9 +24,9 @@ afterAll(() => t.close());
 async function account() {
   const call = await loginCall(t);
   const email = `${randomUUID()}@example.com`;
-  const registered = await registerWithPassword(call, {
+  const registered = notPaused(await registerWithPassword(call, {
     form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
-  });
+  }));
   const token = (await t.runtime.db.credentials.find(call.app.id, 'access_token', sha256Hex(registered.accessToken!)))!;
   return { call, email, token };
 }

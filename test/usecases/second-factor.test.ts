@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../src/domain/secrets';
-import { Refusal } from '../../src/domain/refusal';
 import { totpCode } from '../../src/domain/second-factor';
 import { registerWithPassword } from '../../src/usecases/login/register';
 import { signIn } from '../../src/usecases/login/sign-in';
 import { verifySecondFactor } from '../../src/usecases/login/verify-second-factor';
-import type { SignedIn } from '../../src/usecases/login/call';
+import type { Paused, SignedIn } from '../../src/usecases/login/call';
 import { enrollTotp } from '../../src/usecases/factors/enroll-totp';
 import { confirmTotp } from '../../src/usecases/factors/confirm-totp';
 import { removeTotp } from '../../src/usecases/factors/remove-totp';
 import { startTestApp, type TestApp } from '../helpers/backend';
-import { failingWork, loginCall } from '../helpers/usecases';
+import { failingWork, loginCall, notPaused } from '../helpers/usecases';
 import { stored } from '../helpers/stored';
 
 // The second factor's use cases called directly (docs/second-factor.md): the sign-in pauses at its
@@ -31,9 +30,9 @@ const form = (email: string) => ({ form: { values: { signInEmailAddress: email, 
 it('enroll, confirm, a paused sign-in finished by a code, and removal: each a typed result or refusal, each change an event', async () => {
   const email = `${randomUUID()}@example.com`;
   const call = await loginCall(t);
-  const registered = await registerWithPassword(call, {
+  const registered = notPaused(await registerWithPassword(call, {
     form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
-  });
+  }));
   const token = await credentialOf('access_token', registered.accessToken!);
   const { secret, uri } = await enrollTotp(call, { token });
   expect(uri).toContain(`secret=${secret}`);
@@ -42,10 +41,10 @@ it('enroll, confirm, a paused sign-in finished by a code, and removal: each a ty
   const { recoveryCodes } = await confirmTotp(call, { token, code: totpCode(secret, new Date()) });
   expect(recoveryCodes).toHaveLength(10);
 
-  const paused = await signIn(call, form(email)).catch((e: unknown) => e);
-  expect(paused).toBeInstanceOf(Refusal);
-  expect(paused).toMatchObject({ reason: 'second_factor_required', detail: { secondFactor: { methods: ['totp', 'recovery_code'], expiresIn: 300 } } });
-  const mfaToken = (paused as Refusal).detail.secondFactor!.token;
+  // the pause is the sign-in's result, not a refusal: the API answers it as 214, a page with the code step
+  const paused = await signIn(call, form(email));
+  expect(paused).toMatchObject({ pause: { kind: 'second_factor', methods: ['totp', 'recovery_code'], expiresIn: 300, proven: 'the password is right' } });
+  const mfaToken = (paused as Paused).pause.token;
   // the paused sign-in's row keeps no secret in clear
   expect(JSON.stringify((await credentialOf('mfa_token', mfaToken)).extra)).not.toContain(PASSWORD);
 
@@ -68,15 +67,14 @@ it('enroll, confirm, a paused sign-in finished by a code, and removal: each a ty
 it('a paused sign-in finishes in one transaction: a write failing at its end spends neither the mfa_token nor the code', async () => {
   const email = `${randomUUID()}@example.com`;
   const call = await loginCall(t);
-  const registered = await registerWithPassword(call, {
+  const registered = notPaused(await registerWithPassword(call, {
     form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
-  });
+  }));
   const token = await credentialOf('access_token', registered.accessToken!);
   const { secret } = await enrollTotp(call, { token });
   // confirmed with the previous step's code, so that the current one is still to take
   await confirmTotp(call, { token, code: totpCode(secret, new Date(Date.now() - 30_000)) });
-  const paused = (await signIn(call, form(email)).catch((e: unknown) => e)) as Refusal;
-  const mfaToken = paused.detail.secondFactor!.token;
+  const mfaToken = (await signIn(call, form(email)) as Paused).pause.token;
   const code = totpCode(secret, new Date());
   const lastStep = async () => (await t.runtime.db.factors.totp(call.app.id, token.entityId!))!.lastStep;
   const before = await lastStep();

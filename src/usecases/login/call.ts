@@ -7,6 +7,7 @@ import { randomToken, sha256Hex } from '../../domain/secrets';
 import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../../domain/tokens';
 import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { sessionOf, type SignInFactor } from '../../domain/session';
+import type { SecondFactorMethod } from '../../domain/second-factor';
 import type { CallContext } from '../services';
 import { newPasswordRules } from './password-rules';
 
@@ -37,6 +38,22 @@ export interface SignedIn {
   accessToken?: string;
   authorizationCode?: string;
 }
+
+/**
+ * A sign-in that waits between its first credential and its session (docs/second-factor.md): for
+ * a second factor the account has (`second_factor`: the mfa_token that finishes it, and with
+ * which methods), or for one to be added first (`enroll`: the enroll_token to add it with).
+ * `proven`: what the first step proved ("the password is right").
+ */
+export interface Paused {
+  pause: { kind: 'second_factor' | 'enroll'; token: string; methods: SecondFactorMethod[]; expiresIn: number; proven: string };
+}
+
+/** What a sign-in or a registration gives: its session, or its pause. */
+export type SignInOutcome = SignedIn | Paused;
+
+/** Whether a sign-in paused (the caller asks for the second factor, or for one to be added). */
+export const isPaused = <T extends object>(outcome: T | Paused): outcome is Paused => 'pause' in outcome;
 
 export interface FlowRequest {
   client: Client;

@@ -1,6 +1,6 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { credentialOf, provePasskey, spendAssertionChallenge } from '../factors/passkey-ceremony';
-import type { LoginCall, SignedIn } from './call';
+import type { LoginCall, SignInOutcome } from './call';
 import { accountDisabled, signedIn } from './signed-in';
 
 /** A sign-in with a passkey: the challenge begun (beginPasskeySignIn), the browser's credential, a mobile SDK's refresh secret. */
@@ -13,7 +13,7 @@ export interface PasskeySignInCommand { challengeToken: string; credential: unkn
  * `second_factor`; one that did not is the first factor of an account, which then owes its second
  * like a password does. Answers exactly what a password sign-in answers.
  */
-export async function passkeySignIn(ctx: LoginCall, command: PasskeySignInCommand): Promise<SignedIn> {
+export async function passkeySignIn(ctx: LoginCall, command: PasskeySignInCommand): Promise<SignInOutcome> {
   const { request } = ctx;
   const credential = credentialOf<AuthenticationResponseJSON>(command.credential, 'sign_in');
   await spendAssertionChallenge(ctx, credential, command.challengeToken, 'sign_in', request.client);

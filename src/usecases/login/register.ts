@@ -6,8 +6,8 @@ import { verificationMail } from './verification-mail';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { asAccount } from '../services';
-import { enrollmentRequired, registrationTokens } from './second-factor-step';
-import { assertValid, type FormSubmission, type LoginCall, requestForm, requireFields, type SignedIn, takenAttribute, takeRegistrationAttempt, formContext } from './call';
+import { registrationTokens, sentToEnroll } from './second-factor-step';
+import { assertValid, type FormSubmission, type LoginCall, requestForm, requireFields, type SignInOutcome, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
 
@@ -15,7 +15,7 @@ const ENDPOINT = '/oauth/register_native_traditional';
  * docs/api.md#flows: validates the registration form with every rule, creates the record (email unique
  * per application regardless of case, also under concurrent registrations), and signs it in.
  */
-export async function registerWithPassword(ctx: LoginCall, command: { form: FormSubmission; refreshSecret?: string }): Promise<SignedIn> {
+export async function registerWithPassword(ctx: LoginCall, command: { form: FormSubmission; refreshSecret?: string }): Promise<SignInOutcome> {
   const { request } = ctx;
   const form = requestForm(ctx, request, command.form, 'registrationForm', ENDPOINT);
   requireFields(form, command.form.values);
@@ -46,7 +46,7 @@ export async function registerWithPassword(ctx: LoginCall, command: { form: Form
       return { record: written.rendered, tokens };
     });
     // the application requires a second factor: the new account adds one before its first session
-    if (tokens.enrollToken !== undefined) throw enrollmentRequired(tokens.enrollToken);
+    if (tokens.enrollToken !== undefined) return sentToEnroll(tokens.enrollToken, 'the account is registered');
     return { record, ...tokens };
   } catch (e) {
     if (!(e instanceof DuplicateAttributeError) || e.attribute === 'uuid') throw e;

@@ -8,7 +8,7 @@ import { randomToken, sha256Hex } from '../../domain/secrets';
 import { ENROLL_TOKEN_SECONDS, MFA_TOKEN_SECONDS, secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import { Refusal } from '../../domain/refusal';
 import type { SignInFactor } from '../../domain/session';
-import { loginTokens, RESPONSE_TYPES, type FlowRequest, type IssuedTokens, type Proven, type ResponseType } from './call';
+import { loginTokens, RESPONSE_TYPES, type FlowRequest, type IssuedTokens, type Paused, type Proven, type ResponseType } from './call';
 import type { Tx } from '../../domain/storage';
 import type { Issue } from '../../domain/tokens';
 import type { CallContext, Services } from '../services';
@@ -76,7 +76,7 @@ export function pausedRow(
 }
 
 /** 214: what `value` (an mfa_token) waits for (one of `methods`), and where to send it. */
-export const secondFactorRequired = (value: string, what: string, methods: SecondFactorMethod[]): Refusal => {
+const secondFactorRequired = (value: string, what: string, methods: SecondFactorMethod[]): Refusal => {
   const how = [
     ...(methods.includes('totp') ? ['a code from its authenticator app (code) or a recovery code (recovery_code)'] : []),
     ...(methods.includes('passkey') ? ['a passkey (challenge_token from /oauth/passkey_auth_begin with mfa_token, and credential)'] : []),
@@ -87,33 +87,43 @@ export const secondFactorRequired = (value: string, what: string, methods: Secon
   });
 };
 
+/** A sign-in paused for one of `methods`, finished with the mfa_token `token`. */
+export const pausedFor = (token: string, proven: string, methods: SecondFactorMethod[]): Paused =>
+  ({ pause: { kind: 'second_factor', token, methods, expiresIn: MFA_TOKEN_SECONDS, proven } });
+
+/** A sign-in sent to add a second factor first, with the enroll_token `token`. */
+export const sentToEnroll = (token: string, proven: string): Paused =>
+  ({ pause: { kind: 'enroll', token, methods: ['totp', 'passkey'], expiresIn: ENROLL_TOKEN_SECONDS, proven } });
+
 /**
  * The step between "credential proven" and "session issued" (docs/second-factor.md), for a
  * sign-in that owes a second factor (secondFactorOwed): it is paused. An mfa_token (one use, 5
  * minutes, bound to the client, the response type and the redirect URI) keeps what finishing it
- * needs, and the refusal `second_factor_required` carries it to the caller with the methods that
- * may finish it.
+ * needs; the pause carries it to the caller with the methods that may finish it.
  */
-export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn, methods: SecondFactorMethod[]): Promise<never> {
+export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn, methods: SecondFactorMethod[]): Promise<Paused> {
   const { tokens, work, box } = ctx.services;
   const answer: PausedAnswer = {
     response_type: request.responseType, flow: { name: request.flow.name, version: request.flow.version, locale: request.flow.locale },
   };
   const row = pausedRow(box, { app: ctx.app, client: request.client, entityId: record.id, redirectUri: request.redirectUri, answer, methods }, paused);
   await work.run(({ tx }) => tokens.issueAll([row], tx));
-  throw secondFactorRequired(row.value, paused.factors.includes('password') ? 'the password is right' : 'the first credential is right', methods);
+  return pausedFor(row.value, provenBy(paused.factors), methods);
 }
+
+/** What the first step of a sign-in proved, as its pause says it. */
+export const provenBy = (factors: SignInFactor[]) => (factors.includes('password') ? 'the password is right' : 'the first credential is right');
 
 /**
  * The application requires a second factor (`second_factor` = `required`) and the account has
  * none: nothing is issued but an enroll_token (5 minutes, the enrollment endpoints only, the
  * client's), with which the person adds an authenticator app or a passkey before signing in again.
  */
-export async function sendToEnroll(ctx: CallContext, request: FlowRequest, record: UserRecord): Promise<never> {
+export async function sendToEnroll(ctx: CallContext, request: FlowRequest, record: UserRecord, factors: SignInFactor[]): Promise<Paused> {
   const { tokens, work, clock } = ctx.services;
   const row = enrollRow({ app: ctx.app, client: request.client, entityId: record.id }, clock.now());
   await work.run(({ tx }) => tokens.issueAll([row], tx));
-  throw enrollmentRequired(row.value);
+  return sentToEnroll(row.value, provenBy(factors));
 }
 
 /** The enroll_token row of an account sent to add a second factor (issued in the caller's transaction), and its value. */
@@ -129,7 +139,8 @@ export function enrollRow(where: { app: Application; client: Client; entityId: n
 
 /**
  * The tokens a registration issues with its new account: its first session, or, when the
- * application requires a second factor, only an enroll_token (then enrollmentRequired), in `tx`.
+ * application requires a second factor, only an enroll_token (the registration then answers
+ * sentToEnroll), in `tx`.
  */
 export async function registrationTokens(
   ctx: CallContext, request: FlowRequest, proven: Proven, tx: Tx, refreshSecret: string | undefined, also: { issue: Issue; value: string }[] = [],
@@ -140,10 +151,14 @@ export async function registrationTokens(
   return { enrollToken: row.value };
 }
 
+/** A pause as the refusal the API answers it with: 214 second_factor_required, or 215 second_factor_enrollment_required. */
+export const pauseRefusal = ({ pause }: Paused): Refusal =>
+  (pause.kind === 'enroll' ? enrollmentRequired(pause.token, pause.proven) : secondFactorRequired(pause.token, pause.proven, pause.methods));
+
 /** 215: the enroll_token `value`, and what it adds. */
-export function enrollmentRequired(value: string): Refusal {
+function enrollmentRequired(value: string, proven: string): Refusal {
   const methods: SecondFactorMethod[] = ['totp', 'passkey'];
-  return new Refusal('second_factor_enrollment_required', 'the first credential is right, and this application requires a second factor, which this '
+  return new Refusal('second_factor_enrollment_required', `${proven}, and this application requires a second factor, which this `
     + 'account has not added: add an authenticator app (totp_enroll_native, totp_confirm_native) or a passkey (passkey_register_begin, '
     + 'passkey_register_finish) with enroll_token within 5 minutes, then sign in again', {
     secondFactor: { token: value, methods, expiresIn: ENROLL_TOKEN_SECONDS, enroll: true },

@@ -4,7 +4,7 @@ import type { CallContext } from '../services';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
-import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn } from './call';
+import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignInOutcome } from './call';
 import { mergeRequest } from './social-identities';
 import { secondFactorMethods } from '../factors/second-factors-of';
 import { countFailedSignIn } from './failed-sign-ins';
@@ -33,7 +33,7 @@ export interface SignInCommand {
  * account's and the address's budgets before the password is checked (unknown accounts have a
  * budget too), and an unknown account still costs one argon2 verification.
  */
-export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<SignedIn> {
+export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<SignInOutcome> {
   const { request } = ctx;
   const form = requestForm(ctx, request, command.form, 'signInForm', ENDPOINT);
   const passwordField = form.fields.find((f) => f.field.type === 'password');

@@ -6,7 +6,7 @@ import { event, kept, recordSubject } from '../../domain/events';
 import type { UnitOfWork } from '../../domain/ports';
 import type { Tx } from '../../domain/storage';
 import type { Written } from '../../domain/versions';
-import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn } from './call';
+import { loginCredentials, loginTokens, type FlowRequest, type Proven, type SignedIn, type SignInOutcome } from './call';
 import type { SignInFactor } from '../../domain/session';
 import { textsOf } from '../../texts';
 import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
@@ -29,44 +29,74 @@ export function accountDisabled(ctx: CallContext, request: FlowRequest, formName
   });
 }
 
+/** How a sign-in goes on once its first credential is proven (signedIn), or once its second factor is too (finishSignIn). */
+export interface SignInOptions {
+  passwordHash?: string;
+  profiles?: StoredProfile[];
+  /**
+   * A password sign-in: the hash the password was checked against, and its refusal. A password
+   * changed meanwhile (a reset, another session) refuses the sign-in: the old password no longer
+   * signs in, and its rehash never overwrites the new one.
+   */
+  checked?: { passwordHash: string; refused: () => Refusal };
+  /** The first credential the person proved who they are with (a password unless said otherwise). */
+  factors?: SignInFactor[];
+  /** A mobile SDK's refresh secret (see loginCredentials). */
+  refreshSecret?: string;
+  /**
+   * More work of the same sign-in, in its transaction with the record locked (a social token
+   * spent, a merged identity linked): the sign-in then commits in one transaction, never in the
+   * single call.
+   */
+  also?: SignInAlso;
+  /** The second factor that finished a paused sign-in; without one, an account that has one pauses here. */
+  secondFactor?: SecondFactor;
+  /** The second factors the account owes one of, when the caller read them already (secondFactorOwed; none: it owes none). */
+  secondFactorsOwed?: SecondFactorMethod[];
+  /** A paused sign-in finished: what it spends in the sign-in's transaction (the sign-in then commits in one transaction). */
+  finishing?: Finishing;
+}
+
 /**
- * What every successful sign-in answers (password or social): tokens per response_type, then
- * lastLogin written (and a rehashed password, when one is given) with the record's snapshot, then
- * capture_user as that write left the record, all in one transaction. `profiles` are the record's
+ * What every successful sign-in answers (password, social, passkey), at its seam: a disabled
+ * account is refused; an account that owes a second factor pauses here (before anything is issued
+ * or spent), one sent to add it first gets its enroll_token; otherwise the session (finishSignIn).
+ */
+export async function signedIn(ctx: CallContext, request: FlowRequest, record: UserRecord, options: SignInOptions = {}): Promise<SignInOutcome> {
+  const first = options.factors ?? ['password'];
+  if (record.disabledAt) {
+    await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
+    throw accountDisabled(ctx, request);
+  }
+  // a passkey is not the second factor of a sign-in it began
+  const factors = options.secondFactor ? [] : options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);
+  const owed = factors.filter((m) => m !== 'passkey' || !first.some((f) => f === 'passkey' || f === 'verified_passkey'));
+  if (owed.length > 0) {
+    return pauseForSecondFactor(ctx, request, record, { factors: first, refreshSecret: options.refreshSecret, also: options.also ?? {}, passwordHash: options.checked?.passwordHash }, owed);
+  }
+  // a second factor required, and none to ask for (a passkey that verified the person is two factors)
+  if (!options.secondFactor && secondFactorPolicy(ctx.app) === 'required' && !first.includes('verified_passkey')) {
+    // an account with passkeys that signed in with one that did not verify the person: one factor, and nothing to add it with
+    if (factors.length > 0) {
+      throw new Refusal('wrong_credentials', 'this application requires two factors: this passkey did not verify the person (no PIN or biometric), '
+        + 'and the account has no other second factor; sign in with a passkey that verifies the person, or with the password and a passkey', {
+        field: 'credential', message: textsOf('api', request.flow.locale).passkeyNotVerified,
+      });
+    }
+    // an account with no second factor: it adds one first
+    return sendToEnroll(ctx, request, record, first);
+  }
+  return finishSignIn(ctx, request, record, options);
+}
+
+/**
+ * The session of a sign-in whose factors are all proven: tokens per response_type, then lastLogin
+ * written (and a rehashed password, when one is given) with the record's snapshot, then
+ * capture_user as that write left the record, all in one commit. `profiles` are the record's
  * identities when they were read with it (the password sign-in's lookup); otherwise they are read
  * here.
  */
-export async function signedIn(
-  ctx: CallContext,
-  request: FlowRequest,
-  record: UserRecord,
-  options: {
-    passwordHash?: string;
-    profiles?: StoredProfile[];
-    /**
-     * A password sign-in: the hash the password was checked against, and its refusal. A password
-     * changed meanwhile (a reset, another session) refuses the sign-in: the old password no longer
-     * signs in, and its rehash never overwrites the new one.
-     */
-    checked?: { passwordHash: string; refused: () => Refusal };
-    /** The first credential the person proved who they are with (a password unless said otherwise). */
-    factors?: SignInFactor[];
-    /** A mobile SDK's refresh secret (see loginCredentials). */
-    refreshSecret?: string;
-    /**
-     * More work of the same sign-in, in its transaction with the record locked (a social token
-     * spent, a merged identity linked): the sign-in then commits in one transaction, never in the
-     * single call.
-     */
-    also?: SignInAlso;
-    /** The second factor that finished a paused sign-in; without one, an account that has one pauses here. */
-    secondFactor?: SecondFactor;
-    /** The second factors the account owes one of, when the caller read them already (secondFactorOwed; none: it owes none). */
-    secondFactorsOwed?: SecondFactorMethod[];
-    /** A paused sign-in finished: what it spends in the sign-in's transaction (the sign-in then commits in one transaction). */
-    finishing?: Finishing;
-  } = {},
-): Promise<SignedIn> {
+export async function finishSignIn(ctx: CallContext, request: FlowRequest, record: UserRecord, options: SignInOptions = {}): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
   const first = options.factors ?? ['password'];
@@ -83,29 +113,6 @@ export async function signedIn(
       attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...changedToo],
     }, { snapshot: written.snapshot }),
   ];
-  if (record.disabledAt) {
-    await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
-    throw accountDisabled(ctx, request);
-  }
-  // the seam: an account with a second factor waits for it here, before anything is issued or spent
-  // a passkey is not the second factor of a sign-in it began
-  const factors = options.secondFactor ? [] : options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);
-  const owed = factors.filter((m) => m !== 'passkey' || !first.some((f) => f === 'passkey' || f === 'verified_passkey'));
-  if (owed.length > 0) {
-    await pauseForSecondFactor(ctx, request, record, { factors: first, refreshSecret: options.refreshSecret, also, passwordHash: options.checked?.passwordHash }, owed);
-  }
-  // a second factor required, and none to ask for (a passkey that verified the person is two factors)
-  if (!options.secondFactor && secondFactorPolicy(ctx.app) === 'required' && !first.includes('verified_passkey')) {
-    // an account with passkeys that signed in with one that did not verify the person: one factor, and nothing to add it with
-    if (factors.length > 0) {
-      throw new Refusal('wrong_credentials', 'this application requires two factors: this passkey did not verify the person (no PIN or biometric), '
-        + 'and the account has no other second factor; sign in with a passkey that verifies the person, or with the password and a passkey', {
-        field: 'credential', message: textsOf('api', request.flow.locale).passkeyNotVerified,
-      });
-    }
-    // an account with no second factor: it adds one first
-    await sendToEnroll(ctx, request, record);
-  }
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its
   // identities were read with it (or are read now): linking or removing one is a new version of

@@ -11,8 +11,8 @@ import { accountDisabled, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { assertValid, type Bearer, type FlowRequest, type FormSubmission, type LoginCall, type SignedIn, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
-import { enrollmentRequired, registrationTokens } from './second-factor-step';
+import { assertValid, type Bearer, type FlowRequest, type FormSubmission, isPaused, type LoginCall, type Paused, type SignedIn, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
+import { registrationTokens, sentToEnroll } from './second-factor-step';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
 
@@ -48,8 +48,8 @@ async function emailInUse(ctx: CallContext, record: UserRecord): Promise<Refusal
   });
 }
 
-/** A social sign-in's result: signed in as with a password, and whether the record was made by it. */
-export type SocialSignedIn = SignedIn & { isNew: boolean };
+/** A social sign-in's result: signed in as with a password, and whether the record was made by it (or paused as a password sign-in pauses). */
+export type SocialSignedIn = (SignedIn & { isNew: boolean }) | Paused;
 
 /**
  * Creates a record for a social identity and signs it in, spending the token, in one statement
@@ -83,7 +83,7 @@ async function register(
     return { record: written.rendered, tokens: issued };
   });
   // the application requires a second factor: the new account adds one before its first session
-  if (tokens.enrollToken !== undefined) throw enrollmentRequired(tokens.enrollToken);
+  if (tokens.enrollToken !== undefined) return sentToEnroll(tokens.enrollToken, 'the account is registered');
   return { record, isNew: true, ...tokens };
 }
 
@@ -120,7 +120,7 @@ export async function socialSignIn(ctx: LoginCall, command: {
     const signed = await signedIn(ctx, request, owner, {
       factors: ['social'], refreshSecret, also: { socialToken: token, ...(merge && { merge: { token: mergeToken!, profile: merge.profile } }) },
     });
-    return { ...signed, isNew: false };
+    return isPaused(signed) ? signed : { ...signed, isNew: false };
   }
 
   // only an address the provider verified names an account: anyone can claim any address at a

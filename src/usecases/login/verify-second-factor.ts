@@ -8,7 +8,7 @@ import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { openPaused, pausedMethods } from './second-factor-step';
-import { accountDisabled, signedIn, spendFinishing, type Finishing, type SecondFactor } from './signed-in';
+import { accountDisabled, finishSignIn, spendFinishing, type Finishing, type SecondFactor } from './signed-in';
 import { wrongCode } from '../factors/confirm-totp';
 import { countFailedSignIn } from './failed-sign-ins';
 import { recordLocale } from '../../domain/email-change';
@@ -111,7 +111,7 @@ export async function verifySecondFactor(ctx: CallContext & { client: Client }, 
     // the mfa_token, the code and the session in one transaction: all of them or none
     const done: Verified = request
       ? {
-        signedIn: await signedIn(ctx, request, record, {
+        signedIn: await finishSignIn(ctx, request, record, {
           factors: paused.factors, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: method, finishing,
           ...(paused.passwordHash !== undefined && { checked: { passwordHash: paused.passwordHash, refused: spent } }),
         }),

@@ -10,7 +10,8 @@ import type { UnitOfWork } from '../../domain/ports';
 import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second-factor';
 import type { Services } from '../services';
 import { revokeFamily } from './families';
-import { enrollmentRequired, enrollRow, pausedRow, secondFactorRequired } from '../login/second-factor-step';
+import { enrollRow, pausedFor, pausedRow, sentToEnroll } from '../login/second-factor-step';
+import type { Paused } from '../login/call';
 import { secondFactorsOf } from '../factors/second-factors-of';
 
 export type ExchangeDeps = Pick<Services, 'db' | 'clock' | 'work' | 'tokens' | 'box'>;
@@ -86,13 +87,14 @@ export async function spendCode({ db, clock }: ExchangeDeps, uow: UnitOfWork, co
 }
 
 /** After the work of an exchange: its pair, or its refusal (a replayed code's family revoked first). */
-export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeCommand, 'app' | 'redirectUri' | 'origin'>, outcome: Exchange): Promise<TokenPair> {
+export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeCommand, 'app' | 'redirectUri' | 'origin'>, outcome: Exchange): Promise<TokenPair | Paused> {
   if ('pair' in outcome) return outcome.pair;
   if (outcome.error === 'mismatch') {
     throw new Refusal('redirect_mismatch', 'redirect_uri differs from the one used to obtain the code', { received: command.redirectUri, expected: outcome.expected });
   }
-  if (outcome.error === 'enroll') throw enrollmentRequired(outcome.enrollToken);
-  if (outcome.error === 'second_factor') throw secondFactorRequired(outcome.mfaToken, 'the password reset code is right', outcome.methods);
+  // a password reset's code of an account that owes a second factor: the exchange pauses as a sign-in does
+  if (outcome.error === 'enroll') return sentToEnroll(outcome.enrollToken, 'the password reset code is right');
+  if (outcome.error === 'second_factor') return pausedFor(outcome.mfaToken, 'the password reset code is right', outcome.methods);
   if (outcome.error === 'disabled') throw new Refusal('no_grant', 'the user of this authorization code is disabled: it gets no tokens until an operator enables it again');
   if (outcome.replayed) await revokeFamily(deps, command.app, { ...outcome.replayed, origin: command.origin ?? {} });
   throw new Refusal('no_grant', 'the authorization code is invalid, expired, already used, or was issued for another client');
@@ -103,6 +105,6 @@ export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeC
  * the redirect URI it was issued with. A code presented again after its exchange revokes the tokens
  * it was exchanged for (RFC 6749 4.1.2).
  */
-export async function exchangeCode(deps: ExchangeDeps, command: ExchangeCommand): Promise<TokenPair> {
+export async function exchangeCode(deps: ExchangeDeps, command: ExchangeCommand): Promise<TokenPair | Paused> {
   return settleExchange(deps, command, await deps.work.run((uow) => redeemCode(deps, uow, command, { pauseOwed: true })));
 }
