@@ -47,14 +47,18 @@ export interface Services {
   baseUrls: BaseUrls;
 }
 
-/** One call of a use case: the application, where the call came from, the services; never what was sent or how it was authenticated. */
-export interface CallContext {
+/**
+ * One call of a use case: the application, where the call came from, the services; never what was
+ * sent or how it was authenticated. A use case names the services it uses (`K`), never the whole
+ * bag where it uses less (the architecture test holds it); an adapter hands it all of them.
+ */
+export interface CallContext<K extends keyof Services = keyof Services> {
   /** Where the call came from, for its events: the request id and the peer's address. */
   origin: Origin;
   app: Application;
   /** What the per-address budgets count the client as (honours TRUST_PROXY and X-End-User-IP): one key per IPv4 address or IPv6 /64 (src/domain/addresses.ts). */
   clientAddress: string;
-  services: Services;
+  services: Pick<Services, K>;
 }
 
 /** The person a record is, acting through `client` in this call (a sign-in, a profile edit with their own token). */

@@ -223,3 +223,141 @@ it('finds a write with an optional transaction, and one that commits alone unnam
   }`, ts.ScriptTarget.Latest, true);
   expect(misnamedWrites(storeMethods([{ file: 'x.ts', tree }])).map((m) => m.split(' ')[1])).toEqual(['save', 'sweep', 'put']);
 });
+
+/**
+ * A use case takes the services it uses, never the whole bag where it uses less: each parameter
+ * that carries services (CallContext<K>, LoginCall<K>, Pick<Services, K>, or a type made of
+ * services only, as RecordDeps) names K, and the type checker finds each name of K used in its
+ * body, directly (`ctx.services.db`, a destructuring) or by what it passes the context to (the
+ * callee's parameter names what it needs).
+ */
+const CARRIERS = /^(CallContext|LoginCall)$/;
+
+/** The services a parameter declares, and whether they sit under `.services` (a call's context) or are the parameter itself (Pick<Services, K>). */
+function declaredServices(p: ts.ParameterDeclaration): { keys: string[]; nested: boolean } | 'bare' | undefined {
+  if (!p.type) return undefined;
+  const refs = ts.isIntersectionTypeNode(p.type) ? p.type.types : [p.type];
+  for (const r of refs) {
+    if (!ts.isTypeReferenceNode(r) || !ts.isIdentifier(r.typeName)) continue;
+    const name = r.typeName.text;
+    if ((CARRIERS.test(name) || name === 'Services') && !r.typeArguments) return 'bare';
+    const keys = (n: ts.TypeNode) => (n.kind === ts.SyntaxKind.NeverKeyword ? [] : n.getText().split('|').map((k) => k.trim().replace(/^'|'$/g, '')));
+    if (CARRIERS.test(name)) return { keys: keys(r.typeArguments![0]), nested: true };
+    if (name === 'Pick' && r.typeArguments![0].getText() === 'Services') return { keys: keys(r.typeArguments![1]), nested: false };
+  }
+  return undefined;
+}
+
+/** The services a parameter's uses need, by the type checker; undefined when it escapes where they cannot be followed. */
+function usedServices(checker: ts.TypeChecker, fn: ts.FunctionLikeDeclaration, p: ts.ParameterDeclaration, nested: boolean): Set<string> | undefined {
+  // a destructured parameter (`{ db, clock }: Pick<Services, 'db' | 'clock'>`) uses what it binds
+  if (ts.isObjectBindingPattern(p.name)) return new Set(p.name.elements.map((el) => (el.propertyName ?? el.name).getText()));
+  const symbol = checker.getSymbolAtLocation(p.name);
+  const used = new Set<string>();
+  let escapes = false;
+  const namesOf = (t: ts.Type) => checker.getPropertiesOfType(checker.getApparentType(t)).map((s) => s.name);
+  /** What the callee wants at the position of `arg`: its parameter's services (nested) or the parameter itself. */
+  const wanted = (arg: ts.Expression, asContext: boolean) => {
+    const call = arg.parent;
+    if (!ts.isCallExpression(call)) return false;
+    const params = checker.getResolvedSignature(call)?.getParameters() ?? [];
+    const i = call.arguments.indexOf(arg);
+    const param = params[Math.min(i, params.length - 1)];
+    if (!param || i < 0) return false;
+    const type = checker.getTypeOfSymbolAtLocation(param, call);
+    if (!asContext) return namesOf(type).forEach((n) => used.add(n)), true;
+    const services = checker.getPropertyOfType(checker.getApparentType(type), 'services');
+    if (services) namesOf(checker.getTypeOfSymbolAtLocation(services, call)).forEach((n) => used.add(n));
+    return true;
+  };
+  /** The uses of an expression that is the services (ctx.services, or the Pick parameter itself). */
+  const servicesUse = (e: ts.Expression) => {
+    const parent = e.parent;
+    if (ts.isPropertyAccessExpression(parent) && parent.expression === e) used.add(parent.name.text);
+    else if (ts.isVariableDeclaration(parent) && ts.isObjectBindingPattern(parent.name)) {
+      for (const el of parent.name.elements) used.add((el.propertyName ?? el.name).getText());
+    } else if (!wanted(e, false)) escapes = true;
+  };
+  const visit = (n: ts.Node) => {
+    if (ts.isIdentifier(n) && n !== p.name && checker.getSymbolAtLocation(n) === symbol) {
+      const parent = n.parent;
+      if (!nested) servicesUse(n);
+      else if (ts.isPropertyAccessExpression(parent) && parent.expression === n) {
+        if (parent.name.text === 'services') servicesUse(parent);
+      } else if (ts.isVariableDeclaration(parent) && ts.isObjectBindingPattern(parent.name)) {
+        // `const { request } = ctx`: what it binds besides the services is no use of them
+        if (parent.name.elements.some((el) => (el.propertyName ?? el.name).getText() === 'services')) escapes = true;
+      } else if (ts.isSpreadAssignment(parent) && ts.isObjectLiteralExpression(parent.parent)) {
+        if (!wanted(parent.parent, true)) escapes = true;
+      } else if (!wanted(n, true)) escapes = true;
+    }
+    ts.forEachChild(n, visit);
+  };
+  if (fn.body) visit(fn.body);
+  return escapes ? undefined : used;
+}
+
+/** Each function of `files` whose parameter takes the whole bag, or names services it does not use. */
+function servicesReport(program: ts.Program, files: string[]): string[] {
+  const checker = program.getTypeChecker();
+  const out: string[] = [];
+  // the names of the services (src/usecases/services.ts): a parameter of a type made of them only (RecordDeps, Pick<AdminDeps, …>) carries services too
+  const bag = program.getSourceFile(path.join(ROOT, 'src/usecases/services.ts'))!.statements
+    .find((st): st is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(st) && st.name.text === 'Services')!;
+  const SERVICES = new Set(bag.members.map((m) => m.name!.getText()));
+  const named = (p: ts.ParameterDeclaration) => {
+    const names = p.type ? checker.getPropertiesOfType(checker.getTypeAtLocation(p.type)).map((x) => x.name) : [];
+    return names.length > 0 && names.every((x) => SERVICES.has(x)) ? { keys: names, nested: false } : undefined;
+  };
+  for (const file of files) {
+    const sf = program.getSourceFile(file)!;
+    const visit = (n: ts.Node) => {
+      if ((ts.isFunctionDeclaration(n) || ts.isArrowFunction(n) || ts.isFunctionExpression(n) || ts.isMethodDeclaration(n)) && n.body) {
+        for (const p of n.parameters) {
+          const declared = declaredServices(p) ?? named(p);
+          const where = `${path.relative(ROOT, file)}:${sf.getLineAndCharacterOfPosition(p.getStart()).line + 1} ${p.name.getText()}`;
+          if (declared === 'bare') out.push(`${where} takes the whole bag`);
+          if (!declared || declared === 'bare') continue;
+          const used = usedServices(checker, n, p, declared.nested);
+          const unused = used && declared.keys.filter((k) => !used.has(k));
+          if (unused?.length) out.push(`${where} names ${unused.join(', ')} it does not use`);
+        }
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+  }
+  return out;
+}
+
+const compilerOptions = (() => {
+  const parsed = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+  return parsed!.options;
+})();
+
+it('no use case takes the whole services bag, nor names a service it does not use', () => {
+  const files = [...graph.keys()].filter(under('src/usecases')).map((f) => path.join(ROOT, f));
+  const program = ts.createProgram(files, compilerOptions);
+  expect(files.length).toBeGreaterThan(60);
+  expect(servicesReport(program, files)).toEqual([]);
+}, 60_000);
+
+it('finds a whole bag, a service named and not used, and follows a context passed on (the check itself)', () => {
+  const virtual = path.join(ROOT, 'src/usecases/__check__.ts');
+  const text = `import type { CallContext, Services } from './services';
+    const clockOf = (ctx: CallContext<'clock'>) => ctx.services.clock.now();
+    export const whole = (services: Services) => services.db;
+    export const more = (ctx: CallContext<'clock' | 'db' | 'work'>) => { const { work } = ctx.services; return [clockOf(ctx), work]; };
+    export const exact = (ctx: CallContext<'clock' | 'db'>) => [clockOf({ ...ctx }), ctx.services.db];
+    type Deps = Pick<Services, 'db' | 'work'>;
+    export const named = (deps: Deps) => deps.db;`;
+  const host = ts.createCompilerHost(compilerOptions);
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, ...rest) => (name === virtual ? ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true) : read(name, ...rest));
+  const exists = host.fileExists.bind(host);
+  host.fileExists = (name) => name === virtual || exists(name);
+  const program = ts.createProgram([virtual], compilerOptions, host);
+  expect(servicesReport(program, [virtual]).map((l) => l.replace(/^\S+:\d+ /, ''))).toEqual([
+    'services takes the whole bag', 'ctx names db it does not use', 'deps names work it does not use',
+  ]);
+});

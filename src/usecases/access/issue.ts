@@ -24,7 +24,7 @@ export const assertEnabled = (record: UserRecord) => {
 };
 
 /** Issues in a unit of work with its event: what was issued, for which record (none for a creation token). */
-const issuing = (deps: Deps, command: { app: Application; acting: Acting }, entityId: number | null, data: EventData['access.issued'], issue: (tx: Tx) => Promise<string>) =>
+const issuing = (deps: Pick<Deps, 'clock' | 'work'>, command: { app: Application; acting: Acting }, entityId: number | null, data: EventData['access.issued'], issue: (tx: Tx) => Promise<string>) =>
   deps.work.run(async (uow) => {
     const value = await issue(uow.tx);
     const subject = entityId === null ? { kind: 'application' as const, id: command.app.name } : recordSubject(entityId);

@@ -41,7 +41,7 @@ export const accountCallbackOf = (services: Pick<CallContext['services'], 'baseU
  * the cookie, never stored) and when it ends at the latest.
  */
 export async function startBrowserSession(
-  ctx: CallContext, command: { client: Client; code: string; redirectUri: string; device: string; offer?: SessionOffer; interaction?: string },
+  ctx: CallContext<'clock' | 'db' | 'tokens' | 'work'>, command: { client: Client; code: string; redirectUri: string; device: string; offer?: SessionOffer; interaction?: string },
 ): Promise<{ value: string; expiresAt: Date }> {
   const { clock, work, tokens } = ctx.services;
   const { absolute } = browserSessionLimits(ctx.app);
@@ -80,7 +80,7 @@ export async function startBrowserSession(
  * The live browser session of a cookie's value: not spent, not past its expiry, not idle longer
  * than allowed, of an account that is not disabled. Marks it seen (at most once a minute).
  */
-export async function browserSessionOf(ctx: CallContext, value: string): Promise<StoredCredential | undefined> {
+export async function browserSessionOf(ctx: CallContext<'clock' | 'db' | 'work'>, value: string): Promise<StoredCredential | undefined> {
   const { db, clock, work } = ctx.services;
   if (!/^[0-9a-f]{64}$/.test(value)) return undefined;
   const now = clock.now();
@@ -111,7 +111,7 @@ export function offerOf(session: StoredCredential): SessionOffer | undefined {
  * signed in), as the registration's own code would have had. Once: a second call, or one for
  * another client or redirect URI, is refused.
  */
-export async function finishOffer(ctx: CallContext, command: { session: StoredCredential; client: Client }): Promise<{ code: string; offer: SessionOffer }> {
+export async function finishOffer(ctx: CallContext<'clock' | 'db' | 'tokens' | 'work'>, command: { session: StoredCredential; client: Client }): Promise<{ code: string; offer: SessionOffer }> {
   const { db, clock, work, tokens } = ctx.services;
   const offer = offerOf(command.session);
   if (!offer || offer.clientId !== command.client.clientId) throw invalidField('session', 'was not started by a registration that offered a passkey to this client');
@@ -152,7 +152,7 @@ export interface SessionView {
 }
 
 /** The account's live sessions: its browser sessions and its apps' refresh tokens, newest first. */
-export async function listSessions(ctx: CallContext, command: { token: StoredCredential }): Promise<SessionView[]> {
+export async function listSessions(ctx: CallContext<'clock' | 'db'>, command: { token: StoredCredential }): Promise<SessionView[]> {
   const { db, clock } = ctx.services;
   const { record } = await accountOfToken(ctx, command.token);
   const now = clock.now();
@@ -192,7 +192,7 @@ function viewOf(row: StoredCredential, kind: SessionView['kind'], names: Map<num
  * session but the caller's (`others`), or of the caller's own (`session` = its id). An event says
  * how many credentials it spent.
  */
-export async function endSessions(ctx: CallContext, command: { token: StoredCredential; session?: string; others?: boolean }): Promise<{ spent: number }> {
+export async function endSessions(ctx: CallContext<'clock' | 'db' | 'work'>, command: { token: StoredCredential; session?: string; others?: boolean }): Promise<{ spent: number }> {
   const { db, clock, work } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   const now = clock.now();

@@ -38,7 +38,7 @@ export interface AccountOverview {
 }
 
 /** The account of `token` as its own page shows it. */
-export async function accountOverview(ctx: CallContext, command: { token: StoredCredential }): Promise<AccountOverview> {
+export async function accountOverview(ctx: CallContext<'clients' | 'clock' | 'db'>, command: { token: StoredCredential }): Promise<AccountOverview> {
   const { db, clock } = ctx.services;
   const { record } = await accountOfToken(ctx, command.token);
   const now = clock.now();

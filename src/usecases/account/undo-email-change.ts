@@ -24,7 +24,9 @@ export type UndoOutcome = { kind: 'restored'; email: string } | { kind: 'spent' 
  * signed out and cannot come back through a reset it started or an identity of its own; and the
  * address it replaces is told, without a link.
  */
-export async function undoEmailChange(services: Services, command: { app: Application; code: string; origin: Origin }): Promise<UndoOutcome> {
+export async function undoEmailChange(
+  services: Pick<Services, 'clock' | 'db' | 'versions' | 'work'>, command: { app: Application; code: string; origin: Origin },
+): Promise<UndoOutcome> {
   const { db, work, versions, clock } = services;
   const { app, code } = command;
   const hash = sha256Hex(code);

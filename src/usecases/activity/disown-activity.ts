@@ -10,7 +10,7 @@ import { asAccount, type CallContext } from '../services';
  * signed in elsewhere is signed out), and the event says so; the account page then asks them for a
  * new password, since whoever it was may know the old one.
  */
-export async function disownActivity(ctx: CallContext, command: { token: StoredCredential }): Promise<{ sessions: number }> {
+export async function disownActivity(ctx: CallContext<'clock' | 'db' | 'work'>, command: { token: StoredCredential }): Promise<{ sessions: number }> {
   const { db, clock, work } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   return work.run(async (uow) => {

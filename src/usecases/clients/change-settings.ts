@@ -47,7 +47,7 @@ function recordChanges(uow: UnitOfWork, acting: Acting, applicationId: number, a
 }
 
 /** Applies `entries` to a client's settings under its row lock; answers the settings as they were. */
-export function changeClientSettings(deps: AdminDeps, command: AdminCall & { clientId: string; entries: SettingEntries }): Promise<Record<string, string>> {
+export function changeClientSettings(deps: Pick<AdminDeps, 'clock' | 'db' | 'work'>, command: AdminCall & { clientId: string; entries: SettingEntries }): Promise<Record<string, string>> {
   const { applicationId, clientId, entries } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
@@ -63,7 +63,7 @@ export function changeClientSettings(deps: AdminDeps, command: AdminCall & { cli
 }
 
 /** Applies `entries` to the application-wide default settings under the application's row lock; answers them as they were. */
-export function changeDefaultSettings(deps: AdminDeps, command: AdminCall & { entries: SettingEntries }): Promise<Record<string, string>> {
+export function changeDefaultSettings(deps: Pick<AdminDeps, 'clock' | 'db' | 'work'>, command: AdminCall & { entries: SettingEntries }): Promise<Record<string, string>> {
   const { applicationId, entries } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();

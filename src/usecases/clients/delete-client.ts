@@ -3,7 +3,7 @@ import { event } from '../../domain/events';
 import type { AdminCall, AdminDeps } from './deps';
 
 /** Deletes a client; a client cannot delete itself (SelfDeletionError). */
-export function deleteClient(deps: AdminDeps, command: AdminCall & { callerClientId?: string; clientId: string }): Promise<void> {
+export function deleteClient(deps: Pick<AdminDeps, 'clock' | 'db' | 'work'>, command: AdminCall & { callerClientId?: string; clientId: string }): Promise<void> {
   const { applicationId, clientId } = command;
   if (clientId === command.callerClientId) return Promise.reject(new SelfDeletionError());
   return deps.work.run(async (uow) => {

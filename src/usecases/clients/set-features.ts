@@ -3,7 +3,7 @@ import { event } from '../../domain/events';
 import type { AdminCall, AdminDeps } from './deps';
 
 /** Sets a client's features. An owner client cannot take its own owner feature away (OwnOwnerFeatureError). */
-export function setFeatures(deps: AdminDeps, command: AdminCall & { callerClientId?: string; forClientId: string; features: Feature[] }): Promise<void> {
+export function setFeatures(deps: Pick<AdminDeps, 'clock' | 'db' | 'work'>, command: AdminCall & { callerClientId?: string; forClientId: string; features: Feature[] }): Promise<void> {
   const { applicationId, forClientId, features } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();

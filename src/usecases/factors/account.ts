@@ -8,7 +8,7 @@ import type { CallContext } from '../services';
  * The account an access token acts for, for a change of how it signs in, and the client the token
  * was issued by (which acts for the person): live, of this application, and not disabled.
  */
-export async function accountOfToken(ctx: CallContext, token: StoredCredential): Promise<{ record: UserRecord; client: Client }> {
+export async function accountOfToken(ctx: CallContext<'db'>, token: StoredCredential): Promise<{ record: UserRecord; client: Client }> {
   const { db } = ctx.services;
   const record = token.entityId === null ? undefined : await db.records.find(ctx.app.id, { id: token.entityId });
   const stored = token.clientId === null ? undefined : await db.clients.findById(ctx.app.id, token.clientId);

@@ -15,7 +15,9 @@ import { relyingParty, storeChallenge } from './passkey-ceremony';
  * a way to sign in needs a recent proof: a token of a sign-in within the last minutes, or of a
  * password reset link.
  */
-export async function beginPasskeyRegistration(ctx: CallContext, command: { token: StoredCredential }): Promise<PublicKeyCredentialCreationOptionsJSON> {
+export async function beginPasskeyRegistration(
+  ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'tokens' | 'work'>, command: { token: StoredCredential },
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const { db, clock } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   if (!mayResetPassword(command.token, clock.now())) {

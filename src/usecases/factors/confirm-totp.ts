@@ -13,7 +13,7 @@ import { renewRecoveryCodes } from './recovery-codes';
 import { textsOf } from '../../texts';
 
 /** The email that tells the person how their sign-in changed, when the account has an address. */
-export const factorMail = (ctx: CallContext, record: UserRecord, template: 'second-factor-on' | 'second-factor-off'): { mail: MailRequest } | undefined =>
+export const factorMail = (ctx: CallContext<never>, record: UserRecord, template: 'second-factor-on' | 'second-factor-off'): { mail: MailRequest } | undefined =>
   (record.email ? { mail: { app: ctx.app, template, locale: recordLocale(record), to: record.email, name: displayName(record) } } : undefined);
 
 /** A code that does not prove the factor: 210 naming the field, with a message for the person in `locale`. */
@@ -31,7 +31,9 @@ export const wrongCode = (field: 'code' | 'recoveryCode', locale: string) => (fi
  * account gets RECOVERY_CODES new recovery codes, and the person is told by email. Answers the
  * recovery codes, shown once. Codes are guessed against the account's password budget.
  */
-export async function confirmTotp(ctx: CallContext, command: { token: StoredCredential; code: string }): Promise<{ recoveryCodes: string[] }> {
+export async function confirmTotp(
+  ctx: CallContext<'box' | 'clock' | 'db' | 'loginLimits' | 'rateLimiter' | 'tokens' | 'versions' | 'work'>, command: { token: StoredCredential; code: string },
+): Promise<{ recoveryCodes: string[] }> {
   const { db, clock, work, box } = ctx.services;
   if (secondFactorPolicy(ctx.app) === 'off') throw new Refusal('not_offered', 'this application does not offer a second factor (its setting second_factor is off)');
   const { record, client } = await accountOfToken(ctx, command.token);

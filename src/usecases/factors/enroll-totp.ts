@@ -13,7 +13,7 @@ import { accountOfToken } from './account';
  * signs in needs a recent proof: a token from a sign-in within the last minutes, or from a
  * password reset link.
  */
-export async function enrollTotp(ctx: CallContext, command: { token: StoredCredential }): Promise<{ secret: string; uri: string }> {
+export async function enrollTotp(ctx: CallContext<'box' | 'clock' | 'db' | 'work'>, command: { token: StoredCredential }): Promise<{ secret: string; uri: string }> {
   const { db, clock, work, box } = ctx.services;
   if (secondFactorPolicy(ctx.app) === 'off') throw new Refusal('not_offered', 'this application does not offer a second factor (its setting second_factor is off)');
   const { record } = await accountOfToken(ctx, command.token);

@@ -12,7 +12,7 @@ import { accountOfToken } from './account';
 import { credentialOf, relyingParty, spendChallenge } from './passkey-ceremony';
 
 /** The email that tells the person a passkey was added or removed, when the account has an address. */
-export const passkeyMail = (ctx: CallContext, record: UserRecord, template: 'passkey-added' | 'passkey-removed', passkeyName: string): { mail: MailRequest } | undefined =>
+export const passkeyMail = (ctx: CallContext<never>, record: UserRecord, template: 'passkey-added' | 'passkey-removed', passkeyName: string): { mail: MailRequest } | undefined =>
   (record.email ? { mail: { app: ctx.app, template, locale: recordLocale(record), to: record.email, name: displayName(record), passkeyName } } : undefined);
 
 /** A passkey's name as the person typed it: trimmed, printable, at most MAX_PASSKEY_NAME characters. */
@@ -31,7 +31,7 @@ export function passkeyName(typed: string | undefined, fallback: string): string
  * passkey is stored and an event says so, which emails the person. Answers its id.
  */
 export async function finishPasskeyRegistration(
-  ctx: CallContext, command: { token: StoredCredential; credential: unknown; name?: string },
+  ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'versions' | 'work'>, command: { token: StoredCredential; credential: unknown; name?: string },
 ): Promise<{ passkeyId: number }> {
   const { db, clock, work } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);

@@ -18,13 +18,13 @@ const viewOf = (p: StoredPasskey): PasskeyView => ({
 });
 
 /** The passkeys of the account of `token`, oldest first. */
-export async function listPasskeys(ctx: CallContext, command: { token: StoredCredential }): Promise<PasskeyView[]> {
+export async function listPasskeys(ctx: CallContext<'db'>, command: { token: StoredCredential }): Promise<PasskeyView[]> {
   const { record } = await accountOfToken(ctx, command.token);
   return (await ctx.services.db.passkeys.list(ctx.app.id, record.id)).map(viewOf);
 }
 
 /** Names one of the account's passkeys (docs/passkeys.md); an event says so. */
-export async function renamePasskey(ctx: CallContext, command: { token: StoredCredential; passkeyId: number; name: string }): Promise<void> {
+export async function renamePasskey(ctx: CallContext<'clock' | 'db' | 'work'>, command: { token: StoredCredential; passkeyId: number; name: string }): Promise<void> {
   const { db, clock, work } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   const name = passkeyName(command.name, '');
@@ -42,7 +42,7 @@ const noSuchPasskey = () => invalidField('passkeyId', 'is not the id of one of t
  * sign-in within the last minutes): it signs in no more, and an email tells the person. The last
  * way to sign in of an account without a password is never removed.
  */
-export async function removePasskey(ctx: CallContext, command: { token: StoredCredential; passkeyId: number }): Promise<void> {
+export async function removePasskey(ctx: CallContext<'clock' | 'db' | 'versions' | 'work'>, command: { token: StoredCredential; passkeyId: number }): Promise<void> {
   const { db, clock, work } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   if (!mayResetPassword(command.token, clock.now())) {

@@ -19,14 +19,14 @@ import type { CallContext } from '../services';
 export type Ceremony = 'register' | 'sign_in' | 'second_factor';
 
 /** The relying party of the call's application: its pages' origin and its login clients' `allowed_origins`. */
-export async function relyingParty(ctx: CallContext): Promise<RelyingParty> {
+export async function relyingParty(ctx: CallContext<'baseUrls' | 'db'>): Promise<RelyingParty> {
   const clients = await ctx.services.db.clients.list(ctx.app.id);
   const settings = [ctx.app.settings['allowed_origins'], ...clients.filter((c) => c.features.includes('login_client')).map((c) => c.settings['allowed_origins'])];
   return relyingPartyOf(ctx.app, new URL(ctx.services.baseUrls.of(ctx.app.name)).origin, brandOf(ctx.app).name, settings);
 }
 
 /** Stores the challenge of a ceremony for `client` (and the account it is limited to). */
-export async function storeChallenge(ctx: CallContext, challenge: string, ceremony: Ceremony, client: Client, entityId: number | null): Promise<void> {
+export async function storeChallenge(ctx: CallContext<'tokens' | 'work'>, challenge: string, ceremony: Ceremony, client: Client, entityId: number | null): Promise<void> {
   const { work, tokens } = ctx.services;
   await work.run(({ tx }) => tokens.issueAll([{
     issue: { kind: 'passkey_challenge', app: ctx.app, entityId, client, seconds: PASSKEY_CHALLENGE_SECONDS, extra: { ceremony } },
@@ -38,7 +38,9 @@ export async function storeChallenge(ctx: CallContext, challenge: string, ceremo
  * Spends the challenge `challenge` of `ceremony` for `client`: its row, or a refusal naming `field`.
  * Spent before the signature is checked: a credential is checked once, whatever it is.
  */
-export async function spendChallenge(ctx: CallContext, challenge: string | undefined, ceremony: Ceremony, client: Client, field: string): Promise<StoredCredential> {
+export async function spendChallenge(
+  ctx: CallContext<'clock' | 'db' | 'work'>, challenge: string | undefined, ceremony: Ceremony, client: Client, field: string,
+): Promise<StoredCredential> {
   const { db, clock, work } = ctx.services;
   const spent = () => invalidField(field, 'names no live challenge of this client: it is unknown, expired (5 minutes), already used or for another step; begin again');
   if (challenge === undefined || challenge.length > 512) throw spent();
@@ -54,7 +56,7 @@ export async function spendChallenge(ctx: CallContext, challenge: string | undef
  * the credential must have signed that very challenge (200 naming `credential` otherwise).
  */
 export function spendAssertionChallenge(
-  ctx: CallContext, credential: { challenge: string }, challengeToken: string, ceremony: 'sign_in' | 'second_factor', client: Client,
+  ctx: CallContext<'clock' | 'db' | 'work'>, credential: { challenge: string }, challengeToken: string, ceremony: 'sign_in' | 'second_factor', client: Client,
 ): Promise<StoredCredential> {
   if (credential.challenge !== challengeToken) throw invalidField('credential', 'answers another challenge than challenge_token; sign the options of that challenge');
   return spendChallenge(ctx, challengeToken, ceremony, client, 'challengeToken');
@@ -86,7 +88,7 @@ export function credentialOf<T extends RegistrationResponseJSON | Authentication
  * counter value, however many race). 210 naming `credential` otherwise, in `locale`.
  */
 export async function provePasskey(
-  ctx: CallContext, challenge: string, credential: AuthenticationResponseJSON, locale: string, entityId?: number,
+  ctx: CallContext<'baseUrls' | 'clock' | 'db'>, challenge: string, credential: AuthenticationResponseJSON, locale: string, entityId?: number,
 ): Promise<{ record: UserRecord; factor: 'passkey' | 'verified_passkey' }> {
   const { db, clock } = ctx.services;
   const wrong = (why: string) => new Refusal('wrong_credentials', `the passkey does not sign in here: ${why}`, {

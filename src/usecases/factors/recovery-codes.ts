@@ -12,7 +12,7 @@ const RECOVERY_CODE_SECONDS = 100 * 365 * 86_400;
  * hashes only (each of 49 random bits, guessed against the account's budget), each single use. Answers
  * them, to be shown once.
  */
-export async function renewRecoveryCodes(ctx: CallContext, uow: UnitOfWork, record: UserRecord, client: Client): Promise<string[]> {
+export async function renewRecoveryCodes(ctx: CallContext<'box' | 'clock' | 'db' | 'tokens'>, uow: UnitOfWork, record: UserRecord, client: Client): Promise<string[]> {
   const { db, clock, tokens, box } = ctx.services;
   await db.credentials.revokeForRecord(ctx.app.id, record.id, ['recovery_code'], null, clock.now(), uow.tx);
   const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);

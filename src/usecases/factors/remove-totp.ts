@@ -18,7 +18,9 @@ import { textsOf } from '../../texts';
  * authenticator, the recovery codes and the sign-ins waiting for a second factor go, and the
  * person is told by email.
  */
-export async function removeTotp(ctx: CallContext, command: { token: StoredCredential; code?: string; currentPassword?: string }): Promise<void> {
+export async function removeTotp(
+  ctx: CallContext<'box' | 'clock' | 'db' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'versions' | 'work'>, command: { token: StoredCredential; code?: string; currentPassword?: string },
+): Promise<void> {
   const { db, clock, work, box, passwords } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   const totp = await db.factors.totp(ctx.app.id, record.id);

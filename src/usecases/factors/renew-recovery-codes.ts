@@ -14,7 +14,9 @@ import { renewRecoveryCodes } from './recovery-codes';
  * of its authenticator app (taken once, like a sign-in's, against the account's budget): the old
  * ones stop working, the new ones are answered once, and an event says how many.
  */
-export async function newRecoveryCodes(ctx: CallContext, command: { token: StoredCredential; code: string }): Promise<{ recoveryCodes: string[] }> {
+export async function newRecoveryCodes(
+  ctx: CallContext<'box' | 'clock' | 'db' | 'loginLimits' | 'rateLimiter' | 'tokens' | 'work'>, command: { token: StoredCredential; code: string },
+): Promise<{ recoveryCodes: string[] }> {
   const { db, clock, work, box } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   const totp = await db.factors.totp(ctx.app.id, record.id);

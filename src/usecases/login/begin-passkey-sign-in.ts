@@ -16,7 +16,7 @@ const CREDENTIAL_ID_BYTES = [16, 20, 32, 32, 48, 64];
  * no authenticator holds, of the lengths authenticators make, derived from `identifier` with the
  * service's key, so the same identifier gets the same ones every time.
  */
-function decoyPasskeys(ctx: CallContext, identifier: string): StoredPasskey[] {
+function decoyPasskeys(ctx: CallContext<'box'>, identifier: string): StoredPasskey[] {
   const seed = Buffer.from(ctx.services.box.tag(identifier.toLowerCase(), 'passkey decoy'), 'base64url');
   const count = seed[0] % 4 === 0 ? 2 : 1;
   return Array.from({ length: count }, (_, i) => {
@@ -42,7 +42,7 @@ export interface BeginPasskeySignIn { identifier?: string; mfaToken?: string }
  * address's sign-in budget (LOGIN_LIMIT_ADDRESS's size, a budget of its own).
  */
 export async function beginPasskeySignIn(
-  ctx: CallContext & { client: Client }, command: BeginPasskeySignIn,
+  ctx: CallContext<'baseUrls' | 'box' | 'clock' | 'db' | 'loginLimits' | 'rateLimiter' | 'tokens' | 'work'> & { client: Client }, command: BeginPasskeySignIn,
 ): Promise<{ options: PublicKeyCredentialRequestOptionsJSON; challengeToken: string }> {
   const { db, clock, rateLimiter, loginLimits } = ctx.services;
   // each begin stores a challenge: a client address gets as many as it gets password attempts

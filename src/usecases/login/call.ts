@@ -8,7 +8,7 @@ import { AUTHORIZATION_CODE_SECONDS, refreshSessionKey, type Issue } from '../..
 import { Refusal, invalidField, notSignedIn } from '../../domain/refusal';
 import { sessionOf, type SignInFactor } from '../../domain/session';
 import type { SecondFactorMethod } from '../../domain/second-factor';
-import type { CallContext } from '../services';
+import type { CallContext, Services } from '../services';
 import { newPasswordRules } from './password-rules';
 
 export type ResponseType = 'token' | 'code' | 'code_and_token';
@@ -21,7 +21,7 @@ export const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_a
  * adapter makes both from an HTTP request (flow-request.ts), the hosted pages from their own form
  * with the client and flow they already hold.
  */
-export interface LoginCall extends CallContext { request: FlowRequest }
+export interface LoginCall<K extends keyof Services = keyof Services> extends CallContext<K> { request: FlowRequest }
 
 /** A login use case: its typed result, or a Refusal a caller shows (the API as its error body, a page on its form). */
 export type LoginUseCase<C, R> = (call: LoginCall, command: C) => Promise<R>;
@@ -66,7 +66,7 @@ export interface FlowRequest {
  * The form a request names (case-sensitive; `fallback` when none), among the flow's forms whose
  * `action` is this endpoint (a form without an action serves any endpoint).
  */
-export function requestForm(ctx: CallContext, request: FlowRequest, submission: Pick<FormSubmission, 'name'>, fallback: string, endpoint: string): CompiledForm {
+export function requestForm(ctx: CallContext<'flows'>, request: FlowRequest, submission: Pick<FormSubmission, 'name'>, fallback: string, endpoint: string): CompiledForm {
   const name = submission.name ?? fallback;
   const definition = request.flow.definition.forms[name];
   const fits = definition !== undefined && (definition.action === undefined || definition.action === endpoint);
@@ -94,7 +94,7 @@ export function requireFields(form: CompiledForm, values: FormSubmission['values
  * a value (email and username are unique), and the service's rules for a new password
  * (docs/passwords.md), for the account `ownId` when it exists.
  */
-export async function formContext(ctx: LoginCall, ownId?: number): Promise<ValidationContext> {
+export async function formContext(ctx: LoginCall<'db'>, ownId?: number): Promise<ValidationContext> {
   return {
     async isUnique(attribute: string, value: string): Promise<boolean> {
       if (attribute !== 'email' && attribute !== 'username') return true;
@@ -129,7 +129,7 @@ export type IssuedTokens = Pick<SignedIn, 'accessToken' | 'authorizationCode'>;
  * its access token can then be renewed with it (/oauth/refresh_access_token).
  */
 export function loginCredentials(
-  ctx: CallContext,
+  ctx: CallContext<'tokens'>,
   request: FlowRequest,
   proven: Proven,
   at: Date,
@@ -169,7 +169,7 @@ export function loginCredentials(
 
 /** The tokens a successful login or registration gives, stored in `tx` (see loginCredentials). */
 export async function loginTokens(
-  ctx: CallContext,
+  ctx: CallContext<'clock' | 'db' | 'tokens'>,
   request: FlowRequest,
   proven: Proven,
   tx: Tx,
@@ -183,12 +183,12 @@ export async function loginTokens(
 }
 
 /** Takes one registration attempt from the client address's budget (every attempt counts, before the unique rules can tell whether an address is registered). */
-export async function takeRegistrationAttempt(ctx: CallContext): Promise<void> {
+export async function takeRegistrationAttempt(ctx: CallContext<'rateLimiter' | 'registrationLimit'>): Promise<void> {
   await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
 }
 
 /** 390 for a unique attribute another record took first, with the flow's message for that rule. */
-export function takenAttribute(ctx: CallContext, request: FlowRequest, form: CompiledForm, attribute: string): Refusal {
+export function takenAttribute(ctx: CallContext<'flows'>, request: FlowRequest, form: CompiledForm, attribute: string): Refusal {
   const field = form.fields.find((f) => f.field.schemaAttribute === attribute);
   const rule = field?.field.validation.find((r) => r.rule === 'unique');
   const message = rule ? ctx.services.flows.text(request.flow, rule.message) : `${attribute} is already in use`;
@@ -205,7 +205,7 @@ export type Bearer = string | StoredCredential;
  * The record the `access_token` parameter of a login endpoint (or a browser session) acts for: 413
  * when the token is not live, or was issued for another client (`for_client_id`).
  */
-export async function recordOfAccessToken(ctx: CallContext, request: FlowRequest, value: Bearer) {
+export async function recordOfAccessToken(ctx: CallContext<'clock' | 'db'>, request: FlowRequest, value: Bearer) {
   const { db, clock } = ctx.services;
   const token = typeof value === 'string' ? await db.credentials.findActive(ctx.app.id, 'access_token', sha256Hex(value), clock.now()) : value;
   const usable = token && (token.forClientId === null || token.forClientId === request.client.id);

@@ -22,7 +22,7 @@ function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_ema
  * limits per recipient and per client address, counted on every request before the code knows
  * whether the address is registered (no email bombing, no account discovery by timing).
  */
-async function emailRequest(ctx: LoginCall, submission: FormSubmission, fallbackForm: string, endpoint: string) {
+async function emailRequest(ctx: LoginCall<'db' | 'flows' | 'mailLimits' | 'rateLimiter'>, submission: FormSubmission, fallbackForm: string, endpoint: string) {
   const { request } = ctx;
   const form = requestForm(ctx, request, submission, fallbackForm, endpoint);
   requireFields(form, submission.values);
@@ -42,13 +42,15 @@ async function emailRequest(ctx: LoginCall, submission: FormSubmission, fallback
   return { request, form, record };
 }
 
-const flowMessage = (ctx: CallContext, request: FlowRequest, key: string) => ctx.services.flows.text(request.flow, key);
+const flowMessage = (ctx: CallContext<'flows'>, request: FlowRequest, key: string) => ctx.services.flows.text(request.flow, key);
 
 /**
  * docs/api.md#flows: mails a one-time authorization code, bound to this client and to its
  * password_recover_url, as `code` on that URL. The code and the email commit together.
  */
-export async function requestPasswordReset(ctx: LoginCall, command: { form: FormSubmission }): Promise<void> {
+export async function requestPasswordReset(
+  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'mailLimits' | 'rateLimiter' | 'tokens' | 'work'>, command: { form: FormSubmission },
+): Promise<void> {
   const { request, form, record } = await emailRequest(ctx, command.form, 'forgotPasswordForm', '/oauth/forgot_password_native');
   const recoverUrl = configuredUrl(request.client, 'password_recover_url');
   if (request.redirectUri !== recoverUrl) {
@@ -85,7 +87,9 @@ export async function requestPasswordReset(ctx: LoginCall, command: { form: Form
  * docs/api.md#flows: mails a one-time verification code as `verification_code` on the client's
  * verify_email_url; /access/useVerificationCode then sets emailVerified.
  */
-export async function requestEmailVerification(ctx: LoginCall, command: { form: FormSubmission }): Promise<void> {
+export async function requestEmailVerification(
+  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'mailLimits' | 'rateLimiter' | 'tokens' | 'work'>, command: { form: FormSubmission },
+): Promise<void> {
   const { request, form, record } = await emailRequest(ctx, command.form, 'resendVerificationForm', '/oauth/verify_email_native');
   const verifyUrl = configuredUrl(request.client, 'verify_email_url');
   if (!record) {

@@ -8,7 +8,7 @@ import type { CallContext } from '../services';
  * logged, and the person still gets the refusal they are owed. It never throws: a wrong password's
  * count is not waited for (the refusal of a known account then takes as long as an unknown one's).
  */
-export async function countFailedSignIn(ctx: CallContext, accountId: number, reason: FailureReason, client?: { clientId: string }): Promise<void> {
+export async function countFailedSignIn(ctx: CallContext<'clock' | 'db' | 'logger'>, accountId: number, reason: FailureReason, client?: { clientId: string }): Promise<void> {
   const { db, clock, logger } = ctx.services;
   try {
     await db.events.countFailureAlone({

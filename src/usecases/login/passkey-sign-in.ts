@@ -13,7 +13,9 @@ export interface PasskeySignInCommand { challengeToken: string; credential: unkn
  * `second_factor`; one that did not is the first factor of an account, which then owes its second
  * like a password does. Answers exactly what a password sign-in answers.
  */
-export async function passkeySignIn(ctx: LoginCall, command: PasskeySignInCommand): Promise<SignInOutcome> {
+export async function passkeySignIn(
+  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: PasskeySignInCommand,
+): Promise<SignInOutcome> {
   const { request } = ctx;
   const credential = credentialOf<AuthenticationResponseJSON>(command.credential, 'sign_in');
   await spendAssertionChallenge(ctx, credential, command.challengeToken, 'sign_in', request.client);

@@ -16,7 +16,7 @@ export const accountSubject = (record: { id: number } | undefined, normalizedIde
  * changePasswordForm draw on the same per-account budget: a stolen access token does not open a
  * second way to guess the password.
  */
-export async function guardPasswordGuesses(ctx: CallContext, subject: string) {
+export async function guardPasswordGuesses(ctx: CallContext<'loginLimits' | 'rateLimiter'>, subject: string) {
   const { rateLimiter, loginLimits } = ctx.services;
   const account = `login:account:${ctx.app.id}:${subject}`;
   const address = `login:address:${ctx.app.id}:${ctx.clientAddress}`;

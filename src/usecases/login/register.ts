@@ -15,7 +15,9 @@ const ENDPOINT = '/oauth/register_native_traditional';
  * docs/api.md#flows: validates the registration form with every rule, creates the record (email unique
  * per application regardless of case, also under concurrent registrations), and signs it in.
  */
-export async function registerWithPassword(ctx: LoginCall, command: { form: FormSubmission; refreshSecret?: string }): Promise<SignInOutcome> {
+export async function registerWithPassword(
+  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'passwords' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>, command: { form: FormSubmission; refreshSecret?: string },
+): Promise<SignInOutcome> {
   const { request } = ctx;
   const form = requestForm(ctx, request, command.form, 'registrationForm', ENDPOINT);
   requireFields(form, command.form.values);

@@ -24,7 +24,8 @@ export type ResetOutcome = { kind: 'invalid'; invalid: Record<string, string[]> 
  * account ends, the one the redemption made included.
  */
 export async function resetPassword(
-  services: Services, command: { app: Application; link: ResetLink; sent: Record<string, string>; locale: string; origin: Origin },
+  services: Pick<Services, 'box' | 'clock' | 'db' | 'passwords' | 'tokens' | 'versions' | 'work'>,
+  command: { app: Application; link: ResetLink; sent: Record<string, string>; locale: string; origin: Origin },
 ): Promise<ResetOutcome> {
   const { app, link, sent } = command;
   const { passwords, work } = services;

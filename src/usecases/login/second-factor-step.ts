@@ -53,7 +53,7 @@ export const pausedMethods = (row: StoredCredential): SecondFactorMethod[] => {
 const binding = (hash: string) => `mfa_token:${hash}`;
 
 /** secondFactorsOf for a login use case. */
-export const secondFactorOwed = (ctx: CallContext, record: UserRecord): Promise<SecondFactorMethod[]> => secondFactorsOf(ctx.services.db, ctx.app, record.id);
+export const secondFactorOwed = (ctx: CallContext<'db'>, record: UserRecord): Promise<SecondFactorMethod[]> => secondFactorsOf(ctx.services.db, ctx.app, record.id);
 
 /**
  * The mfa_token row of a paused sign-in (one use, 5 minutes, bound to the client and the redirect
@@ -101,7 +101,9 @@ export const sentToEnroll = (token: string, proven: string): Paused =>
  * minutes, bound to the client, the response type and the redirect URI) keeps what finishing it
  * needs; the pause carries it to the caller with the methods that may finish it.
  */
-export async function pauseForSecondFactor(ctx: CallContext, request: FlowRequest, record: UserRecord, paused: PausedSignIn, methods: SecondFactorMethod[]): Promise<Paused> {
+export async function pauseForSecondFactor(
+  ctx: CallContext<'box' | 'tokens' | 'work'>, request: FlowRequest, record: UserRecord, paused: PausedSignIn, methods: SecondFactorMethod[],
+): Promise<Paused> {
   const { tokens, work, box } = ctx.services;
   const answer: PausedAnswer = {
     response_type: request.responseType, flow: { name: request.flow.name, version: request.flow.version, locale: request.flow.locale },
@@ -119,7 +121,7 @@ export const provenBy = (factors: SignInFactor[]) => (factors.includes('password
  * none: nothing is issued but an enroll_token (5 minutes, the enrollment endpoints only, the
  * client's), with which the person adds an authenticator app or a passkey before signing in again.
  */
-export async function sendToEnroll(ctx: CallContext, request: FlowRequest, record: UserRecord, factors: SignInFactor[]): Promise<Paused> {
+export async function sendToEnroll(ctx: CallContext<'clock' | 'tokens' | 'work'>, request: FlowRequest, record: UserRecord, factors: SignInFactor[]): Promise<Paused> {
   const { tokens, work, clock } = ctx.services;
   const row = enrollRow({ app: ctx.app, client: request.client, entityId: record.id }, clock.now());
   await work.run(({ tx }) => tokens.issueAll([row], tx));
@@ -143,7 +145,7 @@ export function enrollRow(where: { app: Application; client: Client; entityId: n
  * sentToEnroll), in `tx`.
  */
 export async function registrationTokens(
-  ctx: CallContext, request: FlowRequest, proven: Proven, tx: Tx, refreshSecret: string | undefined, also: { issue: Issue; value: string }[] = [],
+  ctx: CallContext<'clock' | 'db' | 'tokens'>, request: FlowRequest, proven: Proven, tx: Tx, refreshSecret: string | undefined, also: { issue: Issue; value: string }[] = [],
 ): Promise<IssuedTokens & { enrollToken?: string }> {
   if (secondFactorPolicy(ctx.app) !== 'required') return loginTokens(ctx, request, proven, tx, refreshSecret, also);
   const row = enrollRow({ app: ctx.app, client: request.client, entityId: proven.entityId }, ctx.services.clock.now());
@@ -166,7 +168,7 @@ function enrollmentRequired(value: string, proven: string): Refusal {
 }
 
 /** A paused sign-in's row opened: how to answer (a sign-in's), and what it resumes with. */
-export function openPaused(ctx: CallContext, row: StoredCredential): { answer?: PausedAnswer; paused: PausedSignIn } | undefined {
+export function openPaused(ctx: CallContext<'box'>, row: StoredCredential): { answer?: PausedAnswer; paused: PausedSignIn } | undefined {
   const extra = row.extra as Partial<PausedExtra> | null;
   if (!extra?.sealed) return undefined;
   const answer = extra.flow && RESPONSE_TYPES.includes(extra.response_type as ResponseType)

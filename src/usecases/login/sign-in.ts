@@ -12,7 +12,7 @@ import { countFailedSignIn } from './failed-sign-ins';
 const ENDPOINT = '/oauth/auth_native_traditional';
 
 /** 210 keyed by the form name: byte for byte the same for an unknown account and a wrong password. */
-function invalidCredentials(ctx: CallContext, request: FlowRequest, formName: string): Refusal {
+function invalidCredentials(ctx: CallContext<'flows'>, request: FlowRequest, formName: string): Refusal {
   return new Refusal('wrong_credentials', 'the sign-in failed; check the email address or username and the password', {
     fields: { [formName]: [ctx.services.flows.text(request.flow, 'errors.invalidCredentials')] },
   });
@@ -33,7 +33,9 @@ export interface SignInCommand {
  * account's and the address's budgets before the password is checked (unknown accounts have a
  * budget too), and an unknown account still costs one argon2 verification.
  */
-export async function signIn(ctx: LoginCall, command: SignInCommand): Promise<SignInOutcome> {
+export async function signIn(
+  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'logger' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: SignInCommand,
+): Promise<SignInOutcome> {
   const { request } = ctx;
   const form = requestForm(ctx, request, command.form, 'signInForm', ENDPOINT);
   const passwordField = form.fields.find((f) => f.field.type === 'password');

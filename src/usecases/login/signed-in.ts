@@ -21,7 +21,7 @@ export type SecondFactor = Exclude<SignInFactor, 'password' | 'social'>;
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
  * flow's message `errors.accountDisabled` when it has one, else ours in the flow's locale.
  */
-export function accountDisabled(ctx: CallContext, request: FlowRequest, formName?: string): Refusal {
+export function accountDisabled(ctx: CallContext<'flows'>, request: FlowRequest, formName?: string): Refusal {
   const own = ctx.services.flows.text(request.flow, 'errors.accountDisabled');
   const message = own !== 'errors.accountDisabled' ? own : textsOf('api', request.flow.locale).accountDisabled;
   return new Refusal('wrong_credentials', 'this account is disabled by an operator of the service', {
@@ -62,7 +62,9 @@ export interface SignInOptions {
  * account is refused; an account that owes a second factor pauses here (before anything is issued
  * or spent), one sent to add it first gets its enroll_token; otherwise the session (finishSignIn).
  */
-export async function signedIn(ctx: CallContext, request: FlowRequest, record: UserRecord, options: SignInOptions = {}): Promise<SignInOutcome> {
+export async function signedIn(
+  ctx: CallContext<'box' | 'clock' | 'db' | 'flows' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions = {},
+): Promise<SignInOutcome> {
   const first = options.factors ?? ['password'];
   if (record.disabledAt) {
     await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
@@ -96,7 +98,9 @@ export async function signedIn(ctx: CallContext, request: FlowRequest, record: U
  * identities when they were read with it (the password sign-in's lookup); otherwise they are read
  * here.
  */
-export async function finishSignIn(ctx: CallContext, request: FlowRequest, record: UserRecord, options: SignInOptions = {}): Promise<SignedIn> {
+export async function finishSignIn(
+  ctx: CallContext<'clock' | 'db' | 'flows' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions = {},
+): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
   const first = options.factors ?? ['password'];
@@ -166,7 +170,7 @@ export interface Finishing {
 }
 
 /** The proof of a paused sign-in spent in `tx`: one sign-in per mfa_token and per code, however many race. */
-export async function spendFinishing(ctx: CallContext, entityId: number, f: Finishing, tx: Tx): Promise<void> {
+export async function spendFinishing(ctx: CallContext<'clock' | 'db'>, entityId: number, f: Finishing, tx: Tx): Promise<void> {
   const { db, clock } = ctx.services;
   const now = clock.now();
   if (!(await db.credentials.consume(ctx.app.id, 'mfa_token', f.mfaTokenHash, now, tx, f.clientId))) throw f.spent();
@@ -175,7 +179,7 @@ export async function spendFinishing(ctx: CallContext, entityId: number, f: Fini
 }
 
 /** A sign-in's other work, made from its data: the proof of a paused sign-in spent, the social token spent, the merged identity linked. */
-function alongsideOf(ctx: CallContext, request: FlowRequest, record: UserRecord, also: SignInAlso, finishing: Finishing | undefined) {
+function alongsideOf(ctx: CallContext<'clock' | 'db' | 'socialTokens'>, request: FlowRequest, record: UserRecord, also: SignInAlso, finishing: Finishing | undefined) {
   return async (uow: UnitOfWork, locked: UserRecord): Promise<{ changed: string[] }> => {
     if (finishing) await spendFinishing(ctx, record.id, finishing, uow.tx);
     if (also.socialToken !== undefined && !(await ctx.services.socialTokens.consume(ctx.app, also.socialToken, uow.tx))) throw invalidToken()();

@@ -15,7 +15,7 @@ import { writeVersion } from '../records/new-version';
  * error `invalid` makes when the token is unknown, expired or spent. An external application that
  * cannot be used is a 500 saying which and why.
  */
-export async function redeemToken(ctx: CallContext, client: Client, value: string, invalid: () => Refusal): Promise<Redeemed> {
+export async function redeemToken(ctx: CallContext<'socialTokens'>, client: Client, value: string, invalid: () => Refusal): Promise<Redeemed> {
   try {
     const redeemed = await ctx.services.socialTokens.redeem(ctx.app, client, value);
     if (!redeemed) throw invalid();
@@ -40,7 +40,7 @@ export const identityTaken = () => new Refusal('identity_taken', 'this social id
  * both or neither. A token spent meanwhile is `invalid`; an identity linked meanwhile is 361.
  */
 export async function linkIdentity(
-  ctx: CallContext, record: UserRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => Refusal,
+  ctx: CallContext<'clock' | 'db' | 'socialTokens'>, record: UserRecord, value: string, profile: SocialProfile, tx: Tx, invalid: () => Refusal,
 ): Promise<{ did: 'account.identity_linked'; provider: string }> {
   const { socialTokens, db, clock } = ctx.services;
   if (!(await socialTokens.consume(ctx.app, value, tx))) throw invalid();
@@ -61,7 +61,7 @@ export async function linkIdentity(
  * and one more version of it: records that change and the version with its snapshot.
  */
 export async function changeIdentities(
-  ctx: CallContext, record: UserRecord, uow: UnitOfWork, acting: Acting,
+  ctx: CallContext<'clock' | 'db' | 'versions'>, record: UserRecord, uow: UnitOfWork, acting: Acting,
   change: (locked: UserRecord) => Promise<IdentityChange>,
 ): Promise<void> {
   const { db, clock } = ctx.services;
@@ -76,14 +76,14 @@ export async function changeIdentities(
 export interface IdentityChange { did: 'account.identity_linked' | 'account.identity_unlinked'; provider: string }
 
 /** The event of an identity linked or unlinked. */
-export const identityEvent = (ctx: CallContext, acting: Acting, entityId: number, done: IdentityChange, at: Date) =>
+export const identityEvent = (ctx: CallContext<never>, acting: Acting, entityId: number, done: IdentityChange, at: Date) =>
   event(done.did, ctx.app.id, at, acting, recordSubject(entityId), { provider: done.provider });
 
 /**
  * A `merge_token` presented with a sign-in into `record`: it must be the token of an auth_native
  * call that failed with 380 because of this very record.
  */
-export async function mergeRequest(ctx: CallContext, client: Client, value: string, record: UserRecord): Promise<Redeemed> {
+export async function mergeRequest(ctx: CallContext<'socialTokens'>, client: Client, value: string, record: UserRecord): Promise<Redeemed> {
   const invalid = invalidToken('mergeToken');
   const merge = await redeemToken(ctx, client, value, invalid);
   if (merge.outcome?.presented !== 'email_address_in_use' || merge.outcome.conflictEntityId !== record.id) {

@@ -35,7 +35,7 @@ const preregFields = (form: CompiledForm, profile: SocialProfile) =>
   Object.fromEntries(form.fields.map(({ name, field }) => [name, fromProfile(profile, field.schemaAttribute)]));
 
 /** 380 with what the spec says of the account that holds the email (docs/api.md#social-login). */
-async function emailInUse(ctx: CallContext, record: UserRecord): Promise<Refusal> {
+async function emailInUse(ctx: CallContext<'db'>, record: UserRecord): Promise<Refusal> {
   const linked = await ctx.services.db.social.profiles.forEntity(ctx.app.id, record.id);
   const photo = linked.find((p) => typeof p.data.photo === 'string');
   return new Refusal('email_in_use', 'an account with this email address exists; sign in to it (with merge_token to link this identity)', {
@@ -56,7 +56,7 @@ export type SocialSignedIn = (SignedIn & { isNew: boolean }) | Paused;
  * transaction with its welcome email (a verification link, unless the provider verified the email).
  */
 async function register(
-  ctx: CallContext, request: FlowRequest, token: string, profile: SocialProfile,
+  ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, token: string, profile: SocialProfile,
   input: { email: string | null; username?: string; attributes: Record<string, unknown> }, refreshSecret: string | undefined,
 ): Promise<SocialSignedIn> {
   const { db, clock, work, versions } = ctx.services;
@@ -93,7 +93,7 @@ async function register(
  * record holds is 380; otherwise `thin_registration=true` creates the record at once (when the
  * provider gave an email) or the answer is 310, with `prereg_fields` when `registration_form` is sent.
  */
-export async function socialSignIn(ctx: LoginCall, command: {
+export async function socialSignIn(ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: {
   token: string;
   /** A merge token of a failed 380 call for the account this identity signs in to: its identity is linked too. */
   mergeToken?: string;
@@ -158,7 +158,10 @@ export async function socialSignIn(ctx: LoginCall, command: {
  * docs/api.md#social-login: registers the identity of a token that /oauth/auth_native answered 310 for, with the
  * social registration form (every rule checked: 390), and signs the new record in.
  */
-export async function socialRegister(ctx: LoginCall, command: { token: string; form: FormSubmission; refreshSecret?: string }): Promise<SocialSignedIn> {
+export async function socialRegister(
+  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'rateLimiter' | 'registrationLimit' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
+  command: { token: string; form: FormSubmission; refreshSecret?: string },
+): Promise<SocialSignedIn> {
   const { request } = ctx;
   const { token } = command;
   const form = requestForm(ctx, request, command.form, 'socialRegistrationForm', '/oauth/register_native');
@@ -180,7 +183,7 @@ export async function socialRegister(ctx: LoginCall, command: { token: string; f
 }
 
 /** docs/api.md#social-login: links the identity behind a social token to the record of an access token. */
-export async function linkAccount(ctx: LoginCall, command: { accessToken: Bearer; token: string }): Promise<void> {
+export async function linkAccount(ctx: LoginCall<'clock' | 'db' | 'socialTokens' | 'versions' | 'work'>, command: { accessToken: Bearer; token: string }): Promise<void> {
   const { request } = ctx;
   const { token } = command;
   const { record, token: access } = await recordOfAccessToken(ctx, request, command.accessToken);
@@ -197,7 +200,7 @@ export async function linkAccount(ctx: LoginCall, command: { accessToken: Bearer
 }
 
 /** docs/api.md#social-login: unlinks one identity, unless it is the record's last way to sign in. */
-export async function unlinkAccount(ctx: LoginCall, command: { accessToken: Bearer; identifier: string }): Promise<void> {
+export async function unlinkAccount(ctx: LoginCall<'clock' | 'db' | 'versions' | 'work'>, command: { accessToken: Bearer; identifier: string }): Promise<void> {
   const { request } = ctx;
   const { identifier } = command;
   const { record } = await recordOfAccessToken(ctx, request, command.accessToken);

@@ -20,7 +20,9 @@ const ENDPOINT = '/oauth/update_profile_native';
  * is told to the old address, a verified one with a link that undoes it
  * (docs/api.md#changing-the-email-address).
  */
-export async function updateProfile(ctx: LoginCall, command: { form: FormSubmission; accessToken: Bearer }): Promise<void> {
+export async function updateProfile(
+  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'versions' | 'work'>, command: { form: FormSubmission; accessToken: Bearer },
+): Promise<void> {
   const { request } = ctx;
   const { accessToken } = command;
   const { values } = command.form;

@@ -7,7 +7,7 @@ import type { CallContext } from '../services';
 import type { FlowRequest } from './call';
 
 /** A whole number of seconds from a client setting, else the application default, else `fallback`. */
-export const settingSeconds = (ctx: CallContext, client: Client, key: string, fallback: number) =>
+export const settingSeconds = (ctx: CallContext<never>, client: Client, key: string, fallback: number) =>
   wholeSeconds(client.settings[key] ?? ctx.app.settings[key], fallback);
 
 /**
@@ -16,7 +16,7 @@ export const settingSeconds = (ctx: CallContext, client: Client, key: string, fa
  * it in the same INSERT as the new record's tokens).
  */
 export function verificationMail(
-  ctx: CallContext,
+  ctx: CallContext<'baseUrls'>,
   request: FlowRequest,
   record: UserRecord,
   verifyUrl: string,

@@ -36,7 +36,10 @@ export type Verified = { signedIn: SignedIn; social: boolean } | { pair: TokenPa
  * accepted once) or the recovery code spent, and the session issued with `otp` beside the first
  * credential in its facts. A paused code exchange gets its pair.
  */
-export async function verifySecondFactor(ctx: CallContext & { client: Client }, command: SecondFactorCommand): Promise<Verified> {
+export async function verifySecondFactor(
+  ctx: CallContext<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'logger' | 'loginLimits' | 'rateLimiter' | 'socialTokens' | 'tokens' | 'versions' | 'work'> & { client: Client },
+  command: SecondFactorCommand,
+): Promise<Verified> {
   const { db, clock, work, box, flows, tokens } = ctx.services;
   const hash = sha256Hex(command.mfaToken);
   const spent = () => invalidField('mfaToken', 'is invalid, expired or already used (a sign-in waits 5 minutes for its second factor); sign in again');

@@ -44,7 +44,7 @@ export async function saveProviderToken(deps: ProviderStorageDeps, command: { ap
  * Spends a code (exchanged) or a refresh token (rotated) with its event, in one round trip: true
  * for one caller only. Any other token is spent alone (destroyed by its client or the provider).
  */
-export async function spendProviderToken(deps: ProviderStorageDeps, command: { app: Application; kind: CredentialKind; valueHash: string; party: ProviderParty }): Promise<boolean> {
+export async function spendProviderToken(deps: Pick<ProviderStorageDeps, 'clock' | 'db'>, command: { app: Application; kind: CredentialKind; valueHash: string; party: ProviderParty }): Promise<boolean> {
   const { db, clock } = deps;
   const now = clock.now();
   const { app, kind, valueHash, party } = command;
@@ -109,7 +109,7 @@ export async function saveProviderObject(
 }
 
 /** Marks an object of the provider's state spent: true for one caller only. */
-export const spendProviderObject = (deps: ProviderStorageDeps, command: { app: Application; model: string; idHash: string }) =>
+export const spendProviderObject = (deps: Pick<ProviderStorageDeps, 'clock' | 'db'>, command: { app: Application; model: string; idHash: string }) =>
   deps.db.oidcState.consumeAlone(command.app.id, command.model, command.idHash, deps.clock.now());
 
 /**
@@ -131,9 +131,9 @@ export async function destroyProviderObject(
 }
 
 /** Deletes every state object of a grant (its tokens are ended by endProviderGrant). */
-export const destroyProviderGrantState = (deps: ProviderStorageDeps, command: { app: Application; grantId: string }) =>
+export const destroyProviderGrantState = (deps: Pick<ProviderStorageDeps, 'db'>, command: { app: Application; grantId: string }) =>
   deps.db.oidcState.destroyGrantAlone(command.app.id, command.grantId);
 
 /** Spends a code or token that is no longer wanted (a destroy): alone, without an event. */
-export const destroyProviderToken = (deps: ProviderStorageDeps, command: { app: Application; kind: CredentialKind; valueHash: string }) =>
+export const destroyProviderToken = (deps: Pick<ProviderStorageDeps, 'clock' | 'db'>, command: { app: Application; kind: CredentialKind; valueHash: string }) =>
   deps.db.credentials.consumeAlone(command.app.id, command.kind, command.valueHash, deps.clock.now());

@@ -8,7 +8,7 @@ import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
  * user's access token, authorization code, refresh token and SDK session, and enabling spends
  * them). Answers how many tokens and codes it spent.
  */
-export function disableUser(deps: OperatorDeps, command: AccountCommand): Promise<{ spent: number }> {
+export function disableUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<{ spent: number }> {
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();

@@ -7,7 +7,7 @@ import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
  * may have issued while it was being disabled (no access token of it worked meanwhile) is spent
  * with the change, so nothing from the disabled time comes back to life.
  */
-export function enableUser(deps: OperatorDeps, command: AccountCommand): Promise<void> {
+export function enableUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<void> {
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();

@@ -3,7 +3,7 @@ import { event, recordSubject } from '../../domain/events';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
 
 /** Ends every session of a user: its access and refresh tokens, refresh secrets and unused authorization codes. Answers how many it spent. */
-export function signOutUser(deps: OperatorDeps, command: AccountCommand): Promise<{ spent: number }> {
+export function signOutUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<{ spent: number }> {
   const { applicationId, entityId } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();

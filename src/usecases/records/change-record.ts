@@ -71,7 +71,7 @@ function differing(before: UserRecord, after: UserRecord, passwordHash: string |
  * DuplicateAttributeError for a taken email or username.
  */
 export async function changeRecord(
-  deps: RecordDeps,
+  deps: Omit<RecordDeps, 'entityQueryTimeoutMs'>,
   command: RecordCall & { writer: Writer; kind: 'record.updated' | 'record.replaced'; change: (current: Doc) => Doc; password?: string },
 ): Promise<Doc> {
   const { app, writer, acting } = command;
@@ -101,7 +101,7 @@ export async function changeRecord(
 }
 
 /** /entity.delete: the record with its codes, tokens and identities; RecordGoneError when it was deleted meanwhile. */
-export async function removeRecord(deps: RecordDeps, command: RecordCall & { entityId: number }): Promise<void> {
+export async function removeRecord(deps: Pick<RecordDeps, 'clock' | 'db' | 'versions' | 'work'>, command: RecordCall & { entityId: number }): Promise<void> {
   const deleted = await deps.work.run((uow) => deleteRecord(deps, uow, command.acting, command.app.id, command.entityId));
   if (!deleted) throw new RecordGoneError('the record was deleted meanwhile');
 }

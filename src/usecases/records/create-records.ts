@@ -42,7 +42,7 @@ function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snap
  * actor. A taken email, username or uuid raises DuplicateAttributeError.
  */
 export async function createRecord(
-  deps: RecordDeps,
+  deps: Pick<RecordDeps, 'clock' | 'db' | 'passwords' | 'versions' | 'work'>,
   command: { app: Application; origin: Origin; client?: { id: number; clientId: string }; creationToken?: string; record: NewRecordInput },
 ): Promise<UserRecord> {
   const { record, client, creationToken } = command;
@@ -65,7 +65,7 @@ export async function createRecord(
  * the background lane first (at most half the argon2 threads). A taken attribute raises BulkItemError
  * naming the item.
  */
-export async function createRecords(deps: RecordDeps, command: RecordCall & { records: readonly NewRecordInput[] }): Promise<UserRecord[]> {
+export async function createRecords(deps: Pick<RecordDeps, 'clock' | 'db' | 'passwords' | 'versions' | 'work'>, command: RecordCall & { records: readonly NewRecordInput[] }): Promise<UserRecord[]> {
   for (const [n, r] of command.records.entries()) assertLongEnough(command.app, r.password, `all_attributes[${n}].password`);
   const hashes = await Promise.all(command.records.map((r) => (r.password === undefined ? null : deps.passwords.hashInBackground(r.password))));
   let current = 0;

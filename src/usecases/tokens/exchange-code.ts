@@ -36,7 +36,7 @@ export type Exchange =
  * gives no pair: an mfa_token that mfa_verify_native turns into that pair with the second factor
  * (knowing the mailbox is not the second factor).
  */
-export async function redeemCode(deps: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand, options: { pauseOwed?: boolean } = {}): Promise<Exchange> {
+export async function redeemCode(deps: Pick<ExchangeDeps, 'box' | 'clock' | 'db' | 'tokens'>, uow: UnitOfWork, command: ExchangeCommand, options: { pauseOwed?: boolean } = {}): Promise<Exchange> {
   const { db, clock, tokens, box } = deps;
   const { app, client, redirectUri } = command;
   const { tx } = uow;
@@ -69,7 +69,7 @@ export type SpentCode = { found: StoredCredential; record: UserRecord | undefine
  * Spends an authorization code in `uow` (the one conditional UPDATE: under concurrency one caller
  * wins), when it is the client's and is presented with its redirect URI.
  */
-export async function spendCode({ db, clock }: ExchangeDeps, uow: UnitOfWork, command: ExchangeCommand): Promise<SpentCode | Extract<Exchange, { error: 'denied' | 'mismatch' | 'disabled' }>> {
+export async function spendCode({ db, clock }: Pick<ExchangeDeps, 'clock' | 'db'>, uow: UnitOfWork, command: ExchangeCommand): Promise<SpentCode | Extract<Exchange, { error: 'denied' | 'mismatch' | 'disabled' }>> {
   const { app, client, code, redirectUri } = command;
   const { tx } = uow;
   const hash = sha256Hex(code);
@@ -87,7 +87,7 @@ export async function spendCode({ db, clock }: ExchangeDeps, uow: UnitOfWork, co
 }
 
 /** After the work of an exchange: its pair, or its refusal (a replayed code's family revoked first). */
-export async function settleExchange(deps: ExchangeDeps, command: Pick<ExchangeCommand, 'app' | 'redirectUri' | 'origin'>, outcome: Exchange): Promise<TokenPair | Paused> {
+export async function settleExchange(deps: Pick<ExchangeDeps, 'clock' | 'db' | 'work'>, command: Pick<ExchangeCommand, 'app' | 'redirectUri' | 'origin'>, outcome: Exchange): Promise<TokenPair | Paused> {
   if ('pair' in outcome) return outcome.pair;
   if (outcome.error === 'mismatch') {
     throw new Refusal('redirect_mismatch', 'redirect_uri differs from the one used to obtain the code', { received: command.redirectUri, expected: outcome.expected });
