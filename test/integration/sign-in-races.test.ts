@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
-import { changeAccount } from '../../src/domain/accounts';
+import { writeRecord } from '../../src/usecases/records/write-record';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { enableUser } from '../../src/usecases/operators/enable-user';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
@@ -32,7 +32,10 @@ it('a password changed while a sign-in with the old one is being checked refuses
   passwords.verify = async (hash, given) => {
     const ok = await verify(hash, given);
     passwords.verify = verify;
-    await work.run((uow) => changeAccount(t.runtime.services, uow, { actor: { kind: 'system' }, origin: {} }, record.applicationId, record.id, { passwordHash: newHash }));
+    const app = (await db.applications.findById(record.applicationId))!;
+    await work.run((uow) => writeRecord(t.runtime.services, uow, {
+      app, entityId: record.id, role: 'client', channel: 'form', acting: { actor: { kind: 'system' }, origin: {} }, passwordHash: newHash, change: () => ({ change: {} }),
+    }));
     return ok;
   };
   const signIn = await post('/oauth/auth_native_traditional', { ...shared(), signInEmailAddress: email, currentPassword: 'old password one' });

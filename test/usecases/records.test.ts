@@ -10,6 +10,8 @@ import { issueCreationToken } from '../../src/usecases/access/issue';
 import type { Application } from '../../src/domain/storage/applications';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { asOwner } from '../helpers/usecases';
+import { refusalOf, writeRecord } from '../../src/usecases/records/write-record';
+import { sha256Hex } from '../../src/domain/secrets';
 
 // The record API's use cases called directly: what the handlers of /entity.* adapt.
 
@@ -81,5 +83,57 @@ describe('records', () => {
     await expect(findRecords(services, { applicationId: app.id, filter: parseFilter("password = 'x'"), sortOn: [], limit: 1, offset: 0, total: false }))
       .rejects.toMatchObject({ part: 'filter' });
     await expect(findRecords(services, { applicationId: app.id, sortOn: ['profiles'], limit: 1, offset: 0, total: false })).rejects.toBeInstanceOf(FilterUseError);
+  });
+});
+
+describe('one writer of records, one policy of who may write what', () => {
+  const none = { emailMoved: false, emailRemoved: false, verifiedChanged: false, password: false };
+  it.each([
+    // [role, channel, what the write changes, the refusal]
+    ['client', 'api', { emailMoved: true, emailRemoved: true, verifiedChanged: true, password: true }, undefined],
+    ['person', 'api', { verifiedChanged: true }, 'verification'],
+    ['proven', 'api', { verifiedChanged: true }, 'verification'],
+    ['proven', 'form', { emailMoved: true, emailRemoved: true }, 'email_removed'],
+    ['person', 'api', { emailMoved: true }, 'email_unproven'],
+    ['person', 'form', { emailMoved: true }, 'email_unproven'],
+    ['proven', 'api', { emailMoved: true }, undefined],
+    ['proven', 'form', { emailMoved: true }, undefined],
+    ['proven', 'api', { password: true }, 'password_api'],
+    ['person', 'form', { password: true }, 'password_unproven'],
+    ['proven', 'form', { password: true }, undefined],
+    ['proven', 'reset', { password: true }, undefined],
+    ['person', 'form', {}, undefined],
+  ] as const)('%s through %s changing %j: %s', (role, channel, judged, refusal) => {
+    expect(refusalOf(role, channel, { ...none, ...judged })).toBe(refusal);
+  });
+
+  it('a person\'s new password ends their other sessions and keeps their own; the application\'s client setting one through the record API ends none', async () => {
+    const email = `${randomUUID()}@example.com`;
+    const created = await createRecord(t.runtime.services, { app, origin, client: owner(), record: entity(email) });
+    const { db, services } = t.runtime;
+    const login = (await services.clients.find(app.id, t.local.clients.login.client_id))!;
+    const token = async (family: string) => {
+      const value = randomUUID();
+      await services.work.run(({ tx }) => services.tokens.issueAll([{ issue: { kind: 'refresh_token', app, entityId: created.id, client: login, family, seconds: 600 }, value }], tx));
+      return sha256Hex(value);
+    };
+    const live = async (hash: string) => (await db.credentials.find(app.id, 'refresh_token', hash))!.usedAt === null;
+    const [own, other] = [await token('own'), await token('other')];
+    const acting = asOwner(t);
+    const [first, second] = [await services.passwords.hash('a new password 1'), await services.passwords.hash('a new password 2')];
+    await services.work.run((uow) => writeRecord(services, uow, {
+      app, entityId: created.id, role: 'client', channel: 'api', acting, passwordHash: first, change: () => ({ change: {} }),
+    }));
+    expect([await live(own), await live(other)]).toEqual([true, true]);
+    await services.work.run((uow) => writeRecord(services, uow, {
+      app, entityId: created.id, role: 'proven', channel: 'form', acting, keepSession: 'own', passwordHash: second, change: () => ({ change: {} }),
+    }));
+    expect([await live(own), await live(other)]).toEqual([true, false]);
+    // judged again with the record locked: a person without proof never moves the address
+    await expect(services.work.run((uow) => writeRecord(services, uow, {
+      app, entityId: created.id, role: 'person', channel: 'form', acting, change: () => ({ change: { email: `moved-${email}` } }),
+      notice: { app, baseUrl: 'http://localhost', locale: 'en-US', clientId: login.id },
+    }))).rejects.toMatchObject({ reason: 'email_unproven' });
+    expect((await db.records.find(app.id, { id: created.id }))!.email).toBe(email);
   });
 });

@@ -1,8 +1,6 @@
 import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
 import { deepMerge, getPath, parsePath, parsePathList, setPath } from '../../domain/entity-attributes';
 import { FilterError, FilterUseError, parseFilter, type Filter } from '../../domain/filter';
-import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
-import { COMMON_PASSWORD_REFUSAL, isCommonPassword } from '../../domain/common-passwords';
 import { StatementTimeoutError } from '../../domain/storage/transactions';
 import { mayResetPassword } from '../../domain/tokens';
 import { READ_ONLY as READ_ONLY_ATTRIBUTES, requireUserType } from '../../domain/users';
@@ -50,18 +48,11 @@ async function writable(ctx: RequestContext, tokenMayWrite: boolean): Promise<Wr
 }
 
 /**
- * The password a change sets: a password is never part of the stored document, so it can only come
- * from the request. Access tokens never set one.
+ * The password a change sends: a password is never part of the stored document, so it can only
+ * come from the request; the record use case judges who may set it and how strong it must be.
  */
-function passwordOf(request: ChangeRequest, { byUser }: Writer): string | undefined {
-  const password = 'path' in request ? (request.path.length === 1 && request.path[0] === 'password' ? request.value : undefined) : request.attributes.password;
-  if (password === undefined) return undefined;
-  if (byUser) throw errors.invalidArgument('attributes.password', 'cannot be set with an access token; use update_profile_native');
-  if (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH) {
-    throw errors.invalidArgument('attributes.password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
-  }
-  if (isCommonPassword(password)) throw errors.invalidArgument('attributes.password', COMMON_PASSWORD_REFUSAL);
-  return password;
+function passwordOf(request: ChangeRequest): unknown {
+  return 'path' in request ? (request.path.length === 1 && request.path[0] === 'password' ? request.value : undefined) : request.attributes.password;
 }
 
 /** Drops the read-only members of a whole record sent back unchanged (a read, edited, then replaced). */
@@ -78,7 +69,7 @@ function withoutUnchangedReadOnly(doc: Doc, shown: Doc): Doc {
 }
 
 /** A change through the record use case, its domain errors as the API's. */
-async function writeRecord(ctx: RequestContext, writer: Writing, kind: 'record.updated' | 'record.replaced', change: (current: Doc) => Doc, password?: string) {
+async function writeRecord(ctx: RequestContext, writer: Writing, kind: 'record.updated' | 'record.replaced', change: (current: Doc) => Doc, password?: unknown) {
   try {
     return await changeRecord(ctx.services, { app: ctx.app, acting: writer.acting, writer, kind, change, password });
   } catch (e) {
@@ -131,7 +122,7 @@ export const updateEntity: Handler = async (ctx) => {
   const request = await changeRequest(ctx, writer.record);
   if (!request) return answer(ctx, await shownRecord(ctx.services, writer.record));
   const updated = await writeRecord(ctx, writer, 'record.updated', (current) =>
-    ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)), passwordOf(request, writer));
+    ('path' in request ? setPath(current, request.path, request.value) : deepMerge(current, request.attributes)), passwordOf(request));
   return answer(ctx, updated);
 };
 
@@ -147,7 +138,7 @@ export const replaceEntity: Handler = async (ctx) => {
   if (!request) return answer(ctx, await shownRecord(ctx.services, writer.record));
   const shown = 'path' in request ? {} : await shownRecord(ctx.services, writer.record);
   const updated = await writeRecord(ctx, writer, 'path' in request ? 'record.updated' : 'record.replaced', (current) =>
-    ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)), passwordOf(request, writer));
+    ('path' in request ? setPath(current, request.path, request.value) : withoutUnchangedReadOnly(request.attributes, shown)), passwordOf(request));
   return answer(ctx, updated);
 };
 

@@ -1,4 +1,4 @@
-import { changeAccount } from '../../domain/accounts';
+import { writeRecord } from '../records/write-record';
 import type { Client } from '../../domain/clients';
 import type { CompiledForm } from '../../domain/flow-forms';
 import { changesFrom } from '../../domain/profile-fields';
@@ -41,7 +41,8 @@ export async function resetPassword(
   const outcome = await work.run(async (uow) => {
     const exchange = await redeemCode(services, uow, { app, client: link.client, code: link.code, redirectUri });
     if (!('pair' in exchange)) return { exchange };
-    const written = await changeAccount(services, uow, acting, app.id, entityId, { passwordHash: hash }, { passwordBy: 'reset' });
+    // the person proved the mailbox: every session ends, the one the redemption made included
+    const written = await writeRecord(services, uow, { app, entityId, role: 'proven', channel: 'reset', acting, passwordHash: hash, change: () => ({ change: {} }) });
     if (!written) throw new Refusal('gone', 'the account was deleted meanwhile');
     return { exchange };
   });

@@ -1,5 +1,4 @@
-import { changeAccount, EmailChangeNeedsProofError } from '../../domain/accounts';
-import { addressChanged } from '../../domain/email-change';
+import { judge, refusalOf, writeRecord, WriteRefusedError, type WriteRefusal } from '../records/write-record';
 import { DuplicateAttributeError } from '../../domain/storage/records';
 import { changesFrom, prefillFrom } from '../../domain/profile-fields';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
@@ -62,26 +61,31 @@ export async function updateProfile(
   if (!emailField || values[emailField.name] === undefined) delete change.email;
   // a stolen token, or one an access_issuer minted, must not take the account over: a new password
   // or a new email address (which receives the next reset link) needs proof the holder signed in now
-  const proven = current !== undefined || mayResetPassword(token, clock.now());
-  const moved = addressChanged(record.email, change.email);
-  if (moved && (change.email ?? '') === '') {
-    throw invalidField('form', `${form.name} would remove the email address, which the account needs to be recovered; change it to another address instead`);
-  }
+  // (the one policy of record writes, src/usecases/records/write-record.ts)
+  const role = current !== undefined || mayResetPassword(token, clock.now()) ? 'proven' : 'person';
   const unproven = (what: string, alternative = '') => invalidField('form', `${form.name} ${what}, which needs an access token from a password reset link or from a sign-in within the last ${FRESH_SIGN_IN_SECONDS / 60} minutes; `
     + `${alternative}sign in again, then send the form with the new access token`);
-  if (password !== undefined && !proven) throw unproven('sets a password without the current one', 'use changePasswordForm with the current password, or ');
-  if (moved && !proven) throw unproven('changes the email address');
+  const refusal = (reason: WriteRefusal) => {
+    switch (reason) {
+      case 'email_removed': return invalidField('form', `${form.name} would remove the email address, which the account needs to be recovered; change it to another address instead`);
+      case 'password_unproven': return unproven('sets a password without the current one', 'use changePasswordForm with the current password, or ');
+      case 'email_unproven': return unproven('changes the email address');
+      default: return invalidField('form', `${form.name} changes what the person's own form cannot (${reason})`);
+    }
+  };
+  // judged before argon2 runs, and again with the record locked: the address may have changed since it was read (an undo)
+  const refused = refusalOf(role, 'form', judge(record, change, password !== undefined));
+  if (refused) throw refusal(refused);
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
-  const notice = { app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id, byUser: true };
+  const notice = { app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id };
   try {
-    // judged again with the record locked: the address may have changed since it was read (an undo)
     const acting = asAccount(ctx, record.id, request.client);
-    const written = await work.run((uow) => changeAccount(
-      ctx.services, uow, acting, ctx.app.id, record.id, { ...change, passwordHash }, { keepSession: token.family, notice, proven, passwordBy: 'form' },
-    ));
+    const written = await work.run((uow) => writeRecord(ctx.services, uow, {
+      app: ctx.app, entityId: record.id, role, channel: 'form', acting, passwordHash, keepSession: token.family, notice, change: () => ({ change }),
+    }));
     if (!written) throw notSignedIn();
   } catch (e) {
-    if (e instanceof EmailChangeNeedsProofError) throw unproven('changes the email address');
+    if (e instanceof WriteRefusedError) throw refusal(e.reason);
     if (!(e instanceof DuplicateAttributeError)) throw e;
     throw takenAttribute(ctx, request, form, e.attribute);
   }
