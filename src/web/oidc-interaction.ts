@@ -1,11 +1,10 @@
 import express, { type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
-import { acrMet, essentialAcrs, requestedAcrs, sessionFacts } from '../domain/session';
 import { isHttpUrl, isOpenIdProvider, settingOfList } from '../domain/settings';
 import { INTERACTION_UID } from '../domain/openid-routes';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
-import { canStepUp } from '../usecases/factors/second-factors-of';
+import { decideProviderSignIn } from '../usecases/oidc/sign-in-decision';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
 import { brandOf, crossSite, escape, pageForm, pageHandler, pageLocale, sendError, sendPage, stringFields, text, type PageLocale } from './pages';
@@ -63,36 +62,21 @@ export function oidcInteractionRoutes(
     if (!client) return sendError(res, 400, pageLang, app, { key: 'badLink', detail: 'the client of this sign-in is not a login client of this application any more' });
 
     if (details.prompt.name === 'login') {
-      const session = await browserSessionOfRequest(services, req, app);
-      const facts = session && sessionFacts(session);
-      const signedInAt = facts ? Date.parse(facts.auth_time) : NaN;
-      // the session answers when the app asked nothing more than a session, or when it is the sign-in this interaction asked for
-      // (or the provider's session outlived the browser's, or is another account's: the browser's answers)
-      const fresh = session?.extra?.interaction === details.uid;
-      const essential = essentialAcrs(details.params.claims);
-      const wanted = essential.length > 0 ? essential : requestedAcrs(details.params.acr_values);
-      const reasons = details.prompt.reasons;
-      // asked again only for a stronger sign-in that is a wish, of an account with nothing more to give: the session answers
-      const wishOnly = !fresh && essential.length === 0 && reasons.includes('gatehouse_acr')
-        && reasons.every((r) => r === 'no_session' || r === 'gatehouse_session' || r === 'gatehouse_acr')
-        && session?.entityId != null && !(await canStepUp(services.db, app, session.entityId));
-      const enough = session && facts && (reasons.every((r) => r === 'no_session' || r === 'gatehouse_session') || fresh || wishOnly);
-      if (session && facts && enough) {
-        const record = session.entityId === null ? undefined : await services.db.records.find(app.id, { id: session.entityId });
-        const acr = wanted.find((a) => acrMet(facts.amr, a));
-        if (record && !record.disabledAt && essential.length > 0 && acr === undefined && fresh) {
-          // signed in just now, and still not as the app must have it: asking again would loop
-          return provider.interactionFinished(req, res, {
-            error: 'unmet_authentication_requirements',
-            error_description: 'the app asked for a stronger sign-in (two factors, or a passkey) than this account can give: add an authenticator app or a passkey on the account page, then try again',
-          }, { mergeWithLastSubmission: false });
-        }
-        // acr_values is a wish (OpenID Connect Core 3.1.2.1): a sign-in made for it that could not meet it stands, with no acr
-        if (record && !record.disabledAt && (acr !== undefined || wanted.length === 0 || fresh || wishOnly)) {
-          return provider.interactionFinished(req, res, {
-            login: { accountId: record.uuid, amr: facts.amr, ...(acr !== undefined && { acr }), ts: Math.floor(signedInAt / 1000), remember: true },
-          }, { mergeWithLastSubmission: false });
-        }
+      const decision = await decideProviderSignIn(services, {
+        app, interactionUid: details.uid, reasons: details.prompt.reasons, claims: details.params.claims, acrValues: details.params.acr_values,
+        session: await browserSessionOfRequest(services, req, app),
+      });
+      if (decision.kind === 'unmet') {
+        return provider.interactionFinished(req, res, {
+          error: 'unmet_authentication_requirements',
+          error_description: 'the app asked for a stronger sign-in (two factors, or a passkey) than this account can give: add an authenticator app or a passkey on the account page, then try again',
+        }, { mergeWithLastSubmission: false });
+      }
+      if (decision.kind === 'session') {
+        const { accountId, amr, acr, authTime } = decision;
+        return provider.interactionFinished(req, res, {
+          login: { accountId, amr, ...(acr !== undefined && { acr }), ts: authTime, remember: true },
+        }, { mergeWithLastSubmission: false });
       }
       // to the hosted sign-in of the app's login client, which comes back here through the account page's callback
       const state = accountState(req, res, services.baseUrls.secure, client.clientId, { interaction: details.uid });
