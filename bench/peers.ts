@@ -16,7 +16,9 @@ import { openIdRefreshTokens } from './oidc-flow';
  *   (BENCH_CONNECTIONS, default 50), each connection chaining its own refresh token;
  * - the same grant at Gatehouse's OpenID provider (/oidc/token: oidc-provider mounted over
  *   Gatehouse's stores, tokens from the whole code flow through the hosted sign-in) beside
- *   oidc-provider standalone on the same MariaDB with a durable adapter of its own;
+ *   oidc-provider standalone on the same MariaDB with a durable adapter of its own, and with one
+ *   that gives Gatehouse's guarantees (hashed ids, single use under concurrency, the spend and its
+ *   event in one transaction, account and expiry indexes, the account read on each grant);
  * - email + password sign-in: Gatehouse (argon2id, m=19456 t=2 p=1), the floor under it (HTTP, a
  *   form body and one argon2 verify, nothing else, in the same server), and better-auth 1.7 (its
  *   defaults: scrypt, SQLite), at BENCH_SIGNIN_CONNECTIONS (default 20);
@@ -34,6 +36,7 @@ const only = process.env.BENCH_ONLY;
 const PEERS = path.join(root, 'bench/peers');
 const OIDC_PORT = Number(process.env.BENCH_OIDC_PORT ?? 3927);
 const OIDC_DB_PORT = Number(process.env.BENCH_OIDC_DB_PORT ?? 3947);
+const OIDC_EQUAL_PORT = Number(process.env.BENCH_OIDC_EQUAL_PORT ?? 3957);
 const BETTER_AUTH_PORT = Number(process.env.BENCH_BETTER_AUTH_PORT ?? 3937);
 const GATEHOUSE = `http://127.0.0.1:${Number(process.env.BENCH_PORT ?? 3917)}`;
 const PASSWORD = 'correct horse battery';
@@ -150,7 +153,7 @@ async function databaseCounters(connection: mysql.Connection): Promise<Record<st
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
-type Scenario = 'refresh' | 'releaseRefresh' | 'durableRefresh' | 'oidc' | 'openId' | 'oidcDb' | 'floor' | 'durable' | 'signIn' | 'releaseSignIn' | 'betterAuth';
+type Scenario = 'refresh' | 'releaseRefresh' | 'durableRefresh' | 'oidc' | 'openId' | 'oidcDb' | 'oidcEqual' | 'floor' | 'durable' | 'signIn' | 'releaseSignIn' | 'betterAuth';
 const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
 
 async function main(): Promise<void> {
@@ -172,6 +175,8 @@ async function main(): Promise<void> {
   const oidc = await peer('oidc-provider.mjs', [String(OIDC_PORT), String(connections)]);
   // the standalone provider on the same MariaDB server (a table of its own in the bench database)
   const oidcDb = await peer('oidc-provider.mjs', [String(OIDC_DB_PORT), String(connections), process.env.DATABASE_URL]);
+  // and with the guarantees Gatehouse's provider gives (tables of its own)
+  const oidcEqual = await peer('oidc-provider.mjs', [String(OIDC_EQUAL_PORT), String(connections), process.env.DATABASE_URL, 'equal']);
   const betterAuth = await peer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), String(signInConnections), PASSWORD]);
   const db = await mysql.createConnection(process.env.DATABASE_URL);
   let bench = await startBenchServer();
@@ -190,6 +195,7 @@ async function main(): Promise<void> {
     const floorRefresh = await gatehouseTokens(bench);
     const oidcTokens = oidc.hello.tokens as string[];
     const oidcDbTokens = oidcDb.hello.tokens as string[];
+    const oidcEqualTokens = oidcEqual.hello.tokens as string[];
     const openIdTokens = only === 'signin' ? [] : await openIdRefreshTokens(bench, connections, PASSWORD);
     const signIn = await signInAccounts(bench, 'bench');
     const releaseTokens = release && only !== 'signin' ? await gatehouseTokens(release) : [];
@@ -197,6 +203,7 @@ async function main(): Promise<void> {
     const watch = (b: BenchApp): Watched[] => b.pids.map((pid, i) => ({ label: b.pids.length > 1 ? `api${i + 1}` : 'api', pid, node: true }));
     const oidcWatch: Watched[] = [{ label: 'oidc-provider', pid: oidc.child.pid!, node: true }];
     const oidcDbWatch: Watched[] = [{ label: 'oidc-provider', pid: oidcDb.child.pid!, node: true }];
+    const oidcEqualWatch: Watched[] = [{ label: 'oidc-provider', pid: oidcEqual.child.pid!, node: true }];
     const baWatch: Watched[] = [{ label: 'better-auth', pid: betterAuth.child.pid!, node: true }];
     const baBody = (n: number) => JSON.stringify({ email: `bench${n}@example.com`, password: PASSWORD });
     const oidcAuth = basic('bench', 'bench-secret-0123456789abcdef');
@@ -211,6 +218,7 @@ async function main(): Promise<void> {
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens), ...warm });
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens), ...warm });
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_DB_PORT}`, '/token', oidcAuth, oidcDbTokens), ...warm });
+      await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_EQUAL_PORT}`, '/token', oidcAuth, oidcEqualTokens), ...warm });
     }
     if (only !== 'refresh') {
       await closedLoop({ ...post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n]), ...warm });
@@ -230,6 +238,7 @@ async function main(): Promise<void> {
         oidc: await run('refresh', 'oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
         openId: await run('refresh', 'Gatehouse OpenID refresh grant (/oidc/token, MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens)),
         oidcDb: await run('refresh', 'oidc-provider refresh grant (standalone, its own MariaDB adapter)', oidcDbWatch, refreshLoop(`http://127.0.0.1:${OIDC_DB_PORT}`, '/token', oidcAuth, oidcDbTokens)),
+        oidcEqual: await run('refresh', 'oidc-provider refresh grant (standalone, MariaDB adapter with Gatehouse\'s guarantees)', oidcEqualWatch, refreshLoop(`http://127.0.0.1:${OIDC_EQUAL_PORT}`, '/token', oidcAuth, oidcEqualTokens)),
         floor: await run('signin', 'floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
         durable: await run('signin', 'durable floor: + one SELECT, one Redis budget, one committed INSERT', watch(bench), post(GATEHOUSE, '/bench/durable', FORM, (n) => signIn[n])),
         signIn: await run('signin', 'Gatehouse sign-in (argon2id)', watch(bench), post(GATEHOUSE, '/oauth/auth_native_traditional', FORM, (n) => signIn[n])),
@@ -238,7 +247,7 @@ async function main(): Promise<void> {
       };
       all.push(r);
       say(`round ${round}\n\n${HEADER}\n${Object.values(r).map(line).join('\n')}\n`);
-      say(`OpenID refresh ÷ standalone oidc-provider on MariaDB ${ratio(r.openId.rps, r.oidcDb.rps)}; OpenID refresh ÷ original refresh ${ratio(r.openId.rps, r.refresh.rps)}; `
+      say(`OpenID refresh ÷ standalone oidc-provider on MariaDB ${ratio(r.openId.rps, r.oidcDb.rps)} (÷ the one with equal guarantees ${ratio(r.openId.rps, r.oidcEqual.rps)}); OpenID refresh ÷ original refresh ${ratio(r.openId.rps, r.refresh.rps)}; `
         + `refresh ÷ oidc-provider ${ratio(r.refresh.rps, r.oidc.rps)}; refresh ÷ durable rotation floor ${ratio(r.refresh.rps, r.durableRefresh.rps)}; `
         + `durable rotation floor ÷ oidc-provider ${ratio(r.durableRefresh.rps, r.oidc.rps)}; sign-in ÷ floor ${ratio(r.signIn.rps, r.floor.rps)} (p99 ${ratio(r.signIn.p99, r.floor.p99)}× the floor's); `
         + `sign-in ÷ durable floor ${ratio(r.signIn.rps, r.durable.rps)}; durable floor ÷ floor ${ratio(r.durable.rps, r.floor.rps)}; sign-in ÷ better-auth ${ratio(r.signIn.rps, r.betterAuth.rps)}\n`);
@@ -254,6 +263,8 @@ async function main(): Promise<void> {
     say('medians of the rounds\' ratios\n');
     say(`| ratio | value |\n|---|---|`);
     say(`| OpenID refresh grant: Gatehouse ÷ oidc-provider standalone on MariaDB | ${med('openId', 'oidcDb')} |`);
+    say(`| OpenID refresh grant: Gatehouse ÷ oidc-provider standalone on MariaDB, equal guarantees | ${med('openId', 'oidcEqual')} |`);
+    say(`| oidc-provider standalone: equal guarantees ÷ its plain durable adapter | ${med('oidcEqual', 'oidcDb')} |`);
     say(`| OpenID refresh grant ÷ original /oauth/token rotation | ${med('openId', 'refresh')} |`);
     say(`| refresh grant: Gatehouse ÷ oidc-provider | ${med('refresh', 'oidc')} |`);
     say(`| refresh grant: Gatehouse ÷ durable rotation floor | ${med('refresh', 'durableRefresh')} |`);
@@ -295,7 +306,7 @@ async function main(): Promise<void> {
   } finally {
     await release?.stop();
     await bench.stop();
-    await Promise.all([stop(oidc.child), stop(oidcDb.child), stop(betterAuth.child)]);
+    await Promise.all([stop(oidc.child), stop(oidcDb.child), stop(oidcEqual.child), stop(betterAuth.child)]);
     await db.end();
     fs.rmSync(baDir, { recursive: true, force: true });
   }

@@ -14,12 +14,19 @@
 // with the payload as JSON, found by model and id, consumed by an UPDATE, revoked by grant): the
 // standalone provider on the same database as Gatehouse, every write committed before it answers,
 // over a pool of 20 connections as Gatehouse's.
-//   node oidc-provider.mjs PORT TOKENS [mysql://USER@HOST:PORT/DATABASE]
-import { generateKeyPairSync } from 'node:crypto';
+//
+// With a fourth argument `equal`, the durable adapter gives what Gatehouse's OpenID provider gives
+// (docs/openid-connect.md): token ids stored as their SHA-256 (a copy of the table signs nobody
+// in), a code or refresh token spent once under concurrency (a conditional UPDATE; the loser gets
+// invalid_grant), the spend and its event in one transaction, an account's tokens found by an
+// index (sign out everywhere, erase), expired rows found by an index (the sweep), and the account
+// read on each grant (a disabled account gets nothing; its claims from its row).
+//   node oidc-provider.mjs PORT TOKENS [mysql://USER@HOST:PORT/DATABASE [equal]]
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 
-const [port, count, databaseUrl] = [Number(process.argv[2]), Number(process.argv[3] ?? 50), process.argv[4]];
+const [port, count, databaseUrl, mode] = [Number(process.argv[2]), Number(process.argv[3] ?? 50), process.argv[4], process.argv[5]];
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const DAY = 86_400;
 /** Every model in one Map, nothing evicted; grants index their tokens for revokeByGrantId. */
@@ -102,8 +109,94 @@ async function mariadbAdapter(url) {
   };
 }
 
+/** The adapter with Gatehouse's guarantees (see the top of this file), and the account lookup it pairs with. */
+async function equalAdapter(url) {
+  const pool = mysql.createPool({ uri: url, connectionLimit: 20 });
+  for (const t of ['oidc_equal_models', 'oidc_equal_events', 'oidc_equal_accounts']) await pool.query(`DROP TABLE IF EXISTS ${t}`);
+  await pool.query(`CREATE TABLE oidc_equal_models (
+    model VARCHAR(40) NOT NULL, id_hash CHAR(64) NOT NULL, payload JSON NOT NULL, grant_id VARCHAR(255) NULL, account_id VARCHAR(255) NULL,
+    uid_hash CHAR(64) NULL, user_code VARCHAR(255) NULL, consumed_at DATETIME(3) NULL, expires_at DATETIME(3) NULL,
+    PRIMARY KEY (model, id_hash), KEY by_grant (grant_id), KEY by_account (account_id), KEY by_uid (uid_hash), KEY by_user_code (user_code), KEY by_expiry (expires_at)
+  ) ENGINE=InnoDB`);
+  await pool.query(`CREATE TABLE oidc_equal_events (
+    id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, type VARCHAR(64) NOT NULL, account_id VARCHAR(255) NOT NULL, client_id VARCHAR(255) NULL,
+    occurred_at DATETIME(3) NOT NULL, data JSON NOT NULL, KEY by_account (account_id, occurred_at, id)
+  ) ENGINE=InnoDB`);
+  await pool.query(`CREATE TABLE oidc_equal_accounts (
+    id VARCHAR(255) NOT NULL PRIMARY KEY, email VARCHAR(255) NOT NULL, disabled_at DATETIME(3) NULL
+  ) ENGINE=InnoDB`);
+  const hash = (v) => createHash('sha256').update(String(v)).digest('hex');
+  const found = ([rows]) => {
+    const row = rows[0];
+    if (!row || (row.expires_at && row.expires_at.getTime() <= Date.now())) return undefined;
+    const payload = typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload;
+    return { ...payload, ...(row.consumed_at && { consumed: Math.floor(row.consumed_at.getTime() / 1000) }) };
+  };
+  const SPENT_WITH_EVENT = { AuthorizationCode: 'oidc.code_redeemed', RefreshToken: 'oidc.token_refreshed' };
+  class EqualAdapter {
+    constructor(model) { this.model = model; }
+    async upsert(id, payload, expiresIn) {
+      await pool.execute(
+        'INSERT INTO oidc_equal_models (model, id_hash, payload, grant_id, account_id, uid_hash, user_code, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) '
+        + 'ON DUPLICATE KEY UPDATE payload = VALUES(payload), grant_id = VALUES(grant_id), account_id = VALUES(account_id), uid_hash = VALUES(uid_hash), '
+        + 'user_code = VALUES(user_code), expires_at = VALUES(expires_at)',
+        [this.model, hash(id), JSON.stringify(payload), payload.grantId ?? null, payload.accountId ?? null, payload.uid ? hash(payload.uid) : null,
+          payload.userCode ?? null, typeof expiresIn === 'number' ? new Date(Date.now() + expiresIn * 1000) : null],
+      );
+    }
+    async find(id) { return found(await pool.execute('SELECT * FROM oidc_equal_models WHERE model = ? AND id_hash = ?', [this.model, hash(id)])); }
+    async findByUid(uid) { return found(await pool.execute('SELECT * FROM oidc_equal_models WHERE model = ? AND uid_hash = ?', [this.model, hash(uid)])); }
+    async findByUserCode(code) { return found(await pool.execute('SELECT * FROM oidc_equal_models WHERE model = ? AND user_code = ?', [this.model, code])); }
+    async consume(id) {
+      const type = SPENT_WITH_EVENT[this.model];
+      const spend = 'UPDATE oidc_equal_models SET consumed_at = NOW(3) WHERE model = ? AND id_hash = ? AND consumed_at IS NULL';
+      if (!type) {
+        await pool.execute(spend, [this.model, hash(id)]);
+        return;
+      }
+      // spent once, with its event, in one transaction: of two racing for one token, one wins
+      const conn = await pool.getConnection();
+      try {
+        await conn.query('START TRANSACTION');
+        const [result] = await conn.execute(spend, [this.model, hash(id)]);
+        if (result.affectedRows !== 1) {
+          await conn.query('ROLLBACK');
+          throw new errors.InvalidGrant('grant request is invalid');
+        }
+        await conn.execute(
+          "INSERT INTO oidc_equal_events (type, account_id, client_id, occurred_at, data) SELECT ?, account_id, JSON_UNQUOTE(JSON_EXTRACT(payload, '$.clientId')), NOW(3), '{}' "
+          + 'FROM oidc_equal_models WHERE model = ? AND id_hash = ?',
+          [type, this.model, hash(id)],
+        );
+        await conn.query('COMMIT');
+      } catch (e) {
+        await conn.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        conn.release();
+      }
+    }
+    async destroy(id) { await pool.execute('DELETE FROM oidc_equal_models WHERE model = ? AND id_hash = ?', [this.model, hash(id)]); }
+    async revokeByGrantId(grantId) { await pool.execute('DELETE FROM oidc_equal_models WHERE grant_id = ?', [grantId]); }
+  }
+  /** The account on each grant: none when disabled; its claims from its row. */
+  const findAccount = async (_ctx, sub) => {
+    const [rows] = await pool.execute('SELECT email, disabled_at FROM oidc_equal_accounts WHERE id = ?', [sub]);
+    const row = rows[0];
+    if (!row || row.disabled_at) return undefined;
+    return { accountId: sub, claims: () => ({ sub, email: row.email }) };
+  };
+  const addAccounts = async (ids) => {
+    for (const id of ids) await pool.execute('INSERT INTO oidc_equal_accounts (id, email) VALUES (?, ?)', [id, `${id}@example.com`]);
+  };
+  return { EqualAdapter, findAccount, addAccounts };
+}
+
+const equal = databaseUrl && mode === 'equal' ? await equalAdapter(databaseUrl) : undefined;
+if (equal) await equal.addAccounts(Array.from({ length: count }, (_, i) => `user${i}`));
+
 const provider = new Provider(`http://127.0.0.1:${port}`, {
-  adapter: databaseUrl ? await mariadbAdapter(databaseUrl) : MapAdapter,
+  adapter: equal ? equal.EqualAdapter : databaseUrl ? await mariadbAdapter(databaseUrl) : MapAdapter,
   clients: [{
     client_id: 'bench', client_secret: 'bench-secret-0123456789abcdef', token_endpoint_auth_method: 'client_secret_basic',
     grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: ['https://bench.example.com/'],
@@ -112,7 +205,7 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
   scopes: ['openid', 'offline_access'],
   rotateRefreshToken: true,
   ttl: { AccessToken: 3600, IdToken: 3600, RefreshToken: 90 * DAY, Grant: 90 * DAY, Session: 90 * DAY, Interaction: 600, AuthorizationCode: 60 },
-  findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+  findAccount: equal ? equal.findAccount : (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
   features: { devInteractions: { enabled: false } },
 });
 provider.on('server_error', (_ctx, err) => process.stderr.write(`oidc-provider server_error: ${err.stack}\n`));

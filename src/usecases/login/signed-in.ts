@@ -49,7 +49,7 @@ export interface SignInOptions {
    * single call.
    */
   also?: SignInAlso;
-  /** The second factor that finished a paused sign-in; without one, an account that has one pauses here. */
+  /** The second factor that finished a paused sign-in (finishSignIn only: signedIn pauses an account that owes one). */
   secondFactor?: SecondFactor;
   /** The second factors the account owes one of, when the caller read them already (secondFactorOwed; none: it owes none). */
   secondFactorsOwed?: SecondFactorMethod[];
@@ -70,14 +70,15 @@ export async function signedIn(
     await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
     throw accountDisabled(ctx, request);
   }
-  // a passkey is not the second factor of a sign-in it began
-  const factors = options.secondFactor ? [] : options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);
+  // the seam: an account with a second factor waits for it here, before anything is issued or spent
+  // (a passkey is not the second factor of a sign-in it began)
+  const factors = options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);
   const owed = factors.filter((m) => m !== 'passkey' || !first.some((f) => f === 'passkey' || f === 'verified_passkey'));
   if (owed.length > 0) {
     return pauseForSecondFactor(ctx, request, record, { factors: first, refreshSecret: options.refreshSecret, also: options.also ?? {}, passwordHash: options.checked?.passwordHash }, owed);
   }
   // a second factor required, and none to ask for (a passkey that verified the person is two factors)
-  if (!options.secondFactor && secondFactorPolicy(ctx.app) === 'required' && !first.includes('verified_passkey')) {
+  if (secondFactorPolicy(ctx.app) === 'required' && !first.includes('verified_passkey')) {
     // an account with passkeys that signed in with one that did not verify the person: one factor, and nothing to add it with
     if (factors.length > 0) {
       throw new Refusal('wrong_credentials', 'this application requires two factors: this passkey did not verify the person (no PIN or biometric), '
