@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes, scrypt as scryptCallback } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,6 +131,33 @@ async function gatehouseTokens(bench: BenchApp): Promise<string[]> {
 }
 
 /** One account per sign-in connection (`prefix`0@example.com, …); answers each connection's form body. */
+/**
+ * The two password hashes alone, in this process, one after the other: argon2id verifies at
+ * Gatehouse's parameters (m=19456 KiB, t=2, p=1, @node-rs/argon2 on its threads) and scrypt at
+ * better-auth's (N=16384, r=16, p=1, node:crypto on libuv's threads), `parallel` at a time for
+ * `seconds` each. Their ratio is what the two sign-ins would be if hashing were all they did.
+ */
+async function rawHashRates(seconds: number, parallel = 8): Promise<{ argon2id: number; scrypt: number }> {
+  const password = 'correct horse battery';
+  const argon2 = await argon2Module;
+  const stored = await argon2.hash(password, { algorithm: argon2.Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+  const salt = randomBytes(16).toString('hex');
+  const scryptOnce = () => new Promise<void>((resolve, reject) => scryptCallback(password.normalize('NFKC'), salt, 64, { N: 16384, r: 16, p: 1, maxmem: 128 * 16384 * 16 * 2 }, (e) => (e ? reject(e) : resolve())));
+  const rate = async (once: () => Promise<unknown>) => {
+    const end = Date.now() + seconds * 1000;
+    let done = 0;
+    await Promise.all(Array.from({ length: parallel }, async () => {
+      while (Date.now() < end) {
+        await once();
+        done++;
+      }
+    }));
+    return done / seconds;
+  };
+  return { argon2id: await rate(() => argon2.verify(stored, password)), scrypt: await rate(scryptOnce) };
+}
+const argon2Module = import('@node-rs/argon2');
+
 async function signInAccounts(bench: BenchApp, prefix: string): Promise<string[]> {
   const bodies: string[] = [];
   for (let n = 0; n < signInConnections; n++) {
@@ -154,6 +182,8 @@ const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
 type Scenario = 'refresh' | 'releaseRefresh' | 'durableRefresh' | 'oidc' | 'openId' | 'oidcDb' | 'oidcEqual' | 'floor' | 'durable' | 'signIn' | 'releaseSignIn' | 'betterAuth';
+/** Each round's raw hash rates (argon2id and scrypt verifies per second, nothing else running). */
+const rawRates: { argon2id: number; scrypt: number }[] = [];
 const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
 
 async function main(): Promise<void> {
@@ -245,6 +275,12 @@ async function main(): Promise<void> {
         releaseSignIn: release ? await run('signin', 'the earlier release\'s sign-in', watch(release), post(release.base, '/oauth/auth_native_traditional', FORM, (n) => releaseSignIn[n])) : none('the earlier release\'s sign-in'),
         betterAuth: await run('signin', 'better-auth sign-in (scrypt, SQLite)', baWatch, post(`http://127.0.0.1:${BETTER_AUTH_PORT}`, '/api/auth/sign-in/email', 'application/json', baBody)),
       };
+      if (!skip('signin')) {
+        const raw = await rawHashRates(5);
+        rawRates.push(raw);
+        say(`raw hashes alone: argon2id ${raw.argon2id.toFixed(0)} verifies/s, scrypt ${raw.scrypt.toFixed(0)}/s; sign-in ÷ better-auth ${ratio(r.signIn.rps, r.betterAuth.rps)} `
+          + `is ${ratio(r.signIn.rps / r.betterAuth.rps, raw.argon2id / raw.scrypt)} of the raw argon2id ÷ scrypt ratio ${ratio(raw.argon2id, raw.scrypt)}`);
+      }
       all.push(r);
       say(`round ${round}\n\n${HEADER}\n${Object.values(r).map(line).join('\n')}\n`);
       say(`OpenID refresh ÷ standalone oidc-provider on MariaDB ${ratio(r.openId.rps, r.oidcDb.rps)} (÷ the one with equal guarantees ${ratio(r.openId.rps, r.oidcEqual.rps)}); OpenID refresh ÷ original refresh ${ratio(r.openId.rps, r.refresh.rps)}; `
@@ -274,6 +310,11 @@ async function main(): Promise<void> {
     say(`| durable floor ÷ floor | ${med('durable', 'floor')} |`);
     say(`| sign-in p99: Gatehouse ÷ floor | ${med('signIn', 'floor', 'p99')} |`);
     say(`| sign-in: Gatehouse ÷ better-auth | ${med('signIn', 'betterAuth')} |`);
+    if (rawRates.length) {
+      const relative = all.map((r, i) => (r.signIn.rps / r.betterAuth.rps) / (rawRates[i].argon2id / rawRates[i].scrypt)).filter(Number.isFinite);
+      say(`| raw verifies alone: argon2id ÷ scrypt (better-auth's parameters) | ${ratio(median(rawRates.map((x) => x.argon2id / x.scrypt)), 1)} |`);
+      say(`| sign-in ÷ better-auth, as a share of the raw argon2id ÷ scrypt ratio | ${relative.length ? ratio(median(relative), 1) : '—'} |`);
+    }
     if (release) {
       say(`| refresh grant: the earlier release ÷ oidc-provider | ${med('releaseRefresh', 'oidc')} |`);
       say(`| refresh grant: the earlier release ÷ oidc-provider standalone on MariaDB | ${med('releaseRefresh', 'oidcDb')} |`);
