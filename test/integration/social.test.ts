@@ -306,6 +306,31 @@ describe('merging an identity into an account', () => {
     expect((await authNative(attackerToken)).body).toMatchObject({ code: 380 });
   });
 
+  it('a hosted social sign-in of an account that must add a second factor first shows the enrollment step, not an error', async () => {
+    expect((await register('enroll-ella')).body.stat).toBe('ok');
+    // the identity linked by the hosted merge
+    const linking = cookieBrowser();
+    const merge = firstForm((await signInAtProvider(hostedStart(), 'enroll-ella', linking)).body, base);
+    await linking.go(merge.action, { method: 'POST', form: { ...merge.fields, signInEmailAddress: 'enroll-ella@example.test', currentPassword: 'correct horse battery' } }, 1)
+      .catch(() => undefined);
+    expect(await identities('enroll-ella@example.test')).toHaveLength(1);
+    // the pages see a setting once the application's cached row is older than a few seconds
+    const setDefault = async (value: string) => {
+      expect((await post('/settings/set_default', { key: 'second_factor', value }, { Authorization: owner })).body.stat).toBe('ok');
+      clock.advance(60_000);
+    };
+    await setDefault('required');
+    try {
+      const page = await signInAtProvider(hostedStart(), 'enroll-ella', cookieBrowser());
+      expect(page.status).toBe(200);
+      const form = firstForm(page.body, page.url);
+      expect(form.action).toBe(`${base}/signin/enroll`);
+      expect(form.fields.enroll_token).toMatch(/^[0-9a-f]{40}$/);
+    } finally {
+      await setDefault('optional');
+    }
+  });
+
   it('/register/social takes only a token its own callback page gave this browser', async () => {
     const other = cookieBrowser();
     const page = await signInAtProvider(hostedStart(), 'newcomer-nia', other);
