@@ -2,7 +2,8 @@ import { isPaused, type FlowRequest, type LoginCall, type Paused } from '../../s
 import type { Acting } from '../../src/domain/events';
 import type { Services } from '../../src/usecases/services';
 import { createWork } from '../../src/usecases/unit-of-work';
-import type { TestApp } from './backend';
+import { startTestApp, type TestApp } from './backend';
+import type { Application } from '../../src/domain/storage/applications';
 
 /** A login use case's call on the test app's "local" application through its login client, as the API's adapter makes it. */
 export async function loginCall(t: TestApp, over: Partial<FlowRequest> = {}): Promise<LoginCall> {
@@ -39,4 +40,15 @@ export function failingWork(t: TestApp, breaks: 'outbox' | 'events'): Services {
 export function notPaused<T extends object>(outcome: T | Paused): T {
   if (isPaused(outcome)) throw new Error(`the sign-in paused (${outcome.pause.kind}) where the test expects none`);
   return outcome;
+}
+
+/** A test app and its "local" application, started before the file's tests and closed after them. */
+export function localApp(): { readonly t: TestApp; readonly app: Application } {
+  const held = {} as { t: TestApp; app: Application };
+  beforeAll(async () => {
+    held.t = await startTestApp();
+    held.app = (await held.t.runtime.db.applications.findByName('local'))!;
+  });
+  afterAll(() => held.t?.close());
+  return held;
 }

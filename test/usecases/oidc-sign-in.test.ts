@@ -1,44 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import { ACR_MULTI_FACTOR } from '../../src/domain/session';
-import type { Application } from '../../src/domain/storage/applications';
 import type { StoredCredential } from '../../src/domain/storage/credentials';
 import { USER_TYPE } from '../../src/domain/users';
 import { createRecord } from '../../src/usecases/records/create-records';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { decideProviderSignIn, type ProviderSignInAsk } from '../../src/usecases/oidc/sign-in-decision';
-import { startTestApp, type TestApp } from '../helpers/backend';
+import { localApp } from '../helpers/usecases';
 
 // The OpenID sign-in's login step decided by its use case, called directly: which browser session
 // answers an app's sign-in, and when the person signs in again (the browser's path through the
 // provider: test/integration/oidc-provider.test.ts, test/e2e/oidc-browser.test.ts).
 
-let t: TestApp;
-let app: Application;
-beforeAll(async () => {
-  t = await startTestApp();
-  app = (await t.runtime.db.applications.findByName('local'))!;
-});
-afterAll(() => t.close());
+const local = localApp();
 
 const UID = 'interaction-1';
 const AUTH_TIME = '2026-11-27T10:00:00.000Z';
 
 async function account() {
-  const record = await createRecord(t.runtime.services, {
-    app, origin: {}, client: { id: 0, clientId: t.local.clients.owner.client_id },
-    record: { entity: { applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email: `${randomUUID()}@example.com`, username: null, emailVerified: null, attributes: {} } },
+  const record = await createRecord(local.t.runtime.services, {
+    app: local.app, origin: {}, client: { id: 0, clientId: local.t.local.clients.owner.client_id },
+    record: { entity: { applicationId: local.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: `${randomUUID()}@example.com`, username: null, emailVerified: null, attributes: {} } },
   });
   return record;
 }
 
 /** A browser session of `entityId` signed in with `amr` (made for this interaction when `fresh`). */
 const session = (entityId: number, amr: string[], fresh = false): StoredCredential => ({
-  id: 1, valueHash: 'x', applicationId: app.id, kind: 'browser_session', entityId, clientId: null, forClientId: null, redirectUri: null,
+  id: 1, valueHash: 'x', applicationId: local.app.id, kind: 'browser_session', entityId, clientId: null, forClientId: null, redirectUri: null,
   extra: { session: { amr, auth_time: AUTH_TIME }, ...(fresh && { interaction: UID }) }, family: null, expiresAt: new Date(Date.now() + 60_000), usedAt: null,
 });
 const ask = (over: Partial<ProviderSignInAsk>): ProviderSignInAsk =>
-  ({ app, interactionUid: UID, reasons: ['no_session'], claims: undefined, acrValues: undefined, session: undefined, ...over });
-const decide = (over: Partial<ProviderSignInAsk>) => decideProviderSignIn(t.runtime.services, ask(over));
+  ({ app: local.app, interactionUid: UID, reasons: ['no_session'], claims: undefined, acrValues: undefined, session: undefined, ...over });
+const decide = (over: Partial<ProviderSignInAsk>) => decideProviderSignIn(local.t.runtime.services, ask(over));
 
 it('no browser session: the person signs in; a session answers a plain sign-in with how and when it signed in', async () => {
   const record = await account();
@@ -70,6 +63,6 @@ it('a stronger sign-in: met, it says its acr; essential and unmet just after sig
 
 it('a disabled account\'s session answers nothing', async () => {
   const record = await account();
-  await disableUser(t.runtime.services, { applicationId: app.id, entityId: record.id, operator: 'test' });
+  await disableUser(local.t.runtime.services, { applicationId: local.app.id, entityId: record.id, operator: 'test' });
   await expect(decide({ session: session(record.id, ['pwd']) })).resolves.toEqual({ kind: 'sign_in' });
 });

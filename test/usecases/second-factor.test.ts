@@ -25,15 +25,19 @@ afterAll(() => t.close());
 
 const credentialOf = async (kind: 'access_token' | 'mfa_token', value: string) =>
   (await t.runtime.db.credentials.find((await t.runtime.db.applications.findByName('local'))!.id, kind, sha256Hex(value)))!;
+/** A new account signed in by its registration: its address, the login call, and its access token's row. */
+async function registered() {
+  const email = `${randomUUID()}@example.com`;
+  const call = await loginCall(t);
+  const done = notPaused(await registerWithPassword(call, {
+    form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
+  }));
+  return { email, call, token: await credentialOf('access_token', done.accessToken!) };
+}
 const form = (email: string) => ({ form: { values: { signInEmailAddress: email, currentPassword: PASSWORD } } });
 
 it('enroll, confirm, a paused sign-in finished by a code, and removal: each a typed result or refusal, each change an event', async () => {
-  const email = `${randomUUID()}@example.com`;
-  const call = await loginCall(t);
-  const registered = notPaused(await registerWithPassword(call, {
-    form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
-  }));
-  const token = await credentialOf('access_token', registered.accessToken!);
+  const { email, call, token } = await registered();
   const { secret, uri } = await enrollTotp(call, { token });
   expect(uri).toContain(`secret=${secret}`);
   await expect(confirmTotp(call, { token, code: '000000' === totpCode(secret, new Date()) ? '111111' : '000000' }))
@@ -65,12 +69,7 @@ it('enroll, confirm, a paused sign-in finished by a code, and removal: each a ty
 });
 
 it('a paused sign-in finishes in one transaction: a write failing at its end spends neither the mfa_token nor the code', async () => {
-  const email = `${randomUUID()}@example.com`;
-  const call = await loginCall(t);
-  const registered = notPaused(await registerWithPassword(call, {
-    form: { values: { emailAddress: email, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'Ada', lastName: 'Lovelace', displayName: 'ada' } },
-  }));
-  const token = await credentialOf('access_token', registered.accessToken!);
+  const { email, call, token } = await registered();
   const { secret } = await enrollTotp(call, { token });
   // confirmed with the previous step's code, so that the current one is still to take
   await confirmTotp(call, { token, code: totpCode(secret, new Date(Date.now() - 30_000)) });
