@@ -145,6 +145,37 @@ program.command('apps:create')
     }
   }));
 
+/** Where an application's pages and API answer, made of PUBLIC_BASE_URL as the server makes it. */
+const baseUrlOf = (name: string) => {
+  const config = loadConfigOrExit();
+  return createBaseUrls(config.publicBaseUrl, config.defaultApp).of(name);
+};
+
+program.command('apps:list')
+  .description('print every application: its name, base URL and how many users and clients it has')
+  .action(() => withCore(async (core) => {
+    const apps = (await core.db.applications.list()).sort((a, b) => a.name.localeCompare(b.name));
+    const config = loadConfigOrExit();
+    print(await Promise.all(apps.map(async (app) => ({
+      name: app.name, id: app.id, base_url: baseUrlOf(app.name),
+      users: await core.db.records.count(app.id, undefined, config.entityQueryTimeoutMs), clients: (await core.clients.list(app.id)).length,
+    }))));
+  }));
+
+program.command('apps:show')
+  .argument('[name]', 'application name (default: DEFAULT_APP, which defaults to local)')
+  .description('print one application: its settings, clients (without their secrets), identity providers and how many users it has')
+  .action((name: string | undefined) => withCore(async (core) => {
+    const app = await applicationOf(core, { app: name });
+    const config = loadConfigOrExit();
+    print({
+      name: app.name, id: app.id, base_url: baseUrlOf(app.name), settings: app.settings,
+      users: await core.db.records.count(app.id, undefined, config.entityQueryTimeoutMs),
+      clients: (await core.clients.list(app.id)).map((c) => ({ client_id: c.clientId, description: c.description, features: c.features })),
+      providers: (await core.db.social.providers.list(app.id)).map((p) => p.name),
+    });
+  }));
+
 program.command('flows:import')
   .argument('<dir>', 'a flow folder (flow.json + translations.json), or a folder of them')
   .option(...APP_OPTION)

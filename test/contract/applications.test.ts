@@ -13,6 +13,8 @@ forEveryEngine('applications store', (storage) => {
     expect(await db.applications.findByName(name)).toEqual(created);
     expect(await db.applications.findById(created.id)).toEqual(created);
     expect(await db.applications.findByName(`${name}-not`)).toBeUndefined();
+    const listed = await db.applications.list();
+    expect(listed).toContainEqual(created);
     await expect(db.transaction((tx) => db.applications.create(name, new Date(), tx))).rejects.toThrow();
   });
 

@@ -57,7 +57,18 @@ describe('gatehouse CLI on the configured database', () => {
     expect(JSON.parse(validated.stdout)).toMatchObject({ name: 'standard', locales: expect.arrayContaining(['fr-FR']), forms: expect.arrayContaining(['signInForm']) });
     expect(cli(['--version'], { cwd: backend.dir, env: {} }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     expect(cli(['flows:import', path.join(ROOT, 'flows'), '--app', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
-  }, cliTime(10));
+
+    // apps:list and apps:show: the applications, their users and clients, never a client's secret
+    const listed = JSON.parse(cli(['apps:list'], { cwd: backend.dir, env }).stdout) as { name: string; users: number; clients: number }[];
+    expect(listed).toContainEqual(expect.objectContaining({ name: 'shop', users: 0, clients: 2, base_url: expect.stringContaining('shop.') }));
+    const shown = cli(['apps:show', 'shop'], { cwd: backend.dir, env });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      name: 'shop', settings: {}, users: 0, providers: [],
+      clients: expect.arrayContaining([expect.objectContaining({ features: ['owner'] }), expect.objectContaining({ features: ['login_client'] })]),
+    });
+    expect(shown.stdout).not.toContain(created.clients.owner.client_secret);
+    expect(cli(['apps:show', 'nosuch'], { cwd: backend.dir, env }).stderr).toContain('apps:create nosuch');
+  }, cliTime(12));
 
   it('clients:add, settings:set and settings:list make an OpenID client, each value checked as the admin API checks it', () => {
     const env = { ...backend.env, DEFAULT_APP: 'books' };

@@ -19,6 +19,9 @@ export function createApplicationQueries({ Application }: Models, sql: Sql) {
       const row = await Application.findOne({ where: { id }, raw: true });
       return row ? toApplication(row) : undefined;
     },
+    async list(): Promise<Application[]> {
+      return (await sql.select<ApplicationRow>('SELECT * FROM applications ORDER BY id', [])).map(toApplication);
+    },
     /** Read-modify-write of the application-wide default settings under a row lock. */
     async mutateSettings(
       id: number,
