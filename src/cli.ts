@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { type Config, loadConfigOrExit } from './config';
-import { migrate, pendingMigrations } from './db/migrate';
 import { findFlowDirectories, FlowDefinitionError, loadFlowDirectory } from './domain/flow-definition';
 import { ApplicationExistsError } from './domain/applications';
 import { createBaseUrls } from './domain/base-urls';
@@ -35,7 +34,8 @@ import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE } from './domain/a
 import type { Acting } from './domain/events';
 import { renderWithProfiles } from './domain/users';
 import { formatTimestamp } from './domain/timestamps';
-import { createCommandCore, prepareSchema, projectRoot } from './runtime';
+import type { createCommandCore } from './runtime';
+import { projectRoot } from './paths';
 import os from 'node:os';
 import { packageVersion } from './paths';
 
@@ -60,6 +60,8 @@ function operatorName(): string {
  */
 async function withCore(work: (core: Core) => Promise<void>, options: { schema?: boolean } = {}): Promise<void> {
   const config = primaryOnly(loadConfigOrExit());
+  // the wiring (and the engines beneath it) loads only for a command that runs: --help answers without it
+  const { createCommandCore, prepareSchema } = await import('./runtime');
   const base = createCommandCore(config, createLogger(process.env.LOG_LEVEL ?? 'warn', process.stderr as never));
   const operator = operatorName();
   const core: Core = { ...base, operator, acting: operatorActing(operator) };
@@ -101,6 +103,7 @@ const program = new Command('gatehouse')
 program.command('migrate')
   .description('apply pending database migrations')
   .action(() => withCore(async ({ db }) => {
+    const { migrate } = await import('./db/migrate');
     const applied = await migrate(db);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'the database is up to date\n');
   }, { schema: false }));
@@ -108,6 +111,7 @@ program.command('migrate')
 program.command('migrate:status')
   .description('list pending migrations; exits 1 when some are pending')
   .action(() => withCore(async ({ db }) => {
+    const { pendingMigrations } = await import('./db/migrate');
     const pending = await pendingMigrations(db);
     process.stdout.write(pending.length ? `pending: ${pending.join(', ')}\n` : 'the database is up to date\n');
     if (pending.length) process.exitCode = 1;
