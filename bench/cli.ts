@@ -1,0 +1,49 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+/*
+ * The `gatehouse` command's start, on the embedded default (a fresh data folder, SQLite):
+ *   npm run bench:cli
+ * Times each command BENCH_RUNS times (default 7), one after the other, beside `node -e 0` (the
+ * runtime's own start) in the same run, and prints the medians.
+ */
+const runs = Number(process.env.BENCH_RUNS ?? 7);
+const bin = path.join(__dirname, '../../bin/gatehouse.js');
+
+function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-cli-'));
+  // the embedded default: no server named
+  const { DATABASE_URL: _d, REDIS_URL: _r, ...rest } = process.env;
+  const env = { ...rest, DATA_DIR: dir };
+  try {
+    const run = (args: string[]) => {
+      const started = performance.now();
+      const r = spawnSync(process.execPath, args, { cwd: dir, env, encoding: 'utf8' });
+      return { ms: performance.now() - started, status: r.status };
+    };
+    if (run([bin, 'init']).status !== 0) throw new Error('gatehouse init failed');
+    const cases: [string, string[]][] = [
+      ['node -e 0', ['-e', '0']],
+      ['gatehouse --help', [bin, '--help']],
+      ['gatehouse users:show (no such user)', [bin, 'users:show', 'nobody@example.com']],
+      ['gatehouse apps:list', [bin, 'apps:list']],
+    ];
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const times = new Map(cases.map(([name]) => [name, [] as number[]]));
+    // round by round, so that a slower moment of the machine touches every command alike
+    for (let i = 0; i < runs; i++) for (const [name, args] of cases) times.get(name)!.push(run(args).ms);
+    const node = median(times.get('node -e 0')!);
+    process.stdout.write(`\n${os.cpus().length} cores, node ${process.version}, ${runs} runs each, medians\n\n| command | ms | ÷ node -e 0 |\n|---|---|---|\n`);
+    for (const [name] of cases) {
+      const ms = median(times.get(name)!);
+      process.stdout.write(`| ${name} | ${ms.toFixed(0)} | ${(ms / node).toFixed(1)} |\n`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main();
