@@ -319,6 +319,8 @@ function servicesReport(program: ts.Program, files: string[]): string[] {
           if (declared === 'bare') out.push(`${where} takes the whole bag`);
           if (!declared || declared === 'bare') continue;
           const used = usedServices(checker, n, p, declared.nested);
+          // a context kept in a variable, returned or put in an object: what it is used for cannot be followed
+          if (!used) out.push(`${where} hands its services where the check cannot follow them`);
           const unused = used && declared.keys.filter((k) => !used.has(k));
           if (unused?.length) out.push(`${where} names ${unused.join(', ')} it does not use`);
         }
@@ -350,7 +352,8 @@ it('finds a whole bag, a service named and not used, and follows a context passe
     export const more = (ctx: CallContext<'clock' | 'db' | 'work'>) => { const { work } = ctx.services; return [clockOf(ctx), work]; };
     export const exact = (ctx: CallContext<'clock' | 'db'>) => [clockOf({ ...ctx }), ctx.services.db];
     type Deps = Pick<Services, 'db' | 'work'>;
-    export const named = (deps: Deps) => deps.db;`;
+    export const named = (deps: Deps) => deps.db;
+    export const kept = (ctx: CallContext<'db'>) => { const held = ctx; return held; };`;
   const host = ts.createCompilerHost(compilerOptions);
   const read = host.getSourceFile.bind(host);
   host.getSourceFile = (name, ...rest) => (name === virtual ? ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true) : read(name, ...rest));
@@ -359,5 +362,6 @@ it('finds a whole bag, a service named and not used, and follows a context passe
   const program = ts.createProgram([virtual], compilerOptions, host);
   expect(servicesReport(program, [virtual]).map((l) => l.replace(/^\S+:\d+ /, ''))).toEqual([
     'services takes the whole bag', 'ctx names db it does not use', 'deps names work it does not use',
+    'ctx hands its services where the check cannot follow them',
   ]);
 });

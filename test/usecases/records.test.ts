@@ -132,7 +132,7 @@ describe('one writer of records, one policy of who may write what', () => {
     // judged again with the record locked: a person without proof never moves the address
     await expect(services.work.run((uow) => writeRecord(services, uow, {
       app, entityId: created.id, role: 'person', channel: 'form', acting, change: () => ({ change: { email: `moved-${email}` } }),
-      notice: { app, baseUrl: 'http://localhost', locale: 'en-US', clientId: login.id },
+      notice: () => ({ app, baseUrl: 'http://localhost', locale: 'en-US', clientId: login.id }),
     }))).rejects.toMatchObject({ reason: 'email_unproven' });
     expect((await db.records.find(app.id, { id: created.id }))!.email).toBe(email);
   });

@@ -47,8 +47,9 @@ export async function removeTotp(
   }
   await work.run(async (uow) => {
     const at = clock.now();
-    if (step !== undefined && !(await db.factors.takeTotpStep(ctx.app.id, record.id, step, uow.tx))) throw wrongCode('code', recordLocale(record));
+    // the record's lock first, as every change of the account takes it (a sign-in finishing with a code too)
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
+    if (locked && step !== undefined && !(await db.factors.takeTotpStep(ctx.app.id, record.id, step, uow.tx))) throw wrongCode('code', recordLocale(record));
     if (!locked || !(await db.factors.removeTotp(ctx.app.id, record.id, uow.tx))) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
     await db.credentials.revokeForRecord(ctx.app.id, record.id, ['recovery_code', 'mfa_token'], null, at, uow.tx);
     const acting = asAccount(ctx, record.id, client);

@@ -25,7 +25,9 @@ export async function newRecoveryCodes(
   const step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
   if (step === undefined || (totp.lastStep !== null && step <= totp.lastStep)) throw wrongCode('code', recordLocale(record));
   const recoveryCodes = await work.run(async (uow) => {
-    // the code's time step is taken with the new codes, in their transaction
+    // the code's time step is taken with the new codes, in their transaction, after the record's
+    // lock (as every change of the account takes it, a sign-in finishing with a code too)
+    if (!(await db.records.findForUpdate(ctx.app.id, record.id, uow.tx))) throw new Refusal('gone', 'the account was deleted meanwhile');
     if (!(await db.factors.takeTotpStep(ctx.app.id, record.id, step, uow.tx))) throw wrongCode('code', recordLocale(record));
     const codes = await renewRecoveryCodes(ctx, uow, record, client);
     uow.record(event('account.recovery_codes_renewed', ctx.app.id, clock.now(), asAccount(ctx, record.id, client), recordSubject(record.id), { count: codes.length }));

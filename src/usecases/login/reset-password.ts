@@ -9,6 +9,7 @@ import type { Origin } from '../../domain/events';
 import type { Services } from '../services';
 import { redeemCode, settleExchange } from '../tokens/exchange-code';
 import { newPasswordRules } from './password-rules';
+import { isPaused } from './call';
 
 /** What a reset link holds: its code and stored row, the client that sent it, and that client's new-password form. */
 export interface ResetLink { code: string; row: StoredCredential; client: Client; form: CompiledForm }
@@ -47,7 +48,10 @@ export async function resetPassword(
     return { exchange };
   });
   try {
-    await settleExchange(services, { app, redirectUri, origin: command.origin }, outcome.exchange);
+    // the page's redemption never pauses (it asks for no second factor: the new password ends every session instead)
+    if (isPaused(await settleExchange(services, { app, redirectUri, origin: command.origin }, outcome.exchange))) {
+      throw new Error('a reset code redeemed by the page paused for a second factor');
+    }
   } catch (e) {
     if (!(e instanceof Refusal)) throw e;
     return { kind: 'spent' };

@@ -77,7 +77,7 @@ export async function updateProfile(
   const refused = refusalOf(role, 'form', judge(record, change, password !== undefined));
   if (refused) throw refusal(refused);
   const passwordHash = password === undefined ? undefined : await passwords.hash(password);
-  const notice = { app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id };
+  const notice = () => ({ app: ctx.app, baseUrl: baseUrls.of(ctx.app.name), locale: request.flow.locale, clientId: request.client.id });
   try {
     const acting = asAccount(ctx, record.id, request.client);
     const written = await work.run((uow) => writeRecord(ctx.services, uow, {

@@ -82,7 +82,8 @@ export async function changeRecord(
   }
   // argon2 takes tens of milliseconds: before the row lock
   const passwordHash = password === undefined ? undefined : await deps.passwords.hash(password);
-  const notice = { app, baseUrl: deps.baseUrls.of(app.name), locale: recordLocale(writer.record), clientId: writer.clientId };
+  // told in the record's own language (its `locale` attribute) as locked
+  const notice = (locked: UserRecord) => ({ app, baseUrl: deps.baseUrls.of(app.name), locale: recordLocale(locked), clientId: writer.clientId });
   try {
     const written = await deps.work.run((uow) => writeRecord(deps, uow, {
       app, entityId: writer.record.id, role, channel: 'api', acting, kind: command.kind, passwordHash, notice,

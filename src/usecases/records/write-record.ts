@@ -92,8 +92,8 @@ export interface RecordWrite {
   passwordHash?: string;
   /** The family of the writer's own session, which a new password leaves signed in. */
   keepSession?: string | null;
-  /** Where a change of the address is told from, and in which language (docs/api.md#changing-the-email-address); a write that may move the address needs it. */
-  notice?: Omit<NoticeContext, 'byUser'>;
+  /** Where a change of the address is told from, and in which language, for the record as locked (docs/api.md#changing-the-email-address); a write that may move the address needs it. */
+  notice?: (locked: UserRecord) => Omit<NoticeContext, 'byUser'>;
   kind?: 'record.updated' | 'record.replaced';
 }
 
@@ -134,6 +134,6 @@ export async function writeRecord(deps: Pick<Services, 'clock' | 'db' | 'version
   const subject = recordSubject(entityId);
   uow.record(event(write.kind ?? 'record.updated', app.id, now, acting, subject, { attributes: differing(locked, changed, password) }, { snapshot: written.snapshot }));
   if (password) uow.record(event('account.password_changed', app.id, now, acting, subject, { by: write.channel }));
-  if (judged.emailMoved) await emailChangeNotice(db, uow, acting, { ...write.notice!, byUser: write.role !== 'client' }, locked, changed, now);
+  if (judged.emailMoved) await emailChangeNotice(db, uow, acting, { ...write.notice!(locked), byUser: write.role !== 'client' }, locked, changed, now);
   return written;
 }
