@@ -35,9 +35,8 @@ import type { Acting } from './domain/events';
 import { renderWithProfiles } from './domain/users';
 import { formatTimestamp } from './domain/timestamps';
 import type { createCommandCore } from './runtime';
-import { projectRoot } from './paths';
 import os from 'node:os';
-import { packageVersion } from './paths';
+import { packageVersion, projectRoot } from './paths';
 
 /** What a command works with: the database and its services, and the use cases' unit of work with the operator acting. */
 type Core = ReturnType<typeof createCommandCore> & { acting: Acting; operator: string };
@@ -130,6 +129,12 @@ program.command('init')
     }
   }));
 
+/** Where an application's pages and API answer, made of PUBLIC_BASE_URL as the server makes it. */
+const baseUrlOf = (name: string) => {
+  const config = loadConfigOrExit();
+  return createBaseUrls(config.publicBaseUrl, config.defaultApp).of(name);
+};
+
 program.command('apps:create')
   .argument('<name>', 'application name: the first label of its host name (demo → demo.example.com)')
   .option('--json', 'print the result as one JSON object')
@@ -143,17 +148,10 @@ program.command('apps:create')
     // the login client's reset and verification links are under the application's own base URL,
     // made of PUBLIC_BASE_URL: the server's, not this shell's
     if (!process.env.PUBLIC_BASE_URL) {
-      const config = loadConfigOrExit();
-      process.stderr.write(`gatehouse: PUBLIC_BASE_URL is not set, so the login client's password_recover_url and verify_email_url are under ${createBaseUrls(config.publicBaseUrl, config.defaultApp).of(name)}; `
+      process.stderr.write(`gatehouse: PUBLIC_BASE_URL is not set, so the login client's password_recover_url and verify_email_url are under ${baseUrlOf(name)}; `
         + 'run this with the PUBLIC_BASE_URL the server has, or change them with /settings/set\n');
     }
   }));
-
-/** Where an application's pages and API answer, made of PUBLIC_BASE_URL as the server makes it. */
-const baseUrlOf = (name: string) => {
-  const config = loadConfigOrExit();
-  return createBaseUrls(config.publicBaseUrl, config.defaultApp).of(name);
-};
 
 program.command('apps:list')
   .description('print every application: its name, base URL and how many users and clients it has')
