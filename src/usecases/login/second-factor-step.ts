@@ -114,7 +114,7 @@ export async function pauseForSecondFactor(
 }
 
 /** What the first step of a sign-in proved, as its pause says it. */
-export const provenBy = (factors: SignInFactor[]) => (factors.includes('password') ? 'the password is right' : 'the first credential is right');
+const provenBy = (factors: SignInFactor[]) => (factors.includes('password') ? 'the password is right' : 'the first credential is right');
 
 /**
  * The application requires a second factor (`second_factor` = `required`) and the account has
@@ -155,11 +155,10 @@ export async function registrationTokens(
 
 /** A pause as the refusal the API answers it with: 214 second_factor_required, or 215 second_factor_enrollment_required. */
 export const pauseRefusal = ({ pause }: Paused): Refusal =>
-  (pause.kind === 'enroll' ? enrollmentRequired(pause.token, pause.proven) : secondFactorRequired(pause.token, pause.proven, pause.methods));
+  (pause.kind === 'enroll' ? enrollmentRequired(pause.token, pause.proven, pause.methods) : secondFactorRequired(pause.token, pause.proven, pause.methods));
 
 /** 215: the enroll_token `value`, and what it adds. */
-function enrollmentRequired(value: string, proven: string): Refusal {
-  const methods: SecondFactorMethod[] = ['totp', 'passkey'];
+function enrollmentRequired(value: string, proven: string, methods: SecondFactorMethod[]): Refusal {
   return new Refusal('second_factor_enrollment_required', `${proven}, and this application requires a second factor, which this `
     + 'account has not added: add an authenticator app (totp_enroll_native, totp_confirm_native) or a passkey (passkey_register_begin, '
     + 'passkey_register_finish) with enroll_token within 5 minutes, then sign in again', {
