@@ -15,6 +15,7 @@ import * as signingKeys from './0014-signing-keys';
 import * as oidcState from './0015-oidc-state';
 import * as eventStore from './0016-event-store';
 import * as spendWithEvent from './0017-spend-with-event';
+import * as disableUntil from './0018-disable-until';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   { name: '0015-oidc-state', ...oidcState },
   { name: '0016-event-store', ...eventStore },
   { name: '0017-spend-with-event', ...spendWithEvent },
+  { name: '0018-disable-until', ...disableUntil },
 ];

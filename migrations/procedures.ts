@@ -17,7 +17,7 @@ export interface MigrationOptions {
 
 /** The procedures of the current schema and the version of each that the code calls. */
 export const PROCEDURES: Record<string, number> = {
-  gh_rotate_refresh: 3, gh_sign_in: 1, gh_sign_in_events: 1, gh_sign_in_with_events: 1, gh_rotate_with_event: 1, gh_spend_with_event: 1,
+  gh_rotate_refresh: 3, gh_sign_in: 1, gh_sign_in_events: 1, gh_sign_in_with_events: 1, gh_rotate_with_event: 2, gh_spend_with_event: 1,
 };
 
 /** The comment each installed procedure carries: how `installedProcedures` knows its version. */

@@ -12,6 +12,7 @@ import { findRecords } from './usecases/records/find-records';
 import { disableUser } from './usecases/operators/disable-user';
 import { enableUser } from './usecases/operators/enable-user';
 import { signOutUser } from './usecases/operators/sign-out-user';
+import { resetSecondFactor } from './usecases/operators/reset-second-factor';
 import { deleteUser } from './usecases/operators/delete-user';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
 import { createApplication } from './usecases/applications/create-application';
@@ -32,8 +33,10 @@ import { shownActivity } from './http/handlers/activity';
 import { listActivity } from './usecases/activity/list-activity';
 import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE } from './domain/activity';
 import type { Acting } from './domain/events';
-import { renderWithProfiles } from './domain/users';
-import { formatTimestamp } from './domain/timestamps';
+import { renderDisable, renderWithProfiles } from './domain/users';
+import { parseTimestamp } from './domain/timestamps';
+import { Refusal } from './domain/refusal';
+import { isDisabled } from './domain/storage/records';
 import type { createCommandCore } from './runtime';
 import os from 'node:os';
 import { packageVersion, projectRoot } from './paths';
@@ -68,7 +71,9 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
     if (options.schema !== false) await prepareSchema(config, core.db);
     await work(core);
   } catch (e) {
-    const message = e instanceof FlowDefinitionError || e instanceof Error ? e.message : String(e);
+    // a use case's refusal of a field names it as the option that gave it
+    const message = e instanceof Refusal && e.detail.field ? `--${e.detail.field} ${e.message}`
+      : e instanceof FlowDefinitionError || e instanceof Error ? e.message : String(e);
     process.stderr.write(`gatehouse: ${message}\n`);
     process.exitCode = 1;
   } finally {
@@ -338,22 +343,27 @@ program.command('users:show')
   .action((who: string, opts: { app?: string }) => withCore(async (core) => {
     const { app, record } = await userOf(core, opts, who);
     // a disabled user says since when (an account's state, not one of its attributes: the API does not show it)
-    print({ ...renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)), ...(record.disabledAt && { disabled: formatTimestamp(record.disabledAt) }) });
+    print({ ...renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)), ...(record.disabled && isDisabled(record, new Date()) && { disabled: renderDisable(record.disabled) }) });
   }));
 
 /** Runs an operator's use case on one user, named by email, username, uuid or id. */
 async function asOperator<T>(core: Core, opts: { app?: string }, who: string, run: (deps: OperatorDeps, command: AccountCommand, named: { app: { name: string }; record: { id: number; uuid: string; email: string | null } }) => Promise<T>): Promise<T> {
   const { app, record } = await userOf(core, opts, who);
-  return run(core, { applicationId: app.id, entityId: record.id, operator: core.operator }, { app, record });
+  return run(core, { app, entityId: record.id, acting: core.acting }, { app, record });
 }
 
 program.command('users:disable')
   .argument(...WHO)
   .option(...APP_OPTION)
-  .description('disable a user: no sign-in (its right password is told the account is disabled), every session ends, no access token of it works')
-  .action((who: string, opts: { app?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
-    const { spent } = await disableUser(deps, command);
-    process.stdout.write(`disabled user ${record.id} (${record.uuid}); ${spent} unspent token(s) and code(s) spent\n`);
+  .option('--until <time>', 'the disable ends by itself at this time (ISO 8601, such as 2026-12-01T09:00:00Z)')
+  .option('--reason <text>', 'why, for operators (the audit log and `users:show` keep it; the person is not told)')
+  .description('disable a user: no sign-in by any method (its right password is told the account is disabled), every session ends, no token of it works')
+  .action((who: string, opts: { app?: string; until?: string; reason?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
+    const until = opts.until === undefined ? undefined : parseTimestamp(opts.until);
+    if (opts.until !== undefined && until === undefined) throw new Error('--until is not a time: write it as ISO 8601 with its zone, such as 2026-12-01T09:00:00Z');
+    const { spent, disabled } = await disableUser(deps, { ...command, until, reason: opts.reason });
+    const till = disabled.until ? ` until ${disabled.until.toISOString()}` : '';
+    process.stdout.write(`disabled user ${record.id} (${record.uuid})${till}; ${spent} unspent token(s) and code(s) spent\n`);
   })));
 
 program.command('users:enable')
@@ -361,14 +371,23 @@ program.command('users:enable')
   .option(...APP_OPTION)
   .description('enable a disabled user again (sessions ended by disabling stay ended)')
   .action((who: string, opts: { app?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
-    await enableUser(deps, command);
-    process.stdout.write(`enabled user ${record.id} (${record.uuid})\n`);
+    const { wasDisabled } = await enableUser(deps, command);
+    process.stdout.write(wasDisabled ? `enabled user ${record.id} (${record.uuid})\n` : `user ${record.id} (${record.uuid}) was not disabled; nothing changed\n`);
+  })));
+
+program.command('users:reset-second-factor')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('remove a user\'s authenticator app and recovery codes (it lost them): the password alone signs in until it adds one again; the person is told by email')
+  .action((who: string, opts: { app?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
+    const { removed } = await resetSecondFactor(deps, command);
+    process.stdout.write(removed ? `removed the authenticator and recovery codes of user ${record.id} (${record.uuid})\n` : `user ${record.id} (${record.uuid}) has no authenticator; nothing changed\n`);
   })));
 
 program.command('users:signout')
   .argument(...WHO)
   .option(...APP_OPTION)
-  .description('end every session of a user: access and refresh tokens, and codes not yet exchanged (the password stays)')
+  .description('end every session of a user: access and refresh tokens, codes not yet exchanged, browser and OpenID sessions (the password stays); the person is told by email')
   .action((who: string, opts: { app?: string }) => withCore((core) => asOperator(core, opts, who, async (deps, command, { record }) => {
     const { spent } = await signOutUser(deps, command);
     process.stdout.write(`ended the sessions of user ${record.id} (${record.uuid}): ${spent} unspent token(s) and code(s) spent\n`);

@@ -10,7 +10,7 @@ export interface FlowRow { id: number; application_id: number; name: string; ver
 export interface EntityRow {
   id: number; application_id: number; type_name: string; uuid: string; email: string | null; email_key: string | null;
   username: string | null; username_key: string | null; password_hash: string | null; email_verified: Date | null;
-  attributes: string; created: Date; last_updated: Date; version: number; disabled_at: Date | null;
+  attributes: string; created: Date; last_updated: Date; version: number; disabled_at: Date | null; disabled_until: Date | null; disabled_reason: string | null;
 }
 export interface ProfileRow { id: number; application_id: number; entity_id: number; provider: string; identifier: string; data: string; created_at: Date }
 export interface CredentialRow {
@@ -71,7 +71,7 @@ export function defineModels(sequelize: Sequelize): Models {
       id: pk, application_id: bigint(), type_name: str(64), uuid: str(36), email: str(254, true), email_key: str(254, true),
       username: str(191, true), username_key: str(191, true), password_hash: str(255, true), email_verified: time(true),
       attributes: text(), created: time(), last_updated: time(), version: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 1 },
-      disabled_at: time(true),
+      disabled_at: time(true), disabled_until: time(true), disabled_reason: str(500, true),
     }, opts('entities')) as unknown as ModelOf<EntityRow>,
     Profile: sequelize.define('Profile', {
       id: pk, application_id: bigint(), entity_id: bigint(), provider: str(64), identifier: str(255), data: text(), created_at: time(),

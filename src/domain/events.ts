@@ -70,7 +70,8 @@ export interface EventData {
   'account.password_reset_requested': Record<string, never>;
   'account.identity_linked': { provider: string };
   'account.identity_unlinked': { provider: string };
-  'account.disabled': Record<string, never>;
+  /** `until`: when the disable ends by itself (ISO 8601); `reason`: the operator's words. */
+  'account.disabled': { until?: string; reason?: string };
   'account.enabled': Record<string, never>;
   'account.signed_out': { tokens: number };
   'account.second_factor_added': { method: 'totp' };

@@ -3,7 +3,7 @@ import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
 export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice' | 'second-factor-on' | 'second-factor-off'
-  | 'passkey-added' | 'passkey-removed';
+  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset';
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {

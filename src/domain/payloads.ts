@@ -11,6 +11,7 @@ export class PayloadError extends Error {}
 
 const MAIL_TEMPLATES: readonly MailTemplateName[] = [
   'reset-password', 'verify-email', 'welcome', 'email-changed', 'email-changed-notice', 'second-factor-on', 'second-factor-off', 'passkey-added', 'passkey-removed',
+  'signed-out-everywhere', 'second-factor-reset',
 ];
 
 type Json = Record<string, unknown>;

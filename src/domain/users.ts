@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { UserRecord, NewRecord } from './storage/records';
+import type { Disabled, UserRecord, NewRecord } from './storage/records';
 import type { StoredProfile } from './storage/social';
 import { invalidField } from './refusal';
 import { MAX_PASSWORD_LENGTH } from './passwords';
@@ -147,3 +147,6 @@ export function renderProfile(p: StoredProfile): Record<string, unknown> {
 
 /** The record as the API shows it, with its linked identities. */
 export const renderWithProfiles = (record: UserRecord, profiles: StoredProfile[]) => renderUser(record, profiles.map(renderProfile));
+
+/** An operator's disable as the API and the command line show it: since, until (null: until enabled), why. */
+export const renderDisable = (d: Disabled) => ({ since: formatTimestamp(d.at), until: d.until && formatTimestamp(d.until), reason: d.reason });

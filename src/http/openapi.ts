@@ -107,6 +107,13 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/settings/delete': ok({ result: BOOLEAN }),
   '/settings/set_default': ok({ result: BOOLEAN }),
   '/entity.activity': ok({ id: INTEGER, uuid: STRING, results: { type: 'array', items: ACTIVITY_ENTRY }, next_cursor: { type: ['string', 'null'] } }),
+  '/entity.disable': ok({
+    disabled: { type: 'object', required: ['since', 'until', 'reason'], properties: { since: STRING, until: { type: ['string', 'null'] }, reason: { type: ['string', 'null'] } }, additionalProperties: false },
+    sessions_ended: INTEGER,
+  }),
+  '/entity.enable': ok({ was_disabled: BOOLEAN }),
+  '/entity.signOut': ok({ sessions_ended: INTEGER }),
+  '/entity.resetSecondFactor': ok({ removed: BOOLEAN }),
   '/audit/list': ok({ results: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } }),
 };
 

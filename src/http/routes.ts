@@ -12,6 +12,7 @@ import * as providers from './handlers/admin-providers';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
 import { entityActivity } from './handlers/activity';
+import * as lifecycle from './handlers/lifecycle';
 import * as secondFactor from './handlers/second-factor';
 import * as passkeys from './handlers/passkeys';
 import { credentialParam } from './account-request';
@@ -172,6 +173,10 @@ export const ROUTES: readonly Route[] = [
   // docs/api.md#versionsentity: a record as it was at a time, from its version snapshots
   { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt, { summary: 'A record as it was at a time', params: ['type_name!', 'id', 'uuid', 'timestamp!', 'attributes', 'attribute_name'] }), reads: READS },
   // docs/activity.md: what happened to one account (sign-ins, failed sign-ins, changes of how it signs in), newest first
+  route('/entity.disable', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entityDisable, { summary: 'Disables an account: no sign-in by any method, every session ended; until enabled or until a time', params: ['type_name', ...RECORD, 'until', 'reason'] }),
+  route('/entity.enable', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entityEnable, { summary: 'Enables a disabled account again', params: ['type_name', ...RECORD] }),
+  route('/entity.signOut', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entitySignOut, { summary: 'Ends every session of an account; the person is told by email', params: ['type_name', ...RECORD] }),
+  route('/entity.resetSecondFactor', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entityResetSecondFactor, { summary: "Removes an account's authenticator and recovery codes; the person is told by email", params: ['type_name', ...RECORD] }),
   { ...route('/entity.activity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entityActivity, { summary: "One record's activity, newest first, one page", params: ['type_name', ...RECORD, 'types', 'since', 'until', 'max_results', 'cursor'] }), reads: READS },
   { ...route('/entityType', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], entity.entityType, { summary: 'The attributes of the user entity type', params: ['type_name!'] }), reads: READS },
   // admin API, owner only

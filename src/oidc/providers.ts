@@ -1,3 +1,4 @@
+import { isDisabled } from '../domain/storage/records';
 import querystring from 'node:querystring';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
@@ -102,7 +103,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
 
   const findAccount = (app: Application, mapping: ClaimMapping): FindAccount => async (_ctx, id) => {
     const record = await services.db.records.find(app.id, { uuid: id });
-    if (!record || record.disabledAt) return undefined;
+    if (!record || isDisabled(record, services.clock.now())) return undefined;
     return {
       accountId: record.uuid,
       claims: () => inProviderRealm(claimsOfRecord(record, mapping)),

@@ -222,12 +222,31 @@ forEveryEngine('credentials store', (storage) => {
           credential('refresh_token', { entityId: record.id, family: 'f-disabled' }),
         );
         for (const c of [token, code, refresh]) expect(await db.credentials.findActive(appId, c.kind, c.valueHash, now)).toBeDefined();
-        await db.transaction((tx) => db.records.setDisabled(appId, record.id, now, tx));
+        await db.transaction((tx) => db.records.setDisabled(appId, record.id, { at: now, until: null, reason: null }, tx));
         for (const c of [token, code, refresh]) expect(await db.credentials.findActive(appId, c.kind, c.valueHash, now)).toBeUndefined();
         const successors = { access: { valueHash: hash(), expiresAt: later(now, 60) }, refresh: { valueHash: hash(), expiresAt: later(now, 600) } };
         expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(false);
         await db.transaction((tx) => db.records.setDisabled(appId, record.id, null, tx));
         expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(true);
+      });
+
+      it('a disable with an until is over at that time: its credentials work again and its refresh token rotates (the procedure too)', async () => {
+        const record = await newUser();
+        const now = new Date();
+        const until = later(now, 60);
+        const [token, refresh] = await stored(
+          credential('access_token', { entityId: record.id, expiresAt: later(now, 3600) }),
+          credential('refresh_token', { entityId: record.id, family: 'f-until', expiresAt: later(now, 3600) }),
+        );
+        await db.transaction((tx) => db.records.setDisabled(appId, record.id, { at: now, until, reason: 'a week off' }, tx));
+        expect((await db.records.find(appId, { id: record.id }))!.disabled).toEqual({ at: now, until, reason: 'a week off' });
+        const before = new Date(until.getTime() - 1);
+        expect(await db.credentials.findActive(appId, token.kind, token.valueHash, before)).toBeUndefined();
+        const successors = { access: { valueHash: hash(), expiresAt: later(now, 600) }, refresh: { valueHash: hash(), expiresAt: later(now, 1200) } };
+        expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, before, refreshed())).toBe(false);
+        // at the until itself the disable is over
+        expect(await db.credentials.findActive(appId, token.kind, token.valueHash, until)).toBeDefined();
+        expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, until, refreshed())).toBe(true);
       });
 
       it("a record's live credentials of a kind are listed, spent ones not", async () => {

@@ -292,8 +292,8 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
     const run = (args: string[], procedures: 'on' | 'off') => cli(args, { cwd: backend.dir, env: { ...backend.env, DATABASE_PROCEDURES: procedures } });
     expect(run(['migrate'], 'off').stdout).toContain('0006-sign-in-procedure');
     expect(run(['migrate:status'], 'off')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
-    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1, procedure gh_sign_in_with_events 1, procedure gh_rotate_with_event 1, procedure gh_spend_with_event 1\n' });
-    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1, procedure gh_sign_in_with_events 1, procedure gh_rotate_with_event 1, procedure gh_spend_with_event 1\n' });
+    expect(run(['migrate:status'], 'on')).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1, procedure gh_sign_in_with_events 1, procedure gh_rotate_with_event 2, procedure gh_spend_with_event 1\n' });
+    expect(run(['migrate'], 'on')).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3, procedure gh_sign_in 1, procedure gh_sign_in_events 1, procedure gh_sign_in_with_events 1, procedure gh_rotate_with_event 2, procedure gh_spend_with_event 1\n' });
     expect(run(['migrate:status'], 'on')).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });
   }, cliTime(1));
 
@@ -313,7 +313,7 @@ skipUnless(onMysql, 'stored procedures need a mysql: DATABASE_URL')('gatehouse m
       expect(run(['migrate:status'])).toMatchObject({ status: 1, stdout: 'pending: procedure gh_rotate_refresh 3\n' });
       expect(run(['migrate'])).toMatchObject({ status: 0, stdout: 'applied: procedure gh_rotate_refresh 3\n' });
       expect(await comments()).toEqual({
-        gh_rotate_refresh: 'gatehouse gh_rotate_refresh 3', gh_rotate_with_event: 'gatehouse gh_rotate_with_event 1', gh_sign_in: 'gatehouse gh_sign_in 1',
+        gh_rotate_refresh: 'gatehouse gh_rotate_refresh 3', gh_rotate_with_event: 'gatehouse gh_rotate_with_event 2', gh_sign_in: 'gatehouse gh_sign_in 1',
         gh_sign_in_events: 'gatehouse gh_sign_in_events 1', gh_sign_in_with_events: 'gatehouse gh_sign_in_with_events 1', gh_spend_with_event: 'gatehouse gh_spend_with_event 1',
       });
       expect(run(['migrate:status'])).toMatchObject({ status: 0, stdout: 'the database is up to date\n' });

@@ -7,6 +7,7 @@ import { stored } from '../helpers/stored';
 import { sha256Hex } from '../../src/domain/secrets';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { enableUser } from '../../src/usecases/operators/enable-user';
+import { operatorActing } from '../../src/usecases/operators/deps';
 
 // The account page (docs/account-page.md) over HTTP, as a browser without JavaScript uses it: its
 // sign-in through the hosted /signin, its server-side browser session (idle and absolute
@@ -181,7 +182,7 @@ describe('signing in to the account page', () => {
     expect((await out.agent.get('/account')).status).toBe(303);
 
     const disabled = await signedInBrowser(a.email);
-    const operator = { applicationId: (await t.runtime.db.applications.findByName('local'))!.id, entityId: a.id, operator: 'test' };
+    const operator = { app: (await t.runtime.db.applications.findByName('local'))!, entityId: a.id, acting: operatorActing('test') };
     await disableUser(t.runtime.services, operator);
     expect((await disabled.agent.get('/account')).status).toBe(303);
     await enableUser(t.runtime.services, operator);

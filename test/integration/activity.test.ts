@@ -4,6 +4,7 @@ import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backe
 import { stored } from '../helpers/stored';
 import { EVENT_TYPES } from '../../src/domain/events';
 import { disableUser } from '../../src/usecases/operators/disable-user';
+import { operatorActing } from '../../src/usecases/operators/deps';
 
 // docs/activity.md: an account's activity through /entity.activity — sign-ins with their facts,
 // failed sign-ins counted per reason and minute, a refresh token's reused family ended — and the
@@ -104,8 +105,8 @@ it('keeps a user agent of 8 KB with control characters cut and escaped', async (
 
 it('a disabled account\'s right password is counted as a failed sign-in', async () => {
   const a = await account();
-  const applicationId = (await t.runtime.db.applications.findByName('local'))!.id;
-  await disableUser(t.runtime.services, { applicationId, entityId: a.id, operator: 'ada' });
+  const app = (await t.runtime.db.applications.findByName('local'))!;
+  await disableUser(t.runtime.services, { app, entityId: a.id, acting: operatorActing('ada') });
   clock.advance(1000);
   expect((await signIn(a.email)).body.code).toBe(210);
   expect((await activity({ id: String(a.id), types: 'account.sign_in_failed,account.disabled' })).results).toEqual([

@@ -3,6 +3,7 @@ import { basic, startTestApp, type TestApp } from '../helpers/backend';
 import { listAudit } from '../../src/usecases/audit/list-audit';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { deleteUser } from '../../src/usecases/operators/delete-user';
+import { operatorActing } from '../../src/usecases/operators/deps';
 
 // docs/audit.md: every change a client or an operator makes is kept, in the change's own
 // transaction, and read back through /audit/list (owner only) and `gatehouse audit`.
@@ -74,7 +75,7 @@ describe('/audit/list', () => {
     const { runtime } = t;
     const created = await call('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: 'gone@example.com' }) });
     const deps = runtime.services;
-    const command = { applicationId: (await runtime.db.applications.findByName('local'))!.id, entityId: created.body.id as number, operator: 'ada' };
+    const command = { app: (await runtime.db.applications.findByName('local'))!, entityId: created.body.id as number, acting: operatorActing('ada') };
     await disableUser(deps, command);
     expect(await deleteUser(deps, command)).toBe(true);
     const { results } = await audit({ subject: `record:${created.body.id}` });

@@ -2,13 +2,21 @@ import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import { disableUser as disable } from '../../src/usecases/operators/disable-user';
 import { enableUser as enable } from '../../src/usecases/operators/enable-user';
+import { operatorActing } from '../../src/usecases/operators/deps';
 import type { Runtime } from '../../src/runtime';
 
 /** The operators' use cases, as the CLI runs them. */
 const operator = (runtime: Runtime) => runtime.services;
+const command = async (runtime: Runtime, applicationId: number, entityId: number) =>
+  ({ app: (await runtime.db.applications.findById(applicationId))!, entityId, acting: operatorActing('test') });
 const disableUser = async (runtime: Runtime, applicationId: number, entityId: number) =>
-  (await disable(operator(runtime), { applicationId, entityId, operator: 'test' })).spent;
-const enableUser = (runtime: Runtime, applicationId: number, entityId: number) => enable(operator(runtime), { applicationId, entityId, operator: 'test' });
+  (await disable(operator(runtime), await command(runtime, applicationId, entityId))).spent;
+const enableUser = async (runtime: Runtime, applicationId: number, entityId: number) => enable(operator(runtime), await command(runtime, applicationId, entityId));
+/** The disabled state alone, without spending anything (as when a sign-in in flight issues a token after the disable spent the others). */
+const setDisabled = async (disabled: boolean) => {
+  const { db } = t.runtime;
+  await db.transaction(async (tx) => db.records.setDisabled(await appId(), user.id, disabled ? { at: new Date(), until: null, reason: null } : null, tx));
+};
 import { newestMail } from '../../src/mail-files';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 
@@ -87,15 +95,15 @@ it('an access token issued while the user was being disabled does not work: the 
   const token = issued.body.accessToken as string;
   expect((await asUser(token)).body.stat).toBe('ok');
   // the state alone, without spending the token (as when a sign-in in flight issues one after the disable spent the others)
-  await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
+  await setDisabled(true);
   expect((await asUser(token)).body.code).toBe(413);
   expect((await request(t.app).post('/oauth/update_profile_native').type('form').send({
     client_id: t.local.clients.login.client_id, locale: 'en-US', access_token: token, form: 'editProfileForm', displayName: 'x',
   })).body.code).toBe(413);
-  await t.runtime.db.records.setDisabled(await appId(), user.id, null);
+  await setDisabled(false);
   expect((await asUser(token)).body.stat).toBe('ok');
   // enabling spends what was issued while the user was disabled: nothing of that time comes back
-  await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
+  await setDisabled(true);
   await enableUser(t.runtime, await appId(), user.id);
   expect((await asUser(token)).body.code).toBe(413);
 });
@@ -119,7 +127,7 @@ it('every grant refuses a disabled user: a code or refresh token a sign-in in fl
   const verification = (await request(t.app).post('/access/getVerificationCode').set('Authorization', owner).type('form')
     .send({ type_name: 'user', uuid: user.uuid, attribute_name: 'emailVerified' })).body.verification_code;
   // the state alone, nothing spent (as when the sign-in's write lands after the disable's)
-  await t.runtime.db.records.setDisabled(await appId(), user.id, new Date());
+  await setDisabled(true);
   try {
     expect((await request(t.app).get('/access/useVerificationCode').query({ verification_code: verification })).body).toMatchObject({ stat: 'error', argument_name: 'verification_code' });
     const code = await token({ grant_type: 'authorization_code', code: second.authorization_code, redirect_uri: 'https://app.example.com/cb' });
@@ -134,7 +142,7 @@ it('every grant refuses a disabled user: a code or refresh token a sign-in in fl
     const reset = new URL(mail.link!).searchParams.get('code')!;
     expect((await token({ grant_type: 'authorization_code', code: reset, redirect_uri: recoverUrl })).body.stat).toBe('error');
   } finally {
-    await t.runtime.db.records.setDisabled(await appId(), user.id, null);
+    await setDisabled(false);
   }
   // while it was disabled nothing rotated: the refresh token works again only because it was never spent, and an enable spends it
   await disableUser(t.runtime, await appId(), user.id);

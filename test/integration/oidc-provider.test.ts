@@ -12,6 +12,7 @@ import { createRuntime } from '../../src/runtime';
 import { stored } from '../helpers/stored';
 import { cookieBrowser, firstForm } from '../helpers/social';
 import { APP, PASSWORD, oathtool, oidcSignIn } from '../helpers/oidc-sign-in';
+import { operatorActing } from '../../src/usecases/operators/deps';
 
 // Gatehouse as an OpenID provider (docs/openid-connect.md), checked by a relying party nobody here
 // wrote: openid-client 6 discovers it, authenticates with the login client's secret, and uses the
@@ -543,7 +544,7 @@ describe('a disabled account', () => {
     const { services } = served.t.runtime;
     const app = (await served.t.runtime.db.applications.findByName('local'))!;
     // as users:disable does
-    await disableUser(services, { applicationId: app.id, entityId: record.body.result.id as number, operator: 'test' });
+    await disableUser(services, { app, entityId: record.body.result.id as number, acting: operatorActing('test') });
     expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({ active: false });
     expect(await oidc.tokenIntrospection(config, tokens.refresh_token!)).toEqual({ active: false });
     await expect(oidc.fetchUserInfo(config, tokens.access_token, a.uuid)).rejects.toBeDefined();

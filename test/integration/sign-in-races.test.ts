@@ -4,6 +4,7 @@ import { writeRecord } from '../../src/usecases/records/write-record';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { enableUser } from '../../src/usecases/operators/enable-user';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
+import { operatorActing } from '../../src/usecases/operators/deps';
 
 // A sign-in checks the password, then writes its tokens. What changes the account in between must
 // not be undone or ignored by the sign-in's write.
@@ -61,7 +62,7 @@ it('a disable that commits while a sign-in is in flight leaves nothing usable: i
   passwords.verify = async (hash, given) => {
     const ok = await verify(hash, given);
     passwords.verify = verify;
-    await disableUser(t.runtime.services, { applicationId: app.id, entityId: record.id, operator: 'test' });
+    await disableUser(t.runtime.services, { app, entityId: record.id, acting: operatorActing('test') });
     return ok;
   };
   const refreshSecret = 'f'.repeat(40);
@@ -88,7 +89,7 @@ it('a disable that commits while a sign-in is in flight leaves nothing usable: i
     expect(exchanged.body.stat).toBe('error');
   }
   // and enabling the user brings none of it back
-  await enableUser(t.runtime.services, { applicationId: app.id, entityId: record.id, operator: 'test' });
+  await enableUser(t.runtime.services, { app, entityId: record.id, acting: operatorActing('test') });
   if (accessToken) expect((await request(t.app).post('/entity').set('Authorization', `OAuth ${accessToken}`).type('form').send({})).body.code).toBe(413);
   if (code) {
     const login = t.local.clients.login;

@@ -7,6 +7,7 @@ import { disableUser } from '../../src/usecases/operators/disable-user';
 import { enableUser } from '../../src/usecases/operators/enable-user';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { asOwner, failingWork } from '../helpers/usecases';
+import { operatorActing } from '../../src/usecases/operators/deps';
 
 // Every change keeps exactly its events, in its own transaction (docs/architecture.md#events): a
 // failure after the change and its events (here, the outbox's insert, the unit of work's last
@@ -39,9 +40,9 @@ it.each(['outbox', 'events'] as const)('a record created, changed, disabled: the
   await expect(changeRecord(failing(breaks), { app, acting: asOwner(t), writer, kind: 'record.updated', change: (doc) => ({ ...doc, givenName: 'Never' }) }))
     .rejects.toThrow('injected');
   expect((await t.runtime.db.records.find(app.id, { id: record.id }))!.attributes.givenName).toBeUndefined();
-  const command = { applicationId: app.id, entityId: record.id, operator: 'ada' };
+  const command = { app, entityId: record.id, acting: operatorActing('ada') };
   await expect(disableUser(failing(breaks), command)).rejects.toThrow('injected');
-  expect((await t.runtime.db.records.find(app.id, { id: record.id }))!.disabledAt).toBeNull();
+  expect((await t.runtime.db.records.find(app.id, { id: record.id }))!.disabled).toBeNull();
   expect(await eventsOf(record.id)).toEqual(['account.registered', 'record.created']);
 
   // and with a unit of work that writes: exactly the change's events

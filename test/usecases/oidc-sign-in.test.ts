@@ -6,6 +6,7 @@ import { createRecord } from '../../src/usecases/records/create-records';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { decideProviderSignIn, type ProviderSignInAsk } from '../../src/usecases/oidc/sign-in-decision';
 import { localApp } from '../helpers/usecases';
+import { operatorActing } from '../../src/usecases/operators/deps';
 
 // The OpenID sign-in's login step decided by its use case, called directly: which browser session
 // answers an app's sign-in, and when the person signs in again (the browser's path through the
@@ -63,6 +64,6 @@ it('a stronger sign-in: met, it says its acr; essential and unmet just after sig
 
 it('a disabled account\'s session answers nothing', async () => {
   const record = await account();
-  await disableUser(local.t.runtime.services, { applicationId: local.app.id, entityId: record.id, operator: 'test' });
+  await disableUser(local.t.runtime.services, { app: local.app, entityId: record.id, acting: operatorActing('test') });
   await expect(decide({ session: session(record.id, ['pwd']) })).resolves.toEqual({ kind: 'sign_in' });
 });

@@ -25,8 +25,12 @@ const toCredential = (row: CredentialRow): StoredCredential => ({
 const LIVE = 'used_at IS NULL AND expires_at > ?';
 /** The row belongs to a client (bind its id twice): issued for it, or by it for itself (see ownerOf). */
 const OWNED_BY = '(for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))';
-/** The credential's user (if it has one) is not disabled: one primary-key probe (`table`: how the statement names credentials). */
-const notDisabled = (table: string) => `NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = ${table}.entity_id AND d.disabled_at IS NOT NULL)`;
+/**
+ * The credential's user (if it has one) is not disabled now (bind the time): one primary-key probe
+ * (`table`: how the statement names credentials). A disable whose `until` has passed is over.
+ */
+const notDisabled = (table: string) =>
+  `NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = ${table}.entity_id AND d.disabled_at IS NOT NULL AND (d.disabled_until IS NULL OR d.disabled_until > ?))`;
 
 /**
  * The credentials' store (CredentialStore of the storage contract) in SQL. Long as a list, not as
@@ -99,7 +103,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       // a credential of a disabled user never works, even one issued while it was being disabled
       const [row] = await sql.select<CredentialRow>(
         `SELECT c.* FROM credentials c WHERE c.value_hash = ? AND c.application_id = ? AND c.kind = ? AND ${LIVE} AND ${notDisabled('c')}`,
-        [valueHash, applicationId, kind, sql.time(now)],
+        [valueHash, applicationId, kind, sql.time(now), sql.time(now)],
       );
       return row ? toCredential(row) : undefined;
     },
@@ -140,7 +144,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
       const spent = await sql.change(
         `UPDATE credentials SET used_at = ? WHERE value_hash = ? AND application_id = ? AND kind = 'refresh_token'
            AND ${LIVE} AND ${OWNED_BY} AND ${notDisabled('credentials')}`,
-        [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId],
+        [t(now), spentHash, applicationId, t(now), ownerClientId, ownerClientId, t(now)],
         transaction,
       );
       if (spent !== 1) return false;

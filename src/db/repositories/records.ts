@@ -6,7 +6,7 @@ import type { Tx } from '../../domain/storage/transactions';
 import { toProfile } from './social';
 import {
   DuplicateAttributeError, merged, nextState, normalized, StaleRecordError, uniqueKey,
-  type RecordKey, type UserRecord, type NewRecord, type RecordChange,
+  type Disabled, type RecordKey, type UserRecord, type NewRecord, type RecordChange,
 } from '../../domain/storage/records';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
@@ -25,7 +25,9 @@ export const toRecord = (row: EntityRow): UserRecord => ({
   created: asDate(row.created),
   lastUpdated: asDate(row.last_updated),
   version: Number(row.version),
-  disabledAt: row.disabled_at ? asDate(row.disabled_at) : null,
+  disabled: row.disabled_at
+    ? { at: asDate(row.disabled_at), until: row.disabled_until ? asDate(row.disabled_until) : null, reason: row.disabled_reason ?? null }
+    : null,
 });
 
 /** The indexed column and value a key looks up. */
@@ -112,7 +114,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
           ],
           transaction,
         );
-        return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now, version: 1, disabledAt: null };
+        return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now, version: 1, disabled: null };
       } catch (err) {
         throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
       }
@@ -247,11 +249,15 @@ export function createRecordQueries(_models: Models, sql: Sql) {
     },
 
     /**
-     * Disables a user (`at`) or enables it again (null): a state of the account, not of its
-     * attributes, so the record's version and snapshots stay as they are.
+     * Disables a user or enables it again (null): a state of the account, not of its attributes,
+     * so the record's version and snapshots stay as they are.
      */
-    async setDisabled(applicationId: number, id: number, at: Date | null, transaction?: Tx): Promise<void> {
-      await sql.change('UPDATE entities SET disabled_at = ? WHERE id = ? AND application_id = ?', [at && sql.time(at), id, applicationId], transaction);
+    async setDisabled(applicationId: number, id: number, disabled: Disabled | null, transaction: Tx): Promise<void> {
+      await sql.change(
+        'UPDATE entities SET disabled_at = ?, disabled_until = ?, disabled_reason = ? WHERE id = ? AND application_id = ?',
+        [disabled && sql.time(disabled.at), disabled?.until ? sql.time(disabled.until) : null, disabled?.reason ?? null, id, applicationId],
+        transaction,
+      );
     },
 
     /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */

@@ -20,11 +20,21 @@ export interface UserRecord {
   lastUpdated: Date;
   /** How many committed changes the record has had (1 when created): its snapshots' order. */
   version: number;
-  /** When an operator disabled the user (no sign-in, no working access token), or null. Not an attribute: no snapshot. */
-  disabledAt: Date | null;
+  /**
+   * How an operator disabled the user (no sign-in, no working token while `isDisabled`), or null.
+   * A state of the account, not an attribute: no snapshot.
+   */
+  disabled: Disabled | null;
 }
 
-export type NewRecord = Omit<UserRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabledAt'>;
+/** An operator's disable: since when, until when (null: until enabled), and why (the operator's words, shown to operators only). */
+export interface Disabled { at: Date; until: Date | null; reason: string | null }
+
+/** Whether the record is disabled at `now`: disabled, and its `until` (if any) not yet reached. */
+export const isDisabled = (record: Pick<UserRecord, 'disabled'>, now: Date): boolean =>
+  record.disabled !== null && (record.disabled.until === null || record.disabled.until > now);
+
+export type NewRecord = Omit<UserRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabled'>;
 
 /** The unique attributes a record can be found by (docs/api.md#access-endpoints: `key_attribute`). */
 export type RecordKey = { uuid: string } | { id: number } | { email: string } | { username: string };
@@ -131,8 +141,8 @@ export interface RecordStore {
   count(applicationId: number, filter: Filter | undefined, timeoutMs: number): Promise<number>;
   /** The record, locked until the transaction ends. */
   findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<UserRecord | undefined>;
-  /** Disables a user (`at`) or enables it again (null): a state of the account, not a new version. */
-  setDisabled(applicationId: number, id: number, at: Date | null, transaction: Tx): Promise<void>;
+  /** Disables a user (how: when, until when, why) or enables it again (null): a state of the account, not a new version. */
+  setDisabled(applicationId: number, id: number, disabled: Disabled | null, transaction: Tx): Promise<void>;
   /** Deletes a record; its credentials and linked identities go with it. */
   remove(record: UserRecord, transaction: Tx): Promise<boolean>;
 }

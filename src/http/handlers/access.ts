@@ -42,7 +42,7 @@ async function issuing<T>(ctx: RequestContext, work: () => Promise<T>): Promise<
 /** The record a token or code is asked for; a disabled user is refused before anything else is checked. */
 async function enabledRecord(ctx: RequestContext) {
   const record = await identifyRecord(ctx);
-  await issuing(ctx, async () => assertEnabled(record));
+  await issuing(ctx, async () => assertEnabled(record, ctx.services.clock.now()));
   return record;
 }
 

@@ -1,5 +1,5 @@
 import type { Client } from '../../domain/clients';
-import type { UserRecord } from '../../domain/storage/records';
+import { isDisabled, type UserRecord } from '../../domain/storage/records';
 import type { Application } from '../../domain/storage/applications';
 import { randomToken } from '../../domain/secrets';
 import { event, recordSubject, type Acting, type EventData } from '../../domain/events';
@@ -19,8 +19,8 @@ export class RecordDisabledError extends Error {}
 interface ForRecord { app: Application; client: Client; record: UserRecord; forClientId: number | null; acting: Acting }
 
 /** Refuses a disabled user (RecordDisabledError): adapters may check it first, to refuse it before anything else. */
-export const assertEnabled = (record: UserRecord) => {
-  if (record.disabledAt) throw new RecordDisabledError('the user is disabled: it gets no access token or code until an operator enables it again');
+export const assertEnabled = (record: UserRecord, now: Date) => {
+  if (isDisabled(record, now)) throw new RecordDisabledError('the user is disabled: it gets no access token or code until an operator enables it again');
 };
 
 /** Issues in a unit of work with its event: what was issued, for which record (none for a creation token). */
@@ -34,7 +34,7 @@ const issuing = (deps: Pick<Deps, 'clock' | 'work'>, command: { app: Application
 
 /** /access/getAccessToken: a standalone access token for the record, for the calling client or `forClientId`. */
 export function issueAccessToken(deps: Deps, command: ForRecord): Promise<string> {
-  assertEnabled(command.record);
+  assertEnabled(command.record, deps.clock.now());
   return issuing(deps, command, command.record.id, { kind: 'access_token' },
     (tx) => deps.tokens.issueAccessToken(command.app, command.client, command.record.id, command.forClientId, tx));
 }
@@ -43,7 +43,7 @@ export function issueAccessToken(deps: Deps, command: ForRecord): Promise<string
 export function issueAuthorizationCode(
   deps: Deps, command: ForRecord & { redirectUri: string; transactionState?: Record<string, unknown>; seconds: number },
 ): Promise<string> {
-  assertEnabled(command.record);
+  assertEnabled(command.record, deps.clock.now());
   const { app, client, record, forClientId, redirectUri, transactionState, seconds } = command;
   return issuing(deps, command, record.id, { kind: 'authorization_code' }, (tx) => deps.tokens.issue({
     kind: 'authorization_code', app, entityId: record.id, client, forClientId, redirectUri,

@@ -18,7 +18,7 @@ const viewOf = (p: StoredPasskey): PasskeyView => ({
 });
 
 /** The passkeys of the account of `token`, oldest first. */
-export async function listPasskeys(ctx: CallContext<'db'>, command: { token: StoredCredential }): Promise<PasskeyView[]> {
+export async function listPasskeys(ctx: CallContext<'clock' | 'db'>, command: { token: StoredCredential }): Promise<PasskeyView[]> {
   const { record } = await accountOfToken(ctx, command.token);
   return (await ctx.services.db.passkeys.list(ctx.app.id, record.id)).map(viewOf);
 }

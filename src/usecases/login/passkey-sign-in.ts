@@ -1,3 +1,4 @@
+import { isDisabled } from '../../domain/storage/records';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { credentialOf, provePasskey, spendAssertionChallenge } from '../factors/passkey-ceremony';
 import type { LoginCall, SignInOutcome } from './call';
@@ -20,7 +21,7 @@ export async function passkeySignIn(
   const credential = credentialOf<AuthenticationResponseJSON>(command.credential, 'sign_in');
   await spendAssertionChallenge(ctx, credential, command.challengeToken, 'sign_in', request.client);
   const { record, factor } = await provePasskey(ctx, command.challengeToken, credential, request.flow.locale);
-  if (record.disabledAt) throw accountDisabled(ctx, request);
+  if (isDisabled(record, ctx.services.clock.now())) throw accountDisabled(ctx, request);
   return signedIn(ctx, request, record, {
     factors: [factor], refreshSecret: command.refreshSecret, ...(factor === 'verified_passkey' && { secondFactorsOwed: [] }),
   });

@@ -2,7 +2,7 @@ import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { Refusal } from '../../domain/refusal';
 import type { CallContext } from '../services';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
-import { uniqueKey } from '../../domain/storage/records';
+import { isDisabled, uniqueKey } from '../../domain/storage/records';
 import { accountDisabled, signedIn } from './signed-in';
 import { requestForm, requireFields, type FlowRequest, type FormSubmission, type LoginCall, type SignInOutcome } from './call';
 import { mergeRequest } from './social-identities';
@@ -64,7 +64,7 @@ export async function signIn(
   }
 
   // the right password of a disabled user: said so, and nothing is linked or issued (nor is the attempt counted against a budget)
-  if (record.disabledAt) {
+  if (isDisabled(record, ctx.services.clock.now())) {
     await guesses.givenBack();
     await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
     throw accountDisabled(ctx, request, form.name);

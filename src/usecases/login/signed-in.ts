@@ -1,5 +1,5 @@
 import { Refusal } from '../../domain/refusal';
-import { updated, type UserRecord } from '../../domain/storage/records';
+import { isDisabled, updated, type UserRecord } from '../../domain/storage/records';
 import type { StoredProfile } from '../../domain/storage/social';
 import { asAccount, type CallContext } from '../services';
 import { event, kept, recordSubject } from '../../domain/events';
@@ -66,7 +66,7 @@ export async function signedIn(
   ctx: CallContext<'box' | 'clock' | 'db' | 'flows' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions = {},
 ): Promise<SignInOutcome> {
   const first = options.factors ?? ['password'];
-  if (record.disabledAt) {
+  if (isDisabled(record, ctx.services.clock.now())) {
     await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
     throw accountDisabled(ctx, request);
   }
@@ -142,7 +142,7 @@ export async function finishSignIn(
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
     // deleted between the password check and now: no sign-in
     if (!locked) throw new Refusal('gone', 'the account was deleted while signing in');
-    if (locked.disabledAt) throw accountDisabled(ctx, request);
+    if (isDisabled(locked, at)) throw accountDisabled(ctx, request);
     if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
     const changedToo = alongside ? (await alongside(uow, locked)).changed : [];
     const changed = await db.records.update(locked, change(at), at, tx);

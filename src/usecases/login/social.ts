@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
+import { isDisabled, DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
 import { changesFrom } from '../../domain/profile-fields';
 import type { CompiledForm } from '../../domain/flow-forms';
 import type { SocialProfile } from '../../domain/social/profile';
@@ -114,7 +114,7 @@ export async function socialSignIn(ctx: LoginCall<'baseUrls' | 'box' | 'clock' |
   const owner = linked && await db.records.find(ctx.app.id, { id: linked.entityId });
   if (owner) {
     // a disabled user: refused before anything is linked or spent
-    if (owner.disabledAt) throw accountDisabled(ctx, request);
+    if (isDisabled(owner, ctx.services.clock.now())) throw accountDisabled(ctx, request);
     const merge = mergeToken === undefined ? undefined : await mergeRequest(ctx, request.client, mergeToken, owner);
     // the token spent (and a merged identity linked) in the sign-in's transaction
     const signed = await signedIn(ctx, request, owner, {

@@ -1,3 +1,4 @@
+import { isDisabled } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
 import { sha256Hex } from '../../domain/secrets';
 import { invalidField } from '../../domain/refusal';
@@ -57,7 +58,7 @@ export async function verifySecondFactor(
   const locale = request?.flow.locale ?? recordLocale(record);
   const disabled = () => (request ? accountDisabled(ctx, request)
     : new Refusal('no_grant', 'the user of this password reset code is disabled: it gets no tokens until an operator enables it again'));
-  if (record.disabledAt) {
+  if (isDisabled(record, clock.now())) {
     await countFailedSignIn(ctx, record.id, 'account_disabled', ctx.client);
     throw disabled();
   }
@@ -125,7 +126,7 @@ export async function verifySecondFactor(
         const locked = await db.records.findForUpdate(ctx.app.id, record.id, tx);
         if (!locked) throw spent();
         await spendFinishing(ctx, record.id, finishing, tx);
-        if (locked.disabledAt) throw disabled();
+        if (isDisabled(locked, clock.now())) throw disabled();
         const pair = await tokens.issuePair(ctx.app, ctx.client, record.id, exchange!.family, tx, exchange!.proof);
         return exchange!.transactionState === undefined ? pair : { ...pair, transactionState: exchange!.transactionState };
       }) };

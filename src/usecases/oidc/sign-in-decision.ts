@@ -1,3 +1,4 @@
+import { isDisabled } from '../../domain/storage/records';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredCredential } from '../../domain/storage/credentials';
 import { acrMet, essentialAcrs, requestedAcrs, sessionFacts, type AuthMethod } from '../../domain/session';
@@ -37,7 +38,7 @@ export type ProviderSignInDecision =
  * meet it stands, with no `acr`, as does a session of an account with nothing more to give. A
  * disabled or deleted account's session answers nothing. Reads only: nothing is written.
  */
-export async function decideProviderSignIn(deps: Pick<Services, 'db'>, ask: ProviderSignInAsk): Promise<ProviderSignInDecision> {
+export async function decideProviderSignIn(deps: Pick<Services, 'clock' | 'db'>, ask: ProviderSignInAsk): Promise<ProviderSignInDecision> {
   const { app, session, reasons } = ask;
   const facts = session && sessionFacts(session);
   if (!session || !facts || session.entityId === null) return { kind: 'sign_in' };
@@ -52,7 +53,7 @@ export async function decideProviderSignIn(deps: Pick<Services, 'db'>, ask: Prov
   const enough = reasons.every((r) => r === 'no_session' || r === 'gatehouse_session') || fresh || wishOnly;
   if (!enough) return { kind: 'sign_in' };
   const record = await deps.db.records.find(app.id, { id: session.entityId });
-  if (!record || record.disabledAt) return { kind: 'sign_in' };
+  if (!record || isDisabled(record, deps.clock.now())) return { kind: 'sign_in' };
   const acr = wanted.find((a) => acrMet(facts.amr, a));
   if (essential.length > 0 && acr === undefined && fresh) return { kind: 'unmet' };
   if (acr === undefined && wanted.length > 0 && !fresh && !wishOnly) return { kind: 'sign_in' };

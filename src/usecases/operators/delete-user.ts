@@ -1,7 +1,7 @@
 import { deleteRecord } from '../../domain/accounts';
-import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
+import type { AccountCommand, OperatorDeps } from './deps';
 
 /** Deletes a user record with its tokens, codes and identities (its history stays). False when it was gone already. */
 export function deleteUser(deps: OperatorDeps, command: AccountCommand): Promise<boolean> {
-  return deps.work.run((uow) => deleteRecord(deps, uow, operatorActing(command.operator), command.applicationId, command.entityId));
+  return deps.work.run((uow) => deleteRecord(deps, uow, command.acting, command.app.id, command.entityId));
 }

@@ -1,18 +1,28 @@
 import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { operatorActing, type AccountCommand, type OperatorDeps } from './deps';
+import { isDisabled } from '../../domain/storage/records';
+import { lockedRecord, type AccountCommand, type OperatorDeps } from './deps';
 
 /**
  * Enables a disabled user again: it may sign in. Its sessions stay ended: what a sign-in in flight
  * may have issued while it was being disabled (no access token of it worked meanwhile) is spent
- * with the change, so nothing from the disabled time comes back to life.
+ * with the change, so nothing from the disabled time comes back to life. Answers whether it was
+ * disabled (enabling an enabled user changes nothing and records nothing).
  */
-export function enableUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<void> {
-  const { applicationId, entityId } = command;
+export function enableUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<{ wasDisabled: boolean }> {
+  const { entityId } = command;
+  const applicationId = command.app.id;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
+    const record = await lockedRecord(deps.db, command, uow.tx);
+    if (!isDisabled(record, now)) {
+      // a disable whose time is over ended by itself: only its traces go (the account may have signed in since)
+      if (record.disabled !== null) await deps.db.records.setDisabled(applicationId, entityId, null, uow.tx);
+      return { wasDisabled: false };
+    }
     await endSessionsOf(deps.db, applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
     await deps.db.records.setDisabled(applicationId, entityId, null, uow.tx);
-    uow.record(event('account.enabled', applicationId, now, operatorActing(command.operator), recordSubject(entityId), {}));
+    uow.record(event('account.enabled', applicationId, now, command.acting, recordSubject(entityId), {}));
+    return { wasDisabled: true };
   });
 }

@@ -1,3 +1,4 @@
+import { isDisabled } from '../../domain/storage/records';
 import type { Application } from '../../domain/storage/applications';
 import { sha256Hex } from '../../domain/secrets';
 import { event, recordSubject, type Origin } from '../../domain/events';
@@ -23,7 +24,7 @@ export async function useVerificationCode(
     const found = (await db.credentials.find(app.id, 'verification_code', hash, tx))!;
     const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
     // a disabled user's codes are spent when it is disabled; one issued around it does nothing either
-    if (!record || record.disabledAt) throw unknown();
+    if (!record || isDisabled(record, now())) throw unknown();
     const attribute = String(found.extra?.attribute_name ?? 'emailVerified');
     const changed = await db.records.setTime(record, attribute, now(), tx);
     const acting = { actor: { kind: 'account' as const, accountId: record.id }, origin };
