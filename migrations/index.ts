@@ -16,6 +16,7 @@ import * as oidcState from './0015-oidc-state';
 import * as eventStore from './0016-event-store';
 import * as spendWithEvent from './0017-spend-with-event';
 import * as disableUntil from './0018-disable-until';
+import * as erasures from './0019-erasures';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   { name: '0016-event-store', ...eventStore },
   { name: '0017-spend-with-event', ...spendWithEvent },
   { name: '0018-disable-until', ...disableUntil },
+  { name: '0019-erasures', ...erasures },
 ];

@@ -14,6 +14,7 @@ import { enableUser } from './usecases/operators/enable-user';
 import { signOutUser } from './usecases/operators/sign-out-user';
 import { resetSecondFactor } from './usecases/operators/reset-second-factor';
 import { deleteUser } from './usecases/operators/delete-user';
+import { eraseUser } from './usecases/operators/erase-user';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
 import { createApplication } from './usecases/applications/create-application';
 import { accountClient } from './usecases/account/account-client';
@@ -36,7 +37,7 @@ import type { Acting } from './domain/events';
 import { renderDisable, renderWithProfiles } from './domain/users';
 import { parseTimestamp } from './domain/timestamps';
 import { Refusal } from './domain/refusal';
-import { isDisabled } from './domain/storage/records';
+import { isDisabled, type RecordKey } from './domain/storage/records';
 import type { createCommandCore } from './runtime';
 import os from 'node:os';
 import { packageVersion, projectRoot } from './paths';
@@ -328,10 +329,13 @@ program.command('keys:rotate')
 const WHO = ['<who>', 'an email address, a username, a uuid or an id'] as const;
 
 /** The user an operator names by email, username, uuid or id. */
+/** How a command names a user: an id, a uuid, an email address or a username. */
+const recordKeyOf = (who: string): RecordKey =>
+  (/^\d{1,15}$/.test(who) ? { id: Number(who) } : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? { uuid: who } : who.includes('@') ? { email: who } : { username: who });
+
 async function userOf(core: Core, opts: { app?: string }, who: string) {
   const app = await applicationOf(core, opts);
-  const key = /^\d{1,15}$/.test(who) ? { id: Number(who) } : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? { uuid: who } : who.includes('@') ? { email: who } : { username: who };
-  const record = await core.db.records.find(app.id, key);
+  const record = await core.db.records.find(app.id, recordKeyOf(who));
   if (!record) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}`);
   return { app, record };
 }
@@ -404,6 +408,22 @@ program.command('users:delete')
     if (!(await deleteUser(deps, command))) throw new Error(`${named} was deleted meanwhile`);
     process.stdout.write(`deleted ${named}\n`);
   })));
+
+program.command('users:erase')
+  .argument('<who>', 'the user: email, username, uuid or id (a deleted user: its uuid or id)')
+  .option(...APP_OPTION)
+  .option('--yes', 'erase without asking (required: there is no undo)')
+  .description('erase a user for good: its record, credentials, identities, factors, passkeys, sessions, every version of its history, its events\' personal facts and its emails; a tombstone stays')
+  .action((who: string, opts: { app?: string; yes?: boolean }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const found = await core.db.records.find(app.id, recordKeyOf(who));
+    const entityId = found?.id ?? (/^\d{1,15}$/.test(who) ? Number(who) : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? await core.db.versions.deletedEntityId(app.id, who) : undefined);
+    if (entityId === undefined) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}, and no history of one`);
+    const named = `user ${entityId}${found ? ` (${found.uuid}${found.email ? `, ${found.email}` : ''})` : ' (deleted before)'} of application "${app.name}"`;
+    if (!opts.yes) throw new Error(`this erases ${named} and every trace of it for good; run again with --yes to erase it`);
+    const { erasedAt, already } = await eraseUser(core, { app, entityId, acting: core.acting });
+    process.stdout.write(already ? `user ${entityId} was erased already, at ${erasedAt.toISOString()}\n` : `erased user ${entityId} of application "${app.name}"; what remains is its tombstone\n`);
+  }));
 
 program.command('users:find')
   .argument('<filter>', 'a filter of the entity API, such as "email = \'ada@example.com\'" or "lastLogin is null"')

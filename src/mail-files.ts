@@ -42,3 +42,29 @@ export async function newestMail(dir: string, to?: string): Promise<MailFile | u
   }
   return undefined;
 }
+
+/**
+ * Deletes every `.eml` under `dir` addressed to one of `addresses` (compared as stored: NFC, lower
+ * case), as an erasure does (docs/lifecycle.md#erase). Answers how many it deleted; a folder that
+ * does not exist holds none.
+ */
+export async function removeMailsTo(dir: string, addresses: readonly string[]): Promise<number> {
+  if (!fs.existsSync(dir) || addresses.length === 0) return 0;
+  const wanted = new Set(addresses.map((a) => a.normalize('NFC').toLowerCase()));
+  let removed = 0;
+  for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.eml'))) {
+    const file = path.join(dir, name);
+    let raw: Buffer;
+    try {
+      raw = fs.readFileSync(file);
+    } catch {
+      continue; // deleted meanwhile
+    }
+    const mail = await simpleParser(raw);
+    const recipients = [mail.to, mail.cc, mail.bcc].flatMap((a) => (Array.isArray(a) ? a : a ? [a] : [])).flatMap((a) => a.value.map((v) => v.address ?? ''));
+    if (!recipients.some((r) => wanted.has(r.normalize('NFC').toLowerCase()))) continue;
+    fs.rmSync(file, { force: true });
+    removed++;
+  }
+  return removed;
+}

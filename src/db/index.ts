@@ -13,6 +13,7 @@ import { createSocialQueries } from './repositories/social';
 import { createVersionQueries } from './repositories/versions';
 import { createAuditQueries } from './repositories/audit';
 import { createEventQueries } from './repositories/events';
+import { createErasureQueries } from './repositories/erasures';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
 import { createSigningKeyQueries } from './repositories/signing-keys';
@@ -173,6 +174,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     passkeys: createPasskeyQueries(sql),
     signingKeys: createSigningKeyQueries(sql),
     oidcState: createOidcStateQueries(sql),
+    erasures: createErasureQueries(sql, transaction),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

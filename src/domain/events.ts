@@ -55,6 +55,8 @@ export function keptUserAgent(raw: string | string[] | undefined): string | unde
 export interface Carried {
   snapshot?: SnapshotPayload;
   mail?: MailRequest;
+  /** An erasure's job (docs/lifecycle.md#erase): the record, and what names the person outside its rows (sealed before it is stored). */
+  erasure?: { entityId: number; needles: string[] };
 }
 
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
@@ -73,6 +75,8 @@ export interface EventData {
   /** `until`: when the disable ends by itself (ISO 8601); `reason`: the operator's words. */
   'account.disabled': { until?: string; reason?: string };
   'account.enabled': Record<string, never>;
+  /** The record's personal data was removed for good (docs/lifecycle.md#erase): only this event and its tombstone name it. */
+  'account.erased': Record<string, never>;
   'account.signed_out': { tokens: number };
   'account.second_factor_added': { method: 'totp' };
   'account.second_factor_removed': { method: 'totp' };
@@ -126,7 +130,7 @@ export type EventType = keyof EventData;
 export const EVENT_TYPES = [
   'account.registered', 'account.signed_in', 'account.password_changed', 'account.email_verified', 'account.email_changed',
   'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.identity_linked',
-  'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.signed_out',
+  'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.erased', 'account.signed_out',
   'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',
   'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',

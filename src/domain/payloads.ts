@@ -56,3 +56,12 @@ export function snapshotPayloadOf(raw: unknown): SnapshotPayload {
   if (Number.isNaN(Date.parse(validFrom))) throw new PayloadError(`${what} has a validFrom that is not a time`);
   return { entityId: whole(o, 'entityId', what), uuid: text(o, 'uuid', what), version: whole(o, 'version', what), validFrom, snapshot };
 }
+
+/** An erasure job's payload: the record, and its needles sealed to the outbox row (docs/lifecycle.md#erase). */
+export interface ErasurePayload { entityId: number; sealedNeedles: string }
+
+export function erasurePayloadOf(raw: unknown): ErasurePayload {
+  const what = 'an erasure payload';
+  const o = objectOf(raw, what);
+  return { entityId: whole(o, 'entityId', what), sealedNeedles: text(o, 'sealedNeedles', what) };
+}

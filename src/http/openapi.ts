@@ -112,6 +112,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
     sessions_ended: INTEGER,
   }),
   '/entity.enable': ok({ was_disabled: BOOLEAN }),
+  '/entity.erase': ok({ erased_at: STRING, already_erased: BOOLEAN }),
   '/entity.signOut': ok({ sessions_ended: INTEGER }),
   '/entity.resetSecondFactor': ok({ removed: BOOLEAN }),
   '/audit/list': ok({ results: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } }),

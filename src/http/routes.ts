@@ -174,6 +174,7 @@ export const ROUTES: readonly Route[] = [
   { ...route('/versions/entity', CLIENT_AUTH, ['owner', 'direct_access', 'direct_read_access'], versions.entityAt, { summary: 'A record as it was at a time', params: ['type_name!', 'id', 'uuid', 'timestamp!', 'attributes', 'attribute_name'] }), reads: READS },
   // docs/activity.md: what happened to one account (sign-ins, failed sign-ins, changes of how it signs in), newest first
   route('/entity.disable', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entityDisable, { summary: 'Disables an account: no sign-in by any method, every session ended; until enabled or until a time', params: ['type_name', ...RECORD, 'until', 'reason'] }),
+  route('/entity.erase', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entityErase, { summary: 'Erases a record and every trace of the person for good (a deleted record\'s history too); a tombstone stays', params: ['type_name', ...RECORD] }),
   route('/entity.enable', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entityEnable, { summary: 'Enables a disabled account again', params: ['type_name', ...RECORD] }),
   route('/entity.signOut', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entitySignOut, { summary: 'Ends every session of an account; the person is told by email', params: ['type_name', ...RECORD] }),
   route('/entity.resetSecondFactor', CLIENT_AUTH, ['owner', 'direct_access'], lifecycle.entityResetSecondFactor, { summary: "Removes an account's authenticator and recovery codes; the person is told by email", params: ['type_name', ...RECORD] }),

@@ -34,7 +34,7 @@ export function createProcessors(deps: {
   const processors: Processors = {
     mail: createMailProcessor({ db, transport, templates, box: new SecretBox(config.secretKey), from: config.mailFrom, sent: deps.metrics?.email }),
     maintenance: createMaintenanceProcessor({
-      db, outbox, logger, settings: {
+      db, outbox, logger, erase: { box: new SecretBox(config.secretKey), mailDir: config.mailTransport === 'file' ? config.mailDir : undefined }, settings: {
         ...DEFAULT_MAINTENANCE,
         relayGraceMs: config.outboxRelayAfterSeconds * 1000,
         versionsRetentionMs: config.versionsRetentionDays === null ? null : config.versionsRetentionDays * 86_400_000,

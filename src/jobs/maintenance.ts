@@ -2,7 +2,11 @@ import type { Database } from '../db';
 import { RETIRED_KEY_SECONDS } from '../domain/signing-keys';
 import type { RelayingOutbox } from '../queue/outbox';
 import type { Logger } from '../logger';
-import type { Job } from '../queue/port';
+import type { Job, JobContext } from '../queue/port';
+import { erasurePayloadOf } from '../domain/payloads';
+import type { SecretBox } from '../domain/secrets';
+import { removeMailsTo } from '../mail-files';
+import { ERASE_JOB } from '../usecases/subscribers/erasure';
 
 /** Recurring maintenance jobs. The relay also runs on a timer of its own in workers (see workers/main.ts). */
 export const MAINTENANCE_SCHEDULE = [
@@ -51,11 +55,40 @@ async function inBatches(settings: MaintenanceSettings, deleteBatch: () => Promi
 }
 
 /** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows. Returns what it did. */
-export function createMaintenanceProcessor(deps: { db: Database; outbox: RelayingOutbox; settings: MaintenanceSettings; logger: Logger; now?: () => Date }) {
+export function createMaintenanceProcessor(deps: {
+  db: Database; outbox: RelayingOutbox; settings: MaintenanceSettings; logger: Logger; now?: () => Date;
+  /** What an erasure's job needs: the key its needles are sealed with, and the mail folder of the file transport (none: SMTP). */
+  erase: { box: SecretBox; mailDir?: string };
+}) {
   const { db, outbox, settings, logger } = deps;
   const now = deps.now ?? (() => new Date());
-  return async (job: Job): Promise<Record<string, number>> => {
+
+  /**
+   * An erasure's job (docs/lifecycle.md#erase): removes again what names the person outside the
+   * record's rows, then the emails of the mail folder addressed to it, then clears its own row.
+   * Each step finds nothing the second time, so a job stopped midway simply runs again.
+   */
+  async function erase(job: Job, context: JobContext): Promise<Record<string, number>> {
+    const outboxId = String(job.data.outboxId ?? job.id);
+    const row = await db.outbox.find(outboxId);
+    if (!row || row.status !== 'pending') return { skipped: 1 };
+    try {
+      const { entityId, sealedNeedles } = erasurePayloadOf(row.payload);
+      const needles = JSON.parse(deps.erase.box.open(sealedNeedles, outboxId)) as string[];
+      const purged = await db.erasures.purgeAlone(row.applicationId, entityId, needles, outboxId);
+      const mails = deps.erase.mailDir ? await removeMailsTo(deps.erase.mailDir, needles.filter((n) => n.includes('@'))) : 0;
+      await db.outbox.completeAlone(outboxId, now(), {});
+      return { ...purged, mails };
+    } catch (err) {
+      await db.outbox.recordFailureAlone(outboxId, (err as Error).message, context.finalAttempt, now());
+      throw err;
+    }
+  }
+
+  return async (job: Job, context: JobContext): Promise<Record<string, number>> => {
     switch (job.name) {
+      case ERASE_JOB:
+        return erase(job, context);
       case 'relay-outbox': {
         const relayed = await outbox.relay(settings.relayGraceMs);
         if (relayed > 0) logger.info({ relayed }, 'outbox relay enqueued pending jobs');

@@ -2,6 +2,7 @@ import type { ApplicationStore } from './applications';
 import type { AuditStore } from './audit';
 import type { ClientStore } from './clients';
 import type { CredentialStore } from './credentials';
+import type { ErasureStore } from './erasures';
 import type { EventStore } from './events';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
@@ -35,6 +36,8 @@ export interface Storage {
   factors: FactorStore;
   /** An account's passkeys (WebAuthn credentials). */
   passkeys: PasskeyStore;
+  /** Erasures: the tombstones of records whose personal data was removed for good, and that removal. */
+  erasures: ErasureStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

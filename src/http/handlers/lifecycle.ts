@@ -1,6 +1,8 @@
 import { parseTimestamp } from '../../domain/timestamps';
 import { renderDisable, requireUserType } from '../../domain/users';
-import { errors } from '../../errors';
+import { ApiError, errors } from '../../errors';
+import { formatTimestamp } from '../../domain/timestamps';
+import { eraseUser } from '../../usecases/operators/erase-user';
 import type { AccountCommand } from '../../usecases/operators/deps';
 import { disableUser } from '../../usecases/operators/disable-user';
 import { enableUser } from '../../usecases/operators/enable-user';
@@ -8,20 +10,42 @@ import { resetSecondFactor } from '../../usecases/operators/reset-second-factor'
 import { signOutUser } from '../../usecases/operators/sign-out-user';
 import { asClient } from '../../usecases/services';
 import type { Handler, RequestContext } from '../context';
-import { identifyRecord } from '../record';
+import { identifyRecord, recordKey } from '../record';
 
 /**
  * An account's lifecycle for an application's backend (docs/lifecycle.md): the
  * owner or direct_access client names the record as /entity does, and acts as itself (the audit log
  * and the account's activity name it). The command line runs the same use cases as an operator.
  */
-async function accountCommand(ctx: RequestContext): Promise<AccountCommand> {
+async function accountCommand(ctx: RequestContext, options: { deleted?: boolean } = {}): Promise<AccountCommand> {
   if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
-  const record = await identifyRecord(ctx);
   const p = ctx.principal;
   if (p.kind !== 'client') throw errors.permissionError('an account\'s lifecycle needs owner or direct_access client credentials');
-  return { app: ctx.app, entityId: record.id, acting: asClient(ctx, p.client) };
+  return { app: ctx.app, entityId: options.deleted ? await recordOrHistoryId(ctx) : (await identifyRecord(ctx)).id, acting: asClient(ctx, p.client) };
 }
+
+/** The id of the record a request names, or of a deleted one by its history (its uuid, or its id as is): an erasure names either. */
+async function recordOrHistoryId(ctx: RequestContext): Promise<number> {
+  try {
+    return (await identifyRecord(ctx)).id;
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.kind !== 'recordNotFound') throw e;
+    const { key } = recordKey(ctx);
+    const id = 'id' in key ? key.id : 'uuid' in key ? await ctx.services.db.versions.deletedEntityId(ctx.app.id, key.uuid) : undefined;
+    if (id === undefined) throw e;
+    return id;
+  }
+}
+
+/**
+ * /entity.erase: the record and every trace of the person removed for good (a deleted record's
+ * history too: named by its uuid or id); a tombstone stays, and /versions/entity answers 310.
+ */
+export const entityErase: Handler = async (ctx) => {
+  const command = await accountCommand(ctx, { deleted: true });
+  const { erasedAt, already } = await eraseUser(ctx.services, command);
+  return { erased_at: formatTimestamp(erasedAt), already_erased: already };
+};
 
 /** /entity.disable: no sign-in by any method and every session ended, until enabled or until `until`. */
 export const entityDisable: Handler = async (ctx) => {

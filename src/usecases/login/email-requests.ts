@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../domain/secrets';
 import { uniqueKey } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
 import { displayName, withParameter, type MailRequest } from '../../domain/mail';
@@ -34,7 +35,8 @@ async function emailRequest(ctx: LoginCall<'db' | 'flows' | 'mailLimits' | 'rate
   // taken atomically before anything is sent: parallel requests never send more than the limit
   const { rateLimiter, mailLimits } = ctx.services;
   await rateLimiter.take([
-    [`mail:recipient:${ctx.app.id}:${uniqueKey(email)}`, mailLimits.recipient],
+    // the address hashed: the store of the limits never holds one
+    [`mail:recipient:${ctx.app.id}:${sha256Hex(uniqueKey(email) ?? '')}`, mailLimits.recipient],
     [`mail:address:${ctx.app.id}:${ctx.clientAddress}`, mailLimits.address],
   ]);
 

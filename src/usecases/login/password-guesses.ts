@@ -1,13 +1,15 @@
+import { sha256Hex } from '../../domain/secrets';
 import type { Budget } from '../../domain/rate-limit';
 import type { CallContext } from '../services';
 
 /**
  * Whose per-account budget a password guess draws on: the account's own (by id) when it exists,
  * so its email and its username share one budget; else the identifier as the account lookup
- * normalized it, so guesses at an unknown name are limited just the same.
+ * normalized it (hashed: the store of the limits never holds an address), so guesses at an
+ * unknown name are limited just the same.
  */
 export const accountSubject = (record: { id: number } | undefined, normalizedIdentifier: string) =>
-  record ? `id:${record.id}` : `name:${normalizedIdentifier.slice(0, 256)}`;
+  record ? `id:${record.id}` : `name:${sha256Hex(normalizedIdentifier.slice(0, 256))}`;
 
 /**
  * Password checks are limited per account and per client address, shared by every pod (Redis).

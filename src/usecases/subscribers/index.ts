@@ -2,6 +2,7 @@ import type { SecretBox } from '../../domain/secrets';
 import type { AuditStore } from '../../domain/storage/audit';
 import { audit } from './audit';
 import { clientCache } from './client-cache';
+import { erasure } from './erasure';
 import { history } from './history';
 import { mail } from './mail';
 import type { Subscriber } from './subscriber';
@@ -16,6 +17,7 @@ export const subscribers = (deps: {
 }): readonly Subscriber[] => [
   history,
   mail(deps.box),
+  erasure(deps.box),
   audit(deps.audit),
   clientCache(deps.clients),
 ];
