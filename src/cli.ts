@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { type Config, loadConfigOrExit } from './config';
@@ -15,6 +16,8 @@ import { signOutUser } from './usecases/operators/sign-out-user';
 import { resetSecondFactor } from './usecases/operators/reset-second-factor';
 import { deleteUser } from './usecases/operators/delete-user';
 import { eraseUser } from './usecases/operators/erase-user';
+import { exportAccount } from './usecases/account/export-account';
+import { renderAccountExport } from './domain/account-export';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
 import { createApplication } from './usecases/applications/create-application';
 import { accountClient } from './usecases/account/account-client';
@@ -30,9 +33,8 @@ import { ProviderInputError } from './domain/social/providers';
 import { listAudit } from './usecases/audit/list-audit';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
 import { shownAuditEntry } from './http/handlers/audit';
-import { shownActivity } from './http/handlers/activity';
 import { listActivity } from './usecases/activity/list-activity';
-import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE } from './domain/activity';
+import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE, renderActivityEntry } from './domain/activity';
 import type { Acting } from './domain/events';
 import { renderDisable, renderWithProfiles } from './domain/users';
 import { parseTimestamp } from './domain/timestamps';
@@ -425,6 +427,22 @@ program.command('users:erase')
     process.stdout.write(already ? `user ${entityId} was erased already, at ${erasedAt.toISOString()}\n` : `erased user ${entityId} of application "${app.name}"; what remains is its tombstone\n`);
   }));
 
+program.command('users:export')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .option('--out <file>', 'write the document to this file (created with mode 600) instead of printing it')
+  .description('one JSON document of a user: its record, identities, second factor, passkeys, sessions, activity and full history, never a secret (the right of access)')
+  .action((who: string, opts: { app?: string; out?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    const document = renderAccountExport(await exportAccount(core, { app, entityId: record.id }));
+    if (opts.out === undefined) {
+      print(document);
+      return;
+    }
+    fs.writeFileSync(opts.out, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+    process.stderr.write(`wrote the export of user ${record.id} (${record.uuid}) to ${opts.out}\n`);
+  }));
+
 program.command('users:find')
   .argument('<filter>', 'a filter of the entity API, such as "email = \'ada@example.com\'" or "lastLogin is null"')
   .option(...APP_OPTION)
@@ -463,7 +481,7 @@ program.command('users:activity')
       throw e;
     }
     const page = await listActivity({ events: core.db.events }, { applicationId: app.id, accountId: record.id, ...query });
-    for (const e of page.entries) process.stdout.write(`${JSON.stringify(shownActivity(e))}\n`);
+    for (const e of page.entries) process.stdout.write(`${JSON.stringify(renderActivityEntry(e))}\n`);
     if (page.nextCursor) process.stderr.write(`gatehouse: more entries: run again with --cursor ${page.nextCursor}\n`);
   }));
 

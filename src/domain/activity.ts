@@ -1,3 +1,4 @@
+import { formatTimestamp } from './timestamps';
 import type { EventType } from './events';
 import type { ActivityCursor, ActivityEntry, ActivityQuery } from './storage/events';
 
@@ -74,3 +75,10 @@ export function activityQuery(f: ActivityFilters): Omit<ActivityQuery, 'applicat
     ...(until && { until }),
   };
 }
+
+/** An entry as the API, `gatehouse users:activity` and an export show it: what happened, when, through which client, from where. */
+export const renderActivityEntry = (e: ActivityEntry) => ({
+  type: e.type, at: formatTimestamp(e.at),
+  ...(e.kind === 'event' ? { actor: e.actorKind, ...e.data } : { reason: e.reason, count: e.count, last_at: formatTimestamp(e.lastAt) }),
+  client_id: e.clientId ?? null, address: e.address ?? null, user_agent: e.userAgent ?? null,
+});

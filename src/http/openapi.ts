@@ -112,6 +112,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
     sessions_ended: INTEGER,
   }),
   '/entity.enable': ok({ was_disabled: BOOLEAN }),
+  '/entity.export': ok({ result: { type: 'object', required: ['format', 'exported_at', 'record', 'account', 'identities', 'second_factor', 'passkeys', 'sessions', 'activity', 'history'] } }),
   '/entity.erase': ok({ erased_at: STRING, already_erased: BOOLEAN }),
   '/entity.signOut': ok({ sessions_ended: INTEGER }),
   '/entity.resetSecondFactor': ok({ removed: BOOLEAN }),

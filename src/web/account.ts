@@ -18,6 +18,8 @@ import { startLinking, type AccountLinking } from './social';
 import { accountOverview, type AccountOverview, type ActivityView } from '../usecases/account/overview';
 import { accountClient } from '../usecases/account/account-client';
 import { disownActivity } from '../usecases/activity/disown-activity';
+import { exportOwnAccount } from '../usecases/account/export-account';
+import { renderAccountExport } from '../domain/account-export';
 import { ACCOUNT_CALLBACK_PATH, accountCallbackOf, endSessions, finishOffer, offerOf, startBrowserSession, type SessionView } from '../usecases/account/browser-sessions';
 import { beginPasskeyRegistration } from '../usecases/factors/begin-passkey-registration';
 import { finishPasskeyRegistration } from '../usecases/factors/finish-passkey-registration';
@@ -199,7 +201,7 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   const sections: [string, Key][] = [
     ...(editForm ? [['h-profile', 'profile'] as [string, Key]] : []),
     ['h-password', 'password'], ['h-passkeys', 'passkeys'], ...(o.policy !== 'off' ? [['h-totp', 'totp'] as [string, Key]] : []),
-    ['h-identities', 'identities'], ['h-sessions', 'sessions'], ['h-activity', 'activity'],
+    ['h-identities', 'identities'], ['h-sessions', 'sessions'], ['h-activity', 'activity'], ['h-data', 'yourData'],
   ];
   body += `<nav class="links" aria-label="${t('sectionsNav')}">${sections.map(([id, key]) => `<a href="#${id}">${t(key)}</a>`).join('')}</nav>`;
   if (shown.reauth) body += `<p class="notice" role="alert">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
@@ -265,6 +267,9 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
     + '</section>';
 
   body += activitySection(locale, o.activity, token);
+  // the right of access: everything kept of the account, as one file
+  body += `<section aria-labelledby="h-data"><h2 id="h-data">${t('yourData')}</h2><p>${t('exportHelp')}</p>`
+    + actionForm('/account/export', token, say(locale, 'exportData'), {}, '', true) + '</section>';
 
   body += actionForm('/account/signout', token, say(locale, 'signOut'), {}, '', true);
   sendPage(res, status, locale, say(locale, 'title'), timed(locale, body), {
@@ -518,6 +523,16 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
   }));
   // "this wasn't me": every other session ends, and the page asks for a new password
   router.post('/account/activity/disown', form, on(act(p, disownActivity, (s) => ({ token: s.session }), 'disowned')));
+  router.post('/account/export', form, on(async (req, res, s) => {
+    const got = await callUseCase(services, req, res, s.app, exportOwnAccount, requestOf(s), { token: s.session });
+    if (got.error) {
+      const { status, shown } = pageFailure(res, s.locale, 'account', got.error);
+      return showAccount(p, req, res, s, status, shown);
+    }
+    const day = got.result.exportedAt.toISOString().slice(0, 10);
+    res.set('Content-Disposition', `attachment; filename="${s.app.name}-account-${day}.json"`).set('Cache-Control', 'no-store')
+      .type('application/json').send(`${JSON.stringify(renderAccountExport(got.result), null, 2)}\n`);
+  }));
   router.post('/account/signout', form, on(async (req, res, s) => {
     await callUseCase(services, req, res, s.app, endSessions, requestOf(s), { token: s.session, session: s.session.family ?? '' });
     res.clearCookie(sessionCookie(p, req), { path: '/', secure: p.secure(req) });

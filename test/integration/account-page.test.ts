@@ -402,3 +402,24 @@ describe('a passkey offered after a registration (passkey_after_registration=off
   });
 });
 
+
+describe('downloading one\'s data (docs/lifecycle.md#export)', () => {
+  it('the page\'s button answers the export as a file, the same document /entity.export answers; a forged POST gets none', async () => {
+    const a = await account();
+    const { agent, page, csrf } = await signedInBrowser(a.email);
+    expect(page.text).toContain('Download my data');
+    const file = await agent.post('/account/export').type('form').send({ csrf });
+    expect(file.status).toBe(200);
+    expect(file.headers['content-type']).toMatch(/^application\/json/);
+    expect(file.headers['content-disposition']).toMatch(/^attachment; filename="local-account-\d{4}-\d\d-\d\d\.json"$/);
+    expect(file.headers['cache-control']).toBe('no-store');
+    const doc = JSON.parse(file.text);
+    const api = (await request(t.app).post('/entity.export').set('Authorization', owner).type('form').send({ id: String(a.id) })).body.result;
+    expect(doc.record).toEqual(api.record);
+    expect(doc.sessions.some((s: { kind: string }) => s.kind === 'browser_session')).toBe(true);
+    // without the page's form token: the page again, no file
+    const forged = await agent.post('/account/export').type('form').send({ csrf: 'forged' });
+    expect(forged.status).toBe(403);
+    expect(forged.headers['content-disposition']).toBeUndefined();
+  });
+});

@@ -113,6 +113,23 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
     },
 
     /**
+     * Every snapshot of the record, oldest first: those recorded and those of changes committed but
+     * not yet recorded, read in one statement (a row the worker records meanwhile is in one place).
+     */
+    async history(applicationId: number, entityId: number): Promise<Snapshot[]> {
+      const rows = await sql.select<{ version: number | null; valid_from: Date | string | null; snapshot: string | null; payload: string | null }>(
+        `SELECT version, valid_from, snapshot, NULL AS payload FROM entity_versions WHERE entity_id = ? AND application_id = ?
+         UNION ALL
+         SELECT NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
+        [entityId, applicationId, entityId, applicationId],
+      );
+      const all = rows.map((row) => (row.payload === null
+        ? { version: Number(row.version), validFrom: asDate(row.valid_from!), snapshot: JSON.parse(row.snapshot!) as Snapshot['snapshot'] }
+        : fromPayload(snapshotPayloadOf(row.payload))));
+      return all.sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime() || a.version - b.version);
+    },
+
+    /**
      * The id of a record by its uuid once it is deleted: from its tombstone, recorded or still
      * pending (pending tombstones are few: deletions whose job has not run yet).
      */

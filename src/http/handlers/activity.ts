@@ -1,7 +1,5 @@
-import { ActivityQueryError, activityQuery, type ActivityFilters } from '../../domain/activity';
+import { ActivityQueryError, activityQuery, renderActivityEntry, type ActivityFilters } from '../../domain/activity';
 import { requireUserType } from '../../domain/users';
-import type { ActivityEntry } from '../../domain/storage/events';
-import { formatTimestamp } from '../../domain/timestamps';
 import { errors } from '../../errors';
 import { listActivity } from '../../usecases/activity/list-activity';
 import type { Handler } from '../context';
@@ -10,12 +8,6 @@ import { identifyRecord } from '../record';
 /** The parameter each argument of a listing comes from. */
 const PARAMETER: Record<ActivityQueryError['field'], string> = { types: 'types', cursor: 'cursor', since: 'since', until: 'until', limit: 'max_results' };
 
-/** An entry as the API (and `gatehouse users:activity`) shows it: what happened, when, through which client, from where. */
-export const shownActivity = (e: ActivityEntry) => ({
-  type: e.type, at: formatTimestamp(e.at),
-  ...(e.kind === 'event' ? { actor: e.actorKind, ...e.data } : { reason: e.reason, count: e.count, last_at: formatTimestamp(e.lastAt) }),
-  client_id: e.clientId ?? null, address: e.address ?? null, user_agent: e.userAgent ?? null,
-});
 
 /**
  * /entity.activity (docs/activity.md): one record's activity, newest first, one page; `types`,
@@ -34,5 +26,5 @@ export const entityActivity: Handler = async (ctx) => {
   }
   const record = await identifyRecord(ctx);
   const page = await listActivity({ events: ctx.services.db.events }, { applicationId: ctx.app.id, accountId: record.id, ...query });
-  return { id: record.id, uuid: record.uuid, results: page.entries.map(shownActivity), next_cursor: page.nextCursor ?? null };
+  return { id: record.id, uuid: record.uuid, results: page.entries.map(renderActivityEntry), next_cursor: page.nextCursor ?? null };
 };

@@ -3,6 +3,8 @@ import { renderDisable, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
 import { formatTimestamp } from '../../domain/timestamps';
 import { eraseUser } from '../../usecases/operators/erase-user';
+import { exportAccount } from '../../usecases/account/export-account';
+import { renderAccountExport } from '../../domain/account-export';
 import type { AccountCommand } from '../../usecases/operators/deps';
 import { disableUser } from '../../usecases/operators/disable-user';
 import { enableUser } from '../../usecases/operators/enable-user';
@@ -45,6 +47,13 @@ export const entityErase: Handler = async (ctx) => {
   const command = await accountCommand(ctx, { deleted: true });
   const { erasedAt, already } = await eraseUser(ctx.services, command);
   return { erased_at: formatTimestamp(erasedAt), already_erased: already };
+};
+
+/** /entity.export: the record and everything kept of the person, as one document (the right of access); no secret. */
+export const entityExport: Handler = async (ctx) => {
+  if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
+  const record = await identifyRecord(ctx);
+  return { result: renderAccountExport(await exportAccount(ctx.services, { app: ctx.app, entityId: record.id })) };
 };
 
 /** /entity.disable: no sign-in by any method and every session ended, until enabled or until `until`. */
