@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Algorithm } from '@node-rs/argon2';
 import { BusyError } from './refusal';
 import { createHashThreads, HashQueueFullError, HashThreadError } from './hash-threads';
+import { isImported, verifyImported } from './imported-hashes';
 
 /** OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane. */
 export interface PasswordPolicy { memoryCost: number; timeCost: number; parallelism: number }
@@ -28,8 +29,12 @@ export function createPasswordHasher(
   hooks: { waited?: (seconds: number) => void } = {},
 ) {
   const argon2 = createHashThreads(threads, { ...policy, algorithm: Algorithm.Argon2id }, maxWaiting, undefined, hooks);
-  /** False for a wrong password and for a stored value that is not an argon2 hash; throws if the thread failed or the queue is full. */
+  /**
+   * False for a wrong password and for a stored value no format reads; throws if the thread failed
+   * or the queue is full. A hash imported from another system is verified by its own algorithm.
+   */
   const verify = async (stored: string, password: string): Promise<boolean> => {
+    if (isImported(stored)) return verifyImported(stored, password);
     try {
       return await argon2.verify(stored, password);
     } catch (err) {

@@ -3,6 +3,7 @@ import type { Disabled, UserRecord, NewRecord } from './storage/records';
 import type { StoredProfile } from './storage/social';
 import { invalidField } from './refusal';
 import { MAX_PASSWORD_LENGTH } from './passwords';
+import { HashFormatError, importedHash, type ImportedHash } from './imported-hashes';
 import { COMMON_PASSWORD_REFUSAL, isCommonPassword } from './common-passwords';
 import { formatTimestamp, parseTimestamp } from './timestamps';
 
@@ -70,6 +71,8 @@ export interface UserDocument {
   emailVerified: Date | null;
   /** To be hashed; never stored in clear. */
   password?: string;
+  /** A hash from another system, kept as it is (docs/import.md). */
+  hashed?: ImportedHash;
   attributes: Record<string, unknown>;
 }
 
@@ -95,7 +98,18 @@ export function checkUserDocument(raw: unknown): UserDocument {
 
   if (email !== null && (typeof email !== 'string' || !isValidEmail(email))) throw bad('email', 'must be an email address such as ada@example.com, or null');
   if (username !== null && (typeof username !== 'string' || username.length < 1 || username.length > 191)) throw bad('username', 'must be a string of 1 to 191 characters, or null');
-  if (password !== undefined && (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH)) throw bad('password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
+  // a password brought with its hash from another system (docs/import.md): kept as it is encoded
+  let hashed: ImportedHash | undefined;
+  if (password !== undefined && typeof password === 'object' && password !== null && !Array.isArray(password)) {
+    try {
+      hashed = importedHash(password);
+    } catch (e) {
+      if (e instanceof HashFormatError) throw bad('password', e.message);
+      throw e;
+    }
+  } else if (password !== undefined && (typeof password !== 'string' || password.length < 1 || password.length > MAX_PASSWORD_LENGTH)) {
+    throw bad('password', `must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters, or {"hashed": …} (a hash from another system)`);
+  }
   if (typeof password === 'string' && isCommonPassword(password)) throw bad('password', COMMON_PASSWORD_REFUSAL);
   let verified: Date | null = null;
   if (emailVerified !== null) {
@@ -107,13 +121,16 @@ export function checkUserDocument(raw: unknown): UserDocument {
     if (!ATTRIBUTE_NAME.test(name)) throw bad(name.slice(0, 64), 'attribute names are letters, digits and _, starting with a letter');
     if (typeof value === 'function') throw bad(name, 'has an unsupported value');
   }
-  return { email: email as string | null, username: username as string | null, emailVerified: verified, password: password as string | undefined, attributes: rest };
+  return {
+    email: email as string | null, username: username as string | null, emailVerified: verified,
+    password: typeof password === 'string' ? password : undefined, hashed, attributes: rest,
+  };
 }
 
 /** Checks the `attributes` of a new record: the record without its password hash, and the password to hash. */
-export function parseNewUser(applicationId: number, raw: unknown): { entity: Omit<NewRecord, 'passwordHash'>; password?: string } {
-  const { password, ...doc } = checkUserDocument(raw);
-  return { entity: { applicationId, typeName: USER_TYPE, uuid: randomUUID(), ...doc }, password };
+export function parseNewUser(applicationId: number, raw: unknown): { entity: Omit<NewRecord, 'passwordHash'>; password?: string; hashed?: ImportedHash } {
+  const { password, hashed, ...doc } = checkUserDocument(raw);
+  return { entity: { applicationId, typeName: USER_TYPE, uuid: randomUUID(), ...doc }, password, hashed };
 }
 
 /** A record as the API shows it: spec timestamps, never a password hash. */

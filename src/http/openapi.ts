@@ -88,7 +88,11 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/entity.update': ok({ result: RECORD_REF }, ['result']),
   '/entity.replace': ok({ result: RECORD_REF }, ['result']),
   '/entity.delete': ok(),
-  '/entity.bulkCreate': ok({ uuid_results: { type: 'array', items: STRING }, results: { type: 'array', items: { type: 'object', required: ['id', 'uuid'], properties: { id: INTEGER, uuid: STRING }, additionalProperties: false } } }),
+  '/entity.bulkCreate': ok({
+    uuid_results: { type: 'array', items: STRING },
+    results: { type: 'array', items: { type: 'object', required: ['id', 'uuid'], properties: { id: INTEGER, uuid: STRING }, additionalProperties: false } },
+    weak_hashes: { type: 'array', items: { type: 'object', required: ['index', 'format'], properties: { index: INTEGER, format: STRING }, additionalProperties: false } },
+  }, ['weak_hashes']),
   '/versions/entity': ok({ result: {} }),
   '/entityType': ok({ schema: { type: 'object', required: ['name', 'attr_defs'] } }),
   '/clients/add': ok(CLIENT.properties),

@@ -24,6 +24,10 @@ export const createEntity: Handler = async (ctx) => {
   requireUserType(ctx.params.require('type_name'));
   const record = parseNewUser(ctx.app.id, ctx.params.json('attributes', true));
   const creationToken = ctx.params.get('creation_token');
+  // a hash from another system skips the password rules: the application's backend brings it, not a person registering
+  if (record.hashed && creationToken !== undefined) {
+    throw errors.invalidArgument('attributes.password', 'a password hash from another system is taken from owner client credentials only; with a creation_token send the password itself');
+  }
   const p = ctx.principal;
   if (creationToken === undefined) {
     if (p.kind !== 'client' || p.scheme === 'client_id') {
@@ -93,10 +97,12 @@ export const bulkCreateEntities: Handler = async (ctx) => {
       item_errors: failed.map((f) => ({ index: f.index, argument_name: f.error.extra.argument_name, error_description: f.error.message })),
     });
   }
-  const records = parsed as { index: number; entity: ReturnType<typeof parseNewUser>['entity']; password?: string }[];
+  const records = parsed as ({ index: number } & ReturnType<typeof parseNewUser>)[];
   try {
     const created = await createRecords(ctx.services, { app: ctx.app, acting: asClient(ctx, caller(ctx)), records });
-    return { uuid_results: created.map((c) => c.uuid), results: created.map((c) => ({ id: c.id, uuid: c.uuid })) };
+    // hashes of older systems (a fast digest): imported, and said so
+    const weak = records.flatMap((r) => (r.hashed?.weak ? [{ index: r.index, format: r.hashed.format }] : []));
+    return { uuid_results: created.map((c) => c.uuid), results: created.map((c) => ({ id: c.id, uuid: c.uuid })), ...(weak.length > 0 && { weak_hashes: weak }) };
   } catch (e) {
     if (!(e instanceof BulkItemError)) throw e;
     throw new ApiError('uniqueViolation', `record ${e.index} of all_attributes has a ${e.duplicate.attribute} that another record has; nothing was created`, {

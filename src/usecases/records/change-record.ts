@@ -35,7 +35,7 @@ function writableDocument(record: UserRecord): Doc {
 
 /** A changed document back into the record's client-written state (checked like a new record's), the service's own attributes kept. */
 function toChange(record: UserRecord, next: Doc): RecordChange {
-  const { password: _p, ...doc } = checkUserDocument(next);
+  const { password: _p, hashed: _h, ...doc } = checkUserDocument(next);
   const kept = record.attributes.lastLogin === undefined ? {} : { lastLogin: record.attributes.lastLogin };
   return { email: doc.email, username: doc.username, emailVerified: doc.emailVerified, attributes: { ...doc.attributes, ...kept } };
 }
@@ -77,7 +77,9 @@ export async function changeRecord(
     // refused before argon2 runs: by the policy, then by the password rules
     const refused = refusalOf(role, 'api', { emailMoved: false, emailRemoved: false, verifiedChanged: false, password: true });
     if (refused) throw attributeRefusal(refused);
-    password = checkUserDocument({ password: command.password }).password;
+    const checked = checkUserDocument({ password: command.password });
+    if (checked.hashed) throw new AttributeRefusedError('password', 'a password hash from another system is taken when a record is created (/entity.create, /entity.bulkCreate, gatehouse users:import); here send the password itself');
+    password = checked.password;
     assertLongEnough(app, password, 'attributes.password');
   }
   // argon2 takes tens of milliseconds: before the row lock

@@ -8,9 +8,13 @@ import type { RecordCall, RecordDeps } from './deps';
 import { consumeCreationToken } from '../tokens/creation-tokens';
 import { passwordMinimum, tooShortFor } from '../../domain/password-minimum';
 import { invalidField } from '../../domain/refusal';
+import type { ImportedHash } from '../../domain/imported-hashes';
 
-/** A new record as the API sends it: its row, and its password in clear (hashed here), if any. */
-export interface NewRecordInput { entity: Omit<NewRecord, 'passwordHash'>; password?: string }
+/**
+ * A new record as the API sends it: its row, and its password in clear (hashed here) or a hash
+ * from another system (kept as it is, verified and replaced at its first sign-in), if any.
+ */
+export interface NewRecordInput { entity: Omit<NewRecord, 'passwordHash'>; password?: string; hashed?: ImportedHash }
 
 /** Creating many records failed at `index` (a taken email, username or uuid): nothing was created. */
 export class BulkItemError extends Error {
@@ -47,7 +51,7 @@ export async function createRecord(
 ): Promise<UserRecord> {
   const { record, client, creationToken } = command;
   assertLongEnough(command.app, record.password, 'attributes.password');
-  const passwordHash = record.password === undefined ? null : await deps.passwords.hash(record.password);
+  const passwordHash = record.hashed?.stored ?? (record.password === undefined ? null : await deps.passwords.hash(record.password));
   return deps.work.run(async (uow) => {
     if (creationToken !== undefined) await consumeCreationToken(deps, uow.tx, { app: command.app, token: creationToken, clientId: client?.id ?? null });
     else if (!client) throw new Error('a record is created by an owner client or with a creation token');
@@ -55,7 +59,7 @@ export async function createRecord(
     const actor: Actor = creationToken !== undefined
       ? { kind: 'account', accountId: created.id, ...(client && { clientId: client.clientId }) }
       : { kind: 'client', clientId: client!.clientId };
-    recordCreated(uow, { actor, origin: command.origin }, created, deps.versions.created(created).snapshot, record.password !== undefined);
+    recordCreated(uow, { actor, origin: command.origin }, created, deps.versions.created(created).snapshot, passwordHash !== null);
     return created;
   });
 }
@@ -67,7 +71,8 @@ export async function createRecord(
  */
 export async function createRecords(deps: Pick<RecordDeps, 'clock' | 'db' | 'passwords' | 'versions' | 'work'>, command: RecordCall & { records: readonly NewRecordInput[] }): Promise<UserRecord[]> {
   for (const [n, r] of command.records.entries()) assertLongEnough(command.app, r.password, `all_attributes[${n}].password`);
-  const hashes = await Promise.all(command.records.map((r) => (r.password === undefined ? null : deps.passwords.hashInBackground(r.password))));
+  // an imported hash is kept as it is: no hash is computed for it
+  const hashes = await Promise.all(command.records.map((r) => r.hashed?.stored ?? (r.password === undefined ? null : deps.passwords.hashInBackground(r.password))));
   let current = 0;
   try {
     return await deps.work.run(async (uow) => {
@@ -75,7 +80,7 @@ export async function createRecords(deps: Pick<RecordDeps, 'clock' | 'db' | 'pas
       for (const [n, item] of command.records.entries()) {
         current = n;
         const record = await deps.db.records.insert({ ...item.entity, passwordHash: hashes[n] }, deps.clock.now(), uow.tx);
-        recordCreated(uow, command.acting, record, deps.versions.created(record).snapshot, item.password !== undefined);
+        recordCreated(uow, command.acting, record, deps.versions.created(record).snapshot, hashes[n] !== null);
         out.push(record);
       }
       return out;
