@@ -17,6 +17,7 @@ import * as eventStore from './0016-event-store';
 import * as spendWithEvent from './0017-spend-with-event';
 import * as disableUntil from './0018-disable-until';
 import * as erasures from './0019-erasures';
+import * as imports from './0020-imports';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   { name: '0017-spend-with-event', ...spendWithEvent },
   { name: '0018-disable-until', ...disableUntil },
   { name: '0019-erasures', ...erasures },
+  { name: '0020-imports', ...imports },
 ];

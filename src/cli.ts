@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import readline from 'node:readline';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Command } from 'commander';
 import { type Config, loadConfigOrExit } from './config';
@@ -17,6 +19,7 @@ import { resetSecondFactor } from './usecases/operators/reset-second-factor';
 import { deleteUser } from './usecases/operators/delete-user';
 import { eraseUser } from './usecases/operators/erase-user';
 import { exportAccount } from './usecases/account/export-account';
+import { importBatch, importProgress, type ImportLine } from './usecases/records/import-records';
 import { renderAccountExport } from './domain/account-export';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
 import { createApplication } from './usecases/applications/create-application';
@@ -36,7 +39,7 @@ import { shownAuditEntry } from './http/handlers/audit';
 import { listActivity } from './usecases/activity/list-activity';
 import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE, renderActivityEntry } from './domain/activity';
 import type { Acting } from './domain/events';
-import { renderDisable, renderWithProfiles } from './domain/users';
+import { parseNewUser, renderDisable, renderWithProfiles } from './domain/users';
 import { parseTimestamp } from './domain/timestamps';
 import { Refusal } from './domain/refusal';
 import { isDisabled, type RecordKey } from './domain/storage/records';
@@ -442,6 +445,77 @@ program.command('users:export')
     fs.writeFileSync(opts.out, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
     process.stderr.write(`wrote the export of user ${record.id} (${record.uuid}) to ${opts.out}\n`);
   }));
+
+program.command('users:import')
+  .argument('<file>', 'a JSON Lines file: one record per line, as /entity.bulkCreate takes them (a password in clear, or {"hashed": …} from another system)')
+  .option(...APP_OPTION)
+  .option('--key <key>', 'the name this import resumes under (default: the file\'s path, size and time)')
+  .option('--batch <n>', 'records per transaction (1 to 1000)', '1000')
+  .description('create users from a file, streaming, in batches; killed and started again it goes on after the last line done (docs/import.md)')
+  .action((file: string, opts: { app?: string; key?: string; batch: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const size = Math.min(1000, Math.max(1, Number(opts.batch) || 1000));
+    const stat = fs.statSync(file);
+    const key = createHash('sha256').update(opts.key ?? `${fs.realpathSync(file)}:${stat.size}:${stat.mtimeMs}`).digest('hex');
+    const start = await importProgress(core, { app, key });
+    if (start.linesDone > 0) process.stderr.write(`resuming after line ${start.linesDone} (${start.created} records created before)\n`);
+    const bar = progressBar(stat.size);
+    let batch: ImportLine[] = [];
+    const totals = { created: 0, refused: 0, weak: 0 };
+    const refuse = (line: number, message: string) => {
+      totals.refused++;
+      bar.clear();
+      process.stderr.write(`line ${line}: ${message}\n`);
+    };
+    const flush = async (lastLine: number) => {
+      const done = await importBatch(core, { app, acting: core.acting, key, lines: batch, lastLine });
+      totals.created += done.created;
+      totals.weak += done.weak;
+      for (const r of done.refused) refuse(r.line, r.message);
+      batch = [];
+    };
+    let line = 0;
+    let bytes = 0;
+    for await (const text of readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity })) {
+      line++;
+      bytes += Buffer.byteLength(text) + 1;
+      if (line <= start.linesDone || text.trim() === '') continue;
+      try {
+        batch.push({ line, record: parseNewUser(app.id, JSON.parse(text)) });
+      } catch (e) {
+        if (e instanceof SyntaxError) refuse(line, `not JSON (${e.message})`);
+        else if (e instanceof Refusal) refuse(line, `${e.detail.field ?? 'the record'} ${e.message}`);
+        else throw e;
+      }
+      if (batch.length >= size) await flush(line);
+      bar.show(bytes, line, totals.created);
+    }
+    await flush(line);
+    bar.clear();
+    const weak = totals.weak > 0 ? `; ${totals.weak} with a weak hash (MD5, SHA-1, SHA-2 digests: ask those users to sign in soon, their hash becomes argon2id then)` : '';
+    process.stdout.write(`imported ${totals.created} users from ${line - start.linesDone} lines; ${totals.refused} lines refused${weak}\n`);
+    if (totals.refused > 0) process.exitCode = 2;
+  }));
+
+/** A progress bar on a terminal (standard error), nothing otherwise; redrawn at most ten times a second. */
+function progressBar(total: number) {
+  const tty = process.stderr.isTTY === true;
+  let drawn = 0;
+  const started = Date.now();
+  return {
+    show(done: number, line: number, created: number) {
+      if (!tty || Date.now() - drawn < 100) return;
+      drawn = Date.now();
+      const share = total > 0 ? Math.min(1, done / total) : 1;
+      const width = 30;
+      const rate = Math.round(created / Math.max(0.001, (drawn - started) / 1000));
+      process.stderr.write(`\r[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${(share * 100).toFixed(0).padStart(3)}%  line ${line}  ${created} created  ${rate}/s `);
+    },
+    clear() {
+      if (tty && drawn > 0) process.stderr.write('\r\x1b[2K');
+    },
+  };
+}
 
 program.command('users:find')
   .argument('<filter>', 'a filter of the entity API, such as "email = \'ada@example.com\'" or "lastLogin is null"')

@@ -4,7 +4,7 @@ import { logReplicas, replicaCheck } from './db/replica-health';
 import { migrate, pendingMigrations } from './db/migrate';
 import { createBaseUrls } from './domain/base-urls';
 import { createClientService, systemClock, type Clock } from './domain/clients';
-import { createPasswordHasher } from './domain/passwords';
+import { createPasswordHasher, type PasswordHasher } from './domain/passwords';
 import { createFlowService } from './domain/flows';
 import { createRateLimiter } from './domain/rate-limit';
 import { createMemoryReplayGuard, createRedisReplayGuard } from './http/replay-guard';
@@ -63,13 +63,32 @@ export function createCommandCore(config: Config, logger: Logger) {
   const base = createCore(config, logger);
   let queue: JobQueue | undefined;
   const opened = () => (queue ??= config.redisUrl ? createBullQueue(config.redisUrl, config.redisPrefix, logger) : undefined);
-  const commandQueue: JobQueue = { enqueue: async (job) => opened()?.enqueue(job), schedule: async () => undefined, close: async () => queue?.close() };
+  // a job held back by the outbox's coalescing past the command's end stays pending: the relay enqueues it
+  let closed = false;
+  const commandQueue: JobQueue = {
+    enqueue: async (job) => (closed ? undefined : opened()?.enqueue(job)), schedule: async () => undefined,
+    close: async () => {
+      closed = true;
+      await queue?.close();
+    },
+  };
+  // argon2's threads start when a command first hashes (users:import with passwords in clear), not for every command
+  let hasher: PasswordHasher | undefined;
+  const hashing = () => (hasher ??= createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax));
+  const passwords: PasswordHasher = {
+    warmUp: () => hashing().warmUp(), verifyNothing: (p) => hashing().verifyNothing(p), hash: (p) => hashing().hash(p),
+    hashInBackground: (p) => hashing().hashInBackground(p), verify: (stored, p) => hashing().verify(stored, p),
+    waiting: () => hasher?.waiting() ?? 0, needsRehash: (stored) => hashing().needsRehash(stored), close: async () => hasher?.close(),
+  };
   return {
     ...base,
-    work: base.workOf(createOutbox({ db: base.db, queue: commandQueue, logger })),
+    // a versions job records every pending snapshot: one per 50 ms wakes a worker (an import writes thousands)
+    work: base.workOf(createOutbox({ db: base.db, queue: commandQueue, logger, coalesce: { queues: ['versions'], ms: 50 } })),
     versions: createRecordVersions({ db: base.db }),
+    passwords,
     async close() {
       await commandQueue.close();
+      await passwords.close();
       await base.close();
     },
   };

@@ -2,6 +2,8 @@ import type { NewCredential, RotationEvent } from '../domain/storage/credentials
 import type { OutboxJob } from '../domain/storage/outbox';
 import { accountOf, clientOf, keptUserAgent, type KeptEvent } from '../domain/events';
 import { actorId } from '../domain/storage/audit';
+import type { Tx } from '../domain/storage/transactions';
+import type { Sql } from './sql';
 
 /**
  * The rows of the two hot writes (a sign-in, a refresh-token rotation), written once: the columns
@@ -62,6 +64,22 @@ export const rotationEventRow = (e: RotationEvent, time: Time): Record<EventColu
 export const insertInto = (table: string, columns: readonly string[]) => `INSERT INTO ${table} (${columns.join(', ')})`;
 
 /** One multi-row INSERT of `rows` into `table`, every value bound, in the columns' order. */
+/**
+ * Rows per INSERT: SQLite's driver binds parameters by name, looking each one up among all of the
+ * statement's, so a statement of thousands of parameters costs their square (an import's batch of
+ * a thousand records' events took seconds); MySQL takes larger statements at no such cost.
+ */
+const ROWS_PER_STATEMENT = { sqlite: 64, mysql: 500 } as const;
+
+/** Inserts `rows` in as few statements as the dialect takes well (one for the few rows of a request). */
+export async function insertAll<C extends string>(sql: Sql, table: string, columns: readonly C[], rows: Record<C, unknown>[], tx?: Tx): Promise<void> {
+  const per = ROWS_PER_STATEMENT[sql.dialect];
+  for (let i = 0; i < rows.length; i += per) {
+    const statement = insertRows(table, columns, rows.slice(i, i + per));
+    await sql.change(statement.sql, statement.values, tx);
+  }
+}
+
 export function insertRows<C extends string>(table: string, columns: readonly C[], rows: Record<C, unknown>[]): { sql: string; values: unknown[] } {
   const tuple = `(${columns.map(() => '?').join(', ')})`;
   return { sql: `${insertInto(table, columns)} VALUES ${rows.map(() => tuple).join(', ')}`, values: rows.flatMap((r) => columns.map((c) => r[c])) };

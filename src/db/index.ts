@@ -14,6 +14,7 @@ import { createVersionQueries } from './repositories/versions';
 import { createAuditQueries } from './repositories/audit';
 import { createEventQueries } from './repositories/events';
 import { createErasureQueries } from './repositories/erasures';
+import { createImportQueries } from './repositories/imports';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
 import { createSigningKeyQueries } from './repositories/signing-keys';
@@ -175,6 +176,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     signingKeys: createSigningKeyQueries(sql),
     oidcState: createOidcStateQueries(sql),
     erasures: createErasureQueries(sql, transaction),
+    imports: createImportQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

@@ -1,3 +1,4 @@
+import { insertAll } from '../hot-rows';
 import { asDate } from '../models';
 import type { Sql } from '../sql';
 import { actorId, type AuditEntry, type AuditQuery, type AuditStore } from '../../domain/storage/audit';
@@ -29,21 +30,19 @@ function toEntry(r: AuditRow): AuditEntry {
   };
 }
 
+const AUDIT_COLUMNS = [
+  'application_id', 'occurred_at', 'event_type', 'event_version', 'actor_kind', 'actor_id', 'actor_client', 'subject_kind', 'subject_id', 'data', 'address', 'request_id',
+] as const;
+
 /** The audit log's store (AuditStore of the storage contract) in SQL: appended in the change's transaction, listed newest first by id. */
 export function createAuditQueries(sql: Sql): AuditStore {
   return {
     async append(events: KeptEvent[], tx: Tx): Promise<void> {
-      if (events.length === 0) return;
-      await sql.change(
-        `INSERT INTO audit_log (application_id, occurred_at, event_type, event_version, actor_kind, actor_id, actor_client, subject_kind, subject_id, data, address, request_id)
-         VALUES ${events.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        events.flatMap((e) => [
-          e.applicationId, sql.time(e.occurredAt), e.type, e.version, e.actor.kind, actorId(e.actor), e.actor.kind === 'account' ? e.actor.clientId ?? null : null,
-          e.subject.kind, e.subject.id, JSON.stringify(e.data),
-          e.origin.address?.slice(0, 64) ?? null, e.origin.requestId?.slice(0, 64) ?? null,
-        ]),
-        tx,
-      );
+      await insertAll(sql, 'audit_log', AUDIT_COLUMNS, events.map((e) => ({
+        application_id: e.applicationId, occurred_at: sql.time(e.occurredAt), event_type: e.type, event_version: e.version, actor_kind: e.actor.kind,
+        actor_id: actorId(e.actor), actor_client: e.actor.kind === 'account' ? e.actor.clientId ?? null : null, subject_kind: e.subject.kind,
+        subject_id: e.subject.id, data: JSON.stringify(e.data), address: e.origin.address?.slice(0, 64) ?? null, request_id: e.origin.requestId?.slice(0, 64) ?? null,
+      })), tx);
     },
 
     async list(q: AuditQuery): Promise<AuditEntry[]> {

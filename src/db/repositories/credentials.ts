@@ -1,6 +1,6 @@
 import { Op } from 'sequelize';
 import type { Sql } from '../sql';
-import { credentialRow, CREDENTIAL_COLUMNS, EVENT_COLUMNS, insertInto, insertRows, rotationEventRow } from '../hot-rows';
+import { credentialRow, CREDENTIAL_COLUMNS, EVENT_COLUMNS, insertAll, insertInto, insertRows, rotationEventRow } from '../hot-rows';
 import type { CredentialKind, NewCredential, RotationEvent, StoredCredential, Successor } from '../../domain/storage/credentials';
 import type { Tx } from '../../domain/storage/transactions';
 import { asDate, type CredentialRow, type Models } from '../models';
@@ -41,8 +41,7 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   /** One multi-row INSERT in raw SQL: it is on every sign-in and token path. */
   async function insert(rows: NewCredential[], now: Date, transaction?: Tx): Promise<void> {
     if (rows.length === 0) return;
-    const statement = insertRows('credentials', CREDENTIAL_COLUMNS, rows.map((c) => credentialRow(c, now, sql.time)));
-    await sql.change(statement.sql, statement.values, transaction);
+    await insertAll(sql, 'credentials', CREDENTIAL_COLUMNS, rows.map((c) => credentialRow(c, now, sql.time)), transaction);
   }
 
   /** One credential by one statement: inserted, or given this `extra` when its hash is stored already. */

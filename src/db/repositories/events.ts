@@ -1,7 +1,7 @@
 import { asDate } from '../models';
 import { actorOf } from './audit';
 import type { Sql } from '../sql';
-import { EVENT_COLUMNS, eventRow, insertRows } from '../hot-rows';
+import { EVENT_COLUMNS, eventRow, insertAll } from '../hot-rows';
 import { keptUserAgent, type Actor, type EventType, type KeptEvent, type Subject } from '../../domain/events';
 import type { ActivityEntry, ActivityQuery, EventStore, FailedSignIn, FailureReason, StoredEvent } from '../../domain/storage/events';
 import type { Tx } from '../../domain/storage/transactions';
@@ -38,8 +38,7 @@ export function createEventQueries(sql: Sql): EventStore {
   return {
     async append(events: readonly KeptEvent[], tx: Tx): Promise<void> {
       if (events.length === 0) return;
-      const { sql: statement, values } = insertRows('events', EVENT_COLUMNS, events.map((e) => eventRow(e, t)));
-      await sql.change(statement, values, tx);
+      await insertAll(sql, 'events', EVENT_COLUMNS, events.map((e) => eventRow(e, t)), tx);
     },
 
     async countFailureAlone(f: FailedSignIn): Promise<void> {

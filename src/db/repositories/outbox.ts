@@ -1,7 +1,7 @@
 import { Op } from 'sequelize';
 import { asDate, type Models, type OutboxRow } from '../models';
 import type { Sql } from '../sql';
-import { insertRows, OUTBOX_COLUMNS, outboxRow } from '../hot-rows';
+import { insertAll, OUTBOX_COLUMNS, outboxRow } from '../hot-rows';
 import type { OutboxBacklog, OutboxJob, OutboxStatus } from '../../domain/storage/outbox';
 import type { Tx } from '../../domain/storage/transactions';
 
@@ -21,8 +21,7 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
     async insert(jobs: OutboxJob[], now: Date, transaction?: Tx): Promise<void> {
       if (jobs.length === 0) return;
       // raw SQL: on every request that sends an email
-      const statement = insertRows('outbox', OUTBOX_COLUMNS, jobs.map((j) => outboxRow(j, now, sql.time)));
-      await sql.change(statement.sql, statement.values, transaction);
+      await insertAll(sql, 'outbox', OUTBOX_COLUMNS, jobs.map((j) => outboxRow(j, now, sql.time)), transaction);
     },
     async find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined> {
       const row = await Outbox.findOne({ where: { id }, raw: true });

@@ -4,6 +4,7 @@ import type { ClientStore } from './clients';
 import type { CredentialStore } from './credentials';
 import type { ErasureStore } from './erasures';
 import type { EventStore } from './events';
+import type { ImportStore } from './imports';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
 import type { OutboxStore } from './outbox';
@@ -38,6 +39,8 @@ export interface Storage {
   passkeys: PasskeyStore;
   /** Erasures: the tombstones of records whose personal data was removed for good, and that removal. */
   erasures: ErasureStore;
+  /** How far each import of a file has come. */
+  imports: ImportStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

@@ -71,21 +71,28 @@ export async function createRecord(
  */
 export async function createRecords(deps: Pick<RecordDeps, 'clock' | 'db' | 'passwords' | 'versions' | 'work'>, command: RecordCall & { records: readonly NewRecordInput[] }): Promise<UserRecord[]> {
   for (const [n, r] of command.records.entries()) assertLongEnough(command.app, r.password, `all_attributes[${n}].password`);
-  // an imported hash is kept as it is: no hash is computed for it
-  const hashes = await Promise.all(command.records.map((r) => r.hashed?.stored ?? (r.password === undefined ? null : deps.passwords.hashInBackground(r.password))));
-  let current = 0;
-  try {
-    return await deps.work.run(async (uow) => {
-      const out: UserRecord[] = [];
-      for (const [n, item] of command.records.entries()) {
-        current = n;
-        const record = await deps.db.records.insert({ ...item.entity, passwordHash: hashes[n] }, deps.clock.now(), uow.tx);
-        recordCreated(uow, command.acting, record, deps.versions.created(record).snapshot, hashes[n] !== null);
-        out.push(record);
-      }
-      return out;
-    });
-  } catch (e) {
-    throw e instanceof DuplicateAttributeError ? new BulkItemError(current, e) : e;
+  const hashes = await passwordHashes(deps, command.records);
+  return deps.work.run((uow) => insertRecords(deps, uow, command.acting, command.records, hashes));
+}
+
+/** The password hash of each record: an imported one kept as it is, a password hashed in the background lane, or none. */
+export const passwordHashes = (deps: Pick<RecordDeps, 'passwords'>, records: readonly NewRecordInput[]): Promise<(string | null)[]> =>
+  Promise.all(records.map((r) => r.hashed?.stored ?? (r.password === undefined ? null : deps.passwords.hashInBackground(r.password))));
+
+/** Inserts records in `uow` with their events and first snapshots; a taken attribute raises BulkItemError naming the item. */
+export async function insertRecords(
+  deps: Pick<RecordDeps, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, acting: Acting, records: readonly NewRecordInput[], hashes: readonly (string | null)[],
+): Promise<UserRecord[]> {
+  const out: UserRecord[] = [];
+  for (const [n, item] of records.entries()) {
+    let record: UserRecord;
+    try {
+      record = await deps.db.records.insert({ ...item.entity, passwordHash: hashes[n] }, deps.clock.now(), uow.tx);
+    } catch (e) {
+      throw e instanceof DuplicateAttributeError ? new BulkItemError(n, e) : e;
+    }
+    recordCreated(uow, acting, record, deps.versions.created(record).snapshot, hashes[n] !== null);
+    out.push(record);
   }
+  return out;
 }
