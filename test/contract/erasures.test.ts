@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import type { KeptEvent } from '../../src/domain/events';
+import { forEveryEngine } from '../helpers/contract';
+
+// The erasures' and imports' contracts (ErasureStore, ImportStore) on every engine: a purge removes
+// or clears every row naming the record and nothing of anyone else's (an address that contains the
+// erased one included), finds nothing the second time, and a tombstone is kept once; an import's
+// progress commits and rolls back with its batch.
+
+forEveryEngine('erasure and import stores', (storage) => {
+  const user = async (email: string) => {
+    const { db, appId } = storage();
+    return db.transaction((tx) => db.records.insert({
+      applicationId: appId, typeName: 'user', uuid: randomUUID(), email, username: null, passwordHash: null, emailVerified: null, attributes: { givenName: 'Zed' },
+    }, new Date(), tx));
+  };
+  const event = (appId: number, accountId: number, type = 'account.signed_in'): KeptEvent => ({
+    type, version: 1, eventId: randomUUID(), applicationId: appId, occurredAt: new Date(), accountId,
+    actor: { kind: 'account', accountId }, subject: { kind: 'record', id: String(accountId) },
+    origin: { address: '203.0.113.9', userAgent: 'Firefox', requestId: 'r1' }, data: { method: 'password' },
+  } as unknown as KeptEvent);
+
+  it('purges what names the record, keeps what names another (joann@ beside ann@), and a second purge finds nothing', async () => {
+    const { db, appId } = storage();
+    const suffix = randomUUID().slice(0, 8);
+    const ann = await user(`ann-${suffix}@x.example`);
+    const joann = await user(`joann-${suffix}@x.example`);
+    const needles = [ann.email!, ann.uuid];
+    await db.transaction(async (tx) => {
+      await db.events.append([event(appId, ann.id), event(appId, joann.id)], tx);
+      await db.audit.append([event(appId, ann.id), event(appId, joann.id)], tx);
+      await db.outbox.insert([
+        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: ann.email, template: 'welcome' } },
+        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: joann.email, template: 'welcome' } },
+        { id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: ann.id, payload: { entityId: ann.id, uuid: ann.uuid, version: 2, validFrom: new Date().toISOString(), snapshot: { email: 'ann-old@x.example' } } },
+      ], new Date(), tx);
+      await db.credentials.insert([{
+        applicationId: appId, kind: 'social_token', valueHash: randomUUID().replace(/-/g, ''), entityId: null, clientId: null, forClientId: null, redirectUri: null,
+        extra: { profile: { email: ann.email } }, family: null, expiresAt: new Date(Date.now() + 600_000),
+      }], new Date(), tx);
+    });
+    // what the history names, beside the record: the address it had before
+    expect(await db.transaction((tx) => db.erasures.namesInHistory(appId, ann.id, tx))).toEqual(expect.arrayContaining([ann.uuid, 'ann-old@x.example']));
+
+    const first = await db.transaction(async (tx) => {
+      await db.records.remove(ann, tx);
+      const counts = await db.erasures.purge(appId, ann.id, needles, '', tx);
+      expect(await db.erasures.markErased(appId, ann.id, new Date('2026-11-27T10:00:00.000Z'), tx)).toBe(true);
+      return counts;
+    });
+    expect(first).toMatchObject({ outboxRows: 2, events: 1, auditEntries: 1, credentials: 1 });
+    expect(await db.erasures.purgeAlone(appId, ann.id, needles, '')).toEqual({ snapshots: 0, outboxRows: 0, events: 0, failures: 0, auditEntries: 0, oidcState: 0, credentials: 0 });
+    expect(await db.transaction((tx) => db.erasures.markErased(appId, ann.id, new Date(), tx))).toBe(false);
+    expect((await db.erasures.erasedAt(appId, ann.id))?.toISOString()).toBe('2026-11-27T10:00:00.000Z');
+    expect(await db.erasures.erasedAt(appId, joann.id)).toBeUndefined();
+
+    // joann's rows are as they were
+    const [kept] = await db.events.latest(appId, 1, joann.id);
+    expect(kept).toMatchObject({ data: { method: 'password' }, origin: { address: '203.0.113.9', userAgent: 'Firefox' } });
+    const [erased] = await db.events.latest(appId, 1, ann.id);
+    expect(erased.data).toEqual({});
+    expect(erased.origin.address).toBeUndefined();
+    expect((await db.records.find(appId, { id: joann.id }))?.email).toBe(joann.email);
+  });
+
+  it("an import's progress commits with its batch, and rolls back with it", async () => {
+    const { db, appId } = storage();
+    const key = randomUUID().replace(/-/g, '');
+    expect(await db.imports.progress(appId, key)).toEqual({ linesDone: 0, created: 0 });
+    await db.transaction((tx) => db.imports.advance(appId, key, 500, 498, new Date(), tx));
+    await expect(db.transaction(async (tx) => {
+      await db.imports.advance(appId, key, 1000, 500, new Date(), tx);
+      throw new Error('the batch failed');
+    })).rejects.toThrow('the batch failed');
+    expect(await db.imports.progress(appId, key)).toEqual({ linesDone: 500, created: 498 });
+    await db.transaction((tx) => db.imports.advance(appId, key, 1000, 500, new Date(), tx));
+    expect(await db.imports.progress(appId, key)).toEqual({ linesDone: 1000, created: 998 });
+  });
+});
