@@ -40,9 +40,12 @@ import { listActivity } from './usecases/activity/list-activity';
 import { ActivityQueryError, activityQuery, MAX_ACTIVITY_PAGE, renderActivityEntry } from './domain/activity';
 import type { Acting } from './domain/events';
 import { parseNewUser, renderDisable, renderWithProfiles } from './domain/users';
-import { parseTimestamp } from './domain/timestamps';
+import { formatTimestamp, parseTimestamp } from './domain/timestamps';
 import { Refusal } from './domain/refusal';
-import { isDisabled, type RecordKey } from './domain/storage/records';
+import { DuplicateAttributeError, isDisabled, type RecordKey, type UserRecord } from './domain/storage/records';
+import type { Application } from './domain/storage/applications';
+import { AttributeRefusedError, changeRecord, RecordGoneError } from './usecases/records/change-record';
+import { createRecord } from './usecases/records/create-records';
 import type { createCommandCore } from './runtime';
 import os from 'node:os';
 import { packageVersion, projectRoot } from './paths';
@@ -78,7 +81,8 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
     await work(core);
   } catch (e) {
     // a use case's refusal of a field names it as the option that gave it
-    const message = e instanceof Refusal && e.detail.field ? `--${e.detail.field} ${e.message}`
+    const field = e instanceof Refusal ? e.detail.field : undefined;
+    const message = field ? `${field.startsWith('attributes.') ? field.slice('attributes.'.length) : `--${field}`} ${(e as Error).message}`
       : e instanceof FlowDefinitionError || e instanceof Error ? e.message : String(e);
     process.stderr.write(`gatehouse: ${message}\n`);
     process.exitCode = 1;
@@ -344,6 +348,110 @@ async function userOf(core: Core, opts: { app?: string }, who: string) {
   if (!record) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}`);
   return { app, record };
 }
+
+/**
+ * A secret the operator types: standard input when it is not a terminal (`printf %s "$PW" | …`), else
+ * asked on the terminal without echo. Never an argument: those show in `ps` and the shell's history.
+ */
+async function readSecret(prompt: string): Promise<string> {
+  const input = process.stdin;
+  if (!input.isTTY) {
+    let text = '';
+    for await (const chunk of input) text += chunk;
+    return text.replace(/\r?\n$/, '');
+  }
+  process.stderr.write(prompt);
+  input.setRawMode(true);
+  input.resume();
+  input.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    let typed = '';
+    const done = (error?: Error) => {
+      input.setRawMode(false);
+      input.pause();
+      input.removeListener('data', onData);
+      process.stderr.write('\n');
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (chunk: string) => {
+      for (const c of chunk) {
+        if (c === '\r' || c === '\n') return done();
+        if (c === '\u0003') return done(new Error('cancelled'));
+        if (c === '\u007f' || c === '\b') typed = typed.slice(0, -1);
+        else typed += c;
+      }
+    };
+    input.on('data', onData);
+  });
+}
+
+/** A change of a user through the record use case, as the application's backend makes it through the record API (docs/api.md#who-may-change-what). */
+async function changeUser(core: Core, app: Application, record: UserRecord, change: (doc: Record<string, unknown>) => Record<string, unknown>, password?: string) {
+  try {
+    return await changeRecord(core, { app, acting: core.acting, writer: { record, byUser: false, fresh: false, clientId: null }, kind: 'record.updated', change, password });
+  } catch (e) {
+    if (e instanceof AttributeRefusedError) throw new Error(`${e.attribute}: ${e.message}`);
+    if (e instanceof RecordGoneError) throw new Error('the user was deleted meanwhile');
+    throw e;
+  }
+}
+
+program.command('users:create')
+  .argument('<email>', 'the new user\'s email address')
+  .option(...APP_OPTION)
+  .option('--username <name>', 'a username too')
+  .option('--attributes <json>', 'more attributes, as a JSON object (such as \'{"givenName":"Ada"}\')')
+  .option('--password', 'give it a password: read from standard input, or asked without echo on a terminal')
+  .option('--verified', 'its email address is verified already')
+  .description('create a user (as /entity.create does), recorded under the operator\'s name')
+  .action((email: string, opts: { app?: string; username?: string; attributes?: string; password?: boolean; verified?: boolean }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    let attributes: unknown = {};
+    if (opts.attributes !== undefined) {
+      try {
+        attributes = JSON.parse(opts.attributes);
+      } catch {
+        throw new Error('--attributes is not JSON: write an object such as \'{"givenName":"Ada"}\'');
+      }
+    }
+    if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) throw new Error('--attributes must be a JSON object');
+    const password = opts.password ? await readSecret('password: ') : undefined;
+    const document = {
+      ...attributes, email, ...(opts.username !== undefined && { username: opts.username }), ...(password !== undefined && { password }),
+      ...(opts.verified && { emailVerified: formatTimestamp(new Date()) }),
+    };
+    const record = parseNewUser(app.id, document);
+    try {
+      const created = await createRecord(core, { app, origin: {}, operator: core.acting, record });
+      print({ id: created.id, uuid: created.uuid });
+    } catch (e) {
+      if (e instanceof DuplicateAttributeError) throw new Error(`another user already has this ${e.attribute}`);
+      throw e;
+    }
+  }));
+
+program.command('users:set-password')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('set a user\'s password: read from standard input, or asked without echo on a terminal (the rules of /entity.update apply; its sessions stay)')
+  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    const password = await readSecret('new password: ');
+    await changeUser(core, app, record, (doc) => doc, password);
+    process.stdout.write(`set the password of user ${record.id} (${record.uuid})\n`);
+  }));
+
+program.command('users:verify-email')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('mark a user\'s email address as verified now')
+  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    if (!record.email) throw new Error(`user ${record.id} has no email address to verify`);
+    await changeUser(core, app, record, (doc) => ({ ...doc, emailVerified: formatTimestamp(new Date()) }));
+    process.stdout.write(`verified the email address of user ${record.id} (${record.uuid})\n`);
+  }));
 
 program.command('users:show')
   .argument(...WHO)

@@ -1,5 +1,5 @@
 import { changedNames } from '../../domain/accounts';
-import { event, recordSubject, type Acting, type Actor, type Origin } from '../../domain/events';
+import { event, recordSubject, type Acting, type Origin } from '../../domain/events';
 import type { Application } from '../../domain/storage/applications';
 import type { UnitOfWork } from '../../domain/ports';
 import { DuplicateAttributeError, type NewRecord, type UserRecord } from '../../domain/storage/records';
@@ -47,19 +47,23 @@ function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snap
  */
 export async function createRecord(
   deps: Pick<RecordDeps, 'clock' | 'db' | 'passwords' | 'versions' | 'work'>,
-  command: { app: Application; origin: Origin; client?: { id: number; clientId: string }; creationToken?: string; record: NewRecordInput },
+  command: {
+    app: Application; origin: Origin; client?: { id: number; clientId: string }; creationToken?: string; record: NewRecordInput;
+    /** An operator creating it (`gatehouse users:create`), instead of a client or a token. */
+    operator?: Acting;
+  },
 ): Promise<UserRecord> {
   const { record, client, creationToken } = command;
   assertLongEnough(command.app, record.password, 'attributes.password');
   const passwordHash = record.hashed?.stored ?? (record.password === undefined ? null : await deps.passwords.hash(record.password));
   return deps.work.run(async (uow) => {
     if (creationToken !== undefined) await consumeCreationToken(deps, uow.tx, { app: command.app, token: creationToken, clientId: client?.id ?? null });
-    else if (!client) throw new Error('a record is created by an owner client or with a creation token');
+    else if (!client && !command.operator) throw new Error('a record is created by an owner client, an operator or with a creation token');
     const created = await deps.db.records.insert({ ...record.entity, passwordHash }, deps.clock.now(), uow.tx);
-    const actor: Actor = creationToken !== undefined
-      ? { kind: 'account', accountId: created.id, ...(client && { clientId: client.clientId }) }
-      : { kind: 'client', clientId: client!.clientId };
-    recordCreated(uow, { actor, origin: command.origin }, created, deps.versions.created(created).snapshot, passwordHash !== null);
+    const acting: Acting = creationToken !== undefined
+      ? { actor: { kind: 'account', accountId: created.id, ...(client && { clientId: client.clientId }) }, origin: command.origin }
+      : command.operator ?? { actor: { kind: 'client', clientId: client!.clientId }, origin: command.origin };
+    recordCreated(uow, acting, created, deps.versions.created(created).snapshot, passwordHash !== null);
     return created;
   });
 }
