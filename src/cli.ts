@@ -46,6 +46,7 @@ import { DuplicateAttributeError, isDisabled, type RecordKey, type UserRecord } 
 import type { Application } from './domain/storage/applications';
 import { AttributeRefusedError, changeRecord, RecordGoneError } from './usecases/records/change-record';
 import { createRecord } from './usecases/records/create-records';
+import { recordHistory } from './usecases/records/record-history';
 import type { createCommandCore } from './runtime';
 import os from 'node:os';
 import { packageVersion, projectRoot } from './paths';
@@ -338,6 +339,14 @@ program.command('keys:rotate')
 const WHO = ['<who>', 'an email address, a username, a uuid or an id'] as const;
 
 /** The user an operator names by email, username, uuid or id. */
+/** A user, or a deleted one by its history (its uuid or id): what erasing it and reading its history name. */
+async function userOrHistoryOf(core: Core, app: Application, who: string): Promise<{ found?: UserRecord; entityId: number }> {
+  const found = await core.db.records.find(app.id, recordKeyOf(who));
+  const entityId = found?.id ?? (/^\d{1,15}$/.test(who) ? Number(who) : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? await core.db.versions.deletedEntityId(app.id, who) : undefined);
+  if (entityId === undefined) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}, and no history of one`);
+  return { found, entityId };
+}
+
 /** How a command names a user: an id, a uuid, an email address or a username. */
 const recordKeyOf = (who: string): RecordKey =>
   (/^\d{1,15}$/.test(who) ? { id: Number(who) } : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? { uuid: who } : who.includes('@') ? { email: who } : { username: who });
@@ -529,9 +538,7 @@ program.command('users:erase')
   .description('erase a user for good: its record, credentials, identities, factors, passkeys, sessions, every version of its history, its events\' personal facts and its emails; a tombstone stays')
   .action((who: string, opts: { app?: string; yes?: boolean }) => withCore(async (core) => {
     const app = await applicationOf(core, opts);
-    const found = await core.db.records.find(app.id, recordKeyOf(who));
-    const entityId = found?.id ?? (/^\d{1,15}$/.test(who) ? Number(who) : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? await core.db.versions.deletedEntityId(app.id, who) : undefined);
-    if (entityId === undefined) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}, and no history of one`);
+    const { found, entityId } = await userOrHistoryOf(core, app, who);
     const named = `user ${entityId}${found ? ` (${found.uuid}${found.email ? `, ${found.email}` : ''})` : ' (deleted before)'} of application "${app.name}"`;
     if (!opts.yes) throw new Error(`this erases ${named} and every trace of it for good; run again with --yes to erase it`);
     const { erasedAt, already } = await eraseUser(core, { app, entityId, acting: core.acting });
@@ -624,6 +631,23 @@ function progressBar(total: number) {
     },
   };
 }
+
+program.command('users:history')
+  .argument('<who>', 'the user: email, username, uuid or id (a deleted user: its uuid or id)')
+  .option(...APP_OPTION)
+  .option('--limit <n>', 'the newest n versions (1 to 1000)', '20')
+  .description('a user\'s versions, newest first, one JSON line each: what changed from the version before (from, to), by which change and actor')
+  .action((who: string, opts: { app?: string; limit: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const { entityId } = await userOrHistoryOf(core, app, who);
+    const entries = await recordHistory(core, { applicationId: app.id, entityId, limit: Number(opts.limit) || 20 });
+    for (const e of entries) {
+      process.stdout.write(`${JSON.stringify({
+        version: e.version, at: formatTimestamp(e.at), ...(e.record === null && { deleted: true }),
+        by: e.by ? { type: e.by.type, actor: e.by.actor } : null, changes: e.changes,
+      })}\n`);
+    }
+  }));
 
 program.command('users:find')
   .argument('<filter>', 'a filter of the entity API, such as "email = \'ada@example.com\'" or "lastLogin is null"')

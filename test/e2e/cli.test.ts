@@ -144,7 +144,7 @@ describe('gatehouse CLI on the configured database', () => {
     const found = cli(['users:find', "givenName = 'Ada'"], { cwd: backend.dir, env });
     expect(JSON.parse(found.stdout)).toEqual([expect.objectContaining({ email: 'ada@example.com', username: 'ada', lastLogin: null })]);
     expect(cli(['users:find', 'email = '], { cwd: backend.dir, env }).stderr).toContain('the filter is not valid');
-  }, cliTime(14));
+  }, cliTime(24));
 
   it('users:signout ends every session of a user, users:disable and users:enable, and users:delete (with --yes) deletes the record, its history kept; gatehouse audit lists what the operator did', async () => {
     const env = { ...backend.env, DEFAULT_APP: 'shop', OPERATOR_NAME: 'ops-test' };
@@ -173,7 +173,15 @@ describe('gatehouse CLI on the configured database', () => {
       const signIn = () => post(`${B}/oauth/auth_native_traditional`, { client_id: login.client_id, locale: 'en-US', signInEmailAddress: 'grace@example.com', currentPassword: 'correct horse battery' });
       expect(cli(['users:disable', 'grace@example.com'], { cwd: backend.dir, env }).stdout).toMatch(/^disabled user \d+/);
       expect((await signIn()).body).toMatchObject({ code: 210, message: expect.stringContaining('This account is disabled') });
-      expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toMatch(/^\d{4}-\d{2}-\d{2} /);
+      expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toEqual({ since: expect.stringMatching(/^\d{4}-\d{2}-\d{2} /), until: null, reason: null });
+      // disabled again with a time and a reason (which replace the first); a time in the past or not a time is refused by its option
+      expect(cli(['users:disable', 'grace@example.com', '--until', '2000-01-01T00:00:00Z'], { cwd: backend.dir, env }))
+        .toMatchObject({ status: 1, stderr: expect.stringContaining('--until is not in the future') });
+      expect(cli(['users:disable', 'grace@example.com', '--until', 'soon'], { cwd: backend.dir, env })).toMatchObject({ status: 1, stderr: expect.stringContaining('--until is not a time') });
+      expect(cli(['users:disable', 'grace@example.com', '--until', '2099-01-01T00:00:00Z', '--reason', 'fraud review'], { cwd: backend.dir, env }).stdout)
+        .toMatch(/^disabled user \d+ \(.+\) until 2099-01-01T00:00:00.000Z;/);
+      expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled)
+        .toMatchObject({ until: '2099-01-01 00:00:00.000000 +0000', reason: 'fraud review' });
       expect(cli(['users:enable', 'grace@example.com'], { cwd: backend.dir, env }).stdout).toMatch(/^enabled user \d+/);
       expect(JSON.parse(cli(['users:show', 'grace@example.com'], { cwd: backend.dir, env }).stdout).disabled).toBeUndefined();
       const again = await signIn();
@@ -183,10 +191,11 @@ describe('gatehouse CLI on the configured database', () => {
       expect(activity.status).toBe(0);
       const lines = activity.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; [fact: string]: unknown });
       expect(lines.map((l) => l.type)).toEqual([
-        'account.signed_in', 'account.enabled', 'account.sign_in_failed', 'account.disabled', 'account.signed_out', 'account.registered',
+        'account.signed_in', 'account.enabled', 'account.disabled', 'account.sign_in_failed', 'account.disabled', 'account.signed_out', 'account.registered',
       ]);
+      expect(lines[2]).toMatchObject({ actor: 'operator', reason: 'fraud review', until: '2099-01-01T00:00:00.000Z' });
       expect(lines[0]).toMatchObject({ method: 'password', client_id: login.client_id, address: '127.0.0.1', user_agent: expect.any(String) });
-      expect(lines[2]).toMatchObject({ reason: 'account_disabled', count: 1 });
+      expect(lines[3]).toMatchObject({ reason: 'account_disabled', count: 1 });
       const page = cli(['users:activity', 'grace@example.com', '--types', 'account.signed_in,account.registered', '--limit', '1'], { cwd: backend.dir, env });
       expect(page.stdout).toContain('"account.signed_in"');
       expect(page.stdout.trim().split('\n')).toHaveLength(1);
@@ -196,6 +205,18 @@ describe('gatehouse CLI on the configured database', () => {
       expect(cli(['users:activity', 'grace@example.com', '--types', 'account.nope'], { cwd: backend.dir, env }))
         .toMatchObject({ status: 1, stderr: expect.stringContaining('--types has "account.nope", which is not an activity type') });
       const before = new Date();
+
+      // the user's data as one document (no secret), and its history: each version as what it changed, by whom
+      const exported = path.join(backend.dir, 'grace.json');
+      expect(cli(['users:export', 'grace@example.com', '--out', exported], { cwd: backend.dir, env }).status).toBe(0);
+      expect((fs.statSync(exported).mode & 0o777).toString(8)).toBe('600');
+      const document = JSON.parse(fs.readFileSync(exported, 'utf8'));
+      expect(document).toMatchObject({ format: 'gatehouse-account-export/1', record: { uuid, email: 'grace@example.com' }, account: { has_password: true } });
+      expect(JSON.stringify(document)).not.toContain('$argon2');
+      expect(cli(['users:export', 'grace@example.com', '--out', exported], { cwd: backend.dir, env }).status).toBe(1);
+      const history = cli(['users:history', 'grace@example.com'], { cwd: backend.dir, env }).stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(history.at(-1)).toMatchObject({ version: 1, by: { type: 'record.created', actor: { kind: 'account' } } });
+      expect(history.at(-1).changes).toEqual(expect.arrayContaining([{ attribute: 'email', to: 'grace@example.com' }]));
 
       const asked = cli(['users:delete', uuid], { cwd: backend.dir, env });
       expect(asked.status).toBe(1);
@@ -213,21 +234,26 @@ describe('gatehouse CLI on the configured database', () => {
       const at = (d: Date) => d.toISOString();
       expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(before) }, auth)).body.result).toMatchObject({ email: 'grace@example.com' });
       expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(new Date()) }, auth)).body.code).toBe(310);
+      // erased: its history goes too, and the command says so when run again
+      expect(cli(['users:erase', uuid], { cwd: backend.dir, env })).toMatchObject({ status: 1, stderr: expect.stringContaining('run again with --yes') });
+      expect(cli(['users:erase', uuid, '--yes'], { cwd: backend.dir, env }).stdout).toMatch(/^erased user \d+ of application "shop"; what remains is its tombstone/);
+      expect((await post(`${B}/versions/entity`, { type_name: 'user', uuid, timestamp: at(before) }, auth)).body.code).toBe(310);
+      expect(cli(['users:erase', uuid, '--yes'], { cwd: backend.dir, env })).toMatchObject({ status: 1, stderr: expect.stringContaining('no history of one') });
 
       // the operator's actions in the audit log, newest first, one JSON object per line; a bad filter names its option
       const audit = cli(['audit', '--actor', 'operator:ops-test', '--type', 'account.'], { cwd: backend.dir, env });
       expect(audit.status).toBe(0);
       const entries = audit.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; actor: unknown; subject: { id: string } });
-      expect(entries.map((e) => e.type)).toEqual(['account.enabled', 'account.disabled', 'account.signed_out']);
+      expect(entries.map((e) => e.type)).toEqual(['account.erased', 'account.enabled', 'account.disabled', 'account.disabled', 'account.signed_out']);
       expect(entries[0]).toMatchObject({ actor: { kind: 'operator', name: 'ops-test' }, subject: { kind: 'record' } });
-      expect(cli(['audit', '--subject', `record:${entries[0].subject.id}`, '--limit', '1'], { cwd: backend.dir, env }).stdout).toContain('"record.deleted"');
+      expect(cli(['audit', '--subject', `record:${entries[0].subject.id}`, '--limit', '2'], { cwd: backend.dir, env }).stdout).toContain('"record.deleted"');
       const paged = cli(['audit', '--limit', '1'], { cwd: backend.dir, env });
       expect(paged.stderr).toMatch(/more entries: run again with --before \d+/);
       expect(cli(['audit', '--since', 'yesterday'], { cwd: backend.dir, env })).toMatchObject({ status: 1, stderr: expect.stringContaining('--since must be an ISO 8601 time') });
     } finally {
       expect(await server.stop()).toBe(0);
     }
-  }, cliTime(14));
+  }, cliTime(24));
 
   it('the long-running processes answer --help and refuse other arguments', () => {
     for (const script of [SERVER, WORKER, path.join(ROOT, 'dist/src/dashboard.js')]) {

@@ -5,6 +5,7 @@ import { USER_TYPE } from '../../src/domain/users';
 import { AttributeRefusedError, changeRecord, removeRecord, RecordGoneError } from '../../src/usecases/records/change-record';
 import { BulkItemError, createRecord, createRecords } from '../../src/usecases/records/create-records';
 import { countRecords, findRecords } from '../../src/usecases/records/find-records';
+import { recordHistory } from '../../src/usecases/records/record-history';
 import { listAudit } from '../../src/usecases/audit/list-audit';
 import { issueCreationToken } from '../../src/usecases/access/issue';
 import type { Application } from '../../src/domain/storage/applications';
@@ -135,5 +136,26 @@ describe('one writer of records, one policy of who may write what', () => {
       notice: () => ({ app, baseUrl: 'http://localhost', locale: 'en-US', clientId: login.id }),
     }))).rejects.toMatchObject({ reason: 'email_unproven' });
     expect((await db.records.find(app.id, { id: created.id }))!.email).toBe(email);
+  });
+});
+
+describe("a record's history (recordHistory)", () => {
+  it('answers each version newest first as what it changed from the one before, by which change and actor; a deleted record\'s too', async () => {
+    const { services } = t.runtime;
+    const created = await createRecord(services, { app, origin, client: owner(), record: entity(`${randomUUID()}@example.com`, { givenName: 'Ada', city: 'London' }) });
+    const writer = { record: created, byUser: false, fresh: false, clientId: null };
+    await changeRecord(services, { app, acting: asOwner(t), writer, kind: 'record.updated', change: (doc) => ({ ...doc, givenName: 'Augusta', city: undefined }) });
+    await removeRecord(services, { app, acting: { actor: { kind: 'operator', name: 'ada' }, origin: {} }, entityId: created.id });
+    await t.runtime.queue.idle!();
+    const history = await recordHistory(services, { applicationId: app.id, entityId: created.id });
+    expect(history).toHaveLength(3);
+    expect(history[0].version).toBeGreaterThan(history[1].version);
+    const [deleted, renamed, first] = history;
+    expect(deleted).toMatchObject({ record: null, by: { type: 'record.deleted', actor: { kind: 'operator', name: 'ada' } } });
+    expect(renamed.by).toEqual({ type: 'record.updated', actor: { kind: 'client', clientId: t.local.clients.owner.client_id } });
+    expect(renamed.changes).toEqual([{ attribute: 'givenName', from: 'Ada', to: 'Augusta' }, { attribute: 'city', from: 'London', to: undefined }]);
+    expect(first.by?.type).toBe('record.created');
+    expect(first.changes).toEqual(expect.arrayContaining([{ attribute: 'givenName', from: undefined, to: 'Ada' }]));
+    expect(await recordHistory(services, { applicationId: app.id, entityId: created.id, limit: 1 })).toHaveLength(1);
   });
 });

@@ -127,6 +127,15 @@ export function createEventQueries(sql: Sql): EventStore {
       return removed;
     },
 
+    async recordChanges(applicationId: number, accountId: number, limit: number): Promise<StoredEvent[]> {
+      const rows = await sql.select<EventRow>(
+        `SELECT * FROM events WHERE application_id = ? AND account_id = ? AND type IN ('record.created', 'record.updated', 'record.replaced', 'record.deleted')
+         ORDER BY occurred_at DESC, id DESC LIMIT ?`,
+        [applicationId, accountId, limit],
+      );
+      return rows.map(toStored);
+    },
+
     async latest(applicationId: number, limit: number, accountId?: number): Promise<StoredEvent[]> {
       const [mine, values] = accountId === undefined ? ['', []] : [' AND account_id = ?', [accountId]];
       const rows = await sql.select<EventRow>(`SELECT * FROM events WHERE application_id = ?${mine} ORDER BY id DESC LIMIT ?`, [applicationId, ...values, limit]);

@@ -60,6 +60,8 @@ export interface EventStore {
   activity(query: ActivityQuery): Promise<ActivityEntry[]>;
   /** Deletes events and counted failures older than `before`, at most `limit` of each; returns how many. */
   sweepAlone(before: Date, limit: number): Promise<number>;
+  /** The events that changed a record (record.created, .updated, .replaced, .deleted), newest first: who made each version. */
+  recordChanges(applicationId: number, accountId: number, limit: number): Promise<StoredEvent[]>;
   /** The newest events of an application, newest first (or of one account): what the tests read back of the stream. */
   latest(applicationId: number, limit: number, accountId?: number): Promise<StoredEvent[]>;
 }
