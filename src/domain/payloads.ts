@@ -57,6 +57,9 @@ export function snapshotPayloadOf(raw: unknown): SnapshotPayload {
   return { entityId: whole(o, 'entityId', what), uuid: text(o, 'uuid', what), version: whole(o, 'version', what), validFrom, snapshot };
 }
 
+/** The name of an erasure's job on the maintenance queue (docs/lifecycle.md#erase). */
+export const ERASE_JOB = 'erase';
+
 /** An erasure job's payload: the record, and its needles sealed to the outbox row (docs/lifecycle.md#erase). */
 export interface ErasurePayload { entityId: number; sealedNeedles: string }
 

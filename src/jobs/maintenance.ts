@@ -3,10 +3,9 @@ import { RETIRED_KEY_SECONDS } from '../domain/signing-keys';
 import type { RelayingOutbox } from '../queue/outbox';
 import type { Logger } from '../logger';
 import type { Job, JobContext } from '../queue/port';
-import { erasurePayloadOf } from '../domain/payloads';
+import { ERASE_JOB, erasurePayloadOf } from '../domain/payloads';
 import type { SecretBox } from '../domain/secrets';
 import { removeMailsTo } from '../mail-files';
-import { ERASE_JOB } from '../usecases/subscribers/erasure';
 
 /** Recurring maintenance jobs. The relay also runs on a timer of its own in workers (see workers/main.ts). */
 export const MAINTENANCE_SCHEDULE = [

@@ -22,7 +22,7 @@ const MAX_ENTRIES = 100_000;
  * whole activity and every version of its history; never a secret (no password hash, token,
  * sealed authenticator secret, recovery code or passkey public key). Reads only.
  */
-export async function exportAccount(deps: Pick<Services, 'clients' | 'clock' | 'db'>, command: { app: Application; entityId: number }): Promise<AccountExport> {
+export async function exportAccount(deps: Pick<Services, 'clock' | 'db'>, command: { app: Application; entityId: number }): Promise<AccountExport> {
   const { db, clock } = deps;
   const { app, entityId } = command;
   const now = clock.now();
@@ -63,7 +63,7 @@ export async function exportAccount(deps: Pick<Services, 'clients' | 'clock' | '
 }
 
 /** The account of `token` exports its own data (the account page's button): the same document. */
-export async function exportOwnAccount(ctx: CallContext<'clients' | 'clock' | 'db'>, command: { token: StoredCredential }): Promise<AccountExport> {
+export async function exportOwnAccount(ctx: CallContext<'clock' | 'db'>, command: { token: StoredCredential }): Promise<AccountExport> {
   const { record } = await accountOfToken(ctx, command.token);
   return exportAccount(ctx.services, { app: ctx.app, entityId: record.id });
 }

@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainEvent } from '../../domain/events';
-import type { ErasurePayload } from '../../domain/payloads';
+import { ERASE_JOB, type ErasurePayload } from '../../domain/payloads';
 import type { SecretBox } from '../../domain/secrets';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { Subscriber } from './subscriber';
-
-/** The name of an erasure's job on the maintenance queue. */
-export const ERASE_JOB = 'erase';
 
 /**
  * Erasures (docs/lifecycle.md#erase): the change removed the record's rows; its job removes what
