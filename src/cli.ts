@@ -425,6 +425,7 @@ program.command('users:create')
       }
     }
     if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) throw new Error('--attributes must be a JSON object');
+    if (Object.hasOwn(attributes, 'password')) throw new Error('--attributes has a password: give it with --password (read from standard input, never an argument, which ps and the shell\'s history show)');
     const password = opts.password ? await readSecret('password: ') : undefined;
     const document = {
       ...attributes, email, ...(opts.username !== undefined && { username: opts.username }), ...(password !== undefined && { password }),

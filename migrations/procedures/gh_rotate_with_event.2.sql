@@ -9,7 +9,8 @@
 -- A procedure beside gh_rotate_refresh (its version 3 is this without the event), not its version
 -- 4: its parameters differ, and pods of the release before keep calling gh_rotate_refresh until they
 -- are replaced.
--- Version 2: a disable whose until has passed is over (the account's refresh tokens rotate again).
+-- Version 2: a disable whose until has passed is over (the account's refresh tokens rotate again), but a
+-- token issued while it lasted stays refused.
 -- Never edit a landed version: write the next one and a migration that installs it.
 CREATE PROCEDURE gh_rotate_with_event(
   IN p_app BIGINT, IN p_spent VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, IN p_client BIGINT, IN p_now DATETIME(6),
@@ -30,7 +31,8 @@ BEGIN
   UPDATE credentials SET used_at = p_now
     WHERE value_hash = p_spent AND application_id = p_app AND kind = 'refresh_token' AND used_at IS NULL AND expires_at > p_now
       AND (for_client_id = p_client OR (for_client_id IS NULL AND client_id = p_client))
-      AND NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = credentials.entity_id AND d.disabled_at IS NOT NULL AND (d.disabled_until IS NULL OR d.disabled_until > p_now));
+      AND NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = credentials.entity_id AND d.disabled_at IS NOT NULL
+        AND (d.disabled_until IS NULL OR d.disabled_until > p_now OR (credentials.created_at >= d.disabled_at AND credentials.created_at < d.disabled_until)));
   IF ROW_COUNT() = 1 THEN
     SELECT entity_id, family, extra INTO v_entity, v_family, v_extra FROM credentials WHERE value_hash = p_spent;
     INSERT INTO credentials (application_id, kind, value_hash, entity_id, client_id, for_client_id, redirect_uri, extra, family, expires_at, used_at, created_at)

@@ -63,7 +63,6 @@ export const rotationEventRow = (e: RotationEvent, time: Time): Record<EventColu
 /** The column list of an INSERT into `table`: `INSERT INTO credentials (application_id, kind, …)`. */
 export const insertInto = (table: string, columns: readonly string[]) => `INSERT INTO ${table} (${columns.join(', ')})`;
 
-/** One multi-row INSERT of `rows` into `table`, every value bound, in the columns' order. */
 /**
  * Rows per INSERT: SQLite's driver binds parameters by name, looking each one up among all of the
  * statement's, so a statement of thousands of parameters costs their square (an import's batch of
@@ -80,6 +79,7 @@ export async function insertAll<C extends string>(sql: Sql, table: string, colum
   }
 }
 
+/** One multi-row INSERT of `rows` into `table`, every value bound, in the columns' order. */
 export function insertRows<C extends string>(table: string, columns: readonly C[], rows: Record<C, unknown>[]): { sql: string; values: unknown[] } {
   const tuple = `(${columns.map(() => '?').join(', ')})`;
   return { sql: `${insertInto(table, columns)} VALUES ${rows.map(() => tuple).join(', ')}`, values: rows.flatMap((r) => columns.map((c) => r[c])) };

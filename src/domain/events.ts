@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { MailRequest } from './mail';
 import type { SnapshotPayload } from './storage/versions';
+import type { ErasureNeedles } from './storage/erasures';
 
 /**
  * Who made a change (docs/architecture.md#events): the person a record is, through a client (a
@@ -56,7 +57,7 @@ export interface Carried {
   snapshot?: SnapshotPayload;
   mail?: MailRequest;
   /** An erasure's job (docs/lifecycle.md#erase): the record, and what names the person outside its rows (sealed before it is stored). */
-  erasure?: { entityId: number; needles: string[] };
+  erasure?: { entityId: number; needles: ErasureNeedles };
 }
 
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */

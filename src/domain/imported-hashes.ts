@@ -1,5 +1,6 @@
 import { createCipheriv, createHash, pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 
 /*
  * Password hashes brought from another system (docs/import.md): each kept as its own encoding,
@@ -29,7 +30,7 @@ export class HashFormatError extends Error {}
 /** Bounds on imported costs: the most one verification may cost. */
 export const LIMITS = {
   bcryptCost: 15, argon2MemoryKiB: 262_144, argon2Time: 10, argon2Lanes: 16,
-  pbkdf2Iterations: 5_000_000, scryptMemoryBytes: 256 * 1024 * 1024, shaCryptRounds: 500_000,
+  pbkdf2Iterations: 5_000_000, scryptMemoryBytes: 256 * 1024 * 1024, shaCryptRounds: 100_000,
 } as const;
 
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -50,6 +51,15 @@ function whole(value: unknown, what: string, min: number, max: number): number {
 }
 
 const DIGESTS = { 'pbkdf2-sha1': 'sha1', 'pbkdf2-sha256': 'sha256', 'pbkdf2-sha512': 'sha512' } as const;
+const DIGEST_BYTES = { sha1: 20, sha256: 32, sha512: 64 } as const;
+
+/** The longest encoding a record keeps (its column's size). */
+const MAX_STORED = 255;
+/** An imported hash whose encoding fits the record's column. */
+function checked(h: ImportedHash): ImportedHash {
+  if (h.stored.length > MAX_STORED) throw new HashFormatError(`is ${h.stored.length} characters as kept; at most ${MAX_STORED} fit (a shorter salt or key)`);
+  return h;
+}
 const SALTED = { SSHA: ['ssha', 'sha1', 20], SSHA256: ['ssha256', 'sha256', 32], SSHA512: ['ssha512', 'sha512', 64], SMD5: ['smd5', 'md5', 16], SHA: ['sha', 'sha1', 20], MD5: ['md5', 'md5', 16] } as const;
 
 /** An encoding that names its algorithm: checked, and kept as it is (Django's PBKDF2 and passlib's scrypt too). */
@@ -67,9 +77,10 @@ function fromEncoding(hashed: string): ImportedHash {
     whole(Number(m[3]), 'the argon2 lanes (p)', 1, LIMITS.argon2Lanes);
     return kept('argon2');
   }
-  m = /^\$([56])\$(?:rounds=(\d+)\$)?[^$]{1,16}\$[./A-Za-z0-9]+$/.exec(hashed);
+  m = /^\$([56])\$(?:rounds=([1-9]\d{0,8})\$)?[^$:\n]{1,16}\$([./A-Za-z0-9]+)$/.exec(hashed);
   if (m) {
     if (m[2] !== undefined) whole(Number(m[2]), 'the crypt(3) rounds', 1000, LIMITS.shaCryptRounds);
+    if (m[3].length !== (m[1] === '5' ? 43 : 86)) throw new HashFormatError(`a $${m[1]}$ hash ends with ${m[1] === '5' ? 43 : 86} characters of its digest`);
     return kept(m[1] === '5' ? 'sha256-crypt' : 'sha512-crypt');
   }
   m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([./+A-Za-z0-9]+)\$([./+A-Za-z0-9]+)$/.exec(hashed);
@@ -80,6 +91,8 @@ function fromEncoding(hashed: string): ImportedHash {
   m = /^pbkdf2_(sha1|sha256)\$(\d+)\$([^$]+)\$([A-Za-z0-9+/]+={0,2})$/.exec(hashed);
   if (m) {
     whole(Number(m[2]), 'the PBKDF2 iterations', 1, LIMITS.pbkdf2Iterations);
+    // Django's key is the digest's length
+    if (Buffer.from(m[4], 'base64').length !== (m[1] === 'sha1' ? 20 : 32)) throw new HashFormatError(`a pbkdf2_${m[1]} hash is the base64 of ${m[1] === 'sha1' ? 20 : 32} bytes`);
     return kept(m[1] === 'sha1' ? 'pbkdf2-sha1' : 'pbkdf2-sha256');
   }
   m = /^\{(SSHA|SSHA256|SSHA512|SMD5|SHA|MD5)\}([A-Za-z0-9+/]+={0,2})$/i.exec(hashed);
@@ -109,7 +122,7 @@ export function importedHash(raw: unknown): ImportedHash {
   const o = raw as Record<string, unknown>;
   if (typeof o.hashed !== 'string' || o.hashed.length === 0 || o.hashed.length > 512) throw new HashFormatError('"hashed" must be the encoded hash, a string of 1 to 512 characters');
   const format = o.format === undefined ? undefined : o.format === 'pbkdf2' ? 'pbkdf2-sha1' : o.format;
-  if (format === undefined) return fromEncoding(o.hashed);
+  if (format === undefined) return checked(fromEncoding(o.hashed));
   if (typeof format !== 'string' || !(HASH_FORMATS as readonly string[]).includes(format)) {
     throw new HashFormatError(`"format" must be one of ${HASH_FORMATS.join(', ')}`);
   }
@@ -120,11 +133,17 @@ export function importedHash(raw: unknown): ImportedHash {
     const memCost = whole(o.mem_cost, '"mem_cost"', 1, 24);
     scryptCost(2 ** memCost, rounds, 1);
     const parts = [bytes(o.salt, '"salt"'), bytes(o.salt_separator, '"salt_separator"'), bytes(o.signer_key, '"signer_key"'), hash()];
-    return { stored: `$firebase-scrypt$r=${rounds},m=${memCost}$${parts.map(b64).join('$')}`, format: f, weak: false };
+    return checked({ stored: `$firebase-scrypt$r=${rounds},m=${memCost}$${parts.map(b64).join('$')}`, format: f, weak: false });
   }
   if (f in DIGESTS) {
     const iterations = whole(o.iterations, '"iterations"', 1, LIMITS.pbkdf2Iterations);
-    return { stored: `$${f}$i=${iterations}$${b64(bytes(o.salt, '"salt"'))}$${b64(hash())}`, format: f, weak: false };
+    const key = hash();
+    // PBKDF2 computes the whole iteration count once per block of the digest's size the key spans
+    const blocks = Math.ceil(key.length / DIGEST_BYTES[DIGESTS[f as keyof typeof DIGESTS]]);
+    if (key.length > 64 || iterations * blocks > LIMITS.pbkdf2Iterations) {
+      throw new HashFormatError(`a PBKDF2 key of ${key.length} bytes at ${iterations} iterations costs more than ${LIMITS.pbkdf2Iterations} rounds to verify (keys up to 64 bytes)`);
+    }
+    return checked({ stored: `$${f}$i=${iterations}$${b64(bytes(o.salt, '"salt"'))}$${b64(key)}`, format: f, weak: false });
   }
   if (f === 'scrypt') {
     const n = whole(o.n, '"n"', 2, 2 ** 24);
@@ -132,16 +151,55 @@ export function importedHash(raw: unknown): ImportedHash {
     const r = whole(o.r ?? 8, '"r"', 1, 32);
     const p = whole(o.p ?? 1, '"p"', 1, 16);
     scryptCost(n, r, p);
-    return { stored: `$scrypt$ln=${Math.log2(n)},r=${r},p=${p}$${toAb64(bytes(o.salt, '"salt"'))}$${toAb64(hash())}`, format: f, weak: false };
+    return checked({ stored: `$scrypt$ln=${Math.log2(n)},r=${r},p=${p}$${toAb64(bytes(o.salt, '"salt"'))}$${toAb64(hash())}`, format: f, weak: false });
   }
   // the others name their algorithm in their encoding: a format given must match it
   const read = fromEncoding(o.hashed);
-  if (read.format !== f && !(f === 'argon2' && read.format === 'argon2')) throw new HashFormatError(`"format" is ${f}, but the encoding is ${read.format}'s`);
-  return read;
+  if (read.format !== f) throw new HashFormatError(`"format" is ${f}, but the encoding is ${read.format}'s`);
+  return checked(read);
 }
 
 /** Whether `stored` is an imported hash (anything but an argon2 hash, which the argon2 threads verify). */
 export const isImported = (stored: string) => !stored.startsWith('$argon2');
+
+/*
+ * crypt(3) SHA-256/512 is plain JavaScript (unixcrypt), a hash per round: verified on a thread of
+ * its own, so a hash of many rounds and a long password never stops the event loop.
+ */
+const CRYPT_PROGRAM = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { verify } = require(workerData.library);
+parentPort.on('message', ({ id, password, stored }) => {
+  let ok = false;
+  try { ok = verify(password, stored); } catch { ok = false; }
+  parentPort.postMessage({ id, ok });
+});
+`;
+let cryptThread: { worker: Worker; waiting: Map<number, (ok: boolean) => void>; next: number } | undefined;
+function shaCrypt(password: string, stored: string): Promise<boolean> {
+  if (!cryptThread) {
+    const worker = new Worker(CRYPT_PROGRAM, { eval: true, workerData: { library: require.resolve('unixcrypt') } });
+    const thread = { worker, waiting: new Map<number, (ok: boolean) => void>(), next: 0 };
+    worker.on('message', ({ id, ok }: { id: number; ok: boolean }) => {
+      thread.waiting.get(id)?.(ok);
+      thread.waiting.delete(id);
+      if (thread.waiting.size === 0) worker.unref();
+    });
+    worker.on('error', () => {
+      for (const answer of thread.waiting.values()) answer(false);
+      cryptThread = undefined;
+    });
+    worker.unref();
+    cryptThread = thread;
+  }
+  const thread = cryptThread;
+  return new Promise((resolve) => {
+    const id = thread.next++;
+    thread.waiting.set(id, resolve);
+    thread.worker.ref();
+    thread.worker.postMessage({ id, password, stored });
+  });
+}
 
 const scryptAsync = promisify(scrypt) as (password: string | Buffer, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 const pbkdf2Async = promisify(pbkdf2);
@@ -152,9 +210,17 @@ const same = (a: Buffer, b: Buffer) => a.length === b.length && a.length > 0 && 
  * and for a stored value no format here reads. Argon2 hashes are not verified here.
  */
 export async function verifyImported(stored: string, password: string): Promise<boolean> {
+  try {
+    return await verifyByFormat(stored, password);
+  } catch {
+    return false; // a stored value its library cannot read proves nothing
+  }
+}
+
+async function verifyByFormat(stored: string, password: string): Promise<boolean> {
   let m = /^\$2[aby]\$/.exec(stored);
   if (m) return (await import('@node-rs/bcrypt')).verify(password, stored).catch(() => false);
-  if (/^\$[56]\$/.test(stored)) return (await import('unixcrypt')).verify(password, stored);
+  if (/^\$[56]\$/.test(stored)) return shaCrypt(password, stored);
   m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([./+A-Za-z0-9]+)\$([./+A-Za-z0-9]+)$/.exec(stored);
   if (m) {
     const expected = ab64(m[5]);

@@ -14,6 +14,8 @@ export interface MailMessage {
 export interface MailTransport {
   /** Sends one message; `key` identifies it (the outbox id) and becomes its Message-ID. */
   send(key: string, message: MailMessage): Promise<{ messageId: string; file?: string }>;
+  /** Takes back what `send` kept of the message `key` where it can (the file transport's file); an SMTP server has it already. */
+  forget?(key: string): void;
   close(): void;
 }
 
@@ -64,6 +66,7 @@ export function createFileTransport(dir: string, logger: Logger): MailTransport 
       logger.info({ file }, 'email written as a file (not sent); read it with: npx gatehouse mail:last');
       return { messageId: id, file };
     },
+    forget: (key) => fs.rmSync(path.join(dir, `${key}.eml`), { force: true }),
     close: () => transport.close(),
   };
 }

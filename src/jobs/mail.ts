@@ -31,7 +31,8 @@ export function createMailProcessor(deps: {
     if (job.name !== 'send') throw new Error(`the mail queue has no job named "${job.name}"`);
     const outboxId = String(job.data.outboxId ?? job.id);
     const row = await db.outbox.find(outboxId);
-    if (!row) throw new Error(`outbox row ${outboxId} does not exist`);
+    // erased with its account (docs/lifecycle.md#erase): nothing to send
+    if (!row) return { skipped: 'erased' };
     if (row.status !== 'pending') return { skipped: row.status };
     try {
       const mail = mailPayloadOf(row.payload);
@@ -52,7 +53,9 @@ export function createMailProcessor(deps: {
         throw err;
       });
       deps.sent?.('sent');
-      await db.outbox.completeAlone(outboxId, now(), { template: mail.template, locale: mail.locale, to: mail.to });
+      const completed = await db.outbox.completeAlone(outboxId, now(), { template: mail.template, locale: mail.locale, to: mail.to });
+      // its account was erased while it was being sent: the row is gone, and so goes what the transport kept (a file)
+      if (!completed && !(await db.outbox.find(outboxId))) transport.forget?.(outboxId);
       return { messageId: sent.messageId };
     } catch (err) {
       // an SMTP server's refusal often quotes the recipient: neither the outbox row nor the job

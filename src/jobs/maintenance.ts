@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { Job, JobContext } from '../queue/port';
 import { ERASE_JOB, erasurePayloadOf } from '../domain/payloads';
 import type { SecretBox } from '../domain/secrets';
+import type { ErasureNeedles } from '../domain/storage/erasures';
 import { removeMailsTo } from '../mail-files';
 
 /** Recurring maintenance jobs. The relay also runs on a timer of its own in workers (see workers/main.ts). */
@@ -73,9 +74,9 @@ export function createMaintenanceProcessor(deps: {
     if (!row || row.status !== 'pending') return { skipped: 1 };
     try {
       const { entityId, sealedNeedles } = erasurePayloadOf(row.payload);
-      const needles = JSON.parse(deps.erase.box.open(sealedNeedles, outboxId)) as string[];
+      const needles = JSON.parse(deps.erase.box.open(sealedNeedles, outboxId)) as ErasureNeedles;
       const purged = await db.erasures.purgeAlone(row.applicationId, entityId, needles, outboxId);
-      const mails = deps.erase.mailDir ? await removeMailsTo(deps.erase.mailDir, needles.filter((n) => n.includes('@'))) : 0;
+      const mails = deps.erase.mailDir ? await removeMailsTo(deps.erase.mailDir, needles.emails) : 0;
       await db.outbox.completeAlone(outboxId, now(), {});
       return { ...purged, mails };
     } catch (err) {

@@ -1,7 +1,7 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import type { CredentialKind } from '../domain/storage/credentials';
-import { isDisabled, type UserRecord } from '../domain/storage/records';
+import { refusesCredential, type UserRecord } from '../domain/storage/records';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import { sha256Hex } from '../domain/secrets';
 import type { Services } from '../usecases/services';
@@ -98,7 +98,7 @@ export function adapterFactory(deps: AdapterDeps, app: Application) {
 
 function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
   const { db, clock, clients, box, invalidGrant } = deps;
-  const disabledNow = (record: UserRecord | undefined) => record !== undefined && isDisabled(record, clock.now());
+  const refused = (record: UserRecord | undefined, issuedAt: Date | undefined) => record !== undefined && refusesCredential(record, issuedAt, clock.now());
   const kind = TOKEN_KINDS[model];
   const clientRowId = async (clientId: unknown) => (typeof clientId === 'string' ? (await clients.find(app.id, clientId))?.id ?? null : null);
   // whose each token found last is (the provider finds a code or refresh token, then spends it): its spend's event names them without a read
@@ -129,7 +129,7 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
       if (!row || (row.usedAt && BEARER.has(model))) return undefined;
       // nothing of a disabled account works, not even a token issued while it was being disabled (a code
       // or a refresh token is refused by the provider itself, which looks the account up: findAccount)
-      if (BEARER.has(model) && row.entityId !== null && disabledNow(await db.records.find(app.id, { id: row.entityId }))) return undefined;
+      if (BEARER.has(model) && row.entityId !== null && refused(await db.records.find(app.id, { id: row.entityId }), row.createdAt)) return undefined;
       if (!BEARER.has(model)) {
         if (found.size >= 1_000) found.clear();
         found.set(hash, { entityId: row.entityId, clientId: (row.extra as AdapterPayload | null)?.clientId });

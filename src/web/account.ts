@@ -531,7 +531,7 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
     }
     const day = got.result.exportedAt.toISOString().slice(0, 10);
     res.set('Content-Disposition', `attachment; filename="${s.app.name}-account-${day}.json"`).set('Cache-Control', 'no-store')
-      .type('application/json').send(`${JSON.stringify(renderAccountExport(got.result), null, 2)}\n`);
+      .type('application/json').send(`${JSON.stringify(renderAccountExport(got.result, { forThePerson: true }), null, 2)}\n`);
   }));
   router.post('/account/signout', form, on(async (req, res, s) => {
     await callUseCase(services, req, res, s.app, endSessions, requestOf(s), { token: s.session, session: s.session.family ?? '' });

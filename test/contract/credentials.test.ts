@@ -230,22 +230,27 @@ forEveryEngine('credentials store', (storage) => {
         expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, now, refreshed())).toBe(true);
       });
 
-      it('a disable with an until is over at that time: its credentials work again and its refresh token rotates (the procedure too)', async () => {
+      it('a disable with an until is over at that time: its credentials work again and its refresh token rotates (the procedure too); what was issued during it does not', async () => {
         const record = await newUser();
         const now = new Date();
+        const at = later(now, 1);
         const until = later(now, 60);
+        // issued before the disable, and by a sign-in in flight while it lasted
         const [token, refresh] = await stored(
           credential('access_token', { entityId: record.id, expiresAt: later(now, 3600) }),
           credential('refresh_token', { entityId: record.id, family: 'f-until', expiresAt: later(now, 3600) }),
         );
-        await db.transaction((tx) => db.records.setDisabled(appId, record.id, { at: now, until, reason: 'a week off' }, tx));
-        expect((await db.records.find(appId, { id: record.id }))!.disabled).toEqual({ at: now, until, reason: 'a week off' });
+        const [during] = [credential('access_token', { entityId: record.id, expiresAt: later(now, 3600) })];
+        await db.transaction((tx) => db.credentials.insert([during], later(now, 2), tx));
+        await db.transaction((tx) => db.records.setDisabled(appId, record.id, { at, until, reason: 'a week off' }, tx));
+        expect((await db.records.find(appId, { id: record.id }))!.disabled).toEqual({ at, until, reason: 'a week off' });
         const before = new Date(until.getTime() - 1);
         expect(await db.credentials.findActive(appId, token.kind, token.valueHash, before)).toBeUndefined();
         const successors = { access: { valueHash: hash(), expiresAt: later(now, 600) }, refresh: { valueHash: hash(), expiresAt: later(now, 1200) } };
         expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, before, refreshed())).toBe(false);
-        // at the until itself the disable is over
+        // at the until itself the disable is over for what was issued before it; what was issued during it stays refused
         expect(await db.credentials.findActive(appId, token.kind, token.valueHash, until)).toBeDefined();
+        expect(await db.credentials.findActive(appId, during.kind, during.valueHash, until)).toBeUndefined();
         expect(await db.credentials.rotateAlone(appId, refresh.valueHash, one, successors, until, refreshed())).toBe(true);
       });
 

@@ -20,18 +20,21 @@ forEveryEngine('erasure and import stores', (storage) => {
     origin: { address: '203.0.113.9', userAgent: 'Firefox', requestId: 'r1' }, data: { method: 'password' },
   } as unknown as KeptEvent);
 
-  it('purges what names the record, keeps what names another (joann@ beside ann@), and a second purge finds nothing', async () => {
+  it('purges what names the record, keeps what names another (joann@ beside ann@, a value that is a member\'s name), and a second purge finds nothing', async () => {
     const { db, appId } = storage();
     const suffix = randomUUID().slice(0, 8);
     const ann = await user(`ann-${suffix}@x.example`);
     const joann = await user(`joann-${suffix}@x.example`);
-    const needles = [ann.email!, ann.uuid];
+    const needles = { emails: [ann.email!], uuids: [ann.uuid], identifiers: ['email'] };
     await db.transaction(async (tx) => {
       await db.events.append([event(appId, ann.id), event(appId, joann.id)], tx);
       await db.audit.append([event(appId, ann.id), event(appId, joann.id)], tx);
       await db.outbox.insert([
         { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: ann.email, template: 'welcome' } },
         { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: joann.email, template: 'welcome' } },
+        // another person's mail greeting someone named like ann's address, and another record's pending snapshot
+        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: `x-${suffix}@x.example`, name: ann.email, email: 'email' } },
+        { id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: joann.id, payload: { entityId: joann.id, uuid: joann.uuid, version: 2, validFrom: new Date().toISOString(), snapshot: { email: joann.email, note: ann.email } } },
         { id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: ann.id, payload: { entityId: ann.id, uuid: ann.uuid, version: 2, validFrom: new Date().toISOString(), snapshot: { email: 'ann-old@x.example' } } },
       ], new Date(), tx);
       await db.credentials.insert([{
@@ -40,7 +43,7 @@ forEveryEngine('erasure and import stores', (storage) => {
       }], new Date(), tx);
     });
     // what the history names, beside the record: the address it had before
-    expect(await db.transaction((tx) => db.erasures.namesInHistory(appId, ann.id, tx))).toEqual(expect.arrayContaining([ann.uuid, 'ann-old@x.example']));
+    expect(await db.transaction((tx) => db.erasures.namesInHistory(appId, ann.id, tx))).toEqual({ emails: ['ann-old@x.example'], uuids: [ann.uuid], identifiers: [] });
 
     const first = await db.transaction(async (tx) => {
       await db.records.remove(ann, tx);
@@ -61,6 +64,8 @@ forEveryEngine('erasure and import stores', (storage) => {
     expect(erased.data).toEqual({});
     expect(erased.origin.address).toBeUndefined();
     expect((await db.records.find(appId, { id: joann.id }))?.email).toBe(joann.email);
+    // the other mails and the other record's snapshot are still pending: an identity named "email" matched no member's name
+    expect(await db.outbox.backlog()).toEqual(expect.arrayContaining([expect.objectContaining({ queue: 'mail', pending: 2 }), expect.objectContaining({ queue: 'versions', pending: 1 })]));
   });
 
   it("an import's progress commits with its batch, and rolls back with it", async () => {

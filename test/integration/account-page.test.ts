@@ -406,6 +406,10 @@ describe('a passkey offered after a registration (passkey_after_registration=off
 describe('downloading one\'s data (docs/lifecycle.md#export)', () => {
   it('the page\'s button answers the export as a file, the same document /entity.export answers; a forged POST gets none', async () => {
     const a = await account();
+    // disabled for a while by an operator, with a reason the person is not shown
+    const app = (await t.runtime.db.applications.findByName('local'))!;
+    await disableUser(t.runtime.services, { app, entityId: a.id, acting: operatorActing('test'), until: new Date(clock.now().getTime() + 1000), reason: 'internal note 7731' });
+    clock.advance(1001);
     const { agent, page, csrf } = await signedInBrowser(a.email);
     expect(page.text).toContain('Download my data');
     const file = await agent.post('/account/export').type('form').send({ csrf });
@@ -416,6 +420,11 @@ describe('downloading one\'s data (docs/lifecycle.md#export)', () => {
     const doc = JSON.parse(file.text);
     const api = (await request(t.app).post('/entity.export').set('Authorization', owner).type('form').send({ id: String(a.id) })).body.result;
     expect(doc.record).toEqual(api.record);
+    // the disable is in the person's activity, without the operators' words, and over
+    expect(doc.activity.find((e: { type: string }) => e.type === 'account.disabled')).toEqual(expect.not.objectContaining({ reason: expect.anything() }));
+    expect(file.text).not.toContain('internal note 7731');
+    expect(doc.account.disabled).toBeNull();
+    expect(JSON.stringify(api)).toContain('internal note 7731');
     expect(doc.sessions.some((s: { kind: string }) => s.kind === 'browser_session')).toBe(true);
     // without the page's form token: the page again, no file
     const forged = await agent.post('/account/export').type('form').send({ csrf: 'forged' });

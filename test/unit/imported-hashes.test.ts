@@ -45,6 +45,13 @@ it('refuses what it cannot read or would cost too much, saying why', () => {
     [{ hashed: '$2b$05$' + 'a'.repeat(53), format: 'sha512-crypt' }, /encoding is bcrypt's/],
     [{ hashed: 'x', format: 'rot13' }, /"format" must be one of/],
     [{ hashed: '{SSHA}YWJj' }, /20-byte digest followed by its salt/],
+    // a key of many digest blocks multiplies PBKDF2's rounds; Django's key is the digest's length
+    [{ hashed: Buffer.alloc(64 * 4).toString('base64'), format: 'pbkdf2-sha1', salt: 'c2FsdA==', iterations: 1000 }, /keys up to 64 bytes/],
+    [{ hashed: Buffer.alloc(64).toString('base64'), format: 'pbkdf2-sha1', salt: 'c2FsdA==', iterations: 2_000_000 }, /costs more than/],
+    [{ hashed: `pbkdf2_sha1$1000$salt$${Buffer.alloc(200).toString('base64')}` }, /20 bytes/],
+    [{ hashed: '$6$saltsalt$tooShort' }, /86 characters of its digest/],
+    [{ hashed: '$6$rounds=05000$saltsalt$' + 'a'.repeat(86) }, /names no algorithm/],
+    [{ hashed: 'AAAA', format: 'firebase-scrypt', salt: Buffer.alloc(200).toString('base64'), salt_separator: 'Bw==', signer_key: 'a2V5', rounds: 8, mem_cost: 14 }, /at most 255 fit/],
     [{}, /"hashed" must be/],
   ];
   for (const [raw, why] of refused) {

@@ -16,7 +16,7 @@ const LANDED: Record<string, string> = {
   'gh_rotate_refresh.2.sql': '150f3c1e06232078ab5f790f73798ab77e87403f7d3f43cc9a50dfa71ce2fddf',
   'gh_rotate_refresh.3.sql': '8f04095d7b0d2c9165f08660cb63a56bf0b913c99809223a05b74aaa5790d9ad',
   'gh_rotate_with_event.1.sql': '42678e62739d0169bb45122f8953c15ebc355b9a17f9b87c981d60635af585cb',
-  'gh_rotate_with_event.2.sql': '89393c92d9ebc97c0add81ab719c2d3bbe50f4da503b893cb9dee82688465225',
+  'gh_rotate_with_event.2.sql': 'a4bddb7c811cc59a5888aeacc87e19a0ca1088e7182a122c261ccd6aebf00ee4',
   'gh_sign_in.1.sql': '26159a7a30ee4b22af83b12704a36d04923c5c9a563e3efb1999a03d29039d0e',
   'gh_sign_in_events.1.sql': '775ecf085edc66c63ae4c2ae72803c690a29ace720e95e01923faaf786902e1f',
   'gh_spend_with_event.1.sql': 'a8d05c6fe2eabf070c926f48b9c1e6b7eefecf7077229211e5c297d78404072e',

@@ -26,11 +26,13 @@ const LIVE = 'used_at IS NULL AND expires_at > ?';
 /** The row belongs to a client (bind its id twice): issued for it, or by it for itself (see ownerOf). */
 const OWNED_BY = '(for_client_id = ? OR (for_client_id IS NULL AND client_id = ?))';
 /**
- * The credential's user (if it has one) is not disabled now (bind the time): one primary-key probe
- * (`table`: how the statement names credentials). A disable whose `until` has passed is over.
+ * The credential's user (if it has one) is not disabled now, and the credential was not issued
+ * while it was (bind the time): one primary-key probe (`table`: how the statement names
+ * credentials). A disable whose `until` has passed is over, but what a sign-in in flight issued
+ * during it stays refused (enabling spends it; an `until` passing cannot).
  */
-const notDisabled = (table: string) =>
-  `NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = ${table}.entity_id AND d.disabled_at IS NOT NULL AND (d.disabled_until IS NULL OR d.disabled_until > ?))`;
+const notDisabled = (table: string) => `NOT EXISTS (SELECT 1 FROM entities d WHERE d.id = ${table}.entity_id AND d.disabled_at IS NOT NULL
+  AND (d.disabled_until IS NULL OR d.disabled_until > ? OR (${table}.created_at >= d.disabled_at AND ${table}.created_at < d.disabled_until)))`;
 
 /**
  * The credentials' store (CredentialStore of the storage contract) in SQL. Long as a list, not as

@@ -1,31 +1,49 @@
 import type { Sql } from '../sql';
-import type { ErasureCounts, ErasureStore } from '../../domain/storage/erasures';
+import type { ErasureCounts, ErasureNeedles, ErasureStore } from '../../domain/storage/erasures';
 import type { Transact, Tx } from '../../domain/storage/transactions';
 import { asDate } from '../models';
 
-/** `value` as a JSON string appears in a stored document, quotes included (so `ann@x.com` never matches `joann@x.com`): a LIKE pattern, lower case. */
-const jsonPattern = (value: string) => `%${JSON.stringify(value.toLowerCase()).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/**
+ * A LIKE pattern for a JSON member named `name` holding exactly `value` as stored (`"to":"ann@x.com"`):
+ * the member's name and the value's quotes are part of it, so erasing `ann@x.com` never touches
+ * `joann@x.com`, and a value such as `email` never matches a member's name. JSON.stringify writes
+ * the member as the stores wrote it (no space after the colon).
+ */
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+const memberPattern = (name: string, value: string) => `%${escapeLike(`${JSON.stringify(name)}:${JSON.stringify(value)}`)}%`;
 
 /** The erasures' store (ErasureStore of the storage contract) in SQL. */
 export function createErasureQueries(sql: Sql, transaction: Transact): ErasureStore {
   const t = sql.time;
   const escape = sql.dialect === 'sqlite' ? " ESCAPE '\\'" : '';
-  /** Any of the needles in the (lower-cased) column, or nothing when there are none. */
-  const holdsAny = (column: string, needles: readonly string[]) => ({
-    clause: needles.length === 0 ? '0 = 1' : `(${needles.map(() => `LOWER(${column}) LIKE ?${escape}`).join(' OR ')})`,
-    values: needles.map(jsonPattern),
+  /** `column` holds one of the members (name and value) given, or nothing when none are given. */
+  const holdsAny = (column: string, members: Array<[string, string]>) => ({
+    clause: members.length === 0 ? '0 = 1' : `(${members.map(() => `${column} LIKE ?${escape}`).join(' OR ')})`,
+    values: members.map(([name, value]) => memberPattern(name, value)),
   });
+  /**
+   * Deletes the rows of `table` a SELECT finds, by their primary key: the SELECT is a plain read
+   * (no lock on every row it scans, as a DELETE with these conditions would take on MySQL), and
+   * the DELETE locks only the rows it removes.
+   */
+  async function deleteFound(table: string, where: string, values: unknown[], tx: Tx): Promise<number> {
+    const found = await sql.select<{ id: string | number }>(`SELECT id FROM ${table} WHERE ${where}`, values, tx);
+    let deleted = 0;
+    for (let i = 0; i < found.length; i += 500) {
+      const ids = found.slice(i, i + 500).map((r) => r.id);
+      deleted += await sql.change(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids, tx);
+    }
+    return deleted;
+  }
 
-  async function purge(applicationId: number, entityId: number, needles: readonly string[], keep: string, tx: Tx): Promise<ErasureCounts> {
+  async function purge(applicationId: number, entityId: number, needles: ErasureNeedles, keep: string, tx: Tx): Promise<ErasureCounts> {
     const id = entityId;
-    // the outbox first: a snapshot row a versions worker holds is waited for, then its snapshot is deleted below
-    const payload = holdsAny('payload', needles);
-    const outboxRows = await sql.change(
-      `DELETE FROM outbox WHERE application_id = ? AND id <> ? AND (entity_id = ?
+    // the outbox first: a snapshot row a versions worker holds is waited for, then its snapshot is deleted below.
+    // Its rows: the record's snapshots, the jobs of its events, and emails to its addresses queued before the events were kept
+    const mail = holdsAny('payload', needles.emails.flatMap((e) => [['to', e], ['newEmail', e]] as Array<[string, string]>));
+    const outboxRows = await deleteFound('outbox', `application_id = ? AND id <> ? AND (entity_id = ?
          OR event_id IN (SELECT uid FROM events WHERE application_id = ? AND account_id = ?)
-         OR (queue IN ('mail', 'versions') AND ${payload.clause}))`,
-      [applicationId, keep, id, applicationId, id, ...payload.values], tx,
-    );
+         OR (queue = 'mail' AND ${mail.clause}))`, [applicationId, keep, id, applicationId, id, ...mail.values], tx);
     const snapshots = await sql.change('DELETE FROM entity_versions WHERE application_id = ? AND entity_id = ?', [applicationId, id], tx);
     const events = await sql.change(
       `UPDATE events SET data = '{}', address = NULL, user_agent = NULL
@@ -39,15 +57,16 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
          AND ((subject_kind = 'record' AND subject_id = ?) OR (actor_kind = 'account' AND actor_id = ?))`,
       [applicationId, String(id), String(id)], tx,
     );
-    const state = holdsAny('payload', needles);
-    const oidcState = await sql.change(
-      `DELETE FROM oidc_state WHERE application_id = ? AND (entity_id = ? OR ${state.clause})`, [applicationId, id, ...state.values], tx,
-    );
-    const extra = holdsAny('extra', needles);
-    const credentials = await sql.change(
-      `DELETE FROM credentials WHERE application_id = ? AND (entity_id = ? OR (entity_id IS NULL AND extra IS NOT NULL AND ${extra.clause}))`,
-      [applicationId, id, ...extra.values], tx,
-    );
+    // the OpenID provider's state of the account: its rows, and those naming it (an interaction's result) by its uuid
+    const state = holdsAny('payload', needles.uuids.map((u) => ['accountId', u] as [string, string]));
+    const oidcState = await deleteFound('oidc_state', `application_id = ? AND (entity_id = ? OR ${state.clause})`, [applicationId, id, ...state.values], tx);
+    // its credentials, and social sign-ins in flight that carry one of its identities or addresses
+    const social = holdsAny('extra', [
+      ...needles.identifiers.map((i) => ['identifier', i] as [string, string]),
+      ...needles.emails.flatMap((e) => [['email', e], ['verifiedEmail', e]] as Array<[string, string]>),
+    ]);
+    const credentials = await deleteFound('credentials', `application_id = ? AND (entity_id = ?
+         OR (entity_id IS NULL AND kind IN ('social_token', 'social_state') AND ${social.clause}))`, [applicationId, id, ...social.values], tx);
     // what the record's row takes with it (its foreign keys cascade), for a purge that runs again
     for (const table of ['profiles', 'second_factors', 'passkeys']) {
       await sql.change(`DELETE FROM ${table} WHERE application_id = ? AND entity_id = ?`, [applicationId, id], tx);
@@ -57,10 +76,12 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
 
   return {
     async markErased(applicationId, entityId, at, tx) {
-      const found = await sql.select<{ n: number }>('SELECT 1 AS n FROM erasures WHERE application_id = ? AND entity_id = ?', [applicationId, entityId], tx);
-      if (found.length > 0) return false;
-      await sql.change('INSERT INTO erasures (application_id, entity_id, erased_at) VALUES (?, ?, ?)', [applicationId, entityId, t(at)], tx);
-      return true;
+      // two erasures of one deleted record at once (no record row to lock): the second finds the tombstone
+      const inserted = await sql.change(
+        `INSERT INTO erasures (application_id, entity_id, erased_at) VALUES (?, ?, ?)${sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE id = id' : ' ON CONFLICT DO NOTHING'}`,
+        [applicationId, entityId, t(at)], tx,
+      );
+      return inserted === 1;
     },
 
     async erasedAt(applicationId, entityId) {
@@ -68,25 +89,25 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
       return row ? asDate(row.erased_at) : undefined;
     },
 
-    async namesInHistory(applicationId, entityId, tx) {
+    async namesInHistory(applicationId, entityId, tx): Promise<ErasureNeedles> {
       const rows = await sql.select<{ doc: string | null; uuid: string | null }>(
         `SELECT snapshot AS doc, entity_uuid AS uuid FROM entity_versions WHERE application_id = ? AND entity_id = ?
          UNION ALL SELECT payload AS doc, NULL AS uuid FROM outbox WHERE application_id = ? AND entity_id = ? AND queue = 'versions' AND payload <> '{}'`,
         [applicationId, entityId, applicationId, entityId], tx,
       );
-      const names = new Set<string>();
-      const keep = (v: unknown) => typeof v === 'string' && v !== '' && names.add(v);
+      const found = { emails: new Set<string>(), uuids: new Set<string>(), identifiers: new Set<string>() };
+      const keep = (into: Set<string>, v: unknown) => typeof v === 'string' && v !== '' && into.add(v);
       for (const { doc, uuid } of rows) {
-        keep(uuid);
+        keep(found.uuids, uuid);
         const parsed = doc ? JSON.parse(doc) as Record<string, unknown> | null : null;
         // a pending row is a payload (its uuid beside the snapshot), a recorded one the snapshot itself (a tombstone's is null)
-        if (parsed && 'validFrom' in parsed) keep(parsed.uuid);
         const record = (parsed && 'validFrom' in parsed ? parsed.snapshot : parsed) as Record<string, unknown> | null;
-        for (const key of ['uuid', 'email', 'username']) keep(record?.[key]);
-        // the identities it had linked
-        if (Array.isArray(record?.profiles)) for (const p of record.profiles as Array<Record<string, unknown>>) keep(p?.identifier);
+        if (parsed && 'validFrom' in parsed) keep(found.uuids, parsed.uuid);
+        keep(found.uuids, record?.uuid);
+        keep(found.emails, record?.email);
+        if (Array.isArray(record?.profiles)) for (const p of record.profiles as Array<Record<string, unknown> | null>) keep(found.identifiers, p?.identifier);
       }
-      return [...names];
+      return { emails: [...found.emails], uuids: [...found.uuids], identifiers: [...found.identifiers] };
     },
 
     purge,

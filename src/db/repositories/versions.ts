@@ -116,9 +116,12 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
      * Every snapshot of the record, oldest first: those recorded and those of changes committed but
      * not yet recorded, read in one statement (a row the worker records meanwhile is in one place).
      */
-    async history(applicationId: number, entityId: number): Promise<Snapshot[]> {
+    async history(applicationId: number, entityId: number, limit?: number): Promise<Snapshot[]> {
+      // the newest `limit` recorded (and every pending one: few, a worker's backlog)
+      const newest = limit === undefined ? '' : ` ORDER BY valid_from DESC, version DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
       const rows = await sql.select<{ version: number | null; valid_from: Date | string | null; snapshot: string | null; payload: string | null }>(
-        `SELECT version, valid_from, snapshot, NULL AS payload FROM entity_versions WHERE entity_id = ? AND application_id = ?
+        `SELECT version, valid_from, snapshot, NULL AS payload FROM (
+           SELECT version, valid_from, snapshot FROM entity_versions WHERE entity_id = ? AND application_id = ?${newest}) recorded
          UNION ALL
          SELECT NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
         [entityId, applicationId, entityId, applicationId],
@@ -126,7 +129,8 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
       const all = rows.map((row) => (row.payload === null
         ? { version: Number(row.version), validFrom: asDate(row.valid_from!), snapshot: JSON.parse(row.snapshot!) as Snapshot['snapshot'] }
         : fromPayload(snapshotPayloadOf(row.payload))));
-      return all.sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime() || a.version - b.version);
+      const sorted = all.sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime() || a.version - b.version);
+      return limit === undefined ? sorted : sorted.slice(-limit);
     },
 
     /**

@@ -12,6 +12,13 @@ export interface ErasureCounts {
 }
 
 /**
+ * What names a person outside its record's rows, by kind: each is looked for in the member that
+ * holds that kind (an address in a mail's `to`, a uuid in the OpenID state's `accountId`, an
+ * identity's `identifier`), never anywhere in a document.
+ */
+export interface ErasureNeedles { emails: string[]; uuids: string[]; identifiers: string[] }
+
+/**
  * Erasures (docs/lifecycle.md#erase): a record's personal data removed for good. What stays is a
  * tombstone with no personal data (the application, the record's id, when) and the erasure's own
  * event and audit entry.
@@ -22,19 +29,19 @@ export interface ErasureStore {
   /** When the record was erased, if it was. */
   erasedAt(applicationId: number, entityId: number): Promise<Date | undefined>;
   /**
-   * Every value a record's history holds that names the person (its email addresses and usernames
-   * in its snapshots, recorded or pending): what an erasure looks for outside its own rows.
+   * What a record's history (its snapshots, recorded or pending) holds that names the person: the
+   * addresses it had, its uuid, the identities it linked. What an erasure looks for outside its rows.
    */
-  namesInHistory(applicationId: number, entityId: number, transaction: Tx): Promise<string[]>;
+  namesInHistory(applicationId: number, entityId: number, transaction: Tx): Promise<ErasureNeedles>;
   /**
    * Removes or clears what holds the record's data outside its row (which the caller deletes, with
-   * what goes with it): its snapshots, its outbox rows (those of its events, those whose payload
-   * holds one of `needles` as a JSON string), its events' and audit entries' facts, address and
-   * user agent (its `account.erased` ones excepted), its counted failed sign-ins, the OpenID
-   * provider's state of it, and credentials in flight that hold a needle (social sign-ins). The
-   * outbox row `keep` (the erasure's own) stays. Idempotent: a second run finds nothing.
+   * what goes with it): its snapshots, its outbox rows (its snapshots, the jobs of its events,
+   * emails to its addresses), its events' and audit entries' facts, address and user agent (its
+   * `account.erased` ones excepted), its counted failed sign-ins, the OpenID provider's state of
+   * it, and social sign-ins in flight that carry its identity or address. The outbox row `keep`
+   * (the erasure's own) stays. Idempotent: a second run finds nothing.
    */
-  purge(applicationId: number, entityId: number, needles: readonly string[], keep: string, transaction: Tx): Promise<ErasureCounts>;
+  purge(applicationId: number, entityId: number, needles: ErasureNeedles, keep: string, transaction: Tx): Promise<ErasureCounts>;
   /** `purge` committed on its own (the erasure's job). */
-  purgeAlone(applicationId: number, entityId: number, needles: readonly string[], keep: string): Promise<ErasureCounts>;
+  purgeAlone(applicationId: number, entityId: number, needles: ErasureNeedles, keep: string): Promise<ErasureCounts>;
 }

@@ -34,6 +34,15 @@ export interface Disabled { at: Date; until: Date | null; reason: string | null 
 export const isDisabled = (record: Pick<UserRecord, 'disabled'>, now: Date): boolean =>
   record.disabled !== null && (record.disabled.until === null || record.disabled.until > now);
 
+/**
+ * Whether a credential of the record issued at `issuedAt` is refused at `now`: the record is
+ * disabled, or was when it was issued (a sign-in in flight around the disable; enabling spends
+ * those, a disable's `until` passing does not).
+ */
+export const refusesCredential = (record: Pick<UserRecord, 'disabled'>, issuedAt: Date | undefined, now: Date): boolean =>
+  isDisabled(record, now) || (record.disabled !== null && record.disabled.until !== null && issuedAt !== undefined
+    && issuedAt >= record.disabled.at && issuedAt < record.disabled.until);
+
 export type NewRecord = Omit<UserRecord, 'id' | 'created' | 'lastUpdated' | 'version' | 'disabled'>;
 
 /** The unique attributes a record can be found by (docs/api.md#access-endpoints: `key_attribute`). */

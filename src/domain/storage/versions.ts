@@ -37,8 +37,8 @@ export interface VersionStore {
   recordOneAlone(id: string, now: Date): Promise<boolean>;
   /** The record's snapshot at `at`, recorded or still pending. */
   at(applicationId: number, entityId: number, at: Date): Promise<Snapshot | undefined>;
-  /** Every snapshot of the record, recorded or still pending, oldest first (the right of access's history). */
-  history(applicationId: number, entityId: number): Promise<Snapshot[]>;
+  /** The record's snapshots, recorded or still pending, oldest first: every one, or the newest `limit`. */
+  history(applicationId: number, entityId: number, limit?: number): Promise<Snapshot[]>;
   /** The id of a deleted record by its uuid, from its tombstone. */
   deletedEntityId(applicationId: number, uuid: string): Promise<number | undefined>;
   /** Deletes at most `limit` snapshots older than `cutoff` that a newer one before it replaces. */

@@ -1,5 +1,6 @@
 import { event, recordSubject } from '../../domain/events';
 import { Refusal } from '../../domain/refusal';
+import type { ErasureNeedles } from '../../domain/storage/erasures';
 import type { AccountCommand, OperatorDeps } from './deps';
 
 /** The erasure's own outbox row is not written yet when the change purges: no row has this id. */
@@ -25,19 +26,26 @@ export function eraseUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, com
     const now = deps.clock.now();
     const record = await db.records.findForUpdate(app.id, entityId, tx);
     const history = await db.erasures.namesInHistory(app.id, entityId, tx);
-    if (!record && history.length === 0) {
+    if (!record && history.uuids.length === 0) {
       const erasedAt = await db.erasures.erasedAt(app.id, entityId);
       if (erasedAt) return { erasedAt, already: true };
       throw new Refusal('gone', 'no record has this id, and no history of one does: there is nothing to erase');
     }
-    // what names the person wherever its rows are not: its uuid, addresses and names (then and now), its identities
+    // what names the person wherever its rows are not: its uuid, its addresses (then and now), its identities
     const profiles = record ? await db.social.profiles.forEntity(app.id, entityId, tx) : [];
-    const needles = [...new Set([record?.uuid, record?.email, record?.username, ...profiles.map((p) => p.identifier), ...history]
-      .filter((v): v is string => typeof v === 'string' && v !== ''))];
+    const unique = (values: Array<string | null | undefined>) => [...new Set(values.filter((v): v is string => typeof v === 'string' && v !== ''))];
+    const needles: ErasureNeedles = {
+      emails: unique([record?.email, ...history.emails]),
+      uuids: unique([record?.uuid, ...history.uuids]),
+      identifiers: unique([...profiles.map((p) => p.identifier), ...history.identifiers]),
+    };
     if (record) await db.records.remove(record, tx);
     await db.oidcState.destroyOfRecord(app.id, entityId, tx);
     await db.erasures.purge(app.id, entityId, needles, NO_ROW, tx);
-    await db.erasures.markErased(app.id, entityId, now, tx);
+    if (!(await db.erasures.markErased(app.id, entityId, now, tx))) {
+      // erased meanwhile by another call (a deleted record has no row to lock): that one is the erasure
+      return { erasedAt: (await db.erasures.erasedAt(app.id, entityId)) ?? now, already: true };
+    }
     uow.record(event('account.erased', app.id, now, command.acting, recordSubject(entityId), {}, { erasure: { entityId, needles } }));
     return { erasedAt: now, already: false };
   });

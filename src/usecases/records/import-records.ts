@@ -38,7 +38,6 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
       return false;
     }
   });
-  const weak = lines.filter((l) => l.record.hashed?.weak).length;
   const hashes = await passwordHashes(deps, lines.map((l) => l.record));
   try {
     const created = await deps.work.run(async (uow) => {
@@ -47,22 +46,25 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
       const fresh = lines.filter((l) => l.line > before.linesDone);
       const made = await insertRecords(deps, uow, command.acting, fresh.map((l) => l.record), fresh.map((l) => hashes[lines.indexOf(l)]));
       await deps.db.imports.advance(app.id, key, lastLine, made.length, deps.clock.now(), uow.tx);
-      return made.length;
+      return { count: made.length, weak: fresh.filter((l) => l.record.hashed?.weak).length };
     });
-    return created === undefined ? { created: 0, weak: 0, refused: [], done: true } : { created, weak, refused, done: false };
+    return created === undefined ? { created: 0, weak: 0, refused: [], done: true } : { created: created.count, weak: created.weak, refused, done: false };
   } catch (e) {
     if (!(e instanceof BulkItemError)) throw e;
   }
   // a taken address or username: line by line, each with its progress
   let created = 0;
+  let weak = 0;
   for (const [n, l] of lines.entries()) {
     try {
-      created += await deps.work.run(async (uow) => {
+      const one = await deps.work.run(async (uow) => {
         if ((await deps.db.imports.progress(app.id, key, uow.tx)).linesDone >= l.line) return 0;
         await insertRecords(deps, uow, command.acting, [l.record], [hashes[n]]);
         await deps.db.imports.advance(app.id, key, l.line, 1, deps.clock.now(), uow.tx);
         return 1;
       });
+      created += one;
+      if (one === 1 && l.record.hashed?.weak) weak++;
     } catch (e) {
       if (!(e instanceof BulkItemError)) throw e;
       refused.push({ line: l.line, message: `another record already has this ${e.duplicate.attribute}` });

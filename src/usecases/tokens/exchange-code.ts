@@ -2,7 +2,7 @@ import type { Origin } from '../../domain/events';
 import type { Application } from '../../domain/storage/applications';
 import type { Client } from '../../domain/clients';
 import { ownerOf, type StoredCredential } from '../../domain/storage/credentials';
-import { isDisabled, type UserRecord } from '../../domain/storage/records';
+import { refusesCredential, type UserRecord } from '../../domain/storage/records';
 import { randomToken, sha256Hex } from '../../domain/secrets';
 import { proofOf, type Proof, type TokenPair } from '../../domain/tokens';
 import { Refusal } from '../../domain/refusal';
@@ -82,7 +82,7 @@ export async function spendCode({ db, clock }: Pick<ExchangeDeps, 'clock' | 'db'
   // the record's lock orders this with a disable: a code of a disabled user (mailed after it,
   // or issued by a sign-in in flight while it committed) gets nothing
   const record = found.entityId === null ? undefined : await db.records.findForUpdate(app.id, found.entityId, tx);
-  if (record && isDisabled(record, clock.now())) return { error: 'disabled' };
+  if (record && refusesCredential(record, found.createdAt, clock.now())) return { error: 'disabled' };
   return { found, record, proof: proofOf(found), family: found.family ?? randomToken(16) };
 }
 

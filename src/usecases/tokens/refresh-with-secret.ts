@@ -1,4 +1,4 @@
-import { isDisabled } from '../../domain/storage/records';
+import { refusesCredential } from '../../domain/storage/records';
 import type { Application } from '../../domain/storage/applications';
 import type { Client } from '../../domain/clients';
 import { ownerOf } from '../../domain/storage/credentials';
@@ -36,7 +36,7 @@ export async function refreshWithSecret(
   const session = await db.credentials.find(app.id, 'refresh_secret', hash);
   if (!session || ownerOf(session) !== client.id || session.entityId === null) throw ended();
   const owner = await db.records.find(app.id, { id: session.entityId });
-  if (owner && isDisabled(owner, now())) throw ended();
+  if (owner && refusesCredential(owner, session.createdAt, now())) throw ended();
   let secret: string;
   try {
     secret = box.open(String(session.extra?.secret), tokens.secretBinding(hash));
