@@ -85,6 +85,13 @@ async function main(): Promise<void> {
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+    if (/^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '')) {
+      const server = new URL(process.env.DATABASE_URL!);
+      server.pathname = '/';
+      const admin = await mysql.createConnection(server.toString());
+      for (let n = 0; n < 4; n++) await admin.query(`DROP DATABASE IF EXISTS gatehouse_bench_import_${n}`);
+      await admin.end();
+    }
   }
 }
 

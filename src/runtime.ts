@@ -25,7 +25,6 @@ import { subscribers } from './usecases/subscribers';
 import type { OutboxJob } from './domain/storage/outbox';
 import { connectRedis, quietRedisErrors, scriptRuns } from './queue/redis';
 import type { JobQueue, Processors } from './queue/port';
-import { createProcessors } from './jobs';
 import { MAINTENANCE_SCHEDULE } from './jobs/maintenance';
 import { createMetrics, type Metrics } from './metrics';
 
@@ -157,6 +156,10 @@ function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, 
   const processors = {} as Processors;
   const queue = createInProcessQueue({ processors, logger });
   const outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
+  // loaded here only: the processors bring the email templates' compiler (mjml, about 80 MB), which
+  // an api process with Redis never needs (its workers send the emails)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createProcessors } = require('./jobs') as typeof import('./jobs');
   const made = createProcessors({ config, db, outbox, logger, metrics });
   Object.assign(processors, made.processors);
   return { queue, outbox, closeProcessors: made.close };
