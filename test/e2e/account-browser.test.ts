@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import { basic, manualClock, skipUnless, type TestApp } from '../helpers/backend
 import { freePort } from '../helpers/processes';
 import { CHROMIUM, launchChromium, screenshots, servedTestApp, VIEWPORTS } from '../helpers/browser';
 import { startOidcProvider } from '../helpers/social';
+import { oathtool } from '../helpers/totp';
 
 // The account page (docs/account-page.md) in headless Chromium, with the keyboard only: signing in
 // through the hosted /signin, adding a passkey with the DevTools protocol's virtual authenticator,
@@ -19,9 +19,6 @@ const PASSWORD = 'correct horse battery';
 /** The time Gatehouse reads, moved by hand (a sign-in grows old); at the start of a 30-second step, so the next step's code is known. */
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 2_000));
 /** The code oathtool (Debian's oathtool) computes for `secret` at `at`. */
-const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
-
 skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('the account page in a real browser', () => {
   let t: TestApp;
   let served: Awaited<ReturnType<typeof servedTestApp>>;

@@ -1,17 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import type { servedTestApp } from './browser';
 import { basic } from './backend';
 import { openidClient } from './openid-client';
 import { cookieBrowser, firstForm } from './social';
+import { oathtool } from './totp';
 
 /** The app's callback: the login client's one redirect URI in the OpenID tests. */
 export const APP = 'https://app.example.com/cb';
 export const PASSWORD = 'correct horse battery';
 
-/** The code oathtool (Debian's oathtool) computes for `secret` at `at`. */
-export const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
+export { oathtool };
 
 /**
  * What the OpenID tests do through the front door of a served test app, with openid-client as the

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { newestMail } from '../../src/mail-files';
@@ -8,15 +7,13 @@ import { sha256Hex } from '../../src/domain/secrets';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { enableUser } from '../../src/usecases/operators/enable-user';
 import { operatorActing } from '../../src/usecases/operators/deps';
+import { oathtool } from '../helpers/totp';
 
 // The account page (docs/account-page.md) over HTTP, as a browser without JavaScript uses it: its
 // sign-in through the hosted /signin, its server-side browser session (idle and absolute
 // lifetimes, revocable), and each section calling the same use cases as the API, with a recent
 // sign-in asked for before a change of how the account signs in. Passkeys, which need a browser,
 // are in test/e2e/account-browser.test.ts.
-
-const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
 
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 5_000));
 const PASSWORD = 'correct horse battery';

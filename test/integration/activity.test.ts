@@ -1,17 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { stored } from '../helpers/stored';
 import { EVENT_TYPES } from '../../src/domain/events';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { operatorActing } from '../../src/usecases/operators/deps';
+import { oathtool } from '../helpers/totp';
 
 // docs/activity.md: an account's activity through /entity.activity — sign-ins with their facts,
 // failed sign-ins counted per reason and minute, a refresh token's reused family ended — and the
 // spec's error body for each argument at fault. The codes of the second factor come from oathtool.
-
-const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
 
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 5_000));
 let t: TestApp;

@@ -1,15 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { stored } from '../helpers/stored';
 import { exportAccount } from '../../src/usecases/account/export-account';
+import { oathtool } from '../helpers/totp';
 
 // docs/lifecycle.md#export: the right of access. /entity.export answers what the API shows of the
 // record and everything kept beside it (identities, second factor, passkeys, sessions, activity,
 // history), and no secret: no password hash, token, authenticator secret, recovery code or key.
-
-const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
 
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 5_000));
 let t: TestApp;

@@ -1,15 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import request from 'supertest';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { mailsTo } from '../helpers/mail-files';
+import { oathtool } from '../helpers/totp';
 
 // docs/lifecycle.md: an application's backend disables (until a time, with a reason)
 // and enables an account, signs it out everywhere and resets its second factor; each is the
 // account's activity and the audit log's entry under the client that did it, and each error of the
 // spec's body names its argument. TOTP codes come from oathtool.
-
-const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
 
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 5_000));
 let t: TestApp;

@@ -1,18 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { newestMail } from '../../src/mail-files';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { stored } from '../helpers/stored';
+import { oathtool } from '../helpers/totp';
 
 // TOTP as a second factor (docs/second-factor.md) through the API, its codes computed by an
 // independent implementation (oathtool, from Debian's oathtool package): enrollment, the paused
 // sign-in and its mfa_token, the window's edges, replays, recovery codes, races and the budget.
 
 /** The code oathtool computes for `secret` at `at` (RFC 6238: SHA-1, 6 digits, 30 s). */
-const oathtool = (secret: string, at: Date) =>
-  execFileSync('oathtool', ['--totp', '-b', secret, '-N', `@${Math.floor(at.getTime() / 1000)}`], { encoding: 'utf8' }).trim();
-
 // the start of a 30-second step, so that the edges of the window are known
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 5_000));
 let t: TestApp;

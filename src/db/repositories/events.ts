@@ -42,10 +42,12 @@ export function createEventQueries(sql: Sql): EventStore {
     },
 
     async countFailureAlone(f: FailedSignIn): Promise<void> {
+      // concurrent failures commit in any order (on any node): the minute's first and last are the earliest and latest times
       const again = sql.dialect === 'mysql'
-        ? ' ON DUPLICATE KEY UPDATE count = count + 1, last_at = VALUES(last_at), client_id = VALUES(client_id), address = VALUES(address), user_agent = VALUES(user_agent)'
-        : ' ON CONFLICT (application_id, account_id, minute, reason) DO UPDATE SET count = count + 1, last_at = excluded.last_at, '
-          + 'client_id = excluded.client_id, address = excluded.address, user_agent = excluded.user_agent';
+        ? ' ON DUPLICATE KEY UPDATE count = count + 1, first_at = LEAST(first_at, VALUES(first_at)), last_at = GREATEST(last_at, VALUES(last_at)), '
+          + 'client_id = VALUES(client_id), address = VALUES(address), user_agent = VALUES(user_agent)'
+        : ' ON CONFLICT (application_id, account_id, minute, reason) DO UPDATE SET count = count + 1, first_at = MIN(first_at, excluded.first_at), '
+          + 'last_at = MAX(last_at, excluded.last_at), client_id = excluded.client_id, address = excluded.address, user_agent = excluded.user_agent';
       await sql.change(
         `INSERT INTO sign_in_failures (application_id, account_id, reason, minute, first_at, last_at, count, client_id, address, user_agent)
          VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)${again}`,

@@ -1,7 +1,6 @@
-import { parseTimestamp } from '../../domain/timestamps';
 import { renderDisable, requireUserType } from '../../domain/users';
 import { ApiError, errors } from '../../errors';
-import { formatTimestamp } from '../../domain/timestamps';
+import { formatTimestamp, parseTimestamp } from '../../domain/timestamps';
 import { eraseUser } from '../../usecases/operators/erase-user';
 import { exportAccount } from '../../usecases/account/export-account';
 import { renderAccountExport } from '../../domain/account-export';

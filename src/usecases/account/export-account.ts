@@ -2,11 +2,10 @@ import { activityQuery, MAX_ACTIVITY_PAGE } from '../../domain/activity';
 import type { AccountExport, ExportedSession } from '../../domain/account-export';
 import { sessionFacts } from '../../domain/session';
 import type { Application } from '../../domain/storage/applications';
-import type { CredentialKind } from '../../domain/storage/credentials';
+import type { CredentialKind, StoredCredential } from '../../domain/storage/credentials';
 import type { ActivityEntry } from '../../domain/storage/events';
 import { Refusal } from '../../domain/refusal';
 import type { CallContext, Services } from '../services';
-import type { StoredCredential } from '../../domain/storage/credentials';
 import { accountOfToken } from '../factors/account';
 import { listActivity } from '../activity/list-activity';
 

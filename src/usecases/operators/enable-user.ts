@@ -15,11 +15,9 @@ export function enableUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, co
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
     const record = await lockedRecord(deps.db, command, uow.tx);
-    if (!isDisabled(record, now)) {
-      // a disable whose time is over ended by itself: only its traces go (the account may have signed in since)
-      if (record.disabled !== null) await deps.db.records.setDisabled(applicationId, entityId, null, uow.tx);
-      return { wasDisabled: false };
-    }
+    // not disabled, or a disable whose time is over: nothing to do (an ended disable's window stays
+    // kept, so what a sign-in in flight issued while it lasted stays refused)
+    if (!isDisabled(record, now)) return { wasDisabled: false };
     await endSessionsOf(deps.db, applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
     await deps.db.records.setDisabled(applicationId, entityId, null, uow.tx);
     uow.record(event('account.enabled', applicationId, now, command.acting, recordSubject(entityId), {}));
