@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
-import { hashSync } from '@node-rs/bcrypt';
+import { hashSync } from 'bcryptjs';
 
 /*
  * `gatehouse users:import` of BENCH_IMPORT_RECORDS (100,000) records, on the embedded default and,
@@ -21,7 +21,7 @@ const bin = path.join(__dirname, '../../bin/gatehouse.js');
 interface Run { seconds: number; peakMb: number }
 
 function writeFiles(dir: string): { hashed: string; plain: string } {
-  const hashes = Array.from({ length: 64 }, (_, i) => hashSync(`password number ${i}`, { cost: 10 }));
+  const hashes = Array.from({ length: 64 }, (_, i) => hashSync(`password number ${i}`, 10));
   const hashed = path.join(dir, 'hashed.jsonl');
   const plain = path.join(dir, 'plain.jsonl');
   const a = fs.openSync(hashed, 'w');

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
  * Password hashes brought from another system (docs/import.md): each kept as its own encoding,
  * verified by its own algorithm at the next sign-in, and replaced by argon2id then (the sign-in
  * rehashes whatever is not argon2id at the policy's parameters). bcrypt and crypt(3) use
- * well-kept libraries (@node-rs/bcrypt, unixcrypt); PBKDF2, scrypt, Firebase's modified scrypt and
+ * well-kept libraries (bcryptjs, unixcrypt), on a thread of their own; PBKDF2, scrypt, Firebase's modified scrypt and
  * the salted digests are compositions of node:crypto's primitives. Parameters are bounded, so a
  * hash imported with an absurd cost cannot make one sign-in take minutes or gigabytes.
  */
@@ -29,7 +29,7 @@ export class HashFormatError extends Error {}
 
 /** Bounds on imported costs: the most one verification may cost. */
 export const LIMITS = {
-  bcryptCost: 15, argon2MemoryKiB: 262_144, argon2Time: 10, argon2Lanes: 16,
+  bcryptCost: 12, argon2MemoryKiB: 262_144, argon2Time: 10, argon2Lanes: 16,
   pbkdf2Iterations: 5_000_000, scryptMemoryBytes: 256 * 1024 * 1024, shaCryptRounds: 100_000,
 } as const;
 
@@ -163,22 +163,24 @@ export function importedHash(raw: unknown): ImportedHash {
 export const isImported = (stored: string) => !stored.startsWith('$argon2');
 
 /*
- * crypt(3) SHA-256/512 is plain JavaScript (unixcrypt), a hash per round: verified on a thread of
- * its own, so a hash of many rounds and a long password never stops the event loop.
+ * bcrypt (bcryptjs) and crypt(3) SHA-256/512 (unixcrypt) are plain JavaScript, a hash per round:
+ * verified on a thread of their own, so a hash of many rounds and a long password never stops
+ * the event loop.
  */
-const CRYPT_PROGRAM = `
+const THREAD_PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { verify } = require(workerData.library);
-parentPort.on('message', ({ id, password, stored }) => {
+const bcrypt = require(workerData.bcrypt);
+const crypt = require(workerData.crypt);
+parentPort.on('message', ({ id, kind, password, stored }) => {
   let ok = false;
-  try { ok = verify(password, stored); } catch { ok = false; }
+  try { ok = kind === 'bcrypt' ? bcrypt.compareSync(password, stored) : crypt.verify(password, stored); } catch { ok = false; }
   parentPort.postMessage({ id, ok });
 });
 `;
-let cryptThread: { worker: Worker; waiting: Map<number, (ok: boolean) => void>; next: number } | undefined;
-function shaCrypt(password: string, stored: string): Promise<boolean> {
-  if (!cryptThread) {
-    const worker = new Worker(CRYPT_PROGRAM, { eval: true, workerData: { library: require.resolve('unixcrypt') } });
+let hashThread: { worker: Worker; waiting: Map<number, (ok: boolean) => void>; next: number } | undefined;
+function onThread(kind: 'bcrypt' | 'crypt', password: string, stored: string): Promise<boolean> {
+  if (!hashThread) {
+    const worker = new Worker(THREAD_PROGRAM, { eval: true, workerData: { bcrypt: require.resolve('bcryptjs'), crypt: require.resolve('unixcrypt') } });
     const thread = { worker, waiting: new Map<number, (ok: boolean) => void>(), next: 0 };
     worker.on('message', ({ id, ok }: { id: number; ok: boolean }) => {
       thread.waiting.get(id)?.(ok);
@@ -187,17 +189,17 @@ function shaCrypt(password: string, stored: string): Promise<boolean> {
     });
     worker.on('error', () => {
       for (const answer of thread.waiting.values()) answer(false);
-      cryptThread = undefined;
+      hashThread = undefined;
     });
     worker.unref();
-    cryptThread = thread;
+    hashThread = thread;
   }
-  const thread = cryptThread;
+  const thread = hashThread;
   return new Promise((resolve) => {
     const id = thread.next++;
     thread.waiting.set(id, resolve);
     thread.worker.ref();
-    thread.worker.postMessage({ id, password, stored });
+    thread.worker.postMessage({ id, kind, password, stored });
   });
 }
 
@@ -219,8 +221,8 @@ export async function verifyImported(stored: string, password: string): Promise<
 
 async function verifyByFormat(stored: string, password: string): Promise<boolean> {
   let m = /^\$2[aby]\$/.exec(stored);
-  if (m) return (await import('@node-rs/bcrypt')).verify(password, stored).catch(() => false);
-  if (/^\$[56]\$/.test(stored)) return shaCrypt(password, stored);
+  if (m) return onThread('bcrypt', password, stored);
+  if (/^\$[56]\$/.test(stored)) return onThread('crypt', password, stored);
   m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([./+A-Za-z0-9]+)\$([./+A-Za-z0-9]+)$/.exec(stored);
   if (m) {
     const expected = ab64(m[5]);
