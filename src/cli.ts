@@ -47,6 +47,7 @@ import type { Application } from './domain/storage/applications';
 import { AttributeRefusedError, changeRecord, RecordGoneError } from './usecases/records/change-record';
 import { createRecord } from './usecases/records/create-records';
 import { recordHistory } from './usecases/records/record-history';
+import { recordOrHistory } from './usecases/records/record-or-history';
 import type { createCommandCore } from './runtime';
 import os from 'node:os';
 import { packageVersion, projectRoot } from './paths';
@@ -341,10 +342,9 @@ const WHO = ['<who>', 'an email address, a username, a uuid or an id'] as const;
 /** The user an operator names by email, username, uuid or id. */
 /** A user, or a deleted one by its history (its uuid or id): what erasing it and reading its history name. */
 async function userOrHistoryOf(core: Core, app: Application, who: string): Promise<{ found?: UserRecord; entityId: number }> {
-  const found = await core.db.records.find(app.id, recordKeyOf(who));
-  const entityId = found?.id ?? (/^\d{1,15}$/.test(who) ? Number(who) : /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(who) ? await core.db.versions.deletedEntityId(app.id, who) : undefined);
-  if (entityId === undefined) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}, and no history of one`);
-  return { found, entityId };
+  const named = await recordOrHistory(core, { applicationId: app.id, key: recordKeyOf(who) });
+  if (!named) throw new Error(`application "${app.name}" has no user ${JSON.stringify(who)}, and no history of one`);
+  return { found: named.record, entityId: named.entityId };
 }
 
 /** How a command names a user: an id, a uuid, an email address or a username. */

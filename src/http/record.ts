@@ -70,11 +70,13 @@ export function recordKey(ctx: RequestContext, byKeyAttribute = true): { key: Re
 export async function identifyRecord(ctx: RequestContext): Promise<UserRecord> {
   const { key, attribute, argument, text } = recordKey(ctx);
   const record = await ctx.services.db.records.find(ctx.app.id, key);
-  if (!record) {
-    throw new ApiError('recordNotFound', `no user record has ${attribute} ${JSON.stringify(text.slice(0, 254))}`, { extra: { argument_name: argument } });
-  }
+  if (!record) throw recordNotFound(attribute, text, argument);
   return record;
 }
+
+/** 310 naming the argument: no record has this key. */
+export const recordNotFound = (attribute: string, text: string, argument: string) =>
+  new ApiError('recordNotFound', `no user record has ${attribute} ${JSON.stringify(text.slice(0, 254))}`, { extra: { argument_name: argument } });
 
 /** The `attributes` and `attribute_name` of /entity, applied to a rendered record. */
 export function shape(ctx: RequestContext, rendered: Doc): unknown {

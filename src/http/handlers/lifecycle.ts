@@ -1,5 +1,5 @@
 import { renderDisable, requireUserType } from '../../domain/users';
-import { ApiError, errors } from '../../errors';
+import { errors } from '../../errors';
 import { formatTimestamp, parseTimestamp } from '../../domain/timestamps';
 import { eraseUser } from '../../usecases/operators/erase-user';
 import { exportAccount } from '../../usecases/account/export-account';
@@ -11,7 +11,8 @@ import { resetSecondFactor } from '../../usecases/operators/reset-second-factor'
 import { signOutUser } from '../../usecases/operators/sign-out-user';
 import { asClient } from '../../usecases/services';
 import type { Handler, RequestContext } from '../context';
-import { identifyRecord, recordKey } from '../record';
+import { identifyRecord, recordKey, recordNotFound } from '../record';
+import { recordOrHistory } from '../../usecases/records/record-or-history';
 
 /**
  * An account's lifecycle for an application's backend (docs/lifecycle.md): the
@@ -27,15 +28,10 @@ async function accountCommand(ctx: RequestContext, options: { deleted?: boolean 
 
 /** The id of the record a request names, or of a deleted one by its history (its uuid, or its id as is): an erasure names either. */
 async function recordOrHistoryId(ctx: RequestContext): Promise<number> {
-  try {
-    return (await identifyRecord(ctx)).id;
-  } catch (e) {
-    if (!(e instanceof ApiError) || e.kind !== 'recordNotFound') throw e;
-    const { key } = recordKey(ctx);
-    const id = 'id' in key ? key.id : 'uuid' in key ? await ctx.services.db.versions.deletedEntityId(ctx.app.id, key.uuid) : undefined;
-    if (id === undefined) throw e;
-    return id;
-  }
+  const { key, attribute, argument, text } = recordKey(ctx);
+  const found = await recordOrHistory(ctx.services, { applicationId: ctx.app.id, key });
+  if (!found) throw recordNotFound(attribute, text, argument);
+  return found.entityId;
 }
 
 /**
