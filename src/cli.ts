@@ -18,7 +18,7 @@ import { signOutUser } from './usecases/operators/sign-out-user';
 import { resetSecondFactor } from './usecases/operators/reset-second-factor';
 import { deleteUser } from './usecases/operators/delete-user';
 import { eraseUser } from './usecases/operators/erase-user';
-import { exportAccount } from './usecases/account/export-account';
+import { exportUser } from './usecases/operators/export-user';
 import { importBatch, importProgress, type ImportLine } from './usecases/records/import-records';
 import { renderAccountExport } from './domain/account-export';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
@@ -48,6 +48,8 @@ import { AttributeRefusedError, changeRecord, RecordGoneError } from './usecases
 import { createRecord } from './usecases/records/create-records';
 import { recordHistory } from './usecases/records/record-history';
 import { recordOrHistory } from './usecases/records/record-or-history';
+import { ensureOperatorsApplication, setOperatorRole } from './usecases/operators/operators';
+import { OPERATOR_ROLE_ATTRIBUTE, OPERATOR_ROLES, type OperatorRole } from './domain/operators';
 import type { createCommandCore } from './runtime';
 import os from 'node:os';
 import { packageVersion, projectRoot } from './paths';
@@ -463,6 +465,63 @@ program.command('users:verify-email')
     process.stdout.write(`verified the email address of user ${record.id} (${record.uuid})\n`);
   }));
 
+/** The operators' application's name (docs/console.md): CONSOLE_APP, else `operators`. */
+const operatorsAppName = (opts: { app?: string }) => opts.app ?? process.env.CONSOLE_APP ?? 'operators';
+const OPERATORS_APP_OPTION = ['--app <name>', 'the operators\' application (default: CONSOLE_APP, which defaults to operators)'] as const;
+const roleOption = (role: string): OperatorRole => {
+  const found = OPERATOR_ROLES.find((r) => r === role);
+  if (!found) throw new Error(`--role must be one of ${OPERATOR_ROLES.join(', ')} (viewer reads; support also acts on accounts; admin also administers applications)`);
+  return found;
+};
+
+program.command('operators:add')
+  .argument('<email>', 'the operator\'s email address')
+  .requiredOption('--role <role>', `what the operator may do in the console: ${OPERATOR_ROLES.join(', ')}`)
+  .option(...OPERATORS_APP_OPTION)
+  .option('--password', 'give a new operator a password: read from standard input, or asked without echo on a terminal')
+  .description('make an operator of the console: the operators\' application is created when missing (second factor required), the account when it has none, and its role set')
+  .action((email: string, opts: { app?: string; role: string; password?: boolean }) => withCore(async (core) => {
+    const role = roleOption(opts.role);
+    const { app, created } = await ensureOperatorsApplication(core, { name: operatorsAppName(opts), flows: () => flowSources(path.join(projectRoot(), 'flows')), acting: core.acting });
+    if (created) process.stdout.write(`created the operators' application "${app.name}" (a second factor is required to sign in)\n`);
+    const record = await core.db.records.find(app.id, { email });
+    if (!record) {
+      const password = opts.password ? await readSecret('password: ') : undefined;
+      try {
+        await createRecord(core, { app, origin: {}, operator: core.acting, record: parseNewUser(app.id, { email, ...(password !== undefined && { password }), [OPERATOR_ROLE_ATTRIBUTE]: role }) });
+        process.stdout.write(`created the operator ${email} (${role})${password === undefined ? ': it sets its password with "Forgot your password?" on the sign-in page' : ''}\n`);
+        return;
+      } catch (e) {
+        if (e instanceof DuplicateAttributeError) throw new Error(`another account already has this ${e.attribute}`);
+        throw e;
+      }
+    }
+    await setOperatorRole(core, { app, record, role, acting: core.acting });
+    process.stdout.write(`${email} is an operator (${role})\n`);
+  }));
+
+program.command('operators:role')
+  .argument(...WHO)
+  .argument('<role>', `${OPERATOR_ROLES.join(', ')}, or none to take the role away (its console sessions stop working at once)`)
+  .option(...OPERATORS_APP_OPTION)
+  .description('change what an operator may do in the console')
+  .action((who: string, roleText: string, opts: { app?: string }) => withCore(async (core) => {
+    const role = roleText === 'none' ? null : roleOption(roleText);
+    const { app, record } = await userOf(core, { app: operatorsAppName(opts) }, who);
+    await setOperatorRole(core, { app, record, role, acting: core.acting });
+    process.stdout.write(role === null ? `${who} is no longer an operator\n` : `${who} is an operator (${role})\n`);
+  }));
+
+program.command('operators:list')
+  .option(...OPERATORS_APP_OPTION)
+  .description('the operators of the console and their roles')
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    const app = await core.db.applications.findByName(operatorsAppName(opts));
+    if (!app) throw new Error(`there is no operators' application "${operatorsAppName(opts)}" yet: gatehouse operators:add EMAIL --role admin makes it`);
+    const found = await findRecords({ db: core.db, entityQueryTimeoutMs: loadConfigOrExit().entityQueryTimeoutMs }, { applicationId: app.id, filter: parseFilter(`${OPERATOR_ROLE_ATTRIBUTE} is not null`), sortOn: ['email'], limit: 1000, offset: 0, total: false });
+    print(found.results.map((r) => ({ email: r.email ?? null, uuid: r.uuid, role: r[OPERATOR_ROLE_ATTRIBUTE] })));
+  }));
+
 program.command('users:show')
   .argument(...WHO)
   .option(...APP_OPTION)
@@ -553,7 +612,7 @@ program.command('users:export')
   .description('one JSON document of a user: its record, identities, second factor, passkeys, sessions, activity and full history, never a secret (the right of access)')
   .action((who: string, opts: { app?: string; out?: string }) => withCore(async (core) => {
     const { app, record } = await userOf(core, opts, who);
-    const document = renderAccountExport(await exportAccount(core, { app, entityId: record.id }));
+    const document = renderAccountExport(await exportUser(core, { app, entityId: record.id, acting: core.acting }));
     if (opts.out === undefined) {
       print(document);
       return;

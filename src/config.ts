@@ -44,6 +44,12 @@ export interface Config {
   dashboard: { port: number; user: string; password?: string };
   /** Port of the Prometheus metrics (and, on workers, health) endpoints; unset: not served. */
   metricsPort?: number;
+  /**
+   * The operators' console (docs/console.md), served by the api on a port of its own when
+   * CONSOLE_PORT is set: where browsers reach it (CONSOLE_PUBLIC_URL) and the operators'
+   * application it signs in with (CONSOLE_APP, `operators`).
+   */
+  console?: { port: number; publicUrl: string; app: string };
   /** `json` (one object per line, the default) or `pretty` (for a developer's terminal). */
   logFormat: 'json' | 'pretty';
   /** Failed logins allowed per account and per client address, per window. */
@@ -154,6 +160,17 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   DASHBOARD_PORT: yup.string().test('port', 'DASHBOARD_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
   DASHBOARD_USER: yup.string().matches(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'DASHBOARD_USER must be 1 to 64 letters, digits or _ . @ -' }),
   DASHBOARD_PASSWORD: yup.string().test('pw', 'DASHBOARD_PASSWORD must be at least 12 characters (openssl rand -hex 16 makes one)', (v) => v === undefined || (v.length >= 12 && v.length <= 256)),
+  CONSOLE_PORT: yup.string().test('port', 'CONSOLE_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
+  CONSOLE_PUBLIC_URL: yup.string().test('url', 'CONSOLE_PUBLIC_URL must be an http(s) URL without a path, query or fragment (such as https://console.example.com)', (v) => {
+    if (v === undefined) return true;
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && (u.pathname === '/' || u.pathname === '') && !u.search && !u.hash && !u.username;
+    } catch {
+      return false;
+    }
+  }),
+  CONSOLE_APP: yup.string().matches(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, { message: 'CONSOLE_APP must be an application name (lowercase letters, digits, inner hyphens)' }),
   METRICS_PORT: yup.string().test('port', 'METRICS_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
   LOG_FORMAT: yup.string().oneOf(['json', 'pretty'], 'LOG_FORMAT must be json (the default) or pretty'),
   LOG_LEVEL: yup.string().oneOf(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
@@ -318,6 +335,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
   const logFormat = value('LOG_FORMAT') === 'pretty' ? 'pretty' as const : 'json' as const;
   const retentionDays = value('VERSIONS_RETENTION_DAYS');
   const metricsPort = value('METRICS_PORT');
+  const consolePort = value('CONSOLE_PORT');
   const dashboard = {
     port: Number(value('DASHBOARD_PORT') ?? 3100), user: value('DASHBOARD_USER') ?? 'operator',
     ...(value('DASHBOARD_PASSWORD') !== undefined && { password: value('DASHBOARD_PASSWORD') }),
@@ -374,6 +392,12 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
     logFormat,
     dashboard,
     ...(metricsPort !== undefined && { metricsPort: Number(metricsPort) }),
+    ...(consolePort !== undefined && {
+      console: {
+        port: Number(consolePort), app: value('CONSOLE_APP') ?? 'operators',
+        publicUrl: (value('CONSOLE_PUBLIC_URL') ?? `http://localhost:${consolePort}`).replace(/\/+$/, ''),
+      },
+    }),
     embedded: usesSqlite && !redisUrl,
   };
 }

@@ -1,9 +1,4 @@
 import { peerBudgetKey } from './domain/addresses';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
-import { Queue } from 'bullmq';
-import { connectRedis, queuePrefix } from './queue/redis';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { loadConfigOrExit, type Config } from './config';
@@ -11,8 +6,7 @@ import { safeEqual } from './domain/secrets';
 import { answerHelp } from './entry-help';
 import { createHttpServer } from './http-server';
 import { createLogger, type Logger } from './logger';
-import { queuesAnswer } from './queue/bullmq';
-import { QUEUE_NAMES } from './queue/port';
+import { queueBoard } from './queue/board';
 
 /** Failed sign-ins allowed per client address per minute, before 429. */
 const FAILURES_PER_MINUTE = 10;
@@ -28,29 +22,7 @@ const FAILURES_PER_MINUTE = 10;
 export function buildDashboard(config: Config, logger: Logger): { app: express.Express; close(): Promise<void> } {
   const { user, password } = config.dashboard;
   if (!config.redisUrl || !password) throw new Error('the dashboard needs REDIS_URL and DASHBOARD_PASSWORD');
-  // one connection of our own, whose errors are ours to report: said once when Redis becomes
-  // unreachable and once when it is back, as JSON like every other line
-  const redis = connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-  let reachable = true;
-  redis.on('error', (err: Error) => {
-    if (!reachable) return;
-    reachable = false;
-    logger.error({ err: err.message }, 'Redis is unreachable: the dashboard shows no queues until it is back (/readyz answers 503)');
-  });
-  redis.on('ready', () => {
-    if (reachable) return;
-    reachable = true;
-    logger.info('Redis is reachable again');
-  });
-  const queues = QUEUE_NAMES.map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(config.redisPrefix, name, redis.isCluster) }));
-  for (const q of queues) q.on('error', () => undefined); // the connection's own handler reports it
-  const board = new ExpressAdapter();
-  board.setBasePath('/');
-  createBullBoard({
-    queues: queues.map((q) => new BullMQAdapter(q, { allowRetries: true })),
-    serverAdapter: board,
-    options: { uiConfig: { boardTitle: 'Gatehouse' } },
-  });
+  const board = queueBoard(config.redisUrl, config.redisPrefix, logger, '/');
 
   const failures = new RateLimiterMemory({ points: FAILURES_PER_MINUTE, duration: 60 });
   const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -91,20 +63,13 @@ export function buildDashboard(config: Config, logger: Logger): { app: express.E
   // liveness and readiness for the container's health checks, without the credential
   app.get('/healthz', (_req, res) => void res.json({ stat: 'ok' }));
   app.get('/readyz', async (_req, res) => {
-    // each queue's counts (a script in the queue's own slot on a cluster), not a PING any node answers
-    const ok = await queuesAnswer(redis, queues).then(() => true, () => false);
+    const ok = await board.ready();
     res.status(ok ? 200 : 503).json(ok ? { stat: 'ok', checks: { redis: true } } : {
       stat: 'error', checks: { redis: 'is unreachable' }, error_description: 'not ready: Redis is unreachable',
     });
   });
-  app.use(authenticate, board.getRouter());
-  return {
-    app,
-    async close() {
-      await Promise.all(queues.map((q) => q.close()));
-      redis.disconnect();
-    },
-  };
+  app.use(authenticate, board.router);
+  return { app, close: () => board.close() };
 }
 
 function main(): void {

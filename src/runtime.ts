@@ -37,7 +37,7 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
   // with Redis, client changes reach every process's client cache (see client-changes.ts)
   const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;
   const clients = createClientService({ clients: db.clients, box, clock, changes });
-  const baseUrls = createBaseUrls(config.publicBaseUrl, config.defaultApp);
+  const baseUrls = createBaseUrls(config.publicBaseUrl, config.defaultApp, config.console);
   const providers = createProviderService({ db, box });
   return {
     db, box, clients, providers, logger, baseUrls, clock,

@@ -40,6 +40,30 @@ async function seedDefaultApplication(runtime: Runtime, logger: Logger): Promise
   if (app && isOpenIdProvider(app)) await signingKeys(runtime.services, app.id);
 }
 
+/** The console's server and its queue dashboard's connection, listening; a port it cannot take stops the process. */
+async function serveConsole(runtime: Runtime, settings: NonNullable<Runtime['config']['console']>, logger: Logger): Promise<{ close(): Promise<void> }> {
+  const { config } = runtime;
+  // loaded only where a console runs
+  const { buildConsole } = await import('./console/console');
+  const queues = config.redisUrl ? (await import('./queue/board')).queueBoard(config.redisUrl, config.redisPrefix, logger.child({ part: 'console' }), '/queues') : undefined;
+  const app = buildConsole({ services: runtime.services, operatorsApp: settings.app, publicUrl: settings.publicUrl, trustProxy: config.trustProxy, queues, logger: logger.child({ part: 'console' }) });
+  const server = createHttpServer(app, config.http, logger);
+  await new Promise<void>((resolve) => {
+    server.once('error', (err) => {
+      logger.fatal({ err, port: settings.port }, 'cannot listen for the console');
+      process.exit(1);
+    });
+    server.listen(settings.port, config.host, resolve);
+  });
+  logger.info({ port: settings.port, url: settings.publicUrl, operators: settings.app }, 'console listening');
+  return {
+    async close() {
+      await server.closeGracefully(STOP_GRACE_MS);
+      await queues?.close();
+    },
+  };
+}
+
 async function main(): Promise<void> {
   answerHelp('gatehouse api (npm start)', 'the API and the hosted pages on PORT (3000)');
   const config = loadConfigOrExit();
@@ -79,6 +103,8 @@ async function main(): Promise<void> {
       logger.fatal({ err: err.message, port: config.metricsPort }, 'cannot listen for metrics');
       process.exit(1);
     });
+  // the operators' console on a port of its own (docs/console.md): operators reach it, API clients never do
+  const consoleServer = config.console === undefined ? undefined : await serveConsole(runtime, config.console, logger);
   // the list of common passwords, before the first request that sets a password waits for it
   loadCommonPasswords();
   const server = createHttpServer(app, config.http, logger);
@@ -96,6 +122,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     metricsServer?.close();
+    void consoleServer?.close();
     void server.closeGracefully(STOP_GRACE_MS).then(async () => {
       // clients that hung up leave their requests running: let them finish before the database closes
       await drained(app);

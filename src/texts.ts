@@ -7,8 +7,8 @@ export const PAGE_LOCALES = ['en-US', 'fr-FR', 'de-DE', 'es-ES'] as const;
 export type PageLocale = (typeof PAGE_LOCALES)[number];
 
 /** The parts of the texts file: what every page shows, each page's own, and the API's few messages of its own. */
-export type TextSection = 'common' | 'hosted' | 'resetPassword' | 'verifyEmail' | 'undoEmailChange' | 'account' | 'api';
-const SECTIONS: readonly TextSection[] = ['common', 'hosted', 'resetPassword', 'verifyEmail', 'undoEmailChange', 'account', 'api'];
+export type TextSection = 'common' | 'hosted' | 'resetPassword' | 'verifyEmail' | 'undoEmailChange' | 'account' | 'api' | 'console';
+const SECTIONS: readonly TextSection[] = ['common', 'hosted', 'resetPassword', 'verifyEmail', 'undoEmailChange', 'account', 'api', 'console'];
 
 /** Where the texts live, beside the emails' (templates/README.md). */
 export const TEXTS_FILE = path.join(projectRoot(), 'templates', 'pages', 'strings.json');

@@ -20,9 +20,18 @@ export interface BaseUrls {
    * each application had its own links); any other URL as it is.
    */
   rebase(url: string, name: string): string;
+  /**
+   * The operators' console (docs/console.md), when this service runs one: its operators'
+   * application and the callback its sign-in comes back to, which that application's login
+   * clients may always send a code to (as the account page's own callback).
+   */
+  console?: { app: string; callback: string };
 }
 
-export function createBaseUrls(publicBaseUrl: string, defaultApp: string): BaseUrls {
+/** The path of the console's sign-in callback, on its own origin. */
+export const CONSOLE_CALLBACK_PATH = '/callback';
+
+export function createBaseUrls(publicBaseUrl: string, defaultApp: string, console?: { app: string; publicUrl: string }): BaseUrls {
   const base = new URL(publicBaseUrl);
   const prefix = base.pathname.replace(/\/+$/, '');
   const bareHost = base.hostname.replace(/^\[|\]$/g, '');
@@ -33,6 +42,7 @@ export function createBaseUrls(publicBaseUrl: string, defaultApp: string): BaseU
   };
   const originOf = (name: string) => `${base.protocol}//${hostOf(name)}${base.port ? `:${base.port}` : ''}`;
   return {
+    ...(console && { console: { app: console.app, callback: `${console.publicUrl.replace(/\/+$/, '')}${CONSOLE_CALLBACK_PATH}` } }),
     secure: base.protocol === 'https:',
     of: (name) => `${originOf(name)}${prefix}`,
     rebase(url, name) {

@@ -78,6 +78,8 @@ export interface EventData {
   'account.enabled': Record<string, never>;
   /** The record's personal data was removed for good (docs/lifecycle.md#erase): only this event and its tombstone name it. */
   'account.erased': Record<string, never>;
+  /** An operator or the application's backend took a copy of the account's data (docs/lifecycle.md#export). */
+  'account.exported': Record<string, never>;
   'account.signed_out': { tokens: number };
   'account.second_factor_added': { method: 'totp' };
   'account.second_factor_removed': { method: 'totp' };
@@ -131,7 +133,7 @@ export type EventType = keyof EventData;
 export const EVENT_TYPES = [
   'account.registered', 'account.signed_in', 'account.password_changed', 'account.email_verified', 'account.email_changed',
   'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.identity_linked',
-  'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.erased', 'account.signed_out',
+  'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.erased', 'account.exported', 'account.signed_out',
   'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',
   'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',

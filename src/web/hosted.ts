@@ -65,6 +65,10 @@ const MAX_STATE = 512;
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
+/** The operators' console's own callback, for a login client of the operators' application (docs/console.md). */
+const isConsoleCallback = (services: Services, app: Application, uri: string) =>
+  services.baseUrls.console?.app === app.name && services.baseUrls.console.callback === uri;
+
 /** The exact redirect URIs a login client's `redirect_uris` setting (else the application's) allows. */
 export function allowedRedirectUris(app: Application, client: Client): Set<string> {
   return new Set(settingOfList(client.settings.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl));
@@ -99,7 +103,7 @@ async function entryOf(services: Services, app: Application, source: Record<stri
   if (!client || !client.features.includes('login_client')) return badLink('client_id is not a login client of this application.');
   const redirectUri = one(source.redirect_uri);
   // the account page's own callback is every login client's: its code stays with this service
-  if (!redirectUri || !(allowedRedirectUris(app, client).has(redirectUri) || redirectUri === accountCallbackOf(services, app))) {
+  if (!redirectUri || !(allowedRedirectUris(app, client).has(redirectUri) || redirectUri === accountCallbackOf(services, app) || isConsoleCallback(services, app, redirectUri))) {
     return badLink('redirect_uri is missing or is not on the allow-list of this client (its redirect_uris setting, or the application\'s); nothing was sent anywhere.');
   }
   const state = one(source.state);

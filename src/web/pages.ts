@@ -80,6 +80,18 @@ function styleFor(color: string): string {
     + 'section{border-top:1px solid #e4e7eb;margin-top:1.5rem}h2{font-size:1.15rem;margin:1.25rem 0 .5rem}.items li{border:1px solid #e4e7eb;border-radius:6px;padding:.5rem .75rem;margin:.5rem 0}.items p{margin:.25rem 0}'
     + 'a:focus,button:focus,input:focus,select:focus,textarea:focus{outline:3px solid #0b57d0;outline-offset:2px}';
 }
+/**
+ * A working page's layout (the operators' console): wider, a navigation bar, tables that scroll
+ * in their own box on a phone (never the page), and inline forms.
+ */
+const WIDE = 'header,main{max-width:72rem}nav{max-width:72rem;margin:0 auto 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}'
+  + 'nav form{margin:0}nav button{width:auto;margin:0;padding:.4rem .8rem}.scroll{overflow-x:auto;max-width:100%}'
+  + 'table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #e4e7eb;vertical-align:top;overflow-wrap:anywhere}'
+  + 'th{font-weight:bold}code,pre{font-size:.9rem;white-space:pre-wrap;overflow-wrap:anywhere}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}.row>*{flex:1 1 12rem}'
+  + '.row button{width:auto;margin:.25rem 0}.actions form{border:1px solid #e4e7eb;border-radius:6px;padding:.75rem;margin:.75rem 0}.actions button{width:auto}'
+  + '.badge{display:inline-block;padding:0 .4rem;border-radius:4px;background:#eef1f6;font-size:.85rem}.badge.off{background:#fdecea;color:#7a1a12}'
+  + 'del{background:#fdecea;color:#7a1a12;text-decoration:line-through}ins{background:#e3f4ea;color:#14532d;text-decoration:none}'
+  + '@media (min-width:60rem){.columns{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}}';
 const styles = new Map<string, string>();
 const AUTO_SUBMIT = 'document.forms[0].submit();';
 /** A style's or script's CSP source, computed once per distinct text (a few: one style per brand colour, three scripts). */
@@ -95,7 +107,7 @@ const hash = (s: string) => {
 const DEFAULT_PAGE_BRAND: Brand = { name: 'Gatehouse', color: DEFAULT_BRAND_COLOR };
 
 /** How a page is drawn: where its forms post, its scripts, its brand. */
-export interface PageOptions { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string | string[]; connect?: boolean }
+export interface PageOptions { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string | string[]; connect?: boolean; wide?: boolean }
 
 /**
  * Sends a server-rendered page: strict Content-Security-Policy (no script but the ones hashed
@@ -110,10 +122,11 @@ export function sendPage(res: Response, status: number, locale: PageLocale, titl
 /** A page's HTML and the headers it is sent with (sendPage; the OpenID provider's own pages send it themselves). */
 export function renderPage(locale: PageLocale, title: string, body: string, options: PageOptions = {}): { headers: Record<string, string>; html: string } {
   const brand = options.brand ?? DEFAULT_PAGE_BRAND;
-  let style = styles.get(brand.color);
+  const styleKey = `${brand.color}${options.wide ? ' wide' : ''}`;
+  let style = styles.get(styleKey);
   if (!style) {
-    style = styleFor(brand.color);
-    if (styles.size < 100) styles.set(brand.color, style);
+    style = styleFor(brand.color) + (options.wide ? WIDE : '');
+    if (styles.size < 100) styles.set(styleKey, style);
   }
   const scripts = [...(options.autoSubmit ? [AUTO_SUBMIT] : []), ...(options.script === undefined ? [] : [options.script].flat())];
   const csp = [

@@ -57,8 +57,8 @@ function circles(graph: Map<string, string[]>): string[][] {
 
 const graph = importGraph(['src', 'workers', 'migrations']);
 const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
-/** The adapters the outside world reaches (the API, the browser pages, the OpenID provider), and the wiring and entry points above them. */
-const ADAPTERS = ['src/http', 'src/web', 'src/oidc'];
+/** The adapters the outside world reaches (the API, the browser pages, the OpenID provider, the operators' console), and the wiring and entry points above them. */
+const ADAPTERS = ['src/http', 'src/web', 'src/oidc', 'src/console'];
 const WIRING = ['src/app', 'src/runtime', 'src/server', 'src/cli', 'src/dashboard', 'workers'];
 const under = (folder: string) => (file: string) => file.startsWith(`${folder}/`) || file === `${folder}.ts`;
 
@@ -82,6 +82,8 @@ it.each([
   ['src/web', 'nothing of the API, the wiring or the entry points (pages call the use cases, never a handler)', (to: string) => !['src/http', 'src/oidc', ...WIRING].some((upper) => under(upper)(to))],
   // the OpenID provider is an adapter over the use cases, drawing its pages as the hosted pages do
   ['src/oidc', 'nothing of the API, the wiring or the entry points', (to: string) => !['src/http', ...WIRING].some((upper) => under(upper)(to))],
+  // the console draws its pages as the hosted pages do, over the use cases
+  ['src/console', 'nothing of the API, the OpenID provider, the wiring or the entry points', (to: string) => !['src/http', 'src/oidc', ...WIRING].some((upper) => under(upper)(to))],
   ['migrations', 'only migrations (they are frozen)', under('migrations')],
 ] as const)('%s imports %s', (layer, _what, allowed) => {
   expect(edges.filter((e) => under(layer)(e.from) && !allowed(e.to))).toEqual([]);
@@ -162,8 +164,8 @@ it('the command line reaches the queue only through the unit of work its use cas
   expect(edges.filter((e) => e.from === 'src/cli.ts' && e.to.startsWith('src/queue/'))).toEqual([]);
 });
 
-it('the pages and the OpenID provider write no storage: every change is a use case\'s', () => {
-  expect(found(sources(['src/web', 'src/oidc']), writesStorage)).toEqual([]);
+it('the pages, the console and the OpenID provider write no storage: every change is a use case\'s', () => {
+  expect(found(sources(['src/web', 'src/oidc', 'src/console']), writesStorage)).toEqual([]);
 });
 
 it('finds a storage write in an adapter (the check itself)', () => {

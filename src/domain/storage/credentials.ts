@@ -33,6 +33,11 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    */
   | 'browser_session'
   /**
+   * A signed-in browser of the operators' console (docs/console.md): a browser session of the
+   * operators' application, kept apart so that the account page's cookie never opens the console.
+   */
+  | 'console_session'
+  /**
    * The OpenID provider's codes and tokens (docs/openid-connect.md#storage): found by the SHA-256
    * of their value, their payload in `extra`, their grant as `family`, spent once like the others.
    */

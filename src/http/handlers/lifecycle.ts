@@ -2,7 +2,7 @@ import { renderDisable, requireUserType } from '../../domain/users';
 import { errors } from '../../errors';
 import { formatTimestamp, parseTimestamp } from '../../domain/timestamps';
 import { eraseUser } from '../../usecases/operators/erase-user';
-import { exportAccount } from '../../usecases/account/export-account';
+import { exportUser } from '../../usecases/operators/export-user';
 import { renderAccountExport } from '../../domain/account-export';
 import type { AccountCommand } from '../../usecases/operators/deps';
 import { disableUser } from '../../usecases/operators/disable-user';
@@ -48,7 +48,9 @@ export const entityErase: Handler = async (ctx) => {
 export const entityExport: Handler = async (ctx) => {
   if (ctx.params.get('type_name') !== undefined) requireUserType(ctx.params.require('type_name'));
   const record = await identifyRecord(ctx);
-  return { result: renderAccountExport(await exportAccount(ctx.services, { app: ctx.app, entityId: record.id })) };
+  const p = ctx.principal;
+  if (p.kind !== 'client') throw errors.permissionError('an export needs owner, direct_access or direct_read_access client credentials');
+  return { result: renderAccountExport(await exportUser(ctx.services, { app: ctx.app, entityId: record.id, acting: asClient(ctx, p.client) })) };
 };
 
 /** /entity.disable: no sign-in by any method and every session ended, until enabled or until `until`. */

@@ -4,7 +4,8 @@ import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { randomToken, sha256Hex } from '../../domain/secrets';
-import { sessionFacts, type SignInFactor } from '../../domain/session';
+import { sessionFacts, type SessionFacts, type SignInFactor } from '../../domain/session';
+import type { UserRecord } from '../../domain/storage/records';
 import { AUTHORIZATION_CODE_SECONDS, wholeSeconds } from '../../domain/tokens';
 import { accountOfToken } from '../factors/account';
 import { settleExchange, spendCode } from '../tokens/exchange-code';
@@ -35,13 +36,20 @@ export const ACCOUNT_CALLBACK_PATH = '/account/callback';
 export const accountCallbackOf = (services: Pick<CallContext['services'], 'baseUrls'>, app: CallContext['app']) =>
   `${services.baseUrls.of(app.name)}${ACCOUNT_CALLBACK_PATH}`;
 
+/** A browser session of the account page, or of the operators' console (docs/console.md). */
+export type BrowserSessionKind = 'browser_session' | 'console_session';
+
+/** A check of the account and the proof of its sign-in before a session starts (a Refusal when it may not). */
+export type Admission = (record: UserRecord, proof: SessionFacts | undefined) => void;
+
 /**
  * Spends the authorization code the hosted sign-in gave the account page (issued to `client` for
  * `redirectUri`) and starts a browser session with its proof. Answers the session's value (for
  * the cookie, never stored) and when it ends at the latest.
  */
 export async function startBrowserSession(
-  ctx: CallContext<'clock' | 'db' | 'tokens' | 'work'>, command: { client: Client; code: string; redirectUri: string; device: string; offer?: SessionOffer; interaction?: string },
+  ctx: CallContext<'clock' | 'db' | 'tokens' | 'work'>,
+  command: { client: Client; code: string; redirectUri: string; device: string; offer?: SessionOffer; interaction?: string; kind?: BrowserSessionKind; admit?: Admission },
 ): Promise<{ value: string; expiresAt: Date }> {
   const { clock, work, tokens } = ctx.services;
   const { absolute } = browserSessionLimits(ctx.app);
@@ -50,6 +58,8 @@ export async function startBrowserSession(
     const spent = await spendCode(ctx.services, uow, exchange);
     if ('error' in spent) return spent;
     if (!spent.record) throw invalidField('code', 'was not issued by a sign-in of an account');
+    // (a refusal here leaves the code as it was: the transaction is not committed)
+    command.admit?.(spent.record, sessionFacts({ extra: spent.proof ?? null }));
     const now = clock.now();
     const value = randomToken(32);
     // at most `absolute` after the sign-in itself, not after this callback
@@ -60,7 +70,7 @@ export async function startBrowserSession(
       value,
       issue: {
         // the code's family: a replay of the code ends this session too
-        kind: 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: spent.family, seconds,
+        kind: command.kind ?? 'browser_session', app: ctx.app, entityId: spent.record.id, client: command.client, family: spent.family, seconds,
         extra: {
           ...spent.proof, device: command.device.slice(0, MAX_DEVICE), seen: now.toISOString(), ...(command.offer && { offer: command.offer }),
           // the OpenID sign-in it was made for: that one takes it as a sign-in of its own (prompt=login, max_age)
@@ -80,17 +90,17 @@ export async function startBrowserSession(
  * The live browser session of a cookie's value: not spent, not past its expiry, not idle longer
  * than allowed, of an account that is not disabled. Marks it seen (at most once a minute).
  */
-export async function browserSessionOf(ctx: CallContext<'clock' | 'db' | 'work'>, value: string): Promise<StoredCredential | undefined> {
+export async function browserSessionOf(ctx: CallContext<'clock' | 'db' | 'work'>, value: string, kind: BrowserSessionKind = 'browser_session'): Promise<StoredCredential | undefined> {
   const { db, clock, work } = ctx.services;
   if (!/^[0-9a-f]{64}$/.test(value)) return undefined;
   const now = clock.now();
-  const row = await db.credentials.findActive(ctx.app.id, 'browser_session', sha256Hex(value), now);
+  const row = await db.credentials.findActive(ctx.app.id, kind, sha256Hex(value), now);
   if (!row) return undefined;
   const seen = Date.parse(String(row.extra?.seen ?? ''));
   if (!Number.isFinite(seen) || now.getTime() - seen > browserSessionLimits(ctx.app).idle * 1000) return undefined;
   if (now.getTime() - seen < SEEN_EVERY_MS) return row;
   const extra = { ...row.extra, seen: now.toISOString() };
-  const kept = await work.run((uow) => db.credentials.setExtra(ctx.app.id, 'browser_session', row.valueHash, extra, now, uow.tx));
+  const kept = await work.run((uow) => db.credentials.setExtra(ctx.app.id, kind, row.valueHash, extra, now, uow.tx));
   return kept ? { ...row, extra } : undefined;
 }
 

@@ -10,7 +10,7 @@ import { accountOfToken } from '../factors/account';
 import { listActivity } from '../activity/list-activity';
 
 /** The credentials that are a session of the account (what signing out ends), as an export lists them. */
-const SESSIONS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'browser_session', 'oidc_access_token', 'oidc_refresh_token'];
+const SESSIONS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'browser_session', 'console_session', 'oidc_access_token', 'oidc_refresh_token'];
 
 /** The most activity entries an export holds (the activity's retention bounds it anyway). */
 const MAX_ENTRIES = 100_000;

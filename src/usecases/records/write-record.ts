@@ -66,7 +66,7 @@ export class WriteRefusedError extends Error {
 }
 
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). A sign-in paused for its second factor ends too: the password it proved is no longer the account's. */
-const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token', 'browser_session', 'oidc_access_token', 'oidc_refresh_token'];
+const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token', 'browser_session', 'console_session', 'oidc_access_token', 'oidc_refresh_token'];
 
 /** The names of what a write changed: the columns and attributes whose values differ, and the password when one was set. */
 function differing(before: UserRecord, after: UserRecord, password: boolean): string[] {

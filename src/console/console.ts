@@ -1,0 +1,475 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { peerBudgetKey } from '../domain/addresses';
+import { renderAccountExport } from '../domain/account-export';
+import { CONSOLE_CALLBACK_PATH } from '../domain/base-urls';
+import { keptUserAgent, type Acting } from '../domain/events';
+import { FilterError, FilterUseError } from '../domain/filter';
+import type { HistoryEntry } from '../domain/history';
+import { AuditQueryError } from '../domain/audit-query';
+import { OperatorForbiddenError, roleMay, type ConsoleAction } from '../domain/operators';
+import { Refusal } from '../domain/refusal';
+import { randomToken, safeEqual } from '../domain/secrets';
+import type { Application } from '../domain/storage/applications';
+import { isDisabled, type UserRecord } from '../domain/storage/records';
+import { formatTimestamp } from '../domain/timestamps';
+import type { Logger } from '../logger';
+import { filled, textsOf } from '../texts';
+import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
+import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession, type Operator } from '../usecases/operators/console';
+import { disableUser, MAX_DISABLE_REASON } from '../usecases/operators/disable-user';
+import { enableUser } from '../usecases/operators/enable-user';
+import { eraseUser } from '../usecases/operators/erase-user';
+import { exportUser } from '../usecases/operators/export-user';
+import { resetSecondFactor } from '../usecases/operators/reset-second-factor';
+import { signOutUser } from '../usecases/operators/sign-out-user';
+import { verifyEmailAsOperator } from '../usecases/operators/verify-email';
+import type { CallContext, Services } from '../usecases/services';
+import { deviceOf } from '../web/account';
+import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
+
+/**
+ * The operators' console (docs/console.md): server-rendered pages on a port of their own, signed in
+ * through the operators' application's hosted sign-in (two factors, a role), every action one use
+ * case with the operator as its actor. The same discipline as the hosted pages: a strict
+ * Content-Security-Policy with no script at all, no framing, nothing cached, every POST from this
+ * origin with the session's form token.
+ */
+export interface ConsoleOptions {
+  services: Services;
+  /** The operators' application's name (CONSOLE_APP). */
+  operatorsApp: string;
+  /** Where browsers reach the console (CONSOLE_PUBLIC_URL), without a trailing slash. */
+  publicUrl: string;
+  trustProxy?: string;
+  /** The queue dashboard's routes (bull-board), behind the same sign-in (with Redis only). */
+  queues?: { router: express.Router };
+  logger: Logger;
+}
+
+const SESSION_COOKIE = 'gh_console';
+const STATE_COOKIE = 'gh_console_state';
+const STATE_SECONDS = 15 * 60;
+const ACTIONS = ['disable', 'enable', 'signout', 'reset-second-factor', 'verify-email', 'erase', 'export'] as const;
+type AccountAction = (typeof ACTIONS)[number];
+const DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'emailVerified', 'erased', 'nothingToDo'] as const;
+type Done = (typeof DONE)[number];
+
+const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(textsOf('console', locale)[key] ?? key, values);
+const time = (d: Date | null | undefined) => (d ? formatTimestamp(d).replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—');
+const shown = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
+const q = (params: Record<string, string | number | undefined>) => {
+  const entries = Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '');
+  return entries.length ? `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)]))}` : '';
+};
+/** A time an operator typed: ISO 8601 with or without its zone (without one: UTC), or a date. */
+function typedTime(text: string | undefined): Date | undefined | 'bad' {
+  const t = (text ?? '').trim();
+  if (t === '') return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(t)) return 'bad';
+  const withZone = /[T ]\d{2}:\d{2}/.test(t) && !/(Z|[+-]\d{2}:?\d{2})$/.test(t) ? `${t.replace(' ', 'T')}Z` : t.replace(' ', 'T');
+  const d = new Date(withZone.length === 10 ? `${withZone}T00:00:00Z` : withZone);
+  return Number.isNaN(d.getTime()) ? 'bad' : d;
+}
+
+interface Signed { operator: Operator; operatorsApp: Application; locale: PageLocale; token: string }
+
+export function buildConsole(options: ConsoleOptions): express.Express {
+  const { services, publicUrl, queues, logger } = options;
+  const secure = publicUrl.startsWith('https:');
+  const cookieName = (name: string) => (secure ? `__Host-${name}` : name);
+  const callbackUrl = `${publicUrl}${CONSOLE_CALLBACK_PATH}`;
+  const formToken = (operator: Operator) => services.box.tag(operator.session.valueHash, 'console form');
+
+  const app = express();
+  app.disable('x-powered-by');
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy === 'true' ? true : options.trustProxy);
+  app.use((_req, res, next) => {
+    res.locals.requestId = randomUUID();
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'same-origin');
+    next();
+  });
+  app.get('/healthz', (_req, res) => void res.json({ stat: 'ok' }));
+
+  const localeOf = (req: Request) => pageLocale(req.query.locale, req.headers['accept-language']);
+  const callOf = (req: Request, res: Response, appOf: Application): CallContext => ({
+    origin: { requestId: String(res.locals.requestId), address: peerBudgetKey(req.ip), userAgent: keptUserAgent(req.headers['user-agent']) },
+    app: appOf, clientAddress: peerBudgetKey(req.ip), services,
+  });
+
+  /** A page of the console: its navigation (for a signed-in operator), its body; no script, forms to this origin only. */
+  const page = (res: Response, status: number, locale: PageLocale, title: string, body: string, s?: Signed) => {
+    const nav = s ? `<nav aria-label="${escape(say(locale, 'navigation'))}"><a href="/${q({ locale })}">${escape(say(locale, 'accounts'))}</a>`
+      + `<a href="/audit${q({ locale })}">${escape(say(locale, 'audit'))}</a>`
+      + (queues ? `<a href="/queues/">${escape(say(locale, 'queues'))}</a>` : '')
+      + `<a href="${escape(services.baseUrls.of(s.operatorsApp.name))}/account">${escape(say(locale, 'yourAccount'))}</a>`
+      + `<span>${escape(say(locale, 'signedInAs', { name: s.operator.name, role: say(locale, `role_${s.operator.role}`) }))}</span>`
+      + `<form method="post" action="/signout"><input type="hidden" name="csrf" value="${escape(s.token)}"><button type="submit" class="secondary">${escape(say(locale, 'signOut'))}</button></form></nav>` : '';
+    sendPage(res, status, locale, `${title} · ${say(locale, 'console')}`, `${nav}<h1>${escape(title)}</h1>${body}`, { wide: true, formAction: "'self'" });
+  };
+  const problem = (res: Response, status: number, locale: PageLocale, message: string, s?: Signed) =>
+    page(res, status, locale, say(locale, status === 403 ? 'forbidden' : 'problem'), `<p class="notice" role="alert">${escape(message)}</p>`, s);
+
+  /** The operators' application, or a page saying how to make it. */
+  const operatorsApp = async (res: Response, locale: PageLocale): Promise<Application | undefined> => {
+    const found = await consoleApplication(services, options.operatorsApp);
+    if (!found) problem(res, 503, locale, say(locale, 'noOperatorsApp', { app: options.operatorsApp }));
+    return found;
+  };
+
+  /**
+   * A request of a signed-in operator allowed `action`: without a session, a page goes to the
+   * sign-in (a POST says it ended); a role that does not allow it gets 403 and nothing is done; a
+   * POST from another site or without the session's form token gets 403.
+   */
+  const signed = (action: ConsoleAction, work: (req: Request, res: Response, s: Signed, body: Record<string, string>) => Promise<void>, own: { csrf?: 'its own' } = {}) =>
+    async (req: Request, res: Response, next: NextFunction) => {
+      const locale = localeOf(req);
+      try {
+        const ops = await operatorsApp(res, locale);
+        if (!ops) return;
+        const value = cookieValue(req, cookieName(SESSION_COOKIE));
+        const post = req.method !== 'GET' && req.method !== 'HEAD' && own.csrf === undefined;
+        let operator: Operator | undefined;
+        try {
+          operator = value ? await consoleOperator(callOf(req, res, ops), { value, action: post ? action : 'read', origin: callOf(req, res, ops).origin }) : undefined;
+        } catch (e) {
+          if (!(e instanceof OperatorForbiddenError)) throw e;
+          return problem(res, 403, locale, say(locale, 'roleForbids'));
+        }
+        if (!operator) {
+          if (post) return problem(res, 401, locale, say(locale, 'sessionEnded'));
+          return res.redirect(303, `/signin${q({ locale, next: req.originalUrl.startsWith('/') && !req.originalUrl.startsWith('//') ? req.originalUrl : undefined })}`);
+        }
+        const s: Signed = { operator, operatorsApp: ops, locale, token: formToken(operator) };
+        const body = post ? stringFields(req.body) : {};
+        if (post && (crossSite(req) || !safeEqual(body.csrf ?? '', s.token))) return problem(res, 403, locale, say(locale, 'forged'), s);
+        // a page reached by GET still needs its role for what it shows (the queue dashboard's actions are POSTs)
+        if (!post && !roleMay(operator.role, action)) return problem(res, 403, locale, say(locale, 'roleForbids'), s);
+        await work(req, res, s, body);
+      } catch (e) {
+        next(e);
+      }
+    };
+
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+
+  // signing in: the operators' application's hosted sign-in, back to the callback with a code
+  app.get('/signin', async (req, res, next) => {
+    const locale = localeOf(req);
+    try {
+      const ops = await operatorsApp(res, locale);
+      if (!ops) return;
+      const client = await consoleLoginClient(services, ops);
+      if (!client) return problem(res, 503, locale, say(locale, 'noLoginClient', { app: ops.name }));
+      const nextPath = typeof req.query.next === 'string' && /^\/(?!\/)[\x21-\x7e]{0,500}$/.test(req.query.next) ? req.query.next : '/';
+      const state = randomToken(16);
+      res.cookie(cookieName(STATE_COOKIE), `${state}.${Buffer.from(nextPath).toString('base64url')}`, {
+        httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: STATE_SECONDS * 1000,
+      });
+      const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: callbackUrl, state, locale });
+      res.redirect(303, `${services.baseUrls.of(ops.name)}/signin?${query}`);
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  app.get(CONSOLE_CALLBACK_PATH, async (req, res, next) => {
+    const locale = localeOf(req);
+    try {
+      const ops = await operatorsApp(res, locale);
+      if (!ops) return;
+      const [held, nextCoded] = (cookieValue(req, cookieName(STATE_COOKIE)) ?? '').split('.');
+      res.clearCookie(cookieName(STATE_COOKIE), { path: '/', secure });
+      const state = typeof req.query.state === 'string' ? req.query.state : '';
+      const code = typeof req.query.code === 'string' ? req.query.code : '';
+      const client = await consoleLoginClient(services, ops);
+      if (!held || !state || !safeEqual(held, state) || !code || !client) return problem(res, 400, locale, say(locale, 'stateLost'));
+      let opened: { value: string; expiresAt: Date };
+      try {
+        opened = await openConsoleSession(callOf(req, res, ops), { client, code, redirectUri: callbackUrl, device: deviceOf(req.headers['user-agent']) });
+      } catch (e) {
+        if (e instanceof Refusal) return problem(res, 403, locale, e.reason === 'wrong_credentials' ? e.message : say(locale, 'stateLost'));
+        throw e;
+      }
+      res.cookie(cookieName(SESSION_COOKIE), opened.value, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: opened.expiresAt });
+      const nextPath = Buffer.from(nextCoded ?? '', 'base64url').toString();
+      res.redirect(303, /^\/(?!\/)/.test(nextPath) ? nextPath : '/');
+    } catch (e) {
+      next(e);
+    }
+  });
+
+  app.post('/signout', form, signed('read', async (req, res, s) => {
+    await endConsoleSession(callOf(req, res, s.operatorsApp), { session: s.operator.session });
+    res.clearCookie(cookieName(SESSION_COOKIE), { path: '/', secure });
+    page(res, 200, s.locale, say(s.locale, 'signedOut'), `<p><a class="button" href="/signin${q({ locale: s.locale })}">${escape(say(s.locale, 'signIn'))}</a></p>`);
+  }));
+
+  /** The application a request names (`app`), else the first one that is not the operators'. */
+  const applicationOf = async (name: unknown, s: Signed): Promise<{ apps: Application[]; app?: Application }> => {
+    const apps = await consoleApplications(services);
+    const app = typeof name === 'string' && name !== '' ? apps.find((a) => a.name === name) : apps.find((a) => a.id !== s.operatorsApp.id) ?? apps[0];
+    return { apps, app };
+  };
+  const appPicker = (apps: Application[], chosen: Application | undefined, locale: PageLocale) =>
+    `<label for="app">${escape(say(locale, 'application'))}</label><select id="app" name="app">`
+    + apps.map((a) => `<option value="${escape(a.name)}"${a.id === chosen?.id ? ' selected' : ''}>${escape(a.name)}</option>`).join('') + '</select>';
+
+  // accounts: the search
+  app.get('/', signed('read', async (req, res, s) => {
+    const { locale } = s;
+    const { apps, app: chosen } = await applicationOf(req.query.app, s);
+    const text = typeof req.query.q === 'string' ? req.query.q.slice(0, 4096) : '';
+    const pageNo = typeof req.query.page === 'string' && /^\d{1,6}$/.test(req.query.page) ? Number(req.query.page) : 0;
+    const done = DONE.find((d) => d === req.query.done);
+    let body = (done ? `<p class="notice done" role="status">${escape(say(locale, `done_${done}`))}</p>` : '')
+      + `<form method="get" action="/" role="search"><input type="hidden" name="locale" value="${escape(locale)}"><div class="row"><div>${appPicker(apps, chosen, locale)}</div>`
+      + `<div><label for="q">${escape(say(locale, 'search'))}</label><input id="q" name="q" type="search" value="${escape(text)}" aria-describedby="q-tip"></div>`
+      + `<div><button type="submit">${escape(say(locale, 'find'))}</button></div></div><p class="tip" id="q-tip">${escape(say(locale, 'searchTip'))}</p></form>`;
+    if (!chosen) return page(res, 404, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'noSuchApp'))}</p>`, s);
+    let found: Awaited<ReturnType<typeof searchAccounts>>;
+    try {
+      found = await searchAccounts(services, { app: chosen, text, page: pageNo });
+    } catch (e) {
+      if (e instanceof FilterError || e instanceof FilterUseError) {
+        return page(res, 400, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'badFilter', { reason: e.message }))}</p>`, s);
+      }
+      throw e;
+    }
+    body += found.filter ? `<p class="tip">${escape(say(locale, 'searched'))} <code>${escape(found.filter)}</code></p>` : '';
+    body += found.rows.length === 0 ? `<p class="notice" role="status">${escape(say(locale, 'noneFound'))}</p>`
+      : `<div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'accounts'))}</caption><thead><tr><th scope="col">${escape(say(locale, 'email'))}</th>`
+        + `<th scope="col">${escape(say(locale, 'name'))}</th><th scope="col">${escape(say(locale, 'created'))}</th><th scope="col">${escape(say(locale, 'state'))}</th></tr></thead><tbody>`
+        + found.rows.map(({ record: r }) => `<tr><td><a href="${accountPath(chosen, r.id, locale)}">${escape(r.email ?? r.username ?? r.uuid)}</a></td>`
+          + `<td>${escape(nameOf(r))}</td><td>${escape(time(r.created))}</td><td>${stateBadge(r, locale)}</td></tr>`).join('')
+        + '</tbody></table></div>';
+    const pager = [
+      pageNo > 0 ? `<a href="/${q({ app: chosen.name, q: text, page: pageNo - 1, locale })}" rel="prev">${escape(say(locale, 'previous'))}</a>` : '',
+      found.more ? `<a href="/${q({ app: chosen.name, q: text, page: pageNo + 1, locale })}" rel="next">${escape(say(locale, 'next'))}</a>` : '',
+    ].filter(Boolean).join(' ');
+    page(res, 200, locale, say(locale, 'accounts'), body + (pager ? `<p class="links">${pager}</p>` : ''), s);
+  }));
+
+  const accountPath = (a: Application, id: number, locale: PageLocale, extra: Record<string, string> = {}) =>
+    escape(`/apps/${encodeURIComponent(a.name)}/accounts/${id}${q({ locale, ...extra })}`);
+  const nameOf = (r: UserRecord) => [r.attributes.givenName, r.attributes.familyName].filter((v) => typeof v === 'string').join(' ')
+    || (typeof r.attributes.displayName === 'string' ? r.attributes.displayName : '');
+  const stateBadge = (r: UserRecord, locale: PageLocale) => (isDisabled(r, services.clock.now())
+    ? `<span class="badge off">${escape(say(locale, 'disabled'))}</span>` : `<span class="badge">${escape(say(locale, 'active'))}</span>`);
+
+  /** The account a path names, with its application; a page saying why not otherwise. */
+  const accountOf = async (req: Request, res: Response, s: Signed): Promise<{ app: Application; entityId: number } | undefined> => {
+    const found = await consoleApplication(services, String(req.params.app));
+    const id = /^\d{1,15}$/.test(String(req.params.id)) ? Number(req.params.id) : undefined;
+    if (!found || id === undefined) {
+      problem(res, 404, s.locale, say(s.locale, 'noSuchAccount'), s);
+      return undefined;
+    }
+    return { app: found, entityId: id };
+  };
+
+  app.get('/apps/:app/accounts/:id', signed('read', async (req, res, s) => {
+    const named = await accountOf(req, res, s);
+    if (!named) return;
+    const cursor = typeof req.query.cursor === 'string' && /^\d{1,15}\.[ef]\d{1,20}$/.test(req.query.cursor) ? req.query.cursor : undefined;
+    const account = await consoleAccount(services, { ...named, cursor });
+    if (!account) return problem(res, 404, s.locale, say(s.locale, 'noSuchAccount'), s);
+    const at = typeof req.query.at === 'string' ? typedTime(req.query.at) : undefined;
+    const asOf = at instanceof Date ? await consoleAccountAt(services, { ...named, at }) : undefined;
+    const done = DONE.find((d) => d === req.query.done);
+    accountPage(res, 200, s, named.app, account, {
+      done, cursor, atText: typeof req.query.at === 'string' ? req.query.at.slice(0, 40) : '', at: at instanceof Date ? at : undefined, asOf, badAt: at === 'bad',
+    });
+  }));
+
+  interface AccountShown { done?: Done; notice?: string; cursor?: string; atText?: string; at?: Date; asOf?: Record<string, unknown>; badAt?: boolean }
+
+  function accountPage(res: Response, status: number, s: Signed, a: Application, account: ConsoleAccount, shownNow: AccountShown): void {
+    const { locale } = s;
+    const r = account.record;
+    const now = services.clock.now();
+    const title = r.email ?? r.username ?? r.uuid;
+    const row = (k: string, v: string) => `<tr><th scope="row">${escape(k)}</th><td>${v}</td></tr>`;
+    const table = (caption: string, head: string[], rows: string[]) => (rows.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>`
+      : `<div class="scroll"><table><caption class="visually-hidden">${escape(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${escape(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`);
+    const disabledNow = r.disabled && isDisabled(r, now) ? r.disabled : null;
+    let body = `<p class="links"><a href="/${q({ app: a.name, locale })}">${escape(say(locale, 'backToSearch', { app: a.name }))}</a></p>`
+      + (shownNow.done ? `<p class="notice done" role="status">${escape(say(locale, `done_${shownNow.done}`))}</p>` : '')
+      + (shownNow.notice ? `<p class="notice" role="alert">${escape(shownNow.notice)}</p>` : '');
+    // the record
+    body += `<section aria-labelledby="h-record"><h2 id="h-record">${escape(say(locale, 'record'))}</h2><div class="scroll"><table><tbody>`
+      + row('id', escape(String(r.id))) + row('uuid', `<code>${escape(r.uuid)}</code>`) + row(say(locale, 'email'), escape(r.email ?? '—'))
+      + row(say(locale, 'emailVerified'), escape(time(r.emailVerified))) + row(say(locale, 'username'), escape(r.username ?? '—'))
+      + row(say(locale, 'created'), escape(time(r.created))) + row(say(locale, 'lastUpdated'), escape(time(r.lastUpdated)))
+      + row(say(locale, 'state'), disabledNow ? `<span class="badge off">${escape(say(locale, 'disabled'))}</span> ${escape(say(locale, 'disabledSince', { at: time(disabledNow.at), until: disabledNow.until ? time(disabledNow.until) : say(locale, 'untilEnabled') }))}`
+        + (disabledNow.reason ? ` — ${escape(disabledNow.reason)}` : '') : `<span class="badge">${escape(say(locale, 'active'))}</span>`)
+      + row(say(locale, 'attributes'), `<pre>${escape(JSON.stringify(r.attributes, null, 2))}</pre>`)
+      + '</tbody></table></div></section>';
+    // how it signs in, and where it is signed in
+    body += `<section aria-labelledby="h-signin"><h2 id="h-signin">${escape(say(locale, 'signingIn'))}</h2><div class="scroll"><table><tbody>`
+      + row(say(locale, 'password'), escape(say(locale, account.hasPassword ? 'yes' : 'no')))
+      + row(say(locale, 'totp'), escape(say(locale, `totp_${account.totp}`)) + (account.totp === 'on' ? ` (${escape(say(locale, 'codesLeft', { count: String(account.recoveryCodesLeft) }))})` : ''))
+      + row(say(locale, 'passkeys'), account.passkeys.length === 0 ? escape(say(locale, 'none'))
+        : `<ul>${account.passkeys.map((k) => `<li>${escape(k.name)} — ${escape(say(locale, 'addedAt', { at: time(k.createdAt) }))}${k.lastUsedAt ? `, ${escape(say(locale, 'usedAt', { at: time(k.lastUsedAt) }))}` : ''}</li>`).join('')}</ul>`)
+      + row(say(locale, 'identities'), account.identities.length === 0 ? escape(say(locale, 'none'))
+        : `<ul>${account.identities.map((i) => `<li>${escape(i.provider)}: <code>${escape(i.identifier)}</code></li>`).join('')}</ul>`)
+      + '</tbody></table></div>'
+      + `<h3>${escape(say(locale, 'sessions'))}</h3>`
+      + table(say(locale, 'sessions'), [say(locale, 'kind'), say(locale, 'client'), say(locale, 'issued'), say(locale, 'expires'), say(locale, 'methods')],
+        account.sessions.map((x) => `<tr><td>${escape(x.kind)}</td><td>${escape(x.clientId ?? '—')}</td><td>${escape(time(x.issuedAt))}</td><td>${escape(time(x.expiresAt))}</td><td>${escape((x.methods ?? []).join(' ') || '—')}</td></tr>`))
+      + '</section>';
+    // actions: for support and admin only (the server refuses them to a viewer as well)
+    if (roleMay(s.operator.role, 'account')) body += actionsOf(s, a, account);
+    // history beside activity
+    body += `<div class="columns"><section aria-labelledby="h-history"><h2 id="h-history">${escape(say(locale, 'history'))}</h2>`
+      + historyOf(account.history, locale)
+      + `<form method="get" action="${accountPath(a, r.id, locale).split('?')[0]}"><input type="hidden" name="locale" value="${escape(locale)}">`
+      + `<label for="at">${escape(say(locale, 'asOf'))}</label><input id="at" name="at" type="text" inputmode="numeric" placeholder="2026-01-31 18:00" value="${escape(shownNow.atText ?? '')}" aria-describedby="at-tip"${shownNow.badAt ? ' aria-invalid="true"' : ''}>`
+      + `<p class="tip" id="at-tip">${escape(say(locale, 'asOfTip'))}</p><button type="submit" class="secondary">${escape(say(locale, 'show'))}</button></form>`
+      + (shownNow.badAt ? `<p class="error" role="alert">${escape(say(locale, 'badTime'))}</p>` : '')
+      + (shownNow.at ? (shownNow.asOf ? `<h3>${escape(say(locale, 'asItWas', { at: time(shownNow.at) }))}</h3><pre>${escape(JSON.stringify(shownNow.asOf, null, 2))}</pre>`
+        : `<p class="notice" role="status">${escape(say(locale, 'notThen', { at: time(shownNow.at) }))}</p>`) : '')
+      + `</section><section aria-labelledby="h-activity"><h2 id="h-activity">${escape(say(locale, 'activity'))}</h2>`
+      + table(say(locale, 'activity'), [say(locale, 'when'), say(locale, 'what'), say(locale, 'details')], account.activity.map((e) => `<tr><td>${escape(time(e.at))}</td><td><code>${escape(e.type)}</code></td><td>`
+        + escape([e.kind === 'event' ? say(locale, 'by', { actor: e.actorKind }) : say(locale, 'failures', { count: String(e.count), reason: e.reason }),
+          e.kind === 'event' && Object.keys(e.data).length > 0 ? JSON.stringify(e.data) : '', e.clientId ? `client ${e.clientId}` : '', e.address ?? ''].filter(Boolean).join(' · '))
+        + '</td></tr>'))
+      + (account.activityNext ? `<p class="links"><a href="${accountPath(a, r.id, locale, { cursor: account.activityNext })}#h-activity">${escape(say(locale, 'older'))}</a></p>` : '')
+      + '</section></div>';
+    page(res, status, locale, title, body, s);
+  }
+
+  /** The versions, newest first: when, by what and whom, and each attribute it changed (from, to). */
+  function historyOf(history: HistoryEntry[], locale: PageLocale): string {
+    if (history.length === 0) return `<p>${escape(say(locale, 'none'))}</p>`;
+    return '<ol class="items" reversed>' + history.map((h) => {
+      const by = h.by ? `${h.by.type} · ${h.by.actor.kind === 'operator' ? h.by.actor.name : h.by.actor.kind === 'client' ? `client ${h.by.actor.clientId}` : h.by.actor.kind}` : '';
+      return `<li><p><strong>${escape(say(locale, 'version', { version: String(h.version) }))}</strong> — ${escape(time(h.at))}${by ? ` — ${escape(by)}` : ''}</p>`
+        + (h.changes.length === 0 ? '' : `<ul>${h.changes.map((c) => `<li><code>${escape(c.attribute)}</code>: `
+          + (c.from === undefined ? '' : `<del>${escape(shown(c.from))}</del> `) + (c.to === undefined ? escape(say(locale, 'removed')) : `<ins>${escape(shown(c.to))}</ins>`) + '</li>').join('')}</ul>`)
+        + '</li>';
+    }).join('') + '</ol>';
+  }
+
+  /** The actions on an account, each a form with its confirmation. */
+  function actionsOf(s: Signed, a: Application, account: ConsoleAccount): string {
+    const { locale } = s;
+    const r = account.record;
+    const base = `/apps/${encodeURIComponent(a.name)}/accounts/${r.id}`;
+    const confirm = (id: string) => `<label class="choice"><input type="checkbox" name="confirm" value="yes" required id="confirm-${id}"> ${escape(say(locale, 'confirm'))}</label>`;
+    const one = (action: AccountAction, label: string, fields = '', secondary = true) => `<form method="post" action="${escape(`${base}/${action}${q({ locale })}`)}" aria-label="${escape(label)}">`
+      + `<input type="hidden" name="csrf" value="${escape(s.token)}">${fields}${confirm(action)}<button type="submit"${secondary ? ' class="secondary"' : ''}>${escape(label)}</button></form>`;
+    const disabledNow = r.disabled && isDisabled(r, services.clock.now());
+    return `<section aria-labelledby="h-actions" class="actions"><h2 id="h-actions">${escape(say(locale, 'actions'))}</h2>`
+      + (disabledNow ? one('enable', say(locale, 'enable'))
+        : one('disable', say(locale, 'disable'), `<div class="row"><div><label for="reason">${escape(say(locale, 'reason'))}</label><input id="reason" name="reason" type="text" maxlength="${MAX_DISABLE_REASON}"></div>`
+          + `<div><label for="until">${escape(say(locale, 'until'))}</label><input id="until" name="until" type="text" inputmode="numeric" placeholder="2026-01-31 18:00" aria-describedby="until-tip"></div></div>`
+          + `<p class="tip" id="until-tip">${escape(say(locale, 'untilTip'))}</p>`))
+      + one('signout', say(locale, 'signOutEverywhere'))
+      + (account.totp !== 'off' || account.recoveryCodesLeft > 0 ? one('reset-second-factor', say(locale, 'resetSecondFactor')) : '')
+      + (r.email && !r.emailVerified ? one('verify-email', say(locale, 'verifyEmail')) : '')
+      + one('export', say(locale, 'export'))
+      + one('erase', say(locale, 'erase'), `<label for="erase-name">${escape(say(locale, 'eraseType', { name: r.email ?? r.uuid }))}</label><input id="erase-name" name="name" type="text" required autocomplete="off">`
+        + `<p class="tip">${escape(say(locale, 'eraseTip'))}</p>`)
+      + '</section>';
+  }
+
+  app.post('/apps/:app/accounts/:id/:action', form, signed('account', async (req, res, s, body) => {
+    const { locale } = s;
+    const action = ACTIONS.find((x) => x === req.params.action);
+    const named = await accountOf(req, res, s);
+    if (!named) return;
+    if (!action) return problem(res, 404, locale, say(locale, 'noSuchAction'), s);
+    const account = await consoleAccount(services, named);
+    if (!account) return problem(res, 404, locale, say(locale, 'noSuchAccount'), s);
+    const again = (status: number, notice: string) => accountPage(res, status, s, named.app, account, { notice });
+    if (body.confirm !== 'yes') return again(400, say(locale, 'notConfirmed'));
+    const acting: Acting = s.operator.acting;
+    const command = { ...named, acting };
+    const to = (done: Done) => res.redirect(303, `/apps/${encodeURIComponent(named.app.name)}/accounts/${named.entityId}${q({ locale, done })}`);
+    try {
+      switch (action) {
+        case 'disable': {
+          const until = typedTime(body.until);
+          if (until === 'bad') return again(400, say(locale, 'badTime'));
+          await disableUser(services, { ...command, ...(until && { until }), ...(body.reason && { reason: body.reason }) });
+          return to('disabled');
+        }
+        case 'enable': return to((await enableUser(services, command)).wasDisabled ? 'enabled' : 'nothingToDo');
+        case 'signout': await signOutUser(services, command); return to('signedOut');
+        case 'reset-second-factor': return to((await resetSecondFactor(services, command)).removed ? 'secondFactorReset' : 'nothingToDo');
+        case 'verify-email': await verifyEmailAsOperator(services, command); return to('emailVerified');
+        case 'export': {
+          const document = renderAccountExport(await exportUser(services, command));
+          res.setHeader('Content-Disposition', `attachment; filename="account-${account.record.uuid}.json"`);
+          return void res.type('application/json').send(JSON.stringify(document, null, 2));
+        }
+        case 'erase': {
+          const typed = (body.name ?? '').trim().toLowerCase();
+          if (typed === '' || (typed !== (account.record.email ?? '').toLowerCase() && typed !== account.record.uuid)) return again(400, say(locale, 'eraseNotTyped'));
+          await eraseUser(services, command);
+          return res.redirect(303, `/${q({ app: named.app.name, locale, done: 'erased' })}`);
+        }
+      }
+    } catch (e) {
+      if (e instanceof Refusal) return again(e.reason === 'gone' ? 404 : 400, e.message);
+      throw e;
+    }
+  }));
+
+  // the audit log, with the filters of /audit/list
+  app.get('/audit', signed('read', async (req, res, s) => {
+    const { locale } = s;
+    const { apps, app: chosen } = await applicationOf(req.query.app, s);
+    const filters = Object.fromEntries(['type', 'actor', 'subject', 'since', 'until', 'before']
+      .map((k) => [k, typeof req.query[k] === 'string' && req.query[k] !== '' ? String(req.query[k]).slice(0, 200) : undefined])
+      .filter((e): e is [string, string] => e[1] !== undefined));
+    const field = (k: string, tip: string) => `<div><label for="f-${k}">${escape(say(locale, `audit_${k}`))}</label><input id="f-${k}" name="${k}" type="text" value="${escape(filters[k] ?? '')}" placeholder="${escape(tip)}"></div>`;
+    let body = `<form method="get" action="/audit"><input type="hidden" name="locale" value="${escape(locale)}"><div class="row"><div>${appPicker(apps, chosen, locale)}</div>`
+      + field('type', 'account.disabled') + field('actor', 'operator:ada@example.com') + field('subject', 'record:42') + field('since', '2026-01-01T00:00:00Z') + field('until', '')
+      + `<div><button type="submit">${escape(say(locale, 'filter'))}</button></div></div></form>`;
+    if (!chosen) return page(res, 404, locale, say(locale, 'audit'), `${body}<p class="notice" role="alert">${escape(say(locale, 'noSuchApp'))}</p>`, s);
+    let listed: Awaited<ReturnType<typeof consoleAudit>>;
+    try {
+      listed = await consoleAudit(services, { app: chosen, filters });
+    } catch (e) {
+      if (e instanceof AuditQueryError) return page(res, 400, locale, say(locale, 'audit'), `${body}<p class="notice" role="alert">${escape(`${e.field}: ${e.message}`)}</p>`, s);
+      throw e;
+    }
+    const actorOf = (x: (typeof listed.entries)[number]['actor']) => (x.kind === 'operator' ? `operator ${x.name}` : x.kind === 'client' ? `client ${x.clientId}` : x.kind === 'account' ? `account ${x.accountId}` : 'system');
+    body += listed.entries.length === 0 ? `<p class="notice" role="status">${escape(say(locale, 'noneFound'))}</p>`
+      : `<div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'audit'))}</caption><thead><tr>${[say(locale, 'when'), say(locale, 'what'), say(locale, 'who'), say(locale, 'about'), say(locale, 'details')].map((h) => `<th scope="col">${escape(h)}</th>`).join('')}</tr></thead><tbody>`
+        + listed.entries.map((e) => `<tr><td>${escape(time(e.occurredAt))}</td><td><code>${escape(e.type)}</code></td><td>${escape(actorOf(e.actor))}</td>`
+          + `<td>${e.subject.kind === 'record' ? `<a href="${accountPath(chosen, Number(e.subject.id), locale)}">record ${escape(String(e.subject.id))}</a>` : escape(`${e.subject.kind} ${'id' in e.subject ? String(e.subject.id) : ''}`)}</td>`
+          + `<td>${escape([Object.keys(e.data).length ? JSON.stringify(e.data) : '', e.address ?? ''].filter(Boolean).join(' · '))}</td></tr>`).join('')
+        + '</tbody></table></div>';
+    if (listed.next) body += `<p class="links"><a href="/audit${q({ app: chosen.name, ...filters, before: listed.next, locale })}" rel="next">${escape(say(locale, 'older'))}</a></p>`;
+    page(res, 200, locale, say(locale, 'audit'), body, s);
+  }));
+
+  // the queue dashboard, behind the same sign-in: an admin retries or removes jobs, everyone reads
+  if (queues) {
+    app.use('/queues', signed('read', async (req, res, s) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        // bull-board's own calls (fetch, JSON): from this origin, by an admin
+        if (crossSite(req) || req.headers['sec-fetch-site'] === undefined) return problem(res, 403, s.locale, say(s.locale, 'forged'), s);
+        if (!roleMay(s.operator.role, 'administer')) return problem(res, 403, s.locale, say(s.locale, 'roleForbids'), s);
+      }
+      await new Promise<void>((resolve, reject) => queues.router(req, res, (e?: unknown) => (e ? reject(e) : resolve())));
+    }, { csrf: 'its own' }));
+  }
+
+  app.use((req, res) => problem(res, 404, localeOf(req), say(localeOf(req), 'notFound')));
+  // a failure shows a page with its request id, never a stack trace
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    void _next;
+    logger.error({ err, requestId: res.locals.requestId, path: req.path }, 'console request failed');
+    if (res.headersSent) return;
+    problem(res, 500, localeOf(req), say(localeOf(req), 'failed', { id: String(res.locals.requestId) }));
+  });
+  return app;
+}

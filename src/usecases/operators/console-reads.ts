@@ -1,0 +1,133 @@
+import { activityQuery } from '../../domain/activity';
+import { auditQuery, type AuditFilters } from '../../domain/audit-query';
+import { parseFilter, printFilter, type Filter } from '../../domain/filter';
+import type { HistoryEntry } from '../../domain/history';
+import { isFilterText, prefixFilter } from '../../domain/operators';
+import { sessionFacts } from '../../domain/session';
+import type { Application } from '../../domain/storage/applications';
+import type { CredentialKind } from '../../domain/storage/credentials';
+import type { AuditEntry } from '../../domain/storage/audit';
+import type { ActivityEntry } from '../../domain/storage/events';
+import type { UserRecord } from '../../domain/storage/records';
+import { listActivity } from '../activity/list-activity';
+import { listAudit } from '../audit/list-audit';
+import { recordHistory } from '../records/record-history';
+import type { Services } from '../services';
+
+/**
+ * What the operators' console reads (docs/console.md): applications, a search of accounts, one
+ * account with everything an operator needs to help its person, its history as differences beside
+ * its activity, the account as it was at a time, and the audit log. Reads only; never a secret.
+ */
+
+/** The applications an operator picks from. */
+export const consoleApplications = (deps: Pick<Services, 'db'>): Promise<Application[]> => deps.db.applications.list();
+
+/** The application an operator named, if it exists. */
+export const consoleApplication = (deps: Pick<Services, 'db'>, name: string): Promise<Application | undefined> => deps.db.applications.findByName(name);
+
+/** One row of a search: who, and the state an operator looks for first. */
+export interface AccountRow { record: UserRecord & { passwordHash: null } }
+
+/** How many accounts a page of the search shows. */
+export const SEARCH_PAGE = 25;
+
+/**
+ * The accounts a text finds, one page at a time: a text in the filter language (a comparison or a
+ * null test, as /entity.find takes) as it is, any other text as the beginning of an email address,
+ * a username or a name (prefixFilter); no text, every account, newest first. FilterError and
+ * FilterUseError say what is wrong with a filter; a search the database stops (entity.find's
+ * time limit) is a StatementTimeoutError. `filter` is what was searched, as the filter language
+ * writes it.
+ */
+export async function searchAccounts(
+  deps: Pick<Services, 'db' | 'entityQueryTimeoutMs'>, command: { app: Application; text: string; page: number },
+): Promise<{ rows: AccountRow[]; more: boolean; filter?: string }> {
+  const text = command.text.trim();
+  const filter: Filter | undefined = text === '' ? undefined : isFilterText(text) ? parseFilter(text) : prefixFilter(text);
+  const reads = deps.db.lagTolerant;
+  const offset = Math.max(0, command.page) * SEARCH_PAGE;
+  // one more than a page: whether there is a next one, without counting them all
+  const page = await reads.records.searchPage(command.app.id, filter, ['-created'], { limit: SEARCH_PAGE + 1, offset }, deps.entityQueryTimeoutMs);
+  const records = await reads.records.findByIds(command.app.id, page.slice(0, SEARCH_PAGE).map((r) => r.id));
+  return {
+    rows: records.map((record) => ({ record: { ...record, passwordHash: null } })),
+    more: page.length > SEARCH_PAGE,
+    ...(filter && { filter: printFilter(filter) }),
+  };
+}
+
+/** A live session of an account as an operator sees it: what, through which client, since when, how; never a token. */
+export interface ConsoleSession { kind: CredentialKind; clientId: string | null; issuedAt: Date | null; expiresAt: Date; methods?: string[] }
+
+/** How many entries of the activity and of the history one page of the account shows. */
+export const ACCOUNT_PAGE_ENTRIES = 30;
+
+/** An account as the console shows it. */
+export interface ConsoleAccount {
+  record: UserRecord & { passwordHash: null };
+  hasPassword: boolean;
+  identities: { provider: string; identifier: string }[];
+  passkeys: { name: string; createdAt: Date; lastUsedAt: Date | null }[];
+  totp: 'off' | 'pending' | 'on';
+  recoveryCodesLeft: number;
+  sessions: ConsoleSession[];
+  activity: ActivityEntry[];
+  /** The cursor of the activity's next page, when there is one. */
+  activityNext?: string;
+  /** Its newest versions, each as the difference from the one before. */
+  history: HistoryEntry[];
+}
+
+const SESSIONS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'browser_session', 'console_session', 'oidc_access_token', 'oidc_refresh_token'];
+
+/** The account `entityId` of `app` (undefined when there is none), with a page of its activity (from `cursor`). */
+export async function consoleAccount(
+  deps: Pick<Services, 'clock' | 'db'>, command: { app: Application; entityId: number; cursor?: string },
+): Promise<ConsoleAccount | undefined> {
+  const { db, clock } = deps;
+  const { app, entityId } = command;
+  const now = clock.now();
+  const record = await db.records.find(app.id, { id: entityId });
+  if (!record) return undefined;
+  const [profiles, passkeys, totp, codes, activity, history, live] = await Promise.all([
+    db.social.profiles.forEntity(app.id, entityId),
+    db.passkeys.list(app.id, entityId),
+    db.factors.totp(app.id, entityId),
+    db.credentials.liveOfRecord(app.id, entityId, 'recovery_code', now),
+    listActivity({ events: db.events }, { applicationId: app.id, accountId: entityId, ...activityQuery({ cursor: command.cursor, limit: String(ACCOUNT_PAGE_ENTRIES) }) }),
+    recordHistory(deps, { applicationId: app.id, entityId, limit: ACCOUNT_PAGE_ENTRIES }),
+    Promise.all(SESSIONS.map((kind) => db.credentials.liveOfRecord(app.id, entityId, kind, now))).then((all) => all.flat()),
+  ]);
+  const clientIds = new Map<number, string>();
+  for (const id of new Set(live.map((c) => c.forClientId ?? c.clientId).filter((id): id is number => id !== null))) {
+    const client = await db.clients.findById(app.id, id);
+    if (client) clientIds.set(id, client.clientId);
+  }
+  return {
+    record: { ...record, passwordHash: null },
+    hasPassword: record.passwordHash !== null,
+    identities: profiles.map((p) => ({ provider: p.provider, identifier: p.identifier })),
+    passkeys: passkeys.map((k) => ({ name: k.name, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt })),
+    totp: !totp ? 'off' : totp.confirmedAt ? 'on' : 'pending',
+    recoveryCodesLeft: codes.length,
+    sessions: live.map((c) => {
+      const owner = c.forClientId ?? c.clientId;
+      const facts = sessionFacts(c);
+      return { kind: c.kind, clientId: owner === null ? null : clientIds.get(owner) ?? null, issuedAt: c.createdAt ?? null, expiresAt: c.expiresAt, ...(facts && { methods: facts.amr }) };
+    }),
+    activity: activity.entries,
+    ...(activity.nextCursor && { activityNext: activity.nextCursor }),
+    history,
+  };
+}
+
+/** The account as it was at `at` (undefined: it did not exist then, or was deleted). */
+export function consoleAccountAt(deps: Pick<Services, 'versions'>, command: { app: Application; entityId: number; at: Date }): Promise<Record<string, unknown> | undefined> {
+  return deps.versions.at(command.app.id, { id: command.entityId }, command.at);
+}
+
+/** A page of the application's audit log, with the filters of /audit/list (AuditQueryError names what is wrong). */
+export function consoleAudit(deps: Pick<Services, 'db'>, command: { app: Application; filters: AuditFilters }): Promise<{ entries: AuditEntry[]; next?: string }> {
+  return listAudit({ audit: deps.db.audit }, { applicationId: command.app.id, ...auditQuery({ limit: '50', ...command.filters }) });
+}
