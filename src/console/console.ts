@@ -12,7 +12,6 @@ import { Refusal } from '../domain/refusal';
 import { randomToken, safeEqual } from '../domain/secrets';
 import type { Application } from '../domain/storage/applications';
 import { isDisabled, type UserRecord } from '../domain/storage/records';
-import { formatTimestamp } from '../domain/timestamps';
 import type { Logger } from '../logger';
 import { filled, textsOf } from '../texts';
 import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
@@ -56,7 +55,8 @@ const DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'emailVer
 type Done = (typeof DONE)[number];
 
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(textsOf('console', locale)[key] ?? key, values);
-const time = (d: Date | null | undefined) => (d ? formatTimestamp(d).replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—');
+/** A time as operators read it: to the second, in UTC. */
+const time = (d: Date | null | undefined) => (d ? `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC` : '—');
 const shown = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 const q = (params: Record<string, string | number | undefined>) => {
   const entries = Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '');
@@ -167,7 +167,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (!client) return problem(res, 503, locale, say(locale, 'noLoginClient', { app: ops.name }));
       const nextPath = typeof req.query.next === 'string' && /^\/(?!\/)[\x21-\x7e]{0,500}$/.test(req.query.next) ? req.query.next : '/';
       const state = randomToken(16);
-      res.cookie(cookieName(STATE_COOKIE), `${state}.${Buffer.from(nextPath).toString('base64url')}`, {
+      // (hex, then where to go after: a cookie holds base64url characters only)
+      res.cookie(cookieName(STATE_COOKIE), `${state}_${Buffer.from(nextPath).toString('base64url')}`, {
         httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: STATE_SECONDS * 1000,
       });
       const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: callbackUrl, state, locale });
@@ -182,7 +183,9 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     try {
       const ops = await operatorsApp(res, locale);
       if (!ops) return;
-      const [held, nextCoded] = (cookieValue(req, cookieName(STATE_COOKIE)) ?? '').split('.');
+      const cookie = cookieValue(req, cookieName(STATE_COOKIE)) ?? '';
+      const held = cookie.slice(0, Math.max(0, cookie.indexOf('_')));
+      const nextCoded = cookie.slice(cookie.indexOf('_') + 1);
       res.clearCookie(cookieName(STATE_COOKIE), { path: '/', secure });
       const state = typeof req.query.state === 'string' ? req.query.state : '';
       const code = typeof req.query.code === 'string' ? req.query.code : '';
@@ -349,7 +352,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     return '<ol class="items" reversed>' + history.map((h) => {
       const by = h.by ? `${h.by.type} · ${h.by.actor.kind === 'operator' ? h.by.actor.name : h.by.actor.kind === 'client' ? `client ${h.by.actor.clientId}` : h.by.actor.kind}` : '';
       return `<li><p><strong>${escape(say(locale, 'version', { version: String(h.version) }))}</strong> — ${escape(time(h.at))}${by ? ` — ${escape(by)}` : ''}</p>`
-        + (h.changes.length === 0 ? '' : `<ul>${h.changes.map((c) => `<li><code>${escape(c.attribute)}</code>: `
+        + (h.changes.length === 0 ? '' : `<ul class="changes">${h.changes.map((c) => `<li><code>${escape(c.attribute)}</code>: `
           + (c.from === undefined ? '' : `<del>${escape(shown(c.from))}</del> `) + (c.to === undefined ? escape(say(locale, 'removed')) : `<ins>${escape(shown(c.to))}</ins>`) + '</li>').join('')}</ul>`)
         + '</li>';
     }).join('') + '</ol>';

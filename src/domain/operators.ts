@@ -55,16 +55,17 @@ const range = (attribute: string, prefix: string): Filter => ({
 
 /**
  * The console's search of a typed text: an email address (or its beginning, with an `@`) by the
- * email's range, which its index answers; any other text by the beginning of the email, the
- * username or a name (givenName, familyName, displayName). Lower-cased: addresses are kept as typed
- * but compared without case by the database's collation.
+ * email's range; any other text by the beginning of the email, the username or a name (givenName,
+ * familyName, displayName). Each as typed and in lower case (a name capitalized too): values are
+ * compared as stored, which SQLite does with case.
  */
 export function prefixFilter(text: string): Filter {
   const typed = text.trim();
+  const lower = typed.toLowerCase();
   // names are compared as stored (SQLite compares exactly): as typed, in lower case, and capitalized
-  const prefixes = [...new Set([typed, typed.toLowerCase(), typed.charAt(0).toUpperCase() + typed.slice(1).toLowerCase()])];
-  const attributes = typed.includes('@') ? ['email'] : ['email', 'username', ...NAME_ATTRIBUTES];
-  return attributes.flatMap((a) => prefixes.map((p) => range(a, p))).reduce((left, right) => ({ kind: 'or', left, right }));
+  const ranges = typed.includes('@') ? [...new Set([typed, lower])].map((p) => range('email', p))
+    : ['email', 'username', ...NAME_ATTRIBUTES].flatMap((a) => [...new Set([typed, lower, lower.charAt(0).toUpperCase() + lower.slice(1)])].map((p) => range(a, p)));
+  return ranges.reduce((left, right) => ({ kind: 'or', left, right }));
 }
 
 /** Whether a search text is written in the filter language (a comparison or a null test) rather than a prefix. */

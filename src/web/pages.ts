@@ -90,7 +90,7 @@ const WIDE = 'header,main{max-width:72rem}nav{max-width:72rem;margin:0 auto 1rem
   + 'th{font-weight:bold}code,pre{font-size:.9rem;white-space:pre-wrap;overflow-wrap:anywhere}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}.row>*{flex:1 1 12rem}'
   + '.row button{width:auto;margin:.25rem 0}.actions form{border:1px solid #e4e7eb;border-radius:6px;padding:.75rem;margin:.75rem 0}.actions button{width:auto}'
   + '.badge{display:inline-block;padding:0 .4rem;border-radius:4px;background:#eef1f6;font-size:.85rem}.badge.off{background:#fdecea;color:#7a1a12}'
-  + 'del{background:#fdecea;color:#7a1a12;text-decoration:line-through}ins{background:#e3f4ea;color:#14532d;text-decoration:none}'
+  + '.items .changes li{border:0;padding:0;margin:.15rem 0}del{background:#fdecea;color:#7a1a12;text-decoration:line-through}ins{background:#e3f4ea;color:#14532d;text-decoration:none}'
   + '@media (min-width:60rem){.columns{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}}';
 const styles = new Map<string, string>();
 const AUTO_SUBMIT = 'document.forms[0].submit();';

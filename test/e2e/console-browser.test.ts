@@ -1,0 +1,222 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import request from 'supertest';
+import { buildConsole } from '../../src/console/console';
+import { findFlowDirectories, loadFlowDirectory } from '../../src/domain/flow-definition';
+import { OPERATOR_ROLE_ATTRIBUTE } from '../../src/domain/operators';
+import { parseNewUser } from '../../src/domain/users';
+import { createHttpServer } from '../../src/http-server';
+import { createLogger } from '../../src/logger';
+import { projectRoot } from '../../src/paths';
+import { ensureOperatorsApplication } from '../../src/usecases/operators/operators';
+import { createRecord } from '../../src/usecases/records/create-records';
+import { basic, FLOWS, manualClock, skipUnless, type TestApp } from '../helpers/backend';
+import { CHROMIUM, launchChromium, screenshots, servedTestApp, VIEWPORTS } from '../helpers/browser';
+import { freePort } from '../helpers/processes';
+import { oathtool } from '../helpers/totp';
+
+// The operators' console (docs/console.md) in headless Chromium: an operator of the operators'
+// application signs in through its hosted sign-in with a password and a one-time code (oathtool),
+// adds a passkey on that application's account page (the DevTools protocol's virtual
+// authenticator), signs in to the console with the passkey; finds an account, reads the difference
+// its last change made and its activity, disables it, and the audit log names the operator. A
+// viewer sees no action and the server refuses one it forges; a POST from another site is refused.
+
+const SHOTS = path.join(projectRoot(), 'docs/console');
+const PASSWORD = 'operator horse battery';
+/** Gatehouse's time, moved by hand: each one-time code in a 30-second step of its own. */
+const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 2_000));
+const acting = { actor: { kind: 'operator' as const, name: 'test' }, origin: {} };
+
+skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('the operators\' console in a real browser', () => {
+  let t: TestApp;
+  let served: Awaited<ReturnType<typeof servedTestApp>>;
+  let consoleServer: http.Server;
+  let stranger: http.Server;
+  let strangerOrigin: string;
+  let browser: Browser;
+  let consoleUrl: string;
+  let opsBase: string;
+  let owner: string;
+  let target: { email: string; id: number; createdAt: Date };
+  /** The account as stored now. */
+  const targetRecord = async () => {
+    const local = (await t.runtime.db.applications.findByName('local'))!;
+    return (await t.runtime.db.records.find(local.id, { id: target.id }))!;
+  };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    consoleUrl = `http://localhost:${port}`;
+    served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900', CONSOLE_PORT: String(port), CONSOLE_PUBLIC_URL: consoleUrl } });
+    t = served.t;
+    const { services } = t.runtime;
+    const { app: ops } = await ensureOperatorsApplication(services, { name: 'operators', flows: () => findFlowDirectories(FLOWS).map(loadFlowDirectory), acting });
+    opsBase = services.baseUrls.of('operators');
+    for (const [email, role] of [['ada@ops.example', 'admin'], ['vic@ops.example', 'viewer']]) {
+      await createRecord(services, { app: ops, origin: {}, operator: acting, record: parseNewUser(ops.id, { email, password: PASSWORD, [OPERATOR_ROLE_ATTRIBUTE]: role }) });
+    }
+    consoleServer = createHttpServer(buildConsole({ services, operatorsApp: 'operators', publicUrl: consoleUrl, logger: createLogger('error') }), t.runtime.config.http, createLogger('silent'));
+    await new Promise<void>((resolve) => consoleServer.listen(port, '127.0.0.1', resolve));
+    // the account operators look after, changed once by its app's backend
+    owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    const email = `grace-${Math.random().toString(36).slice(2)}@example.com`;
+    const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', attributes: JSON.stringify({ email, password: 'grace horse battery', givenName: 'Grace', familyName: 'Hopper' }) });
+    expect(created.body.stat).toBe('ok');
+    const createdAt = clock.now();
+    clock.advance(1_000);
+    const updated = await request(t.app).post('/entity.update').set('Authorization', owner).type('form')
+      .send({ type_name: 'user', id: created.body.id, attributes: JSON.stringify({ givenName: 'Amazing Grace' }) });
+    expect(updated.body.stat).toBe('ok');
+    target = { email, id: created.body.id, createdAt };
+    // another site, whose page posts a form to the console
+    const strangerPort = await freePort();
+    strangerOrigin = `http://127.0.0.1:${strangerPort}`;
+    stranger = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(
+      `<form method="post" action="${consoleUrl}/apps/local/accounts/${target.id}/enable"><input name="confirm" value="yes"><input name="csrf" value="guess"></form>`
+      + '<script>document.forms[0].submit()</script>'));
+    await new Promise<void>((resolve) => stranger.listen(strangerPort, '127.0.0.1', resolve));
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    for (const s of [consoleServer, stranger]) {
+      if (!s) continue;
+      s.closeAllConnections();
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+    }
+    await served?.close();
+  });
+
+  /** A browser of its own, with a platform authenticator that verifies the person. */
+  async function device(viewport = VIEWPORTS.desktop): Promise<{ page: Page; context: BrowserContext }> {
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    return { page, context };
+  }
+
+  /** The hosted sign-in's password step; the page it leads to is the caller's to wait for. */
+  async function password(page: Page, email: string): Promise<void> {
+    await page.fill('#f-signInEmailAddress', email);
+    await page.fill('#f-currentPassword', PASSWORD);
+    await Promise.all([page.waitForLoadState('load'), page.press('#f-currentPassword', 'Enter')]);
+  }
+
+  /** A first sign-in to the console: password, the authenticator app the operators' application requires, then both factors. Answers its secret. */
+  async function firstSignIn(page: Page, email: string): Promise<string> {
+    await page.goto(`${consoleUrl}/`);
+    await page.waitForURL(new RegExp(`^${opsBase.replace(/[.]/g, '\\.')}/signin\\?`));
+    await password(page, email);
+    const secret = (await page.textContent('#secret'))!.trim();
+    await page.fill('#code', oathtool(secret, clock.now()));
+    await Promise.all([page.waitForLoadState('load'), page.press('#code', 'Enter')]);
+    expect(await page.locator('.codes li').count()).toBe(10);
+    await Promise.all([page.waitForURL(/\/signin\?/), page.click('a.button')]);
+    clock.advance(30_000);
+    await password(page, email);
+    await page.fill('#code', oathtool(secret, clock.now()));
+    await Promise.all([page.waitForURL(`${consoleUrl}/`), page.press('#code', 'Enter')]);
+    return secret;
+  }
+
+  it('an admin signs in with a password and a code, then with a passkey; finds an account, reads its history and activity, disables it; the audit log names the admin', async () => {
+    const d = await device();
+    try {
+      const secret = await firstSignIn(d.page, 'ada@ops.example');
+      expect(await d.page.textContent('nav')).toContain('ada@ops.example (admin)');
+      await screenshots(d.page, SHOTS, 'console-accounts', VIEWPORTS);
+
+      // a passkey, added on the operators' application's own account page (signing in there too)
+      await Promise.all([d.page.waitForURL(/\/signin\?/), d.page.click('text=Your account')]);
+      clock.advance(30_000);
+      await password(d.page, 'ada@ops.example');
+      await d.page.fill('#code', oathtool(secret, clock.now()));
+      await Promise.all([d.page.waitForURL(`${opsBase}/account?locale=en-US`), d.page.press('#code', 'Enter')]);
+      await Promise.all([d.page.waitForURL(/done=passkeyAdded/), d.page.click('#passkey-add-button')]);
+
+      // signed out of the console, then in again with the passkey alone (it verified the person: two factors)
+      await d.page.goto(`${consoleUrl}/`);
+      await Promise.all([d.page.waitForURL(`${consoleUrl}/signout`), d.page.click('nav button')]);
+      expect(await d.page.textContent('h1')).toBe('You are signed out of the console');
+      // (the passkey button, not the autofill, to which the virtual authenticator would answer at once)
+      await d.page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false');
+      expect((await d.page.goto(`${consoleUrl}/audit`))!.url()).toMatch(/\/signin\?/);
+      await d.page.waitForSelector('#passkey-button:not([hidden])');
+      await Promise.all([d.page.waitForURL(/\/audit$/), d.page.click('#passkey-button')]);
+
+      // the search: the beginning of the address, in the application `local`
+      await d.page.goto(`${consoleUrl}/`);
+      await d.page.selectOption('#app', 'local');
+      await d.page.fill('#q', target.email.slice(0, 8));
+      await Promise.all([d.page.waitForURL(/q=grace-/), d.page.press('#q', 'Enter')]);
+      await Promise.all([d.page.waitForURL(new RegExp(`/apps/local/accounts/${target.id}`)), d.page.click(`text=${target.email}`)]);
+      // its history: the change of givenName, from what to what, by which client
+      const history = d.page.locator('#h-history + ol');
+      expect(await history.locator('li').first().textContent()).toContain('Version 2');
+      expect(await history.locator('del').first().textContent()).toBe('Grace');
+      expect(await history.locator('ins').first().textContent()).toBe('Amazing Grace');
+      expect(await history.textContent()).toContain(`client ${t.local.clients.owner.client_id}`);
+      // as it was at its creation
+      await d.page.fill('#at', new Date(target.createdAt.getTime() + 500).toISOString());
+      await Promise.all([d.page.waitForURL(/at=/), d.page.press('#at', 'Enter')]);
+      expect(await d.page.textContent('main')).toContain('"givenName": "Grace"');
+      await screenshots(d.page, SHOTS, 'console-account', VIEWPORTS);
+
+      // disabled, with a reason, confirmed
+      await d.page.fill('#reason', 'asked by phone, ticket 4711');
+      await d.page.check('#confirm-disable');
+      await Promise.all([d.page.waitForURL(/done=disabled/), d.page.click('form[action*="/disable"] button')]);
+      expect(await d.page.textContent('.notice.done')).toBe('The account is disabled and its sessions have ended.');
+      expect(await d.page.textContent('#h-activity + .scroll')).toContain('account.disabled');
+      expect((await targetRecord()).disabled?.reason).toBe('asked by phone, ticket 4711');
+
+      // the audit log shows the operator
+      await d.page.goto(`${consoleUrl}/audit?app=local&type=account.disabled`);
+      expect(await d.page.textContent('tbody')).toContain('operator ada@ops.example');
+      await screenshots(d.page, SHOTS, 'console-audit', VIEWPORTS);
+
+      // at 390 px, no page scrolls sideways
+      await d.page.setViewportSize(VIEWPORTS.phone);
+      for (const url of [`${consoleUrl}/?app=local`, `${consoleUrl}/apps/local/accounts/${target.id}`, `${consoleUrl}/audit?app=local`]) {
+        await d.page.goto(url);
+        const [scroll, width] = await d.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as number[];
+        expect({ url, scroll }).toEqual({ url, scroll: width });
+      }
+      await d.page.setViewportSize(VIEWPORTS.desktop);
+
+      // another site's form, in the signed-in browser, enables nothing
+      const [forged] = await Promise.all([d.page.waitForResponse((r) => r.url().startsWith(consoleUrl)), d.page.goto(`${strangerOrigin}/`)]);
+      expect([401, 403]).toContain(forged.status());
+      expect((await targetRecord()).disabled).not.toBeNull();
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  it('a viewer reads but cannot act: no action on the page, and the server refuses one it sends', async () => {
+    const d = await device();
+    try {
+      clock.advance(30_000);
+      await firstSignIn(d.page, 'vic@ops.example');
+      await d.page.goto(`${consoleUrl}/apps/local/accounts/${target.id}`);
+      expect(await d.page.textContent('main')).toContain(target.email);
+      expect(await d.page.locator('#h-actions').count()).toBe(0);
+      // the form a support operator would have, sent from this very page with this session's form token
+      const csrf = await d.page.getAttribute('nav input[name=csrf]', 'value');
+      const sent = await d.context.request.post(`${consoleUrl}/apps/local/accounts/${target.id}/enable`, { form: { csrf: csrf!, confirm: 'yes' }, maxRedirects: 0 });
+      const status = sent.status();
+      expect(status).toBe(403);
+      expect((await targetRecord()).disabled).not.toBeNull();
+    } finally {
+      await d.context.close();
+    }
+  });
+});

@@ -1,0 +1,143 @@
+import { findFlowDirectories, loadFlowDirectory } from '../../src/domain/flow-definition';
+import { FilterError } from '../../src/domain/filter';
+import { OPERATOR_ROLE_ATTRIBUTE, OperatorForbiddenError } from '../../src/domain/operators';
+import { sessionOf, type SignInFactor } from '../../src/domain/session';
+import type { Application } from '../../src/domain/storage/applications';
+import type { UserRecord } from '../../src/domain/storage/records';
+import { parseNewUser } from '../../src/domain/users';
+import { consoleAccount, consoleAccountAt, searchAccounts, SEARCH_PAGE } from '../../src/usecases/operators/console-reads';
+import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession } from '../../src/usecases/operators/console';
+import { disableUser } from '../../src/usecases/operators/disable-user';
+import { ensureOperatorsApplication, setOperatorRole } from '../../src/usecases/operators/operators';
+import { createRecord } from '../../src/usecases/records/create-records';
+import { changeRecord } from '../../src/usecases/records/change-record';
+import { FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+
+// The operators' console's use cases (docs/console.md), on the engine of the run: who may open a
+// console session, what a role may do, the search of accounts and an account's page.
+
+const clock = manualClock();
+const acting = { actor: { kind: 'operator' as const, name: 'test' }, origin: {} };
+let t: TestApp;
+let ops: Application;
+let local: Application;
+
+beforeAll(async () => {
+  t = await startTestApp({ clock, env: { CONSOLE_PORT: '3999', CONSOLE_PUBLIC_URL: 'https://console.example.com' } });
+  ({ app: ops } = await ensureOperatorsApplication(t.runtime.services, { name: 'operators', flows: () => findFlowDirectories(FLOWS).map(loadFlowDirectory), acting }));
+  local = (await t.runtime.db.applications.findByName('local'))!;
+});
+afterAll(() => t?.close());
+
+const make = async (app: Application, doc: Record<string, unknown>): Promise<UserRecord> => {
+  const made = await createRecord(t.runtime.services, { app, origin: {}, operator: acting, record: parseNewUser(app.id, doc) });
+  return (await t.runtime.db.records.find(app.id, { id: made.id }))!;
+};
+const call = (app: Application) => ({ origin: {}, app, clientAddress: '127.0.0.1', services: t.runtime.services });
+
+it('makes the operators\' application with a second factor required, once', async () => {
+  expect(ops.settings.second_factor).toBe('required');
+  const again = await ensureOperatorsApplication(t.runtime.services, { name: 'operators', flows: () => [], acting });
+  expect(again).toMatchObject({ created: false, app: { id: ops.id } });
+});
+
+describe('a console session', () => {
+  const callback = 'https://console.example.com/callback';
+  /** The code the hosted sign-in would give the console's callback after a sign-in with `factors`. */
+  async function codeFor(record: UserRecord, factors: SignInFactor[]): Promise<string> {
+    const client = (await consoleLoginClient(t.runtime.services, ops))!;
+    return t.runtime.services.work.run(async (uow) => t.runtime.services.tokens.issue({
+      kind: 'authorization_code', app: ops, entityId: record.id, client, redirectUri: callback, family: `f${Math.random()}`, seconds: 60,
+      extra: { authenticated_at: clock.now().toISOString(), session: sessionOf(factors, clock.now()) },
+    }, uow.tx));
+  }
+  const open = async (record: UserRecord, factors: SignInFactor[]) => openConsoleSession(call(ops), {
+    client: (await consoleLoginClient(t.runtime.services, ops))!, code: await codeFor(record, factors), redirectUri: callback, device: 'test',
+  });
+
+  it('opens for an operator with a role and two factors only, and answers its operator while the role allows', async () => {
+    const ada = await make(ops, { email: 'ada@ops.example', password: 'operator horse battery', [OPERATOR_ROLE_ATTRIBUTE]: 'viewer' });
+    const nobody = await make(ops, { email: 'nobody@ops.example', password: 'operator horse battery' });
+    await expect(open(ada, ['password'])).rejects.toThrow(/two factors/);
+    await expect(open(nobody, ['password', 'totp'])).rejects.toThrow(/no operator role/);
+    const opened = await open(ada, ['verified_passkey']);
+    const reads = await consoleOperator(call(ops), { value: opened.value, action: 'read', origin: {} });
+    expect(reads).toMatchObject({ role: 'viewer', name: 'ada@ops.example', acting: { actor: { kind: 'operator', name: 'ada@ops.example' } } });
+    await expect(consoleOperator(call(ops), { value: opened.value, action: 'account', origin: {} })).rejects.toBeInstanceOf(OperatorForbiddenError);
+    // a role given is a role used at the next request; a role taken away ends the console for it
+    await setOperatorRole(t.runtime.services, { app: ops, record: ada, role: 'support', acting });
+    expect(await consoleOperator(call(ops), { value: opened.value, action: 'account', origin: {} })).toMatchObject({ role: 'support' });
+    const now = (await t.runtime.db.records.find(ops.id, { id: ada.id }))!;
+    await setOperatorRole(t.runtime.services, { app: ops, record: now, role: null, acting });
+    expect(await consoleOperator(call(ops), { value: opened.value, action: 'read', origin: {} })).toBeUndefined();
+  });
+
+  it('ends when signed out, when the operator is disabled, and after its idle time', async () => {
+    const bob = await make(ops, { email: 'bob@ops.example', password: 'operator horse battery', [OPERATOR_ROLE_ATTRIBUTE]: 'admin' });
+    const first = await open(bob, ['password', 'totp']);
+    const operator = (await consoleOperator(call(ops), { value: first.value, action: 'administer', origin: {} }))!;
+    await endConsoleSession(call(ops), { session: operator.session });
+    expect(await consoleOperator(call(ops), { value: first.value, action: 'read', origin: {} })).toBeUndefined();
+    const second = await open(bob, ['password', 'totp']);
+    await disableUser(t.runtime.services, { app: ops, entityId: bob.id, acting });
+    expect(await consoleOperator(call(ops), { value: second.value, action: 'read', origin: {} })).toBeUndefined();
+    const carol = await make(ops, { email: 'carol@ops.example', password: 'operator horse battery', [OPERATOR_ROLE_ATTRIBUTE]: 'admin' });
+    const third = await open(carol, ['password', 'totp']);
+    clock.advance(31 * 60_000);
+    expect(await consoleOperator(call(ops), { value: third.value, action: 'read', origin: {} })).toBeUndefined();
+  });
+});
+
+describe('the search of accounts', () => {
+  beforeAll(async () => {
+    await make(local, { email: 'augusta@example.com', givenName: 'Ada', familyName: 'Lovelace' });
+    await make(local, { email: 'grace@example.com', givenName: 'Grace', familyName: 'Hopper', username: 'amazing' });
+    for (let i = 0; i < SEARCH_PAGE + 1; i++) await make(local, { email: `pager-${String(i).padStart(2, '0')}@example.com` });
+  });
+  const find = (text: string, page = 0) => searchAccounts(t.runtime.services, { app: local, text, page });
+  const emails = (found: Awaited<ReturnType<typeof find>>) => found.rows.map((r) => r.record.email);
+
+  it('finds by the beginning of a name, a username or an address, typed in any case', async () => {
+    expect(emails(await find('lov'))).toEqual(['augusta@example.com']);
+    expect(emails(await find('AMAZ'))).toEqual(['grace@example.com']);
+    expect(emails(await find('GRACE@Ex'))).toEqual(['grace@example.com']);
+    expect(emails(await find('nobody-has-this'))).toEqual([]);
+  });
+
+  it('pages newest first, and says whether there is more', async () => {
+    const first = await find('pager-');
+    expect(first.rows).toHaveLength(SEARCH_PAGE);
+    expect(first.more).toBe(true);
+    expect(first.rows[0].record.email).toBe(`pager-${SEARCH_PAGE}@example.com`);
+    const second = await find('pager-', 1);
+    expect(emails(second)).toEqual(['pager-00@example.com']);
+    expect(second.more).toBe(false);
+    expect(first.rows.every((r) => r.record.passwordHash === null)).toBe(true);
+  });
+
+  it('takes the filter language as /entity.find does, and says what is wrong with a filter', async () => {
+    const found = await find("familyName = 'Hopper'");
+    expect(emails(found)).toEqual(['grace@example.com']);
+    expect(found.filter).toBe("familyName = 'Hopper'");
+    await expect(find("familyName = 'Hopper")).rejects.toBeInstanceOf(FilterError);
+  });
+});
+
+it('shows an account: its history as differences and as it was at a time, its activity, its state', async () => {
+  const record = await make(local, { email: 'history@example.com', password: 'history horse battery', givenName: 'Old' });
+  const created = clock.now();
+  clock.advance(1_000);
+  await changeRecord(t.runtime.services, {
+    app: local, acting, writer: { record, byUser: false, fresh: false, clientId: null }, kind: 'record.updated', change: (doc) => ({ ...doc, givenName: 'New' }),
+  });
+  await disableUser(t.runtime.services, { app: local, entityId: record.id, acting, reason: 'asked to' });
+  const account = (await consoleAccount(t.runtime.services, { app: local, entityId: record.id }))!;
+  expect(account.record.passwordHash).toBeNull();
+  expect(account.hasPassword).toBe(true);
+  expect(account.record.disabled).toMatchObject({ reason: 'asked to' });
+  expect(account.history[0]).toMatchObject({ version: 2, changes: [{ attribute: 'givenName', from: 'Old', to: 'New' }], by: { type: 'record.updated', actor: { kind: 'operator', name: 'test' } } });
+  expect(account.activity.map((e) => e.type)).toContain('account.disabled');
+  expect(await consoleAccountAt(t.runtime.services, { app: local, entityId: record.id, at: new Date(created.getTime() + 500) })).toMatchObject({ givenName: 'Old' });
+  expect(await consoleAccountAt(t.runtime.services, { app: local, entityId: record.id, at: new Date(created.getTime() - 60_000) })).toBeUndefined();
+  expect(await consoleAccount(t.runtime.services, { app: local, entityId: 999_999 })).toBeUndefined();
+});
