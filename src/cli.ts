@@ -23,12 +23,11 @@ import { importBatch, importProgress, type ImportLine } from './usecases/records
 import { renderAccountExport } from './domain/account-export';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
 import { createApplication } from './usecases/applications/create-application';
-import { accountClient } from './usecases/account/account-client';
 import { importFlows } from './usecases/applications/import-flows';
 import { addProvider } from './usecases/providers/add-provider';
 import { removeProvider } from './usecases/providers/remove-provider';
 import { rotateSigningKeys } from './usecases/keys/signing-keys';
-import { addClient } from './usecases/clients/add-client';
+import { addOperatorsClient } from './usecases/clients/add-client';
 import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from './usecases/clients/change-settings';
 import { parseFeatures } from './domain/clients';
 import { SETTING_KEY, SETTING_KEY_FORM, settingValueProblem } from './domain/settings';
@@ -239,11 +238,8 @@ program.command('clients:add')
   .action((opts: { app?: string; description: string; features: string[] }) => withCore(async (core) => {
     const features = parseFeatures(opts.features, '--features');
     const app = await applicationOf(core, opts);
-    // a login client signs people in on the same pages as the application's own: its default flow
-    const own = features.includes('login_client') ? await accountClient(core, app) : undefined;
-    const settings = own?.settings.default_flow_name !== undefined && own.settings.default_flow_version !== undefined
-      ? { default_flow_name: own.settings.default_flow_name, default_flow_version: own.settings.default_flow_version } : undefined;
-    const added = await addClient(core, { applicationId: app.id, acting: core.acting, description: opts.description, features, ...(settings && { settings }) });
+    const added = await addOperatorsClient(core, { app, acting: core.acting, description: opts.description, features });
+    const { settings, own } = added;
     const changed = [`added the client ${added.client.clientId} (${features.join(', ')}) to the application "${app.name}"`];
     if (settings) changed.push(`its hosted pages show the flow ${settings.default_flow_name} version ${settings.default_flow_version}, as the application's own login client's do`);
     if (own) {

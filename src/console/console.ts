@@ -8,13 +8,18 @@ import { FilterError, FilterUseError } from '../domain/filter';
 import type { HistoryEntry } from '../domain/history';
 import { AuditQueryError } from '../domain/audit-query';
 import { OperatorForbiddenError, roleMay, type ConsoleAction } from '../domain/operators';
-import { Refusal } from '../domain/refusal';
+import { invalidField, Refusal } from '../domain/refusal';
+import { FEATURES, NoSuchClientError, parseFeatures } from '../domain/clients';
 import { randomToken, safeEqual } from '../domain/secrets';
 import type { Application } from '../domain/storage/applications';
 import { isDisabled, type UserRecord } from '../domain/storage/records';
 import type { Logger } from '../logger';
 import { filled, textsOf } from '../texts';
 import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
+import { applicationView, changeOneSetting, flowDifference } from '../usecases/operators/console-admin';
+import { addOperatorsClient } from '../usecases/clients/add-client';
+import { resetSecret } from '../usecases/clients/reset-secret';
+import { rotateSigningKeys } from '../usecases/keys/signing-keys';
 import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession, type Operator } from '../usecases/operators/console';
 import { disableUser, MAX_DISABLE_REASON } from '../usecases/operators/disable-user';
 import { enableUser } from '../usecases/operators/enable-user';
@@ -103,7 +108,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
   /** A page of the console: its navigation (for a signed-in operator), its body; no script, forms to this origin only. */
   const page = (res: Response, status: number, locale: PageLocale, title: string, body: string, s?: Signed) => {
     const nav = s ? `<nav aria-label="${escape(say(locale, 'navigation'))}"><a href="/${q({ locale })}">${escape(say(locale, 'accounts'))}</a>`
-      + `<a href="/audit${q({ locale })}">${escape(say(locale, 'audit'))}</a>`
+      + `<a href="/audit${q({ locale })}">${escape(say(locale, 'audit'))}</a><a href="/apps${q({ locale })}">${escape(say(locale, 'applications'))}</a>`
       + (queues ? `<a href="/queues/">${escape(say(locale, 'queues'))}</a>` : '')
       + `<a href="${escape(services.baseUrls.of(s.operatorsApp.name))}/account">${escape(say(locale, 'yourAccount'))}</a>`
       + `<span>${escape(say(locale, 'signedInAs', { name: s.operator.name, role: say(locale, `role_${s.operator.role}`) }))}</span>`
@@ -452,6 +457,168 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         + '</tbody></table></div>';
     if (listed.next) body += `<p class="links"><a href="/audit${q({ app: chosen.name, ...filters, before: listed.next, locale })}" rel="next">${escape(say(locale, 'older'))}</a></p>`;
     page(res, 200, locale, say(locale, 'audit'), body, s);
+  }));
+
+  // applications: settings, clients, identity providers, flows and signing keys; changes for admins
+  const appBase = (a: Application) => `/apps/${encodeURIComponent(a.name)}`;
+  const adminForm = (s: Signed, action: string, label: string, fields: string, confirm = false) =>
+    `<form method="post" action="${escape(`${action}${q({ locale: s.locale })}`)}" aria-label="${escape(label)}"><input type="hidden" name="csrf" value="${escape(s.token)}">${fields}`
+    + (confirm ? `<label class="choice"><input type="checkbox" name="confirm" value="yes" required> ${escape(say(s.locale, 'confirm'))}</label>` : '')
+    + `<button type="submit" class="secondary">${escape(label)}</button></form>`;
+  const settingsTable = (settings: Record<string, string>, locale: PageLocale) => (Object.keys(settings).length === 0 ? `<p>${escape(say(locale, 'none'))}</p>`
+    : `<div class="scroll"><table><thead><tr><th scope="col">${escape(say(locale, 'key'))}</th><th scope="col">${escape(say(locale, 'value'))}</th></tr></thead><tbody>`
+      + Object.entries(settings).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `<tr><td><code>${escape(k)}</code></td><td><code>${escape(v)}</code></td></tr>`).join('') + '</tbody></table></div>');
+  const settingForm = (s: Signed, a: Application, client?: string) => adminForm(s, `${appBase(a)}/settings`, say(s.locale, 'setSetting'),
+    (client ? `<input type="hidden" name="client" value="${escape(client)}">` : '')
+    + `<div class="row"><div><label for="key">${escape(say(s.locale, 'key'))}</label><input id="key" name="key" type="text" required maxlength="64"></div>`
+    + `<div><label for="value">${escape(say(s.locale, 'value'))}</label><input id="value" name="value" type="text" maxlength="4000" aria-describedby="value-tip"></div></div>`
+    + `<p class="tip" id="value-tip">${escape(say(s.locale, 'settingTip'))}</p>`);
+
+  app.get('/apps', signed('read', async (_req, res, s) => {
+    const apps = await consoleApplications(services);
+    const rows = apps.map((a) => `<tr><td><a href="${escape(`${appBase(a)}${q({ locale: s.locale })}`)}">${escape(a.name)}</a></td><td><code>${escape(services.baseUrls.of(a.name))}</code></td>`
+      + `<td>${a.id === s.operatorsApp.id ? escape(say(s.locale, 'operatorsApp')) : ''}</td></tr>`);
+    page(res, 200, s.locale, say(s.locale, 'applications'), `<div class="scroll"><table><thead><tr><th scope="col">${escape(say(s.locale, 'application'))}</th>`
+      + `<th scope="col">${escape(say(s.locale, 'baseUrl'))}</th><th scope="col"></th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`, s);
+  }));
+
+  /** The application a path names; a page saying so otherwise. */
+  const namedApp = async (req: Request, res: Response, s: Signed): Promise<Application | undefined> => {
+    const found = await consoleApplication(services, String(req.params.app));
+    if (!found) problem(res, 404, s.locale, say(s.locale, 'noSuchApp'), s);
+    return found;
+  };
+  const DONE_ADMIN = ['settingChanged', 'keysRotated'] as const;
+
+  app.get('/apps/:app', signed('read', async (req, res, s) => {
+    const a = await namedApp(req, res, s);
+    if (!a) return;
+    const view = await applicationView(services, { app: a });
+    const { locale } = s;
+    const admin = roleMay(s.operator.role, 'administer');
+    const done = DONE_ADMIN.find((d) => d === req.query.done);
+    let body = (done ? `<p class="notice done" role="status">${escape(say(locale, `done_${done}`))}</p>` : '')
+      + `<p><code>${escape(view.baseUrl)}</code> · <a href="/${q({ app: a.name, locale })}">${escape(say(locale, 'accounts'))}</a> · <a href="/audit${q({ app: a.name, locale })}">${escape(say(locale, 'audit'))}</a></p>`;
+    body += `<section aria-labelledby="h-settings"><h2 id="h-settings">${escape(say(locale, 'settings'))}</h2>${settingsTable(a.settings, locale)}${admin ? settingForm(s, a) : ''}</section>`;
+    body += `<section aria-labelledby="h-clients"><h2 id="h-clients">${escape(say(locale, 'clients'))}</h2>`
+      + `<div class="scroll"><table><thead><tr><th scope="col">client_id</th><th scope="col">${escape(say(locale, 'description'))}</th><th scope="col">${escape(say(locale, 'features'))}</th></tr></thead><tbody>`
+      + view.clients.map((c) => `<tr><td><a href="${escape(`${appBase(a)}/clients/${encodeURIComponent(c.clientId)}${q({ locale })}`)}"><code>${escape(c.clientId)}</code></a></td>`
+        + `<td>${escape(c.description)}</td><td>${escape(c.features.join(', '))}</td></tr>`).join('') + '</tbody></table></div>'
+      + (admin ? adminForm(s, `${appBase(a)}/clients`, say(locale, 'addClient'),
+        `<label for="description">${escape(say(locale, 'description'))}</label><input id="description" name="description" type="text" required maxlength="200">`
+        + `<fieldset><legend>${escape(say(locale, 'features'))}</legend>${FEATURES.map((f) => `<label class="choice"><input type="checkbox" name="features" value="${f}"${f === 'login_client' ? ' checked' : ''}> <code>${f}</code></label>`).join(' ')}</fieldset>`) : '')
+      + '</section>';
+    body += `<section aria-labelledby="h-providers"><h2 id="h-providers">${escape(say(locale, 'providers'))}</h2>`
+      + (view.providers.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<ul>${view.providers.map((p) => `<li><code>${escape(p.name)}</code> (${escape(p.kind)}) <code>${escape(p.issuer)}</code></li>`).join('')}</ul>`)
+      + '</section>';
+    body += `<section aria-labelledby="h-flows"><h2 id="h-flows">${escape(say(locale, 'flows'))}</h2>`
+      + (view.flows.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<ul>${view.flows.map((f) => `<li><code>${escape(f.name)}</code> — ${escape(say(locale, 'latestVersion', { version: String(f.latest) }))}`
+        + (f.latest > 1 ? ` · <a href="${escape(`${appBase(a)}/flows/${encodeURIComponent(f.name)}${q({ from: f.latest - 1, to: f.latest, locale })}`)}">${escape(say(locale, 'flowChanges', { from: String(f.latest - 1), to: String(f.latest) }))}</a>` : '')
+        + '</li>').join('')}</ul>`)
+      + '</section>';
+    body += `<section aria-labelledby="h-keys"><h2 id="h-keys">${escape(say(locale, 'keys'))}</h2>`
+      + (view.keys.length === 0 ? `<p>${escape(say(locale, 'noKeys'))}</p>`
+        : `<div class="scroll"><table><thead><tr><th scope="col">kid</th><th scope="col">alg</th><th scope="col">${escape(say(locale, 'state'))}</th><th scope="col">${escape(say(locale, 'created'))}</th></tr></thead><tbody>`
+          + view.keys.map((k) => `<tr><td><code>${escape(k.kid)}</code></td><td>${escape(k.alg)}</td><td>${escape(k.slot ?? say(locale, 'retired', { at: time(k.retiredAt) }))}</td><td>${escape(time(k.createdAt))}</td></tr>`).join('')
+          + '</tbody></table></div>'
+          + (admin ? adminForm(s, `${appBase(a)}/keys`, say(locale, 'rotateKeys'), `<p class="tip">${escape(say(locale, 'rotateTip'))}</p>`, true) : ''))
+      + '</section>';
+    page(res, 200, locale, a.name, body, s);
+  }));
+
+  app.get('/apps/:app/clients/:client', signed('read', async (req, res, s) => {
+    const a = await namedApp(req, res, s);
+    if (!a) return;
+    const view = await applicationView(services, { app: a });
+    const client = view.clients.find((c) => c.clientId === req.params.client);
+    if (!client) return problem(res, 404, s.locale, say(s.locale, 'noSuchClient'), s);
+    const { locale } = s;
+    const admin = roleMay(s.operator.role, 'administer');
+    const done = DONE_ADMIN.find((d) => d === req.query.done);
+    page(res, 200, locale, say(locale, 'clientTitle', { client: client.description || client.clientId }),
+      (done ? `<p class="notice done" role="status">${escape(say(locale, `done_${done}`))}</p>` : '')
+      + `<p><a href="${escape(`${appBase(a)}${q({ locale })}`)}">${escape(say(locale, 'backToApp', { app: a.name }))}</a></p>`
+      + `<p>client_id <code>${escape(client.clientId)}</code> · ${escape(client.features.join(', '))}</p>`
+      + `<section aria-labelledby="h-settings"><h2 id="h-settings">${escape(say(locale, 'clientSettings'))}</h2>${settingsTable(client.settings, locale)}`
+      + (admin ? settingForm(s, a, client.clientId) + adminForm(s, `${appBase(a)}/clients/${encodeURIComponent(client.clientId)}/secret`, say(locale, 'resetSecret'),
+        `<p class="tip">${escape(say(locale, 'resetSecretTip'))}</p>`, true) : '')
+      + '</section>', s);
+  }));
+
+  /** A page that shows a client's secret once (never cached, like every page of the console). */
+  const secretPage = (res: Response, s: Signed, a: Application, clientId: string, secret: string, notes: string[]) =>
+    page(res, 200, s.locale, say(s.locale, 'secretTitle'), `<p class="notice done" role="status">${escape(say(s.locale, 'secretOnce'))}</p>`
+      + `<div class="scroll"><table><tbody><tr><th scope="row">client_id</th><td><code>${escape(clientId)}</code></td></tr>`
+      + `<tr><th scope="row">client_secret</th><td><code id="secret">${escape(secret)}</code></td></tr></tbody></table></div>`
+      + notes.map((n) => `<p>${escape(n)}</p>`).join('')
+      + `<p><a href="${escape(`${appBase(a)}/clients/${encodeURIComponent(clientId)}${q({ locale: s.locale })}`)}">${escape(say(s.locale, 'toClient'))}</a></p>`, s);
+
+  /** An administration change: its page again with what was wrong, or where it leads. */
+  const administer = (work: (req: Request, res: Response, s: Signed, a: Application, body: Record<string, string>) => Promise<void>) =>
+    signed('administer', async (req, res, s, body) => {
+      const a = await namedApp(req, res, s);
+      if (!a) return;
+      try {
+        await work(req, res, s, a, body);
+      } catch (e) {
+        if (e instanceof Refusal) return problem(res, 400, s.locale, `${e.detail.field ? `${e.detail.field}: ` : ''}${e.message}`, s);
+        throw e;
+      }
+    });
+
+  app.post('/apps/:app/settings', form, administer(async (_req, res, s, a, body) => {
+    const client = body.client || undefined;
+    await changeOneSetting(services, { app: a, ...(client && { clientId: client }), key: (body.key ?? '').trim(), value: body.value ?? '', acting: s.operator.acting });
+    res.redirect(303, `${client ? `${appBase(a)}/clients/${encodeURIComponent(client)}` : appBase(a)}${q({ locale: s.locale, done: 'settingChanged' })}`);
+  }));
+
+  // (features come as one field each: the body parser keeps the last, so they are read from the raw form)
+  app.post('/apps/:app/clients', express.urlencoded({ extended: true, limit: '16kb', parameterLimit: 20 }), administer(async (req, res, s, a, body) => {
+    const raw = (req.body as Record<string, unknown>).features;
+    const features = parseFeatures((Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((f): f is string => typeof f === 'string'), 'features');
+    if ((body.description ?? '').trim() === '') throw invalidField('description', say(s.locale, 'describeClient'));
+    const added = await addOperatorsClient(services, { app: a, acting: s.operator.acting, description: body.description!.trim().slice(0, 200), features });
+    secretPage(res, s, a, added.client.clientId, added.secret, [
+      ...(added.settings ? [say(s.locale, 'clientFlow', { flow: `${added.settings.default_flow_name} ${added.settings.default_flow_version}` })] : []),
+      ...(added.own ? [say(s.locale, 'setRedirects')] : []),
+    ]);
+  }));
+
+  app.post('/apps/:app/clients/:client/secret', form, administer(async (req, res, s, a, body) => {
+    if (body.confirm !== 'yes') throw invalidField('confirm', say(s.locale, 'notConfirmed'));
+    const clientId = String(req.params.client);
+    let secret: string;
+    try {
+      secret = await resetSecret(services, { applicationId: a.id, acting: s.operator.acting, forClientId: clientId });
+    } catch (e) {
+      if (e instanceof NoSuchClientError) return problem(res, 404, s.locale, say(s.locale, 'noSuchClient'), s);
+      throw e;
+    }
+    secretPage(res, s, a, clientId, secret, [say(s.locale, 'oldSecretEnded')]);
+  }));
+
+  app.post('/apps/:app/keys', form, administer(async (_req, res, s, a, body) => {
+    if (body.confirm !== 'yes') throw invalidField('confirm', say(s.locale, 'notConfirmed'));
+    await rotateSigningKeys(services, { applicationId: a.id, applicationName: a.name, acting: s.operator.acting });
+    res.redirect(303, `${appBase(a)}${q({ locale: s.locale, done: 'keysRotated' })}#h-keys`);
+  }));
+
+  app.get('/apps/:app/flows/:name', signed('read', async (req, res, s) => {
+    const a = await namedApp(req, res, s);
+    if (!a) return;
+    const version = (v: unknown) => (typeof v === 'string' && /^\d{1,9}$/.test(v) ? Number(v) : undefined);
+    const from = version(req.query.from);
+    const to = version(req.query.to);
+    const name = String(req.params.name);
+    const changes = from !== undefined && to !== undefined ? await flowDifference(services, { app: a, name, from, to }) : undefined;
+    const { locale } = s;
+    const title = say(locale, 'flowChangesOf', { flow: name, from: String(from ?? '?'), to: String(to ?? '?') });
+    if (!changes) return problem(res, 404, locale, say(locale, 'noSuchFlow'), s);
+    page(res, 200, locale, title, `<p><a href="${escape(`${appBase(a)}${q({ locale })}#h-flows`)}">${escape(say(locale, 'backToApp', { app: a.name }))}</a></p>`
+      + (changes.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<div class="scroll"><table><thead><tr><th scope="col">${escape(say(locale, 'path'))}</th>`
+        + `<th scope="col">${escape(say(locale, 'before'))}</th><th scope="col">${escape(say(locale, 'after'))}</th></tr></thead><tbody>`
+        + changes.map((c) => `<tr><td><code>${escape(c.attribute)}</code></td><td>${c.from === undefined ? '—' : `<del>${escape(shown(c.from))}</del>`}</td>`
+          + `<td>${c.to === undefined ? '—' : `<ins>${escape(shown(c.to))}</ins>`}</td></tr>`).join('') + '</tbody></table></div>'), s);
   }));
 
   // the queue dashboard, behind the same sign-in: an admin retries or removes jobs, everyone reads

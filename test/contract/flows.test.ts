@@ -18,6 +18,16 @@ forEveryEngine('flows store', (storage) => {
     expect(await db.flows.latestVersion(appId, 'nothing')).toBeUndefined();
   });
 
+  it('lists every flow by name with its newest version', async () => {
+    const { db, appId } = storage();
+    await insert('zeta', 'z1');
+    await insert('alpha', 'a1');
+    await insert('alpha', 'a2');
+    const names = await db.flows.names(appId);
+    expect(names.filter((f) => f.name === 'alpha' || f.name === 'zeta')).toEqual([{ name: 'alpha', latest: 2 }, { name: 'zeta', latest: 1 }]);
+    expect(names.map((f) => f.name)).toEqual([...names.map((f) => f.name)].sort());
+  });
+
   it('10 concurrent imports of different definitions get 10 distinct versions', async () => {
     const imported = await Promise.all(Array.from({ length: 10 }, (_, i) => insert('raced', `c${i}`, i)));
     expect(imported.map((f) => f.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));

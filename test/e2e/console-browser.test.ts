@@ -192,6 +192,35 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       }
       await d.page.setViewportSize(VIEWPORTS.desktop);
 
+      // an application: a setting checked as the API checks it, a new client and its secret, shown once
+      await d.page.goto(`${consoleUrl}/apps/local`);
+      await d.page.fill('#key', 'second_factor');
+      await d.page.fill('#value', 'sometimes');
+      await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action^="/apps/local/settings"] button')]);
+      expect(await d.page.textContent('.notice')).toContain('value:');
+      await d.page.goto(`${consoleUrl}/apps/local`);
+      await d.page.fill('#key', 'brand_color');
+      await d.page.fill('#value', '#0b6e4f');
+      await Promise.all([d.page.waitForURL(/done=settingChanged/), d.page.click('form[action^="/apps/local/settings"] button')]);
+      expect((await t.runtime.db.applications.findByName('local'))!.settings.brand_color).toBe('#0b6e4f');
+      await d.page.fill('#description', 'billing backend');
+      await d.page.uncheck('input[name=features][value=login_client]');
+      await d.page.check('input[name=features][value=direct_read_access]');
+      await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action^="/apps/local/clients"] button')]);
+      const clientSecret = (await d.page.textContent('#secret'))!;
+      const clientId = (await d.page.textContent('tbody code'))!;
+      const read = await request(t.app).post('/entity.count').set('Authorization', basic(clientId, clientSecret)).type('form').send({ type_name: 'user' });
+      expect(read.body.stat).toBe('ok');
+      await screenshots(d.page, SHOTS, 'console-client-secret', VIEWPORTS);
+      await d.page.goto(`${consoleUrl}/apps/local/clients/${clientId}`);
+      await d.page.check('form[action*="/secret"] input[name=confirm]');
+      await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action*="/secret"] button')]);
+      const renewed = (await d.page.textContent('#secret'))!;
+      expect(renewed).not.toBe(clientSecret);
+      expect((await request(t.app).post('/entity.count').set('Authorization', basic(clientId, clientSecret)).type('form').send({ type_name: 'user' })).body.stat).toBe('error');
+      await d.page.goto(`${consoleUrl}/audit?app=local&type=client.`);
+      expect(await d.page.textContent('tbody')).toContain('client.secret_reset');
+
       // another site's form, in the signed-in browser, enables nothing
       const [forged] = await Promise.all([d.page.waitForResponse((r) => r.url().startsWith(consoleUrl)), d.page.goto(`${strangerOrigin}/`)]);
       expect([401, 403]).toContain(forged.status());
@@ -214,6 +243,9 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       const sent = await d.context.request.post(`${consoleUrl}/apps/local/accounts/${target.id}/enable`, { form: { csrf: csrf!, confirm: 'yes' }, maxRedirects: 0 });
       const status = sent.status();
       expect(status).toBe(403);
+      const setting = await d.context.request.post(`${consoleUrl}/apps/local/settings`, { form: { csrf: csrf!, key: 'brand_color', value: '#000000' }, maxRedirects: 0 });
+      expect(setting.status()).toBe(403);
+      expect((await t.runtime.db.applications.findByName('local'))!.settings.brand_color).not.toBe('#000000');
       expect((await targetRecord()).disabled).not.toBeNull();
     } finally {
       await d.context.close();

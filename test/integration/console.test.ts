@@ -5,6 +5,7 @@ import { sessionOf, type SignInFactor } from '../../src/domain/session';
 import type { Application } from '../../src/domain/storage/applications';
 import type { UserRecord } from '../../src/domain/storage/records';
 import { parseNewUser } from '../../src/domain/users';
+import { applicationView, changeOneSetting, flowDifference } from '../../src/usecases/operators/console-admin';
 import { consoleAccount, consoleAccountAt, searchAccounts, SEARCH_PAGE } from '../../src/usecases/operators/console-reads';
 import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession } from '../../src/usecases/operators/console';
 import { disableUser } from '../../src/usecases/operators/disable-user';
@@ -140,4 +141,30 @@ it('shows an account: its history as differences and as it was at a time, its ac
   expect(await consoleAccountAt(t.runtime.services, { app: local, entityId: record.id, at: new Date(created.getTime() + 500) })).toMatchObject({ givenName: 'Old' });
   expect(await consoleAccountAt(t.runtime.services, { app: local, entityId: record.id, at: new Date(created.getTime() - 60_000) })).toBeUndefined();
   expect(await consoleAccount(t.runtime.services, { app: local, entityId: 999_999 })).toBeUndefined();
+});
+
+describe('administering an application', () => {
+  it('changes a setting as the admin API does, refusing what it would refuse', async () => {
+    const change = (key: string, value: string, clientId?: string) => changeOneSetting(t.runtime.services, { app: local, key, value, acting, ...(clientId && { clientId }) });
+    await expect(change('second_factor', 'sometimes')).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'value' } });
+    await expect(change('not a key!', 'x')).rejects.toMatchObject({ reason: 'invalid', detail: { field: 'key' } });
+    await expect(change('default_flow_name', 'nowhere')).rejects.toThrow(/no flow "nowhere"/);
+    await expect(change('brand_color', '#112233', 'no-such-client')).rejects.toMatchObject({ detail: { field: 'client' } });
+    expect(await change('brand_color', '#112233')).toEqual({});
+    expect(await change('brand_color', '')).toEqual({ was: '#112233' });
+    expect((await t.runtime.db.applications.findByName('local'))!.settings.brand_color).toBeUndefined();
+  });
+
+  it('shows a flow\'s two versions as the leaves that changed; undefined for a version it lacks', async () => {
+    const view = await applicationView(t.runtime.services, { app: local });
+    const standard = view.flows.find((f) => f.name === 'standard')!;
+    expect(view.clients.every((c) => !('secret' in c))).toBe(true);
+    const base = (await t.runtime.db.flows.find(local.id, 'standard', standard.latest))!;
+    const changed = JSON.parse(JSON.stringify(base.definition)) as { locales?: unknown; [k: string]: unknown };
+    changed.extraSetting = 'new';
+    await t.runtime.services.work.run((uow) => t.runtime.db.flows.insertNextVersion(local.id, 'standard', changed, 'changed', clock.now(), uow.tx));
+    expect(await flowDifference(t.runtime.services, { app: local, name: 'standard', from: standard.latest, to: standard.latest + 1 }))
+      .toEqual([{ attribute: 'extraSetting', from: undefined, to: 'new' }]);
+    expect(await flowDifference(t.runtime.services, { app: local, name: 'standard', from: 1, to: 99 })).toBeUndefined();
+  });
 });

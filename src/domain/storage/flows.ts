@@ -11,5 +11,7 @@ export interface FlowStore {
   /** The newest version of a flow. */
   latestVersion(applicationId: number, name: string): Promise<number | undefined>;
   find(applicationId: number, name: string, version: number): Promise<StoredFlow | undefined>;
+  /** Every flow of the application, by name, with its newest version. */
+  names(applicationId: number): Promise<{ name: string; latest: number }[]>;
 }
 

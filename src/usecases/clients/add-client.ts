@@ -1,6 +1,9 @@
 import { newClient, type Client, type Feature } from '../../domain/clients';
 import { event, type Acting } from '../../domain/events';
 import type { UnitOfWork } from '../../domain/ports';
+import type { Application } from '../../domain/storage/applications';
+import { accountClient } from '../account/account-client';
+import type { Services } from '../services';
 import type { AdminCall, AdminDeps } from './deps';
 
 export interface NewClientInput { description: string; features: Feature[]; settings?: Record<string, string> }
@@ -20,4 +23,21 @@ export async function insertClient(
 /** /clients/add: a new client of the application. */
 export function addClient(deps: AdminDeps, command: AdminCall & NewClientInput): Promise<{ client: Client; secret: string }> {
   return deps.work.run((uow) => insertClient(deps, uow, command.acting, command.applicationId, command));
+}
+
+/**
+ * An operator's new client (`gatehouse clients:add`, the console): a login client signs people in
+ * on the same pages as the application's own login client, so it gets that client's default flow.
+ * Answers the client, its secret (shown once), the flow settings it got, and the application's own
+ * login client (the account page's), when it is a login client.
+ */
+export async function addOperatorsClient(
+  deps: AdminDeps & Pick<Services, 'clients'>, command: { app: Application; acting: Acting; description: string; features: Feature[] },
+): Promise<{ client: Client; secret: string; settings?: Record<string, string>; own?: Client }> {
+  const { app, features } = command;
+  const own = features.includes('login_client') ? await accountClient(deps, app) : undefined;
+  const settings = own?.settings.default_flow_name !== undefined && own.settings.default_flow_version !== undefined
+    ? { default_flow_name: own.settings.default_flow_name, default_flow_version: own.settings.default_flow_version } : undefined;
+  const added = await addClient(deps, { applicationId: app.id, acting: command.acting, description: command.description, features, ...(settings && { settings }) });
+  return { ...added, ...(settings && { settings }), ...(own && { own }) };
 }
