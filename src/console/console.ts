@@ -27,6 +27,7 @@ import { eraseUser } from '../usecases/operators/erase-user';
 import { exportUser } from '../usecases/operators/export-user';
 import { resetSecondFactor } from '../usecases/operators/reset-second-factor';
 import { signOutUser } from '../usecases/operators/sign-out-user';
+import { sendPasswordReset } from '../usecases/operators/send-password-reset';
 import { verifyEmailAsOperator } from '../usecases/operators/verify-email';
 import type { CallContext, Services } from '../usecases/services';
 import { deviceOf } from '../web/account';
@@ -54,9 +55,9 @@ export interface ConsoleOptions {
 const SESSION_COOKIE = 'gh_console';
 const STATE_COOKIE = 'gh_console_state';
 const STATE_SECONDS = 15 * 60;
-const ACTIONS = ['disable', 'enable', 'signout', 'reset-second-factor', 'verify-email', 'erase', 'export'] as const;
+const ACTIONS = ['disable', 'enable', 'signout', 'reset-second-factor', 'send-reset', 'verify-email', 'erase', 'export'] as const;
 type AccountAction = (typeof ACTIONS)[number];
-const DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'emailVerified', 'erased', 'nothingToDo'] as const;
+const DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'resetSent', 'emailVerified', 'erased', 'nothingToDo'] as const;
 type Done = (typeof DONE)[number];
 
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(textsOf('console', locale)[key] ?? key, values);
@@ -379,6 +380,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
           + `<p class="tip" id="until-tip">${escape(say(locale, 'untilTip'))}</p>`))
       + one('signout', say(locale, 'signOutEverywhere'))
       + (account.totp !== 'off' || account.recoveryCodesLeft > 0 ? one('reset-second-factor', say(locale, 'resetSecondFactor')) : '')
+      + (r.email ? one('send-reset', say(locale, 'sendReset')) : '')
       + (r.email && !r.emailVerified ? one('verify-email', say(locale, 'verifyEmail')) : '')
       + one('export', say(locale, 'export'))
       + one('erase', say(locale, 'erase'), `<label for="erase-name">${escape(say(locale, 'eraseType', { name: r.email ?? r.uuid }))}</label><input id="erase-name" name="name" type="text" required autocomplete="off">`
@@ -411,6 +413,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         case 'signout': await signOutUser(services, command); return to('signedOut');
         case 'reset-second-factor': return to((await resetSecondFactor(services, command)).removed ? 'secondFactorReset' : 'nothingToDo');
         case 'verify-email': await verifyEmailAsOperator(services, command); return to('emailVerified');
+        case 'send-reset': await sendPasswordReset(services, command); return to('resetSent');
         case 'export': {
           const document = renderAccountExport(await exportUser(services, command));
           res.setHeader('Content-Disposition', `attachment; filename="account-${account.record.uuid}.json"`);

@@ -23,7 +23,7 @@ forEveryEngine('flows store', (storage) => {
     await insert('zeta', 'z1');
     await insert('alpha', 'a1');
     await insert('alpha', 'a2');
-    const names = await db.flows.names(appId);
+    const names = await db.flows.listNames(appId);
     expect(names.filter((f) => f.name === 'alpha' || f.name === 'zeta')).toEqual([{ name: 'alpha', latest: 2 }, { name: 'zeta', latest: 1 }]);
     expect(names.map((f) => f.name)).toEqual([...names.map((f) => f.name)].sort());
   });

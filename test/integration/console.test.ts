@@ -9,6 +9,7 @@ import { applicationView, changeOneSetting, flowDifference } from '../../src/use
 import { consoleAccount, consoleAccountAt, searchAccounts, SEARCH_PAGE } from '../../src/usecases/operators/console-reads';
 import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession } from '../../src/usecases/operators/console';
 import { disableUser } from '../../src/usecases/operators/disable-user';
+import { sendPasswordReset } from '../../src/usecases/operators/send-password-reset';
 import { ensureOperatorsApplication, setOperatorRole } from '../../src/usecases/operators/operators';
 import { createRecord } from '../../src/usecases/records/create-records';
 import { changeRecord } from '../../src/usecases/records/change-record';
@@ -167,4 +168,15 @@ describe('administering an application', () => {
       .toEqual([{ attribute: 'extraSetting', from: undefined, to: 'new' }]);
     expect(await flowDifference(t.runtime.services, { app: local, name: 'standard', from: 1, to: 99 })).toBeUndefined();
   });
+});
+
+it('mails a reset link as the operator, from the application\'s own login client; an account without an address gets none', async () => {
+  const record = await make(local, { email: 'forgetful@example.com', password: 'forgetful horse battery' });
+  await sendPasswordReset(t.runtime.services, { app: local, entityId: record.id, acting });
+  const [entry] = await t.runtime.db.audit.list({ applicationId: local.id, limit: 1, type: 'account.password_reset_requested' });
+  expect(entry).toMatchObject({ actor: { kind: 'operator', name: 'test' }, subject: { kind: 'record', id: String(record.id) } });
+  const codes = await t.runtime.db.credentials.liveOfRecord(local.id, record.id, 'authorization_code', clock.now());
+  expect(codes.some((c) => c.extra?.password_reset === true)).toBe(true);
+  const nameless = await make(local, { username: 'no-address' });
+  await expect(sendPasswordReset(t.runtime.services, { app: local, entityId: nameless.id, acting })).rejects.toMatchObject({ reason: 'nothing_to_do' });
 });

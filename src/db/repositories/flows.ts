@@ -49,7 +49,7 @@ export function createFlowQueries(_models: Models, sql: Sql) {
       const [row] = await sql.select<FlowRow>('SELECT * FROM flows WHERE application_id = ? AND name = ? AND version = ?', [applicationId, name, version]);
       return row ? { name: row.name, version: Number(row.version), checksum: row.checksum, definition: JSON.parse(row.definition) } : undefined;
     },
-    async names(applicationId: number): Promise<{ name: string; latest: number }[]> {
+    async listNames(applicationId: number): Promise<{ name: string; latest: number }[]> {
       const rows = await sql.select<{ name: string; latest: number | string }>(
         'SELECT name, MAX(version) AS latest FROM flows WHERE application_id = ? GROUP BY name ORDER BY name', [applicationId],
       );

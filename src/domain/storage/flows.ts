@@ -12,6 +12,6 @@ export interface FlowStore {
   latestVersion(applicationId: number, name: string): Promise<number | undefined>;
   find(applicationId: number, name: string, version: number): Promise<StoredFlow | undefined>;
   /** Every flow of the application, by name, with its newest version. */
-  names(applicationId: number): Promise<{ name: string; latest: number }[]>;
+  listNames(applicationId: number): Promise<{ name: string; latest: number }[]>;
 }
 

@@ -2,7 +2,8 @@ import { sha256Hex } from '../../domain/secrets';
 import { uniqueKey } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
 import { displayName, withParameter, type MailRequest } from '../../domain/mail';
-import { event, recordSubject } from '../../domain/events';
+import { event, recordSubject, type Acting } from '../../domain/events';
+import type { UserRecord } from '../../domain/storage/records';
 import { randomToken } from '../../domain/secrets';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { asAccount, type CallContext } from '../services';
@@ -69,19 +70,33 @@ export async function requestPasswordReset(
     });
   }
 
+  await mailPasswordReset(ctx, { client: request.client, record, locale: request.flow.locale, acting: asAccount(ctx, record.id, request.client) });
+}
+
+/**
+ * A reset link for `record`, mailed in `locale`: a one-time authorization code bound to `client`
+ * and its password_recover_url, as `code` on that URL, committed with its event and its email.
+ * What a person's "forgot password" and an operator's "send a reset email" both do.
+ */
+export async function mailPasswordReset(
+  ctx: CallContext<'baseUrls' | 'clock' | 'tokens' | 'work'>, command: { client: Client; record: UserRecord; locale: string; acting: Acting },
+): Promise<void> {
+  const { client, record } = command;
+  if (!record.email) throw new Refusal('nothing_to_do', 'the account has no email address to send a reset link to');
+  const recoverUrl = configuredUrl(client, 'password_recover_url');
   const { tokens, work, clock } = ctx.services;
-  const lifetime = settingSeconds(ctx, request.client, 'password_reset_lifetime', 3600);
+  const lifetime = settingSeconds(ctx, client, 'password_reset_lifetime', 3600);
   await work.run(async (uow) => {
     const { tx } = uow;
     const code = await tokens.issue({
-      kind: 'authorization_code', app: ctx.app, entityId: record.id, client: request.client, redirectUri: recoverUrl,
+      kind: 'authorization_code', app: ctx.app, entityId: record.id, client, redirectUri: recoverUrl,
       family: randomToken(16), seconds: lifetime, extra: { password_reset: true },
     }, tx);
     const mail: MailRequest = {
-      app: ctx.app, template: 'reset-password', locale: request.flow.locale, to: record.email!, name: displayName(record),
+      app: ctx.app, template: 'reset-password', locale: command.locale, to: record.email!, name: displayName(record),
       link: withParameter(ctx.services.baseUrls.rebase(recoverUrl, ctx.app.name), 'code', code), expiresIn: lifetime,
     };
-    uow.record(event('account.password_reset_requested', ctx.app.id, clock.now(), asAccount(ctx, record.id, request.client), recordSubject(record.id), {}, { mail }));
+    uow.record(event('account.password_reset_requested', ctx.app.id, clock.now(), command.acting, recordSubject(record.id), {}, { mail }));
   });
 }
 

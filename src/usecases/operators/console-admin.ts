@@ -30,7 +30,7 @@ export async function applicationView(deps: Pick<Services, 'baseUrls' | 'clients
   const [clients, providers, flows, keys] = await Promise.all([
     deps.clients.list(app.id),
     deps.db.social.providers.list(app.id),
-    deps.db.flows.names(app.id),
+    deps.db.flows.listNames(app.id),
     isOpenIdProvider(app) ? deps.db.signingKeys.published(app.id, new Date(0)) : Promise.resolve([]),
   ]);
   return {
