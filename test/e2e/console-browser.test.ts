@@ -12,7 +12,8 @@ import { createLogger } from '../../src/logger';
 import { projectRoot } from '../../src/paths';
 import { ensureOperatorsApplication } from '../../src/usecases/operators/operators';
 import { createRecord } from '../../src/usecases/records/create-records';
-import { basic, FLOWS, manualClock, skipUnless, type TestApp } from '../helpers/backend';
+import { basic, FLOWS, manualClock, redisUrl, skipUnless, type TestApp } from '../helpers/backend';
+import { queueBoard } from '../../src/queue/board';
 import { CHROMIUM, launchChromium, screenshots, servedTestApp, VIEWPORTS } from '../helpers/browser';
 import { freePort } from '../helpers/processes';
 import { oathtool } from '../helpers/totp';
@@ -34,6 +35,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   let t: TestApp;
   let served: Awaited<ReturnType<typeof servedTestApp>>;
   let consoleServer: http.Server;
+  let queues: ReturnType<typeof queueBoard> | undefined;
   let stranger: http.Server;
   let strangerOrigin: string;
   let browser: Browser;
@@ -58,7 +60,9 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     for (const [email, role] of [['ada@ops.example', 'admin'], ['vic@ops.example', 'viewer']]) {
       await createRecord(services, { app: ops, origin: {}, operator: acting, record: parseNewUser(ops.id, { email, password: PASSWORD, [OPERATOR_ROLE_ATTRIBUTE]: role }) });
     }
-    consoleServer = createHttpServer(buildConsole({ services, operatorsApp: 'operators', publicUrl: consoleUrl, logger: createLogger('error') }), t.runtime.config.http, createLogger('silent'));
+    // with Redis, the queue dashboard behind the console's sign-in
+    queues = redisUrl ? queueBoard(redisUrl, t.runtime.config.redisPrefix, createLogger('silent'), '/queues') : undefined;
+    consoleServer = createHttpServer(buildConsole({ services, operatorsApp: 'operators', publicUrl: consoleUrl, logger: createLogger('error'), queues }), t.runtime.config.http, createLogger('silent'));
     await new Promise<void>((resolve) => consoleServer.listen(port, '127.0.0.1', resolve));
     // the account operators look after, changed once by its app's backend
     owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
@@ -88,6 +92,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       s.closeAllConnections();
       await new Promise<void>((resolve) => s.close(() => resolve()));
     }
+    await queues?.close();
     await served?.close();
   });
 
@@ -245,6 +250,13 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       expect(status).toBe(403);
       const setting = await d.context.request.post(`${consoleUrl}/apps/local/settings`, { form: { csrf: csrf!, key: 'brand_color', value: '#000000' }, maxRedirects: 0 });
       expect(setting.status()).toBe(403);
+      // the queue dashboard: read, and its changes refused to a viewer (with Redis; without, there is none)
+      const board = await d.context.request.get(`${consoleUrl}/queues/`);
+      expect(board.status()).toBe(redisUrl ? 200 : 404);
+      if (redisUrl) {
+        const retry = await d.context.request.put(`${consoleUrl}/queues/api/queues/mail/retry/failed`, { headers: { 'Sec-Fetch-Site': 'same-origin' } });
+        expect(retry.status()).toBe(403);
+      }
       expect((await t.runtime.db.applications.findByName('local'))!.settings.brand_color).not.toBe('#000000');
       expect((await targetRecord()).disabled).not.toBeNull();
     } finally {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { formatSignatureDate } from '../../src/domain/signature';
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { basic, get, post } from '../helpers/http-calls';
+import { resolveLocalhostNames } from '../helpers/browser';
 
 
 describe('the embedded default, as a newcomer runs it (npm start)', () => {
@@ -102,6 +103,38 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
         Host: `demo.localhost:${port}`, Authorization: basic(demo.clients.owner.client_id, demo.clients.owner.client_secret),
       });
       expect(demoList.body).toMatchObject({ stat: 'ok' });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('CONSOLE_PORT serves the operators\' console: it says how to make the first operator, then sends the browser to the operators\' sign-in', async () => {
+    const [port, consolePort] = [await freePort(), await freePort()];
+    const server = startNode(SERVER, { cwd: dir, env: { PORT: String(port), CONSOLE_PORT: String(consolePort) } });
+    try {
+      await server.waitFor(/console listening/);
+      const consoleBase = `http://127.0.0.1:${consolePort}`;
+      expect((await get(`${consoleBase}/healthz`)).body).toEqual({ stat: 'ok' });
+      const before = await fetch(`${consoleBase}/`, { redirect: 'manual' });
+      expect(before.status).toBe(503);
+      expect(await before.text()).toContain('npx gatehouse operators:add you@example.com --role admin');
+      const added = cli(['operators:add', 'ops@example.com', '--role', 'admin'], { cwd: dir, env: {} });
+      expect(added.stdout).toContain('created the operators\' application "operators"');
+      const signIn = await fetch(`${consoleBase}/`, { redirect: 'manual' });
+      expect([signIn.status, signIn.headers.get('location')]).toEqual([303, '/signin?locale=en-US&next=%2F']);
+      const hosted = await fetch(`${consoleBase}/signin`, { redirect: 'manual' });
+      const to = new URL(hosted.headers.get('location')!);
+      expect(`${to.origin}${to.pathname}`).toBe(`http://operators.localhost:${port}/signin`);
+      expect(to.searchParams.get('redirect_uri')).toBe(`http://localhost:${consolePort}/callback`);
+      // the operators' hosted sign-in takes the console's callback (no redirect_uris setting needed)
+      const undo = resolveLocalhostNames();
+      try {
+        const page = await fetch(to);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('id="f-signInEmailAddress"');
+      } finally {
+        undo();
+      }
     } finally {
       expect(await server.stop()).toBe(0);
     }
