@@ -48,7 +48,7 @@ export async function searchAccounts(
   const reads = deps.db.lagTolerant;
   const offset = Math.max(0, command.page) * SEARCH_PAGE;
   // one more than a page: whether there is a next one, without counting them all
-  const page = await reads.records.searchPage(command.app.id, filter, ['-created', '-id'], { limit: SEARCH_PAGE + 1, offset }, deps.entityQueryTimeoutMs);
+  const page = await reads.records.searchPage(command.app.id, filter, ['-id'], { limit: SEARCH_PAGE + 1, offset }, deps.entityQueryTimeoutMs);
   const records = await reads.records.findByIds(command.app.id, page.slice(0, SEARCH_PAGE).map((r) => r.id));
   return {
     rows: records.map((record) => ({ record: { ...record, passwordHash: null } })),

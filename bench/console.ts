@@ -1,0 +1,110 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import mysql from 'mysql2/promise';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/logger';
+import { createRuntime } from '../src/runtime';
+import { searchAccounts } from '../src/usecases/operators/console-reads';
+
+/*
+ * The console's search of accounts at BENCH_ACCOUNTS (100,000) accounts, on the embedded default
+ * and, when DATABASE_URL names MariaDB/MySQL, there too:   npm run bench:console
+ * The accounts are imported with `gatehouse users:import` (an address, a given name, one of 50
+ * family names). Each search is one page of the console (25 accounts and whether there are more),
+ * run BENCH_QUERIES (200) times after 20 to warm up: the median and the 99th percentile, and the
+ * median ÷ the yardstick's, the newest page with no text (what the console opens on).
+ */
+const accounts = Number(process.env.BENCH_ACCOUNTS ?? 100_000);
+const queries = Number(process.env.BENCH_QUERIES ?? 200);
+const bin = path.join(__dirname, '../../bin/gatehouse.js');
+const FAMILY = ['Okafor', 'Lovelace', 'Hopper', 'Turing', 'Noether', 'Curie', 'Meitner', 'Ramanujan', 'Hypatia', 'Johnson',
+  'Lamarr', 'Franklin', 'Goodall', 'Carson', 'Ride', 'Earhart', 'Nightingale', 'Tesla', 'Faraday', 'Maxwell',
+  'Darwin', 'Mendel', 'Pasteur', 'Kepler', 'Galilei', 'Newton', 'Euler', 'Gauss', 'Riemann', 'Hilbert',
+  'Cantor', 'Fermat', 'Pascal', 'Leibniz', 'Bernoulli', 'Laplace', 'Fourier', 'Cauchy', 'Galois', 'Abel',
+  'Dirichlet', 'Jacobi', 'Weierstrass', 'Poincare', 'Klein', 'Lie', 'Cartan', 'Weyl', 'Kolmogorov', 'Banach'];
+
+async function fresh(engine: 'sqlite' | 'mysql', dir: string): Promise<NodeJS.ProcessEnv> {
+  const { DATABASE_URL: url, REDIS_URL: _r, ...rest } = process.env;
+  const data = path.join(dir, `data-${engine}`);
+  if (engine === 'sqlite') return { ...rest, DATA_DIR: data };
+  const name = 'gatehouse_bench_console';
+  const server = new URL(url!);
+  server.pathname = '/';
+  const admin = await mysql.createConnection(server.toString());
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  await admin.end();
+  server.pathname = `/${name}`;
+  return { ...rest, DATA_DIR: data, DATABASE_URL: server.toString(), MAIL_TRANSPORT: 'file' };
+}
+
+async function measure(engine: 'sqlite' | 'mysql', dir: string, file: string): Promise<string[]> {
+  const env = await fresh(engine, dir);
+  const cli = (args: string[]) => {
+    const ran = spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (ran.status !== 0) throw new Error(`gatehouse ${args.join(' ')}: ${ran.stderr}`);
+  };
+  cli(['migrate']);
+  cli(['apps:create', 'bench']);
+  const started = performance.now();
+  cli(['users:import', file, '--app', 'bench']);
+  const seeded = (performance.now() - started) / 1000;
+  const runtime = createRuntime(loadConfig(env), createLogger('silent'));
+  const app = (await runtime.db.applications.findByName('bench'))!;
+  const search = (text: string, page = 0) => () => searchAccounts(runtime.services, { app, text, page });
+  const scenarios: [string, () => Promise<{ rows: unknown[] }>][] = [
+    ['yardstick: the newest page, no text', search('')],
+    ['an address, typed whole (`user4242@`)', search('user4242@')],
+    ['a beginning shared by 11,111 addresses (`user4`)', search('user4')],
+    ['a family name, 2 % of the accounts (`okafor`)', search('okafor')],
+    ['page 40 of those (`okafor`, 1,000 further)', search('okafor', 40)],
+    ['a filter (`familyName = \'Okafor\' and emailVerified is null`)', search("familyName = 'Okafor' and emailVerified is null")],
+    ['nothing matches (`zz`): every account read', search('zz')],
+  ];
+  const out = [`### ${engine === 'sqlite' ? 'SQLite (embedded default)' : 'MariaDB'}`, '',
+    `${accounts.toLocaleString('en')} accounts, imported in ${seeded.toFixed(0)} s; ${queries} searches each after 20 to warm up.`, '',
+    '| search (one page: 25 accounts) | found | median ms | p99 ms | ÷ yardstick (median) |', '|---|---|---|---|---|'];
+  let yardstick = 0;
+  for (const [name, run] of scenarios) {
+    let found = 0;
+    for (let i = 0; i < 20; i++) found = (await run()).rows.length;
+    const times: number[] = [];
+    for (let i = 0; i < queries; i++) {
+      const t = performance.now();
+      await run();
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    const median = times[Math.floor(times.length / 2)];
+    if (yardstick === 0) yardstick = median;
+    out.push(`| ${name} | ${found} | ${median.toFixed(2)} | ${times[Math.floor(times.length * 0.99)].toFixed(2)} | ${(median / yardstick).toFixed(1)} |`);
+  }
+  await runtime.close();
+  return out;
+}
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-console-'));
+  try {
+    const file = path.join(dir, 'accounts.jsonl');
+    const fd = fs.openSync(file, 'w');
+    for (let n = 0; n < accounts; n++) {
+      fs.writeSync(fd, `${JSON.stringify({ email: `user${n}@bench.example`, givenName: `Person ${n}`, familyName: FAMILY[n % FAMILY.length] })}\n`);
+    }
+    fs.closeSync(fd);
+    const engines: ('sqlite' | 'mysql')[] = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '') ? ['sqlite', 'mysql'] : ['sqlite'];
+    const out: string[] = [];
+    for (const engine of engines) out.push(...await measure(engine, dir, file), '');
+    process.stdout.write(`${out.join('\n')}\n`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: Error) => {
+  process.stderr.write(`${e.stack}\n`);
+  process.exit(1);
+});
