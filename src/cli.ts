@@ -608,12 +608,24 @@ program.command('users:export')
   .description('one JSON document of a user: its record, identities, second factor, passkeys, sessions, activity and full history, never a secret (the right of access)')
   .action((who: string, opts: { app?: string; out?: string }) => withCore(async (core) => {
     const { app, record } = await userOf(core, opts, who);
-    const document = renderAccountExport(await exportUser(core, { app, entityId: record.id, acting: core.acting }));
-    if (opts.out === undefined) {
+    // the file made first (never over another), so that an export that cannot be written is not taken (nor audited)
+    const fd = opts.out === undefined ? undefined : fs.openSync(opts.out, 'wx', 0o600);
+    let document: ReturnType<typeof renderAccountExport>;
+    try {
+      document = renderAccountExport(await exportUser(core, { app, entityId: record.id, acting: core.acting }));
+    } catch (e) {
+      if (fd !== undefined) {
+        fs.closeSync(fd);
+        fs.rmSync(opts.out!);
+      }
+      throw e;
+    }
+    if (fd === undefined) {
       print(document);
       return;
     }
-    fs.writeFileSync(opts.out, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+    fs.writeSync(fd, `${JSON.stringify(document, null, 2)}\n`);
+    fs.closeSync(fd);
     process.stderr.write(`wrote the export of user ${record.id} (${record.uuid}) to ${opts.out}\n`);
   }));
 

@@ -52,6 +52,8 @@ export interface ConsoleOptions {
   logger: Logger;
 }
 
+/** A path of the console to go back to after the sign-in: one slash, then printable characters without a backslash (`//host` and `/\\host` are other sites to a browser). */
+const LOCAL_PATH = /^\/(?![/\\])[\x21-\x5b\x5d-\x7e]{0,500}$/;
 const SESSION_COOKIE = 'gh_console';
 const STATE_COOKIE = 'gh_console_state';
 const STATE_SECONDS = 15 * 60;
@@ -152,6 +154,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         }
         const s: Signed = { operator, operatorsApp: ops, locale, token: formToken(operator) };
         const body = post ? stringFields(req.body) : {};
+        // no field of the console holds a control character (a line break in a reason is the exception)
+        if (Object.values(body).some((v) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(v))) return problem(res, 400, locale, say(locale, 'badInput'), s);
         if (post && (crossSite(req) || !safeEqual(body.csrf ?? '', s.token))) return problem(res, 403, locale, say(locale, 'forged'), s);
         // a page reached by GET still needs its role for what it shows (the queue dashboard's actions are POSTs)
         if (!post && !roleMay(operator.role, action)) return problem(res, 403, locale, say(locale, 'roleForbids'), s);
@@ -171,7 +175,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (!ops) return;
       const client = await consoleLoginClient(services, ops);
       if (!client) return problem(res, 503, locale, say(locale, 'noLoginClient', { app: ops.name }));
-      const nextPath = typeof req.query.next === 'string' && /^\/(?!\/)[\x21-\x7e]{0,500}$/.test(req.query.next) ? req.query.next : '/';
+      const nextPath = typeof req.query.next === 'string' && LOCAL_PATH.test(req.query.next) ? req.query.next : '/';
       const state = randomToken(16);
       // (hex, then where to go after: a cookie holds base64url characters only)
       res.cookie(cookieName(STATE_COOKIE), `${state}_${Buffer.from(nextPath).toString('base64url')}`, {
@@ -206,7 +210,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       }
       res.cookie(cookieName(SESSION_COOKIE), opened.value, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: opened.expiresAt });
       const nextPath = Buffer.from(nextCoded ?? '', 'base64url').toString();
-      res.redirect(303, /^\/(?!\/)/.test(nextPath) ? nextPath : '/');
+      res.redirect(303, LOCAL_PATH.test(nextPath) ? nextPath : '/');
     } catch (e) {
       next(e);
     }
@@ -640,6 +644,9 @@ export function buildConsole(options: ConsoleOptions): express.Express {
   // a failure shows a page with its request id, never a stack trace
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     void _next;
+    // a form the body parser refused (too large, too many fields, not decodable): the sender's to fix
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) return problem(res, status, localeOf(req), say(localeOf(req), 'badInput'));
     logger.error({ err, requestId: res.locals.requestId, path: req.path }, 'console request failed');
     if (res.headersSent) return;
     problem(res, 500, localeOf(req), say(localeOf(req), 'failed', { id: String(res.locals.requestId) }));

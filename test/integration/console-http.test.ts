@@ -1,0 +1,105 @@
+import request from 'supertest';
+import { buildConsole } from '../../src/console/console';
+import { findFlowDirectories, loadFlowDirectory } from '../../src/domain/flow-definition';
+import { OPERATOR_ROLE_ATTRIBUTE } from '../../src/domain/operators';
+import { sessionOf } from '../../src/domain/session';
+import type { Application } from '../../src/domain/storage/applications';
+import { parseNewUser } from '../../src/domain/users';
+import { createLogger } from '../../src/logger';
+import { consoleLoginClient, openConsoleSession } from '../../src/usecases/operators/console';
+import { ensureOperatorsApplication } from '../../src/usecases/operators/operators';
+import { createRecord } from '../../src/usecases/records/create-records';
+import { FLOWS, startTestApp, type TestApp } from '../helpers/backend';
+
+// The console's HTTP discipline (docs/console.md#safety), request by request: what a browser
+// without a session, another site, a viewer, a form with a control character or too large a body
+// get; always a page, never a stack trace or JSON.
+
+const acting = { actor: { kind: 'operator' as const, name: 'test' }, origin: {} };
+const URL_ = 'http://console.test';
+let t: TestApp;
+let ops: Application;
+let consoleApp: ReturnType<typeof buildConsole>;
+const cookies: Record<string, string> = {};
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { CONSOLE_PORT: '3999', CONSOLE_PUBLIC_URL: URL_ } });
+  ({ app: ops } = await ensureOperatorsApplication(t.runtime.services, { name: 'operators', flows: () => findFlowDirectories(FLOWS).map(loadFlowDirectory), acting }));
+  consoleApp = buildConsole({ services: t.runtime.services, operatorsApp: 'operators', publicUrl: URL_, logger: createLogger('silent') });
+  const client = (await consoleLoginClient(t.runtime.services, ops))!;
+  for (const role of ['viewer', 'support'] as const) {
+    const made = await createRecord(t.runtime.services, { app: ops, origin: {}, operator: acting, record: parseNewUser(ops.id, { email: `${role}@ops.example`, [OPERATOR_ROLE_ATTRIBUTE]: role }) });
+    const code = await t.runtime.services.work.run((uow) => t.runtime.services.tokens.issue({
+      kind: 'authorization_code', app: ops, entityId: made.id, client, redirectUri: `${URL_}/callback`, family: `f-${role}`, seconds: 60,
+      extra: { session: sessionOf(['password', 'totp'], new Date()) },
+    }, uow.tx));
+    const opened = await openConsoleSession({ origin: {}, app: ops, clientAddress: '127.0.0.1', services: t.runtime.services }, { client, code, redirectUri: `${URL_}/callback`, device: '' });
+    cookies[role] = `gh_console=${opened.value}`;
+  }
+});
+afterAll(() => t?.close());
+
+/** The form token of a signed-in page (the sign-out form carries it). */
+async function tokenOf(cookie: string): Promise<string> {
+  const page = await request(consoleApp).get('/apps').set('Cookie', cookie);
+  expect(page.status).toBe(200);
+  return page.text.match(/name="csrf" value="([^"]+)"/)![1];
+}
+
+it('without a session: a page goes to the sign-in, a POST changes nothing and says the session ended', async () => {
+  const page = await request(consoleApp).get('/audit?app=local');
+  expect([page.status, page.headers.location]).toEqual([303, '/signin?locale=en-US&next=%2Faudit%3Fapp%3Dlocal']);
+  const post = await request(consoleApp).post('/apps/local/accounts/1/enable').type('form').send({ confirm: 'yes' });
+  expect(post.status).toBe(401);
+  expect(post.headers['content-type']).toMatch(/^text\/html/);
+  expect(post.text).toContain('Your console session has ended');
+});
+
+it('the sign-in goes back only to a path of the console', async () => {
+  for (const [next, kept] of [['/audit?app=local', '/audit?app=local'], ['//evil.example', '/'], ['/\\evil.example', '/'], ['https://evil.example', '/']]) {
+    const started = await request(consoleApp).get('/signin').query({ next });
+    expect(started.status).toBe(303);
+    expect(started.headers.location).toMatch(/^http:\/\/operators\.localhost:\d+\/signin\?/);
+    const state = String(started.headers['set-cookie']).match(/gh_console_state=([0-9a-f]+)_([A-Za-z0-9_-]*)/)!;
+    expect(Buffer.from(state[2], 'base64url').toString()).toBe(kept);
+  }
+  // a callback with a state this browser did not start opens nothing
+  const stray = await request(consoleApp).get('/callback').query({ code: 'x'.repeat(40), state: 'a'.repeat(32) });
+  expect(stray.status).toBe(400);
+  expect(String(stray.headers['set-cookie'] ?? '')).not.toMatch(/gh_console=[0-9a-f]/);
+});
+
+it('a POST from another site, or without the form token, is refused; so is a viewer\'s', async () => {
+  const token = await tokenOf(cookies.support);
+  const crossSite = await request(consoleApp).post('/apps/local/accounts/1/enable').set('Cookie', cookies.support).set('Sec-Fetch-Site', 'cross-site').type('form').send({ csrf: token, confirm: 'yes' });
+  expect(crossSite.status).toBe(403);
+  const noToken = await request(consoleApp).post('/apps/local/accounts/1/enable').set('Cookie', cookies.support).type('form').send({ confirm: 'yes' });
+  expect(noToken.status).toBe(403);
+  const viewer = await request(consoleApp).post('/apps/local/accounts/1/enable').set('Cookie', cookies.viewer).type('form').send({ csrf: await tokenOf(cookies.viewer), confirm: 'yes' });
+  expect(viewer.status).toBe(403);
+  expect(viewer.text).toContain('Your role does not allow this');
+  // support may act on accounts, not administer applications
+  const setting = await request(consoleApp).post('/apps/local/settings').set('Cookie', cookies.support).type('form').send({ csrf: token, key: 'brand_color', value: '#000000' });
+  expect(setting.status).toBe(403);
+});
+
+it('bad input gets a page that says what to do: a control character, too large a form, an unknown account, path or action', async () => {
+  const token = await tokenOf(cookies.support);
+  const control = await request(consoleApp).post('/apps/local/accounts/1/disable').set('Cookie', cookies.support).type('form').send({ csrf: token, confirm: 'yes', reason: 'a\u0000b' });
+  expect([control.status, control.text.includes('characters no field takes')]).toEqual([400, true]);
+  const large = await request(consoleApp).post('/apps/local/accounts/1/disable').set('Cookie', cookies.support).type('form').send({ csrf: token, confirm: 'yes', reason: 'x'.repeat(40_000) });
+  expect([large.status, large.headers['content-type']]).toEqual([413, expect.stringMatching(/^text\/html/)]);
+  expect(large.text).not.toMatch(/at \w+ \(/);
+  for (const [path, status] of [['/apps/local/accounts/999999', 404], ['/apps/nowhere/accounts/1', 404], ['/nowhere', 404], ['/apps/local/accounts/abc', 404]] as const) {
+    const res = await request(consoleApp).get(path).set('Cookie', cookies.support);
+    expect([path, res.status, res.headers['content-type']]).toEqual([path, status, expect.stringMatching(/^text\/html/)]);
+  }
+  const action = await request(consoleApp).post('/apps/local/accounts/1/promote').set('Cookie', cookies.support).type('form').send({ csrf: token, confirm: 'yes' });
+  expect(action.status).toBe(404);
+  const filter = await request(consoleApp).get('/').query({ app: 'local', q: "email = 'unclosed" }).set('Cookie', cookies.support);
+  expect([filter.status, filter.text.includes('This filter cannot be used: a string is not closed')]).toEqual([400, true]);
+  // every page: no script, no framing, never cached
+  expect(filter.headers['content-security-policy']).toMatch(/default-src 'none'/);
+  expect(filter.headers['content-security-policy']).not.toMatch(/script-src/);
+  expect([filter.headers['x-frame-options'], filter.headers['cache-control']]).toEqual(['DENY', 'no-store']);
+});
