@@ -16,7 +16,8 @@ import { isDisabled, type UserRecord } from '../domain/storage/records';
 import type { Logger } from '../logger';
 import { filled, textsOf } from '../texts';
 import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
-import { applicationView, changeOneSetting, flowDifference } from '../usecases/operators/console-admin';
+import { applicationView, changeOneSetting, flowDifference, importFlowDocuments } from '../usecases/operators/console-admin';
+import { FlowDefinitionError } from '../domain/flow-definition';
 import { addOperatorsClient } from '../usecases/clients/add-client';
 import { resetSecret } from '../usecases/clients/reset-secret';
 import { rotateSigningKeys } from '../usecases/keys/signing-keys';
@@ -495,7 +496,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     if (!found) problem(res, 404, s.locale, say(s.locale, 'noSuchApp'), s);
     return found;
   };
-  const DONE_ADMIN = ['settingChanged', 'keysRotated'] as const;
+  const DONE_ADMIN = ['settingChanged', 'keysRotated', 'flowImported', 'flowUnchanged'] as const;
 
   app.get('/apps/:app', signed('read', async (req, res, s) => {
     const a = await namedApp(req, res, s);
@@ -522,6 +523,10 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + (view.flows.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<ul>${view.flows.map((f) => `<li><code>${escape(f.name)}</code> — ${escape(say(locale, 'latestVersion', { version: String(f.latest) }))}`
         + (f.latest > 1 ? ` · <a href="${escape(`${appBase(a)}/flows/${encodeURIComponent(f.name)}${q({ from: f.latest - 1, to: f.latest, locale })}`)}">${escape(say(locale, 'flowChanges', { from: String(f.latest - 1), to: String(f.latest) }))}</a>` : '')
         + '</li>').join('')}</ul>`)
+      + (admin ? adminForm(s, `${appBase(a)}/flows`, say(locale, 'importFlow'),
+        `<label for="flow">flow.json</label><textarea id="flow" name="flow" rows="6" required spellcheck="false"></textarea>`
+        + `<label for="translations">translations.json</label><textarea id="translations" name="translations" rows="6" required spellcheck="false"></textarea>`
+        + `<p class="tip">${escape(say(locale, 'importFlowTip'))}</p>`) : '')
       + '</section>';
     body += `<section aria-labelledby="h-keys"><h2 id="h-keys">${escape(say(locale, 'keys'))}</h2>`
       + (view.keys.length === 0 ? `<p>${escape(say(locale, 'noKeys'))}</p>`
@@ -608,6 +613,19 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     if (body.confirm !== 'yes') throw invalidField('confirm', say(s.locale, 'notConfirmed'));
     await rotateSigningKeys(services, { applicationId: a.id, applicationName: a.name, acting: s.operator.acting });
     res.redirect(303, `${appBase(a)}${q({ locale: s.locale, done: 'keysRotated' })}#h-keys`);
+  }));
+
+  // a flow's two documents, pasted (a flow is about 20 KB; at most 512 KB)
+  app.post('/apps/:app/flows', express.urlencoded({ extended: false, limit: '512kb', parameterLimit: 10 }), administer(async (_req, res, s, a, body) => {
+    let imported: Awaited<ReturnType<typeof importFlowDocuments>>;
+    try {
+      imported = await importFlowDocuments(services, { app: a, flow: body.flow ?? '', translations: body.translations ?? '', acting: s.operator.acting });
+    } catch (e) {
+      if (!(e instanceof FlowDefinitionError)) throw e;
+      return page(res, 400, s.locale, say(s.locale, 'flowRefused'), `<ul class="notice" role="alert">${e.problems.slice(0, 50).map((p) => `<li>${escape(p)}</li>`).join('')}</ul>`
+        + `<p><a href="${escape(`${appBase(a)}${q({ locale: s.locale })}#h-flows`)}">${escape(say(s.locale, 'backToApp', { app: a.name }))}</a></p>`, s);
+    }
+    res.redirect(303, `${appBase(a)}${q({ locale: s.locale, done: imported.unchanged ? 'flowUnchanged' : 'flowImported' })}#h-flows`);
   }));
 
   app.get('/apps/:app/flows/:name', signed('read', async (req, res, s) => {

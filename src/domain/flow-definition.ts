@@ -168,9 +168,13 @@ function readJson(file: string): unknown {
 
 /** Reads and validates the flow in `dir` (flow.json + translations.json). */
 export function loadFlowDirectory(dir: string): { definition: FlowDefinition; checksum: string } {
-  const flow = readJson(path.join(dir, 'flow.json')) as Record<string, unknown>;
-  const translations = readJson(path.join(dir, 'translations.json'));
-  const definition = validateFlow({ ...flow, translations });
+  return flowSource(readJson(path.join(dir, 'flow.json')), readJson(path.join(dir, 'translations.json')));
+}
+
+/** A flow from its two documents (a folder's flow.json and translations.json, or the console's form), validated; FlowDefinitionError lists what is wrong. */
+export function flowSource(flow: unknown, translations: unknown): { definition: FlowDefinition; checksum: string } {
+  if (!flow || typeof flow !== 'object' || Array.isArray(flow)) throw new FlowDefinitionError(['flow.json: must be a JSON object']);
+  const definition = validateFlow({ ...(flow as Record<string, unknown>), translations });
   const checksum = createHash('sha256').update(JSON.stringify(definition)).digest('hex');
   return { definition, checksum };
 }

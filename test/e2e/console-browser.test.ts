@@ -108,6 +108,15 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     return { page, context };
   }
 
+  /** Tab until the element `selector` has the focus (at most 80 presses): what a keyboard user does. */
+  async function tabTo(page: Page, selector: string): Promise<void> {
+    for (let i = 0; i < 80; i++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate(`document.activeElement ? document.activeElement.matches(${JSON.stringify(selector)}) : false`)) return;
+    }
+    throw new Error(`${selector} is not reachable with Tab`);
+  }
+
   /** The hosted sign-in's password step; the page it leads to is the caller's to wait for. */
   async function password(page: Page, email: string): Promise<void> {
     await page.fill('#f-signInEmailAddress', email);
@@ -157,12 +166,15 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await d.page.waitForSelector('#passkey-button:not([hidden])');
       await Promise.all([d.page.waitForURL(/\/audit$/), d.page.click('#passkey-button')]);
 
-      // the search: the beginning of the address, in the application `local`
+      // the search, with the keyboard alone: the beginning of the address, in the application `local`
       await d.page.goto(`${consoleUrl}/`);
+      await tabTo(d.page, '#app');
       await d.page.selectOption('#app', 'local');
-      await d.page.fill('#q', target.email.slice(0, 8));
-      await Promise.all([d.page.waitForURL(/q=grace-/), d.page.press('#q', 'Enter')]);
-      await Promise.all([d.page.waitForURL(new RegExp(`/apps/local/accounts/${target.id}`)), d.page.click(`text=${target.email}`)]);
+      await tabTo(d.page, '#q');
+      await d.page.keyboard.type(target.email.slice(0, 8));
+      await Promise.all([d.page.waitForURL(/q=grace-/), d.page.keyboard.press('Enter')]);
+      await tabTo(d.page, `a[href^="/apps/local/accounts/${target.id}"]`);
+      await Promise.all([d.page.waitForURL(new RegExp(`/apps/local/accounts/${target.id}`)), d.page.keyboard.press('Enter')]);
       // its history: the change of givenName, from what to what, by which client
       const history = d.page.locator('#h-history + ol');
       expect(await history.locator('li').first().textContent()).toContain('Version 2');
@@ -175,10 +187,14 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       expect(await d.page.textContent('main')).toContain('"givenName": "Grace"');
       await screenshots(d.page, SHOTS, 'console-account', VIEWPORTS);
 
-      // disabled, with a reason, confirmed
-      await d.page.fill('#reason', 'asked by phone, ticket 4711');
-      await d.page.check('#confirm-disable');
-      await Promise.all([d.page.waitForURL(/done=disabled/), d.page.click('form[action*="/disable"] button')]);
+      // disabled, with a reason, confirmed: the keyboard alone
+      await d.page.goto(`${consoleUrl}/apps/local/accounts/${target.id}`);
+      await tabTo(d.page, '#reason');
+      await d.page.keyboard.type('asked by phone, ticket 4711');
+      await tabTo(d.page, '#confirm-disable');
+      await d.page.keyboard.press('Space');
+      await tabTo(d.page, 'form[action*="/disable"] button');
+      await Promise.all([d.page.waitForURL(/done=disabled/), d.page.keyboard.press('Enter')]);
       expect(await d.page.textContent('.notice.done')).toBe('The account is disabled and its sessions have ended.');
       expect(await d.page.textContent('#h-activity + .scroll')).toContain('account.disabled');
       expect((await targetRecord()).disabled?.reason).toBe('asked by phone, ticket 4711');

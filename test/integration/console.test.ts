@@ -1,11 +1,13 @@
-import { findFlowDirectories, loadFlowDirectory } from '../../src/domain/flow-definition';
+import { findFlowDirectories, FlowDefinitionError, loadFlowDirectory } from '../../src/domain/flow-definition';
 import { FilterError } from '../../src/domain/filter';
 import { OPERATOR_ROLE_ATTRIBUTE, OperatorForbiddenError } from '../../src/domain/operators';
 import { sessionOf, type SignInFactor } from '../../src/domain/session';
 import type { Application } from '../../src/domain/storage/applications';
 import type { UserRecord } from '../../src/domain/storage/records';
 import { parseNewUser } from '../../src/domain/users';
-import { applicationView, changeOneSetting, flowDifference } from '../../src/usecases/operators/console-admin';
+import fs from 'node:fs';
+import path from 'node:path';
+import { applicationView, changeOneSetting, flowDifference, importFlowDocuments } from '../../src/usecases/operators/console-admin';
 import { consoleAccount, consoleAccountAt, searchAccounts, SEARCH_PAGE } from '../../src/usecases/operators/console-reads';
 import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession } from '../../src/usecases/operators/console';
 import { disableUser } from '../../src/usecases/operators/disable-user';
@@ -167,6 +169,19 @@ describe('administering an application', () => {
     expect(await flowDifference(t.runtime.services, { app: local, name: 'standard', from: standard.latest, to: standard.latest + 1 }))
       .toEqual([{ attribute: 'extraSetting', from: undefined, to: 'new' }]);
     expect(await flowDifference(t.runtime.services, { app: local, name: 'standard', from: 1, to: 99 })).toBeUndefined();
+  });
+
+  it('imports a flow from its two documents as pasted, refusing what flows:import refuses', async () => {
+    const read = (f: string) => fs.readFileSync(path.join(FLOWS, 'standard', f), 'utf8');
+    const importing = (flow: string, translations = read('translations.json')) => importFlowDocuments(t.runtime.services, { app: local, flow, translations, acting });
+    const flow = JSON.parse(read('flow.json')) as { name: string };
+    const renamed = JSON.stringify({ ...flow, name: 'pasted' });
+    expect(await importing(renamed)).toEqual({ name: 'pasted', version: 1 });
+    expect(await importing(renamed)).toEqual({ name: 'pasted', version: 1, unchanged: true });
+    await expect(importing('{"name": ')).rejects.toThrow(/flow\.json: not valid JSON/);
+    await expect(importing('[1]')).rejects.toThrow(/flow\.json: must be a JSON object/);
+    await expect(importing(JSON.stringify({ ...flow, name: 'Not A Name!' }))).rejects.toBeInstanceOf(FlowDefinitionError);
+    expect((await t.runtime.db.flows.listNames(local.id)).map((f) => f.name)).toContain('pasted');
   });
 });
 

@@ -5,6 +5,8 @@ import { invalidField } from '../../domain/refusal';
 import { isOpenIdProvider, SETTING_KEY, SETTING_KEY_FORM, settingValueProblem } from '../../domain/settings';
 import type { Application } from '../../domain/storage/applications';
 import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from '../clients/change-settings';
+import { FlowDefinitionError, flowSource } from '../../domain/flow-definition';
+import { importFlows, type ImportedFlow } from '../applications/import-flows';
 import type { Services } from '../services';
 
 /**
@@ -82,4 +84,24 @@ export async function flowDifference(
   const [a, b] = await Promise.all([deps.db.flows.find(command.app.id, command.name, command.from), deps.db.flows.find(command.app.id, command.name, command.to)]);
   if (!a || !b) return undefined;
   return differences(leaves(a.definition), leaves(b.definition));
+}
+
+/**
+ * Imports a flow from its two documents as typed or pasted (the console's form): flow.json and
+ * translations.json, validated as `gatehouse flows:import` validates a folder (FlowDefinitionError
+ * lists what is wrong); a definition the newest version holds keeps that version (`unchanged`).
+ */
+export async function importFlowDocuments(
+  deps: Pick<Services, 'clock' | 'db' | 'work'>, command: { app: Application; flow: string; translations: string; acting: Acting },
+): Promise<ImportedFlow> {
+  const parse = (text: string, name: string) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (e) {
+      throw new FlowDefinitionError([`${name}: not valid JSON (${(e as Error).message})`]);
+    }
+  };
+  const source = flowSource(parse(command.flow, 'flow.json'), parse(command.translations, 'translations.json'));
+  const [imported] = await importFlows(deps, { applicationName: command.app.name, flows: [source], acting: command.acting });
+  return imported;
 }
