@@ -122,8 +122,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     metricsServer?.close();
-    void consoleServer?.close();
-    void server.closeGracefully(STOP_GRACE_MS).then(async () => {
+    void Promise.all([server.closeGracefully(STOP_GRACE_MS), consoleServer?.close()]).then(async () => {
       // clients that hung up leave their requests running: let them finish before the database closes
       await drained(app);
       await runtime.close();

@@ -5,6 +5,7 @@ import { renderAccountExport } from '../domain/account-export';
 import { CONSOLE_CALLBACK_PATH } from '../domain/base-urls';
 import { keptUserAgent, type Acting } from '../domain/events';
 import { FilterError, FilterUseError } from '../domain/filter';
+import { StatementTimeoutError } from '../domain/storage/transactions';
 import type { HistoryEntry } from '../domain/history';
 import { AuditQueryError } from '../domain/audit-query';
 import { OperatorForbiddenError, roleMay, type ConsoleAction } from '../domain/operators';
@@ -252,6 +253,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (e instanceof FilterError || e instanceof FilterUseError) {
         return page(res, 400, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'badFilter', { reason: e.message }))}</p>`, s);
       }
+      // the database stopped it (ENTITY_QUERY_TIMEOUT_MS), as /entity.find's are
+      if (e instanceof StatementTimeoutError) return page(res, 503, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'searchTimedOut'))}</p>`, s);
       throw e;
     }
     body += found.filter ? `<p class="tip">${escape(say(locale, 'searched'))} <code>${escape(found.filter)}</code></p>` : '';
@@ -337,7 +340,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         account.sessions.map((x) => `<tr><td>${escape(x.kind)}</td><td>${escape(x.clientId ?? '—')}</td><td>${escape(time(x.issuedAt))}</td><td>${escape(time(x.expiresAt))}</td><td>${escape((x.methods ?? []).join(' ') || '—')}</td></tr>`))
       + '</section>';
     // actions: for support and admin only (the server refuses them to a viewer as well)
-    if (roleMay(s.operator.role, 'account')) body += actionsOf(s, a, account);
+    if (roleMay(s.operator.role, a.id === s.operatorsApp.id ? 'administer' : 'account')) body += actionsOf(s, a, account);
     // history beside activity
     body += `<div class="columns"><section aria-labelledby="h-history"><h2 id="h-history">${escape(say(locale, 'history'))}</h2>`
       + historyOf(account.history, locale)
@@ -399,6 +402,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const named = await accountOf(req, res, s);
     if (!named) return;
     if (!action) return problem(res, 404, locale, say(locale, 'noSuchAction'), s);
+    // the operators themselves: only an admin acts on them (support would otherwise disable or erase its admins)
+    if (named.app.id === s.operatorsApp.id && !roleMay(s.operator.role, 'administer')) return problem(res, 403, locale, say(locale, 'roleForbids'), s);
     const account = await consoleAccount(services, named);
     if (!account) return problem(res, 404, locale, say(locale, 'noSuchAccount'), s);
     const again = (status: number, notice: string) => accountPage(res, status, s, named.app, account, { notice });
@@ -432,7 +437,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         }
       }
     } catch (e) {
-      if (e instanceof Refusal) return again(e.reason === 'gone' ? 404 : 400, e.message);
+      if (e instanceof Refusal) return again(e.reason === 'gone' ? 404 : e.reason === 'misconfigured' ? 500 : 400, e.message);
       throw e;
     }
   }));
@@ -635,11 +640,17 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const from = version(req.query.from);
     const to = version(req.query.to);
     const name = String(req.params.name);
-    const changes = from !== undefined && to !== undefined ? await flowDifference(services, { app: a, name, from, to }) : undefined;
     const { locale } = s;
-    const title = say(locale, 'flowChangesOf', { flow: name, from: String(from ?? '?'), to: String(to ?? '?') });
-    if (!changes) return problem(res, 404, locale, say(locale, 'noSuchFlow'), s);
-    page(res, 200, locale, title, `<p><a href="${escape(`${appBase(a)}${q({ locale })}#h-flows`)}">${escape(say(locale, 'backToApp', { app: a.name }))}</a></p>`
+    const picker = `<form method="get" action="${escape(`${appBase(a)}/flows/${encodeURIComponent(name)}`)}"><input type="hidden" name="locale" value="${escape(locale)}"><div class="row">`
+      + `<div><label for="from">${escape(say(locale, 'before'))}</label><input id="from" name="from" type="text" inputmode="numeric" value="${escape(String(from ?? ''))}" required></div>`
+      + `<div><label for="to">${escape(say(locale, 'after'))}</label><input id="to" name="to" type="text" inputmode="numeric" value="${escape(String(to ?? ''))}" required></div>`
+      + `<div><button type="submit" class="secondary">${escape(say(locale, 'show'))}</button></div></div></form>`;
+    const back = `<p><a href="${escape(`${appBase(a)}${q({ locale })}#h-flows`)}">${escape(say(locale, 'backToApp', { app: a.name }))}</a></p>`;
+    if (from === undefined || to === undefined) return page(res, 400, locale, say(locale, 'flows'), `${back}<p class="notice" role="alert">${escape(say(locale, 'twoVersions'))}</p>${picker}`, s);
+    const changes = await flowDifference(services, { app: a, name, from, to });
+    const title = say(locale, 'flowChangesOf', { flow: name, from: String(from), to: String(to) });
+    if (!changes) return page(res, 404, locale, title, `${back}<p class="notice" role="alert">${escape(say(locale, 'noSuchFlow'))}</p>${picker}`, s);
+    page(res, 200, locale, title, `${back}${picker}`
       + (changes.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<div class="scroll"><table><thead><tr><th scope="col">${escape(say(locale, 'path'))}</th>`
         + `<th scope="col">${escape(say(locale, 'before'))}</th><th scope="col">${escape(say(locale, 'after'))}</th></tr></thead><tbody>`
         + changes.map((c) => `<tr><td><code>${escape(c.attribute)}</code></td><td>${c.from === undefined ? '—' : `<del>${escape(shown(c.from))}</del>`}</td>`

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as yup from 'yup';
+import { OPERATOR_ROLE_ATTRIBUTE } from './operators';
 
 /**
  * The flow format, modelled on the original service's Configuration API resources so its users
@@ -97,6 +98,9 @@ function crossCheck(flow: FlowDefinition): string[] {
   for (const [fieldName, raw] of Object.entries(flow.fields)) {
     const where = `fields.${fieldName}`;
     if (!NAME.test(fieldName)) problems.push(`${where}: field names are letters, digits and _`);
+    if ((raw as { schemaAttribute?: unknown } | undefined)?.schemaAttribute === OPERATOR_ROLE_ATTRIBUTE) {
+      problems.push(`${where}: ${OPERATOR_ROLE_ATTRIBUTE} is an operator's role, given by an operator (gatehouse operators:role), never by a form`);
+    }
     try {
       const field = fieldSchema.validateSync(raw, { strict: false, stripUnknown: false }) as FlowField;
       needText(field.label, `${where}.label`);

@@ -1,3 +1,4 @@
+import { OPERATOR_ROLE_ATTRIBUTE } from './operators';
 import type { UserRecord } from './storage/records';
 import type { CompiledForm } from './flow-forms';
 
@@ -18,7 +19,8 @@ export function changesFrom(form: CompiledForm, values: Record<string, string>):
     const value = values[name];
     if (!attribute || value === undefined) continue;
     if (attribute === 'email' || attribute === 'username' || attribute === 'password') change[attribute] = value;
-    else if (attribute !== 'emailVerified' && attribute !== 'uuid' && attribute !== 'id') change.attributes[attribute] = value === '' ? null : value;
+    // (an operator's role is never a form's: docs/console.md#operators)
+    else if (attribute !== 'emailVerified' && attribute !== 'uuid' && attribute !== 'id' && attribute !== OPERATOR_ROLE_ATTRIBUTE) change.attributes[attribute] = value === '' ? null : value;
   }
   return change;
 }

@@ -1,7 +1,13 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import { buildConsole } from '../../src/console/console';
 import { findFlowDirectories, loadFlowDirectory } from '../../src/domain/flow-definition';
-import { OPERATOR_ROLE_ATTRIBUTE } from '../../src/domain/operators';
+import { OPERATOR_ROLE_ATTRIBUTE, operatorRoleOf } from '../../src/domain/operators';
+import { flowSource } from '../../src/domain/flow-definition';
+import { changesFrom } from '../../src/domain/profile-fields';
+import { startBrowserSession } from '../../src/usecases/account/browser-sessions';
+import { changeRecord } from '../../src/usecases/records/change-record';
 import { sessionOf } from '../../src/domain/session';
 import type { Application } from '../../src/domain/storage/applications';
 import { parseNewUser } from '../../src/domain/users';
@@ -102,4 +108,69 @@ it('bad input gets a page that says what to do: a control character, too large a
   expect(filter.headers['content-security-policy']).toMatch(/default-src 'none'/);
   expect(filter.headers['content-security-policy']).not.toMatch(/script-src/);
   expect([filter.headers['x-frame-options'], filter.headers['cache-control']]).toEqual(['DENY', 'no-store']);
+});
+
+it('the callback goes back only to a path of the console, whatever the state cookie says', async () => {
+  const client = (await consoleLoginClient(t.runtime.services, ops))!;
+  const viewer = (await t.runtime.db.records.find(ops.id, { email: 'viewer@ops.example' }))!;
+  for (const [next, to] of [['/audit', '/audit'], ['//evil.example/', '/'], ['/\\evil.example', '/']]) {
+    const code = await t.runtime.services.work.run((uow) => t.runtime.services.tokens.issue({
+      kind: 'authorization_code', app: ops, entityId: viewer.id, client, redirectUri: `${URL_}/callback`, family: `f-${Math.random()}`, seconds: 60,
+      extra: { session: sessionOf(['password', 'totp'], new Date()) },
+    }, uow.tx));
+    const state = 'ab'.repeat(16);
+    const back = await request(consoleApp).get('/callback').query({ code, state })
+      .set('Cookie', `gh_console_state=${state}_${Buffer.from(next).toString('base64url')}`);
+    expect([next, back.status, back.headers.location]).toEqual([next, 303, to]);
+  }
+});
+
+it('an account page\'s session opens no console; an operator is acted on by admins only; a flow is imported by admins only', async () => {
+  const client = (await consoleLoginClient(t.runtime.services, ops))!;
+  const viewer = (await t.runtime.db.records.find(ops.id, { email: 'viewer@ops.example' }))!;
+  const code = await t.runtime.services.work.run((uow) => t.runtime.services.tokens.issue({
+    kind: 'authorization_code', app: ops, entityId: viewer.id, client, redirectUri: `${URL_}/callback`, family: 'f-account-page', seconds: 60,
+    extra: { session: sessionOf(['password', 'totp'], new Date()) },
+  }, uow.tx));
+  const accountPage = await startBrowserSession({ origin: {}, app: ops, clientAddress: '127.0.0.1', services: t.runtime.services }, { client, code, redirectUri: `${URL_}/callback`, device: '' });
+  const opened = await request(consoleApp).get('/apps').set('Cookie', `gh_console=${accountPage.value}`);
+  expect([opened.status, opened.headers.location]).toEqual([303, '/signin?locale=en-US&next=%2Fapps']);
+
+  const token = await tokenOf(cookies.support);
+  const onOperator = await request(consoleApp).post(`/apps/operators/accounts/${viewer.id}/disable`).set('Cookie', cookies.support).type('form').send({ csrf: token, confirm: 'yes' });
+  expect(onOperator.status).toBe(403);
+  expect((await t.runtime.db.records.find(ops.id, { id: viewer.id }))!.disabled).toBeNull();
+  const page = await request(consoleApp).get(`/apps/operators/accounts/${viewer.id}`).set('Cookie', cookies.support);
+  expect([page.status, page.text.includes('id="h-actions"')]).toEqual([200, false]);
+  const flow = await request(consoleApp).post('/apps/local/flows').set('Cookie', cookies.support).type('form').send({ csrf: token, flow: '{}', translations: '{}' });
+  expect(flow.status).toBe(403);
+});
+
+it('an operator cannot give itself a role: not with its own access token, not through a form, not from a flow', async () => {
+  const viewer = (await t.runtime.db.records.find(ops.id, { email: 'viewer@ops.example' }))!;
+  const own = { record: viewer, byUser: true, fresh: true, clientId: null };
+  await expect(changeRecord(t.runtime.services, { app: ops, acting, writer: own, kind: 'record.updated', change: (doc) => ({ ...doc, [OPERATOR_ROLE_ATTRIBUTE]: 'admin' }) }))
+    .rejects.toMatchObject({ attribute: OPERATOR_ROLE_ATTRIBUTE });
+  expect(operatorRoleOf((await t.runtime.db.records.find(ops.id, { id: viewer.id }))!)).toBe('viewer');
+  // the application's backend (a client) may
+  await changeRecord(t.runtime.services, { app: ops, acting, writer: { ...own, byUser: false, fresh: false }, kind: 'record.updated', change: (doc) => ({ ...doc, givenName: 'Vic' }) });
+  const form = { fields: [{ name: 'role', field: { type: 'text', schemaAttribute: OPERATOR_ROLE_ATTRIBUTE } }] } as unknown as Parameters<typeof changesFrom>[0];
+  expect(changesFrom(form, { role: 'admin' }).attributes).toEqual({});
+  const flow = JSON.parse(fs.readFileSync(path.join(FLOWS, 'standard', 'flow.json'), 'utf8')) as { fields: Record<string, Record<string, unknown>> };
+  const [first] = Object.keys(flow.fields);
+  flow.fields[first] = { ...flow.fields[first], schemaAttribute: OPERATOR_ROLE_ATTRIBUTE };
+  expect(() => flowSource(flow, JSON.parse(fs.readFileSync(path.join(FLOWS, 'standard', 'translations.json'), 'utf8')))).toThrow(/operatorRole is an operator's role/);
+});
+
+it('a refused console sign-in spends its code', async () => {
+  const client = (await consoleLoginClient(t.runtime.services, ops))!;
+  const viewer = (await t.runtime.db.records.find(ops.id, { email: 'viewer@ops.example' }))!;
+  const code = await t.runtime.services.work.run((uow) => t.runtime.services.tokens.issue({
+    kind: 'authorization_code', app: ops, entityId: viewer.id, client, redirectUri: `${URL_}/callback`, family: 'f-one-factor', seconds: 60,
+    extra: { session: sessionOf(['password'], new Date()) },
+  }, uow.tx));
+  const call = { origin: {}, app: ops, clientAddress: '127.0.0.1', services: t.runtime.services };
+  const command = { client, code, redirectUri: `${URL_}/callback`, device: '' };
+  await expect(openConsoleSession(call, command)).rejects.toThrow(/two factors/);
+  await expect(openConsoleSession(call, command)).rejects.not.toThrow(/two factors/);
 });

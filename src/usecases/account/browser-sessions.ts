@@ -58,8 +58,13 @@ export async function startBrowserSession(
     const spent = await spendCode(ctx.services, uow, exchange);
     if ('error' in spent) return spent;
     if (!spent.record) throw invalidField('code', 'was not issued by a sign-in of an account');
-    // (a refusal here leaves the code as it was: the transaction is not committed)
-    command.admit?.(spent.record, sessionFacts({ extra: spent.proof ?? null }));
+    // a refusal commits the code spent: it gives nothing, here or at the token endpoint
+    try {
+      command.admit?.(spent.record, sessionFacts({ extra: spent.proof ?? null }));
+    } catch (e) {
+      if (e instanceof Refusal) return { refused: e };
+      throw e;
+    }
     const now = clock.now();
     const value = randomToken(32);
     // at most `absolute` after the sign-in itself, not after this callback
@@ -80,7 +85,8 @@ export async function startBrowserSession(
     }], uow.tx);
     return { value, expiresAt: new Date(now.getTime() + seconds * 1000) };
   });
-  if ('value' in started) return started;
+  if ('refused' in started && started.refused) throw started.refused;
+  if ('value' in started && started.value !== undefined) return { value: started.value, expiresAt: started.expiresAt! };
   // what the token endpoint would refuse, refused the same way (a replayed code revokes its family)
   await settleExchange(ctx.services, exchange, started);
   throw new Error('an exchange that failed settled without a refusal');

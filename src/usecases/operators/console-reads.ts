@@ -5,7 +5,8 @@ import type { HistoryEntry } from '../../domain/history';
 import { isFilterText, prefixFilter } from '../../domain/operators';
 import { sessionFacts } from '../../domain/session';
 import type { Application } from '../../domain/storage/applications';
-import type { CredentialKind } from '../../domain/storage/credentials';
+import type { CredentialKind, StoredCredential } from '../../domain/storage/credentials';
+import { browserSessionLimits } from '../account/browser-sessions';
 import type { AuditEntry } from '../../domain/storage/audit';
 import type { ActivityEntry } from '../../domain/storage/events';
 import type { UserRecord } from '../../domain/storage/records';
@@ -79,6 +80,13 @@ export interface ConsoleAccount {
   history: HistoryEntry[];
 }
 
+/** A browser's session of the account page or the console that has idled out (its row lives on until its expiry, but it opens nothing). */
+function idle(c: StoredCredential, app: Application, now: Date): boolean {
+  if (c.kind !== 'browser_session' && c.kind !== 'console_session') return false;
+  const seen = Date.parse(String(c.extra?.seen ?? ''));
+  return !Number.isFinite(seen) || now.getTime() - seen > browserSessionLimits(app).idle * 1000;
+}
+
 const SESSIONS: CredentialKind[] = ['access_token', 'refresh_token', 'refresh_secret', 'browser_session', 'console_session', 'oidc_access_token', 'oidc_refresh_token'];
 
 /** The account `entityId` of `app` (undefined when there is none), with a page of its activity (from `cursor`). */
@@ -97,7 +105,7 @@ export async function consoleAccount(
     db.credentials.liveOfRecord(app.id, entityId, 'recovery_code', now),
     listActivity({ events: db.events }, { applicationId: app.id, accountId: entityId, ...activityQuery({ cursor: command.cursor, limit: String(ACCOUNT_PAGE_ENTRIES) }) }),
     recordHistory(deps, { applicationId: app.id, entityId, limit: ACCOUNT_PAGE_ENTRIES }),
-    Promise.all(SESSIONS.map((kind) => db.credentials.liveOfRecord(app.id, entityId, kind, now))).then((all) => all.flat()),
+    Promise.all(SESSIONS.map((kind) => db.credentials.liveOfRecord(app.id, entityId, kind, now))).then((all) => all.flat().filter((c) => !idle(c, app, now))),
   ]);
   const clientIds = new Map<number, string>();
   for (const id of new Set(live.map((c) => c.forClientId ?? c.clientId).filter((id): id is number => id !== null))) {

@@ -10,9 +10,11 @@ import { lockedRecord, type AccountCommand, type OperatorDeps } from './deps';
  */
 export async function exportUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<AccountExport> {
   const { app, entityId } = command;
+  // read first: an export that fails is neither taken nor audited
+  const document = await exportAccount(deps, { app, entityId });
   await deps.work.run(async (uow) => {
     await lockedRecord(deps.db, command, uow.tx);
     uow.record(event('account.exported', app.id, deps.clock.now(), command.acting, recordSubject(entityId), {}));
   });
-  return exportAccount(deps, { app, entityId });
+  return document;
 }

@@ -1,3 +1,4 @@
+import { OPERATOR_ROLE_ATTRIBUTE } from '../../domain/operators';
 import { deleteRecord } from '../../domain/accounts';
 import { recordLocale } from '../../domain/email-change';
 import { formatTimestamp } from '../../domain/timestamps';
@@ -52,6 +53,8 @@ function attributeRefusal(reason: WriteRefusal): AttributeRefusedError {
     case 'password_api':
     case 'password_unproven':
       return new AttributeRefusedError('password', 'cannot be set with an access token; use update_profile_native');
+    case 'operator_role':
+      return new AttributeRefusedError(OPERATOR_ROLE_ATTRIBUTE, 'is an operator\'s role in the console, given by an operator (gatehouse operators:role), never with the account\'s own access token');
   }
 }
 

@@ -4,6 +4,7 @@ import type { UnitOfWork } from '../../domain/ports';
 import type { RecordChange, UserRecord } from '../../domain/storage/records';
 import type { Written } from '../../domain/versions';
 import type { Application } from '../../domain/storage/applications';
+import { OPERATOR_ROLE_ATTRIBUTE } from '../../domain/operators';
 import type { CredentialKind } from '../../domain/storage/credentials';
 import { endSessionsOf } from '../../domain/accounts';
 import type { Services } from '../services';
@@ -24,10 +25,10 @@ export type WriterRole = 'client' | 'person' | 'proven';
 export type WriteChannel = 'api' | 'form' | 'reset';
 
 /** Why the policy refuses a write: what it changes, and that this writer may not. */
-export type WriteRefusal = 'verification' | 'email_removed' | 'email_unproven' | 'password_api' | 'password_unproven';
+export type WriteRefusal = 'verification' | 'email_removed' | 'email_unproven' | 'password_api' | 'password_unproven' | 'operator_role';
 
 /** What a write changes, as the policy judges it. */
-export interface Judged { emailMoved: boolean; emailRemoved: boolean; verifiedChanged: boolean; password: boolean }
+export interface Judged { emailMoved: boolean; emailRemoved: boolean; verifiedChanged: boolean; password: boolean; roleChanged?: boolean }
 
 /**
  * The one policy of record writes. The application's client writes anything. The person writes
@@ -38,6 +39,8 @@ export interface Judged { emailMoved: boolean; emailRemoved: boolean; verifiedCh
  */
 export function refusalOf(role: WriterRole, channel: WriteChannel, judged: Judged): WriteRefusal | undefined {
   if (role === 'client') return undefined;
+  // an operator's role is given by an operator (docs/console.md#operators), never by the account itself
+  if (judged.roleChanged) return 'operator_role';
   if (judged.verifiedChanged) return 'verification';
   if (judged.emailRemoved) return 'email_removed';
   if (judged.password && channel === 'api') return 'password_api';
@@ -55,6 +58,8 @@ export function judge(before: UserRecord, change: RecordChange, password: boolea
     emailRemoved: emailMoved && before.email !== null && (change.email || null) === null,
     verifiedChanged: change.emailVerified !== undefined && (change.emailVerified?.getTime() ?? null) !== (before.emailVerified?.getTime() ?? null),
     password,
+    roleChanged: change.attributes !== undefined
+      && JSON.stringify(change.attributes[OPERATOR_ROLE_ATTRIBUTE] ?? null) !== JSON.stringify(before.attributes[OPERATOR_ROLE_ATTRIBUTE] ?? null),
   };
 }
 
