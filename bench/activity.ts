@@ -4,6 +4,7 @@ import { loadConfigOrExit } from '../src/config';
 import { openDatabase } from '../src/db';
 import { migrate } from '../src/db/migrate';
 import { ACTIVITY_TYPES, cursorOf } from '../src/domain/activity';
+import { timed } from './queries';
 
 /*
  * An account's activity at scale, on MariaDB (DATABASE_URL, SECRET_KEY):   npm run bench:activity
@@ -70,17 +71,9 @@ async function main() {
     '| query | median ms | p99 ms | ÷ yardstick (median) |', '|---|---|---|---|'];
   let yardstick = 0;
   for (const [name, run] of scenarios) {
-    for (let i = 0; i < 20; i++) await run();
-    const times: number[] = [];
-    for (let i = 0; i < queries; i++) {
-      const t = performance.now();
-      await run();
-      times.push(performance.now() - t);
-    }
-    times.sort((a, b) => a - b);
-    const median = times[Math.floor(times.length / 2)];
+    const { median, p99 } = await timed(run, queries);
     if (yardstick === 0) yardstick = median;
-    out.push(`| ${name} | ${median.toFixed(2)} | ${times[Math.floor(times.length * 0.99)].toFixed(2)} | ${(median / yardstick).toFixed(1)} |`);
+    out.push(`| ${name} | ${median.toFixed(2)} | ${p99.toFixed(2)} | ${(median / yardstick).toFixed(1)} |`);
   }
   const explain = await db.sequelize.query(
     `EXPLAIN SELECT * FROM events FORCE INDEX (events_account) WHERE application_id = ? AND account_id = ? AND type IN (${ACTIVITY_TYPES.map(() => '?').join(', ')}) ORDER BY occurred_at DESC, id DESC LIMIT 51`,

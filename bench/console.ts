@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import mysql from 'mysql2/promise';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { createRuntime } from '../src/runtime';
 import { searchAccounts } from '../src/usecases/operators/console-reads';
+import { freshDatabase, timed } from './queries';
 
 /*
  * The console's search of accounts at BENCH_ACCOUNTS (100,000) accounts, on the embedded default
@@ -26,23 +26,8 @@ const FAMILY = ['Okafor', 'Lovelace', 'Hopper', 'Turing', 'Noether', 'Curie', 'M
   'Cantor', 'Fermat', 'Pascal', 'Leibniz', 'Bernoulli', 'Laplace', 'Fourier', 'Cauchy', 'Galois', 'Abel',
   'Dirichlet', 'Jacobi', 'Weierstrass', 'Poincare', 'Klein', 'Lie', 'Cartan', 'Weyl', 'Kolmogorov', 'Banach'];
 
-async function fresh(engine: 'sqlite' | 'mysql', dir: string): Promise<NodeJS.ProcessEnv> {
-  const { DATABASE_URL: url, REDIS_URL: _r, ...rest } = process.env;
-  const data = path.join(dir, `data-${engine}`);
-  if (engine === 'sqlite') return { ...rest, DATA_DIR: data };
-  const name = 'gatehouse_bench_console';
-  const server = new URL(url!);
-  server.pathname = '/';
-  const admin = await mysql.createConnection(server.toString());
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  await admin.end();
-  server.pathname = `/${name}`;
-  return { ...rest, DATA_DIR: data, DATABASE_URL: server.toString(), MAIL_TRANSPORT: 'file' };
-}
-
 async function measure(engine: 'sqlite' | 'mysql', dir: string, file: string): Promise<string[]> {
-  const env = await fresh(engine, dir);
+  const env = await freshDatabase(engine, dir, 'gatehouse_bench_console');
   const cli = (args: string[]) => {
     const ran = spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     if (ran.status !== 0) throw new Error(`gatehouse ${args.join(' ')}: ${ran.stderr}`);
@@ -69,18 +54,9 @@ async function measure(engine: 'sqlite' | 'mysql', dir: string, file: string): P
     '| search (one page: 25 accounts) | found | median ms | p99 ms | ÷ yardstick (median) |', '|---|---|---|---|---|'];
   let yardstick = 0;
   for (const [name, run] of scenarios) {
-    let found = 0;
-    for (let i = 0; i < 20; i++) found = (await run()).rows.length;
-    const times: number[] = [];
-    for (let i = 0; i < queries; i++) {
-      const t = performance.now();
-      await run();
-      times.push(performance.now() - t);
-    }
-    times.sort((a, b) => a - b);
-    const median = times[Math.floor(times.length / 2)];
+    const { median, p99, last } = await timed(run, queries);
     if (yardstick === 0) yardstick = median;
-    out.push(`| ${name} | ${found} | ${median.toFixed(2)} | ${times[Math.floor(times.length * 0.99)].toFixed(2)} | ${(median / yardstick).toFixed(1)} |`);
+    out.push(`| ${name} | ${last.rows.length} | ${median.toFixed(2)} | ${p99.toFixed(2)} | ${(median / yardstick).toFixed(1)} |`);
   }
   await runtime.close();
   return out;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
 import { hashSync } from 'bcryptjs';
+import { freshDatabase } from './queries';
 
 /*
  * `gatehouse users:import` of BENCH_IMPORT_RECORDS (100,000) records, on the embedded default and,
@@ -37,20 +38,7 @@ function writeFiles(dir: string): { hashed: string; plain: string } {
 }
 
 /** A fresh database of the engine: a data folder for SQLite, a new database on the MariaDB server. */
-async function fresh(engine: 'sqlite' | 'mysql', dir: string, n: number): Promise<NodeJS.ProcessEnv> {
-  const { DATABASE_URL: url, REDIS_URL: _r, ...rest } = process.env;
-  const data = path.join(dir, `data-${engine}-${n}`);
-  if (engine === 'sqlite') return { ...rest, DATA_DIR: data };
-  const name = `gatehouse_bench_import_${n}`;
-  const server = new URL(url!);
-  server.pathname = '/';
-  const admin = await mysql.createConnection(server.toString());
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  await admin.end();
-  server.pathname = `/${name}`;
-  return { ...rest, DATA_DIR: data, DATABASE_URL: server.toString(), MAIL_TRANSPORT: 'file' };
-}
+const fresh = (engine: 'sqlite' | 'mysql', dir: string, n: number) => freshDatabase(engine, dir, `gatehouse_bench_import_${n}`);
 
 function run(env: NodeJS.ProcessEnv, args: string[]): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { projectRoot } from '../../src/paths';
 import { basic, manualClock, skipUnless, type TestApp } from '../helpers/backend';
 import { freePort } from '../helpers/processes';
-import { CHROMIUM, launchChromium, screenshots, servedTestApp, VIEWPORTS } from '../helpers/browser';
+import { CHROMIUM, deviceWithPasskeys, launchChromium, screenshots, servedTestApp, tabTo, VIEWPORTS } from '../helpers/browser';
 import { startOidcProvider } from '../helpers/social';
 import { oathtool } from '../helpers/totp';
 
@@ -64,25 +64,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   }
 
   /** A browser (its own cookies) in Tokyo's time zone, with a virtual platform authenticator: user verification, resident keys. */
-  async function device(viewport = VIEWPORTS.desktop): Promise<{ page: Page; context: BrowserContext }> {
-    const context = await browser.newContext({ viewport, timezoneId: 'Asia/Tokyo' });
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    return { page, context };
-  }
-
-  /** Tab until the element `selector` has the focus (at most 40 presses): what a keyboard user does. */
-  async function tabTo(page: Page, selector: string): Promise<void> {
-    for (let i = 0; i < 40; i++) {
-      await page.keyboard.press('Tab');
-      if (await page.evaluate(`document.activeElement ? document.activeElement.matches(${JSON.stringify(selector)}) : false`)) return;
-    }
-    throw new Error(`${selector} is not reachable with Tab`);
-  }
+  const device = (viewport = VIEWPORTS.desktop) => deviceWithPasskeys(browser, { viewport, timezoneId: 'Asia/Tokyo' });
 
   /** Types into the field `selector`, reached with Tab. */
   async function typeInto(page: Page, selector: string, value: string): Promise<void> {

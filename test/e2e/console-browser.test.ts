@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { buildConsole } from '../../src/console/console';
 import { findFlowDirectories, loadFlowDirectory } from '../../src/domain/flow-definition';
@@ -14,7 +14,7 @@ import { ensureOperatorsApplication } from '../../src/usecases/operators/operato
 import { createRecord } from '../../src/usecases/records/create-records';
 import { basic, FLOWS, manualClock, redisUrl, skipUnless, type TestApp } from '../helpers/backend';
 import { queueBoard } from '../../src/queue/board';
-import { CHROMIUM, launchChromium, screenshots, servedTestApp, VIEWPORTS } from '../helpers/browser';
+import { CHROMIUM, deviceWithPasskeys, launchChromium, screenshots, servedTestApp, tabTo, VIEWPORTS } from '../helpers/browser';
 import { freePort } from '../helpers/processes';
 import { oathtool } from '../helpers/totp';
 
@@ -98,25 +98,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   });
 
   /** A browser of its own, with a platform authenticator that verifies the person. */
-  async function device(viewport = VIEWPORTS.desktop): Promise<{ page: Page; context: BrowserContext }> {
-    const context = await browser.newContext({ viewport });
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    return { page, context };
-  }
-
-  /** Tab until the element `selector` has the focus (at most 80 presses): what a keyboard user does. */
-  async function tabTo(page: Page, selector: string): Promise<void> {
-    for (let i = 0; i < 80; i++) {
-      await page.keyboard.press('Tab');
-      if (await page.evaluate(`document.activeElement ? document.activeElement.matches(${JSON.stringify(selector)}) : false`)) return;
-    }
-    throw new Error(`${selector} is not reachable with Tab`);
-  }
+  const device = (viewport = VIEWPORTS.desktop) => deviceWithPasskeys(browser, { viewport });
 
   /** The hosted sign-in's password step; the page it leads to is the caller's to wait for. */
   async function password(page: Page, email: string): Promise<void> {

@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
 import { startTestApp } from './backend';
@@ -69,4 +69,29 @@ export async function servedTestApp(options: Parameters<typeof startTestApp>[0] 
       await t.close();
     },
   };
+}
+
+/**
+ * A browser of its own (its own cookies) with a virtual platform authenticator of the DevTools
+ * protocol that verifies the person (CTAP2, internal transport, resident keys): a phone or a laptop
+ * with a passkey. `options` are the context's (viewport, time zone).
+ */
+export async function deviceWithPasskeys(browser: Browser, options: BrowserContextOptions = {}): Promise<{ page: Page; context: BrowserContext }> {
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop, ...options });
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return { page, context };
+}
+
+/** Tab until the element `selector` has the focus (at most `presses`): what a keyboard user does. */
+export async function tabTo(page: Page, selector: string, presses = 80): Promise<void> {
+  for (let i = 0; i < presses; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(`document.activeElement ? document.activeElement.matches(${JSON.stringify(selector)}) : false`)) return;
+  }
+  throw new Error(`${selector} is not reachable with Tab`);
 }
