@@ -22,6 +22,9 @@ import { FlowDefinitionError } from '../domain/flow-definition';
 import { addOperatorsClient } from '../usecases/clients/add-client';
 import { resetSecret } from '../usecases/clients/reset-secret';
 import { rotateSigningKeys } from '../usecases/keys/signing-keys';
+import { addProvider } from '../usecases/providers/add-provider';
+import { removeProvider } from '../usecases/providers/remove-provider';
+import { PROVIDER_KINDS, ProviderInputError, ProviderNameError } from '../domain/social/providers';
 import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession, type Operator } from '../usecases/operators/console';
 import { disableUser, MAX_DISABLE_REASON } from '../usecases/operators/disable-user';
 import { enableUser } from '../usecases/operators/enable-user';
@@ -501,7 +504,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     if (!found) problem(res, 404, s.locale, say(s.locale, 'noSuchApp'), s);
     return found;
   };
-  const DONE_ADMIN = ['settingChanged', 'keysRotated', 'flowImported', 'flowUnchanged'] as const;
+  const DONE_ADMIN = ['settingChanged', 'keysRotated', 'flowImported', 'flowUnchanged', 'providerAdded', 'providerRemoved'] as const;
 
   app.get('/apps/:app', signed('read', async (req, res, s) => {
     const a = await namedApp(req, res, s);
@@ -522,7 +525,16 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         + `<fieldset><legend>${escape(say(locale, 'features'))}</legend>${FEATURES.map((f) => `<label class="choice"><input type="checkbox" name="features" value="${f}"${f === 'login_client' ? ' checked' : ''}> <code>${f}</code></label>`).join(' ')}</fieldset>`) : '')
       + '</section>';
     body += `<section aria-labelledby="h-providers"><h2 id="h-providers">${escape(say(locale, 'providers'))}</h2>`
-      + (view.providers.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<ul>${view.providers.map((p) => `<li><code>${escape(p.name)}</code> (${escape(p.kind)}) <code>${escape(p.issuer)}</code></li>`).join('')}</ul>`)
+      + (view.providers.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<ul class="items">${view.providers.map((p) => `<li><p><code>${escape(p.name)}</code> (${escape(p.kind)}) <code>${escape(p.issuer)}</code></p>`
+        + (admin ? adminForm(s, `${appBase(a)}/providers/remove`, say(locale, 'removeProvider', { name: p.name }), `<input type="hidden" name="name" value="${escape(p.name)}">`, true) : '')
+        + '</li>').join('')}</ul>`)
+      + (admin ? adminForm(s, `${appBase(a)}/providers`, say(locale, 'addProvider'),
+        `<div class="row"><div><label for="p-name">${escape(say(locale, 'providerName'))}</label><input id="p-name" name="name" type="text" required maxlength="32"></div>`
+        + `<div><label for="p-kind">${escape(say(locale, 'kind'))}</label><select id="p-kind" name="kind">${PROVIDER_KINDS.map((k) => `<option value="${k}">${k}</option>`).join('')}</select></div></div>`
+        + `<label for="p-issuer">${escape(say(locale, 'issuer'))}</label><input id="p-issuer" name="issuer" type="url" required maxlength="2048">`
+        + `<div class="row"><div><label for="p-client">client_id</label><input id="p-client" name="client_id" type="text" required maxlength="512" autocomplete="off"></div>`
+        + `<div><label for="p-secret">client_secret</label><input id="p-secret" name="client_secret" type="password" required maxlength="2048" autocomplete="off"></div></div>`
+        + `<label for="p-scopes">${escape(say(locale, 'scopes'))}</label><input id="p-scopes" name="scopes" type="text" maxlength="1000" placeholder="openid email profile">`) : '')
       + '</section>';
     body += `<section aria-labelledby="h-flows"><h2 id="h-flows">${escape(say(locale, 'flows'))}</h2>`
       + (view.flows.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>` : `<ul>${view.flows.map((f) => `<li><code>${escape(f.name)}</code> — ${escape(say(locale, 'latestVersion', { version: String(f.latest) }))}`
@@ -612,6 +624,32 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       throw e;
     }
     secretPage(res, s, a, clientId, secret, [say(s.locale, 'oldSecretEnded')]);
+  }));
+
+  app.post('/apps/:app/providers', form, administer(async (_req, res, s, a, body) => {
+    const kind = PROVIDER_KINDS.find((k) => k === body.kind);
+    if (!kind) throw invalidField('kind', `must be one of ${PROVIDER_KINDS.join(', ')}`);
+    try {
+      await addProvider(services, {
+        applicationId: a.id, acting: s.operator.acting,
+        provider: { name: body.name ?? '', kind, issuer: body.issuer ?? '', clientId: body.client_id ?? '', clientSecret: body.client_secret ?? '', scopes: body.scopes?.split(/\s+/).filter(Boolean) },
+      });
+    } catch (e) {
+      if (e instanceof ProviderInputError || e instanceof ProviderNameError) throw invalidField(e instanceof ProviderInputError ? e.field : 'name', e.message);
+      throw e;
+    }
+    res.redirect(303, `${appBase(a)}${q({ locale: s.locale, done: 'providerAdded' })}#h-providers`);
+  }));
+
+  app.post('/apps/:app/providers/remove', form, administer(async (_req, res, s, a, body) => {
+    if (body.confirm !== 'yes') throw invalidField('confirm', say(s.locale, 'notConfirmed'));
+    try {
+      await removeProvider(services, { applicationId: a.id, acting: s.operator.acting, name: body.name ?? '' });
+    } catch (e) {
+      if (e instanceof ProviderNameError) throw invalidField('name', e.message);
+      throw e;
+    }
+    res.redirect(303, `${appBase(a)}${q({ locale: s.locale, done: 'providerRemoved' })}#h-providers`);
   }));
 
   app.post('/apps/:app/keys', form, administer(async (_req, res, s, a, body) => {

@@ -197,6 +197,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
 
       // an application: a setting checked as the API checks it, a new client and its secret, shown once
       await d.page.goto(`${consoleUrl}/apps/local`);
+      await screenshots(d.page, SHOTS, 'console-application', VIEWPORTS);
       await d.page.fill('#key', 'second_factor');
       await d.page.fill('#value', 'sometimes');
       await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action^="/apps/local/settings"] button')]);

@@ -33,7 +33,7 @@ beforeAll(async () => {
   ({ app: ops } = await ensureOperatorsApplication(t.runtime.services, { name: 'operators', flows: () => findFlowDirectories(FLOWS).map(loadFlowDirectory), acting }));
   consoleApp = buildConsole({ services: t.runtime.services, operatorsApp: 'operators', publicUrl: URL_, logger: createLogger('silent') });
   const client = (await consoleLoginClient(t.runtime.services, ops))!;
-  for (const role of ['viewer', 'support'] as const) {
+  for (const role of ['viewer', 'support', 'admin'] as const) {
     const made = await createRecord(t.runtime.services, { app: ops, origin: {}, operator: acting, record: parseNewUser(ops.id, { email: `${role}@ops.example`, [OPERATOR_ROLE_ATTRIBUTE]: role }) });
     const code = await t.runtime.services.work.run((uow) => t.runtime.services.tokens.issue({
       kind: 'authorization_code', app: ops, entityId: made.id, client, redirectUri: `${URL_}/callback`, family: `f-${role}`, seconds: 60,
@@ -173,4 +173,24 @@ it('a refused console sign-in spends its code', async () => {
   const command = { client, code, redirectUri: `${URL_}/callback`, device: '' };
   await expect(openConsoleSession(call, command)).rejects.toThrow(/two factors/);
   await expect(openConsoleSession(call, command)).rejects.not.toThrow(/two factors/);
+});
+
+it('an admin adds and removes an identity provider, its secret never shown back; a support operator may not', async () => {
+  const token = await tokenOf(cookies.admin);
+  const provider = { csrf: token, name: 'corp', kind: 'oidc', issuer: 'https://login.corp.example', client_id: 'gatehouse', client_secret: 'provider secret 42' };
+  const refused = await request(consoleApp).post('/apps/local/providers').set('Cookie', cookies.support).type('form').send({ ...provider, csrf: await tokenOf(cookies.support) });
+  expect(refused.status).toBe(403);
+  const bad = await request(consoleApp).post('/apps/local/providers').set('Cookie', cookies.admin).type('form').send({ ...provider, issuer: 'not a url' });
+  expect([bad.status, bad.text.includes('provider secret 42')]).toEqual([400, false]);
+  const added = await request(consoleApp).post('/apps/local/providers').set('Cookie', cookies.admin).type('form').send(provider);
+  expect([added.status, added.headers.location]).toEqual([303, '/apps/local?locale=en-US&done=providerAdded#h-providers']);
+  const page = await request(consoleApp).get('/apps/local').set('Cookie', cookies.admin);
+  expect(page.text).toContain('<code>corp</code> (oidc) <code>https://login.corp.example</code>');
+  expect(page.text).not.toContain('provider secret 42');
+  const again = await request(consoleApp).post('/apps/local/providers').set('Cookie', cookies.admin).type('form').send(provider);
+  expect(again.status).toBe(400);
+  const removed = await request(consoleApp).post('/apps/local/providers/remove').set('Cookie', cookies.admin).type('form').send({ csrf: token, name: 'corp', confirm: 'yes' });
+  expect(removed.status).toBe(303);
+  const local = (await t.runtime.db.applications.findByName('local'))!;
+  expect((await t.runtime.db.social.providers.list(local.id)).map((p) => p.name)).not.toContain('corp');
 });
