@@ -50,14 +50,24 @@ skipUnless(redisServer, 'the cluster subscription test needs the redis-server pr
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-subscriber-'));
     for (let i = 0; i < 3; i++) {
-      const port = await freePort();
-      const bus = await freePort();
-      const server = ownServer('redis-server', [
-        '--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-        '--cluster-config-file', path.join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', dir,
-      ], () => redisCli(port, 'ping') === 'PONG');
-      await server.start();
-      nodes.push({ port, server });
+      // a port found free may be taken before the server binds it (another process's outgoing
+      // connection gets it as its local port): a node that cannot bind tries two more pairs of ports
+      for (let attempt = 1; ; attempt++) {
+        const port = await freePort();
+        const bus = await freePort();
+        const server = ownServer('redis-server', [
+          '--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+          '--cluster-config-file', path.join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--dir', dir,
+        ], () => redisCli(port, 'ping') === 'PONG');
+        try {
+          await server.start();
+        } catch (e) {
+          if (attempt >= 3) throw e;
+          continue;
+        }
+        nodes.push({ port, server });
+        break;
+      }
     }
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}${created.stderr}`);
