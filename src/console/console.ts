@@ -148,7 +148,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         const post = req.method !== 'GET' && req.method !== 'HEAD' && own.csrf === undefined;
         let operator: Operator | undefined;
         try {
-          operator = value ? await consoleOperator(callOf(req, res, ops), { value, action: post ? action : 'read', origin: callOf(req, res, ops).origin }) : undefined;
+          operator = value ? await consoleOperator(callOf(req, res, ops), { value, action: post ? action : 'read' }) : undefined;
         } catch (e) {
           if (!(e instanceof OperatorForbiddenError)) throw e;
           return problem(res, 403, locale, say(locale, 'roleForbids'));

@@ -65,30 +65,30 @@ describe('a console session', () => {
     await expect(open(ada, ['password'])).rejects.toThrow(/two factors/);
     await expect(open(nobody, ['password', 'totp'])).rejects.toThrow(/no operator role/);
     const opened = await open(ada, ['verified_passkey']);
-    const reads = await consoleOperator(call(ops), { value: opened.value, action: 'read', origin: {} });
+    const reads = await consoleOperator(call(ops), { value: opened.value, action: 'read' });
     expect(reads).toMatchObject({ role: 'viewer', name: 'ada@ops.example', acting: { actor: { kind: 'operator', name: 'ada@ops.example' } } });
-    await expect(consoleOperator(call(ops), { value: opened.value, action: 'account', origin: {} })).rejects.toBeInstanceOf(OperatorForbiddenError);
+    await expect(consoleOperator(call(ops), { value: opened.value, action: 'account' })).rejects.toBeInstanceOf(OperatorForbiddenError);
     // a role given is a role used at the next request; a role taken away ends the console for it
     await setOperatorRole(t.runtime.services, { app: ops, record: ada, role: 'support', acting });
-    expect(await consoleOperator(call(ops), { value: opened.value, action: 'account', origin: {} })).toMatchObject({ role: 'support' });
+    expect(await consoleOperator(call(ops), { value: opened.value, action: 'account' })).toMatchObject({ role: 'support' });
     const now = (await t.runtime.db.records.find(ops.id, { id: ada.id }))!;
     await setOperatorRole(t.runtime.services, { app: ops, record: now, role: null, acting });
-    expect(await consoleOperator(call(ops), { value: opened.value, action: 'read', origin: {} })).toBeUndefined();
+    expect(await consoleOperator(call(ops), { value: opened.value, action: 'read' })).toBeUndefined();
   });
 
   it('ends when signed out, when the operator is disabled, and after its idle time', async () => {
     const bob = await make(ops, { email: 'bob@ops.example', password: 'operator horse battery', [OPERATOR_ROLE_ATTRIBUTE]: 'admin' });
     const first = await open(bob, ['password', 'totp']);
-    const operator = (await consoleOperator(call(ops), { value: first.value, action: 'administer', origin: {} }))!;
+    const operator = (await consoleOperator(call(ops), { value: first.value, action: 'administer' }))!;
     await endConsoleSession(call(ops), { session: operator.session });
-    expect(await consoleOperator(call(ops), { value: first.value, action: 'read', origin: {} })).toBeUndefined();
+    expect(await consoleOperator(call(ops), { value: first.value, action: 'read' })).toBeUndefined();
     const second = await open(bob, ['password', 'totp']);
     await disableUser(t.runtime.services, { app: ops, entityId: bob.id, acting });
-    expect(await consoleOperator(call(ops), { value: second.value, action: 'read', origin: {} })).toBeUndefined();
+    expect(await consoleOperator(call(ops), { value: second.value, action: 'read' })).toBeUndefined();
     const carol = await make(ops, { email: 'carol@ops.example', password: 'operator horse battery', [OPERATOR_ROLE_ATTRIBUTE]: 'admin' });
     const third = await open(carol, ['password', 'totp']);
     clock.advance(31 * 60_000);
-    expect(await consoleOperator(call(ops), { value: third.value, action: 'read', origin: {} })).toBeUndefined();
+    expect(await consoleOperator(call(ops), { value: third.value, action: 'read' })).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Client } from '../../domain/clients';
-import { event, recordSubject, type Acting, type Origin } from '../../domain/events';
+import { event, recordSubject, type Acting } from '../../domain/events';
 import { Refusal } from '../../domain/refusal';
 import { ACR_MULTI_FACTOR, acrMet } from '../../domain/session';
 import type { Application } from '../../domain/storage/applications';
@@ -45,7 +45,7 @@ export function openConsoleSession(
  * a role (a role taken away ends its use of the console at the next request), for `action`
  * (OperatorForbiddenError when its role does not allow it).
  */
-export async function consoleOperator(ctx: CallContext<'clock' | 'db' | 'work'>, command: { value: string; action: ConsoleAction; origin: Origin }): Promise<Operator | undefined> {
+export async function consoleOperator(ctx: CallContext<'clock' | 'db' | 'work'>, command: { value: string; action: ConsoleAction }): Promise<Operator | undefined> {
   const session = await browserSessionOf(ctx, command.value, 'console_session');
   if (!session?.entityId) return undefined;
   const record = await ctx.services.db.records.find(ctx.app.id, { id: session.entityId });
@@ -53,7 +53,7 @@ export async function consoleOperator(ctx: CallContext<'clock' | 'db' | 'work'>,
   if (!record || !role) return undefined;
   if (!roleMay(role, command.action)) throw new OperatorForbiddenError(role, command.action);
   const name = operatorName(record);
-  return { session, record, role, name, acting: { actor: { kind: 'operator', name }, origin: command.origin } };
+  return { session, record, role, name, acting: { actor: { kind: 'operator', name }, origin: ctx.origin } };
 }
 
 /** Ends the operator's console session (its sign-out). */
