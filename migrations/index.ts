@@ -18,6 +18,7 @@ import * as spendWithEvent from './0017-spend-with-event';
 import * as disableUntil from './0018-disable-until';
 import * as erasures from './0019-erasures';
 import * as imports from './0020-imports';
+import * as webhooks from './0021-webhooks';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   { name: '0018-disable-until', ...disableUntil },
   { name: '0019-erasures', ...erasures },
   { name: '0020-imports', ...imports },
+  { name: '0021-webhooks', ...webhooks },
 ];

@@ -50,6 +50,8 @@ export interface Config {
    * application it signs in with (CONSOLE_APP, `operators`).
    */
   console?: { port: number; publicUrl: string; app: string };
+  /** Webhooks (docs/webhooks.md): WEBHOOKS_ALLOW_PRIVATE lets endpoints be loopback or private addresses (internal deployments, tests). */
+  webhooks: { allowPrivate: boolean };
   /** `json` (one object per line, the default) or `pretty` (for a developer's terminal). */
   logFormat: 'json' | 'pretty';
   /** Failed logins allowed per account and per client address, per window. */
@@ -170,6 +172,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
       return false;
     }
   }),
+  WEBHOOKS_ALLOW_PRIVATE: yup.string().oneOf(['true', 'false'], 'WEBHOOKS_ALLOW_PRIVATE must be true or false (the default: webhooks reach public addresses only)'),
   CONSOLE_APP: yup.string().matches(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, { message: 'CONSOLE_APP must be an application name (lowercase letters, digits, inner hyphens)' }),
   METRICS_PORT: yup.string().test('port', 'METRICS_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
   LOG_FORMAT: yup.string().oneOf(['json', 'pretty'], 'LOG_FORMAT must be json (the default) or pretty'),
@@ -392,6 +395,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
     logFormat,
     dashboard,
     ...(metricsPort !== undefined && { metricsPort: Number(metricsPort) }),
+    webhooks: { allowPrivate: value('WEBHOOKS_ALLOW_PRIVATE') === 'true' },
     ...(consolePort !== undefined && {
       console: {
         port: Number(consolePort), app: value('CONSOLE_APP') ?? 'operators',

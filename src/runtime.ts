@@ -203,6 +203,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     mailLimits: config.mailLimits,
     registrationLimit: config.registrationLimit,
     entityQueryTimeoutMs: config.entityQueryTimeoutMs,
+    webhooks: config.webhooks,
     box,
   };
   let migrationsCurrent = false; // once current, they stay current for this process's life

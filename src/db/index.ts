@@ -15,6 +15,7 @@ import { createAuditQueries } from './repositories/audit';
 import { createEventQueries } from './repositories/events';
 import { createErasureQueries } from './repositories/erasures';
 import { createImportQueries } from './repositories/imports';
+import { createWebhookQueries } from './repositories/webhooks';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
 import { createSigningKeyQueries } from './repositories/signing-keys';
@@ -177,6 +178,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     oidcState: createOidcStateQueries(sql),
     erasures: createErasureQueries(sql, transaction),
     imports: createImportQueries(sql),
+    webhooks: createWebhookQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

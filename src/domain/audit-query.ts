@@ -15,7 +15,9 @@ export class AuditQueryError extends Error {
 export interface AuditFilters { type?: string; actor?: string; subject?: string; since?: string; until?: string; limit?: string; before?: string }
 
 const DIGITS = /^[1-9]\d{0,18}$/;
-const SUBJECT_KINDS: readonly Subject['kind'][] = ['record', 'client', 'setting', 'provider', 'flow', 'application'];
+/** Every kind of subject, once (compiles only while it names each of Subject['kind']). */
+const SUBJECT_KIND_SET: Record<Subject['kind'], true> = { record: true, client: true, setting: true, provider: true, flow: true, application: true, webhook: true };
+const SUBJECT_KINDS = Object.keys(SUBJECT_KIND_SET) as Subject['kind'][];
 const ACTOR_KINDS: readonly Actor['kind'][] = ['client', 'operator', 'account', 'system'];
 
 /** One event type, or every type beginning with a prefix ending in `.` (`client.`). */

@@ -17,7 +17,7 @@ export type Actor =
 
 /** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
 export interface Subject {
-  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application';
+  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook';
   id: string;
 }
 
@@ -125,6 +125,11 @@ export interface EventData {
   'oidc.logout': Record<string, never>;
   /** The OpenID provider: a client got an access token for itself (client_credentials), for `scopes`. */
   'oidc.client_credentials_issued': { scopes: string[] };
+  /** A webhook endpoint added (docs/webhooks.md): its address's host, and what it subscribed to. */
+  'webhook.added': { host: string; types: string[] | '*'; includeRecord: boolean };
+  'webhook.removed': Record<string, never>;
+  /** An endpoint's secret replaced; the previous one signs too until `previousUntil`. */
+  'webhook.secret_rotated': { previousUntil: string };
 }
 
 export type EventType = keyof EventData;
@@ -141,6 +146,7 @@ export const EVENT_TYPES = [
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
   'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
+  'webhook.added', 'webhook.removed', 'webhook.secret_rotated',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;

@@ -9,6 +9,7 @@ import { refreshAccessToken } from './handlers/refresh-access-token';
 import { token } from './handlers/token';
 import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
+import * as webhooks from './handlers/webhooks';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
 import { entityActivity } from './handlers/activity';
@@ -190,6 +191,10 @@ export const ROUTES: readonly Route[] = [
   admin('/providers/add', providers.addProvider, { summary: 'Adds an identity provider of the built-in social login', params: ['name!', 'issuer!', 'provider_client_id!', 'provider_client_secret!', 'kind', 'scopes'] }),
   admin('/providers/list', providers.listProviders, { summary: 'The identity providers, never a secret', params: [] }, READS),
   admin('/providers/remove', providers.removeProvider, { summary: 'Removes an identity provider', params: ['name!'] }),
+  admin('/webhooks/add', webhooks.addEndpoint, { summary: 'Adds a webhook endpoint; its secret (whsec_…) is in this answer only', params: ['url!', 'events!', 'description', 'include_record'] }),
+  admin('/webhooks/list', webhooks.listEndpoints, { summary: 'The webhook endpoints, never a secret', params: [] }, READS),
+  admin('/webhooks/remove', webhooks.removeEndpoint, { summary: 'Removes a webhook endpoint', params: ['id!'] }),
+  admin('/webhooks/rotate_secret', webhooks.rotateEndpointSecret, { summary: 'A new secret for a webhook endpoint; the previous one signs too for 24 hours', params: ['id!'] }),
   admin('/settings/get', settings.getSetting, { summary: 'One setting (a client\'s, else the application\'s)', params: ['key!', 'for_client_id'] }, READS),
   admin('/settings/items', settings.listSettings, { summary: 'Every setting of a client, with the application\'s defaults', params: ['for_client_id'] }, READS),
   admin('/settings/keys', settings.settingKeys, { summary: 'The names of a client\'s settings', params: ['for_client_id'] }, READS),

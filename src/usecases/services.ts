@@ -35,6 +35,8 @@ export interface Services {
   registrationLimit: Limit;
   /** The time the database may spend on one statement of entity.find or entity.count. */
   entityQueryTimeoutMs: number;
+  /** Webhooks (docs/webhooks.md): whether endpoints may be private addresses (WEBHOOKS_ALLOW_PRIVATE). */
+  webhooks: { allowPrivate: boolean };
   /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
   box: SecretBox;
   /** The unit of work every change runs in: one transaction, its events, then the outbox (src/usecases/unit-of-work.ts). */

@@ -6,6 +6,8 @@ export interface ApplicationStore {
   findByName(name: string): Promise<Application | undefined>;
   create(name: string, now: Date, transaction: Tx): Promise<Application>;
   findById(id: number): Promise<Application | undefined>;
+  /** The application, locked until the transaction ends (what counts an application's endpoints under parallel adds). */
+  findForUpdate(id: number, transaction: Tx): Promise<Application | undefined>;
   /** Every application (an installation has a handful). */
   list(): Promise<Application[]>;
   /** Read-modify-write of the application-wide default settings under a row lock. */

@@ -5,6 +5,7 @@ import type { CredentialStore } from './credentials';
 import type { ErasureStore } from './erasures';
 import type { EventStore } from './events';
 import type { ImportStore } from './imports';
+import type { WebhookStore } from './webhooks';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
 import type { OutboxStore } from './outbox';
@@ -41,6 +42,8 @@ export interface Storage {
   erasures: ErasureStore;
   /** How far each import of a file has come. */
   imports: ImportStore;
+  /** The applications' webhook endpoints. */
+  webhooks: WebhookStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

@@ -1,0 +1,30 @@
+import { DataTypes, type QueryInterface } from 'sequelize';
+
+/**
+ * Webhooks (docs/webhooks.md): an application's endpoints, each with its secret sealed (and the
+ * previous one for a day after a rotation), and one delivery per endpoint and event with its
+ * attempts, so that a delivery is never lost and never made twice for one event.
+ */
+export async function up({ context: qi }: { context: QueryInterface }): Promise<void> {
+  await qi.createTable('webhook_endpoints', {
+    id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false },
+    application_id: { type: DataTypes.BIGINT, allowNull: false, references: { model: 'applications', key: 'id' }, onDelete: 'CASCADE' },
+    endpoint_id: { type: DataTypes.STRING(40), allowNull: false },
+    url: { type: DataTypes.STRING(2048), allowNull: false },
+    event_types: { type: DataTypes.TEXT, allowNull: false },
+    description: { type: DataTypes.STRING(200), allowNull: false },
+    include_record: { type: DataTypes.BOOLEAN, allowNull: false },
+    secret_sealed: { type: DataTypes.TEXT, allowNull: false },
+    previous_secret_sealed: { type: DataTypes.TEXT, allowNull: true },
+    previous_until: { type: DataTypes.DATE(6), allowNull: true },
+    disabled_at: { type: DataTypes.DATE(6), allowNull: true },
+    failing_since: { type: DataTypes.DATE(6), allowNull: true },
+    created_at: { type: DataTypes.DATE(6), allowNull: false },
+    updated_at: { type: DataTypes.DATE(6), allowNull: false },
+  }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
+  await qi.addIndex('webhook_endpoints', ['application_id', 'endpoint_id'], { name: 'webhook_endpoints_id', unique: true });
+}
+
+export async function down({ context: qi }: { context: QueryInterface }): Promise<void> {
+  await qi.dropTable('webhook_endpoints');
+}

@@ -1,0 +1,137 @@
+import { BlockList, isIP } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import type { EventType } from './events';
+
+/**
+ * Webhooks (docs/webhooks.md): what an application's endpoints may subscribe to, and what a URL
+ * must be. Every event type of the event union is named here, as the webhook type it is delivered
+ * as or `null` (not delivered): a new event type does not compile until it is decided, so the list
+ * cannot drift from the events.
+ */
+export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
+  'account.registered': null, // (its record.created is the user.created)
+  'account.signed_in': 'user.signed_in',
+  'account.password_changed': 'user.password_changed',
+  'account.email_verified': 'user.email_verified',
+  'account.email_changed': null, // (its record.updated names the email)
+  'account.email_change_undone': null,
+  'account.verification_requested': null,
+  'account.password_reset_requested': null,
+  'account.identity_linked': 'user.identity_linked',
+  'account.identity_unlinked': 'user.identity_unlinked',
+  'account.disabled': 'user.disabled',
+  'account.enabled': 'user.enabled',
+  'account.erased': 'user.erased',
+  'account.exported': null,
+  'account.signed_out': 'user.sessions_ended',
+  'account.second_factor_added': 'user.factor_added',
+  'account.second_factor_removed': 'user.factor_removed',
+  'account.passkey_added': 'user.factor_added',
+  'account.passkey_renamed': null,
+  'account.passkey_removed': 'user.factor_removed',
+  'account.recovery_codes_renewed': null,
+  'access.issued': null,
+  'record.created': 'user.created',
+  'record.updated': 'user.updated',
+  'record.replaced': 'user.updated',
+  'record.deleted': 'user.deleted',
+  'client.created': 'client.created',
+  'client.changed': 'client.changed',
+  'client.secret_reset': 'client.secret_reset',
+  'client.deleted': 'client.deleted',
+  'setting.changed': 'settings.changed',
+  'provider.added': null,
+  'provider.removed': null,
+  'application.created': null,
+  'flow.imported': null,
+  'keys.rotated': null,
+  'token.refreshed': null,
+  'token.reuse_detected': 'user.refresh_reuse_detected',
+  'account.activity_disowned': 'user.sessions_ended',
+  'oidc.grant_given': null,
+  'oidc.consent_refused': null,
+  'oidc.code_redeemed': null,
+  'oidc.token_refreshed': null,
+  'oidc.grant_revoked': null,
+  'oidc.logout': null,
+  'oidc.client_credentials_issued': null,
+  'webhook.added': null,
+  'webhook.removed': null,
+  'webhook.secret_rotated': null,
+};
+
+/** Every type an endpoint may subscribe to, sorted, and `ping` (what /webhooks/test sends). */
+export const WEBHOOK_TYPES: readonly string[] = [...new Set(Object.values(WEBHOOK_TYPE_OF).filter((t): t is string => t !== null)), 'ping'].sort();
+
+/** An endpoint's subscription: every type (`*`), or these. */
+export type Subscription = '*' | readonly string[];
+
+/** What is wrong with a list of types, or undefined: known types, or `*` alone. */
+export function subscriptionProblem(types: readonly string[]): string | undefined {
+  if (types.length === 0) return 'name at least one event type, or * for every one';
+  if (types.includes('*')) return types.length === 1 ? undefined : '* means every type: send it alone';
+  const unknown = types.filter((t) => !WEBHOOK_TYPES.includes(t));
+  return unknown.length > 0 ? `unknown event type ${unknown.slice(0, 5).map((t) => JSON.stringify(t.slice(0, 64))).join(', ')}; known types are ${WEBHOOK_TYPES.join(', ')}` : undefined;
+}
+
+/** Whether an endpoint subscribed to `types` gets an event of webhook type `type`. */
+export const subscribes = (types: Subscription, type: string): boolean => types === '*' || types.includes(type);
+
+/** A new endpoint secret, as Standard Webhooks writes them: `whsec_` and 24 random bytes in base64. */
+export const newWebhookSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** An endpoint's public id. */
+export const newEndpointId = (): string => `ep_${randomBytes(12).toString('hex')}`;
+
+/**
+ * Addresses a webhook never connects to unless the operator allows private targets
+ * (WEBHOOKS_ALLOW_PRIVATE): this machine, private networks, link-local (cloud metadata at
+ * 169.254.169.254), shared address space, multicast and reserved ranges, in IPv4 and IPv6
+ * (IPv4-mapped IPv6 addresses are judged as their IPv4 address).
+ */
+const PRIVATE = (() => {
+  const list = new BlockList();
+  for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
+    ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) list.addSubnet(net, bits, 'ipv4');
+  for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) list.addSubnet(net, bits, 'ipv6');
+  return list;
+})();
+
+/** Whether `address` (an IP address) is one a webhook must not reach by default. */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return true;
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
+    return PRIVATE.check(address, 'ipv6');
+  }
+  return PRIVATE.check(address, 'ipv4');
+}
+
+/** The longest endpoint URL. */
+export const MAX_WEBHOOK_URL = 2048;
+
+/**
+ * What is wrong with an endpoint's URL, or undefined: an absolute `https` URL (or `http` where
+ * private targets are allowed), without credentials or fragment, whose host, when it is an IP
+ * address, is not a private one. A name is resolved and judged again at every delivery, on the
+ * address actually connected to.
+ */
+export function webhookUrlProblem(text: string, allowPrivate: boolean): string | undefined {
+  if (text.length > MAX_WEBHOOK_URL) return `is longer than ${MAX_WEBHOOK_URL} characters`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'is not an absolute URL (https://…)';
+  }
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return 'must be https (http only where WEBHOOKS_ALLOW_PRIVATE=true)';
+  if (url.username || url.password) return 'must not hold a user name or password: the signature authenticates each delivery';
+  if (url.hash) return 'must not have a fragment';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && (isIP(host) !== 0 ? isPrivateAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) {
+    return 'names a loopback, private, link-local or metadata address, which webhooks do not reach (WEBHOOKS_ALLOW_PRIVATE=true allows them)';
+  }
+  return undefined;
+}

@@ -1,0 +1,58 @@
+import { formatTimestamp } from '../../domain/timestamps';
+import { errors } from '../../errors';
+import { addWebhook, listWebhooks, removeWebhook, rotateWebhookSecret, type EndpointView } from '../../usecases/webhooks/endpoints';
+import { adminCall, type Handler, type RequestContext } from '../context';
+
+/** An endpoint on the wire (docs/webhooks.md#endpoints): never its secret. */
+const shown = (e: EndpointView) => ({
+  id: e.id, url: e.url, events: e.events, description: e.description, include_record: e.includeRecord,
+  created: formatTimestamp(e.createdAt), disabled: e.disabledAt ? formatTimestamp(e.disabledAt) : null,
+});
+
+/** `events`: a JSON list (`["user.created"]`), or names separated by commas or spaces, or `*`. */
+function eventTypes(ctx: RequestContext): string[] {
+  const raw = ctx.params.require('events').trim();
+  if (raw.startsWith('[')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw errors.invalidArgument('events', 'is not a JSON list: send ["user.created","user.updated"], user.created,user.updated, or *');
+    }
+    if (!Array.isArray(parsed) || parsed.some((t) => typeof t !== 'string')) throw errors.invalidArgument('events', 'must be a list of event type names');
+    return parsed as string[];
+  }
+  return raw.split(/[\s,]+/).filter(Boolean);
+}
+
+/** `include_record`: true or false (the default). */
+function includeRecord(ctx: RequestContext): boolean {
+  const v = ctx.params.get('include_record');
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  throw errors.invalidArgument('include_record', 'must be true or false');
+}
+
+/** /webhooks/add: a new endpoint; its secret is in this answer only. */
+export const addEndpoint: Handler = async (ctx) => {
+  const { acting } = adminCall(ctx);
+  const added = await addWebhook(ctx.services, {
+    app: ctx.app, acting, url: ctx.params.require('url'), types: eventTypes(ctx), description: ctx.params.get('description'), includeRecord: includeRecord(ctx),
+  });
+  return { result: { ...shown(added.endpoint), secret: added.secret } };
+};
+
+/** /webhooks/list: the application's endpoints, oldest first. */
+export const listEndpoints: Handler = async (ctx) => ({ results: (await listWebhooks(ctx.services, { app: ctx.app })).map(shown) });
+
+/** /webhooks/remove: nothing more is delivered to the endpoint. */
+export const removeEndpoint: Handler = async (ctx) => {
+  await removeWebhook(ctx.services, { app: ctx.app, acting: adminCall(ctx).acting, endpointId: ctx.params.require('id') });
+  return {};
+};
+
+/** /webhooks/rotate_secret: a new secret (in this answer only); the previous one signs too for 24 hours. */
+export const rotateEndpointSecret: Handler = async (ctx) => {
+  const rotated = await rotateWebhookSecret(ctx.services, { app: ctx.app, acting: adminCall(ctx).acting, endpointId: ctx.params.require('id') });
+  return { secret: rotated.secret, previous_valid_until: formatTimestamp(rotated.previousUntil) };
+};

@@ -1,0 +1,91 @@
+import { event, type Acting } from '../../domain/events';
+import { invalidField, Refusal } from '../../domain/refusal';
+import type { Application } from '../../domain/storage/applications';
+import type { StoredEndpoint } from '../../domain/storage/webhooks';
+import { newEndpointId, newWebhookSecret, subscriptionProblem, webhookUrlProblem, type Subscription } from '../../domain/webhooks';
+import type { Services } from '../services';
+
+/**
+ * An application's webhook endpoints (docs/webhooks.md#endpoints), for its owner clients and the
+ * operators: each change one use case, recorded as an event (the audit log names who made it).
+ * Secrets are sealed at rest and shown once, when made.
+ */
+
+/** How long the previous secret signs too after a rotation. */
+export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
+
+/** The longest description. */
+export const MAX_DESCRIPTION = 200;
+
+/** At most this many endpoints per application. */
+export const MAX_ENDPOINTS = 20;
+
+/** An endpoint as its owner sees it: never its secret. */
+export interface EndpointView { id: string; url: string; events: Subscription; description: string; includeRecord: boolean; createdAt: Date; disabledAt: Date | null }
+
+export const endpointView = (e: StoredEndpoint): EndpointView => ({
+  id: e.endpointId, url: e.url, events: e.types, description: e.description, includeRecord: e.includeRecord, createdAt: e.createdAt, disabledAt: e.disabledAt,
+});
+
+type Deps = Pick<Services, 'box' | 'clock' | 'db' | 'webhooks' | 'work'>;
+
+/** Adds an endpoint: answers it and its secret (`whsec_…`), shown this once. */
+export async function addWebhook(
+  deps: Deps, command: { app: Application; acting: Acting; url: string; types: readonly string[]; description?: string; includeRecord?: boolean },
+): Promise<{ endpoint: EndpointView; secret: string }> {
+  const urlProblem = webhookUrlProblem(command.url, deps.webhooks.allowPrivate);
+  if (urlProblem) throw invalidField('url', urlProblem);
+  const typesProblem = subscriptionProblem(command.types);
+  if (typesProblem) throw invalidField('events', typesProblem);
+  const description = (command.description ?? '').trim();
+  if (description.length > MAX_DESCRIPTION) throw invalidField('description', `is longer than ${MAX_DESCRIPTION} characters`);
+  const types: Subscription = command.types.includes('*') ? '*' : [...new Set(command.types)].sort();
+  const secret = newWebhookSecret();
+  const endpointId = newEndpointId();
+  const endpoint = await deps.work.run(async (uow) => {
+    // counted under the application's row lock: parallel adds never pass the limit
+    await deps.db.applications.findForUpdate(command.app.id, uow.tx);
+    if ((await deps.db.webhooks.list(command.app.id)).length >= MAX_ENDPOINTS) {
+      throw new Refusal('invalid', `an application has at most ${MAX_ENDPOINTS} webhook endpoints; remove one first`, { field: 'url' });
+    }
+    const now = deps.clock.now();
+    const stored = await deps.db.webhooks.insert({
+      applicationId: command.app.id, endpointId, url: command.url, types: types === '*' ? '*' : [...types], description,
+      includeRecord: command.includeRecord === true, secretSealed: deps.box.seal(secret, endpointId),
+    }, now, uow.tx);
+    uow.record(event('webhook.added', command.app.id, now, command.acting, { kind: 'webhook', id: endpointId }, {
+      host: new URL(command.url).host, types: types === '*' ? '*' : [...types], includeRecord: stored.includeRecord,
+    }));
+    return stored;
+  });
+  return { endpoint: endpointView(endpoint), secret };
+}
+
+/** The application's endpoints, oldest first. */
+export async function listWebhooks(deps: Pick<Services, 'db'>, command: { app: Application }): Promise<EndpointView[]> {
+  return (await deps.db.webhooks.list(command.app.id)).map(endpointView);
+}
+
+const unknownEndpoint = () => invalidField('id', 'is not a webhook endpoint of this application (/webhooks/list names them)');
+
+/** Removes an endpoint: nothing more is delivered to it. */
+export async function removeWebhook(deps: Pick<Services, 'clock' | 'db' | 'work'>, command: { app: Application; acting: Acting; endpointId: string }): Promise<void> {
+  await deps.work.run(async (uow) => {
+    if (!(await deps.db.webhooks.remove(command.app.id, command.endpointId, uow.tx))) throw unknownEndpoint();
+    uow.record(event('webhook.removed', command.app.id, deps.clock.now(), command.acting, { kind: 'webhook', id: command.endpointId }, {}));
+  });
+}
+
+/** A new secret for an endpoint, shown this once; the previous one signs too for PREVIOUS_SECRET_SECONDS. */
+export async function rotateWebhookSecret(
+  deps: Pick<Services, 'box' | 'clock' | 'db' | 'work'>, command: { app: Application; acting: Acting; endpointId: string },
+): Promise<{ secret: string; previousUntil: Date }> {
+  const secret = newWebhookSecret();
+  return deps.work.run(async (uow) => {
+    const now = deps.clock.now();
+    const previousUntil = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000);
+    if (!(await deps.db.webhooks.rotateSecret(command.app.id, command.endpointId, deps.box.seal(secret, command.endpointId), previousUntil, now, uow.tx))) throw unknownEndpoint();
+    uow.record(event('webhook.secret_rotated', command.app.id, now, command.acting, { kind: 'webhook', id: command.endpointId }, { previousUntil: previousUntil.toISOString() }));
+    return { secret, previousUntil };
+  });
+}
