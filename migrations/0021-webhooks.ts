@@ -23,8 +23,31 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     updated_at: { type: DataTypes.DATE(6), allowNull: false },
   }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
   await qi.addIndex('webhook_endpoints', ['application_id', 'endpoint_id'], { name: 'webhook_endpoints_id', unique: true });
+  // one per endpoint and event; `account_key` orders an account's deliveries to one endpoint
+  await qi.createTable('webhook_deliveries', {
+    id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false },
+    application_id: { type: DataTypes.BIGINT, allowNull: false, references: { model: 'applications', key: 'id' }, onDelete: 'CASCADE' },
+    endpoint_id: { type: DataTypes.BIGINT, allowNull: false, references: { model: 'webhook_endpoints', key: 'id' }, onDelete: 'CASCADE' },
+    message_id: { type: DataTypes.STRING(64), allowNull: false },
+    type: { type: DataTypes.STRING(64), allowNull: false },
+    account_key: { type: DataTypes.STRING(32), allowNull: false },
+    payload: { type: DataTypes.TEXT('medium'), allowNull: false },
+    state: { type: DataTypes.STRING(16), allowNull: false },
+    attempts: { type: DataTypes.INTEGER, allowNull: false },
+    next_attempt_at: { type: DataTypes.DATE(6), allowNull: false },
+    last_attempt_at: { type: DataTypes.DATE(6), allowNull: true },
+    last_status: { type: DataTypes.INTEGER, allowNull: true },
+    last_ms: { type: DataTypes.INTEGER, allowNull: true },
+    last_answer: { type: DataTypes.STRING(512), allowNull: true },
+    created_at: { type: DataTypes.DATE(6), allowNull: false },
+    finished_at: { type: DataTypes.DATE(6), allowNull: true },
+  }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
+  await qi.addIndex('webhook_deliveries', ['endpoint_id', 'message_id'], { name: 'webhook_deliveries_message', unique: true });
+  await qi.addIndex('webhook_deliveries', ['endpoint_id', 'state', 'account_key', 'id'], { name: 'webhook_deliveries_order' });
+  await qi.addIndex('webhook_deliveries', ['state', 'next_attempt_at'], { name: 'webhook_deliveries_due' });
 }
 
 export async function down({ context: qi }: { context: QueryInterface }): Promise<void> {
+  await qi.dropTable('webhook_deliveries');
   await qi.dropTable('webhook_endpoints');
 }

@@ -194,6 +194,8 @@ export const ROUTES: readonly Route[] = [
   admin('/webhooks/add', webhooks.addEndpoint, { summary: 'Adds a webhook endpoint; its secret (whsec_…) is in this answer only', params: ['url!', 'events!', 'description', 'include_record'] }),
   admin('/webhooks/list', webhooks.listEndpoints, { summary: 'The webhook endpoints, never a secret', params: [] }, READS),
   admin('/webhooks/remove', webhooks.removeEndpoint, { summary: 'Removes a webhook endpoint', params: ['id!'] }),
+  admin('/webhooks/test', webhooks.testEndpoint, { summary: 'Sends a ping to a webhook endpoint, delivered like any event', params: ['id!'] }),
+  admin('/webhooks/deliveries', webhooks.endpointDeliveries, { summary: 'A webhook endpoint\'s latest deliveries: state, attempts, the receiver\'s status and first bytes', params: ['id!', 'limit'] }, READS),
   admin('/webhooks/rotate_secret', webhooks.rotateEndpointSecret, { summary: 'A new secret for a webhook endpoint; the previous one signs too for 24 hours', params: ['id!'] }),
   admin('/settings/get', settings.getSetting, { summary: 'One setting (a client\'s, else the application\'s)', params: ['key!', 'for_client_id'] }, READS),
   admin('/settings/items', settings.listSettings, { summary: 'Every setting of a client, with the application\'s defaults', params: ['for_client_id'] }, READS),

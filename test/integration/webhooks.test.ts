@@ -93,3 +93,19 @@ it('takes private addresses where the operator allows them (WEBHOOKS_ALLOW_PRIVA
     await internal.close();
   }
 });
+
+it('a test sends a ping delivered like any event; the deliveries list it, and refuse what they cannot use', async () => {
+  // (room for one more endpoint)
+  const all = await call('/webhooks/list', {});
+  expect((await call('/webhooks/remove', { id: all.body.results[0].id })).body.stat).toBe('ok');
+  const added = await call('/webhooks/add', { url: 'https://hooks.example.com/ping', events: 'user.created' });
+  const { id } = added.body.result as { id: string };
+  const ping = await call('/webhooks/test', { id });
+  expect(ping.body).toMatchObject({ stat: 'ok', message_id: expect.stringMatching(/^msg_ping_[0-9a-f]{32}$/) });
+  const listed = await call('/webhooks/deliveries', { id, limit: '5' });
+  expect(listed.body.results).toEqual([expect.objectContaining({ message_id: ping.body.message_id, type: 'ping', state: 'pending', attempts: 0, last_status: null })]);
+  for (const [params, argument] of [[{ id: 'ep_nope' }, 'id'], [{ id, limit: '0' }, 'limit'], [{ id, limit: '101' }, 'limit'], [{ id, limit: 'x' }, 'limit'], [{}, 'id']] as const) {
+    expect((await call('/webhooks/deliveries', params)).body).toMatchObject({ stat: 'error', argument_name: argument });
+  }
+  expect((await call('/webhooks/test', { id: 'ep_nope' })).body).toMatchObject({ stat: 'error', argument_name: 'id' });
+});

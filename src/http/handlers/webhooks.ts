@@ -1,6 +1,6 @@
 import { formatTimestamp } from '../../domain/timestamps';
 import { errors } from '../../errors';
-import { addWebhook, listWebhooks, removeWebhook, rotateWebhookSecret, type EndpointView } from '../../usecases/webhooks/endpoints';
+import { addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, removeWebhook, rotateWebhookSecret, type EndpointView } from '../../usecases/webhooks/endpoints';
 import { adminCall, type Handler, type RequestContext } from '../context';
 
 /** An endpoint on the wire (docs/webhooks.md#endpoints): never its secret. */
@@ -55,4 +55,23 @@ export const removeEndpoint: Handler = async (ctx) => {
 export const rotateEndpointSecret: Handler = async (ctx) => {
   const rotated = await rotateWebhookSecret(ctx.services, { app: ctx.app, acting: adminCall(ctx).acting, endpointId: ctx.params.require('id') });
   return { secret: rotated.secret, previous_valid_until: formatTimestamp(rotated.previousUntil) };
+};
+
+/** /webhooks/test: a `ping` to the endpoint, delivered like any event; answers its webhook-id. */
+export const testEndpoint: Handler = async (ctx) => ({ message_id: await pingWebhook(ctx.services, { app: ctx.app, endpointId: ctx.params.require('id') }) });
+
+/** /webhooks/deliveries: the endpoint's latest deliveries, newest first (`limit`, 1 to 100, 20 by default). */
+export const endpointDeliveries: Handler = async (ctx) => {
+  const raw = ctx.params.get('limit');
+  if (raw !== undefined && !/^\d{1,3}$/.test(raw)) throw errors.invalidArgument('limit', `must be a whole number from 1 to ${MAX_DELIVERIES}`);
+  const limit = raw === undefined ? undefined : Number(raw);
+  if (limit !== undefined && (limit < 1 || limit > MAX_DELIVERIES)) throw errors.invalidArgument('limit', `must be a whole number from 1 to ${MAX_DELIVERIES}`);
+  const deliveries = await listDeliveries(ctx.services, { app: ctx.app, endpointId: ctx.params.require('id'), limit });
+  return {
+    results: deliveries.map((d) => ({
+      id: d.id, message_id: d.messageId, type: d.type, state: d.state, attempts: d.attempts, created: formatTimestamp(d.createdAt),
+      next_attempt: d.state === 'pending' ? formatTimestamp(d.nextAttemptAt) : null, last_attempt: d.lastAttemptAt ? formatTimestamp(d.lastAttemptAt) : null,
+      last_status: d.lastStatus, last_ms: d.lastMs, last_answer: d.lastAnswer,
+    })),
+  };
 };

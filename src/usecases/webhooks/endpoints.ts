@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { event, type Acting } from '../../domain/events';
 import { invalidField, Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
@@ -88,4 +89,37 @@ export async function rotateWebhookSecret(
     uow.record(event('webhook.secret_rotated', command.app.id, now, command.acting, { kind: 'webhook', id: command.endpointId }, { previousUntil: previousUntil.toISOString() }));
     return { secret, previousUntil };
   });
+}
+
+/** A delivery as the endpoint's owner sees it: what, when, how it went; the receiver's first bytes. */
+export interface DeliveryView {
+  id: number; messageId: string; type: string; state: string; attempts: number; nextAttemptAt: Date; lastAttemptAt: Date | null;
+  lastStatus: number | null; lastMs: number | null; lastAnswer: string | null; createdAt: Date;
+}
+
+/** The most deliveries /webhooks/deliveries answers. */
+export const MAX_DELIVERIES = 100;
+
+/** An endpoint's latest deliveries, newest first. */
+export async function listDeliveries(deps: Pick<Services, 'db'>, command: { app: Application; endpointId: string; limit?: number }): Promise<DeliveryView[]> {
+  const endpoint = await deps.db.webhooks.find(command.app.id, command.endpointId);
+  if (!endpoint) throw unknownEndpoint();
+  const limit = Math.min(MAX_DELIVERIES, Math.max(1, command.limit ?? 20));
+  return (await deps.db.webhooks.listDeliveries(command.app.id, endpoint.id, limit)).map((d) => ({
+    id: d.id, messageId: d.messageId, type: d.type, state: d.state, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt, lastAttemptAt: d.lastAttemptAt,
+    lastStatus: d.lastStatus, lastMs: d.lastMs, lastAnswer: d.lastAnswer, createdAt: d.createdAt,
+  }));
+}
+
+/** A `ping` for an endpoint (/webhooks/test): delivered like any event, beside the others (it waits behind none). Answers its message id. */
+export async function pingWebhook(deps: Pick<Services, 'clock' | 'db' | 'work'>, command: { app: Application; endpointId: string }): Promise<string> {
+  const endpoint = await deps.db.webhooks.find(command.app.id, command.endpointId);
+  if (!endpoint) throw unknownEndpoint();
+  const now = deps.clock.now();
+  const messageId = `msg_ping_${randomUUID().replace(/-/g, '')}`;
+  const payload = JSON.stringify({ type: 'ping', timestamp: now.toISOString(), data: { endpoint: endpoint.endpointId } });
+  await deps.work.run((uow) => deps.db.webhooks.insertDeliveries([{
+    applicationId: command.app.id, endpointId: endpoint.id, messageId, type: 'ping', accountKey: messageId.slice(0, 32), payload,
+  }], now, uow.tx));
+  return messageId;
 }

@@ -1,0 +1,76 @@
+import http from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import { createLogger } from '../../src/logger';
+import { createWebhookDeliverer, RETRY_FOR_MS } from '../../src/jobs/webhooks';
+import { addWebhook } from '../../src/usecases/webhooks/endpoints';
+import { startTestApp, type TestApp } from '../helpers/backend';
+import { freePort } from '../helpers/processes';
+
+// docs/webhooks.md#deliveries (work in progress): due deliveries are sent in each account's order,
+// verified by the standardwebhooks package; a failure waits and is tried again; a delivery is
+// given up after RETRY_FOR_MS.
+
+let t: TestApp;
+let receiver: http.Server;
+let port: number;
+let status = 204;
+const got: { id: string; body: string; headers: http.IncomingHttpHeaders }[] = [];
+const acting = { actor: { kind: 'operator' as const, name: 'test' }, origin: {} };
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+  port = await freePort();
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      got.push({ id: String(req.headers['webhook-id']), body, headers: req.headers });
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
+});
+afterAll(async () => {
+  receiver?.closeAllConnections();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  await t?.close();
+});
+
+it('delivers what is due in each account\'s order, tries a failure again later, and gives up after the retry window', async () => {
+  const app = (await t.runtime.db.applications.findByName('local'))!;
+  const { endpoint, secret } = await addWebhook(t.runtime.services, { app, acting, url: `http://127.0.0.1:${port}/hook`, types: ['*'] });
+  const stored = (await t.runtime.db.webhooks.find(app.id, endpoint.id))!;
+  const T0 = new Date();
+  const payload = (n: number) => JSON.stringify({ type: 'user.updated', timestamp: T0.toISOString(), data: { n } });
+  await t.runtime.db.transaction((tx) => t.runtime.db.webhooks.insertDeliveries([1, 2, 3].map((n) => ({
+    applicationId: app.id, endpointId: stored.id, messageId: `msg_${n}`, type: 'user.updated', accountKey: n === 3 ? 'b' : 'a', payload: payload(n),
+  })), T0, tx));
+  const deliverer = createWebhookDeliverer({ db: t.runtime.db, box: t.runtime.services.box, logger: createLogger('silent'), allowPrivate: true });
+
+  status = 503;
+  expect(await deliverer.deliverDue(new Date(T0.getTime() + 1000))).toEqual({ delivered: 0, failed: 2 });
+  // msg_2 waited for msg_1 (the same account); msg_3 (another) went beside it
+  expect(got.map((g) => g.id).sort()).toEqual(['msg_1', 'msg_3']);
+  // nothing is due before the wait
+  expect(await deliverer.deliverDue(new Date(T0.getTime() + 2000))).toEqual({ delivered: 0, failed: 0 });
+
+  status = 204;
+  expect(await deliverer.deliverDue(new Date(T0.getTime() + 10_000))).toEqual({ delivered: 2, failed: 0 });
+  expect(await deliverer.deliverDue(new Date(T0.getTime() + 11_000))).toEqual({ delivered: 1, failed: 0 });
+  // the failed two again (side by side), then msg_2 once msg_1 was delivered; the same webhook-id on every attempt
+  expect([got.slice(0, 2).map((g) => g.id).sort(), got.slice(2, 4).map((g) => g.id).sort(), got.slice(4).map((g) => g.id)])
+    .toEqual([['msg_1', 'msg_3'], ['msg_1', 'msg_3'], ['msg_2']]);
+  for (const g of got) {
+    const wire = { 'webhook-id': g.id, 'webhook-timestamp': String(g.headers['webhook-timestamp']), 'webhook-signature': String(g.headers['webhook-signature']) };
+    expect(new Webhook(secret).verify(g.body, wire)).toMatchObject({ type: 'user.updated' });
+  }
+
+  // a delivery failing past the window is given up
+  await t.runtime.db.transaction((tx) => t.runtime.db.webhooks.insertDeliveries([{
+    applicationId: app.id, endpointId: stored.id, messageId: 'msg_late', type: 'user.updated', accountKey: 'c', payload: payload(4),
+  }], T0, tx));
+  status = 500;
+  expect(await deliverer.deliverDue(new Date(T0.getTime() + RETRY_FOR_MS + 1000))).toEqual({ delivered: 0, failed: 1 });
+  const late = (await t.runtime.db.webhooks.listDeliveries(app.id, stored.id, 10)).find((d) => d.messageId === 'msg_late')!;
+  expect(late).toMatchObject({ state: 'failed', attempts: 1, lastStatus: 500 });
+});
