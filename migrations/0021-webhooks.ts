@@ -19,6 +19,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     previous_until: { type: DataTypes.DATE(6), allowNull: true },
     disabled_at: { type: DataTypes.DATE(6), allowNull: true },
     failing_since: { type: DataTypes.DATE(6), allowNull: true },
+    // the newest event in the store when it was added: where the catch-up of its first seconds reads from
+    events_from: { type: DataTypes.BIGINT, allowNull: true },
     created_at: { type: DataTypes.DATE(6), allowNull: false },
     updated_at: { type: DataTypes.DATE(6), allowNull: false },
   }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
@@ -31,6 +33,10 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     message_id: { type: DataTypes.STRING(64), allowNull: false },
     type: { type: DataTypes.STRING(64), allowNull: false },
     account_key: { type: DataTypes.STRING(32), allowNull: false },
+    // the account the event is about (none for the application's events and a ping)
+    account_id: { type: DataTypes.BIGINT, allowNull: true },
+    // the event's place in the event store: an account's deliveries go in this order (none for a ping)
+    event_seq: { type: DataTypes.BIGINT, allowNull: true },
     payload: { type: DataTypes.TEXT('medium'), allowNull: false },
     state: { type: DataTypes.STRING(16), allowNull: false },
     attempts: { type: DataTypes.INTEGER, allowNull: false },
@@ -43,7 +49,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     finished_at: { type: DataTypes.DATE(6), allowNull: true },
   }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
   await qi.addIndex('webhook_deliveries', ['endpoint_id', 'message_id'], { name: 'webhook_deliveries_message', unique: true });
-  await qi.addIndex('webhook_deliveries', ['endpoint_id', 'state', 'account_key', 'id'], { name: 'webhook_deliveries_order' });
+  await qi.addIndex('webhook_deliveries', ['endpoint_id', 'state', 'account_key', 'event_seq'], { name: 'webhook_deliveries_order' });
+  await qi.addIndex('webhook_deliveries', ['endpoint_id', 'created_at'], { name: 'webhook_deliveries_time' });
   await qi.addIndex('webhook_deliveries', ['state', 'next_attempt_at'], { name: 'webhook_deliveries_due' });
 }
 

@@ -1,3 +1,4 @@
+import { QUEUE_NAMES } from './domain/ports';
 import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Storage } from './domain/storage';
@@ -41,6 +42,14 @@ export function createMetrics(processName: 'api' | 'worker') {
     name: 'gatehouse_job_duration_seconds', help: 'time a job ran, by queue', labelNames: ['queue'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers,
   });
+  const webhookAttempts = new Counter({
+    name: 'gatehouse_webhook_attempts_total', help: 'webhook delivery attempts, by endpoint and outcome (delivered; retried: it failed and will be tried again; failed: given up)',
+    labelNames: ['endpoint', 'outcome'], registers,
+  });
+  const webhookSeconds = new Histogram({
+    name: 'gatehouse_webhook_attempt_seconds', help: 'time a webhook delivery attempt took, receiver\'s answer included, by endpoint', labelNames: ['endpoint'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers,
+  });
   const emails = new Counter({ name: 'gatehouse_emails_total', help: 'emails handed to the transport, by outcome (sent or failed)', labelNames: ['outcome'], registers });
 
   return {
@@ -61,6 +70,33 @@ export function createMetrics(processName: 'api' | 'worker') {
       jobDuration.observe({ queue }, seconds);
     },
     email: (outcome: 'sent' | 'failed') => emails.inc({ outcome }),
+    webhooks: {
+      attempted(endpoint: string, outcome: 'delivered' | 'retried' | 'failed', seconds: number): void {
+        webhookAttempts.inc({ endpoint, outcome });
+        webhookSeconds.observe({ endpoint }, seconds);
+      },
+    },
+    /** Webhook deliveries waiting, and the age of the oldest, by endpoint: read from the database at every scrape (workers). */
+    watchWebhooks(db: Pick<Storage, 'webhooks'>, now: () => Date = () => new Date()): void {
+      let inFlight: Promise<Array<{ endpoint: string; pending: number; oldest: Date }>> | undefined;
+      const backlog = () => (inFlight ??= db.webhooks.listBacklog().finally(() => (inFlight = undefined)));
+      new Gauge({
+        name: 'gatehouse_webhook_pending', help: 'webhook deliveries not yet delivered nor given up, by endpoint', labelNames: ['endpoint'], registers,
+        async collect() {
+          const rows = await backlog();
+          this.reset();
+          for (const r of rows) this.set({ endpoint: r.endpoint }, r.pending);
+        },
+      });
+      new Gauge({
+        name: 'gatehouse_webhook_oldest_pending_seconds', help: 'age of the oldest webhook delivery not yet delivered nor given up, by endpoint', labelNames: ['endpoint'], registers,
+        async collect() {
+          const rows = await backlog();
+          this.reset();
+          for (const r of rows) this.set({ endpoint: r.endpoint }, Math.max(0, (now().getTime() - r.oldest.getTime()) / 1000));
+        },
+      });
+    },
     /**
      * The outbox backlog, read from the database at every scrape: pending rows and the age of the
      * oldest, by queue, both from the same query of this very scrape.
@@ -77,7 +113,7 @@ export function createMetrics(processName: 'api' | 'worker') {
         async collect() {
           const current = await backlog();
           this.reset();
-          for (const q of ['mail', 'versions', 'maintenance']) this.set({ queue: q }, value(current.get(q)));
+          for (const q of QUEUE_NAMES) this.set({ queue: q }, value(current.get(q)));
         },
       });
       gauge('gatehouse_outbox_pending', 'outbox rows not yet done (jobs committed but not finished), by queue', (q) => q?.pending ?? 0);

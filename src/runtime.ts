@@ -22,10 +22,14 @@ import { createInProcessQueue } from './queue/in-process';
 import { createOutbox, type RelayingOutbox } from './queue/outbox';
 import { createWork, type Work } from './usecases/unit-of-work';
 import { subscribers } from './usecases/subscribers';
+import { watchWebhookSubscriptions } from './usecases/subscribers/webhooks';
+import { DELIVER_EVERY_MS, WEBHOOK_JOBS } from './domain/webhooks';
 import type { OutboxJob } from './domain/storage/outbox';
 import { connectRedis, quietRedisErrors, scriptRuns } from './queue/redis';
 import type { JobQueue, Processors } from './queue/port';
 import { MAINTENANCE_SCHEDULE } from './jobs/maintenance';
+import type { EndpointChanges } from './jobs/webhooks';
+import { disableFailingEndpoint, removeGoneEndpoint } from './usecases/webhooks/deliveries';
 import { createMetrics, type Metrics } from './metrics';
 
 export { projectRoot } from './paths';
@@ -39,13 +43,15 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
   const clients = createClientService({ clients: db.clients, box, clock, changes });
   const baseUrls = createBaseUrls(config.publicBaseUrl, config.defaultApp, config.console);
   const providers = createProviderService({ db, box });
+  const webhooks = watchWebhookSubscriptions(db.webhooks);
   return {
     db, box, clients, providers, logger, baseUrls, clock,
     /** The unit of work over this database with every subscriber, enqueuing through `outbox` after each commit. */
     workOf(outbox: { dispatch(jobs: OutboxJob[]): Promise<void> }): Work {
-      return createWork({ storage: db, subscribers: subscribers({ box, audit: db.audit, clients }), dispatch: (jobs) => outbox.dispatch(jobs), now: () => clock.now() });
+      return createWork({ storage: db, subscribers: subscribers({ box, audit: db.audit, clients, webhooks }), dispatch: (jobs) => outbox.dispatch(jobs), now: () => clock.now() });
     },
     async close() {
+      webhooks.close();
       changes?.close();
       await db.close();
     },
@@ -90,6 +96,14 @@ export function createCommandCore(config: Config, logger: Logger) {
       await passwords.close();
       await base.close();
     },
+  };
+}
+
+/** What the webhooks deliverer changes about an endpoint, through its use cases (each with its event). */
+export function endpointChanges(db: Database, work: Work, clock: Clock = systemClock): EndpointChanges {
+  return {
+    gone: (endpoint) => removeGoneEndpoint({ db, work, clock }, { endpoint }),
+    failing: (endpoint) => disableFailingEndpoint({ db, work, clock }, { endpoint }),
   };
 }
 
@@ -145,7 +159,7 @@ export interface Runtime {
  * The queue and the outbox: BullMQ when REDIS_URL is set (the workers run the processors), else
  * the in-process runner with the same processors as the workers.
  */
-function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, metrics: Metrics): { queue: Runtime['queue']; outbox: RelayingOutbox; closeProcessors: () => void } {
+function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, metrics: Metrics, workOf: (outbox: RelayingOutbox) => Work): { queue: Runtime['queue']; outbox: RelayingOutbox; closeProcessors: () => void } {
   if (config.redisUrl) {
     const queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
     // a version job drains every pending snapshot: one wake-up per 20 ms per pod is enough
@@ -160,7 +174,7 @@ function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, 
   // an api process with Redis never needs (its workers send the emails)
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createProcessors } = require('./jobs') as typeof import('./jobs');
-  const made = createProcessors({ config, db, outbox, logger, metrics });
+  const made = createProcessors({ config, db, outbox, logger, metrics, webhookChanges: endpointChanges(db, workOf(outbox), clock) });
   Object.assign(processors, made.processors);
   return { queue, outbox, closeProcessors: made.close };
 }
@@ -182,7 +196,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
   const redis = config.redisUrl ? connectRedis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true }) : undefined;
   const warn = quietRedisErrors(logger);
   redis?.on('error', (err: Error) => warn('redis connection error (rate limits)', err));
-  const { queue, outbox, closeProcessors } = createJobs(config, db, logger, clock, metrics);
+  const { queue, outbox, closeProcessors } = createJobs(config, db, logger, clock, metrics, (o) => core.workOf(o));
 
   const passwords = createPasswordHasher(config.passwordPolicy, config.hashConcurrency, config.hashQueueMax, { waited: metrics.argon2Waited });
   metrics.watchArgon2Queue(passwords.waiting);
@@ -245,6 +259,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     },
     async scheduleMaintenance() {
       for (const s of MAINTENANCE_SCHEDULE) await queue.schedule('maintenance', s.name, s.everyMs);
+      await queue.schedule('webhooks', WEBHOOK_JOBS.deliver, DELIVER_EVERY_MS);
     },
     async close() {
       redis?.disconnect();

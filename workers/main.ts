@@ -2,17 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfigOrExit, NO_MAIL_TRANSPORT } from '../src/config';
-import { openDatabase } from '../src/db';
+import type { Database } from '../src/db';
 import { answerHelp } from '../src/entry-help';
 import { createLogger } from '../src/logger';
 import { createMetrics, serveMetrics } from '../src/metrics';
 import { createBullQueue, createBullWorkers, WORKER_DRAIN_MS } from '../src/queue/bullmq';
 import { createOutbox } from '../src/queue/outbox';
 import { SecretBox } from '../src/domain/secrets';
-import { logReplicas } from '../src/db/replica-health';
 import { prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runtime';
 import { createProcessors } from '../src/jobs';
 import { MAINTENANCE_SCHEDULE, relayEveryMs } from '../src/jobs/maintenance';
+import { DELIVER_EVERY_MS, WEBHOOK_JOBS } from '../src/domain/webhooks';
+import { createCore, endpointChanges } from '../src/runtime';
 
 /** Touched every few seconds while the worker reaches Redis: a health check for deployments without METRICS_PORT (with it, use /readyz there). */
 export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
@@ -25,9 +26,13 @@ type Logger = ReturnType<typeof createLogger>;
  * (re)connection (upsertJobScheduler keeps one schedule however many workers do it).
  */
 async function keepSchedules(queue: Queue, logger: Logger): Promise<void> {
+  const schedules = [
+    ...MAINTENANCE_SCHEDULE.filter((m) => m.name !== 'relay-outbox').map((m) => ({ queue: 'maintenance' as const, ...m })),
+    { queue: 'webhooks' as const, name: WEBHOOK_JOBS.deliver, everyMs: DELIVER_EVERY_MS },
+  ];
   const registerSchedules = async () => {
-    for (const s of MAINTENANCE_SCHEDULE.filter((m) => m.name !== 'relay-outbox')) {
-      await queue.schedule('maintenance', s.name, s.everyMs).catch((err: Error) =>
+    for (const s of schedules) {
+      await queue.schedule(s.queue, s.name, s.everyMs).catch((err: Error) =>
         logger.warn({ err: err.message, job: s.name }, 'could not register the schedule; will retry when Redis reconnects'));
     }
   };
@@ -54,7 +59,7 @@ function relayOutbox(outbox: ReturnType<typeof createOutbox>, graceMs: number, l
 
 /** Metrics, /healthz (the process answers) and /readyz (database and Redis reachable, SECRET_KEY right) on METRICS_PORT. */
 async function serveWorkerMetrics(
-  config: ReturnType<typeof loadConfigOrExit>, db: ReturnType<typeof openDatabase>, queue: Queue, metrics: ReturnType<typeof createMetrics>, logger: Logger,
+  config: ReturnType<typeof loadConfigOrExit>, db: Database, queue: Queue, metrics: ReturnType<typeof createMetrics>, logger: Logger,
 ) {
   if (config.metricsPort === undefined) return undefined;
   const box = new SecretBox(config.secretKey);
@@ -88,19 +93,21 @@ async function main(): Promise<void> {
     logger.fatal(NO_MAIL_TRANSPORT);
     process.exit(78);
   }
-  const db = openDatabase(config.database, logReplicas(logger));
+  const core = createCore(config, logger);
+  const { db } = core;
   try {
     await prepareSchema(config, db);
   } catch (e) {
     logger.fatal({ err: e }, (e as Error).message);
-    await db.close();
+    await core.close();
     process.exit(1);
   }
   const queue = createBullQueue(config.redisUrl, config.redisPrefix, logger);
   const outbox = createOutbox({ db, queue, logger });
   const metrics = createMetrics('worker');
   metrics.watchOutbox(db);
-  const { processors, templates, close: closeProcessors } = createProcessors({ config, db, outbox, logger, metrics });
+  metrics.watchWebhooks(db);
+  const { processors, templates, close: closeProcessors } = createProcessors({ config, db, outbox, logger, metrics, webhookChanges: endpointChanges(db, core.workOf(outbox)) });
   try {
     await templates; // compiled once, now: a broken template stops the worker before it takes jobs
   } catch (e) {
@@ -136,7 +143,7 @@ async function main(): Promise<void> {
     else if (abandoned) logger.warn('redis is unreachable: stopped without recording the last jobs in BullMQ (their outbox rows say they are done, so they do nothing if taken again)');
     await queue.close();
     closeProcessors();
-    await db.close();
+    await core.close();
     logger.info('worker stopped');
     process.exit(cutOff > 0 ? 1 : 0);
   };

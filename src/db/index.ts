@@ -178,7 +178,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     oidcState: createOidcStateQueries(sql),
     erasures: createErasureQueries(sql, transaction),
     imports: createImportQueries(sql),
-    webhooks: createWebhookQueries(sql),
+    webhooks: createWebhookQueries(sql, transaction),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

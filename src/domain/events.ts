@@ -127,7 +127,15 @@ export interface EventData {
   'oidc.client_credentials_issued': { scopes: string[] };
   /** A webhook endpoint added (docs/webhooks.md): its address's host, and what it subscribed to. */
   'webhook.added': { host: string; types: string[] | '*'; includeRecord: boolean };
-  'webhook.removed': Record<string, never>;
+  /** An endpoint removed; `gone`: its receiver answered 410 Gone. */
+  'webhook.removed': { reason?: 'gone' };
+  /** An endpoint disabled (by an operator, or after failing for days: `failing`); nothing is sent to it until it is enabled. */
+  'webhook.disabled': { reason: 'operator' | 'failing' };
+  'webhook.enabled': Record<string, never>;
+  /** A `ping` queued for an endpoint (/webhooks/test). */
+  'webhook.tested': Record<string, never>;
+  /** Deliveries sent again: one (`delivery`), or those given up since a time (`since`), `count` of them. */
+  'webhook.redelivered': { count: number; delivery?: number; since?: string };
   /** An endpoint's secret replaced; the previous one signs too until `previousUntil`. */
   'webhook.secret_rotated': { previousUntil: string };
 }
@@ -146,7 +154,7 @@ export const EVENT_TYPES = [
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
   'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
-  'webhook.added', 'webhook.removed', 'webhook.secret_rotated',
+  'webhook.added', 'webhook.removed', 'webhook.secret_rotated', 'webhook.disabled', 'webhook.enabled', 'webhook.tested', 'webhook.redelivered',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;

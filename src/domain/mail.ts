@@ -3,7 +3,7 @@ import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
 export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice' | 'second-factor-on' | 'second-factor-off'
-  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset';
+  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset' | 'webhook-disabled';
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {
@@ -20,6 +20,8 @@ export interface MailPayload {
   newEmail?: string;
   /** The person's name of the passkey the email is about (passkey-added, passkey-removed). */
   passkeyName?: string;
+  /** The webhook endpoint the email is about: its URL (webhook-disabled). */
+  endpointUrl?: string;
   /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. An email without a link has none. */
   sealedLink?: string;
 }
@@ -46,6 +48,7 @@ export interface MailRequest {
   expiresIn?: number;
   newEmail?: string;
   passkeyName?: string;
+  endpointUrl?: string;
 }
 
 /**
@@ -65,6 +68,7 @@ export function mailPayload(mail: MailRequest, jobId: string, box: SecretBox): M
     expiresIn: mail.expiresIn,
     ...(mail.newEmail !== undefined && { newEmail: mail.newEmail }),
     ...(mail.passkeyName !== undefined && { passkeyName: mail.passkeyName }),
+    ...(mail.endpointUrl !== undefined && { endpointUrl: mail.endpointUrl }),
     ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, jobId) }),
   };
 }

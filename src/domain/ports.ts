@@ -6,8 +6,8 @@ import type { DomainEvent } from './events';
 // elsewhere: the unit of work a use case runs in (src/usecases), and the channel that tells every
 // process a client changed (src/queue).
 
-/** The job queues: mail, record snapshots, and the recurring maintenance. */
-export const QUEUE_NAMES = ['mail', 'versions', 'maintenance'] as const;
+/** The job queues: mail, record snapshots, the recurring maintenance, and webhooks. */
+export const QUEUE_NAMES = ['mail', 'versions', 'maintenance', 'webhooks'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /**

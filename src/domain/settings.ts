@@ -120,6 +120,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be a whole number of seconds from 300 to 2592000 (30 days): the longest an account page session lives (43200, 12 hours, when unset)'),
   account_session_idle_seconds: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 60 && Number(value) <= 86_400 ? undefined
     : 'must be a whole number of seconds from 60 to 86400: how long an account page session lives unused (1800, 30 minutes, when unset)'),
+  owner_email: (value) => (value.length <= 254 && /^[^\s@<>",;]+@[^\s@<>",;]+\.[^\s@<>",;]+$/.test(value) ? undefined : 'must be one email address, such as platform@example.com: where Gatehouse writes about the application (a webhook endpoint it disabled)'),
   time_attributes: (value) => {
     const bad = value.split(',').map((n) => n.trim()).filter(Boolean).find((n) => !/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(n));
     return bad === undefined ? undefined : `"${bad.slice(0, 64)}" is not an attribute name; the value is names separated by commas, such as termsAccepted, phoneVerified`;

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { EventType } from './events';
+import { accountOf, clientOf, type EventType, type KeptEvent } from './events';
 
 /**
  * Webhooks (docs/webhooks.md): what an application's endpoints may subscribe to, and what a URL
@@ -58,7 +58,29 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'webhook.added': null,
   'webhook.removed': null,
   'webhook.secret_rotated': null,
+  'webhook.disabled': null,
+  'webhook.enabled': null,
+  'webhook.tested': null, // (the ping it queues goes to its endpoint alone)
+  'webhook.redelivered': null,
 };
+
+/** The webhooks queue's jobs (docs/webhooks.md#deliveries). */
+export const WEBHOOK_JOBS = {
+  /** One event to the endpoints subscribed to it: its deliveries made, then sent. */
+  fanOut: 'fan-out',
+  /** A new endpoint's first seconds read back from the event store (pods learn of it within REFRESH_MS). */
+  catchUp: 'catch-up',
+  /** What is due sent: scheduled, and queued for one endpoint when its deliveries are queued again. */
+  deliver: 'deliver',
+} as const;
+
+/** How often the recurring `deliver` job sends what is due (the retries, and what Redis lost). */
+export const DELIVER_EVERY_MS = 5_000;
+
+/** How often a process reads which applications have endpoints, and for what. */
+export const REFRESH_MS = 2_000;
+/** Past this without a successful read, every event is taken as wanted (a fan-out that finds no endpoint costs little). */
+export const STALE_AFTER_MS = 3 * REFRESH_MS;
 
 /** Every type an endpoint may subscribe to, sorted, and `ping` (what /webhooks/test sends). */
 export const WEBHOOK_TYPES: readonly string[] = [...new Set(Object.values(WEBHOOK_TYPE_OF).filter((t): t is string => t !== null)), 'ping'].sort();
@@ -76,6 +98,38 @@ export function subscriptionProblem(types: readonly string[]): string | undefine
 
 /** Whether an endpoint subscribed to `types` gets an event of webhook type `type`. */
 export const subscribes = (types: Subscription, type: string): boolean => types === '*' || types.includes(type);
+
+/** The message id of an event's deliveries (the `webhook-id` header): the same for every endpoint and every attempt. */
+export const messageIdOf = (eventId: string): string => `msg_${eventId.replace(/-/g, '')}`;
+
+/** What a receiver gets: Standard Webhooks' `{type, timestamp, data}`. */
+export interface WebhookBody { type: string; timestamp: string; data: Record<string, unknown> }
+
+/**
+ * The body of an event's deliveries (docs/webhooks.md#events): its webhook type, when it happened,
+ * and its data — the account's public id (`user_id`), who acted (`actor`), the client it came
+ * through, and the event's own names (changed attributes, method, provider…). Never a value of the
+ * record, a password, hash, token, code or secret: events hold none (the record is added at
+ * delivery for an endpoint that asked for it).
+ */
+export function webhookBody(e: KeptEvent, type: string, userId: string | undefined): WebhookBody {
+  const own: Record<string, unknown> = { ...(e.data as Record<string, unknown>) };
+  if (e.type === 'account.passkey_added' || e.type === 'account.passkey_removed') own.method = 'passkey';
+  if (e.type === 'account.signed_out') own.reason = 'signed_out';
+  if (e.type === 'account.activity_disowned') own.reason = 'disowned';
+  if (e.type.startsWith('client.')) own.client_id = e.subject.id;
+  const client = clientOf(e);
+  return {
+    type,
+    timestamp: e.occurredAt.toISOString(),
+    data: {
+      ...(accountOf(e) !== undefined && { user_id: userId ?? null }),
+      actor: e.actor.kind,
+      ...(client !== undefined && { client_id: client }),
+      ...own,
+    },
+  };
+}
 
 /** A new endpoint secret, as Standard Webhooks writes them: `whsec_` and 24 random bytes in base64. */
 export const newWebhookSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;

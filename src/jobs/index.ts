@@ -12,6 +12,7 @@ import { loadMailTemplates } from './mail-templates';
 import { createMailProcessor } from './mail';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE, MaintenanceSettings } from './maintenance';
 import { createVersionsProcessor, type VersionsSettings } from './versions';
+import { createWebhookDeliverer, createWebhooksProcessor, type EndpointChanges } from './webhooks';
 
 /** Every queue's processor, wired to its dependencies. Used by worker processes and the in-process runner. */
 export function createProcessors(deps: {
@@ -23,6 +24,8 @@ export function createProcessors(deps: {
   versions?: Partial<VersionsSettings>;
   /** Jobs run and emails sent are counted here. */
   metrics?: Metrics;
+  /** What the webhooks deliverer changes about an endpoint (removed when gone, disabled when failing for days): use cases, handed in by the wiring. */
+  webhookChanges: EndpointChanges;
 }): { processors: Processors; templates: ReturnType<typeof loadMailTemplates>; close(): void } {
   const { config, db, outbox, logger } = deps;
   if (!config.mailTransport) throw new Error(NO_MAIL_TRANSPORT);
@@ -43,6 +46,13 @@ export function createProcessors(deps: {
       },
     }),
     versions: createVersionsProcessor({ db, logger, settings: deps.versions }),
+    webhooks: createWebhooksProcessor({
+      db, logger,
+      deliverer: createWebhookDeliverer({
+        db, box: new SecretBox(config.secretKey), logger, allowPrivate: config.webhooks.allowPrivate, watch: deps.metrics?.webhooks,
+        changes: deps.webhookChanges,
+      }),
+    }),
   };
   return { processors: deps.metrics ? counted(processors, deps.metrics) : processors, templates, close: () => transport.close() };
 }

@@ -22,6 +22,8 @@ export interface MailValues {
   newEmail?: string;
   /** The person's name of a passkey (passkey-added, passkey-removed). */
   passkeyName?: string;
+  /** A webhook endpoint's URL (webhook-disabled). */
+  endpointUrl?: string;
 }
 
 export interface RenderedMail {

@@ -47,6 +47,7 @@ export function createMailProcessor(deps: {
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
         newEmail: mail.newEmail,
         passkeyName: mail.passkeyName,
+        endpointUrl: mail.endpointUrl,
       });
       const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered }).catch((err: unknown) => {
         deps.sent?.('failed');

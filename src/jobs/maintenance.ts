@@ -28,6 +28,8 @@ export interface MaintenanceSettings {
   versionsRetentionMs: number | null;
   /** Events and counted failed sign-ins (an account's activity) are kept this long. */
   eventsRetentionMs: number;
+  /** Webhook deliveries delivered or given up are kept this long (what /webhooks/deliveries and the console show). */
+  webhookDeliveriesRetentionMs: number;
   /** Rows per delete statement; small enough that no delete holds locks for long. */
   batchSize: number;
   /** Upper bound of batches per run, so one run never monopolizes the worker. */
@@ -40,6 +42,7 @@ export const DEFAULT_MAINTENANCE: MaintenanceSettings = {
   outboxRetentionMs: 7 * 24 * 3600_000,
   versionsRetentionMs: null,
   eventsRetentionMs: 400 * 24 * 3600_000,
+  webhookDeliveriesRetentionMs: 30 * 24 * 3600_000,
   batchSize: 500,
   maxBatches: 100,
 };
@@ -107,10 +110,11 @@ export function createMaintenanceProcessor(deps: {
         const signingKeys = await db.signingKeys.sweepAlone(new Date(t - RETIRED_KEY_SECONDS * 1000));
         // events and counted failures past their retention, in batches like the rest
         const events = await inBatches(settings, () => db.events.sweepAlone(new Date(t - settings.eventsRetentionMs), settings.batchSize));
-        if (credentials + outboxRows + snapshots + oidcState + signingKeys + events > 0) {
-          logger.info({ credentials, outbox: outboxRows, snapshots, oidcState, signingKeys, events }, 'sweep removed expired and spent rows, old snapshots and old events');
+        const webhookDeliveries = await inBatches(settings, () => db.webhooks.purgeFinishedAlone(new Date(t - settings.webhookDeliveriesRetentionMs), settings.batchSize));
+        if (credentials + outboxRows + snapshots + oidcState + signingKeys + events + webhookDeliveries > 0) {
+          logger.info({ credentials, outbox: outboxRows, snapshots, oidcState, signingKeys, events, webhookDeliveries }, 'sweep removed expired and spent rows, old snapshots, events and deliveries');
         }
-        return { credentials, outbox: outboxRows, snapshots, oidcState, signingKeys, events };
+        return { credentials, outbox: outboxRows, snapshots, oidcState, signingKeys, events, webhookDeliveries };
       }
       default:
         throw new Error(`the maintenance queue has no job named "${job.name}"`);

@@ -1,15 +1,23 @@
 import type { Database } from '../db';
+import type { StoredEvent } from '../domain/storage/events';
 import type { SecretBox } from '../domain/secrets';
-import type { StoredDelivery, StoredEndpoint } from '../domain/storage/webhooks';
+import type { NewDelivery, StoredDelivery, StoredEndpoint } from '../domain/storage/webhooks';
+import { renderUser } from '../domain/users';
+import { messageIdOf, REFRESH_MS, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF, webhookBody, type WebhookBody } from '../domain/webhooks';
 import type { Logger } from '../logger';
-import type { Job } from '../queue/port';
+import type { Job, JobContext } from '../queue/port';
+import { accountOf } from '../domain/events';
 import { send, signatureHeaders, type Attempt } from './webhook-sender';
 
 /**
- * The webhooks deliverer (docs/webhooks.md#deliveries), work in progress: for each endpoint with
- * deliveries due, its due deliveries in order (an account's one after another), each signed with
- * the endpoint's live secrets and sent; 2xx delivered, 410 the endpoint gone, anything else tried
- * again later with exponential waits until RETRY_FOR_MS has passed since the first attempt.
+ * The webhooks queue (docs/webhooks.md#deliveries). An event some endpoint wants leaves a fan-out
+ * row with its change; the job of that row makes one delivery per endpoint subscribed to it (and
+ * marks the row done, in one transaction), then sends what is due. A delivery is taken by one
+ * worker at a time (a lease on it, so a worker that dies mid-attempt leaves it due again), signed
+ * with the endpoint's live secrets and sent; 2xx delivered, 410 the endpoint removed, anything else
+ * tried again after a doubling wait until RETRY_FOR_MS has passed since it was made. An account's
+ * deliveries to an endpoint go one after another, in the event store's order. A recurring job
+ * sends what is due (the retries, and everything after Redis lost its jobs).
  */
 
 /** How long a delivery is tried for before it is given up (at least a day). */
@@ -17,19 +25,43 @@ export const RETRY_FOR_MS = 26 * 3600_000;
 /** The first wait after a failure, doubled each time, and the longest wait. */
 export const FIRST_WAIT_MS = 5_000;
 export const LONGEST_WAIT_MS = 3600_000;
+/** How long a worker holds a delivery it sends (past the 10 s an attempt may take): another sends it after that. */
+export const LEASE_MS = 60_000;
+/** An endpoint whose every attempt failed for this long is disabled, and the application's owner told. */
+export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
+/** When a new endpoint's first seconds are read back from the event store: once every process knows of it. */
+export const CATCH_UP_AFTER_MS = 3 * REFRESH_MS + 2_000;
 
 /** When a delivery that failed its `attempts`-th time is tried next. */
 export const nextAttemptAfter = (attempts: number, now: Date): Date => new Date(now.getTime() + Math.min(FIRST_WAIT_MS * 2 ** Math.max(0, attempts - 1), LONGEST_WAIT_MS));
 
-export interface WebhookDeliverer { deliverDue(now: Date): Promise<{ delivered: number; failed: number }> }
+/** What the deliverer changes through use cases (each with its event): an endpoint whose receiver is gone, or that failed for days. */
+export interface EndpointChanges {
+  gone(endpoint: StoredEndpoint): Promise<void>;
+  failing(endpoint: StoredEndpoint): Promise<void>;
+}
+
+/** What the deliverer reports to the metrics. */
+export interface DeliveryWatch { attempted(endpoint: string, outcome: 'delivered' | 'retried' | 'failed', seconds: number): void }
+
+export interface WebhookDeliverer {
+  /** Sends what is due to `endpoints` (ids), or to every endpoint with something due. */
+  deliverDue(now: () => Date, endpoints?: number[]): Promise<{ delivered: number; failed: number }>;
+}
 
 export function createWebhookDeliverer(deps: {
-  db: Database; box: SecretBox; logger: Logger; allowPrivate: boolean;
+  db: Database; box: SecretBox; logger: Logger; allowPrivate: boolean; changes: EndpointChanges; watch?: DeliveryWatch;
   /** Deliveries sent at once to one endpoint (its accounts' orders kept). */
   perEndpoint?: number;
+  /** Endpoints served at once. */
+  endpointsAtOnce?: number;
+  /** How long one run keeps sending what becomes due. */
+  runForMs?: number;
 }): WebhookDeliverer {
   const { db, box, logger } = deps;
   const perEndpoint = deps.perEndpoint ?? 10;
+  const endpointsAtOnce = deps.endpointsAtOnce ?? 8;
+  const runForMs = deps.runForMs ?? 20_000;
 
   /** The secrets that sign a delivery now: the current one, and the previous one during its overlap. */
   const secretsOf = (e: StoredEndpoint, now: Date): string[] => [
@@ -37,43 +69,157 @@ export function createWebhookDeliverer(deps: {
     ...(e.previousSecretSealed && e.previousUntil && e.previousUntil > now ? [box.open(e.previousSecretSealed, e.endpointId)] : []),
   ];
 
-  async function attempt(e: StoredEndpoint, d: StoredDelivery, now: Date): Promise<'delivered' | 'failed' | 'pending'> {
-    const headers = signatureHeaders(secretsOf(e, now), d.messageId, now, d.payload);
-    const result: Attempt = await send(e.url, headers, d.payload, { allowPrivate: deps.allowPrivate });
+  /** The body as sent: with the account's record as it is now, for an endpoint that asked for it. */
+  async function bodyOf(e: StoredEndpoint, d: StoredDelivery): Promise<string> {
+    if (!e.includeRecord || d.accountId === null || !d.type.startsWith('user.')) return d.payload;
+    const body = JSON.parse(d.payload) as WebhookBody;
+    const [record] = await db.records.findByIds(d.applicationId, [d.accountId]);
+    return JSON.stringify({ ...body, data: { ...body.data, record: record ? renderUser(record) : null } });
+  }
+
+  async function attempt(e: StoredEndpoint, d: StoredDelivery, now: Date): Promise<'delivered' | 'failed' | 'pending' | 'gone'> {
+    const body = await bodyOf(e, d);
+    const result: Attempt = await send(e.url, signatureHeaders(secretsOf(e, now), d.messageId, now, body), body, { allowPrivate: deps.allowPrivate });
     const status = result.kind === 'answered' ? result.status : null;
     const ok = status !== null && status >= 200 && status < 300;
     const givenUp = !ok && now.getTime() - d.createdAt.getTime() >= RETRY_FOR_MS;
     const state = ok ? 'delivered' : givenUp ? 'failed' : 'pending';
     await db.webhooks.recordAttemptAlone(d.id, {
-      status, ms: result.ms, answer: result.kind === 'answered' ? result.answer : result.reason, state, nextAttemptAt: ok || givenUp ? now : nextAttemptAfter(d.attempts + 1, now),
+      status, ms: Math.round(result.ms), answer: result.kind === 'answered' ? result.answer : result.reason, state,
+      nextAttemptAt: ok || givenUp ? now : nextAttemptAfter(d.attempts + 1, now),
     }, now);
-    if (!ok) logger.info({ endpoint: e.endpointId, delivery: d.id, status, attempts: d.attempts + 1 }, 'a webhook delivery failed; it will be tried again');
+    deps.watch?.attempted(e.endpointId, ok ? 'delivered' : givenUp ? 'failed' : 'retried', result.ms / 1000);
+    if (status === 410) return 'gone';
+    if (!ok) logger.info({ endpoint: e.endpointId, delivery: d.id, status, attempts: d.attempts + 1, given_up: givenUp }, 'a webhook delivery failed');
     return state;
   }
 
-  return {
-    async deliverDue(now) {
-      let delivered = 0;
-      let failed = 0;
-      for (const endpointKey of await db.webhooks.listDueEndpoints(now, 100)) {
-        const due = await db.webhooks.listDueDeliveries(endpointKey, now, perEndpoint);
-        if (due.length === 0) continue;
-        const endpoint = (await db.webhooks.list(due[0].applicationId)).find((e) => e.id === endpointKey);
-        if (!endpoint || endpoint.disabledAt) continue;
-        // one endpoint's deliveries side by side (each the oldest of its account), endpoints one after another
-        const states = await Promise.all(due.map((d) => attempt(endpoint, d, now)));
-        delivered += states.filter((s) => s === 'delivered').length;
-        failed += states.filter((s) => s !== 'delivered').length;
+  /** Sends one endpoint's due deliveries, batch after batch, until none is due or the run's time is up. */
+  async function serve(endpointKey: number, now: () => Date, until: number, totals: { delivered: number; failed: number }): Promise<void> {
+    while (Date.now() < until) {
+      const at = now();
+      const due = await db.webhooks.listDueDeliveries(endpointKey, at, perEndpoint);
+      if (due.length === 0) return;
+      const endpoint = (await db.webhooks.list(due[0].applicationId)).find((e) => e.id === endpointKey);
+      if (!endpoint || endpoint.disabledAt) return;
+      const taken = (await Promise.all(due.map(async (d) => ((await db.webhooks.claimAlone(d.id, at, new Date(at.getTime() + LEASE_MS))) ? d : undefined))))
+        .filter((d): d is StoredDelivery => d !== undefined);
+      if (taken.length === 0) return;
+      const states = await Promise.all(taken.map((d) => attempt(endpoint, d, now())));
+      totals.delivered += states.filter((s) => s === 'delivered').length;
+      totals.failed += states.filter((s) => s !== 'delivered').length;
+      if (states.includes('gone')) return deps.changes.gone(endpoint);
+      if (!states.includes('delivered')) {
+        // every attempt failed: the endpoint is retried later; after days of nothing but failures it is disabled
+        if (endpoint.failingSince && at.getTime() - endpoint.failingSince.getTime() >= DISABLE_AFTER_MS) await deps.changes.failing(endpoint);
+        return;
       }
-      return { delivered, failed };
+    }
+  }
+
+  return {
+    async deliverDue(now, endpoints) {
+      const totals = { delivered: 0, failed: 0 };
+      const until = Date.now() + runForMs;
+      const queue = endpoints ?? await db.webhooks.listDueEndpoints(now(), 200);
+      // endpoints side by side, a few at a time: a slow one holds up only its own deliveries
+      const lanes = Array.from({ length: Math.min(endpointsAtOnce, queue.length) }, async () => {
+        for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+          await serve(next, now, until, totals).catch((err: Error) => logger.warn({ endpoint: next, err: err.message }, 'sending webhooks failed; they are tried again'));
+        }
+      });
+      await Promise.all(lanes);
+      return totals;
     },
   };
 }
 
-/** The webhooks queue's one job so far: deliver what is due (scheduled every few seconds). */
-export function createWebhooksProcessor(deliverer: WebhookDeliverer, now: () => Date = () => new Date()) {
-  return async (job: Job): Promise<Record<string, unknown>> => {
-    if (job.name !== 'deliver') throw new Error(`the webhooks queue has no job named "${job.name}"`);
-    return deliverer.deliverDue(now());
+/** The deliveries of one event: one per enabled endpoint of its application subscribed to its type, added before it happened. */
+export function deliveriesOf(e: StoredEvent, endpoints: readonly StoredEndpoint[], userId: string | undefined, only?: string): NewDelivery[] {
+  const type = e.type === 'webhook.tested' ? 'ping' : WEBHOOK_TYPE_OF[e.type];
+  if (type === null) return [];
+  const body = e.type === 'webhook.tested'
+    ? { type, timestamp: e.occurredAt.toISOString(), data: { endpoint: e.subject.id } }
+    : webhookBody(e, type, userId);
+  const account = e.type === 'webhook.tested' ? undefined : accountOf(e);
+  return endpoints
+    .filter((p) => (only !== undefined ? p.endpointId === only : !p.disabledAt && subscribes(p.types, type) && p.createdAt <= e.occurredAt))
+    .map((p) => ({
+      applicationId: e.applicationId, endpointId: p.id, messageId: messageIdOf(e.eventId), type,
+      // a ping waits behind nothing; an account's events go in order; the application's in theirs
+      accountKey: e.type === 'webhook.tested' ? messageIdOf(e.eventId).slice(0, 32) : account !== undefined ? String(account) : 'app',
+      accountId: account ?? null, eventSeq: e.type === 'webhook.tested' ? null : Number(e.id), payload: JSON.stringify(body),
+    }));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The webhooks queue's jobs: fan-out (an event's deliveries), catch-up (a new endpoint's first seconds), deliver (what is due). */
+export function createWebhooksProcessor(deps: { db: Database; deliverer: WebhookDeliverer; logger: Logger; now?: () => Date }) {
+  const { db, deliverer } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  async function fanOut(outboxId: string): Promise<Record<string, unknown>> {
+    const row = await db.outbox.find(outboxId);
+    if (!row || row.status !== 'pending') return { skipped: 'fanned out already' };
+    const e = row.eventId === undefined ? undefined : await db.events.findByUid(row.eventId);
+    const only = typeof row.payload.endpoint === 'string' ? row.payload.endpoint : undefined;
+    let deliveries: NewDelivery[] = [];
+    if (e) {
+      const account = accountOf(e);
+      const userId = typeof row.payload.uuid === 'string' ? row.payload.uuid
+        : account === undefined ? undefined : await db.webhooks.findAccountUuid(e.applicationId, account);
+      deliveries = deliveriesOf(e, await db.webhooks.list(e.applicationId), userId, only);
+    }
+    if (!(await db.webhooks.fanOutAlone(outboxId, deliveries, now()))) return { skipped: 'fanned out already' };
+    const sent = deliveries.length === 0 ? { delivered: 0, failed: 0 } : await deliverer.deliverDue(now, [...new Set(deliveries.map((d) => d.endpointId))]);
+    return { deliveries: deliveries.length, ...sent };
+  }
+
+  /**
+   * A new endpoint's first seconds: the events of its application since it was added that no
+   * fan-out made a delivery of for it (a process that had not read of it yet), read back from the
+   * event store once every process knows of it.
+   */
+  async function catchUp(outboxId: string): Promise<Record<string, unknown>> {
+    const row = await db.outbox.find(outboxId);
+    if (!row || row.status !== 'pending') return { skipped: 'caught up already' };
+    const endpoint = typeof row.payload.endpoint === 'string' ? await db.webhooks.find(row.applicationId, row.payload.endpoint) : undefined;
+    if (!endpoint) {
+      await db.webhooks.fanOutAlone(outboxId, [], now());
+      return { skipped: 'no such endpoint' };
+    }
+    const wait = endpoint.createdAt.getTime() + CATCH_UP_AFTER_MS - now().getTime();
+    if (wait > 0) await sleep(wait);
+    const deliveries: NewDelivery[] = [];
+    // (a few ids back: an event of another process may have taken its id before the newest one was read)
+    for (let after = Math.max(0, (endpoint.eventsFrom ?? 0) - 1_000); ;) {
+      const events = await db.events.listSince(endpoint.applicationId, after, endpoint.createdAt, 500);
+      for (const e of events) {
+        const account = accountOf(e);
+        if (WEBHOOK_TYPE_OF[e.type] === null || !subscribes(endpoint.types, WEBHOOK_TYPE_OF[e.type]!)) continue;
+        deliveries.push(...deliveriesOf(e, [endpoint], account === undefined ? undefined : await db.webhooks.findAccountUuid(e.applicationId, account)));
+      }
+      if (events.length < 500 || now().getTime() - endpoint.createdAt.getTime() > 10 * 60_000) break;
+      after = Number(events[events.length - 1].id);
+    }
+    if (!(await db.webhooks.fanOutAlone(outboxId, deliveries, now()))) return { skipped: 'caught up already' };
+    return { deliveries: deliveries.length, ...(await deliverer.deliverDue(now, [endpoint.id])) };
+  }
+
+  return async (job: Job, _context: JobContext): Promise<Record<string, unknown>> => {
+    const outboxId = String(job.data.outboxId ?? job.id);
+    switch (job.name) {
+      case WEBHOOK_JOBS.fanOut: return fanOut(outboxId);
+      case WEBHOOK_JOBS.catchUp: return catchUp(outboxId);
+      case WEBHOOK_JOBS.deliver: {
+        // queued for one endpoint (its deliveries queued again), or the recurring run for all
+        const row = job.data.outboxId === undefined ? undefined : await db.outbox.find(outboxId);
+        if (row?.status === 'pending') await db.outbox.completeAlone(outboxId, now());
+        const endpoint = typeof row?.payload.endpoint === 'string' ? await db.webhooks.find(row.applicationId, row.payload.endpoint) : undefined;
+        return deliverer.deliverDue(now, endpoint ? [endpoint.id] : undefined);
+      }
+      default: throw new Error(`the webhooks queue has no job named "${job.name}"`);
+    }
   };
 }

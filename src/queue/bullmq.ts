@@ -166,7 +166,7 @@ export function createBullWorkers(options: {
   const warn = quietRedisErrors(logger);
   connection.on('error', (err: Error) => warn('redis connection error (worker)', err));
   const prefixOf = (queue: QueueName) => queuePrefix(options.prefix, queue, connection.isCluster);
-  const concurrencyOf = (queue: QueueName) => options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : 4);
+  const concurrencyOf = (queue: QueueName) => options.concurrency?.[queue] ?? (queue === 'mail' ? 32 : queue === 'webhooks' ? 16 : 4);
   const running = Object.fromEntries(QUEUE_NAMES.map((q) => [q, { active: 0, started: 0 }])) as Record<QueueName, { active: number; started: number }>;
 
   const start = (queue: QueueName) => {

@@ -51,6 +51,27 @@ forEveryEngine('event store', (storage) => {
     expect(stored).toMatchObject({ type: 'account.signed_in', accountId: account.id, subject: recordSubject(account.id), origin: { requestId: 'req-1' } });
   });
 
+  it('finds an event by its own id, lists an application\'s events since a place and a time in order, and names its newest id', async () => {
+    const account = await newAccount(contract);
+    const before = await db.events.findNewestId();
+    const at = new Date(Date.now() - 60_000);
+    const early = signedIn(account.id, new Date(at.getTime() - 1000));
+    const a = signedIn(account.id, at);
+    const b = signedIn(account.id, new Date(at.getTime() + 1));
+    await write(db, early);
+    await write(db, a, b);
+    const newest = await db.events.findNewestId();
+    expect(newest).toBeGreaterThan(before);
+    const found = await db.events.findByUid(a.eventId);
+    expect(found).toMatchObject({ eventId: a.eventId, type: 'account.signed_in', accountId: account.id, occurredAt: at, data: { method: 'password', factor: 'totp' } });
+    expect(await db.events.findByUid(randomUUID())).toBeUndefined();
+    const since = (await db.events.listSince(appId, before, at, 100)).filter((e) => e.accountId === account.id);
+    expect(since.map((e) => e.eventId)).toEqual([a.eventId, b.eventId]);
+    expect(Number(since[0].id)).toBeLessThan(Number(since[1].id));
+    expect(await db.events.listSince(appId + 1_000_000, before, at, 100)).toEqual([]);
+    expect(await db.events.listSince(appId, newest, at, 100)).toEqual([]);
+  });
+
   it('keeps a user agent of 8 KB cut, and its control characters written out', async () => {
     const account = await newAccount(contract);
     await write(db, signedIn(account.id, new Date(), `evil\u0000\r\n\u001b[31m${'A'.repeat(8192)}`));

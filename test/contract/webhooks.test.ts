@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { forEveryEngine } from '../helpers/contract';
+import { event, kept, recordSubject } from '../../src/domain/events';
+import type { OutboxJob } from '../../src/domain/storage/outbox';
+import type { NewDelivery } from '../../src/domain/storage/webhooks';
+import { forEveryEngine, newAccount } from '../helpers/contract';
 
 // The webhook endpoints' contract (WebhookStore) on every engine: an endpoint kept as written, its
 // subscription as a list or `*`, listed oldest first per application, found, its secret rotated
@@ -8,6 +11,7 @@ import { forEveryEngine } from '../helpers/contract';
 forEveryEngine('webhook store', (storage) => {
   const add = (endpointId: string, types: '*' | string[], includeRecord = false) => storage().db.transaction((tx) => storage().db.webhooks.insert({
     applicationId: storage().appId, endpointId, url: `https://hooks.example.com/${endpointId}`, types, description: 'billing', includeRecord, secretSealed: `sealed-${endpointId}`,
+    eventsFrom: 41,
   }, new Date(), tx));
 
   it('keeps an endpoint as written, lists them oldest first, finds one, and no other application sees it', async () => {
@@ -16,7 +20,7 @@ forEveryEngine('webhook store', (storage) => {
     const b = `ep_${randomUUID().slice(0, 8)}`;
     expect(await add(a, ['user.created', 'user.deleted'], true)).toMatchObject({
       endpointId: a, url: `https://hooks.example.com/${a}`, types: ['user.created', 'user.deleted'], description: 'billing', includeRecord: true,
-      secretSealed: `sealed-${a}`, previousSecretSealed: null, previousUntil: null, disabledAt: null,
+      secretSealed: `sealed-${a}`, previousSecretSealed: null, previousUntil: null, disabledAt: null, failingSince: null, eventsFrom: 41,
     });
     await add(b, '*');
     const listed = (await db.webhooks.list(appId)).filter((e) => e.endpointId === a || e.endpointId === b);
@@ -40,23 +44,27 @@ forEveryEngine('webhook store', (storage) => {
 });
 
 forEveryEngine('webhook deliveries', (storage) => {
-  const endpoint = async () => {
+  const endpoint = async (types: '*' | string[] = '*') => {
     const { db, appId } = storage();
     const endpointId = `ep_${randomUUID().slice(0, 8)}`;
     return db.transaction((tx) => db.webhooks.insert({
-      applicationId: appId, endpointId, url: 'https://hooks.example.com/', types: '*', description: '', includeRecord: false, secretSealed: 's',
+      applicationId: appId, endpointId, url: 'https://hooks.example.com/', types, description: '', includeRecord: false, secretSealed: 's', eventsFrom: null,
     }, new Date(), tx));
   };
   const T0 = new Date(Date.UTC(2030, 0, 1));
   const at = (s: number) => new Date(T0.getTime() + s * 1000);
+  const delivery = (endpointId: number, messageId: string, accountKey: string, eventSeq: number | null, accountId: number | null = null): NewDelivery => ({
+    applicationId: storage().appId, endpointId, messageId, type: 'user.updated', accountKey, accountId, eventSeq, payload: `{"m":"${messageId}"}`,
+  });
 
-  it('keeps one delivery per endpoint and message; an account\'s go one after another, other accounts\' beside them', async () => {
+  it('keeps one delivery per endpoint and message; an account\'s go one after another in the store\'s order, other accounts\' beside them', async () => {
     const { db, appId } = storage();
     const e = await endpoint();
-    const d = (messageId: string, accountKey: string) => ({ applicationId: appId, endpointId: e.id, messageId, type: 'user.updated', accountKey, payload: `{"m":"${messageId}"}` });
-    expect(await db.transaction((tx) => db.webhooks.insertDeliveries([d('m1', '7'), d('m2', '7'), d('m3', '8'), d('m4', '')], at(0), tx))).toBe(4);
+    const d = (messageId: string, accountKey: string, seq: number) => delivery(e.id, messageId, accountKey, seq);
+    // m2 was fanned out first, but its event came after m1's: m1 goes first
+    expect(await db.transaction((tx) => db.webhooks.insertDeliveries([d('m2', '7', 20), d('m1', '7', 10), d('m3', '8', 30), d('m4', 'app', 40)], at(0), tx))).toBe(4);
     // a fan-out run again adds nothing
-    expect(await db.transaction((tx) => db.webhooks.insertDeliveries([d('m1', '7'), d('m5', '8')], at(0), tx))).toBe(1);
+    expect(await db.transaction((tx) => db.webhooks.insertDeliveries([d('m1', '7', 10), d('m5', '8', 50)], at(0), tx))).toBe(1);
     expect((await db.webhooks.listDueDeliveries(e.id, at(1), 10)).map((x) => x.messageId)).toEqual(['m1', 'm3', 'm4']);
     expect(await db.webhooks.listDueEndpoints(at(1), 1000)).toContain(e.id);
     expect(await db.webhooks.listDueDeliveries(e.id, at(-1), 10)).toEqual([]);
@@ -64,15 +72,82 @@ forEveryEngine('webhook deliveries', (storage) => {
     // m1 fails and waits a minute: m2 of the same account waits for it; m3 is delivered, and m5 after it
     const [m1] = await db.webhooks.listDueDeliveries(e.id, at(1), 1);
     expect(await db.webhooks.recordAttemptAlone(m1.id, { status: 503, ms: 12, answer: 'down', state: 'pending', nextAttemptAt: at(60) }, at(1))).toBe(true);
+    expect((await db.webhooks.find(appId, e.endpointId))!.failingSince).toEqual(at(1));
     const m3 = (await db.webhooks.listDueDeliveries(e.id, at(2), 10)).find((x) => x.messageId === 'm3')!;
     expect(await db.webhooks.recordAttemptAlone(m3.id, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(true);
+    expect((await db.webhooks.find(appId, e.endpointId))!.failingSince).toBeNull();
     expect(await db.webhooks.recordAttemptAlone(m3.id, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(false);
     expect((await db.webhooks.listDueDeliveries(e.id, at(3), 10)).map((x) => x.messageId)).toEqual(['m4', 'm5']);
     expect((await db.webhooks.listDueDeliveries(e.id, at(61), 10)).map((x) => x.messageId)).toEqual(['m1', 'm4', 'm5']);
 
     const listed = await db.webhooks.listDeliveries(appId, e.id, 10);
-    expect(listed.map((x) => x.messageId)).toEqual(['m5', 'm4', 'm3', 'm2', 'm1']);
-    expect(listed.find((x) => x.messageId === 'm1')).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 503, lastMs: 12, lastAnswer: 'down', nextAttemptAt: at(60) });
+    expect(listed.map((x) => x.messageId)).toEqual(['m5', 'm4', 'm3', 'm1', 'm2']);
+    expect(listed.find((x) => x.messageId === 'm1')).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 503, lastMs: 12, lastAnswer: 'down', nextAttemptAt: at(60), eventSeq: 10 });
     expect(listed.find((x) => x.messageId === 'm3')).toMatchObject({ state: 'delivered', attempts: 1, lastStatus: 204 });
+    expect(await db.webhooks.findDelivery(appId, m3.id)).toMatchObject({ messageId: 'm3' });
+    expect(await db.webhooks.findDelivery(appId + 1_000_000, m3.id)).toBeUndefined();
+    expect((await db.webhooks.listBacklog()).find((b) => b.endpoint === e.endpointId)).toEqual({ endpoint: e.endpointId, pending: 4, oldest: at(0) });
+  });
+
+  it('lets one worker of many take a due delivery, and gives it back when its lease ends', async () => {
+    const { db } = storage();
+    const e = await endpoint();
+    await db.transaction((tx) => db.webhooks.insertDeliveries([delivery(e.id, 'lease', 'a', 1)], at(0), tx));
+    const [due] = await db.webhooks.listDueDeliveries(e.id, at(1), 1);
+    const takes = await Promise.all(Array.from({ length: 10 }, () => db.webhooks.claimAlone(due.id, at(1), at(61))));
+    expect(takes.filter(Boolean)).toHaveLength(1);
+    expect(await db.webhooks.listDueDeliveries(e.id, at(30), 1)).toEqual([]);
+    expect((await db.webhooks.listDueDeliveries(e.id, at(61), 1)).map((x) => x.messageId)).toEqual(['lease']);
+  });
+
+  it('fans an outbox row out once; an account\'s deliveries wait behind an earlier event of its own not yet fanned out', async () => {
+    const { db, appId } = storage();
+    const e = await endpoint();
+    const account = await newAccount(storage());
+    const [early, late] = [randomUUID(), randomUUID()];
+    const rows = [early, late].map((eventId): OutboxJob => ({ id: randomUUID(), applicationId: appId, queue: 'webhooks', name: 'fan-out', payload: {}, entityId: account.id, eventId }));
+    await db.transaction(async (tx) => {
+      await db.events.append([early, late].map((eventId, i) => ({ ...kept(event('account.enabled', appId, at(i), { actor: { kind: 'system' }, origin: {} }, recordSubject(account.id), {})), eventId })), tx);
+      await db.outbox.insert(rows, at(0), tx);
+    });
+    const [earlySeq, lateSeq] = await Promise.all([early, late].map(async (u) => Number((await db.events.findByUid(u))!.id)));
+    // the later event is fanned out first (a faster worker): it waits for the earlier one's row
+    const fanned = await Promise.all(Array.from({ length: 5 }, () => db.webhooks.fanOutAlone(rows[1].id, [delivery(e.id, 'late', String(account.id), lateSeq, account.id)], at(1))));
+    expect(fanned.filter(Boolean)).toHaveLength(1);
+    expect((await db.outbox.find(rows[1].id))!.status).toBe('done');
+    expect(await db.webhooks.listDueDeliveries(e.id, at(2), 10)).toEqual([]);
+    expect(await db.webhooks.fanOutAlone(rows[0].id, [delivery(e.id, 'early', String(account.id), earlySeq, account.id)], at(2))).toBe(true);
+    expect((await db.webhooks.listDueDeliveries(e.id, at(3), 10)).map((x) => x.messageId)).toEqual(['early']);
+    expect(await db.webhooks.findAccountUuid(appId, account.id)).toBe(account.uuid);
+    expect(await db.webhooks.findAccountUuid(appId, 999_999_999)).toBeUndefined();
+  });
+
+  it('disables and enables an endpoint, sends one delivery or every one given up since a time again, and purges finished ones', async () => {
+    const { db, appId } = storage();
+    const e = await endpoint(['user.updated']);
+    await db.transaction((tx) => db.webhooks.insertDeliveries([delivery(e.id, 'r1', 'a', 1), delivery(e.id, 'r2', 'b', 2), delivery(e.id, 'r3', 'c', 3)], at(0), tx));
+    const updatedOnly = async () => (await db.webhooks.listSubscriptions()).filter((s) => s.applicationId === appId && JSON.stringify(s.types) === '["user.updated"]').length;
+    expect(await updatedOnly()).toBe(1);
+    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, e.endpointId, at(1), at(1), tx))).toBe(true);
+    expect(await db.webhooks.listDueEndpoints(at(2), 1000)).not.toContain(e.id);
+    expect(await updatedOnly()).toBe(0);
+    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, 'ep_none', at(1), at(1), tx))).toBe(false);
+    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, e.endpointId, null, at(2), tx))).toBe(true);
+    expect(await db.webhooks.listDueEndpoints(at(2), 1000)).toContain(e.id);
+
+    const [r1, r2, r3] = await db.webhooks.listDueDeliveries(e.id, at(2), 10);
+    await db.webhooks.recordAttemptAlone(r1.id, { status: 500, ms: 1, answer: '', state: 'failed', nextAttemptAt: at(3) }, at(3));
+    await db.webhooks.recordAttemptAlone(r2.id, { status: 500, ms: 1, answer: '', state: 'failed', nextAttemptAt: at(3) }, at(3));
+    await db.webhooks.recordAttemptAlone(r3.id, { status: 200, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(3) }, at(3));
+    expect(await db.transaction((tx) => db.webhooks.resend(appId, r3.id, at(4), tx))).toBe(true);
+    expect(await db.transaction((tx) => db.webhooks.resend(appId, r3.id, at(4), tx))).toBe(false);
+    expect(await db.transaction((tx) => db.webhooks.replayFailed(e.id, at(-1), at(4), tx))).toBe(2);
+    expect((await db.webhooks.listDueDeliveries(e.id, at(5), 10)).map((x) => x.messageId)).toEqual(['r1', 'r2', 'r3']);
+    expect((await db.webhooks.findDelivery(appId, r3.id))!).toMatchObject({ state: 'pending', attempts: 1 });
+
+    await db.webhooks.recordAttemptAlone(r3.id, { status: 200, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(6) }, at(6));
+    expect(await db.webhooks.purgeFinishedAlone(at(1), 1000)).toBeGreaterThanOrEqual(1);
+    expect(await db.webhooks.findDelivery(appId, r3.id)).toBeUndefined();
+    expect(await db.webhooks.findDelivery(appId, r1.id)).toMatchObject({ state: 'pending' });
   });
 });

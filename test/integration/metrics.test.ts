@@ -101,7 +101,7 @@ describe('Prometheus metrics (METRICS_PORT)', () => {
     const failing = async () => {
       throw new Error('the SMTP server is down');
     };
-    const processors = counted({ mail: failing, versions: failing, maintenance: failing }, metrics);
+    const processors = counted({ mail: failing, versions: failing, maintenance: failing, webhooks: failing }, metrics);
     const job = { id: 'j1', name: 'send', queue: 'mail' as const, data: {} };
     for (let attempt = 1; attempt <= 3; attempt++) {
       await expect(processors.mail(job, { attempt, finalAttempt: attempt === 3 })).rejects.toThrow('SMTP');

@@ -40,7 +40,7 @@ skipUnless(redisServer, 'the worker stop tests need the redis-server program')('
       finished = true;
     };
     const idle: Processor = async () => undefined;
-    const workers = createBullWorkers({ redisUrl: url, prefix, processors: { mail, versions: idle, maintenance: idle }, logger });
+    const workers = createBullWorkers({ redisUrl: url, prefix, processors: { mail, versions: idle, maintenance: idle, webhooks: idle }, logger });
     const queue = createBullQueue(url, prefix, logger);
     expect(await queue.ready()).toBe(true);
     await queue.enqueue({ id: 'in-progress', queue: 'mail', name: 'send', data: {} });
@@ -82,7 +82,7 @@ skipUnless(redisServer, 'the worker stop tests need the redis-server program')('
   it('with Redis down before the stop and nothing in progress: stops within a few seconds', async () => {
     const prefix = `ghstop${++n}`;
     const idle: Processor = async () => undefined;
-    const workers = createBullWorkers({ redisUrl: url, prefix, processors: { mail: idle, versions: idle, maintenance: idle }, logger });
+    const workers = createBullWorkers({ redisUrl: url, prefix, processors: { mail: idle, versions: idle, maintenance: idle, webhooks: idle }, logger });
     await until('the workers run', () => workers.workers.every((w) => w.isRunning()), 10_000);
     await redis.kill();
     await new Promise((r) => setTimeout(r, 1_000));

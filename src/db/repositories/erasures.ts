@@ -41,7 +41,8 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     // the outbox first: a snapshot row a versions worker holds is waited for, then its snapshot is deleted below.
     // Its rows: the record's snapshots, the jobs of its events, and emails to its addresses queued before the events were kept
     const mail = holdsAny('payload', needles.emails.flatMap((e) => [['to', e], ['newEmail', e]] as Array<[string, string]>));
-    const outboxRows = await deleteFound('outbox', `application_id = ? AND id <> ? AND (entity_id = ?
+    // (not the webhooks rows: they hold the account's public id alone, and tell the apps it was erased)
+    const outboxRows = await deleteFound('outbox', `application_id = ? AND id <> ? AND queue <> 'webhooks' AND (entity_id = ?
          OR event_id IN (SELECT uid FROM events WHERE application_id = ? AND account_id = ?)
          OR (queue = 'mail' AND ${mail.clause}))`, [applicationId, keep, id, applicationId, id, ...mail.values], tx);
     const snapshots = await sql.change('DELETE FROM entity_versions WHERE application_id = ? AND entity_id = ?', [applicationId, id], tx);

@@ -138,6 +138,18 @@ export function createEventQueries(sql: Sql): EventStore {
       return rows.map(toStored);
     },
 
+    async findByUid(uid: string): Promise<StoredEvent | undefined> {
+      const [row] = await sql.select<EventRow>('SELECT * FROM events WHERE uid = ?', [uid]);
+      return row ? toStored(row) : undefined;
+    },
+    async listSince(applicationId: number, afterId: number, since: Date, limit: number): Promise<StoredEvent[]> {
+      const rows = await sql.select<EventRow>('SELECT * FROM events WHERE id > ? AND application_id = ? AND occurred_at >= ? ORDER BY id LIMIT ?', [afterId, applicationId, t(since), limit]);
+      return rows.map(toStored);
+    },
+    async findNewestId(): Promise<number> {
+      const [row] = await sql.select<{ newest: number | string | null }>('SELECT MAX(id) AS newest FROM events', []);
+      return Number(row?.newest ?? 0);
+    },
     async latest(applicationId: number, limit: number, accountId?: number): Promise<StoredEvent[]> {
       const [mine, values] = accountId === undefined ? ['', []] : [' AND account_id = ?', [accountId]];
       const rows = await sql.select<EventRow>(`SELECT * FROM events WHERE application_id = ?${mine} ORDER BY id DESC LIMIT ?`, [applicationId, ...values, limit]);

@@ -1,11 +1,12 @@
-import type { DeliveryState, NewEndpoint, StoredDelivery, StoredEndpoint, WebhookStore } from '../../domain/storage/webhooks';
+import type { Transact, Tx } from '../../domain/storage/transactions';
+import type { DeliveryState, NewDelivery, NewEndpoint, StoredDelivery, StoredEndpoint, WebhookStore } from '../../domain/storage/webhooks';
 import { asDate } from '../models';
 import { DuplicateKeyError, type Sql } from '../sql';
 
 interface EndpointRow {
   id: number | string; application_id: number | string; endpoint_id: string; url: string; event_types: string; description: string;
   include_record: number | boolean | string; secret_sealed: string; previous_secret_sealed: string | null; previous_until: Date | string | null;
-  disabled_at: Date | string | null; created_at: Date | string;
+  disabled_at: Date | string | null; failing_since: Date | string | null; events_from: number | string | null; created_at: Date | string;
 }
 
 const toEndpoint = (r: EndpointRow): StoredEndpoint => {
@@ -15,25 +16,51 @@ const toEndpoint = (r: EndpointRow): StoredEndpoint => {
     types: Array.isArray(types) ? types.filter((t): t is string => typeof t === 'string') : '*',
     description: r.description, includeRecord: r.include_record === true || Number(r.include_record) === 1,
     secretSealed: r.secret_sealed, previousSecretSealed: r.previous_secret_sealed, previousUntil: asDate(r.previous_until),
-    disabledAt: asDate(r.disabled_at), createdAt: asDate(r.created_at),
+    disabledAt: asDate(r.disabled_at), failingSince: asDate(r.failing_since), eventsFrom: r.events_from === null ? null : Number(r.events_from), createdAt: asDate(r.created_at),
   };
 };
 
 interface DeliveryRow {
-  id: number | string; application_id: number | string; endpoint_id: number | string; message_id: string; type: string; account_key: string; payload: string;
+  id: number | string; application_id: number | string; endpoint_id: number | string; message_id: string; type: string; account_key: string;
+  account_id: number | string | null; event_seq: number | string | null; payload: string;
   state: string; attempts: number | string; next_attempt_at: Date | string; last_attempt_at: Date | string | null; last_status: number | string | null;
   last_ms: number | string | null; last_answer: string | null; created_at: Date | string;
 }
 
 const toDelivery = (r: DeliveryRow): StoredDelivery => ({
   id: Number(r.id), applicationId: Number(r.application_id), endpointId: Number(r.endpoint_id), messageId: r.message_id, type: r.type, accountKey: r.account_key,
-  payload: r.payload, state: r.state as DeliveryState, attempts: Number(r.attempts), nextAttemptAt: asDate(r.next_attempt_at), lastAttemptAt: asDate(r.last_attempt_at),
+  accountId: r.account_id === null ? null : Number(r.account_id), eventSeq: r.event_seq === null ? null : Number(r.event_seq), payload: r.payload, state: r.state as DeliveryState, attempts: Number(r.attempts), nextAttemptAt: asDate(r.next_attempt_at), lastAttemptAt: asDate(r.last_attempt_at),
   lastStatus: r.last_status === null ? null : Number(r.last_status), lastMs: r.last_ms === null ? null : Number(r.last_ms), lastAnswer: r.last_answer, createdAt: asDate(r.created_at),
 });
 
 /** Webhook endpoints (WebhookStore of the storage contract) in SQL. */
-export function createWebhookQueries(sql: Sql): WebhookStore {
+export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookStore {
   const t = sql.time;
+  const transact = <T>(work: (tx: Tx) => Promise<T>) => {
+    if (!transaction) throw new Error('the webhooks worker writes through the primary');
+    return transaction(work, { readCommitted: true });
+  };
+  async function insertDeliveries(deliveries: NewDelivery[], now: Date, tx: Tx): Promise<number> {
+    let inserted = 0;
+    for (const d of deliveries) {
+      // a fan-out that runs again (or a catch-up) skips what was inserted before
+      const [held] = await sql.select<{ id: number }>('SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND message_id = ?', [d.endpointId, d.messageId], tx);
+      if (held) continue;
+      try {
+        await sql.change(
+          'INSERT INTO webhook_deliveries (application_id, endpoint_id, message_id, type, account_key, account_id, event_seq, payload, state, attempts, next_attempt_at, last_attempt_at, '
+          + "last_status, last_ms, last_answer, created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, NULL, ?, NULL)",
+          [d.applicationId, d.endpointId, d.messageId, d.type, d.accountKey, d.accountId, d.eventSeq, d.payload, t(now), t(now)], tx,
+        );
+      } catch (e) {
+        // a fan-out of the same event committing meanwhile holds it
+        if (e instanceof DuplicateKeyError) continue;
+        throw e;
+      }
+      inserted++;
+    }
+    return inserted;
+  }
   const find = async (applicationId: number, endpointId: string, tx?: Parameters<WebhookStore['find']>[2]) => {
     const [row] = await sql.select<EndpointRow>(`SELECT * FROM webhook_endpoints WHERE application_id = ? AND endpoint_id = ?${tx ? sql.forUpdate : ''}`, [applicationId, endpointId], tx);
     return row ? toEndpoint(row) : undefined;
@@ -41,9 +68,9 @@ export function createWebhookQueries(sql: Sql): WebhookStore {
   return {
     async insert(e: NewEndpoint, now, tx) {
       await sql.change(
-        'INSERT INTO webhook_endpoints (application_id, endpoint_id, url, event_types, description, include_record, secret_sealed, previous_secret_sealed, previous_until, disabled_at, failing_since, created_at, updated_at) '
-        + 'VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?)',
-        [e.applicationId, e.endpointId, e.url, JSON.stringify(e.types), e.description, e.includeRecord, e.secretSealed, t(now), t(now)], tx,
+        'INSERT INTO webhook_endpoints (application_id, endpoint_id, url, event_types, description, include_record, secret_sealed, previous_secret_sealed, previous_until, disabled_at, failing_since, events_from, created_at, updated_at) '
+        + 'VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, ?)',
+        [e.applicationId, e.endpointId, e.url, JSON.stringify(e.types), e.description, e.includeRecord, e.secretSealed, e.eventsFrom, t(now), t(now)], tx,
       );
       return (await find(e.applicationId, e.endpointId, tx))!;
     },
@@ -61,43 +88,45 @@ export function createWebhookQueries(sql: Sql): WebhookStore {
         [t(previousUntil), secretSealed, t(now), applicationId, endpointId], tx,
       )) > 0;
     },
-    async insertDeliveries(deliveries, now, tx) {
-      let inserted = 0;
-      for (const d of deliveries) {
-        // a fan-out that runs again skips what it inserted before
-        const [held] = await sql.select<{ id: number }>('SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND message_id = ?', [d.endpointId, d.messageId], tx);
-        if (held) continue;
-        try {
-          await sql.change(
-            'INSERT INTO webhook_deliveries (application_id, endpoint_id, message_id, type, account_key, payload, state, attempts, next_attempt_at, last_attempt_at, '
-            + "last_status, last_ms, last_answer, created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, NULL, ?, NULL)",
-            [d.applicationId, d.endpointId, d.messageId, d.type, d.accountKey, d.payload, t(now), t(now)], tx,
-          );
-        } catch (e) {
-          // a fan-out of the same event committing meanwhile holds it
-          if (e instanceof DuplicateKeyError) continue;
-          throw e;
-        }
-        inserted++;
-      }
-      return inserted;
+    insertDeliveries,
+    async fanOutAlone(outboxId, deliveries, now) {
+      return transact(async (tx) => {
+        if ((await sql.change("UPDATE outbox SET status = 'done', updated_at = ? WHERE id = ? AND status = 'pending'", [t(now), outboxId], tx)) === 0) return false;
+        await insertDeliveries(deliveries, now, tx);
+        return true;
+      });
     },
     async listDueDeliveries(endpointId, now, limit) {
+      // an account's deliveries one after another, in the store's order; and none before an earlier
+      // event of its account is fanned out (its outbox row may be taken by a slower worker)
       const rows = await sql.select<DeliveryRow>(
         "SELECT d.* FROM webhook_deliveries d WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ? "
-        + "AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.endpoint_id = d.endpoint_id AND e.state = 'pending' AND e.account_key = d.account_key AND e.id < d.id) "
-        + 'ORDER BY d.id LIMIT ?',
+        + "AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.endpoint_id = d.endpoint_id AND e.state = 'pending' AND e.account_key = d.account_key "
+        + 'AND (e.event_seq < d.event_seq OR (e.event_seq = d.event_seq AND e.id < d.id))) '
+        + "AND (d.account_id IS NULL OR NOT EXISTS (SELECT 1 FROM outbox o JOIN events v ON v.uid = o.event_id WHERE o.entity_id = d.account_id AND o.queue = 'webhooks' "
+        + "AND o.status = 'pending' AND o.application_id = d.application_id AND v.id < d.event_seq)) "
+        + 'ORDER BY d.event_seq, d.id LIMIT ?',
         [endpointId, t(now), limit],
       );
       return rows.map(toDelivery);
     },
     async listDueEndpoints(now, limit) {
       const rows = await sql.select<{ endpoint_id: number | string }>(
-        "SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY endpoint_id LIMIT ?", [t(now), limit],
+        "SELECT DISTINCT d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.disabled_at IS NULL ORDER BY d.endpoint_id LIMIT ?", [t(now), limit],
       );
       return rows.map((r) => Number(r.endpoint_id));
     },
+    async claimAlone(deliveryId, now, until) {
+      return (await sql.change(
+        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending' AND next_attempt_at <= ?", [t(until), deliveryId, t(now)],
+      )) > 0;
+    },
     async recordAttemptAlone(deliveryId, a, now) {
+      const ok = a.status !== null && a.status >= 200 && a.status < 300;
+      await sql.change(
+        `UPDATE webhook_endpoints SET failing_since = ${ok ? 'NULL' : 'COALESCE(failing_since, ?)'} WHERE id = (SELECT endpoint_id FROM webhook_deliveries WHERE id = ?)`,
+        ok ? [deliveryId] : [t(now), deliveryId],
+      );
       return (await sql.change(
         "UPDATE webhook_deliveries SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_ms = ?, last_answer = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
         [a.state, t(a.nextAttemptAt), t(now), a.status, a.ms, a.answer.slice(0, 512), a.state === 'pending' ? null : t(now), deliveryId],
@@ -106,6 +135,54 @@ export function createWebhookQueries(sql: Sql): WebhookStore {
     async listDeliveries(applicationId, endpointId, limit) {
       const rows = await sql.select<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE application_id = ? AND endpoint_id = ? ORDER BY id DESC LIMIT ?', [applicationId, endpointId, limit]);
       return rows.map(toDelivery);
+    },
+    async findDelivery(applicationId, deliveryId) {
+      const [row] = await sql.select<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE application_id = ? AND id = ?', [applicationId, deliveryId]);
+      return row ? toDelivery(row) : undefined;
+    },
+    async listSubscriptions() {
+      const rows = await sql.select<{ application_id: number | string; event_types: string }>('SELECT application_id, event_types FROM webhook_endpoints WHERE disabled_at IS NULL', []);
+      return rows.map((r) => {
+        const types = JSON.parse(r.event_types) as unknown;
+        return { applicationId: Number(r.application_id), types: Array.isArray(types) ? types.filter((x): x is string => typeof x === 'string') : '*' as const };
+      });
+    },
+    async setDisabled(applicationId, endpointId, disabledAt, now, tx) {
+      return (await sql.change(
+        'UPDATE webhook_endpoints SET disabled_at = ?, failing_since = NULL, updated_at = ? WHERE application_id = ? AND endpoint_id = ?',
+        [disabledAt && t(disabledAt), t(now), applicationId, endpointId], tx,
+      )) > 0;
+    },
+    async resend(applicationId, deliveryId, now, tx) {
+      return (await sql.change(
+        "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL WHERE application_id = ? AND id = ? AND state <> 'pending'",
+        [t(now), applicationId, deliveryId], tx,
+      )) > 0;
+    },
+    async replayFailed(endpointId, since, now, tx) {
+      return sql.change(
+        "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL WHERE endpoint_id = ? AND created_at >= ? AND state = 'failed'",
+        [t(now), endpointId, t(since)], tx,
+      );
+    },
+    async findAccountUuid(applicationId, entityId) {
+      const [row] = await sql.select<{ uuid: string }>(
+        'SELECT uuid FROM entities WHERE application_id = ? AND id = ? UNION ALL '
+        + 'SELECT entity_uuid AS uuid FROM entity_versions WHERE application_id = ? AND entity_id = ? AND entity_uuid IS NOT NULL',
+        [applicationId, entityId, applicationId, entityId],
+      );
+      return row?.uuid;
+    },
+    async listBacklog() {
+      const rows = await sql.select<{ endpoint_id: string; pending: number | string; oldest: Date | string }>(
+        "SELECT e.endpoint_id, COUNT(*) AS pending, MIN(d.created_at) AS oldest FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.state = 'pending' GROUP BY e.endpoint_id", [],
+      );
+      return rows.map((r) => ({ endpoint: r.endpoint_id, pending: Number(r.pending), oldest: asDate(r.oldest)! }));
+    },
+    async purgeFinishedAlone(before, limit) {
+      const found = await sql.select<{ id: number | string }>("SELECT id FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ? LIMIT ?", [t(before), limit]);
+      if (found.length === 0) return 0;
+      return sql.change(`DELETE FROM webhook_deliveries WHERE id IN (${found.map(() => '?').join(', ')})`, found.map((r) => r.id));
     },
   };
 }

@@ -62,6 +62,15 @@ export interface EventStore {
   sweepAlone(before: Date, limit: number): Promise<number>;
   /** The events that changed a record (record.created, .updated, .replaced, .deleted), newest first: who made each version. */
   recordChanges(applicationId: number, accountId: number, limit: number): Promise<StoredEvent[]>;
+  /** One event by its own id (`eventId`). */
+  findByUid(uid: string): Promise<StoredEvent | undefined>;
+  /**
+   * The application's events after the store's `afterId` that happened at `since` or later, in the
+   * store's order, at most `limit` (read along the store's primary key: `afterId` should be recent).
+   */
+  listSince(applicationId: number, afterId: number, since: Date, limit: number): Promise<StoredEvent[]>;
+  /** The store's newest id, 0 when it is empty. */
+  findNewestId(): Promise<number>;
   /** The newest events of an application, newest first (or of one account): what the tests read back of the stream. */
   latest(applicationId: number, limit: number, accountId?: number): Promise<StoredEvent[]>;
 }

@@ -15,10 +15,17 @@ export interface StoredEndpoint {
   previousSecretSealed: string | null;
   previousUntil: Date | null;
   disabledAt: Date | null;
+  /** Since when every attempt to it has failed (none: the last one went through). */
+  failingSince: Date | null;
+  /** The newest event of the store when it was added: its first seconds are caught up from there. */
+  eventsFrom: number | null;
   createdAt: Date;
 }
 
-export type NewEndpoint = Omit<StoredEndpoint, 'id' | 'previousSecretSealed' | 'previousUntil' | 'disabledAt' | 'createdAt'>;
+export type NewEndpoint = Omit<StoredEndpoint, 'id' | 'previousSecretSealed' | 'previousUntil' | 'disabledAt' | 'failingSince' | 'createdAt'>;
+
+/** What an enabled endpoint subscribed to: what a pod needs to know whether an event goes out at all. */
+export interface EndpointSubscription { applicationId: number; types: '*' | string[] }
 
 /** Where a delivery stands: waiting (or retrying), delivered (2xx), or given up. */
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
@@ -30,8 +37,12 @@ export interface StoredDelivery {
   endpointId: number;
   messageId: string;
   type: string;
-  /** What orders deliveries: an account's go one after another to each endpoint (its id, or '' for events of no account). */
+  /** What orders deliveries: an account's go one after another to each endpoint (its id; `app` for the application's events; a ping's own). */
   accountKey: string;
+  /** The account the event is about, if any. */
+  accountId: number | null;
+  /** The event's place in the event store (none for a ping): deliveries of one account go in this order. */
+  eventSeq: number | null;
   payload: string;
   state: DeliveryState;
   attempts: number;
@@ -43,7 +54,7 @@ export interface StoredDelivery {
   createdAt: Date;
 }
 
-export type NewDelivery = Pick<StoredDelivery, 'applicationId' | 'endpointId' | 'messageId' | 'type' | 'accountKey' | 'payload'>;
+export type NewDelivery = Pick<StoredDelivery, 'applicationId' | 'endpointId' | 'messageId' | 'type' | 'accountKey' | 'accountId' | 'eventSeq' | 'payload'>;
 
 /** What an attempt came to: the receiver's status (null: none) and how long, its first bytes, and the delivery's state after it. */
 export interface AttemptRecord { status: number | null; ms: number; answer: string; state: DeliveryState; nextAttemptAt: Date }
@@ -61,14 +72,43 @@ export interface WebhookStore {
   /** New deliveries, due now; one whose endpoint already has its message id is left out (a fan-out run again). Answers how many were new. */
   insertDeliveries(deliveries: NewDelivery[], now: Date, transaction: Tx): Promise<number>;
   /**
-   * An endpoint's deliveries due at `now`, oldest first, each the oldest pending one of its account
-   * for that endpoint (a later one waits for it, delivered or given up), at most `limit`.
+   * The fan-out of one event (the webhooks outbox row `outboxId`): marks the row done and inserts
+   * its deliveries in one transaction of its own. False (and nothing written) when the row was not
+   * pending any more: another worker fanned it out.
+   */
+  fanOutAlone(outboxId: string, deliveries: NewDelivery[], now: Date): Promise<boolean>;
+  /**
+   * An endpoint's deliveries due at `now`, in the event store's order, each the first pending one
+   * of its account for that endpoint (a later one waits for it, delivered or given up) and none
+   * behind an earlier event of its account not yet fanned out; at most `limit`.
    */
   listDueDeliveries(endpointId: number, now: Date, limit: number): Promise<StoredDelivery[]>;
   /** The endpoints with deliveries due at `now` (what the deliverer runs for). */
   listDueEndpoints(now: Date, limit: number): Promise<number[]>;
-  /** Records an attempt of a pending delivery; false when it was not pending any more (another worker finished it). */
+  /**
+   * Takes a due delivery for one attempt: moves its next attempt to `until` if it is still pending
+   * and due at `now`, so no other worker sends it meanwhile (a worker that dies mid-attempt leaves
+   * it due again at `until`). False when another worker took or finished it.
+   */
+  claimAlone(deliveryId: number, now: Date, until: Date): Promise<boolean>;
+  /** Records an attempt of a pending delivery, and whether its endpoint is failing; false when it was not pending any more. */
   recordAttemptAlone(deliveryId: number, attempt: AttemptRecord, now: Date): Promise<boolean>;
   /** An endpoint's latest deliveries, newest first (/webhooks/deliveries). */
   listDeliveries(applicationId: number, endpointId: number, limit: number): Promise<StoredDelivery[]>;
+  /** One delivery of the application's. */
+  findDelivery(applicationId: number, deliveryId: number): Promise<StoredDelivery | undefined>;
+  /** What every enabled endpoint subscribed to. */
+  listSubscriptions(): Promise<EndpointSubscription[]>;
+  /** Disables (a time) or enables (null) an endpoint; false when there is no such endpoint. */
+  setDisabled(applicationId: number, endpointId: string, disabledAt: Date | null, now: Date, transaction: Tx): Promise<boolean>;
+  /** Sends a delivery again (due now, its attempts kept); false when it is not the application's or is pending already. */
+  resend(applicationId: number, deliveryId: number, now: Date, transaction: Tx): Promise<boolean>;
+  /** Sends again every delivery of the endpoint made since `since` that was given up; answers how many. */
+  replayFailed(endpointId: number, since: Date, now: Date, transaction: Tx): Promise<number>;
+  /** The public id of the account `entityId` (its record's uuid, or its last version's once it is deleted). */
+  findAccountUuid(applicationId: number, entityId: number): Promise<string | undefined>;
+  /** Per endpoint (its public id) with deliveries waiting: how many, and when the oldest was made. */
+  listBacklog(): Promise<Array<{ endpoint: string; pending: number; oldest: Date }>>;
+  /** Deletes finished deliveries older than `before`, at most `limit`; answers how many. */
+  purgeFinishedAlone(before: Date, limit: number): Promise<number>;
 }

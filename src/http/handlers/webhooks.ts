@@ -1,12 +1,13 @@
-import { formatTimestamp } from '../../domain/timestamps';
+import { formatTimestamp, parseTimestamp } from '../../domain/timestamps';
 import { errors } from '../../errors';
-import { addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, removeWebhook, rotateWebhookSecret, type EndpointView } from '../../usecases/webhooks/endpoints';
+import { addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, redeliverWebhooks, removeWebhook, rotateWebhookSecret, setWebhookEnabled, type EndpointView } from '../../usecases/webhooks/endpoints';
 import { adminCall, type Handler, type RequestContext } from '../context';
 
 /** An endpoint on the wire (docs/webhooks.md#endpoints): never its secret. */
 const shown = (e: EndpointView) => ({
   id: e.id, url: e.url, events: e.events, description: e.description, include_record: e.includeRecord,
   created: formatTimestamp(e.createdAt), disabled: e.disabledAt ? formatTimestamp(e.disabledAt) : null,
+  failing_since: e.failingSince ? formatTimestamp(e.failingSince) : null,
 });
 
 /** `events`: a JSON list (`["user.created"]`), or names separated by commas or spaces, or `*`. */
@@ -58,7 +59,32 @@ export const rotateEndpointSecret: Handler = async (ctx) => {
 };
 
 /** /webhooks/test: a `ping` to the endpoint, delivered like any event; answers its webhook-id. */
-export const testEndpoint: Handler = async (ctx) => ({ message_id: await pingWebhook(ctx.services, { app: ctx.app, endpointId: ctx.params.require('id') }) });
+export const testEndpoint: Handler = async (ctx) => ({
+  message_id: await pingWebhook(ctx.services, { app: ctx.app, acting: adminCall(ctx).acting, endpointId: ctx.params.require('id') }),
+});
+
+/** /webhooks/disable and /webhooks/enable: nothing is sent to a disabled endpoint; its deliveries wait for it. */
+export const enableEndpoint = (enabled: boolean): Handler => async (ctx) => {
+  await setWebhookEnabled(ctx.services, { app: ctx.app, acting: adminCall(ctx).acting, endpointId: ctx.params.require('id'), enabled });
+  return {};
+};
+
+/** /webhooks/redeliver: one delivery again (`delivery`), or every one given up since a time (`since`); answers how many were queued. */
+export const redeliver: Handler = async (ctx) => {
+  const command = { app: ctx.app, acting: adminCall(ctx).acting, endpointId: ctx.params.require('id') };
+  const delivery = ctx.params.get('delivery');
+  const since = ctx.params.get('since');
+  if ((delivery === undefined) === (since === undefined)) {
+    throw errors.invalidArgument(delivery === undefined ? 'delivery' : 'since', 'send either delivery (an id from /webhooks/deliveries) or since (a time, such as 2026-11-27 09:00:00), not both');
+  }
+  if (delivery !== undefined) {
+    if (!/^\d{1,15}$/.test(delivery)) throw errors.invalidArgument('delivery', 'must be the id of a delivery, a whole number (/webhooks/deliveries lists them)');
+    return { queued: await redeliverWebhooks(ctx.services, { ...command, deliveryId: Number(delivery) }) };
+  }
+  const at = parseTimestamp(since!);
+  if (!at) throw errors.invalidArgument('since', 'is not a time: write it as 2026-11-27 09:00:00 or 2026-11-27T09:00:00Z');
+  return { queued: await redeliverWebhooks(ctx.services, { ...command, since: at }) };
+};
 
 /** /webhooks/deliveries: the endpoint's latest deliveries, newest first (`limit`, 1 to 100, 20 by default). */
 export const endpointDeliveries: Handler = async (ctx) => {

@@ -6,6 +6,7 @@ import { erasure } from './erasure';
 import { history } from './history';
 import { mail } from './mail';
 import type { Subscriber } from './subscriber';
+import { webhooks, type WebhookSubscriptions } from './webhooks';
 
 export type { Subscriber } from './subscriber';
 
@@ -14,10 +15,12 @@ export const subscribers = (deps: {
   box: SecretBox;
   audit: Pick<AuditStore, 'append'>;
   clients: { changed(applicationId: number, clientId: string): Promise<void> };
+  webhooks: Pick<WebhookSubscriptions, 'wants' | 'refresh'>;
 }): readonly Subscriber[] => [
   history,
   mail(deps.box),
   erasure(deps.box),
   audit(deps.audit),
   clientCache(deps.clients),
+  webhooks(deps.webhooks),
 ];

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { event, type Acting } from '../../domain/events';
 import { invalidField, Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredEndpoint } from '../../domain/storage/webhooks';
-import { newEndpointId, newWebhookSecret, subscriptionProblem, webhookUrlProblem, type Subscription } from '../../domain/webhooks';
+import { messageIdOf, newEndpointId, newWebhookSecret, subscriptionProblem, webhookUrlProblem, type Subscription } from '../../domain/webhooks';
 import type { Services } from '../services';
 
 /**
@@ -22,10 +21,15 @@ export const MAX_DESCRIPTION = 200;
 export const MAX_ENDPOINTS = 20;
 
 /** An endpoint as its owner sees it: never its secret. */
-export interface EndpointView { id: string; url: string; events: Subscription; description: string; includeRecord: boolean; createdAt: Date; disabledAt: Date | null }
+export interface EndpointView {
+  id: string; url: string; events: Subscription; description: string; includeRecord: boolean; createdAt: Date; disabledAt: Date | null;
+  /** Since when every attempt has failed, if so. */
+  failingSince: Date | null;
+}
 
 export const endpointView = (e: StoredEndpoint): EndpointView => ({
   id: e.endpointId, url: e.url, events: e.types, description: e.description, includeRecord: e.includeRecord, createdAt: e.createdAt, disabledAt: e.disabledAt,
+  failingSince: e.failingSince,
 });
 
 type Deps = Pick<Services, 'box' | 'clock' | 'db' | 'webhooks' | 'work'>;
@@ -53,6 +57,8 @@ export async function addWebhook(
     const stored = await deps.db.webhooks.insert({
       applicationId: command.app.id, endpointId, url: command.url, types: types === '*' ? '*' : [...types], description,
       includeRecord: command.includeRecord === true, secretSealed: deps.box.seal(secret, endpointId),
+      // where its first seconds are read back from, for the processes that learn of it a moment later
+      eventsFrom: await deps.db.events.findNewestId(),
     }, now, uow.tx);
     uow.record(event('webhook.added', command.app.id, now, command.acting, { kind: 'webhook', id: endpointId }, {
       host: new URL(command.url).host, types: types === '*' ? '*' : [...types], includeRecord: stored.includeRecord,
@@ -112,14 +118,53 @@ export async function listDeliveries(deps: Pick<Services, 'db'>, command: { app:
 }
 
 /** A `ping` for an endpoint (/webhooks/test): delivered like any event, beside the others (it waits behind none). Answers its message id. */
-export async function pingWebhook(deps: Pick<Services, 'clock' | 'db' | 'work'>, command: { app: Application; endpointId: string }): Promise<string> {
-  const endpoint = await deps.db.webhooks.find(command.app.id, command.endpointId);
-  if (!endpoint) throw unknownEndpoint();
-  const now = deps.clock.now();
-  const messageId = `msg_ping_${randomUUID().replace(/-/g, '')}`;
-  const payload = JSON.stringify({ type: 'ping', timestamp: now.toISOString(), data: { endpoint: endpoint.endpointId } });
-  await deps.work.run((uow) => deps.db.webhooks.insertDeliveries([{
-    applicationId: command.app.id, endpointId: endpoint.id, messageId, type: 'ping', accountKey: messageId.slice(0, 32), payload,
-  }], now, uow.tx));
-  return messageId;
+export async function pingWebhook(deps: Pick<Services, 'clock' | 'db' | 'work'>, command: { app: Application; acting: Acting; endpointId: string }): Promise<string> {
+  return deps.work.run(async (uow) => {
+    const endpoint = await deps.db.webhooks.find(command.app.id, command.endpointId, uow.tx);
+    if (!endpoint) throw unknownEndpoint();
+    const tested = event('webhook.tested', command.app.id, deps.clock.now(), command.acting, { kind: 'webhook', id: endpoint.endpointId }, {});
+    uow.record(tested);
+    return messageIdOf(tested.eventId);
+  });
+}
+
+/** Disables an endpoint (nothing is sent to it; its deliveries wait) or enables it again (they go out). */
+export async function setWebhookEnabled(
+  deps: Pick<Services, 'clock' | 'db' | 'work'>, command: { app: Application; acting: Acting; endpointId: string; enabled: boolean },
+): Promise<void> {
+  await deps.work.run(async (uow) => {
+    const now = deps.clock.now();
+    if (!(await deps.db.webhooks.setDisabled(command.app.id, command.endpointId, command.enabled ? null : now, now, uow.tx))) throw unknownEndpoint();
+    const subject = { kind: 'webhook' as const, id: command.endpointId };
+    uow.record(command.enabled ? event('webhook.enabled', command.app.id, now, command.acting, subject, {})
+      : event('webhook.disabled', command.app.id, now, command.acting, subject, { reason: 'operator' }));
+  });
+}
+
+/**
+ * Sends deliveries again: one (`deliveryId`, whatever became of it), or every delivery of the
+ * endpoint given up since `since`. They keep their message ids, so a receiver that had one already
+ * knows it. Answers how many were queued.
+ */
+export async function redeliverWebhooks(
+  deps: Pick<Services, 'clock' | 'db' | 'work'>, command: { app: Application; acting: Acting; endpointId: string } & ({ deliveryId: number } | { since: Date }),
+): Promise<number> {
+  return deps.work.run(async (uow) => {
+    const now = deps.clock.now();
+    const endpoint = await deps.db.webhooks.find(command.app.id, command.endpointId, uow.tx);
+    if (!endpoint) throw unknownEndpoint();
+    let count: number;
+    if ('deliveryId' in command) {
+      const delivery = await deps.db.webhooks.findDelivery(command.app.id, command.deliveryId);
+      if (!delivery || delivery.endpointId !== endpoint.id) throw invalidField('delivery', 'is not a delivery of this endpoint (/webhooks/deliveries lists them)');
+      count = (await deps.db.webhooks.resend(command.app.id, command.deliveryId, now, uow.tx)) ? 1 : 0;
+    } else {
+      if (command.since.getTime() > now.getTime()) throw invalidField('since', 'is in the future: give the time from which deliveries given up are sent again');
+      count = await deps.db.webhooks.replayFailed(endpoint.id, command.since, now, uow.tx);
+    }
+    uow.record(event('webhook.redelivered', command.app.id, now, command.acting, { kind: 'webhook', id: endpoint.endpointId }, {
+      count, ...('deliveryId' in command ? { delivery: command.deliveryId } : { since: command.since.toISOString() }),
+    }));
+    return count;
+  });
 }

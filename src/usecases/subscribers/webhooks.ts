@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { accountOf, type DomainEvent } from '../../domain/events';
+import type { OutboxJob } from '../../domain/storage/outbox';
+import type { EndpointSubscription, WebhookStore } from '../../domain/storage/webhooks';
+import { REFRESH_MS, STALE_AFTER_MS, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF } from '../../domain/webhooks';
+import type { Subscriber } from './subscriber';
+
+/**
+ * Which applications' events any endpoint wants, as this process last read it: what lets an event
+ * of an application without endpoints cost nothing (no outbox row, no job). Read every REFRESH_MS
+ * and at once after a change to an endpoint here; before the first read and when reads fail, every
+ * event is wanted. An endpoint added on another process is known here within REFRESH_MS, and the
+ * events of those seconds are read back from the store for it (the `catch-up` job).
+ */
+export interface WebhookSubscriptions {
+  wants(applicationId: number, type: string): boolean;
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+export function watchWebhookSubscriptions(store: Pick<WebhookStore, 'listSubscriptions'>, options: { everyMs?: number; now?: () => number } = {}): WebhookSubscriptions {
+  const now = options.now ?? Date.now;
+  let known: Map<number, EndpointSubscription['types'][]> | undefined;
+  let readAt = 0;
+  let reading: Promise<void> | undefined;
+  const refresh = () => (reading ??= store.listSubscriptions().then((all) => {
+    const next = new Map<number, EndpointSubscription['types'][]>();
+    for (const s of all) next.set(s.applicationId, [...(next.get(s.applicationId) ?? []), s.types]);
+    known = next;
+    readAt = now();
+  }, () => undefined).finally(() => (reading = undefined)));
+  const timer = setInterval(() => void refresh(), options.everyMs ?? REFRESH_MS);
+  timer.unref();
+  void refresh();
+  return {
+    wants(applicationId, type) {
+      if (!known || now() - readAt > STALE_AFTER_MS) return true;
+      return (known.get(applicationId) ?? []).some((types) => subscribes(types, type));
+    },
+    refresh,
+    close: () => clearInterval(timer),
+  };
+}
+
+/** The job of an endpoint's event: named after it, for the event `e`. */
+const jobFor = (e: DomainEvent, name: string, payload: Record<string, unknown>, entityId?: number): OutboxJob => ({
+  id: randomUUID(), applicationId: e.applicationId, queue: 'webhooks', name, payload, eventId: e.eventId, ...(entityId !== undefined && { entityId }),
+});
+
+/**
+ * Webhooks (docs/webhooks.md): an event some endpoint of its application wants leaves one outbox
+ * row (the fan-out, written with the change), with the account's public id when the change carried
+ * it (a deletion's record is gone by the time the row is taken); a new endpoint's catch-up, a ping,
+ * and deliveries queued again leave theirs. After a change to an endpoint this process reads the
+ * subscriptions again.
+ */
+export function webhooks(subscriptions: Pick<WebhookSubscriptions, 'wants' | 'refresh'>): Subscriber {
+  return {
+    name: 'webhooks',
+    jobs(e: DomainEvent): OutboxJob[] {
+      if (e.type === 'webhook.added') return [jobFor(e, WEBHOOK_JOBS.catchUp, { endpoint: e.subject.id })];
+      if (e.type === 'webhook.tested') return [jobFor(e, WEBHOOK_JOBS.fanOut, { endpoint: e.subject.id })];
+      if (e.type === 'webhook.redelivered' || e.type === 'webhook.enabled') return [jobFor(e, WEBHOOK_JOBS.deliver, { endpoint: e.subject.id })];
+      const type = WEBHOOK_TYPE_OF[e.type];
+      if (type === null || !subscriptions.wants(e.applicationId, type)) return [];
+      const uuid = e.carried?.snapshot?.uuid ?? e.carried?.erasure?.needles.uuids[0];
+      return [jobFor(e, WEBHOOK_JOBS.fanOut, uuid === undefined ? {} : { uuid }, accountOf(e))];
+    },
+    async afterCommit(events) {
+      if (events.some((e) => e.type.startsWith('webhook.'))) await subscriptions.refresh();
+    },
+  };
+}
