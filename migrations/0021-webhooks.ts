@@ -6,6 +6,7 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  * attempts, so that a delivery is never lost and never made twice for one event.
  */
 export async function up({ context: qi }: { context: QueryInterface }): Promise<void> {
+  const longText = qi.sequelize.getDialect() === 'sqlite' ? DataTypes.TEXT : DataTypes.TEXT('medium');
   await qi.createTable('webhook_endpoints', {
     id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false },
     application_id: { type: DataTypes.BIGINT, allowNull: false, references: { model: 'applications', key: 'id' }, onDelete: 'CASCADE' },
@@ -37,7 +38,7 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     account_id: { type: DataTypes.BIGINT, allowNull: true },
     // the event's place in the event store: an account's deliveries go in this order (none for a ping)
     event_seq: { type: DataTypes.BIGINT, allowNull: true },
-    payload: { type: DataTypes.TEXT('medium'), allowNull: false },
+    payload: { type: longText, allowNull: false },
     state: { type: DataTypes.STRING(16), allowNull: false },
     attempts: { type: DataTypes.INTEGER, allowNull: false },
     next_attempt_at: { type: DataTypes.DATE(6), allowNull: false },

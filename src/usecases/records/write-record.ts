@@ -108,8 +108,8 @@ export interface RecordWrite {
  * (WriteRefusedError). A new address is unverified until verified, unless the application's
  * client sets emailVerified with it, and is told to the old address. A new password ends every
  * session but the writer's own, unless the application's client set it through the record API.
- * Records the record's event with what differs (and its snapshot), `account.password_changed` and
- * `account.email_changed` when they apply. Answers the record as committed (and as shown), or
+ * Records the record's event with what differs (and its snapshot), `account.password_changed`,
+ * `account.email_verified` and `account.email_changed` when they apply. Answers the record as committed (and as shown), or
  * undefined when it was deleted meanwhile (nothing written). A taken email or username raises DuplicateAttributeError.
  */
 export async function writeRecord(deps: Pick<Services, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, write: RecordWrite): Promise<Written | undefined> {
@@ -139,6 +139,8 @@ export async function writeRecord(deps: Pick<Services, 'clock' | 'db' | 'version
   const subject = recordSubject(entityId);
   uow.record(event(write.kind ?? 'record.updated', app.id, now, acting, subject, { attributes: differing(locked, changed, password) }, { snapshot: written.snapshot }));
   if (password) uow.record(event('account.password_changed', app.id, now, acting, subject, { by: write.channel }));
+  // an address verified by this write (an operator, or the application's client setting emailVerified)
+  if (changed.email && changed.emailVerified && (!locked.emailVerified || judged.emailMoved)) uow.record(event('account.email_verified', app.id, now, acting, subject, {}));
   if (judged.emailMoved) await emailChangeNotice(db, uow, acting, { ...write.notice!(locked), byUser: write.role !== 'client' }, locked, changed, now);
   return written;
 }
