@@ -26,7 +26,7 @@ export const RETRY_FOR_MS = 26 * 3600_000;
 export const FIRST_WAIT_MS = 5_000;
 export const LONGEST_WAIT_MS = 3600_000;
 /** How long a worker holds a delivery it sends (past the 10 s an attempt may take): another sends it after that. */
-export const LEASE_MS = 60_000;
+export const LEASE_MS = 30_000;
 /** An endpoint whose every attempt failed for this long is disabled, and the application's owner told. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
 /** When a new endpoint's first seconds are read back from the event store: once every process knows of it. */
