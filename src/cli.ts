@@ -33,6 +33,10 @@ import { parseFeatures } from './domain/clients';
 import { SETTING_KEY, SETTING_KEY_FORM, settingValueProblem } from './domain/settings';
 import { ProviderInputError } from './domain/social/providers';
 import { listAudit } from './usecases/audit/list-audit';
+import {
+  addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, redeliverWebhooks, removeWebhook, rotateWebhookSecret, setWebhookEnabled,
+} from './usecases/webhooks/endpoints';
+import { shown as shownEndpoint, shownDelivery } from './http/handlers/webhooks';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
 import { shownAuditEntry } from './http/handlers/audit';
 import { listActivity } from './usecases/activity/list-activity';
@@ -757,6 +761,81 @@ program.command('users:activity')
     const page = await listActivity({ events: core.db.events }, { applicationId: app.id, accountId: record.id, ...query });
     for (const e of page.entries) process.stdout.write(`${JSON.stringify(renderActivityEntry(e))}\n`);
     if (page.nextCursor) process.stderr.write(`gatehouse: more entries: run again with --cursor ${page.nextCursor}\n`);
+  }));
+
+program.command('webhooks:add')
+  .argument('<url>', 'where deliveries are sent: https (http and private addresses only where WEBHOOKS_ALLOW_PRIVATE=true)')
+  .requiredOption('--events <types...>', 'the event types it gets (docs/webhooks.md#events), or * for every one')
+  .option('--description <text>', 'what it is, as the operators see it')
+  .option('--include-record', 'add the account\'s record, as it is when sent, to its user.* deliveries')
+  .option(...APP_OPTION)
+  .description('add a webhook endpoint to the application; prints it with its secret (whsec_…), shown this once')
+  .action((url: string, opts: { events: string[]; description?: string; includeRecord?: boolean; app?: string }) => withCore(async (core) => {
+    const types = opts.events.flatMap((t) => t.split(/[\s,]+/)).filter(Boolean);
+    const added = await addWebhook(core, { app: await applicationOf(core, opts), acting: core.acting, url, types, description: opts.description, includeRecord: opts.includeRecord === true });
+    print({ ...shownEndpoint(added.endpoint), secret: added.secret });
+  }));
+
+program.command('webhooks:list')
+  .option(...APP_OPTION)
+  .description("print the application's webhook endpoints (never a secret)")
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    print((await listWebhooks(core, { app: await applicationOf(core, opts) })).map(shownEndpoint));
+  }));
+
+/** The commands about one endpoint: its id, and the application. */
+const endpointCommand = (name: string, description: string) => program.command(name)
+  .argument('<id>', 'the endpoint (ep_…, as webhooks:list prints it)')
+  .option(...APP_OPTION)
+  .description(description);
+
+endpointCommand('webhooks:remove', 'remove a webhook endpoint: nothing more is sent to it')
+  .action((id: string, opts: { app?: string }) => withCore(async (core) => {
+    await removeWebhook(core, { app: await applicationOf(core, opts), acting: core.acting, endpointId: id });
+    print({ removed: id });
+  }));
+
+endpointCommand('webhooks:rotate-secret', 'give a webhook endpoint a new secret (printed this once); the previous one signs too for 24 hours')
+  .action((id: string, opts: { app?: string }) => withCore(async (core) => {
+    const rotated = await rotateWebhookSecret(core, { app: await applicationOf(core, opts), acting: core.acting, endpointId: id });
+    print({ secret: rotated.secret, previous_valid_until: formatTimestamp(rotated.previousUntil) });
+  }));
+
+endpointCommand('webhooks:test', 'send a ping to a webhook endpoint, delivered like any event; prints its webhook-id')
+  .action((id: string, opts: { app?: string }) => withCore(async (core) => {
+    print({ message_id: await pingWebhook(core, { app: await applicationOf(core, opts), acting: core.acting, endpointId: id }) });
+  }));
+
+endpointCommand('webhooks:deliveries', "print a webhook endpoint's latest deliveries, newest first: state, attempts, the receiver's status and first bytes")
+  .option('--limit <n>', `how many, 1 to ${MAX_DELIVERIES}`, '20')
+  .action((id: string, opts: { app?: string; limit: string }) => withCore(async (core) => {
+    const limit = Number(opts.limit);
+    if (!/^\d{1,3}$/.test(opts.limit) || limit < 1 || limit > MAX_DELIVERIES) throw new Error(`--limit must be a whole number from 1 to ${MAX_DELIVERIES}`);
+    print((await listDeliveries(core, { app: await applicationOf(core, opts), endpointId: id, limit })).map(shownDelivery));
+  }));
+
+for (const enabled of [false, true]) {
+  endpointCommand(enabled ? 'webhooks:enable' : 'webhooks:disable', enabled ? 'enable a webhook endpoint again: what waited is sent' : 'disable a webhook endpoint: nothing is sent to it; its deliveries wait')
+    .action((id: string, opts: { app?: string }) => withCore(async (core) => {
+      await setWebhookEnabled(core, { app: await applicationOf(core, opts), acting: core.acting, endpointId: id, enabled });
+      print({ [enabled ? 'enabled' : 'disabled']: id });
+    }));
+}
+
+endpointCommand('webhooks:redeliver', 'send a delivery again (--delivery), or every delivery given up since a time (--since)')
+  .option('--delivery <id>', 'the delivery, as webhooks:deliveries prints it')
+  .option('--since <time>', 'a time, such as "2026-11-27 09:00:00" or 2026-11-27T09:00:00Z')
+  .action((id: string, opts: { app?: string; delivery?: string; since?: string }) => withCore(async (core) => {
+    if ((opts.delivery === undefined) === (opts.since === undefined)) throw new Error('give either --delivery or --since');
+    const command = { app: await applicationOf(core, opts), acting: core.acting, endpointId: id };
+    if (opts.delivery !== undefined) {
+      if (!/^\d{1,15}$/.test(opts.delivery)) throw new Error('--delivery must be the id of a delivery, a whole number (webhooks:deliveries prints them)');
+      print({ queued: await redeliverWebhooks(core, { ...command, deliveryId: Number(opts.delivery) }) });
+      return;
+    }
+    const since = parseTimestamp(opts.since!);
+    if (!since) throw new Error('--since is not a time: write it as "2026-11-27 09:00:00" or 2026-11-27T09:00:00Z');
+    print({ queued: await redeliverWebhooks(core, { ...command, since }) });
   }));
 
 program.command('audit')

@@ -91,6 +91,7 @@ export function createCommandCore(config: Config, logger: Logger) {
     work: base.workOf(createOutbox({ db: base.db, queue: commandQueue, logger, coalesce: { queues: ['versions'], ms: 50 } })),
     versions: createRecordVersions({ db: base.db }),
     passwords,
+    webhooks: config.webhooks,
     async close() {
       await commandQueue.close();
       await passwords.close();
@@ -174,6 +175,8 @@ function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, 
   // an api process with Redis never needs (its workers send the emails)
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createProcessors } = require('./jobs') as typeof import('./jobs');
+  // the webhooks' backlog is this process's to show, as its jobs are
+  metrics.watchWebhooks(db, () => clock.now());
   const made = createProcessors({ config, db, outbox, logger, metrics, webhookChanges: endpointChanges(db, workOf(outbox), clock) });
   Object.assign(processors, made.processors);
   return { queue, outbox, closeProcessors: made.close };

@@ -13,6 +13,12 @@ export function about(j: OutboxJob): string {
     return `${p.template} email, ${p.locale.slice(0, 10)}, application ${j.applicationId}`;
   }
   if (j.queue === 'versions' && j.entityId !== undefined) return `${j.name} of record ${j.entityId}, application ${j.applicationId}`;
+  if (j.queue === 'webhooks') {
+    const endpoint = typeof p.endpoint === 'string' ? p.endpoint.slice(0, 40) : undefined;
+    const type = typeof p.type === 'string' ? p.type.slice(0, 64) : 'ping';
+    const what = j.name === 'fan-out' ? `${type} to ${endpoint ?? 'its endpoints'}` : `${j.name} of ${endpoint ?? 'every endpoint'}`;
+    return `webhooks: ${what}, application ${j.applicationId}`;
+  }
   return `${j.name}, application ${j.applicationId}`;
 }
 

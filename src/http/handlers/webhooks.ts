@@ -1,10 +1,10 @@
 import { formatTimestamp, parseTimestamp } from '../../domain/timestamps';
 import { errors } from '../../errors';
-import { addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, redeliverWebhooks, removeWebhook, rotateWebhookSecret, setWebhookEnabled, type EndpointView } from '../../usecases/webhooks/endpoints';
+import { addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, redeliverWebhooks, removeWebhook, rotateWebhookSecret, setWebhookEnabled, type DeliveryView, type EndpointView } from '../../usecases/webhooks/endpoints';
 import { adminCall, type Handler, type RequestContext } from '../context';
 
-/** An endpoint on the wire (docs/webhooks.md#endpoints): never its secret. */
-const shown = (e: EndpointView) => ({
+/** An endpoint on the wire (docs/webhooks.md#endpoints): never its secret (the CLI prints it so too). */
+export const shown = (e: EndpointView) => ({
   id: e.id, url: e.url, events: e.events, description: e.description, include_record: e.includeRecord,
   created: formatTimestamp(e.createdAt), disabled: e.disabledAt ? formatTimestamp(e.disabledAt) : null,
   failing_since: e.failingSince ? formatTimestamp(e.failingSince) : null,
@@ -93,11 +93,12 @@ export const endpointDeliveries: Handler = async (ctx) => {
   const limit = raw === undefined ? undefined : Number(raw);
   if (limit !== undefined && (limit < 1 || limit > MAX_DELIVERIES)) throw errors.invalidArgument('limit', `must be a whole number from 1 to ${MAX_DELIVERIES}`);
   const deliveries = await listDeliveries(ctx.services, { app: ctx.app, endpointId: ctx.params.require('id'), limit });
-  return {
-    results: deliveries.map((d) => ({
-      id: d.id, message_id: d.messageId, type: d.type, state: d.state, attempts: d.attempts, created: formatTimestamp(d.createdAt),
-      next_attempt: d.state === 'pending' ? formatTimestamp(d.nextAttemptAt) : null, last_attempt: d.lastAttemptAt ? formatTimestamp(d.lastAttemptAt) : null,
-      last_status: d.lastStatus, last_ms: d.lastMs, last_answer: d.lastAnswer,
-    })),
-  };
+  return { results: deliveries.map(shownDelivery) };
 };
+
+/** A delivery on the wire: what, when, how it went, the receiver's first bytes (the CLI prints it so too). */
+export const shownDelivery = (d: DeliveryView) => ({
+  id: d.id, message_id: d.messageId, type: d.type, state: d.state, attempts: d.attempts, created: formatTimestamp(d.createdAt),
+  next_attempt: d.state === 'pending' ? formatTimestamp(d.nextAttemptAt) : null, last_attempt: d.lastAttemptAt ? formatTimestamp(d.lastAttemptAt) : null,
+  last_status: d.lastStatus, last_ms: d.lastMs, last_answer: d.lastAnswer,
+});

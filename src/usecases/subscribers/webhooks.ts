@@ -64,7 +64,7 @@ export function webhooks(subscriptions: Pick<WebhookSubscriptions, 'wants' | 're
       const type = WEBHOOK_TYPE_OF[e.type];
       if (type === null || !subscriptions.wants(e.applicationId, type)) return [];
       const uuid = e.carried?.snapshot?.uuid ?? e.carried?.erasure?.needles.uuids[0];
-      return [jobFor(e, WEBHOOK_JOBS.fanOut, uuid === undefined ? {} : { uuid }, accountOf(e))];
+      return [jobFor(e, WEBHOOK_JOBS.fanOut, { type, ...(uuid !== undefined && { uuid }) }, accountOf(e))];
     },
     async afterCommit(events) {
       if (events.some((e) => e.type.startsWith('webhook.'))) await subscriptions.refresh();
