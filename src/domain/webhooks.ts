@@ -79,6 +79,9 @@ export const DELIVER_EVERY_MS = 5_000;
 
 /** How often a process reads which applications have endpoints, and for what. */
 export const REFRESH_MS = 2_000;
+/** When a new endpoint's first seconds are read back from the event store: once every process knows of it. */
+export const CATCH_UP_AFTER_MS = 3 * REFRESH_MS + 2_000;
+
 /** Past this without a successful read, every event is taken as wanted (a fan-out that finds no endpoint costs little). */
 export const STALE_AFTER_MS = 3 * REFRESH_MS;
 

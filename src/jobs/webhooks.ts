@@ -3,7 +3,7 @@ import type { StoredEvent } from '../domain/storage/events';
 import type { SecretBox } from '../domain/secrets';
 import type { NewDelivery, StoredDelivery, StoredEndpoint } from '../domain/storage/webhooks';
 import { renderUser } from '../domain/users';
-import { messageIdOf, REFRESH_MS, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF, webhookBody, type WebhookBody } from '../domain/webhooks';
+import { CATCH_UP_AFTER_MS, messageIdOf, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF, webhookBody, type WebhookBody } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { Job, JobContext } from '../queue/port';
 import { accountOf } from '../domain/events';
@@ -29,8 +29,6 @@ export const LONGEST_WAIT_MS = 3600_000;
 export const LEASE_MS = 30_000;
 /** An endpoint whose every attempt failed for this long is disabled, and the application's owner told. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
-/** When a new endpoint's first seconds are read back from the event store: once every process knows of it. */
-export const CATCH_UP_AFTER_MS = 3 * REFRESH_MS + 2_000;
 
 /** When a delivery that failed its `attempts`-th time is tried next. */
 export const nextAttemptAfter = (attempts: number, now: Date): Date => new Date(now.getTime() + Math.min(FIRST_WAIT_MS * 2 ** Math.max(0, attempts - 1), LONGEST_WAIT_MS));

@@ -82,7 +82,7 @@ export function createBullQueue(
         timer = setTimeout(() => reject(new Error(`enqueue timed out after ${enqueueTimeoutMs} ms`)), enqueueTimeoutMs);
       });
       try {
-        await Promise.race([queues[job.queue].add(job.name, job.data, { jobId: job.id }), timeout]);
+        await Promise.race([queues[job.queue].add(job.name, job.data, { jobId: job.id, ...(job.delayMs !== undefined && job.delayMs > 0 && { delay: job.delayMs }) }), timeout]);
       } finally {
         clearTimeout(timer);
       }

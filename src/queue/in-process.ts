@@ -56,6 +56,16 @@ export function createInProcessQueue(options: {
       if (closed) throw new Error('the job runner is closed');
       if (running.has(job.id)) return; // same id already queued: a no-op, as with BullMQ
       running.add(job.id);
+      if (job.delayMs !== undefined && job.delayMs > 0) {
+        // waiting for its time is not work in progress: idle() does not wait for it, close() drops it (its outbox row stays pending)
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          track(run(job, 1));
+        }, job.delayMs);
+        timer.unref();
+        timers.set(timer, () => running.delete(job.id));
+        return;
+      }
       track(new Promise<void>((resolve) => setImmediate(() => run(job, 1).finally(resolve))));
     },
     async schedule(queue: QueueName, name: string, everyMs: number) {
@@ -65,7 +75,7 @@ export function createInProcessQueue(options: {
       timer.unref();
       timers.set(timer, () => {});
     },
-    /** Resolves when no job is running or waiting for a retry (tests and graceful shutdown). */
+    /** Resolves when no job is running or waiting for a retry (tests and graceful shutdown); a job waiting for its delay is neither. */
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },

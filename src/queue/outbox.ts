@@ -71,7 +71,12 @@ export function createOutbox(deps: {
 
   // the job carries the outbox id and what it is for (shown on the dashboard); the payload stays in
   // the database (it holds the recipient and sealed links)
-  const toJob = (j: OutboxJob) => ({ id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j) } });
+  // (a row whose payload names `notBefore` waits until then)
+  const toJob = (j: OutboxJob) => {
+    const notBefore = typeof j.payload.notBefore === 'string' ? Date.parse(j.payload.notBefore) : NaN;
+    const delayMs = Number.isNaN(notBefore) ? 0 : notBefore - now().getTime();
+    return { id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j) }, ...(delayMs > 0 && { delayMs }) };
+  };
 
   const enqueue = async (j: OutboxJob) => {
     try {

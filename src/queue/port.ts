@@ -12,6 +12,8 @@ export interface Job {
   queue: QueueName;
   name: string;
   data: Record<string, unknown>;
+  /** Run no sooner than this many milliseconds from now. */
+  delayMs?: number;
 }
 
 export interface JobContext {

@@ -120,6 +120,11 @@ forEveryEngine('webhook deliveries', (storage) => {
     expect((await db.webhooks.listDueDeliveries(e.id, at(3), 10)).map((x) => x.messageId)).toEqual(['early']);
     expect(await db.webhooks.findAccountUuid(appId, account.id)).toBe(account.uuid);
     expect(await db.webhooks.findAccountUuid(appId, 999_999_999)).toBeUndefined();
+    // a deleted record's uuid, from its tombstone still waiting in the outbox
+    const gone = randomUUID();
+    await db.transaction((tx) => db.outbox.insert([{ id: randomUUID(), applicationId: appId, queue: 'versions', name: 'tombstone', entityId: 999_999_998,
+      payload: { entityId: 999_999_998, uuid: gone, version: 2, validFrom: new Date().toISOString(), snapshot: null } }], at(0), tx));
+    expect(await db.webhooks.findAccountUuid(appId, 999_999_998)).toBe(gone);
   });
 
   it('disables and enables an endpoint, sends one delivery or every one given up since a time again, and purges finished ones', async () => {

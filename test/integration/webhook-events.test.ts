@@ -119,6 +119,8 @@ it('delivers every account, client and settings event signed, once per webhook-i
   // once per webhook-id
   expect(new Set(mine.map((g) => g.id)).size).toBe(mine.length);
   expect(mine.find((g) => g.type === 'ping')!.id).toBe(ping.body.message_id);
+  // every delivery about an account names it, a deleted one's too
+  expect(mine.filter((g) => g.type.startsWith('user.') && typeof g.data.user_id !== 'string')).toEqual([]);
   // the account's in the order they happened
   const ofAda = mine.filter((g) => g.data.user_id === uuid).map((g) => g.type);
   expect(ofAda.indexOf('user.created')).toBe(0);

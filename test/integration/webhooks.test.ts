@@ -101,11 +101,37 @@ it('a test sends a ping delivered like any event; the deliveries list it, and re
   const added = await call('/webhooks/add', { url: 'https://hooks.example.com/ping', events: 'user.created' });
   const { id } = added.body.result as { id: string };
   const ping = await call('/webhooks/test', { id });
-  expect(ping.body).toMatchObject({ stat: 'ok', message_id: expect.stringMatching(/^msg_ping_[0-9a-f]{32}$/) });
+  expect(ping.body).toMatchObject({ stat: 'ok', message_id: expect.stringMatching(/^msg_[0-9a-f]{32}$/) });
+  await t.runtime.queue.idle?.();
+  // (hooks.example.com takes no delivery: the attempt failed, and waits for the next)
   const listed = await call('/webhooks/deliveries', { id, limit: '5' });
-  expect(listed.body.results).toEqual([expect.objectContaining({ message_id: ping.body.message_id, type: 'ping', state: 'pending', attempts: 0, last_status: null })]);
+  expect(listed.body.results).toEqual([expect.objectContaining({
+    message_id: ping.body.message_id, type: 'ping', state: 'pending', attempts: 1, last_status: null, last_answer: expect.any(String), next_attempt: expect.any(String),
+  })]);
   for (const [params, argument] of [[{ id: 'ep_nope' }, 'id'], [{ id, limit: '0' }, 'limit'], [{ id, limit: '101' }, 'limit'], [{ id, limit: 'x' }, 'limit'], [{}, 'id']] as const) {
     expect((await call('/webhooks/deliveries', params)).body).toMatchObject({ stat: 'error', argument_name: argument });
   }
   expect((await call('/webhooks/test', { id: 'ep_nope' })).body).toMatchObject({ stat: 'error', argument_name: 'id' });
+});
+
+it('disables and enables an endpoint, sends deliveries again, and refuses what it cannot use, naming the argument', async () => {
+  const [endpoint] = (await call('/webhooks/list', {})).body.results as { id: string }[];
+  const id = endpoint.id;
+  expect((await call('/webhooks/disable', { id })).body.stat).toBe('ok');
+  expect((await call('/webhooks/list', {})).body.results.find((e: { id: string }) => e.id === id).disabled).toEqual(expect.any(String));
+  expect((await call('/webhooks/enable', { id })).body.stat).toBe('ok');
+  expect((await call('/webhooks/list', {})).body.results.find((e: { id: string }) => e.id === id).disabled).toBeNull();
+  expect((await call('/webhooks/redeliver', { id, since: '2026-01-01 00:00:00' })).body).toMatchObject({ stat: 'ok', queued: 0 });
+  const cases: [string, Record<string, string>, string][] = [
+    ['/webhooks/disable', { id: 'ep_nope' }, 'id'], ['/webhooks/enable', {}, 'id'], ['/webhooks/redeliver', { id: 'ep_nope', since: '2026-01-01 00:00:00' }, 'id'],
+    ['/webhooks/redeliver', { id }, 'delivery'], ['/webhooks/redeliver', { id, delivery: '1', since: '2026-01-01 00:00:00' }, 'since'],
+    ['/webhooks/redeliver', { id, delivery: 'one' }, 'delivery'], ['/webhooks/redeliver', { id, delivery: '999999999' }, 'delivery'],
+    ['/webhooks/redeliver', { id, since: 'yesterday' }, 'since'], ['/webhooks/redeliver', { id, since: '2999-01-01 00:00:00' }, 'since'],
+  ];
+  for (const [path, params, argument] of cases) {
+    const res = await call(path, params);
+    expect({ path, params, body: res.body }).toMatchObject({ path, params, body: { stat: 'error', argument_name: argument, error_description: expect.any(String), request_id: expect.any(String) } });
+  }
+  const audit = await call('/audit/list', { type: 'webhook.' });
+  expect(audit.body.results.slice(0, 3).map((e: { type: string }) => e.type)).toEqual(['webhook.redelivered', 'webhook.enabled', 'webhook.disabled']);
 });

@@ -166,12 +166,23 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       );
     },
     async findAccountUuid(applicationId, entityId) {
-      const [row] = await sql.select<{ uuid: string }>(
-        'SELECT uuid FROM entities WHERE application_id = ? AND id = ? UNION ALL '
-        + 'SELECT entity_uuid AS uuid FROM entity_versions WHERE application_id = ? AND entity_id = ? AND entity_uuid IS NOT NULL',
-        [applicationId, entityId, applicationId, entityId],
+      // the record; else its tombstone, recorded or still waiting in the outbox (one statement: the row moves between them in one transaction)
+      const rows = await sql.select<{ uuid: string | null; payload: string | null }>(
+        'SELECT uuid, NULL AS payload FROM entities WHERE application_id = ? AND id = ? UNION ALL '
+        + 'SELECT entity_uuid AS uuid, NULL AS payload FROM entity_versions WHERE application_id = ? AND entity_id = ? AND entity_uuid IS NOT NULL UNION ALL '
+        + "SELECT NULL AS uuid, payload FROM outbox WHERE application_id = ? AND entity_id = ? AND queue = 'versions' AND payload LIKE '%\"uuid\"%'",
+        [applicationId, entityId, applicationId, entityId, applicationId, entityId],
       );
-      return row?.uuid;
+      for (const r of rows) {
+        if (r.uuid) return r.uuid;
+        try {
+          const uuid = (JSON.parse(r.payload ?? '{}') as { uuid?: unknown }).uuid;
+          if (typeof uuid === 'string') return uuid;
+        } catch {
+          // not a snapshot's payload: the next row
+        }
+      }
+      return undefined;
     },
     async listBacklog() {
       const rows = await sql.select<{ endpoint_id: string; pending: number | string; oldest: Date | string }>(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { accountOf, type DomainEvent } from '../../domain/events';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { EndpointSubscription, WebhookStore } from '../../domain/storage/webhooks';
-import { REFRESH_MS, STALE_AFTER_MS, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF } from '../../domain/webhooks';
+import { CATCH_UP_AFTER_MS, REFRESH_MS, STALE_AFTER_MS, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF } from '../../domain/webhooks';
 import type { Subscriber } from './subscriber';
 
 /**
@@ -58,7 +58,9 @@ export function webhooks(subscriptions: Pick<WebhookSubscriptions, 'wants' | 're
   return {
     name: 'webhooks',
     jobs(e: DomainEvent): OutboxJob[] {
-      if (e.type === 'webhook.added') return [jobFor(e, WEBHOOK_JOBS.catchUp, { endpoint: e.subject.id })];
+      if (e.type === 'webhook.added') {
+        return [jobFor(e, WEBHOOK_JOBS.catchUp, { endpoint: e.subject.id, notBefore: new Date(e.occurredAt.getTime() + CATCH_UP_AFTER_MS).toISOString() })];
+      }
       if (e.type === 'webhook.tested') return [jobFor(e, WEBHOOK_JOBS.fanOut, { endpoint: e.subject.id })];
       if (e.type === 'webhook.redelivered' || e.type === 'webhook.enabled') return [jobFor(e, WEBHOOK_JOBS.deliver, { endpoint: e.subject.id })];
       const type = WEBHOOK_TYPE_OF[e.type];
