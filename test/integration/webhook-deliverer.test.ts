@@ -3,12 +3,15 @@ import { Webhook } from 'standardwebhooks';
 import { createLogger } from '../../src/logger';
 import { createWebhookDeliverer, RETRY_FOR_MS } from '../../src/jobs/webhooks';
 import { addWebhook } from '../../src/usecases/webhooks/endpoints';
-import { startTestApp, type TestApp } from '../helpers/backend';
+import request from 'supertest';
+import { basic, startTestApp, type TestApp } from '../helpers/backend';
+import { mailsTo } from '../helpers/mail-files';
+import { endpointChanges } from '../../src/runtime';
 import { freePort } from '../helpers/processes';
 
-// docs/webhooks.md#deliveries (work in progress): due deliveries are sent in each account's order,
-// verified by the standardwebhooks package; a failure waits and is tried again; a delivery is
-// given up after RETRY_FOR_MS.
+// docs/webhooks.md#deliveries: due deliveries are sent in each account's order, verified by the
+// standardwebhooks package; a failure waits and is tried again; a delivery is given up after
+// RETRY_FOR_MS; 410 removes the endpoint; five days of failures disable it and tell the owner.
 
 let t: TestApp;
 let receiver: http.Server;
@@ -78,4 +81,51 @@ it('delivers what is due in each account\'s order, tries a failure again later, 
   expect(await deliverer.deliverDue(after(RETRY_FOR_MS + 1000))).toEqual({ delivered: 0, failed: 1 });
   const late = (await t.runtime.db.webhooks.listDeliveries(app.id, stored.id, 10)).find((d) => d.messageId === 'msg_late')!;
   expect(late).toMatchObject({ state: 'failed', attempts: 1, lastStatus: 500 });
+});
+
+it('removes an endpoint whose receiver answers 410 Gone, and disables one failing for five days, writing to the application\'s owner', async () => {
+  const app = (await t.runtime.db.applications.findByName('local'))!;
+  expect((await request(t.app).post('/settings/set_default').set('Authorization', basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret))
+    .type('form').send({ key: 'owner_email', value: 'platform@example.com' })).body.stat).toBe('ok');
+  const withOwner = (await t.runtime.db.applications.findByName('local'))!;
+  const deliverer = createWebhookDeliverer({
+    db: t.runtime.db, box: t.runtime.services.box, logger: createLogger('silent'), allowPrivate: true,
+    changes: endpointChanges(t.runtime.db, t.runtime.services.work),
+  });
+  const queued = async (id: number, messageId: string) => t.runtime.db.transaction((tx) => t.runtime.db.webhooks.insertDeliveries([{
+    applicationId: app.id, endpointId: id, messageId, type: 'user.updated', accountKey: messageId, accountId: null, eventSeq: 1, payload: '{"type":"user.updated"}',
+  }], new Date(), tx));
+
+  const gone = await addWebhook(t.runtime.services, { app: withOwner, acting, url: `http://127.0.0.1:${port}/gone`, types: ['*'] });
+  const goneId = (await t.runtime.db.webhooks.find(app.id, gone.endpoint.id))!.id;
+  await queued(goneId, 'msg_gone');
+  status = 410;
+  await deliverer.deliverDue(() => new Date(), [goneId]);
+  expect(await t.runtime.db.webhooks.find(app.id, gone.endpoint.id)).toBeUndefined();
+  const [removed] = await t.runtime.db.events.latest(app.id, 1);
+  expect(removed).toMatchObject({ type: 'webhook.removed', actor: { kind: 'system' }, subject: { kind: 'webhook', id: gone.endpoint.id }, data: { reason: 'gone' } });
+
+  const failing = await addWebhook(t.runtime.services, { app: withOwner, acting, url: `http://127.0.0.1:${port}/failing`, types: ['*'] });
+  const failingId = (await t.runtime.db.webhooks.find(app.id, failing.endpoint.id))!.id;
+  await queued(failingId, 'msg_failing');
+  status = 503;
+  const T0 = new Date();
+  await deliverer.deliverDue(() => T0, [failingId]);
+  expect((await t.runtime.db.webhooks.find(app.id, failing.endpoint.id))!).toMatchObject({ failingSince: T0, disabledAt: null });
+  // four days later (the delivery given up after 26 hours): still tried; five days, a new event: disabled, its owner told
+  await deliverer.deliverDue(() => new Date(T0.getTime() + 4 * 86_400_000), [failingId]);
+  expect((await t.runtime.db.webhooks.find(app.id, failing.endpoint.id))!.disabledAt).toBeNull();
+  await queued(failingId, 'msg_failing_later');
+  await deliverer.deliverDue(() => new Date(T0.getTime() + 5 * 86_400_000 + 1000), [failingId]);
+  expect((await t.runtime.db.webhooks.find(app.id, failing.endpoint.id))!.disabledAt).toEqual(expect.any(Date));
+  const [disabled] = await t.runtime.db.events.latest(app.id, 1);
+  expect(disabled).toMatchObject({ type: 'webhook.disabled', actor: { kind: 'system' }, data: { reason: 'failing' } });
+  const [mail] = await mailsTo(t.runtime, 'platform@example.com');
+  expect(mail.subject).toContain('webhook endpoint');
+  expect(mail.text).toContain(`http://127.0.0.1:${port}/failing`);
+  // a disabled endpoint is sent nothing
+  const sent = got.length;
+  expect(await deliverer.deliverDue(() => new Date(T0.getTime() + 6 * 86_400_000))).toEqual({ delivered: 0, failed: 0 });
+  expect(got.length).toBe(sent);
+  status = 204;
 });

@@ -1,5 +1,8 @@
-import { EVENT_TYPES } from '../../src/domain/events';
-import { isPrivateAddress, newWebhookSecret, subscribes, subscriptionProblem, WEBHOOK_TYPE_OF, WEBHOOK_TYPES, webhookUrlProblem } from '../../src/domain/webhooks';
+import { event, EVENT_TYPES, kept, recordSubject } from '../../src/domain/events';
+import {
+  CATCH_UP_AFTER_MS, isPrivateAddress, newWebhookSecret, STALE_AFTER_MS, subscribes, subscriptionProblem, WEBHOOK_TYPE_OF, WEBHOOK_TYPES, webhookBody, webhookUrlProblem,
+} from '../../src/domain/webhooks';
+import { watchWebhookSubscriptions, webhooks } from '../../src/usecases/subscribers/webhooks';
 
 // docs/webhooks.md: what an endpoint may subscribe to, and which URLs it may have.
 
@@ -44,4 +47,56 @@ it('makes secrets as Standard Webhooks writes them', () => {
   expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
   expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(24);
   expect(newWebhookSecret()).not.toBe(secret);
+});
+
+describe('what a delivery says and when an event leaves a row', () => {
+  const acting = { actor: { kind: 'account' as const, accountId: 7, clientId: 'app' }, origin: { address: '192.0.2.1', userAgent: 'UA', requestId: 'r' } };
+
+  it('names the account by its public id, who acted and through which client, and the event\'s own names; never the origin', () => {
+    const signedIn = event('account.signed_in', 1, new Date('2026-11-27T10:00:00Z'), acting, recordSubject(7), { method: 'passkey' });
+    expect(webhookBody(kept(signedIn), 'user.signed_in', 'uuid-7')).toEqual({
+      type: 'user.signed_in', timestamp: '2026-11-27T10:00:00.000Z', data: { user_id: 'uuid-7', actor: 'account', client_id: 'app', method: 'passkey' },
+    });
+    const passkey = event('account.passkey_removed', 1, new Date(), acting, recordSubject(7), { passkey: 3 });
+    expect(webhookBody(kept(passkey), 'user.factor_removed', 'u').data).toMatchObject({ method: 'passkey', passkey: 3 });
+    const client = event('client.deleted', 1, new Date(), { actor: { kind: 'operator', name: 'ada' }, origin: {} }, { kind: 'client', id: 'c1' }, {});
+    expect(webhookBody(kept(client), 'client.deleted', undefined).data).toEqual({ actor: 'operator', client_id: 'c1' });
+    expect(JSON.stringify(webhookBody(kept(signedIn), 'user.signed_in', 'u'))).not.toMatch(/192\.0\.2\.1|UA|"r"|ada/);
+  });
+
+  it('leaves a fan-out row only for a type some endpoint of the application wants, a catch-up for a new endpoint (delayed), and reads again after an endpoint changed', async () => {
+    let list: { applicationId: number; types: '*' | string[] }[] = [{ applicationId: 1, types: ['user.signed_in'] }];
+    let reads = 0;
+    let now = 0;
+    const subscriptions = watchWebhookSubscriptions({ listSubscriptions: async () => (reads++, list) }, { everyMs: 60_000, now: () => now });
+    try {
+      // before the first read: every event is wanted
+      expect(subscriptions.wants(2, 'user.created')).toBe(true);
+      await subscriptions.refresh();
+      expect(subscriptions.wants(1, 'user.signed_in')).toBe(true);
+      expect(subscriptions.wants(1, 'user.created')).toBe(false);
+      expect(subscriptions.wants(2, 'user.signed_in')).toBe(false);
+      const subscriber = webhooks(subscriptions);
+      const signedIn = event('account.signed_in', 1, new Date(), acting, recordSubject(7), { method: 'password' });
+      expect(subscriber.jobs!(signedIn)).toEqual([expect.objectContaining({ queue: 'webhooks', name: 'fan-out', entityId: 7, eventId: signedIn.eventId, payload: { type: 'user.signed_in' } })]);
+      expect(subscriber.jobs!(event('account.signed_in', 2, new Date(), acting, recordSubject(7), { method: 'password' }))).toEqual([]);
+      expect(subscriber.jobs!(event('account.exported', 1, new Date(), acting, recordSubject(7), {}))).toEqual([]);
+      const at = new Date('2026-11-27T10:00:00Z');
+      const added = event('webhook.added', 2, at, acting, { kind: 'webhook', id: 'ep_1' }, { host: 'h', types: '*', includeRecord: false });
+      expect(subscriber.jobs!(added)).toEqual([expect.objectContaining({ name: 'catch-up', payload: { endpoint: 'ep_1', notBefore: new Date(at.getTime() + CATCH_UP_AFTER_MS).toISOString() } })]);
+      // a change to an endpoint here is read at once
+      list = [{ applicationId: 2, types: '*' }];
+      await subscriber.afterCommit!([added]);
+      expect(subscriptions.wants(2, 'user.created')).toBe(true);
+      expect(subscriptions.wants(1, 'user.signed_in')).toBe(false);
+      // reads that fail for too long: every event is wanted again
+      const failing = reads;
+      list = undefined as never;
+      now += STALE_AFTER_MS + 1;
+      expect(subscriptions.wants(1, 'user.signed_in')).toBe(true);
+      expect(reads).toBe(failing);
+    } finally {
+      subscriptions.close();
+    }
+  });
 });

@@ -28,7 +28,7 @@ export function watchWebhookSubscriptions(store: Pick<WebhookStore, 'listSubscri
     for (const s of all) next.set(s.applicationId, [...(next.get(s.applicationId) ?? []), s.types]);
     known = next;
     readAt = now();
-  }, () => undefined).finally(() => (reading = undefined)));
+  }).catch(() => undefined).finally(() => (reading = undefined)));
   const timer = setInterval(() => void refresh(), options.everyMs ?? REFRESH_MS);
   timer.unref();
   void refresh();
