@@ -100,6 +100,44 @@ describe('gatehouse CLI on the configured database', () => {
     expect(JSON.parse(set('openid_provider', '').stdout)).toMatchObject({ value: null, was: 'off' });
   }, cliTime(5));
 
+  it('webhooks:add prints the secret once, webhooks:list never; test, deliveries, rotate-secret, disable, enable, redeliver and remove, each refusal naming its option', () => {
+    const env = { ...backend.env, DEFAULT_APP: 'books' };
+    const run = (...args: string[]) => cli(args, { cwd: backend.dir, env });
+    const added = run('webhooks:add', 'https://hooks.example.com/books', '--events', 'user.created', 'user.erased', '--description', 'billing');
+    expect(added.status).toBe(0);
+    const endpoint = JSON.parse(added.stdout) as { id: string; secret: string; events: string[] };
+    expect(endpoint).toMatchObject({ id: expect.stringMatching(/^ep_/), secret: expect.stringMatching(/^whsec_/), events: ['user.created', 'user.erased'], description: 'billing' });
+    const listed = run('webhooks:list');
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: endpoint.id, url: 'https://hooks.example.com/books' })]);
+    expect(listed.stdout).not.toContain('whsec_');
+    expect(JSON.parse(run('webhooks:test', endpoint.id).stdout)).toEqual({ message_id: expect.stringMatching(/^msg_[0-9a-f]{32}$/) });
+    expect(JSON.parse(run('webhooks:deliveries', endpoint.id, '--limit', '5').stdout)).toEqual(expect.any(Array));
+    const rotated = JSON.parse(run('webhooks:rotate-secret', endpoint.id).stdout) as { secret: string };
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    expect(JSON.parse(run('webhooks:disable', endpoint.id).stdout)).toEqual({ disabled: endpoint.id });
+    expect(JSON.parse(run('webhooks:enable', endpoint.id).stdout)).toEqual({ enabled: endpoint.id });
+    expect(JSON.parse(run('webhooks:redeliver', endpoint.id, '--since', '2026-01-01 00:00:00').stdout)).toEqual({ queued: 0 });
+    for (const [args, says] of [
+      [['webhooks:add', 'http://hooks.example.com/x', '--events', '*'], '--url must be https'],
+      [['webhooks:add', 'https://127.0.0.1/x', '--events', '*'], '--url names a loopback'],
+      [['webhooks:add', 'https://hooks.example.com/x', '--events', 'user.nope'], '--events unknown event type "user.nope"'],
+      [['webhooks:test', 'ep_nope'], '--id is not a webhook endpoint'],
+      [['webhooks:deliveries', endpoint.id, '--limit', '0'], '--limit must be a whole number'],
+      [['webhooks:redeliver', endpoint.id], 'either --delivery or --since'],
+      [['webhooks:redeliver', endpoint.id, '--since', 'yesterday'], '--since is not a time'],
+      [['webhooks:redeliver', endpoint.id, '--delivery', '99999'], '--delivery is not a delivery of this endpoint'],
+    ] as const) {
+      const refused = run(...args);
+      expect({ args, status: refused.status, stderr: refused.stderr }).toEqual({ args, status: 1, stderr: expect.stringContaining(says) });
+    }
+    expect(JSON.parse(run('webhooks:remove', endpoint.id).stdout)).toEqual({ removed: endpoint.id });
+    const audit = run('audit', '--type', 'webhook.', '--limit', '10');
+    expect(audit.stdout.trim().split('\n').map((l) => JSON.parse(l).type)).toEqual([
+      'webhook.removed', 'webhook.redelivered', 'webhook.enabled', 'webhook.disabled', 'webhook.secret_rotated', 'webhook.tested', 'webhook.added',
+    ]);
+  }, cliTime(20));
+
   it('one convention for the application (--app, DEFAULT_APP when omitted); users:show and users:find; apps:create says where its links point', async () => {
     const env = { ...backend.env, DEFAULT_APP: 'shop' };
     // (the test above created "shop")
