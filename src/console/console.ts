@@ -36,6 +36,7 @@ import { sendPasswordReset } from '../usecases/operators/send-password-reset';
 import { verifyEmailAsOperator } from '../usecases/operators/verify-email';
 import type { CallContext, Services } from '../usecases/services';
 import { deviceOf } from '../web/account';
+import { mountWebhooks, webhooksSection, type ConsoleParts } from './webhooks';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
 /**
@@ -552,6 +553,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
           + '</tbody></table></div>'
           + (admin ? adminForm(s, `${appBase(a)}/keys`, say(locale, 'rotateKeys'), `<p class="tip">${escape(say(locale, 'rotateTip'))}</p>`, true) : ''))
       + '</section>';
+    body += await webhooksSection(parts, s, a);
     page(res, 200, locale, a.name, body, s);
   }));
 
@@ -594,6 +596,9 @@ export function buildConsole(options: ConsoleOptions): express.Express {
         throw e;
       }
     });
+
+  const parts: ConsoleParts = { services, say, q, time, page, problem, signed, administer, adminForm, namedApp, appBase };
+  mountWebhooks(app, parts);
 
   app.post('/apps/:app/settings', form, administer(async (_req, res, s, a, body) => {
     const client = body.client || undefined;

@@ -194,3 +194,45 @@ it('an admin adds and removes an identity provider, its secret never shown back;
   const local = (await t.runtime.db.applications.findByName('local'))!;
   expect((await t.runtime.db.social.providers.list(local.id)).map((p) => p.name)).not.toContain('corp');
 });
+
+it('an admin adds a webhook endpoint (its secret shown once), pings it, disables, enables, rotates, sends again and removes it; a viewer reads, changes nothing', async () => {
+  const token = await tokenOf(cookies.admin);
+  const post = (path: string, fields: Record<string, string>, who = 'admin') => request(consoleApp).post(path).set('Cookie', cookies[who]).type('form').send({ csrf: token, ...fields });
+  const bad = await post('/apps/local/webhooks', { url: 'https://127.0.0.1/hook', events: '*' });
+  expect([bad.status, bad.text]).toEqual([400, expect.stringContaining('url: names a loopback')]);
+  const added = await post('/apps/local/webhooks', { url: 'https://hooks.example.com/console', events: 'user.created user.erased', description: 'crm' });
+  expect(added.status).toBe(200);
+  const secret = added.text.match(/<code id="secret">(whsec_[^<]+)<\/code>/)![1];
+  const id = added.text.match(/<code>(ep_[0-9a-f]+)<\/code>/)![1];
+  const appPage = await request(consoleApp).get('/apps/local').set('Cookie', cookies.viewer);
+  expect(appPage.text).toContain('<code>https://hooks.example.com/console</code>');
+  expect(appPage.text).not.toContain(secret);
+  expect(appPage.text).not.toContain('Add the endpoint');
+  const viewer = await request(consoleApp).post(`/apps/local/webhooks/${id}/disable`).set('Cookie', cookies.viewer).type('form').send({ csrf: await tokenOf(cookies.viewer), confirm: 'yes' });
+  expect(viewer.status).toBe(403);
+
+  expect((await post(`/apps/local/webhooks/${id}/test`, {})).headers.location).toBe(`/apps/local/webhooks/${id}?locale=en-US&done=webhookTested`);
+  await t.runtime.queue.idle?.();
+  const endpointPage = await request(consoleApp).get(`/apps/local/webhooks/${id}`).set('Cookie', cookies.viewer);
+  expect(endpointPage.status).toBe(200);
+  expect(endpointPage.text).toContain('<code>ping</code>');
+  expect(endpointPage.text).not.toContain('Send a ping');
+  expect((await post(`/apps/local/webhooks/${id}/disable`, {})).status).toBe(400);
+  expect((await post(`/apps/local/webhooks/${id}/disable`, { confirm: 'yes' })).headers.location).toContain('done=webhookDisabled');
+  expect((await request(consoleApp).get(`/apps/local/webhooks/${id}`).set('Cookie', cookies.admin)).text).toContain('disabled since');
+  expect((await post(`/apps/local/webhooks/${id}/enable`, { confirm: 'yes' })).headers.location).toContain('done=webhookEnabled');
+  const rotated = await post(`/apps/local/webhooks/${id}/rotate`, { confirm: 'yes' });
+  expect(rotated.text).toMatch(/<code id="secret">whsec_/);
+  expect(rotated.text).not.toContain(secret);
+  expect((await post(`/apps/local/webhooks/${id}/replay`, { since: 'last week' })).status).toBe(400);
+  expect((await post(`/apps/local/webhooks/${id}/replay`, { since: '2026-01-01 00:00:00' })).headers.location).toContain('done=webhookRedelivered&count=0');
+  expect((await post(`/apps/local/webhooks/${id}/resend`, { delivery: '99999999' })).status).toBe(400);
+  expect((await post(`/apps/local/webhooks/${id}/explode`, {})).status).toBe(404);
+  expect((await request(consoleApp).get('/apps/local/webhooks/ep_nope').set('Cookie', cookies.admin)).status).toBe(404);
+  expect((await post(`/apps/local/webhooks/${id}/remove`, { confirm: 'yes' })).headers.location).toBe('/apps/local?locale=en-US#h-webhooks');
+  const local = (await t.runtime.db.applications.findByName('local'))!;
+  expect((await t.runtime.db.webhooks.list(local.id)).map((e) => e.endpointId)).not.toContain(id);
+  const audit = (await t.runtime.db.events.latest(local.id, 8)).filter((e) => e.type.startsWith('webhook.')).map((e) => [e.type, e.actor.kind]);
+  expect(audit.slice(0, 6)).toEqual([['webhook.removed', 'operator'], ['webhook.redelivered', 'operator'], ['webhook.secret_rotated', 'operator'],
+    ['webhook.enabled', 'operator'], ['webhook.disabled', 'operator'], ['webhook.tested', 'operator']]);
+});
