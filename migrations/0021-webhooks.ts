@@ -36,12 +36,14 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     account_key: { type: DataTypes.STRING(32), allowNull: false },
     // the account the event is about (none for the application's events and a ping)
     account_id: { type: DataTypes.BIGINT, allowNull: true },
-    // the event's place in the event store: an account's deliveries go in this order (none for a ping)
-    event_seq: { type: DataTypes.BIGINT, allowNull: true },
+    // the event's place in the event store: an account's deliveries go in this order (0 for a ping)
+    event_seq: { type: DataTypes.BIGINT, allowNull: false },
     payload: { type: longText, allowNull: false },
     state: { type: DataTypes.STRING(16), allowNull: false },
     attempts: { type: DataTypes.INTEGER, allowNull: false },
     next_attempt_at: { type: DataTypes.DATE(6), allowNull: false },
+    // tried until then (made, or sent again, plus a day and two hours); given up after
+    give_up_at: { type: DataTypes.DATE(6), allowNull: false },
     last_attempt_at: { type: DataTypes.DATE(6), allowNull: true },
     last_status: { type: DataTypes.INTEGER, allowNull: true },
     last_ms: { type: DataTypes.INTEGER, allowNull: true },
@@ -56,6 +58,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
 }
 
 export async function down({ context: qi }: { context: QueryInterface }): Promise<void> {
+  await qi.addIndex('outbox', ['entity_id'], { name: 'outbox_entity' });
+  await qi.removeIndex('outbox', 'outbox_entity_queue');
   await qi.dropTable('webhook_deliveries');
   await qi.dropTable('webhook_endpoints');
 }

@@ -74,6 +74,9 @@ export const WEBHOOK_JOBS = {
   deliver: 'deliver',
 } as const;
 
+/** How long a delivery is tried for, from when it is made or sent again, before it is given up (at least a day). */
+export const RETRY_FOR_MS = 26 * 3600_000;
+
 /** How often the recurring `deliver` job sends what is due (the retries, and what Redis lost). */
 export const DELIVER_EVERY_MS = 5_000;
 

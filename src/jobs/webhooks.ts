@@ -15,13 +15,12 @@ import { send, signatureHeaders, type Attempt } from './webhook-sender';
  * marks the row done, in one transaction), then sends what is due. A delivery is taken by one
  * worker at a time (a lease on it, so a worker that dies mid-attempt leaves it due again), signed
  * with the endpoint's live secrets and sent; 2xx delivered, 410 the endpoint removed, anything else
- * tried again after a doubling wait until RETRY_FOR_MS has passed since it was made. An account's
+ * tried again after a doubling wait until RETRY_FOR_MS has passed since it was made (or sent again). An account's
  * deliveries to an endpoint go one after another, in the event store's order. A recurring job
  * sends what is due (the retries, and everything after Redis lost its jobs).
  */
 
-/** How long a delivery is tried for before it is given up (at least a day). */
-export const RETRY_FOR_MS = 26 * 3600_000;
+export { RETRY_FOR_MS } from '../domain/webhooks';
 /** The first wait after a failure, doubled each time, and the longest wait. */
 export const FIRST_WAIT_MS = 5_000;
 export const LONGEST_WAIT_MS = 3600_000;
@@ -57,7 +56,7 @@ export function createWebhookDeliverer(deps: {
   runForMs?: number;
 }): WebhookDeliverer {
   const { db, box, logger } = deps;
-  const perEndpoint = deps.perEndpoint ?? 10;
+  const perEndpoint = deps.perEndpoint ?? 16;
   const endpointsAtOnce = deps.endpointsAtOnce ?? 8;
   const runForMs = deps.runForMs ?? 20_000;
 
@@ -80,7 +79,7 @@ export function createWebhookDeliverer(deps: {
     const result: Attempt = await send(e.url, signatureHeaders(secretsOf(e, now), d.messageId, now, body), body, { allowPrivate: deps.allowPrivate });
     const status = result.kind === 'answered' ? result.status : null;
     const ok = status !== null && status >= 200 && status < 300;
-    const givenUp = !ok && now.getTime() - d.createdAt.getTime() >= RETRY_FOR_MS;
+    const givenUp = !ok && now.getTime() >= d.giveUpAt.getTime();
     const state = ok ? 'delivered' : givenUp ? 'failed' : 'pending';
     await db.webhooks.recordAttemptAlone(d.id, {
       status, ms: Math.round(result.ms), answer: result.kind === 'answered' ? result.answer : result.reason, state,
@@ -107,6 +106,9 @@ export function createWebhookDeliverer(deps: {
       totals.delivered += states.filter((s) => s === 'delivered').length;
       totals.failed += states.filter((s) => s !== 'delivered').length;
       if (states.includes('gone')) return deps.changes.gone(endpoint);
+      // the endpoint's row written only when it turns failing or recovers, not on every delivery
+      if (states.includes('delivered') && endpoint.failingSince) await db.webhooks.markFailingAlone(endpoint.id, null);
+      if (!states.includes('delivered') && !endpoint.failingSince) await db.webhooks.markFailingAlone(endpoint.id, at);
       if (!states.includes('delivered')) {
         // every attempt failed: the endpoint is retried later; after days of nothing but failures it is disabled
         if (endpoint.failingSince && at.getTime() - endpoint.failingSince.getTime() >= DISABLE_AFTER_MS) await deps.changes.failing(endpoint);
@@ -146,7 +148,7 @@ export function deliveriesOf(e: StoredEvent, endpoints: readonly StoredEndpoint[
       applicationId: e.applicationId, endpointId: p.id, messageId: messageIdOf(e.eventId), type,
       // a ping waits behind nothing; an account's events go in order; the application's in theirs
       accountKey: e.type === 'webhook.tested' ? messageIdOf(e.eventId).slice(0, 32) : account !== undefined ? String(account) : 'app',
-      accountId: account ?? null, eventSeq: e.type === 'webhook.tested' ? null : Number(e.id), payload: JSON.stringify(body),
+      accountId: account ?? null, eventSeq: e.type === 'webhook.tested' ? 0 : Number(e.id), payload: JSON.stringify(body),
     }));
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { event, kept, recordSubject } from '../../src/domain/events';
 import type { OutboxJob } from '../../src/domain/storage/outbox';
 import type { NewDelivery } from '../../src/domain/storage/webhooks';
+import { RETRY_FOR_MS } from '../../src/domain/webhooks';
 import { forEveryEngine, newAccount } from '../helpers/contract';
 
 // The webhook endpoints' contract (WebhookStore) on every engine: an endpoint kept as written, its
@@ -53,7 +54,7 @@ forEveryEngine('webhook deliveries', (storage) => {
   };
   const T0 = new Date(Date.UTC(2030, 0, 1));
   const at = (s: number) => new Date(T0.getTime() + s * 1000);
-  const delivery = (endpointId: number, messageId: string, accountKey: string, eventSeq: number | null, accountId: number | null = null): NewDelivery => ({
+  const delivery = (endpointId: number, messageId: string, accountKey: string, eventSeq: number, accountId: number | null = null): NewDelivery => ({
     applicationId: storage().appId, endpointId, messageId, type: 'user.updated', accountKey, accountId, eventSeq, payload: `{"m":"${messageId}"}`,
   });
 
@@ -72,9 +73,13 @@ forEveryEngine('webhook deliveries', (storage) => {
     // m1 fails and waits a minute: m2 of the same account waits for it; m3 is delivered, and m5 after it
     const [m1] = await db.webhooks.listDueDeliveries(e.id, at(1), 1);
     expect(await db.webhooks.recordAttemptAlone(m1.id, { status: 503, ms: 12, answer: 'down', state: 'pending', nextAttemptAt: at(60) }, at(1))).toBe(true);
+    expect(await db.webhooks.markFailingAlone(e.id, at(1))).toBe(true);
+    expect(await db.webhooks.markFailingAlone(e.id, at(2))).toBe(false);
     expect((await db.webhooks.find(appId, e.endpointId))!.failingSince).toEqual(at(1));
     const m3 = (await db.webhooks.listDueDeliveries(e.id, at(2), 10)).find((x) => x.messageId === 'm3')!;
     expect(await db.webhooks.recordAttemptAlone(m3.id, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(true);
+    expect(await db.webhooks.markFailingAlone(e.id, null)).toBe(true);
+    expect(await db.webhooks.markFailingAlone(e.id, null)).toBe(false);
     expect((await db.webhooks.find(appId, e.endpointId))!.failingSince).toBeNull();
     expect(await db.webhooks.recordAttemptAlone(m3.id, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(false);
     expect((await db.webhooks.listDueDeliveries(e.id, at(3), 10)).map((x) => x.messageId)).toEqual(['m4', 'm5']);
@@ -82,7 +87,9 @@ forEveryEngine('webhook deliveries', (storage) => {
 
     const listed = await db.webhooks.listDeliveries(appId, e.id, 10);
     expect(listed.map((x) => x.messageId)).toEqual(['m5', 'm4', 'm3', 'm1', 'm2']);
-    expect(listed.find((x) => x.messageId === 'm1')).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 503, lastMs: 12, lastAnswer: 'down', nextAttemptAt: at(60), eventSeq: 10 });
+    expect(listed.find((x) => x.messageId === 'm1')).toMatchObject({
+      state: 'pending', attempts: 1, lastStatus: 503, lastMs: 12, lastAnswer: 'down', nextAttemptAt: at(60), eventSeq: 10, giveUpAt: new Date(at(0).getTime() + RETRY_FOR_MS),
+    });
     expect(listed.find((x) => x.messageId === 'm3')).toMatchObject({ state: 'delivered', attempts: 1, lastStatus: 204 });
     expect(await db.webhooks.findDelivery(appId, m3.id)).toMatchObject({ messageId: 'm3' });
     expect(await db.webhooks.findDelivery(appId + 1_000_000, m3.id)).toBeUndefined();
@@ -148,7 +155,8 @@ forEveryEngine('webhook deliveries', (storage) => {
     expect(await db.transaction((tx) => db.webhooks.resend(appId, r3.id, at(4), tx))).toBe(false);
     expect(await db.transaction((tx) => db.webhooks.replayFailed(e.id, at(-1), at(4), tx))).toBe(2);
     expect((await db.webhooks.listDueDeliveries(e.id, at(5), 10)).map((x) => x.messageId)).toEqual(['r1', 'r2', 'r3']);
-    expect((await db.webhooks.findDelivery(appId, r3.id))!).toMatchObject({ state: 'pending', attempts: 1 });
+    expect((await db.webhooks.findDelivery(appId, r3.id))!).toMatchObject({ state: 'pending', attempts: 1, giveUpAt: new Date(at(4).getTime() + RETRY_FOR_MS) });
+    expect((await db.webhooks.findDelivery(appId, r1.id))!.giveUpAt).toEqual(new Date(at(4).getTime() + RETRY_FOR_MS));
 
     await db.webhooks.recordAttemptAlone(r3.id, { status: 200, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(6) }, at(6));
     expect(await db.webhooks.purgeFinishedAlone(at(1), 1000)).toBeGreaterThanOrEqual(1);

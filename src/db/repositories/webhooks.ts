@@ -1,5 +1,6 @@
 import type { Transact, Tx } from '../../domain/storage/transactions';
 import type { DeliveryState, NewDelivery, NewEndpoint, StoredDelivery, StoredEndpoint, WebhookStore } from '../../domain/storage/webhooks';
+import { RETRY_FOR_MS } from '../../domain/webhooks';
 import { asDate } from '../models';
 import { DuplicateKeyError, type Sql } from '../sql';
 
@@ -22,16 +23,19 @@ const toEndpoint = (r: EndpointRow): StoredEndpoint => {
 
 interface DeliveryRow {
   id: number | string; application_id: number | string; endpoint_id: number | string; message_id: string; type: string; account_key: string;
-  account_id: number | string | null; event_seq: number | string | null; payload: string;
-  state: string; attempts: number | string; next_attempt_at: Date | string; last_attempt_at: Date | string | null; last_status: number | string | null;
+  account_id: number | string | null; event_seq: number | string; payload: string;
+  state: string; attempts: number | string; next_attempt_at: Date | string; give_up_at: Date | string; last_attempt_at: Date | string | null; last_status: number | string | null;
   last_ms: number | string | null; last_answer: string | null; created_at: Date | string;
 }
 
 const toDelivery = (r: DeliveryRow): StoredDelivery => ({
   id: Number(r.id), applicationId: Number(r.application_id), endpointId: Number(r.endpoint_id), messageId: r.message_id, type: r.type, accountKey: r.account_key,
-  accountId: r.account_id === null ? null : Number(r.account_id), eventSeq: r.event_seq === null ? null : Number(r.event_seq), payload: r.payload, state: r.state as DeliveryState, attempts: Number(r.attempts), nextAttemptAt: asDate(r.next_attempt_at), lastAttemptAt: asDate(r.last_attempt_at),
+  accountId: r.account_id === null ? null : Number(r.account_id), eventSeq: Number(r.event_seq), payload: r.payload, state: r.state as DeliveryState, attempts: Number(r.attempts), nextAttemptAt: asDate(r.next_attempt_at), giveUpAt: asDate(r.give_up_at), lastAttemptAt: asDate(r.last_attempt_at),
   lastStatus: r.last_status === null ? null : Number(r.last_status), lastMs: r.last_ms === null ? null : Number(r.last_ms), lastAnswer: r.last_answer, createdAt: asDate(r.created_at),
 });
+
+/** When a delivery made or sent again at `now` is given up if it keeps failing. */
+const giveUpFrom = (now: Date) => new Date(now.getTime() + RETRY_FOR_MS);
 
 /** Webhook endpoints (WebhookStore of the storage contract) in SQL. */
 export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookStore {
@@ -48,9 +52,9 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       if (held) continue;
       try {
         await sql.change(
-          'INSERT INTO webhook_deliveries (application_id, endpoint_id, message_id, type, account_key, account_id, event_seq, payload, state, attempts, next_attempt_at, last_attempt_at, '
-          + "last_status, last_ms, last_answer, created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, NULL, ?, NULL)",
-          [d.applicationId, d.endpointId, d.messageId, d.type, d.accountKey, d.accountId, d.eventSeq, d.payload, t(now), t(now)], tx,
+          'INSERT INTO webhook_deliveries (application_id, endpoint_id, message_id, type, account_key, account_id, event_seq, payload, state, attempts, next_attempt_at, give_up_at, '
+          + "last_attempt_at, last_status, last_ms, last_answer, created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, NULL, NULL, NULL, NULL, ?, NULL)",
+          [d.applicationId, d.endpointId, d.messageId, d.type, d.accountKey, d.accountId, d.eventSeq, d.payload, t(now), t(giveUpFrom(now)), t(now)], tx,
         );
       } catch (e) {
         // a fan-out of the same event committing meanwhile holds it
@@ -97,18 +101,21 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       });
     },
     async listDueDeliveries(endpointId, now, limit) {
-      // an account's deliveries one after another, in the store's order; and none before an earlier
-      // event of its account is fanned out (its outbox row may be taken by a slower worker)
-      const rows = await sql.select<DeliveryRow>(
-        "SELECT d.* FROM webhook_deliveries d WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ? "
-        + "AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.endpoint_id = d.endpoint_id AND e.state = 'pending' AND e.account_key = d.account_key "
-        + 'AND (e.event_seq < d.event_seq OR (e.event_seq = d.event_seq AND e.id < d.id))) '
-        + "AND (d.account_id IS NULL OR NOT EXISTS (SELECT 1 FROM outbox o JOIN events v ON v.uid = o.event_id WHERE o.entity_id = d.account_id AND o.queue = 'webhooks' "
-        + "AND o.status = 'pending' AND o.application_id = d.application_id AND v.id < d.event_seq)) "
-        + 'ORDER BY d.event_seq, d.id LIMIT ?',
-        [endpointId, t(now), limit],
+      // the first pending delivery of each account (an index-only group-by), those due, in the store's order
+      const heads = (await sql.select<DeliveryRow>(
+        "SELECT d.* FROM webhook_deliveries d JOIN (SELECT account_key, MIN(event_seq) AS seq FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending' GROUP BY account_key) h "
+        + "ON d.account_key = h.account_key AND d.event_seq = h.seq WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ? ORDER BY d.event_seq, d.id LIMIT ?",
+        [endpointId, endpointId, t(now), limit * 2],
+      )).map(toDelivery);
+      // and none behind an earlier event of its account not fanned out yet (a slower worker holds its row)
+      const accounts = [...new Set(heads.flatMap((d) => (d.accountId === null ? [] : [d.accountId])))];
+      const waiting = accounts.length === 0 ? [] : await sql.select<{ entity_id: number | string; seq: number | string }>(
+        `SELECT o.entity_id, MIN(v.id) AS seq FROM outbox o JOIN events v ON v.uid = o.event_id WHERE o.entity_id IN (${accounts.map(() => '?').join(', ')}) `
+        + "AND o.queue = 'webhooks' AND o.status = 'pending' GROUP BY o.entity_id",
+        accounts,
       );
-      return rows.map(toDelivery);
+      const firstWaiting = new Map(waiting.map((w) => [Number(w.entity_id), Number(w.seq)]));
+      return heads.filter((d) => d.accountId === null || !((firstWaiting.get(d.accountId) ?? Infinity) < d.eventSeq)).slice(0, limit);
     },
     async listDueEndpoints(now, limit) {
       const rows = await sql.select<{ endpoint_id: number | string }>(
@@ -122,15 +129,13 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       )) > 0;
     },
     async recordAttemptAlone(deliveryId, a, now) {
-      const ok = a.status !== null && a.status >= 200 && a.status < 300;
-      await sql.change(
-        `UPDATE webhook_endpoints SET failing_since = ${ok ? 'NULL' : 'COALESCE(failing_since, ?)'} WHERE id = (SELECT endpoint_id FROM webhook_deliveries WHERE id = ?)`,
-        ok ? [deliveryId] : [t(now), deliveryId],
-      );
       return (await sql.change(
         "UPDATE webhook_deliveries SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_ms = ?, last_answer = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
         [a.state, t(a.nextAttemptAt), t(now), a.status, a.ms, a.answer.slice(0, 512), a.state === 'pending' ? null : t(now), deliveryId],
       )) > 0;
+    },
+    async markFailingAlone(endpointId, since) {
+      return (await sql.change(`UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS ${since ? '' : 'NOT '}NULL`, [since && t(since), endpointId])) > 0;
     },
     async listDeliveries(applicationId, endpointId, limit) {
       const rows = await sql.select<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE application_id = ? AND endpoint_id = ? ORDER BY id DESC LIMIT ?', [applicationId, endpointId, limit]);
@@ -155,23 +160,24 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
     },
     async resend(applicationId, deliveryId, now, tx) {
       return (await sql.change(
-        "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL WHERE application_id = ? AND id = ? AND state <> 'pending'",
-        [t(now), applicationId, deliveryId], tx,
+        "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, give_up_at = ?, finished_at = NULL WHERE application_id = ? AND id = ? AND state <> 'pending'",
+        [t(now), t(giveUpFrom(now)), applicationId, deliveryId], tx,
       )) > 0;
     },
     async replayFailed(endpointId, since, now, tx) {
       return sql.change(
-        "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL WHERE endpoint_id = ? AND created_at >= ? AND state = 'failed'",
-        [t(now), endpointId, t(since)], tx,
+        "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, give_up_at = ?, finished_at = NULL WHERE endpoint_id = ? AND created_at >= ? AND state = 'failed'",
+        [t(now), t(giveUpFrom(now)), endpointId, t(since)], tx,
       );
     },
     async findAccountUuid(applicationId, entityId) {
-      // the record; else its tombstone, recorded or still waiting in the outbox (one statement: the row moves between them in one transaction)
+      const [live] = await sql.select<{ uuid: string }>('SELECT uuid FROM entities WHERE application_id = ? AND id = ?', [applicationId, entityId]);
+      if (live) return live.uuid;
+      // deleted: its tombstone, recorded or still waiting in the outbox (one statement: the row moves between them in one transaction)
       const rows = await sql.select<{ uuid: string | null; payload: string | null }>(
-        'SELECT uuid, NULL AS payload FROM entities WHERE application_id = ? AND id = ? UNION ALL '
-        + 'SELECT entity_uuid AS uuid, NULL AS payload FROM entity_versions WHERE application_id = ? AND entity_id = ? AND entity_uuid IS NOT NULL UNION ALL '
-        + "SELECT NULL AS uuid, payload FROM outbox WHERE application_id = ? AND entity_id = ? AND queue = 'versions' AND payload LIKE '%\"uuid\"%'",
-        [applicationId, entityId, applicationId, entityId, applicationId, entityId],
+        'SELECT entity_uuid AS uuid, NULL AS payload FROM entity_versions WHERE application_id = ? AND entity_id = ? AND entity_uuid IS NOT NULL UNION ALL '
+        + "SELECT NULL AS uuid, payload FROM outbox WHERE entity_id = ? AND queue = 'versions' AND application_id = ? AND payload LIKE '%\"uuid\"%'",
+        [applicationId, entityId, entityId, applicationId],
       );
       for (const r of rows) {
         if (r.uuid) return r.uuid;

@@ -41,12 +41,14 @@ export interface StoredDelivery {
   accountKey: string;
   /** The account the event is about, if any. */
   accountId: number | null;
-  /** The event's place in the event store (none for a ping): deliveries of one account go in this order. */
-  eventSeq: number | null;
+  /** The event's place in the event store (0 for a ping): deliveries of one account go in this order. */
+  eventSeq: number;
   payload: string;
   state: DeliveryState;
   attempts: number;
   nextAttemptAt: Date;
+  /** Failing after this, it is given up: RETRY_FOR_MS after it was made, or sent again. */
+  giveUpAt: Date;
   lastAttemptAt: Date | null;
   lastStatus: number | null;
   lastMs: number | null;
@@ -69,7 +71,7 @@ export interface WebhookStore {
   remove(applicationId: number, endpointId: string, transaction: Tx): Promise<boolean>;
   /** A new secret; the current one becomes the previous, valid until `previousUntil`. False when there is no such endpoint. */
   rotateSecret(applicationId: number, endpointId: string, secretSealed: string, previousUntil: Date, now: Date, transaction: Tx): Promise<boolean>;
-  /** New deliveries, due now; one whose endpoint already has its message id is left out (a fan-out run again). Answers how many were new. */
+  /** New deliveries, due now, tried for RETRY_FOR_MS; one whose endpoint already has its message id is left out (a fan-out run again). Answers how many were new. */
   insertDeliveries(deliveries: NewDelivery[], now: Date, transaction: Tx): Promise<number>;
   /**
    * The fan-out of one event (the webhooks outbox row `outboxId`): marks the row done and inserts
@@ -91,8 +93,10 @@ export interface WebhookStore {
    * it due again at `until`). False when another worker took or finished it.
    */
   claimAlone(deliveryId: number, now: Date, until: Date): Promise<boolean>;
-  /** Records an attempt of a pending delivery, and whether its endpoint is failing; false when it was not pending any more. */
+  /** Records an attempt of a pending delivery; false when it was not pending any more. */
   recordAttemptAlone(deliveryId: number, attempt: AttemptRecord, now: Date): Promise<boolean>;
+  /** The endpoint failing since `since` (when it was not), or recovered (null, when it was failing); false when nothing changed. */
+  markFailingAlone(endpointId: number, since: Date | null): Promise<boolean>;
   /** An endpoint's latest deliveries, newest first (/webhooks/deliveries). */
   listDeliveries(applicationId: number, endpointId: number, limit: number): Promise<StoredDelivery[]>;
   /** One delivery of the application's. */
@@ -101,9 +105,9 @@ export interface WebhookStore {
   listSubscriptions(): Promise<EndpointSubscription[]>;
   /** Disables (a time) or enables (null) an endpoint; false when there is no such endpoint. */
   setDisabled(applicationId: number, endpointId: string, disabledAt: Date | null, now: Date, transaction: Tx): Promise<boolean>;
-  /** Sends a delivery again (due now, its attempts kept); false when it is not the application's or is pending already. */
+  /** Sends a delivery again (due now, tried for RETRY_FOR_MS again, its attempts kept); false when it is not the application's or is pending already. */
   resend(applicationId: number, deliveryId: number, now: Date, transaction: Tx): Promise<boolean>;
-  /** Sends again every delivery of the endpoint made since `since` that was given up; answers how many. */
+  /** Sends again (as `resend` does) every delivery of the endpoint made since `since` that was given up; answers how many. */
   replayFailed(endpointId: number, since: Date, now: Date, transaction: Tx): Promise<number>;
   /** The public id of the account `entityId` (its record's uuid, or its last version's once it is deleted). */
   findAccountUuid(applicationId: number, entityId: number): Promise<string | undefined>;
