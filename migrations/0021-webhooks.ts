@@ -3,7 +3,8 @@ import { DataTypes, type QueryInterface } from 'sequelize';
 /**
  * Webhooks (docs/webhooks.md): an application's endpoints, each with its secret sealed (and the
  * previous one for a day after a rotation), and one delivery per endpoint and event with its
- * attempts, so that a delivery is never lost and never made twice for one event.
+ * attempts, so that a delivery is never lost and never made twice for one event; the outbox's
+ * index on the account gains its queue and status.
  */
 export async function up({ context: qi }: { context: QueryInterface }): Promise<void> {
   const longText = qi.sequelize.getDialect() === 'sqlite' ? DataTypes.TEXT : DataTypes.TEXT('medium');
@@ -55,6 +56,11 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   await qi.addIndex('webhook_deliveries', ['endpoint_id', 'state', 'account_key', 'event_seq'], { name: 'webhook_deliveries_order' });
   await qi.addIndex('webhook_deliveries', ['endpoint_id', 'created_at'], { name: 'webhook_deliveries_time' });
   await qi.addIndex('webhook_deliveries', ['state', 'next_attempt_at'], { name: 'webhook_deliveries_due' });
+  // an account's outbox rows by queue and status (what a delivery waiting for an earlier event's
+  // fan-out asks, and the versions lookups): in place of the index on the account alone, so a busy
+  // account's thousands of finished rows are not read to find its few pending ones
+  await qi.addIndex('outbox', ['entity_id', 'queue', 'status'], { name: 'outbox_entity_queue' });
+  await qi.removeIndex('outbox', 'outbox_entity');
 }
 
 export async function down({ context: qi }: { context: QueryInterface }): Promise<void> {

@@ -27,6 +27,21 @@ const ACTIVITY_ENTRY = {
     client_id: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, user_agent: { type: ['string', 'null'] },
   },
 };
+/** A webhook endpoint (docs/webhooks.md#endpoints): never its secret, but as /webhooks/add answers it. */
+const WEBHOOK_ENDPOINT_PROPERTIES = {
+  id: STRING, url: STRING, events: { oneOf: [{ const: '*' }, { type: 'array', items: STRING }] }, description: STRING, include_record: BOOLEAN,
+  created: STRING, disabled: { type: ['string', 'null'] }, failing_since: { type: ['string', 'null'] },
+};
+const WEBHOOK_ENDPOINT = { type: 'object', required: Object.keys(WEBHOOK_ENDPOINT_PROPERTIES), properties: WEBHOOK_ENDPOINT_PROPERTIES, additionalProperties: false };
+const WEBHOOK_DELIVERY = {
+  type: 'object', required: ['id', 'message_id', 'type', 'state', 'attempts', 'created', 'next_attempt', 'last_attempt', 'last_status', 'last_ms', 'last_answer'],
+  properties: {
+    id: INTEGER, message_id: STRING, type: STRING, state: { enum: ['pending', 'delivered', 'failed'] }, attempts: INTEGER, created: STRING,
+    next_attempt: { type: ['string', 'null'] }, last_attempt: { type: ['string', 'null'] }, last_status: { type: ['integer', 'null'] },
+    last_ms: { type: ['integer', 'null'] }, last_answer: { type: ['string', 'null'] },
+  },
+  additionalProperties: false,
+};
 /** A sign-in's answer: the record, and what response_type asked for (an access token, an authorization code, or both). */
 const SIGNED_IN = { capture_user: RECORD_REF, access_token: STRING, authorization_code: STRING };
 const TOKEN_PAIR = { access_token: STRING, expires_in: INTEGER, refresh_token: STRING, transaction_state: {} };
@@ -121,6 +136,15 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/entity.signOut': ok({ sessions_ended: INTEGER }),
   '/entity.resetSecondFactor': ok({ removed: BOOLEAN }),
   '/audit/list': ok({ results: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } }),
+  '/webhooks/add': ok({ result: { ...WEBHOOK_ENDPOINT, required: [...WEBHOOK_ENDPOINT.required, 'secret'], properties: { ...WEBHOOK_ENDPOINT_PROPERTIES, secret: STRING } } }),
+  '/webhooks/list': ok({ results: { type: 'array', items: WEBHOOK_ENDPOINT } }),
+  '/webhooks/remove': ok(),
+  '/webhooks/rotate_secret': ok({ secret: STRING, previous_valid_until: STRING }),
+  '/webhooks/test': ok({ message_id: STRING }),
+  '/webhooks/deliveries': ok({ results: { type: 'array', items: WEBHOOK_DELIVERY } }),
+  '/webhooks/disable': ok(),
+  '/webhooks/enable': ok(),
+  '/webhooks/redeliver': ok({ queued: INTEGER }),
 };
 
 const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };

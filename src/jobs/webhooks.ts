@@ -1,6 +1,7 @@
 import type { Database } from '../db';
 import type { StoredEvent } from '../domain/storage/events';
 import type { SecretBox } from '../domain/secrets';
+import type { OutboxJob } from '../domain/storage/outbox';
 import type { NewDelivery, StoredDelivery, StoredEndpoint } from '../domain/storage/webhooks';
 import { renderUser } from '../domain/users';
 import { CATCH_UP_AFTER_MS, messageIdOf, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF, webhookBody, type WebhookBody } from '../domain/webhooks';
@@ -11,8 +12,9 @@ import { send, signatureHeaders, type Attempt } from './webhook-sender';
 
 /**
  * The webhooks queue (docs/webhooks.md#deliveries). An event some endpoint wants leaves a fan-out
- * row with its change; the job of that row makes one delivery per endpoint subscribed to it (and
- * marks the row done, in one transaction), then sends what is due. A delivery is taken by one
+ * row with its change; the job of that row makes one delivery per endpoint subscribed to it, for
+ * its row and the other pending ones (a batch read and written at once: one transaction marks the
+ * rows done and inserts their deliveries), then sends what is due. A delivery is taken by one
  * worker at a time (a lease on it, so a worker that dies mid-attempt leaves it due again), signed
  * with the endpoint's live secrets and sent; 2xx delivered, 410 the endpoint removed, anything else
  * tried again after a doubling wait until RETRY_FOR_MS has passed since it was made (or sent again). An account's
@@ -28,6 +30,9 @@ export const LONGEST_WAIT_MS = 3600_000;
 export const LEASE_MS = 30_000;
 /** An endpoint whose every attempt failed for this long is disabled, and the application's owner told. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
+
+/** How many pending events one fan-out job fans out at most, in one transaction. */
+export const FAN_OUT_BATCH = 100;
 
 /** When a delivery that failed its `attempts`-th time is tried next. */
 export const nextAttemptAfter = (attempts: number, now: Date): Date => new Date(now.getTime() + Math.min(FIRST_WAIT_MS * 2 ** Math.max(0, attempts - 1), LONGEST_WAIT_MS));
@@ -81,9 +86,11 @@ export function createWebhookDeliverer(deps: {
     const ok = status !== null && status >= 200 && status < 300;
     const givenUp = !ok && now.getTime() >= d.giveUpAt.getTime();
     const state = ok ? 'delivered' : givenUp ? 'failed' : 'pending';
+    // an erased account's uuid is kept until its erasure is delivered (or given up), no longer
+    const forgotten = (ok || givenUp) && d.type === 'user.erased' ? JSON.stringify({ ...(JSON.parse(d.payload) as WebhookBody), data: { user_id: null } }) : undefined;
     await db.webhooks.recordAttemptAlone(d.id, {
       status, ms: Math.round(result.ms), answer: result.kind === 'answered' ? result.answer : result.reason, state,
-      nextAttemptAt: ok || givenUp ? now : nextAttemptAfter(d.attempts + 1, now),
+      nextAttemptAt: ok || givenUp ? now : nextAttemptAfter(d.attempts + 1, now), ...(forgotten !== undefined && { payload: forgotten }),
     }, now);
     deps.watch?.attempted(e.endpointId, ok ? 'delivered' : givenUp ? 'failed' : 'retried', result.ms / 1000);
     if (status === 410) return 'gone';
@@ -159,19 +166,43 @@ export function createWebhooksProcessor(deps: { db: Database; deliverer: Webhook
   const { db, deliverer } = deps;
   const now = deps.now ?? (() => new Date());
 
-  async function fanOut(outboxId: string): Promise<Record<string, unknown>> {
-    const row = await db.outbox.find(outboxId);
-    if (!row || row.status !== 'pending') return { skipped: 'fanned out already' };
-    const e = row.eventId === undefined ? undefined : await db.events.findByUid(row.eventId);
-    const only = typeof row.payload.endpoint === 'string' ? row.payload.endpoint : undefined;
-    let deliveries: NewDelivery[] = [];
-    if (e) {
-      const account = accountOf(e);
-      const userId = typeof row.payload.uuid === 'string' ? row.payload.uuid
-        : account === undefined ? undefined : await db.webhooks.findAccountUuid(e.applicationId, account);
-      deliveries = deliveriesOf(e, await db.webhooks.list(e.applicationId), userId, only);
+  /** The deliveries of a batch of fan-out rows: their events, their applications' endpoints, their accounts' public ids, read once for the batch. */
+  async function deliveriesFor(rows: OutboxJob[]): Promise<Map<string, NewDelivery[]>> {
+    const events = new Map((await db.events.findByUids(rows.flatMap((r) => (r.eventId === undefined ? [] : [r.eventId])))).map((e) => [e.eventId, e]));
+    const endpoints = new Map<number, StoredEndpoint[]>();
+    for (const app of new Set(rows.map((r) => r.applicationId))) endpoints.set(app, await db.webhooks.list(app));
+    // an account's public id: carried by the row (a deletion's), else its record, else its tombstone
+    const uuids = new Map<string, string>();
+    const key = (app: number, id: number) => `${app}:${id}`;
+    const unnamed = new Map<number, Set<number>>();
+    for (const r of rows) {
+      const e = r.eventId === undefined ? undefined : events.get(r.eventId);
+      const account = e && accountOf(e);
+      if (account === undefined) continue;
+      if (typeof r.payload.uuid === 'string') uuids.set(key(r.applicationId, account), r.payload.uuid);
+      else unnamed.set(r.applicationId, (unnamed.get(r.applicationId) ?? new Set()).add(account));
     }
-    if (!(await db.webhooks.fanOutAlone(outboxId, deliveries, now()))) return { skipped: 'fanned out already' };
+    for (const [app, ids] of unnamed) {
+      const wanted = [...ids].filter((id) => !uuids.has(key(app, id)));
+      for (const record of wanted.length === 0 ? [] : await db.records.findByIds(app, wanted)) uuids.set(key(app, record.id), record.uuid);
+      for (const id of wanted.filter((i) => !uuids.has(key(app, i)))) {
+        const uuid = await db.webhooks.findAccountUuid(app, id);
+        if (uuid !== undefined) uuids.set(key(app, id), uuid);
+      }
+    }
+    return new Map(rows.map((r) => {
+      const e = r.eventId === undefined ? undefined : events.get(r.eventId);
+      if (!e) return [r.id, []];
+      const account = accountOf(e);
+      return [r.id, deliveriesOf(e, endpoints.get(r.applicationId) ?? [], account === undefined ? undefined : uuids.get(key(r.applicationId, account)),
+        typeof r.payload.endpoint === 'string' ? r.payload.endpoint : undefined)];
+    }));
+  }
+
+  /** A fan-out job: its row and other pending ones, fanned out in one transaction; then what they made is sent. */
+  async function fanOut(outboxId: string): Promise<Record<string, unknown>> {
+    const { own, deliveries } = await db.webhooks.fanOutBatchAlone(outboxId, FAN_OUT_BATCH, deliveriesFor, now());
+    if (!own) return { skipped: 'fanned out already' };
     const sent = deliveries.length === 0 ? { delivered: 0, failed: 0 } : await deliverer.deliverDue(now, [...new Set(deliveries.map((d) => d.endpointId))]);
     return { deliveries: deliveries.length, ...sent };
   }

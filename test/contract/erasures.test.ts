@@ -52,7 +52,7 @@ forEveryEngine('erasure and import stores', (storage) => {
       return counts;
     });
     expect(first).toMatchObject({ outboxRows: 2, events: 1, auditEntries: 1, credentials: 1 });
-    expect(await db.erasures.purgeAlone(appId, ann.id, needles, '')).toEqual({ snapshots: 0, outboxRows: 0, events: 0, failures: 0, auditEntries: 0, oidcState: 0, credentials: 0 });
+    expect(await db.erasures.purgeAlone(appId, ann.id, needles, '')).toEqual({ snapshots: 0, outboxRows: 0, events: 0, failures: 0, auditEntries: 0, oidcState: 0, credentials: 0, webhookDeliveries: 0 });
     expect(await db.transaction((tx) => db.erasures.markErased(appId, ann.id, new Date(), tx))).toBe(false);
     expect((await db.erasures.erasedAt(appId, ann.id))?.toISOString()).toBe('2026-11-27T10:00:00.000Z');
     expect(await db.erasures.erasedAt(appId, joann.id)).toBeUndefined();

@@ -134,6 +134,24 @@ forEveryEngine('webhook deliveries', (storage) => {
     expect(await db.webhooks.findAccountUuid(appId, 999_999_998)).toBe(gone);
   });
 
+  it('fans a batch of pending rows out in one transaction: the job\'s own first, then the oldest others; a row done already is skipped', async () => {
+    const { db, appId } = storage();
+    const e = await endpoint();
+    const rows = Array.from({ length: 4 }, (_, i): OutboxJob => ({ id: randomUUID(), applicationId: appId, queue: 'webhooks', name: 'fan-out', payload: { n: i }, eventId: randomUUID() }));
+    for (const [i, row] of rows.entries()) await db.transaction((tx) => db.outbox.insert([row], at(i), tx));
+    const seen: string[][] = [];
+    const made = await db.webhooks.fanOutBatchAlone(rows[2].id, 3, async (batch) => {
+      seen.push(batch.map((r) => r.id));
+      return new Map(batch.map((r) => [r.id, [delivery(e.id, `b-${r.id}`, String(r.payload.n), Number(r.payload.n) + 1)]]));
+    }, at(10));
+    expect(made.own).toBe(true);
+    expect(seen).toEqual([[rows[2].id, rows[0].id, rows[1].id]]);
+    expect((await Promise.all(rows.map(async (r) => (await db.outbox.find(r.id))!.status)))).toEqual(['done', 'done', 'done', 'pending']);
+    expect(made.deliveries).toHaveLength(3);
+    expect((await db.webhooks.listDeliveries(appId, e.id, 10)).map((d) => d.messageId).sort()).toEqual(made.deliveries.map((d) => d.messageId).sort());
+    expect(await db.webhooks.fanOutBatchAlone(rows[0].id, 3, async () => { throw new Error('not asked'); }, at(11))).toEqual({ own: false, deliveries: [] });
+  });
+
   it('disables and enables an endpoint, sends one delivery or every one given up since a time again, and purges finished ones', async () => {
     const { db, appId } = storage();
     const e = await endpoint(['user.updated']);

@@ -125,7 +125,7 @@ it('removes an endpoint whose receiver answers 410 Gone, and disables one failin
   expect(mail.text).toContain(`http://127.0.0.1:${port}/failing`);
   // a disabled endpoint is sent nothing
   const sent = got.length;
-  expect(await deliverer.deliverDue(() => new Date(T0.getTime() + 6 * 86_400_000))).toEqual({ delivered: 0, failed: 0 });
+  expect(await deliverer.deliverDue(() => new Date(T0.getTime() + 6 * 86_400_000), [failingId])).toEqual({ delivered: 0, failed: 0 });
   expect(got.length).toBe(sent);
   status = 204;
 });

@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 import { oathtool } from '../helpers/totp';
 import { until } from '../helpers/processes';
+import { stored } from '../helpers/stored';
 
 // docs/webhooks.md#events, through the API of the embedded default (its in-process job runner):
 // the account events an app's backend and its users cause arrive at a real receiver, each verified
@@ -149,6 +150,9 @@ it('delivers every account, client and settings event signed, once per webhook-i
   const some = got.filter((g) => g.endpoint === 'some');
   expect([...new Set(some.map((g) => g.type))].sort()).toEqual(['user.created', 'user.deleted']);
   expect(some.every((g) => !('record' in g.data))).toBe(true);
+  // the erased account's uuid was sent, and is kept nowhere once its erasure was delivered
+  const kept = JSON.stringify(await stored(t.runtime.db).rows('SELECT payload FROM webhook_deliveries')) + JSON.stringify(await stored(t.runtime.db).rows('SELECT payload FROM outbox'));
+  expect(kept).not.toContain(other.body.uuid);
   // /webhooks/deliveries lists what was sent, with the receiver's status
   const deliveries = await asOwner('/webhooks/deliveries', { id: all, limit: '100' });
   expect(deliveries.body.results.length).toBe(mine.length);

@@ -41,10 +41,14 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     // the outbox first: a snapshot row a versions worker holds is waited for, then its snapshot is deleted below.
     // Its rows: the record's snapshots, the jobs of its events, and emails to its addresses queued before the events were kept
     const mail = holdsAny('payload', needles.emails.flatMap((e) => [['to', e], ['newEmail', e]] as Array<[string, string]>));
-    // (not the webhooks rows: they hold the account's public id alone, and tell the apps it was erased)
-    const outboxRows = await deleteFound('outbox', `application_id = ? AND id <> ? AND queue <> 'webhooks' AND (entity_id = ?
+    // (but the webhooks row of the erasure itself: it tells the apps, which knew the account by its uuid, to erase it too)
+    const erasedEvents = `SELECT uid FROM events WHERE application_id = ? AND account_id = ? AND type = 'account.erased'`;
+    const outboxRows = await deleteFound('outbox', `application_id = ? AND id <> ? AND (entity_id = ?
          OR event_id IN (SELECT uid FROM events WHERE application_id = ? AND account_id = ?)
-         OR (queue = 'mail' AND ${mail.clause}))`, [applicationId, keep, id, applicationId, id, ...mail.values], tx);
+         OR (queue = 'mail' AND ${mail.clause}))
+         AND NOT (queue = 'webhooks' AND event_id IN (${erasedEvents}))`, [applicationId, keep, id, applicationId, id, ...mail.values, applicationId, id], tx);
+    // its webhook deliveries (each names its uuid) but the one that says it was erased: what was not sent yet, the erasure supersedes
+    const webhookDeliveries = await deleteFound('webhook_deliveries', "application_id = ? AND account_id = ? AND type <> 'user.erased'", [applicationId, id], tx);
     const snapshots = await sql.change('DELETE FROM entity_versions WHERE application_id = ? AND entity_id = ?', [applicationId, id], tx);
     const events = await sql.change(
       `UPDATE events SET data = '{}', address = NULL, user_agent = NULL
@@ -72,7 +76,7 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     for (const table of ['profiles', 'second_factors', 'passkeys']) {
       await sql.change(`DELETE FROM ${table} WHERE application_id = ? AND entity_id = ?`, [applicationId, id], tx);
     }
-    return { snapshots, outboxRows, events, failures, auditEntries, oidcState, credentials };
+    return { snapshots, outboxRows, events, failures, auditEntries, oidcState, credentials, webhookDeliveries };
   }
 
   return {

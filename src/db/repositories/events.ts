@@ -142,6 +142,11 @@ export function createEventQueries(sql: Sql): EventStore {
       const [row] = await sql.select<EventRow>('SELECT * FROM events WHERE uid = ?', [uid]);
       return row ? toStored(row) : undefined;
     },
+    async findByUids(uids: readonly string[]): Promise<StoredEvent[]> {
+      if (uids.length === 0) return [];
+      const rows = await sql.select<EventRow>(`SELECT * FROM events WHERE uid IN (${uids.map(() => '?').join(', ')}) ORDER BY id`, [...uids]);
+      return rows.map(toStored);
+    },
     async listSince(applicationId: number, afterId: number, since: Date, limit: number): Promise<StoredEvent[]> {
       const rows = await sql.select<EventRow>('SELECT * FROM events WHERE id > ? AND application_id = ? AND occurred_at >= ? ORDER BY id LIMIT ?', [afterId, applicationId, t(since), limit]);
       return rows.map(toStored);

@@ -5,7 +5,8 @@ import { insertAll, OUTBOX_COLUMNS, outboxRow } from '../hot-rows';
 import type { OutboxBacklog, OutboxJob, OutboxStatus } from '../../domain/storage/outbox';
 import type { Tx } from '../../domain/storage/transactions';
 
-const toJob = (row: OutboxRow): OutboxJob => ({
+/** An outbox row as the domain sees it. */
+export const toJob = (row: OutboxRow): OutboxJob => ({
   id: row.id,
   applicationId: Number(row.application_id),
   queue: row.queue,

@@ -1,7 +1,8 @@
 import type { Transact, Tx } from '../../domain/storage/transactions';
 import type { DeliveryState, NewDelivery, NewEndpoint, StoredDelivery, StoredEndpoint, WebhookStore } from '../../domain/storage/webhooks';
 import { RETRY_FOR_MS } from '../../domain/webhooks';
-import { asDate } from '../models';
+import { asDate, type OutboxRow } from '../models';
+import { toJob } from './outbox';
 import { DuplicateKeyError, type Sql } from '../sql';
 
 interface EndpointRow {
@@ -95,9 +96,34 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
     insertDeliveries,
     async fanOutAlone(outboxId, deliveries, now) {
       return transact(async (tx) => {
-        if ((await sql.change("UPDATE outbox SET status = 'done', updated_at = ? WHERE id = ? AND status = 'pending'", [t(now), outboxId], tx)) === 0) return false;
+        // (its payload, the account's uuid at most, is not kept once fanned out)
+        if ((await sql.change("UPDATE outbox SET status = 'done', payload = '{}', updated_at = ? WHERE id = ? AND status = 'pending'", [t(now), outboxId], tx)) === 0) return false;
         await insertDeliveries(deliveries, now, tx);
         return true;
+      });
+    },
+    async fanOutBatchAlone(ownId, limit, deliveriesOf, now) {
+      // the rows read and their deliveries made before the transaction (its reads wait for nothing it holds)
+      const own = await sql.select<OutboxRow>("SELECT * FROM outbox WHERE id = ? AND status = 'pending'", [ownId]);
+      if (own.length === 0) return { own: false, deliveries: [] };
+      const others = await sql.select<OutboxRow>(
+        "SELECT * FROM outbox WHERE status = 'pending' AND queue = 'webhooks' AND name = 'fan-out' AND id <> ? ORDER BY created_at LIMIT ?", [ownId, limit - 1],
+      );
+      const made = await deliveriesOf([...own, ...others].map(toJob));
+      const lock = sql.dialect === 'mysql' ? ' FOR UPDATE SKIP LOCKED' : '';
+      return transact(async (tx) => {
+        // the rows still pending and held by no other worker: those are this batch's
+        const ids = [ownId, ...others.map((r) => r.id)];
+        const held = new Set((await sql.select<{ id: string }>(
+          `SELECT id FROM outbox WHERE id IN (${ids.map(() => '?').join(', ')}) AND status = 'pending' ORDER BY id${lock}`, ids, tx,
+        )).map((r) => r.id));
+        if (!held.has(ownId)) return { own: false, deliveries: [] };
+        const mine = [...held];
+        // (a payload, an account's uuid at most, is not kept once fanned out)
+        await sql.change(`UPDATE outbox SET status = 'done', payload = '{}', updated_at = ? WHERE id IN (${mine.map(() => '?').join(', ')})`, [t(now), ...mine], tx);
+        const deliveries = mine.flatMap((id) => made.get(id) ?? []);
+        await insertDeliveries(deliveries, now, tx);
+        return { own: true, deliveries };
       });
     },
     async listDueDeliveries(endpointId, now, limit) {
@@ -130,8 +156,9 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
     },
     async recordAttemptAlone(deliveryId, a, now) {
       return (await sql.change(
-        "UPDATE webhook_deliveries SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_ms = ?, last_answer = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
-        [a.state, t(a.nextAttemptAt), t(now), a.status, a.ms, a.answer.slice(0, 512), a.state === 'pending' ? null : t(now), deliveryId],
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_ms = ?, last_answer = ?, finished_at = ?${a.payload === undefined ? '' : ', payload = ?'} `
+        + "WHERE id = ? AND state = 'pending'",
+        [a.state, t(a.nextAttemptAt), t(now), a.status, a.ms, a.answer.slice(0, 512), a.state === 'pending' ? null : t(now), ...(a.payload === undefined ? [] : [a.payload]), deliveryId],
       )) > 0;
     },
     async markFailingAlone(endpointId, since) {

@@ -9,6 +9,7 @@ export interface ErasureCounts {
   auditEntries: number;
   oidcState: number;
   credentials: number;
+  webhookDeliveries: number;
 }
 
 /**

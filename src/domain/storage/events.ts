@@ -64,6 +64,8 @@ export interface EventStore {
   recordChanges(applicationId: number, accountId: number, limit: number): Promise<StoredEvent[]>;
   /** One event by its own id (`eventId`). */
   findByUid(uid: string): Promise<StoredEvent | undefined>;
+  /** The events of these own ids (those the store has), in the store's order. */
+  findByUids(uids: readonly string[]): Promise<StoredEvent[]>;
   /**
    * The application's events after the store's `afterId` that happened at `since` or later, in the
    * store's order, at most `limit` (read along the store's primary key: `afterId` should be recent).

@@ -1,3 +1,4 @@
+import type { OutboxJob } from './outbox';
 import type { Tx } from './transactions';
 
 /** A webhook endpoint as stored: its secrets sealed (the previous one until `previousUntil`, after a rotation). */
@@ -59,7 +60,11 @@ export interface StoredDelivery {
 export type NewDelivery = Pick<StoredDelivery, 'applicationId' | 'endpointId' | 'messageId' | 'type' | 'accountKey' | 'accountId' | 'eventSeq' | 'payload'>;
 
 /** What an attempt came to: the receiver's status (null: none) and how long, its first bytes, and the delivery's state after it. */
-export interface AttemptRecord { status: number | null; ms: number; answer: string; state: DeliveryState; nextAttemptAt: Date }
+export interface AttemptRecord {
+  status: number | null; ms: number; answer: string; state: DeliveryState; nextAttemptAt: Date;
+  /** What the delivery keeps of its body from now on, when not all of it (an erased account's uuid is not kept once sent). */
+  payload?: string;
+}
 
 /** An application's webhook endpoints (docs/webhooks.md), written in the transaction of their event. */
 export interface WebhookStore {
@@ -79,6 +84,16 @@ export interface WebhookStore {
    * pending any more: another worker fanned it out.
    */
   fanOutAlone(outboxId: string, deliveries: NewDelivery[], now: Date): Promise<boolean>;
+  /**
+   * The fan-out of pending events: the webhooks outbox row `ownId` (a `fan-out`) and up to
+   * `limit - 1` other pending fan-out rows, oldest first; `deliveriesOf` makes each row's
+   * deliveries (by row id), then one transaction of its own marks the rows still pending and held by
+   * no other worker done and inserts their deliveries. `own` is false (nothing done) when the
+   * job's own row was not pending any more or another worker holds it.
+   */
+  fanOutBatchAlone(
+    ownId: string, limit: number, deliveriesOf: (rows: OutboxJob[]) => Promise<Map<string, NewDelivery[]>>, now: Date,
+  ): Promise<{ own: boolean; deliveries: NewDelivery[] }>;
   /**
    * An endpoint's deliveries due at `now`, in the event store's order, each the first pending one
    * of its account for that endpoint (a later one waits for it, delivered or given up) and none
