@@ -27,7 +27,7 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     updated_at: { type: DataTypes.DATE(6), allowNull: false },
   }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
   await qi.addIndex('webhook_endpoints', ['application_id', 'endpoint_id'], { name: 'webhook_endpoints_id', unique: true });
-  // one per endpoint and event; `account_key` orders an account's deliveries to one endpoint
+  // one per endpoint and event; an account's (`account_key`) go to an endpoint in the order of `event_seq`
   await qi.createTable('webhook_deliveries', {
     id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false },
     application_id: { type: DataTypes.BIGINT, allowNull: false, references: { model: 'applications', key: 'id' }, onDelete: 'CASCADE' },
@@ -43,6 +43,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     state: { type: DataTypes.STRING(16), allowNull: false },
     attempts: { type: DataTypes.INTEGER, allowNull: false },
     next_attempt_at: { type: DataTypes.DATE(6), allowNull: false },
+    // the last worker's claim of it (the lease is next_attempt_at)
+    claim: { type: DataTypes.STRING(24), allowNull: true },
     // tried until then (made, or sent again, plus a day and two hours); given up after
     give_up_at: { type: DataTypes.DATE(6), allowNull: false },
     last_attempt_at: { type: DataTypes.DATE(6), allowNull: true },
@@ -53,7 +55,7 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     finished_at: { type: DataTypes.DATE(6), allowNull: true },
   }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
   await qi.addIndex('webhook_deliveries', ['endpoint_id', 'message_id'], { name: 'webhook_deliveries_message', unique: true });
-  await qi.addIndex('webhook_deliveries', ['endpoint_id', 'state', 'account_key', 'event_seq'], { name: 'webhook_deliveries_order' });
+  await qi.addIndex('webhook_deliveries', ['endpoint_id', 'state', 'event_seq', 'id'], { name: 'webhook_deliveries_order' });
   await qi.addIndex('webhook_deliveries', ['endpoint_id', 'created_at'], { name: 'webhook_deliveries_time' });
   await qi.addIndex('webhook_deliveries', ['state', 'next_attempt_at'], { name: 'webhook_deliveries_due' });
   // an account's outbox rows by queue and status (what a delivery waiting for an earlier event's

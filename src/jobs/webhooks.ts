@@ -102,12 +102,12 @@ export function createWebhookDeliverer(deps: {
   async function serve(endpointKey: number, now: () => Date, until: number, totals: { delivered: number; failed: number }): Promise<void> {
     while (Date.now() < until) {
       const at = now();
-      const due = await db.webhooks.listDueDeliveries(endpointKey, at, perEndpoint);
+      const { due, others } = await db.webhooks.listDueDeliveries(endpointKey, at, perEndpoint);
       if (due.length === 0) return;
       const endpoint = (await db.webhooks.list(due[0].applicationId)).find((e) => e.id === endpointKey);
       if (!endpoint || endpoint.disabledAt) return;
-      const taken = (await Promise.all(due.map(async (d) => ((await db.webhooks.claimAlone(d.id, at, new Date(at.getTime() + LEASE_MS))) ? d : undefined))))
-        .filter((d): d is StoredDelivery => d !== undefined);
+      const claimed = new Set(await db.webhooks.claimAlone(due.map((d) => d.id), at, new Date(at.getTime() + LEASE_MS)));
+      const taken = due.filter((d) => claimed.has(d.id));
       if (taken.length === 0) return;
       const states = await Promise.all(taken.map((d) => attempt(endpoint, d, now())));
       totals.delivered += states.filter((s) => s === 'delivered').length;
@@ -121,6 +121,8 @@ export function createWebhookDeliverer(deps: {
         if (endpoint.failingSince && at.getTime() - endpoint.failingSince.getTime() >= DISABLE_AFTER_MS) await deps.changes.failing(endpoint);
         return;
       }
+      // nothing else was pending: nothing can have become due
+      if (others === 0) return;
     }
   }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Transact, Tx } from '../../domain/storage/transactions';
 import type { DeliveryState, NewDelivery, NewEndpoint, StoredDelivery, StoredEndpoint, WebhookStore } from '../../domain/storage/webhooks';
 import { RETRY_FOR_MS } from '../../domain/webhooks';
@@ -34,6 +35,9 @@ const toDelivery = (r: DeliveryRow): StoredDelivery => ({
   accountId: r.account_id === null ? null : Number(r.account_id), eventSeq: Number(r.event_seq), payload: r.payload, state: r.state as DeliveryState, attempts: Number(r.attempts), nextAttemptAt: asDate(r.next_attempt_at), giveUpAt: asDate(r.give_up_at), lastAttemptAt: asDate(r.last_attempt_at),
   lastStatus: r.last_status === null ? null : Number(r.last_status), lastMs: r.last_ms === null ? null : Number(r.last_ms), lastAnswer: r.last_answer, createdAt: asDate(r.created_at),
 });
+
+/** How many of an endpoint's first pending deliveries are looked at for its due ones. */
+const DUE_WINDOW = 500;
 
 /** When a delivery made or sent again at `now` is given up if it keeps failing. */
 const giveUpFrom = (now: Date) => new Date(now.getTime() + RETRY_FOR_MS);
@@ -127,21 +131,37 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       });
     },
     async listDueDeliveries(endpointId, now, limit) {
-      // the first pending delivery of each account (an index-only group-by), those due, in the store's order
-      const heads = (await sql.select<DeliveryRow>(
-        "SELECT d.* FROM webhook_deliveries d JOIN (SELECT account_key, MIN(event_seq) AS seq FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending' GROUP BY account_key) h "
-        + "ON d.account_key = h.account_key AND d.event_seq = h.seq WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ? ORDER BY d.event_seq, d.id LIMIT ?",
-        [endpointId, endpointId, t(now), limit * 2],
-      )).map(toDelivery);
-      // and none behind an earlier event of its account not fanned out yet (a slower worker holds its row)
-      const accounts = [...new Set(heads.flatMap((d) => (d.accountId === null ? [] : [d.accountId])))];
+      // the endpoint's first pending deliveries in the store's order (an index range), and of those the first of each account
+      type Slim = { id: number | string; account_key: string; account_id: number | string | null; event_seq: number | string; next_attempt_at: Date | string };
+      const window = await sql.select<Slim>(
+        "SELECT id, account_key, account_id, event_seq, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending' ORDER BY event_seq, id LIMIT ?",
+        [endpointId, DUE_WINDOW],
+      );
+      const seen = new Set<string>();
+      let heads = window.filter((r) => !seen.has(r.account_key) && seen.add(r.account_key));
+      const isDue = (r: Slim) => asDate(r.next_attempt_at).getTime() <= now.getTime();
+      if (window.length === DUE_WINDOW && heads.filter(isDue).length < limit) {
+        // a full window of accounts waiting on a retry: every account's first, however far
+        heads = await sql.select<Slim>(
+          'SELECT d.id, d.account_key, d.account_id, d.event_seq, d.next_attempt_at FROM webhook_deliveries d JOIN (SELECT account_key, MIN(event_seq) AS seq FROM webhook_deliveries '
+          + "WHERE endpoint_id = ? AND state = 'pending' GROUP BY account_key) h ON d.account_key = h.account_key AND d.event_seq = h.seq WHERE d.endpoint_id = ? AND d.state = 'pending' "
+          + 'ORDER BY d.event_seq, d.id', [endpointId, endpointId],
+        );
+      }
+      const candidates = heads.filter(isDue).slice(0, limit * 2);
+      // none behind an earlier event of its account not fanned out yet (a slower worker holds its row)
+      const accounts = [...new Set(candidates.flatMap((d) => (d.account_id === null ? [] : [Number(d.account_id)])))];
       const waiting = accounts.length === 0 ? [] : await sql.select<{ entity_id: number | string; seq: number | string }>(
         `SELECT o.entity_id, MIN(v.id) AS seq FROM outbox o JOIN events v ON v.uid = o.event_id WHERE o.entity_id IN (${accounts.map(() => '?').join(', ')}) `
         + "AND o.queue = 'webhooks' AND o.status = 'pending' GROUP BY o.entity_id",
         accounts,
       );
       const firstWaiting = new Map(waiting.map((w) => [Number(w.entity_id), Number(w.seq)]));
-      return heads.filter((d) => d.accountId === null || !((firstWaiting.get(d.accountId) ?? Infinity) < d.eventSeq)).slice(0, limit);
+      const chosen = candidates.filter((d) => d.account_id === null || !((firstWaiting.get(Number(d.account_id)) ?? Infinity) < Number(d.event_seq))).slice(0, limit);
+      if (chosen.length === 0) return { due: [], others: window.length };
+      const ids = chosen.map((d) => d.id);
+      const due = (await sql.select<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY event_seq, id`, ids)).map(toDelivery);
+      return { due, others: window.length - due.length };
     },
     async listDueEndpoints(now, limit) {
       const rows = await sql.select<{ endpoint_id: number | string }>(
@@ -149,10 +169,16 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       );
       return rows.map((r) => Number(r.endpoint_id));
     },
-    async claimAlone(deliveryId, now, until) {
-      return (await sql.change(
-        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending' AND next_attempt_at <= ?", [t(until), deliveryId, t(now)],
-      )) > 0;
+    async claimAlone(deliveryIds, now, until) {
+      if (deliveryIds.length === 0) return [];
+      // a token of this claim: the rows that hold it are this worker's
+      const claim = randomBytes(12).toString('hex');
+      const list = deliveryIds.map(() => '?').join(', ');
+      await sql.change(
+        `UPDATE webhook_deliveries SET next_attempt_at = ?, claim = ? WHERE id IN (${list}) AND state = 'pending' AND next_attempt_at <= ?`, [t(until), claim, ...deliveryIds, t(now)],
+      );
+      const taken = await sql.select<{ id: number | string }>(`SELECT id FROM webhook_deliveries WHERE id IN (${list}) AND claim = ?`, [...deliveryIds, claim]);
+      return taken.map((r) => Number(r.id));
     },
     async recordAttemptAlone(deliveryId, a, now) {
       return (await sql.change(

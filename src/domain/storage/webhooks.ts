@@ -97,17 +97,18 @@ export interface WebhookStore {
   /**
    * An endpoint's deliveries due at `now`, in the event store's order, each the first pending one
    * of its account for that endpoint (a later one waits for it, delivered or given up) and none
-   * behind an earlier event of its account not yet fanned out; at most `limit`.
+   * behind an earlier event of its account not fanned out yet; at most `limit`. `others`: how many
+   * other pending deliveries were seen (0: there is nothing else to send now).
    */
-  listDueDeliveries(endpointId: number, now: Date, limit: number): Promise<StoredDelivery[]>;
+  listDueDeliveries(endpointId: number, now: Date, limit: number): Promise<{ due: StoredDelivery[]; others: number }>;
   /** The endpoints with deliveries due at `now` (what the deliverer runs for). */
   listDueEndpoints(now: Date, limit: number): Promise<number[]>;
   /**
-   * Takes a due delivery for one attempt: moves its next attempt to `until` if it is still pending
-   * and due at `now`, so no other worker sends it meanwhile (a worker that dies mid-attempt leaves
-   * it due again at `until`). False when another worker took or finished it.
+   * Takes due deliveries for one attempt: moves the next attempt of those still pending and due at
+   * `now` to `until`, so no other worker sends them meanwhile (a worker that dies mid-attempt
+   * leaves them due again at `until`). Answers the ids taken; the others another worker took or finished.
    */
-  claimAlone(deliveryId: number, now: Date, until: Date): Promise<boolean>;
+  claimAlone(deliveryIds: number[], now: Date, until: Date): Promise<number[]>;
   /** Records an attempt of a pending delivery; false when it was not pending any more. */
   recordAttemptAlone(deliveryId: number, attempt: AttemptRecord, now: Date): Promise<boolean>;
   /** The endpoint failing since `since` (when it was not), or recovered (null, when it was failing); false when nothing changed. */
