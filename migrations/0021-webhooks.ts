@@ -21,8 +21,11 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     previous_until: { type: DataTypes.DATE(6), allowNull: true },
     disabled_at: { type: DataTypes.DATE(6), allowNull: true },
     failing_since: { type: DataTypes.DATE(6), allowNull: true },
-    // the newest event in the store when it was added: where the catch-up of its first seconds reads from
+    // the newest event in the store when it was added (or enabled again): where the catch-up of its
+    // first seconds reads from; none once they were read back
     events_from: { type: DataTypes.BIGINT, allowNull: true },
+    // since when it gets events: when it was added, or enabled again
+    listening_since: { type: DataTypes.DATE(6), allowNull: false },
     created_at: { type: DataTypes.DATE(6), allowNull: false },
     updated_at: { type: DataTypes.DATE(6), allowNull: false },
   }, { charset: 'utf8mb4', collate: 'utf8mb4_bin' });
@@ -58,6 +61,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   await qi.addIndex('webhook_deliveries', ['endpoint_id', 'state', 'event_seq', 'id'], { name: 'webhook_deliveries_order' });
   await qi.addIndex('webhook_deliveries', ['endpoint_id', 'created_at'], { name: 'webhook_deliveries_time' });
   await qi.addIndex('webhook_deliveries', ['state', 'next_attempt_at'], { name: 'webhook_deliveries_due' });
+  // an account's deliveries, for its erasure
+  await qi.addIndex('webhook_deliveries', ['account_id'], { name: 'webhook_deliveries_account' });
   // an account's outbox rows by queue and status (what a delivery waiting for an earlier event's
   // fan-out asks, and the versions lookups): in place of the index on the account alone, so a busy
   // account's thousands of finished rows are not read to find its few pending ones

@@ -12,7 +12,7 @@ import { queueBoard } from './queue/board';
 const FAILURES_PER_MINUTE = 10;
 
 /**
- * The queue dashboard (`npm run dashboard`): bull-board over the mail, versions and maintenance
+ * The queue dashboard (`npm run dashboard`): bull-board over the mail, versions, maintenance and webhooks
  * queues, on a port of its own, behind the operator credential from the environment
  * (DASHBOARD_USER, DASHBOARD_PASSWORD; HTTP Basic). Operators see waiting, active, failed and
  * completed jobs and retry or remove failed ones. A job holds its outbox id and what it is for

@@ -77,12 +77,12 @@ async function serveWorkerMetrics(
 }
 
 /**
- * The worker process (`npm run worker`): BullMQ workers for the mail, versions and maintenance
+ * The worker process (`npm run worker`): BullMQ workers for the mail, versions, maintenance and webhooks
  * queues, scaled separately from the api. It also owns the recurring maintenance jobs
  * (upsertJobScheduler: one schedule however many workers start) and relays the outbox.
  */
 async function main(): Promise<void> {
-  answerHelp('gatehouse worker (npm run worker)', 'the mail, versions and maintenance queues of REDIS_URL');
+  answerHelp('gatehouse worker (npm run worker)', 'the mail, versions, maintenance and webhooks queues of REDIS_URL');
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel, undefined, config.logFormat).child({ process: 'worker' });
   if (!config.redisUrl) {

@@ -147,13 +147,16 @@ export const newEndpointId = (): string => `ep_${randomBytes(12).toString('hex')
  * Addresses a webhook never connects to unless the operator allows private targets
  * (WEBHOOKS_ALLOW_PRIVATE): this machine, private networks, link-local (cloud metadata at
  * 169.254.169.254), shared address space, multicast and reserved ranges, in IPv4 and IPv6
- * (IPv4-mapped IPv6 addresses are judged as their IPv4 address).
+ * (IPv4-mapped IPv6 addresses are judged as their IPv4 address; the other IPv6 forms that carry
+ * an IPv4 address are refused).
  */
 const PRIVATE = (() => {
   const list = new BlockList();
   for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
     ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) list.addSubnet(net, bits, 'ipv4');
-  for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) list.addSubnet(net, bits, 'ipv6');
+  // (and the IPv6 forms that carry an IPv4 address: IPv4-compatible, NAT64 well-known and local-use, 6to4)
+  for (const [net, bits] of [['::', 96], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16],
+    ['2001:db8::', 32]] as const) list.addSubnet(net, bits, 'ipv6');
   return list;
 })();
 

@@ -31,6 +31,9 @@ export const LEASE_MS = 30_000;
 /** An endpoint whose every attempt failed for this long is disabled, and the application's owner told. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600_000;
 
+/** How long a new (or enabled again) endpoint's deliveries wait at most for its first seconds to be read back. */
+export const CATCH_UP_WAIT_MS = 10 * 60_000;
+
 /** How many pending events one fan-out job fans out at most, in one transaction. */
 export const FAN_OUT_BATCH = 100;
 
@@ -47,7 +50,7 @@ export interface EndpointChanges {
 export interface DeliveryWatch { attempted(endpoint: string, outcome: 'delivered' | 'retried' | 'failed', seconds: number): void }
 
 export interface WebhookDeliverer {
-  /** Sends what is due to `endpoints` (ids), or to every endpoint with something due. */
+  /** Sends what is due to `endpoints` (ids; those failing are left to the recurring run), or to every endpoint with something due. */
   deliverDue(now: () => Date, endpoints?: number[]): Promise<{ delivered: number; failed: number }>;
 }
 
@@ -79,7 +82,7 @@ export function createWebhookDeliverer(deps: {
     return JSON.stringify({ ...body, data: { ...body.data, record: record ? renderUser(record) : null } });
   }
 
-  async function attempt(e: StoredEndpoint, d: StoredDelivery, now: Date): Promise<'delivered' | 'failed' | 'pending' | 'gone'> {
+  async function attempt(e: StoredEndpoint, d: StoredDelivery, claim: string, now: Date): Promise<'delivered' | 'failed' | 'pending' | 'gone'> {
     const body = await bodyOf(e, d);
     const result: Attempt = await send(e.url, signatureHeaders(secretsOf(e, now), d.messageId, now, body), body, { allowPrivate: deps.allowPrivate });
     const status = result.kind === 'answered' ? result.status : null;
@@ -89,7 +92,7 @@ export function createWebhookDeliverer(deps: {
     // an erased account's uuid is kept until its erasure is delivered (or given up), no longer
     const forgotten = (ok || givenUp) && d.type === 'user.erased' ? JSON.stringify({ ...(JSON.parse(d.payload) as WebhookBody), data: { user_id: null } }) : undefined;
     await db.webhooks.recordAttemptAlone(d.id, {
-      status, ms: Math.round(result.ms), answer: result.kind === 'answered' ? result.answer : result.reason, state,
+      claim, status, ms: Math.round(result.ms), answer: result.kind === 'answered' ? result.answer : result.reason, state,
       nextAttemptAt: ok || givenUp ? now : nextAttemptAfter(d.attempts + 1, now), ...(forgotten !== undefined && { payload: forgotten }),
     }, now);
     deps.watch?.attempted(e.endpointId, ok ? 'delivered' : givenUp ? 'failed' : 'retried', result.ms / 1000);
@@ -98,31 +101,57 @@ export function createWebhookDeliverer(deps: {
     return state;
   }
 
-  /** Sends one endpoint's due deliveries, batch after batch, until none is due or the run's time is up. */
-  async function serve(endpointKey: number, now: () => Date, until: number, totals: { delivered: number; failed: number }): Promise<void> {
-    while (Date.now() < until) {
-      const at = now();
-      const { due, others } = await db.webhooks.listDueDeliveries(endpointKey, at, perEndpoint);
-      if (due.length === 0) return;
-      const endpoint = (await db.webhooks.list(due[0].applicationId)).find((e) => e.id === endpointKey);
-      if (!endpoint || endpoint.disabledAt) return;
-      const claimed = new Set(await db.webhooks.claimAlone(due.map((d) => d.id), at, new Date(at.getTime() + LEASE_MS)));
-      const taken = due.filter((d) => claimed.has(d.id));
-      if (taken.length === 0) return;
-      const states = await Promise.all(taken.map((d) => attempt(endpoint, d, now())));
-      totals.delivered += states.filter((s) => s === 'delivered').length;
-      totals.failed += states.filter((s) => s !== 'delivered').length;
-      if (states.includes('gone')) return deps.changes.gone(endpoint);
-      // the endpoint's row written only when it turns failing or recovers, not on every delivery
-      if (states.includes('delivered') && endpoint.failingSince) await db.webhooks.markFailingAlone(endpoint.id, null);
-      if (!states.includes('delivered') && !endpoint.failingSince) await db.webhooks.markFailingAlone(endpoint.id, at);
-      if (!states.includes('delivered')) {
-        // every attempt failed: the endpoint is retried later; after days of nothing but failures it is disabled
-        if (endpoint.failingSince && at.getTime() - endpoint.failingSince.getTime() >= DISABLE_AFTER_MS) await deps.changes.failing(endpoint);
-        return;
+  /** The endpoints this process sends to now, each by one lane: another call for one of them asks that lane to look once more. */
+  const serving = new Map<number, { again: boolean }>();
+
+  /**
+   * Sends one endpoint's due deliveries, batch after batch, until none is due or the run's time is
+   * up; one lane per endpoint in this process (a slow receiver holds one job, not every one). A
+   * failing endpoint is left to the recurring run unless `failing` says to serve it; a new (or
+   * enabled again) endpoint waits for its first seconds to be read back.
+   */
+  async function serve(endpointKey: number, now: () => Date, until: number, totals: { delivered: number; failed: number }, failing: boolean): Promise<void> {
+    const lane = serving.get(endpointKey);
+    if (lane) {
+      lane.again = true;
+      return;
+    }
+    const mine = { again: false };
+    serving.set(endpointKey, mine);
+    try {
+      while (Date.now() < until) {
+        const at = now();
+        const endpoint = await db.webhooks.findByKey(endpointKey);
+        if (!endpoint || endpoint.disabledAt || (endpoint.failingSince && !failing)) return;
+        if (endpoint.eventsFrom !== null && at.getTime() < endpoint.listeningSince.getTime() + CATCH_UP_WAIT_MS) return;
+        const { due, others } = await db.webhooks.listDueDeliveries(endpointKey, at, perEndpoint);
+        const { claim, ids } = await db.webhooks.claimAlone(due.map((d) => d.id), at, new Date(at.getTime() + LEASE_MS));
+        const taken = due.filter((d) => ids.includes(d.id));
+        if (taken.length === 0) {
+          if (mine.again) {
+            mine.again = false;
+            continue;
+          }
+          return;
+        }
+        const states = await Promise.all(taken.map((d) => attempt(endpoint, d, claim, now())));
+        totals.delivered += states.filter((s) => s === 'delivered').length;
+        totals.failed += states.filter((s) => s !== 'delivered').length;
+        if (states.includes('gone')) return await deps.changes.gone(endpoint);
+        // the endpoint's row written only when it turns failing or recovers, not on every delivery
+        if (states.includes('delivered') && endpoint.failingSince) await db.webhooks.markFailingAlone(endpoint.id, null);
+        if (!states.includes('delivered') && !endpoint.failingSince) await db.webhooks.markFailingAlone(endpoint.id, at);
+        if (!states.includes('delivered')) {
+          // every attempt failed: the endpoint is retried later; after days of nothing but failures it is disabled
+          if (endpoint.failingSince && at.getTime() - endpoint.failingSince.getTime() >= DISABLE_AFTER_MS) await deps.changes.failing(endpoint);
+          return;
+        }
+        // nothing else was pending and no one asked for another look: nothing can have become due
+        if (others === 0 && !mine.again) return;
+        mine.again = false;
       }
-      // nothing else was pending: nothing can have become due
-      if (others === 0) return;
+    } finally {
+      serving.delete(endpointKey);
     }
   }
 
@@ -130,11 +159,13 @@ export function createWebhookDeliverer(deps: {
     async deliverDue(now, endpoints) {
       const totals = { delivered: 0, failed: 0 };
       const until = Date.now() + runForMs;
-      const queue = endpoints ?? await db.webhooks.listDueEndpoints(now(), 200);
+      // the recurring run serves every endpoint with something due, failing ones too (the longest due first)
+      const failing = endpoints === undefined;
+      const queue = endpoints ?? await db.webhooks.listDueEndpoints(now(), 1000);
       // endpoints side by side, a few at a time: a slow one holds up only its own deliveries
       const lanes = Array.from({ length: Math.min(endpointsAtOnce, queue.length) }, async () => {
         for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-          await serve(next, now, until, totals).catch((err: Error) => logger.warn({ endpoint: next, err: err.message }, 'sending webhooks failed; they are tried again'));
+          await serve(next, now, until, totals, failing).catch((err: Error) => logger.warn({ endpoint: next, err: err.message }, 'sending webhooks failed; they are tried again'));
         }
       });
       await Promise.all(lanes);
@@ -143,16 +174,25 @@ export function createWebhookDeliverer(deps: {
   };
 }
 
+/** An event type this release does not know (a newer release wrote it). */
+export class UnknownEventTypeError extends Error {
+  constructor(type: string) {
+    super(`the event type ${JSON.stringify(type.slice(0, 64))} is not known to this release; a worker of the release that wrote it fans it out`);
+  }
+}
+
 /** The deliveries of one event: one per enabled endpoint of its application subscribed to its type, added before it happened. */
 export function deliveriesOf(e: StoredEvent, endpoints: readonly StoredEndpoint[], userId: string | undefined, only?: string): NewDelivery[] {
   const type = e.type === 'webhook.tested' ? 'ping' : WEBHOOK_TYPE_OF[e.type];
+  // an event of a later release's (a rolling deploy): not this worker's to decide; its row waits for one that knows it
+  if (type === undefined) throw new UnknownEventTypeError(e.type);
   if (type === null) return [];
   const body = e.type === 'webhook.tested'
     ? { type, timestamp: e.occurredAt.toISOString(), data: { endpoint: e.subject.id } }
     : webhookBody(e, type, userId);
   const account = e.type === 'webhook.tested' ? undefined : accountOf(e);
   return endpoints
-    .filter((p) => (only !== undefined ? p.endpointId === only : !p.disabledAt && subscribes(p.types, type) && p.createdAt <= e.occurredAt))
+    .filter((p) => (only !== undefined ? p.endpointId === only : !p.disabledAt && subscribes(p.types, type) && p.listeningSince <= e.occurredAt))
     .map((p) => ({
       applicationId: e.applicationId, endpointId: p.id, messageId: messageIdOf(e.eventId), type,
       // a ping waits behind nothing; an account's events go in order; the application's in theirs
@@ -192,18 +232,30 @@ export function createWebhooksProcessor(deps: { db: Database; deliverer: Webhook
         if (uuid !== undefined) uuids.set(key(app, id), uuid);
       }
     }
-    return new Map(rows.map((r) => {
+    // a row whose deliveries cannot be made is left out of the batch: pending, for its own job to try again (and fail alone)
+    return new Map(rows.flatMap((r): Array<[string, NewDelivery[]]> => {
       const e = r.eventId === undefined ? undefined : events.get(r.eventId);
-      if (!e) return [r.id, []];
+      if (!e) return [[r.id, []]];
       const account = accountOf(e);
-      return [r.id, deliveriesOf(e, endpoints.get(r.applicationId) ?? [], account === undefined ? undefined : uuids.get(key(r.applicationId, account)),
-        typeof r.payload.endpoint === 'string' ? r.payload.endpoint : undefined)];
+      try {
+        return [[r.id, deliveriesOf(e, endpoints.get(r.applicationId) ?? [], account === undefined ? undefined : uuids.get(key(r.applicationId, account)),
+          typeof r.payload.endpoint === 'string' ? r.payload.endpoint : undefined)]];
+      } catch (err) {
+        deps.logger.warn({ outboxId: r.id, err: (err as Error).message }, 'a webhooks event could not be fanned out; its job tries again');
+        return [];
+      }
     }));
   }
 
   /** A fan-out job: its row and other pending ones, fanned out in one transaction; then what they made is sent. */
   async function fanOut(outboxId: string): Promise<Record<string, unknown>> {
-    const { own, deliveries } = await db.webhooks.fanOutBatchAlone(outboxId, FAN_OUT_BATCH, deliveriesFor, now());
+    let made = true;
+    const { own, deliveries } = await db.webhooks.fanOutBatchAlone(outboxId, FAN_OUT_BATCH, async (rows) => {
+      const byRow = await deliveriesFor(rows);
+      made = byRow.has(outboxId);
+      return byRow;
+    }, now());
+    if (!made) throw new Error('this event could not be fanned out (see the warning before); it is tried again');
     if (!own) return { skipped: 'fanned out already' };
     const sent = deliveries.length === 0 ? { delivered: 0, failed: 0 } : await deliverer.deliverDue(now, [...new Set(deliveries.map((d) => d.endpointId))]);
     return { deliveries: deliveries.length, ...sent };
@@ -218,25 +270,35 @@ export function createWebhooksProcessor(deps: { db: Database; deliverer: Webhook
     const row = await db.outbox.find(outboxId);
     if (!row || row.status !== 'pending') return { skipped: 'caught up already' };
     const endpoint = typeof row.payload.endpoint === 'string' ? await db.webhooks.find(row.applicationId, row.payload.endpoint) : undefined;
-    if (!endpoint) {
+    if (!endpoint || endpoint.eventsFrom === null) {
       await db.webhooks.fanOutAlone(outboxId, [], now());
-      return { skipped: 'no such endpoint' };
+      return { skipped: endpoint ? 'caught up already' : 'no such endpoint' };
     }
-    const wait = endpoint.createdAt.getTime() + CATCH_UP_AFTER_MS - now().getTime();
+    const since = endpoint.listeningSince;
+    const wait = since.getTime() + CATCH_UP_AFTER_MS - now().getTime();
     if (wait > 0) await sleep(wait);
+    // its first seconds only (every process knows of it after them); a few ids back: an event of another
+    // process may have taken its id before the newest one was read
+    const end = since.getTime() + CATCH_UP_AFTER_MS + 5_000;
     const deliveries: NewDelivery[] = [];
-    // (a few ids back: an event of another process may have taken its id before the newest one was read)
-    for (let after = Math.max(0, (endpoint.eventsFrom ?? 0) - 1_000); ;) {
-      const events = await db.events.listSince(endpoint.applicationId, after, endpoint.createdAt, 500);
+    for (let after = Math.max(0, endpoint.eventsFrom - 1_000), done = false; !done;) {
+      const events = await db.events.listSince(endpoint.applicationId, after, since, 500);
       for (const e of events) {
+        if (e.occurredAt.getTime() > end) {
+          done = true;
+          break;
+        }
+        const type = WEBHOOK_TYPE_OF[e.type] ?? null;
+        if (type === null || !subscribes(endpoint.types, type)) continue;
         const account = accountOf(e);
-        if (WEBHOOK_TYPE_OF[e.type] === null || !subscribes(endpoint.types, WEBHOOK_TYPE_OF[e.type]!)) continue;
+        // an erased account's deliveries were dropped with it (its erasure's own included, when it names no one any more)
+        if (account !== undefined && e.type !== 'account.erased' && await db.erasures.erasedAt(e.applicationId, account)) continue;
         deliveries.push(...deliveriesOf(e, [endpoint], account === undefined ? undefined : await db.webhooks.findAccountUuid(e.applicationId, account)));
       }
-      if (events.length < 500 || now().getTime() - endpoint.createdAt.getTime() > 10 * 60_000) break;
-      after = Number(events[events.length - 1].id);
+      if (events.length < 500) done = true;
+      else after = Number(events[events.length - 1].id);
     }
-    if (!(await db.webhooks.fanOutAlone(outboxId, deliveries, now()))) return { skipped: 'caught up already' };
+    if (!(await db.webhooks.fanOutAlone(outboxId, deliveries, now(), endpoint.id))) return { skipped: 'caught up already' };
     return { deliveries: deliveries.length, ...(await deliverer.deliverDue(now, [endpoint.id])) };
   }
 

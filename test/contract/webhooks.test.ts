@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { event, kept, recordSubject } from '../../src/domain/events';
 import type { OutboxJob } from '../../src/domain/storage/outbox';
-import type { NewDelivery } from '../../src/domain/storage/webhooks';
+import type { AttemptRecord, NewDelivery, StoredDelivery } from '../../src/domain/storage/webhooks';
 import { RETRY_FOR_MS } from '../../src/domain/webhooks';
 import { forEveryEngine, newAccount } from '../helpers/contract';
 
@@ -55,6 +55,11 @@ forEveryEngine('webhook deliveries', (storage) => {
   const T0 = new Date(Date.UTC(2030, 0, 1));
   const at = (s: number) => new Date(T0.getTime() + s * 1000);
   const dueOf = async (endpointId: number, now: Date, limit: number) => (await storage().db.webhooks.listDueDeliveries(endpointId, now, limit)).due;
+  /** An attempt recorded under a claim of its own (taken at `now`, as a worker takes it). */
+  const recorded = async (d: StoredDelivery, a: Omit<AttemptRecord, 'claim'>, now: Date) => {
+    const { claim } = await storage().db.webhooks.claimAlone([d.id], now, new Date(now.getTime() + 1000));
+    return storage().db.webhooks.recordAttemptAlone(d.id, { ...a, claim }, now);
+  };
   const delivery = (endpointId: number, messageId: string, accountKey: string, eventSeq: number, accountId: number | null = null): NewDelivery => ({
     applicationId: storage().appId, endpointId, messageId, type: 'user.updated', accountKey, accountId, eventSeq, payload: `{"m":"${messageId}"}`,
   });
@@ -73,16 +78,16 @@ forEveryEngine('webhook deliveries', (storage) => {
 
     // m1 fails and waits a minute: m2 of the same account waits for it; m3 is delivered, and m5 after it
     const [m1] = await dueOf(e.id, at(1), 1);
-    expect(await db.webhooks.recordAttemptAlone(m1.id, { status: 503, ms: 12, answer: 'down', state: 'pending', nextAttemptAt: at(60) }, at(1))).toBe(true);
+    expect(await recorded(m1, { status: 503, ms: 12, answer: 'down', state: 'pending', nextAttemptAt: at(60) }, at(1))).toBe(true);
     expect(await db.webhooks.markFailingAlone(e.id, at(1))).toBe(true);
     expect(await db.webhooks.markFailingAlone(e.id, at(2))).toBe(false);
     expect((await db.webhooks.find(appId, e.endpointId))!.failingSince).toEqual(at(1));
     const m3 = (await dueOf(e.id, at(2), 10)).find((x) => x.messageId === 'm3')!;
-    expect(await db.webhooks.recordAttemptAlone(m3.id, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(true);
+    expect(await recorded(m3, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(true);
     expect(await db.webhooks.markFailingAlone(e.id, null)).toBe(true);
     expect(await db.webhooks.markFailingAlone(e.id, null)).toBe(false);
     expect((await db.webhooks.find(appId, e.endpointId))!.failingSince).toBeNull();
-    expect(await db.webhooks.recordAttemptAlone(m3.id, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(false);
+    expect(await recorded(m3, { status: 204, ms: 8, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(false);
     expect((await dueOf(e.id, at(3), 10)).map((x) => x.messageId)).toEqual(['m4', 'm5']);
     expect((await dueOf(e.id, at(61), 10)).map((x) => x.messageId)).toEqual(['m1', 'm4', 'm5']);
     // what else is pending: m2 behind m1, and the two not asked for
@@ -105,7 +110,12 @@ forEveryEngine('webhook deliveries', (storage) => {
     await db.transaction((tx) => db.webhooks.insertDeliveries([delivery(e.id, 'lease', 'a', 1)], at(0), tx));
     const [due] = await dueOf(e.id, at(1), 1);
     const takes = await Promise.all(Array.from({ length: 10 }, () => db.webhooks.claimAlone([due.id, 999_999_999], at(1), at(61))));
-    expect(takes.filter((t) => t.length > 0)).toEqual([[due.id]]);
+    expect(takes.filter((t) => t.ids.length > 0).map((t) => t.ids)).toEqual([[due.id]]);
+    // an attempt is recorded by the claim that took it only
+    const winner = takes.find((t) => t.ids.length > 0)!;
+    const loser = takes.find((t) => t.ids.length === 0)!;
+    expect(await db.webhooks.recordAttemptAlone(due.id, { claim: loser.claim, status: 204, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(2) }, at(2))).toBe(false);
+    expect(await db.webhooks.recordAttemptAlone(due.id, { claim: winner.claim, status: 503, ms: 1, answer: '', state: 'pending', nextAttemptAt: at(61) }, at(2))).toBe(true);
     expect(await dueOf(e.id, at(30), 1)).toEqual([]);
     expect((await dueOf(e.id, at(61), 1)).map((x) => x.messageId)).toEqual(['lease']);
   });
@@ -161,17 +171,18 @@ forEveryEngine('webhook deliveries', (storage) => {
     await db.transaction((tx) => db.webhooks.insertDeliveries([delivery(e.id, 'r1', 'a', 1), delivery(e.id, 'r2', 'b', 2), delivery(e.id, 'r3', 'c', 3)], at(0), tx));
     const updatedOnly = async () => (await db.webhooks.listSubscriptions()).filter((s) => s.applicationId === appId && JSON.stringify(s.types) === '["user.updated"]').length;
     expect(await updatedOnly()).toBe(1);
-    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, e.endpointId, at(1), at(1), tx))).toBe(true);
+    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, e.endpointId, at(1), at(1), 0, tx))).toBe(true);
     expect(await db.webhooks.listDueEndpoints(at(2), 1000)).not.toContain(e.id);
     expect(await updatedOnly()).toBe(0);
-    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, 'ep_none', at(1), at(1), tx))).toBe(false);
-    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, e.endpointId, null, at(2), tx))).toBe(true);
+    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, 'ep_none', at(1), at(1), 0, tx))).toBe(false);
+    expect(await db.transaction((tx) => db.webhooks.setDisabled(appId, e.endpointId, null, at(2), 77, tx))).toBe(true);
+    expect(await db.webhooks.findByKey(e.id)).toMatchObject({ disabledAt: null, eventsFrom: 77, listeningSince: at(2) });
     expect(await db.webhooks.listDueEndpoints(at(2), 1000)).toContain(e.id);
 
     const [r1, r2, r3] = await dueOf(e.id, at(2), 10);
-    await db.webhooks.recordAttemptAlone(r1.id, { status: 500, ms: 1, answer: '', state: 'failed', nextAttemptAt: at(3) }, at(3));
-    await db.webhooks.recordAttemptAlone(r2.id, { status: 500, ms: 1, answer: '', state: 'failed', nextAttemptAt: at(3) }, at(3));
-    await db.webhooks.recordAttemptAlone(r3.id, { status: 200, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(3) }, at(3));
+    await recorded(r1, { status: 500, ms: 1, answer: '', state: 'failed', nextAttemptAt: at(3) }, at(3));
+    await recorded(r2, { status: 500, ms: 1, answer: '', state: 'failed', nextAttemptAt: at(3) }, at(3));
+    await recorded(r3, { status: 200, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(3) }, at(3));
     expect(await db.transaction((tx) => db.webhooks.resend(appId, r3.id, at(4), tx))).toBe(true);
     expect(await db.transaction((tx) => db.webhooks.resend(appId, r3.id, at(4), tx))).toBe(false);
     expect(await db.transaction((tx) => db.webhooks.replayFailed(e.id, at(-1), at(4), tx))).toBe(2);
@@ -179,7 +190,7 @@ forEveryEngine('webhook deliveries', (storage) => {
     expect((await db.webhooks.findDelivery(appId, r3.id))!).toMatchObject({ state: 'pending', attempts: 1, giveUpAt: new Date(at(4).getTime() + RETRY_FOR_MS) });
     expect((await db.webhooks.findDelivery(appId, r1.id))!.giveUpAt).toEqual(new Date(at(4).getTime() + RETRY_FOR_MS));
 
-    await db.webhooks.recordAttemptAlone(r3.id, { status: 200, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(6) }, at(6));
+    await recorded(r3, { status: 200, ms: 1, answer: '', state: 'delivered', nextAttemptAt: at(6) }, at(6));
     expect(await db.webhooks.purgeFinishedAlone(at(1), 1000)).toBeGreaterThanOrEqual(1);
     expect(await db.webhooks.findDelivery(appId, r3.id)).toBeUndefined();
     expect(await db.webhooks.findDelivery(appId, r1.id)).toMatchObject({ state: 'pending' });

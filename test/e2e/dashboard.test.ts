@@ -62,7 +62,7 @@ skipUnless(redisUrl !== undefined, 'the dashboard shows BullMQ queues: it needs 
     const listed = (await (await fetch(`${base}/api/queues?activeQueue=mail&status=failed&page=1`, { headers: auth() })).json()) as {
       queues: { name: string; counts: Record<string, number>; jobs: { id: string; data: unknown; failedReason: string }[] }[];
     };
-    expect(listed.queues.map((q) => q.name).sort()).toEqual(['mail', 'maintenance', 'versions']);
+    expect(listed.queues.map((q) => q.name).sort()).toEqual(['mail', 'maintenance', 'versions', 'webhooks']);
     const mailQueue = listed.queues.find((q) => q.name === 'mail')!;
     expect(mailQueue.counts.failed).toBe(1);
     expect(mailQueue.jobs[0]).toMatchObject({ id: 'f7c1b0de-0000-4000-8000-000000000001', data: { outboxId: 'f7c1b0de-0000-4000-8000-000000000001' } });

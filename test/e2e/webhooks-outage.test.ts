@@ -110,6 +110,13 @@ skipUnless(onMysql && redisServer, 'the webhooks outage test needs DATABASE_URL 
       expect(added.stat).toBe('ok');
       secrets[name] = added.result.secret;
     }
+    // both endpoints' first seconds read back (their pings go out then): from now on deliveries flow
+    for (const r of [flaky, steady]) {
+      const listed = await post('/webhooks/list', {});
+      const id = (listed.results as { id: string; url: string }[]).find((e) => e.url === r.url())!.id;
+      expect((await post('/webhooks/test', { id })).stat).toBe('ok');
+    }
+    await until('both endpoints got their ping', () => flaky.got.some((g) => g.type === 'ping') && steady.got.some((g) => g.type === 'ping'), 60_000);
     const users: string[] = [];
     const madeAt = new Map<string, number>();
     let step = 0;
@@ -141,7 +148,8 @@ skipUnless(onMysql && redisServer, 'the webhooks outage test needs DATABASE_URL 
     // the receiver back, answering slowly; the worker killed while deliveries are in flight, then started again
     await flaky.listen(flaky.port());
     flaky.setMode('slow');
-    await until('a delivery is in flight at the receiver', () => flaky.got.length > 0, 90_000);
+    const before = flaky.got.length;
+    await until('a delivery is in flight at the receiver', () => flaky.got.length > before, 90_000);
     worker!.child.kill('SIGKILL');
     await new Promise((r) => worker!.child.once('exit', r));
     flaky.setMode('ok');
@@ -149,7 +157,7 @@ skipUnless(onMysql && redisServer, 'the webhooks outage test needs DATABASE_URL 
     await startWorker();
 
     const expected = users.length * (1 + step);
-    const arrived = (r: typeof flaky) => new Set(r.got.map((g) => g.id)).size;
+    const arrived = (r: typeof flaky) => new Set(r.got.filter((g) => g.type !== 'ping').map((g) => g.id)).size;
     await until(`all ${expected} events arrive at both receivers`, () => arrived(flaky) === expected && arrived(steady) === expected, 180_000)
       .catch((e: Error) => { throw new Error(`${e.message}: flaky ${arrived(flaky)}, steady ${arrived(steady)}; worker said:\n${worker!.output().slice(-4000)}`); });
 

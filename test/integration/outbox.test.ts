@@ -202,7 +202,7 @@ skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox
       expect(lines.filter((l) => /replacing its queue worker/.test(l))).toHaveLength(1);
       expect(JSON.parse(lines.find((l) => /replacing its queue worker/.test(l))!)).toMatchObject({ queue: 'mail', waiting: 1 });
       // the other queues kept their workers
-      expect(workers.workers.map((w) => w.name)).toEqual(['mail', 'versions', 'maintenance']);
+      expect(workers.workers.map((w) => w.name)).toEqual(['mail', 'versions', 'maintenance', 'webhooks']);
     } finally {
       await workers.close();
       await queue.obliterate({ force: true });

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
+import { until } from '../helpers/processes';
 
 // docs/webhooks.md#endpoints: an application's owner adds, lists, rotates and removes its webhook
 // endpoints; each change is in the audit log; a secret is shown once; each spec error the calls
@@ -102,8 +103,8 @@ it('a test sends a ping delivered like any event; the deliveries list it, and re
   const { id } = added.body.result as { id: string };
   const ping = await call('/webhooks/test', { id });
   expect(ping.body).toMatchObject({ stat: 'ok', message_id: expect.stringMatching(/^msg_[0-9a-f]{32}$/) });
-  await t.runtime.queue.idle?.();
-  // (hooks.example.com takes no delivery: the attempt failed, and waits for the next)
+  // (sent once the new endpoint's first seconds are read back; hooks.example.com takes no delivery: the attempt failed, and waits for the next)
+  await until('the ping was tried', async () => (await call('/webhooks/deliveries', { id, limit: '5' })).body.results[0]?.attempts === 1, 30_000);
   const listed = await call('/webhooks/deliveries', { id, limit: '5' });
   expect(listed.body.results).toEqual([expect.objectContaining({
     message_id: ping.body.message_id, type: 'ping', state: 'pending', attempts: 1, last_status: null, last_answer: expect.any(String), next_attempt: expect.any(String),

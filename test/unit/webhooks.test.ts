@@ -26,7 +26,8 @@ it('takes known types or * alone', () => {
 
 it('judges loopback, private, link-local, metadata, shared, multicast and reserved addresses private, in IPv4 and IPv6', () => {
   for (const a of ['127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '224.0.0.1', '255.255.255.255', '::1', '::', 'fc00::1', 'fd12::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', 'not an address']) {
+    '224.0.0.1', '255.255.255.255', '::1', '::', 'fc00::1', 'fd12::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1',
+    '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b:1::a00:1', '2002:7f00:1::1', 'not an address']) {
     expect({ a, private: isPrivateAddress(a) }).toEqual({ a, private: true });
   }
   for (const a of ['93.184.215.14', '172.32.0.1', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) expect({ a, private: isPrivateAddress(a) }).toEqual({ a, private: false });

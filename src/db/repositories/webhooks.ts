@@ -9,7 +9,7 @@ import { DuplicateKeyError, type Sql } from '../sql';
 interface EndpointRow {
   id: number | string; application_id: number | string; endpoint_id: string; url: string; event_types: string; description: string;
   include_record: number | boolean | string; secret_sealed: string; previous_secret_sealed: string | null; previous_until: Date | string | null;
-  disabled_at: Date | string | null; failing_since: Date | string | null; events_from: number | string | null; created_at: Date | string;
+  disabled_at: Date | string | null; failing_since: Date | string | null; events_from: number | string | null; listening_since: Date | string; created_at: Date | string;
 }
 
 const toEndpoint = (r: EndpointRow): StoredEndpoint => {
@@ -19,7 +19,7 @@ const toEndpoint = (r: EndpointRow): StoredEndpoint => {
     types: Array.isArray(types) ? types.filter((t): t is string => typeof t === 'string') : '*',
     description: r.description, includeRecord: r.include_record === true || Number(r.include_record) === 1,
     secretSealed: r.secret_sealed, previousSecretSealed: r.previous_secret_sealed, previousUntil: asDate(r.previous_until),
-    disabledAt: asDate(r.disabled_at), failingSince: asDate(r.failing_since), eventsFrom: r.events_from === null ? null : Number(r.events_from), createdAt: asDate(r.created_at),
+    disabledAt: asDate(r.disabled_at), failingSince: asDate(r.failing_since), eventsFrom: r.events_from === null ? null : Number(r.events_from), listeningSince: asDate(r.listening_since), createdAt: asDate(r.created_at),
   };
 };
 
@@ -77,9 +77,9 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
   return {
     async insert(e: NewEndpoint, now, tx) {
       await sql.change(
-        'INSERT INTO webhook_endpoints (application_id, endpoint_id, url, event_types, description, include_record, secret_sealed, previous_secret_sealed, previous_until, disabled_at, failing_since, events_from, created_at, updated_at) '
-        + 'VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, ?)',
-        [e.applicationId, e.endpointId, e.url, JSON.stringify(e.types), e.description, e.includeRecord, e.secretSealed, e.eventsFrom, t(now), t(now)], tx,
+        'INSERT INTO webhook_endpoints (application_id, endpoint_id, url, event_types, description, include_record, secret_sealed, previous_secret_sealed, previous_until, disabled_at, failing_since, events_from, listening_since, created_at, updated_at) '
+        + 'VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, ?, ?)',
+        [e.applicationId, e.endpointId, e.url, JSON.stringify(e.types), e.description, e.includeRecord, e.secretSealed, e.eventsFrom, t(now), t(now), t(now)], tx,
       );
       return (await find(e.applicationId, e.endpointId, tx))!;
     },
@@ -88,6 +88,10 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       return rows.map(toEndpoint);
     },
     find,
+    async findByKey(id) {
+      const [row] = await sql.select<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
+      return row ? toEndpoint(row) : undefined;
+    },
     async remove(applicationId, endpointId, tx) {
       return (await sql.change('DELETE FROM webhook_endpoints WHERE application_id = ? AND endpoint_id = ?', [applicationId, endpointId], tx)) > 0;
     },
@@ -98,11 +102,12 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       )) > 0;
     },
     insertDeliveries,
-    async fanOutAlone(outboxId, deliveries, now) {
+    async fanOutAlone(outboxId, deliveries, now, caughtUp) {
       return transact(async (tx) => {
         // (its payload, the account's uuid at most, is not kept once fanned out)
         if ((await sql.change("UPDATE outbox SET status = 'done', payload = '{}', updated_at = ? WHERE id = ? AND status = 'pending'", [t(now), outboxId], tx)) === 0) return false;
         await insertDeliveries(deliveries, now, tx);
+        if (caughtUp !== undefined) await sql.change('UPDATE webhook_endpoints SET events_from = NULL WHERE id = ?', [caughtUp], tx);
         return true;
       });
     },
@@ -131,67 +136,64 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
       });
     },
     async listDueDeliveries(endpointId, now, limit) {
-      // the endpoint's first pending deliveries in the store's order (an index range), and of those the first of each account
-      type Slim = { id: number | string; account_key: string; account_id: number | string | null; event_seq: number | string; next_attempt_at: Date | string };
+      // the endpoint's first pending deliveries in the store's order (an index range), each with whether an
+      // earlier event of its account is not fanned out yet (a slower worker holds its row), in one statement:
+      // a fan-out commits its row's end and its deliveries at once, so this read sees one or the other
+      type Slim = { id: number | string; account_key: string; event_seq: number | string; next_attempt_at: Date | string; blocked: number | string };
+      const columns = 'd.id, d.account_key, d.event_seq, d.next_attempt_at, CASE WHEN d.account_id IS NOT NULL AND EXISTS (SELECT 1 FROM outbox o JOIN events v ON v.uid = o.event_id '
+        + "WHERE o.entity_id = d.account_id AND o.queue = 'webhooks' AND o.status = 'pending' AND v.id < d.event_seq) THEN 1 ELSE 0 END AS blocked";
       const window = await sql.select<Slim>(
-        "SELECT id, account_key, account_id, event_seq, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending' ORDER BY event_seq, id LIMIT ?",
-        [endpointId, DUE_WINDOW],
+        `SELECT ${columns} FROM webhook_deliveries d WHERE d.endpoint_id = ? AND d.state = 'pending' ORDER BY d.event_seq, d.id LIMIT ?`, [endpointId, DUE_WINDOW],
       );
-      const seen = new Set<string>();
-      let heads = window.filter((r) => !seen.has(r.account_key) && seen.add(r.account_key));
-      const isDue = (r: Slim) => asDate(r.next_attempt_at).getTime() <= now.getTime();
-      if (window.length === DUE_WINDOW && heads.filter(isDue).length < limit) {
+      const firstOfEach = (rows: Slim[]) => {
+        const seen = new Set<string>();
+        return rows.filter((r) => !seen.has(r.account_key) && seen.add(r.account_key));
+      };
+      const sendable = (r: Slim) => asDate(r.next_attempt_at).getTime() <= now.getTime() && Number(r.blocked) === 0;
+      let heads = firstOfEach(window);
+      if (window.length === DUE_WINDOW && heads.filter(sendable).length < limit) {
         // a full window of accounts waiting on a retry: every account's first, however far
         heads = await sql.select<Slim>(
-          'SELECT d.id, d.account_key, d.account_id, d.event_seq, d.next_attempt_at FROM webhook_deliveries d JOIN (SELECT account_key, MIN(event_seq) AS seq FROM webhook_deliveries '
+          `SELECT ${columns} FROM webhook_deliveries d JOIN (SELECT account_key, MIN(event_seq) AS seq FROM webhook_deliveries `
           + "WHERE endpoint_id = ? AND state = 'pending' GROUP BY account_key) h ON d.account_key = h.account_key AND d.event_seq = h.seq WHERE d.endpoint_id = ? AND d.state = 'pending' "
           + 'ORDER BY d.event_seq, d.id', [endpointId, endpointId],
         );
       }
-      const candidates = heads.filter(isDue).slice(0, limit * 2);
-      // none behind an earlier event of its account not fanned out yet (a slower worker holds its row)
-      const accounts = [...new Set(candidates.flatMap((d) => (d.account_id === null ? [] : [Number(d.account_id)])))];
-      const waiting = accounts.length === 0 ? [] : await sql.select<{ entity_id: number | string; seq: number | string }>(
-        `SELECT o.entity_id, MIN(v.id) AS seq FROM outbox o JOIN events v ON v.uid = o.event_id WHERE o.entity_id IN (${accounts.map(() => '?').join(', ')}) `
-        + "AND o.queue = 'webhooks' AND o.status = 'pending' GROUP BY o.entity_id",
-        accounts,
-      );
-      const firstWaiting = new Map(waiting.map((w) => [Number(w.entity_id), Number(w.seq)]));
-      const chosen = candidates.filter((d) => d.account_id === null || !((firstWaiting.get(Number(d.account_id)) ?? Infinity) < Number(d.event_seq))).slice(0, limit);
-      if (chosen.length === 0) return { due: [], others: window.length };
-      const ids = chosen.map((d) => d.id);
-      const due = (await sql.select<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY event_seq, id`, ids)).map(toDelivery);
+      const ids = heads.filter(sendable).slice(0, limit).map((d) => d.id);
+      if (ids.length === 0) return { due: [], others: window.length };
+      const due = (await sql.select<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) AND state = 'pending' ORDER BY event_seq, id`, ids)).map(toDelivery);
       return { due, others: window.length - due.length };
     },
     async listDueEndpoints(now, limit) {
       const rows = await sql.select<{ endpoint_id: number | string }>(
-        "SELECT DISTINCT d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.disabled_at IS NULL ORDER BY d.endpoint_id LIMIT ?", [t(now), limit],
+        'SELECT d.endpoint_id, MIN(d.next_attempt_at) AS due FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id '
+        + "WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.disabled_at IS NULL GROUP BY d.endpoint_id ORDER BY due LIMIT ?", [t(now), limit],
       );
       return rows.map((r) => Number(r.endpoint_id));
     },
     async claimAlone(deliveryIds, now, until) {
-      if (deliveryIds.length === 0) return [];
-      // a token of this claim: the rows that hold it are this worker's
+      // a token of this claim: the rows that hold it are this worker's, and only this worker records their attempt
       const claim = randomBytes(12).toString('hex');
+      if (deliveryIds.length === 0) return { claim, ids: [] };
       const list = deliveryIds.map(() => '?').join(', ');
       await sql.change(
         `UPDATE webhook_deliveries SET next_attempt_at = ?, claim = ? WHERE id IN (${list}) AND state = 'pending' AND next_attempt_at <= ?`, [t(until), claim, ...deliveryIds, t(now)],
       );
       const taken = await sql.select<{ id: number | string }>(`SELECT id FROM webhook_deliveries WHERE id IN (${list}) AND claim = ?`, [...deliveryIds, claim]);
-      return taken.map((r) => Number(r.id));
+      return { claim, ids: taken.map((r) => Number(r.id)) };
     },
     async recordAttemptAlone(deliveryId, a, now) {
       return (await sql.change(
         `UPDATE webhook_deliveries SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_ms = ?, last_answer = ?, finished_at = ?${a.payload === undefined ? '' : ', payload = ?'} `
-        + "WHERE id = ? AND state = 'pending'",
-        [a.state, t(a.nextAttemptAt), t(now), a.status, a.ms, a.answer.slice(0, 512), a.state === 'pending' ? null : t(now), ...(a.payload === undefined ? [] : [a.payload]), deliveryId],
+        + "WHERE id = ? AND state = 'pending' AND claim = ?",
+        [a.state, t(a.nextAttemptAt), t(now), a.status, a.ms, a.answer.slice(0, 512), a.state === 'pending' ? null : t(now), ...(a.payload === undefined ? [] : [a.payload]), deliveryId, a.claim],
       )) > 0;
     },
     async markFailingAlone(endpointId, since) {
       return (await sql.change(`UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS ${since ? '' : 'NOT '}NULL`, [since && t(since), endpointId])) > 0;
     },
     async listDeliveries(applicationId, endpointId, limit) {
-      const rows = await sql.select<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE application_id = ? AND endpoint_id = ? ORDER BY id DESC LIMIT ?', [applicationId, endpointId, limit]);
+      const rows = await sql.select<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE application_id = ? AND endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT ?', [applicationId, endpointId, limit]);
       return rows.map(toDelivery);
     },
     async findDelivery(applicationId, deliveryId) {
@@ -205,10 +207,11 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
         return { applicationId: Number(r.application_id), types: Array.isArray(types) ? types.filter((x): x is string => typeof x === 'string') : '*' as const };
       });
     },
-    async setDisabled(applicationId, endpointId, disabledAt, now, tx) {
+    async setDisabled(applicationId, endpointId, disabledAt, now, eventsFrom, tx) {
+      const enabled = disabledAt === null ? ', events_from = ?, listening_since = ?' : '';
       return (await sql.change(
-        'UPDATE webhook_endpoints SET disabled_at = ?, failing_since = NULL, updated_at = ? WHERE application_id = ? AND endpoint_id = ?',
-        [disabledAt && t(disabledAt), t(now), applicationId, endpointId], tx,
+        `UPDATE webhook_endpoints SET disabled_at = ?, failing_since = NULL, updated_at = ?${enabled} WHERE application_id = ? AND endpoint_id = ?`,
+        [disabledAt && t(disabledAt), t(now), ...(disabledAt === null ? [eventsFrom, t(now)] : []), applicationId, endpointId], tx,
       )) > 0;
     },
     async resend(applicationId, deliveryId, now, tx) {

@@ -18,12 +18,14 @@ export interface StoredEndpoint {
   disabledAt: Date | null;
   /** Since when every attempt to it has failed (none: the last one went through). */
   failingSince: Date | null;
-  /** The newest event of the store when it was added: its first seconds are caught up from there. */
+  /** The newest event of the store when it was added (or enabled again): its first seconds are read back from there; null once they were. */
   eventsFrom: number | null;
+  /** Since when it gets events: when it was added, or enabled again. */
+  listeningSince: Date;
   createdAt: Date;
 }
 
-export type NewEndpoint = Omit<StoredEndpoint, 'id' | 'previousSecretSealed' | 'previousUntil' | 'disabledAt' | 'failingSince' | 'createdAt'>;
+export type NewEndpoint = Omit<StoredEndpoint, 'id' | 'previousSecretSealed' | 'previousUntil' | 'disabledAt' | 'failingSince' | 'listeningSince' | 'createdAt'>;
 
 /** What an enabled endpoint subscribed to: what a pod needs to know whether an event goes out at all. */
 export interface EndpointSubscription { applicationId: number; types: '*' | string[] }
@@ -61,6 +63,8 @@ export type NewDelivery = Pick<StoredDelivery, 'applicationId' | 'endpointId' | 
 
 /** What an attempt came to: the receiver's status (null: none) and how long, its first bytes, and the delivery's state after it. */
 export interface AttemptRecord {
+  /** The claim the attempt was made under (claimAlone's token). */
+  claim: string;
   status: number | null; ms: number; answer: string; state: DeliveryState; nextAttemptAt: Date;
   /** What the delivery keeps of its body from now on, when not all of it (an erased account's uuid is not kept once sent). */
   payload?: string;
@@ -72,6 +76,8 @@ export interface WebhookStore {
   /** The application's endpoints, oldest first. */
   list(applicationId: number): Promise<StoredEndpoint[]>;
   find(applicationId: number, endpointId: string, transaction?: Tx): Promise<StoredEndpoint | undefined>;
+  /** An endpoint by its own key (`id`). */
+  findByKey(id: number): Promise<StoredEndpoint | undefined>;
   /** Removes the endpoint; false when there was none. */
   remove(applicationId: number, endpointId: string, transaction: Tx): Promise<boolean>;
   /** A new secret; the current one becomes the previous, valid until `previousUntil`. False when there is no such endpoint. */
@@ -79,11 +85,12 @@ export interface WebhookStore {
   /** New deliveries, due now, tried for RETRY_FOR_MS; one whose endpoint already has its message id is left out (a fan-out run again). Answers how many were new. */
   insertDeliveries(deliveries: NewDelivery[], now: Date, transaction: Tx): Promise<number>;
   /**
-   * The fan-out of one event (the webhooks outbox row `outboxId`): marks the row done and inserts
-   * its deliveries in one transaction of its own. False (and nothing written) when the row was not
+   * The fan-out of one event, or a catch-up (the webhooks outbox row `outboxId`): marks the row
+   * done and inserts its deliveries in one transaction of its own, and for a catch-up marks the
+   * endpoint `caughtUp` as caught up. False (and nothing written) when the row was not
    * pending any more: another worker fanned it out.
    */
-  fanOutAlone(outboxId: string, deliveries: NewDelivery[], now: Date): Promise<boolean>;
+  fanOutAlone(outboxId: string, deliveries: NewDelivery[], now: Date, caughtUp?: number): Promise<boolean>;
   /**
    * The fan-out of pending events: the webhooks outbox row `ownId` (a `fan-out`) and up to
    * `limit - 1` other pending fan-out rows, oldest first; `deliveriesOf` makes each row's
@@ -101,15 +108,15 @@ export interface WebhookStore {
    * other pending deliveries were seen (0: there is nothing else to send now).
    */
   listDueDeliveries(endpointId: number, now: Date, limit: number): Promise<{ due: StoredDelivery[]; others: number }>;
-  /** The endpoints with deliveries due at `now` (what the deliverer runs for). */
+  /** The endpoints with deliveries due at `now`, the longest due first (what the deliverer runs for). */
   listDueEndpoints(now: Date, limit: number): Promise<number[]>;
   /**
    * Takes due deliveries for one attempt: moves the next attempt of those still pending and due at
    * `now` to `until`, so no other worker sends them meanwhile (a worker that dies mid-attempt
-   * leaves them due again at `until`). Answers the ids taken; the others another worker took or finished.
+   * leaves them due again at `until`). Answers the claim's token and the ids taken; the others another worker took or finished.
    */
-  claimAlone(deliveryIds: number[], now: Date, until: Date): Promise<number[]>;
-  /** Records an attempt of a pending delivery; false when it was not pending any more. */
+  claimAlone(deliveryIds: number[], now: Date, until: Date): Promise<{ claim: string; ids: number[] }>;
+  /** Records an attempt of a pending delivery under its claim; false when it was not pending any more, or another worker took it since. */
   recordAttemptAlone(deliveryId: number, attempt: AttemptRecord, now: Date): Promise<boolean>;
   /** The endpoint failing since `since` (when it was not), or recovered (null, when it was failing); false when nothing changed. */
   markFailingAlone(endpointId: number, since: Date | null): Promise<boolean>;
@@ -119,8 +126,11 @@ export interface WebhookStore {
   findDelivery(applicationId: number, deliveryId: number): Promise<StoredDelivery | undefined>;
   /** What every enabled endpoint subscribed to. */
   listSubscriptions(): Promise<EndpointSubscription[]>;
-  /** Disables (a time) or enables (null) an endpoint; false when there is no such endpoint. */
-  setDisabled(applicationId: number, endpointId: string, disabledAt: Date | null, now: Date, transaction: Tx): Promise<boolean>;
+  /**
+   * Disables (a time) or enables (null) an endpoint; enabled, it gets events from `now` on, its
+   * first seconds read back from the store's `eventsFrom`. False when there is no such endpoint.
+   */
+  setDisabled(applicationId: number, endpointId: string, disabledAt: Date | null, now: Date, eventsFrom: number, transaction: Tx): Promise<boolean>;
   /** Sends a delivery again (due now, tried for RETRY_FOR_MS again, its attempts kept); false when it is not the application's or is pending already. */
   resend(applicationId: number, deliveryId: number, now: Date, transaction: Tx): Promise<boolean>;
   /** Sends again (as `resend` does) every delivery of the endpoint made since `since` that was given up; answers how many. */

@@ -23,12 +23,18 @@ export function watchWebhookSubscriptions(store: Pick<WebhookStore, 'listSubscri
   let known: Map<number, EndpointSubscription['types'][]> | undefined;
   let readAt = 0;
   let reading: Promise<void> | undefined;
-  const refresh = () => (reading ??= store.listSubscriptions().then((all) => {
+  // reads in the order they started: one that started earlier never replaces what a later one read
+  let started = 0;
+  let applied = 0;
+  const read = (n = ++started) => store.listSubscriptions().then((all) => {
+    if (n < applied) return;
+    applied = n;
     const next = new Map<number, EndpointSubscription['types'][]>();
     for (const s of all) next.set(s.applicationId, [...(next.get(s.applicationId) ?? []), s.types]);
     known = next;
     readAt = now();
-  }).catch(() => undefined).finally(() => (reading = undefined)));
+  }).catch(() => undefined);
+  const refresh = () => (reading ??= read().finally(() => (reading = undefined)));
   const timer = setInterval(() => void refresh(), options.everyMs ?? REFRESH_MS);
   timer.unref();
   void refresh();
@@ -37,7 +43,8 @@ export function watchWebhookSubscriptions(store: Pick<WebhookStore, 'listSubscri
       if (!known || now() - readAt > STALE_AFTER_MS) return true;
       return (known.get(applicationId) ?? []).some((types) => subscribes(types, type));
     },
-    refresh,
+    // after a change here: a read that starts now (one in flight may have begun before it committed)
+    refresh: () => read(),
     close: () => clearInterval(timer),
   };
 }
@@ -50,19 +57,19 @@ const jobFor = (e: DomainEvent, name: string, payload: Record<string, unknown>, 
 /**
  * Webhooks (docs/webhooks.md): an event some endpoint of its application wants leaves one outbox
  * row (the fan-out, written with the change), with the account's public id when the change carried
- * it (a deletion's record is gone by the time the row is taken); a new endpoint's catch-up, a ping,
- * and deliveries queued again leave theirs. After a change to an endpoint this process reads the
+ * it (a deletion's record is gone by the time the row is taken); a new or enabled endpoint's
+ * catch-up, a ping, and deliveries queued again leave theirs. After a change to an endpoint this process reads the
  * subscriptions again.
  */
 export function webhooks(subscriptions: Pick<WebhookSubscriptions, 'wants' | 'refresh'>): Subscriber {
   return {
     name: 'webhooks',
     jobs(e: DomainEvent): OutboxJob[] {
-      if (e.type === 'webhook.added') {
+      if (e.type === 'webhook.added' || e.type === 'webhook.enabled') {
         return [jobFor(e, WEBHOOK_JOBS.catchUp, { endpoint: e.subject.id, notBefore: new Date(e.occurredAt.getTime() + CATCH_UP_AFTER_MS).toISOString() })];
       }
       if (e.type === 'webhook.tested') return [jobFor(e, WEBHOOK_JOBS.fanOut, { endpoint: e.subject.id })];
-      if (e.type === 'webhook.redelivered' || e.type === 'webhook.enabled') return [jobFor(e, WEBHOOK_JOBS.deliver, { endpoint: e.subject.id })];
+      if (e.type === 'webhook.redelivered') return [jobFor(e, WEBHOOK_JOBS.deliver, { endpoint: e.subject.id })];
       const type = WEBHOOK_TYPE_OF[e.type];
       if (type === null || !subscriptions.wants(e.applicationId, type)) return [];
       const uuid = e.carried?.snapshot?.uuid ?? e.carried?.erasure?.needles.uuids[0];

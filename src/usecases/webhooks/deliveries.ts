@@ -31,7 +31,7 @@ export async function disableFailingEndpoint(deps: Deps, command: { endpoint: St
     const current = await deps.db.webhooks.find(app.id, endpoint.endpointId, uow.tx);
     // enabled again, or already disabled, meanwhile: nothing to do
     if (!current || current.disabledAt || !current.failingSince) return;
-    await deps.db.webhooks.setDisabled(app.id, endpoint.endpointId, now, now, uow.tx);
+    await deps.db.webhooks.setDisabled(app.id, endpoint.endpointId, now, now, 0, uow.tx);
     const owner = app.settings.owner_email;
     uow.record(event('webhook.disabled', app.id, now, system, { kind: 'webhook', id: endpoint.endpointId }, { reason: 'failing' }, owner ? {
       mail: { app, template: 'webhook-disabled', locale: 'en-US', to: owner, name: owner.split('@')[0], endpointUrl: endpoint.url },

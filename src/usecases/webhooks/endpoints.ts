@@ -134,7 +134,8 @@ export async function setWebhookEnabled(
 ): Promise<void> {
   await deps.work.run(async (uow) => {
     const now = deps.clock.now();
-    if (!(await deps.db.webhooks.setDisabled(command.app.id, command.endpointId, command.enabled ? null : now, now, uow.tx))) throw unknownEndpoint();
+    // enabled again: it gets events from now on, its first seconds read back as a new endpoint's are
+    if (!(await deps.db.webhooks.setDisabled(command.app.id, command.endpointId, command.enabled ? null : now, now, await deps.db.events.findNewestId(), uow.tx))) throw unknownEndpoint();
     const subject = { kind: 'webhook' as const, id: command.endpointId };
     uow.record(command.enabled ? event('webhook.enabled', command.app.id, now, command.acting, subject, {})
       : event('webhook.disabled', command.app.id, now, command.acting, subject, { reason: 'operator' }));
