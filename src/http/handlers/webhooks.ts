@@ -75,7 +75,8 @@ export const redeliver: Handler = async (ctx) => {
   const delivery = ctx.params.get('delivery');
   const since = ctx.params.get('since');
   if ((delivery === undefined) === (since === undefined)) {
-    throw errors.invalidArgument(delivery === undefined ? 'delivery' : 'since', 'send either delivery (an id from /webhooks/deliveries) or since (a time, such as 2026-11-27 09:00:00), not both');
+    throw errors.invalidArgument(delivery === undefined ? 'delivery' : 'since',
+      'send one of delivery (an id from /webhooks/deliveries) or since (a time, such as 2026-11-27 09:00:00): exactly one');
   }
   if (delivery !== undefined) {
     if (!/^\d{1,15}$/.test(delivery)) throw errors.invalidArgument('delivery', 'must be the id of a delivery, a whole number (/webhooks/deliveries lists them)');
