@@ -7,8 +7,9 @@ import type { Subscriber } from './subscriber';
 
 /**
  * Which applications' events any endpoint wants, as this process last read it: what lets an event
- * of an application without endpoints cost nothing (no outbox row, no job). Read every REFRESH_MS
- * and at once after a change to an endpoint here; before the first read and when reads fail, every
+ * of an application without endpoints cost nothing (no outbox row, no job). Read again when asked
+ * and older than REFRESH_MS, and at once after a change to an endpoint here; before the first read,
+ * when the last one is older than STALE_AFTER_MS (an idle process) and when reads fail, every
  * event is wanted. An endpoint added on another process is known here within REFRESH_MS, and the
  * events of those seconds are read back from the store for it (the `catch-up` job).
  */
@@ -20,32 +21,38 @@ export interface WebhookSubscriptions {
 
 export function watchWebhookSubscriptions(store: Pick<WebhookStore, 'listSubscriptions'>, options: { everyMs?: number; now?: () => number } = {}): WebhookSubscriptions {
   const now = options.now ?? Date.now;
+  const everyMs = options.everyMs ?? REFRESH_MS;
   let known: Map<number, EndpointSubscription['types'][]> | undefined;
   let readAt = 0;
+  let closed = false;
   let reading: Promise<void> | undefined;
   // reads in the order they started: one that started earlier never replaces what a later one read
   let started = 0;
   let applied = 0;
-  const read = (n = ++started) => store.listSubscriptions().then((all) => {
+  const read = (n = ++started) => (closed ? Promise.resolve() : store.listSubscriptions().then((all) => {
     if (n < applied) return;
     applied = n;
     const next = new Map<number, EndpointSubscription['types'][]>();
     for (const s of all) next.set(s.applicationId, [...(next.get(s.applicationId) ?? []), s.types]);
     known = next;
     readAt = now();
-  }).catch(() => undefined);
+  }).catch(() => undefined));
+  // read when asked and older than everyMs (no timer: an idle process reads nothing, and holds nothing alive)
   const refresh = () => (reading ??= read().finally(() => (reading = undefined)));
-  const timer = setInterval(() => void refresh(), options.everyMs ?? REFRESH_MS);
-  timer.unref();
   void refresh();
   return {
     wants(applicationId, type) {
-      if (!known || now() - readAt > STALE_AFTER_MS) return true;
+      const age = now() - readAt;
+      if (age > everyMs) void refresh();
+      // never read, or not for a while: every event is wanted until a read says otherwise
+      if (!known || age > STALE_AFTER_MS) return true;
       return (known.get(applicationId) ?? []).some((types) => subscribes(types, type));
     },
     // after a change here: a read that starts now (one in flight may have begun before it committed)
     refresh: () => read(),
-    close: () => clearInterval(timer),
+    close: () => {
+      closed = true;
+    },
   };
 }
 
