@@ -288,6 +288,8 @@ export function createWebhooksProcessor(deps: { db: Database; deliverer: Webhook
           done = true;
           break;
         }
+        // (one read back from before the newest id when it was added must have happened after it)
+        if (Number(e.id) <= endpoint.eventsFrom && e.occurredAt.getTime() <= since.getTime()) continue;
         const type = WEBHOOK_TYPE_OF[e.type] ?? null;
         if (type === null || !subscribes(endpoint.types, type)) continue;
         const account = accountOf(e);
