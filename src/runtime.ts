@@ -34,13 +34,17 @@ import { createMetrics, type Metrics } from './metrics';
 
 export { projectRoot } from './paths';
 
-/** Database and the services over it, without any queue: what the CLI needs. */
-export function createCore(config: Config, logger: Logger, clock: Clock = systemClock) {
+/**
+ * Database and the services over it, without any queue: what the CLI needs. `cachesClients: false`
+ * for a process that authenticates no API client (the worker, a CLI command): it publishes its
+ * client changes to the others but keeps no cache, so no subscription (one Redis connection less).
+ */
+export function createCore(config: Config, logger: Logger, clock: Clock = systemClock, options: { cachesClients?: boolean } = {}) {
   const db = openDatabase(config.database, logReplicas(logger));
   const box = new SecretBox(config.secretKey);
   // with Redis, client changes reach every process's client cache (see client-changes.ts)
   const changes = config.redisUrl ? createRedisClientChanges(config.redisUrl, config.redisPrefix, logger) : undefined;
-  const clients = createClientService({ clients: db.clients, box, clock, changes });
+  const clients = createClientService({ clients: db.clients, box, clock, changes, ...(options.cachesClients === false && { cacheMs: 0 }) });
   const baseUrls = createBaseUrls(config.publicBaseUrl, config.defaultApp, config.console);
   const providers = createProviderService({ db, box });
   const webhooks = watchWebhookSubscriptions(db.webhooks);
@@ -65,7 +69,7 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
  * versions. The CLI reaches the queue through this unit of work only.
  */
 export function createCommandCore(config: Config, logger: Logger) {
-  const base = createCore(config, logger);
+  const base = createCore(config, logger, systemClock, { cachesClients: false });
   let queue: JobQueue | undefined;
   const opened = () => (queue ??= config.redisUrl ? createBullQueue(config.redisUrl, config.redisPrefix, logger) : undefined);
   // a job held back by the outbox's coalescing past the command's end stays pending: the relay enqueues it

@@ -14,6 +14,7 @@ import { createProcessors } from '../src/jobs';
 import { MAINTENANCE_SCHEDULE, relayEveryMs } from '../src/jobs/maintenance';
 import { DELIVER_EVERY_MS, WEBHOOK_JOBS } from '../src/domain/webhooks';
 import { createCore, endpointChanges } from '../src/runtime';
+import { systemClock } from '../src/domain/clients';
 
 /** Touched every few seconds while the worker reaches Redis: a health check for deployments without METRICS_PORT (with it, use /readyz there). */
 export const HEARTBEAT_FILE = path.join(os.tmpdir(), 'gatehouse-worker.alive');
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
     logger.fatal(NO_MAIL_TRANSPORT);
     process.exit(78);
   }
-  const core = createCore(config, logger);
+  const core = createCore(config, logger, systemClock, { cachesClients: false });
   const { db } = core;
   try {
     await prepareSchema(config, db);

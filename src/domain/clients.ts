@@ -48,8 +48,9 @@ function cachedClients(deps: { clients: ClientStore; box: SecretBox; clock: Cloc
   const cache = new Map<string, { stored: StoredClient; secret: string; until: number }>();
   const key = (applicationId: number, clientId: string) => `${applicationId}:${clientId}`;
   const forget = (applicationId: number, clientId: string) => cache.delete(key(applicationId, clientId));
-  const subscription = changes?.subscribe({ forget, forgetAll: () => cache.clear() });
-  const caching = () => subscription === undefined || subscription.live();
+  // a process that does not cache (the worker, a CLI command) still publishes its changes, but holds no subscription
+  const subscription = cacheMs > 0 ? changes?.subscribe({ forget, forgetAll: () => cache.clear() }) : undefined;
+  const caching = () => cacheMs > 0 && (subscription === undefined || subscription.live());
   async function lookup(applicationId: number, clientId: string): Promise<{ stored: StoredClient; secret: string } | undefined> {
     // no client has an id longer than its column or holding a control character: not looked up (whatever the caller checked)
     if (clientId.length > 64 || CONTROL.test(clientId)) return undefined;
