@@ -19,6 +19,7 @@ import * as disableUntil from './0018-disable-until';
 import * as erasures from './0019-erasures';
 import * as imports from './0020-imports';
 import * as webhooks from './0021-webhooks';
+import * as organizations from './0022-organizations';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   { name: '0019-erasures', ...erasures },
   { name: '0020-imports', ...imports },
   { name: '0021-webhooks', ...webhooks },
+  { name: '0022-organizations', ...organizations },
 ];

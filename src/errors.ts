@@ -158,6 +158,7 @@ const ERROR_OF: Readonly<Record<RefusalReason, ErrorName>> = {
   spent_refresh_token: 'invalidRequestArgument',
   misconfigured: 'unexpectedError',
   not_offered: 'permissionError',
+  forbidden: 'permissionError',
   second_factor_required: 'secondFactorRequired',
   second_factor_enrollment_required: 'secondFactorEnrollmentRequired',
 };

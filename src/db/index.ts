@@ -16,6 +16,7 @@ import { createEventQueries } from './repositories/events';
 import { createErasureQueries } from './repositories/erasures';
 import { createImportQueries } from './repositories/imports';
 import { createWebhookQueries } from './repositories/webhooks';
+import { createOrganizationQueries } from './repositories/organizations';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
 import { createSigningKeyQueries } from './repositories/signing-keys';
@@ -179,6 +180,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     erasures: createErasureQueries(sql, transaction),
     imports: createImportQueries(sql),
     webhooks: createWebhookQueries(sql, transaction),
+    organizations: createOrganizationQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

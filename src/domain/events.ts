@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { MailRequest } from './mail';
 import type { SnapshotPayload } from './storage/versions';
 import type { ErasureNeedles } from './storage/erasures';
+import type { JoinedBy } from './storage/organizations';
 
 /**
  * Who made a change (docs/architecture.md#events): the person a record is, through a client (a
@@ -17,7 +18,7 @@ export type Actor =
 
 /** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
 export interface Subject {
-  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook';
+  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'organization_role';
   id: string;
 }
 
@@ -138,6 +139,32 @@ export interface EventData {
   'webhook.redelivered': { count: number; delivery?: number; since?: string };
   /** An endpoint's secret replaced; the previous one signs too until `previousUntil`. */
   'webhook.secret_rotated': { previousUntil: string };
+  /** An organization made (docs/organizations.md), `organization` its public id. */
+  'organization.created': { organization: string; slug: string };
+  /** Its name, slug, logo, metadata, or how accounts join it changed (`fields`, the names). */
+  'organization.updated': { organization: string; fields: string[] };
+  /** An organization deleted, with its `members` memberships and its invitations. */
+  'organization.deleted': { organization: string; members: number };
+  /** The account (the subject) joined an organization with `roles`: `by` the API, an invitation (`invitation`), its domain, or making it. */
+  'organization.member_added': { organization: string; roles: string[]; by: JoinedBy; invitation?: string };
+  /** The account left an organization, or was removed from it. */
+  'organization.member_removed': { organization: string; by: 'removed' | 'left' };
+  /** The account's roles in an organization are now `roles`. */
+  'organization.member_roles_changed': { organization: string; roles: string[] };
+  /** The account made an organization its active one. */
+  'organization.switched': { organization: string };
+  /** An invitation to an organization with `roles` made (and mailed); never the address or its link. */
+  'organization.invitation_created': { organization: string; invitation: string; roles: string[] };
+  'organization.invitation_revoked': { organization: string; invitation: string };
+  /** A role of the application's organizations defined (or defined again) with `permissions`. */
+  'organization.role_defined': { role: string; permissions: string[] };
+  /** A defined role removed; the `members` holding it lost it. */
+  'organization.role_removed': { role: string; members: number };
+  /** An organization claimed an email domain (`verified` when an operator's claim). */
+  'organization.domain_added': { organization: string; domain: string; verified: boolean };
+  /** A claimed domain verified: by an operator, or by a member's verified address at it. */
+  'organization.domain_verified': { organization: string; domain: string; by: 'operator' | 'member' };
+  'organization.domain_removed': { organization: string; domain: string };
 }
 
 export type EventType = keyof EventData;
@@ -155,6 +182,9 @@ export const EVENT_TYPES = [
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
   'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
   'webhook.added', 'webhook.removed', 'webhook.secret_rotated', 'webhook.disabled', 'webhook.enabled', 'webhook.tested', 'webhook.redelivered',
+  'organization.created', 'organization.updated', 'organization.deleted', 'organization.member_added', 'organization.member_removed',
+  'organization.member_roles_changed', 'organization.switched', 'organization.invitation_created', 'organization.invitation_revoked',
+  'organization.role_defined', 'organization.role_removed', 'organization.domain_added', 'organization.domain_verified', 'organization.domain_removed',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;

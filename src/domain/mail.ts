@@ -3,7 +3,7 @@ import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
 export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice' | 'second-factor-on' | 'second-factor-off'
-  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset' | 'webhook-disabled';
+  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset' | 'webhook-disabled' | 'organization-invitation';
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {
@@ -22,6 +22,9 @@ export interface MailPayload {
   passkeyName?: string;
   /** The webhook endpoint the email is about: its URL (webhook-disabled). */
   endpointUrl?: string;
+  /** The organization an invitation is to, and who invited (organization-invitation). */
+  organizationName?: string;
+  inviterName?: string;
   /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. An email without a link has none. */
   sealedLink?: string;
 }
@@ -49,6 +52,8 @@ export interface MailRequest {
   newEmail?: string;
   passkeyName?: string;
   endpointUrl?: string;
+  organizationName?: string;
+  inviterName?: string;
 }
 
 /**
@@ -69,6 +74,8 @@ export function mailPayload(mail: MailRequest, jobId: string, box: SecretBox): M
     ...(mail.newEmail !== undefined && { newEmail: mail.newEmail }),
     ...(mail.passkeyName !== undefined && { passkeyName: mail.passkeyName }),
     ...(mail.endpointUrl !== undefined && { endpointUrl: mail.endpointUrl }),
+    ...(mail.organizationName !== undefined && { organizationName: mail.organizationName }),
+    ...(mail.inviterName !== undefined && { inviterName: mail.inviterName }),
     ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, jobId) }),
   };
 }

@@ -11,7 +11,7 @@ export class PayloadError extends Error {}
 
 const MAIL_TEMPLATES: readonly MailTemplateName[] = [
   'reset-password', 'verify-email', 'welcome', 'email-changed', 'email-changed-notice', 'second-factor-on', 'second-factor-off', 'passkey-added', 'passkey-removed',
-  'signed-out-everywhere', 'second-factor-reset', 'webhook-disabled',
+  'signed-out-everywhere', 'second-factor-reset', 'webhook-disabled', 'organization-invitation',
 ];
 
 type Json = Record<string, unknown>;
@@ -44,6 +44,8 @@ export function mailPayloadOf(raw: unknown): MailPayload {
     ...(optionalText(o, 'newEmail', what) !== undefined && { newEmail: optionalText(o, 'newEmail', what) }),
     ...(optionalText(o, 'passkeyName', what) !== undefined && { passkeyName: optionalText(o, 'passkeyName', what) }),
     ...(optionalText(o, 'endpointUrl', what) !== undefined && { endpointUrl: optionalText(o, 'endpointUrl', what) }),
+    ...(optionalText(o, 'organizationName', what) !== undefined && { organizationName: optionalText(o, 'organizationName', what) }),
+    ...(optionalText(o, 'inviterName', what) !== undefined && { inviterName: optionalText(o, 'inviterName', what) }),
     ...(optionalText(o, 'sealedLink', what) !== undefined && { sealedLink: optionalText(o, 'sealedLink', what) }),
   };
 }

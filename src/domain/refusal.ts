@@ -39,6 +39,8 @@ export type RefusalReason =
   | 'misconfigured'
   /** The application does not offer this (its settings turned it off). */
   | 'not_offered'
+  /** Who acts may not do this (a member without the role it takes). */
+  | 'forbidden'
   /**
    * The first credential is right and the account signs in with a second factor too: the sign-in
    * waits for it (`secondFactor` says with what, and the token that finishes it).

@@ -1,5 +1,6 @@
 import { claimMappingProblem, OPENID_SCOPES } from './openid-claims';
 import { lengthSetting, LOWEST_MIN_LENGTH, MAX_MIN_LENGTH } from './password-minimum';
+import { limitProblem, ORGANIZATION_LIMITS, type OrganizationLimit } from './organizations';
 
 /** A password minimum an application may set: a whole number from LOWEST_MIN_LENGTH to MAX_MIN_LENGTH. */
 const minimumInRange = (value: string) => {
@@ -125,6 +126,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
     const bad = value.split(',').map((n) => n.trim()).filter(Boolean).find((n) => !/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(n));
     return bad === undefined ? undefined : `"${bad.slice(0, 64)}" is not an attribute name; the value is names separated by commas, such as termsAccepted, phoneVerified`;
   },
+  // organizations' limits (docs/organizations.md#limits)
+  ...Object.fromEntries(Object.keys(ORGANIZATION_LIMITS).map((key) => [key, (value: string) => limitProblem(key as OrganizationLimit, value)])),
 };
 
 /** Why `value` cannot be used for the known setting `key`, or undefined when it can (or the key is the application's own). */

@@ -62,6 +62,20 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'webhook.enabled': null,
   'webhook.tested': null, // (the ping it queues goes to its endpoint alone)
   'webhook.redelivered': null,
+  'organization.created': 'organization.created',
+  'organization.updated': 'organization.updated',
+  'organization.deleted': 'organization.deleted',
+  'organization.member_added': 'organization.member_added',
+  'organization.member_removed': 'organization.member_removed',
+  'organization.member_roles_changed': 'organization.member_roles_changed',
+  'organization.switched': null,
+  'organization.invitation_created': 'organization.invitation_created',
+  'organization.invitation_revoked': 'organization.invitation_revoked',
+  'organization.role_defined': 'organization.role_defined',
+  'organization.role_removed': 'organization.role_removed',
+  'organization.domain_added': 'organization.domain_added',
+  'organization.domain_verified': 'organization.domain_verified',
+  'organization.domain_removed': 'organization.domain_removed',
 };
 
 /** The webhooks queue's jobs (docs/webhooks.md#deliveries). */

@@ -24,6 +24,9 @@ export interface MailValues {
   passkeyName?: string;
   /** A webhook endpoint's URL (webhook-disabled). */
   endpointUrl?: string;
+  /** The organization an invitation is to, and who invited (organization-invitation). */
+  organizationName?: string;
+  inviterName?: string;
 }
 
 export interface RenderedMail {

@@ -48,6 +48,9 @@ export function createMailProcessor(deps: {
         newEmail: mail.newEmail,
         passkeyName: mail.passkeyName,
         endpointUrl: mail.endpointUrl,
+        organizationName: mail.organizationName,
+        // who invited, as the message names them: the person, else the application
+        inviterName: mail.template === 'organization-invitation' ? mail.inviterName ?? mail.appName : mail.inviterName,
       });
       const sent = await transport.send(outboxId, { from, to: mail.to, ...rendered }).catch((err: unknown) => {
         deps.sent?.('failed');

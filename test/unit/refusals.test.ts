@@ -21,7 +21,7 @@ describe('refusalError', () => {
     const codes: Record<RefusalReason, number> = {
       invalid: 200, missing: 100, wrong_credentials: 210, invalid_form: 390, no_such_account: 212, nothing_to_do: 540, gone: 310,
       unknown_identity: 310, email_in_use: 380, identity_taken: 361, spent_social_token: 400, not_signed_in: 413, no_grant: 413,
-      redirect_mismatch: 420, spent_refresh_token: 200, misconfigured: 500, not_offered: 403, second_factor_required: 214, second_factor_enrollment_required: 215,
+      redirect_mismatch: 420, spent_refresh_token: 200, misconfigured: 500, not_offered: 403, forbidden: 403, second_factor_required: 214, second_factor_enrollment_required: 215,
     };
     for (const [reason, code] of Object.entries(codes)) {
       expect(refusalError(new Refusal(reason as RefusalReason, 'why', { field: 'someField', formField: 'f' })).code).toBe(code);

@@ -6,6 +6,7 @@ import type { ErasureStore } from './erasures';
 import type { EventStore } from './events';
 import type { ImportStore } from './imports';
 import type { WebhookStore } from './webhooks';
+import type { OrganizationStore } from './organizations';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
 import type { OutboxStore } from './outbox';
@@ -44,6 +45,8 @@ export interface Storage {
   imports: ImportStore;
   /** The applications' webhook endpoints. */
   webhooks: WebhookStore;
+  /** The applications' organizations: members and their roles, defined roles, invitations, claimed domains. */
+  organizations: OrganizationStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

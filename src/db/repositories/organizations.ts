@@ -1,0 +1,278 @@
+import type { Tx } from '../../domain/storage/transactions';
+import type {
+  InvitationState, JoinedBy, ListedMember, Membership, NewInvitation, NewOrganization, OrganizationStore, StoredDomain, StoredInvitation, StoredMember, StoredOrganization, StoredRole,
+} from '../../domain/storage/organizations';
+import { asDate } from '../models';
+import { DuplicateKeyError, type Sql } from '../sql';
+
+type Id = number | string;
+type Time = Date | string;
+
+interface OrganizationRow {
+  id: Id; application_id: Id; organization_id: string; name: string; slug: string; logo_url: string | null; metadata: string;
+  join_by_domain: number | boolean | string; default_roles: string; created_at: Time; updated_at: Time;
+}
+const list = (raw: string): string[] => {
+  const parsed = JSON.parse(raw) as unknown;
+  return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string') : [];
+};
+const flag = (v: number | boolean | string) => v === true || Number(v) === 1;
+const toOrganization = (r: OrganizationRow): StoredOrganization => ({
+  id: Number(r.id), applicationId: Number(r.application_id), organizationId: r.organization_id, name: r.name, slug: r.slug, logoUrl: r.logo_url,
+  metadata: JSON.parse(r.metadata) as Record<string, unknown>, joinByDomain: flag(r.join_by_domain), defaultRoles: list(r.default_roles),
+  createdAt: asDate(r.created_at), updatedAt: asDate(r.updated_at),
+});
+
+interface MemberRow { id: Id; organization_id: Id; entity_id: Id; joined_by: string; active_at: Time | null; created_at: Time; roles: string | null }
+const toMember = (r: MemberRow): StoredMember => ({
+  id: Number(r.id), organizationKey: Number(r.organization_id), entityId: Number(r.entity_id),
+  roles: (r.roles ?? '').split(',').filter(Boolean).sort(), joinedBy: r.joined_by as JoinedBy, activeAt: asDate(r.active_at), createdAt: asDate(r.created_at),
+});
+
+interface InvitationRow {
+  id: Id; application_id: Id; organization_id: Id; invitation_id: string; email: string; roles: string; inviter_entity_id: Id | null; inviter: string; locale: string;
+  token_hash: string; state: string; expires_at: Time; accepted_by: Id | null; finished_at: Time | null; created_at: Time;
+}
+const toInvitation = (r: InvitationRow): StoredInvitation => ({
+  id: Number(r.id), applicationId: Number(r.application_id), organizationKey: Number(r.organization_id), invitationId: r.invitation_id, email: r.email, roles: list(r.roles),
+  inviterEntityId: r.inviter_entity_id === null ? null : Number(r.inviter_entity_id), inviter: r.inviter, locale: r.locale, tokenHash: r.token_hash,
+  state: r.state as InvitationState, expiresAt: asDate(r.expires_at), acceptedBy: r.accepted_by === null ? null : Number(r.accepted_by),
+  finishedAt: asDate(r.finished_at), createdAt: asDate(r.created_at),
+});
+
+/** A member's roles, joined as one comma-separated column (a role name holds no comma). */
+const ROLES_OF = '(SELECT GROUP_CONCAT(r.role) FROM organization_member_roles r WHERE r.member_id = m.id) AS roles';
+
+/** Organizations (OrganizationStore of the storage contract) in SQL. */
+export function createOrganizationQueries(sql: Sql): OrganizationStore {
+  const t = sql.time;
+  const lock = (tx?: Tx) => (tx ? sql.forUpdate : '');
+  const findByKey = async (id: number, tx?: Tx) => {
+    const [row] = await sql.select<OrganizationRow>(`SELECT * FROM organizations WHERE id = ?${lock(tx)}`, [id], tx);
+    return row ? toOrganization(row) : undefined;
+  };
+  const findMember = async (organizationKey: number, entityId: number, tx?: Tx) => {
+    const [row] = await sql.select<MemberRow>(
+      `SELECT m.*, ${ROLES_OF} FROM organization_members m WHERE m.organization_id = ? AND m.entity_id = ?${lock(tx)}`, [organizationKey, entityId], tx,
+    );
+    return row ? toMember(row) : undefined;
+  };
+  async function insertRoles(member: { id: number; organizationKey: number }, applicationId: number, roles: string[], tx: Tx) {
+    for (const role of new Set(roles)) {
+      await sql.change('INSERT INTO organization_member_roles (member_id, role, organization_id, application_id) VALUES (?, ?, ?, ?)', [member.id, role, member.organizationKey, applicationId], tx);
+    }
+  }
+  const findInvitationWhere = async (where: string, values: unknown[], tx?: Tx) => {
+    const [row] = await sql.select<InvitationRow>(`SELECT * FROM organization_invitations WHERE ${where}${lock(tx)}`, values, tx);
+    return row ? toInvitation(row) : undefined;
+  };
+  return {
+    async insert(o: NewOrganization, now, tx) {
+      try {
+        const id = await sql.insert(
+          'INSERT INTO organizations (application_id, organization_id, name, slug, logo_url, metadata, join_by_domain, default_roles, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [o.applicationId, o.organizationId, o.name, o.slug, o.logoUrl, JSON.stringify(o.metadata), o.joinByDomain, JSON.stringify(o.defaultRoles), t(now), t(now)], tx,
+        );
+        return (await findByKey(id, tx))!;
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) return undefined;
+        throw e;
+      }
+    },
+    async find(applicationId, organizationId, tx) {
+      const [row] = await sql.select<OrganizationRow>(`SELECT * FROM organizations WHERE application_id = ? AND organization_id = ?${lock(tx)}`, [applicationId, organizationId], tx);
+      return row ? toOrganization(row) : undefined;
+    },
+    findByKey,
+    async findBySlug(applicationId, slug) {
+      const [row] = await sql.select<OrganizationRow>('SELECT * FROM organizations WHERE application_id = ? AND slug = ?', [applicationId, slug]);
+      return row ? toOrganization(row) : undefined;
+    },
+    async listPage(applicationId, after, limit) {
+      const rows = await sql.select<OrganizationRow>('SELECT * FROM organizations WHERE application_id = ? AND id > ? ORDER BY id LIMIT ?', [applicationId, after ?? 0, limit + 1]);
+      return { items: rows.slice(0, limit).map(toOrganization), next: rows.length > limit ? Number(rows[limit - 1].id) : null };
+    },
+    async update(o, change, now, tx) {
+      const next = { ...o, ...change };
+      try {
+        await sql.change(
+          'UPDATE organizations SET name = ?, slug = ?, logo_url = ?, metadata = ?, join_by_domain = ?, default_roles = ?, updated_at = ? WHERE id = ?',
+          [next.name, next.slug, next.logoUrl, JSON.stringify(next.metadata), next.joinByDomain, JSON.stringify(next.defaultRoles), t(now), o.id], tx,
+        );
+        return true;
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) return false;
+        throw e;
+      }
+    },
+    async remove(o, tx) {
+      // the roles of its members first (their rows name the organization without a foreign key), then the rest by cascade
+      await sql.change('DELETE FROM organization_member_roles WHERE organization_id = ?', [o.id], tx);
+      await sql.change('DELETE FROM organizations WHERE id = ?', [o.id], tx);
+    },
+    async touch(organizationKey, now, tx) {
+      await sql.change('UPDATE organizations SET updated_at = ? WHERE id = ?', [t(now), organizationKey], tx);
+    },
+
+    async insertMember(o, entityId, roles, joinedBy, now, tx) {
+      let id: number;
+      try {
+        id = await sql.insert(
+          'INSERT INTO organization_members (application_id, organization_id, entity_id, joined_by, active_at, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+          [o.applicationId, o.id, entityId, joinedBy, t(now), t(now)], tx,
+        );
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) return undefined;
+        throw e;
+      }
+      await insertRoles({ id, organizationKey: o.id }, o.applicationId, roles, tx);
+      return (await findMember(o.id, entityId, tx))!;
+    },
+    findMember,
+    async listMembersPage(organizationKey, after, limit) {
+      const rows = await sql.select<MemberRow & { uuid: string; email: string | null; username: string | null }>(
+        `SELECT m.*, e.uuid, e.email, e.username, ${ROLES_OF} FROM organization_members m JOIN entities e ON e.id = m.entity_id `
+        + 'WHERE m.organization_id = ? AND m.id > ? ORDER BY m.id LIMIT ?', [organizationKey, after ?? 0, limit + 1],
+      );
+      const items: ListedMember[] = rows.slice(0, limit).map((r) => ({ ...toMember(r), uuid: r.uuid, email: r.email, username: r.username }));
+      return { items, next: rows.length > limit ? Number(rows[limit - 1].id) : null };
+    },
+    async countMembers(organizationKey, tx) {
+      const [row] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_members WHERE organization_id = ?', [organizationKey], tx);
+      return Number(row.n);
+    },
+    async countWithRole(organizationKey, role, tx) {
+      const [row] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_member_roles WHERE organization_id = ? AND role = ?', [organizationKey, role], tx);
+      return Number(row.n);
+    },
+    async setRoles(member, roles, now, tx) {
+      const [o] = await sql.select<{ application_id: Id }>('SELECT application_id FROM organizations WHERE id = ?', [member.organizationKey], tx);
+      await sql.change('DELETE FROM organization_member_roles WHERE member_id = ?', [member.id], tx);
+      await insertRoles(member, Number(o.application_id), roles, tx);
+      await sql.change('UPDATE organization_members SET updated_at = ? WHERE id = ?', [t(now), member.id], tx);
+    },
+    async removeMember(organizationKey, entityId, tx) {
+      const member = await findMember(organizationKey, entityId, tx);
+      if (!member) return false;
+      await sql.change('DELETE FROM organization_member_roles WHERE member_id = ?', [member.id], tx);
+      return (await sql.change('DELETE FROM organization_members WHERE id = ?', [member.id], tx)) > 0;
+    },
+    async setActive(member, now, tx) {
+      await sql.change('UPDATE organization_members SET active_at = ? WHERE id = ?', [t(now), member.id], tx);
+    },
+    async listMembershipsOf(applicationId, entityId, limit) {
+      const rows = await sql.select<MemberRow & { [k: `o_${string}`]: unknown }>(
+        `SELECT m.*, ${ROLES_OF}, o.id AS o_id, o.application_id AS o_application_id, o.organization_id AS o_organization_id, o.name AS o_name, o.slug AS o_slug, `
+        + 'o.logo_url AS o_logo_url, o.metadata AS o_metadata, o.join_by_domain AS o_join_by_domain, o.default_roles AS o_default_roles, o.created_at AS o_created_at, o.updated_at AS o_updated_at '
+        + 'FROM organization_members m JOIN organizations o ON o.id = m.organization_id WHERE m.entity_id = ? AND m.application_id = ? '
+        // the active one first (NULLs last on both engines), then in the order joined
+        + 'ORDER BY CASE WHEN m.active_at IS NULL THEN 1 ELSE 0 END, m.active_at DESC, m.id LIMIT ?', [entityId, applicationId, limit],
+      );
+      return rows.map((r): Membership => {
+        const o = Object.fromEntries(Object.entries(r).filter(([k]) => k.startsWith('o_')).map(([k, v]) => [k.slice(2), v])) as unknown as OrganizationRow;
+        return { organization: toOrganization(o), member: toMember(r) };
+      });
+    },
+    async countMembershipsOf(entityId, tx) {
+      const [row] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_members WHERE entity_id = ?', [entityId], tx);
+      return Number(row.n);
+    },
+
+    async defineRole(applicationId, role, now, tx) {
+      const changed = await sql.change(
+        'UPDATE organization_roles SET description = ?, permissions = ?, updated_at = ? WHERE application_id = ? AND name = ?',
+        [role.description, JSON.stringify(role.permissions), t(now), applicationId, role.name], tx,
+      );
+      if (changed === 0) {
+        await sql.change(
+          'INSERT INTO organization_roles (application_id, name, description, permissions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+          [applicationId, role.name, role.description, JSON.stringify(role.permissions), t(now), t(now)], tx,
+        );
+      }
+      const [row] = await sql.select<{ created_at: Time; updated_at: Time }>('SELECT created_at, updated_at FROM organization_roles WHERE application_id = ? AND name = ?', [applicationId, role.name], tx);
+      return { ...role, createdAt: asDate(row.created_at), updatedAt: asDate(row.updated_at) };
+    },
+    async listRoles(applicationId) {
+      const rows = await sql.select<{ name: string; description: string; permissions: string; created_at: Time; updated_at: Time }>(
+        'SELECT * FROM organization_roles WHERE application_id = ? ORDER BY name', [applicationId],
+      );
+      return rows.map((r): StoredRole => ({ name: r.name, description: r.description, permissions: list(r.permissions), createdAt: asDate(r.created_at), updatedAt: asDate(r.updated_at) }));
+    },
+    async removeRole(applicationId, name, fallback, now, tx) {
+      if ((await sql.change('DELETE FROM organization_roles WHERE application_id = ? AND name = ?', [applicationId, name], tx)) === 0) return undefined;
+      const holders = await sql.select<{ member_id: Id; organization_id: Id }>(
+        'SELECT member_id, organization_id FROM organization_member_roles WHERE application_id = ? AND role = ?', [applicationId, name], tx,
+      );
+      await sql.change('DELETE FROM organization_member_roles WHERE application_id = ? AND role = ?', [applicationId, name], tx);
+      for (const h of holders) {
+        const [left] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_member_roles WHERE member_id = ?', [h.member_id], tx);
+        if (Number(left.n) === 0) await insertRoles({ id: Number(h.member_id), organizationKey: Number(h.organization_id) }, applicationId, [fallback], tx);
+        await sql.change('UPDATE organization_members SET updated_at = ? WHERE id = ?', [t(now), h.member_id], tx);
+      }
+      return holders.length;
+    },
+
+    async insertInvitation(i: NewInvitation, now, tx) {
+      const id = await sql.insert(
+        'INSERT INTO organization_invitations (application_id, organization_id, invitation_id, email, roles, inviter_entity_id, inviter, locale, token_hash, state, expires_at, accepted_by, finished_at, created_at) '
+        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, NULL, NULL, ?)",
+        [i.applicationId, i.organizationKey, i.invitationId, i.email, JSON.stringify(i.roles), i.inviterEntityId, i.inviter, i.locale, i.tokenHash, t(i.expiresAt), t(now)], tx,
+      );
+      return (await findInvitationWhere('id = ?', [id], tx))!;
+    },
+    findInvitation: (applicationId, invitationId, tx) => findInvitationWhere('application_id = ? AND invitation_id = ?', [applicationId, invitationId], tx),
+    findInvitationByToken: (tokenHash, tx) => findInvitationWhere('token_hash = ?', [tokenHash], tx),
+    async listInvitationsPage(organizationKey, after, limit) {
+      const rows = await sql.select<InvitationRow>(
+        `SELECT * FROM organization_invitations WHERE organization_id = ?${after === null ? '' : ' AND id < ?'} ORDER BY id DESC LIMIT ?`,
+        after === null ? [organizationKey, limit + 1] : [organizationKey, after, limit + 1],
+      );
+      return { items: rows.slice(0, limit).map(toInvitation), next: rows.length > limit ? Number(rows[limit - 1].id) : null };
+    },
+    async countInvitationsSince(scope, since, tx) {
+      const [row] = 'organizationKey' in scope
+        ? await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_invitations WHERE organization_id = ? AND created_at > ?', [scope.organizationKey, t(since)], tx)
+        : await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_invitations WHERE application_id = ? AND inviter = ? AND created_at > ?', [scope.applicationId, scope.inviter, t(since)], tx);
+      return Number(row.n);
+    },
+    async finishInvitation(i, state, acceptedBy, now, tx) {
+      return (await sql.change(
+        "UPDATE organization_invitations SET state = ?, accepted_by = ?, finished_at = ? WHERE id = ? AND state = 'pending'", [state, acceptedBy, t(now), i.id], tx,
+      )) > 0;
+    },
+
+    async insertDomain(o, domain, verifiedBy, now, tx) {
+      try {
+        await sql.change(
+          'INSERT INTO organization_domains (application_id, organization_id, domain, verified_by, verified_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+          [o.applicationId, o.id, domain, verifiedBy, verifiedBy ? t(now) : null, t(now)], tx,
+        );
+        return true;
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) return false;
+        throw e;
+      }
+    },
+    async listDomains(organizationKey) {
+      const rows = await sql.select<{ domain: string; verified_by: string | null; verified_at: Time | null; created_at: Time }>(
+        'SELECT * FROM organization_domains WHERE organization_id = ? ORDER BY domain', [organizationKey],
+      );
+      return rows.map((r): StoredDomain => ({ domain: r.domain, verifiedBy: r.verified_by as StoredDomain['verifiedBy'], verifiedAt: asDate(r.verified_at), createdAt: asDate(r.created_at) }));
+    },
+    async verifyDomain(organizationKey, domain, by, now, tx) {
+      return (await sql.change(
+        'UPDATE organization_domains SET verified_by = ?, verified_at = ? WHERE organization_id = ? AND domain = ? AND verified_at IS NULL', [by, t(now), organizationKey, domain], tx,
+      )) > 0;
+    },
+    async removeDomain(organizationKey, domain, tx) {
+      return (await sql.change('DELETE FROM organization_domains WHERE organization_id = ? AND domain = ?', [organizationKey, domain], tx)) > 0;
+    },
+    async listJoinableByDomain(applicationId, domain) {
+      const rows = await sql.select<OrganizationRow>(
+        'SELECT o.* FROM organization_domains d JOIN organizations o ON o.id = d.organization_id '
+        + 'WHERE d.application_id = ? AND d.domain = ? AND d.verified_at IS NOT NULL AND o.join_by_domain = ? ORDER BY o.id', [applicationId, domain, true],
+      );
+      return rows.map(toOrganization);
+    },
+  };
+}

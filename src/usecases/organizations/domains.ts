@@ -1,0 +1,117 @@
+import { event, type Acting } from '../../domain/events';
+import { domainOf, domainProblem, isOwner, MAX_DOMAINS } from '../../domain/organizations';
+import { invalidField, LimitReachedError, Refusal } from '../../domain/refusal';
+import type { Application } from '../../domain/storage/applications';
+import type { StoredDomain, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
+import type { Tx } from '../../domain/storage/transactions';
+import { authorityIn, organizationOf, organizationSubject, type Authority, type OrgDeps } from './common';
+import { join } from './members';
+
+/**
+ * The email domains an organization claims (docs/organizations.md#domains), and the accounts that
+ * join by them. A claim is verified by the application (its backend or an operator says so) or by
+ * a member: an owner whose own address at the domain is verified. Nobody else's say-so verifies
+ * one, and only a verified claim lets accounts join by it.
+ */
+
+function checkDomain(domain: string): string {
+  const d = domain.trim().toLowerCase();
+  const wrong = domainProblem(d);
+  if (wrong) throw invalidField('domain', wrong);
+  return d;
+}
+
+/** How `authority` verifies a claim of `domain`: as the application, as an owner with a verified address there, or not at all. */
+async function verifierOf(deps: Pick<OrgDeps, 'db'>, app: Application, authority: Authority, domain: string, tx: Tx): Promise<'operator' | 'member' | null> {
+  if (authority.kind === 'application') return 'operator';
+  const record = await deps.db.records.find(app.id, { id: authority.member.entityId }, tx);
+  return record?.email && record.emailVerified && domainOf(record.email) === domain ? 'member' : null;
+}
+
+const mustOwn = (authority: Authority) => {
+  if (authority.kind === 'member' && !isOwner(authority.member.roles)) throw new Refusal('forbidden', 'only the organization\'s owners claim its domains');
+};
+
+/** Claims a domain: verified at once when the application claims it with `verified`, or an owner whose verified address is at it. */
+export async function addDomain(
+  deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string; verified?: boolean },
+): Promise<StoredDomain> {
+  const domain = checkDomain(command.domain);
+  return deps.work.run(async (uow) => {
+    const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
+    const authority = await authorityIn(deps, organization, command.acting, uow.tx);
+    mustOwn(authority);
+    const verifier = await verifierOf(deps, command.app, authority, domain, uow.tx);
+    const verifiedBy = authority.kind === 'application' ? (command.verified ? verifier : null) : verifier;
+    if ((await deps.db.organizations.listDomains(organization.id)).length >= MAX_DOMAINS) {
+      throw new LimitReachedError(3600, `domains for this organization (at most ${MAX_DOMAINS})`);
+    }
+    const now = deps.clock.now();
+    if (!(await deps.db.organizations.insertDomain(organization, domain, verifiedBy, now, uow.tx))) throw invalidField('domain', 'is claimed by this organization already');
+    uow.record(event('organization.domain_added', command.app.id, now, command.acting, organizationSubject(organization), {
+      organization: organization.organizationId, domain, verified: verifiedBy !== null,
+    }));
+    return { domain, verifiedBy, verifiedAt: verifiedBy ? now : null, createdAt: now };
+  });
+}
+
+/** Verifies a claimed domain: the application, or an owner whose own verified address is at it. */
+export async function verifyDomain(deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
+  const domain = checkDomain(command.domain);
+  await deps.work.run(async (uow) => {
+    const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
+    const authority = await authorityIn(deps, organization, command.acting, uow.tx);
+    mustOwn(authority);
+    const by = await verifierOf(deps, command.app, authority, domain, uow.tx);
+    if (!by) throw invalidField('domain', 'is verified by a verified address of yours at it, or by the application');
+    const now = deps.clock.now();
+    if (!(await deps.db.organizations.verifyDomain(organization.id, domain, by, now, uow.tx))) throw invalidField('domain', 'is not an unverified claim of this organization');
+    uow.record(event('organization.domain_verified', command.app.id, now, command.acting, organizationSubject(organization), { organization: organization.organizationId, domain, by }));
+  });
+}
+
+export async function removeDomain(deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
+  const domain = checkDomain(command.domain);
+  await deps.work.run(async (uow) => {
+    const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
+    mustOwn(await authorityIn(deps, organization, command.acting, uow.tx));
+    if (!(await deps.db.organizations.removeDomain(organization.id, domain, uow.tx))) throw invalidField('domain', 'is not claimed by this organization');
+    uow.record(event('organization.domain_removed', command.app.id, deps.clock.now(), command.acting, organizationSubject(organization), { organization: organization.organizationId, domain }));
+  });
+}
+
+export async function listDomains(deps: Pick<OrgDeps, 'db'>, command: { app: Application; acting: Acting; organizationId: string }): Promise<StoredDomain[]> {
+  const organization = await organizationOf(deps, command.app, command.organizationId);
+  await authorityIn(deps, organization, command.acting);
+  return deps.db.organizations.listDomains(organization.id);
+}
+
+/**
+ * Just-in-time membership: the account, signed in with a verified address, joins every
+ * organization that verified its address's domain and lets accounts join by it, with the
+ * organization's default roles. An unverified address joins none. Answers the memberships made.
+ */
+export async function joinByDomain(
+  deps: OrgDeps, command: { app: Application; acting: Acting; record: { id: number; email: string | null; emailVerified: Date | null } },
+): Promise<{ organization: StoredOrganization; member: StoredMember }[]> {
+  const { record } = command;
+  if (!record.email || !record.emailVerified) return [];
+  const joinable = await deps.db.organizations.listJoinableByDomain(command.app.id, domainOf(record.email));
+  const joined: { organization: StoredOrganization; member: StoredMember }[] = [];
+  for (const candidate of joinable) {
+    if (await deps.db.organizations.findMember(candidate.id, record.id)) continue;
+    const member = await deps.work.run(async (uow) => {
+      const organization = await deps.db.organizations.findByKey(candidate.id, uow.tx);
+      if (!organization?.joinByDomain) return undefined;
+      try {
+        return await join(deps, uow, { app: command.app, acting: command.acting, organization, entityId: record.id, roles: organization.defaultRoles, by: 'domain' });
+      } catch (e) {
+        // a full organization is not joined; the sign-in goes on
+        if (e instanceof LimitReachedError) return undefined;
+        throw e;
+      }
+    });
+    if (member) joined.push({ organization: candidate, member });
+  }
+  return joined;
+}
