@@ -31,6 +31,7 @@ import { MAINTENANCE_SCHEDULE } from './jobs/maintenance';
 import type { EndpointChanges } from './jobs/webhooks';
 import { disableFailingEndpoint, removeGoneEndpoint } from './usecases/webhooks/deliveries';
 import { createMetrics, type Metrics } from './metrics';
+import { createJoinableDomains } from './usecases/organizations/joinable';
 
 export { projectRoot } from './paths';
 
@@ -96,6 +97,7 @@ export function createCommandCore(config: Config, logger: Logger) {
     versions: createRecordVersions({ db: base.db }),
     passwords,
     webhooks: config.webhooks,
+    joinableDomains: createJoinableDomains(base.db.organizations, systemClock),
     async close() {
       await commandQueue.close();
       await passwords.close();
@@ -225,6 +227,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     registrationLimit: config.registrationLimit,
     entityQueryTimeoutMs: config.entityQueryTimeoutMs,
     webhooks: config.webhooks,
+    joinableDomains: createJoinableDomains(db.organizations, clock),
     box,
   };
   let migrationsCurrent = false; // once current, they stay current for this process's life

@@ -42,6 +42,33 @@ const WEBHOOK_DELIVERY = {
   },
   additionalProperties: false,
 };
+/** An organization (docs/organizations.md#the-api). */
+const ORGANIZATION_PROPERTIES = {
+  id: STRING, name: STRING, slug: STRING, logo_url: { type: ['string', 'null'] }, metadata: OBJECT, join_by_domain: BOOLEAN,
+  default_roles: { type: 'array', items: STRING }, created: STRING, updated: STRING,
+};
+const ORGANIZATION = { type: 'object', required: Object.keys(ORGANIZATION_PROPERTIES), properties: ORGANIZATION_PROPERTIES, additionalProperties: false };
+const MEMBERSHIP_PROPERTIES = { ...ORGANIZATION_PROPERTIES, roles: { type: 'array', items: STRING }, joined: STRING, active: BOOLEAN };
+const MEMBERSHIP = { type: 'object', required: Object.keys(MEMBERSHIP_PROPERTIES), properties: MEMBERSHIP_PROPERTIES, additionalProperties: false };
+const MEMBER_PROPERTIES = {
+  user_id: STRING, email: { type: ['string', 'null'] }, username: { type: ['string', 'null'] }, roles: { type: 'array', items: STRING },
+  joined_by: { enum: ['created', 'api', 'invitation', 'domain'] }, joined: STRING,
+};
+const MEMBER = { type: 'object', required: Object.keys(MEMBER_PROPERTIES), properties: MEMBER_PROPERTIES, additionalProperties: false };
+const INVITATION_PROPERTIES = {
+  id: STRING, email: STRING, roles: { type: 'array', items: STRING }, state: { enum: ['pending', 'accepted', 'revoked', 'expired'] }, inviter: STRING, locale: STRING,
+  expires: STRING, created: STRING, finished: { type: ['string', 'null'] },
+};
+const INVITATION = { type: 'object', required: Object.keys(INVITATION_PROPERTIES), properties: INVITATION_PROPERTIES, additionalProperties: false };
+const ROLE = {
+  type: 'object', required: ['name', 'description', 'permissions', 'built_in'],
+  properties: { name: STRING, description: STRING, permissions: { type: 'array', items: STRING }, built_in: BOOLEAN }, additionalProperties: false,
+};
+const DOMAIN = {
+  type: 'object', required: ['domain', 'verified', 'verified_by', 'verified_at'],
+  properties: { domain: STRING, verified: BOOLEAN, verified_by: { enum: ['operator', 'member', null] }, verified_at: { type: ['string', 'null'] } }, additionalProperties: false,
+};
+const PAGE_OF = (items: unknown) => ({ results: { type: 'array', items }, next_cursor: { type: ['string', 'null'] } });
 /** A sign-in's answer: the record, and what response_type asked for (an access token, an authorization code, or both). */
 const SIGNED_IN = { capture_user: RECORD_REF, access_token: STRING, authorization_code: STRING };
 const TOKEN_PAIR = { access_token: STRING, expires_in: INTEGER, refresh_token: STRING, transaction_state: {} };
@@ -136,6 +163,28 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/entity.signOut': ok({ sessions_ended: INTEGER }),
   '/entity.resetSecondFactor': ok({ removed: BOOLEAN }),
   '/audit/list': ok({ results: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } }),
+  '/organizations/create': ok({ id: STRING, result: ORGANIZATION }),
+  '/organizations/get': ok({ result: ORGANIZATION }),
+  '/organizations/list': ok(PAGE_OF(ORGANIZATION)),
+  '/organizations/update': ok({ result: ORGANIZATION }),
+  '/organizations/delete': ok(),
+  '/organizations/members/add': ok({ roles: { type: 'array', items: STRING } }),
+  '/organizations/members/list': ok(PAGE_OF(MEMBER)),
+  '/organizations/members/set_roles': ok({ roles: { type: 'array', items: STRING } }),
+  '/organizations/members/remove': ok(),
+  '/organizations/of': ok({ results: { type: 'array', items: MEMBERSHIP } }),
+  '/organizations/switch': ok(),
+  '/organizations/invitations/create': ok({ id: STRING, result: INVITATION }),
+  '/organizations/invitations/list': ok(PAGE_OF(INVITATION)),
+  '/organizations/invitations/revoke': ok(),
+  '/organizations/invitations/accept': ok({ organization_id: STRING, roles: { type: 'array', items: STRING } }),
+  '/organizations/roles/define': ok({ result: ROLE }),
+  '/organizations/roles/list': ok({ results: { type: 'array', items: ROLE } }),
+  '/organizations/roles/remove': ok({ members: INTEGER }),
+  '/organizations/domains/add': ok({ result: DOMAIN }),
+  '/organizations/domains/verify': ok(),
+  '/organizations/domains/remove': ok(),
+  '/organizations/domains/list': ok({ results: { type: 'array', items: DOMAIN } }),
   '/webhooks/add': ok({ result: { ...WEBHOOK_ENDPOINT, required: [...WEBHOOK_ENDPOINT.required, 'secret'], properties: { ...WEBHOOK_ENDPOINT_PROPERTIES, secret: STRING } } }),
   '/webhooks/list': ok({ results: { type: 'array', items: WEBHOOK_ENDPOINT } }),
   '/webhooks/remove': ok(),

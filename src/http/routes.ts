@@ -10,6 +10,7 @@ import { token } from './handlers/token';
 import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
 import * as webhooks from './handlers/webhooks';
+import * as orgs from './handlers/organizations';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
 import { entityActivity } from './handlers/activity';
@@ -79,6 +80,15 @@ const admin = (path: string, handler: Handler, doc: EndpointDoc, reads = false):
   path, methods: ['GET', 'POST'], params: 'query+body', auth: CLIENT_AUTH, kinds: ['owner'], errors: 'capture', reads, handler, doc,
 });
 const READS = true;
+/** Organizations: the application's backend (owner or direct_access credentials) or a member's access token (the use case decides what a member may do). */
+const org = (path: string, handler: Handler, doc: EndpointDoc, options: { reads?: boolean; arguments?: ArgumentNames; auth?: Route['auth'] } = {}): Route => ({
+  path, methods: ['GET', 'POST'], params: 'query+body', auth: options.auth ?? [...CLIENT_AUTH, 'access_token'], kinds: ['owner', 'direct_access'], errors: 'capture',
+  handler, doc, ...(options.reads && { reads: true }), ...(options.arguments && { arguments: options.arguments }),
+});
+const ORG = ['organization_id!'];
+const PAGE = ['max_results', 'cursor'];
+/** A member named as /entity names a record (its uuid, id, or a unique attribute); refusals about it name `uuid`. */
+const MEMBER = { arguments: { account: 'uuid' } };
 /** A record's attributes are up to 64 KiB of JSON, which URL encoding may triple. */
 const RECORD_SIZE = { body: 256 * 1024, param: 256 * 1024 };
 /** entity.bulkCreate: up to 1,000 records in one call. */
@@ -191,6 +201,29 @@ export const ROUTES: readonly Route[] = [
   admin('/providers/add', providers.addProvider, { summary: 'Adds an identity provider of the built-in social login', params: ['name!', 'issuer!', 'provider_client_id!', 'provider_client_secret!', 'kind', 'scopes'] }),
   admin('/providers/list', providers.listProviders, { summary: 'The identity providers, never a secret', params: [] }, READS),
   admin('/providers/remove', providers.removeProvider, { summary: 'Removes an identity provider', params: ['name!'] }),
+  // docs/organizations.md: organizations, their members, invitations, roles and domains
+  org('/organizations/create', orgs.create, { summary: 'Makes an organization; answers its id', params: ['name!', 'slug!', 'logo_url', 'metadata', 'join_by_domain', 'default_roles', 'owner_uuid'] }, { auth: CLIENT_AUTH }),
+  org('/organizations/get', orgs.get, { summary: 'One organization, by organization_id or slug', params: ['organization_id', 'slug'] }, { reads: true, auth: CLIENT_AUTH }),
+  org('/organizations/list', orgs.list, { summary: 'The application\'s organizations, oldest first, one page', params: PAGE }, { reads: true, auth: CLIENT_AUTH }),
+  org('/organizations/update', orgs.update, { summary: 'Changes an organization (its owners may too)', params: [...ORG, 'name', 'slug', 'logo_url', 'metadata', 'join_by_domain', 'default_roles'] }),
+  org('/organizations/delete', orgs.remove, { summary: 'Deletes an organization with its memberships, invitations and domains', params: ORG }, { auth: CLIENT_AUTH }),
+  org('/organizations/members/add', orgs.membersAdd, { summary: 'Adds an account to an organization with roles', params: [...ORG, ...RECORD, 'roles!'] }, { ...MEMBER, auth: CLIENT_AUTH }),
+  org('/organizations/members/list', orgs.membersList, { summary: 'An organization\'s members with their roles, one page', params: [...ORG, ...PAGE] }, { reads: true }),
+  org('/organizations/members/set_roles', orgs.membersSetRoles, { summary: 'Sets a member\'s roles (owners and admins may; only an owner gives or takes owner)', params: [...ORG, ...RECORD, 'roles!'] }, MEMBER),
+  org('/organizations/members/remove', orgs.membersRemove, { summary: 'Removes a member, or leaves (the last owner stays)', params: [...ORG, ...RECORD] }, MEMBER),
+  org('/organizations/of', orgs.of, { summary: 'An account\'s organizations with its roles, the active one first', params: RECORD }, { reads: true }),
+  org('/organizations/switch', orgs.switchTo, { summary: 'Makes one of the person\'s organizations the active one', params: ORG }, { auth: ['access_token'] }),
+  org('/organizations/invitations/create', orgs.invitationsCreate, { summary: 'Invites an address to an organization with roles; the link goes by email', params: [...ORG, 'email!', 'roles', 'locale'] }),
+  org('/organizations/invitations/list', orgs.invitationsList, { summary: 'An organization\'s invitations, newest first, one page', params: [...ORG, ...PAGE] }, { reads: true }),
+  org('/organizations/invitations/revoke', orgs.invitationsRevoke, { summary: 'Revokes a pending invitation', params: [...ORG, 'invitation_id!'] }),
+  org('/organizations/invitations/accept', orgs.invitationsAccept, { summary: 'The person accepts an invitation with the token of its link', params: ['token!'] }, { auth: ['access_token'] }),
+  org('/organizations/roles/define', orgs.rolesDefine, { summary: 'Defines a role of the organizations (or gives a built-in one permissions)', params: ['name!', 'description', 'permissions'] }, { auth: CLIENT_AUTH }),
+  org('/organizations/roles/list', orgs.rolesList, { summary: 'The roles of the organizations with their permissions', params: [] }, { reads: true, auth: CLIENT_AUTH }),
+  org('/organizations/roles/remove', orgs.rolesRemove, { summary: 'Removes a defined role; its holders lose it', params: ['name!'] }, { auth: CLIENT_AUTH }),
+  org('/organizations/domains/add', orgs.domainsAdd, { summary: 'Claims an email domain for an organization', params: [...ORG, 'domain!', 'verified'] }),
+  org('/organizations/domains/verify', orgs.domainsVerify, { summary: 'Verifies a claimed domain', params: [...ORG, 'domain!'] }),
+  org('/organizations/domains/remove', orgs.domainsRemove, { summary: 'Removes a claimed domain', params: [...ORG, 'domain!'] }),
+  org('/organizations/domains/list', orgs.domainsList, { summary: 'An organization\'s claimed domains', params: ORG }, { reads: true }),
   admin('/webhooks/add', webhooks.addEndpoint, { summary: 'Adds a webhook endpoint; its secret (whsec_…) is in this answer only', params: ['url!', 'events!', 'description', 'include_record'] }),
   admin('/webhooks/list', webhooks.listEndpoints, { summary: 'The webhook endpoints, never a secret', params: [] }, READS),
   admin('/webhooks/remove', webhooks.removeEndpoint, { summary: 'Removes a webhook endpoint', params: ['id!'] }),

@@ -14,6 +14,7 @@ import type { Issuer } from '../domain/tokens';
 import type { Acting, Origin } from '../domain/events';
 import type { Storage } from '../domain/storage';
 import type { Work } from '../domain/ports';
+import type { JoinableDomains } from './organizations/joinable';
 
 /** What every use case may use; built once at start and handed in (no globals). */
 export interface Services {
@@ -37,6 +38,8 @@ export interface Services {
   entityQueryTimeoutMs: number;
   /** Webhooks (docs/webhooks.md): whether endpoints may be private addresses (WEBHOOKS_ALLOW_PRIVATE). */
   webhooks: { allowPrivate: boolean };
+  /** Organizations (docs/organizations.md#domains): the domains accounts join organizations by, as this process last read them. */
+  joinableDomains: JoinableDomains;
   /** Seals values that must be stored reversibly (client secrets, links in pending emails). */
   box: SecretBox;
   /** The unit of work every change runs in: one transaction, its events, then the outbox (src/usecases/unit-of-work.ts). */

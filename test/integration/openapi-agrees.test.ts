@@ -47,7 +47,10 @@ it.each(cases)('%s without %s: 100 naming it', async (path, missing, required) =
   if (['/access/getVerificationCode', '/access/getAuthorizationCode', '/access/getAccessToken', '/versions/entity'].includes(path)) params.uuid = uuid;
   if (path === '/clients/set_features' || path === '/clients/reset_secret') params.for_client_id = params.for_client_id && t.local.clients.login.client_id;
   let call = request(t.app).post(path).type('form');
-  if (!login) {
+  // an endpoint only a person calls (with their access token)
+  const personal = !login && !route.auth.includes('basic') && route.auth.includes('access_token');
+  if (personal) params.access_token = accessToken;
+  if (!login && !personal) {
     const who = route.kinds.includes('owner') || route.kinds.length === 0 ? t.local.clients.owner : t.local.clients.login;
     call = call.set('Authorization', basic(who.client_id, who.client_secret));
   }

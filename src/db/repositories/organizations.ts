@@ -267,6 +267,13 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
     async removeDomain(organizationKey, domain, tx) {
       return (await sql.change('DELETE FROM organization_domains WHERE organization_id = ? AND domain = ?', [organizationKey, domain], tx)) > 0;
     },
+    async listJoinableDomains(applicationId) {
+      const rows = await sql.select<{ domain: string }>(
+        'SELECT DISTINCT d.domain FROM organization_domains d JOIN organizations o ON o.id = d.organization_id '
+        + 'WHERE d.application_id = ? AND d.verified_at IS NOT NULL AND o.join_by_domain = ? ORDER BY d.domain', [applicationId, true],
+      );
+      return rows.map((r) => r.domain);
+    },
     async listJoinableByDomain(applicationId, domain) {
       const rows = await sql.select<OrganizationRow>(
         'SELECT o.* FROM organization_domains d JOIN organizations o ON o.id = d.organization_id '

@@ -138,6 +138,8 @@ export interface OrganizationStore {
   /** Marks a claimed domain verified; false when it is not claimed (or verified already). */
   verifyDomain(organizationKey: number, domain: string, by: 'operator' | 'member', now: Date, transaction: Tx): Promise<boolean>;
   removeDomain(organizationKey: number, domain: string, transaction: Tx): Promise<boolean>;
+  /** The domains accounts join organizations by in the application (verified claims of organizations that let them), each once. */
+  listJoinableDomains(applicationId: number): Promise<string[]>;
   /** The organizations that let accounts at `domain` join (their claim of it verified, join_by_domain on). */
   listJoinableByDomain(applicationId: number, domain: string): Promise<StoredOrganization[]>;
 }

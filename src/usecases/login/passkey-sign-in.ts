@@ -15,7 +15,7 @@ export interface PasskeySignInCommand { challengeToken: string; credential: unkn
  * like a password does. Answers exactly what a password sign-in answers.
  */
 export async function passkeySignIn(
-  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: PasskeySignInCommand,
+  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: PasskeySignInCommand,
 ): Promise<SignInOutcome> {
   const { request } = ctx;
   const credential = credentialOf<AuthenticationResponseJSON>(command.credential, 'sign_in');

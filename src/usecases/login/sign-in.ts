@@ -34,7 +34,7 @@ export interface SignInCommand {
  * budget too), and an unknown account still costs one argon2 verification.
  */
 export async function signIn(
-  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'logger' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: SignInCommand,
+  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: SignInCommand,
 ): Promise<SignInOutcome> {
   const { request } = ctx;
   const form = requestForm(ctx, request, command.form, 'signInForm', ENDPOINT);

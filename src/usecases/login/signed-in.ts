@@ -13,6 +13,7 @@ import { secondFactorPolicy, type SecondFactorMethod } from '../../domain/second
 import { pauseForSecondFactor, secondFactorOwed, sendToEnroll, type SignInAlso } from './second-factor-step';
 import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 import { countFailedSignIn } from './failed-sign-ins';
+import { joinByDomain } from '../organizations/domains';
 
 /** The second factor that finished a sign-in: a code, a recovery code, or a passkey (that verified the person or not). */
 export type SecondFactor = Exclude<SignInFactor, 'password' | 'social'>;
@@ -63,7 +64,7 @@ export interface SignInOptions {
  * or spent), one sent to add it first gets its enroll_token; otherwise the session (finishSignIn).
  */
 export async function signedIn(
-  ctx: CallContext<'box' | 'clock' | 'db' | 'flows' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions = {},
+  ctx: CallContext<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions = {},
 ): Promise<SignInOutcome> {
   const first = options.factors ?? ['password'];
   if (isDisabled(record, ctx.services.clock.now())) {
@@ -100,7 +101,27 @@ export async function signedIn(
  * here.
  */
 export async function finishSignIn(
-  ctx: CallContext<'clock' | 'db' | 'flows' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions = {},
+  ctx: CallContext<'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions = {},
+): Promise<SignedIn> {
+  const signedIn = await sessionOf(ctx, request, record, options);
+  await joinByAddress(ctx, request, record);
+  return signedIn;
+}
+
+/**
+ * Just-in-time membership (docs/organizations.md#domains): a verified address at a domain some
+ * organizations let accounts join by makes the account a member of them. It never fails a sign-in.
+ */
+async function joinByAddress(ctx: CallContext<'clock' | 'db' | 'joinableDomains' | 'logger' | 'work'>, request: FlowRequest, record: UserRecord): Promise<void> {
+  try {
+    await joinByDomain(ctx.services, { app: ctx.app, acting: asAccount(ctx, record.id, request.client), record });
+  } catch (e) {
+    ctx.services.logger.warn({ err: e, request_id: ctx.origin.requestId }, 'joining organizations by the address\'s domain failed; the sign-in stands');
+  }
+}
+
+async function sessionOf(
+  ctx: CallContext<'clock' | 'db' | 'flows' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions,
 ): Promise<SignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);

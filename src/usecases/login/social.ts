@@ -93,7 +93,7 @@ async function register(
  * record holds is 380; otherwise `thin_registration=true` creates the record at once (when the
  * provider gave an email) or the answer is 310, with `prereg_fields` when `registration_form` is sent.
  */
-export async function socialSignIn(ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: {
+export async function socialSignIn(ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, command: {
   token: string;
   /** A merge token of a failed 380 call for the account this identity signs in to: its identity is linked too. */
   mergeToken?: string;

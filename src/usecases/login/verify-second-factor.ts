@@ -38,7 +38,7 @@ export type Verified = { signedIn: SignedIn; social: boolean } | { pair: TokenPa
  * credential in its facts. A paused code exchange gets its pair.
  */
 export async function verifySecondFactor(
-  ctx: CallContext<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'logger' | 'loginLimits' | 'rateLimiter' | 'socialTokens' | 'tokens' | 'versions' | 'work'> & { client: Client },
+  ctx: CallContext<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'loginLimits' | 'rateLimiter' | 'socialTokens' | 'tokens' | 'versions' | 'work'> & { client: Client },
   command: SecondFactorCommand,
 ): Promise<Verified> {
   const { db, clock, work, box, flows, tokens } = ctx.services;

@@ -8,6 +8,8 @@ import type { Services } from '../services';
 
 /** What the organizations' use cases run with. */
 export type OrgDeps = Pick<Services, 'db' | 'clock' | 'work'>;
+/** What a use case that changes which domains accounts join by runs with (it tells this process's JoinableDomains). */
+export type DomainDeps = OrgDeps & Pick<Services, 'joinableDomains'>;
 
 export const organizationSubject = (o: Pick<StoredOrganization, 'organizationId'>): Subject => ({ kind: 'organization', id: o.organizationId });
 
@@ -59,6 +61,14 @@ export function mustOwnToTouchOwners(authority: Authority, before: readonly stri
   if (authority.kind === 'member' && isOwner(before) !== isOwner(after) && !isOwner(authority.member.roles)) {
     throw new Refusal('forbidden', 'only an owner of the organization gives or takes the owner role');
   }
+}
+
+/**
+ * The application's settings as stored now, for the organizations' limits: a pod's copy of the
+ * application may be a few seconds old, and a limit just lowered holds at once.
+ */
+export async function currentSettings(deps: Pick<Services, 'db'>, app: Application): Promise<Record<string, string>> {
+  return (await deps.db.applications.findById(app.id))?.settings ?? app.settings;
 }
 
 /** An account named by its id that is not a live record of the application. */

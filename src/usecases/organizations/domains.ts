@@ -4,7 +4,7 @@ import { invalidField, LimitReachedError, Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredDomain, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
 import type { Tx } from '../../domain/storage/transactions';
-import { authorityIn, organizationOf, organizationSubject, type Authority, type OrgDeps } from './common';
+import { authorityIn, organizationOf, organizationSubject, type Authority, type DomainDeps, type OrgDeps } from './common';
 import { join } from './members';
 
 /**
@@ -34,7 +34,7 @@ const mustOwn = (authority: Authority) => {
 
 /** Claims a domain: verified at once when the application claims it with `verified`, or an owner whose verified address is at it. */
 export async function addDomain(
-  deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string; verified?: boolean },
+  deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string; verified?: boolean },
 ): Promise<StoredDomain> {
   const domain = checkDomain(command.domain);
   return deps.work.run(async (uow) => {
@@ -52,11 +52,11 @@ export async function addDomain(
       organization: organization.organizationId, domain, verified: verifiedBy !== null,
     }));
     return { domain, verifiedBy, verifiedAt: verifiedBy ? now : null, createdAt: now };
-  });
+  }).finally(() => deps.joinableDomains.forget(command.app.id));
 }
 
 /** Verifies a claimed domain: the application, or an owner whose own verified address is at it. */
-export async function verifyDomain(deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
+export async function verifyDomain(deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
   const domain = checkDomain(command.domain);
   await deps.work.run(async (uow) => {
     const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
@@ -67,17 +67,17 @@ export async function verifyDomain(deps: OrgDeps, command: { app: Application; a
     const now = deps.clock.now();
     if (!(await deps.db.organizations.verifyDomain(organization.id, domain, by, now, uow.tx))) throw invalidField('domain', 'is not an unverified claim of this organization');
     uow.record(event('organization.domain_verified', command.app.id, now, command.acting, organizationSubject(organization), { organization: organization.organizationId, domain, by }));
-  });
+  }).finally(() => deps.joinableDomains.forget(command.app.id));
 }
 
-export async function removeDomain(deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
+export async function removeDomain(deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
   const domain = checkDomain(command.domain);
   await deps.work.run(async (uow) => {
     const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
     mustOwn(await authorityIn(deps, organization, command.acting, uow.tx));
     if (!(await deps.db.organizations.removeDomain(organization.id, domain, uow.tx))) throw invalidField('domain', 'is not claimed by this organization');
     uow.record(event('organization.domain_removed', command.app.id, deps.clock.now(), command.acting, organizationSubject(organization), { organization: organization.organizationId, domain }));
-  });
+  }).finally(() => deps.joinableDomains.forget(command.app.id));
 }
 
 export async function listDomains(deps: Pick<OrgDeps, 'db'>, command: { app: Application; acting: Acting; organizationId: string }): Promise<StoredDomain[]> {
@@ -92,10 +92,10 @@ export async function listDomains(deps: Pick<OrgDeps, 'db'>, command: { app: App
  * organization's default roles. An unverified address joins none. Answers the memberships made.
  */
 export async function joinByDomain(
-  deps: OrgDeps, command: { app: Application; acting: Acting; record: { id: number; email: string | null; emailVerified: Date | null } },
+  deps: DomainDeps, command: { app: Application; acting: Acting; record: { id: number; email: string | null; emailVerified: Date | null } },
 ): Promise<{ organization: StoredOrganization; member: StoredMember }[]> {
   const { record } = command;
-  if (!record.email || !record.emailVerified) return [];
+  if (!record.email || !record.emailVerified || !(await deps.joinableDomains.has(command.app.id, domainOf(record.email)))) return [];
   const joinable = await deps.db.organizations.listJoinableByDomain(command.app.id, domainOf(record.email));
   const joined: { organization: StoredOrganization; member: StoredMember }[] = [];
   for (const candidate of joinable) {

@@ -6,7 +6,7 @@ import { sha256Hex } from '../../domain/secrets';
 import type { Application } from '../../domain/storage/applications';
 import type { Page, StoredInvitation, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
 import type { Services } from '../services';
-import { authorityIn, knownRolesOf, mustManage, organizationOf, organizationSubject, type OrgDeps } from './common';
+import { authorityIn, currentSettings, knownRolesOf, mustManage, organizationOf, organizationSubject, type OrgDeps } from './common';
 import { join } from './members';
 import { MAX_PAGE } from './organizations';
 
@@ -45,20 +45,21 @@ export async function createInvitation(
     const now = deps.clock.now();
     await deps.db.organizations.touch(organization.id, now, uow.tx);
     const hourAgo = new Date(now.getTime() - 3600_000);
-    const perOrganization = limitOf(app.settings, 'organization_invitations_per_hour');
+    const settings = await currentSettings(deps, app);
+    const perOrganization = limitOf(settings, 'organization_invitations_per_hour');
     if ((await deps.db.organizations.countInvitationsSince({ organizationKey: organization.id }, hourAgo, uow.tx)) >= perOrganization) {
       throw new LimitReachedError(3600, `invitations to this organization in an hour (at most ${perOrganization}: setting organization_invitations_per_hour)`);
     }
     const inviter = acting.actor.kind === 'account' ? `account:${acting.actor.accountId}` : acting.actor.kind === 'client' ? `client:${acting.actor.clientId}`
       : acting.actor.kind === 'operator' ? `operator:${acting.actor.name}` : 'system';
-    const perInviter = limitOf(app.settings, 'organization_invitations_per_inviter_per_hour');
+    const perInviter = limitOf(settings, 'organization_invitations_per_inviter_per_hour');
     if ((await deps.db.organizations.countInvitationsSince({ applicationId: app.id, inviter }, hourAgo, uow.tx)) >= perInviter) {
       throw new LimitReachedError(3600, `invitations by you in an hour (at most ${perInviter}: setting organization_invitations_per_inviter_per_hour)`);
     }
     const existing = await deps.db.records.find(app.id, { email }, uow.tx);
     if (existing && (await deps.db.organizations.findMember(organization.id, existing.id, uow.tx))) throw invalidField('email', 'is the address of a member of this organization already');
     const secret = newInvitationSecret();
-    const days = limitOf(app.settings, 'organization_invitation_days');
+    const days = limitOf(settings, 'organization_invitation_days');
     const inviterRecord = acting.actor.kind === 'account' ? await deps.db.records.find(app.id, { id: acting.actor.accountId }, uow.tx) : undefined;
     const invitation = await deps.db.organizations.insertInvitation({
       applicationId: app.id, organizationKey: organization.id, invitationId: newInvitationId(), email, roles,

@@ -4,7 +4,7 @@ import { invalidField, LimitReachedError, Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { JoinedBy, ListedMember, Membership, Page, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
 import type { UnitOfWork } from '../unit-of-work';
-import { authorityIn, knownRolesOf, mustManage, mustOwnToTouchOwners, organizationOf, unknownAccount, type OrgDeps } from './common';
+import { authorityIn, currentSettings, knownRolesOf, mustManage, mustOwnToTouchOwners, organizationOf, unknownAccount, type OrgDeps } from './common';
 import { MAX_PAGE } from './organizations';
 
 /**
@@ -22,7 +22,7 @@ const lastOwner = (field: string) => invalidField(field, 'would leave the organi
  * undefined when it is a member already. The organization is locked and written first.
  */
 export async function join(
-  deps: OrgDeps, uow: UnitOfWork,
+  deps: Pick<OrgDeps, 'db' | 'clock'>, uow: UnitOfWork,
   command: { app: Application; acting: Acting; organization: StoredOrganization; entityId: number; roles: string[]; by: JoinedBy; invitation?: string },
 ): Promise<StoredMember | undefined> {
   const { app, organization, entityId } = command;
@@ -30,11 +30,12 @@ export async function join(
   await deps.db.organizations.touch(organization.id, now, uow.tx);
   if (!(await deps.db.records.findForUpdate(app.id, entityId, uow.tx))) throw unknownAccount();
   if (await deps.db.organizations.findMember(organization.id, entityId, uow.tx)) return undefined;
-  const maxMembers = limitOf(app.settings, 'organization_max_members');
+  const settings = await currentSettings(deps, app);
+  const maxMembers = limitOf(settings, 'organization_max_members');
   if ((await deps.db.organizations.countMembers(organization.id, uow.tx)) >= maxMembers) {
     throw new LimitReachedError(3600, `members in this organization (at most ${maxMembers}: setting organization_max_members)`);
   }
-  const maxPerAccount = limitOf(app.settings, 'organization_max_per_account');
+  const maxPerAccount = limitOf(settings, 'organization_max_per_account');
   if ((await deps.db.organizations.countMembershipsOf(entityId, uow.tx)) >= maxPerAccount) {
     throw new LimitReachedError(3600, `organizations for this account (at most ${maxPerAccount}: setting organization_max_per_account)`);
   }

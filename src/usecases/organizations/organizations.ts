@@ -3,7 +3,7 @@ import { limitOf, logoUrlProblem, nameProblem, newOrganizationId, slugProblem } 
 import { invalidField, LimitReachedError, Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { OrganizationChange, Page, StoredOrganization } from '../../domain/storage/organizations';
-import { authorityIn, knownRolesOf, organizationOf, organizationSubject, unknownAccount, type OrgDeps } from './common';
+import { authorityIn, currentSettings, knownRolesOf, organizationOf, organizationSubject, unknownAccount, type DomainDeps, type OrgDeps } from './common';
 
 /**
  * An application's organizations (docs/organizations.md): made, read, changed and deleted by its
@@ -37,7 +37,7 @@ export async function createOrganization(
     const now = deps.clock.now();
     if (command.owner !== undefined) {
       if (!(await deps.db.records.findForUpdate(app.id, command.owner, uow.tx))) throw unknownAccount();
-      if ((await deps.db.organizations.countMembershipsOf(command.owner, uow.tx)) >= limitOf(app.settings, 'organization_max_per_account')) {
+      if ((await deps.db.organizations.countMembershipsOf(command.owner, uow.tx)) >= limitOf(await currentSettings(deps, app), 'organization_max_per_account')) {
         throw new LimitReachedError(3600, 'organizations for this account (setting organization_max_per_account)');
       }
     }
@@ -74,7 +74,7 @@ export async function listOrganizations(deps: Pick<OrgDeps, 'db'>, command: { ap
 
 /** Changes an organization: its backend, an operator, or one of its owners. Answers it as it is now. */
 export async function updateOrganization(
-  deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string; fields: OrganizationFields },
+  deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; fields: OrganizationFields },
 ): Promise<StoredOrganization> {
   const { app, acting, fields } = command;
   checkFields(fields);
@@ -96,16 +96,16 @@ export async function updateOrganization(
       organization: organization.organizationId, fields: changed.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)),
     }));
     return { ...organization, ...change, updatedAt: now };
-  });
+  }).finally(() => deps.joinableDomains.forget(app.id));
 }
 
 /** Deletes an organization with its memberships, invitations and domains: its backend or an operator. */
-export async function deleteOrganization(deps: OrgDeps, command: { app: Application; acting: Acting; organizationId: string }): Promise<void> {
+export async function deleteOrganization(deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string }): Promise<void> {
   await deps.work.run(async (uow) => {
     const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
     if ((await authorityIn(deps, organization, command.acting, uow.tx)).kind === 'member') throw new Refusal('forbidden', 'an organization is deleted by the application\'s backend or an operator');
     const members = await deps.db.organizations.countMembers(organization.id, uow.tx);
     await deps.db.organizations.remove(organization, uow.tx);
     uow.record(event('organization.deleted', command.app.id, deps.clock.now(), command.acting, organizationSubject(organization), { organization: organization.organizationId, members }));
-  });
+  }).finally(() => deps.joinableDomains.forget(command.app.id));
 }
