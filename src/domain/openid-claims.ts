@@ -6,7 +6,7 @@
  */
 
 /** The scopes an OpenID client may ask for; a client's setting `scope` narrows them. */
-export const OPENID_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'phone', 'address'] as const;
+export const OPENID_SCOPES = ['openid', 'offline_access', 'profile', 'email', 'phone', 'address', 'organizations'] as const;
 
 /** The claims of each scope (OpenID Connect Core 5.4). */
 export const STANDARD_CLAIMS: Readonly<Record<string, readonly string[]>> = {
@@ -16,6 +16,8 @@ export const STANDARD_CLAIMS: Readonly<Record<string, readonly string[]>> = {
   profile: ['name', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username', 'profile', 'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'updated_at'],
   phone: ['phone_number', 'phone_number_verified'],
   address: ['address'],
+  // the account's organizations (docs/organizations.md#tokens): their ids, and its roles in each as id:role
+  organizations: ['organizations', 'organization_roles'],
 };
 
 /**
@@ -24,7 +26,7 @@ export const STANDARD_CLAIMS: Readonly<Record<string, readonly string[]>> = {
  * would be trusted as the account's verified one).
  */
 const FIXED = new Set(['sub', 'iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'sid', 'at_hash', 'c_hash',
-  'email', 'email_verified', 'phone_number_verified', 'updated_at', 'preferred_username']);
+  'email', 'email_verified', 'phone_number_verified', 'updated_at', 'preferred_username', 'organizations', 'organization_roles', 'org_id', 'org_roles', 'org_permissions']);
 const CLAIM_NAME = /^[A-Za-z][A-Za-z0-9_.:/-]{0,99}$/;
 const ATTRIBUTE_PATH = /^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,4}$/;
 const MAX_MAPPED = 30;

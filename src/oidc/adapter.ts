@@ -7,6 +7,7 @@ import { sha256Hex } from '../domain/secrets';
 import type { Services } from '../usecases/services';
 import { inProviderRealm } from './realm';
 import { providerRequest } from '../web/provider-request';
+import { TOKEN_EXCHANGE } from './organizations';
 import {
   destroyProviderGrantState, destroyProviderObject, destroyProviderToken, endProviderGrant, saveProviderObject, saveProviderToken, spendProviderObject,
   spendProviderToken, type GrantEnd, type ProviderParty,
@@ -215,6 +216,7 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
 const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 
+
 /**
  * The application's login clients as OpenID clients: `redirect_uris` (the client's, else the
  * application's), `post_logout_redirect_uris`, `token_endpoint_auth_method` (client_secret_basic
@@ -238,8 +240,10 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       const redirectUris = settingOfList(s.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl);
       // a client with nowhere to send a browser back to has no code flow (the provider would refuse it whole, even at
       // introspection): it keeps the grants that need no redirect
-      const grantTypes = (grants.length > 0 ? grants : ['authorization_code', 'refresh_token'])
+      const chosen = (grants.length > 0 ? grants : ['authorization_code', 'refresh_token'])
         .filter((g) => redirectUris.length > 0 || g !== 'authorization_code');
+      // a client with refresh tokens exchanges one for an organization's access token (organizations.ts)
+      const grantTypes = chosen.includes('refresh_token') ? [...chosen, TOKEN_EXCHANGE] : chosen;
       return inProviderRealm({
         client_id: found.client.clientId,
         ...(method === 'client_secret_basic' || method === 'client_secret_post' ? { client_secret: found.secret } : keys),

@@ -7,7 +7,7 @@ import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
 import { isOpenIdProvider } from '../domain/settings';
-import { claimMappingOf, claimsOfRecord, claimsOfScopes, OPENID_SCOPES, type ClaimMapping } from '../domain/openid-claims';
+import { claimMappingOf, claimsOfRecord, claimsOfScopes, OPENID_SCOPES, STANDARD_CLAIMS, type ClaimMapping } from '../domain/openid-claims';
 import { ACR_VALUES, acrMet, essentialAcrs, requestedAcrs } from '../domain/session';
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
@@ -22,6 +22,9 @@ import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
 import { inProviderRealm } from './realm';
 import { noteProviderRoute, withProviderRequest } from '../web/provider-request';
+import { organizationTokens } from './organizations';
+import { organizationsClaims } from '../usecases/organizations/tokens';
+import { limitOf } from '../domain/organizations';
 
 /**
  * Gatehouse as an OpenID provider (docs/openid-connect.md): one `oidc-provider` per application,
@@ -92,6 +95,16 @@ async function refusedOfflineAccess(provider: Provider, req: Request, res: Respo
   return true;
 }
 
+/**
+ * The claims of each scope, and the organizations' (scope `organizations`) among the ID token's
+ * too: the provider puts only the openid scope's claims in an ID token issued beside an access
+ * token (the others are userinfo's), and an app reads the organizations from its ID token. The
+ * account's claims hold them only when `organizations` was asked for (findAccount).
+ */
+function withOrganizationsInIdToken(scopes: Record<string, string[]>): Record<string, string[]> {
+  return { ...scopes, openid: [...scopes.openid, ...STANDARD_CLAIMS.organizations] };
+}
+
 /** The keys in the order the provider takes them: it signs with the first key of an algorithm, so the current ones come first. */
 const signingOrder = (keys: StoredSigningKey[]) => [
   ...keys.filter((k) => k.slot?.startsWith('current:')), ...keys.filter((k) => k.slot?.startsWith('next:')), ...keys.filter((k) => k.slot === null),
@@ -106,16 +119,23 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     if (!record || isDisabled(record, services.clock.now())) return undefined;
     return {
       accountId: record.uuid,
-      claims: () => inProviderRealm(claimsOfRecord(record, mapping)),
+      // the account's organizations only when the scope organizations is asked for (a read of its memberships)
+      claims: async (_use, scope) => inProviderRealm({
+        ...claimsOfRecord(record, mapping),
+        ...(scope.split(' ').includes('organizations') && await organizationsClaims(services, { app, entityId: record.id, limit: limitOf(app.settings, 'organization_max_per_account') })),
+      }),
     };
   };
 
-  function configuration(app: Application, keys: StoredSigningKey[], mod: ReturnType<typeof oidcProviderModule>): Configuration {
+  function configuration(app: Application, keys: StoredSigningKey[], mod: ReturnType<typeof oidcProviderModule>, organizations: ReturnType<typeof organizationTokens>): Configuration {
     const { clients, db, clock, box, work } = services;
     // the application's claim mapping, read once per build (a change of its settings builds the provider again)
     const mapping = claimMappingOf(app.settings);
     const account = findAccount(app, mapping);
     return {
+      // organizations' access tokens: the organization parameter, resources, the tokens' claims (organizations.ts)
+      extraParams: organizations.configuration.extraParams,
+      extraTokenClaims: organizations.configuration.extraTokenClaims,
       adapter: adapterFactory({
         db, work, clock, clients, box, invalidGrant: (why) => new mod.errors.InvalidGrant(why), invalidRequest: (why) => new mod.errors.InvalidRequest(why),
         invalidClientAuth: (why) => new mod.errors.InvalidClientAuth(why),
@@ -124,13 +144,14 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       routes: OIDC_ROUTES,
       findAccount: account,
       // the claims of each scope, with the application's own (setting openid_claims) released with profile
-      claims: { ...claimsOfScopes(mapping), acr: null, sid: null, iss: null },
+      claims: { ...withOrganizationsInIdToken(claimsOfScopes(mapping)), acr: null, sid: null, iss: null },
       scopes: [...OPENID_SCOPES],
       // a client may ask for two factors or a passkey (acr_values): interactionPolicy
       acrValues: [...ACR_VALUES],
       // a client proves itself with its secret (in the header or the body), a key of its own (private_key_jwt), or nothing but PKCE
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
       features: {
+        resourceIndicators: organizations.configuration.features.resourceIndicators,
         devInteractions: { enabled: false },
         // a client introspects its own tokens only, never another client's; a token of a disabled account is inactive
         // (codes and refresh tokens are refused by the grants themselves, which look the account up)
@@ -267,11 +288,13 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       return cached;
     }
     loaded ??= oidcProviderModule();
-    const config = inProviderRealm(configuration(app, keys, loaded));
+    const organizations = organizationTokens(services, app, loaded);
+    const config = inProviderRealm(configuration(app, keys, loaded, organizations));
     // the policy is the provider's own object (its prompts are looked up by name): set as it is
     config.interactions = { ...config.interactions, policy: interactionPolicy(app, loaded) };
     const provider = new loaded.Provider(services.baseUrls.of(app.name), config);
     provider.proxy = options.trustProxy;
+    organizations.registerExchange(provider, config.findAccount!);
     // its answers are Gatehouse's, whatever happens inside it (answers.ts); its failures one structured log line each
     provider.use(gatehouseAnswers(app, services.logger));
     // what the adapter's use cases record of a request: its endpoint and client (src/web/provider-request.ts)

@@ -40,6 +40,17 @@ const toInvitation = (r: InvitationRow): StoredInvitation => ({
   finishedAt: asDate(r.finished_at), createdAt: asDate(r.created_at),
 });
 
+/** A membership with its organization's columns (prefixed o_), as one row. */
+type MembershipRow = MemberRow & { [k: `o_${string}`]: unknown };
+const MEMBERSHIPS = `SELECT m.*, ${'(SELECT GROUP_CONCAT(r.role) FROM organization_member_roles r WHERE r.member_id = m.id) AS roles'}, `
+  + 'o.id AS o_id, o.application_id AS o_application_id, o.organization_id AS o_organization_id, o.name AS o_name, o.slug AS o_slug, '
+  + 'o.logo_url AS o_logo_url, o.metadata AS o_metadata, o.join_by_domain AS o_join_by_domain, o.default_roles AS o_default_roles, o.created_at AS o_created_at, o.updated_at AS o_updated_at '
+  + 'FROM organization_members m JOIN organizations o ON o.id = m.organization_id';
+const toMembership = (r: MembershipRow): Membership => {
+  const o = Object.fromEntries(Object.entries(r).filter(([k]) => k.startsWith('o_')).map(([k, v]) => [k.slice(2), v])) as unknown as OrganizationRow;
+  return { organization: toOrganization(o), member: toMember(r) };
+};
+
 /** A member's roles, joined as one comma-separated column (a role name holds no comma). */
 const ROLES_OF = '(SELECT GROUP_CONCAT(r.role) FROM organization_member_roles r WHERE r.member_id = m.id) AS roles';
 
@@ -161,17 +172,19 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       await sql.change('UPDATE organization_members SET active_at = ? WHERE id = ?', [t(now), member.id], tx);
     },
     async listMembershipsOf(applicationId, entityId, limit) {
-      const rows = await sql.select<MemberRow & { [k: `o_${string}`]: unknown }>(
-        `SELECT m.*, ${ROLES_OF}, o.id AS o_id, o.application_id AS o_application_id, o.organization_id AS o_organization_id, o.name AS o_name, o.slug AS o_slug, `
-        + 'o.logo_url AS o_logo_url, o.metadata AS o_metadata, o.join_by_domain AS o_join_by_domain, o.default_roles AS o_default_roles, o.created_at AS o_created_at, o.updated_at AS o_updated_at '
-        + 'FROM organization_members m JOIN organizations o ON o.id = m.organization_id WHERE m.entity_id = ? AND m.application_id = ? '
+      const rows = await sql.select<MembershipRow>(
+        `${MEMBERSHIPS} WHERE m.entity_id = ? AND m.application_id = ? `
         // the active one first (NULLs last on both engines), then in the order joined
         + 'ORDER BY CASE WHEN m.active_at IS NULL THEN 1 ELSE 0 END, m.active_at DESC, m.id LIMIT ?', [entityId, applicationId, limit],
       );
-      return rows.map((r): Membership => {
-        const o = Object.fromEntries(Object.entries(r).filter(([k]) => k.startsWith('o_')).map(([k, v]) => [k.slice(2), v])) as unknown as OrganizationRow;
-        return { organization: toOrganization(o), member: toMember(r) };
-      });
+      return rows.map(toMembership);
+    },
+    async findMembershipOf(applicationId, uuid, organizationId) {
+      const [row] = await sql.select<MembershipRow>(
+        `${MEMBERSHIPS} JOIN entities e ON e.id = m.entity_id WHERE o.application_id = ? AND o.organization_id = ? AND e.application_id = ? AND e.uuid = ?`,
+        [applicationId, organizationId, applicationId, uuid],
+      );
+      return row ? toMembership(row) : undefined;
     },
     async countMembershipsOf(entityId, tx) {
       const [row] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_members WHERE entity_id = ?', [entityId], tx);

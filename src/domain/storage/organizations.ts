@@ -112,6 +112,8 @@ export interface OrganizationStore {
   /** The account's memberships, the active one (the newest made so) first, then oldest first; at most `limit`. */
   listMembershipsOf(applicationId: number, entityId: number, limit: number): Promise<Membership[]>;
   countMembershipsOf(entityId: number, transaction?: Tx): Promise<number>;
+  /** The membership of the account (by its uuid) in the organization (by its public id), with the organization: one read, for each organization token. */
+  findMembershipOf(applicationId: number, uuid: string, organizationId: string): Promise<Membership | undefined>;
 
   /** Defines a role (again): its description and permissions replaced. */
   defineRole(applicationId: number, role: Omit<StoredRole, 'createdAt' | 'updatedAt'>, now: Date, transaction: Tx): Promise<StoredRole>;

@@ -1,0 +1,122 @@
+import type Provider from 'oidc-provider';
+import type { Configuration, FindAccount, KoaContextWithOIDC, ResourceServer, TokenEndpointGrantContext } from 'oidc-provider';
+import type { Application } from '../domain/storage/applications';
+import { organizationExists, organizationTokenClaims, type OrganizationTokenClaims } from '../usecases/organizations/tokens';
+import type { Services } from '../usecases/services';
+import type { oidcProviderModule } from './provider-module';
+import { inProviderRealm } from './realm';
+
+/**
+ * Organizations' access tokens (docs/organizations.md#tokens): each organization of the
+ * application is a resource (RFC 8707) named `urn:gatehouse:organization:ORG_ID`, whose access
+ * tokens are JWTs signed with the application's keys, holding `org_id`, `org_roles` and
+ * `org_permissions`, read afresh for each token. A relying party asks for one with the
+ * `organization` parameter of its authorization request (its code then gives that organization's
+ * token, and so does each refresh), or exchanges its refresh token for another organization's
+ * (RFC 8693 token exchange), as many times as it switches. An account that is not a member gets
+ * `invalid_target`.
+ */
+
+export const ORGANIZATION_RESOURCE = 'urn:gatehouse:organization:';
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const REFRESH_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:refresh_token';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+/** How long an organization's access token lives: as every access token of the provider. */
+const ORGANIZATION_TOKEN_SECONDS = 3600;
+const ORGANIZATION_ID = /^org_[0-9a-f]{24}$/;
+
+/** The organization a resource indicator names, if it names one. */
+export function organizationOfResource(indicator: string): string | undefined {
+  if (!indicator.startsWith(ORGANIZATION_RESOURCE)) return undefined;
+  const id = indicator.slice(ORGANIZATION_RESOURCE.length);
+  return ORGANIZATION_ID.test(id) ? id : undefined;
+}
+
+type Module = ReturnType<typeof oidcProviderModule>;
+
+/** The provider's configuration for organizations' tokens, and the token exchange to register once it is built. */
+export function organizationTokens(services: Pick<Services, 'db'>, app: Application, mod: Module) {
+  // one read per token request: what the resource's check found is what the token says
+  const read = new WeakMap<object, Map<string, Promise<OrganizationTokenClaims | undefined>>>();
+  const claimsFor = (ctx: object, accountId: string, organizationId: string) => {
+    const held = read.get(ctx) ?? new Map<string, Promise<OrganizationTokenClaims | undefined>>();
+    read.set(ctx, held);
+    const key = `${accountId} ${organizationId}`;
+    if (!held.has(key)) held.set(key, organizationTokenClaims(services, { app, accountId, organizationId }));
+    return held.get(key)!;
+  };
+  /** Who the request is about: the account of the code or token being exchanged, else of the session (an authorization request). */
+  const accountOf = (ctx: KoaContextWithOIDC): string | undefined => ctx.oidc.account?.accountId ?? ctx.oidc.session?.accountId;
+
+  async function resourceServer(ctx: KoaContextWithOIDC, indicator: string): Promise<ResourceServer> {
+    const organizationId = organizationOfResource(indicator);
+    if (!organizationId) throw new mod.errors.InvalidTarget('the resources of this provider are its organizations: urn:gatehouse:organization:ORG_ID (or the organization parameter)');
+    const accountId = accountOf(ctx);
+    if (accountId === undefined) {
+      // an authorization request before the person signed in: the organization must exist
+      if (!(await organizationExists(services, { app, organizationId }))) throw new mod.errors.InvalidTarget(`there is no organization ${organizationId}`);
+    } else if (!(await claimsFor(ctx, accountId, organizationId))) {
+      throw new mod.errors.InvalidTarget(`the account is not a member of the organization ${organizationId}`);
+    }
+    return inProviderRealm({ scope: '', audience: indicator, accessTokenFormat: 'jwt', accessTokenTTL: ORGANIZATION_TOKEN_SECONDS, jwt: { sign: { alg: 'ES256' } } });
+  }
+
+  const configuration: Pick<Configuration, 'extraParams' | 'extraTokenClaims'> & { features: Pick<NonNullable<Configuration['features']>, 'resourceIndicators'> } = {
+    extraParams: ['organization'],
+    features: {
+      resourceIndicators: {
+        enabled: true,
+        // the organization parameter of an authorization request is its resource; a code or token of one organization gives its tokens
+        defaultResource: (ctx, _client, oneOf) => {
+          if (oneOf) return oneOf.length === 1 ? oneOf[0] : oneOf;
+          const organization = ctx.oidc.params?.organization;
+          return typeof organization === 'string' && organization !== '' ? `${ORGANIZATION_RESOURCE}${organization}` : undefined;
+        },
+        useGrantedResource: (_ctx, model) => typeof model.resource === 'string' && organizationOfResource(model.resource) !== undefined,
+        getResourceServerInfo: (ctx, indicator) => resourceServer(ctx, indicator),
+      },
+    },
+    // an organization's access token says the account's roles and permissions in it, as they are now
+    extraTokenClaims: async (ctx, token) => {
+      const audience = token.resourceServer?.audience;
+      const organizationId = typeof audience === 'string' ? organizationOfResource(audience) : undefined;
+      if (!organizationId || !('accountId' in token) || typeof token.accountId !== 'string') return undefined;
+      const claims = await claimsFor(ctx, token.accountId, organizationId);
+      // (an object of the provider's realm: it checks that what it gets is a plain object)
+      return claims ? inProviderRealm({ ...claims }) : undefined;
+    },
+  };
+
+  /**
+   * RFC 8693: a refresh token of the client (subject_token, of type refresh_token) for an access
+   * token of one organization (`organization`, or `resource` naming it). The refresh token is
+   * neither spent nor rotated: it is the proof of the grant, checked as a refresh would check it.
+   */
+  function registerExchange(provider: Provider, findAccount: FindAccount): void {
+    provider.registerGrantType(TOKEN_EXCHANGE, async (ctx: TokenEndpointGrantContext<{ subject_token?: string; subject_token_type?: string; organization?: string }>) => {
+      const { params, client } = ctx.oidc;
+      if (!params.subject_token) throw new mod.errors.InvalidRequest('missing required parameter \'subject_token\' (the refresh token)');
+      if (params.subject_token_type !== REFRESH_TOKEN_TYPE) throw new mod.errors.InvalidRequest(`subject_token_type must be ${REFRESH_TOKEN_TYPE}: a refresh token is exchanged for an organization's access token`);
+      const indicator = typeof params.resource === 'string' ? params.resource : params.organization ? `${ORGANIZATION_RESOURCE}${params.organization}` : undefined;
+      if (!indicator) throw new mod.errors.InvalidRequest('name the organization: organization=ORG_ID (or resource=urn:gatehouse:organization:ORG_ID)');
+      const refreshToken = await provider.RefreshToken.find(params.subject_token);
+      if (!refreshToken || !refreshToken.isValid) throw new mod.errors.InvalidGrant('the refresh token is invalid, expired or spent');
+      if (refreshToken.clientId !== client.clientId) throw new mod.errors.InvalidGrant('the refresh token is another client\'s');
+      const grant = refreshToken.grantId ? await provider.Grant.find(refreshToken.grantId) : undefined;
+      if (!grant || grant.clientId !== client.clientId || !refreshToken.accountId || grant.accountId !== refreshToken.accountId) throw new mod.errors.InvalidGrant('the refresh token\'s grant ended');
+      const account = await findAccount(ctx, refreshToken.accountId, refreshToken);
+      if (!account) throw new mod.errors.InvalidGrant('the refresh token\'s account is disabled or gone');
+      ctx.oidc.entity('Account', account);
+      const at = new provider.AccessToken({
+        accountId: account.accountId, client, expiresWithSession: refreshToken.expiresWithSession, grantId: grant.jti,
+        gty: TOKEN_EXCHANGE, sessionUid: refreshToken.sessionUid, sid: refreshToken.sid, scope: '',
+      });
+      at.resourceServer = new provider.ResourceServer(indicator, await resourceServer(ctx, indicator));
+      ctx.oidc.entity('AccessToken', at);
+      const value = await at.save();
+      ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: at.tokenType, expires_in: at.expiration };
+    }, ['subject_token', 'subject_token_type', 'organization', 'resource', 'scope', 'requested_token_type', 'audience']);
+  }
+
+  return { configuration, registerExchange };
+}
