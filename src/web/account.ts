@@ -28,7 +28,13 @@ import { enrollTotp } from '../usecases/factors/enroll-totp';
 import { confirmTotp } from '../usecases/factors/confirm-totp';
 import { removeTotp } from '../usecases/factors/remove-totp';
 import { newRecoveryCodes } from '../usecases/factors/renew-recovery-codes';
-import { callUseCase, clientFlow, type PageRefusal } from './login-calls';
+import { callUseCase, clientFlow, pageCall, type PageRefusal } from './login-calls';
+import { organizationsOf, removeMember, switchOrganization } from '../usecases/organizations/members';
+import { acceptInvitation, createInvitation, invitationOfLink, invitedAddress, INVITATION_PATH } from '../usecases/organizations/invitations';
+import { listRoles } from '../usecases/organizations/roles';
+import { isOwner, managesMembers } from '../domain/organizations';
+import type { Membership } from '../domain/storage/organizations';
+import { asAccount } from '../usecases/services';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure, type HostedPages, type HostedReturn } from './hosted';
 import { accountState, browserSessionOfRequest, returnedState, sessionCookieName } from './account-sign-in';
@@ -53,6 +59,7 @@ const say = (locale: PageLocale, key: string, values: Record<string, string> = {
 /** What a successful POST says once it has redirected back (`done`). */
 const DONE = [
   'profile', 'password', 'passkeyAdded', 'passkeyRenamed', 'passkeyRemoved', 'totpOff', 'identityLinked', 'identityUnlinked', 'sessionEnded', 'othersEnded', 'disowned',
+  'organizationSwitched', 'organizationLeft', 'organizationJoined', 'organizationInvited',
 ] as const;
 type Done = (typeof DONE)[number];
 
@@ -104,6 +111,8 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   });
   // an OpenID sign-in in progress goes back to its interaction, which the session now answers
   if (interaction) return res.redirect(303, `/oidc/interaction/${interaction}`);
+  // an invitation being accepted: back to it, now signed in
+  if (next?.invitation) return res.redirect(303, invitationHref(next.invitation, locale));
   // a registration's passkey offer, or the account page
   res.redirect(303, `${offer ? OFFER_PATH : '/account'}?locale=${encodeURIComponent(locale)}`);
 };
@@ -201,7 +210,7 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
   const sections: [string, Key][] = [
     ...(editForm ? [['h-profile', 'profile'] as [string, Key]] : []),
     ['h-password', 'password'], ['h-passkeys', 'passkeys'], ...(o.policy !== 'off' ? [['h-totp', 'totp'] as [string, Key]] : []),
-    ['h-identities', 'identities'], ['h-sessions', 'sessions'], ['h-activity', 'activity'], ['h-data', 'yourData'],
+    ['h-identities', 'identities'], ['h-organizations', 'organizations'], ['h-sessions', 'sessions'], ['h-activity', 'activity'], ['h-data', 'yourData'],
   ];
   body += `<nav class="links" aria-label="${t('sectionsNav')}">${sections.map(([id, key]) => `<a href="#${id}">${t(key)}</a>`).join('')}</nav>`;
   if (shown.reauth) body += `<p class="notice" role="alert">${t('reauth')} <a href="/account/reauth">${t('reauthLink')}</a></p>`;
@@ -254,6 +263,22 @@ async function showAccount(p: Page, req: Request, res: Response, s: Signed, stat
     // a link, not a form: the provider's page is on another origin, where form-action lets no form go; its token is the forms'
     + providers.map((name) => `<a class="button provider" href="${escape(`/account/identities/link?${new URLSearchParams({ provider: name, csrf: token })}`)}">`
       + `${t('link', { provider: providerLabel(name) })}</a>`).join('')
+    + '</section>';
+
+  // the organizations the account belongs to (docs/organizations.md#for-members), the active one first
+  const memberships = s.session.entityId === null ? [] : await organizationsOf(p.services, { app, entityId: s.session.entityId });
+  const roleNames = memberships.some((m) => managesMembers(m.member.roles)) ? (await listRoles(p.services, { app })).map((r) => r.name) : [];
+  body += `<section aria-labelledby="h-organizations"><h2 id="h-organizations">${t('organizations')}</h2>`
+    + (memberships.length === 0 ? `<p>${t('noOrganizations')}</p>` : '<ul class="items">' + memberships.map((m, i) => {
+      const active = i === 0 && m.member.activeAt !== null;
+      return `<li><p><strong>${escape(m.organization.name)}</strong>${active ? ` <span class="tag">${t('activeOrganization')}</span>` : ''}<br>`
+        + `${t('organizationRoles', { roles: m.member.roles.join(', ') })}</p>`
+        + (active ? '' : actionForm('/account/organizations/switch', token, say(locale, 'makeActive', { name: m.organization.name }), { organization: m.organization.organizationId }, '', true))
+        + actionForm('/account/organizations/leave', token, say(locale, 'leaveOrganization', { name: m.organization.name }), { organization: m.organization.organizationId }, '', true)
+        // its owners and admins invite (an owner may invite an owner)
+        + (managesMembers(m.member.roles) ? inviteForm(locale, token, m, roleNames) : '')
+        + '</li>';
+    }).join('') + '</ul>')
     + '</section>';
 
   body += `<section aria-labelledby="h-sessions"><h2 id="h-sessions">${t('sessions')}</h2><ul class="items">` + o.sessions.map((v) => {
@@ -452,6 +477,98 @@ async function showOffer(p: Page, res: Response, s: Signed, back: HostedReturn, 
   });
 }
 
+/** An owner's or admin's form to invite an address to the organization with a role. */
+function inviteForm(locale: PageLocale, token: string, m: Membership, roleNames: string[]): string {
+  const id = `invite-${m.organization.organizationId}`;
+  const roles = roleNames.filter((r) => r !== 'owner' || isOwner(m.member.roles));
+  return actionForm('/account/organizations/invite', token, say(locale, 'invite'), { organization: m.organization.organizationId },
+    `<label for="${id}-email">${escape(say(locale, 'inviteEmail', { name: m.organization.name }))}</label><input id="${id}-email" name="email" type="email" maxlength="254" autocomplete="off" required>`
+    + `<label for="${id}-role">${escape(say(locale, 'inviteRole'))}</label><select id="${id}-role" name="role">`
+    + roles.map((r) => `<option value="${escape(r)}"${r === 'member' ? ' selected' : ''}>${escape(r)}</option>`).join('') + '</select>', true);
+}
+
+/** A change of the account's organizations from the page (switch, leave): then back to the page saying `done`, or the page with why not. */
+const organizationWork = (p: Page, done: Done, work: (s: Signed, acting: AccountActing, organizationId: string, body: Record<string, string>) => Promise<void>): SignedWork =>
+  async (req, res, s, body) => {
+    if (s.session.entityId === null) return signedOutPage(res, s.app, s.locale, 401, say(s.locale, 'signedOut'));
+    const acting = asAccount({ origin: originOf(req, res) }, s.session.entityId, s.client) as AccountActing;
+    const outcome = await pageCall(res, () => work(s, acting, (body.organization ?? '').slice(0, 64), body));
+    if (!outcome.error) return doneTo(res, s, done);
+    const { status, shown } = pageFailure(res, s.locale, 'account', outcome.error);
+    await showAccount(p, req, res, s, status, shown);
+  };
+type AccountActing = ReturnType<typeof asAccount> & { actor: { kind: 'account'; accountId: number } };
+
+/** Where an invitation's link leads (its secret in `token`), in the page's language. */
+const invitationHref = (secret: string, locale: PageLocale) => `${INVITATION_PATH}?${new URLSearchParams({ token: secret, locale })}`;
+const secretOf = (raw: unknown) => (typeof raw === 'string' && raw.length <= 64 ? raw : '');
+
+/**
+ * The page of an invitation's link (docs/organizations.md#invitations): what it invites to and
+ * whom; signed in with the invited address, a button to join; signed in with another, how to
+ * switch; not signed in, to sign in or to register (the address prefilled), then back here.
+ * Nothing joins before the button is pressed: a link opened by a mail scanner does nothing.
+ */
+async function showInvitation(p: Page, req: Request, res: Response, app: Application, locale: PageLocale, status: number, notice?: string): Promise<void> {
+  const secret = secretOf(req.query.token ?? req.body?.token);
+  const found = await invitationOfLink(p.services, { app, secret });
+  const title = say(locale, 'invitationTitle');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  if (!found) return signedOutPage(res, app, locale, 404, say(locale, 'invitationInvalid'));
+  const { invitation, organization, standing } = found;
+  const t = (key: Key, values?: Record<string, string>) => escape(say(locale, key, values));
+  const heading = `<h1>${t('invitationJoin', { organization: organization.name })}</h1>`;
+  if (standing !== 'pending') {
+    const why: Key = standing === 'accepted' ? 'invitationAccepted' : standing === 'revoked' ? 'invitationRevoked' : 'invitationExpired';
+    return sendPage(res, 410, locale, title, `${heading}<p class="notice" role="status">${t(why)}</p>`, { brand: brandOf(app) });
+  }
+  let body = `${heading}<p>${t('invitationIntro', { organization: organization.name, email: invitation.email, roles: invitation.roles.join(', ') })}</p>`
+    + `<p class="notice" role="alert"${notice ? '' : ' hidden'}>${escape(notice ?? '')}</p>`;
+  const s = await signedOf(p, req, app, locale);
+  const record = s?.session.entityId == null ? undefined : await p.services.db.records.find(app.id, { id: s.session.entityId });
+  if (s && record) {
+    const token = p.formToken(s.session);
+    if (record.email !== null && invitedAddress(record.email) === invitation.email) {
+      body += actionForm(`${INVITATION_PATH}/accept`, token, say(locale, 'invitationAccept', { organization: organization.name }), { token: secret, locale });
+    } else {
+      body += `<p>${t('invitationOtherAccount', { current: record.email ?? record.username ?? record.uuid, email: invitation.email })}</p>`
+        + actionForm('/account/signout', token, say(locale, 'signOut'), {}, '', true);
+    }
+  } else {
+    const query = (register: boolean) => new URLSearchParams({ token: secret, locale, ...(register && { register: '1' }) });
+    body += `<p class="links"><a class="button" href="${escape(`${INVITATION_PATH}/signin?${query(false)}`)}">${t('invitationSignIn')}</a>`
+      + `<a class="button secondary" href="${escape(`${INVITATION_PATH}/signin?${query(true)}`)}">${t('invitationRegister', { email: invitation.email })}</a></p>`;
+  }
+  sendPage(res, status, locale, title, body, { brand: brandOf(app), formAction: "'self'" });
+}
+
+/** To sign in (or register, `register=1`, the invited address typed in already) for an invitation, then back to it. */
+async function invitationSignIn(p: Page, req: Request, res: Response, app: Application, locale: PageLocale): Promise<void> {
+  const secret = secretOf(req.query.token);
+  const found = await invitationOfLink(p.services, { app, secret });
+  if (!found) return signedOutPage(res, app, locale, 404, say(locale, 'invitationInvalid'));
+  const client = await accountClient(p.services, app, req.query.client_id);
+  if (!client) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the application has no login client for its pages: set the application setting account_client_id' });
+  const state = accountState(req, res, p.services.baseUrls.secure, client.clientId, { invitation: secret });
+  const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: accountCallbackOf(p.services, app), state, locale, login_hint: found.invitation.email });
+  res.redirect(303, `${req.query.register === '1' ? '/register' : '/signin'}?${query}`);
+}
+
+/** The join button: the signed-in account accepts the invitation, then the account page shows its organizations. */
+async function acceptFromPage(p: Page, req: Request, res: Response, app: Application, locale: PageLocale): Promise<void> {
+  const body = stringFields(req.body);
+  const s = await signedOf(p, req, app, locale);
+  if (!s || s.session.entityId === null) return showInvitation(p, req, res, app, locale, 401);
+  if (crossSite(req) || !safeEqual(body.csrf ?? '', p.formToken(s.session))) return showInvitation(p, req, res, app, locale, 403, textsOf('hosted', locale).expired);
+  const entityId = s.session.entityId;
+  const accepted = await pageCall(res, () => acceptInvitation(p.services, { app, acting: asAccount({ origin: originOf(req, res) }, entityId, s.client), entityId, secret: secretOf(body.token) }));
+  if (accepted.error) {
+    const { status, shown } = pageFailure(res, locale, 'invitation', accepted.error);
+    return showInvitation(p, req, res, app, locale, status, shown.notice);
+  }
+  res.redirect(303, `/account?locale=${encodeURIComponent(locale)}&done=organizationJoined#h-organizations`);
+}
+
 /** The account page's routes: the page, its sign-in callback, one POST per change, and a registration's passkey offer. */
 export function accountRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted: HostedPages) {
   const router = express.Router();
@@ -523,6 +640,16 @@ export function accountRoutes(services: Services, resolveApp: (host: string | un
   }));
   // "this wasn't me": every other session ends, and the page asks for a new password
   router.post('/account/activity/disown', form, on(act(p, disownActivity, (s) => ({ token: s.session }), 'disowned')));
+  router.post('/account/organizations/switch', form, on(organizationWork(p, 'organizationSwitched', (s, acting, organizationId) =>
+    switchOrganization(services, { app: s.app, acting, organizationId }))));
+  router.post('/account/organizations/leave', form, on(organizationWork(p, 'organizationLeft', (s, acting, organizationId) =>
+    removeMember(services, { app: s.app, acting, organizationId, entityId: acting.actor.accountId }))));
+  router.post('/account/organizations/invite', form, on(organizationWork(p, 'organizationInvited', async (s, acting, organizationId, body) => {
+    await createInvitation(services, { app: s.app, acting, organizationId, email: (body.email ?? '').slice(0, 254), roles: [(body.role ?? 'member').slice(0, 64)], locale: s.locale });
+  })));
+  router.get(INVITATION_PATH, pageHandler(resolveApp, (req, res, app, locale) => showInvitation(p, req, res, app, locale, 200)));
+  router.get(`${INVITATION_PATH}/signin`, pageHandler(resolveApp, (req, res, app, locale) => invitationSignIn(p, req, res, app, locale)));
+  router.post(`${INVITATION_PATH}/accept`, form, pageHandler(resolveApp, (req, res, app, locale) => acceptFromPage(p, req, res, app, locale)));
   router.post('/account/export', form, on(async (req, res, s) => {
     const got = await callUseCase(services, req, res, s.app, exportOwnAccount, requestOf(s), { token: s.session });
     if (got.error) {

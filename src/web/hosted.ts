@@ -526,7 +526,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     const view = req.query.view === 'forgot' ? 'forgot' : 'signin';
     return show(h, req, res, app, entry, view, 200, hinted(h, app, entry, view, req.query.login_hint));
   }));
-  router.get('/register', page((req, res, app, entry) => show(h, req, res, app, entry, 'register', 200)));
+  // an invitation's registration names its address (login_hint), typed in already
+  router.get('/register', page((req, res, app, entry) => show(h, req, res, app, entry, 'register', 200, hinted(h, app, entry, 'register', req.query.login_hint))));
   router.post('/signin', form, page(submit(h, 'signin', signIn, (submitted, held) => ({ form: submitted, mergeToken: held.mergeToken }))));
   router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted) => ({ form: submitted }))));
   router.post('/register/social', form, page(submit(h, 'social', socialRegister, (submitted, held) => ({ form: submitted, token: held.token ?? '' }))));

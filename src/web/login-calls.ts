@@ -19,9 +19,16 @@ import type { FlowRequest, LoginUseCase } from '../usecases/login/call';
 export async function callUseCase<C, R>(
   services: Services, req: Request, res: Response, app: Application, useCase: LoginUseCase<C, R>, request: FlowRequest, command: C,
 ): Promise<{ result: R; error?: undefined } | { result?: undefined; error: PageRefusal }> {
+  return pageCall(res, () => useCase({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services, request }, command));
+}
+
+/**
+ * Runs a use case's call for a page: its refusal (or a spent budget, a server too busy, a
+ * dependency down) is returned, counted and logged as the API's own are; anything else is thrown.
+ */
+export async function pageCall<R>(res: Response, work: () => Promise<R>): Promise<{ result: R; error?: undefined } | { result?: undefined; error: PageRefusal }> {
   try {
-    const result = await useCase({ origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services, request }, command);
-    return { result };
+    return { result: await work() };
   } catch (e) {
     if (!(e instanceof Refusal || e instanceof LimitReachedError || e instanceof BusyError || e instanceof DependencyDownError)) throw e;
     const { definition } = pageError(e);
