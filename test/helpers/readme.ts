@@ -45,6 +45,7 @@ export const PLACEHOLDERS: Record<string, string> = {
   SECRET: 'the secret /oauth/totp_enroll_native answered',
   MFA: 'the mfa_token of a sign-in waiting for its second factor',
   WHEN: 'a timestamp a record showed',
+  ORG: 'an organization\'s id /organizations/create answered',
 };
 
 /** Placeholders that name one thing throughout: once bound, an answer must show the same value. */

@@ -10,6 +10,8 @@ export interface ErasureCounts {
   oidcState: number;
   credentials: number;
   webhookDeliveries: number;
+  /** Its memberships of organizations, and the invitations to its addresses (or that it accepted). */
+  organizationRows: number;
 }
 
 /**
