@@ -55,22 +55,36 @@ async function browse(url: string, init: { method?: string; form?: Record<string
   throw new Error(`too many redirects from ${url}`);
 }
 
-/** `count` refresh tokens of Gatehouse's OpenID provider, each signed in by its own account through the hosted sign-in. */
-export async function openIdRefreshTokens(app: { owner: string; login: string; loginId: string }, count: number, password: string): Promise<string[]> {
+/** Sends the app's callback to the bench's: once per application, then the provider reads it within 5 seconds. */
+export async function openIdCallback(app: { owner: string; loginId: string }): Promise<void> {
   const set = await form('/settings/set', { for_client_id: app.loginId, key: 'redirect_uris', value: CALLBACK }, app.owner);
   if (set.stat !== 'ok') throw new Error(JSON.stringify(set));
-  // the provider reads the client's settings again within 5 seconds
   await new Promise((r) => setTimeout(r, 5_500));
+}
+
+/**
+ * `count` refresh tokens of Gatehouse's OpenID provider, each signed in by its own account through
+ * the hosted sign-in. `options`: the accounts (their emails, made already), the scope, more
+ * parameters of the authorization request (per account: an organization), and whether the
+ * callback is set already.
+ */
+export async function openIdRefreshTokens(
+  app: { owner: string; login: string; loginId: string }, count: number, password: string,
+  options: { emails?: string[]; scope?: string; extra?: (n: number) => Record<string, string>; callbackSet?: boolean } = {},
+): Promise<string[]> {
+  if (!options.callbackSet) await openIdCallback(app);
   const tokens: string[] = [];
   const run = Date.now().toString(36);
   for (let n = 0; n < count; n++) {
-    const email = `openid-${run}-${n}@example.com`;
-    const created = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password }) }, app.owner);
-    if (created.stat !== 'ok') throw new Error(JSON.stringify(created));
+    const email = options.emails?.[n] ?? `openid-${run}-${n}@example.com`;
+    if (!options.emails) {
+      const created = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password }) }, app.owner);
+      if (created.stat !== 'ok') throw new Error(JSON.stringify(created));
+    }
     const verifier = randomBytes(32).toString('base64url');
     const query = new URLSearchParams({
-      client_id: app.loginId, response_type: 'code', scope: 'openid offline_access', prompt: 'consent', redirect_uri: CALLBACK, state: `s${n}`,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      client_id: app.loginId, response_type: 'code', scope: options.scope ?? 'openid offline_access', prompt: 'consent', redirect_uri: CALLBACK, state: `s${n}`,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...options.extra?.(n),
     });
     const page = await browse(`${base}/oidc/auth?${query}`);
     const signIn = firstForm(page.body, page.url);
