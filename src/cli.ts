@@ -37,6 +37,11 @@ import {
   addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, redeliverWebhooks, removeWebhook, rotateWebhookSecret, setWebhookEnabled,
 } from './usecases/webhooks/endpoints';
 import { shown as shownEndpoint, shownDelivery } from './http/handlers/webhooks';
+import { shownInvitation, shownMember, shownOrganization } from './http/handlers/organizations';
+import { createOrganization, listOrganizations } from './usecases/organizations/organizations';
+import { addMember, listMembers, removeMember, setMemberRoles } from './usecases/organizations/members';
+import { createInvitation } from './usecases/organizations/invitations';
+import { addDomain, listDomains, verifyDomain } from './usecases/organizations/domains';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
 import { shownAuditEntry } from './http/handlers/audit';
 import { listActivity } from './usecases/activity/list-activity';
@@ -860,6 +865,110 @@ program.command('audit')
     const page = await listAudit({ audit: core.db.audit }, { applicationId: app.id, ...query });
     for (const e of page.entries) process.stdout.write(`${JSON.stringify(shownAuditEntry(e))}\n`);
     if (page.next) process.stderr.write(`gatehouse: more entries: run again with --before ${page.next}\n`);
+  }));
+
+// docs/organizations.md: an operator's commands (the application's authority: any organization, any role)
+const ORG_ARGUMENT = ['<organization>', 'the organization (org_…, as organizations:list prints it)'] as const;
+const rolesOf = (roles: string[]) => roles.flatMap((r) => r.split(/[\s,]+/)).filter(Boolean);
+
+program.command('organizations:list')
+  .option(...APP_OPTION)
+  .option('--limit <n>', 'at most this many (1 to 200)', '200')
+  .option('--after <cursor>', 'continue a listing where the last one said')
+  .description("print the application's organizations, oldest first")
+  .action((opts: { app?: string; limit: string; after?: string }) => withCore(async (core) => {
+    const after = opts.after === undefined ? null : /^\d{1,18}$/.test(opts.after) ? Number(opts.after) : Number.NaN;
+    if (Number.isNaN(after)) throw new Error('--after must be the cursor a previous listing printed');
+    const page = await listOrganizations(core, { app: await applicationOf(core, opts), after, limit: Number(opts.limit) || 200 });
+    print(page.items.map(shownOrganization));
+    if (page.next !== null) process.stderr.write(`gatehouse: more organizations: run again with --after ${page.next}\n`);
+  }));
+
+program.command('organizations:create')
+  .argument('<name>', 'its name, as people read it')
+  .requiredOption('--slug <slug>', 'its unique short name: lower-case letters, digits and hyphens (acme-corp)')
+  .option('--owner <who>', 'a user who becomes its owner: id, uuid, email or username')
+  .option(...APP_OPTION)
+  .description('make an organization; prints it with its id')
+  .action((name: string, opts: { slug: string; owner?: string; app?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const owner = opts.owner === undefined ? undefined : (await userOf(core, opts, opts.owner)).record.id;
+    print(shownOrganization(await createOrganization(core, { app, acting: core.acting, fields: { name, slug: opts.slug }, owner })));
+  }));
+
+program.command('organizations:members')
+  .argument(...ORG_ARGUMENT)
+  .option(...APP_OPTION)
+  .description("print an organization's members with their roles")
+  .action((organizationId: string, opts: { app?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const members = [];
+    for (let after: number | null = null; ;) {
+      const page = await listMembers(core, { app, acting: core.acting, organizationId, after, limit: 200 });
+      members.push(...page.items.map(shownMember));
+      if (page.next === null) break;
+      after = page.next;
+    }
+    print(members);
+  }));
+
+program.command('organizations:add-member')
+  .argument(...ORG_ARGUMENT)
+  .argument(...WHO)
+  .requiredOption('--roles <roles...>', 'its roles (owner, admin, member, or one the application defined)')
+  .option(...APP_OPTION)
+  .description('add a user to an organization with roles')
+  .action((organizationId: string, who: string, opts: { roles: string[]; app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    print({ roles: (await addMember(core, { app, acting: core.acting, organizationId, entityId: record.id, roles: rolesOf(opts.roles) })).roles });
+  }));
+
+program.command('organizations:set-roles')
+  .argument(...ORG_ARGUMENT)
+  .argument(...WHO)
+  .requiredOption('--roles <roles...>', 'its roles from now on')
+  .option(...APP_OPTION)
+  .description("set a member's roles (an organization always keeps an owner)")
+  .action((organizationId: string, who: string, opts: { roles: string[]; app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    print({ roles: (await setMemberRoles(core, { app, acting: core.acting, organizationId, entityId: record.id, roles: rolesOf(opts.roles) })).roles });
+  }));
+
+program.command('organizations:remove-member')
+  .argument(...ORG_ARGUMENT)
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('remove a member from an organization (never its last owner)')
+  .action((organizationId: string, who: string, opts: { app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    await removeMember(core, { app, acting: core.acting, organizationId, entityId: record.id });
+    print({ removed: record.uuid });
+  }));
+
+program.command('organizations:invite')
+  .argument(...ORG_ARGUMENT)
+  .argument('<email>', 'the address invited')
+  .option('--roles <roles...>', 'the roles it gets (member when none)')
+  .option('--locale <locale>', 'the language of the email and of the page (en-US, fr-FR, de-DE, es-ES)', 'en-US')
+  .option(...APP_OPTION)
+  .description('invite an address to an organization: the link goes by email')
+  .action((organizationId: string, email: string, opts: { roles?: string[]; locale: string; app?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const invitation = await createInvitation(core, { app, acting: core.acting, organizationId, email, roles: opts.roles ? rolesOf(opts.roles) : ['member'], locale: opts.locale });
+    print(shownInvitation(invitation, core.clock.now()));
+  }));
+
+program.command('organizations:verify-domain')
+  .argument(...ORG_ARGUMENT)
+  .argument('<domain>', 'the email domain (acme.com)')
+  .option(...APP_OPTION)
+  .description('claim an email domain for an organization as verified (or verify its claim): an operator has checked it is theirs')
+  .action((organizationId: string, domain: string, opts: { app?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const claimed = (await listDomains(core, { app, acting: core.acting, organizationId })).some((d) => d.domain === domain.trim().toLowerCase());
+    if (claimed) await verifyDomain(core, { app, acting: core.acting, organizationId, domain });
+    else await addDomain(core, { app, acting: core.acting, organizationId, domain, verified: true });
+    print({ domain: domain.trim().toLowerCase(), verified: true });
   }));
 
 program.command('mail:last')

@@ -138,6 +138,39 @@ describe('gatehouse CLI on the configured database', () => {
     ]);
   }, cliTime(20));
 
+  it('organizations: create with an owner, add a member, set roles, invite, verify a domain, list; the last owner stays; each refusal says what is wrong', () => {
+    const tag = Date.now().toString(36);
+    const env = { ...backend.env, DEFAULT_APP: `orgs${tag}` };
+    const run = (...args: string[]) => cli(args, { cwd: backend.dir, env });
+    expect(run('migrate').status).toBe(0);
+    expect(run('apps:create', `orgs${tag}`).status).toBe(0);
+    for (const who of [`ada-${tag}@acme.example`, `grace-${tag}@acme.example`]) expect(run('users:create', who).status).toBe(0);
+    const created = run('organizations:create', 'Acme', '--slug', `acme-${tag}`, '--owner', `ada-${tag}@acme.example`);
+    expect(created.status).toBe(0);
+    const org = JSON.parse(created.stdout) as { id: string };
+    expect(org).toMatchObject({ id: expect.stringMatching(/^org_/), name: 'Acme', slug: `acme-${tag}` });
+    expect(JSON.parse(run('organizations:add-member', org.id, `grace-${tag}@acme.example`, '--roles', 'admin').stdout)).toEqual({ roles: ['admin'] });
+    expect(JSON.parse(run('organizations:set-roles', org.id, `grace-${tag}@acme.example`, '--roles', 'admin,member').stdout)).toEqual({ roles: ['admin', 'member'] });
+    expect(JSON.parse(run('organizations:members', org.id).stdout).map((m: { roles: string[] }) => m.roles)).toEqual([['owner'], ['admin', 'member']]);
+    expect(JSON.parse(run('organizations:invite', org.id, `new-${tag}@partner.example`, '--roles', 'member', '--locale', 'de-DE').stdout))
+      .toMatchObject({ email: `new-${tag}@partner.example`, state: 'pending', locale: 'de-DE' });
+    expect(JSON.parse(run('organizations:verify-domain', org.id, 'Acme.Example').stdout)).toEqual({ domain: 'acme.example', verified: true });
+    expect(JSON.parse(run('organizations:list').stdout).map((o: { id: string }) => o.id)).toContain(org.id);
+    for (const [args, says] of [
+      [['organizations:remove-member', org.id, `ada-${tag}@acme.example`], 'without an owner'],
+      [['organizations:create', 'Other', '--slug', `acme-${tag}`], 'is taken'],
+      [['organizations:add-member', org.id, `ada-${tag}@acme.example`, '--roles', 'chief'], 'is not a role of this application'],
+      [['organizations:members', 'org_nope'], 'is not an organization of this application'],
+    ] as const) {
+      const refused = run(...args);
+      expect({ args, status: refused.status, stderr: refused.stderr }).toEqual({ args, status: 1, stderr: expect.stringContaining(says) });
+    }
+    const audit = run('audit', '--type', 'organization.', '--limit', '10');
+    expect(audit.stdout.trim().split('\n').map((l) => JSON.parse(l).type)).toEqual([
+      'organization.domain_added', 'organization.invitation_created', 'organization.member_roles_changed', 'organization.member_added', 'organization.member_added', 'organization.created',
+    ]);
+  }, cliTime(18));
+
   it('one convention for the application (--app, DEFAULT_APP when omitted); users:show and users:find; apps:create says where its links point', async () => {
     const env = { ...backend.env, DEFAULT_APP: 'shop' };
     // (the test above created "shop")

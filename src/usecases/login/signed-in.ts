@@ -112,7 +112,9 @@ export async function finishSignIn(
  * Just-in-time membership (docs/organizations.md#domains): a verified address at a domain some
  * organizations let accounts join by makes the account a member of them. It never fails a sign-in.
  */
-async function joinByAddress(ctx: CallContext<'clock' | 'db' | 'joinableDomains' | 'logger' | 'work'>, request: FlowRequest, record: UserRecord): Promise<void> {
+export async function joinByAddress(
+  ctx: CallContext<'clock' | 'db' | 'joinableDomains' | 'logger' | 'work'>, request: FlowRequest, record: Pick<UserRecord, 'id' | 'email' | 'emailVerified'>,
+): Promise<void> {
   try {
     await joinByDomain(ctx.services, { app: ctx.app, acting: asAccount(ctx, record.id, request.client), record });
   } catch (e) {

@@ -7,7 +7,7 @@ import { formatTimestamp } from '../../domain/timestamps';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { USER_TYPE } from '../../domain/users';
 import { Refusal, invalidField } from '../../domain/refusal';
-import { accountDisabled, signedIn } from './signed-in';
+import { accountDisabled, joinByAddress, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
@@ -56,13 +56,13 @@ export type SocialSignedIn = (SignedIn & { isNew: boolean }) | Paused;
  * transaction with its welcome email (a verification link, unless the provider verified the email).
  */
 async function register(
-  ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, token: string, profile: SocialProfile,
+  ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, token: string, profile: SocialProfile,
   input: { email: string | null; username?: string; attributes: Record<string, unknown> }, refreshSecret: string | undefined,
 ): Promise<SocialSignedIn> {
   const { db, clock, work, versions } = ctx.services;
   const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
   const verifyUrl = request.client.settings.verify_email_url;
-  const { record, tokens } = await work.run(async (uow) => {
+  const { record, tokens, made } = await work.run(async (uow) => {
     const { tx } = uow;
     const created = await db.records.insert({
       applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: input.email, username: input.username ?? null,
@@ -80,10 +80,12 @@ async function register(
       event('account.identity_linked', ctx.app.id, created.created, acting, subject, { provider: profile.providerName }),
       event('record.created', ctx.app.id, created.created, acting, subject, { attributes: changedNames(input) }, { snapshot: written.snapshot }),
     );
-    return { record: written.rendered, tokens: issued };
+    return { record: written.rendered, tokens: issued, made: created };
   });
   // the application requires a second factor: the new account adds one before its first session
   if (tokens.enrollToken !== undefined) return sentToEnroll(tokens.enrollToken, 'the account is registered');
+  // an address the provider verified joins the organizations of its domain, as a sign-in does
+  await joinByAddress(ctx, request, made);
   return { record, isNew: true, ...tokens };
 }
 
@@ -159,7 +161,7 @@ export async function socialSignIn(ctx: LoginCall<'baseUrls' | 'box' | 'clock' |
  * social registration form (every rule checked: 390), and signs the new record in.
  */
 export async function socialRegister(
-  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'rateLimiter' | 'registrationLimit' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
+  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'rateLimiter' | 'registrationLimit' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
   command: { token: string; form: FormSubmission; refreshSecret?: string },
 ): Promise<SocialSignedIn> {
   const { request } = ctx;
