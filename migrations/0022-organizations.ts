@@ -26,7 +26,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   }, bin);
   await qi.addIndex('organizations', ['application_id', 'organization_id'], { name: 'organizations_id', unique: true });
   await qi.addIndex('organizations', ['application_id', 'slug'], { name: 'organizations_slug', unique: true });
-  await qi.addIndex('organizations', ['application_id', 'created_at', 'id'], { name: 'organizations_time' });
+  // pages in the order made (the key follows the application in the index)
+  await qi.addIndex('organizations', ['application_id'], { name: 'organizations_application' });
 
   await qi.createTable('organization_members', {
     id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false },
@@ -42,6 +43,14 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   }, bin);
   await qi.addIndex('organization_members', ['organization_id', 'entity_id'], { name: 'organization_members_pair', unique: true });
   await qi.addIndex('organization_members', ['entity_id'], { name: 'organization_members_account' });
+  await qi.addIndex('organization_members', ['organization_id'], { name: 'organization_members_organization' });
+
+  // who left an organization, or was removed from it: joining by the domain of an address does not bring them back
+  await qi.createTable('organization_departures', {
+    organization_id: { type: DataTypes.BIGINT, allowNull: false, primaryKey: true, references: { model: 'organizations', key: 'id' }, onDelete: 'CASCADE' },
+    entity_id: { type: DataTypes.BIGINT, allowNull: false, primaryKey: true, references: { model: 'entities', key: 'id' }, onDelete: 'CASCADE' },
+    departed_at: time(false),
+  }, bin);
 
   // each role a member holds in its organization; an organization's owners are read by (organization, role)
   await qi.createTable('organization_member_roles', {
@@ -89,6 +98,7 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   await qi.addIndex('organization_invitations', ['token_hash'], { name: 'organization_invitations_token', unique: true });
   await qi.addIndex('organization_invitations', ['application_id', 'invitation_id'], { name: 'organization_invitations_id', unique: true });
   await qi.addIndex('organization_invitations', ['organization_id', 'created_at'], { name: 'organization_invitations_time' });
+  await qi.addIndex('organization_invitations', ['organization_id'], { name: 'organization_invitations_organization' });
   await qi.addIndex('organization_invitations', ['application_id', 'inviter', 'created_at'], { name: 'organization_invitations_inviter' });
 
   await qi.createTable('organization_domains', {
@@ -109,6 +119,7 @@ export async function down({ context: qi }: { context: QueryInterface }): Promis
   await qi.dropTable('organization_domains');
   await qi.dropTable('organization_invitations');
   await qi.dropTable('organization_roles');
+  await qi.dropTable('organization_departures');
   await qi.dropTable('organization_member_roles');
   await qi.dropTable('organization_members');
   await qi.dropTable('organizations');

@@ -49,7 +49,11 @@ const ORGANIZATION_PROPERTIES = {
 };
 const ORGANIZATION = { type: 'object', required: Object.keys(ORGANIZATION_PROPERTIES), properties: ORGANIZATION_PROPERTIES, additionalProperties: false };
 const MEMBERSHIP_PROPERTIES = { ...ORGANIZATION_PROPERTIES, roles: { type: 'array', items: STRING }, joined: STRING, active: BOOLEAN };
-const MEMBERSHIP = { type: 'object', required: Object.keys(MEMBERSHIP_PROPERTIES), properties: MEMBERSHIP_PROPERTIES, additionalProperties: false };
+// (a member's own view has no metadata, join_by_domain nor default_roles)
+const MEMBERSHIP = {
+  type: 'object', required: Object.keys(MEMBERSHIP_PROPERTIES).filter((k) => !['metadata', 'join_by_domain', 'default_roles'].includes(k)),
+  properties: MEMBERSHIP_PROPERTIES, additionalProperties: false,
+};
 const MEMBER_PROPERTIES = {
   user_id: STRING, email: { type: ['string', 'null'] }, username: { type: ['string', 'null'] }, roles: { type: 'array', items: STRING },
   joined_by: { enum: ['created', 'api', 'invitation', 'domain'] }, joined: STRING,

@@ -24,6 +24,8 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 /** How long an organization's access token lives: as every access token of the provider. */
 const ORGANIZATION_TOKEN_SECONDS = 3600;
 const ORGANIZATION_ID = /^org_[0-9a-f]{24}$/;
+/** The provider's routes of an authorization request, where the person may not have signed in yet. */
+const AUTHORIZATION_ROUTES = new Set(['authorization', 'resume']);
 
 /** The organization a resource indicator names, if it names one. */
 export function organizationOfResource(indicator: string): string | undefined {
@@ -53,7 +55,9 @@ export function organizationTokens(services: Pick<Services, 'db'>, app: Applicat
     if (!organizationId) throw new mod.errors.InvalidTarget('the resources of this provider are its organizations: urn:gatehouse:organization:ORG_ID (or the organization parameter)');
     const accountId = accountOf(ctx);
     if (accountId === undefined) {
-      // an authorization request before the person signed in: the organization must exist
+      // an authorization request before the person signed in: the organization must exist. Anywhere
+      // else without an account (a client's own token): an organization's token is a member's only
+      if (!AUTHORIZATION_ROUTES.has(ctx.oidc.route)) throw new mod.errors.InvalidTarget('an organization\'s access token is for a member: the client credentials grant gets none');
       if (!(await organizationExists(services, { app, organizationId }))) throw new mod.errors.InvalidTarget(`there is no organization ${organizationId}`);
     } else if (!(await claimsFor(ctx, accountId, organizationId))) {
       throw new mod.errors.InvalidTarget(`the account is not a member of the organization ${organizationId}`);
@@ -82,8 +86,10 @@ export function organizationTokens(services: Pick<Services, 'db'>, app: Applicat
       const organizationId = typeof audience === 'string' ? organizationOfResource(audience) : undefined;
       if (!organizationId || !('accountId' in token) || typeof token.accountId !== 'string') return undefined;
       const claims = await claimsFor(ctx, token.accountId, organizationId);
+      // (checked when the resource was: a membership ended in between issues no token)
+      if (!claims) throw new mod.errors.InvalidTarget(`the account is not a member of the organization ${organizationId}`);
       // (an object of the provider's realm: it checks that what it gets is a plain object)
-      return claims ? inProviderRealm({ ...claims }) : undefined;
+      return inProviderRealm({ ...claims });
     },
   };
 
@@ -99,9 +105,20 @@ export function organizationTokens(services: Pick<Services, 'db'>, app: Applicat
       if (params.subject_token_type !== REFRESH_TOKEN_TYPE) throw new mod.errors.InvalidRequest(`subject_token_type must be ${REFRESH_TOKEN_TYPE}: a refresh token is exchanged for an organization's access token`);
       const indicator = typeof params.resource === 'string' ? params.resource : params.organization ? `${ORGANIZATION_RESOURCE}${params.organization}` : undefined;
       if (!indicator) throw new mod.errors.InvalidRequest('name the organization: organization=ORG_ID (or resource=urn:gatehouse:organization:ORG_ID)');
-      const refreshToken = await provider.RefreshToken.find(params.subject_token);
-      if (!refreshToken || !refreshToken.isValid) throw new mod.errors.InvalidGrant('the refresh token is invalid, expired or spent');
+      const refreshToken = await provider.RefreshToken.find(params.subject_token, { ignoreExpiration: true });
+      if (!refreshToken) throw new mod.errors.InvalidGrant('the refresh token is invalid, expired or spent');
       if (refreshToken.clientId !== client.clientId) throw new mod.errors.InvalidGrant('the refresh token is another client\'s');
+      // a spent refresh token back: it leaked, and its grant ends, as at a refresh (its tokens revoked, the reuse recorded)
+      if (refreshToken.consumed) {
+        await Promise.all([
+          refreshToken.destroy(),
+          ...(refreshToken.grantId ? [provider.AccessToken.revokeByGrantId(refreshToken.grantId), provider.RefreshToken.revokeByGrantId(refreshToken.grantId),
+            provider.AuthorizationCode.revokeByGrantId(refreshToken.grantId), provider.Grant.adapter.destroy(refreshToken.grantId)] : []),
+        ]);
+        if (refreshToken.grantId) provider.emit('grant.revoked', ctx, refreshToken.grantId);
+        throw new mod.errors.InvalidGrant('the refresh token was used already: its grant ended');
+      }
+      if (refreshToken.isExpired) throw new mod.errors.InvalidGrant('the refresh token has expired');
       const grant = refreshToken.grantId ? await provider.Grant.find(refreshToken.grantId) : undefined;
       if (!grant || grant.clientId !== client.clientId || !refreshToken.accountId || grant.accountId !== refreshToken.accountId) throw new mod.errors.InvalidGrant('the refresh token\'s grant ended');
       const account = await findAccount(ctx, refreshToken.accountId, refreshToken);

@@ -62,8 +62,16 @@ forEveryEngine('organization store', (storage) => {
     await db.transaction((tx) => db.organizations.setRoles(member, ['member'], new Date(), tx));
     expect((await db.organizations.findMember(a.id, ada.id))!.roles).toEqual(['member']);
     expect(await db.organizations.countWithRole(a.id, 'owner')).toBe(0);
-    expect(await db.transaction((tx) => db.organizations.removeMember(a.id, grace.id, tx))).toBe(true);
-    expect(await db.transaction((tx) => db.organizations.removeMember(a.id, grace.id, tx))).toBe(false);
+    expect(await db.organizations.findDeparture(a.id, grace.id)).toBeUndefined();
+    expect(await db.transaction((tx) => db.organizations.removeMember(a.id, grace.id, new Date(), tx))).toBe(true);
+    expect(await db.transaction((tx) => db.organizations.removeMember(a.id, grace.id, new Date(), tx))).toBe(false);
+    // a departure is remembered: joining by a domain keeps it, joining on purpose forgets it
+    expect(await db.organizations.findDeparture(a.id, grace.id)).toEqual(expect.any(Date));
+    await db.transaction((tx) => db.organizations.insertMember(a, grace.id, ['member'], 'domain', new Date(), tx));
+    expect(await db.organizations.findDeparture(a.id, grace.id)).toEqual(expect.any(Date));
+    await db.transaction((tx) => db.organizations.removeMember(a.id, grace.id, new Date(), tx));
+    await db.transaction((tx) => db.organizations.insertMember(a, grace.id, ['member'], 'invitation', new Date(), tx));
+    expect(await db.organizations.findDeparture(a.id, grace.id)).toBeUndefined();
     await db.transaction((tx) => db.organizations.remove(b, tx));
     expect(await db.organizations.findByKey(b.id)).toBeUndefined();
     expect(await db.organizations.countMembershipsOf(ada.id)).toBe(1);
@@ -76,7 +84,8 @@ forEveryEngine('organization store', (storage) => {
     const again = await db.transaction((tx) => db.organizations.defineRole(appId, { name, description: 'Pays', permissions: ['pay:invoices', 'read:invoices'] }, new Date(), tx));
     expect(again).toMatchObject({ name, description: 'Pays', permissions: ['pay:invoices', 'read:invoices'] });
     expect((await db.organizations.listRoles(appId)).find((r) => r.name === name)).toMatchObject({ permissions: ['pay:invoices', 'read:invoices'] });
-    const o = await create();
+    const o = await create(undefined, { defaultRoles: [name] });
+    const mixed = await create(undefined, { defaultRoles: ['admin', name] });
     const only = await newAccount(storage());
     const both = await newAccount(storage());
     await db.transaction((tx) => db.organizations.insertMember(o, only.id, [name], 'api', new Date(), tx));
@@ -84,6 +93,8 @@ forEveryEngine('organization store', (storage) => {
     expect(await db.transaction((tx) => db.organizations.removeRole(appId, name, 'member', new Date(), tx))).toBe(2);
     expect((await db.organizations.findMember(o.id, only.id))!.roles).toEqual(['member']);
     expect((await db.organizations.findMember(o.id, both.id))!.roles).toEqual(['admin']);
+    expect((await db.organizations.findByKey(o.id))!.defaultRoles).toEqual(['member']);
+    expect((await db.organizations.findByKey(mixed.id))!.defaultRoles).toEqual(['admin']);
     expect(await db.transaction((tx) => db.organizations.removeRole(appId, name, 'member', new Date(), tx))).toBeUndefined();
   });
 
@@ -159,7 +170,7 @@ forEveryEngine('organization store', (storage) => {
       await node.findByKey(o.id, tx);
       await node.touch(o.id, new Date(), tx);
       if ((await node.countWithRole(o.id, 'owner', tx)) <= 1) return false;
-      return node.removeMember(o.id, owners[i % 2].id, tx);
+      return node.removeMember(o.id, owners[i % 2].id, new Date(), tx);
     })));
     expect(removed.filter(Boolean)).toHaveLength(1);
     expect(await db.organizations.countWithRole(o.id, 'owner')).toBe(1);

@@ -106,4 +106,18 @@ it('refuses an organization the account is not a member of, an unknown one, a ba
     .rejects.toMatchObject({ error: 'invalid_request' });
   await expect(s.oidc.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: tokens.refresh_token!, subject_token_type: REFRESH_TOKEN_TYPE, resource: 'https://api.example.com' }))
     .rejects.toMatchObject({ error: 'invalid_target' });
+
+  // a spent refresh token brought to the exchange: it leaked, and its grant ends, as at a refresh
+  const rotated = await s.oidc.refreshTokenGrant(config, tokens.refresh_token!);
+  await expect(s.oidc.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: tokens.refresh_token!, subject_token_type: REFRESH_TOKEN_TYPE, organization: acme }))
+    .rejects.toMatchObject({ error: 'invalid_grant' });
+  await expect(s.oidc.refreshTokenGrant(config, rotated.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+
+  // a client's own token (client credentials) is no member's: no organization's token
+  expect((await s.admin('/settings/set', { for_client_id: s.login.client_id, key: 'grant_types', value: 'authorization_code refresh_token client_credentials' })).body.stat).toBe('ok');
+  clock.advance(5_100);
+  const machine = await s.discovered();
+  await expect(s.oidc.clientCredentialsGrant(machine, { resource: `urn:gatehouse:organization:${acme}` })).rejects.toMatchObject({ error: 'invalid_target' });
+  expect((await s.admin('/settings/set', { for_client_id: s.login.client_id, key: 'grant_types', value: 'authorization_code refresh_token' })).body.stat).toBe('ok');
+  clock.advance(5_100);
 });

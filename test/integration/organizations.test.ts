@@ -118,6 +118,21 @@ it('members act with their access tokens: an owner invites in the invitee\'s lan
   expect((await byToken('/organizations/of', ada.token)).body.results.map((o: { id: string; active: boolean }) => [o.id, o.active])).toEqual([[other, true], [id, false]]);
   expect((await byToken('/organizations/switch', stranger.token, { organization_id: other })).body).toMatchObject({ stat: 'error', code: 403 });
 
+  // an owner changes the name, not what the application keeps; an admin never changes an owner's roles
+  expect((await byToken('/organizations/update', ada.token, { organization_id: id, name: 'Globex Corp' })).body.result.name).toBe('Globex Corp');
+  expect((await byToken('/organizations/update', ada.token, { organization_id: id, metadata: '{"plan":"free"}' })).body).toMatchObject({ stat: 'error', code: 403 });
+  expect((await byToken('/organizations/update', ada.token, { organization_id: id, join_by_domain: 'true' })).body).toMatchObject({ stat: 'error', code: 403 });
+  expect((await byToken('/organizations/update', admin.token, { organization_id: id, name: 'Mine' })).body).toMatchObject({ stat: 'error', code: 403 });
+  expect((await byToken('/organizations/members/set_roles', admin.token, { organization_id: id, uuid: ada.uuid, roles: 'owner,billing' })).body).toMatchObject({ stat: 'error', code: 403 });
+  // a token reads its own organizations only, and learns nothing of who has an account
+  expect((await byToken('/organizations/of', member.token, { uuid: ada.uuid })).body).toMatchObject({ stat: 'error', code: 403 });
+  const own = (await byToken('/organizations/of', member.token)).body.results[0];
+  expect(own).toMatchObject({ id, roles: ['member'] });
+  expect(own).not.toHaveProperty('metadata');
+  const nobody = await byToken('/organizations/members/set_roles', admin.token, { organization_id: id, key_attribute: 'email', key_value: JSON.stringify('nobody@nowhere.example'), roles: 'member' });
+  const stranger2 = await byToken('/organizations/members/set_roles', admin.token, { organization_id: id, uuid: stranger.uuid, roles: 'member' });
+  expect([nobody.body.code, nobody.body.error_description]).toEqual([stranger2.body.code, stranger2.body.error_description]);
+
   // the member leaves with its own token (naming itself, or naming no one)
   expect((await byToken('/organizations/members/remove', member.token, { organization_id: id })).body.stat).toBe('ok');
   // the last owner cannot leave
@@ -194,6 +209,14 @@ it('just in time: a verified address at a verified domain of an organization tha
   await signIn(`tony@${domain}`);
   expect((await byBackend('/organizations/of', { uuid: tony.uuid })).body.results).toEqual([expect.objectContaining({ id, roles: ['member'] })]);
   expect((await byBackend('/organizations/members/list', { organization_id: id })).body.results[0]).toMatchObject({ user_id: tony.uuid, joined_by: 'domain' });
+  // removed, the domain does not bring the account back; invited, it joins again
+  const happy = await register(`happy@${domain}`);
+  await verified(happy.uuid);
+  await signIn(`happy@${domain}`);
+  expect((await byBackend('/organizations/members/remove', { organization_id: id, uuid: happy.uuid })).body.stat).toBe('ok');
+  await signIn(`happy@${domain}`);
+  expect((await byBackend('/organizations/of', { uuid: happy.uuid })).body.results).toEqual([]);
+  expect((await byBackend('/organizations/members/add', { organization_id: id, uuid: happy.uuid, roles: 'member' })).body.stat).toBe('ok');
   // an unverified address at the domain joins nothing
   const pepper = await register(`pepper@${domain}`);
   await signIn(`pepper@${domain}`);

@@ -15,7 +15,12 @@ export function createApplicationQueries({ Application }: Models, sql: Sql) {
       const id = await sql.insert('INSERT INTO applications (name, settings, created_at, updated_at) VALUES (?, ?, ?, ?)', [name, '{}', sql.time(now), sql.time(now)], transaction);
       return { id, name, settings: {} };
     },
-    async findById(id: number): Promise<Application | undefined> {
+    async findById(id: number, tx?: Tx): Promise<Application | undefined> {
+      if (tx) {
+        // read in the caller's transaction (its connection), without locking the row
+        const [held] = await sql.select<ApplicationRow>('SELECT * FROM applications WHERE id = ?', [id], tx);
+        return held ? toApplication(held) : undefined;
+      }
       const row = await Application.findOne({ where: { id }, raw: true });
       return row ? toApplication(row) : undefined;
     },

@@ -81,7 +81,7 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     const addresses = needles.emails.map((e) => e.trim().normalize('NFC').toLowerCase());
     const invitations = await deleteFound('organization_invitations', `application_id = ? AND (accepted_by = ?${addresses.length > 0 ? ` OR email IN (${addresses.map(() => '?').join(', ')})` : ''})`,
       [applicationId, id, ...addresses], tx);
-    await sql.change('UPDATE organization_invitations SET inviter_entity_id = NULL WHERE application_id = ? AND inviter_entity_id = ?', [applicationId, id], tx);
+    await sql.change("UPDATE organization_invitations SET inviter_entity_id = NULL, inviter = 'account:erased' WHERE application_id = ? AND inviter_entity_id = ?", [applicationId, id], tx);
     return { snapshots, outboxRows, events, failures, auditEntries, oidcState, credentials, webhookDeliveries, organizationRows: memberships + invitations };
   }
 

@@ -23,10 +23,10 @@ const toOrganization = (r: OrganizationRow): StoredOrganization => ({
   createdAt: asDate(r.created_at), updatedAt: asDate(r.updated_at),
 });
 
-interface MemberRow { id: Id; organization_id: Id; entity_id: Id; joined_by: string; active_at: Time | null; created_at: Time; roles: string | null }
-const toMember = (r: MemberRow): StoredMember => ({
+interface MemberRow { id: Id; organization_id: Id; entity_id: Id; joined_by: string; active_at: Time | null; created_at: Time }
+const toMember = (r: MemberRow, roles: string[]): StoredMember => ({
   id: Number(r.id), organizationKey: Number(r.organization_id), entityId: Number(r.entity_id),
-  roles: (r.roles ?? '').split(',').filter(Boolean).sort(), joinedBy: r.joined_by as JoinedBy, activeAt: asDate(r.active_at), createdAt: asDate(r.created_at),
+  roles, joinedBy: r.joined_by as JoinedBy, activeAt: asDate(r.active_at), createdAt: asDate(r.created_at),
 });
 
 interface InvitationRow {
@@ -42,31 +42,44 @@ const toInvitation = (r: InvitationRow): StoredInvitation => ({
 
 /** A membership with its organization's columns (prefixed o_), as one row. */
 type MembershipRow = MemberRow & { [k: `o_${string}`]: unknown };
-const MEMBERSHIPS = `SELECT m.*, ${'(SELECT GROUP_CONCAT(r.role) FROM organization_member_roles r WHERE r.member_id = m.id) AS roles'}, `
+const MEMBERSHIPS = 'SELECT m.*, '
   + 'o.id AS o_id, o.application_id AS o_application_id, o.organization_id AS o_organization_id, o.name AS o_name, o.slug AS o_slug, '
   + 'o.logo_url AS o_logo_url, o.metadata AS o_metadata, o.join_by_domain AS o_join_by_domain, o.default_roles AS o_default_roles, o.created_at AS o_created_at, o.updated_at AS o_updated_at '
   + 'FROM organization_members m JOIN organizations o ON o.id = m.organization_id';
-const toMembership = (r: MembershipRow): Membership => {
+const toMembership = (r: MembershipRow, roles: string[]): Membership => {
   const o = Object.fromEntries(Object.entries(r).filter(([k]) => k.startsWith('o_')).map(([k, v]) => [k.slice(2), v])) as unknown as OrganizationRow;
-  return { organization: toOrganization(o), member: toMember(r) };
+  return { organization: toOrganization(o), member: toMember(r, roles) };
 };
-
-/** A member's roles, joined as one comma-separated column (a role name holds no comma). */
-const ROLES_OF = '(SELECT GROUP_CONCAT(r.role) FROM organization_member_roles r WHERE r.member_id = m.id) AS roles';
 
 /** Organizations (OrganizationStore of the storage contract) in SQL. */
 export function createOrganizationQueries(sql: Sql): OrganizationStore {
   const t = sql.time;
   const lock = (tx?: Tx) => (tx ? sql.forUpdate : '');
+  /** The roles of each member (sorted), in one read. */
+  async function rolesOf(memberIds: number[], tx?: Tx): Promise<Map<number, string[]>> {
+    const roles = new Map<number, string[]>(memberIds.map((id) => [id, []]));
+    for (let i = 0; i < memberIds.length; i += 500) {
+      const ids = memberIds.slice(i, i + 500);
+      const rows = await sql.select<{ member_id: Id; role: string }>(
+        `SELECT member_id, role FROM organization_member_roles WHERE member_id IN (${ids.map(() => '?').join(', ')}) ORDER BY role`, ids, tx,
+      );
+      for (const r of rows) roles.get(Number(r.member_id))?.push(r.role);
+    }
+    return roles;
+  }
+  /** Rows of members with their roles. */
+  async function members<R extends MemberRow>(rows: R[], tx?: Tx): Promise<{ row: R; roles: string[] }[]> {
+    const roles = await rolesOf(rows.map((r) => Number(r.id)), tx);
+    return rows.map((row) => ({ row, roles: roles.get(Number(row.id)) ?? [] }));
+  }
   const findByKey = async (id: number, tx?: Tx) => {
     const [row] = await sql.select<OrganizationRow>(`SELECT * FROM organizations WHERE id = ?${lock(tx)}`, [id], tx);
     return row ? toOrganization(row) : undefined;
   };
   const findMember = async (organizationKey: number, entityId: number, tx?: Tx) => {
-    const [row] = await sql.select<MemberRow>(
-      `SELECT m.*, ${ROLES_OF} FROM organization_members m WHERE m.organization_id = ? AND m.entity_id = ?${lock(tx)}`, [organizationKey, entityId], tx,
-    );
-    return row ? toMember(row) : undefined;
+    const rows = await sql.select<MemberRow>(`SELECT m.* FROM organization_members m WHERE m.organization_id = ? AND m.entity_id = ?${lock(tx)}`, [organizationKey, entityId], tx);
+    const [found] = await members(rows, tx);
+    return found ? toMember(found.row, found.roles) : undefined;
   };
   async function insertRoles(member: { id: number; organizationKey: number }, applicationId: number, roles: string[], tx: Tx) {
     for (const role of new Set(roles)) {
@@ -137,15 +150,17 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
         throw e;
       }
       await insertRoles({ id, organizationKey: o.id }, o.applicationId, roles, tx);
+      // joined on purpose (not by a domain): a departure before no longer counts
+      if (joinedBy !== 'domain') await sql.change('DELETE FROM organization_departures WHERE organization_id = ? AND entity_id = ?', [o.id, entityId], tx);
       return (await findMember(o.id, entityId, tx))!;
     },
     findMember,
     async listMembersPage(organizationKey, after, limit) {
       const rows = await sql.select<MemberRow & { uuid: string; email: string | null; username: string | null }>(
-        `SELECT m.*, e.uuid, e.email, e.username, ${ROLES_OF} FROM organization_members m JOIN entities e ON e.id = m.entity_id `
+        'SELECT m.*, e.uuid, e.email, e.username FROM organization_members m JOIN entities e ON e.id = m.entity_id '
         + 'WHERE m.organization_id = ? AND m.id > ? ORDER BY m.id LIMIT ?', [organizationKey, after ?? 0, limit + 1],
       );
-      const items: ListedMember[] = rows.slice(0, limit).map((r) => ({ ...toMember(r), uuid: r.uuid, email: r.email, username: r.username }));
+      const items: ListedMember[] = (await members(rows.slice(0, limit))).map(({ row, roles }) => ({ ...toMember(row, roles), uuid: row.uuid, email: row.email, username: row.username }));
       return { items, next: rows.length > limit ? Number(rows[limit - 1].id) : null };
     },
     async countMembers(organizationKey, tx) {
@@ -162,11 +177,18 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       await insertRoles(member, Number(o.application_id), roles, tx);
       await sql.change('UPDATE organization_members SET updated_at = ? WHERE id = ?', [t(now), member.id], tx);
     },
-    async removeMember(organizationKey, entityId, tx) {
+    async removeMember(organizationKey, entityId, now, tx) {
       const member = await findMember(organizationKey, entityId, tx);
       if (!member) return false;
       await sql.change('DELETE FROM organization_member_roles WHERE member_id = ?', [member.id], tx);
-      return (await sql.change('DELETE FROM organization_members WHERE id = ?', [member.id], tx)) > 0;
+      await sql.change('DELETE FROM organization_members WHERE id = ?', [member.id], tx);
+      await sql.change('DELETE FROM organization_departures WHERE organization_id = ? AND entity_id = ?', [organizationKey, entityId], tx);
+      await sql.change('INSERT INTO organization_departures (organization_id, entity_id, departed_at) VALUES (?, ?, ?)', [organizationKey, entityId, t(now)], tx);
+      return true;
+    },
+    async findDeparture(organizationKey, entityId, tx) {
+      const [row] = await sql.select<{ departed_at: Time }>('SELECT departed_at FROM organization_departures WHERE organization_id = ? AND entity_id = ?', [organizationKey, entityId], tx);
+      return row ? asDate(row.departed_at) : undefined;
     },
     async setActive(member, now, tx) {
       await sql.change('UPDATE organization_members SET active_at = ? WHERE id = ?', [t(now), member.id], tx);
@@ -177,14 +199,15 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
         // the active one first (NULLs last on both engines), then in the order joined
         + 'ORDER BY CASE WHEN m.active_at IS NULL THEN 1 ELSE 0 END, m.active_at DESC, m.id LIMIT ?', [entityId, applicationId, limit],
       );
-      return rows.map(toMembership);
+      return (await members(rows)).map(({ row, roles }) => toMembership(row, roles));
     },
     async findMembershipOf(applicationId, uuid, organizationId) {
-      const [row] = await sql.select<MembershipRow>(
+      const rows = await sql.select<MembershipRow>(
         `${MEMBERSHIPS} JOIN entities e ON e.id = m.entity_id WHERE o.application_id = ? AND o.organization_id = ? AND e.application_id = ? AND e.uuid = ?`,
         [applicationId, organizationId, applicationId, uuid],
       );
-      return row ? toMembership(row) : undefined;
+      const [found] = await members(rows);
+      return found ? toMembership(found.row, found.roles) : undefined;
     },
     async countMembershipsOf(entityId, tx) {
       const [row] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_members WHERE entity_id = ?', [entityId], tx);
@@ -205,9 +228,9 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       const [row] = await sql.select<{ created_at: Time; updated_at: Time }>('SELECT created_at, updated_at FROM organization_roles WHERE application_id = ? AND name = ?', [applicationId, role.name], tx);
       return { ...role, createdAt: asDate(row.created_at), updatedAt: asDate(row.updated_at) };
     },
-    async listRoles(applicationId) {
+    async listRoles(applicationId, tx) {
       const rows = await sql.select<{ name: string; description: string; permissions: string; created_at: Time; updated_at: Time }>(
-        'SELECT * FROM organization_roles WHERE application_id = ? ORDER BY name', [applicationId],
+        'SELECT * FROM organization_roles WHERE application_id = ? ORDER BY name', [applicationId], tx,
       );
       return rows.map((r): StoredRole => ({ name: r.name, description: r.description, permissions: list(r.permissions), createdAt: asDate(r.created_at), updatedAt: asDate(r.updated_at) }));
     },
@@ -221,6 +244,14 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
         const [left] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_member_roles WHERE member_id = ?', [h.member_id], tx);
         if (Number(left.n) === 0) await insertRoles({ id: Number(h.member_id), organizationKey: Number(h.organization_id) }, applicationId, [fallback], tx);
         await sql.change('UPDATE organization_members SET updated_at = ? WHERE id = ?', [t(now), h.member_id], tx);
+      }
+      // the organizations' default roles lose it too (none left: the fallback)
+      const defaults = await sql.select<{ id: Id; default_roles: string }>(
+        'SELECT id, default_roles FROM organizations WHERE application_id = ? AND default_roles LIKE ?', [applicationId, `%${JSON.stringify(name)}%`], tx,
+      );
+      for (const d of defaults) {
+        const kept = list(d.default_roles).filter((r) => r !== name);
+        await sql.change('UPDATE organizations SET default_roles = ?, updated_at = ? WHERE id = ?', [JSON.stringify(kept.length > 0 ? kept : [fallback]), t(now), d.id], tx);
       }
       return holders.length;
     },
@@ -266,9 +297,9 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
         throw e;
       }
     },
-    async listDomains(organizationKey) {
+    async listDomains(organizationKey, tx) {
       const rows = await sql.select<{ domain: string; verified_by: string | null; verified_at: Time | null; created_at: Time }>(
-        'SELECT * FROM organization_domains WHERE organization_id = ? ORDER BY domain', [organizationKey],
+        'SELECT * FROM organization_domains WHERE organization_id = ? ORDER BY domain', [organizationKey], tx,
       );
       return rows.map((r): StoredDomain => ({ domain: r.domain, verifiedBy: r.verified_by as StoredDomain['verifiedBy'], verifiedAt: asDate(r.verified_at), createdAt: asDate(r.created_at) }));
     },

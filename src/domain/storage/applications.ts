@@ -5,7 +5,8 @@ export interface Application { id: number; name: string; settings: Record<string
 export interface ApplicationStore {
   findByName(name: string): Promise<Application | undefined>;
   create(name: string, now: Date, transaction: Tx): Promise<Application>;
-  findById(id: number): Promise<Application | undefined>;
+  /** The application (read in `transaction` when one is given, without a lock). */
+  findById(id: number, transaction?: Tx): Promise<Application | undefined>;
   /** The application, locked until the transaction ends (what counts an application's endpoints under parallel adds). */
   findForUpdate(id: number, transaction: Tx): Promise<Application | undefined>;
   /** Every application (an installation has a handful). */

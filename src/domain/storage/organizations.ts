@@ -96,7 +96,7 @@ export interface OrganizationStore {
   /** Writes its row (updated_at): what serializes changes of its members, see above. */
   touch(organizationKey: number, now: Date, transaction: Tx): Promise<void>;
 
-  /** A new membership; undefined when the account is a member already. */
+  /** A new membership (one not by a domain forgets an earlier departure); undefined when the account is a member already. */
   insertMember(organization: StoredOrganization, entityId: number, roles: string[], joinedBy: JoinedBy, now: Date, transaction: Tx): Promise<StoredMember | undefined>;
   findMember(organizationKey: number, entityId: number, transaction?: Tx): Promise<StoredMember | undefined>;
   /** Its members, oldest first, `limit` after the key `after`. */
@@ -105,8 +105,10 @@ export interface OrganizationStore {
   /** How many of its members hold `role`. */
   countWithRole(organizationKey: number, role: string, transaction?: Tx): Promise<number>;
   setRoles(member: StoredMember, roles: string[], now: Date, transaction: Tx): Promise<void>;
-  /** Removes the membership; false when there was none. */
-  removeMember(organizationKey: number, entityId: number, transaction: Tx): Promise<boolean>;
+  /** Removes the membership, remembering the departure (findDeparture); false when there was none. */
+  removeMember(organizationKey: number, entityId: number, now: Date, transaction: Tx): Promise<boolean>;
+  /** When the account left the organization or was removed from it, if it did and has not joined again since by an invitation or the API. */
+  findDeparture(organizationKey: number, entityId: number, transaction?: Tx): Promise<Date | undefined>;
   /** Makes it the account's active organization. */
   setActive(member: StoredMember, now: Date, transaction: Tx): Promise<void>;
   /** The account's memberships, the active one (the newest made so) first, then oldest first; at most `limit`. */
@@ -117,10 +119,11 @@ export interface OrganizationStore {
 
   /** Defines a role (again): its description and permissions replaced. */
   defineRole(applicationId: number, role: Omit<StoredRole, 'createdAt' | 'updatedAt'>, now: Date, transaction: Tx): Promise<StoredRole>;
-  listRoles(applicationId: number): Promise<StoredRole[]>;
+  listRoles(applicationId: number, transaction?: Tx): Promise<StoredRole[]>;
   /**
    * Removes a defined role, and takes it from every member holding it (one left with no role is
-   * given `fallback`); answers how many members held it, or undefined when no such role was defined.
+   * given `fallback`) and from the organizations' default roles; answers how many members held it,
+   * or undefined when no such role was defined.
    */
   removeRole(applicationId: number, name: string, fallback: string, now: Date, transaction: Tx): Promise<number | undefined>;
 
@@ -136,7 +139,7 @@ export interface OrganizationStore {
 
   /** Claims a domain (unverified unless `verifiedBy`); false when the organization claims it already. */
   insertDomain(organization: StoredOrganization, domain: string, verifiedBy: 'operator' | 'member' | null, now: Date, transaction: Tx): Promise<boolean>;
-  listDomains(organizationKey: number): Promise<StoredDomain[]>;
+  listDomains(organizationKey: number, transaction?: Tx): Promise<StoredDomain[]>;
   /** Marks a claimed domain verified; false when it is not claimed (or verified already). */
   verifyDomain(organizationKey: number, domain: string, by: 'operator' | 'member', now: Date, transaction: Tx): Promise<boolean>;
   removeDomain(organizationKey: number, domain: string, transaction: Tx): Promise<boolean>;

@@ -10,7 +10,7 @@ import { createOrganization, deleteOrganization, getOrganization, listOrganizati
 import { defineRole, listRoles, removeRole, type RoleView } from '../../usecases/organizations/roles';
 import { asAccount, asClient } from '../../usecases/services';
 import type { Handler, RequestContext } from '../context';
-import { identifyRecord, namesRecord } from '../record';
+import { identifyRecord, namesRecord, recordKey } from '../record';
 
 /**
  * Organizations for the application's backend (owner or direct_access clients) and for their
@@ -33,10 +33,18 @@ function signedInAccount(ctx: RequestContext): number {
   throw errors.permissionError('this is done by the person: call it with their access token');
 }
 
-/** The account a call names (as /entity does), or the access token's own when it names none. */
+/**
+ * The account a call names (as /entity does), or the access token's own when it names none. A
+ * member's token naming no account of the application gets the id of none (the use case then
+ * answers as for any account that is not a member): whether an address has an account is not
+ * told to every member.
+ */
 async function namedAccount(ctx: RequestContext): Promise<number> {
-  if (!namesRecord(ctx) && ctx.principal.kind === 'entity' && ctx.principal.token.entityId !== null) return ctx.principal.token.entityId;
-  return (await identifyRecord(ctx)).id;
+  const p = ctx.principal;
+  if (p.kind !== 'entity' || p.token.entityId === null) return (await identifyRecord(ctx)).id;
+  if (!namesRecord(ctx)) return p.token.entityId;
+  const { key } = recordKey(ctx);
+  return (await ctx.services.db.records.find(ctx.app.id, key))?.id ?? 0;
 }
 
 /** A list of names: a JSON list (`["admin","member"]`), or names separated by commas or spaces. */
@@ -100,9 +108,13 @@ export const shownOrganization = (o: StoredOrganization) => ({
 export const shownMember = (m: ListedMember) => ({
   user_id: m.uuid, email: m.email, username: m.username, roles: m.roles, joined_by: m.joinedBy, joined: formatTimestamp(m.createdAt),
 });
-export const shownMembership = (m: Membership, active: boolean) => ({
-  ...shownOrganization(m.organization), roles: m.member.roles, joined: formatTimestamp(m.member.createdAt), active,
-});
+export const shownMembership = (m: Membership, active: boolean, forMember = false) => {
+  const { metadata, join_by_domain: joinByDomain, default_roles: defaultRoles, ...own } = shownOrganization(m.organization);
+  return {
+    ...own, ...(!forMember && { metadata, join_by_domain: joinByDomain, default_roles: defaultRoles }),
+    roles: m.member.roles, joined: formatTimestamp(m.member.createdAt), active,
+  };
+};
 export const shownInvitation = (i: StoredInvitation, now: Date) => ({
   id: i.invitationId, email: i.email, roles: i.roles, state: standingOf(i, now), inviter: i.inviter, locale: i.locale,
   expires: formatTimestamp(i.expiresAt), created: formatTimestamp(i.createdAt), finished: i.finishedAt ? formatTimestamp(i.finishedAt) : null,
@@ -167,10 +179,18 @@ export const membersRemove: Handler = async (ctx) => {
   return {};
 };
 
-/** An account's organizations (the access token's own, or the one a backend names), the active one first. */
+/**
+ * An account's organizations, the active one first: the one a backend names, or the access token's
+ * own (a member sees its own only, and not what the application keeps of each: metadata, how
+ * accounts join it).
+ */
 export const of: Handler = async (ctx) => {
-  const memberships = await organizationsOf(ctx.services, { app: ctx.app, entityId: await namedAccount(ctx) });
-  return { results: memberships.map((m, i) => shownMembership(m, i === 0 && m.member.activeAt !== null)) };
+  const entityId = await namedAccount(ctx);
+  const p = ctx.principal;
+  const member = p.kind === 'entity';
+  if (member && entityId !== p.token.entityId) throw errors.permissionError('an access token reads its own account\'s organizations only');
+  const memberships = await organizationsOf(ctx.services, { app: ctx.app, entityId });
+  return { results: memberships.map((m, i) => shownMembership(m, i === 0 && m.member.activeAt !== null, member)) };
 };
 
 export const switchTo: Handler = async (ctx) => {

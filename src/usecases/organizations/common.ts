@@ -67,8 +67,8 @@ export function mustOwnToTouchOwners(authority: Authority, before: readonly stri
  * The application's settings as stored now, for the organizations' limits: a pod's copy of the
  * application may be a few seconds old, and a limit just lowered holds at once.
  */
-export async function currentSettings(deps: Pick<Services, 'db'>, app: Application): Promise<Record<string, string>> {
-  return (await deps.db.applications.findById(app.id))?.settings ?? app.settings;
+export async function currentSettings(deps: Pick<Services, 'db'>, app: Application, tx?: Tx): Promise<Record<string, string>> {
+  return (await deps.db.applications.findById(app.id, tx))?.settings ?? app.settings;
 }
 
 /** An account named by its id that is not a live record of the application. */

@@ -43,10 +43,11 @@ export async function addDomain(
     mustOwn(authority);
     const verifier = await verifierOf(deps, command.app, authority, domain, uow.tx);
     const verifiedBy = authority.kind === 'application' ? (command.verified ? verifier : null) : verifier;
-    if ((await deps.db.organizations.listDomains(organization.id)).length >= MAX_DOMAINS) {
-      throw new LimitReachedError(3600, `domains for this organization (at most ${MAX_DOMAINS})`);
-    }
     const now = deps.clock.now();
+    await deps.db.organizations.touch(organization.id, now, uow.tx);
+    if ((await deps.db.organizations.listDomains(organization.id, uow.tx)).length >= MAX_DOMAINS) {
+      throw invalidField('domain', `is one too many: an organization claims at most ${MAX_DOMAINS} domains; remove one first`);
+    }
     if (!(await deps.db.organizations.insertDomain(organization, domain, verifiedBy, now, uow.tx))) throw invalidField('domain', 'is claimed by this organization already');
     uow.record(event('organization.domain_added', command.app.id, now, command.acting, organizationSubject(organization), {
       organization: organization.organizationId, domain, verified: verifiedBy !== null,
@@ -97,12 +98,17 @@ export async function joinByDomain(
   const { record } = command;
   if (!record.email || !record.emailVerified || !(await deps.joinableDomains.has(command.app.id, domainOf(record.email)))) return [];
   const joinable = await deps.db.organizations.listJoinableByDomain(command.app.id, domainOf(record.email));
+  // (a departure is checked in each join's transaction)
   const joined: { organization: StoredOrganization; member: StoredMember }[] = [];
+  const domain = domainOf(record.email);
   for (const candidate of joinable) {
     if (await deps.db.organizations.findMember(candidate.id, record.id)) continue;
     const member = await deps.work.run(async (uow) => {
       const organization = await deps.db.organizations.findByKey(candidate.id, uow.tx);
       if (!organization?.joinByDomain) return undefined;
+      // as it is now: the claim still verified, and the account never left (or was removed)
+      if (!(await deps.db.organizations.listDomains(organization.id, uow.tx)).some((d) => d.domain === domain && d.verifiedAt !== null)) return undefined;
+      if (await deps.db.organizations.findDeparture(organization.id, record.id, uow.tx)) return undefined;
       try {
         return await join(deps, uow, { app: command.app, acting: command.acting, organization, entityId: record.id, roles: organization.defaultRoles, by: 'domain' });
       } catch (e) {

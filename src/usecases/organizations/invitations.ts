@@ -45,13 +45,15 @@ export async function createInvitation(
     const now = deps.clock.now();
     await deps.db.organizations.touch(organization.id, now, uow.tx);
     const hourAgo = new Date(now.getTime() - 3600_000);
-    const settings = await currentSettings(deps, app);
+    const settings = await currentSettings(deps, app, uow.tx);
     const perOrganization = limitOf(settings, 'organization_invitations_per_hour');
     if ((await deps.db.organizations.countInvitationsSince({ organizationKey: organization.id }, hourAgo, uow.tx)) >= perOrganization) {
       throw new LimitReachedError(3600, `invitations to this organization in an hour (at most ${perOrganization}: setting organization_invitations_per_hour)`);
     }
-    const inviter = acting.actor.kind === 'account' ? `account:${acting.actor.accountId}` : acting.actor.kind === 'client' ? `client:${acting.actor.clientId}`
-      : acting.actor.kind === 'operator' ? `operator:${acting.actor.name}` : 'system';
+    const inviter = (acting.actor.kind === 'account' ? `account:${acting.actor.accountId}` : acting.actor.kind === 'client' ? `client:${acting.actor.clientId}`
+      : acting.actor.kind === 'operator' ? `operator:${acting.actor.name}` : 'system').slice(0, 128);
+    // an account's invitations to every organization are counted one after another (its row's lock)
+    if (acting.actor.kind === 'account') await deps.db.records.findForUpdate(app.id, acting.actor.accountId, uow.tx);
     const perInviter = limitOf(settings, 'organization_invitations_per_inviter_per_hour');
     if ((await deps.db.organizations.countInvitationsSince({ applicationId: app.id, inviter }, hourAgo, uow.tx)) >= perInviter) {
       throw new LimitReachedError(3600, `invitations by you in an hour (at most ${perInviter}: setting organization_invitations_per_inviter_per_hour)`);
@@ -154,7 +156,7 @@ export async function acceptInvitation(
       uow.record(event('account.email_verified', command.app.id, now, command.acting, recordSubject(record.id), {}));
     }
     // a role removed since the invitation was made is left out; none left, the organization's default ones
-    const known = knownRoles(await deps.db.organizations.listRoles(command.app.id));
+    const known = knownRoles(await deps.db.organizations.listRoles(command.app.id, uow.tx));
     const kept = invitation.roles.filter((r) => known.has(r));
     const roles = kept.length > 0 ? kept : organization.defaultRoles;
     const joined = await join(deps, uow, { app: command.app, acting: command.acting, organization, entityId: record.id, roles, by: 'invitation', invitation: invitation.invitationId });

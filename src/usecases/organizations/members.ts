@@ -30,7 +30,7 @@ export async function join(
   await deps.db.organizations.touch(organization.id, now, uow.tx);
   if (!(await deps.db.records.findForUpdate(app.id, entityId, uow.tx))) throw unknownAccount();
   if (await deps.db.organizations.findMember(organization.id, entityId, uow.tx)) return undefined;
-  const settings = await currentSettings(deps, app);
+  const settings = await currentSettings(deps, app, uow.tx);
   const maxMembers = limitOf(settings, 'organization_max_members');
   if ((await deps.db.organizations.countMembers(organization.id, uow.tx)) >= maxMembers) {
     throw new LimitReachedError(3600, `members in this organization (at most ${maxMembers}: setting organization_max_members)`);
@@ -86,6 +86,8 @@ export async function setMemberRoles(
     const member = await deps.db.organizations.findMember(organization.id, command.entityId, uow.tx);
     if (!member) throw notMember();
     mustOwnToTouchOwners(authority, member.roles, roles);
+    // an owner's roles are changed by an owner (or the application) only
+    if (authority.kind === 'member' && isOwner(member.roles) && !isOwner(authority.member.roles)) throw new Refusal('forbidden', 'only an owner of the organization changes the roles of an owner');
     if (JSON.stringify(member.roles) === JSON.stringify(roles)) return member;
     if (isOwner(member.roles) && !isOwner(roles) && (await deps.db.organizations.countWithRole(organization.id, 'owner', uow.tx)) <= 1) throw lastOwner('roles');
     await deps.db.organizations.setRoles(member, roles, now, uow.tx);
@@ -112,7 +114,7 @@ export async function removeMember(deps: OrgDeps, command: { app: Application; a
       if (!leaving) mustOwnToTouchOwners(authority, member.roles, []);
       if ((await deps.db.organizations.countWithRole(organization.id, 'owner', uow.tx)) <= 1) throw lastOwner('account');
     }
-    await deps.db.organizations.removeMember(organization.id, member.entityId, uow.tx);
+    await deps.db.organizations.removeMember(organization.id, member.entityId, now, uow.tx);
     uow.record(event('organization.member_removed', command.app.id, now, command.acting, recordSubject(member.entityId), {
       organization: organization.organizationId, by: leaving ? 'left' : 'removed',
     }));

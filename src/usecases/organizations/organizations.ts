@@ -37,7 +37,7 @@ export async function createOrganization(
     const now = deps.clock.now();
     if (command.owner !== undefined) {
       if (!(await deps.db.records.findForUpdate(app.id, command.owner, uow.tx))) throw unknownAccount();
-      if ((await deps.db.organizations.countMembershipsOf(command.owner, uow.tx)) >= limitOf(await currentSettings(deps, app), 'organization_max_per_account')) {
+      if ((await deps.db.organizations.countMembershipsOf(command.owner, uow.tx)) >= limitOf(await currentSettings(deps, app, uow.tx), 'organization_max_per_account')) {
         throw new LimitReachedError(3600, 'organizations for this account (setting organization_max_per_account)');
       }
     }
@@ -82,7 +82,12 @@ export async function updateOrganization(
   return deps.work.run(async (uow) => {
     const organization = await organizationOf(deps, app, command.organizationId, uow.tx);
     const authority = await authorityIn(deps, organization, acting, uow.tx);
-    if (authority.kind === 'member' && !authority.member.roles.includes('owner')) throw new Refusal('forbidden', 'only the organization\'s owners change it');
+    if (authority.kind === 'member') {
+      if (!authority.member.roles.includes('owner')) throw new Refusal('forbidden', 'only the organization\'s owners change it');
+      // what the application keeps of it, and whether accounts join it by their address's domain, are the application's
+      const applications = (['metadata', 'joinByDomain', 'defaultRoles'] as const).filter((k) => fields[k] !== undefined);
+      if (applications.length > 0) throw new Refusal('forbidden', 'metadata, join_by_domain and default_roles are set by the application\'s backend or an operator; owners change the name, slug and logo');
+    }
     const change: OrganizationChange = {
       ...(fields.name !== undefined && { name: fields.name.trim() }), ...(fields.slug !== undefined && { slug: fields.slug }),
       ...(fields.logoUrl !== undefined && { logoUrl: fields.logoUrl }), ...(fields.metadata !== undefined && { metadata: fields.metadata }),

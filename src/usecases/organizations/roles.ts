@@ -33,7 +33,7 @@ export async function defineRole(
   return deps.work.run(async (uow) => {
     // counted under the application's row lock: parallel definitions never pass the limit
     await deps.db.applications.findForUpdate(command.app.id, uow.tx);
-    const defined = await deps.db.organizations.listRoles(command.app.id);
+    const defined = await deps.db.organizations.listRoles(command.app.id, uow.tx);
     if (!defined.some((r) => r.name === command.name) && defined.length >= MAX_DEFINED_ROLES) {
       throw invalidField('name', `is one role too many: an application defines at most ${MAX_DEFINED_ROLES}; remove one first`);
     }
