@@ -250,12 +250,16 @@ export function createWebhooksProcessor(deps: { db: Database; deliverer: Webhook
   /** A fan-out job: its row and other pending ones, fanned out in one transaction; then what they made is sent. */
   async function fanOut(outboxId: string): Promise<Record<string, unknown>> {
     let made = true;
-    const { own, deliveries } = await db.webhooks.fanOutBatchAlone(outboxId, FAN_OUT_BATCH, async (rows) => {
+    const { own, held, deliveries } = await db.webhooks.fanOutBatchAlone(outboxId, FAN_OUT_BATCH, async (rows) => {
       const byRow = await deliveriesFor(rows);
       made = byRow.has(outboxId);
       return byRow;
     }, now());
     if (!made) throw new Error('this event could not be fanned out (see the warning before); it is tried again');
+    // its row held by another transaction (a batch of another worker, a Galera node applying its
+    // insert): that one may end without it, and a job done here would be the row's last (the relay's
+    // jobs of the same id are dropped as repeats), so this one runs again
+    if (held) throw new Error('its outbox row is held by another transaction; it is tried again');
     if (!own) return { skipped: 'fanned out already' };
     const sent = deliveries.length === 0 ? { delivered: 0, failed: 0 } : await deliverer.deliverDue(now, [...new Set(deliveries.map((d) => d.endpointId))]);
     return { deliveries: deliveries.length, ...sent };

@@ -161,7 +161,18 @@ skipUnless(galera.length === 3 && !!redisCluster && !!clusterDir, 'the cluster t
           await c.end();
         }
       };
-      await until('no outbox row is pending', async () => (await pending()) === 0);
+      await until('no outbox row is pending', async () => (await pending()) === 0).catch(async (e: Error) => {
+        // which rows, and what became of them: the finding, when it happens
+        const c = await mysql.createConnection(onNode(galera[0], database));
+        try {
+          const [rows] = await c.query("SELECT id, queue, name, attempts, last_error, created_at, updated_at FROM outbox WHERE status = 'pending' LIMIT 10");
+          const ids = (rows as { id: string }[]).map((r) => r.id);
+          const about = (out: string) => out.split('\n').filter((l) => ids.some((id) => l.includes(id)) || /job failed|"level":[456]0/.test(l)).slice(-40).join('\n');
+          throw new Error(`${e.message}: ${JSON.stringify(rows)}; the worker printed of them:\n${about(worker.output())}\npod 1:\n${about(pods[1].output())}`);
+        } finally {
+          await c.end();
+        }
+      });
       const sent = mails().map((m) => (m.to as { text: string }).text);
       expect(sent.length).toBe(new Set(sent).size);
     }, 180_000);

@@ -126,7 +126,11 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
         const held = new Set((await sql.select<{ id: string }>(
           `SELECT id FROM outbox WHERE id IN (${ids.map(() => '?').join(', ')}) AND status = 'pending' ORDER BY id${lock}`, ids, tx,
         )).map((r) => r.id));
-        if (!held.has(ownId)) return { own: false, deliveries: [] };
+        if (!held.has(ownId)) {
+          // skipped: done meanwhile, or locked by another transaction (which may yet leave it pending)
+          const [row] = await sql.select<{ status: string }>('SELECT status FROM outbox WHERE id = ?', [ownId], tx);
+          return { own: false, held: row?.status === 'pending', deliveries: [] };
+        }
         const mine = [...held];
         // (a payload, an account's uuid at most, is not kept once fanned out)
         await sql.change(`UPDATE outbox SET status = 'done', payload = '{}', updated_at = ? WHERE id IN (${mine.map(() => '?').join(', ')})`, [t(now), ...mine], tx);

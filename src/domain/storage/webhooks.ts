@@ -96,11 +96,13 @@ export interface WebhookStore {
    * `limit - 1` other pending fan-out rows, oldest first; `deliveriesOf` makes each row's
    * deliveries (by row id), then one transaction of its own marks the rows still pending and held by
    * no other worker done and inserts their deliveries. `own` is false (nothing done) when the
-   * job's own row was not pending any more or another worker holds it.
+   * job's own row was not pending any more, or is held by another transaction (`held`: another
+   * worker's batch, or a Galera node still applying the row's insert): then it may still be
+   * pending afterwards, and the job must run again.
    */
   fanOutBatchAlone(
     ownId: string, limit: number, deliveriesOf: (rows: OutboxJob[]) => Promise<Map<string, NewDelivery[]>>, now: Date,
-  ): Promise<{ own: boolean; deliveries: NewDelivery[] }>;
+  ): Promise<{ own: boolean; held?: boolean; deliveries: NewDelivery[] }>;
   /**
    * An endpoint's deliveries due at `now`, in the event store's order, each the first pending one
    * of its account for that endpoint (a later one waits for it, delivered or given up) and none
