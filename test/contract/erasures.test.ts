@@ -26,6 +26,7 @@ forEveryEngine('erasure and import stores', (storage) => {
     const ann = await user(`ann-${suffix}@x.example`);
     const joann = await user(`joann-${suffix}@x.example`);
     const needles = { emails: [ann.email!], uuids: [ann.uuid], identifiers: ['email'] };
+    let organizationKey = 0;
     await db.transaction(async (tx) => {
       await db.events.append([event(appId, ann.id), event(appId, joann.id)], tx);
       await db.audit.append([event(appId, ann.id), event(appId, joann.id)], tx);
@@ -37,6 +38,20 @@ forEveryEngine('erasure and import stores', (storage) => {
         { id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: joann.id, payload: { entityId: joann.id, uuid: joann.uuid, version: 2, validFrom: new Date().toISOString(), snapshot: { email: joann.email, note: ann.email } } },
         { id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: ann.id, payload: { entityId: ann.id, uuid: ann.uuid, version: 2, validFrom: new Date().toISOString(), snapshot: { email: 'ann-old@x.example' } } },
       ], new Date(), tx);
+      // an organization: both are members; invitations to each address, and one ann sent
+      const org = (await db.organizations.insert({
+        applicationId: appId, organizationId: `org_${randomUUID().replace(/-/g, '').slice(0, 24)}`, name: 'Acme', slug: `acme-${suffix}`, logoUrl: null, metadata: {}, joinByDomain: false, defaultRoles: ['member'],
+      }, new Date(), tx))!;
+      for (const who of [ann, joann]) await db.organizations.insertMember(org, who.id, ['member'], 'api', new Date(), tx);
+      const invitation = (email: string, inviter: number | null) => db.organizations.insertInvitation({
+        applicationId: appId, organizationKey: org.id, invitationId: `inv_${randomUUID().replace(/-/g, '').slice(0, 24)}`, email, roles: ['member'],
+        inviterEntityId: inviter, inviter: inviter === null ? 'client:x' : `account:${inviter}`, locale: 'en-US', tokenHash: randomUUID().replace(/-/g, '') + randomUUID().replace(/-/g, ''),
+        expiresAt: new Date(Date.now() + 86_400_000),
+      }, new Date(), tx);
+      await invitation(ann.email!, null);
+      await invitation(joann.email!, null);
+      await invitation(`friend-${suffix}@x.example`, ann.id);
+      organizationKey = org.id;
       await db.credentials.insert([{
         applicationId: appId, kind: 'social_token', valueHash: randomUUID().replace(/-/g, ''), entityId: null, clientId: null, forClientId: null, redirectUri: null,
         extra: { profile: { email: ann.email } }, family: null, expiresAt: new Date(Date.now() + 600_000),
@@ -51,8 +66,13 @@ forEveryEngine('erasure and import stores', (storage) => {
       expect(await db.erasures.markErased(appId, ann.id, new Date('2026-11-27T10:00:00.000Z'), tx)).toBe(true);
       return counts;
     });
-    expect(first).toMatchObject({ outboxRows: 2, events: 1, auditEntries: 1, credentials: 1 });
-    expect(await db.erasures.purgeAlone(appId, ann.id, needles, '')).toEqual({ snapshots: 0, outboxRows: 0, events: 0, failures: 0, auditEntries: 0, oidcState: 0, credentials: 0, webhookDeliveries: 0 });
+    // (its membership went with its record's row; the invitation to its address goes with the purge)
+    expect(first).toMatchObject({ outboxRows: 2, events: 1, auditEntries: 1, credentials: 1, organizationRows: 1 });
+    expect(await db.erasures.purgeAlone(appId, ann.id, needles, '')).toEqual({ snapshots: 0, outboxRows: 0, events: 0, failures: 0, auditEntries: 0, oidcState: 0, credentials: 0, webhookDeliveries: 0, organizationRows: 0 });
+    // joann's membership and invitation stay; the invitation ann sent no longer names her
+    expect((await db.organizations.listMembersPage(organizationKey, null, 10)).items.map((m) => m.entityId)).toEqual([joann.id]);
+    const left = (await db.organizations.listInvitationsPage(organizationKey, null, 10)).items;
+    expect(left.map((i) => [i.email, i.inviter, i.inviterEntityId]).sort()).toEqual([[`friend-${suffix}@x.example`, 'account:erased', null], [joann.email, 'client:x', null]].sort());
     expect(await db.transaction((tx) => db.erasures.markErased(appId, ann.id, new Date(), tx))).toBe(false);
     expect((await db.erasures.erasedAt(appId, ann.id))?.toISOString()).toBe('2026-11-27T10:00:00.000Z');
     expect(await db.erasures.erasedAt(appId, joann.id)).toBeUndefined();
