@@ -39,7 +39,7 @@ export async function defineRole(
     }
     const now = deps.clock.now();
     const role = await deps.db.organizations.defineRole(command.app.id, { name: command.name, description, permissions }, now, uow.tx);
-    uow.record(event('organization.role_defined', command.app.id, now, command.acting, { kind: 'organization_role', id: role.name }, { role: role.name, permissions }));
+    uow.record(event('organization.role_defined', command.app.id, now, command.acting, { kind: 'role', id: role.name }, { role: role.name, permissions }));
     return view(role);
   });
 }
@@ -61,7 +61,7 @@ export async function removeRole(deps: OrgDeps, command: { app: Application; act
     const now = deps.clock.now();
     const members = await deps.db.organizations.removeRole(command.app.id, command.name, 'member', now, uow.tx);
     if (members === undefined) throw invalidField('name', 'is not a role of this application (/organizations/roles/list names them)');
-    uow.record(event('organization.role_removed', command.app.id, now, command.acting, { kind: 'organization_role', id: command.name }, { role: command.name, members }));
+    uow.record(event('organization.role_removed', command.app.id, now, command.acting, { kind: 'role', id: command.name }, { role: command.name, members }));
     return members;
   });
 }
