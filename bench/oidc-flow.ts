@@ -25,7 +25,7 @@ function firstForm(html: string, url: string): { action: string; fields: Record<
 }
 
 /** One browser: follows redirects, keeps cookies (one server), stops at the app's callback. */
-async function browse(url: string, init: { method?: string; form?: Record<string, string> } = {}, jar = new Map<string, string>()) {
+async function browse(url: string, init: { method?: string; form?: Record<string, string> } = {}, jar = new Map<string, string>(), at = base) {
   let target = url;
   let method = init.method ?? 'GET';
   let body = init.form ? new URLSearchParams(init.form).toString() : undefined;
@@ -33,7 +33,7 @@ async function browse(url: string, init: { method?: string; form?: Record<string
     if (target.startsWith(CALLBACK)) return { url: target, body: '', jar };
     // every request to the bench server's own address, whatever host its redirects name
     const local = new URL(target);
-    const res = await fetch(`${base}${local.pathname}${local.search}`, {
+    const res = await fetch(`${at}${local.pathname}${local.search}`, {
       method, body, redirect: 'manual',
       headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '), ...(body && { 'content-type': 'application/x-www-form-urlencoded' }) },
     });
@@ -56,8 +56,8 @@ async function browse(url: string, init: { method?: string; form?: Record<string
 }
 
 /** Sends the app's callback to the bench's: once per application, then the provider reads it within 5 seconds. */
-export async function openIdCallback(app: { owner: string; loginId: string }): Promise<void> {
-  const set = await form('/settings/set', { for_client_id: app.loginId, key: 'redirect_uris', value: CALLBACK }, app.owner);
+export async function openIdCallback(app: { owner: string; loginId: string; base?: string }): Promise<void> {
+  const set = await form('/settings/set', { for_client_id: app.loginId, key: 'redirect_uris', value: CALLBACK }, app.owner, app.base ?? base);
   if (set.stat !== 'ok') throw new Error(JSON.stringify(set));
   await new Promise((r) => setTimeout(r, 5_500));
 }
@@ -69,16 +69,17 @@ export async function openIdCallback(app: { owner: string; loginId: string }): P
  * callback is set already.
  */
 export async function openIdRefreshTokens(
-  app: { owner: string; login: string; loginId: string }, count: number, password: string,
+  app: { owner: string; login: string; loginId: string; base?: string }, count: number, password: string,
   options: { emails?: string[]; scope?: string; extra?: (n: number) => Record<string, string>; callbackSet?: boolean } = {},
 ): Promise<string[]> {
+  const at = app.base ?? base;
   if (!options.callbackSet) await openIdCallback(app);
   const tokens: string[] = [];
   const run = Date.now().toString(36);
   for (let n = 0; n < count; n++) {
     const email = options.emails?.[n] ?? `openid-${run}-${n}@example.com`;
     if (!options.emails) {
-      const created = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password }) }, app.owner);
+      const created = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password }) }, app.owner, at);
       if (created.stat !== 'ok') throw new Error(JSON.stringify(created));
     }
     const verifier = randomBytes(32).toString('base64url');
@@ -86,12 +87,12 @@ export async function openIdRefreshTokens(
       client_id: app.loginId, response_type: 'code', scope: options.scope ?? 'openid offline_access', prompt: 'consent', redirect_uri: CALLBACK, state: `s${n}`,
       code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...options.extra?.(n),
     });
-    const page = await browse(`${base}/oidc/auth?${query}`);
+    const page = await browse(`${at}/oidc/auth?${query}`, {}, new Map(), at);
     const signIn = firstForm(page.body, page.url);
-    const back = await browse(signIn.action, { method: 'POST', form: { ...signIn.fields, signInEmailAddress: email, currentPassword: password } }, page.jar);
+    const back = await browse(signIn.action, { method: 'POST', form: { ...signIn.fields, signInEmailAddress: email, currentPassword: password } }, page.jar, at);
     const code = new URL(back.url).searchParams.get('code');
     if (!code) throw new Error(`no code for ${email}: ended at ${back.url}`);
-    const res = await fetch(`${base}/oidc/token`, {
+    const res = await fetch(`${at}/oidc/token`, {
       method: 'POST', headers: { authorization: app.login, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier }),
     });

@@ -54,6 +54,8 @@ forEveryEngine('organization store', (storage) => {
     const page = await db.organizations.listMembersPage(a.id, null, 10);
     expect(page.items.map((m) => [m.uuid, m.email, m.roles])).toEqual([[ada.uuid, ada.email, ['admin', 'owner']], [grace.uuid, grace.email, ['member']]]);
     expect((await db.organizations.listMembershipsOf(appId, ada.id, 10)).map((m) => m.organization.organizationId)).toEqual([a.organizationId, b.organizationId]);
+    expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 10)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }, { organizationId: b.organizationId, roles: ['member'] }]);
+    expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 1)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }]);
     const inB = (await db.organizations.findMember(b.id, ada.id))!;
     await db.transaction((tx) => db.organizations.setActive(inB, new Date(), tx));
     const memberships = await db.organizations.listMembershipsOf(appId, ada.id, 10);

@@ -209,6 +209,20 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       const [found] = await members(rows);
       return found ? toMembership(found.row, found.roles) : undefined;
     },
+    async listOrganizationRolesOf(applicationId, entityId, limit) {
+      const rows = await sql.select<{ member: Id; organization_id: string; role: string | null }>(
+        'SELECT m.id AS member, o.organization_id, r.role FROM (SELECT id, organization_id FROM organization_members WHERE entity_id = ? AND application_id = ? ORDER BY id LIMIT ?) m '
+        + 'JOIN organizations o ON o.id = m.organization_id LEFT JOIN organization_member_roles r ON r.member_id = m.id ORDER BY m.id, r.role', [entityId, applicationId, limit],
+      );
+      const out: { organizationId: string; roles: string[] }[] = [];
+      let last: Id | undefined;
+      for (const r of rows) {
+        if (r.member !== last) out.push({ organizationId: r.organization_id, roles: [] });
+        last = r.member;
+        if (r.role !== null) out[out.length - 1].roles.push(r.role);
+      }
+      return out;
+    },
     async countMembershipsOf(entityId, tx) {
       const [row] = await sql.select<{ n: Id }>('SELECT COUNT(*) AS n FROM organization_members WHERE entity_id = ?', [entityId], tx);
       return Number(row.n);

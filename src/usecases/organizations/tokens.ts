@@ -31,9 +31,9 @@ export async function organizationExists(deps: Pick<Services, 'db'>, command: { 
 export async function organizationsClaims(
   deps: Pick<Services, 'db'>, command: { app: Application; entityId: number; limit: number },
 ): Promise<{ organizations: string[]; organization_roles: string[] }> {
-  const memberships = await deps.db.organizations.listMembershipsOf(command.app.id, command.entityId, command.limit);
+  const memberships = await deps.db.organizations.listOrganizationRolesOf(command.app.id, command.entityId, command.limit);
   return {
-    organizations: memberships.map((m) => m.organization.organizationId),
-    organization_roles: memberships.flatMap((m) => m.member.roles.map((r) => `${m.organization.organizationId}:${r}`)),
+    organizations: memberships.map((m) => m.organizationId),
+    organization_roles: memberships.flatMap((m) => m.roles.map((r) => `${m.organizationId}:${r}`)),
   };
 }
