@@ -56,6 +56,7 @@ forEveryEngine('organization store', (storage) => {
     expect((await db.organizations.listMembershipsOf(appId, ada.id, 10)).map((m) => m.organization.organizationId)).toEqual([a.organizationId, b.organizationId]);
     expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 10)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }, { organizationId: b.organizationId, roles: ['member'] }]);
     expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 1)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }]);
+    expect(await db.organizations.listOrganizationIdsOf(appId, ada.id, 10)).toEqual([a.organizationId, b.organizationId]);
     const inB = (await db.organizations.findMember(b.id, ada.id))!;
     await db.transaction((tx) => db.organizations.setActive(inB, new Date(), tx));
     const memberships = await db.organizations.listMembershipsOf(appId, ada.id, 10);

@@ -114,7 +114,9 @@ export interface OrganizationStore {
   /** The account's memberships, the active one (the newest made so) first, then oldest first; at most `limit`. */
   listMembershipsOf(applicationId: number, entityId: number, limit: number): Promise<Membership[]>;
   countMembershipsOf(entityId: number, transaction?: Tx): Promise<number>;
-  /** The public ids of the account's organizations (in the order joined, at most `limit`) with its roles in each: one lean read, for the ID token. */
+  /** The public ids of the account's organizations, in the order joined, at most `limit`: one lean read, for the ID token. */
+  listOrganizationIdsOf(applicationId: number, entityId: number, limit: number): Promise<string[]>;
+  /** The same with its roles in each, for userinfo. */
   listOrganizationRolesOf(applicationId: number, entityId: number, limit: number): Promise<{ organizationId: string; roles: string[] }[]>;
   /** The membership of the account (by its uuid) in the organization (by its public id), with the organization: one read, for each organization token. */
   findMembershipOf(applicationId: number, uuid: string, organizationId: string): Promise<Membership | undefined>;
