@@ -57,6 +57,9 @@ forEveryEngine('organization store', (storage) => {
     expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 10)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }, { organizationId: b.organizationId, roles: ['member'] }]);
     expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 1)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }]);
     expect(await db.organizations.listOrganizationIdsOf(appId, ada.id, 10)).toEqual([a.organizationId, b.organizationId]);
+    await db.transaction((tx) => db.organizations.defineRole(appId, { name: 'admin', description: '', permissions: ['manage:billing'] }, new Date(), tx));
+    expect(await db.organizations.findRolesOf(appId, ada.uuid, a.organizationId)).toEqual([{ role: 'admin', permissions: ['manage:billing'] }, { role: 'owner', permissions: [] }]);
+    expect(await db.organizations.findRolesOf(appId, grace.uuid, b.organizationId)).toBeUndefined();
     const inB = (await db.organizations.findMember(b.id, ada.id))!;
     await db.transaction((tx) => db.organizations.setActive(inB, new Date(), tx));
     const memberships = await db.organizations.listMembershipsOf(appId, ada.id, 10);

@@ -201,13 +201,14 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       );
       return (await members(rows)).map(({ row, roles }) => toMembership(row, roles));
     },
-    async findMembershipOf(applicationId, uuid, organizationId) {
-      const rows = await sql.select<MembershipRow>(
-        `${MEMBERSHIPS} JOIN entities e ON e.id = m.entity_id WHERE o.application_id = ? AND o.organization_id = ? AND e.application_id = ? AND e.uuid = ?`,
-        [applicationId, organizationId, applicationId, uuid],
+    async findRolesOf(applicationId, uuid, organizationId) {
+      const rows = await sql.select<{ role: string | null; permissions: string | null }>(
+        'SELECT r.role, d.permissions FROM organizations o JOIN organization_members m ON m.organization_id = o.id JOIN entities e ON e.id = m.entity_id '
+        + 'LEFT JOIN organization_member_roles r ON r.member_id = m.id LEFT JOIN organization_roles d ON d.application_id = o.application_id AND d.name = r.role '
+        + 'WHERE o.application_id = ? AND o.organization_id = ? AND e.application_id = ? AND e.uuid = ? ORDER BY r.role', [applicationId, organizationId, applicationId, uuid],
       );
-      const [found] = await members(rows);
-      return found ? toMembership(found.row, found.roles) : undefined;
+      if (rows.length === 0) return undefined;
+      return rows.filter((r) => r.role !== null).map((r) => ({ role: r.role!, permissions: r.permissions === null ? [] : list(r.permissions) }));
     },
     async listOrganizationIdsOf(applicationId, entityId, limit) {
       const rows = await sql.select<{ organization_id: string }>(

@@ -118,8 +118,12 @@ export interface OrganizationStore {
   listOrganizationIdsOf(applicationId: number, entityId: number, limit: number): Promise<string[]>;
   /** The same with its roles in each, for userinfo. */
   listOrganizationRolesOf(applicationId: number, entityId: number, limit: number): Promise<{ organizationId: string; roles: string[] }[]>;
-  /** The membership of the account (by its uuid) in the organization (by its public id), with the organization: one read, for each organization token. */
-  findMembershipOf(applicationId: number, uuid: string, organizationId: string): Promise<Membership | undefined>;
+  /**
+   * The account's (by its uuid) roles in the organization (by its public id), each with the
+   * permissions the application defined for it (none when it defined none): one read, for each
+   * organization token; undefined when it is not a member.
+   */
+  findRolesOf(applicationId: number, uuid: string, organizationId: string): Promise<{ role: string; permissions: string[] }[] | undefined>;
 
   /** Defines a role (again): its description and permissions replaced. */
   defineRole(applicationId: number, role: Omit<StoredRole, 'createdAt' | 'updatedAt'>, now: Date, transaction: Tx): Promise<StoredRole>;

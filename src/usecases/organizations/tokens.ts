@@ -1,4 +1,3 @@
-import { knownRoles, permissionsOf } from '../../domain/organizations';
 import type { Application } from '../../domain/storage/applications';
 import type { Services } from '../services';
 
@@ -16,10 +15,9 @@ export interface OrganizationTokenClaims { org_id: string; org_roles: string[]; 
 export async function organizationTokenClaims(
   deps: Pick<Services, 'db'>, command: { app: Application; accountId: string; organizationId: string },
 ): Promise<OrganizationTokenClaims | undefined> {
-  const membership = await deps.db.organizations.findMembershipOf(command.app.id, command.accountId, command.organizationId);
-  if (!membership) return undefined;
-  const known = knownRoles(await deps.db.organizations.listRoles(command.app.id));
-  return { org_id: membership.organization.organizationId, org_roles: membership.member.roles, org_permissions: permissionsOf(membership.member.roles, known) };
+  const roles = await deps.db.organizations.findRolesOf(command.app.id, command.accountId, command.organizationId);
+  if (!roles) return undefined;
+  return { org_id: command.organizationId, org_roles: roles.map((r) => r.role), org_permissions: [...new Set(roles.flatMap((r) => r.permissions))].sort() };
 }
 
 /** Whether the application has this organization (an authorization request naming one, before anyone signed in). */
