@@ -4,6 +4,7 @@ import { invalidField, LimitReachedError, Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredDomain, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
 import type { Tx } from '../../domain/storage/transactions';
+import type { UnitOfWork } from '../unit-of-work';
 import { authorityIn, organizationOf, organizationSubject, type Authority, type DomainDeps, type OrgDeps } from './common';
 import { join } from './members';
 
@@ -32,16 +33,21 @@ const mustOwn = (authority: Authority) => {
   if (authority.kind === 'member' && !isOwner(authority.member.roles)) throw new Refusal('forbidden', 'only the organization\'s owners claim its domains');
 };
 
+/** A change of an organization's domains, by one of its owners or the application: the organization locked, and how `domain` would be verified by who acts. */
+async function ownersChange(deps: Pick<OrgDeps, 'db'>, uow: UnitOfWork, command: { app: Application; acting: Acting; organizationId: string }, domain: string) {
+  const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
+  const authority = await authorityIn(deps, organization, command.acting, uow.tx);
+  mustOwn(authority);
+  return { organization, authority, verifier: await verifierOf(deps, command.app, authority, domain, uow.tx) };
+}
+
 /** Claims a domain: verified at once when the application claims it with `verified`, or an owner whose verified address is at it. */
 export async function addDomain(
   deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string; verified?: boolean },
 ): Promise<StoredDomain> {
   const domain = checkDomain(command.domain);
   return deps.work.run(async (uow) => {
-    const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
-    const authority = await authorityIn(deps, organization, command.acting, uow.tx);
-    mustOwn(authority);
-    const verifier = await verifierOf(deps, command.app, authority, domain, uow.tx);
+    const { organization, authority, verifier } = await ownersChange(deps, uow, command, domain);
     const verifiedBy = authority.kind === 'application' ? (command.verified ? verifier : null) : verifier;
     const now = deps.clock.now();
     await deps.db.organizations.touch(organization.id, now, uow.tx);
@@ -60,10 +66,7 @@ export async function addDomain(
 export async function verifyDomain(deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
   const domain = checkDomain(command.domain);
   await deps.work.run(async (uow) => {
-    const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
-    const authority = await authorityIn(deps, organization, command.acting, uow.tx);
-    mustOwn(authority);
-    const by = await verifierOf(deps, command.app, authority, domain, uow.tx);
+    const { organization, verifier: by } = await ownersChange(deps, uow, command, domain);
     if (!by) throw invalidField('domain', 'is verified by a verified address of yours at it, or by the application');
     const now = deps.clock.now();
     if (!(await deps.db.organizations.verifyDomain(organization.id, domain, by, now, uow.tx))) throw invalidField('domain', 'is not an unverified claim of this organization');
