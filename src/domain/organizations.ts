@@ -129,8 +129,3 @@ export function knownRoles(defined: readonly StoredRole[]): Map<string, string[]
   for (const role of defined) known.set(role.name, role.permissions);
   return known;
 }
-
-/** The permissions `roles` give, sorted, each once. */
-export function permissionsOf(roles: readonly string[], known: Map<string, string[]>): string[] {
-  return [...new Set(roles.flatMap((r) => known.get(r) ?? []))].sort();
-}
