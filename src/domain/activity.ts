@@ -9,7 +9,7 @@ import type { ActivityCursor, ActivityEntry, ActivityQuery } from './storage/eve
  * not its activity; every refresh of a token is in the event store, not shown here.
  */
 export const ACTIVITY_TYPES = [
-  'account.registered', 'account.signed_in', 'account.sign_in_failed', 'account.password_changed', 'account.password_reset_requested',
+  'account.registered', 'account.signed_in', 'account.sign_in_failed', 'account.password_changed', 'account.password_reset_requested', 'account.email_code_requested',
   'account.email_changed', 'account.email_change_undone', 'account.email_verified', 'account.identity_linked', 'account.identity_unlinked',
   'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',

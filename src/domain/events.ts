@@ -63,9 +63,14 @@ export interface Carried {
 
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
 export interface EventData {
-  'account.registered': { method: 'password' | 'social' | 'api' };
+  'account.registered': { method: 'password' | 'social' | 'api' | 'email_code' };
   /** `factor`: the second factor that finished it, when one did. */
-  'account.signed_in': { method: 'password' | 'social' | 'passkey'; factor?: 'totp' | 'recovery_code' | 'passkey' };
+  'account.signed_in': { method: 'password' | 'social' | 'passkey' | 'email_code'; factor?: 'totp' | 'recovery_code' | 'passkey' };
+  /**
+   * A sign-in code was mailed (docs/email-codes.md): to the account's address (subject the record),
+   * or to an address no account has, to register (subject the application; the address is named nowhere).
+   */
+  'account.email_code_requested': { registration: boolean };
   'account.password_changed': { by: 'form' | 'reset' | 'api' };
   'account.email_verified': Record<string, never>;
   'account.email_changed': { undoable: boolean };
@@ -172,7 +177,7 @@ export type EventType = keyof EventData;
 /** Every event type, for those who list or filter them. */
 export const EVENT_TYPES = [
   'account.registered', 'account.signed_in', 'account.password_changed', 'account.email_verified', 'account.email_changed',
-  'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.identity_linked',
+  'account.email_change_undone', 'account.verification_requested', 'account.password_reset_requested', 'account.email_code_requested', 'account.identity_linked',
   'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.erased', 'account.exported', 'account.signed_out',
   'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',

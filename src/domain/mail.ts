@@ -3,7 +3,8 @@ import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
 export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice' | 'second-factor-on' | 'second-factor-off'
-  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset' | 'webhook-disabled' | 'organization-invitation';
+  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset' | 'webhook-disabled' | 'organization-invitation'
+  | 'email-code';
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {
@@ -27,6 +28,8 @@ export interface MailPayload {
   inviterName?: string;
   /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. An email without a link has none. */
   sealedLink?: string;
+  /** A sign-in code to type (email-code), sealed as the link is. */
+  sealedCode?: string;
 }
 
 /** How an email greets the person a record is: its display name, else given name, else the address's local part. */
@@ -54,6 +57,8 @@ export interface MailRequest {
   endpointUrl?: string;
   organizationName?: string;
   inviterName?: string;
+  /** A one-time code the message shows (email-code): sealed before it is stored, as the link is. */
+  code?: string;
 }
 
 /**
@@ -77,6 +82,7 @@ export function mailPayload(mail: MailRequest, jobId: string, box: SecretBox): M
     ...(mail.organizationName !== undefined && { organizationName: mail.organizationName }),
     ...(mail.inviterName !== undefined && { inviterName: mail.inviterName }),
     ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, jobId) }),
+    ...(mail.code !== undefined && { sealedCode: box.seal(mail.code, jobId) }),
   };
 }
 

@@ -11,7 +11,7 @@ export class PayloadError extends Error {}
 
 const MAIL_TEMPLATES: readonly MailTemplateName[] = [
   'reset-password', 'verify-email', 'welcome', 'email-changed', 'email-changed-notice', 'second-factor-on', 'second-factor-off', 'passkey-added', 'passkey-removed',
-  'signed-out-everywhere', 'second-factor-reset', 'webhook-disabled', 'organization-invitation',
+  'signed-out-everywhere', 'second-factor-reset', 'webhook-disabled', 'organization-invitation', 'email-code',
 ];
 
 type Json = Record<string, unknown>;
@@ -47,6 +47,7 @@ export function mailPayloadOf(raw: unknown): MailPayload {
     ...(optionalText(o, 'organizationName', what) !== undefined && { organizationName: optionalText(o, 'organizationName', what) }),
     ...(optionalText(o, 'inviterName', what) !== undefined && { inviterName: optionalText(o, 'inviterName', what) }),
     ...(optionalText(o, 'sealedLink', what) !== undefined && { sealedLink: optionalText(o, 'sealedLink', what) }),
+    ...(optionalText(o, 'sealedCode', what) !== undefined && { sealedCode: optionalText(o, 'sealedCode', what) }),
   };
 }
 

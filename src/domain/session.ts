@@ -4,19 +4,28 @@ import type { StoredCredential } from './storage/credentials';
  * How a person proved who they are, as OpenID Connect's `amr` names it (RFC 8176): `pwd` a
  * password, `fed` a social identity provider, `otp` a one-time code (TOTP or a recovery code),
  * `hwk` a key held by an authenticator (a passkey), `mfa` more than one factor (a passkey that
- * verified the person: the device and its PIN or biometric).
+ * verified the person: the device and its PIN or biometric); `email` beside `otp`: a code or link
+ * mailed to the person (the mailbox: one factor).
  */
-export type AuthMethod = 'pwd' | 'fed' | 'otp' | 'hwk' | 'mfa';
+export type AuthMethod = 'pwd' | 'fed' | 'otp' | 'hwk' | 'mfa' | 'email';
 
 /** Each credential a sign-in was proven with, in Gatehouse's words (what the account page and the audit log say). */
-export type SignInFactor = 'password' | 'social' | 'totp' | 'recovery_code' | 'passkey' | 'verified_passkey';
+export type SignInFactor = 'password' | 'social' | 'totp' | 'recovery_code' | 'passkey' | 'verified_passkey' | 'email_code';
 
 const AMR: Record<SignInFactor, AuthMethod[]> = {
-  password: ['pwd'], social: ['fed'], totp: ['otp'], recovery_code: ['otp'], passkey: ['hwk'], verified_passkey: ['hwk', 'mfa'],
+  password: ['pwd'], social: ['fed'], totp: ['otp'], recovery_code: ['otp'], passkey: ['hwk'], verified_passkey: ['hwk', 'mfa'], email_code: ['otp', 'email'],
 };
 
-/** The `amr` of a sign-in proven with `factors`. */
-export const amrOf = (factors: readonly SignInFactor[]): AuthMethod[] => [...new Set(factors.flatMap((f) => AMR[f]))];
+/**
+ * The `amr` of a sign-in proven with `factors`. A mailed code is a one-time code like an
+ * authenticator's: with a second factor after it the sign-in says `mfa` too, since `otp` alone no
+ * longer tells the two apart.
+ */
+export function amrOf(factors: readonly SignInFactor[]): AuthMethod[] {
+  const amr = factors.flatMap((f) => AMR[f]);
+  if (factors.includes('email_code') && factors.some((f) => f !== 'email_code')) amr.push('mfa');
+  return [...new Set(amr)];
+}
 
 /**
  * The facts of a session (docs/architecture.md#the-sign-in-seam): how the person signed in and
@@ -50,6 +59,7 @@ export const ACR_VALUES: readonly string[] = [ACR_MULTI_FACTOR, ACR_PHISHING_RES
 /** Whether a sign-in proven as `amr` says meets the authentication context class `acr`. */
 export function acrMet(amr: readonly string[], acr: string): boolean {
   if (acr === ACR_PHISHING_RESISTANT) return amr.includes('hwk');
+  // (a mailed code alone is `otp` and `email`: one factor)
   if (acr === ACR_MULTI_FACTOR) return amr.includes('mfa') || (amr.includes('otp') && amr.some((m) => m === 'pwd' || m === 'fed' || m === 'hwk'));
   return false;
 }

@@ -116,6 +116,10 @@ const CHECKS: Readonly<Record<string, Check>> = {
   openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider: the default) or off'),
   passkey_after_registration: (value) => (value === 'offer' || value === 'off' ? undefined
     : 'must be offer (a registration on /register offers a passkey before going back to the app) or off (the default)'),
+  email_code_sign_in: (value) => (value === 'on' || value === 'off' ? undefined
+    : 'must be on (accounts may sign in with a code or link mailed to them) or off (the default)'),
+  email_code_registration: (value) => (value === 'on' || value === 'off' ? undefined
+    : 'must be on (a mailed code to an address no account has registers one) or off (the default: such an address gets no mail)'),
   account_client_id: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the client_id of a login client of this application'),
   account_session_seconds: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 300 && Number(value) <= 2_592_000 ? undefined
     : 'must be a whole number of seconds from 300 to 2592000 (30 days): the longest an account page session lives (43200, 12 hours, when unset)'),

@@ -17,6 +17,7 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'account.email_change_undone': null,
   'account.verification_requested': null,
   'account.password_reset_requested': null,
+  'account.email_code_requested': null,
   'account.identity_linked': 'user.identity_linked',
   'account.identity_unlinked': 'user.identity_unlinked',
   'account.disabled': 'user.disabled',

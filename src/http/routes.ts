@@ -18,6 +18,7 @@ import * as lifecycle from './handlers/lifecycle';
 import * as secondFactor from './handlers/second-factor';
 import * as passkeys from './handlers/passkeys';
 import { credentialParam } from './account-request';
+import { beginEmailCode, emailCodeSignIn } from '../usecases/login/email-code';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import type { ErrorStyle } from './status';
 import type { ArgumentNames } from '../errors';
@@ -167,6 +168,13 @@ export const ROUTES: readonly Route[] = [
   login('/oauth/passkey_auth_native', loginHandler(passkeySignIn, 'optional', (ctx) => ({
     challengeToken: ctx.params.require('challenge_token'), credential: credentialParam(ctx), refreshSecret: refreshSecretOf(ctx),
   }), signedInBody), { summary: 'Signs in with a passkey', params: [...FLOW, 'challenge_token!', 'credential!', 'refresh_secret'] }),
+  // docs/email-codes.md: sign-in by a code or link mailed to the person, limited as the other emails and as passwords
+  login('/oauth/email_code_begin', loginHandler(beginEmailCode, 'optional', (ctx) => ({ email: ctx.params.require('email') }), (begun) => ({
+    code_token: begun.codeToken, expires_in: begun.expiresIn,
+  })), { summary: 'Mails a 6-digit sign-in code and a link; answers the code_token that redeems it (the same whether an account has the address or not)', params: [...FLOW, 'email!'] }),
+  login('/oauth/email_code_native', loginHandler(emailCodeSignIn, 'optional', (ctx) => ({
+    codeToken: ctx.params.require('code_token'), code: ctx.params.require('code'), form: formOf(ctx), refreshSecret: refreshSecretOf(ctx),
+  }), signedInBody), { summary: 'Signs in (or registers, where the client may) with the code of the email', params: [...FLOW, 'code_token!', 'code!', 'refresh_secret'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
   login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
   login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),

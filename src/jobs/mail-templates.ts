@@ -27,6 +27,8 @@ export interface MailValues {
   /** The organization an invitation is to, and who invited (organization-invitation). */
   organizationName?: string;
   inviterName?: string;
+  /** A one-time sign-in code to type (email-code). */
+  code?: string;
 }
 
 export interface RenderedMail {

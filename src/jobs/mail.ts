@@ -44,6 +44,7 @@ export function createMailProcessor(deps: {
         name: mail.name,
         email: mail.to,
         link,
+        code: mail.sealedCode === undefined ? undefined : box.open(mail.sealedCode, outboxId),
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
         newEmail: mail.newEmail,
         passkeyName: mail.passkeyName,

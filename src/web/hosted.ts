@@ -16,6 +16,8 @@ import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
+import { beginEmailCode, codeOfLink, emailCodeSignIn } from '../usecases/login/email-code';
+import { EMAIL_CODE_SECONDS, EMAIL_LINK_PATH, emailCodeRegisters, offersEmailCode, type EmailCodeExtra } from '../domain/email-codes';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
 import { verifySecondFactor, type SecondFactorCommand } from '../usecases/login/verify-second-factor';
 import { pausedMethods } from '../usecases/login/second-factor-step';
@@ -23,7 +25,8 @@ import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import { accountState } from './account-sign-in';
 import { callUseCase, clientFlow, pageError, type PageRefusal } from './login-calls';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
-import { brandOf, cookieValue, csrf, escape, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, cookieValue, csrf, escape, originOf, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import type { StoredCredential } from '../domain/storage/credentials';
 import { filled, textsOf } from '../texts';
 
 const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
@@ -33,7 +36,8 @@ type Key =
   | 'noAccount' | 'haveAccount' | 'forgotLink' | 'backToSignIn' | 'forgotIntro' | 'forgotSent' | 'socialIntro' | 'merge'
   | 'tooMany' | 'expired' | 'failed' | 'otherBrowser' | 'codeTitle' | 'codeIntro' | 'codeLabel' | 'codeButton' | 'recoveryLabel' | 'codeAgain'
   | 'passkeyButton' | 'passkeyFailed' | 'enrollTitle' | 'enrollIntro' | 'enrollSecret' | 'enrollButton' | 'enrolledTitle' | 'enrolledIntro'
-  | 'continueSignIn';
+  | 'continueSignIn' | 'emailCodeLink' | 'emailCodeTitle' | 'emailCodeAsk' | 'emailLabel' | 'emailCodeSend' | 'emailCodeSent' | 'emailCodeLabel'
+  | 'emailCodeButton' | 'emailCodeAgain' | 'emailCodeRegister' | 'linkTitle' | 'linkIntro' | 'linkButton' | 'linkOtherBrowser' | 'linkExpired';
 
 const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
   filled(textsOf('hosted', locale)[key], values);
@@ -228,6 +232,9 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   const links = view === 'signin'
     ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], [`/register?${entryQuery(entry)}`, 'noAccount']]
     : [[`/signin?${entryQuery(entry)}`, view === 'register' ? 'haveAccount' : 'backToSignIn']];
+  // a code by email: on the sign-in page where the client offers it, on the registration page where it registers too
+  const byCode = offersEmailCode(app, entry.client) && !shown.mergeToken && (view === 'signin' || (view === 'register' && emailCodeRegisters(app, entry.client)));
+  if (byCode) links.unshift([`${EMAIL_CODE_PATH}?${entryQuery(entry)}`, 'emailCodeLink']);
   body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
   // a successful POST redirects to the app: form-action covers that redirect too
   sendPage(res, status, locale, title, body, {
@@ -401,6 +408,162 @@ function toApp(res: Response, entry: Entry, signedIn: SignedIn): void {
   res.redirect(303, target.toString());
 }
 
+/**
+ * Sign-in by email code on the hosted pages (docs/email-codes.md): the address asked for, a code
+ * mailed with a link, the code typed on the next page; the browser that asked holds the code's
+ * code_token in an HttpOnly cookie, so the mailed link signs in there only (elsewhere its page shows
+ * the code to type where it was asked for). The link's page shows a button: a mail scanner's GET
+ * signs nobody in.
+ */
+const EMAIL_CODE_PATH = '/signin/email-code';
+const EMAIL_COOKIE = 'gh_email_code';
+
+/** The page that asks for the address (`shown.values.email`: typed already). */
+async function showEmailAsk(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, status: number, shown: Shown = {}): Promise<void> {
+  const { locale } = entry;
+  if (!offersEmailCode(app, entry.client)) return show(h, req, res, app, entry, 'signin', 404, { notice: say(locale, 'failed', { reason: 'this app does not offer sign-in by email code' }) });
+  const title = say(locale, 'emailCodeTitle');
+  const value = Object.values(shown.values ?? {})[0] ?? '';
+  const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'emailCodeAsk'))}</p>`
+    + `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`
+    + `<form method="post" action="${EMAIL_CODE_PATH}" aria-describedby="form-notice">`
+    + `<label for="email">${escape(say(locale, 'emailLabel'))}</label>`
+    + `<input id="email" name="email" type="email" autocomplete="email" maxlength="254" required autofocus value="${escape(value)}">`
+    + hidden({ client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res) })
+    + `<button type="submit">${escape(say(locale, 'emailCodeSend'))}</button></form>`
+    + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
+  sendPage(res, status, locale, title, body, { formAction: "'self'", brand: brandOf(app) });
+}
+
+/**
+ * The page where the mailed code is typed: the code_token in the form (and in this browser's
+ * cookie), and, for an address no account has, the registration form's other fields (`register`).
+ */
+function showEmailCode(
+  h: Hosted, req: Request, res: Response, app: Application, entry: Entry, status: number,
+  shown: { codeToken: string; email?: string; notice?: string; register?: { code: string; values: Record<string, string>; invalid: Record<string, string[]> } },
+): void {
+  const { locale } = entry;
+  const title = say(locale, 'emailCodeTitle');
+  const registration = shown.register && h.services.flows.form(app, entry.flow, FORMS.register);
+  const fields = registration
+    ? { ...registration, fields: registration.fields.filter((f) => f.field.type !== 'password' && f.field.schemaAttribute !== 'email') }
+    : undefined;
+  const intro = shown.register ? say(locale, 'emailCodeRegister', { email: shown.email ?? '' }) : say(locale, 'emailCodeSent', { email: shown.email ?? '' });
+  const body = `<h1>${escape(title)}</h1><p>${escape(intro)}</p>`
+    + `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`
+    + `<form method="post" action="${EMAIL_CODE_PATH}/verify" aria-describedby="form-notice"${fields ? ' data-validate' : ''}>`
+    + (fields
+      ? renderFields(h.services.flows, entry.flow, fields, locale, shown.register!.values, shown.register!.invalid) + hidden({ code: shown.register!.code })
+      : `<label for="code">${escape(say(locale, 'emailCodeLabel'))}</label>`
+        + '<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="9" required autofocus>')
+    + hidden({ client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res), code_token: shown.codeToken, email: shown.email })
+    + `<button type="submit">${escape(say(locale, fields ? 'registerButton' : 'emailCodeButton'))}</button></form>`
+    + `<p class="links"><a href="${escape(`${EMAIL_CODE_PATH}?${entryQuery(entry, shown.email ? { login_hint: shown.email } : {})}`)}">${escape(say(locale, 'emailCodeAgain'))}</a>`
+    + `<a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
+  sendPage(res, status, locale, title, body, { formAction: formActionOf(app, entry), brand: brandOf(app), ...(fields && { script: VALIDATE_SCRIPT }) });
+}
+
+/** The address's POST: a code mailed (the same page whether an account has the address or not), its code_token held by this browser. */
+const submitEmailBegin = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  const email = (body.email ?? '').trim();
+  const hosted = { locale: entry.locale, ...(entry.state && { state: entry.state }) };
+  const result = await callUseCase(h.services, req, res, app, beginEmailCode, flowRequest(entry), { email, hosted });
+  if (!result.result) {
+    const { status, shown } = pageFailure(res, entry.locale, 'email', result.error);
+    return showEmailAsk(h, req, res, app, entry, status, { notice: shown.notice ?? Object.values(shown.invalid ?? {}).flat().join(' '), values: { email } });
+  }
+  // Lax: the mailed link is a navigation from the mail app, and its button a POST of this same site
+  res.cookie(EMAIL_COOKIE, result.result.codeToken, {
+    httpOnly: true, sameSite: 'lax', path: EMAIL_CODE_PATH, secure: h.services.baseUrls.secure, maxAge: EMAIL_CODE_SECONDS * 1000,
+  });
+  showEmailCode(h, req, res, app, entry, 200, { codeToken: result.result.codeToken, email });
+};
+
+/**
+ * An email code use case's outcome on a page: to the app (or the second factor's step); the
+ * registration form when the address has no account yet; the address page when the code is gone;
+ * else the code page with what failed.
+ */
+async function afterEmailCode(
+  h: Hosted, req: Request, res: Response, app: Application, entry: Entry, result: Awaited<ReturnType<typeof callUseCase<unknown, SignInOutcome>>>,
+  shown: { codeToken: string; email?: string; code: string; values: Record<string, string> },
+): Promise<void> {
+  if (result.result) {
+    res.clearCookie(EMAIL_COOKIE, { path: EMAIL_CODE_PATH });
+    return toAppOrPause(h, req, res, app, entry, result.result);
+  }
+  const e = result.error!;
+  const { locale } = entry;
+  if (e instanceof Refusal && e.reason === 'invalid' && (e.detail.field === 'codeToken' || e.detail.field === 'link')) {
+    return showEmailAsk(h, req, res, app, entry, 400, { notice: say(locale, 'codeAgain'), values: { email: shown.email ?? '' } });
+  }
+  // the code was right, and the address has no account yet: the rest of the registration form
+  const registering = e instanceof Refusal && (e.reason === 'missing' && e.detail.formField !== undefined || e.reason === 'invalid_form');
+  if (registering) {
+    const invalid = e.reason === 'invalid_form' ? { ...e.detail.fields } as Record<string, string[]> : {};
+    return showEmailCode(h, req, res, app, entry, e.reason === 'missing' ? 200 : 400, { codeToken: shown.codeToken, email: shown.email, register: { code: shown.code, values: shown.values, invalid } });
+  }
+  const { status, shown: failure } = pageFailure(res, locale, 'code', e);
+  showEmailCode(h, req, res, app, entry, status, { codeToken: shown.codeToken, email: shown.email, notice: failure.notice ?? Object.values(failure.invalid ?? {}).flat().join(' ') });
+}
+
+/** The code's POST (and the registration's, with the code carried): through the same use case as /oauth/email_code_native. */
+const submitEmailCode = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  const codeToken = body.code_token ?? '';
+  const code = (body.code ?? '').slice(0, 16);
+  const registration = h.services.flows.form(app, entry.flow, FORMS.register);
+  const values = registration && body.code !== undefined && Object.keys(body).some((k) => registration.fields.some((f) => f.name === k)) ? formValues(registration, body) : {};
+  const result = await callUseCase(h.services, req, res, app, emailCodeSignIn, flowRequest(entry), { codeToken, code, form: { values } });
+  await afterEmailCode(h, req, res, app, entry, result, { codeToken, email: body.email, code, values });
+};
+
+/** The entry a code's row goes back to (a hosted page's sign-in), or undefined (an app's own: its page shows the code). */
+async function entryOfCode(h: Hosted, app: Application, row: StoredCredential, locale: PageLocale): Promise<Entry | undefined> {
+  const hosted = (row.extra as Partial<EmailCodeExtra> | null)?.hosted;
+  if (!hosted || row.clientId === null || row.redirectUri === null) return undefined;
+  const stored = await h.services.db.clients.findById(app.id, row.clientId);
+  if (!stored) return undefined;
+  const entry = await entryOf(h.services, app, { client_id: stored.clientId, redirect_uri: row.redirectUri, state: hosted.state }, hosted.locale as PageLocale ?? locale);
+  return 'key' in entry ? undefined : entry;
+}
+
+/** The mailed link's page: a button that goes on (nothing happens on a GET), or the link is gone. */
+async function showLink(h: Hosted, req: Request, res: Response, app: Application, locale: PageLocale): Promise<void> {
+  const link = typeof req.query.l === 'string' && req.query.l.length <= 512 ? req.query.l : '';
+  const found = link ? await codeOfLink({ app, origin: originOf(req, res), clientAddress: '', services: h.services }, { link }) : undefined;
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  if (!found) return sendPage(res, 400, locale, say(locale, 'linkTitle', { app: brandOf(app).name }), `<p class="notice" role="alert">${escape(say(locale, 'linkExpired'))}</p>`, { brand: brandOf(app) });
+  const title = say(locale, 'linkTitle', { app: brandOf(app).name });
+  const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'linkIntro'))}</p>`
+    + `<form method="post" action="${EMAIL_LINK_PATH}">${hidden({ l: link, locale, csrf: h.token.issue(req, res) })}`
+    + `<button type="submit">${escape(say(locale, 'linkButton'))}</button></form>`;
+  sendPage(res, 200, locale, title, body, { formAction: "'self'", brand: brandOf(app) });
+}
+
+/**
+ * The link's button: in the browser that asked (its cookie holds this code's code_token), the
+ * sign-in goes on as a typed code would; anywhere else the page shows the code to type there.
+ */
+async function followLink(h: Hosted, req: Request, res: Response, app: Application, locale: PageLocale): Promise<void> {
+  const body = stringFields(req.body);
+  const link = (body.l ?? '').slice(0, 512);
+  const title = say(locale, 'linkTitle', { app: brandOf(app).name });
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  if (!h.token.matches(req, body.csrf)) return sendPage(res, 403, locale, title, `<p class="notice" role="alert">${escape(say(locale, 'expired'))}</p>`, { brand: brandOf(app) });
+  const found = link ? await codeOfLink({ app, origin: originOf(req, res), clientAddress: '', services: h.services }, { link }) : undefined;
+  if (!found) return sendPage(res, 400, locale, title, `<p class="notice" role="alert">${escape(say(locale, 'linkExpired'))}</p>`, { brand: brandOf(app) });
+  const held = cookieValue(req, EMAIL_COOKIE);
+  const entry = held !== undefined && safeEqual(sha256Hex(held), found.row.valueHash) ? await entryOfCode(h, app, found.row, locale) : undefined;
+  if (!entry) {
+    // another browser (or an app's own sign-in): the code, to type where the sign-in was asked for
+    const code = `${found.code.slice(0, 3)} ${found.code.slice(3)}`;
+    return sendPage(res, 200, locale, title, `<h1>${escape(title)}</h1><p>${escape(say(locale, 'linkOtherBrowser'))}</p><p class="code" id="code">${escape(code)}</p>`, { brand: brandOf(app) });
+  }
+  const result = await callUseCase(h.services, req, res, app, emailCodeSignIn, flowRequest(entry), { codeToken: held!, link });
+  await afterEmailCode(h, req, res, app, entry, result, { codeToken: held!, code: found.code, values: {} });
+}
+
 const viewOf = (path: string): View => (path === '/register' ? 'register' : path === '/signin/forgot' ? 'forgot' : path === '/register/social' ? 'social' : 'signin');
 
 type EntryWork = (req: Request, res: Response, app: Application, entry: Entry, body: Record<string, string>, held: Held) => Promise<void>;
@@ -535,6 +698,11 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   router.post('/signin/code', form, page(submitCode(h)));
   router.post('/signin/passkey', form, page(submitPasskey(h)));
   router.post('/signin/enroll', form, page(submitEnroll(h)));
+  router.get(EMAIL_CODE_PATH, page((req, res, app, entry) => showEmailAsk(h, req, res, app, entry, 200, { values: hinted(h, app, entry, 'signin', req.query.login_hint).values })));
+  router.post(EMAIL_CODE_PATH, form, page(submitEmailBegin(h)));
+  router.post(`${EMAIL_CODE_PATH}/verify`, form, page(submitEmailCode(h)));
+  router.get(EMAIL_LINK_PATH, pageHandler(resolveApp, (req, res, app, locale) => showLink(h, req, res, app, locale)));
+  router.post(EMAIL_LINK_PATH, form, pageHandler(resolveApp, (req, res, app, locale) => followLink(h, req, res, app, locale)));
   return {
     router,
     finishSocial: (req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) =>

@@ -19,6 +19,12 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
   | 'recovery_code'
   /** A sign-in whose first credential was proven, waiting for its second factor (5 minutes, one use; what it resumes sealed in `extra`). */
   | 'mfa_token'
+  /**
+   * A code mailed for a sign-in (docs/email-codes.md): found by the hash of its code_token, the
+   * code and the address sealed in `extra`, the address's keyed digest as `family` (a new code ends
+   * the earlier ones), 10 minutes, one use.
+   */
+  | 'email_code'
   /** A passkey ceremony's challenge (5 minutes, one use): its account and purpose in the row, `extra.ceremony`. */
   | 'passkey_challenge'
   /**

@@ -16,7 +16,7 @@ import { countFailedSignIn } from './failed-sign-ins';
 import { joinByDomain } from '../organizations/domains';
 
 /** The second factor that finished a sign-in: a code, a recovery code, or a passkey (that verified the person or not). */
-export type SecondFactor = Exclude<SignInFactor, 'password' | 'social'>;
+export type SecondFactor = Exclude<SignInFactor, 'password' | 'social' | 'email_code'>;
 
 /**
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
@@ -129,7 +129,7 @@ async function sessionOf(
   const acting = asAccount(ctx, record.id, request.client);
   const first = options.factors ?? ['password'];
   const proven: Proven = { entityId: record.id, factors: options.secondFactor ? [...first, options.secondFactor] : first };
-  const method = first.includes('social') ? 'social' : first.includes('password') ? 'password' : 'passkey';
+  const method = first.includes('social') ? 'social' : first.includes('password') ? 'password' : first.includes('email_code') ? 'email_code' : 'passkey';
   const also = options.also ?? {};
   const alongside = also.socialToken !== undefined || also.merge !== undefined || options.finishing ? alongsideOf(ctx, request, record, also, options.finishing) : undefined;
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
