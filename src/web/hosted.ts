@@ -538,7 +538,9 @@ async function showLink(h: Hosted, req: Request, res: Response, app: Application
   const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'linkIntro'))}</p>`
     + `<form method="post" action="${EMAIL_LINK_PATH}">${hidden({ l: link, locale, csrf: h.token.issue(req, res) })}`
     + `<button type="submit">${escape(say(locale, 'linkButton'))}</button></form>`;
-  sendPage(res, 200, locale, title, body, { formAction: "'self'", brand: brandOf(app) });
+  // the button's POST may redirect to the app that asked
+  const entry = await entryOfCode(h, app, found.row, locale);
+  sendPage(res, 200, locale, title, body, { formAction: entry ? formActionOf(app, entry) : "'self'", brand: brandOf(app) });
 }
 
 /**

@@ -10,31 +10,12 @@ import { basic, createApp, SHIPPED_FLOWS, skipUnless, startTestApp, type TestApp
 import { freePort, ROOT } from '../helpers/processes';
 import { startSmtp, waitFor } from '../helpers/smtp';
 import { firstForm, signInAtProvider, startOidcProvider } from '../helpers/social';
-import { CHROMIUM, launchChromium, screenshots, VIEWPORTS } from '../helpers/browser';
+import { CHROMIUM, launchChromium, screenshots, startRelyingApp, VIEWPORTS } from '../helpers/browser';
 
 const SHOTS = path.join(ROOT, 'docs/pages');
 const PASSWORD = 'correct horse battery';
 /** The focused element's id, else its tag name. */
 const focused = (page: Page) => page.evaluate<string>('document.activeElement ? (document.activeElement.id || document.activeElement.tagName) : ""');
-
-/**
- * The app that uses the hosted pages: its redirect_uri receives the code and state, its backend
- * exchanges the code at /oauth/token with the login client's secret and reads the record.
- */
-function startRelyingApp(gatehouse: string, client: { id: string; secret: string }, port: number): http.Server {
-  return http.createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
-    if (url.pathname !== '/callback') return void res.writeHead(404).end();
-    const auth = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
-    const post = async (p: string, body: Record<string, string>, authorization: string) => (await fetch(gatehouse + p, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization }, body: new URLSearchParams(body),
-    })).json() as Promise<Record<string, any>>;
-    const token = await post('/oauth/token', { grant_type: 'authorization_code', code: url.searchParams.get('code') ?? '', redirect_uri: `http://127.0.0.1:${port}/callback` }, auth);
-    const me = token.access_token ? await post('/entity', {}, `OAuth ${token.access_token}`) : token;
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end(`<!doctype html><p id="result">${me.stat === 'ok' ? `Signed in as ${me.result.email}` : `Failed: ${JSON.stringify(me)}`}</p><p id="state">${url.searchParams.get('state')}</p>`);
-  });
-}
 
 skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('the hosted pages in a real browser', () => {
   let t: TestApp;

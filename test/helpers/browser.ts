@@ -1,4 +1,5 @@
 import dns from 'node:dns';
+import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
@@ -94,4 +95,23 @@ export async function tabTo(page: Page, selector: string, presses = 80): Promise
     if (await page.evaluate(`document.activeElement ? document.activeElement.matches(${JSON.stringify(selector)}) : false`)) return;
   }
   throw new Error(`${selector} is not reachable with Tab`);
+}
+
+/**
+ * The app that uses the hosted pages: its redirect_uri receives the code and state, its backend
+ * exchanges the code at /oauth/token with the login client's secret and reads the record.
+ */
+export function startRelyingApp(gatehouse: string, client: { id: string; secret: string }, port: number): http.Server {
+  return http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    if (url.pathname !== '/callback') return void res.writeHead(404).end();
+    const auth = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
+    const post = async (p: string, body: Record<string, string>, authorization: string) => (await fetch(gatehouse + p, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization }, body: new URLSearchParams(body),
+    })).json() as Promise<Record<string, any>>;
+    const token = await post('/oauth/token', { grant_type: 'authorization_code', code: url.searchParams.get('code') ?? '', redirect_uri: `http://127.0.0.1:${port}/callback` }, auth);
+    const me = token.access_token ? await post('/entity', {}, `OAuth ${token.access_token}`) : token;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><p id="result">${me.stat === 'ok' ? `Signed in as ${me.result.email}` : `Failed: ${JSON.stringify(me)}`}</p><p id="state">${url.searchParams.get('state')}</p>`);
+  });
 }

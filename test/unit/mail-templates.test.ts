@@ -12,7 +12,7 @@ beforeAll(async () => {
 
 describe('email templates', () => {
   it('has every email in every locale', () => {
-    expect(templates.names()).toEqual(['email-changed', 'email-changed-notice', 'organization-invitation', 'passkey-added', 'passkey-removed', 'reset-password', 'second-factor-off', 'second-factor-on', 'second-factor-reset', 'signed-out-everywhere', 'verify-email', 'webhook-disabled', 'welcome']);
+    expect(templates.names()).toEqual(['email-changed', 'email-changed-notice', 'email-code', 'organization-invitation', 'passkey-added', 'passkey-removed', 'reset-password', 'second-factor-off', 'second-factor-on', 'second-factor-reset', 'signed-out-everywhere', 'verify-email', 'webhook-disabled', 'welcome']);
     for (const name of templates.names()) expect(templates.locales(name).sort()).toEqual(['de-DE', 'en-US', 'es-ES', 'fr-FR']);
   });
 

@@ -136,7 +136,7 @@ function openCode(ctx: CallContext<'box'>, row: StoredCredential): { code: strin
  * other than the address and passwords) where the client may register by code.
  */
 export async function emailCodeSignIn(
-  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'loginLimits' | 'passwords' | 'rateLimiter'
+  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'loginLimits' | 'rateLimiter'
     | 'registrationLimit' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
   command: EmailCodeSignInCommand,
 ): Promise<SignInOutcome> {
@@ -201,7 +201,7 @@ export async function emailCodeSignIn(
  * passwords (the account signs in by code, and may set one later).
  */
 async function registerByCode(
-  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'passwords' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>,
+  ctx: LoginCall<'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>,
   row: StoredCredential, email: string, command: EmailCodeSignInCommand,
 ): Promise<SignInOutcome> {
   const { request, app } = ctx;
