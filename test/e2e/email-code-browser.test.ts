@@ -129,7 +129,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await Promise.all([phone.waitForLoadState(), phone.click('button[type=submit]')]);
     expect(await phone.textContent('#code')).toBe(`${code.slice(0, 3)} ${code.slice(3)}`);
     expect(phone.url()).not.toContain('/callback');
-    await screenshots(phone, SHOTS, 'email-code-other-browser', { phone: VIEWPORTS.phone });
+    await screenshots(phone, SHOTS, 'email-code-other-browser', VIEWPORTS);
     // typed where it was asked for, it signs in there
     await page.fill('#code', code);
     await Promise.all([page.waitForURL(/\/callback\?/), page.click('button[type=submit]')]);
