@@ -29,6 +29,8 @@ export interface Taken {
 export interface RateLimiter {
   /** Takes one attempt from every budget, or, when any is spent, none: 510 api_limit_error with the seconds until that window ends. */
   take(budgets: Budget[]): Promise<Taken>;
+  /** The attempts counted under each key in its current window (0: none), taking none. Keys of one application only. */
+  count(keys: string[]): Promise<number[]>;
 }
 
 /**
@@ -89,6 +91,10 @@ function memoryCounters() {
         else counters.set(key, { used: 1, endsAt: now + limits[i].windowSeconds * 1000 });
       }
       return [0, 0];
+    },
+    count(keys: string[]): number[] {
+      const now = Date.now();
+      return keys.map((key) => live(key, now)?.used ?? 0);
     },
     settle(keys: string[], how: ('clear' | 'give')[]): void {
       const now = Date.now();
@@ -183,6 +189,14 @@ export function createRateLimiter(options: { redis?: RedisClient | Cluster; pref
           );
         },
       };
+    },
+    async count(keys) {
+      if (keys.length === 0) return [];
+      const counts = await viaRedis<(string | null)[] | number[]>(
+        (r) => (r as unknown as { mget(...k: string[]): Promise<(string | null)[]> }).mget(...keys.map((k) => redisKey(prefix, k))),
+        () => memory.count(keys),
+      );
+      return counts.map((c) => Number(c ?? 0));
     },
   };
 }

@@ -120,6 +120,14 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be on (accounts may sign in with a code or link mailed to them) or off (the default)'),
   email_code_registration: (value) => (value === 'on' || value === 'off' ? undefined
     : 'must be on (a mailed code to an address no account has registers one) or off (the default: such an address gets no mail)'),
+  challenge: (value) => (['off', 'on', 'when_busy'].includes(value) ? undefined
+    : 'must be off (the default), on (sign-in, registration, password resets and email codes ask for a solved proof-of-work challenge) or when_busy (they ask once failed sign-ins and registrations pass challenge_busy_address or challenge_busy_application in 15 minutes)'),
+  challenge_difficulty: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 10 && Number(value) <= 1_000_000 ? undefined
+    : 'must be a whole number from 10 to 1000000: the attempts a challenge takes on average (3000 when unset; each is 1000 iterations of PBKDF2-SHA-256)'),
+  challenge_busy_address: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 1 && Number(value) <= 1_000_000 ? undefined
+    : 'must be a whole number from 1 to 1000000: the failed sign-ins and registrations from one address in 15 minutes after which when_busy asks for a challenge (10 when unset)'),
+  challenge_busy_application: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 1 && Number(value) <= 1_000_000 ? undefined
+    : 'must be a whole number from 1 to 1000000: the failed sign-ins and registrations in the whole application in 15 minutes after which when_busy asks every client address for a challenge (500 when unset)'),
   account_client_id: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the client_id of a login client of this application'),
   account_session_seconds: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 300 && Number(value) <= 2_592_000 ? undefined
     : 'must be a whole number of seconds from 300 to 2592000 (30 days): the longest an account page session lives (43200, 12 hours, when unset)'),

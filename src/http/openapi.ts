@@ -127,6 +127,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/oauth/passkey_auth_native': ok(SIGNED_IN, ['access_token', 'authorization_code']),
   '/oauth/email_code_begin': ok({ code_token: STRING, expires_in: INTEGER }),
   '/oauth/email_code_native': ok(SIGNED_IN, ['access_token', 'authorization_code']),
+  '/oauth/challenge': ok({ parameters: OBJECT, signature: STRING }),
   '/oauth/forgot_password_native': ok(),
   '/oauth/verify_email_native': ok(),
   '/entity.create': ok({ id: INTEGER, uuid: STRING }),

@@ -19,6 +19,7 @@ import * as secondFactor from './handlers/second-factor';
 import * as passkeys from './handlers/passkeys';
 import { credentialParam } from './account-request';
 import { beginEmailCode, emailCodeSignIn } from '../usecases/login/email-code';
+import { altchaOf, challenge } from './handlers/challenge';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import type { ErrorStyle } from './status';
 import type { ArgumentNames } from '../errors';
@@ -122,11 +123,11 @@ export const ROUTES: readonly Route[] = [
   // original server library signs every call)
   route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, { summary: 'Exchanges an authorization code, or rotates a refresh token', params: ['grant_type!', 'code', 'redirect_uri', 'refresh_token'] }, 'oauth'),
   // docs/api.md#flows: flow-based login endpoints; POST, body only, client_id of a login_client
-  login('/oauth/register_native_traditional', loginHandler(registerWithPassword, 'optional', (ctx) => ({ form: formOf(ctx), refreshSecret: refreshSecretOf(ctx) }), signedInBody), { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret'] }),
+  login('/oauth/register_native_traditional', loginHandler(registerWithPassword, 'optional', (ctx) => ({ form: formOf(ctx), refreshSecret: refreshSecretOf(ctx), altcha: altchaOf(ctx) }), signedInBody), { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret', 'altcha'] }),
   login('/oauth/auth_native_traditional', loginHandler(signIn, 'optional', (ctx) => ({
-    form: formOf(ctx), mergeToken: ctx.params.get('merge_token'), refreshSecret: refreshSecretOf(ctx),
+    form: formOf(ctx), mergeToken: ctx.params.get('merge_token'), refreshSecret: refreshSecretOf(ctx), altcha: altchaOf(ctx),
     sdkFallback: ctx.params.get('user') !== undefined && ctx.params.get('password') !== undefined ? { user: ctx.params.values.user, password: ctx.params.values.password } : undefined,
-  }), signedInBody), { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password'] }),
+  }), signedInBody), { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password', 'altcha'] }),
   login('/oauth/update_profile_native', loginHandler(updateProfile, 'ignored', (ctx) => ({ form: formOf(ctx), accessToken: ctx.params.require('access_token') }), nothing), { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
   // the mobile SDKs renew their access token with the refresh secret they sent at sign-in
   login('/oauth/refresh_access_token', refreshAccessToken, { summary: 'Renews a mobile SDK\'s access token with its refresh secret', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'date!', 'signature!'] }),
@@ -169,14 +170,16 @@ export const ROUTES: readonly Route[] = [
     challengeToken: ctx.params.require('challenge_token'), credential: credentialParam(ctx), refreshSecret: refreshSecretOf(ctx),
   }), signedInBody), { summary: 'Signs in with a passkey', params: [...FLOW, 'challenge_token!', 'credential!', 'refresh_secret'] }),
   // docs/email-codes.md: sign-in by a code or link mailed to the person, limited as the other emails and as passwords
-  login('/oauth/email_code_begin', loginHandler(beginEmailCode, 'optional', (ctx) => ({ email: ctx.params.require('email') }), (begun) => ({
+  login('/oauth/email_code_begin', loginHandler(beginEmailCode, 'optional', (ctx) => ({ email: ctx.params.require('email'), altcha: altchaOf(ctx) }), (begun) => ({
     code_token: begun.codeToken, expires_in: begun.expiresIn,
-  })), { summary: 'Mails a 6-digit sign-in code and a link; answers the code_token that redeems it (the same whether an account has the address or not)', params: [...FLOW, 'email!'] }),
+  })), { summary: 'Mails a 6-digit sign-in code and a link; answers the code_token that redeems it (the same whether an account has the address or not)', params: [...FLOW, 'email!', 'altcha'] }),
+  // docs/proof-of-work.md: a proof-of-work challenge (ALTCHA) for the endpoints a client's setting `challenge` guards
+  { ...login('/oauth/challenge', challenge, { summary: 'A proof-of-work challenge (ALTCHA v2) to solve and send as altcha', params: ['client_id!'] }), methods: ['GET', 'POST'], params: 'query+body' },
   login('/oauth/email_code_native', loginHandler(emailCodeSignIn, 'optional', (ctx) => ({
     codeToken: ctx.params.require('code_token'), code: ctx.params.require('code'), form: formOf(ctx), refreshSecret: refreshSecretOf(ctx),
   }), signedInBody), { summary: 'Signs in (or registers, where the client may) with the code of the email', params: [...FLOW, 'code_token!', 'code!', 'refresh_secret'] }),
   // docs/api.md#flows: emails, limited per recipient and per client address
-  login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: FLOW_REDIRECT }),
+  login('/oauth/forgot_password_native', loginHandler(requestPasswordReset, 'required', (ctx) => ({ form: formOf(ctx), altcha: altchaOf(ctx) }), nothing), { summary: 'Mails a one-time code for a new password (redirect_uri must equal the client\'s password_recover_url)', params: [...FLOW_REDIRECT, 'altcha'] }),
   login('/oauth/verify_email_native', loginHandler(requestEmailVerification, 'required', (ctx) => ({ form: formOf(ctx) }), nothing), { summary: 'Mails a verification code', params: FLOW_REDIRECT }),
   // records: owner credentials or a creation token create; readers or the record's access token read
   { ...route('/entity.create', ANY_AUTH, [], entity.createEntity, { summary: 'Creates a record', params: ['type_name!', 'attributes!', 'creation_token'] }), size: RECORD_SIZE },

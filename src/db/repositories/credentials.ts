@@ -90,6 +90,12 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
     async saveAlone(row: NewCredential, now: Date): Promise<void> {
       return save(row, now, undefined);
     },
+    /** An insert that skips a row whose hash is stored (INSERT IGNORE, INSERT OR IGNORE): its count says which. */
+    async insertSpentAlone(row: NewCredential, now: Date): Promise<boolean> {
+      const statement = insertRows('credentials', CREDENTIAL_COLUMNS, [{ ...credentialRow(row, now, sql.time), used_at: sql.time(now) }]);
+      const ignoring = statement.sql.replace(/^INSERT INTO/, sql.dialect === 'mysql' ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO');
+      return (await sql.change(ignoring, statement.values)) === 1;
+    },
 
     /** The credential with this hash in this application, spent or not. */
     async find(applicationId: number, kind: CredentialKind, valueHash: string, transaction?: Tx): Promise<StoredCredential | undefined> {

@@ -25,6 +25,11 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    * the earlier ones), 10 minutes, one use.
    */
   | 'email_code'
+  /**
+   * A solved proof-of-work challenge (docs/proof-of-work.md), stored spent when it is sent: found by
+   * the SHA-256 of its nonce, so a second use finds it; swept when the challenge expires.
+   */
+  | 'pow_challenge'
   /** A passkey ceremony's challenge (5 minutes, one use): its account and purpose in the row, `extra.ceremony`. */
   | 'passkey_challenge'
   /**
@@ -106,6 +111,11 @@ export interface CredentialStore {
    * for itself); null only what was issued for no client in particular; undefined whatever it is.
    */
   consume(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, transaction: Tx, ownerClientId?: number | null): Promise<boolean>;
+  /**
+   * Inserts `row` spent already, unless a row with its hash exists: true for the first caller only,
+   * under concurrency too (the unique hash). One statement, committed on its own.
+   */
+  insertSpentAlone(row: NewCredential, now: Date): Promise<boolean>;
   /** `consume` as a statement that commits on its own (a spend with nothing else to write). */
   consumeAlone(applicationId: number, kind: CredentialKind, valueHash: string, now: Date, ownerClientId?: number | null): Promise<boolean>;
   /**

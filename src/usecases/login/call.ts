@@ -10,6 +10,7 @@ import { sessionOf, type SignInFactor } from '../../domain/session';
 import type { SecondFactorMethod } from '../../domain/second-factor';
 import type { CallContext, Services } from '../services';
 import { newPasswordRules } from './password-rules';
+import { countTowardBusy } from './proof-of-work';
 
 export type ResponseType = 'token' | 'code' | 'code_and_token';
 export const RESPONSE_TYPES: readonly ResponseType[] = ['token', 'code', 'code_and_token'];
@@ -185,6 +186,8 @@ export async function loginTokens(
 /** Takes one registration attempt from the client address's budget (every attempt counts, before the unique rules can tell whether an address is registered). */
 export async function takeRegistrationAttempt(ctx: CallContext<'rateLimiter' | 'registrationLimit'>): Promise<void> {
   await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
+  // every registration is load a proof of work may be asked for (`when_busy`)
+  await countTowardBusy(ctx);
 }
 
 /** 390 for a unique attribute another record took first, with the flow's message for that rule. */

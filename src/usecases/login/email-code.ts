@@ -19,6 +19,7 @@ import {
 } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { countFailedSignIn } from './failed-sign-ins';
+import { countTowardBusy, proveWork } from './proof-of-work';
 import { registrationTokens, sentToEnroll } from './second-factor-step';
 import { joinByAddress, signedIn } from './signed-in';
 
@@ -29,7 +30,7 @@ function notOffered(): Refusal {
 }
 
 /** What starts a sign-in by email code: the address typed, and for a hosted page, where to go back to. */
-export interface BeginEmailCode { email: string; hosted?: EmailCodeExtra['hosted'] }
+export interface BeginEmailCode { email: string; hosted?: EmailCodeExtra['hosted']; altcha?: string }
 
 /** A code mailed (or, to an address that gets none, seemingly so): the code_token that redeems it, and how long it lives. */
 export interface EmailCodeBegun { codeToken: string; expiresIn: number }
@@ -49,6 +50,7 @@ export async function beginEmailCode(
   if (!offersEmailCode(app, client)) throw notOffered();
   const email = emailOf(command.email);
   if (!email) throw invalidField('email', 'must be one email address, such as ada@example.com (at most 254 characters)');
+  await proveWork(ctx, command.altcha);
   const normalized = uniqueKey(email)!;
   const { rateLimiter, mailLimits, db, clock, box, work, baseUrls } = ctx.services;
   // taken atomically before anything is sent: parallel begins never mail more than the budget
@@ -172,6 +174,7 @@ export async function emailCodeSignIn(
     guesses = await guardPasswordGuesses(ctx, accountSubject(known, uniqueKey(opened.email)!));
     if (typed === undefined || !safeEqual(typed, opened.code)) {
       if (known) void countFailedSignIn(ctx, known.id, 'wrong_code', request.client);
+      await countTowardBusy(ctx);
       throw new Refusal('wrong_credentials', 'the code is not the one the email shows; check it and type it again (each code takes 5 tries)', {
         field: 'code', message: textsOf('api', request.flow.locale).wrongEmailCode,
       });

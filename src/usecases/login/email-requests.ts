@@ -9,6 +9,7 @@ import { Refusal, invalidField } from '../../domain/refusal';
 import { asAccount, type CallContext } from '../services';
 import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, requestForm, requireFields } from './call';
 import { settingSeconds, verificationMail } from './verification-mail';
+import { proveWork } from './proof-of-work';
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
 function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {
@@ -52,8 +53,9 @@ const flowMessage = (ctx: CallContext<'flows'>, request: FlowRequest, key: strin
  * password_recover_url, as `code` on that URL. The code and the email commit together.
  */
 export async function requestPasswordReset(
-  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'mailLimits' | 'rateLimiter' | 'tokens' | 'work'>, command: { form: FormSubmission },
+  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'mailLimits' | 'rateLimiter' | 'tokens' | 'work'>, command: { form: FormSubmission; altcha?: string },
 ): Promise<void> {
+  await proveWork(ctx, command.altcha);
   const { request, form, record } = await emailRequest(ctx, command.form, 'forgotPasswordForm', '/oauth/forgot_password_native');
   const recoverUrl = configuredUrl(request.client, 'password_recover_url');
   if (request.redirectUri !== recoverUrl) {

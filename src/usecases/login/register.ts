@@ -7,6 +7,7 @@ import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { asAccount } from '../services';
 import { registrationTokens, sentToEnroll } from './second-factor-step';
+import { proveWork } from './proof-of-work';
 import { assertValid, type FormSubmission, type LoginCall, requestForm, requireFields, type SignInOutcome, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
@@ -16,11 +17,12 @@ const ENDPOINT = '/oauth/register_native_traditional';
  * per application regardless of case, also under concurrent registrations), and signs it in.
  */
 export async function registerWithPassword(
-  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'passwords' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>, command: { form: FormSubmission; refreshSecret?: string },
+  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'passwords' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>, command: { form: FormSubmission; refreshSecret?: string; altcha?: string },
 ): Promise<SignInOutcome> {
   const { request } = ctx;
   const form = requestForm(ctx, request, command.form, 'registrationForm', ENDPOINT);
   requireFields(form, command.form.values);
+  await proveWork(ctx, command.altcha);
   await takeRegistrationAttempt(ctx);
   const result = await form.validate(command.form.values, await formContext(ctx));
   assertValid(result);

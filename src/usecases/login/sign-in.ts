@@ -8,6 +8,7 @@ import { requestForm, requireFields, type FlowRequest, type FormSubmission, type
 import { mergeRequest } from './social-identities';
 import { secondFactorMethods } from '../factors/second-factors-of';
 import { countFailedSignIn } from './failed-sign-ins';
+import { countTowardBusy, proveWork } from './proof-of-work';
 
 const ENDPOINT = '/oauth/auth_native_traditional';
 
@@ -26,6 +27,8 @@ export interface SignInCommand {
   /** The token of a social sign-in that failed with 380 for this account: its identity is linked too. */
   mergeToken?: string;
   refreshSecret?: string;
+  /** A solved proof-of-work challenge, where the client asks for one (docs/proof-of-work.md). */
+  altcha?: string;
 }
 
 /**
@@ -38,6 +41,7 @@ export async function signIn(
 ): Promise<SignInOutcome> {
   const { request } = ctx;
   const form = requestForm(ctx, request, command.form, 'signInForm', ENDPOINT);
+  await proveWork(ctx, command.altcha);
   const passwordField = form.fields.find((f) => f.field.type === 'password');
   const identifierField = form.fields.find((f) => f.field.type !== 'password');
   if (!passwordField || !identifierField) throw new Refusal('misconfigured', `form ${form.name} needs an identifier field and a password field`);
@@ -60,6 +64,7 @@ export async function signIn(
   if (!ok || !record) {
     // counted without waiting: a refusal takes as long for a known account as for an unknown one
     if (record) void countFailedSignIn(ctx, record.id, 'wrong_password', request.client);
+    await countTowardBusy(ctx);
     throw invalidCredentials(ctx, request, form.name);
   }
 
