@@ -17,6 +17,7 @@ import { verifyEmailRoutes } from './web/verify-email';
 import { undoEmailChangeRoutes } from './web/undo-email-change';
 import { resetPasswordRoutes } from './web/reset-password';
 import { hostedRoutes } from './web/hosted';
+import { widgetAssetRoutes } from './web/widget-assets';
 import { accountRoutes } from './web/account';
 import { createOidcProviders } from './oidc/providers';
 import { oidcInteractionRoutes } from './web/oidc-interaction';
@@ -341,6 +342,8 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(oidcInteractionRoutes(services, resolveApp, oidc.providerFor));
 
   // the reference sign-in and registration pages, built from the login client's flow
+  // the proof-of-work widget's files (docs/proof-of-work.md)
+  app.use(widgetAssetRoutes());
   const hosted = hostedRoutes(services, resolveApp);
   app.use(hosted.router);
   // the account page: the person's own profile, password, passkeys, second factor, linked accounts and sessions

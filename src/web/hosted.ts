@@ -17,6 +17,9 @@ import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import { beginEmailCode, codeOfLink, emailCodeSignIn } from '../usecases/login/email-code';
+import { challengeRequired, issueChallenge } from '../usecases/login/proof-of-work';
+import { widgetLanguage } from './widget-assets';
+import { peerBudgetKey } from '../domain/addresses';
 import { EMAIL_CODE_SECONDS, EMAIL_LINK_PATH, emailCodeRegisters, offersEmailCode, type EmailCodeExtra } from '../domain/email-codes';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
 import { verifySecondFactor, type SecondFactorCommand } from '../usecases/login/verify-second-factor';
@@ -167,7 +170,7 @@ function noticesHtml(entry: Entry, view: View, shown: Shown): string {
 }
 
 /** The form itself, with what it carries hidden (the entry, the CSRF token, a held social token and its browser's tag). */
-function formHtml(h: Hosted, req: Request, res: Response, entry: Entry, view: View, form: CompiledForm, shown: Shown, token: string): string {
+function formHtml(h: Hosted, req: Request, res: Response, entry: Entry, view: View, form: CompiledForm, shown: Shown, token: string, pow = ''): string {
   if (shown.token || shown.mergeToken) {
     res.cookie(HOLD_COOKIE, holdTag(h.services, shown), { httpOnly: true, sameSite: 'strict', path: '/', secure: req.secure, maxAge: HOLD_SECONDS * 1000 });
   }
@@ -177,7 +180,7 @@ function formHtml(h: Hosted, req: Request, res: Response, entry: Entry, view: Vi
       client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale: entry.locale,
       csrf: token, token: shown.token, merge_token: shown.mergeToken, provider: shown.provider,
     })
-    + `<button type="submit">${escape(say(entry.locale, BUTTONS[view]))}</button></form>`;
+    + pow + `<button type="submit">${escape(say(entry.locale, BUTTONS[view]))}</button></form>`;
 }
 
 /** The application's social providers as buttons (on the sign-in and registration pages). */
@@ -216,6 +219,19 @@ function passkeyHtml(entry: Entry, token: string, mfaToken?: string): string {
     + `<button type="button" id="passkey-button" class="secondary" hidden>${escape(say(entry.locale, 'passkeyButton'))}</button></form>`;
 }
 
+/**
+ * The proof-of-work widget a form carries when the client asks for a solved challenge now
+ * (docs/proof-of-work.md): a fresh challenge, rendered into the page, solved by the widget as the
+ * page loads; undefined when none is asked for.
+ */
+async function powHtml(h: Hosted, req: Request, res: Response, app: Application, entry: Entry): Promise<string | undefined> {
+  const ctx = { origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services: h.services, client: entry.client };
+  if (!(await challengeRequired(ctx))) return undefined;
+  const challenge = await issueChallenge(ctx);
+  const language = widgetLanguage(entry.locale);
+  return `<div id="pow" class="pow" data-challenge="${escape(JSON.stringify(challenge))}"${language ? ` data-language="${language}"` : ''}></div>`;
+}
+
 /** A hosted page: the view's form from the login client's flow, what the last attempt showed, and the links between views. */
 async function show(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, view: View, status: number, shown: Shown = {}): Promise<void> {
   const { locale } = entry;
@@ -225,7 +241,8 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   let body = `<h1>${escape(title)}</h1>` + noticesHtml(entry, view, shown);
   // one form token for the page's forms (each issue sets the cookie anew)
   const token = h.token.issue(req, res);
-  body += shown.done ? `<p class="notice done" role="status">${escape(shown.done)}</p>` : formHtml(h, req, res, entry, view, form, shown, token);
+  const pow = !shown.done && view !== 'social' ? await powHtml(h, req, res, app, entry) : undefined;
+  body += shown.done ? `<p class="notice done" role="status">${escape(shown.done)}</p>` : formHtml(h, req, res, entry, view, form, shown, token, pow);
   const passkeys = view === 'signin' && !shown.mergeToken && !shown.done;
   if (passkeys) body += passkeyHtml(entry, token);
   if ((view === 'signin' || view === 'register') && !shown.mergeToken) body += await providersHtml(h.services, app, entry);
@@ -238,7 +255,7 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
   // a successful POST redirects to the app: form-action covers that redirect too
   sendPage(res, status, locale, title, body, {
-    formAction: formActionOf(app, entry), brand: brandOf(app), script: passkeys ? [VALIDATE_SCRIPT, PASSKEY_SCRIPT] : VALIDATE_SCRIPT, connect: passkeys,
+    formAction: formActionOf(app, entry), brand: brandOf(app), script: passkeys ? [VALIDATE_SCRIPT, PASSKEY_SCRIPT] : VALIDATE_SCRIPT, connect: passkeys, widget: pow !== undefined,
   });
 }
 
@@ -424,15 +441,16 @@ async function showEmailAsk(h: Hosted, req: Request, res: Response, app: Applica
   if (!offersEmailCode(app, entry.client)) return show(h, req, res, app, entry, 'signin', 404, { notice: say(locale, 'failed', { reason: 'this app does not offer sign-in by email code' }) });
   const title = say(locale, 'emailCodeTitle');
   const value = Object.values(shown.values ?? {})[0] ?? '';
+  const pow = await powHtml(h, req, res, app, entry);
   const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'emailCodeAsk'))}</p>`
     + `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`
     + `<form method="post" action="${EMAIL_CODE_PATH}" aria-describedby="form-notice">`
     + `<label for="email">${escape(say(locale, 'emailLabel'))}</label>`
     + `<input id="email" name="email" type="email" autocomplete="email" maxlength="254" required autofocus value="${escape(value)}">`
     + hidden({ client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res) })
-    + `<button type="submit">${escape(say(locale, 'emailCodeSend'))}</button></form>`
+    + (pow ?? '') + `<button type="submit">${escape(say(locale, 'emailCodeSend'))}</button></form>`
     + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
-  sendPage(res, status, locale, title, body, { formAction: "'self'", brand: brandOf(app) });
+  sendPage(res, status, locale, title, body, { formAction: "'self'", brand: brandOf(app), widget: pow !== undefined });
 }
 
 /**
@@ -468,7 +486,7 @@ function showEmailCode(
 const submitEmailBegin = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
   const email = (body.email ?? '').trim();
   const hosted = { locale: entry.locale, ...(entry.state && { state: entry.state }) };
-  const result = await callUseCase(h.services, req, res, app, beginEmailCode, flowRequest(entry), { email, hosted });
+  const result = await callUseCase(h.services, req, res, app, beginEmailCode, flowRequest(entry), { email, hosted, altcha: body.altcha });
   if (!result.result) {
     const { status, shown } = pageFailure(res, entry.locale, 'email', result.error);
     return showEmailAsk(h, req, res, app, entry, status, { notice: shown.notice ?? Object.values(shown.invalid ?? {}).flat().join(' '), values: { email } });
@@ -609,14 +627,14 @@ function toOffer(h: Hosted, req: Request, res: Response, app: Application, entry
 }
 
 /** A POST that signs in or registers: redirected with a code, or the form again with what failed. */
-const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignInOutcome>, command: (form: FormSubmission, held: Held) => C): EntryWork =>
+const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignInOutcome>, command: (form: FormSubmission, held: Held, body: Record<string, string>) => C): EntryWork =>
   async (req, res, app, entry, body, held) => {
     const form = h.services.flows.form(app, entry.flow, FORMS[view]);
     const fields = form ? formValues(form, body) : {};
     // (not for a registration on the account page's own sign-in: it is going to a session already)
     const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client) && entry.redirectUri !== accountCallbackOf(h.services, app);
     const request = offer ? { ...flowRequest(entry), redirectUri: accountCallbackOf(h.services, app) } : flowRequest(entry);
-    const result = await callUseCase(h.services, req, res, app, useCase, request, command({ values: fields }, held));
+    const result = await callUseCase(h.services, req, res, app, useCase, request, command({ values: fields }, held, body));
     if (result.result) return offer && !isPaused(result.result) ? toOffer(h, req, res, app, entry, result.result) : toAppOrPause(h, req, res, app, entry, result.result);
     const { status, shown } = pageFailure(res, entry.locale, FORMS[view], result.error!);
     await show(h, req, res, app, entry, view, status, { ...shown, values: fields, ...held });
@@ -642,7 +660,7 @@ const submitForgot = (h: Hosted): EntryWork => async (req, res, app, entry, body
   const found = h.services.flows.form(app, entry.flow, FORMS.forgot);
   const fields = found ? formValues(found, body) : {};
   const request: FlowRequest = { ...flowRequest(entry), redirectUri: entry.client.settings.password_recover_url ?? '', responseType: 'token' };
-  const result = await callUseCase(h.services, req, res, app, requestPasswordReset, request, { form: { values: fields } });
+  const result = await callUseCase(h.services, req, res, app, requestPasswordReset, request, { form: { values: fields }, altcha: body.altcha });
   // the page says the same whether an account has this address (and a password) or not: it tells no one who has an account
   // (the API keeps its documented no_such_account, for an app's backend)
   const unknown = result.error instanceof Refusal && (result.error.reason === 'no_such_account' || result.error.reason === 'nothing_to_do');
@@ -693,8 +711,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   }));
   // an invitation's registration names its address (login_hint), typed in already
   router.get('/register', page((req, res, app, entry) => show(h, req, res, app, entry, 'register', 200, hinted(h, app, entry, 'register', req.query.login_hint))));
-  router.post('/signin', form, page(submit(h, 'signin', signIn, (submitted, held) => ({ form: submitted, mergeToken: held.mergeToken }))));
-  router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted) => ({ form: submitted }))));
+  router.post('/signin', form, page(submit(h, 'signin', signIn, (submitted, held, body) => ({ form: submitted, mergeToken: held.mergeToken, altcha: body.altcha }))));
+  router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted, _held, body) => ({ form: submitted, altcha: body.altcha }))));
   router.post('/register/social', form, page(submit(h, 'social', socialRegister, (submitted, held) => ({ form: submitted, token: held.token ?? '' }))));
   router.post('/signin/forgot', form, page(submitForgot(h)));
   router.post('/signin/code', form, page(submitCode(h)));

@@ -8,6 +8,7 @@ import { safeEqual, type SecretBox } from '../domain/secrets';
 import { isHttpUrl, settingOfList } from '../domain/settings';
 import { brandOf } from '../domain/brand';
 import { unsafeField } from '../domain/request-values';
+import { WIDGET_PATH } from '../domain/proof-of-work';
 import { errors } from '../errors';
 
 export { brandOf };
@@ -107,7 +108,22 @@ const hash = (s: string) => {
 const DEFAULT_PAGE_BRAND: Brand = { name: 'Gatehouse', color: DEFAULT_BRAND_COLOR };
 
 /** How a page is drawn: where its forms post, its scripts, its brand. */
-export interface PageOptions { formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string | string[]; connect?: boolean; wide?: boolean }
+export interface PageOptions {
+  formAction?: string; autoSubmit?: boolean; brand?: Brand; script?: string | string[]; connect?: boolean; wide?: boolean;
+  /** The page shows the proof-of-work widget: its files from this origin (script, style, worker), and the script that starts it. */
+  widget?: boolean;
+}
+
+/**
+ * Starts the proof-of-work widget in the element #pow (docs/proof-of-work.md): the module and its
+ * language from this origin, the PBKDF2 worker registered, then the widget made with the challenge
+ * the page rendered, solving at once; its solution goes in the form's hidden field `altcha`.
+ */
+const WIDGET_SCRIPT = `(()=>{const d=document.getElementById('pow');if(!d)return;const l=d.dataset.language;`
+  + `import('${WIDGET_PATH}/altcha.js').then(()=>l?import('${WIDGET_PATH}/i18n-'+l+'.js'):null).then(()=>{`
+  + `$altcha.algorithms.set('PBKDF2/SHA-256',()=>new Worker('${WIDGET_PATH}/pbkdf2.js'));`
+  + `const w=document.createElement('altcha-widget');w.setAttribute('challenge',d.dataset.challenge);w.setAttribute('auto','onload');`
+  + `w.setAttribute('name','altcha');if(l)w.setAttribute('language',l);d.append(w)})})();`;
 
 /**
  * Sends a server-rendered page: strict Content-Security-Policy (no script but the ones hashed
@@ -128,12 +144,15 @@ export function renderPage(locale: PageLocale, title: string, body: string, opti
     style = styleFor(brand.color) + (options.wide ? WIDE : '');
     if (styles.size < 100) styles.set(styleKey, style);
   }
-  const scripts = [...(options.autoSubmit ? [AUTO_SUBMIT] : []), ...(options.script === undefined ? [] : [options.script].flat())];
+  const scripts = [...(options.autoSubmit ? [AUTO_SUBMIT] : []), ...(options.script === undefined ? [] : [options.script].flat()), ...(options.widget ? [WIDGET_SCRIPT] : [])];
+  // the widget's files are this origin's own
+  const self = options.widget ? "'self' " : '';
   const csp = [
-    "default-src 'none'", `style-src ${hash(style)}`, "base-uri 'none'", "frame-ancestors 'none'",
+    "default-src 'none'", `style-src ${self}${hash(style)}`, "base-uri 'none'", "frame-ancestors 'none'",
     `form-action ${options.formAction ?? "'none'"}`,
     ...(brand.logoUrl ? [`img-src ${new URL(brand.logoUrl).origin}`] : []),
-    ...(scripts.length ? [`script-src ${scripts.map(hash).join(' ')}`] : []),
+    ...(scripts.length ? [`script-src ${self}${scripts.map(hash).join(' ')}`] : []),
+    ...(options.widget ? ["worker-src 'self'"] : []),
     // a page's script may call the service's own API (a passkey's challenge)
     ...(options.connect ? ["connect-src 'self'"] : []),
   ].join('; ');
@@ -142,7 +161,7 @@ export function renderPage(locale: PageLocale, title: string, body: string, opti
   return {
     headers: { 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'same-origin', 'Content-Type': 'text/html; charset=utf-8' },
     html: `<!doctype html><html lang="${locale.slice(0, 2)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
-      + `<title>${escape(title)}</title><style>${style}</style></head><body><header>${header}</header><main>${body}</main>`
+      + `<title>${escape(title)}</title><style>${style}</style>${options.widget ? `<link rel="stylesheet" href="${WIDGET_PATH}/altcha.css">` : ''}</head><body><header>${header}</header><main>${body}</main>`
       + scripts.map((s) => `<script>${s}</script>`).join('') + '</body></html>',
   };
 }
