@@ -53,6 +53,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
           'merge_token', '*.merge_token', 'token', '*.token', 'otpauth_uri', '*.otpauth_uri',
           'enroll_token', '*.enroll_token', 'challenge_token', '*.challenge_token', 'credential', '*.credential',
           'newPassword', '*.newPassword', 'newPasswordConfirm', '*.newPasswordConfirm',
+          'code_token', '*.code_token', 'codeToken', '*.codeToken', 'altcha', '*.altcha',
         ],
         censor: '[redacted]',
       },

@@ -65,7 +65,8 @@ export async function emailChangeNotice(
 ): Promise<void> {
   const { app } = notice;
   const { tx } = uow;
-  await db.credentials.revokeForRecord(app.id, before.id, ['verification_code', 'authorization_code'], null, now, tx);
+  // (and the sign-in codes mailed to the old address)
+  await db.credentials.revokeForRecord(app.id, before.id, ['verification_code', 'authorization_code', 'email_code'], null, now, tx);
   const changed = (undoable: boolean, mail?: MailRequest) =>
     uow.record(event('account.email_changed', app.id, now, acting, recordSubject(before.id), { undoable }, mail && { mail }));
   if (before.email === null) return changed(false);

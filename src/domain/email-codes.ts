@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Application } from './storage/applications';
 import type { Client } from './clients';
 import type { SecretBox } from './secrets';
+import { isValidEmail } from './users';
 
 /**
  * Sign-in by a code or a link mailed to the person (docs/email-codes.md): a first factor, the
@@ -62,8 +63,11 @@ export interface EmailCodeExtra {
   hosted?: { state?: string; locale: string };
 }
 
-/** The well-formed address of a begin, or undefined (at most 254 characters, one @, a dot in its domain, no spaces). */
+/** The well-formed address of a begin (the rule of a record's email), or undefined. */
 export function emailOf(value: string): string | undefined {
   const email = value.trim();
-  return email.length <= 254 && /^[^\s@<>",;]+@[^\s@<>",;]+\.[^\s@<>",;]+$/.test(email) ? email : undefined;
+  return isValidEmail(email) ? email : undefined;
 }
+
+/** The key of a code's guesses (5 in its lifetime), counted across pods: `kind:subkind:application:subject`. */
+export const guessesKey = (applicationId: number, codeTokenHash: string) => `email_code:guesses:${applicationId}:${codeTokenHash}`;

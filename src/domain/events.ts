@@ -67,10 +67,12 @@ export interface EventData {
   /** `factor`: the second factor that finished it, when one did. */
   'account.signed_in': { method: 'password' | 'social' | 'passkey' | 'email_code'; factor?: 'totp' | 'recovery_code' | 'passkey' };
   /**
-   * A sign-in code was mailed (docs/email-codes.md): to the account's address (subject the record),
-   * or to an address no account has, to register (subject the application; the address is named nowhere).
+   * A sign-in code was asked for (docs/email-codes.md): mailed to the account's address (subject the
+   * record), or to an address no account has, to register; or not mailed (no account and no
+   * registration by code, or a disabled account). Subject the application but for a mailed account;
+   * the address is named nowhere.
    */
-  'account.email_code_requested': { registration: boolean };
+  'account.email_code_requested': { registration: boolean; mailed: boolean };
   'account.password_changed': { by: 'form' | 'reset' | 'api' };
   'account.email_verified': Record<string, never>;
   'account.email_changed': { undoable: boolean };

@@ -30,7 +30,13 @@ export interface UnitOfWork {
  * Implemented in src/usecases/unit-of-work.ts.
  */
 export interface Work {
-  run<T>(work: (uow: UnitOfWork) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Runs `work` in one transaction with its events, then enqueues their jobs. `answerFirst`: the
+   * caller answers once the transaction commits, and the jobs are enqueued after (they are in the
+   * outbox already, and its relay enqueues what was not): an answer that must take as long whether
+   * or not it sends an email.
+   */
+  run<T>(work: (uow: UnitOfWork) => Promise<T>, options?: TransactionOptions & { answerFirst?: boolean }): Promise<T>;
   /** The outbox rows of `events` for a single-call write; undefined when a subscriber must write in a transaction for one of them (then run it in `run`). */
   jobsOf(events: readonly DomainEvent[]): OutboxJob[] | undefined;
   /**

@@ -115,6 +115,7 @@ const COUNTED: Readonly<Record<string, string>> = {
   'mail:recipient': 'emails to this address',
   'mail:address': 'emails requested from this address',
   'social:start': 'social sign-ins started from this address',
+  'email_code:guesses': 'wrong codes for this email code',
 };
 const counted = (key: string) => {
   const kind = key.split(':').slice(0, 2).join(':');

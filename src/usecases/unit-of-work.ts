@@ -34,6 +34,11 @@ export function createWork(deps: {
         await storage.outbox.insert(rows, deps.now(), tx);
         return { result, rows };
       }, options);
+      if (options?.answerFirst) {
+        // enqueueing never throws; a subscriber's reaction after the commit that fails is the relay's and the next request's to mend
+        void deps.dispatch(rows).then(() => afterCommit(events)).catch(() => undefined);
+        return result;
+      }
       await deps.dispatch(rows);
       await afterCommit(events);
       return result;

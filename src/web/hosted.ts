@@ -491,9 +491,9 @@ const submitEmailBegin = (h: Hosted): EntryWork => async (req, res, app, entry, 
     const { status, shown } = pageFailure(res, entry.locale, 'email', result.error);
     return showEmailAsk(h, req, res, app, entry, status, { notice: shown.notice ?? Object.values(shown.invalid ?? {}).flat().join(' '), values: { email } });
   }
-  // Lax: the mailed link is a navigation from the mail app, and its button a POST of this same site
+  // Strict: only this site's own pages read it (the link's page is a GET that does not; its button a POST of this site)
   res.cookie(EMAIL_COOKIE, result.result.codeToken, {
-    httpOnly: true, sameSite: 'lax', path: EMAIL_CODE_PATH, secure: h.services.baseUrls.secure, maxAge: EMAIL_CODE_SECONDS * 1000,
+    httpOnly: true, sameSite: 'strict', path: EMAIL_CODE_PATH, secure: h.services.baseUrls.secure, maxAge: EMAIL_CODE_SECONDS * 1000,
   });
   showEmailCode(h, req, res, app, entry, 200, { codeToken: result.result.codeToken, email });
 };
@@ -514,6 +514,7 @@ async function afterEmailCode(
   const e = result.error!;
   const { locale } = entry;
   if (e instanceof Refusal && e.reason === 'invalid' && (e.detail.field === 'codeToken' || e.detail.field === 'link')) {
+    res.clearCookie(EMAIL_COOKIE, { path: EMAIL_CODE_PATH });
     return showEmailAsk(h, req, res, app, entry, 400, { notice: say(locale, 'codeAgain'), values: { email: shown.email ?? '' } });
   }
   // the code was right, and the address has no account yet: the rest of the registration form
@@ -549,8 +550,7 @@ async function entryOfCode(h: Hosted, app: Application, row: StoredCredential, l
 /** The mailed link's page: a button that goes on (nothing happens on a GET), or the link is gone. */
 async function showLink(h: Hosted, req: Request, res: Response, app: Application, locale: PageLocale): Promise<void> {
   const link = typeof req.query.l === 'string' && req.query.l.length <= 512 ? req.query.l : '';
-  const found = link ? await codeOfLink({ app, origin: originOf(req, res), clientAddress: '', services: h.services }, { link }) : undefined;
-  res.setHeader('Referrer-Policy', 'no-referrer');
+  const found = link ? await codeOfLink({ app, origin: originOf(req, res), clientAddress: peerBudgetKey(req.ip), services: h.services }, { link }) : undefined;
   if (!found) return sendPage(res, 400, locale, say(locale, 'linkTitle', { app: brandOf(app).name }), `<p class="notice" role="alert">${escape(say(locale, 'linkExpired'))}</p>`, { brand: brandOf(app) });
   const title = say(locale, 'linkTitle', { app: brandOf(app).name });
   const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'linkIntro'))}</p>`
@@ -569,9 +569,8 @@ async function followLink(h: Hosted, req: Request, res: Response, app: Applicati
   const body = stringFields(req.body);
   const link = (body.l ?? '').slice(0, 512);
   const title = say(locale, 'linkTitle', { app: brandOf(app).name });
-  res.setHeader('Referrer-Policy', 'no-referrer');
   if (!h.token.matches(req, body.csrf)) return sendPage(res, 403, locale, title, `<p class="notice" role="alert">${escape(say(locale, 'expired'))}</p>`, { brand: brandOf(app) });
-  const found = link ? await codeOfLink({ app, origin: originOf(req, res), clientAddress: '', services: h.services }, { link }) : undefined;
+  const found = link ? await codeOfLink({ app, origin: originOf(req, res), clientAddress: peerBudgetKey(req.ip), services: h.services }, { link }) : undefined;
   if (!found) return sendPage(res, 400, locale, title, `<p class="notice" role="alert">${escape(say(locale, 'linkExpired'))}</p>`, { brand: brandOf(app) });
   const held = cookieValue(req, EMAIL_COOKIE);
   const entry = held !== undefined && safeEqual(sha256Hex(held), found.row.valueHash) ? await entryOfCode(h, app, found.row, locale) : undefined;
@@ -581,7 +580,7 @@ async function followLink(h: Hosted, req: Request, res: Response, app: Applicati
     return sendPage(res, 200, locale, title, `<h1>${escape(title)}</h1><p>${escape(say(locale, 'linkOtherBrowser'))}</p><p class="code" id="code">${escape(code)}</p>`, { brand: brandOf(app) });
   }
   const result = await callUseCase(h.services, req, res, app, emailCodeSignIn, flowRequest(entry), { codeToken: held!, link });
-  await afterEmailCode(h, req, res, app, entry, result, { codeToken: held!, code: found.code, values: {} });
+  await afterEmailCode(h, req, res, app, entry, result, { codeToken: held!, email: found.email, code: found.code, values: {} });
 }
 
 const viewOf = (path: string): View => (path === '/register' ? 'register' : path === '/signin/forgot' ? 'forgot' : path === '/register/social' ? 'social' : 'signin');

@@ -133,7 +133,8 @@ describe('signing in with a mailed code', () => {
     expect((await post('/oauth/email_code_native', { client_id: loginId, locale: 'en-US', code_token: begun.body.code_token })).body).toMatchObject({ code: 100, argument_name: 'code' });
     expect((await redeem('x'.repeat(500), code)).body).toMatchObject({ code: 200, argument_name: 'code_token' });
     expect((await redeem('f'.repeat(64), code)).body).toMatchObject({ code: 200, argument_name: 'code_token' });
-    expect((await redeem(begun.body.code_token, 'abcdef')).body).toMatchObject({ code: 210, argument_name: 'code' });
+    // not a code at all: named, and no guess taken
+    expect((await redeem(begun.body.code_token, 'abcdef')).body).toMatchObject({ code: 200, error: 'invalid_argument', argument_name: 'code' });
     // another login client's
     const other = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["login_client"]' });
     for (const [key, value] of [['default_flow_name', 'standard'], ['default_flow_version', '1']]) {
@@ -171,7 +172,8 @@ describe('signing in with a mailed code', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => redeem(begun.body.code_token, code)));
     const ok = answers.filter((r) => r.body.stat === 'ok');
     expect(ok).toHaveLength(1);
-    for (const r of answers.filter((x) => x.body.stat !== 'ok')) expect(r.body).toMatchObject({ code: 200, argument_name: 'code_token' });
+    // the others: the code spent, its guesses taken, or the account's sign-in budget (10) spent by the parallel attempts
+    for (const r of answers.filter((x) => x.body.stat !== 'ok')) expect([[200, 'code_token'], [510, undefined]]).toContainEqual([r.body.code, r.body.argument_name]);
     expect(await stored(t.runtime.db).count('credentials', 'kind = ? AND entity_id = ?', ['access_token', a.id])).toBe(1);
   });
 
@@ -193,17 +195,47 @@ describe('signing in with a mailed code', () => {
     expect(extra.session.amr).toEqual(['otp', 'email', 'mfa']);
   });
 
-  it('a disabled account gets no mail, and the same answer', async () => {
+  it('a disabled account gets no mail, the same answer, and its code_token answers as an unknown address\'s does', async () => {
     const a = await account();
     const disabled = await request(t.app).post('/entity.disable').set('Authorization', owner).type('form').send({ type_name: 'user', id: String(a.id) });
     expect(disabled.body.stat).toBe('ok');
     const res = await begin(a.email);
     expect(Object.keys(res.body).sort()).toEqual(['code_token', 'expires_in', 'stat']);
     expect(await codeMails(a.email)).toBe(0);
+    const unknown = await begin(unique('nobody'));
+    const strip = (b: Record<string, unknown>) => JSON.stringify({ ...b, request_id: undefined });
+    expect(strip((await redeem(res.body.code_token, '123456')).body)).toBe(strip((await redeem(unknown.body.code_token, '123456')).body));
+  });
+
+  it('a right code gives its guess back: a registration corrected many times keeps it', async () => {
+    await setDefault('email_code_registration', 'on');
+    try {
+      const email = unique('retry');
+      const begun = await begin(email);
+      const { code } = await mailed(email);
+      for (let i = 0; i < 7; i++) expect((await redeem(begun.body.code_token, code, { firstName: 'Re' })).body).toMatchObject({ code: 100 });
+      expect((await redeem(begun.body.code_token, code, { firstName: 'Re', lastName: 'Try', displayName: 'retry' })).body).toMatchObject({ stat: 'ok' });
+    } finally {
+      await setDefault('email_code_registration', 'off');
+    }
+  });
+
+  it('registers only with the flow\'s registration forms, never another form', async () => {
+    await setDefault('email_code_registration', 'on');
+    try {
+      const email = unique('form');
+      const begun = await begin(email);
+      const { code } = await mailed(email);
+      expect((await redeem(begun.body.code_token, code, { form: 'signInForm' })).body).toMatchObject({ code: 200, argument_name: 'form' });
+    } finally {
+      await setDefault('email_code_registration', 'off');
+    }
   });
 });
 
 describe('the same answer for every address', () => {
+  beforeAll(() => setDefault('email_code_sign_in', 'on'));
+
   it('an address no account has: the same answer, no mail, nothing to redeem (the right code of no account is 210 like a wrong one)', async () => {
     const email = unique('nobody');
     const res = await begin(email);
@@ -218,8 +250,11 @@ describe('the same answer for every address', () => {
     const time = async (email: string) => {
       const start = process.hrtime.bigint();
       const res = await begin(email);
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
       expect(res.body.stat).toBe('ok');
-      return Number(process.hrtime.bigint() - start) / 1e6;
+      // the email is rendered after the answer (here by the in-process runner): not inside the next one's time
+      await t.runtime.queue.idle!();
+      return ms;
     };
     // warmed, then alternated, each address under its own recipient budget (5 an hour)
     const knowns = [known.email, ...await Promise.all([1, 2, 3, 4, 5, 6, 7].map(async () => (await account()).email))];
@@ -232,9 +267,9 @@ describe('the same answer for every address', () => {
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     const ratio = median(a) / median(b);
-    // the mail is sent after the answer (by the outbox): the answer waits for the same writes
-    expect(ratio).toBeGreaterThan(0.5);
-    expect(ratio).toBeLessThan(2);
+    // the answer waits for the same writes, and the email is queued after it
+    expect(ratio).toBeGreaterThan(0.67);
+    expect(ratio).toBeLessThan(1.5);
   });
 
   it('a flood of begins for one address: the budget\'s error, and never more mails than the budget', async () => {

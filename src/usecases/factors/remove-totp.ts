@@ -34,7 +34,10 @@ export async function removeTotp(
   } else {
     // the password proves it only in a session that the authenticator proved too: a password and
     // a token alone (a reset link's, a leaked one) never turn the second factor off
-    if (!sessionFacts(command.token)?.amr.includes('otp')) {
+    // (by its factors: a code mailed to the person is `otp` too; a session from before factors were kept, by its amr)
+    const facts = sessionFacts(command.token);
+    const byAuthenticator = facts?.factors ? facts.factors.some((f) => f === 'totp' || f === 'recovery_code') : facts?.amr.includes('otp');
+    if (!byAuthenticator) {
       throw invalidField('currentPassword', 'proves this only with an access token of a sign-in made with the authenticator; send a current code from it instead (code)');
     }
     const password = command.currentPassword ?? '';

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import {
   EMAIL_CODE_GUESSES, EMAIL_CODE_SECONDS, EMAIL_LINK_PATH, emailCodeBinding, emailCodeFamily, emailCodeRegisters, emailLinkBinding, emailOf,
-  newEmailCode, offersEmailCode, typedEmailCode, type EmailCodeExtra,
+  guessesKey, newEmailCode, offersEmailCode, typedEmailCode, type EmailCodeExtra,
 } from '../../domain/email-codes';
-import { event, recordSubject, type Subject } from '../../domain/events';
+import { event, recordSubject, type Acting, type Subject } from '../../domain/events';
 import { displayName, type MailRequest } from '../../domain/mail';
 import { changesFrom } from '../../domain/profile-fields';
 import { LimitReachedError, Refusal, invalidField } from '../../domain/refusal';
 import { randomToken, safeEqual, sha256Hex } from '../../domain/secrets';
 import type { StoredCredential } from '../../domain/storage/credentials';
-import { DuplicateAttributeError, isDisabled, uniqueKey } from '../../domain/storage/records';
+import { DuplicateAttributeError, isDisabled, uniqueKey, type UserRecord } from '../../domain/storage/records';
 import { USER_TYPE } from '../../domain/users';
 import { changedNames } from '../../domain/accounts';
 import { textsOf } from '../../texts';
-import { asAccount, asClient, type CallContext } from '../services';
+import { asAccount, type CallContext } from '../services';
 import {
-  assertValid, formContext, isPaused, requireFields, takenAttribute, takeRegistrationAttempt, type FormSubmission, type LoginCall, type SignInOutcome,
+  assertValid, formContext, isPaused, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, type FormSubmission, type LoginCall, type SignInOutcome,
 } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { countFailedSignIn } from './failed-sign-ins';
@@ -71,26 +71,30 @@ export async function beginEmailCode(
   };
   const family = emailCodeFamily(box, app.id, normalized);
   const link = new URL(EMAIL_LINK_PATH, baseUrls.of(app.name));
+  const locale = command.hosted?.locale ?? request.flow.locale;
   link.searchParams.set('l', box.seal(codeToken, emailLinkBinding(app.id)));
+  // the link's page speaks the email's language
+  link.searchParams.set('locale', locale);
   const mail: MailRequest | undefined = mailed ? {
-    app, template: 'email-code', locale: command.hosted?.locale ?? request.flow.locale, to: record?.email ?? email,
+    app, template: 'email-code', locale, to: record?.email ?? email,
     name: record ? displayName(record) : email.split('@')[0], link: link.toString(), code, expiresIn: EMAIL_CODE_SECONDS,
   } : undefined;
-  const subject: Subject = record ? recordSubject(record.id) : { kind: 'application', id: String(app.id) };
+  const subject: Subject = record && mailed ? recordSubject(record.id) : { kind: 'application', id: String(app.id) };
+  // someone not known yet asked through the client (an address's owner, or not): nobody's act to audit, like the account's own
+  const acting: Acting = record && mailed ? asAccount(ctx, record.id, client) : { actor: { kind: 'system' }, origin: { ...ctx.origin, clientId: client.clientId } };
+  // the same writes for every address (the code's row, the event), and the answer once they commit,
+  // before the email is queued: it takes as long whether an account has the address or not
   await work.run(async (uow) => {
     // a new code ends the address's earlier ones
     await db.credentials.revokeFamily(app.id, family, now, uow.tx);
     await db.credentials.insert([{
-      applicationId: app.id, kind: 'email_code', valueHash: hash, entityId: record?.id ?? null, clientId: client.id, forClientId: null,
+      // (an account that gets no mail is not named: its row answers as an unknown address's does)
+      applicationId: app.id, kind: 'email_code', valueHash: hash, entityId: mailed ? record?.id ?? null : null, clientId: client.id, forClientId: null,
       redirectUri: request.redirectUri ?? null, extra: extra as unknown as Record<string, unknown>, family,
       expiresAt: new Date(now.getTime() + EMAIL_CODE_SECONDS * 1000),
     }], now, uow.tx);
-    // an address that gets no mail leaves no event either (nothing happened to anyone)
-    if (mail) {
-      const acting = record ? asAccount(ctx, record.id, client) : asClient(ctx, client);
-      uow.record(event('account.email_code_requested', app.id, now, acting, subject, { registration }, { mail }));
-    }
-  }, { readCommitted: true });
+    uow.record(event('account.email_code_requested', app.id, now, acting, subject, { registration, mailed }, mail && { mail }));
+  }, { readCommitted: true, answerFirst: true });
   return { codeToken, expiresIn: EMAIL_CODE_SECONDS };
 }
 
@@ -147,7 +151,7 @@ export async function emailCodeSignIn(
   const row = await liveCode(ctx, command.codeToken);
   const opened = openCode(ctx, row);
   if (!opened) throw spentToken();
-  const { db, clock, rateLimiter, box } = ctx.services;
+  const { db, rateLimiter, box } = ctx.services;
   const known = row.entityId === null ? await db.records.find(app.id, { email: opened.email }) : await db.records.find(app.id, { id: row.entityId });
 
   let guesses: Awaited<ReturnType<typeof guardPasswordGuesses>> | undefined;
@@ -161,33 +165,55 @@ export async function emailCodeSignIn(
     }
     if (linked === undefined || !safeEqual(sha256Hex(linked), row.valueHash)) throw invalidField('link', 'is not the link of this browser\'s code; type the code the email shows');
   } else {
-    const typed = typedEmailCode(command.code ?? '');
     if (command.code === undefined) throw new Refusal('missing', 'code is required: the 6-digit code of the email', { field: 'code' });
-    // 5 guesses per code, counted across pods before the code is compared; the 6th ends it
+    const typed = typedEmailCode(command.code);
+    // not a code at all: no guess taken
+    if (typed === undefined) {
+      throw invalidField('code', 'must be the 6 digits of the email (spaces and dashes are ignored)', { message: textsOf('api', request.flow.locale).wrongEmailCode });
+    }
+    // 5 wrong guesses per code, counted across pods before the code is compared; a right one gives its guess back
+    const key = guessesKey(app.id, row.valueHash);
+    let taken: Awaited<ReturnType<typeof rateLimiter.take>>;
     try {
-      await rateLimiter.take([[`email_code:guesses:${row.valueHash}`, { max: EMAIL_CODE_GUESSES, windowSeconds: EMAIL_CODE_SECONDS }]]);
+      taken = await rateLimiter.take([[key, { max: EMAIL_CODE_GUESSES, windowSeconds: EMAIL_CODE_SECONDS }]]);
     } catch (e) {
       if (!(e instanceof LimitReachedError)) throw e;
-      await db.credentials.consumeAlone(app.id, 'email_code', row.valueHash, clock.now());
       throw invalidField('codeToken', `has had ${EMAIL_CODE_GUESSES} wrong codes and is ended; ask for a new code`);
     }
     guesses = await guardPasswordGuesses(ctx, accountSubject(known, uniqueKey(opened.email)!));
-    if (typed === undefined || !safeEqual(typed, opened.code)) {
+    if (!safeEqual(typed, opened.code)) {
       if (known) void countFailedSignIn(ctx, known.id, 'wrong_code', request.client);
       await countTowardBusy(ctx);
-      throw new Refusal('wrong_credentials', 'the code is not the one the email shows; check it and type it again (each code takes 5 tries)', {
+      throw new Refusal('wrong_credentials', 'the code is not the one the email shows; check it and type it again (each code takes 5 wrong tries)', {
         field: 'code', message: textsOf('api', request.flow.locale).wrongEmailCode,
       });
     }
+    await taken.settle({ giveBack: [key] });
   }
 
+  try {
+    return await redeem(ctx, row, known, opened.email, command, guesses);
+  } catch (e) {
+    // the right code that signed nobody in (a field to fill in, a disabled account, spent meanwhile): no failure to count
+    await guesses?.givenBack();
+    throw e;
+  }
+}
+
+/** A right code (or link) goes on: the account signs in, or the address registers. */
+async function redeem(
+  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'rateLimiter' | 'registrationLimit' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
+  row: StoredCredential, known: UserRecord | undefined, email: string, command: EmailCodeSignInCommand, guesses: Awaited<ReturnType<typeof guardPasswordGuesses>> | undefined,
+): Promise<SignInOutcome> {
+  const { request, app } = ctx;
+  const { db, clock } = ctx.services;
   if (!known) {
     if (!emailCodeRegisters(app, request.client)) {
       throw new Refusal('no_such_account', 'no account has this email address, and this client does not register by email code (setting email_code_registration)', {
         message: textsOf('api', request.flow.locale).noAccountForCode,
       });
     }
-    const outcome = await registerByCode(ctx, row, opened.email, command);
+    const outcome = await registerByCode(ctx, row, email, command);
     await guesses?.succeeded();
     return outcome;
   }
@@ -208,9 +234,8 @@ async function registerByCode(
   row: StoredCredential, email: string, command: EmailCodeSignInCommand,
 ): Promise<SignInOutcome> {
   const { request, app } = ctx;
-  const name = command.form?.name ?? 'registrationForm';
-  const form = ctx.services.flows.form(app, request.flow, name);
-  if (!form) throw invalidField('form', `flow "${request.flow.name}" has no form "${name.slice(0, 64)}" to register with (form names are case-sensitive)`);
+  // the flow's registration forms only (a sign-in form's would skip the registration's rules)
+  const form = requestForm(ctx, request, command.form ?? { values: {} }, 'registrationForm', '/oauth/register_native_traditional');
   const emailField = form.fields.find((f) => f.field.schemaAttribute === 'email');
   if (!emailField) throw new Refusal('misconfigured', `form ${form.name} has no field for the email address, so a code cannot register with it`);
   const passwordFields = form.fields.filter((f) => f.field.type === 'password').map((f) => f.name);
@@ -255,7 +280,7 @@ async function registerByCode(
 }
 
 /** The code a link's page shows in a browser that did not ask (to type where it did); undefined when the link is not live. */
-export async function codeOfLink(ctx: CallContext<'box' | 'clock' | 'db'>, command: { link: string }): Promise<{ code: string; row: StoredCredential } | undefined> {
+export async function codeOfLink(ctx: CallContext<'box' | 'clock' | 'db'>, command: { link: string }): Promise<{ code: string; email: string; row: StoredCredential } | undefined> {
   let codeToken: string;
   try {
     codeToken = ctx.services.box.open(command.link, emailLinkBinding(ctx.app.id));
@@ -264,5 +289,5 @@ export async function codeOfLink(ctx: CallContext<'box' | 'clock' | 'db'>, comma
   }
   const row = await ctx.services.db.credentials.findActive(ctx.app.id, 'email_code', sha256Hex(codeToken), ctx.services.clock.now());
   const opened = row && openCode(ctx, row);
-  return opened ? { code: opened.code, row: row! } : undefined;
+  return opened ? { ...opened, row: row! } : undefined;
 }

@@ -8,7 +8,9 @@ import { Refusal, invalidField } from '../../domain/refusal';
 import { sha256Hex } from '../../domain/secrets';
 import { textsOf } from '../../texts';
 import type { CallContext } from '../services';
-import type { LoginCall } from './call';
+
+/** A login call as this module reads it: the client, and the language of its messages. */
+type LoginCall<K extends 'box' | 'clock' | 'db' | 'rateLimiter'> = CallContext<K> & { request: { client: Client; flow: { locale: string } } };
 
 /** A challenge as the widget and the API take it (ALTCHA v2: `parameters` and their `signature`). */
 export type IssuedChallenge = Challenge;
