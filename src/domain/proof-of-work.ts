@@ -28,7 +28,7 @@ export const CHALLENGE_ALGORITHM = 'PBKDF2/SHA-256';
 export const CHALLENGE_COST = 1000;
 
 /** The attempts a solution takes on average (setting `challenge_difficulty`); the answer is drawn from [½, 1½) of it. */
-export const DEFAULT_DIFFICULTY = 3000;
+export const DEFAULT_DIFFICULTY = 10_000;
 export const MIN_DIFFICULTY = 10;
 export const MAX_DIFFICULTY = 1_000_000;
 export const challengeDifficulty = (app: Application, client: Client): number => {

@@ -123,7 +123,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
   challenge: (value) => (['off', 'on', 'when_busy'].includes(value) ? undefined
     : 'must be off (the default), on (sign-in, registration, password resets and email codes ask for a solved proof-of-work challenge) or when_busy (they ask once failed sign-ins and registrations pass challenge_busy_address or challenge_busy_application in 15 minutes)'),
   challenge_difficulty: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 10 && Number(value) <= 1_000_000 ? undefined
-    : 'must be a whole number from 10 to 1000000: the attempts a challenge takes on average (3000 when unset; each is 1000 iterations of PBKDF2-SHA-256)'),
+    : 'must be a whole number from 10 to 1000000: the attempts a challenge takes on average (10000 when unset; each is 1000 iterations of PBKDF2-SHA-256)'),
   challenge_busy_address: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 1 && Number(value) <= 1_000_000 ? undefined
     : 'must be a whole number from 1 to 1000000: the failed sign-ins and registrations from one address in 15 minutes after which when_busy asks for a challenge (10 when unset)'),
   challenge_busy_application: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 1 && Number(value) <= 1_000_000 ? undefined
