@@ -36,6 +36,7 @@ export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting:
 /** What a user's sessions are made of: what ending them spends. */
 export const SESSION_KINDS: CredentialKind[] = [
   'access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token', 'browser_session', 'console_session', 'oidc_code', 'oidc_access_token', 'oidc_refresh_token',
+  'oidc_device_code', 'oidc_user_code',
 ];
 
 /**

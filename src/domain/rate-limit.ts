@@ -116,6 +116,8 @@ const COUNTED: Readonly<Record<string, string>> = {
   'mail:address': 'emails requested from this address',
   'social:start': 'social sign-ins started from this address',
   'email_code:guesses': 'wrong codes for this email code',
+  'device:address': 'device codes typed from this address',
+  'device:application': 'device codes typed in this application',
 };
 const counted = (key: string) => {
   const kind = key.split(':').slice(0, 2).join(':');

@@ -78,9 +78,9 @@ const CHECKS: Readonly<Record<string, Check>> = {
     return scopes.includes('openid') ? undefined : 'must include openid: the scopes an OpenID client may ask for, such as openid email profile';
   },
   grant_types: (value) => {
-    const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials'].includes(g));
+    const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'].includes(g));
     return bad === undefined && settingOfList(value).length > 0 ? undefined
-      : 'must be grant types separated by spaces or commas among authorization_code, refresh_token and client_credentials';
+      : 'must be grant types separated by spaces or commas among authorization_code, refresh_token, client_credentials and urn:ietf:params:oauth:grant-type:device_code (a TV, a kiosk or a command-line tool)';
   },
   redirect_uris: urlList('absolute URLs', 'https://app.example.com/signed-in'),
   allowed_origins: (value) => {

@@ -10,7 +10,7 @@ import { sessionFacts, type SessionFacts } from './session';
 export const ACCESS_TOKEN_SECONDS = 3600;
 /** An authorization code lives this long unless the caller asks otherwise (getAuthorizationCode's `lifetime`). */
 export const AUTHORIZATION_CODE_SECONDS = 30;
-const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token' | 'social_token' | 'social_state' | 'refresh_secret' | 'email_change_undo' | 'email_reservation' | 'recovery_code' | 'mfa_token' | 'passkey_challenge' | 'enroll_token' | 'browser_session' | 'console_session' | 'oidc_code' | 'oidc_access_token' | 'oidc_refresh_token' | 'oidc_client_token' | 'email_code' | 'pow_challenge'>, number> = {
+const DEFAULT_SECONDS: Record<Exclude<CredentialKind, 'access_token' | 'social_token' | 'social_state' | 'refresh_secret' | 'email_change_undo' | 'email_reservation' | 'recovery_code' | 'mfa_token' | 'passkey_challenge' | 'enroll_token' | 'browser_session' | 'console_session' | 'oidc_code' | 'oidc_access_token' | 'oidc_refresh_token' | 'oidc_client_token' | 'email_code' | 'pow_challenge' | 'oidc_device_code' | 'oidc_user_code'>, number> = {
   authorization_code: AUTHORIZATION_CODE_SECONDS,
   creation_token: 3600,
   verification_code: 604_800,

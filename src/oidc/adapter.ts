@@ -58,7 +58,13 @@ function openedPayload(box: Services['box'], app: Application, stored: Record<st
 
 const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
   AuthorizationCode: 'oidc_code', AccessToken: 'oidc_access_token', RefreshToken: 'oidc_refresh_token', ClientCredentials: 'oidc_client_token',
+  DeviceCode: 'oidc_device_code',
 };
+/** The device authorization grant (RFC 8628), as a client's grant_types names it. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+/** What a user code's row is found by: the SHA-256 of the code as the provider normalizes it (its letters, in capitals). */
+const userCodeHash = (userCode: string) => sha256Hex(`user_code:${userCode}`);
+const SPENT_NAMES: Readonly<Record<string, string>> = { AuthorizationCode: 'authorization code', RefreshToken: 'refresh token', DeviceCode: 'device code' };
 /** Tokens a bearer presents: spent means revoked, and a revoked one is not found. */
 const BEARER: ReadonlySet<string> = new Set(['AccessToken', 'ClientCredentials']);
 
@@ -110,18 +116,28 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
     const row = await db.credentials.find(app.id, kind, hash);
     return { entityId: row?.entityId ?? null, clientId: (row?.extra as AdapterPayload | null)?.clientId };
   };
-  return {
+  const adapter: Adapter = {
     // one statement that commits alone: a new token inserted, one saved again given its new payload
     async upsert(id, payload, expiresIn) {
       const now = clock.now();
       const [entityId, clientId] = await Promise.all([entityOf(payload), clientRowId(payload.clientId)]);
+      const expiresAt = new Date(now.getTime() + (expiresIn ?? 3600) * 1000);
+      const family = typeof payload.grantId === 'string' ? payload.grantId : null;
+      // a device code is found by its user code too: a row of its own, the device code's value sealed in it
+      const userCode = model === 'DeviceCode' && typeof payload.userCode === 'string' ? payload.userCode : undefined;
       await saveProviderToken(deps, {
         app, party: partyOf(entityId, payload.clientId), scopes: scopesOf(payload.scope),
         token: {
           applicationId: app.id, kind, valueHash: sha256Hex(id), entityId, clientId, forClientId: null,
           redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra: storedPayload(box, app, payload, true),
-          family: typeof payload.grantId === 'string' ? payload.grantId : null, expiresAt: new Date(now.getTime() + (expiresIn ?? 3600) * 1000),
+          family, expiresAt,
         },
+        ...(userCode !== undefined && {
+          also: {
+            applicationId: app.id, kind: 'oidc_user_code', valueHash: userCodeHash(userCode), entityId, clientId, forClientId: null, redirectUri: null,
+            extra: { device: box.seal(id, `oidc user code ${app.id}`) }, family, expiresAt,
+          },
+        }),
       });
     },
     async find(id) {
@@ -140,8 +156,18 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
     async findByUid() {
       return undefined;
     },
-    async findByUserCode() {
-      return undefined;
+    async findByUserCode(userCode) {
+      if (model !== 'DeviceCode' || userCode.length > 64) return undefined;
+      const row = await db.credentials.find(app.id, 'oidc_user_code', userCodeHash(userCode));
+      const sealed = row?.extra?.device;
+      if (typeof sealed !== 'string') return undefined;
+      let id: string;
+      try {
+        id = box.open(sealed, `oidc user code ${app.id}`);
+      } catch {
+        return undefined;
+      }
+      return adapter.find(id);
     },
     async consume(id) {
       const hash = sha256Hex(id);
@@ -153,7 +179,7 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
       // its owner, on any pod): this one gets nothing, and the grant ends, as for a reuse later
       const family = (await db.credentials.find(app.id, kind, hash))?.family;
       if (family) await endProviderGrant(deps, { app, grantId: family, why: 'reuse', party: partyOf(entityId, clientId) });
-      throw invalidGrant(`${model === 'AuthorizationCode' ? 'authorization code' : 'refresh token'} already used`);
+      throw invalidGrant(`${SPENT_NAMES[model] ?? 'token'} already used`);
     },
     async destroy(id) {
       await destroyProviderToken(deps, { app, kind, valueHash: sha256Hex(id) });
@@ -162,6 +188,7 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
       await endProviderGrant(deps, { app, grantId, why: whyEnded(), party: partyOf(null, undefined) });
     },
   };
+  return adapter;
 }
 
 /** State objects spent once (a pushed request's `request_uri`): a second use is refused even when the two race. */
@@ -214,7 +241,7 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
 
 /** What an OpenID client's settings may say, checked like the application's other settings. */
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
-const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT] as const;
 
 
 /**

@@ -2,7 +2,7 @@ import { isDisabled } from '../domain/storage/records';
 import querystring from 'node:querystring';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
-import type { Configuration, FindAccount } from 'oidc-provider';
+import type { Configuration, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import type { StoredSigningKey } from '../domain/storage/signing-keys';
 import { privateJwkOf } from '../domain/signing-keys';
@@ -12,7 +12,10 @@ import { ACR_VALUES, acrMet, essentialAcrs, requestedAcrs } from '../domain/sess
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
 import { browserSessionOfRequest } from '../web/account-sign-in';
-import { brandOf, escape, markFailedPage, pageLocale, peerOrigin, renderPage, text } from '../web/pages';
+import { brandOf, escape, markFailedPage, pageLocale, peerOrigin, renderPage, sendPage, text, type PageLocale } from '../web/pages';
+import { peerBudgetKey } from '../domain/addresses';
+import { LimitReachedError } from '../domain/refusal';
+import { takeUserCodeAttempt } from '../usecases/oidc/device-codes';
 import { unsafeField } from '../domain/request-values';
 import { errors } from '../errors';
 import { gatehouseAnswers, isResume, pageErrorOf, requestIdOf, sendErrorPage, sendOwnPage } from './answers';
@@ -111,6 +114,46 @@ const signingOrder = (keys: StoredSigningKey[]) => [
   ...keys.filter((k) => k.slot?.startsWith('current:')), ...keys.filter((k) => k.slot?.startsWith('next:')), ...keys.filter((k) => k.slot === null),
 ];
 
+/** The provider's koa context, as its page sources get it. */
+type ProviderCtx = KoaContextWithOIDC;
+
+/** A device page (docs/openid-connect.md#devices): `body` drawn in the page's language, in the application's look, posting to this origin. */
+function devicePage(ctx: ProviderCtx, app: Application, body: (locale: PageLocale) => string, status: number): void {
+  sendOwnPage(ctx, status, (locale) => renderPage(locale, text(locale, 'deviceTitle'), body(locale), { brand: brandOf(app), formAction: "'self'" }));
+}
+
+/** What a wrong, expired, used or missing code says (the provider's error re-renders the input page). */
+const DEVICE_ERRORS: Readonly<Record<string, string>> = {
+  NotFoundError: 'deviceNotFound', ExpiredError: 'deviceExpired', AlreadyUsedError: 'deviceUsed', NoCodeError: 'deviceNoCode', AbortedError: 'deviceAborted',
+};
+
+/** The form where the person types the device's code: the provider's anti-forgery token, the code as typed before. */
+function deviceCodeForm(ctx: ProviderCtx, err: unknown) {
+  const secret = String((ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret ?? '');
+  const failed = err instanceof Error ? DEVICE_ERRORS[err.name] ?? 'deviceNotFound' : undefined;
+  const typed = err && typeof (err as { userCode?: unknown }).userCode === 'string' ? String((err as { userCode: string }).userCode).slice(0, 32) : '';
+  return (locale: PageLocale) => `<h1>${escape(text(locale, 'deviceTitle'))}</h1><p>${escape(text(locale, 'deviceIntro'))}</p>`
+    + `<p class="notice" id="form-notice" role="alert"${failed ? '' : ' hidden'}>${failed ? escape(text(locale, failed)) : ''}</p>`
+    + `<form method="post" action="${escape(ctx.oidc.urlFor('code_verification'))}" aria-describedby="form-notice">`
+    + `<input type="hidden" name="xsrf" value="${escape(secret)}">`
+    + `<label for="user_code">${escape(text(locale, 'deviceCodeLabel'))}</label>`
+    + `<input id="user_code" name="user_code" type="text" value="${escape(typed)}" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus${failed ? ' aria-invalid="true"' : ''}>`
+    + `<button type="submit">${escape(text(locale, 'deviceContinue'))}</button></form>`;
+}
+
+/** The question before a device is signed in: which app, from where, with which code; yes or no. */
+function deviceConfirmForm(ctx: ProviderCtx, client: { clientName?: string; clientId: string }, info: { ip?: string; ua?: string } | undefined, userCode: string) {
+  const secret = String((ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret ?? '');
+  const name = client.clientName ?? client.clientId;
+  const action = escape(ctx.oidc.urlFor('code_verification'));
+  const hiddenFields = `<input type="hidden" name="xsrf" value="${escape(secret)}"><input type="hidden" name="user_code" value="${escape(userCode)}">`;
+  return (locale: PageLocale) => `<h1>${escape(text(locale, 'deviceConfirmTitle', { app: name }))}</h1>`
+    + `<p>${escape(text(locale, 'deviceConfirmIntro', { app: name, code: userCode }))}</p>`
+    + (info?.ip ? `<p>${escape(text(locale, 'deviceConfirmFrom', { address: info.ip, device: (info.ua ?? '').slice(0, 160) }))}</p>` : '')
+    + `<form method="post" action="${action}">${hiddenFields}<button type="submit" name="confirm" value="yes">${escape(text(locale, 'deviceConfirmButton'))}</button></form>`
+    + `<form method="post" action="${action}">${hiddenFields}<button type="submit" name="abort" value="yes" class="secondary">${escape(text(locale, 'deviceAbortButton'))}</button></form>`;
+}
+
 export function createOidcProviders(services: Services, options: { trustProxy: boolean }) {
   const built = new Map<number, { fingerprint: string; provider: Provider; handle: ReturnType<Provider['callback']>; checkedAt: number }>();
   let loaded: ReturnType<typeof oidcProviderModule> | undefined;
@@ -180,6 +223,20 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           { brand: brandOf(app), formAction: ["'self'", ...new Set((ctx.oidc.client?.postLogoutRedirectUris ?? []).map((u) => new URL(u).origin))].join(' ') })),
           postLogoutSuccessSource: (ctx) => sendOwnPage(ctx, 200, (locale) => renderPage(locale, text(locale, 'signOutTitle'),
             `<h1>${escape(text(locale, 'signOutTitle'))}</h1><p role="status">${escape(text(locale, 'signedOut', { app: brandOf(app).name }))}</p>`, { brand: brandOf(app) })),
+        },
+        // the device authorization grant (RFC 8628, docs/openid-connect.md#devices): a TV, a kiosk or a command
+        // line shows a code, the person types it on /oidc/device, signs in with any method the app offers, and confirms
+        deviceFlow: {
+          enabled: true,
+          // no vowels, no look-alikes (the provider's base-20), eight letters shown as two groups; typed in any case, with or without the dash
+          charset: 'base-20', mask: '****-****',
+          userCodeInputSource: (ctx, _form, _out, err) => devicePage(ctx, app, deviceCodeForm(ctx, err), err ? 400 : 200),
+          userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => devicePage(ctx, app, deviceConfirmForm(ctx, client, deviceInfo, userCode), 200),
+          successSource: (ctx) => sendOwnPage(ctx, 200, (locale) => {
+            const name = ctx.oidc.client?.clientName ?? ctx.oidc.client?.clientId ?? brandOf(app).name;
+            return renderPage(locale, text(locale, 'deviceDoneTitle'), `<h1>${escape(text(locale, 'deviceDoneTitle'))}</h1>`
+              + `<p class="notice done" role="status">${escape(text(locale, 'deviceDone', { app: name }))}</p>`, { brand: brandOf(app) });
+          }),
         },
         pushedAuthorizationRequests: { enabled: false },
         // the claims parameter (Core 5.5): an essential acr, and the claims of the scopes the client may ask for, nothing more
@@ -327,6 +384,22 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     return fresh;
   }
 
+  /** True (a page said so) when this address or the application typed too many user codes. */
+  async function userCodesSpent(app: Application, req: Request, res: Response): Promise<boolean> {
+    try {
+      await takeUserCodeAttempt({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services });
+      return false;
+    } catch (e) {
+      if (!(e instanceof LimitReachedError)) throw e;
+      const locale = pageLocale(undefined, req.headers['accept-language']);
+      const seconds = String(e.retryAfterSeconds);
+      res.setHeader('Retry-After', seconds);
+      sendPage(res, 429, locale, text(locale, 'deviceTitle'), `<h1>${escape(text(locale, 'deviceTitle'))}</h1>`
+        + `<p class="notice" role="alert">${escape(text(locale, 'deviceTooMany', { seconds }))}</p>`, { brand: brandOf(app) });
+      return true;
+    }
+  }
+
   const authorizationForm = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 100 });
   /** POST /oidc/auth: its form, checked as a query string is (domain/request-values.ts), as a GET of the same parameters. */
   function authorizationByPost(req: Request, res: Response, next: NextFunction): void {
@@ -353,6 +426,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         if (req.method === 'POST' && req.path === OIDC_ROUTES.authorization) return void authorizationByPost(req, res, next);
         // the resume takes nothing but the browser's interaction cookie: a query string there only misleads the provider's error handling
         if (isResume(req.path)) req.url = req.path;
+        // a device's user code typed: counted from this address and in the application before the provider looks it up
+        if (req.method === 'POST' && req.path === OIDC_ROUTES.code_verification && await userCodesSpent(app, req, res)) return;
         const { handle, provider } = await builtFor(app);
         if (req.path === OIDC_ROUTES.authorization) {
           req.url = withOfflineConsent(req.url);

@@ -52,7 +52,13 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    * The OpenID provider's codes and tokens (docs/openid-connect.md#storage): found by the SHA-256
    * of their value, their payload in `extra`, their grant as `family`, spent once like the others.
    */
-  | 'oidc_code' | 'oidc_access_token' | 'oidc_refresh_token' | 'oidc_client_token';
+  | 'oidc_code' | 'oidc_access_token' | 'oidc_refresh_token' | 'oidc_client_token'
+  /**
+   * The device authorization grant (docs/openid-connect.md#devices): the device's code, found by the
+   * SHA-256 of its value and spent once like a code; and its user code, found by the SHA-256 of the
+   * code as the provider normalizes it, its device code's value sealed to the application in `extra`.
+   */
+  | 'oidc_device_code' | 'oidc_user_code';
 
 /** A credential that replaces a spent one: its hash and expiry. */
 export interface Successor { valueHash: string; expiresAt: Date }

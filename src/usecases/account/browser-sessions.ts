@@ -155,7 +155,7 @@ export interface SessionView {
   id: string;
   /** The browser of this very call. */
   current: boolean;
-  /** A browser on the account page, or an app's session (its refresh token). */
+  /** A browser on the account page, an app's session (its refresh token), or an app's grant of the OpenID provider (a device's too). */
   kind: 'browser' | 'app';
   /** The login client it signed in through (its description, else its client_id). */
   client: string;
@@ -167,14 +167,31 @@ export interface SessionView {
   factors: SignInFactor[];
 }
 
-/** The account's live sessions: its browser sessions and its apps' refresh tokens, newest first. */
+/**
+ * The account's apps' sessions: their refresh tokens (the original API's, the OpenID provider's), and
+ * the OpenID grants that have only an access token (a device that asked for no refresh token), one
+ * per grant (its family).
+ */
+async function appSessionsOf(ctx: CallContext<'db'>, entityId: number, now: Date): Promise<StoredCredential[]> {
+  const { db } = ctx.services;
+  const [refresh, providerRefresh, providerAccess] = await Promise.all([
+    db.credentials.liveOfRecord(ctx.app.id, entityId, 'refresh_token', now),
+    db.credentials.liveOfRecord(ctx.app.id, entityId, 'oidc_refresh_token', now),
+    db.credentials.liveOfRecord(ctx.app.id, entityId, 'oidc_access_token', now),
+  ]);
+  const byFamily = new Map<string, StoredCredential>();
+  for (const r of [...refresh, ...providerRefresh, ...providerAccess]) if (r.family !== null && !byFamily.has(r.family)) byFamily.set(r.family, r);
+  return [...byFamily.values()];
+}
+
+/** The account's live sessions: its browser sessions and its apps' sessions (appSessionsOf), newest first. */
 export async function listSessions(ctx: CallContext<'clock' | 'db'>, command: { token: StoredCredential }): Promise<SessionView[]> {
   const { db, clock } = ctx.services;
   const { record } = await accountOfToken(ctx, command.token);
   const now = clock.now();
   const [browsers, apps] = await Promise.all([
     db.credentials.liveOfRecord(ctx.app.id, record.id, 'browser_session', now),
-    db.credentials.liveOfRecord(ctx.app.id, record.id, 'refresh_token', now),
+    appSessionsOf(ctx, record.id, now),
   ]);
   const names = new Map<number, string>();
   for (const id of new Set([...browsers, ...apps].map((r) => r.clientId).filter((id): id is number => id !== null))) {
@@ -216,7 +233,7 @@ export async function endSessions(ctx: CallContext<'clock' | 'db' | 'work'>, com
   if (!command.others) {
     const live = [
       ...await db.credentials.liveOfRecord(ctx.app.id, record.id, 'browser_session', now),
-      ...await db.credentials.liveOfRecord(ctx.app.id, record.id, 'refresh_token', now),
+      ...await appSessionsOf(ctx, record.id, now),
     ];
     family = live.find((r) => r.family !== null && r.family === command.session)?.family ?? undefined;
     if (family === undefined) throw invalidField('session', 'is not one of this account\'s live sessions (the list may be out of date: reload it)');
@@ -224,7 +241,8 @@ export async function endSessions(ctx: CallContext<'clock' | 'db' | 'work'>, com
   return work.run(async (uow) => {
     const spent = family === undefined
       ? await endSessionsOf(db, ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow.tx)
-      : await db.credentials.revokeFamily(ctx.app.id, family, now, uow.tx);
+      // (an OpenID grant's family is its id: the provider's own state of it ends too)
+      : await db.credentials.revokeFamily(ctx.app.id, family, now, uow.tx) + await db.oidcState.destroyGrant(ctx.app.id, family, uow.tx);
     if (spent === 0 && family !== undefined) throw new Refusal('nothing_to_do', 'this session has ended already');
     uow.record(event('account.signed_out', ctx.app.id, now, asAccount(ctx, record.id, client), recordSubject(record.id), { tokens: spent }));
     return { spent };

@@ -28,9 +28,19 @@ const actingOf = (party: ProviderParty): Acting => ({
  * one statement that commits alone, on the grant's hot path. A client's own access token
  * (client_credentials) is saved with its event, `oidc.client_credentials_issued`.
  */
-export async function saveProviderToken(deps: ProviderStorageDeps, command: { app: Application; token: NewCredential; party: ProviderParty; scopes: string[] }): Promise<void> {
+export async function saveProviderToken(
+  deps: ProviderStorageDeps, command: { app: Application; token: NewCredential; party: ProviderParty; scopes: string[]; also?: NewCredential },
+): Promise<void> {
   const { db, clock, work } = deps;
   const now = clock.now();
+  // a device code and its user code's row, together
+  if (command.also) {
+    const also = command.also;
+    return work.run(async (uow) => {
+      await db.credentials.save(command.token, now, uow.tx);
+      await db.credentials.save(also, now, uow.tx);
+    });
+  }
   if (command.token.kind !== 'oidc_client_token' || command.party.clientId === null) return db.credentials.saveAlone(command.token, now);
   const clientId = command.party.clientId;
   await work.run(async (uow) => {
