@@ -53,7 +53,10 @@ function storedPayload(box: Services['box'], app: Application, payload: AdapterP
 function openedPayload(box: Services['box'], app: Application, stored: Record<string, unknown>): AdapterPayload {
   const open = (v: unknown) => (typeof v === 'string' && v.startsWith(SEALED) ? box.open(v.slice(SEALED.length), `oidc ${app.id}`) : v);
   const session = stored.session as { cookie?: unknown } | undefined;
-  return { ...stored, ...(stored.jti !== undefined && { jti: open(stored.jti) }), ...(session?.cookie !== undefined && { session: { ...session, cookie: open(session.cookie) } }) } as AdapterPayload;
+  return {
+    ...stored, ...(stored.jti !== undefined && { jti: open(stored.jti) }), ...(stored.userCode !== undefined && { userCode: open(stored.userCode) }),
+    ...(session?.cookie !== undefined && { session: { ...session, cookie: open(session.cookie) } }),
+  } as AdapterPayload;
 }
 
 const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
@@ -129,7 +132,9 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
         app, party: partyOf(entityId, payload.clientId), scopes: scopesOf(payload.scope),
         token: {
           applicationId: app.id, kind, valueHash: sha256Hex(id), entityId, clientId, forClientId: null,
-          redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null, extra: storedPayload(box, app, payload, true),
+          redirectUri: typeof payload.redirectUri === 'string' ? payload.redirectUri : null,
+          // a device code's user code is sealed as the others' bearer values are (its row is found by the hash)
+          extra: { ...storedPayload(box, app, payload, true), ...(userCode !== undefined && { userCode: SEALED + box.seal(userCode, `oidc ${app.id}`) }) },
           family, expiresAt,
         },
         ...(userCode !== undefined && {
@@ -151,7 +156,7 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
         if (found.size >= 1_000) found.clear();
         found.set(hash, { entityId: row.entityId, clientId: (row.extra as AdapterPayload | null)?.clientId });
       }
-      return inProviderRealm({ ...(row.extra as AdapterPayload), jti: id, ...(row.usedAt && { consumed: epoch(row.usedAt) }) });
+      return inProviderRealm({ ...openedPayload(box, app, row.extra as Record<string, unknown>), jti: id, ...(row.usedAt && { consumed: epoch(row.usedAt) }) });
     },
     async findByUid() {
       return undefined;

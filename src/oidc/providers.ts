@@ -130,7 +130,9 @@ const DEVICE_ERRORS: Readonly<Record<string, string>> = {
 /** The form where the person types the device's code: the provider's anti-forgery token, the code as typed before. */
 function deviceCodeForm(ctx: ProviderCtx, err: unknown) {
   const secret = String((ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret ?? '');
-  const failed = err instanceof Error ? DEVICE_ERRORS[err.name] ?? 'deviceNotFound' : undefined;
+  // (the provider's errors are of its own realm: known by their name)
+  const name = err && typeof (err as { name?: unknown }).name === 'string' ? (err as { name: string }).name : undefined;
+  const failed = err ? DEVICE_ERRORS[name ?? ''] ?? 'deviceNotFound' : undefined;
   const typed = err && typeof (err as { userCode?: unknown }).userCode === 'string' ? String((err as { userCode: string }).userCode).slice(0, 32) : '';
   return (locale: PageLocale) => `<h1>${escape(text(locale, 'deviceTitle'))}</h1><p>${escape(text(locale, 'deviceIntro'))}</p>`
     + `<p class="notice" id="form-notice" role="alert"${failed ? '' : ' hidden'}>${failed ? escape(text(locale, failed)) : ''}</p>`

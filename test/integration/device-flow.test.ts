@@ -1,0 +1,108 @@
+import { manualClock } from '../helpers/backend';
+import { servedTestApp } from '../helpers/browser';
+import { APP, oidcSignIn, PASSWORD } from '../helpers/oidc-sign-in';
+import { cookieBrowser, firstForm } from '../helpers/social';
+import { stored } from '../helpers/stored';
+
+// The device authorization grant (RFC 8628, docs/openid-connect.md#devices) with openid-client 6 as
+// the device: its code typed on /oidc/device (any case, with or without the dash), the sign-in, the
+// confirmation, the tokens polled; a wrong code refused and counted; a disabled account's device
+// gets nothing; the device and user codes stored as hashes.
+
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+const clock = manualClock();
+let served: Awaited<ReturnType<typeof servedTestApp>>;
+let s: ReturnType<typeof oidcSignIn>;
+
+beforeAll(async () => {
+  served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '12/900' } });
+  s = oidcSignIn(served, clock);
+  for (const [key, value] of [['grant_types', `authorization_code refresh_token ${DEVICE_GRANT}`], ['redirect_uris', APP]]) {
+    expect((await s.admin('/settings/set', { for_client_id: s.login.client_id, key, value })).body.stat).toBe('ok');
+  }
+  clock.advance(5_100);
+});
+afterAll(() => served?.close());
+
+/** The person's side: the code typed on the verification page, signed in with the password, the device confirmed; answers the last page. */
+async function approve(userCode: string, email: string, browser = cookieBrowser()) {
+  let page = await browser.go(`${served.base}/oidc/device`);
+  expect(page.body).toContain('name="user_code"');
+  const input = firstForm(page.body, page.url);
+  page = await browser.go(input.action, { method: 'POST', form: { ...input.fields, user_code: userCode } });
+  if (!page.body.includes('name="confirm"')) return page;
+  const confirm = firstForm(page.body, page.url);
+  page = await browser.go(confirm.action, { method: 'POST', form: { ...confirm.fields, confirm: 'yes' } });
+  if (new URL(page.url).pathname === '/signin') {
+    const form = firstForm(page.body, page.url);
+    page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: email, currentPassword: PASSWORD } });
+  }
+  return page;
+}
+
+it('a device signs in: the code typed in lower case without its dash, the password, the confirmation; the tokens polled are the account\'s', async () => {
+  const a = await s.account();
+  const config = await s.discovered();
+  expect(config.serverMetadata().device_authorization_endpoint).toBe(`${served.base}/oidc/device/auth`);
+  const response = await s.oidc.initiateDeviceAuthorization(config, { scope: 'openid email offline_access' });
+  expect(response).toMatchObject({ verification_uri: `${served.base}/oidc/device`, user_code: expect.stringMatching(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/) });
+  // stored as hashes only
+  const rows = await stored(served.t.runtime.db).rows<{ kind: string; value_hash: string; extra: string }>('SELECT kind, value_hash, extra FROM credentials WHERE kind IN (?, ?)', ['oidc_device_code', 'oidc_user_code']);
+  expect(rows.map((r) => r.kind).sort()).toEqual(['oidc_device_code', 'oidc_user_code']);
+  expect(JSON.stringify(rows)).not.toContain(response.device_code);
+  expect(JSON.stringify(rows)).not.toContain(response.user_code.replace('-', ''));
+
+  const polled = s.oidc.pollDeviceAuthorizationGrant(config, response);
+  const done = await approve(response.user_code.toLowerCase().replace('-', ''), a.email);
+  expect(done.body).toContain('Your device is signed in');
+  const tokens = await polled;
+  expect(tokens.claims()).toMatchObject({ sub: a.uuid, amr: ['pwd'] });
+  expect(tokens.refresh_token).toEqual(expect.any(String));
+  expect(await s.oidc.fetchUserInfo(config, tokens.access_token, a.uuid)).toMatchObject({ sub: a.uuid, email: a.email });
+  // the device code works once
+  await expect(s.oidc.genericGrantRequest(config, DEVICE_GRANT, { device_code: response.device_code })).rejects.toMatchObject({ error: 'invalid_grant' });
+}, 60_000);
+
+it('a disabled account\'s device gets nothing: approved, then disabled before it polls', async () => {
+  const a = await s.account();
+  const config = await s.discovered();
+  const response = await s.oidc.initiateDeviceAuthorization(config, { scope: 'openid offline_access' });
+  const done = await approve(response.user_code, a.email);
+  expect(done.body).toContain('Your device is signed in');
+  const record = await s.admin('/entity', { type_name: 'user', uuid: a.uuid });
+  expect((await s.admin('/entity.disable', { type_name: 'user', id: String(record.body.result.id) })).body.stat).toBe('ok');
+  await expect(s.oidc.genericGrantRequest(config, DEVICE_GRANT, { device_code: response.device_code })).rejects.toMatchObject({ error: 'invalid_grant' });
+}, 60_000);
+
+it('the person refuses: the device is told access_denied', async () => {
+  const config = await s.discovered();
+  const response = await s.oidc.initiateDeviceAuthorization(config, { scope: 'openid' });
+  const browser = cookieBrowser();
+  let page = await browser.go(`${served.base}/oidc/device`);
+  const input = firstForm(page.body, page.url);
+  page = await browser.go(input.action, { method: 'POST', form: { ...input.fields, user_code: response.user_code } });
+  expect(page.body).toContain(`with the code ${response.user_code}`);
+  const refuse = firstForm(page.body.slice(page.body.indexOf('</form>') + 7), page.url);
+  page = await browser.go(refuse.action, { method: 'POST', form: { ...refuse.fields, abort: 'yes' } });
+  expect(page.body).toContain('Nothing was signed in');
+  await expect(s.oidc.genericGrantRequest(config, DEVICE_GRANT, { device_code: response.device_code })).rejects.toMatchObject({ error: 'access_denied' });
+});
+
+// last: it spends this address's budget
+it('a wrong code is refused on the page, kept as typed, and counted: past the address\'s budget no code is looked up', async () => {
+  const browser = cookieBrowser();
+  let page = await browser.go(`${served.base}/oidc/device`);
+  let form = firstForm(page.body, page.url);
+  page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, user_code: 'BCDF-GHJK' } });
+  expect(page.status).toBe(400);
+  expect(page.body).toContain('That code is not one we know');
+  expect(page.body).toContain('value="BCDF-GHJK"');
+  // the budget: LOGIN_LIMIT_ADDRESS (12 here) codes typed from one address
+  let limited = page;
+  for (let i = 0; i < 15 && limited.status !== 429; i++) {
+    form = firstForm(limited.body.includes('name="user_code"') ? limited.body : (await browser.go(`${served.base}/oidc/device`)).body, `${served.base}/oidc/device`);
+    limited = await browser.go(form.action, { method: 'POST', form: { ...form.fields, user_code: 'XXXX-XXXX' } });
+  }
+  expect(limited.status).toBe(429);
+  expect(limited.body).toContain('Too many codes were tried from here');
+});
