@@ -333,8 +333,8 @@ const OPENID_PATHS: Record<string, unknown> = {
   },
   [OIDC_ROUTES.token]: {
     post: {
-      operationId: 'postOidcToken', tags: TAG, summary: 'Token endpoint: authorization_code, refresh_token (rotating; a reuse revokes the grant), client_credentials', security: CLIENT_AUTH,
-      requestBody: form({ grant_type: 'authorization_code, refresh_token or client_credentials', code: 'the authorization code', redirect_uri: 'as in the authorization request', code_verifier: 'the PKCE verifier', refresh_token: 'the refresh token', scope: 'the scopes asked', client_id: 'with client_secret_post, private_key_jwt or none', client_secret: 'with client_secret_post', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'the private_key_jwt assertion' }, ['grant_type']),
+      operationId: 'postOidcToken', tags: TAG, summary: 'Token endpoint: authorization_code, refresh_token (rotating; a reuse revokes the grant), client_credentials, the device code', security: CLIENT_AUTH,
+      requestBody: form({ grant_type: 'authorization_code, refresh_token, client_credentials or urn:ietf:params:oauth:grant-type:device_code', device_code: 'the device code (the device grant)', code: 'the authorization code', redirect_uri: 'as in the authorization request', code_verifier: 'the PKCE verifier', refresh_token: 'the refresh token', scope: 'the scopes asked', client_id: 'with client_secret_post, private_key_jwt or none', client_secret: 'with client_secret_post', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'the private_key_jwt assertion' }, ['grant_type']),
       responses: {
         200: json('the tokens', { type: 'object', required: ['access_token', 'token_type', 'expires_in'], properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' }, refresh_token: { type: 'string' }, id_token: { type: 'string' }, scope: { type: 'string' } } }),
         400: OAUTH_ERROR, 401: OAUTH_ERROR,
@@ -359,6 +359,27 @@ const OPENID_PATHS: Record<string, unknown> = {
       operationId: 'postOidcIntrospection', tags: TAG, summary: 'Token introspection (RFC 7662): a client\'s own tokens only', security: CLIENT_AUTH,
       requestBody: form({ token: 'the token', token_type_hint: 'access_token or refresh_token' }, ['token']),
       responses: { 200: json('active, and for an active token client_id, sub, scope, exp, iat…', { type: 'object', required: ['active'], properties: { active: { type: 'boolean' } } }), 401: OAUTH_ERROR },
+    },
+  },
+  [OIDC_ROUTES.device_authorization]: {
+    post: {
+      operationId: 'postOidcDeviceAuthorization', tags: TAG, summary: 'Device authorization (RFC 8628): a device code to poll with, and the user code the person types on /oidc/device', security: CLIENT_AUTH,
+      requestBody: form({ client_id: 'a login client with the device grant', scope: 'the scopes asked' }, ['client_id']),
+      responses: {
+        200: json('the codes', {
+          type: 'object', required: ['device_code', 'user_code', 'verification_uri', 'expires_in'],
+          properties: { device_code: { type: 'string' }, user_code: { type: 'string' }, verification_uri: { type: 'string' }, verification_uri_complete: { type: 'string' }, expires_in: { type: 'integer' }, interval: { type: 'integer' } },
+        }),
+        400: OAUTH_ERROR, 401: OAUTH_ERROR,
+      },
+    },
+  },
+  [OIDC_ROUTES.code_verification]: {
+    get: { operationId: 'getOidcDevice', tags: TAG, summary: 'The page where a person types a device\'s user code (HTML)', security: [{}], responses: { 200: { description: 'an HTML page' } } },
+    post: {
+      operationId: 'postOidcDevice', tags: TAG, summary: 'The page\'s form: the user code, then the confirmation; each code typed counts against the address\'s and the application\'s budgets', security: [{}],
+      requestBody: form({ xsrf: 'the page\'s token', user_code: 'the code the device shows (any case, with or without its dash)', confirm: 'yes: sign the device in', abort: 'yes: refuse it' }, ['xsrf']),
+      responses: { 200: { description: 'the confirmation, or the sign-in; an HTML page' }, 400: { description: 'an unknown, expired or used code: the page again' }, 429: { description: 'too many codes typed from this address or in the application' } },
     },
   },
   [OIDC_ROUTES.revocation]: {

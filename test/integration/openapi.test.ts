@@ -17,11 +17,11 @@ describe('/openapi.json', () => {
     const doc = res.body as { openapi: string; paths: Record<string, Record<string, any>> };
     expect(doc.openapi).toBe('3.1.0');
     // the route table's endpoints, the two API endpoints outside it, and the OpenID provider's
-    const openId = ['/.well-known/openid-configuration', '/oidc/auth', '/oidc/token', '/oidc/me', '/oidc/jwks', '/oidc/session/end', '/oidc/token/introspection', '/oidc/token/revocation'];
+    const openId = ['/.well-known/openid-configuration', '/oidc/auth', '/oidc/token', '/oidc/me', '/oidc/jwks', '/oidc/session/end', '/oidc/token/introspection', '/oidc/token/revocation', '/oidc/device/auth', '/oidc/device'];
     expect(Object.keys(doc.paths).sort()).toEqual([...ROUTES.map((r) => r.path), '/api/v2/auth_info', '/widget_data/flows/{app}/{flow}/{version}/{locale}.json', ...openId].sort());
     // the provider's own discovery document names the same endpoints
     const discovery = (await request(t.app).get('/.well-known/openid-configuration')).body as Record<string, string>;
-    for (const key of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'end_session_endpoint', 'introspection_endpoint', 'revocation_endpoint']) {
+    for (const key of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'end_session_endpoint', 'introspection_endpoint', 'revocation_endpoint', 'device_authorization_endpoint']) {
       expect(openId).toContain(new URL(discovery[key]).pathname);
     }
     expect(doc.paths['/oidc/token'].post.security).toEqual(expect.arrayContaining([{ basic: [] }, { privateKeyJwt: [] }]));
