@@ -36,6 +36,11 @@ export function createMailProcessor(deps: {
     if (row.status !== 'pending') return { skipped: row.status };
     try {
       const mail = mailPayloadOf(row.payload);
+      // a mail addressed to nobody (a sign-in code asked for an address that gets none): done, nothing sent
+      if (mail.to === '') {
+        await db.outbox.completeAlone(outboxId, now(), { template: mail.template, locale: mail.locale, to: '' });
+        return { skipped: 'no recipient' };
+      }
       const link = mail.sealedLink === undefined ? '' : box.open(mail.sealedLink, outboxId);
       const rendered = (await deps.templates).render(mail.template, mail.locale, {
         appName: mail.appName,

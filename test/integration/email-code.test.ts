@@ -242,6 +242,10 @@ describe('the same answer for every address', () => {
     expect(Object.keys(res.body).sort()).toEqual(['code_token', 'expires_in', 'stat']);
     expect(res.body.expires_in).toBe(600);
     expect(await codeMails(email)).toBe(0);
+    // its outbox row is addressed to nobody, and done without a message
+    const rows = await stored(t.runtime.db).rows<{ status: string; payload: string }>("SELECT status, payload FROM outbox WHERE queue = 'mail' ORDER BY id DESC LIMIT 1");
+    expect(rows[0].status).toBe('done');
+    expect(JSON.stringify(rows[0].payload)).not.toContain(email);
     expect((await redeem(res.body.code_token, '123456')).body).toMatchObject({ code: 210, argument_name: 'code' });
   });
 

@@ -75,10 +75,12 @@ export async function beginEmailCode(
   link.searchParams.set('l', box.seal(codeToken, emailLinkBinding(app.id)));
   // the link's page speaks the email's language
   link.searchParams.set('locale', locale);
-  const mail: MailRequest | undefined = mailed ? {
-    app, template: 'email-code', locale, to: record?.email ?? email,
-    name: record ? displayName(record) : email.split('@')[0], link: link.toString(), code, expiresIn: EMAIL_CODE_SECONDS,
-  } : undefined;
+  // an address that gets no mail still leaves the same outbox row, addressed to nobody (the mail worker
+  // sends nothing for it, and no row names the address): the begin writes and queues the same either way
+  const mail: MailRequest = {
+    app, template: 'email-code', locale, to: mailed ? record?.email ?? email : '', name: mailed ? (record ? displayName(record) : email.split('@')[0]) : '',
+    link: link.toString(), code, expiresIn: EMAIL_CODE_SECONDS,
+  };
   const subject: Subject = record && mailed ? recordSubject(record.id) : { kind: 'application', id: String(app.id) };
   // someone not known yet asked through the client (an address's owner, or not): nobody's act to audit, like the account's own
   const acting: Acting = record && mailed ? asAccount(ctx, record.id, client) : { actor: { kind: 'system' }, origin: { ...ctx.origin, clientId: client.clientId } };
@@ -93,7 +95,7 @@ export async function beginEmailCode(
       redirectUri: request.redirectUri ?? null, extra: extra as unknown as Record<string, unknown>, family,
       expiresAt: new Date(now.getTime() + EMAIL_CODE_SECONDS * 1000),
     }], now, uow.tx);
-    uow.record(event('account.email_code_requested', app.id, now, acting, subject, { registration, mailed }, mail && { mail }));
+    uow.record(event('account.email_code_requested', app.id, now, acting, subject, { registration, mailed }, { mail }));
   }, { readCommitted: true, answerFirst: true });
   return { codeToken, expiresIn: EMAIL_CODE_SECONDS };
 }
