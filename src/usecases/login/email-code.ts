@@ -49,7 +49,7 @@ export async function beginEmailCode(
   const { client } = request;
   if (!offersEmailCode(app, client)) throw notOffered();
   const email = emailOf(command.email);
-  if (!email) throw invalidField('email', 'must be one email address, such as ada@example.com (at most 254 characters)');
+  if (!email) throw invalidField('email', 'must be one email address, such as ada@example.com (at most 254 characters)', { message: textsOf('api', request.flow.locale).invalidEmail });
   await proveWork(ctx, command.altcha);
   const normalized = uniqueKey(email)!;
   const { rateLimiter, mailLimits, db, clock, box, work, baseUrls } = ctx.services;
