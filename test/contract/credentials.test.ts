@@ -63,6 +63,16 @@ forEveryEngine('credentials store', (storage) => {
   });
 
   describe('single use', () => {
+    it(`a row inserted spent (insertSpentAlone, a solved challenge's): of ${RACE} inserts of one hash on any node, one is the first; the row is spent`, async () => {
+      const row = credential('pow_challenge', { entityId: null });
+      const firsts = await Promise.all(Array.from({ length: RACE }, (_, i) => on(i).credentials.insertSpentAlone(row, new Date())));
+      expect(firsts.filter(Boolean)).toHaveLength(1);
+      const found = await db.credentials.find(appId, 'pow_challenge', row.valueHash);
+      expect(found?.usedAt).toBeInstanceOf(Date);
+      expect(await db.credentials.findActive(appId, 'pow_challenge', row.valueHash, new Date())).toBeUndefined();
+      expect(await db.credentials.insertSpentAlone(row, new Date())).toBe(false);
+    });
+
     it.each(['authorization_code', 'verification_code', 'creation_token', 'social_token', 'refresh_secret'] as const)(
       `%s: exactly one of ${RACE} concurrent spends wins, each in a transaction of its own`,
       async (kind) => {
