@@ -46,6 +46,8 @@ function storedPayload(box: Services['box'], app: Application, payload: AdapterP
   const { jti, ...rest } = payload as AdapterPayload & { jti?: unknown; session?: { cookie?: unknown } };
   const stored: Record<string, unknown> = { ...rest };
   if (!token && typeof jti === 'string') stored.jti = BEARER_IDS.has(model) ? SEALED + box.seal(jti, `oidc ${app.id}`) : jti;
+  // an interaction of the device flow names its device code's value: sealed like the others
+  if (typeof (rest as { deviceCode?: unknown }).deviceCode === 'string') stored.deviceCode = SEALED + box.seal((rest as { deviceCode: string }).deviceCode, `oidc ${app.id}`);
   const session = (rest as { session?: { cookie?: unknown } }).session;
   if (session && typeof session.cookie === 'string') stored.session = { ...session, cookie: SEALED + box.seal(session.cookie, `oidc ${app.id}`) };
   return stored;
@@ -55,6 +57,7 @@ function openedPayload(box: Services['box'], app: Application, stored: Record<st
   const session = stored.session as { cookie?: unknown } | undefined;
   return {
     ...stored, ...(stored.jti !== undefined && { jti: open(stored.jti) }), ...(stored.userCode !== undefined && { userCode: open(stored.userCode) }),
+    ...(stored.deviceCode !== undefined && { deviceCode: open(stored.deviceCode) }),
     ...(session?.cookie !== undefined && { session: { ...session, cookie: open(session.cookie) } }),
   } as AdapterPayload;
 }
@@ -65,8 +68,12 @@ const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
 };
 /** The device authorization grant (RFC 8628), as a client's grant_types names it. */
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-/** What a user code's row is found by: the SHA-256 of the code as the provider normalizes it (its letters, in capitals). */
-const userCodeHash = (userCode: string) => sha256Hex(`user_code:${userCode}`);
+/**
+ * What a user code's row is found by: a keyed digest (SECRET_KEY) of the application and the code as
+ * the provider normalizes it (its letters, in capitals): 25 billion codes are too few for a bare hash.
+ */
+const userCodeHash = (box: Services['box'], applicationId: number, userCode: string) =>
+  Buffer.from(box.tag(`${applicationId}\n${userCode}`, 'oidc user code'), 'base64url').toString('hex');
 const SPENT_NAMES: Readonly<Record<string, string>> = { AuthorizationCode: 'authorization code', RefreshToken: 'refresh token', DeviceCode: 'device code' };
 /** Tokens a bearer presents: spent means revoked, and a revoked one is not found. */
 const BEARER: ReadonlySet<string> = new Set(['AccessToken', 'ClientCredentials']);
@@ -126,8 +133,10 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
       const [entityId, clientId] = await Promise.all([entityOf(payload), clientRowId(payload.clientId)]);
       const expiresAt = new Date(now.getTime() + (expiresIn ?? 3600) * 1000);
       const family = typeof payload.grantId === 'string' ? payload.grantId : null;
-      // a device code is found by its user code too: a row of its own, the device code's value sealed in it
-      const userCode = model === 'DeviceCode' && typeof payload.userCode === 'string' ? payload.userCode : undefined;
+      // a device code is found by its user code too: a row of its own, the device code's value sealed in it, written
+      // with the device code's first save (the saves after it, as the person confirms, change the device code only)
+      const userCode = model === 'DeviceCode' && typeof payload.userCode === 'string' && !(await db.credentials.find(app.id, kind, sha256Hex(id)))
+        ? payload.userCode : undefined;
       await saveProviderToken(deps, {
         app, party: partyOf(entityId, payload.clientId), scopes: scopesOf(payload.scope),
         token: {
@@ -139,7 +148,7 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
         },
         ...(userCode !== undefined && {
           also: {
-            applicationId: app.id, kind: 'oidc_user_code', valueHash: userCodeHash(userCode), entityId, clientId, forClientId: null, redirectUri: null,
+            applicationId: app.id, kind: 'oidc_user_code', valueHash: userCodeHash(box, app.id, userCode), entityId, clientId, forClientId: null, redirectUri: null,
             extra: { device: box.seal(id, `oidc user code ${app.id}`) }, family, expiresAt,
           },
         }),
@@ -163,7 +172,7 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
     },
     async findByUserCode(userCode) {
       if (model !== 'DeviceCode' || userCode.length > 64) return undefined;
-      const row = await db.credentials.find(app.id, 'oidc_user_code', userCodeHash(userCode));
+      const row = await db.credentials.find(app.id, 'oidc_user_code', userCodeHash(box, app.id, userCode));
       const sealed = row?.extra?.device;
       if (typeof sealed !== 'string') return undefined;
       let id: string;

@@ -232,7 +232,12 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           enabled: true,
           // no vowels, no look-alikes (the provider's base-20), eight letters shown as two groups; typed in any case, with or without the dash
           charset: 'base-20', mask: '****-****',
-          userCodeInputSource: (ctx, _form, _out, err) => devicePage(ctx, app, deviceCodeForm(ctx, err), err ? 400 : 200),
+          userCodeInputSource: (ctx, _form, _out, err) => {
+            const name = err && typeof (err as { name?: unknown }).name === 'string' ? (err as { name: string }).name : undefined;
+            // a code no device has: the attempt stays counted (userCodesSpent)
+            if (name === 'NotFoundError') (ctx.res as unknown as Response).locals.userCodeMissed = true;
+            devicePage(ctx, app, deviceCodeForm(ctx, err), err && name !== 'AbortedError' ? 400 : 200);
+          },
           userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => devicePage(ctx, app, deviceConfirmForm(ctx, client, deviceInfo, userCode), 200),
           successSource: (ctx) => sendOwnPage(ctx, 200, (locale) => {
             const name = ctx.oidc.client?.clientName ?? ctx.oidc.client?.clientId ?? brandOf(app).name;
@@ -288,7 +293,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       // an error the provider cannot send back to the app (a redirect_uri off the list, an unknown client): a page in the application's look
       renderError: (ctx, out, err) => sendErrorPage(ctx, app, ctx.status, pageErrorOf(out.error, out.error_description, (err as Error | undefined)?.name)),
       ttl: {
-        AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600,
+        AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600, DeviceCode: 600,
         // the provider's session lasts no longer than the account page's session it stands for
         Session: browserSessionLimits(app).absolute,
         // a grant outlives its refresh tokens; a public client's rotated refresh token keeps its first expiry
@@ -386,10 +391,18 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     return fresh;
   }
 
-  /** True (a page said so) when this address or the application typed too many user codes. */
+  /**
+   * True (a page said so) when this address or the application typed too many unknown user codes.
+   * The attempt is taken before the provider reads the form (atomic, on every pod), and given back
+   * once it answered anything but "that code is not one we know" (a code found, a confirmation, a
+   * form that failed its token check): only misses count.
+   */
   async function userCodesSpent(app: Application, req: Request, res: Response): Promise<boolean> {
     try {
-      await takeUserCodeAttempt({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services });
+      const taken = await takeUserCodeAttempt({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services });
+      res.on('finish', () => {
+        if (!(res.locals as { userCodeMissed?: boolean }).userCodeMissed) void taken.giveBack().catch(() => undefined);
+      });
       return false;
     } catch (e) {
       if (!(e instanceof LimitReachedError)) throw e;
@@ -429,7 +442,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         // the resume takes nothing but the browser's interaction cookie: a query string there only misleads the provider's error handling
         if (isResume(req.path)) req.url = req.path;
         // a device's user code typed: counted from this address and in the application before the provider looks it up
-        if (req.method === 'POST' && req.path === OIDC_ROUTES.code_verification && await userCodesSpent(app, req, res)) return;
+        // (the provider's paths match in any case and with a trailing slash: so does this)
+        if (req.method === 'POST' && req.path.toLowerCase().replace(/\/+$/, '') === OIDC_ROUTES.code_verification && await userCodesSpent(app, req, res)) return;
         const { handle, provider } = await builtFor(app);
         if (req.path === OIDC_ROUTES.authorization) {
           req.url = withOfflineConsent(req.url);

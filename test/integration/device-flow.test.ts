@@ -57,6 +57,14 @@ it('a device signs in: the code typed in lower case without its dash, the passwo
   expect(done.body).toContain('Your device is signed in');
   const tokens = await polled;
   expect(tokens.claims()).toMatchObject({ sub: a.uuid, amr: ['pwd'] });
+  // nothing of the provider's state (its interaction named the device code) holds either code in clear
+  const state = await stored(served.t.runtime.db).rows('SELECT payload FROM oidc_state');
+  expect(JSON.stringify(state)).not.toContain(response.device_code);
+  expect(JSON.stringify(state)).not.toContain(response.user_code.replace('-', ''));
+  // once confirmed, the device code names the account and the grant (ended with the account's sessions)
+  const [confirmed] = await stored(served.t.runtime.db).rows<{ entity_id: number | null; family: string | null }>('SELECT entity_id, family FROM credentials WHERE kind = ? ORDER BY id DESC LIMIT 1', ['oidc_device_code']);
+  expect(confirmed.entity_id).not.toBeNull();
+  expect(confirmed.family).not.toBeNull();
   expect(tokens.refresh_token).toEqual(expect.any(String));
   expect(await s.oidc.fetchUserInfo(config, tokens.access_token, a.uuid)).toMatchObject({ sub: a.uuid, email: a.email });
   // the device code works once
@@ -101,7 +109,9 @@ it('a wrong code is refused on the page, kept as typed, and counted: past the ad
   let limited = page;
   for (let i = 0; i < 15 && limited.status !== 429; i++) {
     form = firstForm(limited.body.includes('name="user_code"') ? limited.body : (await browser.go(`${served.base}/oidc/device`)).body, `${served.base}/oidc/device`);
-    limited = await browser.go(form.action, { method: 'POST', form: { ...form.fields, user_code: 'XXXX-XXXX' } });
+    // the provider's paths match in any case and with a trailing slash: they are counted the same
+    const path = [`${form.action}/`, form.action.replace('/device', '/DEVICE')][i % 2];
+    limited = await browser.go(path, { method: 'POST', form: { ...form.fields, user_code: 'XXXX-XXXX' } });
   }
   expect(limited.status).toBe(429);
   expect(limited.body).toContain('Too many codes were tried from here');

@@ -49,7 +49,10 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
   /** One credential by one statement: inserted, or given this `extra` when its hash is stored already. */
   async function save(row: NewCredential, now: Date, transaction: Tx | undefined): Promise<void> {
     const statement = insertRows('credentials', CREDENTIAL_COLUMNS, [credentialRow(row, now, sql.time)]);
-    const again = sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE extra = VALUES(extra)' : ' ON CONFLICT (value_hash) DO UPDATE SET extra = excluded.extra';
+    // saved again: its new payload, and the account and grant it came to name (a device code once the person confirmed it)
+    const again = sql.dialect === 'mysql'
+      ? ' ON DUPLICATE KEY UPDATE extra = VALUES(extra), entity_id = COALESCE(VALUES(entity_id), entity_id), family = COALESCE(VALUES(family), family)'
+      : ' ON CONFLICT (value_hash) DO UPDATE SET extra = excluded.extra, entity_id = COALESCE(excluded.entity_id, entity_id), family = COALESCE(excluded.family, family)';
     await sql.change(statement.sql + again, statement.values, transaction);
   }
 

@@ -26,8 +26,8 @@ export type CredentialKind = 'access_token' | 'refresh_token' | 'authorization_c
    */
   | 'email_code'
   /**
-   * A solved proof-of-work challenge (docs/proof-of-work.md), stored spent when it is sent: found by
-   * the SHA-256 of its nonce, so a second use finds it; swept when the challenge expires.
+   * A solved proof-of-work challenge (docs/proof-of-work.md), stored spent when it is used: found by
+   * the SHA-256 of its signature, so a second use finds it; swept with the other spent rows.
    */
   | 'pow_challenge'
   /** A passkey ceremony's challenge (5 minutes, one use): its account and purpose in the row, `extra.ceremony`. */
@@ -95,7 +95,8 @@ export interface CredentialStore {
   insert(rows: NewCredential[], now: Date, transaction: Tx): Promise<void>;
   /**
    * Writes one credential by one statement: inserted, or when its hash is stored already, given
-   * this `extra` (a token saved again). Never a second row for one hash, even under concurrency.
+   * this `extra`, and this record and family where they are given (a token saved again, a device
+   * code confirmed). Never a second row for one hash, even under concurrency.
    */
   save(row: NewCredential, now: Date, transaction: Tx): Promise<void>;
   /** `save` as a statement that commits on its own (a write that is this statement only, as an OpenID token's save with no event). */

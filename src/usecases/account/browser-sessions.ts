@@ -4,6 +4,7 @@ import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { randomToken, sha256Hex } from '../../domain/secrets';
+import type { Tx } from '../../domain/storage';
 import { sessionFacts, type SessionFacts, type SignInFactor } from '../../domain/session';
 import type { UserRecord } from '../../domain/storage/records';
 import { AUTHORIZATION_CODE_SECONDS, wholeSeconds } from '../../domain/tokens';
@@ -184,6 +185,18 @@ async function appSessionsOf(ctx: CallContext<'db'>, entityId: number, now: Date
   return [...byFamily.values()];
 }
 
+/**
+ * Ends one session: its family's credentials; for an OpenID grant (its family is the grant's id),
+ * the provider's grant and the state that names it too, so the app's tokens and its grant end
+ * together. Answers how many credentials it spent.
+ */
+async function endFamily(db: CallContext<'db'>['services']['db'], applicationId: number, family: string, now: Date, tx: Tx): Promise<number> {
+  const spent = await db.credentials.revokeFamily(applicationId, family, now, tx);
+  await db.oidcState.destroyGrant(applicationId, family, tx);
+  await db.oidcState.destroy(applicationId, 'Grant', sha256Hex(family), tx);
+  return spent;
+}
+
 /** The account's live sessions: its browser sessions and its apps' sessions (appSessionsOf), newest first. */
 export async function listSessions(ctx: CallContext<'clock' | 'db'>, command: { token: StoredCredential }): Promise<SessionView[]> {
   const { db, clock } = ctx.services;
@@ -241,8 +254,7 @@ export async function endSessions(ctx: CallContext<'clock' | 'db' | 'work'>, com
   return work.run(async (uow) => {
     const spent = family === undefined
       ? await endSessionsOf(db, ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow.tx)
-      // (an OpenID grant's family is its id: the provider's own state of it ends too)
-      : await db.credentials.revokeFamily(ctx.app.id, family, now, uow.tx) + await db.oidcState.destroyGrant(ctx.app.id, family, uow.tx);
+      : await endFamily(db, ctx.app.id, family, now, uow.tx);
     if (spent === 0 && family !== undefined) throw new Refusal('nothing_to_do', 'this session has ended already');
     uow.record(event('account.signed_out', ctx.app.id, now, asAccount(ctx, record.id, client), recordSubject(record.id), { tokens: spent }));
     return { spent };

@@ -33,12 +33,11 @@ export async function saveProviderToken(
 ): Promise<void> {
   const { db, clock, work } = deps;
   const now = clock.now();
-  // a device code and its user code's row, together
+  // a device code's first save, with its user code's row: inserted together (a user code live already fails it, never taken over)
   if (command.also) {
     const also = command.also;
     return work.run(async (uow) => {
-      await db.credentials.save(command.token, now, uow.tx);
-      await db.credentials.save(also, now, uow.tx);
+      await db.credentials.insert([command.token, also], now, uow.tx);
     });
   }
   if (command.token.kind !== 'oidc_client_token' || command.party.clientId === null) return db.credentials.saveAlone(command.token, now);
