@@ -76,7 +76,7 @@ async function main() {
       times.sort((a, b) => a - b);
       // the server's side: one solution verified again and again (its nonce is not spent here)
       const challenge = await createChallenge({
-        algorithm: CHALLENGE_ALGORITHM, cost: CHALLENGE_COST, deriveKey, counter: randomInt(Math.floor(difficulty / 2), Math.floor(difficulty * 1.5)),
+        algorithm: CHALLENGE_ALGORITHM, cost: CHALLENGE_COST, deriveKey, counter: randomInt(2 * difficulty),
         hmacSignatureSecret: 's', hmacKeySignatureSecret: 'k', expiresAt: new Date(Date.now() + 600_000),
       });
       const solution = (await solveChallenge({ challenge, deriveKey }))!;

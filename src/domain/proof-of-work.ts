@@ -27,7 +27,7 @@ export const CHALLENGE_SECONDS = 600;
 export const CHALLENGE_ALGORITHM = 'PBKDF2/SHA-256';
 export const CHALLENGE_COST = 1000;
 
-/** The attempts a solution takes on average (setting `challenge_difficulty`); the answer is drawn from [½, 1½) of it. */
+/** The attempts a solution takes on average (setting `challenge_difficulty`); the answer is drawn uniformly below twice it. */
 export const DEFAULT_DIFFICULTY = 10_000;
 export const MIN_DIFFICULTY = 10;
 export const MAX_DIFFICULTY = 1_000_000;
@@ -37,8 +37,8 @@ export const challengeDifficulty = (app: Application, client: Client): number =>
 };
 
 /**
- * `when_busy`: a challenge is asked for once the failed sign-ins and registrations counted in the
- * last 15 minutes pass a threshold, from the client's address (`challenge_busy_address`, 10) or
+ * `when_busy`: a challenge is asked for once the failed sign-ins and registrations counted in a
+ * window of 15 minutes (from the first of them) pass a threshold, from the client's address (`challenge_busy_address`, 10) or
  * in the whole application (`challenge_busy_application`, 500).
  */
 export const BUSY_WINDOW_SECONDS = 900;

@@ -17,8 +17,7 @@ import { registerWithPassword } from '../usecases/login/register';
 import { signIn } from '../usecases/login/sign-in';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import { beginEmailCode, codeOfLink, emailCodeSignIn } from '../usecases/login/email-code';
-import { challengeRequired, issueChallenge } from '../usecases/login/proof-of-work';
-import { widgetLanguage } from './widget-assets';
+import { powHtml } from './widget-assets';
 import { peerBudgetKey } from '../domain/addresses';
 import { EMAIL_CODE_SECONDS, EMAIL_LINK_PATH, emailCodeRegisters, offersEmailCode, type EmailCodeExtra } from '../domain/email-codes';
 import { socialRegister, socialSignIn } from '../usecases/login/social';
@@ -219,19 +218,6 @@ function passkeyHtml(entry: Entry, token: string, mfaToken?: string): string {
     + `<button type="button" id="passkey-button" class="secondary" hidden>${escape(say(entry.locale, 'passkeyButton'))}</button></form>`;
 }
 
-/**
- * The proof-of-work widget a form carries when the client asks for a solved challenge now
- * (docs/proof-of-work.md): a fresh challenge, rendered into the page, solved by the widget as the
- * page loads; undefined when none is asked for.
- */
-async function powHtml(h: Hosted, req: Request, res: Response, app: Application, entry: Entry): Promise<string | undefined> {
-  const ctx = { origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services: h.services, client: entry.client };
-  if (!(await challengeRequired(ctx))) return undefined;
-  const challenge = await issueChallenge(ctx);
-  const language = widgetLanguage(entry.locale);
-  return `<div id="pow" class="pow" data-challenge="${escape(JSON.stringify(challenge))}"${language ? ` data-language="${language}"` : ''}></div>`;
-}
-
 /** A hosted page: the view's form from the login client's flow, what the last attempt showed, and the links between views. */
 async function show(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, view: View, status: number, shown: Shown = {}): Promise<void> {
   const { locale } = entry;
@@ -241,7 +227,7 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   let body = `<h1>${escape(title)}</h1>` + noticesHtml(entry, view, shown);
   // one form token for the page's forms (each issue sets the cookie anew)
   const token = h.token.issue(req, res);
-  const pow = !shown.done && view !== 'social' ? await powHtml(h, req, res, app, entry) : undefined;
+  const pow = !shown.done && view !== 'social' ? await powHtml(h.services, req, res, app, entry.client, entry.locale) : undefined;
   body += shown.done ? `<p class="notice done" role="status">${escape(shown.done)}</p>` : formHtml(h, req, res, entry, view, form, shown, token, pow);
   const passkeys = view === 'signin' && !shown.mergeToken && !shown.done;
   if (passkeys) body += passkeyHtml(entry, token);
@@ -441,7 +427,7 @@ async function showEmailAsk(h: Hosted, req: Request, res: Response, app: Applica
   if (!offersEmailCode(app, entry.client)) return show(h, req, res, app, entry, 'signin', 404, { notice: say(locale, 'failed', { reason: 'this app does not offer sign-in by email code' }) });
   const title = say(locale, 'emailCodeTitle');
   const value = Object.values(shown.values ?? {})[0] ?? '';
-  const pow = await powHtml(h, req, res, app, entry);
+  const pow = await powHtml(h.services, req, res, app, entry.client, entry.locale);
   const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'emailCodeAsk'))}</p>`
     + `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`
     + `<form method="post" action="${EMAIL_CODE_PATH}" aria-describedby="form-notice">`

@@ -8,6 +8,7 @@ import type { Services } from '../usecases/services';
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { resetPassword } from '../usecases/login/reset-password';
 import { callUseCase, senderForm } from './login-calls';
+import { powHtml } from './widget-assets';
 import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure } from './hosted';
 import { backToApp, brandOf, csrf, escape, LINK_CODE, originOf, pageForm, pageHandler, sendPage, stringFields, type PageLocale } from './pages';
@@ -44,6 +45,8 @@ interface Shown {
   code: string; csrf: string; flow: FlowVersion; form: CompiledForm; invalid: Record<string, string[]>; values?: Record<string, string>; notice?: string;
   /** The account's email, in a username field password managers read (they save the new password for it). */
   username?: string;
+  /** The proof-of-work widget of a new link's form, when its client asks for one. */
+  pow?: string;
 }
 
 /**
@@ -61,9 +64,9 @@ function page(services: Services, res: Response, app: Application, locale: PageL
       + renderFields(services.flows, form.flow, form.form, locale, form.values ?? {}, form.invalid)
       + `<input type="hidden" name="code" value="${escape(form.code)}">`
       + `<input type="hidden" name="csrf" value="${escape(form.csrf)}"><input type="hidden" name="locale" value="${locale}">`
-      + `<button type="submit">${escape(resend ? t.resend : t.button)}</button></form>`;
+      + (form.pow ?? '') + `<button type="submit">${escape(resend ? t.resend : t.button)}</button></form>`;
   }
-  sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'", script: VALIDATE_SCRIPT } : {}), brand: brandOf(app) });
+  sendPage(res, status, locale, t.title, body, { ...(form ? { formAction: "'self'", script: VALIDATE_SCRIPT } : {}), brand: brandOf(app), widget: form?.pow !== undefined });
 }
 
 /** A link that no longer works: its outcome, with the form for a new link when the sending client is known. */
@@ -73,8 +76,10 @@ async function spent(
 ) {
   const found = row && (state === 'used' || state === 'expired') ? await senderForm(r.services, app, row, locale, FORGOT) : undefined;
   if (!found) return page(r.services, res, app, locale, state, statusOf(state));
+  // a new link is a forgotten password's email: the proof of work its client asks for (docs/proof-of-work.md)
+  const pow = await powHtml(r.services, req, res, app, found.client, locale);
   page(r.services, res, app, locale, state, status ?? statusOf(state), {
-    code, csrf: r.token.issue(req, res), flow: found.flow, form: found.form, invalid: {}, ...shown,
+    code, csrf: r.token.issue(req, res), flow: found.flow, form: found.form, invalid: {}, ...shown, ...(pow && { pow }),
   });
 }
 
@@ -104,7 +109,7 @@ const resendLink = (r: ResetPages): PageWork => async (req, res, app, locale) =>
   const values = formValues(found.form, sent);
   const result = await callUseCase(r.services, req, res, app, requestPasswordReset, {
     client: found.client, flow: found.flow, redirectUri: found.client.settings.password_recover_url ?? '', responseType: 'token',
-  }, { form: { values } });
+  }, { form: { values }, altcha: sent.altcha });
   if (!result.error) {
     r.token.clear(res);
     return page(r.services, res, app, locale, 'sent', 200);

@@ -1,8 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import express from 'express';
+import express, { type Request, type Response } from 'express';
 import { WIDGET_PATH } from '../domain/proof-of-work';
+import { peerBudgetKey } from '../domain/addresses';
+import type { Application } from '../domain/storage/applications';
+import type { Client } from '../domain/clients';
 import { projectRoot } from '../paths';
+import { challengeRequired, issueChallenge } from '../usecases/login/proof-of-work';
+import type { Services } from '../usecases/services';
+import { escape, originOf } from './pages';
 
 /**
  * The proof-of-work widget's files (docs/proof-of-work.md), served by Gatehouse itself from the
@@ -21,6 +27,19 @@ const FILES: Readonly<Record<string, { file: string; type: string }>> = {
 /** The widget's language for a page's locale (none: its own English). */
 export const widgetLanguage = (locale: string): string | undefined =>
   ({ 'fr-FR': 'fr-fr', 'de-DE': 'de', 'es-ES': 'es-es' } as Record<string, string>)[locale];
+
+/**
+ * The proof-of-work widget a page's form carries when the client asks for a solved challenge now
+ * (docs/proof-of-work.md): a fresh challenge, rendered into the page, solved by the widget as the
+ * page loads (renderPage's `widget`); undefined when none is asked for.
+ */
+export async function powHtml(services: Services, req: Request, res: Response, app: Application, client: Client, locale: string): Promise<string | undefined> {
+  const ctx = { origin: originOf(req, res), app, clientAddress: peerBudgetKey(req.ip), services, client };
+  if (!(await challengeRequired(ctx))) return undefined;
+  const challenge = await issueChallenge(ctx);
+  const language = widgetLanguage(locale);
+  return `<div id="pow" class="pow" data-challenge="${escape(JSON.stringify(challenge))}"${language ? ` data-language="${language}"` : ''}></div>`;
+}
 
 /** GET /assets/altcha/<file>: read once, kept in memory, cached by browsers for a day. */
 export function widgetAssetRoutes() {

@@ -1,16 +1,13 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import type { ParsedMail } from 'mailparser';
 import type { Browser } from 'playwright-core';
 import request from 'supertest';
-import { createHttpServer } from '../../src/http-server';
-import { createLogger } from '../../src/logger';
-import { basic, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
-import { freePort, ROOT } from '../helpers/processes';
-import { startSmtp, waitFor } from '../helpers/smtp';
+import { skipUnless, type TestApp } from '../helpers/backend';
+import { ROOT } from '../helpers/processes';
+import { waitFor } from '../helpers/smtp';
 import { oathtool } from '../helpers/totp';
-import { CHROMIUM, launchChromium, screenshots, startRelyingApp, VIEWPORTS } from '../helpers/browser';
+import { CHROMIUM, launchChromium, screenshots, servedForPages, VIEWPORTS } from '../helpers/browser';
 
 // Sign-in by email code on the hosted pages in Chromium (docs/email-codes.md), the mail over a real
 // SMTP conversation: the code typed, the link in the browser that asked and in another one, the
@@ -20,45 +17,29 @@ const SHOTS = path.join(ROOT, 'docs/pages');
 const PASSWORD = 'correct horse battery';
 
 skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('sign-in by email code in a real browser', () => {
+  let served: Awaited<ReturnType<typeof servedForPages>>;
   let t: TestApp;
-  let smtp: Awaited<ReturnType<typeof startSmtp>>;
-  let gatehouse: http.Server;
-  let relying: http.Server;
   let browser: Browser;
   let base: string;
-  let callback: string;
   let owner: string;
   let entry: (extra?: Record<string, string>) => string;
 
   beforeAll(async () => {
-    smtp = await startSmtp();
-    const [port, appPort] = [await freePort(), await freePort()];
-    base = `http://127.0.0.1:${port}`;
-    callback = `http://127.0.0.1:${appPort}/callback`;
-    t = await startTestApp({
-      env: { MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Gatehouse <no-reply@gatehouse.test>', PUBLIC_BASE_URL: base },
-    });
-    gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
-    await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+    served = await servedForPages();
+    ({ t, base, owner } = served);
     const login = t.local.clients.login;
-    relying = startRelyingApp(base, { id: login.client_id, secret: login.client_secret }, appPort);
-    await new Promise<void>((resolve) => relying.listen(appPort, '127.0.0.1', resolve));
-    owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
-    const admin = (p: string, body: Record<string, string>) => request(t.app).post(p).set('Authorization', owner).type('form').send(body);
-    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: callback })).body.stat).toBe('ok');
-    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'email_code_sign_in', value: 'on' })).body.stat).toBe('ok');
-    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'email_code_registration', value: 'on' })).body.stat).toBe('ok');
-    entry = (extra = {}) => new URLSearchParams({ client_id: login.client_id, redirect_uri: callback, state: 'st-2', locale: 'en-US', ...extra }).toString();
+    for (const key of ['email_code_sign_in', 'email_code_registration']) {
+      expect((await served.admin('/settings/set', { for_client_id: login.client_id, key, value: 'on' })).body.stat).toBe('ok');
+    }
+    entry = (extra = {}) => new URLSearchParams({ client_id: login.client_id, redirect_uri: served.callback, state: 'st-2', locale: 'en-US', ...extra }).toString();
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
-    for (const server of [relying, gatehouse]) if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-    await smtp?.close();
-    await t?.close();
+    await served?.close();
   });
 
-  const codeMails = (to: string) => smtp.mails.filter((m) => JSON.stringify(m.to).includes(to) && /sign-in code|code de connexion/.test(m.subject ?? ''));
+  const codeMails = (to: string) => served.smtp.mails.filter((m) => JSON.stringify(m.to).includes(to) && /sign-in code|code de connexion/.test(m.subject ?? ''));
   /** The code and link of the `n`th sign-in code mailed to `to`. */
   const mailed = async (to: string, n = 1): Promise<{ code: string; link: string; mail: ParsedMail }> => {
     const mail = await waitFor(() => codeMails(to)[n - 1]);

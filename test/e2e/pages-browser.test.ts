@@ -4,13 +4,11 @@ import path from 'node:path';
 import type { ParsedMail } from 'mailparser';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { createHttpServer } from '../../src/http-server';
-import { createLogger } from '../../src/logger';
-import { basic, createApp, SHIPPED_FLOWS, skipUnless, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, createApp, SHIPPED_FLOWS, skipUnless, type TestApp } from '../helpers/backend';
 import { freePort, ROOT } from '../helpers/processes';
-import { startSmtp, waitFor } from '../helpers/smtp';
+import { waitFor } from '../helpers/smtp';
 import { firstForm, signInAtProvider, startOidcProvider } from '../helpers/social';
-import { CHROMIUM, launchChromium, screenshots, startRelyingApp, VIEWPORTS } from '../helpers/browser';
+import { CHROMIUM, launchChromium, screenshots, servedForPages, VIEWPORTS } from '../helpers/browser';
 
 const SHOTS = path.join(ROOT, 'docs/pages');
 const PASSWORD = 'correct horse battery';
@@ -18,10 +16,9 @@ const PASSWORD = 'correct horse battery';
 const focused = (page: Page) => page.evaluate<string>('document.activeElement ? (document.activeElement.id || document.activeElement.tagName) : ""');
 
 skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('the hosted pages in a real browser', () => {
+  let served: Awaited<ReturnType<typeof servedForPages>>;
   let t: TestApp;
-  let smtp: Awaited<ReturnType<typeof startSmtp>>;
-  let gatehouse: http.Server;
-  let relying: http.Server;
+  let smtp: Awaited<ReturnType<typeof servedForPages>>['smtp'];
   let provider: Awaited<ReturnType<typeof startOidcProvider>>;
   let browser: Browser;
   let base: string;
@@ -29,32 +26,18 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   let entry: (extra?: Record<string, string>) => string;
 
   beforeAll(async () => {
-    smtp = await startSmtp();
-    const [port, appPort] = [await freePort(), await freePort()];
-    base = `http://127.0.0.1:${port}`;
-    callback = `http://127.0.0.1:${appPort}/callback`;
-    t = await startTestApp({
-      env: { MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Gatehouse <no-reply@gatehouse.test>', PUBLIC_BASE_URL: base },
-    });
-    gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
-    await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+    served = await servedForPages();
+    ({ t, smtp, base, callback } = served);
     const login = t.local.clients.login;
-    relying = startRelyingApp(base, { id: login.client_id, secret: login.client_secret }, appPort);
-    await new Promise<void>((resolve) => relying.listen(appPort, '127.0.0.1', resolve));
     provider = await startOidcProvider([`${base}/social/testidp/callback`]);
-    const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
-    const admin = (p: string, body: Record<string, string>) => request(t.app).post(p).set('Authorization', owner).type('form').send(body);
-    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: callback })).body.stat).toBe('ok');
-    expect((await admin('/providers/add', { name: 'testidp', issuer: provider.issuer, provider_client_id: 'gatehouse', provider_client_secret: 'provider-secret' })).body.stat).toBe('ok');
+    expect((await served.admin('/providers/add', { name: 'testidp', issuer: provider.issuer, provider_client_id: 'gatehouse', provider_client_secret: 'provider-secret' })).body.stat).toBe('ok');
     entry = (extra = {}) => new URLSearchParams({ client_id: login.client_id, redirect_uri: callback, state: 'st-1', locale: 'en-US', ...extra }).toString();
     browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await provider?.stop();
-    for (const server of [relying, gatehouse]) if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-    await smtp?.close();
-    await t?.close();
+    await served?.close();
   });
 
   const mailTo = (to: string, subject: RegExp) => waitFor(() => smtp.mails.find((m) => JSON.stringify(m.to).includes(to) && subject.test(m.subject ?? '')));

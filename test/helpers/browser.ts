@@ -5,7 +5,9 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { createHttpServer } from '../../src/http-server';
 import { createLogger } from '../../src/logger';
-import { startTestApp } from './backend';
+import request from 'supertest';
+import { basic, startTestApp } from './backend';
+import { startSmtp } from './smtp';
 import { freePort } from './processes';
 
 /** Debian's Chromium (apt-get install chromium), or CHROMIUM_PATH. */
@@ -114,4 +116,37 @@ export function startRelyingApp(gatehouse: string, client: { id: string; secret:
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
       .end(`<!doctype html><p id="result">${me.stat === 'ok' ? `Signed in as ${me.result.email}` : `Failed: ${JSON.stringify(me)}`}</p><p id="state">${url.searchParams.get('state')}</p>`);
   });
+}
+
+/**
+ * The hosted pages' setting of the browser tests: a test app served on a port of 127.0.0.1 whose
+ * mail goes over SMTP to a local server (`smtp.mails`), and the app its login client sends people
+ * back to (startRelyingApp, at `callback`, its redirect URI); `admin` calls as the owner. `close`
+ * stops them all.
+ */
+export async function servedForPages() {
+  const smtp = await startSmtp();
+  const [port, appPort] = [await freePort(), await freePort()];
+  const base = `http://127.0.0.1:${port}`;
+  const callback = `http://127.0.0.1:${appPort}/callback`;
+  const t = await startTestApp({
+    env: { MAIL_TRANSPORT: 'smtp', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Gatehouse <no-reply@gatehouse.test>', PUBLIC_BASE_URL: base },
+  });
+  const gatehouse = createHttpServer(t.app, t.runtime.config.http, createLogger('silent'));
+  await new Promise<void>((resolve) => gatehouse.listen(port, '127.0.0.1', resolve));
+  const login = t.local.clients.login;
+  const relying = startRelyingApp(base, { id: login.client_id, secret: login.client_secret }, appPort);
+  await new Promise<void>((resolve) => relying.listen(appPort, '127.0.0.1', resolve));
+  const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+  const admin = (p: string, body: Record<string, string>) => request(t.app).post(p).set('Authorization', owner).type('form').send(body);
+  const set = await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: callback });
+  if (set.body.stat !== 'ok') throw new Error(JSON.stringify(set.body));
+  return {
+    t, smtp, base, callback, owner, admin,
+    async close() {
+      for (const server of [relying, gatehouse]) await new Promise<void>((resolve) => server.close(() => resolve()));
+      await smtp.close();
+      await t.close();
+    },
+  };
 }

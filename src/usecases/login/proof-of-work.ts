@@ -17,7 +17,7 @@ export type IssuedChallenge = Challenge;
 
 /**
  * A new challenge for this client (docs/proof-of-work.md): PBKDF2-SHA-256 of CHALLENGE_COST
- * iterations per attempt, the answer drawn around the client's `challenge_difficulty`, signed with
+ * iterations per attempt, `challenge_difficulty` attempts on average, signed with
  * the application's secret (another application's never verifies), naming the client, expiring in
  * 10 minutes. Nothing is stored until it is used.
  */
@@ -26,7 +26,8 @@ export async function issueChallenge(ctx: CallContext<'box' | 'clock'> & { clien
   const secrets = challengeSecrets(ctx.services.box, ctx.app.id);
   return createChallenge({
     algorithm: CHALLENGE_ALGORITHM, cost: CHALLENGE_COST, deriveKey,
-    counter: randomInt(Math.floor(difficulty / 2), Math.floor(difficulty * 1.5)),
+    // the answer uniform over [0, 2 × difficulty): difficulty attempts on average, wherever a solver starts
+    counter: randomInt(2 * difficulty),
     hmacSignatureSecret: secrets.signature, hmacKeySignatureSecret: secrets.key,
     expiresAt: new Date(ctx.services.clock.now().getTime() + CHALLENGE_SECONDS * 1000),
     data: { client: ctx.client.clientId },
@@ -50,7 +51,8 @@ export async function challengeRequired(ctx: CallContext<'rateLimiter'> & { clie
 export async function countTowardBusy(ctx: CallContext<'rateLimiter'>): Promise<void> {
   const keys = busyKeys(ctx.app.id, ctx.clientAddress);
   const window = { max: Number.MAX_SAFE_INTEGER, windowSeconds: BUSY_WINDOW_SECONDS };
-  await ctx.services.rateLimiter.take([[keys.address, window], [keys.application, window]]);
+  // a count that cannot be taken (the limits' store answering an error) never changes the answer it counts
+  await ctx.services.rateLimiter.take([[keys.address, window], [keys.application, window]]).catch(() => undefined);
 }
 
 const refused = (locale: string, why: string) => invalidField('altcha', why, { message: textsOf('api', locale).challengeFailed });
