@@ -18,3 +18,6 @@ export const isProviderPage = (path: string) => /^\/oidc\/(?:auth|session\/end)(
 
 /** The shape of an interaction's uid (the provider's random base64url): anything else is not looked up. */
 export const INTERACTION_UID = /^[A-Za-z0-9_-]{10,64}$/;
+
+/** The device authorization grant (RFC 8628), as a client's `grant_types` names it. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';

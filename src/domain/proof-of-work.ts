@@ -11,7 +11,6 @@ import type { SecretBox } from './secrets';
 
 /** When an application asks for one (setting `challenge`): never, always, or when it is busy with failures. */
 export type ChallengeMode = 'off' | 'on' | 'when_busy';
-export const CHALLENGE_MODES: readonly ChallengeMode[] = ['off', 'on', 'when_busy'];
 
 /** A setting of the login client, else of the application. */
 const settingOf = (app: Application, client: Client, key: string): string | undefined => client.settings[key] ?? app.settings[key];

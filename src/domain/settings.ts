@@ -1,4 +1,5 @@
 import { claimMappingProblem, OPENID_SCOPES } from './openid-claims';
+import { DEVICE_CODE_GRANT } from './openid-routes';
 import { lengthSetting, LOWEST_MIN_LENGTH, MAX_MIN_LENGTH } from './password-minimum';
 import { limitProblem, ORGANIZATION_LIMITS, type OrganizationLimit } from './organizations';
 
@@ -78,9 +79,9 @@ const CHECKS: Readonly<Record<string, Check>> = {
     return scopes.includes('openid') ? undefined : 'must include openid: the scopes an OpenID client may ask for, such as openid email profile';
   },
   grant_types: (value) => {
-    const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'].includes(g));
+    const bad = settingOfList(value).find((g) => !['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT].includes(g));
     return bad === undefined && settingOfList(value).length > 0 ? undefined
-      : 'must be grant types separated by spaces or commas among authorization_code, refresh_token, client_credentials and urn:ietf:params:oauth:grant-type:device_code (a TV, a kiosk or a command-line tool)';
+      : `must be grant types separated by spaces or commas among authorization_code, refresh_token, client_credentials and ${DEVICE_CODE_GRANT} (a TV, a kiosk or a command-line tool)`;
   },
   redirect_uris: urlList('absolute URLs', 'https://app.example.com/signed-in'),
   allowed_origins: (value) => {

@@ -8,6 +8,7 @@ import type { Services } from '../usecases/services';
 import { inProviderRealm } from './realm';
 import { providerRequest } from '../web/provider-request';
 import { TOKEN_EXCHANGE } from './organizations';
+import { DEVICE_CODE_GRANT } from '../domain/openid-routes';
 import {
   destroyProviderGrantState, destroyProviderObject, destroyProviderToken, endProviderGrant, saveProviderObject, saveProviderToken, spendProviderObject,
   spendProviderToken, type GrantEnd, type ProviderParty,
@@ -66,8 +67,6 @@ const TOKEN_KINDS: Readonly<Record<string, CredentialKind>> = {
   AuthorizationCode: 'oidc_code', AccessToken: 'oidc_access_token', RefreshToken: 'oidc_refresh_token', ClientCredentials: 'oidc_client_token',
   DeviceCode: 'oidc_device_code',
 };
-/** The device authorization grant (RFC 8628), as a client's grant_types names it. */
-export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /**
  * What a user code's row is found by: a keyed digest (SECRET_KEY) of the application and the code as
  * the provider normalizes it (its letters, in capitals): 25 billion codes are too few for a bare hash.
