@@ -56,8 +56,9 @@ import { AttributeRefusedError, changeRecord, RecordGoneError } from './usecases
 import { createRecord } from './usecases/records/create-records';
 import { recordHistory } from './usecases/records/record-history';
 import { recordOrHistory } from './usecases/records/record-or-history';
-import { ensureOperatorsApplication, setOperatorRole } from './usecases/operators/operators';
-import { OPERATOR_ROLE_ATTRIBUTE, OPERATOR_ROLES, type OperatorRole } from './domain/operators';
+import { ensureOperatorsApplication } from './usecases/operators/operators';
+import { addOperator, promote, type OperatorAdded } from './usecases/operators/add-operator';
+import { OPERATOR_ROLE_ATTRIBUTE, OPERATOR_ROLES, operatorRoleOf, type OperatorRole } from './domain/operators';
 import type { createCommandCore } from './runtime';
 import os from 'node:os';
 import { packageVersion, projectRoot } from './paths';
@@ -479,42 +480,45 @@ const roleOption = (role: string): OperatorRole => {
   return found;
 };
 
+/** What operators:add and operators:role say they did. */
+function saidOfOperator(email: string, done: OperatorAdded | { kind: 'role_removed' }): string {
+  switch (done.kind) {
+    case 'created': return done.mailed
+      ? `created the operator ${email} (${operatorRoleOf(done.record)}) and mailed it a link to choose its password (single use, within 3 days; using it verifies the address); its first sign-in adds a second factor\n`
+      : `created the operator ${email} (${operatorRoleOf(done.record)}) with the password given; its address is unverified and its first sign-in adds a second factor\n`;
+    case 'role_set': return done.from === done.to ? `${email} is an operator (${done.to}) already\n` : `${email} is an operator: ${done.from} before, ${done.to} now\n`;
+    case 'taken_over': return `took over the account ${email}: its password, second factor, passkeys, linked identities, sessions and verified mark are removed; it is an operator (${operatorRoleOf(done.record)}) and was mailed a link to choose its password (single use, within 3 days)\n`;
+    case 'role_removed': return `${email} is no longer an operator (its console sessions stop working at once)\n`;
+  }
+}
+
+const RESET_OPTION = ['--reset', 'take over an account that exists but was not made an operator by operators:add (someone may have registered it first): remove its password, second factor, passkeys, linked identities, sessions and verified mark, and mail it a link to choose a password'] as const;
+
 program.command('operators:add')
   .argument('<email>', 'the operator\'s email address')
   .requiredOption('--role <role>', `what the operator may do in the console: ${OPERATOR_ROLES.join(', ')}`)
   .option(...OPERATORS_APP_OPTION)
-  .option('--password', 'give a new operator a password: read from standard input, or asked without echo on a terminal')
-  .description('make an operator of the console: the operators\' application is created when missing (second factor required), the account when it has none, and its role set')
-  .action((email: string, opts: { app?: string; role: string; password?: boolean }) => withCore(async (core) => {
+  .option('--password', 'give a new operator a password (read from standard input, or asked without echo on a terminal) instead of mailing it a link to choose one')
+  .option(...RESET_OPTION)
+  .description('make an operator of the console: the operators\' application is created when missing (second factor required, no registration), the account when it has none (mailed a single-use link to choose its password), and its role set; an account this command did not make is refused unless --reset')
+  .action((email: string, opts: { app?: string; role: string; password?: boolean; reset?: boolean }) => withCore(async (core) => {
     const role = roleOption(opts.role);
     const { app, created } = await ensureOperatorsApplication(core, { name: operatorsAppName(opts), flows: () => flowSources(path.join(projectRoot(), 'flows')), acting: core.acting });
-    if (created) process.stdout.write(`created the operators' application "${app.name}" (a second factor is required to sign in)\n`);
-    const record = await core.db.records.find(app.id, { email });
-    if (!record) {
-      const password = opts.password ? await readSecret('password: ') : undefined;
-      try {
-        await createRecord(core, { app, origin: {}, operator: core.acting, record: parseNewUser(app.id, { email, ...(password !== undefined && { password }), [OPERATOR_ROLE_ATTRIBUTE]: role }) });
-        process.stdout.write(`created the operator ${email} (${role})${password === undefined ? ': it sets its password with "Forgot your password?" on the sign-in page' : ''}\n`);
-        return;
-      } catch (e) {
-        if (e instanceof DuplicateAttributeError) throw new Error(`another account already has this ${e.attribute}`);
-        throw e;
-      }
-    }
-    await setOperatorRole(core, { app, record, role, acting: core.acting });
-    process.stdout.write(`${email} is an operator (${role})\n`);
+    if (created) process.stdout.write(`created the operators' application "${app.name}" (a second factor is required to sign in; nobody registers there)\n`);
+    const password = opts.password ? await readSecret('password: ') : undefined;
+    process.stdout.write(saidOfOperator(email, await addOperator(core, { app, email, role, password, reset: opts.reset === true, acting: core.acting })));
   }));
 
 program.command('operators:role')
   .argument(...WHO)
   .argument('<role>', `${OPERATOR_ROLES.join(', ')}, or none to take the role away (its console sessions stop working at once)`)
   .option(...OPERATORS_APP_OPTION)
-  .description('change what an operator may do in the console')
-  .action((who: string, roleText: string, opts: { app?: string }) => withCore(async (core) => {
+  .option(...RESET_OPTION)
+  .description('change what an operator may do in the console (an account that is no operator is refused unless --reset)')
+  .action((who: string, roleText: string, opts: { app?: string; reset?: boolean }) => withCore(async (core) => {
     const role = roleText === 'none' ? null : roleOption(roleText);
     const { app, record } = await userOf(core, { app: operatorsAppName(opts) }, who);
-    await setOperatorRole(core, { app, record, role, acting: core.acting });
-    process.stdout.write(role === null ? `${who} is no longer an operator\n` : `${who} is an operator (${role})\n`);
+    process.stdout.write(saidOfOperator(record.email ?? who, await promote(core, { app, record, role, reset: opts.reset === true, acting: core.acting })));
   }));
 
 program.command('operators:list')

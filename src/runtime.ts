@@ -95,6 +95,7 @@ export function createCommandCore(config: Config, logger: Logger) {
     // a versions job records every pending snapshot: one per 50 ms wakes a worker (an import writes thousands)
     work: base.workOf(createOutbox({ db: base.db, queue: commandQueue, logger, coalesce: { queues: ['versions'], ms: 50 } })),
     versions: createRecordVersions({ db: base.db }),
+    tokens: createIssuer({ db: base.db, clock: systemClock, box: base.box }),
     passwords,
     webhooks: config.webhooks,
     joinableDomains: createJoinableDomains(base.db.organizations, systemClock),

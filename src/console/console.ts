@@ -16,6 +16,7 @@ import type { Application } from '../domain/storage/applications';
 import { isDisabled, type UserRecord } from '../domain/storage/records';
 import type { Logger } from '../logger';
 import { filled, textsOf } from '../texts';
+import { registrationOpen } from '../domain/registration';
 import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
 import { applicationView, changeOneSetting, flowDifference, importFlowDocuments } from '../usecases/operators/console-admin';
 import { FlowDefinitionError } from '../domain/flow-definition';
@@ -131,6 +132,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
   const operatorsApp = async (res: Response, locale: PageLocale): Promise<Application | undefined> => {
     const found = await consoleApplication(services, options.operatorsApp);
     if (!found) problem(res, 503, locale, say(locale, 'noOperatorsApp', { app: options.operatorsApp }));
+    // an operators' application that takes registrations may hold an account someone made to be given a role
+    else if (registrationOpen(found)) return void problem(res, 503, locale, say(locale, 'operatorsAppOpen', { app: options.operatorsApp }));
     return found;
   };
 

@@ -3,6 +3,7 @@ import type { Application } from './storage/applications';
 import type { Client } from './clients';
 import type { SecretBox } from './secrets';
 import { isValidEmail } from './users';
+import { registrationOpen } from './registration';
 
 /**
  * Sign-in by a code or a link mailed to the person (docs/email-codes.md): a first factor, the
@@ -32,7 +33,7 @@ const settingOf = (app: Application, client: Client, key: string): string | unde
 export const offersEmailCode = (app: Application, client: Client): boolean => settingOf(app, client, 'email_code_sign_in') === 'on';
 
 /** Whether a code mailed to an address no account has registers one (setting `email_code_registration`: `on`; `off` by default). */
-export const emailCodeRegisters = (app: Application, client: Client): boolean => settingOf(app, client, 'email_code_registration') === 'on';
+export const emailCodeRegisters = (app: Application, client: Client): boolean => settingOf(app, client, 'email_code_registration') === 'on' && registrationOpen(app, client);
 
 /**
  * The family of an address's codes: a keyed digest of the address as accounts are looked up by it

@@ -2,9 +2,12 @@ import type { Application } from './storage/applications';
 import { brandOf } from './brand';
 import type { SecretBox } from './secrets';
 
-export type MailTemplateName = 'reset-password' | 'verify-email' | 'welcome' | 'email-changed' | 'email-changed-notice' | 'second-factor-on' | 'second-factor-off'
-  | 'passkey-added' | 'passkey-removed' | 'signed-out-everywhere' | 'second-factor-reset' | 'webhook-disabled' | 'organization-invitation'
-  | 'email-code';
+/** The emails Gatehouse sends, one template folder each under templates/. */
+export const MAIL_TEMPLATES = [
+  'reset-password', 'verify-email', 'welcome', 'email-changed', 'email-changed-notice', 'second-factor-on', 'second-factor-off', 'passkey-added', 'passkey-removed',
+  'signed-out-everywhere', 'second-factor-reset', 'webhook-disabled', 'organization-invitation', 'email-code', 'operator-invitation',
+] as const;
+export type MailTemplateName = (typeof MAIL_TEMPLATES)[number];
 
 /** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
 export interface MailPayload {

@@ -1,4 +1,4 @@
-import type { MailPayload, MailTemplateName } from './mail';
+import { MAIL_TEMPLATES, type MailPayload, type MailTemplateName } from './mail';
 import type { SnapshotPayload } from './storage/versions';
 
 /**
@@ -8,11 +8,6 @@ import type { SnapshotPayload } from './storage/versions';
  * sending or keeping something half made.
  */
 export class PayloadError extends Error {}
-
-const MAIL_TEMPLATES: readonly MailTemplateName[] = [
-  'reset-password', 'verify-email', 'welcome', 'email-changed', 'email-changed-notice', 'second-factor-on', 'second-factor-off', 'passkey-added', 'passkey-removed',
-  'signed-out-everywhere', 'second-factor-reset', 'webhook-disabled', 'organization-invitation', 'email-code',
-];
 
 type Json = Record<string, unknown>;
 const objectOf = (raw: unknown, what: string): Json => {

@@ -117,6 +117,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
   openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider: the default) or off'),
   passkey_after_registration: (value) => (value === 'offer' || value === 'off' ? undefined
     : 'must be offer (a registration on /register offers a passkey before going back to the app) or off (the default)'),
+  registration: (value) => (value === 'open' || value === 'closed' ? undefined
+    : 'must be open (people make their own accounts: the default) or closed (accounts are made only by the application\'s backend or its operators; the operators\' application is always closed)'),
   email_code_sign_in: (value) => (value === 'on' || value === 'off' ? undefined
     : 'must be on (accounts may sign in with a code or link mailed to them) or off (the default)'),
   email_code_registration: (value) => (value === 'on' || value === 'off' ? undefined

@@ -14,6 +14,7 @@ import type { Services } from '../usecases/services';
 import { isPaused, type FlowRequest, type FormSubmission, type LoginUseCase, type SignedIn, type SignInOutcome } from '../usecases/login/call';
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
+import { registrationOpen } from '../domain/registration';
 import { signIn } from '../usecases/login/sign-in';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
 import { beginEmailCode, codeOfLink, emailCodeSignIn } from '../usecases/login/email-code';
@@ -232,8 +233,9 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   const passkeys = view === 'signin' && !shown.mergeToken && !shown.done;
   if (passkeys) body += passkeyHtml(entry, token);
   if ((view === 'signin' || view === 'register') && !shown.mergeToken) body += await providersHtml(h.services, app, entry);
+  // no way to register is shown where the application takes none (its operators make its accounts)
   const links = view === 'signin'
-    ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], [`/register?${entryQuery(entry)}`, 'noAccount']]
+    ? [[`/signin?${entryQuery(entry, { view: 'forgot' })}`, 'forgotLink'], ...registrationOpen(app, entry.client) ? [[`/register?${entryQuery(entry)}`, 'noAccount']] : []]
     : [[`/signin?${entryQuery(entry)}`, view === 'register' ? 'haveAccount' : 'backToSignIn']];
   // a code by email: on the sign-in page where the client offers it, on the registration page where it registers too
   const byCode = offersEmailCode(app, entry.client) && !shown.mergeToken && (view === 'signin' || (view === 'register' && emailCodeRegisters(app, entry.client)));
@@ -695,7 +697,11 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     return show(h, req, res, app, entry, view, 200, hinted(h, app, entry, view, req.query.login_hint));
   }));
   // an invitation's registration names its address (login_hint), typed in already
-  router.get('/register', page((req, res, app, entry) => show(h, req, res, app, entry, 'register', 200, hinted(h, app, entry, 'register', req.query.login_hint))));
+  // where the application takes no registrations, its registration page is its sign-in page
+  router.get('/register', page((req, res, app, entry) => {
+    const view = registrationOpen(app, entry.client) ? 'register' : 'signin';
+    return show(h, req, res, app, entry, view, 200, hinted(h, app, entry, view, req.query.login_hint));
+  }));
   router.post('/signin', form, page(submit(h, 'signin', signIn, (submitted, held, body) => ({ form: submitted, mergeToken: held.mergeToken, altcha: body.altcha }))));
   router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted, _held, body) => ({ form: submitted, altcha: body.altcha }))));
   router.post('/register/social', form, page(submit(h, 'social', socialRegister, (submitted, held) => ({ form: submitted, token: held.token ?? '' }))));

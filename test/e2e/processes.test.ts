@@ -120,6 +120,13 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
       expect(await before.text()).toContain('npx gatehouse operators:add you@example.com --role admin');
       const added = cli(['operators:add', 'ops@example.com', '--role', 'admin'], { cwd: dir, env: {} });
       expect(added.stdout).toContain('created the operators\' application "operators"');
+      expect(added.stdout).toContain('created the operator ops@example.com (admin) and mailed it a link to choose its password');
+      // the command says what it did to an operator it made; an account it did not make is refused, naming --reset
+      expect(cli(['operators:role', 'ops@example.com', 'viewer'], { cwd: dir, env: {} }).stdout).toContain('admin before, viewer now');
+      const made = cli(['users:create', 'someone@example.com', '--app', 'operators'], { cwd: dir, env: {} });
+      expect(made.status).toBe(0);
+      const refused = cli(['operators:add', 'someone@example.com', '--role', 'admin'], { cwd: dir, env: {} });
+      expect([refused.status, refused.stderr]).toEqual([1, expect.stringContaining('--reset')]);
       const signIn = await fetch(`${consoleBase}/`, { redirect: 'manual' });
       expect([signIn.status, signIn.headers.get('location')]).toEqual([303, '/signin?locale=en-US&next=%2F']);
       const hosted = await fetch(`${consoleBase}/signin`, { redirect: 'manual' });

@@ -12,7 +12,8 @@ import { consoleAccount, consoleAccountAt, searchAccounts, SEARCH_PAGE } from '.
 import { consoleLoginClient, consoleOperator, endConsoleSession, openConsoleSession } from '../../src/usecases/operators/console';
 import { disableUser } from '../../src/usecases/operators/disable-user';
 import { sendPasswordReset } from '../../src/usecases/operators/send-password-reset';
-import { ensureOperatorsApplication, setOperatorRole } from '../../src/usecases/operators/operators';
+import { ensureOperatorsApplication } from '../../src/usecases/operators/operators';
+import { promote } from '../../src/usecases/operators/add-operator';
 import { createRecord } from '../../src/usecases/records/create-records';
 import { changeRecord } from '../../src/usecases/records/change-record';
 import { FLOWS, manualClock, startTestApp, type TestApp } from '../helpers/backend';
@@ -39,8 +40,8 @@ const make = async (app: Application, doc: Record<string, unknown>): Promise<Use
 };
 const call = (app: Application) => ({ origin: {}, app, clientAddress: '127.0.0.1', services: t.runtime.services });
 
-it('makes the operators\' application with a second factor required, once', async () => {
-  expect(ops.settings.second_factor).toBe('required');
+it('makes the operators\' application with a second factor required and no registration, once', async () => {
+  expect(ops.settings).toMatchObject({ second_factor: 'required', registration: 'closed' });
   const again = await ensureOperatorsApplication(t.runtime.services, { name: 'operators', flows: () => [], acting });
   expect(again).toMatchObject({ created: false, app: { id: ops.id } });
 });
@@ -69,10 +70,10 @@ describe('a console session', () => {
     expect(reads).toMatchObject({ role: 'viewer', name: 'ada@ops.example', acting: { actor: { kind: 'operator', name: 'ada@ops.example' } } });
     await expect(consoleOperator(call(ops), { value: opened.value, action: 'account' })).rejects.toBeInstanceOf(OperatorForbiddenError);
     // a role given is a role used at the next request; a role taken away ends the console for it
-    await setOperatorRole(t.runtime.services, { app: ops, record: ada, role: 'support', acting });
+    await promote(t.runtime.services, { app: ops, record: ada, role: 'support', reset: false, acting });
     expect(await consoleOperator(call(ops), { value: opened.value, action: 'account' })).toMatchObject({ role: 'support' });
     const now = (await t.runtime.db.records.find(ops.id, { id: ada.id }))!;
-    await setOperatorRole(t.runtime.services, { app: ops, record: now, role: null, acting });
+    await promote(t.runtime.services, { app: ops, record: now, role: null, reset: false, acting });
     expect(await consoleOperator(call(ops), { value: opened.value, action: 'read' })).toBeUndefined();
   });
 

@@ -1,3 +1,4 @@
+import { refuseClosedRegistration } from '../../domain/registration';
 import { randomUUID } from 'node:crypto';
 import {
   EMAIL_CODE_GUESSES, EMAIL_CODE_SECONDS, EMAIL_LINK_PATH, emailCodeBinding, emailCodeFamily, emailCodeRegisters, emailLinkBinding, emailOf,
@@ -236,6 +237,7 @@ async function registerByCode(
   row: StoredCredential, email: string, command: EmailCodeSignInCommand,
 ): Promise<SignInOutcome> {
   const { request, app } = ctx;
+  refuseClosedRegistration(app, request.client);
   // the flow's registration forms only (a sign-in form's would skip the registration's rules)
   const form = requestForm(ctx, request, command.form ?? { values: {} }, 'registrationForm', '/oauth/register_native_traditional');
   const emailField = form.fields.find((f) => f.field.schemaAttribute === 'email');

@@ -10,6 +10,7 @@ import { asAccount, type CallContext } from '../services';
 import { assertValid, type FlowRequest, type FormSubmission, type LoginCall, requestForm, requireFields } from './call';
 import { settingSeconds, verificationMail } from './verification-mail';
 import { proveWork } from './proof-of-work';
+import type { UnitOfWork } from '../../domain/ports';
 
 /** The URL setting the emailed link points at; a clear error (nothing queued) when it is missing. */
 function configuredUrl(client: Client, key: 'password_recover_url' | 'verify_email_url'): string {
@@ -75,6 +76,12 @@ export async function requestPasswordReset(
   await mailPasswordReset(ctx, { client: request.client, record, locale: request.flow.locale, acting: asAccount(ctx, record.id, request.client) });
 }
 
+/** A reset link's kind: a person's "forgot password" (or an operator's "send a reset email"), or a new operator's first password. */
+export type ResetLinkKind = 'reset' | 'operator_setup';
+
+/** The link that sets a new operator's first password lives three days (a reset link an hour, unless set otherwise). */
+export const OPERATOR_SETUP_SECONDS = 3 * 24 * 3600;
+
 /**
  * A reset link for `record`, mailed in `locale`: a one-time authorization code bound to `client`
  * and its password_recover_url, as `code` on that URL, committed with its event and its email.
@@ -83,24 +90,37 @@ export async function requestPasswordReset(
 export async function mailPasswordReset(
   ctx: CallContext<'baseUrls' | 'clock' | 'tokens' | 'work'>, command: { client: Client; record: UserRecord; locale: string; acting: Acting },
 ): Promise<void> {
+  await ctx.services.work.run((uow) => recordResetLink(ctx, uow, { ...command, kind: 'reset' }));
+}
+
+/**
+ * Issues a reset link in the unit of work and records its event with its email. A new operator's
+ * link (`operator_setup`) lives three days and names the address it was mailed to (a keyed digest):
+ * setting the password with it proves that address, which is verified from then on.
+ */
+export async function recordResetLink(
+  ctx: CallContext<'baseUrls' | 'clock' | 'tokens'>, uow: UnitOfWork, command: { client: Client; record: UserRecord; locale: string; acting: Acting; kind: ResetLinkKind },
+): Promise<void> {
   const { client, record } = command;
   if (!record.email) throw new Refusal('nothing_to_do', 'the account has no email address to send a reset link to');
   const recoverUrl = configuredUrl(client, 'password_recover_url');
-  const { tokens, work, clock } = ctx.services;
-  const lifetime = settingSeconds(ctx, client, 'password_reset_lifetime', 3600);
-  await work.run(async (uow) => {
-    const { tx } = uow;
-    const code = await tokens.issue({
-      kind: 'authorization_code', app: ctx.app, entityId: record.id, client, redirectUri: recoverUrl,
-      family: randomToken(16), seconds: lifetime, extra: { password_reset: true },
-    }, tx);
-    const mail: MailRequest = {
-      app: ctx.app, template: 'reset-password', locale: command.locale, to: record.email!, name: displayName(record),
-      link: withParameter(ctx.services.baseUrls.rebase(recoverUrl, ctx.app.name), 'code', code), expiresIn: lifetime,
-    };
-    uow.record(event('account.password_reset_requested', ctx.app.id, clock.now(), command.acting, recordSubject(record.id), {}, { mail }));
-  });
+  const { tokens, clock } = ctx.services;
+  const setup = command.kind === 'operator_setup';
+  const lifetime = setup ? OPERATOR_SETUP_SECONDS : settingSeconds(ctx, client, 'password_reset_lifetime', 3600);
+  const code = await tokens.issue({
+    kind: 'authorization_code', app: ctx.app, entityId: record.id, client, redirectUri: recoverUrl,
+    family: randomToken(16), seconds: lifetime, extra: { password_reset: true, ...(setup && { verifies: sha256Hex(uniqueKey(record.email) ?? '') }) },
+  }, uow.tx);
+  const mail: MailRequest = {
+    app: ctx.app, template: setup ? 'operator-invitation' : 'reset-password', locale: command.locale, to: record.email, name: displayName(record),
+    link: withParameter(ctx.services.baseUrls.rebase(recoverUrl, ctx.app.name), 'code', code), expiresIn: lifetime,
+  };
+  uow.record(event('account.password_reset_requested', ctx.app.id, clock.now(), command.acting, recordSubject(record.id), {}, { mail }));
 }
+
+/** Whether a reset link was mailed to `email` as a new operator's first password: using it proves the address. */
+export const linkVerifies = (extra: Record<string, unknown> | null, email: string | null): boolean =>
+  email !== null && typeof extra?.verifies === 'string' && extra.verifies === sha256Hex(uniqueKey(email) ?? '');
 
 /**
  * docs/api.md#flows: mails a one-time verification code as `verification_code` on the client's

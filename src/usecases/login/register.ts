@@ -8,6 +8,7 @@ import { event, recordSubject } from '../../domain/events';
 import { asAccount } from '../services';
 import { registrationTokens, sentToEnroll } from './second-factor-step';
 import { proveWork } from './proof-of-work';
+import { refuseClosedRegistration } from '../../domain/registration';
 import { assertValid, type FormSubmission, type LoginCall, requestForm, requireFields, type SignInOutcome, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 
 const ENDPOINT = '/oauth/register_native_traditional';
@@ -20,6 +21,7 @@ export async function registerWithPassword(
   ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'passwords' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>, command: { form: FormSubmission; refreshSecret?: string; altcha?: string },
 ): Promise<SignInOutcome> {
   const { request } = ctx;
+  refuseClosedRegistration(ctx.app, request.client);
   const form = requestForm(ctx, request, command.form, 'registrationForm', ENDPOINT);
   requireFields(form, command.form.values);
   await proveWork(ctx, command.altcha);

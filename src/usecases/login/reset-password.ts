@@ -10,6 +10,7 @@ import type { Services } from '../services';
 import { redeemCode, settleExchange } from '../tokens/exchange-code';
 import { newPasswordRules } from './password-rules';
 import { isPaused } from './call';
+import { linkVerifies } from './email-requests';
 
 /** What a reset link holds: its code and stored row, the client that sent it, and that client's new-password form. */
 export interface ResetLink { code: string; row: StoredCredential; client: Client; form: CompiledForm }
@@ -43,7 +44,9 @@ export async function resetPassword(
     const exchange = await redeemCode(services, uow, { app, client: link.client, code: link.code, redirectUri });
     if (!('pair' in exchange)) return { exchange };
     // the person proved the mailbox: every session ends, the one the redemption made included
-    const written = await writeRecord(services, uow, { app, entityId, role: 'proven', channel: 'reset', acting, passwordHash: hash, change: () => ({ change: {} }) });
+    // a new operator's link names the address it was mailed to: using it verifies that address
+    const verified = (locked: { email: string | null; emailVerified: Date | null }) => (!locked.emailVerified && linkVerifies(link.row.extra, locked.email) ? { emailVerified: services.clock.now() } : {});
+    const written = await writeRecord(services, uow, { app, entityId, role: 'proven', channel: 'reset', acting, passwordHash: hash, change: (locked) => ({ change: verified(locked) }) });
     if (!written) throw new Refusal('gone', 'the account was deleted meanwhile');
     return { exchange };
   });

@@ -15,6 +15,7 @@ import { assertValid, type Bearer, type FlowRequest, type FormSubmission, isPaus
 import { registrationTokens, sentToEnroll } from './second-factor-step';
 import { changeIdentities, identityTaken, invalidToken, linkIdentity, mergeRequest, redeemToken } from './social-identities';
 import { verificationMail } from './verification-mail';
+import { refuseClosedRegistration } from '../../domain/registration';
 
 /** The profile's value for a record attribute (what thin registration copies and prereg_fields carry). */
 function fromProfile(profile: SocialProfile, attribute: string | undefined): string | null {
@@ -59,6 +60,7 @@ async function register(
   ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, token: string, profile: SocialProfile,
   input: { email: string | null; username?: string; attributes: Record<string, unknown> }, refreshSecret: string | undefined,
 ): Promise<SocialSignedIn> {
+  refuseClosedRegistration(ctx.app, request.client);
   const { db, clock, work, versions } = ctx.services;
   const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
   const verifyUrl = request.client.settings.verify_email_url;
@@ -166,6 +168,7 @@ export async function socialRegister(
 ): Promise<SocialSignedIn> {
   const { request } = ctx;
   const { token } = command;
+  refuseClosedRegistration(ctx.app, request.client);
   const form = requestForm(ctx, request, command.form, 'socialRegistrationForm', '/oauth/register_native');
   const { profile, outcome } = await redeemToken(ctx, request.client, token, invalidToken());
   if (outcome?.presented !== 'record_not_found') {

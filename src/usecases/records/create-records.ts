@@ -30,7 +30,7 @@ export function assertLongEnough(app: Application, password: string | undefined,
 }
 
 /** What creating a record records: record.created with its attribute names and first snapshot, and account.registered. */
-function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean): void {
+export function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean): void {
   const subject = recordSubject(record.id);
   const names = changedNames({ email: record.email ?? undefined, username: record.username ?? undefined, emailVerified: record.emailVerified ?? undefined, attributes: record.attributes });
   uow.record(

@@ -41,7 +41,8 @@ export function refusalOf(role: WriterRole, channel: WriteChannel, judged: Judge
   if (role === 'client') return undefined;
   // an operator's role is given by an operator (docs/console.md#operators), never by the account itself
   if (judged.roleChanged) return 'operator_role';
-  if (judged.verifiedChanged) return 'verification';
+  // a reset link mailed to the address proves it (a new operator's first password verifies it); nothing else the person does
+  if (judged.verifiedChanged && !(channel === 'reset' && !judged.emailMoved)) return 'verification';
   if (judged.emailRemoved) return 'email_removed';
   if (judged.password && channel === 'api') return 'password_api';
   if (judged.password && role !== 'proven') return 'password_unproven';

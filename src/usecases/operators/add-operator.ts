@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
+import { recordLocale } from '../../domain/email-change';
+import { event, recordSubject, type Acting } from '../../domain/events';
+import { OPERATOR_ROLE_ATTRIBUTE, operatorRoleOf, type OperatorRole } from '../../domain/operators';
+import type { UnitOfWork } from '../../domain/ports';
+import { Refusal } from '../../domain/refusal';
+import type { Application } from '../../domain/storage/applications';
+import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
+import { USER_TYPE, isValidEmail } from '../../domain/users';
+import { accountClient } from '../account/account-client';
+import { recordResetLink } from '../login/email-requests';
+import { assertLongEnough, recordCreated } from '../records/create-records';
+import type { Services } from '../services';
+
+type Deps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'passwords' | 'tokens' | 'versions' | 'work'>;
+
+/**
+ * What making an operator did: a new account (mailed a link to choose its password unless given
+ * one), an operator's role changed, or an account nobody made an operator taken over (`reset`).
+ */
+export type OperatorAdded =
+  | { kind: 'created'; record: UserRecord; mailed: boolean }
+  | { kind: 'role_set'; record: UserRecord; from: OperatorRole; to: OperatorRole }
+  | { kind: 'taken_over'; record: UserRecord };
+
+/** An operator's role taken away. */
+export interface RoleRemoved { kind: 'role_removed'; record: UserRecord }
+
+/** Making an operator of an account that holds no role: someone may have made it to be given one. */
+export class NotAnOperatorsAccountError extends Refusal {
+  constructor(readonly email: string) {
+    super('forbidden', `an account with ${email} exists in the operators' application but was not made an operator by gatehouse operators:add `
+      + '(anyone who registered it first would hold it): it is not given a role. Take it over with --reset: its password, second factor, passkeys, '
+      + 'linked identities, sessions and verified mark are removed, and the address is mailed a link to choose a password');
+  }
+}
+
+/**
+ * Makes `email` an operator of the console with `role` (docs/console.md#operators). An account
+ * the command did not make (one without an operator's role) is refused, or with `reset` taken
+ * over: everything it signs in with and its verified mark removed, its sessions ended. A new or
+ * taken-over account is mailed a single-use link to choose its password (`password` gives one
+ * instead); using the link verifies the address, and the first sign-in adds a second factor.
+ */
+export async function addOperator(
+  deps: Deps,
+  command: { app: Application; email: string; role: OperatorRole; password?: string; reset: boolean; acting: Acting },
+): Promise<OperatorAdded> {
+  const { app, email, role, acting } = command;
+  if (!isValidEmail(email)) throw new Refusal('invalid', 'is not an email address', { field: 'email' });
+  const found = await deps.db.records.find(app.id, { email });
+  if (found) return promote(deps, { app, record: found, role, reset: command.reset, acting });
+  assertLongEnough(app, command.password, 'password');
+  const passwordHash = command.password === undefined ? null : await deps.passwords.hash(command.password);
+  const client = command.password === undefined ? await linkClient(deps, app) : undefined;
+  try {
+    return await deps.work.run(async (uow) => {
+      const created = await deps.db.records.insert({
+        applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email, username: null, emailVerified: null, passwordHash,
+        attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role },
+      }, deps.clock.now(), uow.tx);
+      recordCreated(uow, acting, created, deps.versions.created(created).snapshot, passwordHash !== null);
+      if (client) await recordResetLink({ app, origin: acting.origin, clientAddress: '', services: deps }, uow, { client, record: created, locale: recordLocale(created), acting, kind: 'operator_setup' });
+      return { kind: 'created' as const, record: created, mailed: client !== undefined };
+    });
+  } catch (e) {
+    // made meanwhile by another command: judged as any existing account
+    if (e instanceof DuplicateAttributeError && e.attribute === 'email') return addOperator(deps, command);
+    throw e;
+  }
+}
+
+/**
+ * Gives an account a role (docs/console.md#operators): an operator's role changes; an account that
+ * is no operator is refused, or with `reset` taken over. `null` takes the role away.
+ */
+export async function promote(deps: Deps, command: { app: Application; record: UserRecord; role: OperatorRole; reset: boolean; acting: Acting }): Promise<OperatorAdded>;
+export async function promote(deps: Deps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting }): Promise<OperatorAdded | RoleRemoved>;
+export async function promote(
+  deps: Deps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting },
+): Promise<OperatorAdded | RoleRemoved> {
+  const { app, acting } = command;
+  const before = operatorRoleOf(command.record);
+  if (command.role !== null && before === undefined && !command.reset) throw new NotAnOperatorsAccountError(command.record.email ?? command.record.uuid);
+  const takeOver = command.role !== null && before === undefined;
+  const client = takeOver ? await linkClient(deps, app) : undefined;
+  return deps.work.run(async (uow) => {
+    const now = deps.clock.now();
+    const locked = await deps.db.records.findForUpdate(app.id, command.record.id, uow.tx);
+    if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
+    const role = command.role;
+    if (role === null) {
+      const { [OPERATOR_ROLE_ATTRIBUTE]: _old, ...rest } = locked.attributes;
+      void _old;
+      const changed = await deps.db.records.replace(locked, { email: locked.email, username: locked.username, emailVerified: locked.emailVerified, attributes: rest }, now, uow.tx);
+      await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
+      return { kind: 'role_removed' as const, record: changed };
+    }
+    if (!takeOver) {
+      const changed = await deps.db.records.update(locked, { attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, now, uow.tx);
+      await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
+      return { kind: 'role_set' as const, record: changed, from: operatorRoleOf(locked) ?? role, to: role };
+    }
+    const taken = await takeOverAccount(deps, uow, acting, locked, role);
+    await recordResetLink({ app, origin: acting.origin, clientAddress: '', services: deps }, uow, { client: client!, record: taken, locale: recordLocale(taken), acting, kind: 'operator_setup' });
+    return { kind: 'taken_over' as const, record: taken };
+  });
+}
+
+/** The login client a new operator's link is sent from (the account page's). */
+async function linkClient(deps: Pick<Services, 'clients'>, app: Application) {
+  const client = await accountClient(deps, app);
+  if (!client) throw new Refusal('misconfigured', `the operators' application ${app.name} has no login client to send a link from (set account_client_id)`);
+  return client;
+}
+
+/** One more version of a record and its event, naming what changed. */
+async function written(deps: Pick<Services, 'versions'>, uow: UnitOfWork, acting: Acting, changed: UserRecord, attributes: string[]): Promise<void> {
+  const { snapshot } = await deps.versions.written(changed, uow.tx);
+  uow.record(event('record.updated', changed.applicationId, changed.lastUpdated, acting, recordSubject(changed.id), { attributes }, { snapshot }));
+}
+
+/**
+ * Everything an account signs in with removed (password, authenticator and recovery codes,
+ * passkeys, linked identities) with its verified mark, its sessions ended, and the role set:
+ * what someone who registered the address first had of it is gone.
+ */
+async function takeOverAccount(deps: Pick<Services, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, acting: Acting, locked: UserRecord, role: OperatorRole): Promise<UserRecord> {
+  const { db } = deps;
+  const { tx } = uow;
+  const app = locked.applicationId;
+  const now = deps.clock.now();
+  const subject = recordSubject(locked.id);
+  if (await db.factors.removeTotp(app, locked.id, tx)) uow.record(event('account.second_factor_removed', app, now, acting, subject, { method: 'totp' }));
+  for (const passkey of await db.passkeys.list(app, locked.id, tx)) {
+    if (await db.passkeys.remove(app, locked.id, passkey.id, tx)) uow.record(event('account.passkey_removed', app, now, acting, subject, { passkey: passkey.id }));
+  }
+  for (const identity of await db.social.profiles.forEntity(app, locked.id, tx)) {
+    if (await db.social.profiles.remove(app, locked.id, identity.identifier, tx)) uow.record(event('account.identity_unlinked', app, now, acting, subject, { provider: identity.provider }));
+  }
+  const tokens = await endSessionsOf(db, app, locked.id, [...SESSION_KINDS, 'recovery_code'], null, now, tx);
+  uow.record(event('account.signed_out', app, now, acting, subject, { tokens }));
+  const changed = await db.records.update(locked, { passwordHash: null, emailVerified: null, attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, now, tx);
+  await written(deps, uow, acting, changed, ['password', 'emailVerified', OPERATOR_ROLE_ATTRIBUTE, 'factors']);
+  return changed;
+}
