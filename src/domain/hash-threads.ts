@@ -116,7 +116,7 @@ export function createHashThreads(
       slot.failed = true;
       for (const job of slot.sent.splice(0)) {
         if (job.background) backgroundRunning--;
-        job.reject(new HashThreadError(`the argon2 thread failed: ${err.message}`));
+        job.reject(new HashThreadError(`the hashing thread failed: ${err.message}`));
       }
       if (closed) return;
       const replace = () => {

@@ -1,14 +1,12 @@
-import { createCipheriv, createHash, pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
-import { Worker } from 'node:worker_threads';
 
 /*
  * Password hashes brought from another system (docs/import.md): each kept as its own encoding,
  * verified by its own algorithm at the next sign-in, and replaced by argon2id then (the sign-in
  * rehashes whatever is not argon2id at the policy's parameters). bcrypt and crypt(3) use
- * well-kept libraries (bcryptjs, unixcrypt), on a thread of their own; PBKDF2, scrypt, Firebase's modified scrypt and
- * the salted digests are compositions of node:crypto's primitives. Parameters are bounded, so a
- * hash imported with an absurd cost cannot make one sign-in take minutes or gigabytes.
+ * well-kept libraries (bcryptjs, unixcrypt); PBKDF2, scrypt, Firebase's modified scrypt and
+ * the salted digests are compositions of node:crypto's primitives, all verified on threads of their
+ * own (passwords.ts). Parameters are bounded, so a hash imported with an absurd cost cannot make
+ * one sign-in take minutes or gigabytes.
  */
 
 /** The formats an import accepts (`format` of a password object, or named by the encoding's prefix). */
@@ -27,11 +25,28 @@ export interface ImportedHash { stored: string; format: HashFormat; weak: boolea
 /** A password object an import cannot use; the message says what is wrong with it (never the hash). */
 export class HashFormatError extends Error {}
 
-/** Bounds on imported costs: the most one verification may cost. */
+/**
+ * Bounds on imported costs: the most one verification may cost, each under about a second on a
+ * small machine (docs/import.md#cost gives the figures measured on 2 cores). Bounds are on the
+ * product of a format's costs, which is what its time grows with: scrypt's N·r·p, PBKDF2's
+ * iterations times the key's blocks (SHA-512's rounds count four times a SHA-256 round), argon2's
+ * memory times its iterations.
+ */
 export const LIMITS = {
-  bcryptCost: 12, argon2MemoryKiB: 262_144, argon2Time: 10, argon2Lanes: 16,
-  pbkdf2Iterations: 5_000_000, scryptMemoryBytes: 256 * 1024 * 1024, shaCryptRounds: 100_000,
+  bcryptCost: 12, argon2MemoryKiB: 262_144, argon2Time: 10, argon2Lanes: 16, argon2MemoryTimesIterations: 1_048_576,
+  pbkdf2Rounds: 4_000_000, scryptMemoryBytes: 256 * 1024 * 1024, scryptWork: 2 ** 21, shaCryptRounds: 100_000,
 } as const;
+
+/** The rounds a PBKDF2 verification computes, in SHA-256 rounds: iterations per block of the key, a SHA-512 round four. */
+const pbkdf2Rounds = (digest: 'sha1' | 'sha256' | 'sha512', iterations: number, keyBytes: number) =>
+  iterations * Math.ceil(keyBytes / DIGEST_BYTES[digest]) * (digest === 'sha512' ? 4 : 1);
+
+function pbkdf2Cost(digest: 'sha1' | 'sha256' | 'sha512', iterations: number, keyBytes: number): void {
+  if (keyBytes > 64 || pbkdf2Rounds(digest, iterations, keyBytes) > LIMITS.pbkdf2Rounds) {
+    throw new HashFormatError(`a PBKDF2-${digest.toUpperCase()} key of ${keyBytes} bytes at ${iterations} iterations costs more than ${LIMITS.pbkdf2Rounds} rounds to verify `
+      + '(iterations times the key\'s blocks, a SHA-512 round counting four; keys up to 64 bytes): over a second of a core at each sign-in');
+  }
+}
 
 const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** Standard base64 (padding optional) to bytes; a HashFormatError naming `what` otherwise. */
@@ -39,8 +54,6 @@ function bytes(value: unknown, what: string): Buffer {
   if (typeof value !== 'string' || value.length === 0 || value.length > 1024 || !B64.test(value)) throw new HashFormatError(`${what} must be base64`);
   return Buffer.from(value, 'base64');
 }
-/** passlib's base64 (no padding; its adapted alphabet writes `.` for `+`) to bytes. */
-const ab64 = (value: string) => Buffer.from(value.replace(/\./g, '+'), 'base64');
 const toAb64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '').replace(/\+/g, '.');
 const b64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
 
@@ -72,9 +85,12 @@ function fromEncoding(hashed: string): ImportedHash {
   }
   m = /^\$argon2(?:i|d|id)\$(?:v=(?:16|19)\$)?m=(\d+),t=(\d+),p=(\d+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.exec(hashed);
   if (m) {
-    whole(Number(m[1]), 'the argon2 memory (m, KiB)', 8, LIMITS.argon2MemoryKiB);
-    whole(Number(m[2]), 'the argon2 iterations (t)', 1, LIMITS.argon2Time);
+    const memory = whole(Number(m[1]), 'the argon2 memory (m, KiB)', 8, LIMITS.argon2MemoryKiB);
+    const time = whole(Number(m[2]), 'the argon2 iterations (t)', 1, LIMITS.argon2Time);
     whole(Number(m[3]), 'the argon2 lanes (p)', 1, LIMITS.argon2Lanes);
+    if (memory * time > LIMITS.argon2MemoryTimesIterations) {
+      throw new HashFormatError(`argon2 with m=${memory} KiB and t=${time} costs more than ${LIMITS.argon2MemoryTimesIterations} KiB times iterations to verify: over a second of a core at each sign-in`);
+    }
     return kept('argon2');
   }
   m = /^\$([56])\$(?:rounds=([1-9]\d{0,8})\$)?[^$:\n]{1,16}\$([./A-Za-z0-9]+)$/.exec(hashed);
@@ -90,7 +106,7 @@ function fromEncoding(hashed: string): ImportedHash {
   }
   m = /^pbkdf2_(sha1|sha256)\$(\d+)\$([^$]+)\$([A-Za-z0-9+/]+={0,2})$/.exec(hashed);
   if (m) {
-    whole(Number(m[2]), 'the PBKDF2 iterations', 1, LIMITS.pbkdf2Iterations);
+    pbkdf2Cost(m[1] as 'sha1' | 'sha256', whole(Number(m[2]), 'the PBKDF2 iterations', 1, LIMITS.pbkdf2Rounds), m[1] === 'sha1' ? 20 : 32);
     // Django's key is the digest's length
     if (Buffer.from(m[4], 'base64').length !== (m[1] === 'sha1' ? 20 : 32)) throw new HashFormatError(`a pbkdf2_${m[1]} hash is the base64 of ${m[1] === 'sha1' ? 20 : 32} bytes`);
     return kept(m[1] === 'sha1' ? 'pbkdf2-sha1' : 'pbkdf2-sha256');
@@ -106,10 +122,15 @@ function fromEncoding(hashed: string): ImportedHash {
   throw new HashFormatError('the hash\'s encoding names no algorithm Gatehouse imports ($2a$/$2b$/$2y$, $argon2…$, $5$, $6$, $scrypt$, pbkdf2_sha256$, {SSHA}…); for one without a prefix, give its "format" and parameters');
 }
 
-/** scrypt's memory (128 · N · r bytes) within the bound. */
+/**
+ * scrypt's memory (128 · N · r bytes) and work (N · r · p) within the bounds, and parameters
+ * OpenSSL computes with at all: N below 2^(16·r), so that r=1 takes N up to 2^15 only.
+ */
 function scryptCost(n: number, r: number, p: number): void {
   if (128 * n * r > LIMITS.scryptMemoryBytes) throw new HashFormatError(`scrypt with N=${n} and r=${r} needs more than ${LIMITS.scryptMemoryBytes / 1024 / 1024} MiB to verify`);
   whole(p, 'the scrypt parallelism (p)', 1, 16);
+  if (n * r * p > LIMITS.scryptWork) throw new HashFormatError(`scrypt with N=${n}, r=${r} and p=${p} costs more than N·r·p = ${LIMITS.scryptWork} to verify: over a second of a core at each sign-in`);
+  if (Math.log2(n) >= 16 * r) throw new HashFormatError(`scrypt with N=${n} and r=${r} can never be verified: OpenSSL needs N below 2^(16·r)`);
 }
 
 /**
@@ -136,13 +157,10 @@ export function importedHash(raw: unknown): ImportedHash {
     return checked({ stored: `$firebase-scrypt$r=${rounds},m=${memCost}$${parts.map(b64).join('$')}`, format: f, weak: false });
   }
   if (f in DIGESTS) {
-    const iterations = whole(o.iterations, '"iterations"', 1, LIMITS.pbkdf2Iterations);
+    const iterations = whole(o.iterations, '"iterations"', 1, LIMITS.pbkdf2Rounds);
     const key = hash();
     // PBKDF2 computes the whole iteration count once per block of the digest's size the key spans
-    const blocks = Math.ceil(key.length / DIGEST_BYTES[DIGESTS[f as keyof typeof DIGESTS]]);
-    if (key.length > 64 || iterations * blocks > LIMITS.pbkdf2Iterations) {
-      throw new HashFormatError(`a PBKDF2 key of ${key.length} bytes at ${iterations} iterations costs more than ${LIMITS.pbkdf2Iterations} rounds to verify (keys up to 64 bytes)`);
-    }
+    pbkdf2Cost(DIGESTS[f as keyof typeof DIGESTS], iterations, key.length);
     return checked({ stored: `$${f}$i=${iterations}$${b64(bytes(o.salt, '"salt"'))}$${b64(key)}`, format: f, weak: false });
   }
   if (f === 'scrypt') {
@@ -162,100 +180,71 @@ export function importedHash(raw: unknown): ImportedHash {
 /** Whether `stored` is an imported hash (anything but an argon2 hash, which the argon2 threads verify). */
 export const isImported = (stored: string) => !stored.startsWith('$argon2');
 
-/*
- * bcrypt (bcryptjs) and crypt(3) SHA-256/512 (unixcrypt) are plain JavaScript, a hash per round:
- * verified on a thread of their own, so a hash of many rounds and a long password never stops
- * the event loop.
- */
-const THREAD_PROGRAM = `
-const { parentPort, workerData } = require('node:worker_threads');
-const bcrypt = require(workerData.bcrypt);
-const crypt = require(workerData.crypt);
-parentPort.on('message', ({ id, kind, password, stored }) => {
-  let ok = false;
-  try { ok = kind === 'bcrypt' ? bcrypt.compareSync(password, stored) : crypt.verify(password, stored); } catch { ok = false; }
-  parentPort.postMessage({ id, ok });
-});
-`;
-let hashThread: { worker: Worker; waiting: Map<number, (ok: boolean) => void>; next: number } | undefined;
-function onThread(kind: 'bcrypt' | 'crypt', password: string, stored: string): Promise<boolean> {
-  if (!hashThread) {
-    const worker = new Worker(THREAD_PROGRAM, { eval: true, workerData: { bcrypt: require.resolve('bcryptjs'), crypt: require.resolve('unixcrypt') } });
-    const thread = { worker, waiting: new Map<number, (ok: boolean) => void>(), next: 0 };
-    worker.on('message', ({ id, ok }: { id: number; ok: boolean }) => {
-      thread.waiting.get(id)?.(ok);
-      thread.waiting.delete(id);
-      if (thread.waiting.size === 0) worker.unref();
-    });
-    worker.on('error', () => {
-      for (const answer of thread.waiting.values()) answer(false);
-      hashThread = undefined;
-    });
-    worker.unref();
-    hashThread = thread;
-  }
-  const thread = hashThread;
-  return new Promise((resolve) => {
-    const id = thread.next++;
-    thread.waiting.set(id, resolve);
-    thread.worker.ref();
-    thread.worker.postMessage({ id, kind, password, stored });
-  });
-}
-
-const scryptAsync = promisify(scrypt) as (password: string | Buffer, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
-const pbkdf2Async = promisify(pbkdf2);
-const same = (a: Buffer, b: Buffer) => a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
-
 /**
- * Verifies a password against an imported hash by its own algorithm: false for a wrong password
- * and for a stored value no format here reads. Argon2 hashes are not verified here.
+ * Verifies a password against an imported hash, synchronously, with the libraries it is handed:
+ * the imported hashes' threads run it (its source is their program, so it refers to nothing outside
+ * itself). False for a wrong password and for a value no format here reads.
  */
-export async function verifyImported(stored: string, password: string): Promise<boolean> {
-  try {
-    return await verifyByFormat(stored, password);
-  } catch {
-    return false; // a stored value its library cannot read proves nothing
-  }
-}
-
-async function verifyByFormat(stored: string, password: string): Promise<boolean> {
-  let m = /^\$2[aby]\$/.exec(stored);
-  if (m) return onThread('bcrypt', password, stored);
-  if (/^\$[56]\$/.test(stored)) return onThread('crypt', password, stored);
-  m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([./+A-Za-z0-9]+)\$([./+A-Za-z0-9]+)$/.exec(stored);
+export function verifyImportedSync(
+  stored: string, password: string,
+  libs: { crypto: typeof import('node:crypto'); bcrypt: { compareSync(p: string, h: string): boolean }; crypt: { verify(p: string, h: string): boolean } },
+): boolean {
+  const { crypto } = libs;
+  const same = (a: Buffer, b: Buffer) => a.length === b.length && a.length > 0 && crypto.timingSafeEqual(a, b);
+  const ab64 = (value: string) => Buffer.from(value.replace(/\./g, '+'), 'base64');
+  // scrypt's memory bound with room for its own bookkeeping (256 MiB and 1 MiB: LIMITS.scryptMemoryBytes)
+  const maxmem = 257 * 1024 * 1024;
+  if (/^\$2[aby]\$/.test(stored)) return libs.bcrypt.compareSync(password, stored);
+  if (/^\$[56]\$/.test(stored)) return libs.crypt.verify(password, stored);
+  let m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([./+A-Za-z0-9]+)\$([./+A-Za-z0-9]+)$/.exec(stored);
   if (m) {
     const expected = ab64(m[5]);
-    const n = 2 ** Number(m[1]);
-    const r = Number(m[2]);
-    const got = await scryptAsync(password, ab64(m[4]), expected.length, { N: n, r, p: Number(m[3]), maxmem: LIMITS.scryptMemoryBytes + 1024 * 1024 });
-    return same(got, expected);
+    return same(crypto.scryptSync(password, ab64(m[4]), expected.length, { N: 2 ** Number(m[1]), r: Number(m[2]), p: Number(m[3]), maxmem }), expected);
   }
   m = /^\$firebase-scrypt\$r=(\d+),m=(\d+)\$([^$]+)\$([^$]+)\$([^$]+)\$([^$]+)$/.exec(stored);
   if (m) {
     // Firebase's modified scrypt: the key scrypt derives from the password and salt + separator encrypts the project's signer key (AES-256-CTR, zero IV)
     const [salt, separator, signerKey, expected] = [m[3], m[4], m[5], m[6]].map((v) => Buffer.from(v, 'base64'));
-    const key = await scryptAsync(password, Buffer.concat([salt, separator]), 64, { N: 2 ** Number(m[2]), r: Number(m[1]), p: 1, maxmem: LIMITS.scryptMemoryBytes + 1024 * 1024 });
-    const cipher = createCipheriv('aes-256-ctr', key.subarray(0, 32), Buffer.alloc(16));
+    const key = crypto.scryptSync(password, Buffer.concat([salt, separator]), 64, { N: 2 ** Number(m[2]), r: Number(m[1]), p: 1, maxmem });
+    const cipher = crypto.createCipheriv('aes-256-ctr', key.subarray(0, 32), Buffer.alloc(16));
     return same(Buffer.concat([cipher.update(signerKey), cipher.final()]), expected);
   }
-  m = /^\$(pbkdf2-sha1|pbkdf2-sha256|pbkdf2-sha512)\$i=(\d+)\$([^$]+)\$([^$]+)$/.exec(stored);
+  m = /^\$pbkdf2-(sha1|sha256|sha512)\$i=(\d+)\$([^$]+)\$([^$]+)$/.exec(stored);
   if (m) {
     const expected = Buffer.from(m[4], 'base64');
-    return same(await pbkdf2Async(password, Buffer.from(m[3], 'base64'), Number(m[2]), expected.length, DIGESTS[m[1] as keyof typeof DIGESTS]), expected);
+    return same(crypto.pbkdf2Sync(password, Buffer.from(m[3], 'base64'), Number(m[2]), expected.length, m[1]), expected);
   }
   m = /^pbkdf2_(sha1|sha256)\$(\d+)\$([^$]+)\$([A-Za-z0-9+/]+={0,2})$/.exec(stored);
   if (m) {
     // Django: the salt is text, the digest's full length, base64
     const expected = Buffer.from(m[4], 'base64');
-    return same(await pbkdf2Async(password, Buffer.from(m[3], 'utf8'), Number(m[2]), expected.length, m[1]), expected);
+    return same(crypto.pbkdf2Sync(password, Buffer.from(m[3], 'utf8'), Number(m[2]), expected.length, m[1]), expected);
   }
   m = /^\{(SSHA|SSHA256|SSHA512|SMD5|SHA|MD5)\}([A-Za-z0-9+/]+={0,2})$/.exec(stored);
   if (m) {
-    const [format, digest, size] = SALTED[m[1] as keyof typeof SALTED];
+    const [digest, size] = ({ SSHA: ['sha1', 20], SSHA256: ['sha256', 32], SSHA512: ['sha512', 64], SMD5: ['md5', 16], SHA: ['sha1', 20], MD5: ['md5', 16] } as const)[m[1] as 'SSHA'];
     const value = Buffer.from(m[2], 'base64');
-    const salt = format === 'sha' || format === 'md5' ? Buffer.alloc(0) : value.subarray(size);
-    return same(createHash(digest).update(password, 'utf8').update(salt).digest(), value.subarray(0, size));
+    const salt = m[1] === 'SHA' || m[1] === 'MD5' ? Buffer.alloc(0) : value.subarray(size);
+    return same(crypto.createHash(digest).update(password, 'utf8').update(salt).digest(), value.subarray(0, size));
   }
   return false;
 }
+
+/**
+ * The program of the imported hashes' threads: verifyImportedSync, with bcryptjs, unixcrypt and
+ * node:crypto's synchronous calls. On threads of their own, never on libuv's pool (which the SQLite
+ * driver, DNS and file reads need): a costly imported hash slows only other imported hashes.
+ */
+export const IMPORTED_HASH_PROGRAM = `
+const { parentPort, workerData } = require('node:worker_threads');
+const verify = ${verifyImportedSync.toString()};
+const libs = { crypto: require('node:crypto'), bcrypt: require(workerData.options.bcrypt), crypt: require(workerData.options.crypt) };
+parentPort.on('message', ({ args }) => {
+  let value = false;
+  try { value = verify(args[0], args[1], libs) === true; } catch { value = false; }
+  parentPort.postMessage({ value });
+});
+`;
+
+/** What the imported hashes' threads are given: where bcryptjs and unixcrypt are. */
+export const importedHashLibraries = () => ({ bcrypt: require.resolve('bcryptjs'), crypt: require.resolve('unixcrypt') });

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Algorithm } from '@node-rs/argon2';
 import { BusyError } from './refusal';
 import { createHashThreads, HashQueueFullError, HashThreadError } from './hash-threads';
-import { isImported, verifyImported } from './imported-hashes';
+import { IMPORTED_HASH_PROGRAM, importedHashLibraries, isImported } from './imported-hashes';
 
 /** OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane. */
 export interface PasswordPolicy { memoryCost: number; timeCost: number; parallelism: number }
@@ -13,6 +13,12 @@ export const MAX_PASSWORD_LENGTH = 1024;
 
 /** Hashes allowed to wait per thread by default: about two seconds of work at OWASP's parameters. */
 export const WAITING_PER_THREAD = 64;
+
+/**
+ * Imported hashes verified at once beyond which a sign-in on one answers 503 at once: each costs up
+ * to about a second of a core (imported-hashes.ts LIMITS), so a few keep a thread busy for seconds.
+ */
+export const IMPORTED_WAITING = 4;
 
 /** A full queue is BusyError (the API: 503 with Retry-After); other failures pass as they are. */
 const busyWhenFull = (err: unknown): never => {
@@ -29,6 +35,17 @@ export function createPasswordHasher(
   hooks: { waited?: (seconds: number) => void } = {},
 ) {
   const argon2 = createHashThreads(threads, { ...policy, algorithm: Algorithm.Argon2id }, maxWaiting, undefined, hooks);
+  // hashes imported from other systems, on threads of their own (half the cores, at least one), started at the first one:
+  // never on libuv's pool, which the database driver needs, and never in argon2's queue, which sign-ins need
+  let imported: ReturnType<typeof createHashThreads> | undefined;
+  const verifyImported = async (stored: string, password: string): Promise<boolean> => {
+    imported ??= createHashThreads(Math.max(1, Math.floor(threads / 2)), importedHashLibraries(), IMPORTED_WAITING, IMPORTED_HASH_PROGRAM);
+    try {
+      return await imported.verify(stored, password);
+    } catch (err) {
+      return busyWhenFull(err);
+    }
+  };
   /** argon2's verify on the threads: false for a wrong password and a value that is not an argon2 hash; throws if the thread failed or the queue is full. */
   const verifyArgon2 = async (stored: string, password: string): Promise<boolean> => {
     try {
@@ -47,8 +64,9 @@ export function createPasswordHasher(
   /**
    * False for a wrong password and for a stored value no format reads; throws if the thread failed
    * or the queue is full. A hash imported from another system is verified by its own algorithm,
-   * beside an argon2 verify of nothing: it takes at least what an unknown account's sign-in takes
-   * (a fast digest answers in microseconds), and waits in the argon2 threads' bounded queue.
+   * on the imported hashes' threads (a bounded queue: 503 past a few at once), beside an argon2
+   * verify of nothing: it takes at least what an unknown account's sign-in takes (a fast digest
+   * answers in microseconds), and waits in the argon2 threads' bounded queue too.
    */
   const verify = async (stored: string, password: string): Promise<boolean> => {
     if (!isImported(stored)) return verifyArgon2(stored, password);
@@ -75,7 +93,9 @@ export function createPasswordHasher(
       return !m || Number(m[1]) < policy.memoryCost || Number(m[2]) < policy.timeCost || Number(m[3]) < policy.parallelism;
     },
     /** Stops the threads; hashes still waiting fail. */
-    close: () => argon2.close(),
+    close: async () => {
+      await Promise.all([argon2.close(), imported?.close()]);
+    },
   };
 }
 export type PasswordHasher = ReturnType<typeof createPasswordHasher>;

@@ -4,7 +4,7 @@ import { openDatabase, type Database } from '../../src/db';
 import { createTestBackend, type TestBackend } from '../helpers/backend';
 import { cli, CLI, startNode } from '../helpers/processes';
 import { stored } from '../helpers/stored';
-import { foreignHashes } from '../helpers/foreign-hashes';
+import { bcryptOf } from '../helpers/foreign-hashes';
 
 // docs/import.md: `gatehouse users:import FILE.jsonl` streams a file in batches; a malformed line is
 // refused with its number and the rest imported; killed (SIGKILL) midway and started again, it goes
@@ -28,7 +28,7 @@ describe('gatehouse users:import', () => {
   });
 
   it('refuses malformed lines by number, imports the rest once even when killed midway, and answers the imported password', async () => {
-    const [bcrypt] = foreignHashes('correct horse battery');
+    const bcrypt = bcryptOf('correct horse battery');
     const file = path.join(backend.dir, 'users.jsonl');
     const lines: string[] = [];
     for (let n = 1; n <= LINES; n++) {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import bcryptjs from 'bcryptjs';
 
 /**
  * Password hashes made by tools other than Gatehouse, as an import brings them (docs/import.md):
@@ -44,6 +45,41 @@ out['{SSHA512} (passlib)'] = {'hashed': h.ldap_salted_sha512.hash(pw)}
 out['{MD5} (passlib)'] = {'hashed': h.ldap_md5.hash(pw)}
 print(json.dumps(out))
 `;
+
+/**
+ * Why the foreign hashes cannot be made on this machine (a tool or Python package missing, named
+ * with the Debian package that brings it), or undefined when they can: the tests that need them skip
+ * saying so, as the README's list of test tools tells.
+ */
+export function foreignToolsMissing(): string | undefined {
+  const missing: string[] = [];
+  try {
+    execFileSync(PYTHON, ['-c', 'import passlib, bcrypt, argon2'], { stdio: 'ignore' });
+  } catch {
+    missing.push('python3-passlib, python3-bcrypt and python3-argon2 (for /usr/bin/python3)');
+  }
+  const has = (command: string) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!has('htpasswd')) missing.push('htpasswd (apache2-utils)');
+  if (!has('mkpasswd')) missing.push('mkpasswd (whois)');
+  return missing.length === 0 ? undefined : `hashes made by other tools need ${missing.join(', ')}; .ci/run installs them`;
+}
+
+/** `it` where the other tools are here; elsewhere a skipped test, said once with what is missing. */
+export function itWithForeignTools(): jest.It {
+  const missing = foreignToolsMissing();
+  if (missing) process.stdout.write(`skipped: ${missing}\n`);
+  return missing ? it.skip : it;
+}
+
+/** A bcrypt hash of `password` at cost 5 (bcryptjs, the library Gatehouse verifies with), for tests that need one imported hash and no other tool. */
+export const bcryptOf = (password: string): ForeignHash => ({ name: 'bcrypt (bcryptjs)', password, object: { hashed: bcryptjs.hashSync(password, 5) }, weak: false });
 
 const WEAK_PREFIXES = ['{SSHA}', '{SSHA256}', '{SSHA512}', '{SMD5}', '{SHA}', '{MD5}'];
 

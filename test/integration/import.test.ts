@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
-import { FIREBASE_REFERENCE, foreignHashes } from '../helpers/foreign-hashes';
+import { bcryptOf, FIREBASE_REFERENCE, foreignHashes, itWithForeignTools } from '../helpers/foreign-hashes';
 
 // docs/import.md: records created with a password hash made by another system sign in with their
 // password, are refused with a wrong one, and are argon2id after their first sign-in; weak formats
@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-it('every format signs in with its password, is refused with a wrong one, and is argon2id after; weak ones are reported', async () => {
+itWithForeignTools()('every format signs in with its password, is refused with a wrong one, and is argon2id after; weak ones are reported', async () => {
   const made = [...foreignHashes(PASSWORD), { name: 'firebase reference', weak: false, ...FIREBASE_REFERENCE }];
   const records = made.map((f, n) => ({ email: `import-${n}@example.com`, givenName: f.name, password: f.object }));
   const created = await asOwner('/entity.bulkCreate', { type_name: 'user', all_attributes: JSON.stringify(records) });
@@ -60,7 +60,7 @@ it('a hash that cannot be read is refused naming its record and why; nothing is 
 });
 
 it('/entity.create takes a hash from an owner client, not with a creation token; a change of the record never takes one', async () => {
-  const [bcrypt] = foreignHashes(PASSWORD);
+  const bcrypt = bcryptOf(PASSWORD);
   const created = await asOwner('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: 'one@example.com', password: bcrypt.object }) });
   expect(created.body.stat).toBe('ok');
   expect((await signIn('one@example.com', PASSWORD)).body.stat).toBe('ok');
@@ -73,4 +73,45 @@ it('/entity.create takes a hash from an owner client, not with a creation token;
 
   const changed = await asOwner('/entity.update', { type_name: 'user', uuid: created.body.uuid, attributes: JSON.stringify({ password: bcrypt.object }) });
   expect(changed.body).toMatchObject({ stat: 'error', argument_name: 'attributes.password', error_description: expect.stringContaining('when a record is created') });
+});
+
+describe('imported hashes cannot stall the service', () => {
+  // the costliest scrypt within the bounds (N·r·p = 2^21, about 0.7 s of a core each)
+  const costly = (n: number) => ({ email: `costly-${n}@example.com`, password: { hashed: Buffer.alloc(32, n).toString('base64'), format: 'scrypt', salt: 'c2FsdHNhbHQ=', n: 2 ** 14, r: 8, p: 16 } });
+  let id: string;
+  beforeAll(async () => {
+    const created = await asOwner('/entity.bulkCreate', { type_name: 'user', all_attributes: JSON.stringify(Array.from({ length: 12 }, (_, n) => costly(n))) });
+    expect(created.body.stat).toBe('ok');
+    id = String(created.body.results[0].id);
+  });
+  /** The slowest of `count` reads of a record (a database query each), one after another. */
+  async function slowestRead(count: number): Promise<number> {
+    let slowest = 0;
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      expect((await asOwner('/entity', { type_name: 'user', id })).body.stat).toBe('ok');
+      slowest = Math.max(slowest, performance.now() - started);
+    }
+    return slowest;
+  }
+
+  it('a database query during wrong passwords on costly imported hashes answers as fast as without', async () => {
+    const without = await slowestRead(10);
+    const guesses = Promise.all([0, 1, 2, 3].map((n) => signIn(`costly-${n}@example.com`, 'not the password')));
+    await new Promise((r) => setTimeout(r, 100)); // the verifications have begun
+    const during = await slowestRead(10);
+    const answers = await guesses;
+    expect(answers.map((a) => a.body.code)).toEqual([210, 210, 210, 210]);
+    // on libuv's pool, beside the SQLite driver, such a read waited for the verifications (seconds)
+    expect({ without: Math.round(without), during: Math.round(during), fast: during < Math.max(10 * without, 250) }).toMatchObject({ fast: true });
+  }, 60_000);
+
+  it('past a few at once, a sign-in on an imported hash answers 503 with Retry-After, at once', async () => {
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, n) => signIn(`costly-${n}@example.com`, 'not the password')));
+    const busy = answers.filter((a) => a.status === 503);
+    expect(busy.length).toBeGreaterThan(0);
+    expect(busy[0].headers['retry-after']).toMatch(/^\d+$/);
+    expect(busy[0].body).toMatchObject({ stat: 'error', request_id: expect.any(String), error_description: expect.any(String) });
+    expect(answers.filter((a) => a.body.code === 210).length).toBeGreaterThanOrEqual(4);
+  }, 60_000);
 });

@@ -1,14 +1,22 @@
-import { FIREBASE_REFERENCE, foreignHashes } from '../helpers/foreign-hashes';
-import { HashFormatError, importedHash, LIMITS, verifyImported } from '../../src/domain/imported-hashes';
+import { FIREBASE_REFERENCE, foreignHashes, foreignToolsMissing, itWithForeignTools } from '../helpers/foreign-hashes';
+import { HashFormatError, importedHash, LIMITS } from '../../src/domain/imported-hashes';
+import { createPasswordHasher, IMPORTED_WAITING, type PasswordHasher } from '../../src/domain/passwords';
+import { BusyError } from '../../src/domain/refusal';
 
 // docs/import.md: each format a hash made by another tool is read, kept, and verified by its own
 // algorithm: the right password passes, a wrong one does not. Argon2 hashes are verified by the
 // argon2 threads (test/integration/import.test.ts signs in with them).
 
 const PASSWORD = 'correct horse battery';
-const made = foreignHashes(PASSWORD);
+const made = foreignToolsMissing() ? [] : foreignHashes(PASSWORD);
+let hasher: PasswordHasher;
+beforeAll(() => {
+  hasher = createPasswordHasher(undefined, 1);
+});
+afterAll(() => hasher.close());
+const verifyImported = (stored: string, password: string) => hasher.verify(stored, password);
 
-it('reads every foreign format, and weak ones are said to be weak', () => {
+itWithForeignTools()('reads every foreign format, and weak ones are said to be weak', () => {
   expect(made.length).toBeGreaterThanOrEqual(22);
   for (const f of made) {
     const imported = importedHash(f.object);
@@ -17,11 +25,12 @@ it('reads every foreign format, and weak ones are said to be weak', () => {
   }
 });
 
-it.each(made.filter((f) => !String(f.object.hashed).startsWith('$argon2')).map((f) => [f.name, f] as const))('%s: the right password passes, a wrong one does not', async (_name, f) => {
-  const { stored } = importedHash(f.object);
-  expect(await verifyImported(stored, PASSWORD)).toBe(true);
-  expect(await verifyImported(stored, `${PASSWORD}!`)).toBe(false);
-  expect(await verifyImported(stored, '')).toBe(false);
+itWithForeignTools()('every format made by another tool: the right password passes, a wrong one does not', async () => {
+  for (const f of made.filter((m) => !String(m.object.hashed).startsWith('$argon2'))) {
+    const { stored } = importedHash(f.object);
+    expect({ name: f.name, right: await verifyImported(stored, PASSWORD), wrong: await verifyImported(stored, `${PASSWORD}!`), empty: await verifyImported(stored, '') })
+      .toEqual({ name: f.name, right: true, wrong: false, empty: false });
+  }
 });
 
 it("Firebase's reference vector verifies (firebase/scrypt's published example)", async () => {
@@ -38,8 +47,16 @@ it('refuses what it cannot read or would cost too much, saying why', () => {
     [{ hashed: '$argon2id$v=19$m=4194304,t=3,p=1$c2FsdHNhbHQ$aGFzaGhhc2g' }, /argon2 memory/],
     [{ hashed: '$6$rounds=999999999$salt$abc' }, /crypt\(3\) rounds/],
     [{ hashed: 'pbkdf2_sha256$999999999$salt$YWJj' }, /PBKDF2 iterations/],
+    [{ hashed: `pbkdf2_sha256$4000001$salt$${Buffer.alloc(32).toString('base64')}` }, /from 1 to 4000000/],
     [{ hashed: 'c2FsdA==', format: 'scrypt', salt: 'c2FsdA==', n: 3 }, /power of two/],
     [{ hashed: 'c2FsdA==', format: 'scrypt', salt: 'c2FsdA==', n: 2 ** 20, r: 8 }, /MiB/],
+    // within the memory bound, but 16 times a second of a core: N·r·p is bounded
+    [{ hashed: '$scrypt$ln=18,r=8,p=16$c2FsdHNhbHQ$aGFzaGhhc2g' }, /N·r·p = 2097152/],
+    [{ hashed: 'c2FsdA==', format: 'scrypt', salt: 'c2FsdA==', n: 2 ** 14, r: 8, p: 32 }, /"p" must be/],
+    // OpenSSL computes scrypt only with N below 2^(16·r): such a hash could never sign in
+    [{ hashed: '$scrypt$ln=16,r=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g' }, /can never be verified/],
+    [{ hashed: '$argon2id$v=19$m=262144,t=10,p=1$c2FsdHNhbHQ$aGFzaGhhc2g' }, /KiB times iterations/],
+    [{ hashed: Buffer.alloc(64).toString('base64'), format: 'pbkdf2-sha512', salt: 'c2FsdA==', iterations: 1_500_000 }, /a SHA-512 round counting four/],
     [{ hashed: 'YWJj', format: 'firebase-scrypt', salt: 'c2FsdA==', salt_separator: 'Bw==', signer_key: 'a2V5', rounds: 8 }, /"mem_cost"/],
     [{ hashed: 'not base64!', format: 'pbkdf2-sha256', salt: 'c2FsdA==', iterations: 1000 }, /"hashed" must be base64/],
     [{ hashed: '$2b$05$' + 'a'.repeat(53), format: 'sha512-crypt' }, /encoding is bcrypt's/],
@@ -60,3 +77,27 @@ it('refuses what it cannot read or would cost too much, saying why', () => {
     expect(attempt).toThrow(why);
   }
 });
+
+it('takes the costliest hashes within the bounds, each verified in about a second at most', async () => {
+  for (const [raw, label] of [
+    [{ hashed: Buffer.alloc(32).toString('base64'), format: 'scrypt', salt: 'c2FsdA==', n: 2 ** 14, r: 8, p: 16 }, 'scrypt N·r·p = 2^21'],
+    [{ hashed: Buffer.alloc(32).toString('base64'), format: 'pbkdf2-sha256', salt: 'c2FsdA==', iterations: 4_000_000 }, 'PBKDF2-SHA-256, 4,000,000 iterations'],
+  ] as const) {
+    const { stored } = importedHash(raw);
+    const started = performance.now();
+    expect(await verifyImported(stored, PASSWORD)).toBe(false);
+    // a generous bound on a loaded 2-core machine: the bounds aim at about a second on an idle one
+    expect({ label, fast: performance.now() - started < 6_000 }).toEqual({ label, fast: true });
+  }
+}, 30_000);
+
+it('verifies imported hashes on threads of their own with a bounded queue: past a few at once, 503 (BusyError) at once', async () => {
+  const { stored } = importedHash({ hashed: Buffer.alloc(32).toString('base64'), format: 'scrypt', salt: 'c2FsdA==', n: 2 ** 14, r: 8, p: 16 });
+  const attempts = Array.from({ length: IMPORTED_WAITING + 6 }, () => verifyImported(stored, PASSWORD).then((ok) => ok, (e: unknown) => e));
+  const outcomes = await Promise.all(attempts);
+  const busy = outcomes.filter((o) => o instanceof BusyError);
+  expect(busy.length).toBeGreaterThan(0);
+  expect(outcomes.filter((o) => o === false).length).toBeGreaterThanOrEqual(IMPORTED_WAITING);
+  // and the queue drained: the next one is verified
+  expect(await verifyImported(stored, PASSWORD)).toBe(false);
+}, 60_000);
