@@ -20,6 +20,7 @@ import * as erasures from './0019-erasures';
 import * as imports from './0020-imports';
 import * as webhooks from './0021-webhooks';
 import * as organizations from './0022-organizations';
+import * as erasureUuidDigest from './0023-erasure-uuid-digest';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   { name: '0020-imports', ...imports },
   { name: '0021-webhooks', ...webhooks },
   { name: '0022-organizations', ...organizations },
+  { name: '0023-erasure-uuid-digest', ...erasureUuidDigest },
 ];

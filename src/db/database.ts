@@ -5,7 +5,8 @@ import type { Config } from '../config';
 
 type SqliteConnection = { exec(sql: string, cb: (err: Error | null) => void): void; gatehousePrepared?: boolean };
 
-const SQLITE_PRAGMAS = 'PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;';
+// secure_delete: a deleted row's bytes are overwritten with zeros in its page, so an erasure leaves nothing in the file's free space
+const SQLITE_PRAGMAS = 'PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;';
 
 /**
  * Sequelize's SQLite dialect opens a connection per transaction and runs no connect hook, so

@@ -80,6 +80,13 @@ export function createMaintenanceProcessor(deps: {
       const needles = JSON.parse(deps.erase.box.open(sealedNeedles, outboxId)) as ErasureNeedles;
       const purged = await db.erasures.purgeAlone(row.applicationId, entityId, needles, outboxId);
       const mails = deps.erase.mailDir ? await removeMailsTo(deps.erase.mailDir, needles.emails) : 0;
+      // the database's files follow: nothing of the person left in SQLite's log (a reader may hold it a moment)
+      let scrubbed = await db.erasures.scrubFilesAlone();
+      for (let tries = 0; !scrubbed && tries < 50; tries++) {
+        await new Promise((r) => setTimeout(r, 100));
+        scrubbed = await db.erasures.scrubFilesAlone();
+      }
+      if (!scrubbed) throw new Error('the database\'s write-ahead log stayed in use for 5 seconds; the erasure\'s job tries again');
       await db.outbox.completeAlone(outboxId, now(), {});
       return { ...purged, mails };
     } catch (err) {

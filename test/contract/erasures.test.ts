@@ -63,7 +63,7 @@ forEveryEngine('erasure and import stores', (storage) => {
     const first = await db.transaction(async (tx) => {
       await db.records.remove(ann, tx);
       const counts = await db.erasures.purge(appId, ann.id, needles, '', tx);
-      expect(await db.erasures.markErased(appId, ann.id, new Date('2026-11-27T10:00:00.000Z'), tx)).toBe(true);
+      expect(await db.erasures.markErased(appId, ann.id, new Date('2026-11-27T10:00:00.000Z'), 'digest-of-ann', tx)).toBe(true);
       return counts;
     });
     // (its membership went with its record's row; the invitation to its address goes with the purge)
@@ -73,7 +73,11 @@ forEveryEngine('erasure and import stores', (storage) => {
     expect((await db.organizations.listMembersPage(organizationKey, null, 10)).items.map((m) => m.entityId)).toEqual([joann.id]);
     const left = (await db.organizations.listInvitationsPage(organizationKey, null, 10)).items;
     expect(left.map((i) => [i.email, i.inviter, i.inviterEntityId]).sort()).toEqual([[`friend-${suffix}@x.example`, 'account:erased', null], [joann.email, 'client:x', null]].sort());
-    expect(await db.transaction((tx) => db.erasures.markErased(appId, ann.id, new Date(), tx))).toBe(false);
+    expect(await db.transaction((tx) => db.erasures.markErased(appId, ann.id, new Date(), 'digest-of-ann', tx))).toBe(false);
+    // the tombstone is found by its uuid's digest, never by the uuid (which it does not keep)
+    expect(await db.erasures.erasedByUuid(appId, 'digest-of-ann')).toBe(ann.id);
+    expect(await db.erasures.erasedByUuid(appId, ann.uuid)).toBeUndefined();
+    expect(await db.erasures.scrubFilesAlone()).toBe(true);
     expect((await db.erasures.erasedAt(appId, ann.id))?.toISOString()).toBe('2026-11-27T10:00:00.000Z');
     expect(await db.erasures.erasedAt(appId, joann.id)).toBeUndefined();
 

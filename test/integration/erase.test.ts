@@ -55,6 +55,28 @@ async function holding(needles: string[]): Promise<string[]> {
   return found;
 }
 
+/**
+ * The files of the data folder holding any of `needles` as bytes (SQLite's database file, its
+ * write-ahead log, the mail folder, …): what a copy of the folder (a backup, a snapshot) would keep.
+ */
+function filesHolding(needles: string[]): string[] {
+  const { database } = t.runtime.config;
+  if (database.dialect !== 'sqlite') return [];
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else {
+        const bytes = fs.readFileSync(file);
+        for (const n of needles) for (const form of new Set([n, n.toLowerCase()])) if (bytes.includes(Buffer.from(form, 'utf8'))) found.push(`${path.relative(dir, file)}: ${form}`);
+      }
+    }
+  };
+  walk(path.dirname(database.storage));
+  return found;
+}
+
 const versionAt = (params: Record<string, string>) => asOwner('/versions/entity', { type_name: 'user', ...params });
 
 it('erases a record with 1,000 versions, an old address, a social identity, a passkey, emails and pending outbox rows: nothing of the person remains', async () => {
@@ -102,6 +124,8 @@ it('erases a record with 1,000 versions, an old address, a social identity, a pa
   await t.runtime.queue.idle!();
 
   expect(await holding(needles)).toEqual([]);
+  // nor in any file of the data folder: not in SQLite's log, not in the database file's free pages
+  expect(filesHolding([...needles, 'Zelda'])).toEqual([]);
   // no version at any time, by uuid or by id
   for (const at of [createdAt, midway, new Date()]) {
     expect((await versionAt({ uuid, timestamp: formatTimestamp(at) })).body.code).toBe(310);
@@ -114,6 +138,8 @@ it('erases a record with 1,000 versions, an old address, a social identity, a pa
   expect(JSON.stringify(audit.actor)).toContain(t.local.clients.owner.client_id);
   // again: said so, nothing changes
   expect((await asOwner('/entity.erase', { id: String(id) })).body).toMatchObject({ stat: 'ok', already_erased: true, erased_at: erased.body.erased_at });
+  // by its uuid too, which the tombstone keeps as a keyed digest only
+  expect((await asOwner('/entity.erase', { type_name: 'user', uuid })).body).toMatchObject({ stat: 'ok', already_erased: true, erased_at: erased.body.erased_at });
   // the same email may register again: a new person
   expect((await post('/oauth/register_native_traditional', {
     client_id: login, locale: 'en-US', emailAddress: second, newPassword: PASSWORD, newPasswordConfirm: PASSWORD, firstName: 'New', lastName: 'Person', displayName: 'new', redirect_uri: 'https://app.example.com/',

@@ -86,13 +86,25 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
   }
 
   return {
-    async markErased(applicationId, entityId, at, tx) {
+    async markErased(applicationId, entityId, at, uuidDigest, tx) {
       // two erasures of one deleted record at once (no record row to lock): the second finds the tombstone
       const inserted = await sql.change(
-        `INSERT INTO erasures (application_id, entity_id, erased_at) VALUES (?, ?, ?)${sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE id = id' : ' ON CONFLICT DO NOTHING'}`,
-        [applicationId, entityId, t(at)], tx,
+        `INSERT INTO erasures (application_id, entity_id, erased_at, uuid_digest) VALUES (?, ?, ?, ?)${sql.dialect === 'mysql' ? ' ON DUPLICATE KEY UPDATE id = id' : ' ON CONFLICT DO NOTHING'}`,
+        [applicationId, entityId, t(at), uuidDigest], tx,
       );
       return inserted === 1;
+    },
+
+    async erasedByUuid(applicationId, uuidDigest) {
+      const [row] = await sql.select<{ entity_id: number | string }>('SELECT entity_id FROM erasures WHERE application_id = ? AND uuid_digest = ?', [applicationId, uuidDigest]);
+      return row ? Number(row.entity_id) : undefined;
+    },
+
+    async scrubFilesAlone() {
+      if (sql.dialect !== 'sqlite') return true;
+      // [busy, log frames, frames checkpointed]: busy when a reader held the log and it could not be reset
+      const [row] = await sql.select<{ busy: number }>('PRAGMA wal_checkpoint(TRUNCATE)', []);
+      return Number(row?.busy ?? 0) === 0;
     },
 
     async erasedAt(applicationId, entityId) {

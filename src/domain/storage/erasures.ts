@@ -27,10 +27,23 @@ export interface ErasureNeedles { emails: string[]; uuids: string[]; identifiers
  * event and audit entry.
  */
 export interface ErasureStore {
-  /** Keeps the tombstone in the caller's transaction; false when the record was erased already. */
-  markErased(applicationId: number, entityId: number, at: Date, transaction: Tx): Promise<boolean>;
+  /**
+   * Keeps the tombstone in the caller's transaction, with a keyed digest of the record's uuid
+   * (never the uuid); false when the record was erased already.
+   */
+  markErased(applicationId: number, entityId: number, at: Date, uuidDigest: string | null, transaction: Tx): Promise<boolean>;
   /** When the record was erased, if it was. */
   erasedAt(applicationId: number, entityId: number): Promise<Date | undefined>;
+  /** The record erased whose uuid has this keyed digest, if one was. */
+  erasedByUuid(applicationId: number, uuidDigest: string): Promise<number | undefined>;
+  /**
+   * Makes what the database's files hold follow what it commits (after an erasure): on SQLite, the
+   * write-ahead log checkpointed and truncated, so the erased rows' pages (zeroed as they are freed:
+   * secure_delete) are all the file keeps. Nothing to do on MySQL (docs/lifecycle.md#erase says what
+   * its logs keep and how to purge them). Answers whether the files are clean now (false: a reader
+   * held the log; the job tries again).
+   */
+  scrubFilesAlone(): Promise<boolean>;
   /**
    * What a record's history (its snapshots, recorded or pending) holds that names the person: the
    * addresses it had, its uuid, the identities it linked. What an erasure looks for outside its rows.

@@ -2,6 +2,8 @@ import { event, recordSubject } from '../../domain/events';
 import { Refusal } from '../../domain/refusal';
 import type { ErasureNeedles } from '../../domain/storage/erasures';
 import type { AccountCommand, OperatorDeps } from './deps';
+import type { SecretBox } from '../../domain/secrets';
+import { erasedUuidDigest } from '../records/record-or-history';
 
 /** The erasure's own outbox row is not written yet when the change purges: no row has this id. */
 const NO_ROW = '';
@@ -18,7 +20,7 @@ export interface Erased { erasedAt: Date; already: boolean }
  * to the mail folder. A record deleted before (its history kept) is erased the same way; one
  * erased before answers when, and nothing changes.
  */
-export function eraseUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<Erased> {
+export function eraseUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'> & { box: SecretBox }, command: AccountCommand): Promise<Erased> {
   const { app, entityId } = command;
   const { db } = deps;
   return deps.work.run(async (uow) => {
@@ -42,7 +44,8 @@ export function eraseUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, com
     if (record) await db.records.remove(record, tx);
     await db.oidcState.destroyOfRecord(app.id, entityId, tx);
     await db.erasures.purge(app.id, entityId, needles, NO_ROW, tx);
-    if (!(await db.erasures.markErased(app.id, entityId, now, tx))) {
+    const uuid = needles.uuids[0];
+    if (!(await db.erasures.markErased(app.id, entityId, now, uuid === undefined ? null : erasedUuidDigest(deps.box, uuid), tx))) {
       // erased meanwhile by another call (a deleted record has no row to lock): that one is the erasure
       return { erasedAt: (await db.erasures.erasedAt(app.id, entityId)) ?? now, already: true };
     }
