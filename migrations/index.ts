@@ -21,6 +21,7 @@ import * as imports from './0020-imports';
 import * as webhooks from './0021-webhooks';
 import * as organizations from './0022-organizations';
 import * as erasureUuidDigest from './0023-erasure-uuid-digest';
+import * as joinableDomains from './0024-joinable-domains';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   { name: '0021-webhooks', ...webhooks },
   { name: '0022-organizations', ...organizations },
   { name: '0023-erasure-uuid-digest', ...erasureUuidDigest },
+  { name: '0024-joinable-domains', ...joinableDomains },
 ];

@@ -41,7 +41,7 @@ import { shownInvitation, shownMember, shownOrganization } from './http/handlers
 import { createOrganization, listOrganizations } from './usecases/organizations/organizations';
 import { addMember, listMembers, removeMember, setMemberRoles } from './usecases/organizations/members';
 import { createInvitation } from './usecases/organizations/invitations';
-import { addDomain, listDomains, verifyDomain } from './usecases/organizations/domains';
+import { addDomain, listDomains, setDomainJoinable, verifyDomain } from './usecases/organizations/domains';
 import { AuditQueryError, auditQuery } from './domain/audit-query';
 import { shownAuditEntry } from './http/handlers/audit';
 import { listActivity } from './usecases/activity/list-activity';
@@ -966,13 +966,17 @@ program.command('organizations:verify-domain')
   .argument(...ORG_ARGUMENT)
   .argument('<domain>', 'the email domain (acme.com)')
   .option(...APP_OPTION)
+  .option('--joinable', 'and let accounts with a verified address at it join the organization as they sign in (never a mail provider anyone can use)')
   .description('claim an email domain for an organization as verified (or verify its claim): an operator has checked it is theirs')
-  .action((organizationId: string, domain: string, opts: { app?: string }) => withCore(async (core) => {
+  .action((organizationId: string, domain: string, opts: { app?: string; joinable?: boolean }) => withCore(async (core) => {
     const app = await applicationOf(core, opts);
-    const claimed = (await listDomains(core, { app, acting: core.acting, organizationId })).some((d) => d.domain === domain.trim().toLowerCase());
-    if (claimed) await verifyDomain(core, { app, acting: core.acting, organizationId, domain });
-    else await addDomain(core, { app, acting: core.acting, organizationId, domain, verified: true });
-    print({ domain: domain.trim().toLowerCase(), verified: true });
+    const found = (await listDomains(core, { app, acting: core.acting, organizationId })).find((d) => d.domain === domain.trim().toLowerCase());
+    if (!found) await addDomain(core, { app, acting: core.acting, organizationId, domain, verified: true, joinable: opts.joinable === true });
+    else {
+      if (!found.verifiedAt) await verifyDomain(core, { app, acting: core.acting, organizationId, domain });
+      if (opts.joinable && !found.joinableAt) await setDomainJoinable(core, { app, acting: core.acting, organizationId, domain, joinable: true });
+    }
+    print({ domain: domain.trim().toLowerCase(), verified: true, joinable: opts.joinable === true || found?.joinableAt != null });
   }));
 
 program.command('mail:last')

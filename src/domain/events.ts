@@ -172,6 +172,8 @@ export interface EventData {
   /** A claimed domain verified: by an operator, or by a member's verified address at it. */
   'organization.domain_verified': { organization: string; domain: string; by: 'operator' | 'member' };
   'organization.domain_removed': { organization: string; domain: string };
+  /** The application let accounts at a claimed domain join the organization (`joinable`), or no longer. */
+  'organization.domain_joinable': { organization: string; domain: string; joinable: boolean };
 }
 
 export type EventType = keyof EventData;
@@ -192,6 +194,7 @@ export const EVENT_TYPES = [
   'organization.created', 'organization.updated', 'organization.deleted', 'organization.member_added', 'organization.member_removed',
   'organization.member_roles_changed', 'organization.switched', 'organization.invitation_created', 'organization.invitation_revoked',
   'organization.role_defined', 'organization.role_removed', 'organization.domain_added', 'organization.domain_verified', 'organization.domain_removed',
+  'organization.domain_joinable',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;

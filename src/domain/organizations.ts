@@ -120,6 +120,26 @@ export const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z
 export const domainProblem = (domain: string): string | undefined => (DOMAIN.test(domain) ? undefined
   : 'must be a domain name in lower case with at least one dot, such as acme.com');
 
+/**
+ * Mail providers whose addresses anyone can get (webmail, ISPs' mail, privacy relays): their users
+ * are strangers to each other, so a claim of one never lets accounts join an organization by it.
+ */
+const SHARED_MAIL_DOMAINS = new Set([
+  'gmail.com', 'googlemail.com', 'outlook.com', 'hotmail.com', 'hotmail.co.uk', 'hotmail.fr', 'hotmail.de', 'hotmail.es', 'hotmail.it', 'live.com', 'live.fr',
+  'live.co.uk', 'msn.com', 'yahoo.com', 'yahoo.co.uk', 'yahoo.fr', 'yahoo.de', 'yahoo.es', 'yahoo.it', 'yahoo.co.jp', 'yahoo.com.br', 'ymail.com', 'rocketmail.com',
+  'aol.com', 'icloud.com', 'me.com', 'mac.com', 'privaterelay.appleid.com', 'proton.me', 'protonmail.com', 'protonmail.ch', 'pm.me', 'tutanota.com', 'tuta.io',
+  'gmx.com', 'gmx.de', 'gmx.net', 'gmx.at', 'gmx.ch', 'web.de', 'mail.com', 'email.com', 'zoho.com', 'zohomail.com', 'fastmail.com', 'fastmail.fm', 'hey.com',
+  'yandex.com', 'yandex.ru', 'ya.ru', 'mail.ru', 'bk.ru', 'inbox.ru', 'list.ru', 'rambler.ru', 'qq.com', '163.com', '126.com', 'yeah.net', 'sina.com', 'naver.com',
+  'daum.net', 'hanmail.net', 'orange.fr', 'wanadoo.fr', 'free.fr', 'sfr.fr', 'laposte.net', 't-online.de', 'freenet.de', 'libero.it', 'virgilio.it', 'tiscali.it',
+  'btinternet.com', 'sky.com', 'comcast.net', 'verizon.net', 'att.net', 'sbcglobal.net', 'cox.net', 'charter.net', 'bellsouth.net', 'rediffmail.com',
+  'seznam.cz', 'wp.pl', 'o2.pl', 'interia.pl', 'onet.pl', 'duck.com', 'mailbox.org', 'posteo.de', 'hushmail.com', 'inbox.com', 'lycos.com', 'mail.ch',
+]);
+
+/** Why accounts may never join by `domain` (a mail provider anyone can use), or undefined when the application may let them. */
+export const joinableProblem = (domain: string): string | undefined => (SHARED_MAIL_DOMAINS.has(domain)
+  ? `is a mail provider anyone can have an address at: its users are strangers to each other, so accounts never join an organization by it (claim it, or invite its people, instead)`
+  : undefined);
+
 /** The domain of an email address, in lower case. */
 export const domainOf = (email: string): string => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 

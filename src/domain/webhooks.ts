@@ -77,6 +77,7 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'organization.domain_added': 'organization.domain_added',
   'organization.domain_verified': 'organization.domain_verified',
   'organization.domain_removed': 'organization.domain_removed',
+  'organization.domain_joinable': 'organization.domain_joinable',
 };
 
 /** The webhooks queue's jobs (docs/webhooks.md#deliveries). */

@@ -69,8 +69,8 @@ const ROLE = {
   properties: { name: STRING, description: STRING, permissions: { type: 'array', items: STRING }, built_in: BOOLEAN }, additionalProperties: false,
 };
 const DOMAIN = {
-  type: 'object', required: ['domain', 'verified', 'verified_by', 'verified_at'],
-  properties: { domain: STRING, verified: BOOLEAN, verified_by: { enum: ['operator', 'member', null] }, verified_at: { type: ['string', 'null'] } }, additionalProperties: false,
+  type: 'object', required: ['domain', 'verified', 'verified_by', 'verified_at', 'joinable'],
+  properties: { domain: STRING, verified: BOOLEAN, verified_by: { enum: ['operator', 'member', null] }, verified_at: { type: ['string', 'null'] }, joinable: BOOLEAN }, additionalProperties: false,
 };
 const PAGE_OF = (items: unknown) => ({ results: { type: 'array', items }, next_cursor: { type: ['string', 'null'] } });
 /** A sign-in's answer: the record, and what response_type asked for (an access token, an authorization code, or both). */
@@ -190,6 +190,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/organizations/roles/remove': ok({ members: INTEGER }),
   '/organizations/domains/add': ok({ result: DOMAIN }),
   '/organizations/domains/verify': ok(),
+  '/organizations/domains/set_joinable': ok(),
   '/organizations/domains/remove': ok(),
   '/organizations/domains/list': ok({ results: { type: 'array', items: DOMAIN } }),
   '/webhooks/add': ok({ result: { ...WEBHOOK_ENDPOINT, required: [...WEBHOOK_ENDPOINT.required, 'secret'], properties: { ...WEBHOOK_ENDPOINT_PROPERTIES, secret: STRING } } }),

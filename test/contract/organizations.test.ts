@@ -130,19 +130,26 @@ forEveryEngine('organization store', (storage) => {
     expect(await db.organizations.findInvitationByToken(hash)).toMatchObject({ state: 'accepted', acceptedBy: account.id });
   });
 
-  it('claims a domain once, verifies it once, and only a verified claim of an organization that lets accounts join is joinable', async () => {
+  it('claims a domain once, verifies it once, and only a verified claim the application made joinable, of an organization that lets accounts join, is joinable', async () => {
     const { db, appId } = storage();
     const domain = `${hex().slice(0, 8)}.example`;
     const open = await create(undefined, { joinByDomain: true });
     const closed = await create(undefined, { joinByDomain: false });
-    expect(await db.transaction((tx) => db.organizations.insertDomain(open, domain, null, new Date(), tx))).toBe(true);
-    expect(await db.transaction((tx) => db.organizations.insertDomain(open, domain, 'operator', new Date(), tx))).toBe(false);
-    await db.transaction((tx) => db.organizations.insertDomain(closed, domain, 'operator', new Date(), tx));
+    expect(await db.transaction((tx) => db.organizations.insertDomain(open, domain, null, false, new Date(), tx))).toBe(true);
+    expect(await db.transaction((tx) => db.organizations.insertDomain(open, domain, 'operator', true, new Date(), tx))).toBe(false);
+    await db.transaction((tx) => db.organizations.insertDomain(closed, domain, 'operator', true, new Date(), tx));
     expect(await db.organizations.listJoinableByDomain(appId, domain)).toEqual([]);
     expect(await db.transaction((tx) => db.organizations.verifyDomain(open.id, domain, 'member', new Date(), tx))).toBe(true);
     expect(await db.transaction((tx) => db.organizations.verifyDomain(open.id, domain, 'operator', new Date(), tx))).toBe(false);
-    expect((await db.organizations.listDomains(open.id))[0]).toMatchObject({ domain, verifiedBy: 'member' });
+    expect((await db.organizations.listDomains(open.id))[0]).toMatchObject({ domain, verifiedBy: 'member', joinableAt: null });
+    // verified by a member: nobody joins until the application makes it joinable
+    expect(await db.organizations.listJoinableByDomain(appId, domain)).toEqual([]);
+    expect(await db.organizations.listJoinableDomains(appId)).not.toContain(domain);
+    expect(await db.transaction((tx) => db.organizations.setDomainJoinable(open.id, domain, true, new Date(), tx))).toBe(true);
+    expect((await db.organizations.listDomains(open.id))[0]).toMatchObject({ domain, verifiedBy: 'member', joinableAt: expect.any(Date) });
     expect((await db.organizations.listJoinableByDomain(appId, domain)).map((o) => o.id)).toEqual([open.id]);
+    expect(await db.organizations.listJoinableDomains(appId)).toContain(domain);
+    expect(await db.transaction((tx) => db.organizations.setDomainJoinable(open.id, `other-${domain}`, true, new Date(), tx))).toBe(false);
     expect(await db.transaction((tx) => db.organizations.removeDomain(open.id, domain, tx))).toBe(true);
     expect(await db.organizations.listJoinableByDomain(appId, domain)).toEqual([]);
   });

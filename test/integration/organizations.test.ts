@@ -27,7 +27,7 @@ const register = async (email: string, locale = 'en-US') => {
     client_id: loginId, locale, emailAddress: email, newPassword: 'correct horse battery', newPasswordConfirm: 'correct horse battery', firstName: 'Ada', lastName: 'Lovelace', displayName: email.split('@')[0],
   });
   expect(r.body.stat).toBe('ok');
-  return { token: r.body.access_token as string, uuid: r.body.capture_user.uuid as string };
+  return { token: r.body.access_token as string, uuid: r.body.capture_user.uuid as string, email };
 };
 const signIn = async (email: string) => {
   const r = await post('/oauth/auth_native_traditional', { client_id: loginId, locale: 'en-US', signInEmailAddress: email, currentPassword: 'correct horse battery' });
@@ -230,6 +230,52 @@ it('just in time: a verified address at a verified domain of an organization tha
   expect((await byToken('/organizations/domains/verify', tonyToken, { organization_id: id, domain: other })).body).toMatchObject({ stat: 'error', argument_name: 'domain' });
   expect((await byBackend('/organizations/domains/list', { organization_id: id })).body.results.map((d: { domain: string; verified: boolean }) => [d.domain, d.verified]))
     .toEqual([[domain, true], [other, false], [`sub.${domain}`, false]].sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
+});
+
+it('a member cannot make strangers join: its own claims take nobody in until the application says so, and a mail provider is never joinable', async () => {
+  const owner = await register(`owner-${unique()}@gmail.com`);
+  await verified(owner.uuid);
+  const made = await byBackend('/organizations/create', { name: 'Webmail Inc', slug: `webmail-${unique()}`, join_by_domain: 'true', default_roles: 'member', owner_uuid: owner.uuid });
+  const id = made.body.id as string;
+  const token = await signIn(owner.email);
+  // the owner's own verified address at gmail.com verifies its claim at once, but makes nobody join
+  expect((await byToken('/organizations/domains/add', token, { organization_id: id, domain: 'gmail.com', verified: 'true' })).body.result).toMatchObject({ domain: 'gmail.com', verified: true, verified_by: 'member', joinable: false });
+  const stranger = await register(`stranger-${unique()}@gmail.com`);
+  await verified(stranger.uuid);
+  await signIn(stranger.email);
+  expect((await byBackend('/organizations/of', { uuid: stranger.uuid })).body.results).toEqual([]);
+  // only the application decides; and never for a mail provider anyone can use
+  expect((await byToken('/organizations/domains/set_joinable', token, { organization_id: id, domain: 'gmail.com', joinable: 'true' })).body)
+    .toMatchObject({ stat: 'error', code: 403, error_description: expect.stringContaining('only the application') });
+  expect((await byBackend('/organizations/domains/set_joinable', { organization_id: id, domain: 'gmail.com', joinable: 'true' })).body)
+    .toMatchObject({ stat: 'error', code: 200, argument_name: 'domain', error_description: expect.stringContaining('mail provider') });
+  expect((await byBackend('/organizations/domains/add', { organization_id: id, domain: 'outlook.com', verified: 'true', joinable: 'true' })).body)
+    .toMatchObject({ stat: 'error', code: 200, argument_name: 'domain' });
+  expect((await byBackend('/organizations/domains/set_joinable', { organization_id: id, domain: 'gmail.com' })).body).toMatchObject({ stat: 'error', code: 100, argument_name: 'joinable' });
+  await signIn(stranger.email);
+  expect((await byBackend('/organizations/of', { uuid: stranger.uuid })).body.results).toEqual([]);
+
+  // a company's own domain, verified by a member: joinable once the application says so, and no longer when it takes it back
+  const corp = `${unique()}.example`;
+  const boss = await register(`boss@${corp}`);
+  await verified(boss.uuid);
+  expect((await byBackend('/organizations/members/add', { organization_id: id, uuid: boss.uuid, roles: 'owner' })).body.stat).toBe('ok');
+  const bossToken = await signIn(`boss@${corp}`);
+  expect((await byToken('/organizations/domains/add', bossToken, { organization_id: id, domain: corp })).body.result).toMatchObject({ verified: true, joinable: false });
+  const worker = await register(`worker@${corp}`);
+  await verified(worker.uuid);
+  await signIn(`worker@${corp}`);
+  expect((await byBackend('/organizations/of', { uuid: worker.uuid })).body.results).toEqual([]);
+  expect((await byBackend('/organizations/domains/set_joinable', { organization_id: id, domain: corp, joinable: 'true' })).body.stat).toBe('ok');
+  await signIn(`worker@${corp}`);
+  expect((await byBackend('/organizations/of', { uuid: worker.uuid })).body.results).toEqual([expect.objectContaining({ id, roles: ['member'] })]);
+  expect((await byBackend('/organizations/domains/set_joinable', { organization_id: id, domain: corp, joinable: 'false' })).body.stat).toBe('ok');
+  const late = await register(`late@${corp}`);
+  await verified(late.uuid);
+  await signIn(`late@${corp}`);
+  expect((await byBackend('/organizations/of', { uuid: late.uuid })).body.results).toEqual([]);
+  expect((await byBackend('/organizations/domains/list', { organization_id: id })).body.results.map((d: { domain: string; joinable: boolean }) => [d.domain, d.joinable]))
+    .toEqual([[corp, false], ['gmail.com', false]].sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
 });
 
 it('refuses what it cannot use, naming the argument', async () => {

@@ -307,11 +307,11 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       )) > 0;
     },
 
-    async insertDomain(o, domain, verifiedBy, now, tx) {
+    async insertDomain(o, domain, verifiedBy, joinable, now, tx) {
       try {
         await sql.change(
-          'INSERT INTO organization_domains (application_id, organization_id, domain, verified_by, verified_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-          [o.applicationId, o.id, domain, verifiedBy, verifiedBy ? t(now) : null, t(now)], tx,
+          'INSERT INTO organization_domains (application_id, organization_id, domain, verified_by, verified_at, joinable_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          [o.applicationId, o.id, domain, verifiedBy, verifiedBy ? t(now) : null, joinable ? t(now) : null, t(now)], tx,
         );
         return true;
       } catch (e) {
@@ -320,10 +320,12 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       }
     },
     async listDomains(organizationKey, tx) {
-      const rows = await sql.select<{ domain: string; verified_by: string | null; verified_at: Time | null; created_at: Time }>(
+      const rows = await sql.select<{ domain: string; verified_by: string | null; verified_at: Time | null; joinable_at: Time | null; created_at: Time }>(
         'SELECT * FROM organization_domains WHERE organization_id = ? ORDER BY domain', [organizationKey], tx,
       );
-      return rows.map((r): StoredDomain => ({ domain: r.domain, verifiedBy: r.verified_by as StoredDomain['verifiedBy'], verifiedAt: asDate(r.verified_at), createdAt: asDate(r.created_at) }));
+      return rows.map((r): StoredDomain => ({
+        domain: r.domain, verifiedBy: r.verified_by as StoredDomain['verifiedBy'], verifiedAt: asDate(r.verified_at), joinableAt: asDate(r.joinable_at), createdAt: asDate(r.created_at),
+      }));
     },
     async verifyDomain(organizationKey, domain, by, now, tx) {
       return (await sql.change(
@@ -333,17 +335,25 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
     async removeDomain(organizationKey, domain, tx) {
       return (await sql.change('DELETE FROM organization_domains WHERE organization_id = ? AND domain = ?', [organizationKey, domain], tx)) > 0;
     },
+    async setDomainJoinable(organizationKey, domain, joinable, now, tx) {
+      return (await sql.change(
+        joinable
+          ? "UPDATE organization_domains SET joinable_at = ?, verified_by = COALESCE(verified_by, 'operator'), verified_at = COALESCE(verified_at, ?) WHERE organization_id = ? AND domain = ?"
+          : 'UPDATE organization_domains SET joinable_at = NULL WHERE organization_id = ? AND domain = ?',
+        joinable ? [t(now), t(now), organizationKey, domain] : [organizationKey, domain], tx,
+      )) > 0;
+    },
     async listJoinableDomains(applicationId) {
       const rows = await sql.select<{ domain: string }>(
         'SELECT DISTINCT d.domain FROM organization_domains d JOIN organizations o ON o.id = d.organization_id '
-        + 'WHERE d.application_id = ? AND d.verified_at IS NOT NULL AND o.join_by_domain = ? ORDER BY d.domain', [applicationId, true],
+        + 'WHERE d.application_id = ? AND d.verified_at IS NOT NULL AND d.joinable_at IS NOT NULL AND o.join_by_domain = ? ORDER BY d.domain', [applicationId, true],
       );
       return rows.map((r) => r.domain);
     },
     async listJoinableByDomain(applicationId, domain) {
       const rows = await sql.select<OrganizationRow>(
         'SELECT o.* FROM organization_domains d JOIN organizations o ON o.id = d.organization_id '
-        + 'WHERE d.application_id = ? AND d.domain = ? AND d.verified_at IS NOT NULL AND o.join_by_domain = ? ORDER BY o.id', [applicationId, domain, true],
+        + 'WHERE d.application_id = ? AND d.domain = ? AND d.verified_at IS NOT NULL AND d.joinable_at IS NOT NULL AND o.join_by_domain = ? ORDER BY o.id', [applicationId, domain, true],
       );
       return rows.map(toOrganization);
     },

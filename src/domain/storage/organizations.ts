@@ -67,7 +67,8 @@ export interface StoredInvitation {
 
 export type NewInvitation = Omit<StoredInvitation, 'id' | 'state' | 'acceptedBy' | 'finishedAt' | 'createdAt'>;
 
-export interface StoredDomain { domain: string; verifiedBy: 'operator' | 'member' | null; verifiedAt: Date | null; createdAt: Date }
+/** A claimed domain: verified (by the application or an owner's address there) or not, and joinable once the application let accounts at it join. */
+export interface StoredDomain { domain: string; verifiedBy: 'operator' | 'member' | null; verifiedAt: Date | null; joinableAt: Date | null; createdAt: Date }
 
 /** One page of a list: the rows after the cursor (a key), and the cursor of the next page when there is one. */
 export interface Page<T> { items: T[]; next: number | null }
@@ -146,13 +147,15 @@ export interface OrganizationStore {
   finishInvitation(invitation: StoredInvitation, state: 'accepted' | 'revoked', acceptedBy: number | null, now: Date, transaction: Tx): Promise<boolean>;
 
   /** Claims a domain (unverified unless `verifiedBy`); false when the organization claims it already. */
-  insertDomain(organization: StoredOrganization, domain: string, verifiedBy: 'operator' | 'member' | null, now: Date, transaction: Tx): Promise<boolean>;
+  insertDomain(organization: StoredOrganization, domain: string, verifiedBy: 'operator' | 'member' | null, joinable: boolean, now: Date, transaction: Tx): Promise<boolean>;
   listDomains(organizationKey: number, transaction?: Tx): Promise<StoredDomain[]>;
   /** Marks a claimed domain verified; false when it is not claimed (or verified already). */
   verifyDomain(organizationKey: number, domain: string, by: 'operator' | 'member', now: Date, transaction: Tx): Promise<boolean>;
   removeDomain(organizationKey: number, domain: string, transaction: Tx): Promise<boolean>;
-  /** The domains accounts join organizations by in the application (verified claims of organizations that let them), each once. */
+  /** Lets accounts at a claimed domain join (verifying the claim as the application's if it was not), or no longer; false when it is not claimed. */
+  setDomainJoinable(organizationKey: number, domain: string, joinable: boolean, now: Date, transaction: Tx): Promise<boolean>;
+  /** The domains accounts join organizations by in the application (verified claims the application made joinable, of organizations that let them), each once. */
   listJoinableDomains(applicationId: number): Promise<string[]>;
-  /** The organizations that let accounts at `domain` join (their claim of it verified, join_by_domain on). */
+  /** The organizations that let accounts at `domain` join (their claim of it verified and made joinable by the application, join_by_domain on). */
   listJoinableByDomain(applicationId: number, domain: string): Promise<StoredOrganization[]>;
 }

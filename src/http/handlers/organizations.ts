@@ -3,7 +3,7 @@ import { parseMetadata } from '../../domain/organizations';
 import type { ListedMember, Membership, StoredDomain, StoredInvitation, StoredOrganization } from '../../domain/storage/organizations';
 import { formatTimestamp } from '../../domain/timestamps';
 import { errors } from '../../errors';
-import { addDomain, listDomains, removeDomain, verifyDomain } from '../../usecases/organizations/domains';
+import { addDomain, listDomains, removeDomain, setDomainJoinable, verifyDomain } from '../../usecases/organizations/domains';
 import { acceptInvitation, createInvitation, listInvitations, revokeInvitation, standingOf } from '../../usecases/organizations/invitations';
 import { addMember, listMembers, organizationsOf, removeMember, setMemberRoles, switchOrganization } from '../../usecases/organizations/members';
 import { createOrganization, deleteOrganization, getOrganization, listOrganizations, MAX_PAGE, updateOrganization, type OrganizationFields } from '../../usecases/organizations/organizations';
@@ -120,7 +120,7 @@ export const shownInvitation = (i: StoredInvitation, now: Date) => ({
   expires: formatTimestamp(i.expiresAt), created: formatTimestamp(i.createdAt), finished: i.finishedAt ? formatTimestamp(i.finishedAt) : null,
 });
 export const shownRole = (r: RoleView) => ({ name: r.name, description: r.description, permissions: r.permissions, built_in: r.builtIn });
-export const shownDomain = (d: StoredDomain) => ({ domain: d.domain, verified: d.verifiedAt !== null, verified_by: d.verifiedBy, verified_at: d.verifiedAt ? formatTimestamp(d.verifiedAt) : null });
+export const shownDomain = (d: StoredDomain) => ({ domain: d.domain, verified: d.verifiedAt !== null, verified_by: d.verifiedBy, verified_at: d.verifiedAt ? formatTimestamp(d.verifiedAt) : null, joinable: d.joinableAt !== null });
 
 const organizationId = (ctx: RequestContext) => ctx.params.require('organization_id');
 
@@ -241,9 +241,17 @@ export const rolesRemove: Handler = async (ctx) => ({ members: await removeRole(
 
 export const domainsAdd: Handler = async (ctx) => ({
   result: shownDomain(await addDomain(ctx.services, {
-    app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), domain: ctx.params.require('domain'), verified: bool(ctx, 'verified'),
+    app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), domain: ctx.params.require('domain'), verified: bool(ctx, 'verified'), joinable: bool(ctx, 'joinable'),
   })),
 });
+
+export const domainsJoinable: Handler = async (ctx) => {
+  const [id, domain] = [organizationId(ctx), ctx.params.require('domain')];
+  const joinable = bool(ctx, 'joinable');
+  if (joinable === undefined) throw errors.missingArgument('joinable');
+  await setDomainJoinable(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: id, domain, joinable });
+  return {};
+};
 
 export const domainsVerify: Handler = async (ctx) => {
   await verifyDomain(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), domain: ctx.params.require('domain') });

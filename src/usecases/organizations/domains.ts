@@ -1,5 +1,5 @@
 import { event, type Acting } from '../../domain/events';
-import { domainOf, domainProblem, isOwner, MAX_DOMAINS } from '../../domain/organizations';
+import { domainOf, domainProblem, isOwner, joinableProblem, MAX_DOMAINS } from '../../domain/organizations';
 import { invalidField, LimitReachedError, Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredDomain, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
@@ -12,7 +12,9 @@ import { join } from './members';
  * The email domains an organization claims (docs/organizations.md#domains), and the accounts that
  * join by them. A claim is verified by the application (its backend or an operator says so) or by
  * a member: an owner whose own address at the domain is verified. Nobody else's say-so verifies
- * one, and only a verified claim lets accounts join by it.
+ * one. Whether accounts at a domain join is the application's decision alone, per domain: a claim
+ * a member made or verified takes nobody in until the application makes it joinable, and a mail
+ * provider anyone can have an address at is never joinable.
  */
 
 function checkDomain(domain: string): string {
@@ -41,28 +43,47 @@ async function ownersChange(deps: Pick<OrgDeps, 'db'>, uow: UnitOfWork, command:
   return { organization, authority, verifier: await verifierOf(deps, command.app, authority, domain, uow.tx) };
 }
 
-/** Claims a domain: verified at once when the application claims it with `verified`, or an owner whose verified address is at it. */
+/** Only the application lets accounts join by a domain, and never by a mail provider's. */
+function mayMakeJoinable(authority: Authority, domain: string): void {
+  if (authority.kind !== 'application') {
+    throw new Refusal('forbidden', 'only the application (its backend or an operator) lets accounts at a domain join an organization; ask it to');
+  }
+  const shared = joinableProblem(domain);
+  if (shared) throw invalidField('domain', shared);
+}
+
+/**
+ * Claims a domain: verified at once when the application claims it with `verified`, or an owner
+ * whose verified address is at it. The application's verified claim is joinable too (unless
+ * `joinable` is false, or the domain is a mail provider's); a member's never is.
+ */
 export async function addDomain(
-  deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string; verified?: boolean },
+  deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string; verified?: boolean; joinable?: boolean },
 ): Promise<StoredDomain> {
   const domain = checkDomain(command.domain);
   return deps.work.run(async (uow) => {
     const { organization, authority, verifier } = await ownersChange(deps, uow, command, domain);
-    const verifiedBy = authority.kind === 'application' ? (command.verified ? verifier : null) : verifier;
+    if (command.joinable) mayMakeJoinable(authority, domain);
+    const verifiedBy = authority.kind === 'application' ? (command.verified || command.joinable ? verifier : null) : verifier;
+    const joinable = authority.kind === 'application' && verifiedBy !== null && command.joinable !== false && joinableProblem(domain) === undefined;
     const now = deps.clock.now();
     await deps.db.organizations.touch(organization.id, now, uow.tx);
     if ((await deps.db.organizations.listDomains(organization.id, uow.tx)).length >= MAX_DOMAINS) {
       throw invalidField('domain', `is one too many: an organization claims at most ${MAX_DOMAINS} domains; remove one first`);
     }
-    if (!(await deps.db.organizations.insertDomain(organization, domain, verifiedBy, now, uow.tx))) throw invalidField('domain', 'is claimed by this organization already');
+    if (!(await deps.db.organizations.insertDomain(organization, domain, verifiedBy, joinable, now, uow.tx))) throw invalidField('domain', 'is claimed by this organization already');
     uow.record(event('organization.domain_added', command.app.id, now, command.acting, organizationSubject(organization), {
       organization: organization.organizationId, domain, verified: verifiedBy !== null,
     }));
-    return { domain, verifiedBy, verifiedAt: verifiedBy ? now : null, createdAt: now };
+    if (joinable) uow.record(event('organization.domain_joinable', command.app.id, now, command.acting, organizationSubject(organization), { organization: organization.organizationId, domain, joinable }));
+    return { domain, verifiedBy, verifiedAt: verifiedBy ? now : null, joinableAt: joinable ? now : null, createdAt: now };
   }).finally(() => deps.joinableDomains.forget(command.app.id));
 }
 
-/** Verifies a claimed domain: the application, or an owner whose own verified address is at it. */
+/**
+ * Verifies a claimed domain: the application (which makes it joinable too, unless it is a mail
+ * provider's), or an owner whose own verified address is at it (joinable only once the application says so).
+ */
 export async function verifyDomain(deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string }): Promise<void> {
   const domain = checkDomain(command.domain);
   await deps.work.run(async (uow) => {
@@ -71,6 +92,26 @@ export async function verifyDomain(deps: DomainDeps, command: { app: Application
     const now = deps.clock.now();
     if (!(await deps.db.organizations.verifyDomain(organization.id, domain, by, now, uow.tx))) throw invalidField('domain', 'is not an unverified claim of this organization');
     uow.record(event('organization.domain_verified', command.app.id, now, command.acting, organizationSubject(organization), { organization: organization.organizationId, domain, by }));
+    if (by === 'operator' && joinableProblem(domain) === undefined) {
+      await deps.db.organizations.setDomainJoinable(organization.id, domain, true, now, uow.tx);
+      uow.record(event('organization.domain_joinable', command.app.id, now, command.acting, organizationSubject(organization), { organization: organization.organizationId, domain, joinable: true }));
+    }
+  }).finally(() => deps.joinableDomains.forget(command.app.id));
+}
+
+/**
+ * The application lets accounts at a claimed domain join the organization (verifying the claim as
+ * its own if it was not), or no longer: never a member, never a mail provider anyone can use.
+ */
+export async function setDomainJoinable(deps: DomainDeps, command: { app: Application; acting: Acting; organizationId: string; domain: string; joinable: boolean }): Promise<void> {
+  const domain = checkDomain(command.domain);
+  await deps.work.run(async (uow) => {
+    const { organization, authority } = await ownersChange(deps, uow, command, domain);
+    if (command.joinable) mayMakeJoinable(authority, domain);
+    else if (authority.kind !== 'application') throw new Refusal('forbidden', 'only the application (its backend or an operator) decides who joins by a domain');
+    const now = deps.clock.now();
+    if (!(await deps.db.organizations.setDomainJoinable(organization.id, domain, command.joinable, now, uow.tx))) throw invalidField('domain', 'is not claimed by this organization');
+    uow.record(event('organization.domain_joinable', command.app.id, now, command.acting, organizationSubject(organization), { organization: organization.organizationId, domain, joinable: command.joinable }));
   }).finally(() => deps.joinableDomains.forget(command.app.id));
 }
 
@@ -109,8 +150,8 @@ export async function joinByDomain(
     const member = await deps.work.run(async (uow) => {
       const organization = await deps.db.organizations.findByKey(candidate.id, uow.tx);
       if (!organization?.joinByDomain) return undefined;
-      // as it is now: the claim still verified, and the account never left (or was removed)
-      if (!(await deps.db.organizations.listDomains(organization.id, uow.tx)).some((d) => d.domain === domain && d.verifiedAt !== null)) return undefined;
+      // as it is now: the claim still verified and joinable, and the account never left (or was removed)
+      if (!(await deps.db.organizations.listDomains(organization.id, uow.tx)).some((d) => d.domain === domain && d.verifiedAt !== null && d.joinableAt !== null)) return undefined;
       if (await deps.db.organizations.findDeparture(organization.id, record.id, uow.tx)) return undefined;
       try {
         return await join(deps, uow, { app: command.app, acting: command.acting, organization, entityId: record.id, roles: organization.defaultRoles, by: 'domain' });
