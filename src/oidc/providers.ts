@@ -122,10 +122,25 @@ function devicePage(ctx: ProviderCtx, app: Application, body: (locale: PageLocal
   sendOwnPage(ctx, status, (locale) => renderPage(locale, text(locale, 'deviceTitle'), body(locale), { brand: brandOf(app), formAction: "'self'" }));
 }
 
-/** What a wrong, expired, used or missing code says (the provider's error re-renders the input page). */
+/** What a wrong, expired, used or missing code says (the provider's error re-renders the input page); a form whose token failed, that it expired. */
 const DEVICE_ERRORS: Readonly<Record<string, string>> = {
   NotFoundError: 'deviceNotFound', ExpiredError: 'deviceExpired', AlreadyUsedError: 'deviceUsed', NoCodeError: 'deviceNoCode', AbortedError: 'deviceAborted',
+  InvalidRequest: 'deviceFormExpired',
 };
+
+/**
+ * A device form posted without the provider's session (a crawler, a browser that keeps no cookie,
+ * a page left open past the session) fails its token check; the provider then draws a fresh form
+ * with a new token in a session it never saved, and its save of that session throws (a 500). The
+ * session is saved here first, with its cookie as the provider sets it, so the page answers and its
+ * new token works.
+ */
+async function keepNewSession(ctx: ProviderCtx, ttlSeconds: number, secure: boolean): Promise<void> {
+  const session = ctx.oidc.session as unknown as { id: string; exp?: unknown; save(ttl: number): Promise<unknown> } | undefined;
+  if (!session || typeof session.exp === 'number') return;
+  ctx.oidc.cookies.set(ctx.oidc.provider.cookieName('session'), session.id, { httpOnly: true, sameSite: 'lax', ...(secure && { secure: true }) });
+  await session.save(ttlSeconds);
+}
 
 /** The form where the person types the device's code: the provider's anti-forgery token, the code as typed before. */
 function deviceCodeForm(ctx: ProviderCtx, err: unknown) {
@@ -232,10 +247,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           enabled: true,
           // no vowels, no look-alikes (the provider's base-20), eight letters shown as two groups; typed in any case, with or without the dash
           charset: 'base-20', mask: '****-****',
-          userCodeInputSource: (ctx, _form, _out, err) => {
+          userCodeInputSource: async (ctx, _form, _out, err) => {
             const name = err && typeof (err as { name?: unknown }).name === 'string' ? (err as { name: string }).name : undefined;
             // a code no device has: the attempt stays counted (userCodesSpent)
             if (name === 'NotFoundError') (ctx.res as unknown as Response).locals.userCodeMissed = true;
+            if (err) await keepNewSession(ctx, browserSessionLimits(app).absolute, services.baseUrls.secure);
             devicePage(ctx, app, deviceCodeForm(ctx, err), err && name !== 'AbortedError' ? 400 : 200);
           },
           userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => devicePage(ctx, app, deviceConfirmForm(ctx, client, deviceInfo, userCode), 200),

@@ -97,6 +97,28 @@ it('the person refuses: the device is told access_denied', async () => {
 });
 
 // last: it spends this address's budget
+it('a form posted without the provider\'s session (a crawler, cookies blocked, an expired page) gets the device page saying the form expired, with a fresh form; never 500', async () => {
+  const post = (body: string, cookie?: string) => fetch(`${served.base}/oidc/device`, {
+    method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie && { cookie }) }, body,
+  });
+  for (const body of ['user_code=BCDF-GHJK&xsrf=abc', 'user_code=BCDF-GHJK', '', 'confirm=yes&user_code=BCDF-GHJK']) {
+    const res = await post(body);
+    const page = await res.text();
+    expect({ body, status: res.status }).toEqual({ body, status: 400 });
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(page).toContain('This form has expired');
+    expect(page).not.toContain('That code is not one we know');
+    // a fresh form: its token works for the next post, from a session of its own
+    expect(page).toMatch(/name="xsrf" value="[0-9a-f]{48}"/);
+  }
+  // a wrong token with a live session says the same
+  const browser = cookieBrowser();
+  const page = await browser.go(`${served.base}/oidc/device`);
+  const form = firstForm(page.body, page.url);
+  const wrong = await browser.go(form.action, { method: 'POST', form: { ...form.fields, xsrf: 'not-the-token', user_code: 'BCDF-GHJK' } });
+  expect(wrong.body).toContain('This form has expired');
+});
+
 it('a wrong code is refused on the page, kept as typed, and counted: past the address\'s budget no code is looked up', async () => {
   const browser = cookieBrowser();
   let page = await browser.go(`${served.base}/oidc/device`);
@@ -116,3 +138,4 @@ it('a wrong code is refused on the page, kept as typed, and counted: past the ad
   expect(limited.status).toBe(429);
   expect(limited.body).toContain('Too many codes were tried from here');
 });
+
