@@ -70,5 +70,3 @@ export function emailOf(value: string): string | undefined {
   return isValidEmail(email) ? email : undefined;
 }
 
-/** The key of a code's guesses (5 in its lifetime), counted across pods: `kind:subkind:application:subject`. */
-export const guessesKey = (applicationId: number, codeTokenHash: string) => `email_code:guesses:${applicationId}:${codeTokenHash}`;

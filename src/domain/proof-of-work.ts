@@ -1,3 +1,4 @@
+import { BUDGET_KEYS } from './budget-keys';
 import type { Application } from './storage/applications';
 import type { Client } from './clients';
 import type { SecretBox } from './secrets';
@@ -51,8 +52,8 @@ export const busyThresholds = (app: Application, client: Client): { address: num
 
 /** The counters `when_busy` reads: failures from one address, and in the whole application (rate-limit keys). */
 export const busyKeys = (applicationId: number, address: string) => ({
-  address: `busy:address:${applicationId}:${address}`,
-  application: `busy:application:${applicationId}:all`,
+  address: BUDGET_KEYS.busyAddress(applicationId, address),
+  application: BUDGET_KEYS.busyApplication(applicationId),
 });
 
 /**

@@ -1,3 +1,4 @@
+import { BUDGET_KEYS } from '../domain/budget-keys';
 import { peerBudgetKey } from '../domain/addresses';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Application } from '../domain/storage/applications';
@@ -192,7 +193,7 @@ const authInfo = (services: Services, resolveApp: (host: string | undefined) => 
       const expected = app.settings.social_api_key;
       if (!expected) return fail(3, 'this application has no social_api_key setting; set one with /settings/set_default to use auth_info');
       // a key check draws on the address's budget of failed sign-ins before it is made, like a password
-      const address = `login:address:${app.id}:${peerBudgetKey(req.ip)}`;
+      const address = BUDGET_KEYS.loginAddress(app.id, peerBudgetKey(req.ip));
       let taken;
       try {
         taken = await services.rateLimiter.take([[address, services.loginLimits.address]]);

@@ -151,7 +151,7 @@ export async function startTestApp(options: { redis?: boolean; replicated?: bool
   const runtime = createRuntime(backend.config, options.logger ?? createLogger('silent'), options.clock);
   await migrate(runtime.db);
   const local = await createApp(runtime, 'local');
-  const app = buildApp({ services: runtime.services, defaultApp: 'local' });
+  const app = buildApp({ services: runtime.services, defaultApp: 'local', trustProxy: backend.config.trustProxy });
   return {
     backend,
     runtime,

@@ -28,7 +28,8 @@ export async function startOidcProvider(redirectUris: string[]): Promise<{ issue
 }
 
 /** A minimal browser over fetch: follows redirects by hand and keeps each host's cookies by path. */
-export function cookieBrowser() {
+/** A browser of cookies: `headers` go with every request (an `x-forwarded-for` a trusted proxy would add). */
+export function cookieBrowser(headers: Record<string, string> = {}) {
   const jar = new Map<string, { name: string; value: string; path: string }>();
   const cookiesFor = (url: URL) => [...jar.entries()]
     .filter(([key, c]) => key.startsWith(`${url.host} `) && url.pathname.startsWith(c.path))
@@ -53,7 +54,7 @@ export function cookieBrowser() {
     for (let i = 0; i < hops; i++) {
       const res = await fetch(target, {
         method, body, redirect: 'manual',
-        headers: { cookie: cookiesFor(target), ...(body && { 'content-type': 'application/x-www-form-urlencoded' }) },
+        headers: { ...headers, cookie: cookiesFor(target), ...(body && { 'content-type': 'application/x-www-form-urlencoded' }) },
       });
       keep(target, res);
       const location = res.headers.get('location');

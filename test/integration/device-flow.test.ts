@@ -3,6 +3,8 @@ import { servedTestApp } from '../helpers/browser';
 import { APP, oidcSignIn, PASSWORD } from '../helpers/oidc-sign-in';
 import { cookieBrowser, firstForm } from '../helpers/social';
 import { stored } from '../helpers/stored';
+import { BUDGET_KEYS } from '../../src/domain/budget-keys';
+import { DEVICE_CODES_PER_APPLICATION, DEVICE_MISSES_UNDER_ATTACK } from '../../src/usecases/oidc/device-codes';
 
 // The device authorization grant (RFC 8628, docs/openid-connect.md#devices) with openid-client 6 as
 // the device: its code typed on /oidc/device (any case, with or without the dash), the sign-in, the
@@ -15,7 +17,8 @@ let served: Awaited<ReturnType<typeof servedTestApp>>;
 let s: ReturnType<typeof oidcSignIn>;
 
 beforeAll(async () => {
-  served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '12/900' } });
+  // behind a proxy of loopback: a test names the client's address with x-forwarded-for
+  served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '12/900', TRUST_PROXY: 'loopback' } });
   s = oidcSignIn(served, clock);
   for (const [key, value] of [['grant_types', `authorization_code refresh_token ${DEVICE_GRANT}`], ['redirect_uris', APP]]) {
     expect((await s.admin('/settings/set', { for_client_id: s.login.client_id, key, value })).body.stat).toBe('ok');
@@ -139,3 +142,28 @@ it('a wrong code is refused on the page, kept as typed, and counted: past the ad
   expect(limited.body).toContain('Too many codes were tried from here');
 });
 
+
+it('a guessing attack on the whole application never stops a right code: an address that typed wrong codes is held to a few', async () => {
+  // the application's tally of wrong codes past its mark, as 1,000 wrong codes from many addresses leave it
+  const app = (await served.t.runtime.db.applications.findByName('local'))!;
+  for (let i = 0; i < DEVICE_CODES_PER_APPLICATION.max; i++) {
+    await served.t.runtime.services.rateLimiter.take([[BUDGET_KEYS.deviceApplication(app.id), { max: 1e9, windowSeconds: 900 }]]);
+  }
+  // the person, typing the right code from an address that typed no wrong one: served
+  const a = await s.account();
+  const config = await s.discovered();
+  const response = await s.oidc.initiateDeviceAuthorization(config, { scope: 'openid' });
+  const polled = s.oidc.pollDeviceAuthorizationGrant(config, response);
+  const done = await approve(response.user_code, a.email, cookieBrowser({ 'x-forwarded-for': '203.0.113.7' }));
+  expect(done.body).toContain('Your device is signed in');
+  expect((await polled).claims()).toMatchObject({ sub: a.uuid });
+  // a guesser's address: a few wrong codes, then nothing is looked up for 15 minutes
+  const guesser = cookieBrowser({ 'x-forwarded-for': '198.51.100.9' });
+  const statuses: number[] = [];
+  for (let i = 0; i < DEVICE_MISSES_UNDER_ATTACK.max + 2; i++) {
+    const page = await guesser.go(`${served.base}/oidc/device`);
+    const form = firstForm(page.body, page.url);
+    statuses.push((await guesser.go(form.action, { method: 'POST', form: { ...form.fields, user_code: 'XXXX-XXXX' } })).status);
+  }
+  expect(statuses).toEqual([...Array(DEVICE_MISSES_UNDER_ATTACK.max).fill(400), 429, 429]);
+}, 60_000);

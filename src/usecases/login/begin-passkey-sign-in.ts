@@ -1,3 +1,4 @@
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { Client } from '../../domain/clients';
 import { authenticationOptions } from '../../domain/passkeys';
@@ -46,7 +47,7 @@ export async function beginPasskeySignIn(
 ): Promise<{ options: PublicKeyCredentialRequestOptionsJSON; challengeToken: string }> {
   const { db, clock, rateLimiter, loginLimits } = ctx.services;
   // each begin stores a challenge: a client address gets as many as it gets password attempts
-  await rateLimiter.take([[`passkey:address:${ctx.app.id}:${ctx.clientAddress}`, loginLimits.address]]);
+  await rateLimiter.take([[BUDGET_KEYS.passkeyAddress(ctx.app.id, ctx.clientAddress), loginLimits.address]]);
   let allowed: StoredPasskey[] | undefined;
   let entityId: number | null = null;
   if (command.mfaToken !== undefined) {

@@ -1,3 +1,4 @@
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import type { Tx } from '../../domain/storage';
 import type { NewCredential, StoredCredential } from '../../domain/storage/credentials';
 import type { Client } from '../../domain/clients';
@@ -185,7 +186,7 @@ export async function loginTokens(
 
 /** Takes one registration attempt from the client address's budget (every attempt counts, before the unique rules can tell whether an address is registered). */
 export async function takeRegistrationAttempt(ctx: CallContext<'rateLimiter' | 'registrationLimit'>): Promise<void> {
-  await ctx.services.rateLimiter.take([[`register:address:${ctx.app.id}:${ctx.clientAddress}`, ctx.services.registrationLimit]]);
+  await ctx.services.rateLimiter.take([[BUDGET_KEYS.registerAddress(ctx.app.id, ctx.clientAddress), ctx.services.registrationLimit]]);
   // every registration is load a proof of work may be asked for (`when_busy`)
   await countTowardBusy(ctx);
 }

@@ -1,8 +1,9 @@
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import { refuseClosedRegistration } from '../../domain/registration';
 import { randomUUID } from 'node:crypto';
 import {
   EMAIL_CODE_GUESSES, EMAIL_CODE_SECONDS, EMAIL_LINK_PATH, emailCodeBinding, emailCodeFamily, emailCodeRegisters, emailLinkBinding, emailOf,
-  guessesKey, newEmailCode, offersEmailCode, typedEmailCode, type EmailCodeExtra,
+  newEmailCode, offersEmailCode, typedEmailCode, type EmailCodeExtra,
 } from '../../domain/email-codes';
 import { event, recordSubject, type Acting, type Subject } from '../../domain/events';
 import { displayName, type MailRequest } from '../../domain/mail';
@@ -56,8 +57,8 @@ export async function beginEmailCode(
   const { rateLimiter, mailLimits, db, clock, box, work, baseUrls } = ctx.services;
   // taken atomically before anything is sent: parallel begins never mail more than the budget
   await rateLimiter.take([
-    [`mail:recipient:${app.id}:${sha256Hex(normalized)}`, mailLimits.recipient],
-    [`mail:address:${app.id}:${ctx.clientAddress}`, mailLimits.address],
+    [BUDGET_KEYS.mailRecipient(app.id, sha256Hex(normalized)), mailLimits.recipient],
+    [BUDGET_KEYS.mailAddress(app.id, ctx.clientAddress), mailLimits.address],
   ]);
   const record = await db.records.find(app.id, { email });
   const now = clock.now();
@@ -175,7 +176,7 @@ export async function emailCodeSignIn(
       throw invalidField('code', 'must be the 6 digits of the email (spaces and dashes are ignored)', { message: textsOf('api', request.flow.locale).wrongEmailCode });
     }
     // 5 wrong guesses per code, counted across pods before the code is compared; a right one gives its guess back
-    const key = guessesKey(app.id, row.valueHash);
+    const key = BUDGET_KEYS.emailCodeGuesses(app.id, row.valueHash);
     let taken: Awaited<ReturnType<typeof rateLimiter.take>>;
     try {
       taken = await rateLimiter.take([[key, { max: EMAIL_CODE_GUESSES, windowSeconds: EMAIL_CODE_SECONDS }]]);

@@ -1,3 +1,4 @@
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import { sha256Hex } from '../../domain/secrets';
 import { uniqueKey } from '../../domain/storage/records';
 import type { Client } from '../../domain/clients';
@@ -39,8 +40,8 @@ async function emailRequest(ctx: LoginCall<'db' | 'flows' | 'mailLimits' | 'rate
   const { rateLimiter, mailLimits } = ctx.services;
   await rateLimiter.take([
     // the address hashed: the store of the limits never holds one
-    [`mail:recipient:${ctx.app.id}:${sha256Hex(uniqueKey(email) ?? '')}`, mailLimits.recipient],
-    [`mail:address:${ctx.app.id}:${ctx.clientAddress}`, mailLimits.address],
+    [BUDGET_KEYS.mailRecipient(ctx.app.id, sha256Hex(uniqueKey(email) ?? '')), mailLimits.recipient],
+    [BUDGET_KEYS.mailAddress(ctx.app.id, ctx.clientAddress), mailLimits.address],
   ]);
 
   const record = email === '' ? undefined : await ctx.services.db.records.find(ctx.app.id, { email });

@@ -1,3 +1,4 @@
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import { sha256Hex } from '../../domain/secrets';
 import type { Budget } from '../../domain/rate-limit';
 import type { CallContext } from '../services';
@@ -20,8 +21,8 @@ export const accountSubject = (record: { id: number } | undefined, normalizedIde
  */
 export async function guardPasswordGuesses(ctx: CallContext<'loginLimits' | 'rateLimiter'>, subject: string) {
   const { rateLimiter, loginLimits } = ctx.services;
-  const account = `login:account:${ctx.app.id}:${subject}`;
-  const address = `login:address:${ctx.app.id}:${ctx.clientAddress}`;
+  const account = BUDGET_KEYS.loginAccount(ctx.app.id, subject);
+  const address = BUDGET_KEYS.loginAddress(ctx.app.id, ctx.clientAddress);
   const budgets: Budget[] = [[account, loginLimits.account], [address, loginLimits.address]];
   const taken = await rateLimiter.take(budgets);
   return {

@@ -1,19 +1,31 @@
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import type { CallContext } from '../services';
 
 /**
- * How many user codes may be typed in the whole application in 15 minutes (docs/openid-connect.md#devices):
- * with a code of 20 letters to the power of 8, guessing a live one stays hopeless, whoever guesses from where.
+ * Wrong user codes typed in the whole application in 15 minutes past which the application counts
+ * as under a guessing attack (docs/openid-connect.md#devices): then each client address may type
+ * only DEVICE_MISSES_UNDER_ATTACK wrong codes, not LOGIN_LIMIT_ADDRESS's. With a code of 20 letters
+ * to the power of 8, guessing a live one stays hopeless however many addresses guess.
  */
 export const DEVICE_CODES_PER_APPLICATION = { max: 1000, windowSeconds: 900 };
+/** Wrong codes one client address may type in 15 minutes while the application is under a guessing attack. */
+export const DEVICE_MISSES_UNDER_ATTACK = { max: 3, windowSeconds: 900 };
+/** The application's counter of wrong codes counts without refusing: it never stops a right code. */
+const COUNTED_ONLY = { max: Number.MAX_SAFE_INTEGER, windowSeconds: DEVICE_CODES_PER_APPLICATION.windowSeconds };
 
 /**
- * Takes one attempt at typing a device's user code (docs/openid-connect.md#devices) from the
- * client address's budget (LOGIN_LIMIT_ADDRESS's size) and the application's, shared by every pod,
- * before the code is looked up; past either budget none is looked up (LimitReachedError, with the
- * seconds to wait). `giveBack` returns the attempt to both: what found a code does not count.
+ * Takes one attempt at typing a device's user code (docs/openid-connect.md#devices) before the code
+ * is looked up, shared by every pod: from the client address's budget (LOGIN_LIMIT_ADDRESS's size;
+ * DEVICE_MISSES_UNDER_ATTACK's while the whole application took more than DEVICE_CODES_PER_APPLICATION
+ * wrong codes), and counted in the application's tally, which refuses nobody. Past the address's
+ * budget nothing is looked up (LimitReachedError, with the seconds to wait): an address that typed
+ * no wrong code is always served, attack or not. `giveBack` returns the attempt: only misses count.
  */
 export async function takeUserCodeAttempt(ctx: CallContext<'loginLimits' | 'rateLimiter'>): Promise<{ giveBack(): Promise<void> }> {
-  const keys = [`device:address:${ctx.app.id}:${ctx.clientAddress}`, `device:application:${ctx.app.id}:all`];
-  const taken = await ctx.services.rateLimiter.take([[keys[0], ctx.services.loginLimits.address], [keys[1], DEVICE_CODES_PER_APPLICATION]]);
-  return { giveBack: () => taken.settle({ giveBack: keys }) };
+  const address = BUDGET_KEYS.deviceAddress(ctx.app.id, ctx.clientAddress);
+  const application = BUDGET_KEYS.deviceApplication(ctx.app.id);
+  const [misses] = await ctx.services.rateLimiter.count([application]);
+  const addressBudget = misses >= DEVICE_CODES_PER_APPLICATION.max ? DEVICE_MISSES_UNDER_ATTACK : ctx.services.loginLimits.address;
+  const taken = await ctx.services.rateLimiter.take([[address, addressBudget], [application, COUNTED_ONLY]]);
+  return { giveBack: () => taken.settle({ giveBack: [address, application] }) };
 }

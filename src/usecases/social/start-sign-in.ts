@@ -1,3 +1,4 @@
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import { sha256Hex } from '../../domain/secrets';
 import type { ProviderService } from '../../domain/social/providers';
 import type { Services } from '../services';
@@ -29,7 +30,7 @@ export async function startSocialSignIn(
 ): Promise<{ url: string; state: string }> {
   const { app, found } = command;
   const provider = found.provider.name;
-  await deps.rateLimiter.take([[`social:start:${app.id}:${command.clientAddress}`, deps.loginLimits.address]]);
+  await deps.rateLimiter.take([[BUDGET_KEYS.socialStart(app.id, command.clientAddress), deps.loginLimits.address]]);
   const { url, checks } = await deps.relyingParty.start(found.provider, found.secret, command.callbackUrl);
   const pending: PendingSignIn = {
     provider, redirectUri: command.callbackUrl, sealed: deps.box.seal(JSON.stringify(checks), `social:${checks.state}`), resume: command.resume,
