@@ -147,6 +147,30 @@ describe('logout', () => {
   });
 });
 
+describe('logout declined, then the app goes on', () => {
+  it('after "stay signed in", the app\'s grant answers as before: its refresh token, and a silent sign-in with the scopes it had', async () => {
+    const a = await s.account();
+    const config = await s.discovered();
+    const first = await s.authorize(config, a.email);
+    const tokens = await s.oidc.authorizationCodeGrant(config, first.back, { pkceCodeVerifier: first.verifier, expectedState: first.state, expectedNonce: first.nonce });
+    const stopAt = (next: URL) => next.origin !== served.base;
+    const end = s.oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token! });
+    const question = await first.browser.go(end.toString(), { stopAt });
+    const stay = /<a class="button secondary" href="([^"]+)"/.exec(question.body)![1].replace(/&amp;/g, '&');
+    // the link back: where the app is (not Gatehouse), or the account page (followed, as a browser does)
+    const back = new URL(stay, served.base);
+    if (back.origin === served.base) await first.browser.go(back.toString(), { stopAt });
+    await first.browser.go(`${served.base}/account?client_id=${s.login.client_id}`, { stopAt });
+    const refreshed = await s.oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.access_token).toEqual(expect.any(String));
+    // the same scopes, silently (offline_access included): the grant holds them
+    const silent = await s.authorize(config, a.email, { prompt: 'none' }, first.browser);
+    expect(silent.back.searchParams.get('error')).toBeNull();
+    expect(silent.back.searchParams.get('code')).toBeTruthy();
+    expect((await s.oidc.refreshTokenGrant(config, refreshed.refresh_token!)).access_token).toEqual(expect.any(String));
+  });
+});
+
 describe('switching accounts in one browser', () => {
   it('X is signed in; Y signs in with prompt=login: the sign-in ends in a code for Y, and the browser\'s session is Y\'s', async () => {
     const x = await s.account();
