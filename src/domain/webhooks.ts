@@ -163,26 +163,38 @@ export const newEndpointId = (): string => `ep_${randomBytes(12).toString('hex')
  * Addresses a webhook never connects to unless the operator allows private targets
  * (WEBHOOKS_ALLOW_PRIVATE): this machine, private networks, link-local (cloud metadata at
  * 169.254.169.254), shared address space, multicast and reserved ranges, in IPv4 and IPv6
- * (IPv4-mapped IPv6 addresses are judged as their IPv4 address; the other IPv6 forms that carry
- * an IPv4 address are refused).
+ * (IPv4-mapped IPv6 addresses are judged as their IPv4 address, however written; the other IPv6
+ * forms that carry an IPv4 address are refused: IPv4-compatible, IPv4-translated, NAT64, 6to4, and
+ * the IETF's protocol assignments, Teredo among them), with the deprecated site-local range and the
+ * discard prefix.
  */
 const PRIVATE = (() => {
   const list = new BlockList();
   for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
     ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) list.addSubnet(net, bits, 'ipv4');
   // (and the IPv6 forms that carry an IPv4 address: IPv4-compatible, NAT64 well-known and local-use, 6to4)
-  for (const [net, bits] of [['::', 96], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16],
-    ['2001:db8::', 32]] as const) list.addSubnet(net, bits, 'ipv6');
+  for (const [net, bits] of [['::', 96], ['::1', 128], ['::ffff:0:0:0', 96], ['100::', 64], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+    ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16]] as const) list.addSubnet(net, bits, 'ipv6');
   return list;
 })();
+
+/** The IPv4 address an IPv4-mapped IPv6 address carries (`::ffff:127.0.0.1`, or as a URL writes it, `::ffff:7f00:1`), if it is one. */
+function mappedIpv4(address: string): string | undefined {
+  const dotted = /^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted) return dotted[1];
+  const hex = /^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex) return undefined;
+  const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
 
 /** Whether `address` (an IP address) is one a webhook must not reach by default. */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return PRIVATE.check(mapped[1], 'ipv4');
+    const mapped = mappedIpv4(address);
+    if (mapped) return PRIVATE.check(mapped, 'ipv4');
     return PRIVATE.check(address, 'ipv6');
   }
   return PRIVATE.check(address, 'ipv4');
@@ -208,8 +220,9 @@ export function webhookUrlProblem(text: string, allowPrivate: boolean): string |
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return 'must be https (http only where WEBHOOKS_ALLOW_PRIVATE=true)';
   if (url.username || url.password) return 'must not hold a user name or password: the signature authenticates each delivery';
   if (url.hash) return 'must not have a fragment';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && (isIP(host) !== 0 ? isPrivateAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) {
+  // a name's trailing dot (the root: `localhost.`) names the same host
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+  if (!allowPrivate && (isIP(host) !== 0 ? isPrivateAddress(host) : host === '' || host === 'localhost' || host.endsWith('.localhost'))) {
     return 'names a loopback, private, link-local or metadata address, which webhooks do not reach (WEBHOOKS_ALLOW_PRIVATE=true allows them)';
   }
   return undefined;

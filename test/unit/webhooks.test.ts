@@ -27,16 +27,19 @@ it('takes known types or * alone', () => {
 it('judges loopback, private, link-local, metadata, shared, multicast and reserved addresses private, in IPv4 and IPv6', () => {
   for (const a of ['127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
     '224.0.0.1', '255.255.255.255', '::1', '::', 'fc00::1', 'fd12::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1',
-    '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b:1::a00:1', '2002:7f00:1::1', 'not an address']) {
+    '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b:1::a00:1', '2002:7f00:1::1', 'not an address',
+    // site-local, IPv4-translated, mapped as a URL writes it, discard-only, the IETF's assignments (Teredo)
+    'fec0::1', 'feff::1', '::ffff:0:7f00:1', '::ffff:0:a00:1', '::ffff:7f00:1', '100::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:1ff::1']) {
     expect({ a, private: isPrivateAddress(a) }).toEqual({ a, private: true });
   }
-  for (const a of ['93.184.215.14', '172.32.0.1', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) expect({ a, private: isPrivateAddress(a) }).toEqual({ a, private: false });
+  for (const a of ['93.184.215.14', '172.32.0.1', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808', '2001:4860:4860::8888', '2001:200::1']) expect({ a, private: isPrivateAddress(a) }).toEqual({ a, private: false });
 });
 
 it('wants https to a public host unless private targets are allowed', () => {
   expect(webhookUrlProblem('https://hooks.example.com/gatehouse', false)).toBeUndefined();
   for (const url of ['http://hooks.example.com/', 'https://127.0.0.1/', 'https://[::1]/', 'https://10.0.0.7/', 'https://169.254.169.254/latest/meta-data',
-    'https://localhost/', 'https://api.localhost/', 'https://u:p@hooks.example.com/', 'https://hooks.example.com/#x', 'hooks.example.com', `https://x.example/${'a'.repeat(2050)}`]) {
+    'https://localhost/', 'https://api.localhost/', 'https://localhost./', 'https://conf.localhost./', 'https://conf.localhost../', 'https://[fec0::1]/',
+    'https://[::ffff:0:7f00:1]/', 'https://[::ffff:127.0.0.1]/', 'https://[100::1]/', 'https://[2001::1]/', 'https://u:p@hooks.example.com/', 'https://hooks.example.com/#x', 'hooks.example.com', `https://x.example/${'a'.repeat(2050)}`]) {
     expect({ url: url.slice(0, 60), problem: webhookUrlProblem(url, false) }).toEqual({ url: url.slice(0, 60), problem: expect.any(String) });
   }
   expect(webhookUrlProblem('http://127.0.0.1:4000/hook', true)).toBeUndefined();
