@@ -31,6 +31,16 @@ describe('/clients/*', () => {
     expect(denied.body).toMatchObject({ stat: 'error', code: 403, error: 'permission_error' });
   });
 
+  it('a login client made by the API gets the application\'s flow, so every hosted sign-in works for it at once; other clients get none', async () => {
+    const login = await call('/clients/add', { description: 'web app', features: '["login_client"]' });
+    const settings = await call('/settings/items', { for_client_id: login.body.client_id });
+    expect(settings.body.result).toMatchObject({ default_flow_name: 'standard', default_flow_version: '1' });
+    const page = await request(t.app).get('/signin').query({ client_id: login.body.client_id, redirect_uri: 'https://app.example.com/', response_type: 'code' });
+    expect(page.text).not.toContain('has no default flow');
+    const owner2 = await call('/clients/add', { description: 'backend', features: '["owner"]' });
+    expect((await call('/settings/items', { for_client_id: owner2.body.client_id })).body.result.default_flow_name).toBeUndefined();
+  });
+
   it('lists clients, filtered by has_features, via GET with query parameters too', async () => {
     const all = await request(t.app).get('/clients/list').set('Authorization', owner);
     expect(all.body.stat).toBe('ok');

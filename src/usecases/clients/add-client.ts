@@ -20,24 +20,33 @@ export async function insertClient(
   return { client: { ...client, features: client.features as Feature[] }, secret };
 }
 
-/** /clients/add: a new client of the application. */
-export function addClient(deps: AdminDeps, command: AdminCall & NewClientInput): Promise<{ client: Client; secret: string }> {
-  return deps.work.run((uow) => insertClient(deps, uow, command.acting, command.applicationId, command));
+/**
+ * A new client of the application (/clients/add, `gatehouse clients:add`, the console). A login
+ * client signs people in on the same pages as the application's own login client (the account
+ * page's), so it gets that client's default flow: every hosted sign-in (the pages, the OpenID
+ * provider's, the device page) works for it at once. Answers the client, its secret (shown once),
+ * the flow settings it got, and the application's own login client, when it is a login client.
+ */
+export async function addClient(
+  deps: AdminDeps & Pick<Services, 'clients'>, command: AdminCall & NewClientInput,
+): Promise<{ client: Client; secret: string; settings?: Record<string, string>; own?: Client }> {
+  const own = command.features.includes('login_client') ? await accountClient(deps, await applicationOf(deps, command.applicationId)) : undefined;
+  const flow = own?.settings.default_flow_name !== undefined && own.settings.default_flow_version !== undefined
+    ? { default_flow_name: own.settings.default_flow_name, default_flow_version: own.settings.default_flow_version } : undefined;
+  const settings = flow || command.settings ? { ...flow, ...command.settings } : undefined;
+  const added = await deps.work.run((uow) => insertClient(deps, uow, command.acting, command.applicationId, { ...command, ...(settings && { settings }) }));
+  return { ...added, ...(flow && { settings: flow }), ...(own && { own }) };
 }
 
-/**
- * An operator's new client (`gatehouse clients:add`, the console): a login client signs people in
- * on the same pages as the application's own login client, so it gets that client's default flow.
- * Answers the client, its secret (shown once), the flow settings it got, and the application's own
- * login client (the account page's), when it is a login client.
- */
-export async function addOperatorsClient(
+async function applicationOf(deps: Pick<AdminDeps, 'db'>, applicationId: number): Promise<Application> {
+  const app = await deps.db.applications.findById(applicationId);
+  if (!app) throw new Error(`application ${applicationId} is gone`);
+  return app;
+}
+
+/** An operator's new client (`gatehouse clients:add`, the console): as the API's. */
+export function addOperatorsClient(
   deps: AdminDeps & Pick<Services, 'clients'>, command: { app: Application; acting: Acting; description: string; features: Feature[] },
 ): Promise<{ client: Client; secret: string; settings?: Record<string, string>; own?: Client }> {
-  const { app, features } = command;
-  const own = features.includes('login_client') ? await accountClient(deps, app) : undefined;
-  const settings = own?.settings.default_flow_name !== undefined && own.settings.default_flow_version !== undefined
-    ? { default_flow_name: own.settings.default_flow_name, default_flow_version: own.settings.default_flow_version } : undefined;
-  const added = await addClient(deps, { applicationId: app.id, acting: command.acting, description: command.description, features, ...(settings && { settings }) });
-  return { ...added, ...(settings && { settings }), ...(own && { own }) };
+  return addClient(deps, { applicationId: command.app.id, acting: command.acting, description: command.description, features: command.features });
 }
