@@ -99,14 +99,14 @@ async function refusedOfflineAccess(provider: Provider, req: Request, res: Respo
 }
 
 /**
- * The claims of each scope, and the organizations' ids (scope `organizations`) among the ID
- * token's too: the provider puts only the openid scope's claims in an ID token issued beside an
- * access token (the others are userinfo's), and an app reads the organizations from its ID token;
- * the roles in each are userinfo's. The account's claims hold them only when `organizations` was
- * asked for (findAccount).
+ * The claims of each scope, and the organizations (scope `organizations`: their ids and the roles
+ * held in each) among the ID token's too: the provider puts only the openid scope's claims in an ID
+ * token issued beside an access token (the others are userinfo's), and an app reads the
+ * organizations from its ID token (docs/organizations.md#tokens). The account's claims hold them
+ * only when `organizations` was asked for (findAccount).
  */
 function withOrganizationsInIdToken(scopes: Record<string, string[]>): Record<string, string[]> {
-  return { ...scopes, openid: [...scopes.openid, 'organizations'] };
+  return { ...scopes, openid: [...scopes.openid, 'organizations', 'organization_roles'] };
 }
 
 /** The keys in the order the provider takes them: it signs with the first key of an algorithm, so the current ones come first. */
@@ -181,10 +181,10 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     return {
       accountId: record.uuid,
       // the account's organizations only when the scope organizations is asked for (a read of its memberships)
-      claims: async (use, scope) => inProviderRealm({
+      claims: async (_use, scope) => inProviderRealm({
         ...claimsOfRecord(record, mapping),
         ...(scope.split(' ').includes('organizations') && await organizationsClaims(services, {
-          app, entityId: record.id, limit: limitOf(app.settings, 'organization_max_per_account'), withRoles: use === 'userinfo',
+          app, entityId: record.id, limit: limitOf(app.settings, 'organization_max_per_account'),
         })),
       }),
     };

@@ -56,7 +56,6 @@ forEveryEngine('organization store', (storage) => {
     expect((await db.organizations.listMembershipsOf(appId, ada.id, 10)).map((m) => m.organization.organizationId)).toEqual([a.organizationId, b.organizationId]);
     expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 10)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }, { organizationId: b.organizationId, roles: ['member'] }]);
     expect(await db.organizations.listOrganizationRolesOf(appId, ada.id, 1)).toEqual([{ organizationId: a.organizationId, roles: ['admin', 'owner'] }]);
-    expect(await db.organizations.listOrganizationIdsOf(appId, ada.id, 10)).toEqual([a.organizationId, b.organizationId]);
     await db.transaction((tx) => db.organizations.defineRole(appId, { name: 'admin', description: '', permissions: ['manage:billing'] }, new Date(), tx));
     expect(await db.organizations.findRolesOf(appId, ada.uuid, a.organizationId)).toEqual([{ role: 'admin', permissions: ['manage:billing'] }, { role: 'owner', permissions: [] }]);
     expect(await db.organizations.findRolesOf(appId, grace.uuid, b.organizationId)).toBeUndefined();

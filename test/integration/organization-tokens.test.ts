@@ -43,8 +43,7 @@ it('signs in asking for an organization: its access token is a JWT the JWKS veri
   // the organizations of the account, in the ID token and at userinfo (a plain sign-in: its access token is userinfo's)
   const plain = await s.authorize(config, a.email, { scope: 'openid organizations offline_access' });
   const plainTokens = await s.oidc.authorizationCodeGrant(config, plain.back, { pkceCodeVerifier: plain.verifier, expectedState: plain.state, expectedNonce: plain.nonce });
-  expect(plainTokens.claims()).toMatchObject({ organizations: [acme, globex] });
-  expect(plainTokens.claims()).not.toHaveProperty('organization_roles');
+  expect(plainTokens.claims()).toMatchObject({ organizations: [acme, globex], organization_roles: [`${acme}:owner`, `${globex}:billing`, `${globex}:member`] });
   const info = await s.oidc.fetchUserInfo(config, plainTokens.access_token, a.uuid);
   expect(info).toMatchObject({ sub: a.uuid, organizations: [acme, globex], organization_roles: [`${acme}:owner`, `${globex}:billing`, `${globex}:member`] });
 
@@ -54,6 +53,10 @@ it('signs in asking for an organization: its access token is a JWT the JWKS veri
   const { payload, protectedHeader } = await jwtVerify(tokens.access_token, jwks, { issuer: config.serverMetadata().issuer, audience: `urn:gatehouse:organization:${acme}` });
   expect(protectedHeader.alg).toBe('ES256');
   expect(payload).toMatchObject({ sub: a.uuid, org_id: acme, org_roles: ['owner'], org_permissions: [], client_id: s.login.client_id });
+  // an organization's access token is for the app's API, not userinfo's (which takes the token of a sign-in without one)
+  const refused = await fetch(config.serverMetadata().userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+  expect(refused.status).toBe(401);
+  expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
 
   // a refresh gives Acme's again
   const refreshed = await s.oidc.refreshTokenGrant(config, tokens.refresh_token!);

@@ -210,13 +210,6 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       if (rows.length === 0) return undefined;
       return rows.filter((r) => r.role !== null).map((r) => ({ role: r.role!, permissions: r.permissions === null ? [] : list(r.permissions) }));
     },
-    async listOrganizationIdsOf(applicationId, entityId, limit) {
-      const rows = await sql.select<{ organization_id: string }>(
-        'SELECT o.organization_id FROM organization_members m JOIN organizations o ON o.id = m.organization_id WHERE m.entity_id = ? AND m.application_id = ? ORDER BY m.id LIMIT ?',
-        [entityId, applicationId, limit],
-      );
-      return rows.map((r) => r.organization_id);
-    },
     async listOrganizationRolesOf(applicationId, entityId, limit) {
       const rows = await sql.select<{ member: Id; organization_id: string; role: string | null }>(
         'SELECT m.id AS member, o.organization_id, r.role FROM (SELECT id, organization_id FROM organization_members WHERE entity_id = ? AND application_id = ? ORDER BY id LIMIT ?) m '

@@ -115,9 +115,7 @@ export interface OrganizationStore {
   /** The account's memberships, the active one (the newest made so) first, then oldest first; at most `limit`. */
   listMembershipsOf(applicationId: number, entityId: number, limit: number): Promise<Membership[]>;
   countMembershipsOf(entityId: number, transaction?: Tx): Promise<number>;
-  /** The public ids of the account's organizations, in the order joined, at most `limit`: one lean read, for the ID token. */
-  listOrganizationIdsOf(applicationId: number, entityId: number, limit: number): Promise<string[]>;
-  /** The same with its roles in each, for userinfo. */
+  /** The public ids of the account's organizations with its roles in each, in the order joined, at most `limit` (the tokens' claims). */
   listOrganizationRolesOf(applicationId: number, entityId: number, limit: number): Promise<{ organizationId: string; roles: string[] }[]>;
   /**
    * The account's (by its uuid) roles in the organization (by its public id), each with the

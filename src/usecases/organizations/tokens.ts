@@ -26,13 +26,12 @@ export async function organizationExists(deps: Pick<Services, 'db'>, command: { 
 }
 
 /**
- * The claims of scope `organizations`: the account's organization ids (the ID token's and
- * userinfo's), and at userinfo (`withRoles`) its roles in each as `id:role`.
+ * The claims of scope `organizations`, in the ID token and at userinfo: the account's organization
+ * ids, and its roles in each as `id:role`.
  */
 export async function organizationsClaims(
-  deps: Pick<Services, 'db'>, command: { app: Application; entityId: number; limit: number; withRoles: boolean },
-): Promise<{ organizations: string[]; organization_roles?: string[] }> {
-  if (!command.withRoles) return { organizations: await deps.db.organizations.listOrganizationIdsOf(command.app.id, command.entityId, command.limit) };
+  deps: Pick<Services, 'db'>, command: { app: Application; entityId: number; limit: number },
+): Promise<{ organizations: string[]; organization_roles: string[] }> {
   const memberships = await deps.db.organizations.listOrganizationRolesOf(command.app.id, command.entityId, command.limit);
   return {
     organizations: memberships.map((m) => m.organizationId),
