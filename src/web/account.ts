@@ -39,7 +39,7 @@ import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure, type HostedPages, type HostedReturn } from './hosted';
 import { accountState, browserSessionOfRequest, returnedState, sessionCookieName } from './account-sign-in';
 import { INTERACTION_UID } from '../domain/openid-routes';
-import { brandOf, crossSite, escape, originOf, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
+import { brandOf, crossSite, escape, originOf, pageForm, pageHandler, pageLocale, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
 
 /**
@@ -509,9 +509,12 @@ const secretOf = (raw: unknown) => (typeof raw === 'string' && raw.length <= 64 
  * switch; not signed in, to sign in or to register (the address prefilled), then back here.
  * Nothing joins before the button is pressed: a link opened by a mail scanner does nothing.
  */
-async function showInvitation(p: Page, req: Request, res: Response, app: Application, locale: PageLocale, status: number, notice?: string): Promise<void> {
+async function showInvitation(p: Page, req: Request, res: Response, app: Application, asked: PageLocale, status: number, notice?: string): Promise<void> {
   const secret = secretOf(req.query.token ?? req.body?.token);
   const found = await invitationOfLink(p.services, { app, secret });
+  // the invitation's language (its email's), unless the link names another
+  const named = req.query.locale ?? req.body?.locale;
+  const locale = found && named === undefined ? pageLocale(found.invitation.locale, req.headers['accept-language']) : asked;
   const title = say(locale, 'invitationTitle');
   res.setHeader('Referrer-Policy', 'no-referrer');
   if (!found) return signedOutPage(res, app, locale, 404, say(locale, 'invitationInvalid'));

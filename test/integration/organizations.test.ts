@@ -97,6 +97,12 @@ it('members act with their access tokens: an owner invites in the invitee\'s lan
   expect(mail.subject).toMatch(/vous invite/);
   expect(linkIn(mail).pathname).toBe('/invitation');
   expect(JSON.stringify(invited.body)).not.toContain(linkIn(mail).searchParams.get('token'));
+  // the page speaks the invitation's language, whatever the browser's (its link names it; without it, the invitation's own)
+  for (const query of [linkIn(mail).search, `?token=${linkIn(mail).searchParams.get('token')}`]) {
+    const page = await request(t.app).get(`/invitation${query}`).set('Accept-Language', 'en-US');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<html lang="fr"');
+  }
 
   // an admin may not invite an owner nor make one, nor remove the owner
   expect((await byToken('/organizations/invitations/create', admin.token, { organization_id: id, email: `x-${unique()}@partner.example`, roles: 'owner' })).body).toMatchObject({ stat: 'error', code: 403 });

@@ -70,6 +70,8 @@ export async function createInvitation(
     }, now, uow.tx);
     const link = new URL(INVITATION_PATH, deps.baseUrls.of(app.name));
     link.searchParams.set('token', secret);
+    // the page speaks the email's language
+    link.searchParams.set('locale', command.locale);
     uow.record(event('organization.invitation_created', app.id, now, acting, organizationSubject(organization), {
       organization: organization.organizationId, invitation: invitation.invitationId, roles,
     }, {
