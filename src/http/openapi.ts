@@ -102,7 +102,8 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/oauth/link_account_native': ok(),
   '/oauth/unlink_account_native': ok(),
   '/oauth/totp_enroll_native': ok({ secret: STRING, otpauth_uri: STRING, qr_svg: STRING }),
-  '/oauth/totp_confirm_native': ok({ recovery_codes: { type: 'array', items: STRING } }),
+  // with an enroll_token: the sign-in that was sent to add the factor goes on, with what it would have answered
+  '/oauth/totp_confirm_native': ok({ recovery_codes: { type: 'array', items: STRING }, ...SIGNED_IN }, ['capture_user', 'access_token', 'authorization_code']),
   '/oauth/totp_remove_native': ok(),
   '/oauth/recovery_codes_native': ok({ recovery_codes: { type: 'array', items: STRING } }),
   // the answer the paused sign-in would have given: a social one (auth_native) says is_new too;
@@ -111,7 +112,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
     oneOf: [ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code', 'is_new']), ok(TOKEN_PAIR, ['transaction_state'])],
   },
   '/oauth/passkey_register_begin': ok({ options: OBJECT }),
-  '/oauth/passkey_register_finish': ok({ passkey_id: INTEGER }),
+  '/oauth/passkey_register_finish': ok({ passkey_id: INTEGER, ...SIGNED_IN }, ['capture_user', 'access_token', 'authorization_code']),
   '/oauth/passkeys_native': ok({
     passkeys: {
       type: 'array',

@@ -14,6 +14,7 @@ import type { Services } from '../usecases/services';
 import { isPaused, type FlowRequest, type FormSubmission, type LoginUseCase, type SignedIn, type SignInOutcome } from '../usecases/login/call';
 import { requestPasswordReset } from '../usecases/login/email-requests';
 import { registerWithPassword } from '../usecases/login/register';
+import { continueAfterEnrollment } from '../usecases/login/enrolled-sign-in';
 import { registrationOpen } from '../domain/registration';
 import { signIn } from '../usecases/login/sign-in';
 import { passkeySignIn } from '../usecases/login/passkey-sign-in';
@@ -355,10 +356,27 @@ const submitEnroll = (h: Hosted): EntryWork => async (req, res, app, entry, body
   const codes = confirmed.result.recoveryCodes;
   const { locale } = entry;
   const title = say(locale, 'enrolledTitle');
+  // the authenticator's first code proved it: "continue" finishes the sign-in that waited, without the password again
   const page = `<h1>${escape(title)}</h1><p class="notice done" role="status">${escape(say(locale, 'enrolledIntro'))}</p>`
     + `<ul class="codes">${codes.map((c) => `<li><code>${escape(c)}</code></li>`).join('')}</ul>`
-    + `<a class="button" href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'continueSignIn'))}</a>`;
+    + '<form method="post" action="/signin/enroll/continue">'
+    + hidden({ client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res), enroll_token: enrollToken })
+    + `<button type="submit">${escape(say(locale, 'continueSignIn'))}</button></form>`;
   sendPage(res, 200, locale, title, page, { brand: brandOf(app) });
+};
+
+/** A sign-in that was sent to add a second factor, finished with the factor it added. */
+const finishEnrolled: LoginUseCase<{ enrollToken: string }, SignedIn> = (call, command) =>
+  continueAfterEnrollment({ ...call, client: call.request.client }, command);
+
+/** "Continue" after the recovery codes: to the app with a code, or the sign-in page when the sign-in that waited is over. */
+const submitEnrolledContinue = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  const result = await callUseCase(h.services, req, res, app, finishEnrolled, flowRequest(entry), { enrollToken: (body.enroll_token ?? '').slice(0, 64) });
+  if (result.result) return toApp(res, entry, result.result);
+  const e = result.error!;
+  if (e instanceof Refusal && e.reason === 'invalid') return show(h, req, res, app, entry, 'signin', 400, { notice: say(entry.locale, 'codeAgain') });
+  const { status, shown } = pageFailure(res, entry.locale, 'signin', e);
+  return show(h, req, res, app, entry, 'signin', status, shown);
 };
 
 /** A paused sign-in finished with its second factor, for the page's login client. */
@@ -709,6 +727,7 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   router.post('/signin/code', form, page(submitCode(h)));
   router.post('/signin/passkey', form, page(submitPasskey(h)));
   router.post('/signin/enroll', form, page(submitEnroll(h)));
+  router.post('/signin/enroll/continue', form, page(submitEnrolledContinue(h)));
   router.get(EMAIL_CODE_PATH, page((req, res, app, entry) => showEmailAsk(h, req, res, app, entry, 200, { values: hinted(h, app, entry, 'signin', req.query.login_hint).values })));
   router.post(EMAIL_CODE_PATH, form, page(submitEmailBegin(h)));
   router.post(`${EMAIL_CODE_PATH}/verify`, form, page(submitEmailCode(h)));

@@ -327,11 +327,18 @@ describe('the application\'s setting second_factor=required', () => {
       expect((await post('/oauth/totp_enroll_native', { enroll_token: 'not-a-token' })).body).toMatchObject({ code: 200, argument_name: 'enroll_token' });
       const enrolled = await post('/oauth/totp_enroll_native', { enroll_token: enroll });
       expect(enrolled.body).toMatchObject({ stat: 'ok', secret: expect.any(String) });
-      const confirmed = await post('/oauth/totp_confirm_native', { enroll_token: enroll, code: oathtool(enrolled.body.secret, clock.now()) });
+      const firstCode = oathtool(enrolled.body.secret, clock.now());
+      const confirmed = await post('/oauth/totp_confirm_native', { enroll_token: enroll, code: firstCode });
       expect(confirmed.body.recovery_codes).toHaveLength(10);
+      // the code proved the authenticator: the sign-in that was sent to add it goes on, with what it would have answered
+      expect(confirmed.body).toMatchObject({ stat: 'ok', access_token: expect.stringMatching(/^[0-9a-f]{40}$/), capture_user: { email } });
+      expect((await request(t.app).get('/entity').query({ access_token: confirmed.body.access_token })).body.stat).toBe('ok');
       // it added one second factor; it adds no more
       expect((await post('/oauth/passkey_register_begin', { enroll_token: enroll })).body).toMatchObject({ code: 200, argument_name: 'enroll_token', error_description: expect.stringContaining('spent') });
-      // now the sign-in pauses for the code, and finishes with it
+      // a new sign-in pauses for the code: the enrollment's own code is used already, and says to wait for the next
+      const pausedNow = await signIn(email);
+      const replayed = await verify(pausedNow.body.mfa_token, { code: firstCode });
+      expect(replayed.body).toMatchObject({ code: 210, argument_name: 'code', message: expect.stringContaining('used already') });
       clock.advance(30_000);
       const paused = await signIn(email);
       expect(paused.body).toMatchObject({ code: 214, methods: ['totp', 'recovery_code'] });
@@ -343,7 +350,11 @@ describe('the application\'s setting second_factor=required', () => {
       });
       expect(registered.body).toMatchObject({ code: 215, error: 'second_factor_enrollment_required', enroll_token: expect.any(String) });
       expect(registered.body.access_token).toBeUndefined();
-      expect((await post('/oauth/totp_enroll_native', { enroll_token: registered.body.enroll_token })).body).toMatchObject({ stat: 'ok', secret: expect.any(String) });
+      const regEnrolled = await post('/oauth/totp_enroll_native', { enroll_token: registered.body.enroll_token });
+      expect(regEnrolled.body).toMatchObject({ stat: 'ok', secret: expect.any(String) });
+      // the registration's sign-in goes on once the authenticator is confirmed
+      const regConfirmed = await post('/oauth/totp_confirm_native', { enroll_token: registered.body.enroll_token, code: oathtool(regEnrolled.body.secret, clock.now()) });
+      expect(regConfirmed.body).toMatchObject({ stat: 'ok', recovery_codes: expect.any(Array), access_token: expect.any(String) });
       // an account without a second factor resetting its password: the emailed code gets no session either, only an enroll_token
       const otherEmail = `reset-req-${Date.now()}@example.com`;
       expect((await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
@@ -358,6 +369,11 @@ describe('the application\'s setting second_factor=required', () => {
         .send({ grant_type: 'authorization_code', code: resetCode, redirect_uri: recoverUrl });
       expect(exchanged.body).toMatchObject({ code: 215, enroll_token: expect.any(String) });
       expect(exchanged.body.access_token).toBeUndefined();
+      // adding a factor with it gives no session: the mailbox alone signs nobody in
+      const resetEnrolled = await post('/oauth/totp_enroll_native', { enroll_token: exchanged.body.enroll_token });
+      const resetConfirmed = await post('/oauth/totp_confirm_native', { enroll_token: exchanged.body.enroll_token, code: oathtool(resetEnrolled.body.secret, clock.now()) });
+      expect(resetConfirmed.body).toMatchObject({ stat: 'ok', recovery_codes: expect.any(Array) });
+      expect(resetConfirmed.body.access_token).toBeUndefined();
       // five minutes later an enroll_token is gone
       clock.advance(301_000);
       expect((await post('/oauth/totp_enroll_native', { enroll_token: exchanged.body.enroll_token })).body).toMatchObject({ code: 200, argument_name: 'enroll_token' });
@@ -411,7 +427,7 @@ describe('the hosted sign-in page', () => {
 
 describe('the hosted sign-in page under second_factor=required', () => {
   const APP = 'https://app.example.com/callback';
-  it('after the password, an account without a second factor sets up its authenticator on the page: QR code, first code, recovery codes; then signs in with both', async () => {
+  it('after the password, an account without a second factor sets up its authenticator on the page: QR code, first code, recovery codes; that sign-in goes on to the app; the next asks for both', async () => {
     const login = t.local.clients.login.client_id;
     const admin = (path: string, body: Record<string, string>) => request(t.app).post(path).set('Authorization', owner).type('form').send(body);
     expect((await admin('/settings/set', { for_client_id: login, key: 'redirect_uris', value: APP })).body.stat).toBe('ok');
@@ -438,11 +454,25 @@ describe('the hosted sign-in page under second_factor=required', () => {
       const done = await agent.post('/signin/enroll').type('form').send({ ...entry, csrf: csrfOf(wrong.text), enroll_token: enrollToken, secret, code: oathtool(secret, clock.now()) });
       expect(done.status).toBe(200);
       expect(done.text.match(/<li><code>[a-z2-9]{5}-[a-z2-9]{5}<\/code><\/li>/g)).toHaveLength(10);
-      // then the sign-in asks for the code
+      // "continue": the enrollment proved the factor, the sign-in goes on to the app with a code (no password, no code again)
+      expect(done.text).toContain('action="/signin/enroll/continue"');
+      const back = await agent.post('/signin/enroll/continue').type('form').send({ ...entry, csrf: csrfOf(done.text), enroll_token: enrollToken });
+      expect(back.status).toBe(303);
+      const to = new URL(back.headers.location);
+      expect(`${to.origin}${to.pathname}`).toBe(APP);
+      expect(to.searchParams.get('state')).toBe('s');
+      const code = to.searchParams.get('code')!;
+      const exchanged = await request(t.app).post('/oauth/token').set('Authorization', basic(login, t.local.clients.login.client_secret)).type('form')
+        .send({ grant_type: 'authorization_code', code, redirect_uri: APP });
+      expect(exchanged.body).toMatchObject({ access_token: expect.any(String) });
+      // once: the sign-in that waited is spent
+      const twice = await agent.post('/signin/enroll/continue').type('form').send({ ...entry, csrf: csrfOf(done.text), enroll_token: enrollToken });
+      expect(twice.status).toBe(400);
+      // then the next sign-in asks for the code
       clock.advance(30_000);
       const again = await agent.get('/signin').query(entry);
-      const code = await agent.post('/signin').type('form').send({ ...entry, csrf: csrfOf(again.text), signInEmailAddress: email, currentPassword: PASSWORD });
-      expect(code.text).toContain('name="mfa_token"');
+      const asked = await agent.post('/signin').type('form').send({ ...entry, csrf: csrfOf(again.text), signInEmailAddress: email, currentPassword: PASSWORD });
+      expect(asked.text).toContain('name="mfa_token"');
     } finally {
       expect((await admin('/settings/set_default', { key: 'second_factor', value: 'optional' })).body.stat).toBe('ok');
       clock.advance(5_100);

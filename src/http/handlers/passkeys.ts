@@ -1,3 +1,4 @@
+import { signedInBody } from '../flow-request';
 import { errors } from '../../errors';
 import { beginPasskeyRegistration } from '../../usecases/factors/begin-passkey-registration';
 import { finishPasskeyRegistration } from '../../usecases/factors/finish-passkey-registration';
@@ -20,8 +21,9 @@ export const registerBegin: Handler = async (ctx) => ({ options: await beginPass
 export const registerFinish: Handler = async (ctx) => {
   const credential = credentialParam(ctx);
   const token = await enrollingTokenOf(ctx);
-  const { passkeyId } = await finishPasskeyRegistration(callOf(ctx), { token, credential, name: ctx.params.get('name') });
-  return { passkey_id: passkeyId };
+  // added with an enroll_token: the sign-in that was sent to add it goes on, answering what it would have answered
+  const { passkeyId, signedIn } = await finishPasskeyRegistration(callOf(ctx), { token, credential, name: ctx.params.get('name'), continueSignIn: true });
+  return signedIn ? { ...signedInBody(signedIn), passkey_id: passkeyId } : { passkey_id: passkeyId };
 };
 
 /** /oauth/passkeys_native: the account's passkeys. */

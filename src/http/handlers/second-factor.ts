@@ -32,8 +32,9 @@ export const totpEnroll: Handler = async (ctx) => {
 export const totpConfirm: Handler = async (ctx) => {
   const code = codeOf(ctx, 'code') ?? ctx.params.require('code');
   const token = await enrollingTokenOf(ctx);
-  const { recoveryCodes } = await confirmTotp(callOf(ctx), { token, code });
-  return { recovery_codes: recoveryCodes };
+  // added with an enroll_token: the sign-in that was sent to add it goes on, answering what it would have answered
+  const { recoveryCodes, signedIn } = await confirmTotp(callOf(ctx), { token, code, continueSignIn: true });
+  return signedIn ? { ...signedInBody(signedIn), recovery_codes: recoveryCodes } : { recovery_codes: recoveryCodes };
 };
 
 /** /oauth/recovery_codes_native: ten new recovery codes, proven by a current code; the old ones stop working. */

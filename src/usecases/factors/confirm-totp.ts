@@ -11,6 +11,9 @@ import { guardPasswordGuesses, accountSubject } from '../login/password-guesses'
 import { accountOfToken } from './account';
 import { renewRecoveryCodes } from './recovery-codes';
 import { textsOf } from '../../texts';
+import { continueAfterEnrollment, markEnrolled } from '../login/enrolled-sign-in';
+import { resumeOf } from '../login/second-factor-step';
+import type { SignedIn } from '../login/call';
 
 /** The email that tells the person how their sign-in changed, when the account has an address. */
 export const factorMail = (ctx: CallContext<never>, record: UserRecord, template: 'second-factor-on' | 'second-factor-off'): { mail: MailRequest } | undefined =>
@@ -18,12 +21,17 @@ export const factorMail = (ctx: CallContext<never>, record: UserRecord, template
 
 /** A code that does not prove the factor: 210 naming the field, with a message for the person in `locale`. */
 export const wrongCode = (field: 'code' | 'recoveryCode', locale: string) => (field === 'code'
-  ? new Refusal('wrong_credentials', 'the code is not the one the authenticator app shows now, or was used already; type the current one', {
+  ? new Refusal('wrong_credentials', 'the code is not the one the authenticator app shows now; type the current one', {
     field, message: textsOf('api', locale).wrongCode,
   })
   : new Refusal('wrong_credentials', 'the recovery code is not one of this account\'s, or was used already', {
     field, message: textsOf('api', locale).wrongRecoveryCode,
   }));
+
+/** A right code of a time step used already (by a sign-in, an enrollment, this code before): 210 saying to wait for the next one. */
+export const usedCode = (locale: string) => new Refusal('wrong_credentials', 'this code was used already (each code signs in once): wait for the next one the authenticator app shows', {
+  field: 'code', message: textsOf('api', locale).codeUsed,
+});
 
 /**
  * Turns the authenticator on (docs/second-factor.md): a first code from it proves it holds the
@@ -32,8 +40,9 @@ export const wrongCode = (field: 'code' | 'recoveryCode', locale: string) => (fi
  * recovery codes, shown once. Codes are guessed against the account's password budget.
  */
 export async function confirmTotp(
-  ctx: CallContext<'box' | 'clock' | 'db' | 'loginLimits' | 'rateLimiter' | 'tokens' | 'versions' | 'work'>, command: { token: StoredCredential; code: string },
-): Promise<{ recoveryCodes: string[] }> {
+  ctx: CallContext<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'loginLimits' | 'rateLimiter' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
+  command: { token: StoredCredential; code: string; continueSignIn?: boolean },
+): Promise<{ recoveryCodes: string[]; signedIn?: SignedIn }> {
   const { db, clock, work, box } = ctx.services;
   if (secondFactorPolicy(ctx.app) === 'off') throw new Refusal('not_offered', 'this application does not offer a second factor (its setting second_factor is off)');
   const { record, client } = await accountOfToken(ctx, command.token);
@@ -59,7 +68,13 @@ export async function confirmTotp(
       event('account.recovery_codes_renewed', ctx.app.id, at, acting, recordSubject(record.id), { count: codes.length }),
     );
     await writeVersion(ctx, uow, locked, acting, ['factors']);
+    // added with an enroll_token: the sign-in that waits with it may go on with this factor
+    await markEnrolled(ctx, uow, command.token, 'totp');
     return codes;
   });
+  // the code just typed proved the factor: the sign-in goes on (the API's), never asking for the password or a code again
+  if (command.continueSignIn && command.token.kind === 'enroll_token' && resumeOf(ctx, command.token) !== undefined) {
+    return { recoveryCodes, signedIn: await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }) };
+  }
   return { recoveryCodes };
 }

@@ -1,6 +1,9 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { StoredCredential } from '../../domain/storage/credentials';
 import type { UserRecord } from '../../domain/storage/records';
+import { continueAfterEnrollment, markEnrolled } from '../login/enrolled-sign-in';
+import { resumeOf } from '../login/second-factor-step';
+import type { SignedIn } from '../login/call';
 import { MAX_PASSKEYS, MAX_PASSKEY_NAME, verifiedRegistration } from '../../domain/passkeys';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { displayName, type MailRequest } from '../../domain/mail';
@@ -31,8 +34,9 @@ export function passkeyName(typed: string | undefined, fallback: string): string
  * passkey is stored and an event says so, which emails the person. Answers its id.
  */
 export async function finishPasskeyRegistration(
-  ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'versions' | 'work'>, command: { token: StoredCredential; credential: unknown; name?: string },
-): Promise<{ passkeyId: number }> {
+  ctx: CallContext<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
+  command: { token: StoredCredential; credential: unknown; name?: string; continueSignIn?: boolean },
+): Promise<{ passkeyId: number; signedIn?: SignedIn }> {
   const { db, clock, work } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   const credential = credentialOf<RegistrationResponseJSON>(command.credential, 'register');
@@ -54,7 +58,13 @@ export async function finishPasskeyRegistration(
     const acting = asAccount(ctx, record.id, client);
     uow.record(event('account.passkey_added', ctx.app.id, now, acting, recordSubject(record.id), { passkey: id }, passkeyMail(ctx, record, 'passkey-added', name)));
     await writeVersion(ctx, uow, locked, acting, ['factors']);
+    // added with an enroll_token: the sign-in that waits with it may go on with this passkey
+    await markEnrolled(ctx, uow, command.token, 'passkey');
     return id;
   });
+  // the ceremony just proved the passkey: the sign-in goes on (the API's), never asking for the password again
+  if (command.continueSignIn && command.token.kind === 'enroll_token' && resumeOf(ctx, command.token) !== undefined) {
+    return { passkeyId, signedIn: await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }) };
+  }
   return { passkeyId };
 }

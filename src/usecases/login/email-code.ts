@@ -234,7 +234,7 @@ async function redeem(
  * passwords (the account signs in by code, and may set one later).
  */
 async function registerByCode(
-  ctx: LoginCall<'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>,
+  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'rateLimiter' | 'registrationLimit' | 'tokens' | 'versions' | 'work'>,
   row: StoredCredential, email: string, command: EmailCodeSignInCommand,
 ): Promise<SignInOutcome> {
   const { request, app } = ctx;

@@ -119,13 +119,41 @@ const provenBy = (factors: SignInFactor[]) => (factors.includes('password') ? 't
 /**
  * The application requires a second factor (`second_factor` = `required`) and the account has
  * none: nothing is issued but an enroll_token (5 minutes, the enrollment endpoints only, the
- * client's), with which the person adds an authenticator app or a passkey before signing in again.
+ * client's), with which the person adds an authenticator app or a passkey. The sign-in waits
+ * meanwhile, paused as for a second factor: adding one proves it, and the sign-in goes on with it
+ * (continueAfterEnrollment), never asking for the password again.
  */
-export async function sendToEnroll(ctx: CallContext<'clock' | 'tokens' | 'work'>, request: FlowRequest, record: UserRecord, factors: SignInFactor[]): Promise<Paused> {
-  const { tokens, work, clock } = ctx.services;
-  const row = enrollRow({ app: ctx.app, client: request.client, entityId: record.id }, clock.now());
-  await work.run(({ tx }) => tokens.issueAll([row], tx));
-  return sentToEnroll(row.value, provenBy(factors));
+export async function sendToEnroll(ctx: CallContext<'box' | 'clock' | 'tokens' | 'work'>, request: FlowRequest, record: UserRecord, paused: PausedSignIn): Promise<Paused> {
+  const { tokens, work } = ctx.services;
+  const rows = enrollRows(ctx, request, record.id, paused);
+  await work.run(({ tx }) => tokens.issueAll(rows.issue, tx));
+  return sentToEnroll(rows.value, provenBy(paused.factors));
+}
+
+/**
+ * The enroll_token row of an account sent to add a second factor, and the paused sign-in it goes on
+ * with once the factor is added (an mfa_token row, its value sealed in the enroll_token's row), to
+ * issue in the caller's transaction; and the enroll_token's value.
+ */
+export function enrollRows(ctx: CallContext<'box' | 'clock'>, request: FlowRequest, entityId: number, paused: PausedSignIn) {
+  const answer: PausedAnswer = { response_type: request.responseType, flow: { name: request.flow.name, version: request.flow.version, locale: request.flow.locale } };
+  const resume = pausedRow(ctx.services.box, { app: ctx.app, client: request.client, entityId, redirectUri: request.redirectUri, answer, methods: [] }, paused);
+  const enroll = enrollRow({ app: ctx.app, client: request.client, entityId }, ctx.services.clock.now());
+  enroll.issue.extra = { ...enroll.issue.extra, resume: ctx.services.box.seal(resume.value, resumeBinding(sha256Hex(enroll.value))) };
+  return { issue: [enroll, resume], value: enroll.value };
+}
+
+const resumeBinding = (enrollHash: string) => `enroll_token:${enrollHash}`;
+
+/** The mfa_token of the sign-in an enroll_token's row waits with, if it has one (sealed to that row). */
+export function resumeOf(ctx: CallContext<'box'>, enrollRow: StoredCredential): string | undefined {
+  const sealed = (enrollRow.extra as { resume?: unknown } | null)?.resume;
+  if (typeof sealed !== 'string') return undefined;
+  try {
+    return ctx.services.box.open(sealed, resumeBinding(enrollRow.valueHash));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The enroll_token row of an account sent to add a second factor (issued in the caller's transaction), and its value. */
@@ -133,7 +161,7 @@ export function enrollRow(where: { app: Application; client: Client; entityId: n
   return {
     issue: {
       kind: 'enroll_token' as const, app: where.app, entityId: where.entityId, client: where.client, seconds: ENROLL_TOKEN_SECONDS,
-      extra: { authenticated_at: now.toISOString() },
+      extra: { authenticated_at: now.toISOString() } as Record<string, unknown>,
     },
     value: randomToken(20),
   };
@@ -145,12 +173,13 @@ export function enrollRow(where: { app: Application; client: Client; entityId: n
  * sentToEnroll), in `tx`.
  */
 export async function registrationTokens(
-  ctx: CallContext<'clock' | 'db' | 'tokens'>, request: FlowRequest, proven: Proven, tx: Tx, refreshSecret: string | undefined, also: { issue: Issue; value: string }[] = [],
+  ctx: CallContext<'box' | 'clock' | 'db' | 'tokens'>, request: FlowRequest, proven: Proven, tx: Tx, refreshSecret: string | undefined, also: { issue: Issue; value: string }[] = [],
 ): Promise<IssuedTokens & { enrollToken?: string }> {
   if (secondFactorPolicy(ctx.app) !== 'required') return loginTokens(ctx, request, proven, tx, refreshSecret, also);
-  const row = enrollRow({ app: ctx.app, client: request.client, entityId: proven.entityId }, ctx.services.clock.now());
-  await ctx.services.tokens.issueAll([row, ...also], tx);
-  return { enrollToken: row.value };
+  // the registration's sign-in waits for the factor to be added, then goes on with it
+  const rows = enrollRows(ctx, request, proven.entityId, { factors: proven.factors, refreshSecret, also: {} });
+  await ctx.services.tokens.issueAll([...rows.issue, ...also], tx);
+  return { enrollToken: rows.value };
 }
 
 /** A pause as the refusal the API answers it with: 214 second_factor_required, or 215 second_factor_enrollment_required. */

@@ -88,7 +88,7 @@ export async function signedIn(
       });
     }
     // an account with no second factor: it adds one first
-    return sendToEnroll(ctx, request, record, first);
+    return sendToEnroll(ctx, request, record, { factors: first, refreshSecret: options.refreshSecret, also: options.also ?? {}, passwordHash: options.checked?.passwordHash });
   }
   return finishSignIn(ctx, request, record, options);
 }

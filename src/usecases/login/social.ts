@@ -57,7 +57,7 @@ export type SocialSignedIn = (SignedIn & { isNew: boolean }) | Paused;
  * transaction with its welcome email (a verification link, unless the provider verified the email).
  */
 async function register(
-  ctx: CallContext<'baseUrls' | 'clock' | 'db' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, token: string, profile: SocialProfile,
+  ctx: CallContext<'baseUrls' | 'box' | 'clock' | 'db' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, token: string, profile: SocialProfile,
   input: { email: string | null; username?: string; attributes: Record<string, unknown> }, refreshSecret: string | undefined,
 ): Promise<SocialSignedIn> {
   refuseClosedRegistration(ctx.app, request.client);
@@ -163,7 +163,7 @@ export async function socialSignIn(ctx: LoginCall<'baseUrls' | 'box' | 'clock' |
  * social registration form (every rule checked: 390), and signs the new record in.
  */
 export async function socialRegister(
-  ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'rateLimiter' | 'registrationLimit' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
+  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'rateLimiter' | 'registrationLimit' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
   command: { token: string; form: FormSubmission; refreshSecret?: string },
 ): Promise<SocialSignedIn> {
   const { request } = ctx;

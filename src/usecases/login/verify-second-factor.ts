@@ -10,7 +10,7 @@ import type { FlowRequest, SignedIn } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { openPaused, pausedMethods } from './second-factor-step';
 import { accountDisabled, finishSignIn, spendFinishing, type Finishing, type SecondFactor } from './signed-in';
-import { wrongCode } from '../factors/confirm-totp';
+import { usedCode, wrongCode } from '../factors/confirm-totp';
 import { countFailedSignIn } from './failed-sign-ins';
 import { recordLocale } from '../../domain/email-change';
 import { Refusal } from '../../domain/refusal';
@@ -85,10 +85,14 @@ export async function verifySecondFactor(
     method = 'totp';
     const totp = await db.factors.totp(ctx.app.id, record.id);
     const step = totp?.confirmedAt ? matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now()) : undefined;
-    // a code of a time step taken already (by a sign-in, or this code used before) is never accepted again
-    if (step === undefined || (totp!.lastStep !== null && step <= totp!.lastStep)) {
+    if (step === undefined) {
       await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
       throw wrongCode('code', locale);
+    }
+    // a code of a time step taken already (by a sign-in, the enrollment, or this code used before) is never accepted again: the person waits for the next
+    if (totp!.lastStep !== null && step <= totp!.lastStep) {
+      await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
+      throw usedCode(locale);
     }
     finishing.totpStep = step;
   } else {
