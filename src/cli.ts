@@ -6,10 +6,10 @@ import { Command } from 'commander';
 import { type Config, loadConfigOrExit } from './config';
 import { findFlowDirectories, FlowDefinitionError, loadFlowDirectory } from './domain/flow-definition';
 import { ApplicationExistsError } from './domain/applications';
+import { heldBy } from './data-dir-lock';
 import { createBaseUrls } from './domain/base-urls';
 import { banner } from './banner';
 import { createLogger } from './logger';
-import { newestMail } from './mail-files';
 import { FilterError, FilterUseError, parseFilter } from './domain/filter';
 import { findRecords } from './usecases/records/find-records';
 import { disableUser } from './usecases/operators/disable-user';
@@ -163,6 +163,17 @@ const baseUrlOf = (name: string) => {
   return createBaseUrls(config.publicBaseUrl, config.defaultApp).of(name);
 };
 
+/**
+ * Where the server answers, as this command can know it: PUBLIC_BASE_URL (or PORT) as set here, else
+ * what the embedded default's running api wrote in its data folder; undefined when nothing says.
+ */
+function knownBaseUrl(name: string): string | undefined {
+  if (process.env.PUBLIC_BASE_URL || process.env.PORT) return baseUrlOf(name);
+  const config = loadConfigOrExit();
+  const running = config.embedded ? heldBy(config.varDir)?.publicBaseUrl : undefined;
+  return running ? createBaseUrls(running, config.defaultApp).of(name) : undefined;
+}
+
 program.command('apps:create')
   .argument('<name>', 'application name: the first label of its host name (demo → demo.example.com)')
   .option('--json', 'print the result as one JSON object')
@@ -186,10 +197,14 @@ program.command('apps:list')
   .action(() => withCore(async (core) => {
     const apps = (await core.db.applications.list()).sort((a, b) => a.name.localeCompare(b.name));
     const config = loadConfigOrExit();
-    print(await Promise.all(apps.map(async (app) => ({
-      name: app.name, id: app.id, base_url: baseUrlOf(app.name),
+    const listed = await Promise.all(apps.map(async (app) => ({
+      name: app.name, id: app.id, base_url: knownBaseUrl(app.name) ?? null,
       users: await core.db.records.count(app.id, undefined, config.entityQueryTimeoutMs), clients: (await core.clients.list(app.id)).length,
-    }))));
+    })));
+    print(listed);
+    if (listed.some((a) => a.base_url === null)) {
+      process.stderr.write('gatehouse: the server\'s address is not known here (base_url null): run this with the PUBLIC_BASE_URL (or PORT) the server has\n');
+    }
   }));
 
 program.command('apps:show')
@@ -985,6 +1000,8 @@ program.command('mail:last')
   .description('show the newest email written as a file (embedded default, or MAIL_TRANSPORT=file)')
   .action(async (opts: { to?: string; link?: boolean }) => {
     const config = loadConfigOrExit();
+    // (the mail parser loads only for this command)
+    const { newestMail } = await import('./mail-files');
     const found = await newestMail(config.mailDir, opts.to);
     if (!found) {
       process.stderr.write(`gatehouse: no email${opts.to ? ` to ${opts.to}` : ''} under ${config.mailDir}\n`);

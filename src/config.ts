@@ -6,7 +6,7 @@ import * as yup from 'yup';
 import { APP_NAME } from './domain/applications';
 import { WAITING_PER_THREAD } from './domain/passwords';
 import { projectRoot } from './paths';
-import { parseRedisUrl } from './queue/redis';
+import { parseRedisUrl } from './queue/redis-url';
 
 /** Typed configuration of every Gatehouse process, read from the environment once at start. */
 export interface Config {

@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     process.exit(78);
   }
   // one embedded instance per data folder: its database, its in-process jobs and its emails
-  const held = config.embedded ? holdDataDir(config.varDir) : undefined;
+  const held = config.embedded ? holdDataDir(config.varDir, config.publicBaseUrl) : undefined;
   if (held) {
     process.stderr.write(`gatehouse: ${held}\n`);
     process.exit(1);

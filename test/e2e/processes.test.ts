@@ -127,6 +127,9 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
       expect(made.status).toBe(0);
       const refused = cli(['operators:add', 'someone@example.com', '--role', 'admin'], { cwd: dir, env: {} });
       expect([refused.status, refused.stderr]).toEqual([1, expect.stringContaining('--reset')]);
+      // a command beside the running server knows where it answers (its port is not 3000)
+      const listed = JSON.parse(cli(['apps:list'], { cwd: dir, env: {} }).stdout) as { name: string; base_url: string | null }[];
+      expect(listed.find((a) => a.name === 'operators')?.base_url).toBe(`http://operators.localhost:${port}`);
       const signIn = await fetch(`${consoleBase}/`, { redirect: 'manual' });
       expect([signIn.status, signIn.headers.get('location')]).toEqual([303, '/signin?locale=en-US&next=%2F']);
       const hosted = await fetch(`${consoleBase}/signin`, { redirect: 'manual' });
@@ -145,6 +148,13 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
+  });
+
+  it('apps:list with no server running and no PUBLIC_BASE_URL says it does not know the address, instead of guessing one', () => {
+    const listed = cli(['apps:list'], { cwd: dir, env: {} });
+    expect(JSON.parse(listed.stdout).every((a: { base_url: unknown }) => a.base_url === null)).toBe(true);
+    expect(listed.stderr).toContain('PUBLIC_BASE_URL');
+    expect(JSON.parse(cli(['apps:list'], { cwd: dir, env: { PUBLIC_BASE_URL: 'https://id.example.com' } }).stdout)[0].base_url).toMatch(/^https:\/\/([a-z0-9-]+\.)?id\.example\.com$/);
   });
 
   it('npm start hands SIGTERM to the server, which stops gracefully (no orphaned node process)', async () => {
