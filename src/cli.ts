@@ -19,7 +19,8 @@ import { resetSecondFactor } from './usecases/operators/reset-second-factor';
 import { deleteUser } from './usecases/operators/delete-user';
 import { eraseUser } from './usecases/operators/erase-user';
 import { exportUser } from './usecases/operators/export-user';
-import { importBatch, importProgress, type ImportLine } from './usecases/records/import-records';
+import { finishImport, importBatch, importProgress, type ImportLine } from './usecases/records/import-records';
+import { passwordFormatOf } from './domain/imported-hashes';
 import { renderAccountExport } from './domain/account-export';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
 import { createApplication } from './usecases/applications/create-application';
@@ -53,7 +54,7 @@ import { Refusal } from './domain/refusal';
 import { DuplicateAttributeError, isDisabled, type RecordKey, type UserRecord } from './domain/storage/records';
 import type { Application } from './domain/storage/applications';
 import { AttributeRefusedError, changeRecord, RecordGoneError } from './usecases/records/change-record';
-import { createRecord } from './usecases/records/create-records';
+import { createRecord, formatsOf } from './usecases/records/create-records';
 import { recordHistory } from './usecases/records/record-history';
 import { recordOrHistory } from './usecases/records/record-or-history';
 import { ensureOperatorsApplication } from './usecases/operators/operators';
@@ -546,6 +547,16 @@ program.command('operators:list')
     print(found.results.map((r) => ({ email: r.email ?? null, uuid: r.uuid, role: r[OPERATOR_ROLE_ATTRIBUTE] })));
   }));
 
+program.command('users:password-formats')
+  .option(...APP_OPTION)
+  .description('count the application\'s users by the format of their password hash: argon2id (Gatehouse\'s own), those still on a hash imported from another system (each becomes argon2id at its next sign-in), none')
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const counts = await core.db.records.countPasswordFormats(app.id);
+    const imported = Object.entries(counts).filter(([f]) => f !== 'argon2id' && f !== 'none').reduce((sum, [, n]) => sum + n, 0);
+    print({ formats: counts, still_imported: imported });
+  }));
+
 program.command('users:show')
   .argument(...WHO)
   .option(...APP_OPTION)
@@ -553,7 +564,11 @@ program.command('users:show')
   .action((who: string, opts: { app?: string }) => withCore(async (core) => {
     const { app, record } = await userOf(core, opts, who);
     // a disabled user says since when (an account's state, not one of its attributes: the API does not show it)
-    print({ ...renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)), ...(record.disabled && isDisabled(record, new Date()) && { disabled: renderDisable(record.disabled) }) });
+    print({
+      ...renderWithProfiles(record, await core.db.social.profiles.forEntity(app.id, record.id)), ...(record.disabled && isDisabled(record, new Date()) && { disabled: renderDisable(record.disabled) }),
+      // how its password hash is written (never the hash): one imported from another system becomes argon2id at its next sign-in
+      password_format: passwordFormatOf(record.passwordHash),
+    });
   }));
 
 /** Runs an operator's use case on one user, named by email, username, uuid or id. */
@@ -673,6 +688,7 @@ program.command('users:import')
     const bar = progressBar(stat.size);
     let batch: ImportLine[] = [];
     const totals = { created: 0, refused: 0, weak: 0 };
+    const formats: Record<string, number> = {};
     const refuse = (line: number, message: string) => {
       totals.refused++;
       bar.clear();
@@ -680,6 +696,8 @@ program.command('users:import')
     };
     const flush = async (lastLine: number) => {
       const done = await importBatch(core, { app, acting: core.acting, key, lines: batch, lastLine });
+      const refusedLines = new Set(done.refused.map((r) => r.line));
+      if (!done.done) for (const [format, n] of Object.entries(formatsOf(batch.filter((l) => !refusedLines.has(l.line)).map((l) => l.record)))) formats[format] = (formats[format] ?? 0) + n;
       totals.created += done.created;
       totals.weak += done.weak;
       for (const r of done.refused) refuse(r.line, r.message);
@@ -703,6 +721,8 @@ program.command('users:import')
     }
     await flush(line);
     bar.clear();
+    // the import's one audit entry, with its counts (its records' own events are not audited one by one)
+    await finishImport(core, { app, acting: core.acting, done: { ...totals, formats } });
     const weak = totals.weak > 0 ? `; ${totals.weak} with a weak hash (MD5, SHA-1, SHA-2 digests: ask those users to sign in soon, their hash becomes argon2id then)` : '';
     process.stdout.write(`imported ${totals.created} users from ${line - start.linesDone} lines; ${totals.refused} lines refused${weak}\n`);
     if (totals.refused > 0) process.exitCode = 2;

@@ -335,7 +335,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + '</tbody></table></div></section>';
     // how it signs in, and where it is signed in
     body += `<section aria-labelledby="h-signin"><h2 id="h-signin">${escape(say(locale, 'signingIn'))}</h2><div class="scroll"><table><tbody>`
-      + row(say(locale, 'password'), escape(say(locale, account.hasPassword ? 'yes' : 'no')))
+      + row(say(locale, 'password'), escape(account.passwordFormat === null ? say(locale, 'no')
+        : account.passwordFormat === 'argon2id' ? say(locale, 'yes') : say(locale, 'passwordImported', { format: account.passwordFormat })))
       + row(say(locale, 'totp'), escape(say(locale, `totp_${account.totp}`)) + (account.totp === 'on' ? ` (${escape(say(locale, 'codesLeft', { count: String(account.recoveryCodesLeft) }))})` : ''))
       + row(say(locale, 'passkeys'), account.passkeys.length === 0 ? escape(say(locale, 'none'))
         : `<ul>${account.passkeys.map((k) => `<li>${escape(k.name)} — ${escape(say(locale, 'addedAt', { at: time(k.createdAt) }))}${k.lastUsedAt ? `, ${escape(say(locale, 'usedAt', { at: time(k.lastUsedAt) }))}` : ''}</li>`).join('')}</ul>`)

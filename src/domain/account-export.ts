@@ -1,3 +1,4 @@
+import { passwordFormatOf } from './imported-hashes';
 import { renderActivityEntry } from './activity';
 import type { ActivityEntry } from './storage/events';
 import type { StoredPasskey } from './storage/factors';
@@ -52,7 +53,7 @@ export function renderAccountExport(x: AccountExport, options: { forThePerson?: 
     exported_at: formatTimestamp(x.exportedAt),
     application: x.application,
     record: renderWithProfiles(x.record, x.profiles),
-    account: { has_password: x.record.passwordHash !== null, disabled: disabled && options.forThePerson ? { ...disabled, reason: null } : disabled },
+    account: { has_password: x.record.passwordHash !== null, password_format: passwordFormatOf(x.record.passwordHash), disabled: disabled && options.forThePerson ? { ...disabled, reason: null } : disabled },
     identities: x.profiles.map((p) => ({ provider: p.provider, identifier: p.identifier, linked_at: formatTimestamp(p.created), profile: p.data })),
     second_factor: { authenticator: x.secondFactor.totp, confirmed_at: time(x.secondFactor.confirmedAt), recovery_codes_left: x.secondFactor.recoveryCodesLeft },
     passkeys: x.passkeys.map((p) => ({

@@ -59,6 +59,8 @@ export interface Carried {
   mail?: MailRequest;
   /** An erasure's job (docs/lifecycle.md#erase): the record, and what names the person outside its rows (sealed before it is stored). */
   erasure?: { entityId: number; needles: ErasureNeedles };
+  /** A record made by an import (users:import, /entity.bulkCreate): the import's own event is its audit entry, not each record's. */
+  inImport?: true;
 }
 
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
@@ -172,6 +174,8 @@ export interface EventData {
   /** A claimed domain verified: by an operator, or by a member's verified address at it. */
   'organization.domain_verified': { organization: string; domain: string; by: 'operator' | 'member' };
   'organization.domain_removed': { organization: string; domain: string };
+  /** An import made `created` records (users:import, /entity.bulkCreate), refused `refused` lines, and kept these password hash formats. */
+  'records.imported': { created: number; refused: number; weak: number; formats: Record<string, number> };
   /** The application let accounts at a claimed domain join the organization (`joinable`), or no longer. */
   'organization.domain_joinable': { organization: string; domain: string; joinable: boolean };
 }
@@ -185,7 +189,7 @@ export const EVENT_TYPES = [
   'account.identity_unlinked', 'account.disabled', 'account.enabled', 'account.erased', 'account.exported', 'account.signed_out',
   'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',
-  'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted',
+  'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted', 'records.imported',
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',

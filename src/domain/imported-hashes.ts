@@ -177,6 +177,24 @@ export function importedHash(raw: unknown): ImportedHash {
   return checked(read);
 }
 
+/**
+ * How a stored password hash is written, by its prefix: Gatehouse's own (`argon2id`) or one brought
+ * from another system (docs/import.md), which becomes argon2id at the account's next sign-in. What
+ * operators see (users:show, the export, the console), never the hash.
+ */
+export const PASSWORD_FORMATS: readonly (readonly [prefix: string, format: string])[] = [
+  ['$argon2id$', 'argon2id'], ['$argon2i$', 'argon2i'], ['$argon2d$', 'argon2d'], ['$2a$', 'bcrypt'], ['$2b$', 'bcrypt'], ['$2y$', 'bcrypt'],
+  ['$5$', 'sha256-crypt'], ['$6$', 'sha512-crypt'], ['$scrypt$', 'scrypt'], ['$firebase-scrypt$', 'firebase-scrypt'],
+  ['$pbkdf2-sha1$', 'pbkdf2-sha1'], ['$pbkdf2-sha256$', 'pbkdf2-sha256'], ['$pbkdf2-sha512$', 'pbkdf2-sha512'], ['pbkdf2_sha1$', 'pbkdf2-sha1'],
+  ['pbkdf2_sha256$', 'pbkdf2-sha256'], ['{SSHA}', 'ssha'], ['{SSHA256}', 'ssha256'], ['{SSHA512}', 'ssha512'], ['{SMD5}', 'smd5'], ['{SHA}', 'sha'], ['{MD5}', 'md5'],
+];
+
+/** The format of a stored password hash (PASSWORD_FORMATS), `other` for one none names, null for no password. */
+export function passwordFormatOf(stored: string | null): string | null {
+  if (stored === null) return null;
+  return PASSWORD_FORMATS.find(([prefix]) => stored.startsWith(prefix))?.[1] ?? 'other';
+}
+
 /** Whether `stored` is an imported hash (anything but an argon2 hash, which the argon2 threads verify). */
 export const isImported = (stored: string) => !stored.startsWith('$argon2');
 

@@ -78,6 +78,7 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'organization.domain_verified': 'organization.domain_verified',
   'organization.domain_removed': 'organization.domain_removed',
   'organization.domain_joinable': 'organization.domain_joinable',
+  'records.imported': null, // (each record's user.created says it)
 };
 
 /** The webhooks queue's jobs (docs/webhooks.md#deliveries). */

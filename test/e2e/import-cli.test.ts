@@ -67,8 +67,15 @@ describe('gatehouse users:import', () => {
 
     // the imported hash is kept as it was, and the record shows as any other
     const shown = cli(['users:show', 'user1001@example.com'], { cwd: backend.dir, env: backend.env });
-    expect(JSON.parse(shown.stdout)).toMatchObject({ email: 'user1001@example.com', givenName: 'User 1001' });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ email: 'user1001@example.com', givenName: 'User 1001', password_format: 'bcrypt' });
+    expect(shown.stdout).not.toContain(String(bcrypt.object.hashed));
     const [row] = await stored(db).rows<{ password_hash: string }>('SELECT password_hash FROM entities WHERE email = ?', ['user1001@example.com']);
     expect(row.password_hash).toBe(bcrypt.object.hashed);
+    // how many are still on an imported hash, by format
+    expect(JSON.parse(cli(['users:password-formats'], { cwd: backend.dir, env: backend.env }).stdout)).toMatchObject({ formats: { bcrypt: 6 }, still_imported: 6 });
+    // each run is one audit entry, not two per record
+    const entries = await stored(db).rows<{ type: string }>('SELECT event_type AS type FROM audit_log');
+    expect(entries.filter((e) => e.type === 'record.created' || e.type === 'account.registered')).toEqual([]);
+    expect(entries.filter((e) => e.type === 'records.imported').length).toBeGreaterThanOrEqual(2);
   }, 180_000);
 });

@@ -115,3 +115,24 @@ describe('imported hashes cannot stall the service', () => {
     expect(answers.filter((a) => a.body.code === 210).length).toBeGreaterThanOrEqual(4);
   }, 60_000);
 });
+
+describe('imports are visible and quiet', () => {
+  it('one bulkCreate is one audit entry naming its counts; the export and the count of formats name each hash\'s format, never the hash', async () => {
+    const audit = async () => (await asOwner('/audit/list', { max_results: '1000' })).body.results as { type: string; data: Record<string, unknown> }[];
+    const before = (await audit()).length;
+    const bcrypt = bcryptOf(PASSWORD);
+    const records = Array.from({ length: 30 }, (_, n) => ({ email: `quiet-${n}@example.com`, password: n % 3 === 0 ? PASSWORD : bcrypt.object }));
+    expect((await asOwner('/entity.bulkCreate', { type_name: 'user', all_attributes: JSON.stringify(records) })).body.stat).toBe('ok');
+    const entries = (await audit()).slice(0, (await audit()).length - before);
+    expect(entries).toEqual([expect.objectContaining({ type: 'records.imported', data: { created: 30, refused: 0, weak: 0, formats: { argon2id: 10, bcrypt: 20 } } })]);
+    const app = (await t.runtime.db.applications.findByName('local'))!;
+    const counts = await t.runtime.db.records.countPasswordFormats(app.id);
+    expect(counts.bcrypt).toBeGreaterThanOrEqual(20);
+    // signed in once, a bcrypt account is argon2id: one fewer on an imported hash
+    expect((await signIn('quiet-1@example.com', PASSWORD)).body.stat).toBe('ok');
+    expect((await t.runtime.db.records.countPasswordFormats(app.id)).bcrypt).toBe(counts.bcrypt - 1);
+    const exported = await asOwner('/entity.export', { type_name: 'user', id: String((await t.runtime.db.records.find(app.id, { email: 'quiet-2@example.com' }))!.id) });
+    expect(exported.body.result.account).toMatchObject({ has_password: true, password_format: 'bcrypt' });
+    expect(JSON.stringify(exported.body)).not.toContain('$2');
+  });
+});

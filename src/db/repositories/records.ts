@@ -1,3 +1,4 @@
+import { PASSWORD_FORMATS } from '../../domain/imported-hashes';
 import type { Filter } from '../../domain/filter';
 import { compileFilter, compileSort } from '../entity-filter';
 import { DuplicateKeyError, type Sql } from '../sql';
@@ -240,6 +241,18 @@ export function createRecordQueries(_models: Models, sql: Sql) {
         `SELECT COUNT(*) AS n FROM entities e WHERE e.application_id = ? AND (${filter.where})`, [applicationId, ...filter.values], timeoutMs,
       );
       return Number(row.n);
+    },
+
+    async countPasswordFormats(applicationId: number): Promise<Record<string, number>> {
+      // each prefix compared as bytes (SUBSTR, not LIKE: a prefix holds _), the first that matches names the format
+      const cases = PASSWORD_FORMATS.map(() => 'WHEN SUBSTR(password_hash, 1, ?) = ? THEN ?').join(' ');
+      const rows = await sql.select<{ format: string; n: number | string }>(
+        `SELECT CASE WHEN password_hash IS NULL THEN 'none' ${cases} ELSE 'other' END AS format, COUNT(*) AS n FROM entities WHERE application_id = ? GROUP BY 1`,
+        [...PASSWORD_FORMATS.flatMap(([prefix, format]) => [prefix.length, prefix, format]), applicationId],
+      );
+      const counts: Record<string, number> = {};
+      for (const r of rows) counts[r.format] = (counts[r.format] ?? 0) + Number(r.n);
+      return counts;
     },
 
     /** The record, locked until the transaction ends (MySQL: FOR UPDATE; SQLite writes one at a time). */

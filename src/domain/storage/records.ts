@@ -148,6 +148,11 @@ export interface RecordStore {
   findByIds(applicationId: number, ids: number[]): Promise<UserRecord[]>;
   /** How many records match `filter` (all without one); the database stops it after `timeoutMs`. */
   count(applicationId: number, filter: Filter | undefined, timeoutMs: number): Promise<number>;
+  /**
+   * How many of the application's records have a password hash of each format (PASSWORD_FORMATS,
+   * by prefix; `other`, and `none` for no password): one scan of the application's records.
+   */
+  countPasswordFormats(applicationId: number): Promise<Record<string, number>>;
   /** The record, locked until the transaction ends. */
   findForUpdate(applicationId: number, id: number, transaction: Tx): Promise<UserRecord | undefined>;
   /** Disables a user (how: when, until when, why) or enables it again (null): a state of the account, not a new version. */

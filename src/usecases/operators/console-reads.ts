@@ -1,3 +1,4 @@
+import { passwordFormatOf } from '../../domain/imported-hashes';
 import { activityQuery } from '../../domain/activity';
 import { auditQuery, type AuditFilters } from '../../domain/audit-query';
 import { parseFilter, printFilter, type Filter } from '../../domain/filter';
@@ -68,6 +69,8 @@ export const ACCOUNT_PAGE_ENTRIES = 30;
 export interface ConsoleAccount {
   record: UserRecord & { passwordHash: null };
   hasPassword: boolean;
+  /** How its password hash is written (never the hash): argon2id, or a format imported from another system until its next sign-in. */
+  passwordFormat: string | null;
   identities: { provider: string; identifier: string }[];
   passkeys: { name: string; createdAt: Date; lastUsedAt: Date | null }[];
   totp: 'off' | 'pending' | 'on';
@@ -115,6 +118,7 @@ export async function consoleAccount(
   return {
     record: { ...record, passwordHash: null },
     hasPassword: record.passwordHash !== null,
+    passwordFormat: passwordFormatOf(record.passwordHash),
     identities: profiles.map((p) => ({ provider: p.provider, identifier: p.identifier })),
     passkeys: passkeys.map((k) => ({ name: k.name, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt })),
     totp: !totp ? 'off' : totp.confirmedAt ? 'on' : 'pending',

@@ -1,5 +1,5 @@
 import { changedNames } from '../../domain/accounts';
-import { event, recordSubject, type Acting, type Origin } from '../../domain/events';
+import { event, recordSubject, type Acting, type EventData, type Origin } from '../../domain/events';
 import type { Application } from '../../domain/storage/applications';
 import type { UnitOfWork } from '../../domain/ports';
 import { DuplicateAttributeError, type NewRecord, type UserRecord } from '../../domain/storage/records';
@@ -30,13 +30,29 @@ export function assertLongEnough(app: Application, password: string | undefined,
 }
 
 /** What creating a record records: record.created with its attribute names and first snapshot, and account.registered. */
-export function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean): void {
+export function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean, inImport = false): void {
   const subject = recordSubject(record.id);
   const names = changedNames({ email: record.email ?? undefined, username: record.username ?? undefined, emailVerified: record.emailVerified ?? undefined, attributes: record.attributes });
+  const imported = inImport ? { inImport: true as const } : {};
   uow.record(
-    event('record.created', record.applicationId, record.created, acting, subject, { attributes: [...names, ...(password ? ['password'] : [])] }, { snapshot }),
-    event('account.registered', record.applicationId, record.created, acting, subject, { method: 'api' }),
+    event('record.created', record.applicationId, record.created, acting, subject, { attributes: [...names, ...(password ? ['password'] : [])] }, { snapshot, ...imported }),
+    event('account.registered', record.applicationId, record.created, acting, subject, { method: 'api' }, inImport ? imported : undefined),
   );
+}
+
+/** The password hash formats of records an import brings, counted (imported hashes by their format, passwords in clear as argon2id). */
+export function formatsOf(records: readonly NewRecordInput[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of records) {
+    const format = r.hashed?.format ?? (r.password === undefined ? 'none' : 'argon2id');
+    counts[format] = (counts[format] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** What an import did, as one event (its audit entry): records made, lines refused, weak hashes, the formats of the hashes it kept. */
+export function recordImported(uow: UnitOfWork, acting: Acting, applicationId: number, at: Date, done: EventData['records.imported']): void {
+  uow.record(event('records.imported', applicationId, at, acting, { kind: 'application', id: String(applicationId) }, done));
 }
 
 /**
@@ -76,7 +92,14 @@ export async function createRecord(
 export async function createRecords(deps: Pick<RecordDeps, 'clock' | 'db' | 'passwords' | 'versions' | 'work'>, command: RecordCall & { records: readonly NewRecordInput[] }): Promise<UserRecord[]> {
   for (const [n, r] of command.records.entries()) assertLongEnough(command.app, r.password, `all_attributes[${n}].password`);
   const hashes = await passwordHashes(deps, command.records);
-  return deps.work.run((uow) => insertRecords(deps, uow, command.acting, command.records, hashes));
+  return deps.work.run(async (uow) => {
+    const made = await insertRecords(deps, uow, command.acting, command.records, hashes, true);
+    // one audit entry for the call, not two for each record it made
+    recordImported(uow, command.acting, command.app.id, deps.clock.now(), {
+      created: made.length, refused: 0, weak: command.records.filter((r) => r.hashed?.weak).length, formats: formatsOf(command.records),
+    });
+    return made;
+  });
 }
 
 /** The password hash of each record: an imported one kept as it is, a password hashed in the background lane, or none. */
@@ -85,7 +108,7 @@ export const passwordHashes = (deps: Pick<RecordDeps, 'passwords'>, records: rea
 
 /** Inserts records in `uow` with their events and first snapshots; a taken attribute raises BulkItemError naming the item. */
 export async function insertRecords(
-  deps: Pick<RecordDeps, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, acting: Acting, records: readonly NewRecordInput[], hashes: readonly (string | null)[],
+  deps: Pick<RecordDeps, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, acting: Acting, records: readonly NewRecordInput[], hashes: readonly (string | null)[], inImport = false,
 ): Promise<UserRecord[]> {
   const out: UserRecord[] = [];
   for (const [n, item] of records.entries()) {
@@ -95,7 +118,7 @@ export async function insertRecords(
     } catch (e) {
       throw e instanceof DuplicateAttributeError ? new BulkItemError(n, e) : e;
     }
-    recordCreated(uow, acting, record, deps.versions.created(record).snapshot, hashes[n] !== null);
+    recordCreated(uow, acting, record, deps.versions.created(record).snapshot, hashes[n] !== null, inImport);
     out.push(record);
   }
   return out;

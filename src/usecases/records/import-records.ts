@@ -1,10 +1,19 @@
 import { Refusal } from '../../domain/refusal';
 import type { ImportProgress } from '../../domain/storage/imports';
 import type { RecordCall, RecordDeps } from './deps';
-import { assertLongEnough, BulkItemError, insertRecords, passwordHashes, type NewRecordInput } from './create-records';
+import { assertLongEnough, BulkItemError, insertRecords, passwordHashes, recordImported, type NewRecordInput } from './create-records';
+import type { EventData } from '../../domain/events';
 
 /** One line of an import file, read into a new record. */
 export interface ImportLine { line: number; record: NewRecordInput }
+
+/**
+ * The end of an import run (users:import): one event, the import's audit entry, naming what it
+ * made, refused and kept (the records' own events are not audited one by one).
+ */
+export function finishImport(deps: Pick<RecordDeps, 'clock' | 'work'>, command: RecordCall & { done: EventData['records.imported'] }): Promise<void> {
+  return deps.work.run(async (uow) => recordImported(uow, command.acting, command.app.id, deps.clock.now(), command.done));
+}
 
 /** A line the import did not create a record for, and why. */
 export interface RefusedLine { line: number; message: string }
@@ -44,7 +53,7 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
       const before = await deps.db.imports.progress(app.id, key, uow.tx);
       if (before.linesDone >= lastLine) return undefined;
       const fresh = lines.filter((l) => l.line > before.linesDone);
-      const made = await insertRecords(deps, uow, command.acting, fresh.map((l) => l.record), fresh.map((l) => hashes[lines.indexOf(l)]));
+      const made = await insertRecords(deps, uow, command.acting, fresh.map((l) => l.record), fresh.map((l) => hashes[lines.indexOf(l)]), true);
       await deps.db.imports.advance(app.id, key, lastLine, made.length, deps.clock.now(), uow.tx);
       return { count: made.length, weak: fresh.filter((l) => l.record.hashed?.weak).length };
     });
@@ -59,7 +68,7 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
     try {
       const one = await deps.work.run(async (uow) => {
         if ((await deps.db.imports.progress(app.id, key, uow.tx)).linesDone >= l.line) return 0;
-        await insertRecords(deps, uow, command.acting, [l.record], [hashes[n]]);
+        await insertRecords(deps, uow, command.acting, [l.record], [hashes[n]], true);
         await deps.db.imports.advance(app.id, key, l.line, 1, deps.clock.now(), uow.tx);
         return 1;
       });
