@@ -95,7 +95,8 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/oauth/token': ok(TOKEN_PAIR, ['transaction_state']),
   '/oauth/register_native_traditional': ok(SIGNED_IN, ['access_token', 'authorization_code']),
   '/oauth/auth_native_traditional': ok(SIGNED_IN, ['access_token', 'authorization_code']),
-  '/oauth/update_profile_native': ok(),
+  // the fields sent that the form has not (they changed nothing), when there were some
+  '/oauth/update_profile_native': ok({ ignored_fields: { type: 'array', items: STRING } }, ['ignored_fields']),
   '/oauth/refresh_access_token': ok({ access_token: STRING, expires_in: INTEGER }),
   '/oauth/auth_native': ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code']),
   '/oauth/register_native': ok({ ...SIGNED_IN, is_new: BOOLEAN }, ['access_token', 'authorization_code']),

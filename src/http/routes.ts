@@ -128,7 +128,9 @@ export const ROUTES: readonly Route[] = [
     form: formOf(ctx), mergeToken: ctx.params.get('merge_token'), refreshSecret: refreshSecretOf(ctx), altcha: altchaOf(ctx),
     sdkFallback: ctx.params.get('user') !== undefined && ctx.params.get('password') !== undefined ? { user: ctx.params.values.user, password: ctx.params.values.password } : undefined,
   }), signedInBody), { summary: 'Signs in with the flow\'s signInForm (or user and password)', params: [...FLOW, 'merge_token', 'refresh_secret', 'user', 'password', 'altcha'] }),
-  login('/oauth/update_profile_native', loginHandler(updateProfile, 'ignored', (ctx) => ({ form: formOf(ctx), accessToken: ctx.params.require('access_token') }), nothing), { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
+  // (a field the form has not changes nothing: the answer names it, which the original clients pass over)
+  login('/oauth/update_profile_native', loginHandler(updateProfile, 'ignored', (ctx) => ({ form: formOf(ctx), accessToken: ctx.params.require('access_token') }),
+    (r) => (r.ignoredFields.length > 0 ? { ignored_fields: r.ignoredFields } : {})), { summary: 'Edits the record of an access token, or sets its password', params: [...FLOW, 'access_token!'] }),
   // the mobile SDKs renew their access token with the refresh secret they sent at sign-in
   login('/oauth/refresh_access_token', refreshAccessToken, { summary: 'Renews a mobile SDK\'s access token with its refresh secret', params: ['client_id!', 'locale!', 'flow', 'flow_version', 'access_token!', 'date!', 'signature!'] }),
   // docs/api.md#social-login: social login, with a token from the social login application

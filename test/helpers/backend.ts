@@ -177,3 +177,14 @@ export function skipUnless(condition: boolean, why: string): jest.Describe {
 }
 
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+/**
+ * A login client of `local` with no default flow, as an earlier release's /clients/add made them (one
+ * made now gets the application's flow): what the flow parameters and the pages say without one.
+ */
+export async function loginClientWithoutFlow(t: TestApp): Promise<{ clientId: string; secret: string }> {
+  const { insertClient } = await import('../../src/usecases/clients/add-client');
+  const app = (await t.runtime.db.applications.findByName('local'))!;
+  const { client, secret } = await t.runtime.services.work.run((uow) => insertClient(t.runtime.services, uow, { actor: { kind: 'system' }, origin: {} }, app.id, { description: 'no flow', features: ['login_client'] }));
+  return { clientId: client.clientId, secret };
+}

@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { insertClient } from '../../src/usecases/clients/add-client';
 import { simpleParser } from 'mailparser';
 import type { FlowDefinition } from '../../src/domain/flow-definition';
-import { basic, manualClock, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, loginClientWithoutFlow, manualClock, startTestApp, type TestApp } from '../helpers/backend';
 
 const clock = manualClock();
 const APP = 'https://app.example.com/callback';
@@ -57,10 +56,7 @@ describe('GET /signin and /register: who the page works for', () => {
   });
 
   it('a login client without a default flow has no pages to show: said on an error page, not guessed', async () => {
-    // (a login client made by the API or the CLI gets the application's flow: one made without it, as an earlier release made them)
-    const app = (await t.runtime.db.applications.findByName('local'))!;
-    const { client } = await t.runtime.services.work.run((uow) => insertClient(t.runtime.services, uow, { actor: { kind: 'system' }, origin: {} }, app.id, { description: 'no flow', features: ['login_client'] }));
-    const clientId = client.clientId;
+    const { clientId } = await loginClientWithoutFlow(t);
     expect((await admin('/settings/set', { for_client_id: clientId, key: 'redirect_uris', value: APP })).body.stat).toBe('ok');
     const res = await request(t.app).get('/signin').query(entry({ client_id: clientId }));
     expect(res.status).toBe(400);

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { buildApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
 import { createRuntime } from '../../src/runtime';
-import { basic, redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
+import { basic, loginClientWithoutFlow, redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 import { stored } from '../helpers/stored';
 
 let t: TestApp;
@@ -70,10 +70,10 @@ describe('shared parameters of the flow endpoints (docs/api.md#flows)', () => {
   });
 
   it('flow and flow_version come from the client settings, else are required', async () => {
-    const bare = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["login_client"]' });
-    const res = await register('x@example.com', { client_id: bare.body.client_id });
+    const bare = await loginClientWithoutFlow(t);
+    const res = await register('x@example.com', { client_id: bare.clientId });
     expect(res.body).toMatchObject({ code: 100, argument_name: 'flow' });
-    const noVersion = await register('x@example.com', { client_id: bare.body.client_id, flow: 'standard' });
+    const noVersion = await register('x@example.com', { client_id: bare.clientId, flow: 'standard' });
     expect(noVersion.body).toMatchObject({ code: 100, argument_name: 'flow_version' });
   });
 
@@ -308,6 +308,13 @@ describe('/oauth/update_profile_native', () => {
     expect(res.body).toEqual({ stat: 'ok' });
     const me = await request(t.app).get('/entity').set('Authorization', `OAuth ${token}`);
     expect(me.body.result).toMatchObject({ displayName: 'Countess of Lovelace', givenName: 'Ada', email: 'profile@example.com' });
+  });
+
+  it('says which fields the form has not (they changed nothing): a record attribute\'s name where the form\'s field is named otherwise', async () => {
+    const res = await update(token, 'editProfileForm', { givenName: 'Augusta', firstName: 'Ada', 'birthdate[dateselect_year]': '1815', 'birthdate[dateselect_month]': '12', 'birthdate[dateselect_day]': '10' });
+    expect(res.body).toEqual({ stat: 'ok', ignored_fields: ['givenName'] });
+    const me = await request(t.app).get('/entity').set('Authorization', `OAuth ${token}`);
+    expect(me.body.result.givenName).toBe('Ada');
   });
 
   it('refuses an email another record holds (390) and an invalid access token (413)', async () => {

@@ -21,7 +21,7 @@ const ENDPOINT = '/oauth/update_profile_native';
  */
 export async function updateProfile(
   ctx: LoginCall<'baseUrls' | 'clock' | 'db' | 'flows' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'versions' | 'work'>, command: { form: FormSubmission; accessToken: Bearer },
-): Promise<void> {
+): Promise<{ ignoredFields: string[] }> {
   const { request } = ctx;
   const { accessToken } = command;
   const { values } = command.form;
@@ -89,4 +89,15 @@ export async function updateProfile(
     if (!(e instanceof DuplicateAttributeError)) throw e;
     throw takenAttribute(ctx, request, form, e.attribute);
   }
+  // what was sent that the form has no field for (a givenName to a form whose field is firstName): changed nothing, and said so
+  return { ignoredFields: notFormFields(form.fields.map((f) => f.name), Object.keys(values)) };
+}
+
+/** The parameters of a flow endpoint that are no form's fields (docs/api.md#flows). */
+const FLOW_PARAMETERS = new Set(['client_id', 'client_secret', 'locale', 'flow', 'flow_version', 'redirect_uri', 'response_type', 'form', 'access_token']);
+
+/** The names sent that are neither one of the form's fields (a date's parts, `birthdate[dateselect_year]`, are its field's) nor a parameter of the endpoint. */
+function notFormFields(fields: readonly string[], sent: readonly string[]): string[] {
+  const names = sent.map((name) => name.replace(/\[[^\]]*\]$/, ''));
+  return [...new Set(names)].filter((name) => !FLOW_PARAMETERS.has(name) && !fields.includes(name)).sort();
 }
