@@ -127,6 +127,8 @@ export interface EventData {
   'oidc.consent_refused': { scopes: string[] };
   /** The OpenID provider: an authorization code was exchanged for tokens. */
   'oidc.code_redeemed': Record<string, never>;
+  /** A device's code gave its tokens (the device authorization grant, polled once the person confirmed). */
+  'oidc.device_code_redeemed': Record<string, never>;
   /** The OpenID provider: a refresh token was spent for new tokens of its grant. */
   'oidc.token_refreshed': Record<string, never>;
   /** The OpenID provider: an app revoked a grant's tokens (the revocation endpoint), `revoked` of them. */
@@ -193,7 +195,7 @@ export const EVENT_TYPES = [
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
-  'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
+  'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.device_code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
   'webhook.added', 'webhook.removed', 'webhook.secret_rotated', 'webhook.disabled', 'webhook.enabled', 'webhook.tested', 'webhook.redelivered',
   'organization.created', 'organization.updated', 'organization.deleted', 'organization.member_added', 'organization.member_removed',
   'organization.member_roles_changed', 'organization.switched', 'organization.invitation_created', 'organization.invitation_revoked',

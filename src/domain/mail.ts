@@ -9,17 +9,13 @@ export const MAIL_TEMPLATES = [
 ] as const;
 export type MailTemplateName = (typeof MAIL_TEMPLATES)[number];
 
-/** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
-export interface MailPayload {
-  template: MailTemplateName;
-  locale: string;
-  to: string;
-  appName: string;
-  /** The application's accent colour and logo when the email was queued (older rows have none). */
-  brand?: { color: string; logoUrl?: string };
-  name: string;
-  /** Seconds the link lives, shown in the message's language. */
-  expiresIn?: number;
+/**
+ * What some emails say besides the greeting, named once: each is a string, carried from the change
+ * that sends the email through its outbox row to its template (the request, the payload, the
+ * worker's check of the row and the render read this list).
+ */
+export const MAIL_FIELDS = ['newEmail', 'passkeyName', 'endpointUrl', 'organizationName', 'inviterName'] as const;
+export type MailFields = {
   /** The address that replaced `to` (email-changed only). */
   newEmail?: string;
   /** The person's name of the passkey the email is about (passkey-added, passkey-removed). */
@@ -29,6 +25,26 @@ export interface MailPayload {
   /** The organization an invitation is to, and who invited (organization-invitation). */
   organizationName?: string;
   inviterName?: string;
+};
+/** Compiles only while MAIL_FIELDS names every member of MailFields. */
+const everyField: Exclude<keyof MailFields, (typeof MAIL_FIELDS)[number]> extends never ? true : never = true;
+void everyField;
+
+/** The fields of MAIL_FIELDS that `from` holds. */
+export const mailFieldsOf = (from: MailFields): MailFields =>
+  Object.fromEntries(MAIL_FIELDS.filter((f) => from[f] !== undefined).map((f) => [f, from[f]])) as MailFields;
+
+/** What an outbox mail row holds until it is sent (then only template, locale and recipient stay). */
+export interface MailPayload extends MailFields {
+  template: MailTemplateName;
+  locale: string;
+  to: string;
+  appName: string;
+  /** The application's accent colour and logo when the email was queued (older rows have none). */
+  brand?: { color: string; logoUrl?: string };
+  name: string;
+  /** Seconds the link lives, shown in the message's language. */
+  expiresIn?: number;
   /** The link carries a one-time code: it is sealed with SECRET_KEY, bound to the outbox id. An email without a link has none. */
   sealedLink?: string;
   /** A sign-in code to type (email-code), sealed as the link is. */
@@ -47,7 +63,7 @@ export function withParameter(url: string, name: string, value: string): string 
 }
 
 /** One email a change sends: to whom, in which template and language, with which link (its one-time code in clear: sealed before it is stored). */
-export interface MailRequest {
+export interface MailRequest extends MailFields {
   app: Application;
   template: MailTemplateName;
   locale: string;
@@ -55,11 +71,6 @@ export interface MailRequest {
   name: string;
   link?: string;
   expiresIn?: number;
-  newEmail?: string;
-  passkeyName?: string;
-  endpointUrl?: string;
-  organizationName?: string;
-  inviterName?: string;
   /** A one-time code the message shows (email-code): sealed before it is stored, as the link is. */
   code?: string;
 }
@@ -79,11 +90,7 @@ export function mailPayload(mail: MailRequest, jobId: string, box: SecretBox): M
     brand: { color: brand.color, ...(brand.logoUrl && { logoUrl: brand.logoUrl }) },
     name: mail.name,
     expiresIn: mail.expiresIn,
-    ...(mail.newEmail !== undefined && { newEmail: mail.newEmail }),
-    ...(mail.passkeyName !== undefined && { passkeyName: mail.passkeyName }),
-    ...(mail.endpointUrl !== undefined && { endpointUrl: mail.endpointUrl }),
-    ...(mail.organizationName !== undefined && { organizationName: mail.organizationName }),
-    ...(mail.inviterName !== undefined && { inviterName: mail.inviterName }),
+    ...mailFieldsOf(mail),
     ...(mail.link !== undefined && { sealedLink: box.seal(mail.link, jobId) }),
     ...(mail.code !== undefined && { sealedCode: box.seal(mail.code, jobId) }),
   };

@@ -1,4 +1,4 @@
-import { MAIL_TEMPLATES, type MailPayload, type MailTemplateName } from './mail';
+import { MAIL_FIELDS, MAIL_TEMPLATES, mailFieldsOf, type MailPayload, type MailTemplateName } from './mail';
 import type { SnapshotPayload } from './storage/versions';
 
 /**
@@ -36,11 +36,7 @@ export function mailPayloadOf(raw: unknown): MailPayload {
     template, locale: text(o, 'locale', what), to: text(o, 'to', what), appName: text(o, 'appName', what), name: text(o, 'name', what),
     ...(brand && { brand: { color: text(brand, 'color', `${what}'s brand`), ...(optionalText(brand, 'logoUrl', what) !== undefined && { logoUrl: optionalText(brand, 'logoUrl', what) }) } }),
     ...(o.expiresIn !== undefined && o.expiresIn !== null && { expiresIn: whole(o, 'expiresIn', what) }),
-    ...(optionalText(o, 'newEmail', what) !== undefined && { newEmail: optionalText(o, 'newEmail', what) }),
-    ...(optionalText(o, 'passkeyName', what) !== undefined && { passkeyName: optionalText(o, 'passkeyName', what) }),
-    ...(optionalText(o, 'endpointUrl', what) !== undefined && { endpointUrl: optionalText(o, 'endpointUrl', what) }),
-    ...(optionalText(o, 'organizationName', what) !== undefined && { organizationName: optionalText(o, 'organizationName', what) }),
-    ...(optionalText(o, 'inviterName', what) !== undefined && { inviterName: optionalText(o, 'inviterName', what) }),
+    ...mailFieldsOf(Object.fromEntries(MAIL_FIELDS.map((f) => [f, optionalText(o, f, what)]))),
     ...(optionalText(o, 'sealedLink', what) !== undefined && { sealedLink: optionalText(o, 'sealedLink', what) }),
     ...(optionalText(o, 'sealedCode', what) !== undefined && { sealedCode: optionalText(o, 'sealedCode', what) }),
   };

@@ -52,6 +52,7 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'oidc.grant_given': null,
   'oidc.consent_refused': null,
   'oidc.code_redeemed': null,
+  'oidc.device_code_redeemed': null,
   'oidc.token_refreshed': null,
   'oidc.grant_revoked': null,
   'oidc.logout': null,

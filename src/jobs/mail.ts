@@ -1,6 +1,6 @@
 import type { Database } from '../db';
 import { DEFAULT_BRAND_COLOR, paletteOf } from '../domain/brand';
-import { withoutAddresses } from '../domain/mail';
+import { mailFieldsOf, withoutAddresses } from '../domain/mail';
 import { mailPayloadOf } from '../domain/payloads';
 import type { SecretBox } from '../domain/secrets';
 import type { Job, JobContext } from '../queue/port';
@@ -51,10 +51,7 @@ export function createMailProcessor(deps: {
         link,
         code: mail.sealedCode === undefined ? undefined : box.open(mail.sealedCode, outboxId),
         expiresIn: mail.expiresIn ? formatDuration(mail.expiresIn, mail.locale) : '',
-        newEmail: mail.newEmail,
-        passkeyName: mail.passkeyName,
-        endpointUrl: mail.endpointUrl,
-        organizationName: mail.organizationName,
+        ...mailFieldsOf(mail),
         // who invited, as the message names them: the person, else the application
         inviterName: mail.template === 'organization-invitation' ? mail.inviterName ?? mail.appName : mail.inviterName,
       });

@@ -50,6 +50,9 @@ function coalescer(enqueue: (j: OutboxJob) => Promise<void>) {
   };
 }
 
+/** Enqueues failing in a row after which a relay run stops (Redis is down: the next run tries again). */
+const RELAY_FAILURES_TO_STOP = 3;
+
 /**
  * The outbox (docs/operations.md): a row is written in the same transaction as the
  * change it belongs to (by the unit of work, src/usecases/unit-of-work.ts), and enqueued only after
@@ -97,17 +100,23 @@ export function createOutbox(deps: {
   return {
     dispatch,
 
-    /** Re-enqueues jobs still pending after `graceMs`; returns how many were relayed. */
+    /**
+     * Re-enqueues jobs still pending after `graceMs`; returns how many were relayed. One enqueue
+     * that fails (a timeout while Redis comes back, its scripts loading) does not end the run: the
+     * rest are tried, so none waits for the next run; three failures in a row do (Redis is down).
+     */
     async relay(graceMs: number, limit = 500): Promise<number> {
       const stragglers = await db.outbox.stragglers(new Date(now().getTime() - graceMs), limit);
       let relayed = 0;
+      let failing = 0;
       for (const j of stragglers) {
         try {
           await queue.enqueue(toJob(j));
           relayed++;
+          failing = 0;
         } catch (err) {
           logger.warn({ outboxId: j.id, err: (err as Error).message }, 'relay could not enqueue; will try again');
-          break; // the queue is down: stop, the next run tries again
+          if (++failing >= RELAY_FAILURES_TO_STOP) break; // the queue is down: stop, the next run tries again
         }
       }
       return relayed;

@@ -70,8 +70,11 @@ it('a device signs in: the code typed in lower case without its dash, the passwo
   expect(confirmed.family).not.toBeNull();
   expect(tokens.refresh_token).toEqual(expect.any(String));
   expect(await s.oidc.fetchUserInfo(config, tokens.access_token, a.uuid)).toMatchObject({ sub: a.uuid, email: a.email });
-  // the device code works once
+  // the device code works once, and its redemption is an event of the account's
   await expect(s.oidc.genericGrantRequest(config, DEVICE_GRANT, { device_code: response.device_code })).rejects.toMatchObject({ error: 'invalid_grant' });
+  const app = (await served.t.runtime.db.applications.findByName('local'))!;
+  const events = await served.t.runtime.db.events.latest(app.id, 50);
+  expect(events.filter((e) => e.type === 'oidc.device_code_redeemed').map((e) => e.subject)).toContainEqual({ kind: 'record', id: String(confirmed.entity_id) });
 }, 60_000);
 
 it('a disabled account\'s device gets nothing: approved, then disabled before it polls', async () => {

@@ -50,17 +50,18 @@ export async function saveProviderToken(
 }
 
 /**
- * Spends a code (exchanged) or a refresh token (rotated) with its event, in one round trip: true
+ * Spends a code (exchanged), a device's code (its tokens polled) or a refresh token (rotated) with its event, in one round trip: true
  * for one caller only. Any other token is spent alone (destroyed by its client or the provider).
  */
 export async function spendProviderToken(deps: Pick<ProviderStorageDeps, 'clock' | 'db'>, command: { app: Application; kind: CredentialKind; valueHash: string; party: ProviderParty }): Promise<boolean> {
   const { db, clock } = deps;
   const now = clock.now();
   const { app, kind, valueHash, party } = command;
-  if ((kind !== 'oidc_code' && kind !== 'oidc_refresh_token') || party.entityId === null) return db.credentials.consumeAlone(app.id, kind, valueHash, now);
-  const happened = kind === 'oidc_code'
-    ? event('oidc.code_redeemed', app.id, now, actingOf(party), recordSubject(party.entityId), {})
-    : event('oidc.token_refreshed', app.id, now, actingOf(party), recordSubject(party.entityId), {});
+  if ((kind !== 'oidc_code' && kind !== 'oidc_refresh_token' && kind !== 'oidc_device_code') || party.entityId === null) return db.credentials.consumeAlone(app.id, kind, valueHash, now);
+  const subject = recordSubject(party.entityId);
+  const happened = kind === 'oidc_code' ? event('oidc.code_redeemed', app.id, now, actingOf(party), subject, {})
+    : kind === 'oidc_device_code' ? event('oidc.device_code_redeemed', app.id, now, actingOf(party), subject, {})
+      : event('oidc.token_refreshed', app.id, now, actingOf(party), subject, {});
   return db.credentials.consumeWithEventAlone(app.id, kind, valueHash, now, kept(happened));
 }
 
