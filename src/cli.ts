@@ -19,7 +19,7 @@ import { resetSecondFactor } from './usecases/operators/reset-second-factor';
 import { deleteUser } from './usecases/operators/delete-user';
 import { eraseUser } from './usecases/operators/erase-user';
 import { exportUser } from './usecases/operators/export-user';
-import { finishImport, importBatch, importProgress, type ImportLine } from './usecases/records/import-records';
+import { importBatch, importProgress, type ImportLine } from './usecases/records/import-records';
 import { passwordFormatOf } from './domain/imported-hashes';
 import { renderAccountExport } from './domain/account-export';
 import { operatorActing, type AccountCommand, type OperatorDeps } from './usecases/operators/deps';
@@ -54,7 +54,7 @@ import { Refusal } from './domain/refusal';
 import { DuplicateAttributeError, isDisabled, type RecordKey, type UserRecord } from './domain/storage/records';
 import type { Application } from './domain/storage/applications';
 import { AttributeRefusedError, changeRecord, RecordGoneError } from './usecases/records/change-record';
-import { createRecord, formatsOf } from './usecases/records/create-records';
+import { createRecord } from './usecases/records/create-records';
 import { recordHistory } from './usecases/records/record-history';
 import { recordOrHistory } from './usecases/records/record-or-history';
 import { ensureOperatorsApplication } from './usecases/operators/operators';
@@ -688,7 +688,6 @@ program.command('users:import')
     const bar = progressBar(stat.size);
     let batch: ImportLine[] = [];
     const totals = { created: 0, refused: 0, weak: 0 };
-    const formats: Record<string, number> = {};
     const refuse = (line: number, message: string) => {
       totals.refused++;
       bar.clear();
@@ -696,8 +695,6 @@ program.command('users:import')
     };
     const flush = async (lastLine: number) => {
       const done = await importBatch(core, { app, acting: core.acting, key, lines: batch, lastLine });
-      const refusedLines = new Set(done.refused.map((r) => r.line));
-      if (!done.done) for (const [format, n] of Object.entries(formatsOf(batch.filter((l) => !refusedLines.has(l.line)).map((l) => l.record)))) formats[format] = (formats[format] ?? 0) + n;
       totals.created += done.created;
       totals.weak += done.weak;
       for (const r of done.refused) refuse(r.line, r.message);
@@ -721,8 +718,6 @@ program.command('users:import')
     }
     await flush(line);
     bar.clear();
-    // the import's one audit entry, with its counts (its records' own events are not audited one by one)
-    await finishImport(core, { app, acting: core.acting, done: { ...totals, formats } });
     const weak = totals.weak > 0 ? `; ${totals.weak} with a weak hash (MD5, SHA-1, SHA-2 digests: ask those users to sign in soon, their hash becomes argon2id then)` : '';
     process.stdout.write(`imported ${totals.created} users from ${line - start.linesDone} lines; ${totals.refused} lines refused${weak}\n`);
     if (totals.refused > 0) process.exitCode = 2;
@@ -1001,7 +996,7 @@ program.command('organizations:verify-domain')
   .argument(...ORG_ARGUMENT)
   .argument('<domain>', 'the email domain (acme.com)')
   .option(...APP_OPTION)
-  .option('--joinable', 'and let accounts with a verified address at it join the organization as they sign in (never a mail provider anyone can use)')
+  .option('--joinable', 'and let accounts with a verified address at it join the organization as they sign in, where a member verified it before (an operator\'s verification does; never a mail provider anyone can use)')
   .description('claim an email domain for an organization as verified (or verify its claim): an operator has checked it is theirs')
   .action((organizationId: string, domain: string, opts: { app?: string; joinable?: boolean }) => withCore(async (core) => {
     const app = await applicationOf(core, opts);
@@ -1011,7 +1006,8 @@ program.command('organizations:verify-domain')
       if (!found.verifiedAt) await verifyDomain(core, { app, acting: core.acting, organizationId, domain });
       if (opts.joinable && !found.joinableAt) await setDomainJoinable(core, { app, acting: core.acting, organizationId, domain, joinable: true });
     }
-    print({ domain: domain.trim().toLowerCase(), verified: true, joinable: opts.joinable === true || found?.joinableAt != null });
+    const now = (await listDomains(core, { app, acting: core.acting, organizationId })).find((d) => d.domain === domain.trim().toLowerCase());
+    print({ domain: domain.trim().toLowerCase(), verified: now?.verifiedAt != null, joinable: now?.joinableAt != null });
   }));
 
 program.command('mail:last')

@@ -33,10 +33,19 @@ export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting:
   return true;
 }
 
-/** What a user's sessions are made of: what ending them spends. */
+/** What a user's sessions are made of: what ending them spends (a sign-in waiting for its second factor, or for one to be added, included). */
 export const SESSION_KINDS: CredentialKind[] = [
-  'access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token', 'browser_session', 'console_session', 'oidc_code', 'oidc_access_token', 'oidc_refresh_token',
-  'oidc_device_code', 'oidc_user_code',
+  'access_token', 'refresh_token', 'refresh_secret', 'authorization_code', 'mfa_token', 'enroll_token', 'browser_session', 'console_session', 'oidc_code', 'oidc_access_token',
+  'oidc_refresh_token', 'oidc_device_code', 'oidc_user_code',
+];
+
+/**
+ * Everything of a record's that signs in, proves it or gets it back: its sessions, and its
+ * recovery codes, mailed codes and links (verification, email codes, the undo of an address change
+ * and the address it holds), passkey ceremonies begun. What taking an account over ends.
+ */
+export const EVERY_HOLD_ON_A_RECORD: CredentialKind[] = [
+  ...SESSION_KINDS, 'recovery_code', 'verification_code', 'email_code', 'email_change_undo', 'email_reservation', 'passkey_challenge',
 ];
 
 /**

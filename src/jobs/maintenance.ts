@@ -86,7 +86,7 @@ export function createMaintenanceProcessor(deps: {
         await new Promise((r) => setTimeout(r, 100));
         scrubbed = await db.erasures.scrubFilesAlone();
       }
-      if (!scrubbed) throw new Error('the database\'s write-ahead log stayed in use for 5 seconds; the erasure\'s job tries again');
+      if (!scrubbed) throw new Error('the database\'s write-ahead log stayed in use through 50 checkpoints; the erasure\'s job tries again');
       await db.outbox.completeAlone(outboxId, now(), {});
       return { ...purged, mails };
     } catch (err) {

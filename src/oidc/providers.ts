@@ -122,6 +122,9 @@ function devicePage(ctx: ProviderCtx, app: Application, body: (locale: PageLocal
   sendOwnPage(ctx, status, (locale) => renderPage(locale, text(locale, 'deviceTitle'), body(locale), { brand: brandOf(app), formAction: "'self'" }));
 }
 
+/** How long a device's code lives (the device authorization grant). */
+const DEVICE_CODE_SECONDS = 600;
+
 /** What a wrong, expired, used or missing code says (the provider's error re-renders the input page); a form whose token failed, that it expired. */
 const DEVICE_ERRORS: Readonly<Record<string, string>> = {
   NotFoundError: 'deviceNotFound', ExpiredError: 'deviceExpired', AlreadyUsedError: 'deviceUsed', NoCodeError: 'deviceNoCode', AbortedError: 'deviceAborted',
@@ -251,7 +254,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
             const name = err && typeof (err as { name?: unknown }).name === 'string' ? (err as { name: string }).name : undefined;
             // a code no device has: the attempt stays counted (userCodesSpent)
             if (name === 'NotFoundError') (ctx.res as unknown as Response).locals.userCodeMissed = true;
-            if (err) await keepNewSession(ctx, browserSessionLimits(app).absolute, services.baseUrls.secure);
+            // (kept as long as a device's code lives: a cookie-less crawler's sessions go soon)
+            if (err) await keepNewSession(ctx, DEVICE_CODE_SECONDS, services.baseUrls.secure);
             devicePage(ctx, app, deviceCodeForm(ctx, err), err && name !== 'AbortedError' ? 400 : 200);
           },
           userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => devicePage(ctx, app, deviceConfirmForm(ctx, client, deviceInfo, userCode), 200),
@@ -309,7 +313,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       // an error the provider cannot send back to the app (a redirect_uri off the list, an unknown client): a page in the application's look
       renderError: (ctx, out, err) => sendErrorPage(ctx, app, ctx.status, pageErrorOf(out.error, out.error_description, (err as Error | undefined)?.name)),
       ttl: {
-        AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600, DeviceCode: 600,
+        AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600, DeviceCode: DEVICE_CODE_SECONDS,
         // the provider's session lasts no longer than the account page's session it stands for
         Session: browserSessionLimits(app).absolute,
         // a grant outlives its refresh tokens; a public client's rotated refresh token keeps its first expiry

@@ -39,6 +39,7 @@ import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { pageFailure, type HostedPages, type HostedReturn } from './hosted';
 import { accountState, browserSessionOfRequest, returnedState, sessionCookieName } from './account-sign-in';
 import { INTERACTION_UID } from '../domain/openid-routes';
+import { registrationOpen } from '../domain/registration';
 import { brandOf, crossSite, escape, originOf, pageForm, pageHandler, pageLocale, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import { filled, textsOf } from '../texts';
 
@@ -539,8 +540,9 @@ async function showInvitation(p: Page, req: Request, res: Response, app: Applica
     }
   } else {
     const query = (register: boolean) => new URLSearchParams({ token: secret, locale, ...(register && { register: '1' }) });
+    // (no way to register where the application takes no registrations: its backend or an operator makes the account)
     body += `<p class="links"><a class="button" href="${escape(`${INVITATION_PATH}/signin?${query(false)}`)}">${t('invitationSignIn')}</a>`
-      + `<a class="button secondary" href="${escape(`${INVITATION_PATH}/signin?${query(true)}`)}">${t('invitationRegister', { email: invitation.email })}</a></p>`;
+      + (registrationOpen(app) ? `<a class="button secondary" href="${escape(`${INVITATION_PATH}/signin?${query(true)}`)}">${t('invitationRegister', { email: invitation.email })}</a>` : '') + '</p>';
   }
   sendPage(res, status, locale, title, body, { brand: brandOf(app), formAction: "'self'" });
 }

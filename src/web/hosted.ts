@@ -362,7 +362,8 @@ const submitEnroll = (h: Hosted): EntryWork => async (req, res, app, entry, body
     + '<form method="post" action="/signin/enroll/continue">'
     + hidden({ client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res), enroll_token: enrollToken })
     + `<button type="submit">${escape(say(locale, 'continueSignIn'))}</button></form>`;
-  sendPage(res, 200, locale, title, page, { brand: brandOf(app) });
+  // its POST redirects on to the app: form-action covers that redirect too
+  sendPage(res, 200, locale, title, page, { brand: brandOf(app), formAction: formActionOf(app, entry) });
 };
 
 /** A sign-in that was sent to add a second factor, finished with the factor it added. */

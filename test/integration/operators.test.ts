@@ -73,6 +73,17 @@ describe('the operators\' application takes no registration', () => {
     expect(await t.runtime.db.records.find(ops.id, { email: 'newhire@corp.example' })).toBeUndefined();
   });
 
+  it('takes no account made with a creation token either (the person registering with a token an app was given)', async () => {
+    const [owner] = await t.runtime.services.clients.list(ops.id, ['owner']);
+    const auth = `Basic ${Buffer.from(`${owner.clientId}:${owner.secret}`).toString('base64')}`;
+    const token = (await request(t.app).post('/access/getCreationToken').set('Host', HOST).set('Authorization', auth).type('form').send({ type_name: 'user' })).body.creation_token as string;
+    expect(token).toEqual(expect.any(String));
+    const made = await request(t.app).post('/entity.create').set('Host', HOST).type('form')
+      .send({ type_name: 'user', creation_token: token, attributes: JSON.stringify({ email: 'token@corp.example', operatorRole: 'admin' }) });
+    expect(made.body).toMatchObject({ stat: 'error', code: 403, error_description: expect.stringContaining('does not take registrations') });
+    expect(await t.runtime.db.records.find(ops.id, { email: 'token@corp.example' })).toBeUndefined();
+  });
+
   it('shows no way to register on the hosted pages, and /register is the sign-in page', async () => {
     const query = { client_id: login.clientId, redirect_uri: 'https://console.example.com/callback', response_type: 'code', locale: 'en-US' };
     const signIn = await request(t.app).get('/signin').set('Host', HOST).query(query);
@@ -144,12 +155,17 @@ describe('operators:add', () => {
   it('with --reset takes it over: what the registrant signed in with is gone, its sessions end, the address is mailed a link', async () => {
     const { record: mallory, accessToken } = await preClaimed('taken@corp.example');
     expect((await request(t.app).get('/entity').set('Host', HOST).query({ access_token: accessToken })).body.stat).toBe('ok');
+    // a sign-in of the registrant's waiting for its code when the account is taken over
+    clock.advance(30_000);
+    const waiting = (await signIn('taken@corp.example')).body.mfa_token as string;
+    expect(waiting).toEqual(expect.any(String));
     const done = await addOperator(t.runtime.services, { app: await current(), email: 'taken@corp.example', role: 'support', reset: true, acting });
     expect(done).toMatchObject({ kind: 'taken_over', record: { id: mallory.id, passwordHash: null, emailVerified: null, attributes: { [OPERATOR_ROLE_ATTRIBUTE]: 'support' } } });
     // the registrant's session, password and authenticator are gone
     expect((await request(t.app).get('/entity').set('Host', HOST).query({ access_token: accessToken })).body).toMatchObject({ code: 413 });
     expect((await signIn('taken@corp.example')).body).toMatchObject({ stat: 'error', code: 210 });
     expect(await t.runtime.db.factors.totp(ops.id, mallory.id)).toBeUndefined();
+    expect((await post('/oauth/mfa_verify_native', { client_id: login.clientId, mfa_token: waiting, recovery_code: 'aaaaa-bbbbb' })).body).toMatchObject({ stat: 'error', argument_name: 'mfa_token' });
     const mails = await mailsTo(t.runtime, 'taken@corp.example');
     expect(mails.at(-1)!.subject).toContain('operator');
     // an operator's role changes without --reset once the command made it one

@@ -74,7 +74,12 @@ export async function confirmTotp(
   });
   // the code just typed proved the factor: the sign-in goes on (the API's), never asking for the password or a code again
   if (command.continueSignIn && command.token.kind === 'enroll_token' && resumeOf(ctx, command.token) !== undefined) {
-    return { recoveryCodes, signedIn: await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }) };
+    // the factor is on whatever happens next: its answer is never lost to a sign-in that ended meanwhile (it signs in again)
+    const signedIn = await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }).catch((e: unknown) => {
+      if (e instanceof Refusal) return undefined;
+      throw e;
+    });
+    return { recoveryCodes, ...(signedIn && { signedIn }) };
   }
   return { recoveryCodes };
 }

@@ -64,7 +64,12 @@ export async function finishPasskeyRegistration(
   });
   // the ceremony just proved the passkey: the sign-in goes on (the API's), never asking for the password again
   if (command.continueSignIn && command.token.kind === 'enroll_token' && resumeOf(ctx, command.token) !== undefined) {
-    return { passkeyId, signedIn: await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }) };
+    // the factor is on whatever happens next: its answer is never lost to a sign-in that ended meanwhile (it signs in again)
+    const signedIn = await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }).catch((e: unknown) => {
+      if (e instanceof Refusal) return undefined;
+      throw e;
+    });
+    return { passkeyId, ...(signedIn && { signedIn }) };
   }
   return { passkeyId };
 }

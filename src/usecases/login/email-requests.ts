@@ -96,7 +96,7 @@ export async function mailPasswordReset(
 
 /**
  * Issues a reset link in the unit of work and records its event with its email. A new operator's
- * link (`operator_setup`) lives three days and names the address it was mailed to (a keyed digest):
+ * link (`operator_setup`) lives three days and names the address it was mailed to (its SHA-256):
  * setting the password with it proves that address, which is verified from then on.
  */
 export async function recordResetLink(

@@ -190,7 +190,7 @@ export const pauseRefusal = ({ pause }: Paused): Refusal =>
 function enrollmentRequired(value: string, proven: string, methods: SecondFactorMethod[]): Refusal {
   return new Refusal('second_factor_enrollment_required', `${proven}, and this application requires a second factor, which this `
     + 'account has not added: add an authenticator app (totp_enroll_native, totp_confirm_native) or a passkey (passkey_register_begin, '
-    + 'passkey_register_finish) with enroll_token within 5 minutes, then sign in again', {
+    + 'passkey_register_finish) with enroll_token within 5 minutes: adding it finishes this sign-in', {
     secondFactor: { token: value, methods, expiresIn: ENROLL_TOKEN_SECONDS, enroll: true },
   });
 }

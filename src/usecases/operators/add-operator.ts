@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
+import { endSessionsOf, EVERY_HOLD_ON_A_RECORD } from '../../domain/accounts';
 import { recordLocale } from '../../domain/email-change';
 import { event, recordSubject, type Acting } from '../../domain/events';
 import { OPERATOR_ROLE_ATTRIBUTE, operatorRoleOf, type OperatorRole } from '../../domain/operators';
@@ -50,6 +50,9 @@ export async function addOperator(
   const { app, email, role, acting } = command;
   if (!isValidEmail(email)) throw new Refusal('invalid', 'is not an email address', { field: 'email' });
   const found = await deps.db.records.find(app.id, { email });
+  if (found && command.password !== undefined) {
+    throw new Refusal('invalid', 'is for a new operator only: this account exists (an operator chooses its password from the mailed link, or an admin sets one with users:set-password --app)', { field: 'password' });
+  }
   if (found) return promote(deps, { app, record: found, role, reset: command.reset, acting });
   assertLongEnough(app, command.password, 'password');
   const passwordHash = command.password === undefined ? null : await deps.passwords.hash(command.password);
@@ -81,15 +84,15 @@ export async function promote(
   deps: Deps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting },
 ): Promise<OperatorAdded | RoleRemoved> {
   const { app, acting } = command;
-  const before = operatorRoleOf(command.record);
-  if (command.role !== null && before === undefined && !command.reset) throw new NotAnOperatorsAccountError(command.record.email ?? command.record.uuid);
-  const takeOver = command.role !== null && before === undefined;
-  const client = takeOver ? await linkClient(deps, app) : undefined;
+  // the link client is looked up before the transaction; whether to take the account over is judged on the record as locked
+  const client = command.role !== null && command.reset ? await linkClient(deps, app) : undefined;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
     const locked = await deps.db.records.findForUpdate(app.id, command.record.id, uow.tx);
     if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
     const role = command.role;
+    const takeOver = role !== null && operatorRoleOf(locked) === undefined;
+    if (takeOver && !command.reset) throw new NotAnOperatorsAccountError(locked.email ?? locked.uuid);
     if (role === null) {
       const { [OPERATOR_ROLE_ATTRIBUTE]: _old, ...rest } = locked.attributes;
       void _old;
@@ -139,7 +142,8 @@ async function takeOverAccount(deps: Pick<Services, 'clock' | 'db' | 'versions'>
   for (const identity of await db.social.profiles.forEntity(app, locked.id, tx)) {
     if (await db.social.profiles.remove(app, locked.id, identity.identifier, tx)) uow.record(event('account.identity_unlinked', app, now, acting, subject, { provider: identity.provider }));
   }
-  const tokens = await endSessionsOf(db, app, locked.id, [...SESSION_KINDS, 'recovery_code'], null, now, tx);
+  // every live code, token and link of the account's: nothing the registrant holds still works (an enroll_token, an address change's undo link)
+  const tokens = await endSessionsOf(db, app, locked.id, EVERY_HOLD_ON_A_RECORD, null, now, tx);
   uow.record(event('account.signed_out', app, now, acting, subject, { tokens }));
   const changed = await db.records.update(locked, { passwordHash: null, emailVerified: null, attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, now, tx);
   await written(deps, uow, acting, changed, ['password', 'emailVerified', OPERATOR_ROLE_ATTRIBUTE, 'factors']);

@@ -140,7 +140,9 @@ export async function joinByDomain(
   deps: DomainDeps, command: { app: Application; acting: Acting; record: { id: number; email: string | null; emailVerified: Date | null } },
 ): Promise<{ organization: StoredOrganization; member: StoredMember }[]> {
   const { record } = command;
-  if (!record.email || !record.emailVerified || !(await deps.joinableDomains.has(command.app.id, domainOf(record.email)))) return [];
+  // a mail provider anyone can use takes nobody in, whatever a claim made before this rule says
+  if (!record.email || !record.emailVerified || joinableProblem(domainOf(record.email)) !== undefined) return [];
+  if (!(await deps.joinableDomains.has(command.app.id, domainOf(record.email)))) return [];
   const joinable = await deps.db.organizations.listJoinableByDomain(command.app.id, domainOf(record.email));
   // (a departure is checked in each join's transaction)
   const joined: { organization: StoredOrganization; member: StoredMember }[] = [];

@@ -8,6 +8,8 @@ import type { RecordCall, RecordDeps } from './deps';
 import { consumeCreationToken } from '../tokens/creation-tokens';
 import { passwordMinimum, tooShortFor } from '../../domain/password-minimum';
 import { invalidField } from '../../domain/refusal';
+import { refuseClosedRegistration } from '../../domain/registration';
+import { OPERATOR_ROLE_ATTRIBUTE } from '../../domain/operators';
 import type { ImportedHash } from '../../domain/imported-hashes';
 
 /**
@@ -70,6 +72,14 @@ export async function createRecord(
   },
 ): Promise<UserRecord> {
   const { record, client, creationToken } = command;
+  if (creationToken !== undefined) {
+    // the person registering with a token an app was given: a registration like any other, where the application takes them,
+    // and never an operator's role
+    refuseClosedRegistration(command.app);
+    if (record.entity.attributes[OPERATOR_ROLE_ATTRIBUTE] !== undefined) {
+      throw invalidField(`attributes.${OPERATOR_ROLE_ATTRIBUTE}`, 'is an operator\'s role in the console, given by an operator (gatehouse operators:role), never with a creation token');
+    }
+  }
   assertLongEnough(command.app, record.password, 'attributes.password');
   const passwordHash = record.hashed?.stored ?? (record.password === undefined ? null : await deps.passwords.hash(record.password));
   return deps.work.run(async (uow) => {

@@ -1,19 +1,10 @@
 import { Refusal } from '../../domain/refusal';
 import type { ImportProgress } from '../../domain/storage/imports';
 import type { RecordCall, RecordDeps } from './deps';
-import { assertLongEnough, BulkItemError, insertRecords, passwordHashes, recordImported, type NewRecordInput } from './create-records';
-import type { EventData } from '../../domain/events';
+import { assertLongEnough, BulkItemError, formatsOf, insertRecords, passwordHashes, recordImported, type NewRecordInput } from './create-records';
 
 /** One line of an import file, read into a new record. */
 export interface ImportLine { line: number; record: NewRecordInput }
-
-/**
- * The end of an import run (users:import): one event, the import's audit entry, naming what it
- * made, refused and kept (the records' own events are not audited one by one).
- */
-export function finishImport(deps: Pick<RecordDeps, 'clock' | 'work'>, command: RecordCall & { done: EventData['records.imported'] }): Promise<void> {
-  return deps.work.run(async (uow) => recordImported(uow, command.acting, command.app.id, deps.clock.now(), command.done));
-}
 
 /** A line the import did not create a record for, and why. */
 export interface RefusedLine { line: number; message: string }
@@ -55,6 +46,10 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
       const fresh = lines.filter((l) => l.line > before.linesDone);
       const made = await insertRecords(deps, uow, command.acting, fresh.map((l) => l.record), fresh.map((l) => hashes[lines.indexOf(l)]), true);
       await deps.db.imports.advance(app.id, key, lastLine, made.length, deps.clock.now(), uow.tx);
+      // the batch's one audit entry, in its transaction: an import stopped at any point leaves none of its records unaccounted for
+      recordImported(uow, command.acting, app.id, deps.clock.now(), {
+        created: made.length, refused: refused.length, weak: fresh.filter((l) => l.record.hashed?.weak).length, formats: formatsOf(fresh.map((l) => l.record)),
+      });
       return { count: made.length, weak: fresh.filter((l) => l.record.hashed?.weak).length };
     });
     return created === undefined ? { created: 0, weak: 0, refused: [], done: true } : { created: created.count, weak: created.weak, refused, done: false };
@@ -70,6 +65,7 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
         if ((await deps.db.imports.progress(app.id, key, uow.tx)).linesDone >= l.line) return 0;
         await insertRecords(deps, uow, command.acting, [l.record], [hashes[n]], true);
         await deps.db.imports.advance(app.id, key, l.line, 1, deps.clock.now(), uow.tx);
+        recordImported(uow, command.acting, app.id, deps.clock.now(), { created: 1, refused: 0, weak: l.record.hashed?.weak ? 1 : 0, formats: formatsOf([l.record]) });
         return 1;
       });
       created += one;
