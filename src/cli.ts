@@ -1001,7 +1001,7 @@ program.command('organizations:verify-domain')
   .action((organizationId: string, domain: string, opts: { app?: string; joinable?: boolean }) => withCore(async (core) => {
     const app = await applicationOf(core, opts);
     const found = (await listDomains(core, { app, acting: core.acting, organizationId })).find((d) => d.domain === domain.trim().toLowerCase());
-    if (!found) await addDomain(core, { app, acting: core.acting, organizationId, domain, verified: true, joinable: opts.joinable === true });
+    if (!found) await addDomain(core, { app, acting: core.acting, organizationId, domain, verified: true });
     else {
       if (!found.verifiedAt) await verifyDomain(core, { app, acting: core.acting, organizationId, domain });
       if (opts.joinable && !found.joinableAt) await setDomainJoinable(core, { app, acting: core.acting, organizationId, domain, joinable: true });

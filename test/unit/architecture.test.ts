@@ -191,7 +191,7 @@ it.each(WIRE_FREE)('%s speaks no wire (no parameter bag, no API error)', (folder
  * its events commit together or not at all; the few that commit on their own (a sweep, a worker's
  * mark, a hot path done in one call with its event) say so in their names: …Alone, and take none.
  */
-const READ = /^(find|list|count|search|check|latest|first|published|summary|totp$|activity$|at$|deletedEntityId$|entityId$|stragglers$|backlog$|forEntit|byIdentifier$|byCredential$|liveOfRecord$|ownerOfFamily$|ping$|transaction$|erasedAt$|recordChanges$|history$|progress$)/;
+const READ = /^(find|list|count|search|check|latest|first|published|summary|totp$|activity$|at$|deletedEntityId$|entityId$|stragglers$|backlog$|forEntit|byIdentifier$|byCredential$|liveOfRecord$|ownerOfFamily$|ping$|transaction$|erasedAt$|erasedByUuid$|recordChanges$|history$|progress$)/;
 
 function storeMethods(files: { file: string; tree: ts.SourceFile }[]) {
   const out: { where: string; name: string; tx: 'required' | 'optional' | 'none' }[] = [];

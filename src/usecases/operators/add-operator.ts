@@ -64,7 +64,7 @@ export async function addOperator(
         attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role },
       }, deps.clock.now(), uow.tx);
       recordCreated(uow, acting, created, deps.versions.created(created).snapshot, passwordHash !== null);
-      if (client) await recordResetLink({ app, origin: acting.origin, clientAddress: '', services: deps }, uow, { client, record: created, locale: recordLocale(created), acting, kind: 'operator_setup' });
+      if (client) await recordResetLink(linkContext(deps, app, acting), uow, { client, record: created, locale: recordLocale(created), acting, kind: 'operator_setup' });
       return { kind: 'created' as const, record: created, mailed: client !== undefined };
     });
   } catch (e) {
@@ -78,10 +78,11 @@ export async function addOperator(
  * Gives an account a role (docs/console.md#operators): an operator's role changes; an account that
  * is no operator is refused, or with `reset` taken over. `null` takes the role away.
  */
-export async function promote(deps: Deps, command: { app: Application; record: UserRecord; role: OperatorRole; reset: boolean; acting: Acting }): Promise<OperatorAdded>;
-export async function promote(deps: Deps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting }): Promise<OperatorAdded | RoleRemoved>;
+type PromoteDeps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'tokens' | 'versions' | 'work'>;
+export async function promote(deps: PromoteDeps, command: { app: Application; record: UserRecord; role: OperatorRole; reset: boolean; acting: Acting }): Promise<OperatorAdded>;
+export async function promote(deps: PromoteDeps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting }): Promise<OperatorAdded | RoleRemoved>;
 export async function promote(
-  deps: Deps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting },
+  deps: PromoteDeps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting },
 ): Promise<OperatorAdded | RoleRemoved> {
   const { app, acting } = command;
   // the link client is looked up before the transaction; whether to take the account over is judged on the record as locked
@@ -106,10 +107,14 @@ export async function promote(
       return { kind: 'role_set' as const, record: changed, from: operatorRoleOf(locked) ?? role, to: role };
     }
     const taken = await takeOverAccount(deps, uow, acting, locked, role);
-    await recordResetLink({ app, origin: acting.origin, clientAddress: '', services: deps }, uow, { client: client!, record: taken, locale: recordLocale(taken), acting, kind: 'operator_setup' });
+    await recordResetLink(linkContext(deps, app, acting), uow, { client: client!, record: taken, locale: recordLocale(taken), acting, kind: 'operator_setup' });
     return { kind: 'taken_over' as const, record: taken };
   });
 }
+
+/** What the mailed link is issued with: the application, who acts, and the services it takes. */
+const linkContext = (deps: Pick<Services, 'baseUrls' | 'clock' | 'tokens'>, app: Application, acting: Acting) =>
+  ({ app, origin: acting.origin, clientAddress: '', services: { baseUrls: deps.baseUrls, clock: deps.clock, tokens: deps.tokens } });
 
 /** The login client a new operator's link is sent from (the account page's). */
 async function linkClient(deps: Pick<Services, 'clients'>, app: Application) {
