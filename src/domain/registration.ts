@@ -3,7 +3,7 @@ import { Refusal } from './refusal';
 import type { Application } from './storage/applications';
 
 /**
- * Whether people may make their own accounts (docs/configuration.md, setting `registration`):
+ * Whether people may make their own accounts (docs/api-guide.md, setting `registration`):
  * `open` by default, `closed` for an application whose accounts only its operators or its backend
  * make (the operators' application always). A client may close registration for itself; it never
  * opens an application that closed it.
