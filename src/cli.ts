@@ -28,7 +28,7 @@ import { importFlows } from './usecases/applications/import-flows';
 import { addProvider } from './usecases/providers/add-provider';
 import { removeProvider } from './usecases/providers/remove-provider';
 import { rotateSigningKeys } from './usecases/keys/signing-keys';
-import { addOperatorsClient } from './usecases/clients/add-client';
+import { addClient } from './usecases/clients/add-client';
 import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from './usecases/clients/change-settings';
 import { parseFeatures } from './domain/clients';
 import { SETTING_KEY, SETTING_KEY_FORM, settingValueProblem } from './domain/settings';
@@ -264,7 +264,7 @@ program.command('clients:add')
   .action((opts: { app?: string; description: string; features: string[] }) => withCore(async (core) => {
     const features = parseFeatures(opts.features, '--features');
     const app = await applicationOf(core, opts);
-    const added = await addOperatorsClient(core, { app, acting: core.acting, description: opts.description, features });
+    const added = await addClient(core, { applicationId: app.id, acting: core.acting, description: opts.description, features });
     const { settings, own } = added;
     const changed = [`added the client ${added.client.clientId} (${features.join(', ')}) to the application "${app.name}"`];
     if (settings) changed.push(`its hosted pages show the flow ${settings.default_flow_name} version ${settings.default_flow_version}, as the application's own login client's do`);

@@ -20,7 +20,7 @@ import { registrationOpen } from '../domain/registration';
 import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
 import { applicationView, changeOneSetting, flowDifference, importFlowDocuments } from '../usecases/operators/console-admin';
 import { FlowDefinitionError } from '../domain/flow-definition';
-import { addOperatorsClient } from '../usecases/clients/add-client';
+import { addClient } from '../usecases/clients/add-client';
 import { resetSecret } from '../usecases/clients/reset-secret';
 import { rotateSigningKeys } from '../usecases/keys/signing-keys';
 import { addProvider } from '../usecases/providers/add-provider';
@@ -615,7 +615,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const raw = (req.body as Record<string, unknown>).features;
     const features = parseFeatures((Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((f): f is string => typeof f === 'string'), 'features');
     if ((body.description ?? '').trim() === '') throw invalidField('description', say(s.locale, 'describeClient'));
-    const added = await addOperatorsClient(services, { app: a, acting: s.operator.acting, description: body.description!.trim().slice(0, 200), features });
+    const added = await addClient(services, { applicationId: a.id, acting: s.operator.acting, description: body.description!.trim().slice(0, 200), features });
     secretPage(res, s, a, added.client.clientId, added.secret, [
       ...(added.settings ? [say(s.locale, 'clientFlow', { flow: `${added.settings.default_flow_name} ${added.settings.default_flow_version}` })] : []),
       ...(added.own ? [say(s.locale, 'setRedirects')] : []),

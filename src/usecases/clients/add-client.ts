@@ -43,10 +43,3 @@ async function applicationOf(deps: Pick<AdminDeps, 'db'>, applicationId: number)
   if (!app) throw new Error(`application ${applicationId} is gone`);
   return app;
 }
-
-/** An operator's new client (`gatehouse clients:add`, the console): as the API's. */
-export function addOperatorsClient(
-  deps: AdminDeps & Pick<Services, 'clients'>, command: { app: Application; acting: Acting; description: string; features: Feature[] },
-): Promise<{ client: Client; secret: string; settings?: Record<string, string>; own?: Client }> {
-  return addClient(deps, { applicationId: command.app.id, acting: command.acting, description: command.description, features: command.features });
-}

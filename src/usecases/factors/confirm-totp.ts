@@ -11,8 +11,7 @@ import { guardPasswordGuesses, accountSubject } from '../login/password-guesses'
 import { accountOfToken } from './account';
 import { renewRecoveryCodes } from './recovery-codes';
 import { textsOf } from '../../texts';
-import { continueAfterEnrollment, markEnrolled } from '../login/enrolled-sign-in';
-import { resumeOf } from '../login/second-factor-step';
+import { markEnrolled, sessionAfterEnrollment } from '../login/enrolled-sign-in';
 import type { SignedIn } from '../login/call';
 
 /** The email that tells the person how their sign-in changed, when the account has an address. */
@@ -72,14 +71,8 @@ export async function confirmTotp(
     await markEnrolled(ctx, uow, command.token, 'totp');
     return codes;
   });
-  // the code just typed proved the factor: the sign-in goes on (the API's), never asking for the password or a code again
-  if (command.continueSignIn && command.token.kind === 'enroll_token' && resumeOf(ctx, command.token) !== undefined) {
-    // the factor is on whatever happens next: its answer is never lost to a sign-in that ended meanwhile (it signs in again)
-    const signedIn = await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }).catch((e: unknown) => {
-      if (e instanceof Refusal) return undefined;
-      throw e;
-    });
-    return { recoveryCodes, ...(signedIn && { signedIn }) };
-  }
+  // the code just typed proved the factor: the sign-in sent to add it goes on (the API's), never asking for the password again
+  const signedIn = command.continueSignIn ? await sessionAfterEnrollment({ ...ctx, client }, command.token) : undefined;
+  if (signedIn) return { recoveryCodes, signedIn };
   return { recoveryCodes };
 }

@@ -1,8 +1,7 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { StoredCredential } from '../../domain/storage/credentials';
 import type { UserRecord } from '../../domain/storage/records';
-import { continueAfterEnrollment, markEnrolled } from '../login/enrolled-sign-in';
-import { resumeOf } from '../login/second-factor-step';
+import { markEnrolled, sessionAfterEnrollment } from '../login/enrolled-sign-in';
 import type { SignedIn } from '../login/call';
 import { MAX_PASSKEYS, MAX_PASSKEY_NAME, verifiedRegistration } from '../../domain/passkeys';
 import { Refusal, invalidField } from '../../domain/refusal';
@@ -62,14 +61,8 @@ export async function finishPasskeyRegistration(
     await markEnrolled(ctx, uow, command.token, 'passkey');
     return id;
   });
-  // the ceremony just proved the passkey: the sign-in goes on (the API's), never asking for the password again
-  if (command.continueSignIn && command.token.kind === 'enroll_token' && resumeOf(ctx, command.token) !== undefined) {
-    // the factor is on whatever happens next: its answer is never lost to a sign-in that ended meanwhile (it signs in again)
-    const signedIn = await continueAfterEnrollment({ ...ctx, client }, { enrollTokenHash: command.token.valueHash }).catch((e: unknown) => {
-      if (e instanceof Refusal) return undefined;
-      throw e;
-    });
-    return { passkeyId, ...(signedIn && { signedIn }) };
-  }
+  // the ceremony just proved the passkey: the sign-in sent to add it goes on (the API's), never asking for the password again
+  const signedIn = command.continueSignIn ? await sessionAfterEnrollment({ ...ctx, client }, command.token) : undefined;
+  if (signedIn) return { passkeyId, signedIn };
   return { passkeyId };
 }

@@ -7,6 +7,7 @@ import { isDisabled } from '../../domain/storage/records';
 import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
 import { openPaused, resumeOf } from './second-factor-step';
+import { Refusal } from '../../domain/refusal';
 import { accountDisabled, finishSignIn, type SecondFactor } from './signed-in';
 
 /** What an enroll_token's row says was added with it (the factor that then finishes its sign-in). */
@@ -62,5 +63,21 @@ export async function continueAfterEnrollment(
     factors: paused.factors, refreshSecret: paused.refreshSecret, also: paused.also, secondFactor: factor,
     finishing: { mfaTokenHash: mfaTokenHash!, clientId: ctx.client.id, spent: over, wrong: over },
     ...(paused.passwordHash !== undefined && { checked: { passwordHash: paused.passwordHash, refused: over } }),
+  });
+}
+
+/**
+ * What the API answers beside a factor added with an enroll_token: the session of the sign-in that
+ * waited with it (continueAfterEnrollment), or none when no sign-in waits or it ended meanwhile.
+ * The factor is on whatever happens here: its own answer (recovery codes, a passkey's id) is never
+ * lost to a sign-in that is over (the person signs in again).
+ */
+export async function sessionAfterEnrollment(
+  ctx: Parameters<typeof continueAfterEnrollment>[0], token: StoredCredential,
+): Promise<SignedIn | undefined> {
+  if (token.kind !== 'enroll_token' || resumeOf(ctx, token) === undefined) return undefined;
+  return continueAfterEnrollment(ctx, { enrollTokenHash: token.valueHash }).catch((e: unknown) => {
+    if (e instanceof Refusal) return undefined;
+    throw e;
   });
 }
