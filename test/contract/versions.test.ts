@@ -39,6 +39,31 @@ forEveryEngine('versions store', (storage) => {
     expect(await db.versions.recordOneAlone(ids[0], new Date())).toBe(false);
   });
 
+  it('a drain waits for its own row held by another transaction that leaves it pending, and records it', async () => {
+    const { db } = storage();
+    const id = await pending(1, new Date(Date.now() - 20_000));
+    // another transaction locks the row without changing it (on MariaDB, a statement of another queue
+    // that scanned it); on SQLite, any write transaction holds the whole file
+    let release!: () => void;
+    let held!: () => void;
+    const holding = new Promise<void>((r) => { held = r; });
+    const hold = async () => {
+      held();
+      await new Promise<void>((r) => { release = r; });
+    };
+    const holder = db.sequelize.getDialect() === 'sqlite' ? db.transaction(hold) : db.sequelize.transaction(async (transaction) => {
+      await db.sequelize.query('SELECT id FROM outbox WHERE id = ? FOR UPDATE', { replacements: [id], transaction });
+      await hold();
+    });
+    await holding;
+    const drained = db.versions.drainAlone(id, 500, new Date());
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await holder;
+    expect(await drained).toEqual({ own: true, recorded: 1 });
+    expect((await db.outbox.find(id))?.status).toBe('done');
+  });
+
   it('a tombstone ends the history and still names the record by its uuid; pruning keeps the newest before the cutoff', async () => {
     const { db, appId } = storage();
     const gone = new Date(Date.now() - 5_000);

@@ -54,15 +54,19 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
   return {
     /**
      * Records pending snapshot rows in one transaction: the row `ownId` (the job's own) and up to
-     * `limit - 1` others, oldest first. Rows another worker holds are skipped (MySQL SKIP LOCKED),
-     * never waited for. `own` is false when the job's own row was no longer pending (recorded by an
-     * earlier attempt or by another worker's batch) or is being recorded by another worker.
+     * `limit - 1` others, oldest first. Other rows another transaction holds are skipped (MySQL SKIP
+     * LOCKED), never waited for; the own row is waited for (held by nobody but a batch that never
+     * waits, the wait is short). `own` is false when the job's own row is no longer pending
+     * (recorded by an earlier attempt or by another worker's batch).
      */
     async drainAlone(ownId: string | undefined, limit: number, now: Date): Promise<{ own: boolean; recorded: number }> {
       const lock = mysql ? ' FOR UPDATE SKIP LOCKED' : '';
       return transact(async (tx) => {
+        // the job's own row waits for its lock rather than skipping it: another transaction holding it
+        // (another batch, or a statement of another queue that locked more rows than it changes) may
+        // leave it pending, and a job that finished without it is not run again (its id is taken)
         const own = ownId === undefined ? [] : await sql.select<OutboxSnapshotRow>(
-          `SELECT id, application_id, payload FROM outbox WHERE id = ? AND queue = 'versions' AND status = 'pending'${lock}`, [ownId], tx,
+          `SELECT id, application_id, payload FROM outbox WHERE id = ? AND queue = 'versions' AND status = 'pending'${mysql ? ' FOR UPDATE' : ''}`, [ownId], tx,
         );
         if (ownId !== undefined && own.length === 0) return { own: false, recorded: 0 };
         const others = await sql.select<OutboxSnapshotRow>(
