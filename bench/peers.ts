@@ -8,6 +8,7 @@ import { closedLoop, type LoopRequest, type LoopResult } from './closed-loop';
 import { perOperation, snapshotOf, type Watched } from './cpu';
 import { basic, duration, form, root, startBenchServer, type BenchApp } from './harness';
 import { openIdRefreshTokens } from './oidc-flow';
+import { ARGON2ID } from '../src/domain/passwords';
 
 /*
  * Gatehouse beside its peers, in one run on the same machine, alternating round by round:
@@ -140,7 +141,7 @@ async function gatehouseTokens(bench: BenchApp): Promise<string[]> {
 async function rawHashRates(seconds: number, parallel = 8): Promise<{ argon2id: number; scrypt: number }> {
   const password = 'correct horse battery';
   const argon2 = await argon2Module;
-  const stored = await argon2.hash(password, { algorithm: argon2.Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+  const stored = await argon2.hash(password, { algorithm: ARGON2ID, memoryCost: 19456, timeCost: 2, parallelism: 1 });
   const salt = randomBytes(16).toString('hex');
   const scryptOnce = () => new Promise<void>((resolve, reject) => scryptCallback(password.normalize('NFKC'), salt, 64, { N: 16384, r: 16, p: 1, maxmem: 128 * 16384 * 16 * 2 }, (e) => (e ? reject(e) : resolve())));
   const rate = async (once: () => Promise<unknown>) => {

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Algorithm } from '@node-rs/argon2';
+import type { Algorithm } from '@node-rs/argon2';
 import { BusyError } from './refusal';
 import { createHashThreads, HashQueueFullError, HashThreadError } from './hash-threads';
 import { IMPORTED_HASH_PROGRAM, importedHashLibraries, isImported } from './imported-hashes';
@@ -7,6 +7,8 @@ import { IMPORTED_HASH_PROGRAM, importedHashLibraries, isImported } from './impo
 /** OWASP's argon2id parameters: 19 MiB, 2 iterations, 1 lane. */
 export interface PasswordPolicy { memoryCost: number; timeCost: number; parallelism: number }
 export const OWASP_ARGON2ID: PasswordPolicy = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+/** @node-rs/argon2's `Algorithm.Argon2id`: its type is a const enum, which code compiled file by file cannot read. */
+export const ARGON2ID: Algorithm = 2;
 
 /** Longest password accepted: argon2 takes any length, but hashing megabytes is a denial of service. */
 export const MAX_PASSWORD_LENGTH = 1024;
@@ -34,7 +36,7 @@ export function createPasswordHasher(
   policy: PasswordPolicy = OWASP_ARGON2ID, threads = availableParallelism(), maxWaiting = threads * WAITING_PER_THREAD,
   hooks: { waited?: (seconds: number) => void } = {},
 ) {
-  const argon2 = createHashThreads(threads, { ...policy, algorithm: Algorithm.Argon2id }, maxWaiting, undefined, hooks);
+  const argon2 = createHashThreads(threads, { ...policy, algorithm: ARGON2ID }, maxWaiting, undefined, hooks);
   // hashes imported from other systems, on threads of their own (half the cores, at least one), started at the first one:
   // never on libuv's pool, which the database driver needs, and never in argon2's queue, which sign-ins need
   let imported: ReturnType<typeof createHashThreads> | undefined;

@@ -1,5 +1,5 @@
 import { NO_MAIL_TRANSPORT, type Config } from '../config';
-import type { Database } from '../db';
+import type { Storage } from '../domain/storage';
 import type { Logger } from '../logger';
 import type { RelayingOutbox } from '../queue/outbox';
 import { QUEUE_NAMES, type Processor, type Processors, type QueueName } from '../queue/port';
@@ -17,7 +17,7 @@ import { createWebhookDeliverer, createWebhooksProcessor, type EndpointChanges }
 /** Every queue's processor, wired to its dependencies. Used by worker processes and the in-process runner. */
 export function createProcessors(deps: {
   config: Config;
-  db: Database;
+  db: Storage;
   outbox: RelayingOutbox;
   logger: Logger;
   maintenance?: Partial<MaintenanceSettings>;

@@ -1,4 +1,4 @@
-import type { Database } from '../db';
+import type { Storage } from '../domain/storage';
 import { DEFAULT_BRAND_COLOR, paletteOf } from '../domain/brand';
 import { mailFieldsOf, withoutAddresses } from '../domain/mail';
 import { mailPayloadOf } from '../domain/payloads';
@@ -16,7 +16,7 @@ import { formatDuration, type MailTemplates } from './mail-templates';
  * that copy. After sending, the row keeps template, locale and recipient, not the link.
  */
 export function createMailProcessor(deps: {
-  db: Database;
+  db: Storage;
   transport: MailTransport;
   templates: Promise<MailTemplates>;
   box: SecretBox;

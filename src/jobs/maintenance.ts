@@ -1,4 +1,4 @@
-import type { Database } from '../db';
+import type { Storage } from '../domain/storage';
 import { RETIRED_KEY_SECONDS } from '../domain/signing-keys';
 import type { RelayingOutbox } from '../queue/outbox';
 import type { Logger } from '../logger';
@@ -59,7 +59,7 @@ async function inBatches(settings: MaintenanceSettings, deleteBatch: () => Promi
 
 /** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows. Returns what it did. */
 export function createMaintenanceProcessor(deps: {
-  db: Database; outbox: RelayingOutbox; settings: MaintenanceSettings; logger: Logger; now?: () => Date;
+  db: Storage; outbox: RelayingOutbox; settings: MaintenanceSettings; logger: Logger; now?: () => Date;
   /** What an erasure's job needs: the key its needles are sealed with, and the mail folder of the file transport (none: SMTP). */
   erase: { box: SecretBox; mailDir?: string };
 }) {

@@ -1,4 +1,4 @@
-import type { Database } from '../db';
+import type { Storage } from '../domain/storage';
 import { SNAPSHOT_JOB, TOMBSTONE_JOB } from '../domain/storage/versions';
 import type { Logger } from '../logger';
 import type { Job, JobContext } from '../queue/port';
@@ -24,7 +24,7 @@ export const DEFAULT_VERSIONS: VersionsSettings = { batchSize: 500, drainMs: 10_
  * another batch recorded first finish at once. A batch that fails is retried row by row, so one
  * row that cannot be recorded holds up no other.
  */
-export function createVersionsProcessor(deps: { db: Database; logger: Logger; settings?: Partial<VersionsSettings>; now?: () => Date }) {
+export function createVersionsProcessor(deps: { db: Storage; logger: Logger; settings?: Partial<VersionsSettings>; now?: () => Date }) {
   const { db, logger } = deps;
   const settings = { ...DEFAULT_VERSIONS, ...deps.settings };
   const now = deps.now ?? (() => new Date());

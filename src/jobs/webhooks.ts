@@ -1,4 +1,4 @@
-import type { Database } from '../db';
+import type { Storage } from '../domain/storage';
 import type { StoredEvent } from '../domain/storage/events';
 import type { SecretBox } from '../domain/secrets';
 import type { OutboxJob } from '../domain/storage/outbox';
@@ -55,7 +55,7 @@ export interface WebhookDeliverer {
 }
 
 export function createWebhookDeliverer(deps: {
-  db: Database; box: SecretBox; logger: Logger; allowPrivate: boolean; changes: EndpointChanges; watch?: DeliveryWatch;
+  db: Storage; box: SecretBox; logger: Logger; allowPrivate: boolean; changes: EndpointChanges; watch?: DeliveryWatch;
   /** Deliveries sent at once to one endpoint (its accounts' orders kept). */
   perEndpoint?: number;
   /** Endpoints served at once. */
@@ -204,7 +204,7 @@ export function deliveriesOf(e: StoredEvent, endpoints: readonly StoredEndpoint[
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The webhooks queue's jobs: fan-out (an event's deliveries), catch-up (a new endpoint's first seconds), deliver (what is due). */
-export function createWebhooksProcessor(deps: { db: Database; deliverer: WebhookDeliverer; logger: Logger; now?: () => Date }) {
+export function createWebhooksProcessor(deps: { db: Storage; deliverer: WebhookDeliverer; logger: Logger; now?: () => Date }) {
   const { db, deliverer } = deps;
   const now = deps.now ?? (() => new Date());
 

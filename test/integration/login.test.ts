@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { buildApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
+import { ARGON2ID } from '../../src/domain/passwords';
 import { createRuntime } from '../../src/runtime';
 import { basic, loginClientWithoutFlow, redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 import { stored } from '../helpers/stored';
@@ -276,8 +277,8 @@ describe('/oauth/auth_native_traditional', () => {
   });
 
   it('rehashes a password stored with weaker parameters', async () => {
-    const { hash, Algorithm } = await import('@node-rs/argon2');
-    const weak = await hash('old parameters', { memoryCost: 4096, timeCost: 1, parallelism: 1, algorithm: Algorithm.Argon2id });
+    const { hash } = await import('@node-rs/argon2');
+    const weak = await hash('old parameters', { memoryCost: 4096, timeCost: 1, parallelism: 1, algorithm: ARGON2ID });
     const made = await register('weak@example.com');
     await stored(t.runtime.db).change('UPDATE entities SET password_hash = ? WHERE uuid = ?', [weak, made.body.capture_user.uuid]);
     expect((await signIn('weak@example.com', 'old parameters')).body.stat).toBe('ok');
