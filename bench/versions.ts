@@ -93,7 +93,7 @@ async function workerThroughput(db: Database, applicationId: number, ids: { firs
       entityId, uuid: '00000000-0000-4000-8000-000000000000', version, validFrom: new Date(now + n).toISOString(),
       snapshot: { id: entityId, email: `u${n}@bench.example`, displayName: `pending ${n}`, profiles: [] },
     };
-    return { id: randomUUID(), applicationId, queue: 'versions', name: 'snapshot', payload: { ...payload }, entityId };
+    return { id: randomUUID(), applicationId, queue: 'versions' as const, name: 'snapshot', payload, entityId };
   });
   for (let i = 0; i < jobs.length; i += 1000) await db.transaction((tx) => db.outbox.insert(jobs.slice(i, i + 1000), new Date(), tx));
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
+import type { MailFolder } from './domain/ports';
 
 export interface MailFile {
   file: string;
@@ -68,3 +69,6 @@ export async function removeMailsTo(dir: string, addresses: readonly string[]): 
   }
   return removed;
 }
+
+/** The mail folder at `dir` as the erasure's use case takes it. */
+export const mailFolderAt = (dir: string): MailFolder => ({ removeMailsTo: (addresses) => removeMailsTo(dir, addresses) });

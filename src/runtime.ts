@@ -28,8 +28,6 @@ import type { OutboxJob } from './domain/storage/outbox';
 import { connectRedis, quietRedisErrors, scriptRuns } from './queue/redis';
 import type { JobQueue, Processors } from './queue/port';
 import { MAINTENANCE_SCHEDULE } from './jobs/maintenance';
-import type { EndpointChanges } from './jobs/webhooks';
-import { disableFailingEndpoint, removeGoneEndpoint } from './usecases/webhooks/deliveries';
 import { createMetrics, type Metrics } from './metrics';
 import { createJoinableDomains } from './usecases/organizations/joinable';
 
@@ -107,14 +105,6 @@ export function createCommandCore(config: Config, logger: Logger) {
   };
 }
 
-/** What the webhooks deliverer changes about an endpoint, through its use cases (each with its event). */
-export function endpointChanges(db: Database, work: Work, clock: Clock = systemClock): EndpointChanges {
-  return {
-    gone: (endpoint) => removeGoneEndpoint({ db, work, clock }, { endpoint }),
-    failing: (endpoint) => disableFailingEndpoint({ db, work, clock }, { endpoint }),
-  };
-}
-
 /**
  * Brings the schema up to date where that is this process's job: a SQLite database (the
  * embedded default) is migrated on start; MySQL is migrated by `gatehouse migrate`, and a
@@ -184,7 +174,7 @@ function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, 
   const { createProcessors } = require('./jobs') as typeof import('./jobs');
   // the webhooks' backlog is this process's to show, as its jobs are
   metrics.watchWebhooks(db, () => clock.now());
-  const made = createProcessors({ config, db, outbox, logger, metrics, webhookChanges: endpointChanges(db, workOf(outbox), clock) });
+  const made = createProcessors({ config, services: { db, work: workOf(outbox), clock }, outbox, logger, metrics });
   Object.assign(processors, made.processors);
   return { queue, outbox, closeProcessors: made.close };
 }

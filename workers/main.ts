@@ -13,7 +13,7 @@ import { prepareSchema, SECRET_KEY_MISMATCH, secretKeyOpens } from '../src/runti
 import { createProcessors } from '../src/jobs';
 import { MAINTENANCE_SCHEDULE, relayEveryMs } from '../src/jobs/maintenance';
 import { DELIVER_EVERY_MS, WEBHOOK_JOBS } from '../src/domain/webhooks';
-import { createCore, endpointChanges } from '../src/runtime';
+import { createCore } from '../src/runtime';
 import { systemClock } from '../src/domain/clients';
 
 /** Touched every few seconds while the worker reaches Redis: a health check for deployments without METRICS_PORT (with it, use /readyz there). */
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
   const metrics = createMetrics('worker');
   metrics.watchOutbox(db);
   metrics.watchWebhooks(db);
-  const { processors, templates, close: closeProcessors } = createProcessors({ config, db, outbox, logger, metrics, webhookChanges: endpointChanges(db, core.workOf(outbox)) });
+  const { processors, templates, close: closeProcessors } = createProcessors({ config, services: { db, work: core.workOf(outbox), clock: systemClock }, outbox, logger, metrics });
   try {
     await templates; // compiled once, now: a broken template stops the worker before it takes jobs
   } catch (e) {

@@ -1,11 +1,12 @@
 import { MAIL_FIELDS, MAIL_TEMPLATES, mailFieldsOf, type MailPayload, type MailTemplateName } from './mail';
+import type { ErasurePayload, OutboxJob, StoredOutboxJob, WebhookJobPayload } from './storage/outbox';
 import type { SnapshotPayload } from './storage/versions';
 
 /**
- * The two payloads the workers read back from the outbox (an email to send, a record's snapshot to
- * keep), read as what they are, member by member, never cast: a row that is not one (written by
- * hand, or cut short) is an error that names what is wrong, and the job fails with it instead of
- * sending or keeping something half made.
+ * The payloads the workers read back from the outbox, one per queue (an email to send, a record's
+ * snapshot to keep, a webhook job's event or endpoint, an erasure), read as what they are, member
+ * by member, never cast: a row that is not one (written by hand, or cut short) is an error that
+ * names what is wrong, and the job fails with it instead of sending or keeping something half made.
  */
 export class PayloadError extends Error {}
 
@@ -55,11 +56,32 @@ export function snapshotPayloadOf(raw: unknown): SnapshotPayload {
 /** The name of an erasure's job on the maintenance queue (docs/lifecycle.md#erase). */
 export const ERASE_JOB = 'erase';
 
-/** An erasure job's payload: the record, and its needles sealed to the outbox row (docs/lifecycle.md#erase). */
-export interface ErasurePayload { entityId: number; sealedNeedles: string }
-
 export function erasurePayloadOf(raw: unknown): ErasurePayload {
   const what = 'an erasure payload';
   const o = objectOf(raw, what);
   return { entityId: whole(o, 'entityId', what), sealedNeedles: text(o, 'sealedNeedles', what) };
+}
+
+/** A webhooks job's payload, checked. */
+export function webhookPayloadOf(raw: unknown): WebhookJobPayload {
+  const what = 'the webhooks job\'s outbox row';
+  const o = objectOf(raw, what);
+  const notBefore = optionalText(o, 'notBefore', what);
+  if (notBefore !== undefined && Number.isNaN(Date.parse(notBefore))) throw new PayloadError(`${what} has a notBefore that is not a time`);
+  const read = { type: optionalText(o, 'type', what), uuid: optionalText(o, 'uuid', what), endpoint: optionalText(o, 'endpoint', what), notBefore };
+  return Object.fromEntries(Object.entries(read).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * A stored job read as its queue's, its payload checked (PayloadError when it is not one);
+ * undefined for a queue this release does not know.
+ */
+export function jobOf(stored: StoredOutboxJob): OutboxJob | undefined {
+  switch (stored.queue) {
+    case 'mail': return { ...stored, queue: 'mail', payload: mailPayloadOf(stored.payload) };
+    case 'versions': return { ...stored, queue: 'versions', payload: snapshotPayloadOf(stored.payload) };
+    case 'webhooks': return { ...stored, queue: 'webhooks', payload: webhookPayloadOf(stored.payload) };
+    case 'maintenance': return { ...stored, queue: 'maintenance', payload: erasurePayloadOf(stored.payload) };
+    default: return undefined;
+  }
 }

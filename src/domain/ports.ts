@@ -60,3 +60,23 @@ export interface ClientChanges {
   close(): void;
 }
 
+
+/** What one attempt to send a webhook came to: the receiver's status and first bytes, or why there was none. */
+export type WebhookAttempt =
+  | { kind: 'answered'; status: number; ms: number; answer: string }
+  | { kind: 'refused'; ms: number; reason: string };
+
+/**
+ * Sends one webhook delivery, signed with the endpoint's live secrets (src/jobs/webhook-sender.ts:
+ * HTTP, Standard Webhooks signatures, never to a private address unless the operator allows it).
+ * Never throws: what went wrong is the attempt's `reason`.
+ */
+export interface WebhookTransport {
+  send(delivery: { url: string; secrets: readonly string[]; messageId: string; at: Date; body: string }): Promise<WebhookAttempt>;
+}
+
+/** The emails kept as files (the embedded default's mail folder, src/mail-files.ts). */
+export interface MailFolder {
+  /** Removes the emails addressed to any of `addresses`; answers how many. */
+  removeMailsTo(addresses: readonly string[]): Promise<number>;
+}

@@ -1,5 +1,4 @@
 import { NO_MAIL_TRANSPORT, type Config } from '../config';
-import type { Storage } from '../domain/storage';
 import type { Logger } from '../logger';
 import type { RelayingOutbox } from '../queue/outbox';
 import { QUEUE_NAMES, type Processor, type Processors, type QueueName } from '../queue/port';
@@ -8,26 +7,34 @@ import { createFileTransport, createSmtpTransport, MailTransport } from './mail-
 import path from 'node:path';
 import { SecretBox } from '../domain/secrets';
 import { projectRoot } from '../paths';
+import { mailFolderAt } from '../mail-files';
 import { loadMailTemplates } from './mail-templates';
 import { createMailProcessor } from './mail';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE, MaintenanceSettings } from './maintenance';
 import { createVersionsProcessor, type VersionsSettings } from './versions';
-import { createWebhookDeliverer, createWebhooksProcessor, type EndpointChanges } from './webhooks';
+import { createWebhooksProcessor } from './webhooks';
+import { webhookTransport } from './webhook-sender';
+import type { Services } from '../usecases/services';
+import { createWebhookDeliverer } from '../usecases/webhooks/delivery';
 
 /** Every queue's processor, wired to its dependencies. Used by worker processes and the in-process runner. */
 export function createProcessors(deps: {
   config: Config;
-  db: Storage;
+  /**
+   * What the use cases the jobs run take: storage, the unit of work their changes commit in (with
+   * this process's outbox: an endpoint removed or disabled has its event), the clock.
+   */
+  services: Pick<Services, 'db' | 'work' | 'clock'>;
   outbox: RelayingOutbox;
   logger: Logger;
   maintenance?: Partial<MaintenanceSettings>;
   versions?: Partial<VersionsSettings>;
   /** Jobs run and emails sent are counted here. */
   metrics?: Metrics;
-  /** What the webhooks deliverer changes about an endpoint (removed when gone, disabled when failing for days): use cases, handed in by the wiring. */
-  webhookChanges: EndpointChanges;
 }): { processors: Processors; templates: ReturnType<typeof loadMailTemplates>; close(): void } {
-  const { config, db, outbox, logger } = deps;
+  const { config, outbox, logger } = deps;
+  const { db } = deps.services;
+  const box = new SecretBox(config.secretKey);
   if (!config.mailTransport) throw new Error(NO_MAIL_TRANSPORT);
   const transport: MailTransport = config.mailTransport === 'smtp'
     ? createSmtpTransport(config.smtpUrl!)
@@ -35,9 +42,9 @@ export function createProcessors(deps: {
   const templates = loadMailTemplates(path.join(projectRoot(), 'templates'), logger);
   templates.catch((err: Error) => logger.fatal({ err: err.message }, 'email templates do not compile'));
   const processors: Processors = {
-    mail: createMailProcessor({ db, transport, templates, box: new SecretBox(config.secretKey), from: config.mailFrom, sent: deps.metrics?.email }),
+    mail: createMailProcessor({ db, transport, templates, box, from: config.mailFrom, sent: deps.metrics?.email }),
     maintenance: createMaintenanceProcessor({
-      db, outbox, logger, erase: { box: new SecretBox(config.secretKey), mailDir: config.mailTransport === 'file' ? config.mailDir : undefined }, settings: {
+      services: { ...deps.services, box, ...(config.mailTransport === 'file' && { mailFolder: mailFolderAt(config.mailDir) }) }, outbox, logger, settings: {
         ...DEFAULT_MAINTENANCE,
         relayGraceMs: config.outboxRelayAfterSeconds * 1000,
         versionsRetentionMs: config.versionsRetentionDays === null ? null : config.versionsRetentionDays * 86_400_000,
@@ -45,12 +52,11 @@ export function createProcessors(deps: {
         ...deps.maintenance,
       },
     }),
-    versions: createVersionsProcessor({ db, logger, settings: deps.versions }),
+    versions: createVersionsProcessor({ services: { ...deps.services, logger }, settings: deps.versions }),
     webhooks: createWebhooksProcessor({
-      db, logger,
+      services: deps.services, logger,
       deliverer: createWebhookDeliverer({
-        db, box: new SecretBox(config.secretKey), logger, allowPrivate: config.webhooks.allowPrivate, watch: deps.metrics?.webhooks,
-        changes: deps.webhookChanges,
+        services: { ...deps.services, box, logger }, transport: webhookTransport({ allowPrivate: config.webhooks.allowPrivate }), watch: deps.metrics?.webhooks,
       }),
     }),
   };

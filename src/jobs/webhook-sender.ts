@@ -4,6 +4,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
+import type { WebhookAttempt, WebhookTransport } from '../domain/ports';
 import { isPrivateAddress } from '../domain/webhooks';
 
 /**
@@ -27,9 +28,14 @@ export function signatureHeaders(secrets: readonly string[], messageId: string, 
 export interface SendOptions { allowPrivate: boolean; connectTimeoutMs?: number; totalTimeoutMs?: number; maxAnswerBytes?: number }
 
 /** What an attempt came to: the receiver's status and first bytes, or why there was none. */
-export type Attempt =
-  | { kind: 'answered'; status: number; ms: number; answer: string }
-  | { kind: 'refused'; ms: number; reason: string };
+export type Attempt = WebhookAttempt;
+
+/** The deliverer's transport: each delivery signed with its secrets and sent by `send`. */
+export function webhookTransport(options: SendOptions): WebhookTransport {
+  return {
+    send: ({ url, secrets, messageId, at, body }) => send(url, signatureHeaders(secrets, messageId, at, body), body, options),
+  };
+}
 
 /** The name's addresses, every one judged: the connection goes to a public one only (or any, where private targets are allowed). */
 const vettedLookup = (allowPrivate: boolean): LookupFunction => (hostname, options, callback) => {

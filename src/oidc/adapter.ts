@@ -6,12 +6,12 @@ import { isHttpUrl, settingOfList } from '../domain/settings';
 import { sha256Hex } from '../domain/secrets';
 import type { Services } from '../usecases/services';
 import { inProviderRealm } from './realm';
-import { providerRequest } from '../web/provider-request';
+import { grantEnds, providerRequest, sessionEnds } from '../web/provider-request';
 import { TOKEN_EXCHANGE } from './organizations';
 import { DEVICE_CODE_GRANT } from '../domain/openid-routes';
 import {
   destroyProviderGrantState, destroyProviderObject, destroyProviderToken, endProviderGrant, saveProviderObject, saveProviderToken, spendProviderObject,
-  spendProviderToken, type GrantEnd, type ProviderParty,
+  spendProviderToken, type ProviderParty,
 } from '../usecases/oidc/provider-storage';
 
 /**
@@ -89,9 +89,6 @@ const partyOf = (entityId: number | null, clientId: unknown): ProviderParty => {
   return { entityId, clientId: typeof clientId === 'string' ? clientId : request.client ?? null, origin: request.origin };
 };
 
-/** Why the provider ends a grant, by the endpoint it is answering (a spent code or token came back to the token endpoint: a reuse). */
-const GRANT_ENDS: Readonly<Record<string, GrantEnd>> = { token: 'reuse', revocation: 'revoked', end_session: 'logout', end_session_confirm: 'logout' };
-const whyEnded = (): GrantEnd => GRANT_ENDS[providerRequest().route ?? ''] ?? 'ended';
 
 /** The adapter factory of one application's provider. */
 export function adapterFactory(deps: AdapterDeps, app: Application) {
@@ -198,7 +195,7 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
       await destroyProviderToken(deps, { app, kind, valueHash: sha256Hex(id) });
     },
     async revokeByGrantId(grantId) {
-      await endProviderGrant(deps, { app, grantId, why: whyEnded(), party: partyOf(null, undefined) });
+      await endProviderGrant(deps, { app, grantId, why: grantEnds(providerRequest()), party: partyOf(null, undefined) });
     },
   };
   return adapter;
@@ -243,7 +240,7 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
     },
     async destroy(id) {
       // the provider's session ended by a sign-out from an app: the account's activity says so
-      const why = model === 'Session' && providerRequest().route?.startsWith('end_session') ? 'logout' as const : undefined;
+      const why = model === 'Session' ? sessionEnds(providerRequest()) : undefined;
       await destroyProviderObject(deps, { app, model, idHash: sha256Hex(id), why, party: partyOf(null, undefined) });
     },
     async revokeByGrantId(grantId) {

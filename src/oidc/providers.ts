@@ -24,7 +24,7 @@ import { OIDC_ROUTES, isOidcPath } from '../domain/openid-routes';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
 import { inProviderRealm } from './realm';
-import { noteProviderRoute, withProviderRequest } from '../web/provider-request';
+import { noteProviderRoute, noteUserCodeMissed, providerRequestOf, withProviderRequest, type ProviderRequest } from '../web/provider-request';
 import { organizationTokens } from './organizations';
 import { organizationsClaims } from '../usecases/organizations/tokens';
 import { limitOf } from '../domain/organizations';
@@ -253,7 +253,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           userCodeInputSource: async (ctx, _form, _out, err) => {
             const name = err && typeof (err as { name?: unknown }).name === 'string' ? (err as { name: string }).name : undefined;
             // a code no device has: the attempt stays counted (userCodesSpent)
-            if (name === 'NotFoundError') (ctx.res as unknown as Response).locals.userCodeMissed = true;
+            if (name === 'NotFoundError') noteUserCodeMissed();
             // (kept as long as a device's code lives: a cookie-less crawler's sessions go soon)
             if (err) await keepNewSession(ctx, DEVICE_CODE_SECONDS, services.baseUrls.secure);
             devicePage(ctx, app, deviceCodeForm(ctx, err), err && name !== 'AbortedError' ? 400 : 200);
@@ -417,11 +417,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
    * once it answered anything but "that code is not one we know" (a code found, a confirmation, a
    * form that failed its token check): only misses count.
    */
-  async function userCodesSpent(app: Application, req: Request, res: Response): Promise<boolean> {
+  async function userCodesSpent(app: Application, req: Request, res: Response, request: ProviderRequest): Promise<boolean> {
     try {
       const taken = await takeUserCodeAttempt({ origin: peerOrigin(req), app, clientAddress: peerBudgetKey(req.ip), services });
       res.on('finish', () => {
-        if (!(res.locals as { userCodeMissed?: boolean }).userCodeMissed) void taken.giveBack().catch(() => undefined);
+        if (!request.userCodeMissed) void taken.giveBack().catch(() => undefined);
       });
       return false;
     } catch (e) {
@@ -461,15 +461,17 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         if (req.method === 'POST' && req.path === OIDC_ROUTES.authorization) return void authorizationByPost(req, res, next);
         // the resume takes nothing but the browser's interaction cookie: a query string there only misleads the provider's error handling
         if (isResume(req.path)) req.url = req.path;
+        // what the provider's request does and why, read by the adapter while it answers and by the guards in front of it after
+        const request = providerRequestOf(req, res);
         // a device's user code typed: counted from this address and in the application before the provider looks it up
         // (the provider's paths match in any case and with a trailing slash: so does this)
-        if (req.method === 'POST' && req.path.toLowerCase().replace(/\/+$/, '') === OIDC_ROUTES.code_verification && await userCodesSpent(app, req, res)) return;
+        if (req.method === 'POST' && req.path.toLowerCase().replace(/\/+$/, '') === OIDC_ROUTES.code_verification && await userCodesSpent(app, req, res, request)) return;
         const { handle, provider } = await builtFor(app);
         if (req.path === OIDC_ROUTES.authorization) {
           req.url = withOfflineConsent(req.url);
           if (await refusedOfflineAccess(provider, req, res)) return;
         }
-        withProviderRequest(req, res, () => handle(req, res));
+        withProviderRequest(req, res, () => handle(req, res), request);
       } catch (e) {
         next(e);
       }

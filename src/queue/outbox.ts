@@ -1,5 +1,6 @@
 import type { Storage } from '../domain/storage';
-import type { OutboxJob } from '../domain/storage/outbox';
+import { jobOf } from '../domain/payloads';
+import type { OutboxJob, StoredOutboxJob } from '../domain/storage/outbox';
 import type { Logger } from '../logger';
 import type { JobQueue, QueueName } from './port';
 
@@ -7,19 +8,26 @@ import type { JobQueue, QueueName } from './port';
  * What a job is for, as the queue dashboard shows it: never an address, a link or a value of the
  * record (`welcome email, en-US, application 3`; `snapshot of record 42`).
  */
-export function about(j: OutboxJob): string {
-  const p = j.payload;
-  if (j.queue === 'mail' && typeof p.template === 'string' && typeof p.locale === 'string') {
-    return `${p.template} email, ${p.locale.slice(0, 10)}, application ${j.applicationId}`;
-  }
-  if (j.queue === 'versions' && j.entityId !== undefined) return `${j.name} of record ${j.entityId}, application ${j.applicationId}`;
-  if (j.queue === 'webhooks') {
-    const endpoint = typeof p.endpoint === 'string' ? p.endpoint.slice(0, 40) : undefined;
-    const type = typeof p.type === 'string' ? p.type.slice(0, 64) : 'ping';
+export function about(j: OutboxJob | StoredOutboxJob): string {
+  const read = readable(j);
+  if (read?.queue === 'mail') return `${read.payload.template} email, ${read.payload.locale.slice(0, 10)}, application ${j.applicationId}`;
+  if (read?.queue === 'versions' && j.entityId !== undefined) return `${j.name} of record ${j.entityId}, application ${j.applicationId}`;
+  if (read?.queue === 'webhooks') {
+    const endpoint = read.payload.endpoint?.slice(0, 40);
+    const type = read.payload.type?.slice(0, 64) ?? 'ping';
     const what = j.name === 'fan-out' ? `${type} to ${endpoint ?? 'its endpoints'}` : `${j.name} of ${endpoint ?? 'every endpoint'}`;
     return `webhooks: ${what}, application ${j.applicationId}`;
   }
   return `${j.name}, application ${j.applicationId}`;
+}
+
+/** A job as its queue's, or undefined for one that is none of ours (its job says what is wrong with it when it runs). */
+function readable(j: OutboxJob | StoredOutboxJob): OutboxJob | undefined {
+  try {
+    return jobOf(j);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -75,8 +83,9 @@ export function createOutbox(deps: {
   // the job carries the outbox id and what it is for (shown on the dashboard); the payload stays in
   // the database (it holds the recipient and sealed links)
   // (a row whose payload names `notBefore` waits until then)
-  const toJob = (j: OutboxJob) => {
-    const notBefore = typeof j.payload.notBefore === 'string' ? Date.parse(j.payload.notBefore) : NaN;
+  const toJob = (j: OutboxJob | StoredOutboxJob) => {
+    const read = readable(j);
+    const notBefore = read?.queue === 'webhooks' && read.payload.notBefore !== undefined ? Date.parse(read.payload.notBefore) : NaN;
     const delayMs = Number.isNaN(notBefore) ? 0 : notBefore - now().getTime();
     return { id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j) }, ...(delayMs > 0 && { delayMs }) };
   };

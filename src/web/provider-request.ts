@@ -1,14 +1,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request, Response } from 'express';
 import type { Origin } from '../domain/events';
+import type { GrantEnd } from '../usecases/oidc/provider-storage';
 import { peerOrigin } from './pages';
 
 /**
- * The request the OpenID provider is answering, for its adapter: oidc-provider calls the adapter
- * without it, and the use cases behind the adapter record where a change came from and what it
- * was for. `route` is the provider's name of the endpoint (`token`, `end_session`, `revocation`,
- * …) and `client` the client, read from its context once it has them; `granted`, what the
- * interaction page is granting.
+ * The request the OpenID provider is answering, and why it writes what it writes: the one place
+ * that says it. oidc-provider calls its adapter without the request, and the use cases behind the
+ * adapter record where a change came from and what it was for. `route` is the provider's name of
+ * the endpoint (`token`, `end_session`, `revocation`, …) and `client` the client, read from its
+ * context once it has them; `granted`, what the interaction page is granting; `userCodeMissed`,
+ * that the device page was given a code no device has. What a write is for follows from them
+ * (`grantEnds`, `sessionEnds`), as the provider's own events name it (`grant.revoked` at the
+ * revocation endpoint, `end_session.success`, a spent code presented again at the token endpoint).
  */
 export interface ProviderRequest {
   origin: Origin;
@@ -17,13 +21,31 @@ export interface ProviderRequest {
   client?: string;
   /** What the interaction page grants in this request: the scopes not granted before, and how they were consented to. */
   granted?: { scopes: string[]; consent: 'implied' | 'given' };
+  /** The device page was given a user code no device has (the attempt stays counted). */
+  userCodeMissed?: boolean;
 }
+
+/** Why the provider ends a grant, by the endpoint it is answering: a spent code or token that came back to the token endpoint is a reuse. */
+const GRANT_ENDS: Readonly<Record<string, GrantEnd>> = { token: 'reuse', revocation: 'revoked', end_session: 'logout', end_session_confirm: 'logout' };
+export const grantEnds = (request: ProviderRequest): GrantEnd => GRANT_ENDS[request.route ?? ''] ?? 'ended';
+
+/** Why the provider ends its session: a sign-out from an app (RP-initiated logout), or nothing said (it expired, another account signed in). */
+export const sessionEnds = (request: ProviderRequest): 'logout' | undefined => (request.route?.startsWith('end_session') ? 'logout' : undefined);
 
 const current = new AsyncLocalStorage<ProviderRequest>();
 
+/** The provider's request of `req`, before it is answered: what a guard in front of the provider reads back once it answered. */
+export const providerRequestOf = (req: Request, res: Response): ProviderRequest => ({ origin: { requestId: String(res.locals.requestId ?? ''), ...peerOrigin(req) } });
+
 /** Runs `answer` (the provider's handling of `req`, or a page driving the provider) with its request at hand. */
-export function withProviderRequest<T>(req: Request, res: Response, answer: () => T): T {
-  return current.run({ origin: { requestId: String(res.locals.requestId ?? ''), ...peerOrigin(req) } }, answer);
+export function withProviderRequest<T>(req: Request, res: Response, answer: () => T, request = providerRequestOf(req, res)): T {
+  return current.run(request, answer);
+}
+
+/** Says that the device page was given a code no device has (the provider's NotFoundError). */
+export function noteUserCodeMissed(): void {
+  const store = current.getStore();
+  if (store) store.userCodeMissed = true;
 }
 
 /** The provider's request being answered; an empty one outside any (a sweep, a test calling the adapter). */

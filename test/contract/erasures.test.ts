@@ -31,10 +31,10 @@ forEveryEngine('erasure and import stores', (storage) => {
       await db.events.append([event(appId, ann.id), event(appId, joann.id)], tx);
       await db.audit.append([event(appId, ann.id), event(appId, joann.id)], tx);
       await db.outbox.insert([
-        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: ann.email, template: 'welcome' } },
-        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: joann.email, template: 'welcome' } },
+        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: ann.email!, template: 'welcome', locale: 'en-US', appName: 'contract', name: 'Ann' } },
+        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: joann.email!, template: 'welcome', locale: 'en-US', appName: 'contract', name: 'Joann' } },
         // another person's mail greeting someone named like ann's address, and another record's pending snapshot
-        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: `x-${suffix}@x.example`, name: ann.email, email: 'email' } },
+        { id: randomUUID(), applicationId: appId, queue: 'mail', name: 'send', payload: { to: `x-${suffix}@x.example`, template: 'welcome', locale: 'en-US', appName: 'contract', name: ann.email!, newEmail: 'email' } },
         { id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: joann.id, payload: { entityId: joann.id, uuid: joann.uuid, version: 2, validFrom: new Date().toISOString(), snapshot: { email: joann.email, note: ann.email } } },
         { id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: ann.id, payload: { entityId: ann.id, uuid: ann.uuid, version: 2, validFrom: new Date().toISOString(), snapshot: { email: 'ann-old@x.example' } } },
       ], new Date(), tx);

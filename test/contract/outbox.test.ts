@@ -7,14 +7,16 @@ import { forEveryEngine } from '../helpers/contract';
 // by the relay while pending and swept once done.
 
 forEveryEngine('outbox store', (storage) => {
-  const job = (over: Partial<OutboxJob> = {}): OutboxJob => ({
-    id: randomUUID(), applicationId: storage().appId, queue: 'mail', name: 'send', payload: { template: 'welcome', n: Math.random() }, ...over,
-  });
+  /** A webhooks fan-out job, or a snapshot's. */
+  const job = (queue: 'webhooks' | 'versions' = 'webhooks'): OutboxJob => (queue === 'versions' ? {
+    id: randomUUID(), applicationId: storage().appId, queue, name: 'snapshot',
+    payload: { entityId: 1, uuid: randomUUID(), version: 1, validFrom: new Date().toISOString(), snapshot: {} },
+  } : { id: randomUUID(), applicationId: storage().appId, queue, name: 'fan-out', payload: { type: 'user.updated', uuid: randomUUID() } });
   const write = (jobs: OutboxJob[], at = new Date()) => storage().db.transaction((tx) => storage().db.outbox.insert(jobs, at, tx));
 
   it('a row commits with its transaction, or not at all; it is found as written', async () => {
     const { db } = storage();
-    const kept = job({ entityId: 7 });
+    const kept = { ...job(), entityId: 7 };
     await write([kept]);
     expect(await db.outbox.find(kept.id)).toEqual({ ...kept, status: 'pending', attempts: 0 });
     const lost = job();
@@ -29,15 +31,15 @@ forEveryEngine('outbox store', (storage) => {
     const { db, on } = storage();
     const row = job();
     await write([row]);
-    const won = await Promise.all(Array.from({ length: 20 }, (_, i) => on(i).outbox.completeAlone(row.id, new Date(), { template: 'welcome' })));
+    const won = await Promise.all(Array.from({ length: 20 }, (_, i) => on(i).outbox.completeAlone(row.id, new Date(), { type: 'user.updated' })));
     expect(won.filter(Boolean)).toHaveLength(1);
-    expect(await db.outbox.find(row.id)).toMatchObject({ status: 'done', payload: { template: 'welcome' } });
+    expect(await db.outbox.find(row.id)).toEqual(expect.objectContaining({ status: 'done', payload: { type: 'user.updated' } }));
   });
 
   it('failures count; the last one fails the row for good; the relay finds pending rows older than its grace; the sweep deletes old finished rows', async () => {
     const { db } = storage();
     const old = new Date(Date.now() - 3_600_000);
-    const [retried, failed, straggler] = [job({ queue: 'versions', name: 'snapshot' }), job(), job()];
+    const [retried, failed, straggler] = [job('versions'), job(), job()];
     await write([retried, failed], old);
     await write([straggler], old);
     await db.outbox.recordFailureAlone(retried.id, 'SMTP said no', false, new Date());

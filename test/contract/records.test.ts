@@ -41,7 +41,8 @@ forEveryEngine('records store', (storage) => {
     user = await newUser();
   });
   const snapshotJob = (record: UserRecord): OutboxJob => ({
-    id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', payload: { version: record.version }, entityId: record.id,
+    id: randomUUID(), applicationId: appId, queue: 'versions', name: 'snapshot', entityId: record.id,
+    payload: { entityId: record.id, uuid: record.uuid, version: record.version, validFrom: new Date().toISOString(), snapshot: {} },
   });
   const outboxRows = (entityId: number) => outboxRowsOf(storage().db, entityId);
 
@@ -72,7 +73,7 @@ forEveryEngine('records store', (storage) => {
       const attempts = Array.from({ length: RACE }, () => {
         const now = new Date();
         const next = updated(record, { attributes: { lastLogin: now.toISOString() } }, now);
-        const jobs = [snapshotJob(next), { ...snapshotJob(next), id: randomUUID(), queue: 'mail', name: 'send', payload: { second: `row ${randomUUID()}` } }];
+        const jobs = [snapshotJob(next), { ...snapshotJob(next), id: randomUUID(), queue: 'webhooks' as const, name: 'fan-out', payload: { type: 'user.updated', uuid: `row ${randomUUID()}` } }];
         return { next, now, jobs, rows: [credential('access_token', { entityId: record.id }), credential('refresh_token', { entityId: record.id, family: randomUUID() })] };
       });
       const won = await Promise.all(attempts.map((a, i) => on(i).records.signInAlone(record, a.next, a.rows, a.jobs, [], a.now)));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { event, kept, recordSubject } from '../../src/domain/events';
+import { webhookPayloadOf } from '../../src/domain/payloads';
 import type { OutboxJob } from '../../src/domain/storage/outbox';
 import type { AttemptRecord, NewDelivery, StoredDelivery } from '../../src/domain/storage/webhooks';
 import { RETRY_FOR_MS } from '../../src/domain/webhooks';
@@ -150,12 +151,12 @@ forEveryEngine('webhook deliveries', (storage) => {
   it('fans a batch of pending rows out in one transaction: the job\'s own first, then the oldest others; a row done already is skipped', async () => {
     const { db, appId } = storage();
     const e = await endpoint();
-    const rows = Array.from({ length: 4 }, (_, i): OutboxJob => ({ id: randomUUID(), applicationId: appId, queue: 'webhooks', name: 'fan-out', payload: { n: i }, eventId: randomUUID() }));
+    const rows = Array.from({ length: 4 }, (_, i): OutboxJob => ({ id: randomUUID(), applicationId: appId, queue: 'webhooks', name: 'fan-out', payload: { type: String(i) }, eventId: randomUUID() }));
     for (const [i, row] of rows.entries()) await db.transaction((tx) => db.outbox.insert([row], at(i), tx));
     const seen: string[][] = [];
     const made = await db.webhooks.fanOutBatchAlone(rows[2].id, 3, async (batch) => {
       seen.push(batch.map((r) => r.id));
-      return new Map(batch.map((r) => [r.id, [delivery(e.id, `b-${r.id}`, String(r.payload.n), Number(r.payload.n) + 1)]]));
+      return new Map(batch.map((r) => [r.id, [delivery(e.id, `b-${r.id}`, String(webhookPayloadOf(r.payload).type), Number(webhookPayloadOf(r.payload).type) + 1)]]));
     }, at(10));
     expect(made.own).toBe(true);
     expect(seen).toEqual([[rows[2].id, rows[0].id, rows[1].id]]);

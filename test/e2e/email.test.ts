@@ -13,7 +13,6 @@ import { startSmtp, waitFor } from '../helpers/smtp';
 import { stored } from '../helpers/stored';
 
 // (these jobs are not webhooks: no endpoint is removed or disabled here)
-const noEndpointChanges = { gone: async () => undefined, failing: async () => undefined };
 
 const linkParam = (mail: ParsedMail, name: string) => new URL(mail.text!.match(/https?:\/\/\S+/)![0]).searchParams.get(name)!;
 const form = (base: string, p: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
@@ -130,7 +129,7 @@ skipUnless(redisServer, 'the Redis outage test needs the redis-server program')(
 
       await startRedis();
       const second = createRuntime(t.backend.config, logger);
-      const made = createProcessors({ config: t.backend.config, db: second.db, outbox: second.outbox, logger, webhookChanges: noEndpointChanges });
+      const made = createProcessors({ config: t.backend.config, services: second.services, outbox: second.outbox, logger });
       const workers = createBullWorkers({ redisUrl: `redis://127.0.0.1:${port}`, prefix: 'ghlost', processors: made.processors, logger });
       // what a worker's relay does on its own timer, every second here (every 15 s by default: docs/operations.md),
       // until nothing is pending; within 20 s of Redis's return

@@ -15,7 +15,6 @@ import { mailEvent, mailRow, writeRows } from '../helpers/outbox-rows';
 import { redisUrl, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 
 // (these jobs are not webhooks: no endpoint is removed or disabled here)
-const noEndpointChanges = { gone: async () => undefined, failing: async () => undefined };
 
 const logger = createLogger('silent');
 
@@ -105,7 +104,7 @@ describe('outbox with the in-process runner (embedded default)', () => {
     const processors = {} as Processors;
     const queue = createInProcessQueue({ processors, logger, attempts: 3, backoffMs: 10 });
     const outbox = createOutbox({ db, queue, logger });
-    const made = createProcessors({ config, db, outbox, logger, webhookChanges: noEndpointChanges });
+    const made = createProcessors({ config, services: { ...t.runtime.services, db }, outbox, logger });
     Object.assign(processors, made.processors);
     const job = await welcome(t, 'Doomed');
     await commit(t, [job], outbox);
@@ -128,14 +127,14 @@ describe('outbox with the in-process runner (embedded default)', () => {
       ...rows(30, now + 3600_000, new Date(now - 2 * 86400_000)),
       ...rows(25, now + 3600_000, null),
     ]);
-    const sweep = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.outbox, logger, maintenance: { batchSize: 200 }, webhookChanges: noEndpointChanges });
+    const sweep = createProcessors({ config: t.runtime.config, services: t.runtime.services, outbox: t.runtime.outbox, logger, maintenance: { batchSize: 200 } });
     const result = await sweep.processors.maintenance({ id: 'sweep-test', queue: 'maintenance', name: 'sweep', data: {} }, { attempt: 1, finalAttempt: true });
     expect(result).toMatchObject({ credentials: 730 });
     expect(await models.Credential.count()).toBe(25);
   });
 
   it('an unknown job name fails loudly instead of vanishing', async () => {
-    const { processors } = createProcessors({ config: t.runtime.config, db: t.runtime.db, outbox: t.runtime.outbox, logger, webhookChanges: noEndpointChanges });
+    const { processors } = createProcessors({ config: t.runtime.config, services: t.runtime.services, outbox: t.runtime.outbox, logger });
     await expect(processors.maintenance({ id: 'x', queue: 'maintenance', name: 'nope', data: {} }, { attempt: 1, finalAttempt: true }))
       .rejects.toThrow('no job named "nope"');
   });
@@ -163,7 +162,7 @@ skipUnless(redisUrl !== undefined, 'outbox with BullMQ needs REDIS_URL')('outbox
     expect((await queue.getJob(job.id))?.data).toEqual({ outboxId: job.id, about: `welcome email, en-US, application ${local.id}` });
     expect(JSON.stringify((await queue.getJob(job.id))?.data)).not.toContain('@');
 
-    const { processors, close } = createProcessors({ config, db, outbox, logger, webhookChanges: noEndpointChanges });
+    const { processors, close } = createProcessors({ config, services: { ...t.runtime.services, db }, outbox, logger });
     const workers = createBullWorkers({ redisUrl: config.redisUrl!, prefix: config.redisPrefix, processors, logger });
     await until(async () => (await db.outbox.find(job.id))?.status === 'done');
     expect((await simpleParser(fs.readFileSync(path.join(config.mailDir, `${job.id}.eml`)))).text).toContain('Welcome, Via BullMQ!');

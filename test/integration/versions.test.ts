@@ -3,7 +3,6 @@ import { formatTimestamp } from '../../src/domain/timestamps';
 import { stored } from '../helpers/stored';
 import { createVersionsProcessor } from '../../src/jobs/versions';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE } from '../../src/jobs/maintenance';
-import { SecretBox } from '../../src/domain/secrets';
 import { createLogger } from '../../src/logger';
 import { basic, createTestBackend, manualClock, startTestApp, type TestApp, createApp } from '../helpers/backend';
 import { openDatabase } from '../../src/db';
@@ -27,7 +26,7 @@ const rows = (sql: string, values: unknown[] = []) => stored(t.runtime.db).rows(
 const snapshotsOf = async (entityId: number) =>
   (await rows('SELECT version, valid_from, deleted, snapshot FROM entity_versions WHERE entity_id = ? ORDER BY version', [entityId]))
     .map((r) => ({ version: Number(r.version), validFrom: new Date(String(r.valid_from).replace(' +00:00', 'Z')), deleted: Boolean(Number(r.deleted)), snapshot: JSON.parse(String(r.snapshot)) }));
-const processor = () => createVersionsProcessor({ db: t.runtime.db, logger });
+const processor = () => createVersionsProcessor({ services: { ...t.runtime.services, logger } });
 const runJob = (outboxId: string) => processor()({ id: outboxId, queue: 'versions', name: 'snapshot', data: { outboxId } }, { attempt: 1, finalAttempt: false });
 
 beforeAll(async () => {
@@ -260,7 +259,7 @@ describe('snapshots not recorded yet', () => {
       "INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, snapshot) VALUES (?, ?, ?, ?, 0, '{}')",
       [appId, id, dbTime(clock.now()), 8],
     );
-    const small = createVersionsProcessor({ db: t.runtime.db, logger, settings: { batchSize: 3, drainMs: 60_000 } });
+    const small = createVersionsProcessor({ services: { ...t.runtime.services, logger }, settings: { batchSize: 3, drainMs: 60_000 } });
     expect(await small({ id: jobs[6].id, queue: 'versions', name: 'snapshot', data: { outboxId: jobs[6].id } }, { attempt: 1, finalAttempt: false }))
       .toEqual({ recorded: 7 });
     expect((await snapshotsOf(id)).map((s) => s.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -287,7 +286,7 @@ describe('retention (VERSIONS_RETENTION_DAYS)', () => {
     await idle();
     // now = start + 5 days; keep 2 days: the cutoff is start + 3 days
     const sweep = createMaintenanceProcessor({
-      db: t.runtime.db, outbox: t.runtime.outbox, logger, now: () => clock.now(), erase: { box: new SecretBox(t.runtime.config.secretKey) },
+      services: { ...t.runtime.services, clock }, outbox: t.runtime.outbox, logger,
       settings: { ...DEFAULT_MAINTENANCE, versionsRetentionMs: 2 * 86_400_000, batchSize: 2 },
     });
     const count = async () => Number((await rows('SELECT COUNT(*) AS n FROM entity_versions'))[0].n);

@@ -1,13 +1,13 @@
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { createLogger } from '../../src/logger';
-import { createWebhookDeliverer, RETRY_FOR_MS } from '../../src/jobs/webhooks';
+import { webhookTransport } from '../../src/jobs/webhook-sender';
+import { createWebhookDeliverer, RETRY_FOR_MS } from '../../src/usecases/webhooks/delivery';
 import { addWebhook } from '../../src/usecases/webhooks/endpoints';
 import request from 'supertest';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 import { mailsTo } from '../helpers/mail-files';
 import { stored } from '../helpers/stored';
-import { endpointChanges } from '../../src/runtime';
 import { freePort } from '../helpers/processes';
 
 // docs/webhooks.md#deliveries: due deliveries are sent in each account's order, verified by the
@@ -52,10 +52,7 @@ it('delivers what is due in each account\'s order, tries a failure again later, 
   await t.runtime.db.transaction((tx) => t.runtime.db.webhooks.insertDeliveries([1, 2, 3].map((n) => ({
     applicationId: app.id, endpointId: stored.id, messageId: `msg_${n}`, type: 'user.updated', accountKey: n === 3 ? 'b' : 'a', accountId: null, eventSeq: n, payload: payload(n),
   })), T0, tx));
-  const deliverer = createWebhookDeliverer({
-    db: t.runtime.db, box: t.runtime.services.box, logger: createLogger('silent'), allowPrivate: true,
-    changes: { gone: async () => undefined, failing: async () => undefined },
-  });
+  const deliverer = createWebhookDeliverer({ services: { ...t.runtime.services, logger: createLogger('silent') }, transport: webhookTransport({ allowPrivate: true }) });
   const after = (ms: number) => () => new Date(T0.getTime() + ms);
 
   status = 503;
@@ -92,10 +89,7 @@ it('removes an endpoint whose receiver answers 410 Gone, and disables one failin
   expect((await request(t.app).post('/settings/set_default').set('Authorization', basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret))
     .type('form').send({ key: 'owner_email', value: 'platform@example.com' })).body.stat).toBe('ok');
   const withOwner = (await t.runtime.db.applications.findByName('local'))!;
-  const deliverer = createWebhookDeliverer({
-    db: t.runtime.db, box: t.runtime.services.box, logger: createLogger('silent'), allowPrivate: true,
-    changes: endpointChanges(t.runtime.db, t.runtime.services.work),
-  });
+  const deliverer = createWebhookDeliverer({ services: { ...t.runtime.services, logger: createLogger('silent') }, transport: webhookTransport({ allowPrivate: true }) });
   const queued = async (id: number, messageId: string) => t.runtime.db.transaction((tx) => t.runtime.db.webhooks.insertDeliveries([{
     applicationId: app.id, endpointId: id, messageId, type: 'user.updated', accountKey: messageId, accountId: null, eventSeq: 1, payload: '{"type":"user.updated"}',
   }], new Date(), tx));

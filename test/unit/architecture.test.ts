@@ -3,8 +3,9 @@ import path from 'node:path';
 import ts from 'typescript';
 
 // The shape of the code (README: Layout): the domain at the bottom, importing nothing of the
-// layers above it; storage, queue and jobs beside one another above it; the use cases above them;
-// the API and the pages, side by side, above the use cases; the entry points on top. Nothing imports upward and no module reaches itself through its
+// layers above it; storage and the queue beside one another above it; the use cases above them;
+// the API, the pages and the jobs (the workers' adapter), side by side, above the use cases; the
+// entry points on top. Nothing imports upward and no module reaches itself through its
 // imports. Type-only imports count: a circle of types is a circle of concepts.
 
 const ROOT = path.join(__dirname, '../..');
@@ -73,10 +74,13 @@ it('finds a circle when there is one (the check itself)', () => {
 
 it.each([
   ['src/domain', 'only the domain', (to: string) => under('src/domain')(to)],
-  ...['src/db', 'src/queue', 'src/jobs'].map((layer) => [
-    layer, 'nothing of the use cases, the API, the pages, the wiring or the entry points',
-    (to: string) => ![...ADAPTERS, 'src/usecases', ...WIRING].some((upper) => under(upper)(to)),
+  ...['src/db', 'src/queue'].map((layer) => [
+    layer, 'nothing of the use cases, the jobs, the API, the pages, the wiring or the entry points',
+    (to: string) => ![...ADAPTERS, 'src/usecases', 'src/jobs', ...WIRING].some((upper) => under(upper)(to)),
   ] as const),
+  // the workers' adapter: a job names its outbox row and runs a use case, reaching storage by its contract only
+  ['src/jobs', 'nothing of storage\'s engine (src/db), the API, the pages, the OpenID provider, the console, the wiring or the entry points',
+    (to: string) => !['src/db', ...ADAPTERS, ...WIRING].some((upper) => under(upper)(to))],
   ['src/usecases', 'nothing of the API, the pages, the wiring or the entry points', (to: string) => ![...ADAPTERS, ...WIRING].some((upper) => under(upper)(to))],
   ['src/http', 'nothing of the pages, the OpenID provider, the wiring or the entry points', (to: string) => !['src/web', 'src/oidc', ...WIRING].some((upper) => under(upper)(to))],
   ['src/web', 'nothing of the API, the wiring or the entry points (pages call the use cases, never a handler)', (to: string) => !['src/http', 'src/oidc', ...WIRING].some((upper) => under(upper)(to))],
@@ -166,6 +170,12 @@ it('the command line reaches the queue only through the unit of work its use cas
 
 it('the pages, the console and the OpenID provider write no storage: every change is a use case\'s', () => {
   expect(found(sources(['src/web', 'src/oidc', 'src/console']), writesStorage)).toEqual([]);
+});
+
+it('the jobs write no storage but their own row\'s end (done, or an attempt failed): every change is a use case\'s', () => {
+  const acknowledges = (n: ts.Node) => ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression)
+    && /(^|\.)db\.outbox\.(completeAlone|recordFailureAlone)$/.test(n.expression.getText());
+  expect(found(sources(['src/jobs']), (n) => writesStorage(n) && !acknowledges(n))).toEqual([]);
 });
 
 it('finds a storage write in an adapter (the check itself)', () => {

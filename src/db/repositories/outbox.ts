@@ -2,16 +2,16 @@ import { Op } from 'sequelize';
 import { asDate, type Models, type OutboxRow } from '../models';
 import type { Sql } from '../sql';
 import { insertAll, OUTBOX_COLUMNS, outboxRow } from '../hot-rows';
-import type { OutboxBacklog, OutboxJob, OutboxStatus } from '../../domain/storage/outbox';
+import type { OutboxBacklog, OutboxJob, OutboxStatus, StoredOutboxJob } from '../../domain/storage/outbox';
 import type { Tx } from '../../domain/storage/transactions';
 
 /** An outbox row as the domain sees it. */
-export const toJob = (row: OutboxRow): OutboxJob => ({
+export const toJob = (row: OutboxRow): StoredOutboxJob => ({
   id: row.id,
   applicationId: Number(row.application_id),
   queue: row.queue,
   name: row.name,
-  payload: JSON.parse(row.payload),
+  payload: JSON.parse(row.payload) as unknown,
   ...(row.entity_id !== null && row.entity_id !== undefined && { entityId: Number(row.entity_id) }),
   ...(typeof row.event_id === 'string' && { eventId: row.event_id }),
 });
@@ -24,7 +24,7 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       // raw SQL: on every request that sends an email
       await insertAll(sql, 'outbox', OUTBOX_COLUMNS, jobs.map((j) => outboxRow(j, now, sql.time)), transaction);
     },
-    async find(id: string): Promise<(OutboxJob & { status: OutboxStatus; attempts: number }) | undefined> {
+    async find(id: string): Promise<(StoredOutboxJob & { status: OutboxStatus; attempts: number }) | undefined> {
       const row = await Outbox.findOne({ where: { id }, raw: true });
       return row ? { ...toJob(row), status: row.status as OutboxStatus, attempts: row.attempts } : undefined;
     },
@@ -47,7 +47,7 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       );
     },
     /** Jobs still pending after `olderThan`: Redis was down, or a pod died between commit and enqueue. */
-    async stragglers(olderThan: Date, limit: number): Promise<OutboxJob[]> {
+    async stragglers(olderThan: Date, limit: number): Promise<StoredOutboxJob[]> {
       const rows = await Outbox.findAll({
         where: { status: 'pending', created_at: { [Op.lt]: olderThan } },
         order: [['created_at', 'ASC']],

@@ -1,4 +1,4 @@
-import type { OutboxJob } from './outbox';
+import type { StoredOutboxJob } from './outbox';
 import type { Tx } from './transactions';
 
 /** A webhook endpoint as stored: its secrets sealed (the previous one until `previousUntil`, after a rotation). */
@@ -101,7 +101,7 @@ export interface WebhookStore {
    * pending afterwards, and the job must run again.
    */
   fanOutBatchAlone(
-    ownId: string, limit: number, deliveriesOf: (rows: OutboxJob[]) => Promise<Map<string, NewDelivery[]>>, now: Date,
+    ownId: string, limit: number, deliveriesOf: (rows: StoredOutboxJob[]) => Promise<Map<string, NewDelivery[]>>, now: Date,
   ): Promise<{ own: boolean; held?: boolean; deliveries: NewDelivery[] }>;
   /**
    * An endpoint's deliveries due at `now`, in the event store's order, each the first pending one

@@ -4,6 +4,9 @@ import type { ErasureNeedles } from '../../domain/storage/erasures';
 import type { AccountCommand, OperatorDeps } from './deps';
 import type { SecretBox } from '../../domain/secrets';
 import { erasedUuidDigest } from '../records/record-or-history';
+import { erasurePayloadOf } from '../../domain/payloads';
+import type { MailFolder } from '../../domain/ports';
+import type { Services } from '../services';
 
 /** The erasure's own outbox row is not written yet when the change purges: no row has this id. */
 const NO_ROW = '';
@@ -52,4 +55,42 @@ export function eraseUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'> & { 
     uow.record(event('account.erased', app.id, now, command.acting, recordSubject(entityId), {}, { erasure: { entityId, needles } }));
     return { erasedAt: now, already: false };
   });
+}
+
+/** What an erasure's job removed: rows by kind, and emails of the mail folder; or why it had nothing to do. */
+export type ErasureFinished = { kind: 'finished'; removed: Record<string, number> } | { kind: 'skipped'; why: string };
+
+/**
+ * An erasure's job (docs/lifecycle.md#erase): removes again what names the person outside the
+ * record's rows, then the emails of the mail folder addressed to it, then the database's files'
+ * copies (SQLite's log), then clears its own outbox row. Each step finds nothing the second time,
+ * so a job stopped midway simply runs again. Throws when a step fails (the failure counted on the
+ * row; failed for good on the `finalAttempt`).
+ */
+export async function finishErasure(
+  deps: Pick<Services, 'db' | 'clock' | 'box'> & { mailFolder?: MailFolder },
+  command: { outboxId: string; finalAttempt: boolean },
+): Promise<ErasureFinished> {
+  const { db, clock } = deps;
+  const { outboxId } = command;
+  const row = await db.outbox.find(outboxId);
+  if (!row || row.status !== 'pending') return { kind: 'skipped', why: 'finished already' };
+  try {
+    const { entityId, sealedNeedles } = erasurePayloadOf(row.payload);
+    const needles = JSON.parse(deps.box.open(sealedNeedles, outboxId)) as ErasureNeedles;
+    const purged = await db.erasures.purgeAlone(row.applicationId, entityId, needles, outboxId);
+    const mails = deps.mailFolder ? await deps.mailFolder.removeMailsTo(needles.emails) : 0;
+    // the database's files follow: nothing of the person left in SQLite's log (a reader may hold it a moment)
+    let scrubbed = await db.erasures.scrubFilesAlone();
+    for (let tries = 0; !scrubbed && tries < 50; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+      scrubbed = await db.erasures.scrubFilesAlone();
+    }
+    if (!scrubbed) throw new Error('the database\'s write-ahead log stayed in use through 50 checkpoints; the erasure\'s job tries again');
+    await db.outbox.completeAlone(outboxId, clock.now(), {});
+    return { kind: 'finished', removed: { ...purged, mails } };
+  } catch (err) {
+    await db.outbox.recordFailureAlone(outboxId, (err as Error).message, command.finalAttempt, clock.now());
+    throw err;
+  }
 }

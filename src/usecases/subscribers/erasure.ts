@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainEvent } from '../../domain/events';
-import { ERASE_JOB, type ErasurePayload } from '../../domain/payloads';
+import { ERASE_JOB } from '../../domain/payloads';
+import type { ErasurePayload } from '../../domain/storage/outbox';
 import type { SecretBox } from '../../domain/secrets';
 import type { OutboxJob } from '../../domain/storage/outbox';
 import type { Subscriber } from './subscriber';
@@ -19,7 +20,7 @@ export function erasure(box: SecretBox): Subscriber {
       if (!erased) return [];
       const id = randomUUID();
       const payload: ErasurePayload = { entityId: erased.entityId, sealedNeedles: box.seal(JSON.stringify(erased.needles), id) };
-      return [{ id, applicationId: event.applicationId, queue: 'maintenance', name: ERASE_JOB, payload: { ...payload }, eventId: event.eventId }];
+      return [{ id, applicationId: event.applicationId, queue: 'maintenance', name: ERASE_JOB, payload, eventId: event.eventId }];
     },
   };
 }

@@ -13,7 +13,7 @@ export function mail(box: SecretBox): Subscriber {
       const request = event.carried?.mail;
       if (!request) return [];
       const id = randomUUID();
-      return [{ id, applicationId: event.applicationId, queue: 'mail', name: 'send', payload: { ...mailPayload(request, id, box) }, eventId: event.eventId }];
+      return [{ id, applicationId: event.applicationId, queue: 'mail', name: 'send', payload: mailPayload(request, id, box), eventId: event.eventId }];
     },
   };
 }
