@@ -12,7 +12,14 @@ export class PayloadError extends Error {}
 
 type Json = Record<string, unknown>;
 const objectOf = (raw: unknown, what: string): Json => {
-  const value = typeof raw === 'string' ? JSON.parse(raw) as unknown : raw;
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw) as unknown;
+    } catch {
+      throw new PayloadError(`${what} is not JSON`);
+    }
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new PayloadError(`${what} is not a JSON object`);
   return value as Json;
 };

@@ -131,12 +131,14 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
           const [row] = await sql.select<{ status: string }>('SELECT status FROM outbox WHERE id = ?', [ownId], tx);
           return { own: false, held: row?.status === 'pending', deliveries: [] };
         }
-        const mine = [...held];
+        // a row whose deliveries could not be made stays pending, for its own job to try again
+        const mine = [...held].filter((id) => made.has(id));
+        if (mine.length === 0) return { own: false, deliveries: [] };
         // (a payload, an account's uuid at most, is not kept once fanned out)
         await sql.change(`UPDATE outbox SET status = 'done', payload = '{}', updated_at = ? WHERE id IN (${mine.map(() => '?').join(', ')})`, [t(now), ...mine], tx);
         const deliveries = mine.flatMap((id) => made.get(id) ?? []);
         await insertDeliveries(deliveries, now, tx);
-        return { own: true, deliveries };
+        return { own: mine.includes(ownId), deliveries };
       });
     },
     async listDueDeliveries(endpointId, now, limit) {

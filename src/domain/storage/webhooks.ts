@@ -94,8 +94,9 @@ export interface WebhookStore {
   /**
    * The fan-out of pending events: the webhooks outbox row `ownId` (a `fan-out`) and up to
    * `limit - 1` other pending fan-out rows, oldest first; `deliveriesOf` makes each row's
-   * deliveries (by row id), then one transaction of its own marks the rows still pending and held by
-   * no other worker done and inserts their deliveries. `own` is false (nothing done) when the
+   * deliveries (by row id; a row it leaves out, whose deliveries could not be made, stays pending),
+   * then one transaction of its own marks the rows still pending and held by no other worker done
+   * and inserts their deliveries. `own` is false (its own row not done) when the
    * job's own row was not pending any more, or is held by another transaction (`held`: another
    * worker's batch, or a Galera node still applying the row's insert): then it may still be
    * pending afterwards, and the job must run again.
