@@ -4,8 +4,10 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testTimeout: 60_000,
-  // one file at a time: integration files share the database server and Redis
-  maxWorkers: 1,
+  // two files at a time: each makes its own database, Redis prefix, folders and ports (the outage tests
+  // start servers of their own), so files side by side share nothing but the servers; two keep both
+  // cores of the CI machine busy while one waits on a browser, a process or the network
+  maxWorkers: 2,
   // in a worker process (not in band), replaced once it holds more than this after a file: each file's
   // module registry and transforms are not all given back, and the whole suite in one process passed
   // the default heap limit
