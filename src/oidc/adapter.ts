@@ -89,7 +89,6 @@ const partyOf = (entityId: number | null, clientId: unknown): ProviderParty => {
   return { entityId, clientId: typeof clientId === 'string' ? clientId : request.client ?? null, origin: request.origin };
 };
 
-
 /** The adapter factory of one application's provider. */
 export function adapterFactory(deps: AdapterDeps, app: Application) {
   // a uuid names one record for good: a few thousand remembered spare a read per token
