@@ -52,7 +52,6 @@ export function deliveriesOf(e: StoredEvent, endpoints: readonly StoredEndpoint[
     }));
 }
 
-
 /** The deliveries of a batch of fan-out rows: their events, their applications' endpoints, their accounts' public ids, read once for the batch. */
 async function deliveriesFor(deps: Deps, rows: StoredOutboxJob[]): Promise<Map<string, NewDelivery[]>> {
   const { db } = deps;
