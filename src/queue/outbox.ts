@@ -8,8 +8,7 @@ import type { JobQueue, QueueName } from './port';
  * What a job is for, as the queue dashboard shows it: never an address, a link or a value of the
  * record (`welcome email, en-US, application 3`; `snapshot of record 42`).
  */
-export function about(j: OutboxJob | StoredOutboxJob): string {
-  const read = readable(j);
+export function about(j: OutboxJob | StoredOutboxJob, read = readable(j)): string {
   if (read?.queue === 'mail') return `${read.payload.template} email, ${read.payload.locale.slice(0, 10)}, application ${j.applicationId}`;
   if (read?.queue === 'versions' && j.entityId !== undefined) return `${j.name} of record ${j.entityId}, application ${j.applicationId}`;
   if (read?.queue === 'webhooks') {
@@ -87,7 +86,7 @@ export function createOutbox(deps: {
     const read = readable(j);
     const notBefore = read?.queue === 'webhooks' && read.payload.notBefore !== undefined ? Date.parse(read.payload.notBefore) : NaN;
     const delayMs = Number.isNaN(notBefore) ? 0 : notBefore - now().getTime();
-    return { id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j) }, ...(delayMs > 0 && { delayMs }) };
+    return { id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j, read) }, ...(delayMs > 0 && { delayMs }) };
   };
 
   const enqueue = async (j: OutboxJob) => {
