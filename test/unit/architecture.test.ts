@@ -178,6 +178,17 @@ it('the jobs write no storage but their own row\'s end (done, or an attempt fail
   expect(found(sources(['src/jobs']), (n) => writesStorage(n) && !acknowledges(n))).toEqual([]);
 });
 
+/** An assignment to a member of a response's `locals` (`res.locals.x = …`, `Object.assign(res.locals, …)`). */
+const writesLocals = (n: ts.Node) => (ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.EqualsToken
+  && ts.isPropertyAccessExpression(n.left) && /\.locals$/.test(n.left.expression.getText()))
+  || (ts.isCallExpression(n) && n.expression.getText() === 'Object.assign' && n.arguments.length > 0 && /\.locals\b/.test(n.arguments[0].getText()));
+
+it('the OpenID provider says why it writes in one place (ProviderRequest), never in a response\'s locals', () => {
+  expect(found(sources(['src/oidc']), writesLocals)).toEqual([]);
+  const tree = ts.createSourceFile('x.ts', 'function f(ctx) { (ctx.res as any).locals.missed = true; Object.assign(res.locals, {}); const id = res.locals.requestId; }', ts.ScriptTarget.Latest, true);
+  expect(found([{ file: 'x.ts', tree }], writesLocals)).toHaveLength(2);
+});
+
 it('finds a storage write in an adapter (the check itself)', () => {
   const tree = ts.createSourceFile('x.ts', 'async function f(deps) { await deps.db.oidcState.save(1, o); await db.credentials.consume(1); await db.records.find(1); }', ts.ScriptTarget.Latest, true);
   expect(found([{ file: 'x.ts', tree }], writesStorage)).toHaveLength(2);
