@@ -82,8 +82,8 @@ export function createOutbox(deps: {
   // the job carries the outbox id and what it is for (shown on the dashboard); the payload stays in
   // the database (it holds the recipient and sealed links)
   // (a row whose payload names `notBefore` waits until then)
-  const toJob = (j: OutboxJob | StoredOutboxJob) => {
-    const read = readable(j);
+  // (a job just committed is its queue's already: only a row read back is checked, by the relay)
+  const toJob = (j: OutboxJob | StoredOutboxJob, read: OutboxJob | undefined) => {
     const notBefore = read?.queue === 'webhooks' && read.payload.notBefore !== undefined ? Date.parse(read.payload.notBefore) : NaN;
     const delayMs = Number.isNaN(notBefore) ? 0 : notBefore - now().getTime();
     return { id: j.id, queue: j.queue as QueueName, name: j.name, data: { outboxId: j.id, about: about(j, read) }, ...(delayMs > 0 && { delayMs }) };
@@ -91,7 +91,7 @@ export function createOutbox(deps: {
 
   const enqueue = async (j: OutboxJob) => {
     try {
-      await queue.enqueue(toJob(j));
+      await queue.enqueue(toJob(j, j));
     } catch (err) {
       logger.warn({ outboxId: j.id, queue: j.queue, job: j.name, err: (err as Error).message }, 'enqueue failed; the outbox relay will retry');
     }
@@ -119,7 +119,7 @@ export function createOutbox(deps: {
       let failing = 0;
       for (const j of stragglers) {
         try {
-          await queue.enqueue(toJob(j));
+          await queue.enqueue(toJob(j, readable(j)));
           relayed++;
           failing = 0;
         } catch (err) {
