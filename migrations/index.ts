@@ -22,6 +22,7 @@ import * as webhooks from './0021-webhooks';
 import * as organizations from './0022-organizations';
 import * as erasureUuidDigest from './0023-erasure-uuid-digest';
 import * as joinableDomains from './0024-joinable-domains';
+import * as samlServiceProviders from './0025-saml-service-providers';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   { name: '0022-organizations', ...organizations },
   { name: '0023-erasure-uuid-digest', ...erasureUuidDigest },
   { name: '0024-joinable-domains', ...joinableDomains },
+  { name: '0025-saml-service-providers', ...samlServiceProviders },
 ];

@@ -21,6 +21,7 @@ import { widgetAssetRoutes } from './web/widget-assets';
 import { accountRoutes } from './web/account';
 import { createOidcProviders } from './oidc/providers';
 import { oidcInteractionRoutes } from './web/oidc-interaction';
+import { samlRoutes } from './web/saml';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
@@ -340,6 +341,8 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(oidc.route(resolveApp));
   // its sign-ins: the hosted pages and the account page's session
   app.use(oidcInteractionRoutes(services, resolveApp, oidc.providerFor));
+  // the SAML identity provider (docs/saml.md)
+  app.use(samlRoutes(services, resolveApp));
 
   // the reference sign-in and registration pages, built from the login client's flow
   // the proof-of-work widget's files (docs/proof-of-work.md)

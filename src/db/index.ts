@@ -16,6 +16,7 @@ import { createEventQueries } from './repositories/events';
 import { createErasureQueries } from './repositories/erasures';
 import { createImportQueries } from './repositories/imports';
 import { createWebhookQueries } from './repositories/webhooks';
+import { createSamlQueries } from './repositories/saml';
 import { createOrganizationQueries } from './repositories/organizations';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
@@ -181,6 +182,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     imports: createImportQueries(sql),
     webhooks: createWebhookQueries(sql, transaction),
     organizations: createOrganizationQueries(sql),
+    saml: createSamlQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

@@ -14,7 +14,7 @@ export const ACTIVITY_TYPES = [
   'account.second_factor_added', 'account.second_factor_removed', 'account.recovery_codes_renewed',
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',
   'account.signed_out', 'account.disabled', 'account.enabled', 'account.activity_disowned', 'token.reuse_detected',
-  'oidc.grant_given', 'oidc.consent_refused', 'oidc.grant_revoked', 'oidc.logout',
+  'oidc.grant_given', 'oidc.consent_refused', 'oidc.grant_revoked', 'oidc.logout', 'saml.assertion_issued', 'saml.logout',
   'organization.member_added', 'organization.member_removed', 'organization.member_roles_changed',
 ] as const satisfies readonly (EventType | 'account.sign_in_failed')[];
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];

@@ -16,7 +16,7 @@ export interface AuditFilters { type?: string; actor?: string; subject?: string;
 
 const DIGITS = /^[1-9]\d{0,18}$/;
 /** Every kind of subject, once (compiles only while it names each of Subject['kind']). */
-const SUBJECT_KIND_SET: Record<Subject['kind'], true> = { record: true, client: true, setting: true, provider: true, flow: true, application: true, webhook: true, organization: true, role: true };
+const SUBJECT_KIND_SET: Record<Subject['kind'], true> = { record: true, client: true, setting: true, provider: true, flow: true, application: true, webhook: true, organization: true, role: true, service_provider: true };
 const SUBJECT_KINDS = Object.keys(SUBJECT_KIND_SET) as Subject['kind'][];
 const ACTOR_KINDS: readonly Actor['kind'][] = ['client', 'operator', 'account', 'system'];
 

@@ -18,7 +18,7 @@ export type Actor =
 
 /** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
 export interface Subject {
-  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role';
+  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role' | 'service_provider';
   id: string;
 }
 
@@ -180,6 +180,15 @@ export interface EventData {
   'records.imported': { created: number; refused: number; weak: number; formats: Record<string, number> };
   /** The application let accounts at a claimed domain join the organization (`joinable`), or no longer. */
   'organization.domain_joinable': { organization: string; domain: string; joinable: boolean };
+  /** A SAML service provider registered (docs/saml.md#service-providers); the subject is its public id. */
+  'saml.service_provider_added': { entityId: string };
+  /** Its metadata, name, NameID format or attributes changed (`fields`, the names). */
+  'saml.service_provider_updated': { entityId: string; fields: string[] };
+  'saml.service_provider_removed': { entityId: string };
+  /** The account signed in to a SAML service provider: an assertion was issued to it, with a NameID of `nameIdFormat`. */
+  'saml.assertion_issued': { serviceProvider: string; entityId: string; nameIdFormat: string; initiated: 'sp' | 'idp' };
+  /** The account signed out from a SAML service provider (its LogoutRequest ended the browser's session). */
+  'saml.logout': { serviceProvider: string; entityId: string };
 }
 
 export type EventType = keyof EventData;
@@ -201,6 +210,7 @@ export const EVENT_TYPES = [
   'organization.member_roles_changed', 'organization.switched', 'organization.invitation_created', 'organization.invitation_revoked',
   'organization.role_defined', 'organization.role_removed', 'organization.domain_added', 'organization.domain_verified', 'organization.domain_removed',
   'organization.domain_joinable',
+  'saml.service_provider_added', 'saml.service_provider_updated', 'saml.service_provider_removed', 'saml.assertion_issued', 'saml.logout',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;

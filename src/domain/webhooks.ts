@@ -78,6 +78,11 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'organization.domain_added': 'organization.domain_added',
   'organization.domain_verified': 'organization.domain_verified',
   'organization.domain_removed': 'organization.domain_removed',
+  'saml.service_provider_added': null,
+  'saml.service_provider_updated': null,
+  'saml.service_provider_removed': null,
+  'saml.assertion_issued': null,
+  'saml.logout': null,
   'organization.domain_joinable': 'organization.domain_joinable',
   'records.imported': null, // (each record's user.created says it)
 };

@@ -10,6 +10,7 @@ import { token } from './handlers/token';
 import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
 import * as webhooks from './handlers/webhooks';
+import * as saml from './handlers/saml';
 import * as orgs from './handlers/organizations';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
@@ -247,6 +248,11 @@ export const ROUTES: readonly Route[] = [
   admin('/webhooks/enable', webhooks.enableEndpoint(true), { summary: 'Enables a webhook endpoint again: what waited is sent', params: ['id!'] }),
   admin('/webhooks/redeliver', webhooks.redeliver, { summary: 'Sends a webhook delivery again, or every one given up since a time', params: ['id!', 'delivery', 'since'] }),
   admin('/webhooks/rotate_secret', webhooks.rotateEndpointSecret, { summary: 'A new secret for a webhook endpoint; the previous one signs too for 24 hours', params: ['id!'] }),
+  // docs/saml.md#service-providers: the SAML service providers of the application's identity provider
+  admin('/saml/service_providers/add', saml.addProvider, { summary: 'Registers a SAML service provider from its metadata', params: ['metadata!', 'name', 'name_id_format', 'attributes'] }),
+  admin('/saml/service_providers/list', saml.listProviders, { summary: 'The SAML service providers', params: [] }, READS),
+  admin('/saml/service_providers/update', saml.updateProvider, { summary: 'Changes a SAML service provider: metadata, name, NameID format, attributes', params: ['id!', 'metadata', 'name', 'name_id_format', 'attributes'] }),
+  admin('/saml/service_providers/remove', saml.removeProvider, { summary: 'Removes a SAML service provider', params: ['id!'] }),
   admin('/settings/get', settings.getSetting, { summary: 'One setting (a client\'s, else the application\'s)', params: ['key!', 'for_client_id'] }, READS),
   admin('/settings/items', settings.listSettings, { summary: 'Every setting of a client, with the application\'s defaults', params: ['for_client_id'] }, READS),
   admin('/settings/keys', settings.settingKeys, { summary: 'The names of a client\'s settings', params: ['for_client_id'] }, READS),

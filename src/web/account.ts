@@ -100,8 +100,10 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   const next = returned!.next;
   const offer = next?.client_id && next.redirect_uri ? { clientId: next.client_id, redirectUri: next.redirect_uri, ...(next.state && { state: next.state }) } : undefined;
   const interaction = next?.interaction && INTERACTION_UID.test(next.interaction) ? next.interaction : undefined;
+  // a SAML service provider's sign-in in progress (docs/saml.md): the session made for it answers it, even when it asked for a new sign-in
+  const saml = next?.saml && INTERACTION_UID.test(next.saml) ? next.saml : undefined;
   const started = await callUseCase(p.services, req, res, app, startBrowserSession, { client, flow, responseType: 'code' }, {
-    client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']), offer, interaction,
+    client, code, redirectUri: accountCallbackOf(p.services, app), device: deviceOf(req.headers['user-agent']), offer, interaction: interaction ?? saml,
   });
   if (started.error) return signedOutPage(res, app, locale, 400, say(locale, 'stateLost'));
   // the session this browser had before (a sign-in again to change a factor) ends: one per browser
@@ -112,6 +114,7 @@ const callback = (p: Page) => async (req: Request, res: Response, app: Applicati
   });
   // an OpenID sign-in in progress goes back to its interaction, which the session now answers
   if (interaction) return res.redirect(303, `/oidc/interaction/${interaction}`);
+  if (saml) return res.redirect(303, `/saml/sso/continue/${saml}`);
   // an invitation being accepted: back to it, now signed in
   if (next?.invitation) return res.redirect(303, invitationHref(next.invitation, locale));
   // a registration's passkey offer, or the account page

@@ -6,6 +6,7 @@ import type { ErasureStore } from './erasures';
 import type { EventStore } from './events';
 import type { ImportStore } from './imports';
 import type { WebhookStore } from './webhooks';
+import type { SamlStore } from './saml';
 import type { OrganizationStore } from './organizations';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
@@ -47,6 +48,8 @@ export interface Storage {
   webhooks: WebhookStore;
   /** The applications' organizations: members and their roles, defined roles, invitations, claimed domains. */
   organizations: OrganizationStore;
+  /** The applications' SAML service providers. */
+  saml: SamlStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

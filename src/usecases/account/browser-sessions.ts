@@ -190,7 +190,7 @@ async function appSessionsOf(ctx: CallContext<'db'>, entityId: number, now: Date
  * the provider's grant and the state that names it too, so the app's tokens and its grant end
  * together. Answers how many credentials it spent.
  */
-async function endFamily(db: CallContext<'db'>['services']['db'], applicationId: number, family: string, now: Date, tx: Tx): Promise<number> {
+export async function endFamily(db: CallContext<'db'>['services']['db'], applicationId: number, family: string, now: Date, tx: Tx): Promise<number> {
   const spent = await db.credentials.revokeFamily(applicationId, family, now, tx);
   await db.oidcState.destroyGrant(applicationId, family, tx);
   await db.oidcState.destroy(applicationId, 'Grant', sha256Hex(family), tx);
