@@ -42,6 +42,13 @@ const WEBHOOK_DELIVERY = {
   },
   additionalProperties: false,
 };
+/** A SAML service provider (docs/saml.md#service-providers). */
+const SERVICE_PROVIDER_PROPERTIES = {
+  id: STRING, entity_id: STRING, name: STRING, name_id_format: { enum: ['email', 'persistent', null] }, attributes: { type: ['object', 'null'] },
+  assertion_consumer_services: { type: 'array', items: STRING }, single_logout_services: { type: 'array', items: STRING }, authn_requests_signed: BOOLEAN,
+  certificates: INTEGER, created: STRING, updated: STRING,
+};
+const SERVICE_PROVIDER = { type: 'object', required: Object.keys(SERVICE_PROVIDER_PROPERTIES), properties: SERVICE_PROVIDER_PROPERTIES, additionalProperties: false };
 /** An organization (docs/organizations.md#the-api). */
 const ORGANIZATION_PROPERTIES = {
   id: STRING, name: STRING, slug: STRING, logo_url: { type: ['string', 'null'] }, metadata: OBJECT, join_by_domain: BOOLEAN,
@@ -204,6 +211,10 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/webhooks/disable': ok(),
   '/webhooks/enable': ok(),
   '/webhooks/redeliver': ok({ queued: INTEGER }),
+  '/saml/service_providers/add': ok({ result: SERVICE_PROVIDER, id: STRING, entity_id: STRING }),
+  '/saml/service_providers/list': ok({ results: { type: 'array', items: SERVICE_PROVIDER } }),
+  '/saml/service_providers/update': ok({ result: SERVICE_PROVIDER }),
+  '/saml/service_providers/remove': ok(),
 };
 
 const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };

@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import request from 'supertest';
+import { openApiDocument } from '../../src/http/openapi';
+import { ROUTES } from '../../src/http/routes';
+import { rotateSigningKeys } from '../../src/usecases/keys/signing-keys';
 import { basic } from '../helpers/backend';
+import { schemaProblems } from '../helpers/json-schema';
 import { servedTestApp } from '../helpers/browser';
 import { postedResponse, pysaml2, spKeys, stopPysaml2, type SpConfig } from '../helpers/saml';
 import { cookieBrowser, firstForm } from '../helpers/social';
@@ -23,10 +27,16 @@ const sp = (name: string, extra: Partial<SpConfig> = {}): SpConfig => ({
 });
 const away = (next: URL) => next.origin !== new URL(served.base).origin;
 
+/** The answer of an endpoint fits what the API's document says of it. */
+const document = openApiDocument(ROUTES, 'test');
+const fits = (path: string, body: unknown) =>
+  expect(schemaProblems((document.paths as Record<string, any>)[path].post.responses[200].content['application/json'].schema, body, document)).toEqual([]);
+
 async function register(config: SpConfig, extra: Record<string, string> = {}) {
   const { xml } = await pysaml2<{ xml: string }>({ op: 'metadata', sp: config });
   const added = await admin('/saml/service_providers/add', { metadata: xml, ...extra });
   if (added.body.stat !== 'ok') throw new Error(JSON.stringify(added.body));
+  fits('/saml/service_providers/add', added.body);
   return added.body as { id: string; entity_id: string };
 }
 
@@ -94,6 +104,7 @@ describe('registering service providers', () => {
     expect(added.id).toMatch(/^sp_[0-9a-f]{24}$/);
     expect(added.entity_id).toBe(config.entity_id);
     const listed = await admin('/saml/service_providers/list', {});
+    fits('/saml/service_providers/list', listed.body);
     expect(listed.body.results).toContainEqual(expect.objectContaining({
       id: added.id, entity_id: config.entity_id, name: 'The listed app', assertion_consumer_services: [config.acs], single_logout_services: [config.slo], certificates: 1,
     }));
@@ -127,6 +138,7 @@ describe('registering service providers', () => {
     const added = await register(sp('changed'));
     const updated = await admin('/saml/service_providers/update', { id: added.id, name: 'Renamed', name_id_format: 'email' });
     expect(updated.body.result).toMatchObject({ name: 'Renamed', name_id_format: 'email' });
+    fits('/saml/service_providers/update', updated.body);
     expect((await admin('/saml/service_providers/remove', { id: added.id })).body.stat).toBe('ok');
     const gone = await admin('/saml/service_providers/remove', { id: added.id });
     expect(gone.body).toMatchObject({ error: 'invalid_argument', argument_name: 'id' });
@@ -327,5 +339,27 @@ describe('single logout', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatch(/must be signed/);
     expect((await signIn(config, undefined, browser)).asked).toBe(false);
+  });
+});
+
+describe('key rotation', () => {
+  it('the next certificate, published ahead, signs after keys:rotate: a service provider holding the metadata of before accepts it', async () => {
+    const config = sp('rotation');
+    await register(config);
+    const certificates = (xml: string) => [...xml.matchAll(/<ds:X509Certificate>([^<]+)</g)].map((m) => m[1]);
+    const [current, next] = certificates(idpMetadata);
+    const app = (await served.t.runtime.db.applications.findByName('local'))!;
+    await rotateSigningKeys(served.t.runtime.services, {
+      applicationId: app.id, applicationName: 'local', acting: { actor: { kind: 'operator', name: 'test' }, origin: {} }, force: true,
+    });
+    const after = certificates((await request(served.t.app).get('/saml/metadata')).text);
+    expect(after[0]).toBe(next);
+    expect(after).not.toContain(current);
+    const who = await account();
+    const { made, page } = await signIn(config, who.email);
+    const posted = Buffer.from(postedResponse(page.body).samlResponse, 'base64').toString();
+    expect(posted).toContain(`<ds:X509Certificate>${next}</ds:X509Certificate>`);
+    // the service provider still holds the metadata fetched before the rotation (config.idp_metadata)
+    expect(await judged(config, page, [made.id])).toMatchObject({ ok: true });
   });
 });
