@@ -39,6 +39,8 @@ import {
 } from './usecases/webhooks/endpoints';
 import { shown as shownEndpoint, shownDelivery } from './http/handlers/webhooks';
 import { shownInvitation, shownMember, shownOrganization } from './http/handlers/organizations';
+import { shownServiceProvider } from './http/handlers/saml';
+import { addServiceProvider, listServiceProviders, removeServiceProvider, updateServiceProvider } from './usecases/saml/service-providers';
 import { createOrganization, listOrganizations } from './usecases/organizations/organizations';
 import { addMember, listMembers, removeMember, setMemberRoles } from './usecases/organizations/members';
 import { createInvitation } from './usecases/organizations/invitations';
@@ -96,7 +98,7 @@ async function withCore(work: (core: Core) => Promise<void>, options: { schema?:
   } catch (e) {
     // a use case's refusal of a field names it as the option that gave it
     const field = e instanceof Refusal ? e.detail.field : undefined;
-    const message = field ? `${field.startsWith('attributes.') ? field.slice('attributes.'.length) : `--${field}`} ${(e as Error).message}`
+    const message = field ? `${field.startsWith('attributes.') ? field.slice('attributes.'.length) : `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`} ${(e as Error).message}`
       : e instanceof FlowDefinitionError || e instanceof Error ? e.message : String(e);
     process.stderr.write(`gatehouse: ${message}\n`);
     process.exitCode = 1;
@@ -875,6 +877,59 @@ endpointCommand('webhooks:redeliver', 'send a delivery again (--delivery), or ev
     const since = parseTimestamp(opts.since!);
     if (!since) throw new Error('--since is not a time: write it as "2026-11-27 09:00:00" or 2026-11-27T09:00:00Z');
     print({ queued: await redeliverWebhooks(core, { ...command, since }) });
+  }));
+
+/** A metadata file's XML (`-` for standard input). */
+function metadataFile(file: string): string {
+  try {
+    return fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch {
+    throw new Error(`--metadata ${file} cannot be read: give the path of the service provider's metadata XML, or - for standard input`);
+  }
+}
+
+program.command('saml:add-sp')
+  .requiredOption('--metadata <file>', "the service provider's SAML metadata (an XML file, or - for standard input)")
+  .option('--name <name>', 'what the operators and the activity call it (default: its entity id)')
+  .option('--name-id-format <format>', 'email, or persistent (an opaque id per service provider); default: its metadata\'s first, else persistent')
+  .option('--attributes <json>', 'SAML attribute names to record attributes, as JSON: {"email":"email","givenName":"givenName"}')
+  .option(...APP_OPTION)
+  .description("register a SAML service provider of the application's identity provider from its metadata (docs/saml.md#service-providers)")
+  .action((opts: { metadata: string; name?: string; nameIdFormat?: string; attributes?: string; app?: string }) => withCore(async (core) => {
+    print(shownServiceProvider(await addServiceProvider(core, {
+      app: await applicationOf(core, opts), acting: core.acting, metadata: metadataFile(opts.metadata), name: opts.name, nameIdFormat: opts.nameIdFormat, attributes: opts.attributes,
+    })));
+  }));
+
+program.command('saml:list-sps')
+  .option(...APP_OPTION)
+  .description("print the application's SAML service providers")
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    print((await listServiceProviders(core, { app: await applicationOf(core, opts) })).map(shownServiceProvider));
+  }));
+
+program.command('saml:update-sp')
+  .argument('<id>', 'the service provider (sp_…, as saml:list-sps prints it)')
+  .option('--metadata <file>', 'its new metadata (new certificates or endpoints)')
+  .option('--name <name>', 'its new name')
+  .option('--name-id-format <format>', 'email or persistent; "" for its metadata\'s first')
+  .option('--attributes <json>', 'SAML attribute names to record attributes, as JSON; "" for the defaults')
+  .option(...APP_OPTION)
+  .description('change a SAML service provider: its metadata, name, NameID format or attributes')
+  .action((id: string, opts: { metadata?: string; name?: string; nameIdFormat?: string; attributes?: string; app?: string }) => withCore(async (core) => {
+    print(shownServiceProvider(await updateServiceProvider(core, {
+      app: await applicationOf(core, opts), acting: core.acting, id, ...(opts.metadata !== undefined && { metadata: metadataFile(opts.metadata) }),
+      name: opts.name, nameIdFormat: opts.nameIdFormat, attributes: opts.attributes,
+    })));
+  }));
+
+program.command('saml:remove-sp')
+  .argument('<id>', 'the service provider (sp_…, as saml:list-sps prints it)')
+  .option(...APP_OPTION)
+  .description('remove a SAML service provider: its requests are refused from now on')
+  .action((id: string, opts: { app?: string }) => withCore(async (core) => {
+    await removeServiceProvider(core, { app: await applicationOf(core, opts), acting: core.acting, id });
+    print({ removed: id });
   }));
 
 program.command('audit')

@@ -7,6 +7,7 @@ import { simpleParser } from 'mailparser';
 import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { basic, get, post } from '../helpers/http-calls';
+import { pysaml2, spKeys, stopPysaml2 } from '../helpers/saml';
 import { openDatabase } from '../../src/db';
 import { createOutbox } from '../../src/queue/outbox';
 import { mailRow, writeRows } from '../helpers/outbox-rows';
@@ -138,6 +139,36 @@ describe('gatehouse CLI on the configured database', () => {
       'webhook.removed', 'webhook.redelivered', 'webhook.enabled', 'webhook.disabled', 'webhook.secret_rotated', 'webhook.tested', 'webhook.added',
     ]);
   }, cliTime(20));
+
+  it('saml:add-sp registers a service provider from its metadata file, saml:list-sps, saml:update-sp and saml:remove-sp; a refusal names its option', async () => {
+    const env = { ...backend.env, DEFAULT_APP: 'books' };
+    const run = (...args: string[]) => cli(args, { cwd: backend.dir, env });
+    const keys = await spKeys();
+    try {
+      const config = { entity_id: 'https://crm.example.com/saml', acs: 'https://crm.example.com/acs', slo: 'https://crm.example.com/slo', key_file: keys.key_file, cert_file: keys.cert_file };
+      const file = path.join(keys.dir, 'sp.xml');
+      fs.writeFileSync(file, (await pysaml2<{ xml: string }>({ op: 'metadata', sp: config })).xml);
+      const added = run('saml:add-sp', '--metadata', file, '--name', 'CRM', '--name-id-format', 'email');
+      expect({ status: added.status, stderr: added.stderr }).toEqual({ status: 0, stderr: '' });
+      const sp = JSON.parse(added.stdout) as { id: string };
+      expect(sp).toMatchObject({ id: expect.stringMatching(/^sp_/), entity_id: config.entity_id, name: 'CRM', name_id_format: 'email', assertion_consumer_services: [config.acs] });
+      expect(JSON.parse(run('saml:list-sps').stdout)).toEqual([expect.objectContaining({ id: sp.id })]);
+      expect(JSON.parse(run('saml:update-sp', sp.id, '--attributes', '{"mail":"email"}').stdout)).toMatchObject({ attributes: { mail: 'email' } });
+      for (const [args, says] of [
+        [['saml:add-sp', '--metadata', file], '--metadata describes https://crm.example.com/saml, which is a service provider of this application already'],
+        [['saml:add-sp', '--metadata', path.join(keys.dir, 'nothing.xml')], '--metadata'],
+        [['saml:update-sp', sp.id, '--name-id-format', 'transient'], '--name-id-format must be email'],
+        [['saml:remove-sp', 'sp_nope'], '--id is not a SAML service provider'],
+      ] as const) {
+        const refused = run(...args);
+        expect({ args, status: refused.status, stderr: refused.stderr }).toEqual({ args, status: 1, stderr: expect.stringContaining(says) });
+      }
+      expect(JSON.parse(run('saml:remove-sp', sp.id).stdout)).toEqual({ removed: sp.id });
+    } finally {
+      await stopPysaml2();
+      fs.rmSync(keys.dir, { recursive: true, force: true });
+    }
+  }, cliTime(9));
 
   it('organizations: create with an owner, add a member, set roles, invite, verify a domain, list; the last owner stays; each refusal says what is wrong', () => {
     const tag = Date.now().toString(36);
