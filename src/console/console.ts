@@ -38,6 +38,7 @@ import { verifyEmailAsOperator } from '../usecases/operators/verify-email';
 import type { CallContext, Services } from '../usecases/services';
 import { deviceOf } from '../web/account';
 import { mountWebhooks, webhooksSection, type ConsoleParts } from './webhooks';
+import { mountSaml, samlSection } from './saml';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
 /**
@@ -558,6 +559,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
           + (admin ? adminForm(s, `${appBase(a)}/keys`, say(locale, 'rotateKeys'), `<p class="tip">${escape(say(locale, 'rotateTip'))}</p>`, true) : ''))
       + '</section>';
     body += await webhooksSection(parts, s, a);
+    body += await samlSection(parts, s, a);
     page(res, 200, locale, a.name, body, s);
   }));
 
@@ -603,6 +605,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
 
   const parts: ConsoleParts = { services, say, q, time, page, problem, signed, administer, adminForm, namedApp, appBase };
   mountWebhooks(app, parts);
+  mountSaml(app, parts);
 
   app.post('/apps/:app/settings', form, administer(async (_req, res, s, a, body) => {
     const client = body.client || undefined;

@@ -236,3 +236,30 @@ it('an admin adds a webhook endpoint (its secret shown once), pings it, disables
   expect(audit.slice(0, 6)).toEqual([['webhook.removed', 'operator'], ['webhook.redelivered', 'operator'], ['webhook.secret_rotated', 'operator'],
     ['webhook.enabled', 'operator'], ['webhook.disabled', 'operator'], ['webhook.tested', 'operator']]);
 });
+
+it('an admin registers a SAML service provider from its metadata and removes it; a viewer sees it with the identity provider\'s metadata URL, changes nothing', async () => {
+  const token = await tokenOf(cookies.admin);
+  const post = (path: string, fields: Record<string, string>, who = 'admin') => request(consoleApp).post(path).set('Cookie', cookies[who]).type('form').send({ csrf: token, ...fields });
+  const metadata = '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://wiki.example.com/saml">'
+    + '<md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">'
+    + '<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://wiki.example.com/acs" index="0"/>'
+    + '</md:SPSSODescriptor></md:EntityDescriptor>';
+  const bad = await post('/apps/local/saml', { metadata: '<!DOCTYPE x><x/>' });
+  expect([bad.status, bad.text]).toEqual([400, expect.stringContaining('metadata: the metadata has a DOCTYPE')]);
+  const added = await post('/apps/local/saml', { metadata, name: 'Wiki', name_id_format: 'email' });
+  expect(added.headers.location).toBe('/apps/local?locale=en-US#h-saml');
+  const appPage = await request(consoleApp).get('/apps/local').set('Cookie', cookies.viewer);
+  expect(appPage.text).toContain('<code>https://wiki.example.com/acs</code>');
+  expect(appPage.text).toMatch(/<code>http:\/\/[^<]+\/saml\/metadata<\/code>/);
+  expect(appPage.text).not.toContain('Register the service provider');
+  const local = (await t.runtime.db.applications.findByName('local'))!;
+  const [sp] = (await t.runtime.db.saml.list(local.id)).filter((x) => x.entityId === 'https://wiki.example.com/saml');
+  expect(sp).toMatchObject({ name: 'Wiki', nameIdFormat: 'email' });
+  expect((await request(consoleApp).post(`/apps/local/saml/${sp.publicId}/remove`).set('Cookie', cookies.viewer).type('form')
+    .send({ csrf: await tokenOf(cookies.viewer), confirm: 'yes' })).status).toBe(403);
+  expect((await post(`/apps/local/saml/${sp.publicId}/remove`, {})).status).toBe(400);
+  expect((await post(`/apps/local/saml/${sp.publicId}/remove`, { confirm: 'yes' })).headers.location).toBe('/apps/local?locale=en-US#h-saml');
+  expect(await t.runtime.db.saml.list(local.id)).not.toContainEqual(expect.objectContaining({ publicId: sp.publicId }));
+  const audit = (await t.runtime.db.events.latest(local.id, 4)).filter((e) => e.type.startsWith('saml.')).map((e) => [e.type, e.actor.kind]);
+  expect(audit).toEqual([['saml.service_provider_removed', 'operator'], ['saml.service_provider_added', 'operator']]);
+});
