@@ -21,7 +21,7 @@ forEveryEngine('saml store', (storage) => {
     const { db, appId } = storage();
     const a = `sp_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
     const b = `sp_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
-    const long = `https://sp.example.com/${'x'.repeat(990)}/${a}`;
+    const long = `https://sp.example.com/${'x'.repeat(960)}/${a}`;
     expect(await add(a, long)).toMatchObject({ publicId: a, entityId: long, name: 'CRM', descriptor: descriptor(long), nameIdFormat: 'persistent', attributes: { mail: 'email' } });
     await add(b, `https://other.example.com/${b}`);
     expect((await db.saml.list(appId)).filter((x) => [a, b].includes(x.publicId)).map((x) => x.publicId)).toEqual([a, b]);
