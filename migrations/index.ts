@@ -23,6 +23,7 @@ import * as organizations from './0022-organizations';
 import * as erasureUuidDigest from './0023-erasure-uuid-digest';
 import * as joinableDomains from './0024-joinable-domains';
 import * as samlServiceProviders from './0025-saml-service-providers';
+import * as organizationConnections from './0026-organization-connections';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   { name: '0023-erasure-uuid-digest', ...erasureUuidDigest },
   { name: '0024-joinable-domains', ...joinableDomains },
   { name: '0025-saml-service-providers', ...samlServiceProviders },
+  { name: '0026-organization-connections', ...organizationConnections },
 ];

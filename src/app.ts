@@ -22,6 +22,7 @@ import { accountRoutes } from './web/account';
 import { createOidcProviders } from './oidc/providers';
 import { oidcInteractionRoutes } from './web/oidc-interaction';
 import { samlRoutes } from './web/saml';
+import { connectionRoutes } from './web/connections';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
@@ -349,6 +350,8 @@ export function buildApp(options: AppOptions): express.Express {
   app.use(widgetAssetRoutes());
   const hosted = hostedRoutes(services, resolveApp);
   app.use(hosted.router);
+  // organizations' enterprise connections (docs/organizations.md#connections)
+  app.use(connectionRoutes(services, resolveApp, hosted));
   // the account page: the person's own profile, password, passkeys, second factor, linked accounts and sessions
   const account = accountRoutes(services, resolveApp, hosted);
   app.use(account.router);

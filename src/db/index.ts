@@ -17,6 +17,7 @@ import { createErasureQueries } from './repositories/erasures';
 import { createImportQueries } from './repositories/imports';
 import { createWebhookQueries } from './repositories/webhooks';
 import { createSamlQueries } from './repositories/saml';
+import { createConnectionQueries } from './repositories/connections';
 import { createOrganizationQueries } from './repositories/organizations';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
@@ -183,6 +184,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     webhooks: createWebhookQueries(sql, transaction),
     organizations: createOrganizationQueries(sql),
     saml: createSamlQueries(sql),
+    connections: createConnectionQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

@@ -65,9 +65,9 @@ export interface Carried {
 
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
 export interface EventData {
-  'account.registered': { method: 'password' | 'social' | 'api' | 'email_code' };
+  'account.registered': { method: 'password' | 'social' | 'api' | 'email_code' | 'connection' };
   /** `factor`: the second factor that finished it, when one did. */
-  'account.signed_in': { method: 'password' | 'social' | 'passkey' | 'email_code'; factor?: 'totp' | 'recovery_code' | 'passkey' };
+  'account.signed_in': { method: 'password' | 'social' | 'passkey' | 'email_code' | 'connection'; factor?: 'totp' | 'recovery_code' | 'passkey' };
   /**
    * A sign-in code was asked for (docs/email-codes.md): mailed to the account's address (subject the
    * record), or to an address no account has, to register; or not mailed (no account and no
@@ -180,6 +180,11 @@ export interface EventData {
   'records.imported': { created: number; refused: number; weak: number; formats: Record<string, number> };
   /** The application let accounts at a claimed domain join the organization (`joinable`), or no longer. */
   'organization.domain_joinable': { organization: string; domain: string; joinable: boolean };
+  /** An organization's enterprise connection added (docs/organizations.md#connections). */
+  'organization.connection_added': { organization: string; connection: string; type: 'saml' | 'oidc'; required: boolean };
+  /** Its settings changed (`fields`, the names; never a secret's value). */
+  'organization.connection_updated': { organization: string; connection: string; fields: string[] };
+  'organization.connection_removed': { organization: string; connection: string };
   /** A SAML service provider registered (docs/saml.md#service-providers); the subject is its public id. */
   'saml.service_provider_added': { entityId: string };
   /** Its metadata, name, NameID format or attributes changed (`fields`, the names). */
@@ -210,6 +215,7 @@ export const EVENT_TYPES = [
   'organization.member_roles_changed', 'organization.switched', 'organization.invitation_created', 'organization.invitation_revoked',
   'organization.role_defined', 'organization.role_removed', 'organization.domain_added', 'organization.domain_verified', 'organization.domain_removed',
   'organization.domain_joinable',
+  'organization.connection_added', 'organization.connection_updated', 'organization.connection_removed',
   'saml.service_provider_added', 'saml.service_provider_updated', 'saml.service_provider_removed', 'saml.assertion_issued', 'saml.logout',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */

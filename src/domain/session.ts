@@ -10,10 +10,10 @@ import type { StoredCredential } from './storage/credentials';
 export type AuthMethod = 'pwd' | 'fed' | 'otp' | 'hwk' | 'mfa' | 'email';
 
 /** Each credential a sign-in was proven with, in Gatehouse's words (what the account page and the audit log say). */
-export type SignInFactor = 'password' | 'social' | 'totp' | 'recovery_code' | 'passkey' | 'verified_passkey' | 'email_code';
+export type SignInFactor = 'password' | 'social' | 'totp' | 'recovery_code' | 'passkey' | 'verified_passkey' | 'email_code' | 'connection';
 
 const AMR: Record<SignInFactor, AuthMethod[]> = {
-  password: ['pwd'], social: ['fed'], totp: ['otp'], recovery_code: ['otp'], passkey: ['hwk'], verified_passkey: ['hwk', 'mfa'], email_code: ['otp', 'email'],
+  password: ['pwd'], social: ['fed'], connection: ['fed'], totp: ['otp'], recovery_code: ['otp'], passkey: ['hwk'], verified_passkey: ['hwk', 'mfa'], email_code: ['otp', 'email'],
 };
 
 /**

@@ -42,6 +42,16 @@ const WEBHOOK_DELIVERY = {
   },
   additionalProperties: false,
 };
+/** An organization's enterprise connection (docs/organizations.md#connections): never its secret. */
+const CONNECTION_PROPERTIES = {
+  id: STRING, organization_id: STRING, type: { enum: ['saml', 'oidc'] }, name: STRING, required: BOOLEAN, start_url: STRING,
+  metadata_url: STRING, acs_url: STRING, idp_entity_id: STRING, idp_initiated: BOOLEAN, redirect_uri: STRING, issuer: STRING, client_id: STRING,
+  attributes: { type: ['object', 'null'] }, groups: { type: ['object', 'null'] }, created: STRING, updated: STRING,
+};
+const CONNECTION = {
+  type: 'object', required: ['id', 'organization_id', 'type', 'name', 'required', 'start_url', 'attributes', 'groups', 'created', 'updated'],
+  properties: CONNECTION_PROPERTIES, additionalProperties: false,
+};
 /** A SAML service provider (docs/saml.md#service-providers). */
 const SERVICE_PROVIDER_PROPERTIES = {
   id: STRING, entity_id: STRING, name: STRING, name_id_format: { enum: ['email', 'persistent', null] }, attributes: { type: ['object', 'null'] },
@@ -63,7 +73,7 @@ const MEMBERSHIP = {
 };
 const MEMBER_PROPERTIES = {
   user_id: STRING, email: { type: ['string', 'null'] }, username: { type: ['string', 'null'] }, roles: { type: 'array', items: STRING },
-  joined_by: { enum: ['created', 'api', 'invitation', 'domain'] }, joined: STRING,
+  joined_by: { enum: ['created', 'api', 'invitation', 'domain', 'connection'] }, joined: STRING,
 };
 const MEMBER = { type: 'object', required: Object.keys(MEMBER_PROPERTIES), properties: MEMBER_PROPERTIES, additionalProperties: false };
 const INVITATION_PROPERTIES = {
@@ -211,6 +221,10 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/webhooks/disable': ok(),
   '/webhooks/enable': ok(),
   '/webhooks/redeliver': ok({ queued: INTEGER }),
+  '/organizations/connections/add': ok({ id: STRING, start_url: STRING, metadata_url: STRING, redirect_uri: STRING, result: CONNECTION }, ['metadata_url', 'redirect_uri']),
+  '/organizations/connections/list': ok({ results: { type: 'array', items: CONNECTION } }),
+  '/organizations/connections/update': ok({ result: CONNECTION }),
+  '/organizations/connections/remove': ok(),
   '/saml/service_providers/add': ok({ result: SERVICE_PROVIDER, id: STRING, entity_id: STRING }),
   '/saml/service_providers/list': ok({ results: { type: 'array', items: SERVICE_PROVIDER } }),
   '/saml/service_providers/update': ok({ result: SERVICE_PROVIDER }),

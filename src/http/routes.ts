@@ -94,6 +94,8 @@ const PAGE = ['max_results', 'cursor'];
 const MEMBER = { arguments: { account: 'uuid' } };
 /** A record's attributes are up to 64 KiB of JSON, which URL encoding may triple. */
 const RECORD_SIZE = { body: 256 * 1024, param: 256 * 1024 };
+/** SAML metadata: an identity provider's (with its certificates and roles) may be a few hundred KB; Gatehouse reads 256 KB of it. */
+const METADATA_SIZE = { body: 800 * 1024, param: 256 * 1024 };
 /** entity.bulkCreate: up to 1,000 records in one call. */
 const BULK_SIZE = { body: 8 * 1024 * 1024, param: 8 * 1024 * 1024 };
 
@@ -239,6 +241,11 @@ export const ROUTES: readonly Route[] = [
   org('/organizations/domains/verify', orgs.domainsVerify, { summary: 'Verifies a claimed domain', params: [...ORG, 'domain!'] }),
   org('/organizations/domains/remove', orgs.domainsRemove, { summary: 'Removes a claimed domain', params: [...ORG, 'domain!'] }),
   org('/organizations/domains/list', orgs.domainsList, { summary: 'An organization\'s claimed domains', params: ORG }, { reads: true }),
+  // docs/organizations.md#connections: an organization's own identity provider (SAML or OpenID)
+  { ...org('/organizations/connections/add', orgs.connectionsAdd, { summary: 'Adds an enterprise connection to an organization: SAML (metadata or metadata_url) or OpenID (issuer, client_id, client_secret)', params: [...ORG, 'type!', 'name', 'metadata', 'metadata_url', 'idp_initiated', 'issuer', 'client_id', 'client_secret', 'required', 'attributes', 'groups'] }), size: METADATA_SIZE },
+  org('/organizations/connections/list', orgs.connectionsList, { summary: 'An organization\'s enterprise connections, never a secret', params: ORG }, { reads: true }),
+  { ...org('/organizations/connections/update', orgs.connectionsUpdate, { summary: 'Changes an enterprise connection', params: [...ORG, 'connection_id!', 'name', 'metadata', 'metadata_url', 'idp_initiated', 'issuer', 'client_id', 'client_secret', 'required', 'attributes', 'groups'] }), size: METADATA_SIZE },
+  org('/organizations/connections/remove', orgs.connectionsRemove, { summary: 'Removes an enterprise connection', params: [...ORG, 'connection_id!'] }),
   admin('/webhooks/add', webhooks.addEndpoint, { summary: 'Adds a webhook endpoint; its secret (whsec_…) is in this answer only', params: ['url!', 'events!', 'description', 'include_record'] }),
   admin('/webhooks/list', webhooks.listEndpoints, { summary: 'The webhook endpoints, never a secret', params: [] }, READS),
   admin('/webhooks/remove', webhooks.removeEndpoint, { summary: 'Removes a webhook endpoint', params: ['id!'] }),
@@ -249,9 +256,9 @@ export const ROUTES: readonly Route[] = [
   admin('/webhooks/redeliver', webhooks.redeliver, { summary: 'Sends a webhook delivery again, or every one given up since a time', params: ['id!', 'delivery', 'since'] }),
   admin('/webhooks/rotate_secret', webhooks.rotateEndpointSecret, { summary: 'A new secret for a webhook endpoint; the previous one signs too for 24 hours', params: ['id!'] }),
   // docs/saml.md#service-providers: the SAML service providers of the application's identity provider
-  admin('/saml/service_providers/add', saml.addProvider, { summary: 'Registers a SAML service provider from its metadata', params: ['metadata!', 'name', 'name_id_format', 'attributes'] }),
+  { ...admin('/saml/service_providers/add', saml.addProvider, { summary: 'Registers a SAML service provider from its metadata', params: ['metadata!', 'name', 'name_id_format', 'attributes'] }), size: METADATA_SIZE },
   admin('/saml/service_providers/list', saml.listProviders, { summary: 'The SAML service providers', params: [] }, READS),
-  admin('/saml/service_providers/update', saml.updateProvider, { summary: 'Changes a SAML service provider: metadata, name, NameID format, attributes', params: ['id!', 'metadata', 'name', 'name_id_format', 'attributes'] }),
+  { ...admin('/saml/service_providers/update', saml.updateProvider, { summary: 'Changes a SAML service provider: metadata, name, NameID format, attributes', params: ['id!', 'metadata', 'name', 'name_id_format', 'attributes'] }), size: METADATA_SIZE },
   admin('/saml/service_providers/remove', saml.removeProvider, { summary: 'Removes a SAML service provider', params: ['id!'] }),
   admin('/settings/get', settings.getSetting, { summary: 'One setting (a client\'s, else the application\'s)', params: ['key!', 'for_client_id'] }, READS),
   admin('/settings/items', settings.listSettings, { summary: 'Every setting of a client, with the application\'s defaults', params: ['for_client_id'] }, READS),

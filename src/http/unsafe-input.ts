@@ -4,7 +4,7 @@ import { CONTROL, unsafeField } from '../domain/request-values';
 import { errors } from '../errors';
 
 /** The paths a browser is sent to (the pages, the account page, the provider's browser endpoints): refused with an error page. */
-const PAGES = /^\/(?:$|signin|register|account|reset-password|verify-email|undo-email-change|social\/|oidc\/interaction\/|saml\/)/;
+const PAGES = /^\/(?:$|signin|register|account|reset-password|verify-email|undo-email-change|social\/|oidc\/interaction\/|saml\/|sso\/)/;
 
 /**
  * Express middleware: refuses a request whose path or query string holds what no request may

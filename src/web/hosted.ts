@@ -32,6 +32,8 @@ import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, originOf, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import type { StoredCredential } from '../domain/storage/credentials';
 import { filled, textsOf } from '../texts';
+import { connectionForAddress } from '../usecases/sso/discovery';
+import { connectionSignIn, ConnectionRefusal, type CheckedResponse } from '../usecases/sso/saml-connection';
 
 const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
 
@@ -637,6 +639,9 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignInOutcome
   async (req, res, app, entry, body, held) => {
     const form = h.services.flows.form(app, entry.flow, FORMS[view]);
     const fields = form ? formValues(form, body) : {};
+    // home-realm discovery: an address at an organization's verified domain signs in through its connection, never with a password here
+    const address = view === 'signin' ? Object.values(fields).find((v) => v.includes('@')) : undefined;
+    if (address !== undefined && await toConnection(h, res, app, entry, address)) return;
     // (not for a registration on the account page's own sign-in: it is going to a session already)
     const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client) && entry.redirectUri !== accountCallbackOf(h.services, app);
     const request = offer ? { ...flowRequest(entry), redirectUri: accountCallbackOf(h.services, app) } : flowRequest(entry);
@@ -699,6 +704,30 @@ async function finishSocial(
   return show(h, req, res, app, entry, 'signin', status, shown);
 }
 
+/** Sends the browser to the connection of an address's organization (home-realm discovery), if it has one: true when it did. */
+async function toConnection(h: Hosted, res: Response, app: Application, entry: Entry, address: string): Promise<boolean> {
+  const connection = await connectionForAddress(h.services, app, address);
+  if (!connection) return false;
+  res.redirect(303, `/sso/${connection}/start?${entryQuery(entry, { login_hint: address.trim() })}`);
+  return true;
+}
+
+/** An organization's connection signed the person in (its response checked): to the app with a code, or the second factor's page; what failed, on the sign-in page. */
+async function finishConnection(h: Hosted, req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, checked: CheckedResponse): Promise<void> {
+  const entry = await entryOf(h.services, app, { client_id: back.clientId, redirect_uri: back.redirectUri, state: back.state }, locale);
+  if ('key' in entry) return sendError(res, 400, locale, app, entry);
+  let result;
+  try {
+    result = await callUseCase(h.services, req, res, app, connectionSignIn, flowRequest(entry), { checked });
+  } catch (e) {
+    if (e instanceof ConnectionRefusal) return sendError(res, 400, locale, app, { key: 'badLink', detail: e.message });
+    throw e;
+  }
+  if (result.result) return toAppOrPause(h, req, res, app, entry, result.result);
+  const { status, shown } = pageFailure(res, locale, FORMS.signin, result.error!);
+  return show(h, req, res, app, entry, 'signin', status, shown);
+}
+
 /**
  * GET /signin and GET /register: the reference sign-in and registration pages, built from the
  * login client's flow (signInForm, registrationForm, forgotPasswordForm, socialRegistrationForm)
@@ -711,8 +740,10 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   const h: Hosted = { services, token: csrf(services.box, COOKIE, '/', services.baseUrls.secure) };
   const page = (work: EntryWork) => withEntry(h, resolveApp, work);
   const form = pageForm({ limit: '32kb', parameterLimit: 60 });
-  router.get('/signin', page((req, res, app, entry) => {
+  router.get('/signin', page(async (req, res, app, entry) => {
     const view = req.query.view === 'forgot' ? 'forgot' : 'signin';
+    // home-realm discovery: an app that knows the address (login_hint) at an organization's verified domain goes to its connection
+    if (view === 'signin' && typeof req.query.login_hint === 'string' && await toConnection(h, res, app, entry, req.query.login_hint)) return;
     return show(h, req, res, app, entry, view, 200, hinted(h, app, entry, view, req.query.login_hint));
   }));
   // an invitation's registration names its address (login_hint), typed in already
@@ -738,6 +769,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
     router,
     finishSocial: (req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, provider: string, socialToken: string) =>
       finishSocial(h, req, res, app, locale, back, provider, socialToken),
+    finishConnection: (req: Request, res: Response, app: Application, locale: PageLocale, back: HostedReturn, checked: CheckedResponse) =>
+      finishConnection(h, req, res, app, locale, back, checked),
     /** Whether a hosted page may start a social sign-in for these parameters (the same checks as its own GET). */
     async hostedReturn(app: Application, query: Record<string, unknown>, locale: PageLocale): Promise<HostedReturn | PageProblem> {
       const entry = await entryOf(services, app, query, locale);

@@ -136,3 +136,45 @@ export function identityProviderMetadata(idp: { entityId: string; ssoUrl: string
     + `<md:SingleSignOnService Binding="${BINDINGS.post}" Location="${xmlEscape(idp.ssoUrl)}"/>`
     + '</md:IDPSSODescriptor></md:EntityDescriptor>';
 }
+
+/** What Gatehouse keeps of an identity provider's metadata (a connection's). */
+export interface IdentityProviderDescriptor {
+  entityId: string;
+  /** Its SingleSignOnService endpoints (HTTP-Redirect is the one requests go to). */
+  singleSignOn: SamlEndpoint[];
+  singleLogout: SamlEndpoint[];
+  /** Its signing certificates (base64 DER): responses are verified with these only. */
+  certificates: string[];
+  wantAuthnRequestsSigned: boolean;
+}
+
+/** Reads an identity provider's metadata; refuses one without an IDPSSODescriptor for SAML 2.0, an HTTP-Redirect SSO endpoint or a signing certificate. */
+export function parseIdentityProviderMetadata(xml: string): IdentityProviderDescriptor {
+  const what = 'the metadata';
+  const entity = entityOf(xml, what);
+  const entityId = entityIdOf(entity, what);
+  const role = childrenOf(entity, NS.md, 'IDPSSODescriptor')
+    .find((d) => (attributeOf(d, 'protocolSupportEnumeration') ?? '').split(/\s+/).includes(NS.samlp));
+  if (!role) throw new SamlInputError(`${what} has no IDPSSODescriptor for SAML 2.0 (protocolSupportEnumeration ${NS.samlp}): is it an identity provider's?`);
+  const singleSignOn = endpoints(role, 'SingleSignOnService', what);
+  if (!singleSignOn.some((e) => e.binding === BINDINGS.redirect)) {
+    throw new SamlInputError(`${what} has no SingleSignOnService with the HTTP-Redirect binding: Gatehouse sends its requests over HTTP-Redirect`);
+  }
+  const certificates = signingCertificates(role, what);
+  if (certificates.length === 0) throw new SamlInputError(`${what} has no signing certificate (a KeyDescriptor with an X509Certificate): Gatehouse accepts signed responses only`);
+  return {
+    entityId, singleSignOn, singleLogout: endpoints(role, 'SingleLogoutService', what), certificates,
+    wantAuthnRequestsSigned: attributeOf(role, 'WantAuthnRequestsSigned') === 'true',
+  };
+}
+
+/** A service provider's metadata (a connection's): its entity id, its ACS over HTTP-POST, its signing certificate; signed requests, signed assertions wanted. */
+export function serviceProviderMetadata(sp: { entityId: string; acsUrl: string; certificates: string[] }): string {
+  const keys = sp.certificates.map((c) => `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${c}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`).join('');
+  return '<?xml version="1.0" encoding="UTF-8"?>'
+    + `<md:EntityDescriptor xmlns:md="${NS.md}" xmlns:ds="${NS.ds}" entityID="${xmlEscape(sp.entityId)}">`
+    + `<md:SPSSODescriptor AuthnRequestsSigned="true" WantAssertionsSigned="true" protocolSupportEnumeration="${NS.samlp}">${keys}`
+    + `<md:NameIDFormat>${NAME_ID_FORMATS.persistent}</md:NameIDFormat><md:NameIDFormat>${NAME_ID_FORMATS.email}</md:NameIDFormat>`
+    + `<md:AssertionConsumerService Binding="${BINDINGS.post}" Location="${xmlEscape(sp.acsUrl)}" index="0" isDefault="true"/>`
+    + '</md:SPSSODescriptor></md:EntityDescriptor>';
+}

@@ -7,6 +7,7 @@ import type { EventStore } from './events';
 import type { ImportStore } from './imports';
 import type { WebhookStore } from './webhooks';
 import type { SamlStore } from './saml';
+import type { ConnectionStore } from './connections';
 import type { OrganizationStore } from './organizations';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
@@ -50,6 +51,8 @@ export interface Storage {
   organizations: OrganizationStore;
   /** The applications' SAML service providers. */
   saml: SamlStore;
+  /** The organizations' enterprise connections (their own identity providers). */
+  connections: ConnectionStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

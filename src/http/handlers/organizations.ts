@@ -11,6 +11,7 @@ import { defineRole, listRoles, removeRole, type RoleView } from '../../usecases
 import { asAccount, asClient } from '../../usecases/services';
 import type { Handler, RequestContext } from '../context';
 import { identifyRecord, namesRecord, recordKey } from '../record';
+import { addConnection, listConnections, removeConnection, updateConnection, type ConnectionInput, type ConnectionView } from '../../usecases/organizations/connections';
 
 /**
  * Organizations for the application's backend (owner or direct_access clients) and for their
@@ -266,3 +267,43 @@ export const domainsRemove: Handler = async (ctx) => {
 export const domainsList: Handler = async (ctx) => ({
   results: (await listDomains(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx) })).map(shownDomain),
 });
+
+/** A connection on the wire (docs/organizations.md#connections): never its client secret. */
+export const shownConnection = (c: ConnectionView) => ({
+  id: c.id, organization_id: c.organizationId, type: c.type, name: c.name, required: c.required, start_url: c.startUrl,
+  ...(c.type === 'saml'
+    ? { metadata_url: c.metadataUrl, acs_url: c.acsUrl, idp_entity_id: c.idpEntityId, idp_initiated: c.idpInitiated }
+    : { redirect_uri: c.redirectUri, issuer: c.issuer, client_id: c.clientId }),
+  attributes: c.attributes ?? null, groups: c.groups ?? null, created: formatTimestamp(c.createdAt), updated: formatTimestamp(c.updatedAt),
+});
+
+/** What a connection's add or update says (each optional here; the use case says what a type needs). */
+const connectionInput = (ctx: RequestContext): ConnectionInput => {
+  const pick = (param: string) => ctx.params.get(param);
+  const input: ConnectionInput = {
+    type: pick('type'), name: pick('name'), metadata: pick('metadata'), metadataUrl: pick('metadata_url'), issuer: pick('issuer'), clientId: pick('client_id'),
+    clientSecret: pick('client_secret'), attributes: pick('attributes'), groups: pick('groups'), required: bool(ctx, 'required'), idpInitiated: bool(ctx, 'idp_initiated'),
+  };
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as ConnectionInput;
+};
+
+export const connectionsAdd: Handler = async (ctx) => {
+  const added = await addConnection(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), ...connectionInput(ctx) });
+  const shown = shownConnection(added);
+  return { id: added.id, start_url: added.startUrl, ...(added.type === 'saml' ? { metadata_url: added.metadataUrl } : { redirect_uri: added.redirectUri }), result: shown };
+};
+
+export const connectionsList: Handler = async (ctx) => ({
+  results: (await listConnections(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx) })).map(shownConnection),
+});
+
+export const connectionsUpdate: Handler = async (ctx) => ({
+  result: shownConnection(await updateConnection(ctx.services, {
+    app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), connectionId: ctx.params.require('connection_id'), ...connectionInput(ctx),
+  })),
+});
+
+export const connectionsRemove: Handler = async (ctx) => {
+  await removeConnection(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), connectionId: ctx.params.require('connection_id') });
+  return {};
+};

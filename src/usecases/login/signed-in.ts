@@ -14,9 +14,10 @@ import { pauseForSecondFactor, secondFactorOwed, sendToEnroll, type SignInAlso }
 import { identityEvent, invalidToken, linkIdentity } from './social-identities';
 import { countFailedSignIn } from './failed-sign-ins';
 import { joinByDomain } from '../organizations/domains';
+import { refuseWhereConnectionRequired } from '../sso/discovery';
 
 /** The second factor that finished a sign-in: a code, a recovery code, or a passkey (that verified the person or not). */
-export type SecondFactor = Exclude<SignInFactor, 'password' | 'social' | 'email_code'>;
+export type SecondFactor = Exclude<SignInFactor, 'password' | 'social' | 'email_code' | 'connection'>;
 
 /**
  * 210 for a disabled user, said only to someone who proved the password or the identity: the
@@ -71,6 +72,8 @@ export async function signedIn(
     await countFailedSignIn(ctx, record.id, 'account_disabled', request.client);
     throw accountDisabled(ctx, request);
   }
+  // a member of an organization that requires its connection signs in through it only (docs/organizations.md#required-sign-in)
+  if (!first.includes('connection')) await refuseWhereConnectionRequired(ctx.services, ctx.app, record.id);
   // the seam: an account with a second factor waits for it here, before anything is issued or spent
   // (a passkey is not the second factor of a sign-in it began)
   const factors = options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);
@@ -129,7 +132,7 @@ async function sessionOf(
   const acting = asAccount(ctx, record.id, request.client);
   const first = options.factors ?? ['password'];
   const proven: Proven = { entityId: record.id, factors: options.secondFactor ? [...first, options.secondFactor] : first };
-  const method = first.includes('social') ? 'social' : first.includes('password') ? 'password' : first.includes('email_code') ? 'email_code' : 'passkey';
+  const method = first.includes('connection') ? 'connection' : first.includes('social') ? 'social' : first.includes('password') ? 'password' : first.includes('email_code') ? 'email_code' : 'passkey';
   const also = options.also ?? {};
   const alongside = also.socialToken !== undefined || also.merge !== undefined || options.finishing ? alongsideOf(ctx, request, record, also, options.finishing) : undefined;
   /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
