@@ -16,32 +16,46 @@ export interface SpConfig {
   sign_requests?: boolean; allow_unsolicited?: boolean; name_id_formats?: string[];
 }
 
-let child: ChildProcessWithoutNullStreams | undefined;
-const waiting: ((line: string) => void)[] = [];
-
-/** Sends one command to the service provider's process (started on first use, stopped by stopPysaml2); answers its JSON answer. */
-export async function pysaml2<T = Record<string, unknown>>(command: Record<string, unknown>): Promise<T> {
-  if (!child) {
-    child = spawn('/usr/bin/python3', [path.join(__dirname, 'saml-sp.py')], { stdio: ['pipe', 'pipe', 'pipe'] });
-    createInterface({ input: child.stdout }).on('line', (line) => waiting.shift()?.(line));
-    child.stderr.on('data', (d: Buffer) => { if (process.env.SAML_SP_DEBUG) process.stderr.write(d); });
-  }
-  const answer = new Promise<string>((resolve) => waiting.push(resolve));
-  child.stdin.write(`${JSON.stringify(command)}\n`);
-  const parsed = JSON.parse(await answer) as T & { fatal?: string };
-  if (parsed.fatal) throw new Error(`the service provider failed: ${parsed.fatal}`);
-  return parsed;
+/** A pysaml2 peer's process (started on first use): one JSON command a line, one answer a line. */
+function peer(script: string) {
+  let child: ChildProcessWithoutNullStreams | undefined;
+  const waiting: ((line: string) => void)[] = [];
+  return {
+    async call<T>(command: Record<string, unknown>): Promise<T> {
+      if (!child) {
+        child = spawn('/usr/bin/python3', [path.join(__dirname, script)], { stdio: ['pipe', 'pipe', 'pipe'] });
+        createInterface({ input: child.stdout }).on('line', (line) => waiting.shift()?.(line));
+        child.stderr.on('data', (d: Buffer) => { if (process.env.SAML_PEER_DEBUG) process.stderr.write(d); });
+      }
+      const answer = new Promise<string>((resolve) => waiting.push(resolve));
+      child.stdin.write(`${JSON.stringify(command)}\n`);
+      const parsed = JSON.parse(await answer) as T & { fatal?: string };
+      if (parsed.fatal) throw new Error(`the ${script} peer failed: ${parsed.fatal}`);
+      return parsed;
+    },
+    async stop(): Promise<void> {
+      const running = child;
+      child = undefined;
+      if (!running || running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.stdin.end();
+      running.kill();
+      await exited;
+    },
+  };
 }
 
-/** Stops the service provider's process. */
+const sp = peer('saml-sp.py');
+const idp = peer('saml-idp.py');
+
+/** Sends one command to the service provider's process; answers its JSON answer. */
+export const pysaml2 = <T = Record<string, unknown>>(command: Record<string, unknown>): Promise<T> => sp.call<T>(command);
+/** Sends one command to the identity provider's process (test/helpers/saml-idp.py). */
+export const pysaml2Idp = <T = Record<string, unknown>>(command: Record<string, unknown>): Promise<T> => idp.call<T>(command);
+
+/** Stops the pysaml2 processes. */
 export async function stopPysaml2(): Promise<void> {
-  const running = child;
-  child = undefined;
-  if (!running || running.exitCode !== null) return;
-  const exited = new Promise((resolve) => running.once('exit', resolve));
-  running.stdin.end();
-  running.kill();
-  await exited;
+  await Promise.all([sp.stop(), idp.stop()]);
 }
 
 /** A key and a self-signed certificate for a test service provider (openssl), in a directory of their own. */
