@@ -10,7 +10,9 @@ import {
 } from '../usecases/sso/saml-connection';
 import { accountState } from './account-sign-in';
 import type { HostedPages, HostedReturn } from './hosted';
-import { cookieValue, originOf, pageForm, pageHandler, sendError, type PageLocale } from './pages';
+import { unsafeField } from '../domain/request-values';
+import { errors } from '../errors';
+import { cookieValue, markFailedPage, originOf, pageHandler, pageLocale, sendError, type PageLocale } from './pages';
 
 /**
  * An organization's connection, the browser's side (docs/organizations.md#connections): Gatehouse's
@@ -33,6 +35,29 @@ const CONNECTION_ID = /^con_[0-9a-f]{24}$/;
 interface Pending { connection: string; requestId: string; back: HostedReturn; locale: PageLocale }
 
 const binding = (app: Application) => `connection sign-in\n${app.id}`;
+
+/**
+ * The ACS URL's body: a response with its signatures and certificates (and an identity provider's
+ * group claims) is often more than the 16 KB a page's field may hold, so its SAMLResponse may be
+ * 384 KB of base64 (nothing else: any other character is refused), its RelayState 80 characters of
+ * ours; the rest of the pages' rules hold (no control characters, a page for an error).
+ */
+const acsForm = [
+  (req: Request, res: Response, next: express.NextFunction) => {
+    markFailedPage(res, { locale: pageLocale(req.query.locale, req.headers['accept-language']) });
+    next();
+  },
+  express.urlencoded({ extended: false, limit: '512kb', parameterLimit: 10 }),
+  (req: Request, _res: Response, next: express.NextFunction) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const { SAMLResponse: response, ...rest } = body;
+    if (response !== undefined && (typeof response !== 'string' || response.length > 384 * 1024 || !/^[A-Za-z0-9+/=\s]*$/.test(response))) {
+      return next(errors.unsafeInput('SAMLResponse', 'must be the base64 of a SAML response, at most 384 KB'));
+    }
+    const found = unsafeField(rest);
+    next(found ? errors.unsafeInput(found[0], found[1]) : undefined);
+  },
+];
 
 export function connectionRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>, hosted: HostedPages) {
   const router = express.Router();
@@ -84,7 +109,7 @@ export function connectionRoutes(services: Services, resolveApp: (host: string |
   }));
 
   // the identity provider's response, posted from its site: checked, kept, and the browser sent on to a page of this site
-  router.post('/sso/:connection/acs', pageForm({ limit: '512kb', parameterLimit: 10 }), pageHandler(resolveApp, async (req, res, app, locale) => {
+  router.post('/sso/:connection/acs', acsForm, pageHandler(resolveApp, async (req, res, app, locale) => {
     const connection = String(req.params.connection);
     const body = (req.body ?? {}) as Record<string, unknown>;
     const samlResponse = typeof body.SAMLResponse === 'string' ? body.SAMLResponse : '';

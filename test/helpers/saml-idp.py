@@ -33,7 +33,7 @@ def server(idp):
         "service": {"idp": {
             "endpoints": {"single_sign_on_service": [(idp["sso"], BINDING_HTTP_REDIRECT)]},
             "name_id_format": [NAMEID_FORMAT_EMAILADDRESS, NAMEID_FORMAT_PERSISTENT],
-            "policy": {"default": {"lifetime": {"minutes": 5}, "attribute_restrictions": None, "name_form": NAME_FORMAT_BASIC}},
+            "policy": {"default": {"lifetime": {"minutes": idp.get("lifetime_minutes", 5)}, "attribute_restrictions": None, "name_form": NAME_FORMAT_BASIC}},
         }},
         "key_file": idp["key_file"],
         "cert_file": idp["cert_file"],
@@ -70,7 +70,7 @@ def main(cmd):
         info = srv.parse_authn_request(q["SAMLRequest"][0], BINDING_HTTP_REDIRECT)
         req = info.message
         args = srv.response_args(req, [BINDING_HTTP_POST])
-        out = respond(srv, cmd, req.id, args["destination"], args["sp_entity_id"])
+        out = respond(srv, cmd, req.id, cmd.get("destination", args["destination"]), args["sp_entity_id"])
         out.update({"relay_state": q.get("RelayState", [""])[0], "request_id": req.id, "signed_request": info.signature_check is not None})
         return out
     if op == "unsolicited":

@@ -234,6 +234,32 @@ describe('hostile responses are refused', () => {
     await refusedWith((xml) => xml.replace(/Destination="[^"]*"/, 'Destination="https://other.example/acs"'), /Destination/);
   });
 
+  it('expired: a signed assertion past its NotOnOrAfter', async () => {
+    const browser = cookieBrowser();
+    const started = await browser.go(org.startUrl, { stopAt: away });
+    const answer = await pysaml2Idp<Answer>({
+      op: 'respond', idp: { ...org.idp, lifetime_minutes: -10 }, query: new URL(started.url).search.slice(1), identity: {},
+      name_id: { format: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', text: `victim@${org.domain}` },
+    });
+    const page = await post(browser, answer, answer.saml_response);
+    expect(page.status).toBe(400);
+    expect(page.body).toMatch(/expired|not a valid/);
+  });
+
+  it('signed by the right key for another Issuer, or for another Recipient', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [[{ idp: { ...org.idp, entity_id: 'https://evil.example/idp' } }, /Issuer/], [{ idp: org.idp, destination: 'https://other.example/acs' }, /Recipient|Destination/]];
+    for (const [override, message] of cases) {
+      const browser = cookieBrowser();
+      const started = await browser.go(org.startUrl, { stopAt: away });
+      const answer = await pysaml2Idp<Answer>({
+        op: 'respond', query: new URL(started.url).search.slice(1), identity: {},
+        name_id: { format: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', text: `victim@${org.domain}` }, ...override,
+      });
+      const page = await post(browser, { acs: `${served.base}/sso/${org.connection}/acs`, relay_state: answer.relay_state }, answer.saml_response);
+      expect({ status: page.status, refused: message.test(page.body) }).toEqual({ status: 400, refused: true });
+    }
+  });
+
   it('replayed: the same response twice', async () => {
     const { answer, browser } = await good();
     expect(new URL((await post(browser, answer, answer.saml_response)).url).pathname).toBe('/account');
@@ -260,15 +286,85 @@ describe('hostile responses are refused', () => {
     expect(page.body).toMatch(/answers no request/);
   });
 
-  it('signature wrapping: an unsigned assertion put before the signed one', () => refusedWith((xml) => {
-    const doc = parse(xml);
-    const signed = assertionOf(doc);
-    const evil = signed.cloneNode(true) as Element;
-    for (const s of Array.from(evil.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature'))) s.parentNode!.removeChild(s);
-    evil.setAttribute('ID', '_evil');
-    const nameId = evil.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'NameID')[0];
-    nameId.textContent = `admin@${org.domain}`;
-    signed.parentNode!.insertBefore(evil, signed);
-    return serialize(doc);
-  }, /not signed|not a valid|more than one/));
+  // signature wrapping, as SAML Raider numbers it: the signed assertion kept somewhere its
+  // signature still verifies, and an assertion for admin@<domain> where a careless reader looks
+  const DS = 'http://www.w3.org/2000/09/xmldsig#';
+  const SAML = 'urn:oasis:names:tc:SAML:2.0:assertion';
+  const signatureOf = (e: Element) => Array.from(e.childNodes).find((n) => (n as Element).localName === 'Signature' && (n as Element).namespaceURI === DS) as Element;
+  const evilOf = (a: Element, keepSignature: boolean): Element => {
+    const evil = a.cloneNode(true) as Element;
+    if (!keepSignature) evil.removeChild(signatureOf(evil));
+    evil.getElementsByTagNameNS(SAML, 'NameID')[0].textContent = `admin@${org.domain}`;
+    return evil;
+  };
+  const objectIn = (doc: Document, signature: Element, child: Element) => {
+    const object = doc.createElementNS(DS, `${signature.prefix}:Object`);
+    object.appendChild(child);
+    signature.appendChild(object);
+  };
+  const wraps: [string, (doc: Document, a: Element) => void][] = [
+    ['XSW1: the signed response inside the signature of an unsigned evil response', (doc) => {
+      const response = doc.documentElement!;
+      const original = response.cloneNode(true) as Element;
+      const signature = signatureOf(response);
+      assertionOf(doc).getElementsByTagNameNS(SAML, 'NameID')[0].textContent = `admin@${org.domain}`;
+      response.setAttribute('ID', '_evil');
+      objectIn(doc, signature, original);
+    }],
+    ['XSW2: the signed response put before the evil response\'s signature', (doc) => {
+      const response = doc.documentElement!;
+      const original = response.cloneNode(true) as Element;
+      const signature = signatureOf(response);
+      assertionOf(doc).getElementsByTagNameNS(SAML, 'NameID')[0].textContent = `admin@${org.domain}`;
+      response.setAttribute('ID', '_evil');
+      response.insertBefore(original, signature);
+    }],
+    ['XSW3: an unsigned evil assertion before the signed one', (_doc, a) => {
+      const evil = evilOf(a, false);
+      evil.setAttribute('ID', '_evil');
+      a.parentNode!.insertBefore(evil, a);
+    }],
+    ['XSW4: the signed assertion inside an unsigned evil one', (_doc, a) => {
+      const evil = evilOf(a, false);
+      evil.setAttribute('ID', '_evil');
+      a.parentNode!.replaceChild(evil, a);
+      evil.appendChild(a);
+    }],
+    ['XSW5: the evil assertion keeps the signature, a copy of the original after it', (_doc, a) => {
+      const copy = a.cloneNode(true) as Element;
+      copy.removeChild(signatureOf(copy));
+      a.getElementsByTagNameNS(SAML, 'NameID')[0].textContent = `admin@${org.domain}`;
+      a.parentNode!.appendChild(copy);
+    }],
+    ['XSW6: the evil assertion keeps the signature, the original inside it', (doc, a) => {
+      const copy = a.cloneNode(true) as Element;
+      copy.removeChild(signatureOf(copy));
+      a.getElementsByTagNameNS(SAML, 'NameID')[0].textContent = `admin@${org.domain}`;
+      objectIn(doc, signatureOf(a), copy);
+    }],
+    ['XSW7: the signed assertion in an Extensions element, an unsigned evil one in its place', (doc, a) => {
+      const evil = evilOf(a, false);
+      const extensions = doc.createElementNS('urn:oasis:names:tc:SAML:2.0:protocol', `${doc.documentElement!.prefix}:Extensions`);
+      a.parentNode!.replaceChild(evil, a);
+      extensions.appendChild(a);
+      doc.documentElement!.insertBefore(extensions, doc.documentElement!.firstChild!.nextSibling);
+    }],
+    ['XSW8: the evil assertion keeps the signature, the original without it inside that signature', (doc, a) => {
+      const copy = a.cloneNode(true) as Element;
+      copy.removeChild(signatureOf(copy));
+      const signature = signatureOf(a);
+      a.getElementsByTagNameNS(SAML, 'NameID')[0].textContent = `admin@${org.domain}`;
+      objectIn(doc, signature, copy);
+    }],
+  ];
+
+  it.each(wraps)('%s', async (_name, wrap) => {
+    // XSW1 and XSW2 wrap a signed response: the identity provider signs its responses too for those
+    const signResponse = _name.startsWith('XSW1') || _name.startsWith('XSW2');
+    await refusedWith((xml) => {
+      const doc = parse(xml);
+      wrap(doc, assertionOf(doc));
+      return serialize(doc);
+    }, /not signed|not a valid|more than one|verified domains|Issuer|Recipient/, signResponse ? { sign_response: true } : {});
+  });
 });
