@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import { DOMParser, XMLSerializer, type Document, type Element } from '@xmldom/xmldom';
 import request from 'supertest';
+import { buildApp } from '../../src/app';
 import { openApiDocument } from '../../src/http/openapi';
+import { createLogger } from '../../src/logger';
+import { createRuntime } from '../../src/runtime';
 import { ROUTES } from '../../src/http/routes';
 import { basic } from '../helpers/backend';
 import { servedTestApp } from '../helpers/browser';
@@ -172,6 +175,55 @@ describe('signing in through an organization\'s identity provider', () => {
     const fields = firstForm(form.body, form.url);
     const typed = await browser.go(fields.action, { method: 'POST', form: { ...fields.fields, signInEmailAddress: `linus@${org.domain}`, currentPassword: 'whatever it is' }, stopAt: away });
     expect(new URL(typed.url).origin + new URL(typed.url).pathname).toBe(org.idp.sso);
+  });
+});
+
+describe('required sign-in through the organization', () => {
+  it('a member\'s password sign-in is refused, naming the connection; a non-member\'s is not', async () => {
+    const org = await organization('required', { required: 'true' });
+    const email = `outside-${Math.random().toString(36).slice(2, 8)}@contractor.example`;
+    const made = await admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD }) });
+    expect((await admin('/organizations/members/add', { organization_id: org.id, uuid: made.body.uuid, roles: 'member' })).body.stat).toBe('ok');
+    const login = served.t.local.clients.login;
+    const refused = await request(served.t.app).post('/oauth/auth_native_traditional').type('form')
+      .send({ client_id: login.client_id, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD });
+    expect(refused.body).toMatchObject({ stat: 'error', code: 210 });
+    expect(refused.body.error_description).toContain('required IdP');
+    // a non-member with a password signs in as before
+    const free = `free-${Math.random().toString(36).slice(2, 8)}@contractor.example`;
+    expect((await admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: free, password: PASSWORD }) })).body.stat).toBe('ok');
+    expect((await request(served.t.app).post('/oauth/auth_native_traditional').type('form')
+      .send({ client_id: login.client_id, locale: 'en-US', signInEmailAddress: free, currentPassword: PASSWORD })).body.stat).toBe('ok');
+  });
+
+  it('IdP-initiated, where the connection takes it: the account page, signed in', async () => {
+    const org = await organization('unsolicited', { idp_initiated: 'true' });
+    const answer = await pysaml2Idp<Answer>({
+      op: 'unsolicited', idp: org.idp, sp_entity_id: org.metadataUrl, acs: `${served.base}/sso/${org.connection}/acs`,
+      name_id: { format: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', text: `launcher@${org.domain}` },
+    });
+    const browser = cookieBrowser();
+    const page = await post(browser, { acs: answer.acs, relay_state: '' }, answer.saml_response);
+    expect(new URL(page.url).pathname).toBe('/account');
+    expect(page.body).toContain(`launcher@${org.domain}`);
+    // and once only
+    expect((await post(cookieBrowser(), { acs: answer.acs, relay_state: '' }, answer.saml_response)).status).toBe(400);
+  });
+
+  it('one response posted to two pods at once: one sign-in, the rest refused', async () => {
+    const org = await organization('pods');
+    const { answer } = await toIdp(org, `race@${org.domain}`);
+    const second = createRuntime(served.t.backend.config, createLogger('silent'));
+    const podB = buildApp({ services: second.services, defaultApp: 'local' });
+    try {
+      const acs = new URL(answer.acs).pathname;
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => request(i % 2 ? podB : served.t.app).post(acs).type('form')
+        .send({ SAMLResponse: answer.saml_response, RelayState: answer.relay_state })));
+      expect(answers.filter((r) => r.status === 303)).toHaveLength(1);
+      for (const lost of answers.filter((r) => r.status !== 303)) expect(lost.text).toMatch(/used before/);
+    } finally {
+      await second.close();
+    }
   });
 });
 
