@@ -6,8 +6,11 @@ import { accountClient } from '../usecases/account/account-client';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import type { CallContext, Services } from '../usecases/services';
 import {
-  ConnectionRefusal, connectionMetadata, receiveSamlResponse, startSamlConnection, takeCheckedResponse,
+  connectionMetadata, receiveSamlResponse, startSamlConnection, takeCheckedResponse,
 } from '../usecases/sso/saml-connection';
+import { ConnectionRefusal } from '../usecases/sso/connection-sign-in';
+import { connectionTypeOf, finishOidcConnection, startOidcConnection } from '../usecases/sso/oidc-connection';
+import type { Checks } from '../domain/social/relying-party';
 import { accountState } from './account-sign-in';
 import type { HostedPages, HostedReturn } from './hosted';
 import { unsafeField } from '../domain/request-values';
@@ -27,12 +30,12 @@ import { cookieValue, markFailedPage, originOf, pageHandler, pageLocale, sendErr
 
 const PENDING_PREFIX = 'gh_sso_';
 const PENDING_SECONDS = 15 * 60;
-const PENDING_ID = /^[A-Za-z0-9_-]{24}$/;
+const PENDING_ID = /^[A-Za-z0-9_-]{24,64}$/;
 const RESULT_ID = /^[A-Za-z0-9_-]{32}$/;
 const CONNECTION_ID = /^con_[0-9a-f]{24}$/;
 
-/** What the browser keeps of a sign-in sent to the identity provider: the request, and where the sign-in goes on to. */
-interface Pending { connection: string; requestId: string; back: HostedReturn; locale: PageLocale }
+/** What the browser keeps of a sign-in sent to the identity provider: the request (SAML) or the checks (OpenID), and where the sign-in goes on to. */
+interface Pending { connection: string; requestId?: string; checks?: Checks; back: HostedReturn; locale: PageLocale }
 
 const binding = (app: Application) => `connection sign-in\n${app.id}`;
 
@@ -75,6 +78,34 @@ export function connectionRoutes(services: Services, resolveApp: (host: string |
     return { clientId: client.clientId, redirectUri: accountCallbackOf(services, app), state: accountState(req, res, services.baseUrls.secure, client.clientId) };
   }
 
+  /** The sign-in this browser keeps under `name` for the connection, taken (its cookie cleared). */
+  function taken(req: Request, res: Response, app: Application, connection: string, name: string): Pending | undefined {
+    const held = cookieValue(req, `${PENDING_PREFIX}${name}`);
+    if (!held) return undefined;
+    res.clearCookie(`${PENDING_PREFIX}${name}`, { path: `/sso/${connection}`, secure: secure(req) });
+    try {
+      const pending = JSON.parse(services.box.open(Buffer.from(held, 'base64url').toString(), binding(app))) as Pending;
+      return pending.connection === connection ? pending : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // an OpenID connection's provider sends the browser back here (a GET of this site: its cookie comes with it)
+  router.get('/sso/:connection/callback', pageHandler(resolveApp, async (req, res, app, locale) => {
+    const connection = String(req.params.connection);
+    const state = typeof req.query.state === 'string' && PENDING_ID.test(req.query.state) ? req.query.state : undefined;
+    const pending = CONNECTION_ID.test(connection) && state ? taken(req, res, app, connection, state) : undefined;
+    if (!pending?.checks) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'this sign-in is over or was started in another browser: start it again' });
+    const query = Object.fromEntries(Object.entries(req.query).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    try {
+      const checked = await finishOidcConnection(ctxOf(req, res, app), { connectionId: connection, query, checks: pending.checks });
+      return hosted.finishConnection(req, res, app, pending.locale, pending.back, checked);
+    } catch (e) {
+      refused(res, pending.locale, app, e);
+    }
+  }));
+
   router.get('/sso/:connection/metadata', pageHandler(resolveApp, async (req, res, app, locale) => {
     try {
       const xml = await connectionMetadata(services, app, String(req.params.connection));
@@ -95,13 +126,18 @@ export function connectionRoutes(services: Services, resolveApp: (host: string |
       back = checked;
     } else back = await accountReturn(req, res, app);
     if (!back) return sendError(res, 400, locale, app, { key: 'badLink', detail: 'the application has no login client for its pages: set the application setting account_client_id' });
-    const pendingId = randomBytes(18).toString('base64url');
+    const keep = (name: string, pending: Pending) => res.cookie(`${PENDING_PREFIX}${name}`, Buffer.from(services.box.seal(JSON.stringify(pending), binding(app))).toString('base64url'), {
+      httpOnly: true, sameSite: 'lax', secure: secure(req), path: `/sso/${connection}`, maxAge: PENDING_SECONDS * 1000,
+    });
     try {
+      if (await connectionTypeOf(services, app, connection) === 'oidc') {
+        const started = await startOidcConnection(ctxOf(req, res, app), { connectionId: connection });
+        keep(started.checks.state, { connection, checks: started.checks, back, locale });
+        return res.redirect(303, started.url);
+      }
+      const pendingId = randomBytes(18).toString('base64url');
       const started = await startSamlConnection(ctxOf(req, res, app), { connectionId: connection, relayState: pendingId });
-      const pending: Pending = { connection, requestId: started.requestId, back, locale };
-      res.cookie(`${PENDING_PREFIX}${pendingId}`, Buffer.from(services.box.seal(JSON.stringify(pending), binding(app))).toString('base64url'), {
-        httpOnly: true, sameSite: 'lax', secure: secure(req), path: `/sso/${connection}`, maxAge: PENDING_SECONDS * 1000,
-      });
+      keep(pendingId, { connection, requestId: started.requestId, back, locale });
       res.redirect(303, started.url);
     } catch (e) {
       refused(res, locale, app, e);
@@ -128,17 +164,7 @@ export function connectionRoutes(services: Services, resolveApp: (host: string |
     const result = String(req.params.result);
     const relay = typeof req.query.relay === 'string' && PENDING_ID.test(req.query.relay) ? req.query.relay : undefined;
     if (!RESULT_ID.test(result) || !CONNECTION_ID.test(connection)) return sendError(res, 404, locale, app, { key: 'badLink', detail: 'this link names no sign-in of this application' });
-    let pending: Pending | undefined;
-    const held = relay && cookieValue(req, `${PENDING_PREFIX}${relay}`);
-    if (held) {
-      try {
-        pending = JSON.parse(services.box.open(Buffer.from(held, 'base64url').toString(), binding(app))) as Pending;
-      } catch {
-        pending = undefined;
-      }
-      res.clearCookie(`${PENDING_PREFIX}${relay}`, { path: `/sso/${connection}`, secure: secure(req) });
-    }
-    if (pending && pending.connection !== connection) pending = undefined;
+    const pending = relay ? taken(req, res, app, connection, relay) : undefined;
     const pageLocale = pending?.locale ?? locale;
     try {
       const checked = await takeCheckedResponse(ctxOf(req, res, app), { resultId: result, ...(pending && { requestId: pending.requestId }) });

@@ -33,7 +33,7 @@ import { brandOf, cookieValue, csrf, escape, originOf, type PageProblem, pageFor
 import type { StoredCredential } from '../domain/storage/credentials';
 import { filled, textsOf } from '../texts';
 import { connectionForAddress } from '../usecases/sso/discovery';
-import { connectionSignIn, ConnectionRefusal, type CheckedResponse } from '../usecases/sso/saml-connection';
+import { connectionSignIn, ConnectionRefusal, type CheckedResponse } from '../usecases/sso/connection-sign-in';
 
 const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
 

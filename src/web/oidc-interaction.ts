@@ -5,6 +5,7 @@ import { isHttpUrl, isOpenIdProvider, settingOfList } from '../domain/settings';
 import { INTERACTION_UID } from '../domain/openid-routes';
 import { accountCallbackOf } from '../usecases/account/browser-sessions';
 import { decideProviderSignIn } from '../usecases/oidc/sign-in-decision';
+import { connectionForOrganization } from '../usecases/sso/discovery';
 import type { Services } from '../usecases/services';
 import { accountState, browserSessionOfRequest } from './account-sign-in';
 import { brandOf, crossSite, escape, pageForm, pageHandler, pageLocale, sendError, sendPage, stringFields, text, type PageLocale } from './pages';
@@ -81,7 +82,10 @@ export function oidcInteractionRoutes(
       // to the hosted sign-in of the app's login client, which comes back here through the account page's callback
       const state = accountState(req, res, services.baseUrls.secure, client.clientId, { interaction: details.uid });
       const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: accountCallbackOf(services, app), state, locale: pageLang });
-      // the app knows who signs in (OpenID Connect Core 3.1.2.1): the page has it typed in
+      // an app signing in a member of one organization (`organization`) that has a connection: straight to its identity provider
+      const connection = typeof details.params.organization === 'string' ? await connectionForOrganization(services, app, details.params.organization) : undefined;
+      if (connection) return res.redirect(303, `/sso/${connection}/start?${query}`);
+      // the app knows who signs in (OpenID Connect Core 3.1.2.1): the page has it typed in (and an address at an organization's domain goes to its connection)
       if (typeof details.params.login_hint === 'string') query.set('login_hint', details.params.login_hint);
       return res.redirect(303, `/signin?${query}`);
     }

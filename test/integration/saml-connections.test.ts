@@ -9,8 +9,9 @@ import { ROUTES } from '../../src/http/routes';
 import { basic } from '../helpers/backend';
 import { servedTestApp } from '../helpers/browser';
 import { schemaProblems } from '../helpers/json-schema';
+import { openidClient } from '../helpers/openid-client';
 import { pysaml2Idp, spKeys, stopPysaml2 } from '../helpers/saml';
-import { cookieBrowser, firstForm } from '../helpers/social';
+import { cookieBrowser, firstForm, signInAtProvider, startOidcProvider } from '../helpers/social';
 
 // An organization signing in through its own SAML identity provider (docs/organizations.md#connections):
 // pysaml2 plays the identity provider (Okta, ADFS), reading Gatehouse's requests and answering as
@@ -176,6 +177,64 @@ describe('signing in through an organization\'s identity provider', () => {
     const typed = await browser.go(fields.action, { method: 'POST', form: { ...fields.fields, signInEmailAddress: `linus@${org.domain}`, currentPassword: 'whatever it is' }, stopAt: away });
     expect(new URL(typed.url).origin + new URL(typed.url).pathname).toBe(org.idp.sso);
   });
+});
+
+describe('an OpenID app asking for an organization', () => {
+  it('`organization` sends the person straight to its connection, and the app gets its code', async () => {
+    const org = await organization('oidc-app');
+    const login = served.t.local.clients.login;
+    expect((await admin('/settings/set', { for_client_id: login.client_id, key: 'redirect_uris', value: 'https://app.example.com/cb' })).body.stat).toBe('ok');
+    const oidc = openidClient();
+    const config = await oidc.discovery(new URL(served.base), login.client_id, login.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: 'https://app.example.com/cb', scope: 'openid email', state: 'st', organization: org.id,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    });
+    const browser = cookieBrowser();
+    const atIdp = await browser.go(url.toString(), { stopAt: away });
+    expect(new URL(atIdp.url).origin + new URL(atIdp.url).pathname).toBe(org.idp.sso);
+    const answer = await pysaml2Idp<Answer>({
+      op: 'respond', idp: org.idp, query: new URL(atIdp.url).search.slice(1), identity: {},
+      name_id: { format: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', text: `app-user@${org.domain}` },
+    });
+    const back = new URL((await post(browser, answer, answer.saml_response)).url);
+    expect(`${back.origin}${back.pathname}`).toBe('https://app.example.com/cb');
+    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: 'st' });
+    expect(tokens.claims()!.email).toBe(`app-user@${org.domain}`);
+  }, 60_000);
+});
+
+describe('an OpenID connection', () => {
+  it('signs in through the organization\'s OpenID provider: the account made, verified, a member; an address the provider did not verify is refused', async () => {
+    // example.test: the domain the test provider's accounts have addresses at
+    const created = await admin('/organizations/create', { name: 'OpenID org', slug: `oidc-${Math.random().toString(36).slice(2, 8)}` });
+    const id = created.body.id as string;
+    expect((await admin('/organizations/domains/add', { organization_id: id, domain: 'example.test', verified: 'true' })).body.stat).toBe('ok');
+    const added = await admin('/organizations/connections/add', {
+      organization_id: id, type: 'oidc', issuer: 'http://127.0.0.1:1', client_id: 'gatehouse', client_secret: 'provider-secret', name: 'Acme OpenID',
+    });
+    fits('/organizations/connections/add', added.body);
+    expect(added.body.result).not.toHaveProperty('client_secret');
+    expect(JSON.stringify(added.body)).not.toContain('provider-secret');
+    const provider = await startOidcProvider([added.body.redirect_uri]);
+    try {
+      expect((await admin('/organizations/connections/update', { organization_id: id, connection_id: added.body.id, issuer: provider.issuer })).body.stat).toBe('ok');
+      const name = `oidc${Math.random().toString(36).slice(2, 8)}`;
+      const page = await signInAtProvider(added.body.start_url, name);
+      expect(new URL(page.url).pathname).toBe('/account');
+      expect(page.body).toContain(`${name}@example.test`);
+      const members = await admin('/organizations/members/list', { organization_id: id });
+      expect(members.body.results).toEqual([expect.objectContaining({ email: `${name}@example.test`, joined_by: 'connection' })]);
+      const found = await admin('/entity.find', { type_name: 'user', filter: `email = '${name}@example.test'` });
+      expect(found.body.results[0]).toMatchObject({ givenName: `${name[0].toUpperCase()}${name.slice(1)}`, familyName: 'Tester' });
+      const refused = await signInAtProvider(added.body.start_url, `unverified${name}`);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatch(/gave no email address/);
+    } finally {
+      await provider.stop();
+    }
+  }, 60_000);
 });
 
 describe('required sign-in through the organization', () => {

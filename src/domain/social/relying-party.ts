@@ -63,6 +63,29 @@ export function createRelyingParty(options: { timeoutMs?: number } = {}) {
     return fromGithub(p.name, p.issuer, user as Record<string, unknown>, emails);
   }
 
+  /** `finish`, with the claims the profile was made from (an OpenID provider's: the ID token's, then userinfo's for the same subject). */
+  async function finishWithClaims(p: StoredProvider, secret: string, redirectUri: string, query: Record<string, string>, checks: Checks): Promise<{ profile: SocialProfile; claims: Record<string, unknown> }> {
+    const client = await clientOf(p, secret, redirectUri);
+    try {
+      if (p.kind === 'github') {
+        const tokens = await client.oauthCallback(redirectUri, query, { state: checks.state, code_verifier: checks.codeVerifier });
+        if (!tokens.access_token) throw new ProviderError('failed', p.name, 'GitHub sent no access token');
+        return { profile: await github(p, tokens.access_token), claims: {} };
+      }
+      const tokens = await client.callback(redirectUri, query, { state: checks.state, nonce: checks.nonce, code_verifier: checks.codeVerifier });
+      const claims: Record<string, unknown> = { ...tokens.claims() };
+      if (tokens.access_token && client.issuer.metadata.userinfo_endpoint) {
+        // the ID token may carry only `sub`: the rest comes from userinfo, for the same subject
+        const info = await client.userinfo(tokens).catch(() => undefined);
+        if (info && info.sub === claims.sub) Object.assign(claims, { ...info, ...claims, email_verified: claims.email_verified ?? info.email_verified });
+      }
+      return { profile: fromOidcClaims(p.name, String(client.issuer.metadata.issuer), claims), claims };
+    } catch (e) {
+      if (e instanceof ProviderError) throw e;
+      throw new ProviderError('failed', p.name, `the sign-in with ${p.name} could not be completed: ${(e as Error).message}`);
+    }
+  }
+
   return {
     /** Where to send the browser, and the checks to keep until it comes back. */
     async start(p: StoredProvider, secret: string, redirectUri: string): Promise<{ url: string; checks: Checks }> {
@@ -78,26 +101,10 @@ export function createRelyingParty(options: { timeoutMs?: number } = {}) {
 
     /** Exchanges the code the provider sent back, validates what it proves, and answers the profile. */
     async finish(p: StoredProvider, secret: string, redirectUri: string, query: Record<string, string>, checks: Checks): Promise<SocialProfile> {
-      const client = await clientOf(p, secret, redirectUri);
-      try {
-        if (p.kind === 'github') {
-          const tokens = await client.oauthCallback(redirectUri, query, { state: checks.state, code_verifier: checks.codeVerifier });
-          if (!tokens.access_token) throw new ProviderError('failed', p.name, 'GitHub sent no access token');
-          return await github(p, tokens.access_token);
-        }
-        const tokens = await client.callback(redirectUri, query, { state: checks.state, nonce: checks.nonce, code_verifier: checks.codeVerifier });
-        const claims: Record<string, unknown> = { ...tokens.claims() };
-        if (tokens.access_token && client.issuer.metadata.userinfo_endpoint) {
-          // the ID token may carry only `sub`: the rest comes from userinfo, for the same subject
-          const info = await client.userinfo(tokens).catch(() => undefined);
-          if (info && info.sub === claims.sub) Object.assign(claims, { ...info, ...claims, email_verified: claims.email_verified ?? info.email_verified });
-        }
-        return fromOidcClaims(p.name, String(client.issuer.metadata.issuer), claims);
-      } catch (e) {
-        if (e instanceof ProviderError) throw e;
-        throw new ProviderError('failed', p.name, `the sign-in with ${p.name} could not be completed: ${(e as Error).message}`);
-      }
+      return (await finishWithClaims(p, secret, redirectUri, query, checks)).profile;
     },
+
+    finishWithClaims,
   };
 }
 export type RelyingParty = ReturnType<typeof createRelyingParty>;
