@@ -40,7 +40,7 @@ export function createConnectionQueries(sql: Sql): ConnectionStore {
         [applicationId, domain],
       ));
     },
-    async requiredFor(applicationId, entityId) {
+    async findRequired(applicationId, entityId) {
       return withOrganization(await sql.select<Row>(
         'SELECT c.*, o.organization_id AS org_public_id FROM organization_members m JOIN organization_connections c ON c.organization_id = m.organization_id '
         + 'JOIN organizations o ON o.id = m.organization_id WHERE m.entity_id = ? AND c.application_id = ? AND c.required = ? ORDER BY c.id',

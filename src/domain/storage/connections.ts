@@ -59,7 +59,7 @@ export interface ConnectionStore {
   /** The connections of the organizations that verified `domain` (home-realm discovery), oldest first. */
   findByDomain(applicationId: number, domain: string): Promise<ConnectionOf[]>;
   /** The required connections of the organizations the account is a member of. */
-  requiredFor(applicationId: number, entityId: number): Promise<ConnectionOf[]>;
+  findRequired(applicationId: number, entityId: number): Promise<ConnectionOf[]>;
   update(applicationId: number, publicId: string, change: ConnectionChange, now: Date, tx: Tx): Promise<boolean>;
   remove(applicationId: number, publicId: string, tx: Tx): Promise<boolean>;
 }

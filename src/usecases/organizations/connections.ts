@@ -179,7 +179,7 @@ function oidcSettingsOf(input: ConnectionInput, mappings: ConnectionMappings, be
 }
 
 /** Who may change an organization's connections: the application, or an owner. */
-async function ownersChange(deps: OrgDeps, uow: UnitOfWork, command: { app: Application; acting: Acting; organizationId: string }): Promise<StoredOrganization> {
+async function ownersChange(deps: Pick<Services, 'db'>, uow: UnitOfWork, command: { app: Application; acting: Acting; organizationId: string }): Promise<StoredOrganization> {
   const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
   const authority = await authorityIn(deps, organization, command.acting, uow.tx);
   if (authority.kind === 'member' && !isOwner(authority.member.roles)) throw new Refusal('forbidden', 'only the organization\'s owners change its connections');
@@ -228,7 +228,7 @@ export async function listConnections(deps: Pick<Services, 'baseUrls' | 'db'>, c
 const unknownConnection = () => invalidField('connectionId', 'is not a connection of this organization (/organizations/connections/list names them)');
 
 /** The connection of an organization, locked. */
-async function connectionOf(deps: OrgDeps, uow: UnitOfWork, organization: StoredOrganization, connectionId: string): Promise<StoredConnection> {
+async function connectionOf(deps: Pick<Services, 'db'>, uow: UnitOfWork, organization: StoredOrganization, connectionId: string): Promise<StoredConnection> {
   const found = await deps.db.connections.find(organization.applicationId, connectionId, uow.tx);
   if (!found || found.organizationKey !== organization.id) throw unknownConnection();
   return found;

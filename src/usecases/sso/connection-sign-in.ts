@@ -60,7 +60,7 @@ function mappedRoles(connection: StoredConnection, facts: AssertionFacts): strin
  * second factor, a disabled account refused.
  */
 export async function connectionSignIn(
-  ctx: LoginCall<'baseUrls' | 'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
+  ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
   command: { checked: CheckedResponse },
 ): Promise<SignInOutcome> {
   const { db, clock, work, versions } = ctx.services;

@@ -25,7 +25,7 @@ export async function connectionForOrganization(deps: Pick<Services, 'db'>, app:
 
 /** Refuses a sign-in other than through a connection of a member of an organization that requires its connection, naming it. */
 export async function refuseWhereConnectionRequired(deps: Pick<Services, 'db'>, app: Application, entityId: number): Promise<void> {
-  const required = await deps.db.connections.requiredFor(app.id, entityId);
+  const required = await deps.db.connections.findRequired(app.id, entityId);
   if (required.length === 0) return;
   const names = required.map((r) => r.connection.name).join(', ');
   throw new Refusal('wrong_credentials', `this account's organization requires signing in through its identity provider (${names}): sign in with the organization's address, which goes there`, {
