@@ -38,7 +38,8 @@ import {
   addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, redeliverWebhooks, removeWebhook, rotateWebhookSecret, setWebhookEnabled,
 } from './usecases/webhooks/endpoints';
 import { shown as shownEndpoint, shownDelivery } from './http/handlers/webhooks';
-import { shownInvitation, shownMember, shownOrganization } from './http/handlers/organizations';
+import { shownConnection, shownInvitation, shownMember, shownOrganization } from './http/handlers/organizations';
+import { addConnection, listConnections, removeConnection } from './usecases/organizations/connections';
 import { shownServiceProvider } from './http/handlers/saml';
 import { addServiceProvider, listServiceProviders, removeServiceProvider, updateServiceProvider } from './usecases/saml/service-providers';
 import { createOrganization, listOrganizations } from './usecases/organizations/organizations';
@@ -1063,6 +1064,50 @@ program.command('organizations:verify-domain')
     }
     const now = (await listDomains(core, { app, acting: core.acting, organizationId })).find((d) => d.domain === domain.trim().toLowerCase());
     print({ domain: domain.trim().toLowerCase(), verified: now?.verifiedAt != null, joinable: now?.joinableAt != null });
+  }));
+
+program.command('organizations:add-connection')
+  .argument(...ORG_ARGUMENT)
+  .requiredOption('--type <type>', 'saml (the identity provider\'s metadata) or oidc (its issuer and client)')
+  .option('--metadata <file>', 'SAML: the identity provider\'s metadata (an XML file, or - for standard input)')
+  .option('--metadata-url <url>', 'SAML: the https URL of the identity provider\'s metadata, fetched once')
+  .option('--issuer <url>', 'OpenID: the provider\'s issuer')
+  .option('--client-id <id>', 'OpenID: the client registered at the provider')
+  .option('--client-secret <secret>', 'OpenID: its secret (sealed, never shown back)')
+  .option('--name <name>', 'what people and operators see')
+  .option('--required', 'the organization\'s members sign in through it only')
+  .option('--idp-initiated', 'SAML: take responses no request asked for (each assertion once)')
+  .option(...APP_OPTION)
+  .description('add an enterprise connection to an organization: its own identity provider (docs/organizations.md#connections); prints what to give the identity provider')
+  .action((organizationId: string, opts: {
+    type: string; metadata?: string; metadataUrl?: string; issuer?: string; clientId?: string; clientSecret?: string; name?: string; required?: boolean; idpInitiated?: boolean; app?: string;
+  }) => withCore(async (core) => {
+    const added = await addConnection(core, {
+      app: await applicationOf(core, opts), acting: core.acting, organizationId, type: opts.type,
+      ...(opts.metadata !== undefined && { metadata: metadataFile(opts.metadata) }), ...(opts.metadataUrl !== undefined && { metadataUrl: opts.metadataUrl }),
+      ...(opts.issuer !== undefined && { issuer: opts.issuer }), ...(opts.clientId !== undefined && { clientId: opts.clientId }),
+      ...(opts.clientSecret !== undefined && { clientSecret: opts.clientSecret }), ...(opts.name !== undefined && { name: opts.name }),
+      required: opts.required === true, idpInitiated: opts.idpInitiated === true,
+    });
+    print(shownConnection(added));
+  }));
+
+program.command('organizations:connections')
+  .argument(...ORG_ARGUMENT)
+  .option(...APP_OPTION)
+  .description("print an organization's enterprise connections (never a secret)")
+  .action((organizationId: string, opts: { app?: string }) => withCore(async (core) => {
+    print((await listConnections(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId })).map(shownConnection));
+  }));
+
+program.command('organizations:remove-connection')
+  .argument(...ORG_ARGUMENT)
+  .argument('<connection>', 'the connection (con_…, as organizations:connections prints it)')
+  .option(...APP_OPTION)
+  .description('remove an enterprise connection: its sign-ins stop; the accounts it made stay')
+  .action((organizationId: string, connectionId: string, opts: { app?: string }) => withCore(async (core) => {
+    await removeConnection(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId, connectionId });
+    print({ removed: connectionId });
   }));
 
 program.command('mail:last')

@@ -38,7 +38,7 @@ import { verifyEmailAsOperator } from '../usecases/operators/verify-email';
 import type { CallContext, Services } from '../usecases/services';
 import { deviceOf } from '../web/account';
 import { mountWebhooks, webhooksSection, type ConsoleParts } from './webhooks';
-import { mountSaml, samlSection } from './saml';
+import { connectionsSection, mountSaml, samlSection } from './saml';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
 /**
@@ -560,6 +560,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + '</section>';
     body += await webhooksSection(parts, s, a);
     body += await samlSection(parts, s, a);
+    body += await connectionsSection(parts, s, a);
     page(res, 200, locale, a.name, body, s);
   }));
 

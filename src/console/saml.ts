@@ -2,6 +2,7 @@ import express from 'express';
 import { roleMay } from '../domain/operators';
 import { invalidField } from '../domain/refusal';
 import type { Application } from '../domain/storage/applications';
+import { listApplicationConnections } from '../usecases/organizations/connections';
 import { addServiceProvider, listServiceProviders, removeServiceProvider } from '../usecases/saml/service-providers';
 import { identityProviderOf } from '../usecases/saml/single-sign-on';
 import { escape } from '../web/pages';
@@ -36,6 +37,19 @@ export async function samlSection(p: ConsoleParts, s: Signed, a: Application): P
       + `<label for="sp-format">${escape(p.say(locale, 'samlNameIdFormat'))}</label><select id="sp-format" name="name_id_format">`
       + `<option value="">${escape(p.say(locale, 'samlNameIdDefault'))}</option><option value="persistent">persistent</option><option value="email">email</option></select>`) : '')
     + '</section>';
+}
+
+/** The application's enterprise connections, every organization's (docs/organizations.md#connections): read here; made with the API or the command line. */
+export async function connectionsSection(p: ConsoleParts, s: Signed, a: Application): Promise<string> {
+  const { locale } = s;
+  const connections = await listApplicationConnections(p.services, { app: a });
+  return `<section aria-labelledby="h-connections"><h2 id="h-connections">${escape(p.say(locale, 'connections'))}</h2>`
+    + (connections.length === 0 ? `<p>${escape(p.say(locale, 'none'))}</p>`
+      : `<div class="scroll"><table><thead><tr>${['samlName', 'connectionOrganization', 'connectionType', 'connectionIdp', 'connectionRequired'].map((k) => `<th scope="col">${escape(p.say(locale, k))}</th>`).join('')}</tr></thead><tbody>`
+        + connections.map((c) => `<tr><td><span title="${escape(c.id)}">${escape(c.name)}</span></td><td><code>${escape(c.organizationId)}</code></td><td>${escape(c.type === 'saml' ? 'SAML' : 'OpenID')}</td>`
+          + `<td><code>${escape(c.idpEntityId ?? c.issuer ?? '')}</code></td><td>${escape(p.say(locale, c.required ? 'yes' : 'no'))}</td></tr>`).join('')
+        + '</tbody></table></div>')
+    + `<p class="tip">${escape(p.say(locale, 'connectionsTip'))}</p></section>`;
 }
 
 /** Registering and removing service providers. */

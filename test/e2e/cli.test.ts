@@ -7,7 +7,7 @@ import { simpleParser } from 'mailparser';
 import { createTestBackend, onMysql, redisUrl, type TestBackend, skipUnless } from '../helpers/backend';
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { basic, get, post } from '../helpers/http-calls';
-import { pysaml2, spKeys, stopPysaml2 } from '../helpers/saml';
+import { pysaml2, pysaml2Idp, spKeys, stopPysaml2 } from '../helpers/saml';
 import { openDatabase } from '../../src/db';
 import { createOutbox } from '../../src/queue/outbox';
 import { mailRow, writeRows } from '../helpers/outbox-rows';
@@ -164,11 +164,21 @@ describe('gatehouse CLI on the configured database', () => {
         expect({ args, status: refused.status, stderr: refused.stderr }).toEqual({ args, status: 1, stderr: expect.stringContaining(says) });
       }
       expect(JSON.parse(run('saml:remove-sp', sp.id).stdout)).toEqual({ removed: sp.id });
+      // an organization's connection to its own identity provider
+      const idpFile = path.join(keys.dir, 'idp.xml');
+      fs.writeFileSync(idpFile, (await pysaml2Idp<{ xml: string }>({ op: 'metadata', idp: { entity_id: 'https://idp.acme.example', sso: 'https://idp.acme.example/sso', key_file: keys.key_file, cert_file: keys.cert_file } })).xml);
+      const org = JSON.parse(run('organizations:create', 'Acme SSO', '--slug', `acme-sso-${Date.now().toString(36)}`).stdout) as { id: string };
+      const connection = JSON.parse(run('organizations:add-connection', org.id, '--type', 'saml', '--metadata', idpFile, '--required').stdout) as { id: string };
+      expect(connection).toMatchObject({ id: expect.stringMatching(/^con_/), type: 'saml', required: true, idp_entity_id: 'https://idp.acme.example', acs_url: expect.stringContaining('/acs') });
+      expect(JSON.parse(run('organizations:connections', org.id).stdout)).toEqual([expect.objectContaining({ id: connection.id })]);
+      const refused = run('organizations:add-connection', org.id, '--type', 'oidc', '--issuer', 'https://login.acme.example', '--client-id', 'x');
+      expect({ status: refused.status, stderr: refused.stderr }).toEqual({ status: 1, stderr: expect.stringContaining('--client-secret is missing') });
+      expect(JSON.parse(run('organizations:remove-connection', org.id, connection.id).stdout)).toEqual({ removed: connection.id });
     } finally {
       await stopPysaml2();
       fs.rmSync(keys.dir, { recursive: true, force: true });
     }
-  }, cliTime(9));
+  }, cliTime(13));
 
   it('organizations: create with an owner, add a member, set roles, invite, verify a domain, list; the last owner stays; each refusal says what is wrong', () => {
     const tag = Date.now().toString(36);

@@ -252,6 +252,8 @@ it('an admin registers a SAML service provider from its metadata and removes it;
   expect(appPage.text).toContain('<code>https://wiki.example.com/acs</code>');
   expect(appPage.text).toMatch(/<code>http:\/\/[^<]+\/saml\/metadata<\/code>/);
   expect(appPage.text).not.toContain('Register the service provider');
+  // the organizations' connections are listed beside (made with the API or the command line)
+  expect(appPage.text).toContain('<h2 id="h-connections">Enterprise connections</h2>');
   const local = (await t.runtime.db.applications.findByName('local'))!;
   const [sp] = (await t.runtime.db.saml.list(local.id)).filter((x) => x.entityId === 'https://wiki.example.com/saml');
   expect(sp).toMatchObject({ name: 'Wiki', nameIdFormat: 'email' });

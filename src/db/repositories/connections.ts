@@ -33,12 +33,21 @@ export function createConnectionQueries(sql: Sql): ConnectionStore {
     async listOf(organizationKey, tx) {
       return (await sql.select<Row>('SELECT * FROM organization_connections WHERE organization_id = ? ORDER BY id', [organizationKey], tx)).map(toConnection);
     },
+    async listOfApplication(applicationId, limit) {
+      return withOrganization(await sql.select<Row>(
+        'SELECT c.*, o.organization_id AS org_public_id FROM organization_connections c JOIN organizations o ON o.id = c.organization_id WHERE c.application_id = ? ORDER BY c.id LIMIT ?',
+        [applicationId, limit],
+      ));
+    },
     async findByDomain(applicationId, domain) {
       return withOrganization(await sql.select<Row>(
         'SELECT c.*, o.organization_id AS org_public_id FROM organization_domains d JOIN organization_connections c ON c.organization_id = d.organization_id '
         + 'JOIN organizations o ON o.id = d.organization_id WHERE d.application_id = ? AND d.domain = ? AND d.verified_at IS NOT NULL ORDER BY c.id',
         [applicationId, domain],
       ));
+    },
+    async anyRequired(applicationId) {
+      return (await sql.select<{ id: number }>('SELECT id FROM organization_connections WHERE application_id = ? AND required = ? LIMIT 1', [applicationId, true])).length > 0;
     },
     async findRequired(applicationId, entityId) {
       return withOrganization(await sql.select<Row>(

@@ -56,8 +56,12 @@ export interface ConnectionStore {
   find(applicationId: number, publicId: string, tx?: Tx): Promise<StoredConnection | undefined>;
   /** An organization's connections, oldest first. */
   listOf(organizationKey: number, tx?: Tx): Promise<StoredConnection[]>;
+  /** The application's connections, with their organizations, oldest first (at most `limit`). */
+  listOfApplication(applicationId: number, limit: number): Promise<ConnectionOf[]>;
   /** The connections of the organizations that verified `domain` (home-realm discovery), oldest first. */
   findByDomain(applicationId: number, domain: string): Promise<ConnectionOf[]>;
+  /** Whether any organization of the application requires its connection. */
+  anyRequired(applicationId: number): Promise<boolean>;
   /** The required connections of the organizations the account is a member of. */
   findRequired(applicationId: number, entityId: number): Promise<ConnectionOf[]>;
   update(applicationId: number, publicId: string, change: ConnectionChange, now: Date, tx: Tx): Promise<boolean>;

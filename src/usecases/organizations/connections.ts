@@ -10,6 +10,7 @@ import type { StoredOrganization } from '../../domain/storage/organizations';
 import type { Services } from '../services';
 import type { UnitOfWork } from '../unit-of-work';
 import { authorityIn, knownRolesOf, organizationOf, organizationSubject, type OrgDeps } from './common';
+import { forgetRequiredConnections } from '../sso/discovery';
 
 /**
  * An organization's enterprise connections (docs/organizations.md#connections): its own identity
@@ -215,7 +216,7 @@ export async function addConnection(deps: Deps, command: { app: Application; act
       organization: organization.organizationId, connection: publicId, type: settings.type, required: stored.required,
     }));
     return connectionView(deps, command.app, organization.organizationId, stored);
-  });
+  }).finally(() => forgetRequiredConnections(command.app.id));
 }
 
 /** An organization's connections, oldest first (any member reads them; the application too). */
@@ -223,6 +224,11 @@ export async function listConnections(deps: Pick<Services, 'baseUrls' | 'db'>, c
   const organization = await organizationOf(deps, command.app, command.organizationId);
   await authorityIn(deps, organization, command.acting);
   return (await deps.db.connections.listOf(organization.id)).map((c) => connectionView(deps, command.app, organization.organizationId, c));
+}
+
+/** The application's connections, every organization's (the console's list), oldest first: at most 500. */
+export async function listApplicationConnections(deps: Pick<Services, 'baseUrls' | 'db'>, command: { app: Application }): Promise<ConnectionView[]> {
+  return (await deps.db.connections.listOfApplication(command.app.id, 500)).map((c) => connectionView(deps, command.app, c.organizationId, c.connection));
 }
 
 const unknownConnection = () => invalidField('connectionId', 'is not a connection of this organization (/organizations/connections/list names them)');
@@ -254,7 +260,7 @@ export async function updateConnection(deps: Deps, command: { app: Application; 
       organization: organization.organizationId, connection: before.publicId, fields,
     }));
     return connectionView(deps, command.app, organization.organizationId, (await deps.db.connections.find(command.app.id, before.publicId, uow.tx))!);
-  });
+  }).finally(() => forgetRequiredConnections(command.app.id));
 }
 
 /** Removes a connection: its sign-ins stop; the accounts it made stay, with their memberships. */
@@ -266,5 +272,5 @@ export async function removeConnection(deps: OrgDeps, command: { app: Applicatio
     uow.record(event('organization.connection_removed', command.app.id, deps.clock.now(), command.acting, organizationSubject(organization), {
       organization: organization.organizationId, connection: connection.publicId,
     }));
-  });
+  }).finally(() => forgetRequiredConnections(command.app.id));
 }

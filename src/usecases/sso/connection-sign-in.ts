@@ -5,6 +5,7 @@ import { domainOf } from '../../domain/organizations';
 import type { AssertionFacts } from '../../domain/saml/assertions';
 import { NAME_ID_FORMATS } from '../../domain/saml/xml';
 import type { StoredConnection } from '../../domain/storage/connections';
+import { registrationOpen } from '../../domain/registration';
 import { DuplicateAttributeError, isDisabled, type UserRecord } from '../../domain/storage/records';
 import { USER_TYPE } from '../../domain/users';
 import type { LoginCall, SignInOutcome } from '../login/call';
@@ -102,6 +103,10 @@ export async function connectionSignIn(
         const written = await versions.written(locked, uow.tx);
         uow.record(event('record.updated', ctx.app.id, now, acting, recordSubject(holder.id), { attributes: ['profiles'] }, { snapshot: written.snapshot }));
         return locked;
+      }
+      // an application that takes no registrations (the operators') lets a connection link its accounts, never make one
+      if (!registrationOpen(ctx.app, request.client)) {
+        throw new ConnectionRefusal('this application does not take registrations, and no account has this address: an operator makes the account first, then the organization\'s sign-in links it');
       }
       let created: UserRecord;
       try {

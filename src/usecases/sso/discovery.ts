@@ -23,8 +23,27 @@ export async function connectionForOrganization(deps: Pick<Services, 'db'>, app:
   return (await deps.db.connections.listOf(organization.id))[0]?.publicId;
 }
 
-/** Refuses a sign-in other than through a connection of a member of an organization that requires its connection, naming it. */
+/** How long a pod trusts what it read of whether an application has required connections. */
+const REQUIRED_TTL_MS = 5_000;
+const requiredSeen = new Map<number, { any: boolean; until: number }>();
+
+/** Forgets what this pod read of an application's required connections (after a change it made: the other pods see it within REQUIRED_TTL_MS). */
+export const forgetRequiredConnections = (applicationId: number) => void requiredSeen.delete(applicationId);
+
+/**
+ * Refuses a sign-in other than through a connection of a member of an organization that requires
+ * its connection, naming it. An application none of whose organizations requires one costs a
+ * sign-in a lookup in memory (read at most every REQUIRED_TTL_MS per pod), not a query.
+ */
 export async function refuseWhereConnectionRequired(deps: Pick<Services, 'db'>, app: Application, entityId: number): Promise<void> {
+  const now = Date.now();
+  let seen = requiredSeen.get(app.id);
+  if (!seen || seen.until <= now) {
+    seen = { any: await deps.db.connections.anyRequired(app.id), until: now + REQUIRED_TTL_MS };
+    if (requiredSeen.size > 10_000) requiredSeen.clear();
+    requiredSeen.set(app.id, seen);
+  }
+  if (!seen.any) return;
   const required = await deps.db.connections.findRequired(app.id, entityId);
   if (required.length === 0) return;
   const names = required.map((r) => r.connection.name).join(', ');
