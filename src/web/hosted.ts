@@ -32,7 +32,7 @@ import { formValues, renderFields, VALIDATE_SCRIPT } from './form-fields';
 import { brandOf, cookieValue, csrf, escape, originOf, type PageProblem, pageForm, pageHandler, providerLabel, sendError, sendPage, stringFields, type PageLocale } from './pages';
 import type { StoredCredential } from '../domain/storage/credentials';
 import { filled, textsOf } from '../texts';
-import { connectionForAddress } from '../usecases/sso/discovery';
+import { connectionForAddress, offersConnections } from '../usecases/sso/discovery';
 import { connectionSignIn, ConnectionRefusal, type CheckedResponse } from '../usecases/sso/connection-sign-in';
 
 const badLink = (detail: string): PageProblem => ({ key: 'badLink', detail });
@@ -43,7 +43,8 @@ type Key =
   | 'tooMany' | 'expired' | 'failed' | 'otherBrowser' | 'codeTitle' | 'codeIntro' | 'codeLabel' | 'codeButton' | 'recoveryLabel' | 'codeAgain'
   | 'passkeyButton' | 'passkeyFailed' | 'enrollTitle' | 'enrollIntro' | 'enrollSecret' | 'enrollButton' | 'enrolledTitle' | 'enrolledIntro'
   | 'continueSignIn' | 'emailCodeLink' | 'emailCodeTitle' | 'emailCodeAsk' | 'emailLabel' | 'emailCodeSend' | 'emailCodeSent' | 'emailCodeLabel'
-  | 'emailCodeButton' | 'emailCodeAgain' | 'emailCodeRegister' | 'linkTitle' | 'linkIntro' | 'linkButton' | 'linkOtherBrowser' | 'linkExpired';
+  | 'emailCodeButton' | 'emailCodeAgain' | 'emailCodeRegister' | 'linkTitle' | 'linkIntro' | 'linkButton' | 'linkOtherBrowser' | 'linkExpired'
+  | 'organizationLink' | 'organizationTitle' | 'organizationAsk' | 'organizationNone' | 'organizationButton';
 
 const say = (locale: PageLocale, key: Key, values: Record<string, string> = {}) =>
   filled(textsOf('hosted', locale)[key], values);
@@ -243,6 +244,8 @@ async function show(h: Hosted, req: Request, res: Response, app: Application, en
   // a code by email: on the sign-in page where the client offers it, on the registration page where it registers too
   const byCode = offersEmailCode(app, entry.client) && !shown.mergeToken && (view === 'signin' || (view === 'register' && emailCodeRegisters(app, entry.client)));
   if (byCode) links.unshift([`${EMAIL_CODE_PATH}?${entryQuery(entry)}`, 'emailCodeLink']);
+  // an organization's own identity provider: where some organization of the application has a connection
+  if (view === 'signin' && !shown.mergeToken && await offersConnections(h.services, app)) links.unshift([`${ORGANIZATION_PATH}?${entryQuery(entry)}`, 'organizationLink']);
   body += `<p class="links">${links.map(([href, key]) => `<a href="${escape(href)}">${escape(say(locale, key as Key))}</a>`).join('')}</p>`;
   // a successful POST redirects to the app: form-action covers that redirect too
   sendPage(res, status, locale, title, body, {
@@ -641,7 +644,7 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignInOutcome
     const fields = form ? formValues(form, body) : {};
     // home-realm discovery: an address at an organization's verified domain signs in through its connection, never with a password here
     const address = view === 'signin' ? Object.values(fields).find((v) => v.includes('@')) : undefined;
-    if (address !== undefined && await toConnection(h, res, app, entry, address)) return;
+    if (address !== undefined && await toConnection(h, res, app, entry, address, true)) return;
     // (not for a registration on the account page's own sign-in: it is going to a session already)
     const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client) && entry.redirectUri !== accountCallbackOf(h.services, app);
     const request = offer ? { ...flowRequest(entry), redirectUri: accountCallbackOf(h.services, app) } : flowRequest(entry);
@@ -704,11 +707,45 @@ async function finishSocial(
   return show(h, req, res, app, entry, 'signin', status, shown);
 }
 
+/** Where a person at an organization with its own identity provider types their work address (home-realm discovery). */
+const ORGANIZATION_PATH = '/signin/organization';
+
+/** The page that asks for the work address, or says no organization signs in with it. */
+function showOrganizationAsk(h: Hosted, req: Request, res: Response, app: Application, entry: Entry, status: number, shown: { notice?: string; email?: string } = {}): void {
+  const { locale } = entry;
+  const title = say(locale, 'organizationTitle');
+  const body = `<h1>${escape(title)}</h1><p>${escape(say(locale, 'organizationAsk'))}</p>`
+    + `<p class="notice" id="form-notice" role="alert"${shown.notice ? '' : ' hidden'}>${escape(shown.notice ?? '')}</p>`
+    + `<form method="post" action="${ORGANIZATION_PATH}" aria-describedby="form-notice">`
+    + `<label for="email">${escape(say(locale, 'emailLabel'))}</label>`
+    + `<input id="email" name="email" type="email" autocomplete="email" maxlength="254" required autofocus value="${escape(shown.email ?? '')}">`
+    + hidden({ client_id: entry.client.clientId, redirect_uri: entry.redirectUri, state: entry.state, locale, csrf: h.token.issue(req, res) })
+    + `<button type="submit">${escape(say(locale, 'organizationButton'))}</button></form>`
+    + `<p class="links"><a href="${escape(`/signin?${entryQuery(entry)}`)}">${escape(say(locale, 'backToSignIn'))}</a></p>`;
+  sendPage(res, status, locale, title, body, { formAction: "'self'", brand: brandOf(app) });
+}
+
+/** The work address's POST: to its organization's connection, or the page again saying none signs in with it. */
+const submitOrganization = (h: Hosted): EntryWork => async (req, res, app, entry, body) => {
+  const email = (body.email ?? '').trim().slice(0, 254);
+  if (await toConnection(h, res, app, entry, email, true)) return;
+  showOrganizationAsk(h, req, res, app, entry, 400, { email, notice: say(entry.locale, 'organizationNone') });
+};
+
 /** Sends the browser to the connection of an address's organization (home-realm discovery), if it has one: true when it did. */
-async function toConnection(h: Hosted, res: Response, app: Application, entry: Entry, address: string): Promise<boolean> {
+async function toConnection(h: Hosted, res: Response, app: Application, entry: Entry, address: string, afterForm = false): Promise<boolean> {
   const connection = await connectionForAddress(h.services, app, address);
   if (!connection) return false;
-  res.redirect(303, `/sso/${connection}/start?${entryQuery(entry, { login_hint: address.trim() })}`);
+  const start = `/sso/${connection}/start?${entryQuery(entry, { login_hint: address.trim() })}`;
+  if (!afterForm) {
+    res.redirect(303, start);
+    return true;
+  }
+  // a form's answer may redirect only where the page's form-action allows, and the identity provider is
+  // elsewhere: a page of this site goes on by itself (a refresh is no form's), with a link for the person
+  const title = say(entry.locale, 'organizationTitle');
+  sendPage(res, 200, entry.locale, title, `<meta http-equiv="refresh" content="0;url=${escape(start)}"><h1>${escape(title)}</h1>`
+    + `<p><a class="button" href="${escape(start)}">${escape(say(entry.locale, 'organizationButton'))}</a></p>`, { brand: brandOf(app) });
   return true;
 }
 
@@ -756,6 +793,8 @@ export function hostedRoutes(services: Services, resolveApp: (host: string | und
   router.post('/register', form, page(submit(h, 'register', registerWithPassword, (submitted, _held, body) => ({ form: submitted, altcha: body.altcha }))));
   router.post('/register/social', form, page(submit(h, 'social', socialRegister, (submitted, held) => ({ form: submitted, token: held.token ?? '' }))));
   router.post('/signin/forgot', form, page(submitForgot(h)));
+  router.get(ORGANIZATION_PATH, page(async (req, res, app, entry) => showOrganizationAsk(h, req, res, app, entry, 200)));
+  router.post(ORGANIZATION_PATH, form, page(submitOrganization(h)));
   router.post('/signin/code', form, page(submitCode(h)));
   router.post('/signin/passkey', form, page(submitPasskey(h)));
   router.post('/signin/enroll', form, page(submitEnroll(h)));

@@ -175,7 +175,17 @@ describe('signing in through an organization\'s identity provider', () => {
     const form = await browser.go(`${served.base}/signin?${new URLSearchParams({ client_id: login.client_id, redirect_uri: 'https://app.example.com/cb', locale: 'en-US' })}`);
     const fields = firstForm(form.body, form.url);
     const typed = await browser.go(fields.action, { method: 'POST', form: { ...fields.fields, signInEmailAddress: `linus@${org.domain}`, currentPassword: 'whatever it is' }, stopAt: away });
-    expect(new URL(typed.url).origin + new URL(typed.url).pathname).toBe(org.idp.sso);
+    // (a form's answer: a page of this site that goes on by itself, the page's form-action never widened)
+    const onward = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(typed.body)?.[1].replace(/&amp;/g, '&');
+    expect(onward).toMatch(new RegExp(`^/sso/${org.connection}/start\\?`));
+    const there = await browser.go(new URL(onward!, served.base).toString(), { stopAt: away });
+    expect(new URL(there.url).origin + new URL(there.url).pathname).toBe(org.idp.sso);
+    // and "Sign in with your organization": an address no organization signs in with is told so
+    const ask = await browser.go(`${served.base}/signin/organization?${new URLSearchParams({ client_id: login.client_id, redirect_uri: 'https://app.example.com/cb', locale: 'en-US' })}`);
+    const askForm = firstForm(ask.body, ask.url);
+    const none = await browser.go(askForm.action, { method: 'POST', form: { ...askForm.fields, email: 'someone@nowhere.example' } });
+    expect(none.status).toBe(400);
+    expect(none.body).toContain('No organization signs in with this address here');
   });
 });
 

@@ -46,8 +46,9 @@ export function createConnectionQueries(sql: Sql): ConnectionStore {
         [applicationId, domain],
       ));
     },
-    async anyRequired(applicationId) {
-      return (await sql.select<{ id: number }>('SELECT id FROM organization_connections WHERE application_id = ? AND required = ? LIMIT 1', [applicationId, true])).length > 0;
+    async summary(applicationId) {
+      const rows = await sql.select<{ required: number | boolean | string }>('SELECT required FROM organization_connections WHERE application_id = ? ORDER BY required DESC LIMIT 1', [applicationId]);
+      return { connections: rows.length > 0, required: rows.length > 0 && (rows[0].required === true || Number(rows[0].required) === 1) };
     },
     async findRequired(applicationId, entityId) {
       return withOrganization(await sql.select<Row>(

@@ -60,8 +60,8 @@ export interface ConnectionStore {
   listOfApplication(applicationId: number, limit: number): Promise<ConnectionOf[]>;
   /** The connections of the organizations that verified `domain` (home-realm discovery), oldest first. */
   findByDomain(applicationId: number, domain: string): Promise<ConnectionOf[]>;
-  /** Whether any organization of the application requires its connection. */
-  anyRequired(applicationId: number): Promise<boolean>;
+  /** Whether the application's organizations have connections at all, and whether any of them requires its connection. */
+  summary(applicationId: number): Promise<{ connections: boolean; required: boolean }>;
   /** The required connections of the organizations the account is a member of. */
   findRequired(applicationId: number, entityId: number): Promise<ConnectionOf[]>;
   update(applicationId: number, publicId: string, change: ConnectionChange, now: Date, tx: Tx): Promise<boolean>;

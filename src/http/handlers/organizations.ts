@@ -288,7 +288,7 @@ const connectionInput = (ctx: RequestContext): ConnectionInput => {
 };
 
 export const connectionsAdd: Handler = async (ctx) => {
-  const added = await addConnection(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), ...connectionInput(ctx) });
+  const added = await addConnection(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), ...connectionInput(ctx), type: ctx.params.require('type') });
   const shown = shownConnection(added);
   return { id: added.id, start_url: added.startUrl, ...(added.type === 'saml' ? { metadata_url: added.metadataUrl } : { redirect_uri: added.redirectUri }), result: shown };
 };

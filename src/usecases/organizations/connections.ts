@@ -10,7 +10,7 @@ import type { StoredOrganization } from '../../domain/storage/organizations';
 import type { Services } from '../services';
 import type { UnitOfWork } from '../unit-of-work';
 import { authorityIn, knownRolesOf, organizationOf, organizationSubject, type OrgDeps } from './common';
-import { forgetRequiredConnections } from '../sso/discovery';
+import { forgetConnections } from '../sso/discovery';
 
 /**
  * An organization's enterprise connections (docs/organizations.md#connections): its own identity
@@ -216,7 +216,7 @@ export async function addConnection(deps: Deps, command: { app: Application; act
       organization: organization.organizationId, connection: publicId, type: settings.type, required: stored.required,
     }));
     return connectionView(deps, command.app, organization.organizationId, stored);
-  }).finally(() => forgetRequiredConnections(command.app.id));
+  }).finally(() => forgetConnections(command.app.id));
 }
 
 /** An organization's connections, oldest first (any member reads them; the application too). */
@@ -260,7 +260,7 @@ export async function updateConnection(deps: Deps, command: { app: Application; 
       organization: organization.organizationId, connection: before.publicId, fields,
     }));
     return connectionView(deps, command.app, organization.organizationId, (await deps.db.connections.find(command.app.id, before.publicId, uow.tx))!);
-  }).finally(() => forgetRequiredConnections(command.app.id));
+  }).finally(() => forgetConnections(command.app.id));
 }
 
 /** Removes a connection: its sign-ins stop; the accounts it made stay, with their memberships. */
@@ -272,5 +272,5 @@ export async function removeConnection(deps: OrgDeps, command: { app: Applicatio
     uow.record(event('organization.connection_removed', command.app.id, deps.clock.now(), command.acting, organizationSubject(organization), {
       organization: organization.organizationId, connection: connection.publicId,
     }));
-  }).finally(() => forgetRequiredConnections(command.app.id));
+  }).finally(() => forgetConnections(command.app.id));
 }

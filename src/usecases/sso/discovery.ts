@@ -23,31 +23,39 @@ export async function connectionForOrganization(deps: Pick<Services, 'db'>, app:
   return (await deps.db.connections.listOf(organization.id))[0]?.publicId;
 }
 
-/** How long a pod trusts what it read of whether an application has required connections. */
-const REQUIRED_TTL_MS = 5_000;
-const requiredSeen = new Map<number, { any: boolean; until: number }>();
+/** How long a pod trusts what it read of an application's connections. */
+const SUMMARY_TTL_MS = 5_000;
+const summaries = new Map<number, { connections: boolean; required: boolean; until: number }>();
 
-/** Forgets what this pod read of an application's required connections (after a change it made: the other pods see it within REQUIRED_TTL_MS). */
-export const forgetRequiredConnections = (applicationId: number) => void requiredSeen.delete(applicationId);
+/** Forgets what this pod read of an application's connections (after a change it made: the other pods see it within SUMMARY_TTL_MS). */
+export const forgetConnections = (applicationId: number) => void summaries.delete(applicationId);
+
+/** Whether the application's organizations have connections, and whether one requires its: read at most every SUMMARY_TTL_MS per pod. */
+async function summaryOf(deps: Pick<Services, 'db'>, app: Application) {
+  const now = Date.now();
+  let seen = summaries.get(app.id);
+  if (!seen || seen.until <= now) {
+    seen = { ...await deps.db.connections.summary(app.id), until: now + SUMMARY_TTL_MS };
+    if (summaries.size > 10_000) summaries.clear();
+    summaries.set(app.id, seen);
+  }
+  return seen;
+}
+
+/** Whether the hosted sign-in offers "Sign in with your organization" (some organization of the application has a connection). */
+export const offersConnections = async (deps: Pick<Services, 'db'>, app: Application): Promise<boolean> => (await summaryOf(deps, app)).connections;
 
 /**
  * Refuses a sign-in other than through a connection of a member of an organization that requires
  * its connection, naming it. An application none of whose organizations requires one costs a
- * sign-in a lookup in memory (read at most every REQUIRED_TTL_MS per pod), not a query.
+ * sign-in a lookup in memory (read at most every SUMMARY_TTL_MS per pod), not a query.
  */
 export async function refuseWhereConnectionRequired(deps: Pick<Services, 'db'>, app: Application, entityId: number): Promise<void> {
-  const now = Date.now();
-  let seen = requiredSeen.get(app.id);
-  if (!seen || seen.until <= now) {
-    seen = { any: await deps.db.connections.anyRequired(app.id), until: now + REQUIRED_TTL_MS };
-    if (requiredSeen.size > 10_000) requiredSeen.clear();
-    requiredSeen.set(app.id, seen);
-  }
-  if (!seen.any) return;
+  if (!(await summaryOf(deps, app)).required) return;
   const required = await deps.db.connections.findRequired(app.id, entityId);
   if (required.length === 0) return;
   const names = required.map((r) => r.connection.name).join(', ');
-  throw new Refusal('wrong_credentials', `this account's organization requires signing in through its identity provider (${names}): sign in with the organization's address, which goes there`, {
-    message: `Your organization requires signing in through ${names}: type your work address and you will be taken there.`,
+  throw new Refusal('wrong_credentials', `this account's organization requires signing in through its identity provider (${names}): use "Sign in with your organization" with the organization's address`, {
+    message: `Your organization requires signing in through ${names}: choose "Sign in with your organization" and type your work address.`,
   });
 }
