@@ -5,7 +5,7 @@ import request from 'supertest';
 import { basic, skipUnless } from '../helpers/backend';
 import { CHROMIUM, launchChromium, servedTestApp } from '../helpers/browser';
 import { freePort } from '../helpers/processes';
-import { pysaml2, pysaml2Idp, spKeys, stopPysaml2 } from '../helpers/saml';
+import { pysaml2, pysaml2Idp, SAML_PEERS, spKeys, stopPysaml2 } from '../helpers/saml';
 
 /**
  * Enterprise sign-in in a real browser (Chromium): an organization's identity provider on another
@@ -31,7 +31,7 @@ function identityProviderSite(idp: () => Record<string, string>, email: () => st
   });
 }
 
-skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMIUM} (apt-get install chromium)`)('enterprise sign-in in a real browser', () => {
+skipUnless(fs.existsSync(CHROMIUM) && SAML_PEERS, `the SAML browser test needs Chromium at ${CHROMIUM} and pysaml2 with xmlsec1 (apt-get install chromium python3-pysaml2 xmlsec1)`)('enterprise sign-in in a real browser', () => {
   let served: Awaited<ReturnType<typeof servedTestApp>>;
   let keys: Awaited<ReturnType<typeof spKeys>>;
   let site: http.Server;

@@ -7,6 +7,10 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
+/** Whether pysaml2 and xmlsec1 are here (Debian's python3-pysaml2 and xmlsec1; .ci/run installs them). */
+export const SAML_PEERS = fs.existsSync('/usr/lib/python3/dist-packages/saml2') && fs.existsSync('/usr/bin/xmlsec1');
+export const SAML_PEERS_MISSING = 'the SAML tests need pysaml2 and xmlsec1 (apt-get install python3-pysaml2 xmlsec1)';
+
 /**
  * A SAML service provider written by others: pysaml2 (Debian's python3-pysaml2, signing and
  * verifying with xmlsec1) in a process of its own per call (test/helpers/saml-sp.py).
