@@ -643,7 +643,8 @@ const submit = <C>(h: Hosted, view: View, useCase: LoginUseCase<C, SignInOutcome
     const form = h.services.flows.form(app, entry.flow, FORMS[view]);
     const fields = form ? formValues(form, body) : {};
     // home-realm discovery: an address at an organization's verified domain signs in through its connection, never with a password here
-    const address = view === 'signin' ? Object.values(fields).find((v) => v.includes('@')) : undefined;
+    const address = view === 'signin'
+      ? Object.entries(fields).find(([name, v]) => !/password/i.test(name) && /^[^\s@]{1,64}@[^\s@]{1,253}$/.test(v.trim()))?.[1] : undefined;
     if (address !== undefined && await toConnection(h, res, app, entry, address, true)) return;
     // (not for a registration on the account page's own sign-in: it is going to a session already)
     const offer = (view === 'register' || view === 'social') && offersPasskey(app, entry.client) && entry.redirectUri !== accountCallbackOf(h.services, app);

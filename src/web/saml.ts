@@ -119,8 +119,8 @@ export function samlRoutes(services: Services, resolveApp: (host: string | undef
   router.get(SAML_PATHS.slo, pageHandler(resolveApp, async (req, res, app, locale) => {
     const rawQuery = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
     try {
-      const { location } = await singleLogout(ctxOf(req, res, app), { rawQuery, session: await browserSessionOfRequest(services, req, app) });
-      res.clearCookie(sessionCookieName(req, services.baseUrls.secure), { path: '/', secure: secure(req) });
+      const { location, ended } = await singleLogout(ctxOf(req, res, app), { rawQuery, session: await browserSessionOfRequest(services, req, app) });
+      if (ended) res.clearCookie(sessionCookieName(req, services.baseUrls.secure), { path: '/', secure: secure(req) });
       res.redirect(303, location);
     } catch (e) {
       refusedPage(res, locale, app, e);

@@ -122,7 +122,7 @@ skipUnless(SAML_PEERS, SAML_PEERS_MISSING)('organizations signing in through the
       expect(new URL(page.url).pathname).toBe('/account');
       expect(page.body).toContain(email);
       const found = await admin('/entity.find', { type_name: 'user', filter: `email = '${email}'` });
-      expect(found.body.results).toEqual([expect.objectContaining({ email })]);
+      expect(found.body.results).toEqual([expect.objectContaining({ email, givenName: 'Grace', familyName: 'Hopper' })]);
       expect(found.body.results[0].emailVerified).not.toBeNull();
       const members = await admin('/organizations/members/list', { organization_id: org.id });
       expect(members.body.results).toEqual([expect.objectContaining({ email, joined_by: 'connection', roles: ['member'] })]);
@@ -146,6 +146,31 @@ skipUnless(SAML_PEERS, SAML_PEERS_MISSING)('organizations signing in through the
       expect(refused.status).toBe(400);
       expect(refused.body).toMatch(/never proved it/);
     }, 60_000);
+
+    it('a transient NameID names nobody; an address whose account is another identity of this provider is not taken over by it', async () => {
+      const org = await organization('names');
+      const transient = await toIdp(org, `t@${org.domain}`, cookieBrowser(), org.startUrl, { name_id: { format: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient', text: '_t1' } });
+      const refused = await post(transient.browser, transient.answer, transient.answer.saml_response);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatch(/transient NameID/);
+      // the address belonged to a person with the persistent id p-1; a new person gets the address and the id p-2
+      const email = `reused@${org.domain}`;
+      const first = await toIdp(org, email, cookieBrowser(), org.startUrl, { identity: { mail: [email] }, name_id: { format: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent', text: 'p-1' } });
+      const firstPage = await post(first.browser, first.answer, first.answer.saml_response);
+      expect(new URL(firstPage.url).pathname).toBe('/account');
+      const second = await toIdp(org, email, cookieBrowser(), org.startUrl, { identity: { mail: [email] }, name_id: { format: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent', text: 'p-2' } });
+      const taken = await post(second.browser, second.answer, second.answer.saml_response);
+      expect(taken.status).toBe(400);
+      expect(taken.body).toMatch(/linked to another identity/);
+    });
+
+    it('a mail provider\'s domain never sends anyone to a connection, even claimed and verified', async () => {
+      const org = await organization('webmail');
+      expect((await admin('/organizations/domains/add', { organization_id: org.id, domain: 'gmail.com', verified: 'true' })).body.stat).toBe('ok');
+      const login = served.t.local.clients.login;
+      const page = await cookieBrowser().go(`${served.base}/signin?${new URLSearchParams({ client_id: login.client_id, redirect_uri: `${served.base}/account/callback`, locale: 'en-US', login_hint: 'someone@gmail.com' })}`, { stopAt: away });
+      expect(new URL(page.url).pathname).toBe('/signin');
+    });
 
     it('an address outside the organization\'s verified domains is refused', async () => {
       const org = await organization('domain');

@@ -41,9 +41,11 @@ skipUnless(SAML_PEERS, SAML_PEERS_MISSING)('Gatehouse as a SAML identity provide
     return added.body as { id: string; entity_id: string };
   }
 
-  async function account() {
+  async function account(verified = true) {
     const email = `saml-${Math.random().toString(36).slice(2)}@example.com`;
-    const created = await admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD, givenName: 'Ada', familyName: 'Lovelace' }) });
+    const created = await admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({
+      email, password: PASSWORD, givenName: 'Ada', familyName: 'Lovelace', ...(verified && { emailVerified: '2026-01-01 00:00:00' }),
+    }) });
     if (created.body.stat !== 'ok') throw new Error(JSON.stringify(created.body));
     return { email, id: created.body.id as number };
   }
@@ -201,6 +203,18 @@ skipUnless(SAML_PEERS, SAML_PEERS_MISSING)('Gatehouse as a SAML identity provide
       expect(await judged(other, byEmail.page, [byEmail.made.id])).toMatchObject({ ok: true, name_id: who.email });
     });
 
+    it('an address never proven is never asserted: no email attribute, and an emailAddress NameID refused with InvalidNameIDPolicy', async () => {
+      const who = await account(false);
+      const first = await signIn(config, who.email);
+      const verdict = await judged(config, first.page, [first.made.id]);
+      expect(verdict.ok).toBe(true);
+      expect(verdict.attributes).not.toHaveProperty('email');
+      const byEmail = await signIn(config, undefined, first.browser, { nameid_format: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress' });
+      const refused = await judged(config, byEmail.page, [byEmail.made.id]);
+      expect(refused.ok).toBe(false);
+      expect(refused.error).toMatch(/InvalidNameIDPolicy/);
+    });
+
     it('IsPassive without a session: a NoPassive status, no assertion', async () => {
       const { made, page, asked } = await signIn(config, undefined, cookieBrowser(), { passive: true });
       expect(asked).toBe(false);
@@ -296,6 +310,15 @@ skipUnless(SAML_PEERS, SAML_PEERS_MISSING)('Gatehouse as a SAML identity provide
       expect(res.headers['content-type']).toMatch(/text\/html/);
       expect(res.text).toMatch(message);
       expect(res.text).not.toMatch(/at \w+ \(|root:/);
+    });
+
+    it('an IdP-initiated link with a RelayState that is another address (an open redirect at many service providers) is refused', async () => {
+      const config = sp('launcher');
+      const added = await register(config);
+      const res = await request(served.t.app).get(`/saml/sso/init?sp=${added.id}&RelayState=${encodeURIComponent('https://evil.example/')}`);
+      expect(res.status).toBe(400);
+      expect(res.text).toMatch(/never another address/);
+      expect((await request(served.t.app).get(`/saml/sso/init?sp=${added.id}&RelayState=${encodeURIComponent('/reports')}`)).status).toBe(303);
     });
 
     it('a continue link this browser does not hold is refused', async () => {

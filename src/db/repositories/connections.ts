@@ -42,7 +42,7 @@ export function createConnectionQueries(sql: Sql): ConnectionStore {
     async findByDomain(applicationId, domain) {
       return withOrganization(await sql.select<Row>(
         'SELECT c.*, o.organization_id AS org_public_id FROM organization_domains d JOIN organization_connections c ON c.organization_id = d.organization_id '
-        + 'JOIN organizations o ON o.id = d.organization_id WHERE d.application_id = ? AND d.domain = ? AND d.verified_at IS NOT NULL ORDER BY c.id',
+        + "JOIN organizations o ON o.id = d.organization_id WHERE d.application_id = ? AND d.domain = ? AND d.verified_at IS NOT NULL AND d.verified_by = 'operator' ORDER BY c.id",
         [applicationId, domain],
       ));
     },

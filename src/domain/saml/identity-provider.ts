@@ -104,14 +104,16 @@ export function assertionConsumerOf(sp: ServiceProviderDescriptor, request: Pick
 export type NameIdKind = 'email' | 'persistent';
 
 /**
- * The NameID format of a response: the one the request asks for (persistent or email), else the
- * service provider's setting, else the first of its metadata's formats Gatehouse gives, else
- * persistent. Undefined when the request asks for a format Gatehouse does not give.
+ * The NameID format of a response: the service provider's setting (a request asking for another is
+ * refused), else the one the request asks for (persistent or email), else the first of its
+ * metadata's formats Gatehouse gives, else persistent. Undefined when the request asks for a
+ * format Gatehouse does not give, or another than the setting.
  */
 export function nameIdKindOf(requested: string | undefined, configured: NameIdKind | null, metadataFormats: readonly string[]): NameIdKind | undefined {
   const kindOf = (format: string): NameIdKind | undefined => (format === NAME_ID_FORMATS.persistent ? 'persistent' : format === NAME_ID_FORMATS.email ? 'email' : undefined);
+  // the operator's choice for this service provider holds: a request (signed or not) asking for another gets InvalidNameIDPolicy
+  if (configured) return requested === undefined || requested === NAME_ID_FORMATS.unspecified || kindOf(requested) === configured ? configured : undefined;
   if (requested !== undefined && requested !== NAME_ID_FORMATS.unspecified) return kindOf(requested);
-  if (configured) return configured;
   for (const f of metadataFormats) {
     const kind = kindOf(f);
     if (kind) return kind;
@@ -125,7 +127,8 @@ export const persistentNameId = (salt: string, accountUuid: string): string => c
 /** What an attribute of the assertion is taken from: a record's column (`email`, `username`, `uuid`, `emailVerified`) or an attribute (dotted path). */
 export function attributeValues(record: UserRecord, source: string): string[] {
   let value: unknown;
-  if (source === 'email') value = record.email;
+  // an address is asserted once proven: a service provider may key its accounts on it
+  if (source === 'email') value = record.emailVerified !== null ? record.email : null;
   else if (source === 'username') value = record.username;
   else if (source === 'uuid' || source === 'id') value = record.uuid;
   else if (source === 'emailVerified') value = record.emailVerified !== null;

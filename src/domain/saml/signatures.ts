@@ -43,14 +43,21 @@ export function rawQueryParameters(rawQuery: string): Map<string, string> {
   for (const pair of rawQuery.split('&')) {
     if (pair === '') continue;
     const at = pair.indexOf('=');
-    const name = decodeURIComponent(at < 0 ? pair : pair.slice(0, at));
+    const name = decoded(at < 0 ? pair : pair.slice(0, at));
     if (found.has(name)) throw new SamlInputError(`the query has ${name} twice`);
     found.set(name, at < 0 ? '' : pair.slice(at + 1));
   }
   return found;
 }
 
-const decoded = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
+/** A query value as sent, decoded (`+` a space); malformed percent-encoding is a refusal. */
+export function decoded(v: string): string {
+  try {
+    return decodeURIComponent(v.replace(/\+/g, ' '));
+  } catch {
+    throw new SamlInputError('the query has a value that is not percent-encoded correctly');
+  }
+}
 
 /**
  * Checks the HTTP-Redirect binding's signature of a query (`SAMLRequest` or `SAMLResponse`, then

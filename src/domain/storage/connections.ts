@@ -58,7 +58,7 @@ export interface ConnectionStore {
   listOf(organizationKey: number, tx?: Tx): Promise<StoredConnection[]>;
   /** The application's connections, with their organizations, oldest first (at most `limit`). */
   listOfApplication(applicationId: number, limit: number): Promise<ConnectionOf[]>;
-  /** The connections of the organizations that verified `domain` (home-realm discovery), oldest first. */
+  /** The connections of the organizations whose claim of `domain` the application verified (home-realm discovery), oldest first. */
   findByDomain(applicationId: number, domain: string): Promise<ConnectionOf[]>;
   /** Whether the application's organizations have connections at all, and whether any of them requires its connection. */
   summary(applicationId: number): Promise<{ connections: boolean; required: boolean }>;

@@ -41,6 +41,8 @@ export interface SignInOptions {
    * signs in, and its rehash never overwrites the new one.
    */
   checked?: { passwordHash: string; refused: () => Refusal };
+  /** The organization's connection the person signed in through (docs/organizations.md#connections). */
+  connection?: string;
   /** The first credential the person proved who they are with (a password unless said otherwise). */
   factors?: SignInFactor[];
   /** A mobile SDK's refresh secret (see loginCredentials). */
@@ -73,7 +75,7 @@ export async function signedIn(
     throw accountDisabled(ctx, request);
   }
   // a member of an organization that requires its connection signs in through it only (docs/organizations.md#required-sign-in)
-  if (!first.includes('connection')) await refuseWhereConnectionRequired(ctx.services, ctx.app, record.id);
+  await refuseWhereConnectionRequired(ctx.services, ctx.app, record.id, options.connection);
   // the seam: an account with a second factor waits for it here, before anything is issued or spent
   // (a passkey is not the second factor of a sign-in it began)
   const factors = options.secondFactorsOwed ?? await secondFactorOwed(ctx, record);

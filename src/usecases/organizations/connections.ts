@@ -7,6 +7,7 @@ import { SamlInputError } from '../../domain/saml/xml';
 import type { Application } from '../../domain/storage/applications';
 import type { ConnectionChange, ConnectionMappings, ConnectionSettings, StoredConnection } from '../../domain/storage/connections';
 import type { StoredOrganization } from '../../domain/storage/organizations';
+import { webhookUrlProblem } from '../../domain/webhooks';
 import type { Services } from '../services';
 import type { UnitOfWork } from '../unit-of-work';
 import { authorityIn, knownRolesOf, organizationOf, organizationSubject, type OrgDeps } from './common';
@@ -77,29 +78,38 @@ export interface ConnectionInput {
   groups?: string;
 }
 
-type Deps = OrgDeps & Pick<Services, 'baseUrls' | 'box'>;
+type Deps = OrgDeps & Pick<Services, 'baseUrls' | 'box' | 'webhooks'>;
+
+/** Whether who acts may name an address of the service's own network: the application (its backend, an operator), or anyone where WEBHOOKS_ALLOW_PRIVATE is on. */
+const privateAllowed = (deps: Pick<Services, 'webhooks'>, acting: Acting) => acting.actor.kind !== 'account' || deps.webhooks.allowPrivate;
 
 /** The most bytes of metadata fetched from a URL. */
 const MAX_METADATA_BYTES = 1024 * 1024;
 
-/** Fetches an identity provider's metadata from an https URL, once, within 10 seconds. */
-async function fetchMetadata(url: string): Promise<string> {
-  let parsed: URL;
+/**
+ * Fetches an identity provider's metadata from an https URL, once, within 10 seconds and 1 MB,
+ * never from a loopback or private address (WEBHOOKS_ALLOW_PRIVATE, as for webhooks): whatever
+ * went wrong is one answer, so the URL probes nothing.
+ */
+async function fetchMetadata(url: string, allowPrivate: boolean): Promise<string> {
+  if (!/^https:\/\//i.test(url)) throw invalidField('metadataUrl', 'must be https');
+  const problem = webhookUrlProblem(url, allowPrivate);
+  if (problem) throw invalidField('metadataUrl', 'must be an https address outside the service\'s own network (no loopback, private or link-local address)');
+  const failed = () => invalidField('metadataUrl', 'could not be fetched (an https answer of at most 1 MB within 10 seconds, with no redirect); give the metadata itself with metadata instead');
   try {
-    parsed = new URL(url);
-  } catch {
-    throw invalidField('metadataUrl', 'is not a URL');
-  }
-  if (parsed.protocol !== 'https:') throw invalidField('metadataUrl', 'must be https');
-  try {
-    const res = await fetch(parsed, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
-    if (!res.ok) throw invalidField('metadataUrl', `answered HTTP ${res.status}; give the metadata itself with metadata instead`);
-    const text = await res.text();
-    if (Buffer.byteLength(text) > MAX_METADATA_BYTES) throw invalidField('metadataUrl', 'answered more than 1 MB');
-    return text;
+    const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
+    if (!res.ok || !res.body) throw failed();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > MAX_METADATA_BYTES) throw failed();
+      chunks.push(Buffer.from(chunk));
+    }
+    return Buffer.concat(chunks).toString('utf8');
   } catch (e) {
     if (e instanceof Refusal) throw e;
-    throw invalidField('metadataUrl', 'could not be fetched (no answer within 10 seconds, or a redirect); give the metadata itself with metadata instead');
+    throw failed();
   }
 }
 
@@ -143,9 +153,9 @@ async function mappingsOf(deps: Pick<Services, 'db'>, app: Application, input: C
   return out;
 }
 
-async function samlSettingsOf(input: ConnectionInput, mappings: ConnectionMappings, before?: ConnectionSettings): Promise<ConnectionSettings> {
+async function samlSettingsOf(input: ConnectionInput, mappings: ConnectionMappings, allowPrivate: boolean, before?: ConnectionSettings): Promise<ConnectionSettings> {
   let metadata = input.metadata;
-  if (metadata === undefined && input.metadataUrl !== undefined) metadata = await fetchMetadata(input.metadataUrl);
+  if (metadata === undefined && input.metadataUrl !== undefined) metadata = await fetchMetadata(input.metadataUrl, allowPrivate);
   if (metadata === undefined) {
     if (before?.type === 'saml') return { ...before, ...mappings, ...(input.idpInitiated !== undefined && { idpInitiated: input.idpInitiated }) };
     throw invalidField('metadata', 'is missing: give the identity provider\'s SAML metadata (XML), or metadata_url');
@@ -162,7 +172,7 @@ async function samlSettingsOf(input: ConnectionInput, mappings: ConnectionMappin
   }
 }
 
-function oidcSettingsOf(input: ConnectionInput, mappings: ConnectionMappings, before?: ConnectionSettings): ConnectionSettings {
+function oidcSettingsOf(input: ConnectionInput, mappings: ConnectionMappings, allowPrivate: boolean, before?: ConnectionSettings): ConnectionSettings {
   const issuer = input.issuer ?? (before?.type === 'oidc' ? before.issuer : undefined);
   const clientId = input.clientId ?? (before?.type === 'oidc' ? before.clientId : undefined);
   if (!issuer) throw invalidField('issuer', 'is missing: the OpenID provider\'s issuer, such as https://login.example.com');
@@ -173,6 +183,9 @@ function oidcSettingsOf(input: ConnectionInput, mappings: ConnectionMappings, be
     throw invalidField('issuer', 'is not a URL');
   }
   const loopback = ['localhost', '127.0.0.1'].includes(url.hostname);
+  // an organization's owner names no address of the service's own network (the application may: a provider beside it)
+  const problem = allowPrivate ? undefined : webhookUrlProblem(issuer, false);
+  if (problem) throw invalidField('issuer', problem);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) throw invalidField('issuer', 'must be https (http only for localhost)');
   if (!clientId || clientId.length > 512) throw invalidField('clientId', 'is missing: the client registered at the OpenID provider');
   const kept = before?.type === 'oidc' ? { attributes: before.attributes, groups: before.groups } : {};
@@ -197,7 +210,8 @@ const nameOf = (raw: string | undefined, fallback: string) => {
 export async function addConnection(deps: Deps, command: { app: Application; acting: Acting; organizationId: string } & ConnectionInput): Promise<ConnectionView> {
   if (command.type !== 'saml' && command.type !== 'oidc') throw invalidField('type', 'must be saml or oidc');
   const mappings = await mappingsOf(deps, command.app, command);
-  const settings = command.type === 'saml' ? await samlSettingsOf(command, mappings) : oidcSettingsOf(command, mappings);
+  const allowPrivate = privateAllowed(deps, command.acting);
+  const settings = command.type === 'saml' ? await samlSettingsOf(command, mappings, allowPrivate) : oidcSettingsOf(command, mappings, allowPrivate);
   if (settings.type === 'oidc' && !command.clientSecret) throw invalidField('clientSecret', 'is missing: the secret of the client registered at the OpenID provider');
   const publicId = `con_${randomBytes(12).toString('hex')}`;
   return deps.work.run(async (uow) => {
@@ -247,7 +261,8 @@ export async function updateConnection(deps: Deps, command: { app: Application; 
     const before = await connectionOf(deps, uow, organization, command.connectionId);
     const mappings = await mappingsOf(deps, command.app, command);
     const change: ConnectionChange = {
-      settings: before.settings.type === 'saml' ? await samlSettingsOf(command, mappings, before.settings) : oidcSettingsOf(command, mappings, before.settings),
+      settings: before.settings.type === 'saml' ? await samlSettingsOf(command, mappings, privateAllowed(deps, command.acting), before.settings)
+        : oidcSettingsOf(command, mappings, privateAllowed(deps, command.acting), before.settings),
       ...(command.name !== undefined && { name: nameOf(command.name, '') }),
       ...(command.required !== undefined && { required: command.required }),
       ...(command.clientSecret !== undefined && before.settings.type === 'oidc' && { secretSealed: deps.box.seal(command.clientSecret, `connection secret\n${before.publicId}`) }),

@@ -9,7 +9,7 @@ import {
   persistentNameId, readAuthnRequest, readLogoutRequest, REQUEST_SECONDS, signedFailure, signedResponse, type NameIdKind, type SigningKey,
 } from '../../domain/saml/identity-provider';
 import { defaultAssertionConsumer, identityProviderMetadata } from '../../domain/saml/metadata';
-import { checkEnvelopedSignature, checkRedirectSignature, decodePostMessage, inflateMessage, rawQueryParameters, signedRedirectQuery } from '../../domain/saml/signatures';
+import { checkEnvelopedSignature, checkRedirectSignature, decoded, decodePostMessage, inflateMessage, rawQueryParameters, signedRedirectQuery } from '../../domain/saml/signatures';
 import { BINDINGS, NAME_ID_FORMATS, parseXml, SamlInputError, STATUS } from '../../domain/saml/xml';
 import type { Application } from '../../domain/storage/applications';
 import type { StoredCredential } from '../../domain/storage/credentials';
@@ -97,9 +97,9 @@ export async function receiveAuthnRequest(ctx: CallContext<'baseUrls' | 'clock' 
     const query = received.binding === 'redirect' ? rawQueryParameters(received.rawQuery) : undefined;
     const encoded = received.binding === 'redirect' ? query!.get('SAMLRequest') : received.message;
     if (!encoded) throw new SamlInputError('the request has no SAMLRequest');
-    const xml = query ? inflateMessage(decodeURIComponent(encoded.replace(/\+/g, ' ')), 'SAMLRequest') : decodePostMessage(encoded, 'SAMLRequest');
+    const xml = query ? inflateMessage(decoded(encoded), 'SAMLRequest') : decodePostMessage(encoded, 'SAMLRequest');
     const relayRaw = query?.get('RelayState');
-    const relayState = relayRaw !== undefined ? decodeURIComponent(relayRaw.replace(/\+/g, ' ')) : received.binding === 'post' ? received.relayState : undefined;
+    const relayState = relayRaw !== undefined ? decoded(relayRaw) : received.binding === 'post' ? received.relayState : undefined;
     if (relayState !== undefined && relayState.length > MAX_RELAY_STATE) throw new SamlInputError(`the RelayState is longer than ${MAX_RELAY_STATE} characters`);
     const unsigned = readAuthnRequest(xml);
     const sp = await db.saml.findByEntity(ctx.app.id, unsigned.issuer);
@@ -148,6 +148,10 @@ export async function startIdpInitiated(ctx: CallContext<'db'>, command: { servi
     : await db.saml.findByEntity(ctx.app.id, command.serviceProvider);
   if (!sp) throw new SamlRefusal('this link names no SAML service provider of this application');
   if (command.relayState !== undefined && command.relayState.length > MAX_RELAY_STATE) throw new SamlRefusal(`the RelayState is longer than ${MAX_RELAY_STATE} characters`);
+  // a link anyone may make: its RelayState is a path of the service provider's own, never an address elsewhere it would redirect to
+  if (command.relayState !== undefined && command.relayState !== '' && !/^\/(?![/\\])[^\s]*$/.test(command.relayState)) {
+    throw new SamlRefusal('an IdP-initiated sign-in\'s RelayState is a path of the service provider (starting with one /), never another address');
+  }
   return {
     pendingId: randomBytes(18).toString('base64url'), serviceProvider: sp.publicId, acsUrl: defaultAssertionConsumer(sp.descriptor).location,
     ...(command.relayState && { relayState: command.relayState }), forceAuthn: false, isPassive: false,
@@ -189,7 +193,8 @@ export async function answerPendingSignIn(
   const record = facts && session.entityId !== null ? await db.records.find(ctx.app.id, { id: session.entityId }) : undefined;
   const usable = record && !isDisabled(record, now) && (!pending.forceAuthn || session?.extra?.interaction === pending.pendingId);
   if (!usable || !record || !facts || !session) return pending.isPassive ? failure(STATUS.noPassive, 'the person is not signed in') : { kind: 'sign_in' };
-  if (pending.nameIdFormat === 'email' && !record.email) return failure(STATUS.invalidNameIdPolicy, 'this account has no email address');
+  // an address is a name once proven (anyone may register with someone else's): a service provider may key its accounts on it
+  if (pending.nameIdFormat === 'email' && (!record.email || record.emailVerified === null)) return failure(STATUS.invalidNameIdPolicy, 'this account has no verified email address');
   const nameId = pending.nameIdFormat === 'email' ? record.email! : persistentNameId(sp.persistentSalt, record.uuid);
   const attributes = Object.entries(sp.attributes ?? DEFAULT_SAML_ATTRIBUTES).map(([name, source]) => ({ name, values: attributeValues(record, source) }));
   const xml = signedResponse({
@@ -213,9 +218,10 @@ export async function answerPendingSignIn(
  */
 export async function singleLogout(
   ctx: CallContext<'baseUrls' | 'box' | 'clock' | 'db' | 'work'>, command: { rawQuery: string; session: StoredCredential | undefined },
-): Promise<{ location: string }> {
+): Promise<{ location: string; ended: boolean }> {
   const { db, clock, box, work } = ctx.services;
   const idp = identityProviderOf(ctx.services, ctx.app);
+  let ended = false;
   let sp: StoredServiceProvider | undefined;
   let request: ReturnType<typeof readLogoutRequest>;
   let relayState: string | undefined;
@@ -223,9 +229,9 @@ export async function singleLogout(
     const query = rawQueryParameters(command.rawQuery);
     const encoded = query.get('SAMLRequest');
     if (!encoded) throw new SamlInputError('the request has no SAMLRequest (a LogoutResponse is not expected here)');
-    request = readLogoutRequest(inflateMessage(decodeURIComponent(encoded.replace(/\+/g, ' ')), 'SAMLRequest'));
+    request = readLogoutRequest(inflateMessage(decoded(encoded), 'SAMLRequest'));
     const relayRaw = query.get('RelayState');
-    relayState = relayRaw !== undefined ? decodeURIComponent(relayRaw.replace(/\+/g, ' ')).slice(0, MAX_RELAY_STATE) : undefined;
+    relayState = relayRaw !== undefined ? decoded(relayRaw).slice(0, MAX_RELAY_STATE) : undefined;
     sp = await db.saml.findByEntity(ctx.app.id, request.issuer);
     if (!sp) throw new SamlInputError('the LogoutRequest\'s Issuer is not a SAML service provider of this application');
     if (checkRedirectSignature(command.rawQuery, 'SAMLRequest', sp.descriptor.certificates) !== 'valid') throw new SamlInputError('a LogoutRequest must be signed by its service provider');
@@ -256,6 +262,7 @@ export async function singleLogout(
         if (session.family !== null) await endFamily(db, ctx.app.id, session.family, now, uow.tx);
         uow.record(event('saml.logout', ctx.app.id, now, asAccount(ctx, record.id), recordSubject(record.id), { serviceProvider: target.publicId, entityId: target.entityId }));
       }, { readCommitted: true });
+      ended = true;
     } else {
       // a request for another account or session than this browser's: nothing ends here
       status = STATUS.requester;
@@ -264,5 +271,5 @@ export async function singleLogout(
   const key = await signingKeyOf(ctx.services, ctx.app);
   const destination = endpoint.responseLocation ?? endpoint.location;
   const query = signedRedirectQuery('SAMLResponse', logoutResponse(idp.entityId, destination, request.id, now, status), relayState, key.privatePem);
-  return { location: `${destination}${destination.includes('?') ? '&' : '?'}${query}` };
+  return { location: `${destination}${destination.includes('?') ? '&' : '?'}${query}`, ended };
 }

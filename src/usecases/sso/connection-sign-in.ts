@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { domainOf } from '../../domain/organizations';
+import { domainOf, joinableProblem } from '../../domain/organizations';
 import type { AssertionFacts } from '../../domain/saml/assertions';
 import { NAME_ID_FORMATS } from '../../domain/saml/xml';
 import type { StoredConnection } from '../../domain/storage/connections';
@@ -30,16 +30,16 @@ export const OIDC_SUBJECT = 'urn:gatehouse:oidc:sub';
 
 /** What a record's attributes are taken from when the connection maps none: the usual SAML attributes and OpenID claims. */
 const DEFAULT_ATTRIBUTES: Record<string, string[]> = {
-  givenName: ['givenName', 'given_name', 'urn:oid:2.5.4.42', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname'],
-  familyName: ['sn', 'surname', 'family_name', 'urn:oid:2.5.4.4', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname'],
-  displayName: ['displayName', 'name', 'urn:oid:2.16.840.1.113730.3.1.241', 'http://schemas.microsoft.com/identity/claims/displayname'],
+  givenName: ['givenName', 'given_name', 'urn:oid:2.5.4.42', 'urn:mace:dir:attribute-def:givenName', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname'],
+  familyName: ['sn', 'surname', 'family_name', 'urn:oid:2.5.4.4', 'urn:mace:dir:attribute-def:sn', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname'],
+  displayName: ['displayName', 'name', 'urn:oid:2.16.840.1.113730.3.1.241', 'urn:mace:dir:attribute-def:displayName', 'http://schemas.microsoft.com/identity/claims/displayname'],
 };
 
 /** The address an assertion names: its NameID in the emailAddress format, else the mapped or usual email attribute. */
 function emailOf(connection: StoredConnection, facts: AssertionFacts): string | undefined {
   const candidates = [
     ...(facts.nameIdFormat === NAME_ID_FORMATS.email ? [facts.nameId] : []),
-    ...[connection.settings.attributes?.email, 'email', 'mail', 'emailAddress', 'urn:oid:0.9.2342.19200300.100.1.3',
+    ...[connection.settings.attributes?.email, 'email', 'mail', 'emailAddress', 'urn:oid:0.9.2342.19200300.100.1.3', 'urn:mace:dir:attribute-def:mail',
       'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'].flatMap((n) => (n ? facts.attributes[n] ?? [] : [])),
   ];
   return candidates.map((c) => c.trim()).find((c) => /^[^\s@]{1,64}@[^\s@]{1,253}$/.test(c));
@@ -71,6 +71,10 @@ export async function connectionSignIn(
   const { facts } = command.checked;
   const organization = await db.organizations.findByKey(connection.organizationKey);
   if (!organization) throw new ConnectionRefusal('the organization of this connection was deleted');
+  // a transient NameID is another at every sign-in: it names nobody Gatehouse could know again
+  if (facts.nameIdFormat === NAME_ID_FORMATS.transient) {
+    throw new ConnectionRefusal('the identity provider sent a transient NameID, which names nobody from one sign-in to the next: ask its administrator for a persistent or emailAddress NameID');
+  }
   const identifier = `sso:${connection.publicId}:${facts.nameId}`;
   const provider = `sso:${connection.publicId}`;
   const linked = await db.social.profiles.byIdentifier(ctx.app.id, identifier);
@@ -83,9 +87,10 @@ export async function connectionSignIn(
     const email = emailOf(connection, facts);
     if (!email) throw new ConnectionRefusal('the identity provider gave no email address (a NameID in the emailAddress format, or an email attribute): ask its administrator to send one');
     const domain = domainOf(email);
-    const verified = (await db.organizations.listDomains(organization.id)).filter((d) => d.verifiedAt !== null).map((d) => d.domain);
+    // the application's own verification only (an owner's address at a domain does not make its people theirs), never a mail provider's
+    const verified = (await db.organizations.listDomains(organization.id)).filter((d) => d.verifiedBy === 'operator' && joinableProblem(d.domain) === undefined).map((d) => d.domain);
     if (!verified.includes(domain)) {
-      throw new ConnectionRefusal(`the connection vouches for addresses at its organization's verified domains only (${verified.join(', ') || 'none yet'}), and ${domain} is not one of them`);
+      throw new ConnectionRefusal(`the connection vouches for addresses at its organization's verified domains only (those the application verified: ${verified.join(', ') || 'none yet'}), and ${domain} is not one of them`);
     }
     record = await work.run(async (uow) => {
       const now = clock.now();
@@ -97,6 +102,10 @@ export async function connectionSignIn(
         }
         const locked = await db.records.findForUpdate(ctx.app.id, holder.id, uow.tx);
         if (!locked) throw new ConnectionRefusal('the account was deleted meanwhile: start again');
+        // an account that is someone else's identity at this provider already (an address given to a new person): never taken over by its address
+        if ((await db.social.profiles.forEntity(ctx.app.id, holder.id, uow.tx)).some((p) => p.provider === provider)) {
+          throw new ConnectionRefusal('the account with this address is linked to another identity at this organization\'s identity provider: an operator decides whose it is');
+        }
         await db.social.profiles.insert({ applicationId: ctx.app.id, entityId: holder.id, provider, identifier, data: { connection: connection.publicId, nameId: facts.nameId } }, now, uow.tx);
         const acting = asAccount(ctx, holder.id, request.client);
         uow.record(event('account.identity_linked', ctx.app.id, now, acting, recordSubject(holder.id), { provider }));
@@ -144,5 +153,5 @@ export async function connectionSignIn(
       uow.record(event('organization.member_roles_changed', ctx.app.id, clock.now(), acting, recordSubject(account.id), { organization: organization.organizationId, roles }));
     }
   });
-  return signedIn(ctx, request, account, { factors: ['connection'] });
+  return signedIn(ctx, request, account, { factors: ['connection'], connection: connection.publicId });
 }

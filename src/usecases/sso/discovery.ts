@@ -1,4 +1,4 @@
-import { domainOf } from '../../domain/organizations';
+import { domainOf, joinableProblem } from '../../domain/organizations';
 import { Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
 import type { Services } from '../services';
@@ -9,11 +9,20 @@ import type { Services } from '../services';
  * member of an organization that requires its connection signs in through it only.
  */
 
-/** The connection an address's domain signs in through (the first of the organizations that verified it), if any. */
+/**
+ * The connection an address's domain signs in through: the first connection of the one organization
+ * whose claim of the domain the application verified (an owner's own verification never sends
+ * anyone to a connection), never a mail provider's domain; none when two organizations have it.
+ */
 export async function connectionForAddress(deps: Pick<Services, 'db'>, app: Application, email: string): Promise<string | undefined> {
   if (!/^[^\s@]{1,64}@[^\s@]{1,253}$/.test(email.trim())) return undefined;
-  const found = await deps.db.connections.findByDomain(app.id, domainOf(email.trim()));
-  return found[0]?.connection.publicId;
+  const domain = domainOf(email.trim());
+  // a mail provider anyone has an address at is no organization's
+  if (joinableProblem(domain) !== undefined) return undefined;
+  const found = await deps.db.connections.findByDomain(app.id, domain);
+  // two organizations the application verified the domain for: no guess between them (the app names one with `organization`)
+  if (new Set(found.map((f) => f.organizationId)).size !== 1) return undefined;
+  return found[0].connection.publicId;
 }
 
 /** The first connection of an organization (by its public id), if it has one. */
@@ -46,14 +55,15 @@ async function summaryOf(deps: Pick<Services, 'db'>, app: Application) {
 export const offersConnections = async (deps: Pick<Services, 'db'>, app: Application): Promise<boolean> => (await summaryOf(deps, app)).connections;
 
 /**
- * Refuses a sign-in other than through a connection of a member of an organization that requires
- * its connection, naming it. An application none of whose organizations requires one costs a
+ * Refuses a sign-in of a member of an organization that requires its connection other than through
+ * that connection (`through`: the connection a sign-in came through), naming it. An application none of whose organizations requires one costs a
  * sign-in a lookup in memory (read at most every SUMMARY_TTL_MS per pod), not a query.
  */
-export async function refuseWhereConnectionRequired(deps: Pick<Services, 'db'>, app: Application, entityId: number): Promise<void> {
+export async function refuseWhereConnectionRequired(deps: Pick<Services, 'db'>, app: Application, entityId: number, through?: string): Promise<void> {
   if (!(await summaryOf(deps, app)).required) return;
   const required = await deps.db.connections.findRequired(app.id, entityId);
-  if (required.length === 0) return;
+  // (another organization's connection is not the one this member's organization requires)
+  if (required.length === 0 || (through !== undefined && required.some((r) => r.connection.publicId === through))) return;
   const names = required.map((r) => r.connection.name).join(', ');
   throw new Refusal('wrong_credentials', `this account's organization requires signing in through its identity provider (${names}): use "Sign in with your organization" with the organization's address`, {
     message: `Your organization requires signing in through ${names}: choose "Sign in with your organization" and type your work address.`,

@@ -65,9 +65,9 @@ export async function finishOidcConnection(
     throw unreachable(e);
   }
   if (typeof claims.sub !== 'string' || claims.sub === '') throw new ConnectionRefusal('the identity provider named no subject');
-  // an address the provider says it did not verify vouches for nobody
+  // an address the provider does not say it verified vouches for nobody
   const attributes = Object.fromEntries(Object.entries(claims)
-    .filter(([k]) => !(k === 'email' && claims.email_verified === false))
+    .filter(([k]) => !(k === 'email' && claims.email_verified !== true))
     .map(([k, v]) => [k, (Array.isArray(v) ? v : [v]).filter((x) => ['string', 'number', 'boolean'].includes(typeof x)).map(String).slice(0, 100)])
     .filter(([, v]) => v.length > 0));
   return {
