@@ -133,11 +133,5 @@ def _split(query):
 
 
 if __name__ == "__main__":
-    for line in sys.stdin:
-        try:
-            answer = main(json.loads(line))
-        except Exception as e:
-            traceback.print_exc(file=sys.stderr)
-            answer = {"fatal": f"{type(e).__name__}: {e}"}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
+    from saml_peer import serve
+    serve(main)

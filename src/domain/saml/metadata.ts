@@ -89,14 +89,21 @@ function entityIdOf(entity: Element, what: string): string {
   return entityId;
 }
 
-/** Reads a service provider's metadata; refuses one without an SPSSODescriptor for SAML 2.0 or without an HTTP-POST AssertionConsumerService. */
-export function parseServiceProviderMetadata(xml: string): ServiceProviderDescriptor {
+/** The entity of metadata, its id and its role descriptor for SAML 2.0 (`SPSSODescriptor` or `IDPSSODescriptor`), or the refusal saying which is missing. */
+function roleOf(xml: string, descriptor: 'SPSSODescriptor' | 'IDPSSODescriptor', whose: string): { entityId: string; role: Element } {
   const what = 'the metadata';
   const entity = entityOf(xml, what);
   const entityId = entityIdOf(entity, what);
-  const role = childrenOf(entity, NS.md, 'SPSSODescriptor')
+  const role = childrenOf(entity, NS.md, descriptor)
     .find((d) => (attributeOf(d, 'protocolSupportEnumeration') ?? '').split(/\s+/).includes(NS.samlp));
-  if (!role) throw new SamlInputError(`${what} has no SPSSODescriptor for SAML 2.0 (protocolSupportEnumeration ${NS.samlp}): is it a service provider's?`);
+  if (!role) throw new SamlInputError(`${what} has no ${descriptor} for SAML 2.0 (protocolSupportEnumeration ${NS.samlp}): is it ${whose}?`);
+  return { entityId, role };
+}
+
+/** Reads a service provider's metadata; refuses one without an SPSSODescriptor for SAML 2.0 or without an HTTP-POST AssertionConsumerService. */
+export function parseServiceProviderMetadata(xml: string): ServiceProviderDescriptor {
+  const what = 'the metadata';
+  const { entityId, role } = roleOf(xml, 'SPSSODescriptor', 'a service provider\'s');
   const assertionConsumers = endpoints(role, 'AssertionConsumerService', what);
   if (!assertionConsumers.some((e) => e.binding === BINDINGS.post)) {
     throw new SamlInputError(`${what} has no AssertionConsumerService with the HTTP-POST binding: Gatehouse answers over HTTP-POST only`);
@@ -151,11 +158,7 @@ export interface IdentityProviderDescriptor {
 /** Reads an identity provider's metadata; refuses one without an IDPSSODescriptor for SAML 2.0, an HTTP-Redirect SSO endpoint or a signing certificate. */
 export function parseIdentityProviderMetadata(xml: string): IdentityProviderDescriptor {
   const what = 'the metadata';
-  const entity = entityOf(xml, what);
-  const entityId = entityIdOf(entity, what);
-  const role = childrenOf(entity, NS.md, 'IDPSSODescriptor')
-    .find((d) => (attributeOf(d, 'protocolSupportEnumeration') ?? '').split(/\s+/).includes(NS.samlp));
-  if (!role) throw new SamlInputError(`${what} has no IDPSSODescriptor for SAML 2.0 (protocolSupportEnumeration ${NS.samlp}): is it an identity provider's?`);
+  const { entityId, role } = roleOf(xml, 'IDPSSODescriptor', 'an identity provider\'s');
   const singleSignOn = endpoints(role, 'SingleSignOnService', what);
   if (!singleSignOn.some((e) => e.binding === BINDINGS.redirect)) {
     throw new SamlInputError(`${what} has no SingleSignOnService with the HTTP-Redirect binding: Gatehouse sends its requests over HTTP-Redirect`);
