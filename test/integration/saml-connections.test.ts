@@ -132,6 +132,19 @@ skipUnless(SAML_PEERS, SAML_PEERS_MISSING)('organizations signing in through the
       expect((await admin('/entity.count', { type_name: 'user', filter: `email = '${email}'` })).body.total_count).toBe(1);
     }, 60_000);
 
+    it('groups map to the organization\'s roles, set again at every sign-in', async () => {
+      const AFFILIATION = 'urn:mace:dir:attribute-def:eduPersonAffiliation';
+      const org = await organization('groups', { groups: JSON.stringify({ attribute: AFFILIATION, roles: { staff: ['admin'], member: ['member'] } }) });
+      const email = `linus@${org.domain}`;
+      const roles = async () => (await admin('/organizations/members/list', { organization_id: org.id })).body.results.find((m: { email: string }) => m.email === email)?.roles;
+      const first = await toIdp(org, email, cookieBrowser(), org.startUrl, { identity: { eduPersonAffiliation: ['staff'] } });
+      expect(new URL((await post(first.browser, first.answer, first.answer.saml_response)).url).pathname).toBe('/account');
+      expect(await roles()).toEqual(['admin']);
+      const second = await toIdp(org, email, cookieBrowser(), org.startUrl, { identity: { eduPersonAffiliation: ['member'] } });
+      expect(new URL((await post(second.browser, second.answer, second.answer.saml_response)).url).pathname).toBe('/account');
+      expect(await roles()).toEqual(['member']);
+    });
+
     it('an account with that verified address is linked, never duplicated; one that never proved it is refused', async () => {
       const org = await organization('link');
       const email = `ada@${org.domain}`;
