@@ -45,8 +45,8 @@ export function identityProviderOf(deps: Pick<Services, 'baseUrls'>, app: Applic
 
 const subjectOf = (app: Application) => `Gatehouse SAML ${app.name}`;
 
-/** The key that signs now (the application's current RSA key) and its certificate. */
-async function signingKeyOf(deps: KeyDeps, app: Application): Promise<SigningKey> {
+/** The key that signs now (the application's current RSA key) and its certificate: the identity provider's, and a connection's service provider's. */
+export async function samlSigningKey(deps: KeyDeps, app: Application): Promise<SigningKey> {
   const key = (await signingKeys(deps, app.id)).find((k) => k.slot === 'current:RS256');
   if (!key) throw new Error('the application has no current RS256 signing key');
   const jwk = privateJwkOf(deps.box, key);
@@ -181,11 +181,11 @@ export async function answerPendingSignIn(
   if (!sp) throw new SamlRefusal('the service provider of this sign-in was removed from this application');
   const idp = identityProviderOf(ctx.services, ctx.app);
   const now = clock.now();
-  const key = await signingKeyOf(ctx.services, ctx.app);
-  const failure = (status: string, message: string): PendingAnswer => ({
+  // (the key is read only for a response: a sign-in sent to the hosted page signs nothing)
+  const failure = async (status: string, message: string): Promise<PendingAnswer> => ({
     kind: 'respond', response: {
       acsUrl: pending.acsUrl, ...(pending.relayState !== undefined && { relayState: pending.relayState }),
-      samlResponse: Buffer.from(signedFailure(idp.entityId, pending.acsUrl, pending.requestId, now, status, message, key)).toString('base64'),
+      samlResponse: Buffer.from(signedFailure(idp.entityId, pending.acsUrl, pending.requestId, now, status, message, await samlSigningKey(ctx.services, ctx.app))).toString('base64'),
     },
   });
   if (pending.nameIdFormat === 'unsupported') return failure(STATUS.invalidNameIdPolicy, 'Gatehouse gives persistent and emailAddress NameIDs');
@@ -201,7 +201,7 @@ export async function answerPendingSignIn(
     idpEntityId: idp.entityId, spEntityId: sp.entityId, acsUrl: pending.acsUrl, ...(pending.requestId !== undefined && { inResponseTo: pending.requestId }),
     nameId, nameIdFormat: pending.nameIdFormat, sessionIndex: sessionIndexOf({ box }, session), sessionNotOnOrAfter: session.expiresAt,
     authnInstant: new Date(facts.auth_time), authnContext: authnContextOf(facts.amr), attributes, now,
-  }, key);
+  }, await samlSigningKey(ctx.services, ctx.app));
   await work.run(async (uow) => {
     uow.record(event('saml.assertion_issued', ctx.app.id, now, asAccount(ctx, record.id), recordSubject(record.id), {
       serviceProvider: sp.publicId, entityId: sp.entityId, nameIdFormat: pending.nameIdFormat, initiated: pending.requestId === undefined ? 'idp' : 'sp',
@@ -268,7 +268,7 @@ export async function singleLogout(
       status = STATUS.requester;
     }
   }
-  const key = await signingKeyOf(ctx.services, ctx.app);
+  const key = await samlSigningKey(ctx.services, ctx.app);
   const destination = endpoint.responseLocation ?? endpoint.location;
   const query = signedRedirectQuery('SAMLResponse', logoutResponse(idp.entityId, destination, request.id, now, status), relayState, key.privatePem);
   return { location: `${destination}${destination.includes('?') ? '&' : '?'}${query}`, ended };

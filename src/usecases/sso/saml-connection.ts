@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
 import { checkResponseEnvelope, readSignedAssertion, type AssertionFacts } from '../../domain/saml/assertions';
-import { certificateOf, certificatePem, privatePemOf } from '../../domain/saml/certificates';
+import { certificatePem } from '../../domain/saml/certificates';
 import { CLOCK_SKEW_SECONDS } from '../../domain/saml/identity-provider';
 import { serviceProviderMetadata } from '../../domain/saml/metadata';
 import { decodePostMessage } from '../../domain/saml/signatures';
 import { BINDINGS, SamlInputError } from '../../domain/saml/xml';
 import { sha256Hex } from '../../domain/secrets';
-import { privateJwkOf } from '../../domain/signing-keys';
 import type { Application } from '../../domain/storage/applications';
 import type { SamlConnectionSettings, StoredConnection } from '../../domain/storage/connections';
-import { signingKeys, type KeyDeps } from '../keys/signing-keys';
+import type { KeyDeps } from '../keys/signing-keys';
+import { samlSigningKey } from '../saml/single-sign-on';
 import { connectionUrls } from '../organizations/connections';
 import type { CallContext, Services } from '../services';
 import { ConnectionRefusal, type CheckedResponse } from './connection-sign-in';
@@ -39,19 +39,11 @@ async function samlConnectionOf(deps: Pick<Services, 'db'>, app: Application, pu
   return connection as SamlConnection;
 }
 
-/** The service provider's key (the application's current RSA key) and certificate. */
-async function spKey(deps: KeyDeps, app: Application) {
-  const key = (await signingKeys(deps, app.id)).find((k) => k.slot === 'current:RS256');
-  if (!key) throw new Error('the application has no current RS256 signing key');
-  const jwk = privateJwkOf(deps.box, key);
-  return { privatePem: privatePemOf(jwk), certificate: await certificateOf(jwk, key.kid, key.createdAt, `Gatehouse SAML ${app.name}`) };
-}
-
 /** node-saml for one connection: requests signed (RSA-SHA256), responses' assertions signed by the identity provider's certificates only, no InResponseTo cache (the browser's pending request is checked here). */
 async function samlOf(deps: KeyDeps & Pick<Services, 'baseUrls'>, app: Application, connection: SamlConnection, requestId?: string): Promise<SAML> {
   const urls = connectionUrls(deps, app, connection.publicId);
   const { idp } = connection.settings;
-  const key = await spKey(deps, app);
+  const key = await samlSigningKey(deps, app);
   return new SAML({
     callbackUrl: urls.acsUrl, issuer: urls.entityId, audience: urls.entityId, idpIssuer: idp.entityId,
     entryPoint: idp.singleSignOn.find((e) => e.binding === BINDINGS.redirect)!.location,
@@ -68,7 +60,7 @@ async function samlOf(deps: KeyDeps & Pick<Services, 'baseUrls'>, app: Applicati
 export async function connectionMetadata(deps: KeyDeps & Pick<Services, 'baseUrls'>, app: Application, publicId: string): Promise<string> {
   await samlConnectionOf(deps, app, publicId);
   const urls = connectionUrls(deps, app, publicId);
-  const key = await spKey(deps, app);
+  const key = await samlSigningKey(deps, app);
   return serviceProviderMetadata({ entityId: urls.entityId, acsUrl: urls.acsUrl, certificates: [key.certificate] });
 }
 
