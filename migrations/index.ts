@@ -24,6 +24,7 @@ import * as erasureUuidDigest from './0023-erasure-uuid-digest';
 import * as joinableDomains from './0024-joinable-domains';
 import * as samlServiceProviders from './0025-saml-service-providers';
 import * as organizationConnections from './0026-organization-connections';
+import * as scim from './0027-scim';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   { name: '0024-joinable-domains', ...joinableDomains },
   { name: '0025-saml-service-providers', ...samlServiceProviders },
   { name: '0026-organization-connections', ...organizationConnections },
+  { name: '0027-scim', ...scim },
 ];

@@ -23,6 +23,7 @@ import { createOidcProviders } from './oidc/providers';
 import { oidcInteractionRoutes } from './web/oidc-interaction';
 import { samlRoutes } from './web/saml';
 import { connectionRoutes } from './web/connections';
+import { scimRoutes } from './web/scim';
 import { crossOrigin, exposeIfAllowed, preflight } from './http/cors';
 import type { Metrics } from './metrics';
 import { openApiDocument } from './http/openapi';
@@ -330,6 +331,8 @@ export function buildApp(options: AppOptions): express.Express {
 
   // pages and documents are mounted after the API: no API path is also a page
   app.use(apiRoutes(app, options, resolveApp));
+  // each organization's SCIM service (docs/scim.md): its own errors, never a page
+  app.use(scimRoutes(services, resolveApp));
 
   app.use(healthRoutes(options));
 

@@ -1,3 +1,5 @@
+import { configureScim, createScimToken, listScimTokens, revokeScimToken } from './usecases/scim/tokens';
+import { SCIM_PATH } from './domain/scim/schemas';
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { createHash } from 'node:crypto';
@@ -1108,6 +1110,47 @@ program.command('organizations:remove-connection')
   .action((organizationId: string, connectionId: string, opts: { app?: string }) => withCore(async (core) => {
     await removeConnection(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId, connectionId });
     print({ removed: connectionId });
+  }));
+
+program.command('organizations:scim-token')
+  .argument(...ORG_ARGUMENT)
+  .option(...APP_OPTION)
+  .option('--description <text>', 'what the token is for (the directory: Okta, Entra ID…)', 'SCIM')
+  .description("make a SCIM token for an organization's directory; the token is printed once, never stored")
+  .action((organizationId: string, opts: { app?: string; description: string }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const made = await createScimToken(core, { app, acting: core.acting, organizationId, description: opts.description });
+    print({ token: made.token, scim_url: `${core.baseUrls.of(app.name)}${SCIM_PATH}`, id: made.view.id, description: made.view.description });
+  }));
+
+program.command('organizations:scim-tokens')
+  .argument(...ORG_ARGUMENT)
+  .option(...APP_OPTION)
+  .description("print an organization's SCIM tokens, revoked ones too (never a token)")
+  .action((organizationId: string, opts: { app?: string }) => withCore(async (core) => {
+    print((await listScimTokens(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId })).map((t) => ({
+      id: t.id, description: t.description, created_by: t.createdBy, created: t.createdAt.toISOString(),
+      last_used: t.lastUsedAt?.toISOString() ?? null, revoked: t.revokedAt?.toISOString() ?? null,
+    })));
+  }));
+
+program.command('organizations:revoke-scim-token')
+  .argument(...ORG_ARGUMENT)
+  .argument('<token>', 'the token\'s id (scim_…, as organizations:scim-tokens prints it)')
+  .option(...APP_OPTION)
+  .description('revoke a SCIM token: the directory\'s next call with it is refused')
+  .action((organizationId: string, tokenId: string, opts: { app?: string }) => withCore(async (core) => {
+    await revokeScimToken(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId, tokenId });
+    print({ revoked: tokenId });
+  }));
+
+program.command('organizations:scim-groups')
+  .argument(...ORG_ARGUMENT)
+  .argument('<mapping>', 'JSON: the directory\'s groups to the organization\'s roles, such as \'{"Admins":["admin"]}\' ({} maps none)')
+  .option(...APP_OPTION)
+  .description("map an organization's directory groups to its roles: its provisioned members' roles follow their groups")
+  .action((organizationId: string, mapping: string, opts: { app?: string }) => withCore(async (core) => {
+    print(await configureScim(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId, groupRoles: mapping }));
   }));
 
 program.command('mail:last')

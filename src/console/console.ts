@@ -470,7 +470,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (e instanceof AuditQueryError) return page(res, 400, locale, say(locale, 'audit'), `${body}<p class="notice" role="alert">${escape(`${e.field}: ${e.message}`)}</p>`, s);
       throw e;
     }
-    const actorOf = (x: (typeof listed.entries)[number]['actor']) => (x.kind === 'operator' ? `operator ${x.name}` : x.kind === 'client' ? `client ${x.clientId}` : x.kind === 'account' ? `account ${x.accountId}` : 'system');
+    const actorOf = (x: (typeof listed.entries)[number]['actor']) => (x.kind === 'operator' ? `operator ${x.name}` : x.kind === 'client' ? `client ${x.clientId}` : x.kind === 'account' ? `account ${x.accountId}` : x.kind === 'scim' ? `SCIM token ${x.tokenId}` : 'system');
     body += listed.entries.length === 0 ? `<p class="notice" role="status">${escape(say(locale, 'noneFound'))}</p>`
       : `<div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'audit'))}</caption><thead><tr>${[say(locale, 'when'), say(locale, 'what'), say(locale, 'who'), say(locale, 'about'), say(locale, 'details')].map((h) => `<th scope="col">${escape(h)}</th>`).join('')}</tr></thead><tbody>`
         + listed.entries.map((e) => `<tr><td>${escape(time(e.occurredAt))}</td><td><code>${escape(e.type)}</code></td><td>${escape(actorOf(e.actor))}</td>`

@@ -18,6 +18,7 @@ import { createImportQueries } from './repositories/imports';
 import { createWebhookQueries } from './repositories/webhooks';
 import { createSamlQueries } from './repositories/saml';
 import { createConnectionQueries } from './repositories/connections';
+import { createScimQueries } from './repositories/scim';
 import { createOrganizationQueries } from './repositories/organizations';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
@@ -185,6 +186,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     organizations: createOrganizationQueries(sql),
     saml: createSamlQueries(sql),
     connections: createConnectionQueries(sql),
+    scim: createScimQueries(sql),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

@@ -18,7 +18,9 @@ const DIGITS = /^[1-9]\d{0,18}$/;
 /** Every kind of subject, once (compiles only while it names each of Subject['kind']). */
 const SUBJECT_KIND_SET: Record<Subject['kind'], true> = { record: true, client: true, setting: true, provider: true, flow: true, application: true, webhook: true, organization: true, role: true, service_provider: true };
 const SUBJECT_KINDS = Object.keys(SUBJECT_KIND_SET) as Subject['kind'][];
-const ACTOR_KINDS: readonly Actor['kind'][] = ['client', 'operator', 'account', 'system'];
+/** Every kind of actor, once (compiles only while it names each of Actor['kind']). */
+const ACTOR_KIND_SET: Record<Actor['kind'], true> = { client: true, operator: true, account: true, scim: true, system: true };
+const ACTOR_KINDS = Object.keys(ACTOR_KIND_SET) as Actor['kind'][];
 
 /** One event type, or every type beginning with a prefix ending in `.` (`client.`). */
 function eventType(type: string): string {
@@ -30,11 +32,11 @@ function eventType(type: string): string {
   return type;
 }
 
-/** A kind (`operator`), or a kind and who (`client:<client_id>`, `operator:<name>`, `account:<record id>`). */
+/** A kind (`operator`), or a kind and who (`client:<client_id>`, `operator:<name>`, `account:<record id>`, `scim:<token id>`). */
 function actor(raw: string): NonNullable<AuditQuery['actor']> {
   const [kind, ...rest] = raw.split(':');
   if (!(ACTOR_KINDS as readonly string[]).includes(kind) || (kind === 'system' && rest.length > 0)) {
-    throw new AuditQueryError('actor', 'must be client, operator, account or system, optionally followed by :who (client:<client_id>, operator:<name>, account:<record id>)');
+    throw new AuditQueryError('actor', 'must be client, operator, account, scim or system, optionally followed by :who (client:<client_id>, operator:<name>, account:<record id>, scim:<token id>)');
   }
   return { kind: kind as Actor['kind'], ...(rest.length > 0 && { id: rest.join(':') }) };
 }

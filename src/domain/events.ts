@@ -14,6 +14,8 @@ export type Actor =
   | { kind: 'account'; accountId: number; clientId?: string }
   | { kind: 'client'; clientId: string }
   | { kind: 'operator'; name: string }
+  /** An organization's directory, through its SCIM token (docs/scim.md): `tokenId` the token's public id. */
+  | { kind: 'scim'; tokenId: string }
   | { kind: 'system' };
 
 /** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
@@ -65,7 +67,7 @@ export interface Carried {
 
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
 export interface EventData {
-  'account.registered': { method: 'password' | 'social' | 'api' | 'email_code' | 'connection' };
+  'account.registered': { method: 'password' | 'social' | 'api' | 'email_code' | 'connection' | 'scim' };
   /** `factor`: the second factor that finished it, when one did. */
   'account.signed_in': { method: 'password' | 'social' | 'passkey' | 'email_code' | 'connection'; factor?: 'totp' | 'recovery_code' | 'passkey' };
   /**
@@ -159,7 +161,7 @@ export interface EventData {
   /** The account (the subject) joined an organization with `roles`: `by` the API, an invitation (`invitation`), its domain, or making it. */
   'organization.member_added': { organization: string; roles: string[]; by: JoinedBy; invitation?: string };
   /** The account left an organization, or was removed from it. */
-  'organization.member_removed': { organization: string; by: 'removed' | 'left' };
+  'organization.member_removed': { organization: string; by: 'removed' | 'left' | 'deprovisioned' };
   /** The account's roles in an organization are now `roles`. */
   'organization.member_roles_changed': { organization: string; roles: string[] };
   /** The account made an organization its active one. */
@@ -185,6 +187,24 @@ export interface EventData {
   /** Its settings changed (`fields`, the names; never a secret's value). */
   'organization.connection_updated': { organization: string; connection: string; fields: string[] };
   'organization.connection_removed': { organization: string; connection: string };
+  /** An organization's SCIM token made (docs/scim.md#tokens): its public id, never the token. */
+  'scim.token_created': { organization: string; token: string };
+  'scim.token_revoked': { organization: string; token: string };
+  /** The organization's groups mapped to its roles anew: the groups' names. */
+  'scim.configured': { organization: string; groups: string[] };
+  /** The organization's directory provisioned the account (the subject): `resource` its SCIM id; `linked`: an account it found by its address. */
+  'scim.user_provisioned': { organization: string; resource: string; linked: boolean; active: boolean };
+  /** The directory changed what it says of the person (`attributes`, the names). */
+  'scim.user_updated': { organization: string; resource: string; attributes: string[] };
+  /** The directory deactivated the person: the membership is suspended (and the account disabled where it belongs to the organization alone). */
+  'scim.user_deactivated': { organization: string; resource: string; account: 'kept' | 'disabled' };
+  'scim.user_reactivated': { organization: string; resource: string; account: 'kept' | 'enabled' };
+  /** The directory deleted the person: the membership removed, the account kept, disabled or deleted. */
+  'scim.user_deprovisioned': { organization: string; resource: string; account: 'kept' | 'disabled' | 'deleted' };
+  /** A group of the directory made, changed (its name, or `added` and `removed` members) or deleted; the subject is the organization. */
+  'scim.group_created': { organization: string; group: string; members: number };
+  'scim.group_updated': { organization: string; group: string; added: number; removed: number; renamed: boolean };
+  'scim.group_deleted': { organization: string; group: string };
   /** A SAML service provider registered (docs/saml.md#service-providers); the subject is its public id. */
   'saml.service_provider_added': { entityId: string };
   /** Its metadata, name, NameID format or attributes changed (`fields`, the names). */
@@ -217,6 +237,8 @@ export const EVENT_TYPES = [
   'organization.domain_joinable',
   'organization.connection_added', 'organization.connection_updated', 'organization.connection_removed',
   'saml.service_provider_added', 'saml.service_provider_updated', 'saml.service_provider_removed', 'saml.assertion_issued', 'saml.logout',
+  'scim.token_created', 'scim.token_revoked', 'scim.configured', 'scim.user_provisioned', 'scim.user_updated', 'scim.user_deactivated',
+  'scim.user_reactivated', 'scim.user_deprovisioned', 'scim.group_created', 'scim.group_updated', 'scim.group_deleted',
 ] as const satisfies readonly EventType[];
 /** Compiles only while EVENT_TYPES names every type of EventData. */
 const everyType: Exclude<EventType, (typeof EVENT_TYPES)[number]> extends never ? true : never = true;
@@ -280,8 +302,8 @@ export function event<T extends EventType>(
 /** The subject of a change to a record. */
 export const recordSubject = (id: number): Subject => ({ kind: 'record', id: String(id) });
 
-/** Whether the event's actor is someone other than the person the record is (an application's client, an operator): those are audited. */
-export const actsForOthers = (actor: Actor): boolean => actor.kind === 'client' || actor.kind === 'operator';
+/** Whether the event's actor is someone other than the person the record is (an application's client, an operator, an organization's directory): those are audited. */
+export const actsForOthers = (actor: Actor): boolean => actor.kind === 'client' || actor.kind === 'operator' || actor.kind === 'scim';
 
 /** The account an event is about: the record it changed, else the person who acted; none for a client, a setting, a key. */
 export function accountOf(e: Pick<KeptEvent, 'subject' | 'actor'>): number | undefined {

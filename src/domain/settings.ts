@@ -141,6 +141,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
     const bad = value.split(',').map((n) => n.trim()).filter(Boolean).find((n) => !/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(n));
     return bad === undefined ? undefined : `"${bad.slice(0, 64)}" is not an attribute name; the value is names separated by commas, such as termsAccepted, phoneVerified`;
   },
+  scim_deleted_accounts: (value) => (value === 'disable' || value === 'delete' ? undefined
+    : 'must be disable (the default: an account an organization\'s directory deletes, that belongs to no other organization, is disabled) or delete (one the directory made is deleted)'),
   // organizations' limits (docs/organizations.md#limits)
   ...Object.fromEntries(Object.keys(ORGANIZATION_LIMITS).map((key) => [key, (value: string) => limitProblem(key as OrganizationLimit, value)])),
 };

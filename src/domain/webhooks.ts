@@ -88,6 +88,17 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'saml.logout': null,
   'organization.domain_joinable': 'organization.domain_joinable',
   'records.imported': null, // (each record's user.created says it)
+  'scim.token_created': null,
+  'scim.token_revoked': null,
+  'scim.configured': null,
+  'scim.user_provisioned': 'scim.user_provisioned',
+  'scim.user_updated': 'scim.user_updated',
+  'scim.user_deactivated': 'scim.user_deactivated',
+  'scim.user_reactivated': 'scim.user_reactivated',
+  'scim.user_deprovisioned': 'scim.user_deprovisioned',
+  'scim.group_created': 'scim.group_created',
+  'scim.group_updated': 'scim.group_updated',
+  'scim.group_deleted': 'scim.group_deleted',
 };
 
 /** The webhooks queue's jobs (docs/webhooks.md#deliveries). */

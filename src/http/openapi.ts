@@ -52,6 +52,12 @@ const CONNECTION = {
   type: 'object', required: ['id', 'organization_id', 'type', 'name', 'required', 'start_url', 'attributes', 'groups', 'created', 'updated'],
   properties: CONNECTION_PROPERTIES, additionalProperties: false,
 };
+/** An organization's SCIM token (docs/scim.md#tokens), never the token. */
+const SCIM_TOKEN = {
+  type: 'object', required: ['id', 'organization_id', 'description', 'created_by', 'created', 'last_used', 'revoked'], additionalProperties: false,
+  properties: { id: STRING, organization_id: STRING, description: STRING, created_by: STRING, created: STRING, last_used: { type: ['string', 'null'] }, revoked: { type: ['string', 'null'] } },
+};
+const GROUP_ROLES = { type: 'object', additionalProperties: { type: 'array', items: STRING } };
 /** A SAML service provider (docs/saml.md#service-providers). */
 const SERVICE_PROVIDER_PROPERTIES = {
   id: STRING, entity_id: STRING, name: STRING, name_id_format: { enum: ['email', 'persistent', null] }, attributes: { type: ['object', 'null'] },
@@ -225,6 +231,11 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/organizations/connections/list': ok({ results: { type: 'array', items: CONNECTION } }),
   '/organizations/connections/update': ok({ result: CONNECTION }),
   '/organizations/connections/remove': ok(),
+  '/organizations/scim/tokens/create': ok({ token: STRING, scim_url: STRING, result: SCIM_TOKEN }),
+  '/organizations/scim/tokens/list': ok({ scim_url: STRING, results: { type: 'array', items: SCIM_TOKEN } }),
+  '/organizations/scim/tokens/revoke': ok(),
+  '/organizations/scim/configure': ok({ organization_id: STRING, group_roles: GROUP_ROLES }),
+  '/organizations/scim/settings': ok({ organization_id: STRING, scim_url: STRING, group_roles: GROUP_ROLES }),
   '/saml/service_providers/add': ok({ result: SERVICE_PROVIDER, id: STRING, entity_id: STRING }),
   '/saml/service_providers/list': ok({ results: { type: 'array', items: SERVICE_PROVIDER } }),
   '/saml/service_providers/update': ok({ result: SERVICE_PROVIDER }),

@@ -246,6 +246,12 @@ export const ROUTES: readonly Route[] = [
   org('/organizations/connections/list', orgs.connectionsList, { summary: 'An organization\'s enterprise connections, never a secret', params: ORG }, { reads: true }),
   { ...org('/organizations/connections/update', orgs.connectionsUpdate, { summary: 'Changes an enterprise connection', params: [...ORG, 'connection_id!', 'name', 'metadata', 'metadata_url', 'idp_initiated', 'issuer', 'client_id', 'client_secret', 'required', 'attributes', 'groups'] }), size: METADATA_SIZE },
   org('/organizations/connections/remove', orgs.connectionsRemove, { summary: 'Removes an enterprise connection', params: [...ORG, 'connection_id!'] }),
+  // docs/scim.md: an organization's SCIM tokens, and which of its directory's groups give which roles
+  org('/organizations/scim/tokens/create', orgs.scimTokensCreate, { summary: 'A SCIM token for an organization\'s directory; the token is in this answer only', params: [...ORG, 'description'] }),
+  org('/organizations/scim/tokens/list', orgs.scimTokensList, { summary: 'An organization\'s SCIM tokens, never a token', params: ORG }, { reads: true }),
+  org('/organizations/scim/tokens/revoke', orgs.scimTokensRevoke, { summary: 'Revokes a SCIM token: the directory\'s next call with it is refused', params: [...ORG, 'token_id!'] }),
+  org('/organizations/scim/configure', orgs.scimConfigure, { summary: 'Maps the directory\'s groups to the organization\'s roles', params: [...ORG, 'group_roles!'] }),
+  org('/organizations/scim/settings', orgs.scimSettingsGet, { summary: 'The organization\'s SCIM address and group mapping', params: ORG }, { reads: true }),
   admin('/webhooks/add', webhooks.addEndpoint, { summary: 'Adds a webhook endpoint; its secret (whsec_…) is in this answer only', params: ['url!', 'events!', 'description', 'include_record'] }),
   admin('/webhooks/list', webhooks.listEndpoints, { summary: 'The webhook endpoints, never a secret', params: [] }, READS),
   admin('/webhooks/remove', webhooks.removeEndpoint, { summary: 'Removes a webhook endpoint', params: ['id!'] }),

@@ -115,8 +115,8 @@ describe('/audit/list', () => {
   it.each([
     ['type', 'record.exploded', 'is not an event type'],
     ['type', 'nothing.', 'is not an event type'],
-    ['actor', 'robot:1', 'must be client, operator, account or system'],
-    ['actor', 'system:x', 'must be client, operator, account or system'],
+    ['actor', 'robot:1', 'must be client, operator, account, scim or system'],
+    ['actor', 'system:x', 'must be client, operator, account, scim or system'],
     ['subject', 'record', 'must be kind:id'],
     ['subject', 'planet:3', 'must be kind:id'],
     ['since', 'yesterday', 'ISO 8601'],

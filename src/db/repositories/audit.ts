@@ -16,6 +16,7 @@ export function actorOf(kind: string, id: string, client: string | null): Actor 
     case 'account': return { kind, accountId: Number(id), ...(client !== null && { clientId: client }) };
     case 'client': return { kind, clientId: id };
     case 'operator': return { kind, name: id };
+    case 'scim': return { kind, tokenId: id };
     default: return { kind: 'system' };
   }
 }

@@ -78,11 +78,13 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     }
     // its memberships (their roles go with them), the invitations to its addresses or that it accepted; one it sent keeps no link to it
     const memberships = await deleteFound('organization_members', 'application_id = ? AND entity_id = ?', [applicationId, id], tx);
+    // what its organizations' directories wrote of it (SCIM: its names, addresses, groups)
+    const provisioned = await deleteFound('scim_users', 'application_id = ? AND entity_id = ?', [applicationId, id], tx);
     const addresses = needles.emails.map((e) => e.trim().normalize('NFC').toLowerCase());
     const invitations = await deleteFound('organization_invitations', `application_id = ? AND (accepted_by = ?${addresses.length > 0 ? ` OR email IN (${addresses.map(() => '?').join(', ')})` : ''})`,
       [applicationId, id, ...addresses], tx);
     await sql.change("UPDATE organization_invitations SET inviter_entity_id = NULL, inviter = 'account:erased' WHERE application_id = ? AND inviter_entity_id = ?", [applicationId, id], tx);
-    return { snapshots, outboxRows, events, failures, auditEntries, oidcState, credentials, webhookDeliveries, organizationRows: memberships + invitations };
+    return { snapshots, outboxRows, events, failures, auditEntries, oidcState, credentials, webhookDeliveries, organizationRows: memberships + invitations + provisioned };
   }
 
   return {

@@ -37,12 +37,13 @@ export interface AuditStore {
   list(query: AuditQuery): Promise<AuditEntry[]>;
 }
 
-/** The id an actor is filed under: its client_id, operator name or record id ('' for the system). */
+/** The id an actor is filed under: its client_id, operator name, record id or SCIM token's id ('' for the system). */
 export function actorId(actor: Actor): string {
   switch (actor.kind) {
     case 'account': return String(actor.accountId);
     case 'client': return actor.clientId;
     case 'operator': return actor.name;
+    case 'scim': return actor.tokenId;
     case 'system': return '';
   }
 }

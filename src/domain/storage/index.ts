@@ -8,6 +8,7 @@ import type { ImportStore } from './imports';
 import type { WebhookStore } from './webhooks';
 import type { SamlStore } from './saml';
 import type { ConnectionStore } from './connections';
+import type { ScimStore } from './scim';
 import type { OrganizationStore } from './organizations';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
@@ -53,6 +54,7 @@ export interface Storage {
   saml: SamlStore;
   /** The organizations' enterprise connections (their own identity providers). */
   connections: ConnectionStore;
+  scim: ScimStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

@@ -20,7 +20,7 @@ export type NewOrganization = Pick<StoredOrganization, 'applicationId' | 'organi
 export type OrganizationChange = Partial<Pick<StoredOrganization, 'name' | 'slug' | 'logoUrl' | 'metadata' | 'joinByDomain' | 'defaultRoles'>>;
 
 /** How an account became a member. */
-export type JoinedBy = 'created' | 'api' | 'invitation' | 'domain' | 'connection';
+export type JoinedBy = 'created' | 'api' | 'invitation' | 'domain' | 'connection' | 'scim';
 
 /** A membership: an account of the application in an organization, with its roles (sorted). */
 export interface StoredMember {

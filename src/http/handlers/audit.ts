@@ -11,11 +11,12 @@ const PARAMETER: Record<AuditQueryError['field'], string> = {
   type: 'type', actor: 'actor', subject: 'subject', since: 'since', until: 'until', limit: 'max_results', before: 'before',
 };
 
-/** How the API shows who acted: the kind, and the client_id, operator name or record id. */
+/** How the API shows who acted: the kind, and the client_id, operator name, record id or SCIM token id. */
 function shownActor(a: Actor): Record<string, unknown> {
   switch (a.kind) {
     case 'client': return { kind: a.kind, client_id: a.clientId };
     case 'operator': return { kind: a.kind, name: a.name };
+    case 'scim': return { kind: a.kind, token_id: a.tokenId };
     case 'account': return { kind: a.kind, record_id: a.accountId, ...(a.clientId !== undefined && { client_id: a.clientId }) };
     case 'system': return { kind: a.kind };
   }

@@ -12,6 +12,8 @@ import { asAccount, asClient } from '../../usecases/services';
 import type { Handler, RequestContext } from '../context';
 import { identifyRecord, namesRecord, recordKey } from '../record';
 import { addConnection, listConnections, removeConnection, updateConnection, type ConnectionInput, type ConnectionView } from '../../usecases/organizations/connections';
+import { configureScim, createScimToken, listScimTokens, revokeScimToken, scimSettings, type ScimTokenView } from '../../usecases/scim/tokens';
+import { SCIM_PATH } from '../../domain/scim/schemas';
 
 /**
  * Organizations for the application's backend (owner or direct_access clients) and for their
@@ -306,4 +308,39 @@ export const connectionsUpdate: Handler = async (ctx) => ({
 export const connectionsRemove: Handler = async (ctx) => {
   await removeConnection(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), connectionId: ctx.params.require('connection_id') });
   return {};
+};
+
+// docs/scim.md#tokens: an organization's SCIM tokens and settings
+
+const shownScimToken = (t: ScimTokenView) => ({
+  id: t.id, organization_id: t.organizationId, description: t.description, created_by: t.createdBy, created: formatTimestamp(t.createdAt),
+  last_used: t.lastUsedAt ? formatTimestamp(t.lastUsedAt) : null, revoked: t.revokedAt ? formatTimestamp(t.revokedAt) : null,
+});
+
+/** The SCIM service's address a directory is given (the application's). */
+const scimUrl = (ctx: RequestContext) => `${ctx.services.baseUrls.of(ctx.app.name)}${SCIM_PATH}`;
+
+export const scimTokensCreate: Handler = async (ctx) => {
+  const made = await createScimToken(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), description: ctx.params.get('description') });
+  return { token: made.token, scim_url: scimUrl(ctx), result: shownScimToken(made.view) };
+};
+
+export const scimTokensList: Handler = async (ctx) => ({
+  scim_url: scimUrl(ctx),
+  results: (await listScimTokens(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx) })).map(shownScimToken),
+});
+
+export const scimTokensRevoke: Handler = async (ctx) => {
+  await revokeScimToken(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), tokenId: ctx.params.require('token_id') });
+  return {};
+};
+
+export const scimConfigure: Handler = async (ctx) => {
+  const view = await configureScim(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx), groupRoles: ctx.params.require('group_roles') });
+  return { organization_id: view.organizationId, group_roles: view.groupRoles };
+};
+
+export const scimSettingsGet: Handler = async (ctx) => {
+  const view = await scimSettings(ctx.services, { app: ctx.app, acting: actingOf(ctx), organizationId: organizationId(ctx) });
+  return { organization_id: view.organizationId, scim_url: scimUrl(ctx), group_roles: view.groupRoles };
 };

@@ -1,0 +1,450 @@
+import { randomUUID } from 'node:crypto';
+import { changedNames, endSessionsOf, SESSION_KINDS, deleteRecord } from '../../domain/accounts';
+import { isCommonPassword } from '../../domain/common-passwords';
+import { event, recordSubject } from '../../domain/events';
+import { domainOf, isOwner, joinableProblem } from '../../domain/organizations';
+import { passwordMinimum } from '../../domain/password-minimum';
+import { registrationOpen } from '../../domain/registration';
+import { FilterSyntaxError, isObject, keyOf, matches, parseFilter, requiredTerms, type Filter } from '../../domain/scim/filter';
+import { applyPatch, ScimPatchError } from '../../domain/scim/patch';
+import { MAX_PAGE_SIZE, readResource, SCHEMA, ScimValueError } from '../../domain/scim/schemas';
+import type { StoredOrganization } from '../../domain/storage/organizations';
+import { DuplicateAttributeError, isDisabled, type UserRecord } from '../../domain/storage/records';
+import { scimKey, type ScimUserLookup, type StoredScimUser } from '../../domain/storage/scim';
+import type { UnitOfWork } from '../../domain/ports';
+import { USER_TYPE } from '../../domain/users';
+import { join } from '../organizations/members';
+import { writeRecord } from '../records/write-record';
+import { ifMatch, notFound, pageOf, projected, ScimError, userResource, type Projection, type ScimCall, type ScimDeps } from './common';
+import { rolesFromGroups } from './roles';
+
+/**
+ * The users of an organization's directory (docs/scim.md#users): each an account of the
+ * application and a member of the organization. Provisioning links the account with the address
+ * when one proved it (never a second account), else makes one, verified: the organization's
+ * directory vouches only for addresses at the domains the application verified for it.
+ * Deactivating suspends the membership and, for an account of no other organization, disables it
+ * (every session, token and OpenID grant ended in the same transaction); deleting removes the
+ * membership, and the account as the application's `scim_deleted_accounts` says.
+ */
+
+/** The reason a disable by a directory carries: only such a disable is undone by the directory. */
+export const SCIM_DISABLE_REASON = 'deprovisioned by the organization\'s directory (SCIM)';
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
+
+/** What a written User says, read against the schemas. */
+interface Desired { data: Record<string, unknown>; userName: string; externalId: string | null; active: boolean; email: string; attributes: Record<string, string>; password?: string }
+
+function valueError(e: unknown): never {
+  if (e instanceof ScimValueError) throw new ScimError(400, e.message, 'invalidValue');
+  if (e instanceof ScimPatchError) throw new ScimError(400, e.message, e.scimType);
+  throw e;
+}
+
+/** The account's address among a User's: its primary address, else its work address, else its first, else its userName when that is an address. */
+function addressOf(data: Record<string, unknown>): string | undefined {
+  const emails = Array.isArray(data.emails) ? (data.emails as Record<string, unknown>[]) : [];
+  const chosen = emails.find((e) => e.primary === true) ?? emails.find((e) => typeof e.type === 'string' && e.type.toLowerCase() === 'work') ?? emails[0];
+  const candidate = typeof chosen?.value === 'string' ? chosen.value.trim() : typeof data.userName === 'string' ? data.userName.trim() : undefined;
+  return candidate !== undefined && EMAIL.test(candidate) ? candidate : undefined;
+}
+
+function desiredOf(raw: unknown): Desired {
+  if (!isObject(raw)) throw new ScimError(400, 'the body must be a User resource (a JSON object)', 'invalidSyntax');
+  let read;
+  try {
+    read = readResource(raw, 'user');
+  } catch (e) {
+    valueError(e);
+  }
+  const { data, password } = read;
+  const userName = typeof data.userName === 'string' ? data.userName.trim() : '';
+  if (userName === '' || userName.length > 255) throw new ScimError(400, 'userName is required: 1 to 255 characters', 'invalidValue');
+  data.userName = userName;
+  const active = data.active === undefined ? true : data.active === true;
+  data.active = active;
+  const email = addressOf(data);
+  if (!email) throw new ScimError(400, 'the User has no email address: give emails (a primary or work address) or a userName that is an address', 'invalidValue');
+  const name = isObject(data.name) ? data.name : {};
+  const attributes: Record<string, string> = {};
+  if (typeof name.givenName === 'string') attributes.givenName = name.givenName;
+  if (typeof name.familyName === 'string') attributes.familyName = name.familyName;
+  if (typeof data.displayName === 'string') attributes.displayName = data.displayName;
+  const externalId = typeof data.externalId === 'string' ? data.externalId : null;
+  if (externalId !== null && externalId.length > 255) throw new ScimError(400, 'externalId is longer than 255 characters', 'invalidValue');
+  return { data, userName, externalId, active, email, attributes, ...(password !== undefined && { password }) };
+}
+
+/** The domains the application verified for the organization (never a mail provider's): the only addresses its directory vouches for. */
+async function vouchedDomains(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization): Promise<string[]> {
+  return (await deps.db.organizations.listDomains(organization.id)).filter((d) => d.verifiedBy === 'operator' && joinableProblem(d.domain) === undefined).map((d) => d.domain);
+}
+
+async function mustVouch(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization, email: string): Promise<void> {
+  const domains = await vouchedDomains(deps, organization);
+  if (!domains.includes(domainOf(email))) {
+    throw new ScimError(400, `the organization's directory provisions addresses at the domains the application verified for it only (${domains.join(', ') || 'none yet: /organizations/domains/add with verified=true'}), and ${domainOf(email)} is not one of them`, 'invalidValue');
+  }
+}
+
+/** A password a directory sets: the application's minimum length, never a common password. */
+async function hashedPassword(deps: Pick<ScimDeps, 'passwords'>, call: ScimCall, password: string | undefined): Promise<string | undefined> {
+  if (password === undefined) return undefined;
+  const minimum = passwordMinimum(call.app.settings);
+  if ([...password].length < minimum || password.length > 1024) throw new ScimError(400, `password must be ${minimum} to 1024 characters`, 'invalidValue');
+  if (isCommonPassword(password)) throw new ScimError(400, 'password is one of the commonly used passwords: attackers try these first', 'invalidValue');
+  return deps.passwords.hash(password);
+}
+
+const uniqueness = (detail: string) => new ScimError(409, detail, 'uniqueness');
+const takenUserName = (userName: string) => uniqueness(`userName ${JSON.stringify(userName.slice(0, 100))} is taken in this organization (names compare regardless of case)`);
+
+/** The user's resource with its groups. */
+async function shown(deps: Pick<ScimDeps, 'db'>, call: ScimCall, user: StoredScimUser, tx?: UnitOfWork['tx']): Promise<Record<string, unknown>> {
+  const groups = (await deps.db.scim.groupsOfUsers([user.id], tx)).get(user.id) ?? [];
+  return userResource(call, user, groups);
+}
+
+async function lockedUser(deps: Pick<ScimDeps, 'db'>, call: ScimCall, id: string, uow: UnitOfWork): Promise<StoredScimUser> {
+  const [user] = /^[0-9a-f-]{36}$/i.test(id) ? await deps.db.scim.findUser(call.organization.id, { resourceId: id.toLowerCase() }, uow.tx) : [];
+  if (!user) throw notFound('User', id);
+  return user;
+}
+
+/** Ends every way the account signs in, in the unit of work: what /entity.disable does, with the directory's reason. */
+async function disableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, entityId: number): Promise<boolean> {
+  const now = deps.clock.now();
+  const record = await deps.db.records.findForUpdate(call.app.id, entityId, uow.tx);
+  if (!record || isDisabled(record, now)) return false;
+  await deps.db.records.setDisabled(call.app.id, entityId, { at: now, until: null, reason: SCIM_DISABLE_REASON }, uow.tx);
+  await endSessionsOf(deps.db, call.app.id, entityId, [...SESSION_KINDS, 'verification_code'], null, now, uow.tx);
+  uow.record(event('account.disabled', call.app.id, now, call.acting, recordSubject(entityId), { reason: SCIM_DISABLE_REASON }));
+  return true;
+}
+
+/** Enables an account a directory disabled (never one an operator or the application disabled). */
+async function enableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, record: UserRecord): Promise<boolean> {
+  const now = deps.clock.now();
+  if (!isDisabled(record, now) || record.disabled?.reason !== SCIM_DISABLE_REASON) return false;
+  await endSessionsOf(deps.db, call.app.id, record.id, SESSION_KINDS, null, now, uow.tx);
+  await deps.db.records.setDisabled(call.app.id, record.id, null, uow.tx);
+  uow.record(event('account.enabled', call.app.id, now, call.acting, recordSubject(record.id), {}));
+  return true;
+}
+
+const lastOwner = () => new ScimError(409, 'this person is the organization\'s last owner, and an organization keeps an owner: give another member the owner role first', 'mutability');
+
+/** The membership suspended (its roles kept), and the account disabled where it belongs to no other organization. */
+async function suspend(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: StoredScimUser): Promise<{ roles: string[]; account: 'kept' | 'disabled' }> {
+  const { organization } = call;
+  const member = await deps.db.organizations.findMember(organization.id, user.entityId, uow.tx);
+  let roles = organization.defaultRoles;
+  if (member) {
+    if (isOwner(member.roles) && (await deps.db.organizations.countWithRole(organization.id, 'owner', uow.tx)) <= 1) throw lastOwner();
+    roles = member.roles;
+    await deps.db.organizations.removeMember(organization.id, user.entityId, deps.clock.now(), uow.tx);
+    uow.record(event('organization.member_removed', call.app.id, deps.clock.now(), call.acting, recordSubject(user.entityId), { organization: organization.organizationId, by: 'deprovisioned' }));
+  }
+  const elsewhere = await deps.db.organizations.countMembershipsOf(user.entityId, uow.tx);
+  const disabled = elsewhere === 0 && await disableAccount(deps, call, uow, user.entityId);
+  return { roles, account: disabled ? 'disabled' : 'kept' };
+}
+
+/** The membership back (with the roles it had, or those its groups give), and the account enabled where the directory disabled it. */
+async function resume(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: StoredScimUser, record: UserRecord): Promise<'kept' | 'enabled'> {
+  const roles = await rolesFromGroups(deps, call, [user], uow);
+  const given = roles.get(user.id) ?? user.suspendedRoles ?? call.organization.defaultRoles;
+  await join(deps, uow, { app: call.app, acting: call.acting, organization: call.organization, entityId: user.entityId, roles: given, by: 'scim' });
+  return (await enableAccount(deps, call, uow, record)) ? 'enabled' : 'kept';
+}
+
+/** POST /Users: provisions a person. */
+export async function createUser(deps: ScimDeps, call: ScimCall, body: unknown): Promise<Record<string, unknown>> {
+  const desired = desiredOf(body);
+  await mustVouch(deps, call.organization, desired.email);
+  const passwordHash = await hashedPassword(deps, call, desired.password);
+  const { db, clock } = deps;
+  const { app, organization } = call;
+  return deps.work.run(async (uow) => {
+    const now = clock.now();
+    // one change of the organization's people at a time (its row), so uniqueness holds under parallel requests
+    await db.organizations.touch(organization.id, now, uow.tx);
+    if ((await db.scim.findUser(organization.id, { userName: desired.userName }, uow.tx)).length > 0) throw takenUserName(desired.userName);
+    const holder = await db.records.find(app.id, { email: desired.email }, uow.tx);
+    let record: UserRecord;
+    let owned: boolean;
+    if (holder) {
+      if (await db.scim.findUserOfAccount(organization.id, holder.id, uow.tx)) throw uniqueness(`the account with the address ${desired.email} is provisioned already as another user of this organization`);
+      // an account at that address is linked once it proved the address; never one a stranger registered unverified
+      if (!holder.emailVerified) {
+        throw uniqueness(`an account with the address ${desired.email} exists but never proved it: it must verify its address (or an operator verify it) before the directory can provision it`);
+      }
+      const locked = await db.records.findForUpdate(app.id, holder.id, uow.tx);
+      if (!locked) throw uniqueness('the account with this address was deleted meanwhile: send the request again');
+      record = locked;
+      owned = false;
+    } else {
+      if (!registrationOpen(app)) throw new ScimError(403, 'this application takes no registrations, and no account has this address: an operator makes the account first, then the directory links it');
+      try {
+        record = await db.records.insert({
+          applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email: desired.email, username: null, passwordHash: passwordHash ?? null, emailVerified: now, attributes: desired.attributes,
+        }, now, uow.tx);
+      } catch (e) {
+        if (e instanceof DuplicateAttributeError) throw uniqueness(`an account with the address ${desired.email} was made meanwhile: send the request again`);
+        throw e;
+      }
+      const written = await deps.versions.written(record, uow.tx);
+      const subject = recordSubject(record.id);
+      uow.record(
+        event('account.registered', app.id, now, call.acting, subject, { method: 'scim' }),
+        event('record.created', app.id, now, call.acting, subject, { attributes: changedNames({ email: desired.email, attributes: desired.attributes }) }, { snapshot: written.snapshot }),
+      );
+      owned = true;
+    }
+    const user = await db.scim.insertUser({
+      applicationId: app.id, organizationKey: organization.id, entityId: record.id, resourceId: record.uuid, userName: desired.userName, externalId: desired.externalId,
+      emailKey: scimKey(desired.email), active: desired.active, data: desired.data, owned, suspendedRoles: null,
+    }, now, uow.tx);
+    if (!user) throw takenUserName(desired.userName);
+    uow.record(event('scim.user_provisioned', app.id, now, call.acting, recordSubject(record.id), {
+      organization: organization.organizationId, resource: user.resourceId, linked: !owned, active: desired.active,
+    }));
+    if (desired.active) {
+      if (!(await db.organizations.findMember(organization.id, record.id, uow.tx))) {
+        await join(deps, uow, { app, acting: call.acting, organization, entityId: record.id, roles: organization.defaultRoles, by: 'scim' });
+      }
+      await enableAccount(deps, call, uow, record);
+    } else {
+      const { roles } = await suspend(deps, call, uow, user);
+      await db.scim.updateUser(user, { suspendedRoles: roles }, now, uow.tx);
+    }
+    return shown(deps, call, (await db.scim.findUser(organization.id, { resourceId: user.resourceId }, uow.tx))[0]);
+  });
+}
+
+/** GET /Users/{id}. */
+export async function getUser(deps: Pick<ScimDeps, 'db'>, call: ScimCall, id: string): Promise<{ resource: Record<string, unknown>; version: number }> {
+  const [user] = /^[0-9a-f-]{36}$/i.test(id) ? await deps.db.scim.findUser(call.organization.id, { resourceId: id.toLowerCase() }) : [];
+  if (!user) throw notFound('User', id);
+  return { resource: await shown(deps, call, user), version: user.version };
+}
+
+/** The names of the top-level attributes that differ between two resources' data. */
+function changedAttributes(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...names].filter((n) => JSON.stringify(before[n]) !== JSON.stringify(after[n])).sort();
+}
+
+/** A user written anew (PUT, or PATCH's result): the account and the membership follow. */
+async function writeUser(
+  deps: ScimDeps, call: ScimCall, id: string, ifMatchHeader: string | undefined, make: (current: StoredScimUser) => Desired, passwordOf?: (d: Desired) => string | undefined,
+): Promise<Record<string, unknown>> {
+  const { db, clock } = deps;
+  const { app, organization } = call;
+  // a new password is hashed before the transaction (argon2 runs outside every row lock)
+  let passwordHash: string | undefined;
+  if (passwordOf) {
+    const [current] = /^[0-9a-f-]{36}$/i.test(id) ? await db.scim.findUser(organization.id, { resourceId: id.toLowerCase() }) : [];
+    if (current?.owned) passwordHash = await hashedPassword(deps, call, passwordOf(make(current)));
+  }
+  return deps.work.run(async (uow) => {
+    const now = clock.now();
+    await db.organizations.touch(organization.id, now, uow.tx);
+    const user = await lockedUser(deps, call, id, uow);
+    if (!ifMatch(ifMatchHeader, user.version)) throw new ScimError(412, 'the User changed since the version If-Match names: read it again');
+    const desired = make(user);
+    if (scimKey(desired.userName) !== scimKey(user.userName) && (await db.scim.findUser(organization.id, { userName: desired.userName }, uow.tx)).length > 0) throw takenUserName(desired.userName);
+    const record = await db.records.findForUpdate(app.id, user.entityId, uow.tx);
+    if (!record) throw notFound('User', id);
+    const emailMoved = scimKey(desired.email) !== user.emailKey;
+    if (emailMoved) await mustVouch(deps, organization, desired.email);
+    // the account the directory made follows what it says; one it found by its address keeps its own profile
+    if (user.owned) {
+      const attributes = { ...record.attributes };
+      for (const name of ['givenName', 'familyName', 'displayName']) {
+        if (desired.attributes[name] !== undefined) attributes[name] = desired.attributes[name];
+        else delete attributes[name];
+      }
+      const recordMoved = (record.email === null ? '' : scimKey(record.email)) !== scimKey(desired.email);
+      const differs = recordMoved || JSON.stringify(attributes) !== JSON.stringify(record.attributes) || passwordHash !== undefined;
+      if (differs) {
+        try {
+          await writeRecord(deps, uow, {
+            app, entityId: record.id, role: 'client', channel: 'api', acting: call.acting,
+            change: () => ({ change: { attributes, ...(recordMoved && { email: desired.email, emailVerified: now }) } }),
+            ...(passwordHash !== undefined && { passwordHash }),
+            notice: () => ({ app, baseUrl: deps.baseUrls.of(app.name), locale: 'en', clientId: null }),
+          });
+        } catch (e) {
+          if (e instanceof DuplicateAttributeError) throw uniqueness(`another account has the address ${desired.email}`);
+          throw e;
+        }
+      }
+    }
+    let suspendedRoles = user.suspendedRoles;
+    if (user.active && !desired.active) {
+      const { roles, account } = await suspend(deps, call, uow, user);
+      suspendedRoles = roles;
+      uow.record(event('scim.user_deactivated', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, resource: user.resourceId, account }));
+    } else if (!user.active && desired.active) {
+      const account = await resume(deps, call, uow, user, (await db.records.findForUpdate(app.id, user.entityId, uow.tx))!);
+      suspendedRoles = null;
+      uow.record(event('scim.user_reactivated', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, resource: user.resourceId, account }));
+    }
+    const changed = changedAttributes(user.data, desired.data);
+    const written = await db.scim.updateUser(user, {
+      userName: desired.userName, externalId: desired.externalId, emailKey: scimKey(desired.email), active: desired.active, data: desired.data, suspendedRoles,
+    }, now, uow.tx);
+    if (!written) throw takenUserName(desired.userName);
+    if (changed.length > 0 || passwordHash !== undefined) {
+      uow.record(event('scim.user_updated', app.id, now, call.acting, recordSubject(user.entityId), {
+        organization: organization.organizationId, resource: user.resourceId, attributes: [...changed, ...(passwordHash !== undefined ? ['password'] : [])],
+      }));
+    }
+    return shown(deps, call, (await db.scim.findUser(organization.id, { resourceId: user.resourceId }, uow.tx))[0], uow.tx);
+  });
+}
+
+/** PUT /Users/{id}: the resource replaced (what it does not say is gone; `id`, `meta` and `groups` are not the client's). */
+export function replaceUser(deps: ScimDeps, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
+  const desired = desiredOf(body);
+  return writeUser(deps, call, id, ifMatchHeader, () => desired, (d) => d.password);
+}
+
+/** PATCH /Users/{id}: the operations applied to the resource as it is. */
+export function patchUser(deps: ScimDeps, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
+  const patched = (user: StoredScimUser) => {
+    let after: Record<string, unknown>;
+    try {
+      after = applyPatch({ ...user.data, userName: user.userName, active: user.active, ...(user.externalId !== null && { externalId: user.externalId }) }, body, 'user');
+    } catch (e) {
+      valueError(e);
+    }
+    return desiredOf(after);
+  };
+  // a patch that sets a password names it in its operations: read it from them
+  return writeUser(deps, call, id, ifMatchHeader, patched, (d) => d.password);
+}
+
+/** DELETE /Users/{id}: the membership removed; the account kept (it has other organizations), disabled, or deleted (scim_deleted_accounts=delete, one the directory made). */
+export async function deleteUser(deps: ScimDeps, call: ScimCall, id: string, ifMatchHeader?: string): Promise<void> {
+  const { db, clock } = deps;
+  const { app, organization } = call;
+  await deps.work.run(async (uow) => {
+    const now = clock.now();
+    await db.organizations.touch(organization.id, now, uow.tx);
+    const user = await lockedUser(deps, call, id, uow);
+    if (!ifMatch(ifMatchHeader, user.version)) throw new ScimError(412, 'the User changed since the version If-Match names: read it again');
+    const member = await db.organizations.findMember(organization.id, user.entityId, uow.tx);
+    if (member && isOwner(member.roles) && (await db.organizations.countWithRole(organization.id, 'owner', uow.tx)) <= 1) throw lastOwner();
+    if (member) {
+      await db.organizations.removeMember(organization.id, user.entityId, now, uow.tx);
+      uow.record(event('organization.member_removed', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, by: 'deprovisioned' }));
+    }
+    await db.scim.removeUser(user, uow.tx);
+    let account: 'kept' | 'disabled' | 'deleted' = 'kept';
+    if ((await db.organizations.countMembershipsOf(user.entityId, uow.tx)) === 0) {
+      if (user.owned && app.settings.scim_deleted_accounts === 'delete') {
+        uow.record(event('scim.user_deprovisioned', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, resource: user.resourceId, account: 'deleted' }));
+        await deleteRecord(deps, uow, call.acting, app.id, user.entityId);
+        return;
+      }
+      const record = await db.records.findForUpdate(app.id, user.entityId, uow.tx);
+      if (record && (await disableAccount(deps, call, uow, user.entityId) || isDisabled(record, now))) account = 'disabled';
+    }
+    uow.record(event('scim.user_deprovisioned', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, resource: user.resourceId, account }));
+  });
+}
+
+/** The most users a filter no index answers reads (an organization past it filters on userName, externalId, emails or id). */
+export const MAX_SCANNED = 100_000;
+
+/** The index a filter's required terms allow: an `eq` on userName, externalId, emails(.value) or id. */
+function lookupOf(filter: Filter): ScimUserLookup | undefined {
+  for (const term of requiredTerms(filter)) {
+    if (term.op !== 'eq' || typeof term.value !== 'string' || (term.path.schema !== undefined && term.path.schema !== SCHEMA.user.toLowerCase())) continue;
+    const { attr, sub } = term.path;
+    if (attr === 'username' && sub === undefined) return { userName: term.value };
+    if (attr === 'externalid' && sub === undefined) return { externalId: term.value };
+    if (attr === 'id' && sub === undefined) return { resourceId: term.value.toLowerCase() };
+    if (attr === 'emails' && (sub === undefined || sub === 'value')) return { email: term.value };
+  }
+  return undefined;
+}
+
+export function parsedFilter(raw: unknown): Filter | undefined {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (typeof raw !== 'string') throw new ScimError(400, 'filter must be a string', 'invalidFilter');
+  try {
+    return parseFilter(raw);
+  } catch (e) {
+    if (e instanceof FilterSyntaxError) throw new ScimError(400, `the filter is not SCIM's filter grammar: ${e.message}`, 'invalidFilter');
+    throw e;
+  }
+}
+
+/** A list of resources (RFC 7644 §3.4.2). */
+export interface ListResult { totalResults: number; startIndex: number; itemsPerPage: number; Resources: Record<string, unknown>[] }
+
+/** GET /Users and POST /Users/.search: filtered, one page, projected. */
+export async function listUsers(
+  deps: Pick<ScimDeps, 'db'>, call: ScimCall, query: { filter?: unknown; startIndex?: unknown; count?: unknown; projection: Projection },
+): Promise<ListResult> {
+  const filter = parsedFilter(query.filter);
+  const page = pageOf(query.startIndex, query.count, MAX_PAGE_SIZE);
+  const { db } = deps;
+  const org = call.organization.id;
+  const schemas = { core: SCHEMA.user, extensions: [SCHEMA.enterprise] };
+  const render = async (users: StoredScimUser[]) => {
+    const groups = await db.scim.groupsOfUsers(users.map((u) => u.id));
+    return users.map((u) => userResource(call, u, groups.get(u.id) ?? []));
+  };
+  const evaluate = (resources: Record<string, unknown>[]) => {
+    try {
+      return filter ? resources.filter((r) => matches(filter, r, schemas)) : resources;
+    } catch (e) {
+      if (e instanceof FilterSyntaxError) throw new ScimError(400, e.message, 'invalidFilter');
+      throw e;
+    }
+  };
+  let matched: Record<string, unknown>[];
+  let total: number;
+  if (!filter) {
+    total = await db.scim.countUsers(org);
+    // pages by key from the start: startIndex counts resources in the order made
+    const rows: StoredScimUser[] = [];
+    let after = 0;
+    let skip = page.start - 1;
+    while (rows.length < page.count) {
+      const batch = await db.scim.listUsers(org, after, Math.min(1000, skip + page.count - rows.length));
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1].id;
+      const taken = batch.slice(Math.min(skip, batch.length));
+      skip = Math.max(0, skip - batch.length);
+      rows.push(...taken.slice(0, page.count - rows.length));
+    }
+    return { totalResults: total, startIndex: page.start, itemsPerPage: rows.length, Resources: (await render(rows)).map((r) => projected(r, query.projection, SCHEMA.user)) };
+  }
+  const lookup = lookupOf(filter);
+  if (lookup) {
+    matched = evaluate(await render(await db.scim.findUser(org, lookup)));
+  } else {
+    if ((await db.scim.countUsers(org)) > MAX_SCANNED) {
+      throw new ScimError(400, `the organization has more than ${MAX_SCANNED} users: filter with an eq on userName, externalId, emails.value or id (with and)`, 'tooMany');
+    }
+    matched = [];
+    for (let after = 0; ;) {
+      const batch = await db.scim.listUsers(org, after, 500);
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1].id;
+      matched.push(...evaluate(await render(batch)));
+    }
+  }
+  total = matched.length;
+  const slice = matched.slice(page.start - 1, page.start - 1 + page.count);
+  return { totalResults: total, startIndex: page.start, itemsPerPage: slice.length, Resources: slice.map((r) => projected(r, query.projection, SCHEMA.user)) };
+}
+
+/** The value of a header-like field of a body read regardless of case (a SearchRequest's). */
+export const fieldOf = (body: Record<string, unknown>, name: string): unknown => body[keyOf(body, name) ?? name];
