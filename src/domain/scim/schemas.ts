@@ -137,6 +137,8 @@ function scalar(def: AttributeDef, raw: unknown, where: string): unknown {
 
 function complexValue(def: AttributeDef, raw: unknown, where: string): Record<string, unknown> | undefined {
   if (raw === null) return undefined;
+  // a bare value of an attribute with a `value` (Entra ID's manager: "…")
+  if ((typeof raw === 'string' || typeof raw === 'number') && def.subAttributes?.some((s) => s.name === 'value')) return raw === '' ? undefined : { value: String(raw) };
   if (!isObject(raw)) throw new ScimValueError(`${where} must be an object`);
   const out: Record<string, unknown> = {};
   for (const sub of def.subAttributes ?? []) {
@@ -154,7 +156,7 @@ export function attributeValue(def: AttributeDef, raw: unknown, where = def.name
   if (def.multiValued) {
     const list = Array.isArray(raw) ? raw : [raw];
     if (list.length > MAX_VALUES) throw new ScimValueError(`${where} has more than ${MAX_VALUES} values`);
-    const values = list.map((v, i) => (def.type === 'complex' ? complexValue(def, typeof v === 'string' ? { value: v } : v, `${where}[${i}]`) : scalar(def, v, `${where}[${i}]`)))
+    const values = list.map((v, i) => (def.type === 'complex' ? complexValue(def, v, `${where}[${i}]`) : scalar(def, v, `${where}[${i}]`)))
       .filter((v) => v !== undefined);
     const seen = new Set<string>();
     const unique = values.filter((v) => {
