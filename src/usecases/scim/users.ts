@@ -77,12 +77,12 @@ function desiredOf(raw: unknown): Desired {
 }
 
 /** The domains the application verified for the organization (never a mail provider's): the only addresses its directory vouches for. */
-async function vouchedDomains(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization): Promise<string[]> {
-  return (await deps.db.organizations.listDomains(organization.id)).filter((d) => d.verifiedBy === 'operator' && joinableProblem(d.domain) === undefined).map((d) => d.domain);
+async function vouchedDomains(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization, tx?: UnitOfWork['tx']): Promise<string[]> {
+  return (await deps.db.organizations.listDomains(organization.id, tx)).filter((d) => d.verifiedBy === 'operator' && joinableProblem(d.domain) === undefined).map((d) => d.domain);
 }
 
-async function mustVouch(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization, email: string): Promise<void> {
-  const domains = await vouchedDomains(deps, organization);
+async function mustVouch(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization, email: string, tx?: UnitOfWork['tx']): Promise<void> {
+  const domains = await vouchedDomains(deps, organization, tx);
   if (!domains.includes(domainOf(email))) {
     throw new ScimError(400, `the organization's directory provisions addresses at the domains the application verified for it only (${domains.join(', ') || 'none yet: /organizations/domains/add with verified=true'}), and ${domainOf(email)} is not one of them`, 'invalidValue');
   }
@@ -219,7 +219,7 @@ export async function createUser(deps: ScimDeps, call: ScimCall, body: unknown):
       const { roles } = await suspend(deps, call, uow, user);
       await db.scim.updateUser(user, { suspendedRoles: roles }, now, uow.tx);
     }
-    return shown(deps, call, (await db.scim.findUser(organization.id, { resourceId: user.resourceId }, uow.tx))[0]);
+    return shown(deps, call, (await db.scim.findUser(organization.id, { resourceId: user.resourceId }, uow.tx))[0], uow.tx);
   });
 }
 
@@ -258,7 +258,7 @@ async function writeUser(
     const record = await db.records.findForUpdate(app.id, user.entityId, uow.tx);
     if (!record) throw notFound('User', id);
     const emailMoved = scimKey(desired.email) !== user.emailKey;
-    if (emailMoved) await mustVouch(deps, organization, desired.email);
+    if (emailMoved) await mustVouch(deps, organization, desired.email, uow.tx);
     // the account the directory made follows what it says; one it found by its address keeps its own profile
     if (user.owned) {
       const attributes = { ...record.attributes };
