@@ -4,6 +4,7 @@ import { isCommonPassword } from '../../domain/common-passwords';
 import { event, recordSubject } from '../../domain/events';
 import { domainOf, isOwner, joinableProblem } from '../../domain/organizations';
 import { passwordMinimum } from '../../domain/password-minimum';
+import { LimitReachedError } from '../../domain/refusal';
 import { registrationOpen } from '../../domain/registration';
 import { FilterSyntaxError, isObject, keyOf, matches, parseFilter, requiredTerms, type Filter } from '../../domain/scim/filter';
 import { applyPatch, ScimPatchError } from '../../domain/scim/patch';
@@ -133,6 +134,16 @@ async function enableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCal
   return true;
 }
 
+/** The account joins the organization, or the directory is told the organization's limit (a setting an operator raises, not a rate to wait out). */
+async function joined(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, entityId: number, roles: string[]): Promise<void> {
+  try {
+    await join(deps, uow, { app: call.app, acting: call.acting, organization: call.organization, entityId, roles, by: 'scim' });
+  } catch (e) {
+    if (e instanceof LimitReachedError) throw new ScimError(403, `the organization cannot take this person: too many ${e.what}; an operator raises the setting before more people are provisioned`);
+    throw e;
+  }
+}
+
 const lastOwner = () => new ScimError(409, 'this person is the organization\'s last owner, and an organization keeps an owner: give another member the owner role first', 'mutability');
 
 /** The membership suspended (its roles kept), and the account disabled where it belongs to no other organization. */
@@ -155,7 +166,7 @@ async function suspend(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: St
 async function resume(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: StoredScimUser, record: UserRecord): Promise<'kept' | 'enabled'> {
   const roles = await rolesFromGroups(deps, call, [user], uow);
   const given = roles.get(user.id) ?? user.suspendedRoles ?? call.organization.defaultRoles;
-  await join(deps, uow, { app: call.app, acting: call.acting, organization: call.organization, entityId: user.entityId, roles: given, by: 'scim' });
+  await joined(deps, call, uow, user.entityId, given);
   return (await enableAccount(deps, call, uow, record)) ? 'enabled' : 'kept';
 }
 
@@ -212,7 +223,7 @@ export async function createUser(deps: ScimDeps, call: ScimCall, body: unknown):
     }));
     if (desired.active) {
       if (!(await db.organizations.findMember(organization.id, record.id, uow.tx))) {
-        await join(deps, uow, { app, acting: call.acting, organization, entityId: record.id, roles: organization.defaultRoles, by: 'scim' });
+        await joined(deps, call, uow, record.id, organization.defaultRoles);
       }
       await enableAccount(deps, call, uow, record);
     } else {
