@@ -61,6 +61,14 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   await qi.addIndex('scim_users', ['organization_id', 'email_key'], { name: 'scim_users_email' });
   await qi.addIndex('scim_users', ['entity_id'], { name: 'scim_users_entity' });
 
+  // every address a user's emails name, lower-cased: what `emails.value eq` finds by index
+  await qi.createTable('scim_user_emails', {
+    user_id: { type: DataTypes.BIGINT, allowNull: false, primaryKey: true, references: { model: 'scim_users', key: 'id' }, onDelete: 'CASCADE' },
+    email_key: { type: DataTypes.STRING(254), allowNull: false, primaryKey: true },
+    organization_id: { type: DataTypes.BIGINT, allowNull: false },
+  }, bin);
+  await qi.addIndex('scim_user_emails', ['organization_id', 'email_key'], { name: 'scim_user_emails_address' });
+
   await qi.createTable('scim_groups', {
     id: { type: DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false },
     application_id: app,
@@ -96,6 +104,7 @@ export async function down({ context: qi }: { context: QueryInterface }): Promis
   await qi.dropTable('scim_settings');
   await qi.dropTable('scim_group_members');
   await qi.dropTable('scim_groups');
+  await qi.dropTable('scim_user_emails');
   await qi.dropTable('scim_users');
   await qi.dropTable('scim_tokens');
 }

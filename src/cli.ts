@@ -1150,7 +1150,8 @@ program.command('organizations:scim-groups')
   .option(...APP_OPTION)
   .description("map an organization's directory groups to its roles: its provisioned members' roles follow their groups")
   .action((organizationId: string, mapping: string, opts: { app?: string }) => withCore(async (core) => {
-    print(await configureScim(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId, groupRoles: mapping }));
+    const view = await configureScim(core, { app: await applicationOf(core, opts), acting: core.acting, organizationId, groupRoles: mapping });
+    print({ organization_id: view.organizationId, group_roles: view.groupRoles });
   }));
 
 program.command('mail:last')

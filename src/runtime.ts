@@ -216,6 +216,7 @@ export function createRuntime(config: Config, logger: Logger, clock: Clock = sys
     loginLimits: config.loginLimits,
     mailLimits: config.mailLimits,
     registrationLimit: config.registrationLimit,
+    scimLimit: config.scimLimit,
     entityQueryTimeoutMs: config.entityQueryTimeoutMs,
     webhooks: config.webhooks,
     joinableDomains: createJoinableDomains(db.organizations, clock),

@@ -39,6 +39,7 @@ import type { CallContext, Services } from '../usecases/services';
 import { deviceOf } from '../web/account';
 import { mountWebhooks, webhooksSection, type ConsoleParts } from './webhooks';
 import { connectionsSection, mountSaml, samlSection } from './saml';
+import { mountScim, scimSection } from './scim';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
 /**
@@ -561,6 +562,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     body += await webhooksSection(parts, s, a);
     body += await samlSection(parts, s, a);
     body += await connectionsSection(parts, s, a);
+    body += await scimSection(parts, s, a);
     page(res, 200, locale, a.name, body, s);
   }));
 
@@ -607,6 +609,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
   const parts: ConsoleParts = { services, say, q, time, page, problem, signed, administer, adminForm, namedApp, appBase };
   mountWebhooks(app, parts);
   mountSaml(app, parts);
+  mountScim(app, parts);
 
   app.post('/apps/:app/settings', form, administer(async (_req, res, s, a, body) => {
     const client = body.client || undefined;

@@ -34,6 +34,8 @@ export interface Services {
   mailLimits: { recipient: Limit; address: Limit };
   /** Registrations per client address. */
   registrationLimit: Limit;
+  /** Calls of an organization's directory per SCIM token (twice as many per client address). */
+  scimLimit: Limit;
   /** The time the database may spend on one statement of entity.find or entity.count. */
   entityQueryTimeoutMs: number;
   /** Webhooks (docs/webhooks.md): whether endpoints may be private addresses (WEBHOOKS_ALLOW_PRIVATE). */

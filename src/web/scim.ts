@@ -19,9 +19,6 @@ import type { Services } from '../usecases/services';
  */
 
 
-/** A directory's calls per token per minute (a bulk of 10,000 people is two calls each: a lookup and a create). */
-export const SCIM_CALLS_PER_MINUTE = 6_000;
-
 const CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 
 interface ScimLocals { call?: ScimCall; requestId?: string }
@@ -34,7 +31,7 @@ const listResponse = (list: ListResult) => ({ schemas: [SCHEMA.listResponse], ..
 
 export function scimRoutes(services: Services, resolveApp: (host: string | undefined) => Promise<Application>) {
   const router = express.Router({ caseSensitive: false });
-  const { rateLimiter } = services;
+  const { rateLimiter, scimLimit } = services;
   const json = express.json({ type: ['application/scim+json', 'application/json', 'application/*+json'], limit: '2mb', strict: true });
 
   // who calls: the organization of the bearer token, within its budget
@@ -49,9 +46,9 @@ export function scimRoutes(services: Services, resolveApp: (host: string | undef
       const auth = req.headers.authorization;
       const token = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
       // failed and successful calls alike count for the address: a token is never guessed, and a lookup costs
-      await rateLimiter.take([[`scim:address:${app.id}:${address}`, { max: SCIM_CALLS_PER_MINUTE * 2, windowSeconds: 60 }]]);
+      await rateLimiter.take([[`scim:address:${app.id}:${address}`, { max: scimLimit.max * 2, windowSeconds: scimLimit.windowSeconds }]]);
       const caller = await scimCaller(services, { app, token });
-      await rateLimiter.take([[`scim:token:${app.id}:${caller.tokenId}`, { max: SCIM_CALLS_PER_MINUTE, windowSeconds: 60 }]]);
+      await rateLimiter.take([[`scim:token:${app.id}:${caller.tokenId}`, scimLimit]]);
       const requestId = String(res.locals.requestId ?? '');
       (res.locals as ScimLocals).call = {
         app, organization: caller.organization, base: `${services.baseUrls.of(app.name)}${SCIM_PATH}`,

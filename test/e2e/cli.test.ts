@@ -198,7 +198,18 @@ describe('gatehouse CLI on the configured database', () => {
       .toMatchObject({ email: `new-${tag}@partner.example`, state: 'pending', locale: 'de-DE' });
     expect(JSON.parse(run('organizations:verify-domain', org.id, 'Acme.Example').stdout)).toEqual({ domain: 'acme.example', verified: true, joinable: true });
     expect(JSON.parse(run('organizations:list').stdout).map((o: { id: string }) => o.id)).toContain(org.id);
+    // its directory's SCIM token: printed once, listed without it, revoked; its groups mapped to roles
+    const scim = JSON.parse(run('organizations:scim-token', org.id, '--description', 'Okta').stdout) as { token: string; id: string };
+    expect(scim).toMatchObject({ token: expect.stringMatching(/^ghscim_/), scim_url: expect.stringMatching(/\/scim\/v2$/), id: expect.stringMatching(/^scim_/), description: 'Okta' });
+    const tokens = run('organizations:scim-tokens', org.id);
+    expect(JSON.parse(tokens.stdout)).toEqual([expect.objectContaining({ id: scim.id, description: 'Okta', revoked: null })]);
+    expect(tokens.stdout).not.toContain(scim.token);
+    expect(JSON.parse(run('organizations:scim-groups', org.id, '{"Admins":["admin"]}').stdout)).toEqual({ organization_id: org.id, group_roles: { Admins: ['admin'] } });
+    expect(JSON.parse(run('organizations:revoke-scim-token', org.id, scim.id).stdout)).toEqual({ revoked: scim.id });
+    expect(JSON.parse(run('organizations:scim-tokens', org.id).stdout)[0].revoked).not.toBeNull();
     for (const [args, says] of [
+      [['organizations:revoke-scim-token', org.id, 'scim_nope'], 'is not a SCIM token of this organization'],
+      [['organizations:scim-groups', org.id, 'not json'], 'is not JSON'],
       [['organizations:remove-member', org.id, `ada-${tag}@acme.example`], 'without an owner'],
       [['organizations:create', 'Other', '--slug', `acme-${tag}`], 'is taken'],
       [['organizations:add-member', org.id, `ada-${tag}@acme.example`, '--roles', 'chief'], 'is not a role of this application'],
@@ -212,7 +223,7 @@ describe('gatehouse CLI on the configured database', () => {
       'organization.domain_joinable', 'organization.domain_added', 'organization.invitation_created', 'organization.member_roles_changed', 'organization.member_added', 'organization.member_added',
       'organization.created',
     ]);
-  }, cliTime(18));
+  }, cliTime(25));
 
   it('one convention for the application (--app, DEFAULT_APP when omitted); users:show and users:find; apps:create says where its links point', async () => {
     const env = { ...backend.env, DEFAULT_APP: 'shop' };

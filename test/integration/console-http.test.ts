@@ -15,7 +15,7 @@ import { createLogger } from '../../src/logger';
 import { consoleLoginClient, openConsoleSession } from '../../src/usecases/operators/console';
 import { ensureOperatorsApplication } from '../../src/usecases/operators/operators';
 import { createRecord } from '../../src/usecases/records/create-records';
-import { FLOWS, startTestApp, type TestApp } from '../helpers/backend';
+import { basic, FLOWS, startTestApp, type TestApp } from '../helpers/backend';
 
 // The console's HTTP discipline (docs/console.md#safety), request by request: what a browser
 // without a session, another site, a viewer, a form with a control character or too large a body
@@ -264,4 +264,39 @@ it('an admin registers a SAML service provider from its metadata and removes it;
   expect(await t.runtime.db.saml.list(local.id)).not.toContainEqual(expect.objectContaining({ publicId: sp.publicId }));
   const audit = (await t.runtime.db.events.latest(local.id, 4)).filter((e) => e.type.startsWith('saml.')).map((e) => [e.type, e.actor.kind]);
   expect(audit).toEqual([['saml.service_provider_removed', 'operator'], ['saml.service_provider_added', 'operator']]);
+});
+
+it('an admin makes an organization\'s SCIM token (shown once) and revokes it; the page lists every token and the directories\' latest calls; a viewer changes nothing', async () => {
+  const token = await tokenOf(cookies.admin);
+  const post = (path: string, fields: Record<string, string>, who = 'admin') => request(consoleApp).post(path).set('Cookie', cookies[who]).type('form').send({ csrf: token, ...fields });
+  const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+  const domain = `console-${Math.random().toString(36).slice(2, 8)}.example`;
+  const org = (await request(t.app).post('/organizations/create').set('Authorization', owner).type('form').send({ name: 'Console SCIM', slug: domain.replace(/\./g, '-') })).body.id as string;
+  await request(t.app).post('/organizations/domains/add').set('Authorization', owner).type('form').send({ organization_id: org, domain, verified: 'true' });
+
+  expect((await post('/apps/local/scim', { organization_id: 'org_nope' })).status).toBe(400);
+  const made = await post('/apps/local/scim', { organization_id: org, description: 'Okta' });
+  expect(made.status).toBe(200);
+  const shown = /<code id="secret">(ghscim_[A-Za-z0-9_-]+)<\/code>/.exec(made.text)![1];
+  // the directory provisions someone with it
+  const provisioned = await request(t.app).post('/scim/v2/Users').set('Authorization', `Bearer ${shown}`).set('Content-Type', 'application/scim+json')
+    .send(JSON.stringify({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `ada@${domain}`, emails: [{ value: `ada@${domain}` }] }));
+  expect(provisioned.status).toBe(201);
+
+  const appPage = await request(consoleApp).get('/apps/local').set('Cookie', cookies.viewer);
+  expect(appPage.text).toContain('<h2 id="h-scim">SCIM provisioning</h2>');
+  expect(appPage.text).toContain(`<code>${org}</code>`);
+  expect(appPage.text).toContain('Okta');
+  expect(appPage.text).toContain('scim.user_provisioned');
+  expect(appPage.text).not.toContain(shown);
+  expect(appPage.text).not.toContain('Make a SCIM token');
+  const local = (await t.runtime.db.applications.findByName('local'))!;
+  const [listed] = (await t.runtime.db.scim.listTokensOfApplication(local.id, 10)).filter((x) => x.organizationId === org);
+  expect((await request(consoleApp).post(`/apps/local/scim/${org}/${listed.token.publicId}/revoke`).set('Cookie', cookies.viewer).type('form')
+    .send({ csrf: await tokenOf(cookies.viewer), confirm: 'yes' })).status).toBe(403);
+  expect((await post(`/apps/local/scim/${org}/${listed.token.publicId}/revoke`, {})).status).toBe(400);
+  expect((await post(`/apps/local/scim/${org}/${listed.token.publicId}/revoke`, { confirm: 'yes' })).headers.location).toBe('/apps/local?locale=en-US#h-scim');
+  expect((await request(t.app).get('/scim/v2/Users').set('Authorization', `Bearer ${shown}`)).status).toBe(401);
+  const events = (await t.runtime.db.events.latest(local.id, 10)).filter((e) => e.type.startsWith('scim.token')).map((e) => [e.type, e.actor.kind]);
+  expect(events).toEqual([['scim.token_revoked', 'operator'], ['scim.token_created', 'operator']]);
 });

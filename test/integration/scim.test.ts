@@ -150,6 +150,13 @@ it('provisions, finds, pages, replaces and patches users as Okta and Entra ID se
   expect((await find(`userName eq "${entraName.toLowerCase()}"`)).Resources.map((r: { id: string }) => r.id)).toEqual([entra.body.id]);
   expect((await find('externalId eq "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef"')).totalResults).toBe(1);
   expect((await find(`emails.value eq "${email.toUpperCase()}"`)).Resources[0].id).toBe(user.id);
+  // any of a User's addresses, not only the account's
+  const withHome = await scim('PATCH', `/Users/${entra.body.id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'emails', value: [{ value: `home-${entraName}@elsewhere.example`, type: 'home' }] }] });
+  expect(withHome.status).toBe(200);
+  expect((await find(`emails.value eq "HOME-${entraName}@elsewhere.example"`)).Resources.map((r: { id: string }) => r.id)).toEqual([entra.body.id]);
+  expect((await find('title ne null')).totalResults).toBe(0);
+  // (a time in another form is the same time; the test's clock made both at one instant)
+  expect((await find(`meta.created eq "${user.meta.created.replace('Z', '+00:00')}"`)).Resources.map((r: { id: string }) => r.id)).toContain(user.id);
   expect((await find(`emails[type eq "work" and value co "isabelle"]`)).totalResults).toBe(1);
   expect((await find('active eq true')).totalResults).toBe(2);
   expect((await find(`userName sw "test_user" or name.givenName eq "Isabelle"`)).totalResults).toBe(2);
@@ -226,6 +233,8 @@ it('provisions, finds, pages, replaces and patches users as Okta and Entra ID se
   expect(put.body).not.toHaveProperty('nickName');
   expect((await scim('PUT', `/Users/${user.id}`, { schemas: [USER], userName: entraName.toUpperCase(), emails: [{ value: newEmail }] })).body.scimType).toBe('uniqueness');
   expect((await scim('PUT', `/Users/${user.id}`, { schemas: [USER], emails: [{ value: newEmail }] })).body.scimType).toBe('invalidValue');
+  const renamedOnto = await scim('PATCH', `/Users/${user.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'userName', value: entraName.toLowerCase() }] });
+  expect(renamedOnto).toMatchObject({ status: 409, body: { scimType: 'uniqueness' } });
 
   // bad bodies: not JSON, not SCIM's type, no address, an address outside the verified domains
   expect((await scim('POST', '/Users', '{"userName":')).body).toMatchObject({ status: '400', scimType: 'invalidSyntax' });
@@ -296,6 +305,12 @@ it('groups with members give the organization\'s roles; Okta\'s and Entra ID\'s 
   const unknownMember = await scim('PATCH', `/Groups/${group.body.id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: '00000000-0000-4000-8000-000000000000' }] }] });
   expect(unknownMember).toMatchObject({ status: 400, body: { scimType: 'invalidValue' } });
 
+  // a member's version follows its groups
+  const adaVersion = (await scim('GET', `/Users/${ada.id}`)).body.meta.version;
+  await scim('PATCH', `/Groups/${group.body.id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: ada.id }] }] });
+  expect((await scim('GET', `/Users/${ada.id}`, undefined, { 'if-none-match': adaVersion })).status).toBe(200);
+  await scim('PATCH', `/Groups/${group.body.id}`, { schemas: [PATCH], Operations: [{ op: 'remove', path: `members[value eq "${ada.id}"]` }] });
+
   // PUT with members; a rename moves the roles; a duplicate name 409; delete takes the roles back
   const put = await scim('PUT', `/Groups/${group.body.id}`, { schemas: [GROUP], displayName: 'Engineering Admins', members: [{ value: ada.id }, { value: bob.id }] });
   expect(put.body.members.map((m: { value: string }) => m.value)).toEqual([ada.id, bob.id]);
@@ -308,6 +323,20 @@ it('groups with members give the organization\'s roles; Okta\'s and Entra ID\'s 
   expect((await scim('DELETE', `/Groups/${group.body.id}`)).status).toBe(204);
   expect((await scim('GET', `/Groups/${group.body.id}`)).status).toBe(404);
   expect((await scim('GET', `/Users/${ada.id}`)).body.groups).toEqual([]);
+
+  // a large group: more members than any other attribute has values
+  const many = [];
+  for (let i = 0; i < 60; i++) many.push((await scim('POST', '/Users', oktaUser(`many${i}@${domain}`))).body.id as string);
+  const big = await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Everyone', members: many.slice(0, 55).map((value) => ({ value })) });
+  expect(big.status).toBe(201);
+  const grown = await scim('PATCH', `/Groups/${big.body.id}?excludedAttributes=members`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: many.slice(55).map((value) => ({ value })) }] });
+  expect(grown.status).toBe(200);
+  expect(grown.body).not.toHaveProperty('members');
+  expect((await scim('GET', `/Groups/${big.body.id}`)).body.members).toHaveLength(60);
+  // a mapping made afterwards gives its roles at once
+  expect((await s.admin('/organizations/scim/configure', { organization_id: org.id, group_roles: '{"everyone":["admin"]}' })).body.stat).toBe('ok');
+  expect(await rolesOf(many[59])).toEqual(['admin']);
+  expect(await rolesOf(ada.id)).toEqual(['member']);
 
   // another organization's token reaches none of it
   const other = await organization();
@@ -355,6 +384,17 @@ it('deactivating ends the person\'s session, refresh token and OpenID grant with
   expect(audit.body.results[0].actor).toEqual({ kind: 'scim', token_id: expect.stringMatching(/^scim_[0-9a-f]{24}$/) });
   const activity = await s.admin('/entity.activity', { type_name: 'user', uuid: user.id });
   expect(activity.body.results.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['scim.user_deactivated', 'account.disabled', 'scim.user_provisioned']));
+
+  // a PUT that says nothing of active leaves the person deactivated
+  const put = await scim('PUT', `/Users/${user.id}`, { schemas: [USER], userName: email, emails: [{ value: email, primary: true }], title: 'Rear Admiral' });
+  expect(put.body).toMatchObject({ active: false, title: 'Rear Admiral' });
+  // another organization whose directory vouches for the same domain does not undo this one's deprovisioning
+  const other = await organization();
+  expect((await s.admin('/organizations/domains/add', { organization_id: other.id, domain, verified: 'true' })).body.stat).toBe('ok');
+  expect((await other.scim('POST', '/Users', oktaUser(email))).status).toBe(201);
+  expect((await request(served.t.app).post('/oauth/auth_native_traditional').type('form')
+    .send({ client_id: s.login.client_id, locale: 'en-US', signInEmailAddress: email, currentPassword: PASSWORD })).body.stat).toBe('error');
+  expect((await other.scim('DELETE', `/Users/${user.id}`)).status).toBe(204);
 
   // Entra ID's reactivation, a boolean as a string: the membership and the sign-in come back
   const on = await scim('PATCH', `/Users/${user.id}`, { schemas: [PATCH], Operations: [{ op: 'Replace', path: 'active', value: 'True' }] });
@@ -412,10 +452,17 @@ it('links an account that proved its address, never one that did not; the last o
   expect((await s.admin('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: strangerEmail, password: PASSWORD }) })).body.stat).toBe('ok');
   expect((await scim('POST', '/Users', oktaUser(strangerEmail))).body).toMatchObject({ status: '409', scimType: 'uniqueness', detail: expect.stringContaining('never proved it') });
 
+  // an organization at its most members: the directory is told which setting to raise
+  expect((await s.admin('/settings/set_default', { key: 'organization_max_members', value: '1' })).body.stat).toBe('ok');
+  const full = await scim('POST', '/Users', oktaUser(`one-too-many@${domain}`));
+  expect(full).toMatchObject({ status: 403, body: { detail: expect.stringContaining('organization_max_members') } });
+  expect((await scim('GET', `/Users?filter=${encodeURIComponent(`userName eq "one-too-many@${domain}"`)}`)).body.totalResults).toBe(0);
+  expect((await s.admin('/settings/set_default', { key: 'organization_max_members', value: '1000' })).body.stat).toBe('ok');
+
   // the organization's last owner is not deactivated by its directory
   expect((await s.admin('/organizations/members/set_roles', { organization_id: org.id, uuid: record.uuid, roles: 'owner' })).body.stat).toBe('ok');
   const kept = await scim('PATCH', `/Users/${record.uuid}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
-  expect(kept).toMatchObject({ status: 409, body: { scimType: 'mutability', detail: expect.stringContaining('last owner') } });
+  expect(kept).toMatchObject({ status: 400, body: { scimType: 'mutability', detail: expect.stringContaining('last owner') } });
 });
 
 it('/organizations/scim/tokens: made by the application or an owner, listed without the token, revoked; each refusal names its argument', async () => {

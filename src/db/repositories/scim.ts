@@ -1,5 +1,5 @@
 import {
-  scimKey, type ScimGroupLookup, type ScimStore, type ScimUserLookup, type StoredScimGroup, type StoredScimToken, type StoredScimUser,
+  MAX_LOOKUP, scimKey, type ScimGroupLookup, type ScimStore, type ScimUserLookup, type StoredScimGroup, type StoredScimToken, type StoredScimUser,
 } from '../../domain/storage/scim';
 import { asDate } from '../models';
 import type { Tx } from '../../domain/storage/transactions';
@@ -48,8 +48,21 @@ export function createScimQueries(sql: Sql): ScimStore {
   const userWhere = (lookup: ScimUserLookup): [string, string] => {
     if ('userName' in lookup) return ['user_name_key = ?', scimKey(lookup.userName)];
     if ('externalId' in lookup) return ['external_id = ?', lookup.externalId];
-    if ('email' in lookup) return ['email_key = ?', scimKey(lookup.email)];
+    if ('email' in lookup) return ['id IN (SELECT user_id FROM scim_user_emails WHERE organization_id = scim_users.organization_id AND email_key = ?)', scimKey(lookup.email)];
     return ['resource_id = ?', lookup.resourceId];
+  };
+  /** Runs `read` over `keys` 500 at a time. */
+  const batched = async <K, T>(keys: K[], read: (chunk: K[]) => Promise<T[]>): Promise<T[]> => {
+    const out: T[] = [];
+    for (let i = 0; i < keys.length; i += 500) out.push(...await read(keys.slice(i, i + 500)));
+    return out;
+  };
+  const setEmails = async (userKey: number, organizationKey: number, emails: string[], tx: Tx) => {
+    await sql.change('DELETE FROM scim_user_emails WHERE user_id = ?', [userKey], tx);
+    const keys = [...new Set(emails.map(scimKey))].filter((e) => e.length <= 254).slice(0, 50);
+    if (keys.length > 0) {
+      await sql.change(`INSERT INTO scim_user_emails (user_id, email_key, organization_id) VALUES ${keys.map(() => '(?, ?, ?)').join(', ')}`, keys.flatMap((k) => [userKey, k, organizationKey]), tx);
+    }
   };
   const groupWhere = (lookup: ScimGroupLookup): [string, string] => {
     if ('displayName' in lookup) return ['display_name_key = ?', scimKey(lookup.displayName)];
@@ -74,17 +87,28 @@ export function createScimQueries(sql: Sql): ScimStore {
       const [row] = await sql.select<TokenRow>(`SELECT * FROM scim_tokens WHERE application_id = ? AND public_id = ?${lock(tx)}`, [applicationId, publicId], tx);
       return row ? toToken(row) : undefined;
     },
-    async listTokens(organizationKey) {
-      return (await sql.select<TokenRow>('SELECT * FROM scim_tokens WHERE organization_id = ? ORDER BY id DESC LIMIT 100', [organizationKey])).map(toToken);
+    async listTokensOfApplication(applicationId, limit) {
+      const rows = await sql.select<TokenRow>(
+        'SELECT s.*, o.organization_id AS org_public_id FROM scim_tokens s JOIN organizations o ON o.id = s.organization_id WHERE s.application_id = ? ORDER BY s.id DESC LIMIT ?', [applicationId, limit],
+      );
+      return rows.map((r) => ({ token: toToken(r), organizationId: r.org_public_id! }));
+    },
+    async listTokens(organizationKey, tx) {
+      // the live ones first (never more than a few), so none is ever left out of the list
+      return (await sql.select<TokenRow>('SELECT * FROM scim_tokens WHERE organization_id = ? ORDER BY CASE WHEN revoked_at IS NULL THEN 0 ELSE 1 END, id DESC LIMIT 100', [organizationKey], tx)).map(toToken);
+    },
+    async countLiveTokens(organizationKey, tx) {
+      const [row] = await sql.select<{ n: number | string }>('SELECT COUNT(*) AS n FROM scim_tokens WHERE organization_id = ? AND revoked_at IS NULL', [organizationKey], tx);
+      return Number(row.n);
     },
     async revokeToken(token, now, tx) {
       return (await sql.change('UPDATE scim_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [t(now), token.id], tx)) > 0;
     },
-    async touchToken(tokenKey, now) {
+    async touchTokenAlone(tokenKey, now) {
       await sql.change('UPDATE scim_tokens SET last_used_at = ? WHERE id = ?', [t(now), tokenKey]);
     },
 
-    async insertUser(u, now, tx) {
+    async insertUser(u, emails, now, tx) {
       try {
         const id = await sql.insert(
           `INSERT INTO scim_users (application_id, organization_id, entity_id, resource_id, user_name, user_name_key, external_id, email_key, active, data, version, owned, suspended_roles, created_at, updated_at)
@@ -92,15 +116,27 @@ export function createScimQueries(sql: Sql): ScimStore {
           [u.applicationId, u.organizationKey, u.entityId, u.resourceId, u.userName, scimKey(u.userName), u.externalId, u.emailKey, u.active, JSON.stringify(u.data), u.owned,
             u.suspendedRoles === null ? null : JSON.stringify(u.suspendedRoles), t(now), t(now)], tx,
         );
+        await setEmails(id, u.organizationKey, emails, tx);
         return userByKey(id, tx);
       } catch (e) {
         if (e instanceof DuplicateKeyError) return undefined;
         throw e;
       }
     },
-    async findUser(organizationKey, lookup, tx) {
+    async findUser(organizationKey, lookup, tx, limit = MAX_LOOKUP) {
       const [where, value] = userWhere(lookup);
-      return (await sql.select<UserRow>(`SELECT * FROM scim_users WHERE organization_id = ? AND ${where} ORDER BY id LIMIT 100${lock(tx)}`, [organizationKey, value], tx)).map(toUser);
+      return (await sql.select<UserRow>(`SELECT * FROM scim_users WHERE organization_id = ? AND ${where} ORDER BY id LIMIT ?${lock(tx)}`, [organizationKey, value, limit], tx)).map(toUser);
+    },
+    async findUsersByResourceIds(organizationKey, resourceIds, tx) {
+      return batched([...new Set(resourceIds)], async (ids) => (await sql.select<UserRow>(
+        `SELECT * FROM scim_users WHERE organization_id = ? AND resource_id IN (${placeholders(ids.length)}) ORDER BY id`, [organizationKey, ...ids], tx,
+      )).map(toUser));
+    },
+    async findUsersByKeys(userKeys, tx) {
+      return batched([...new Set(userKeys)], async (keys) => (await sql.select<UserRow>(`SELECT * FROM scim_users WHERE id IN (${placeholders(keys.length)}) ORDER BY id`, keys, tx)).map(toUser));
+    },
+    async bumpUsers(userKeys, now, tx) {
+      await batched([...new Set(userKeys)], async (keys) => [await sql.change(`UPDATE scim_users SET version = version + 1, updated_at = ? WHERE id IN (${placeholders(keys.length)})`, [t(now), ...keys], tx)]);
     },
     async findUserOfAccount(organizationKey, entityId, tx) {
       const [row] = await sql.select<UserRow>(`SELECT * FROM scim_users WHERE organization_id = ? AND entity_id = ?${lock(tx)}`, [organizationKey, entityId], tx);
@@ -113,7 +149,7 @@ export function createScimQueries(sql: Sql): ScimStore {
       const [row] = await sql.select<{ n: number | string }>('SELECT COUNT(*) AS n FROM scim_users WHERE organization_id = ?', [organizationKey], tx);
       return Number(row.n);
     },
-    async updateUser(user, change, now, tx) {
+    async updateUser(user, change, now, tx, emails) {
       const sets: string[] = [];
       const values: unknown[] = [];
       if (change.userName !== undefined) sets.push('user_name = ?', 'user_name_key = ?'), values.push(change.userName, scimKey(change.userName));
@@ -124,6 +160,7 @@ export function createScimQueries(sql: Sql): ScimStore {
       if (change.suspendedRoles !== undefined) sets.push('suspended_roles = ?'), values.push(change.suspendedRoles === null ? null : JSON.stringify(change.suspendedRoles));
       try {
         await sql.change(`UPDATE scim_users SET ${[...sets, 'version = version + 1', 'updated_at = ?'].join(', ')} WHERE id = ?`, [...values, t(now), user.id], tx);
+        if (emails) await setEmails(user.id, user.organizationKey, emails, tx);
         return true;
       } catch (e) {
         if (e instanceof DuplicateKeyError) return false;
@@ -132,9 +169,10 @@ export function createScimQueries(sql: Sql): ScimStore {
     },
     async removeUser(user, tx) {
       await sql.change('DELETE FROM scim_group_members WHERE user_id = ?', [user.id], tx);
+      await sql.change('DELETE FROM scim_user_emails WHERE user_id = ?', [user.id], tx);
       await sql.change('DELETE FROM scim_users WHERE id = ?', [user.id], tx);
     },
-    async groupsOfUsers(userKeys, tx) {
+    async listGroupsOfUsers(userKeys, tx) {
       const out = new Map<number, { groupKey: number; resourceId: string; displayName: string }[]>();
       for (let i = 0; i < userKeys.length; i += 500) {
         const keys = userKeys.slice(i, i + 500);
@@ -166,7 +204,7 @@ export function createScimQueries(sql: Sql): ScimStore {
     },
     async findGroup(organizationKey, lookup, tx) {
       const [where, value] = groupWhere(lookup);
-      return (await sql.select<GroupRow>(`SELECT * FROM scim_groups WHERE organization_id = ? AND ${where} ORDER BY id LIMIT 100${lock(tx)}`, [organizationKey, value], tx)).map(toGroup);
+      return (await sql.select<GroupRow>(`SELECT * FROM scim_groups WHERE organization_id = ? AND ${where} ORDER BY id LIMIT ?${lock(tx)}`, [organizationKey, value, MAX_LOOKUP], tx)).map(toGroup);
     },
     async listGroups(organizationKey, after, limit, tx) {
       return (await sql.select<GroupRow>('SELECT * FROM scim_groups WHERE organization_id = ? AND id > ? ORDER BY id LIMIT ?', [organizationKey, after, limit], tx)).map(toGroup);
@@ -188,14 +226,14 @@ export function createScimQueries(sql: Sql): ScimStore {
         throw e;
       }
     },
-    async bumpGroup(group, now, tx) {
-      await sql.change('UPDATE scim_groups SET version = version + 1, updated_at = ? WHERE id = ?', [t(now), group.id], tx);
+    async bumpGroups(groupKeys, now, tx) {
+      await batched([...new Set(groupKeys)], async (keys) => [await sql.change(`UPDATE scim_groups SET version = version + 1, updated_at = ? WHERE id IN (${placeholders(keys.length)})`, [t(now), ...keys], tx)]);
     },
     async removeGroup(group, tx) {
       await sql.change('DELETE FROM scim_group_members WHERE group_id = ?', [group.id], tx);
       await sql.change('DELETE FROM scim_groups WHERE id = ?', [group.id], tx);
     },
-    async membersOf(groupKey, limit, tx) {
+    async listMembersOf(groupKey, limit, tx) {
       const rows = await sql.select<{ id: number | string; resource_id: string; user_name: string }>(
         'SELECT u.id, u.resource_id, u.user_name FROM scim_group_members m JOIN scim_users u ON u.id = m.user_id WHERE m.group_id = ? ORDER BY u.id LIMIT ?', [groupKey, limit], tx,
       );
@@ -211,29 +249,23 @@ export function createScimQueries(sql: Sql): ScimStore {
       return out;
     },
     async addMembers(groupKey, userKeys, tx) {
-      if (userKeys.length === 0) return [];
-      const present = new Set((await sql.select<{ user_id: number | string }>(
-        `SELECT user_id FROM scim_group_members WHERE group_id = ? AND user_id IN (${placeholders(userKeys.length)})`, [groupKey, ...userKeys], tx,
-      )).map((r) => Number(r.user_id)));
-      const added = [...new Set(userKeys)].filter((k) => !present.has(k));
-      for (let i = 0; i < added.length; i += 500) {
-        const keys = added.slice(i, i + 500);
-        await sql.change(`INSERT INTO scim_group_members (group_id, user_id) VALUES ${keys.map(() => '(?, ?)').join(', ')}`, keys.flatMap((k) => [groupKey, k]), tx);
-      }
+      const wanted = [...new Set(userKeys)];
+      const present = new Set((await batched(wanted, (keys) => sql.select<{ user_id: number | string }>(
+        `SELECT user_id FROM scim_group_members WHERE group_id = ? AND user_id IN (${placeholders(keys.length)})`, [groupKey, ...keys], tx,
+      ))).map((r) => Number(r.user_id)));
+      const added = wanted.filter((k) => !present.has(k));
+      await batched(added, async (keys) => [await sql.change(`INSERT INTO scim_group_members (group_id, user_id) VALUES ${keys.map(() => '(?, ?)').join(', ')}`, keys.flatMap((k) => [groupKey, k]), tx)]);
       return added;
     },
     async removeMembers(groupKey, userKeys, tx) {
-      if (userKeys.length === 0) return [];
-      const present = (await sql.select<{ user_id: number | string }>(
-        `SELECT user_id FROM scim_group_members WHERE group_id = ? AND user_id IN (${placeholders(userKeys.length)})`, [groupKey, ...userKeys], tx,
-      )).map((r) => Number(r.user_id));
-      if (present.length > 0) {
-        await sql.change(`DELETE FROM scim_group_members WHERE group_id = ? AND user_id IN (${placeholders(present.length)})`, [groupKey, ...present], tx);
-      }
+      const present = (await batched([...new Set(userKeys)], (keys) => sql.select<{ user_id: number | string }>(
+        `SELECT user_id FROM scim_group_members WHERE group_id = ? AND user_id IN (${placeholders(keys.length)})`, [groupKey, ...keys], tx,
+      ))).map((r) => Number(r.user_id));
+      await batched(present, async (keys) => [await sql.change(`DELETE FROM scim_group_members WHERE group_id = ? AND user_id IN (${placeholders(keys.length)})`, [groupKey, ...keys], tx)]);
       return present;
     },
 
-    async groupRoles(organizationKey, tx) {
+    async findGroupRoles(organizationKey, tx) {
       const [row] = await sql.select<{ group_roles: string }>('SELECT group_roles FROM scim_settings WHERE organization_id = ?', [organizationKey], tx);
       return row ? JSON.parse(row.group_roles) as Record<string, string[]> : {};
     },

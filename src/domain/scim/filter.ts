@@ -302,10 +302,11 @@ function compare(op: CompareOp, actual: unknown, expected: FilterValue, exact: b
     }
   }
   if (typeof actual !== 'string') return false;
-  if (['gt', 'ge', 'lt', 'le'].includes(op) && ISO_TIME.test(actual) && ISO_TIME.test(expected)) {
+  if (!['co', 'sw', 'ew'].includes(op) && ISO_TIME.test(actual) && ISO_TIME.test(expected)) {
+    // two times compare as times, whatever their precision or zone
     const a = Date.parse(actual);
     const b = Date.parse(expected);
-    return op === 'gt' ? a > b : op === 'ge' ? a >= b : op === 'lt' ? a < b : a <= b;
+    return op === 'eq' ? a === b : op === 'ne' ? a !== b : op === 'gt' ? a > b : op === 'ge' ? a >= b : op === 'lt' ? a < b : a <= b;
   }
   const a = exact ? actual : actual.toLowerCase();
   const b = exact ? expected : expected.toLowerCase();
@@ -337,9 +338,10 @@ export function matches(filter: Filter, resource: Record<string, unknown>, schem
     default: {
       const values = valuesAt(resource, filter.path, schemas);
       const exact = filter.path.sub === undefined && CASE_EXACT.has(filter.path.attr);
+      // null: eq is "has no value", ne "has one" (as pr)
+      if (filter.value === null) return filter.op === 'eq' ? !values.some(present) : filter.op === 'ne' ? values.some(present) : false;
       // ne: no value equals (an attribute with no value is "not equal")
       if (filter.op === 'ne') return !values.some((v) => compare('eq', v, filter.value, exact));
-      if (filter.value === null && filter.op === 'eq') return !values.some(present);
       return values.some((v) => compare(filter.op as CompareOp, v, filter.value, exact));
     }
   }

@@ -115,6 +115,7 @@ export class ScimValueError extends Error {}
 
 const MAX_STRING = 2048;
 const MAX_VALUES = 50;
+const MAX_MEMBERS = 100_000;
 
 function scalar(def: AttributeDef, raw: unknown, where: string): unknown {
   if (raw === null) return undefined;
@@ -155,7 +156,9 @@ export function attributeValue(def: AttributeDef, raw: unknown, where = def.name
   if (raw === undefined || raw === null) return undefined;
   if (def.multiValued) {
     const list = Array.isArray(raw) ? raw : [raw];
-    if (list.length > MAX_VALUES) throw new ScimValueError(`${where} has more than ${MAX_VALUES} values`);
+    // a group's members are as many as its people (src/usecases/scim/groups.ts bounds them)
+    const most = def.name === 'members' ? MAX_MEMBERS : MAX_VALUES;
+    if (list.length > most) throw new ScimValueError(`${where} has more than ${most} values`);
     const values = list.map((v, i) => (def.type === 'complex' ? complexValue(def, v, `${where}[${i}]`) : scalar(def, v, `${where}[${i}]`)))
       .filter((v) => v !== undefined);
     const seen = new Set<string>();

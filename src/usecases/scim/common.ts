@@ -29,7 +29,7 @@ export interface ScimCall {
   base: string;
 }
 
-export type ScimDeps = Pick<Services, 'db' | 'clock' | 'work' | 'versions' | 'passwords' | 'baseUrls'>;
+export type ScimDeps = Pick<Services, 'db' | 'clock' | 'work' | 'versions' | 'passwords' | 'baseUrls' | 'rateLimiter'>;
 
 /** A resource's version as an ETag (weak: equal versions are equal resources, not equal bytes). */
 export const etagOf = (version: number): string => `W/"${version}"`;

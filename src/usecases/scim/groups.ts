@@ -3,12 +3,12 @@ import { event } from '../../domain/events';
 import { FilterSyntaxError, isObject, matches, requiredTerms, type Filter } from '../../domain/scim/filter';
 import { applyPatch, ScimPatchError } from '../../domain/scim/patch';
 import { MAX_PAGE_SIZE, readResource, SCHEMA, ScimValueError } from '../../domain/scim/schemas';
-import type { ScimGroupLookup, StoredScimGroup } from '../../domain/storage/scim';
+import { MAX_LOOKUP, type ScimGroupLookup, type StoredScimGroup } from '../../domain/storage/scim';
 import type { UnitOfWork } from '../../domain/ports';
 import { organizationSubject } from '../organizations/common';
 import { groupResource, ifMatch, notFound, pageOf, projected, ScimError, type Projection, type ScimCall, type ScimDeps } from './common';
 import { applyGroupRoles } from './roles';
-import { parsedFilter, type ListResult } from './users';
+import { parsedFilter, scanBudget, type ListResult } from './users';
 
 /**
  * The groups of an organization's directory (docs/scim.md#groups-and-roles), with their members
@@ -18,6 +18,9 @@ import { parsedFilter, type ListResult } from './users';
 
 /** The most members one group holds. */
 export const MAX_GROUP_MEMBERS = 100_000;
+
+/** The most groups a filter no index answers reads. */
+export const MAX_SCANNED_GROUPS = 10_000;
 
 interface DesiredGroup { displayName: string; externalId: string | null; members: string[] }
 
@@ -42,23 +45,22 @@ function desiredOf(raw: unknown): DesiredGroup {
 
 const takenName = (name: string) => new ScimError(409, `displayName ${JSON.stringify(name.slice(0, 100))} is taken by another group of this organization (names compare regardless of case)`, 'uniqueness');
 
-/** The users (by key) that member ids name; 400 naming one that is not a user of the organization. */
+/** The users that member ids name (read in batches); 400 naming one that is not a user of the organization. */
 async function usersNamed(deps: Pick<ScimDeps, 'db'>, call: ScimCall, ids: string[], uow: UnitOfWork) {
-  const users = [];
-  for (const id of ids) {
-    const [user] = /^[0-9a-f-]{36}$/.test(id) ? await deps.db.scim.findUser(call.organization.id, { resourceId: id }, uow.tx) : [];
-    if (!user) throw new ScimError(400, `members names ${JSON.stringify(id.slice(0, 64))}, which is not a User of this organization (provision the user first)`, 'invalidValue');
-    users.push(user);
-  }
+  const valid = ids.filter((id) => /^[0-9a-f-]{36}$/.test(id));
+  const users = await deps.db.scim.findUsersByResourceIds(call.organization.id, valid, uow.tx);
+  const found = new Set(users.map((u) => u.resourceId));
+  const missing = ids.find((id) => !found.has(id));
+  if (missing !== undefined) throw new ScimError(400, `members names ${JSON.stringify(missing.slice(0, 64))}, which is not a User of this organization (provision the user first)`, 'invalidValue');
   return users;
 }
 
 async function shown(deps: Pick<ScimDeps, 'db'>, call: ScimCall, group: StoredScimGroup, withMembers: boolean, tx?: UnitOfWork['tx']) {
-  return groupResource(call, group, withMembers ? (await deps.db.scim.membersOf(group.id, MAX_GROUP_MEMBERS, tx)).map((m) => ({ resourceId: m.resourceId, userName: m.userName })) : undefined);
+  return groupResource(call, group, withMembers ? (await deps.db.scim.listMembersOf(group.id, MAX_GROUP_MEMBERS, tx)).map((m) => ({ resourceId: m.resourceId, userName: m.userName })) : undefined);
 }
 
 /** POST /Groups. */
-export async function createGroup(deps: ScimDeps, call: ScimCall, body: unknown): Promise<Record<string, unknown>> {
+export async function createGroup(deps: Pick<ScimDeps, 'db' | 'clock' | 'work'>, call: ScimCall, body: unknown): Promise<Record<string, unknown>> {
   const desired = desiredOf(body);
   const { db, clock } = deps;
   return deps.work.run(async (uow) => {
@@ -88,7 +90,7 @@ export async function getGroup(deps: Pick<ScimDeps, 'db'>, call: ScimCall, id: s
 /** Whether a projection shows members (a large group's are not read when excluded). */
 const wantsMembers = (p: Projection) => !(p.excluded?.some((e) => e === 'members' || e.startsWith('members.'))) && !(p.attributes && !p.attributes.some((a) => a === 'members' || a.startsWith('members.')));
 
-async function writeGroup(deps: ScimDeps, call: ScimCall, id: string, ifMatchHeader: string | undefined, make: (current: DesiredGroup) => DesiredGroup): Promise<Record<string, unknown>> {
+async function writeGroup(deps: Pick<ScimDeps, 'db' | 'clock' | 'work'>, call: ScimCall, id: string, ifMatchHeader: string | undefined, make: (current: DesiredGroup) => DesiredGroup): Promise<Record<string, unknown>> {
   const { db, clock } = deps;
   return deps.work.run(async (uow) => {
     const now = clock.now();
@@ -96,7 +98,7 @@ async function writeGroup(deps: ScimDeps, call: ScimCall, id: string, ifMatchHea
     const [group] = /^[0-9a-f-]{36}$/i.test(id) ? await db.scim.findGroup(call.organization.id, { resourceId: id.toLowerCase() }, uow.tx) : [];
     if (!group) throw notFound('Group', id);
     if (!ifMatch(ifMatchHeader, group.version)) throw new ScimError(412, 'the Group changed since the version If-Match names: read it again');
-    const before = await db.scim.membersOf(group.id, MAX_GROUP_MEMBERS, uow.tx);
+    const before = await db.scim.listMembersOf(group.id, MAX_GROUP_MEMBERS, uow.tx);
     const desired = make({ displayName: group.displayName, externalId: group.externalId, members: before.map((m) => m.resourceId) });
     const renamed = desired.displayName !== group.displayName;
     if (renamed || desired.externalId !== group.externalId) {
@@ -108,16 +110,11 @@ async function writeGroup(deps: ScimDeps, call: ScimCall, id: string, ifMatchHea
     const removedKeys = before.filter((m) => !wanted.has(m.resourceId)).map((m) => m.userKey);
     await db.scim.addMembers(group.id, added.map((u) => u.id), uow.tx);
     await db.scim.removeMembers(group.id, removedKeys, uow.tx);
-    if (!renamed && desired.externalId === group.externalId && (added.length > 0 || removedKeys.length > 0)) await db.scim.bumpGroup(group, now, uow.tx);
-    // the roles of whom it touched: its members when renamed, else those added and removed
+    if (!renamed && desired.externalId === group.externalId && (added.length > 0 || removedKeys.length > 0)) await db.scim.bumpGroups([group.id], now, uow.tx);
+    // whom it touched: its members when renamed (their groups' names and roles), else those added and removed
     const touchedKeys = renamed ? [...new Set([...before.map((m) => m.userKey), ...added.map((u) => u.id)])] : [...added.map((u) => u.id), ...removedKeys];
-    const touched = [];
-    for (const key of touchedKeys) {
-      const found = before.find((m) => m.userKey === key);
-      const [user] = await db.scim.findUser(call.organization.id, { resourceId: found?.resourceId ?? added.find((u) => u.id === key)!.resourceId }, uow.tx);
-      if (user) touched.push(user);
-    }
-    await applyGroupRoles(deps, call, uow, touched);
+    await db.scim.bumpUsers(touchedKeys, now, uow.tx);
+    await applyGroupRoles(deps, call, uow, await db.scim.findUsersByKeys(touchedKeys, uow.tx));
     if (renamed || added.length > 0 || removedKeys.length > 0 || desired.externalId !== group.externalId) {
       uow.record(event('scim.group_updated', call.app.id, now, call.acting, organizationSubject(call.organization), {
         organization: call.organization.organizationId, group: group.resourceId, added: added.length, removed: removedKeys.length, renamed,
@@ -129,13 +126,13 @@ async function writeGroup(deps: ScimDeps, call: ScimCall, id: string, ifMatchHea
 }
 
 /** PUT /Groups/{id}. */
-export function replaceGroup(deps: ScimDeps, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
+export function replaceGroup(deps: Pick<ScimDeps, 'db' | 'clock' | 'work'>, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
   const desired = desiredOf(body);
   return writeGroup(deps, call, id, ifMatchHeader, () => desired);
 }
 
 /** PATCH /Groups/{id}. */
-export function patchGroup(deps: ScimDeps, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
+export function patchGroup(deps: Pick<ScimDeps, 'db' | 'clock' | 'work'>, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
   return writeGroup(deps, call, id, ifMatchHeader, (current) => {
     let after: Record<string, unknown>;
     try {
@@ -151,7 +148,7 @@ export function patchGroup(deps: ScimDeps, call: ScimCall, id: string, body: unk
 }
 
 /** DELETE /Groups/{id}: its members lose the roles it gave. */
-export async function deleteGroup(deps: ScimDeps, call: ScimCall, id: string, ifMatchHeader?: string): Promise<void> {
+export async function deleteGroup(deps: Pick<ScimDeps, 'db' | 'clock' | 'work'>, call: ScimCall, id: string, ifMatchHeader?: string): Promise<void> {
   const { db, clock } = deps;
   await deps.work.run(async (uow) => {
     const now = clock.now();
@@ -159,11 +156,10 @@ export async function deleteGroup(deps: ScimDeps, call: ScimCall, id: string, if
     const [group] = /^[0-9a-f-]{36}$/i.test(id) ? await db.scim.findGroup(call.organization.id, { resourceId: id.toLowerCase() }, uow.tx) : [];
     if (!group) throw notFound('Group', id);
     if (!ifMatch(ifMatchHeader, group.version)) throw new ScimError(412, 'the Group changed since the version If-Match names: read it again');
-    const members = await db.scim.membersOf(group.id, MAX_GROUP_MEMBERS, uow.tx);
+    const memberKeys = (await db.scim.listMembersOf(group.id, MAX_GROUP_MEMBERS, uow.tx)).map((m) => m.userKey);
     await db.scim.removeGroup(group, uow.tx);
-    const users = [];
-    for (const m of members) users.push(...await db.scim.findUser(call.organization.id, { resourceId: m.resourceId }, uow.tx));
-    await applyGroupRoles(deps, call, uow, users);
+    await db.scim.bumpUsers(memberKeys, now, uow.tx);
+    await applyGroupRoles(deps, call, uow, await db.scim.findUsersByKeys(memberKeys, uow.tx));
     uow.record(event('scim.group_deleted', call.app.id, now, call.acting, organizationSubject(call.organization), { organization: call.organization.organizationId, group: group.resourceId }));
   });
 }
@@ -180,7 +176,7 @@ function lookupOf(filter: Filter): ScimGroupLookup | undefined {
 
 /** GET /Groups and POST /Groups/.search. */
 export async function listGroups(
-  deps: Pick<ScimDeps, 'db'>, call: ScimCall, query: { filter?: unknown; startIndex?: unknown; count?: unknown; projection: Projection },
+  deps: Pick<ScimDeps, 'db' | 'rateLimiter'>, call: ScimCall, query: { filter?: unknown; startIndex?: unknown; count?: unknown; projection: Projection },
 ): Promise<ListResult> {
   const filter = parsedFilter(query.filter);
   const page = pageOf(query.startIndex, query.count, MAX_PAGE_SIZE);
@@ -191,8 +187,15 @@ export async function listGroups(
   const schemas = { core: SCHEMA.group, extensions: [] };
   let matched: Record<string, unknown>[] = [];
   const lookup = filter && lookupOf(filter);
-  if (lookup) matched = await render(await deps.db.scim.findGroup(org, lookup));
+  const found = lookup && await deps.db.scim.findGroup(org, lookup);
+  if (found && found.length < MAX_LOOKUP) matched = await render(found);
   else {
+    if (filter) {
+      if ((await deps.db.scim.countGroups(org)) > MAX_SCANNED_GROUPS) {
+        throw new ScimError(400, `the organization has more than ${MAX_SCANNED_GROUPS} groups: filter with an eq on displayName, externalId or id`, 'tooMany');
+      }
+      await scanBudget(deps, call);
+    }
     for (let after = 0; ;) {
       const batch = await deps.db.scim.listGroups(org, after, 200);
       if (batch.length === 0) break;

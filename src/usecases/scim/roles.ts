@@ -13,10 +13,10 @@ import type { ScimCall, ScimDeps } from './common';
 /** The roles each user's groups give, by the user's key; empty when the organization maps no group. */
 export async function rolesFromGroups(deps: Pick<ScimDeps, 'db'>, call: ScimCall, users: StoredScimUser[], uow: UnitOfWork): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
-  const mapping = await deps.db.scim.groupRoles(call.organization.id, uow.tx);
+  const mapping = await deps.db.scim.findGroupRoles(call.organization.id, uow.tx);
   const byName = new Map(Object.entries(mapping).map(([group, roles]) => [scimKey(group), roles]));
   if (byName.size === 0 || users.length === 0) return out;
-  const groups = await deps.db.scim.groupsOfUsers(users.map((u) => u.id), uow.tx);
+  const groups = await deps.db.scim.listGroupsOfUsers(users.map((u) => u.id), uow.tx);
   for (const user of users) {
     const roles = [...new Set((groups.get(user.id) ?? []).flatMap((g) => byName.get(scimKey(g.displayName)) ?? []))].sort();
     out.set(user.id, roles.length > 0 ? roles : [...call.organization.defaultRoles].sort());
@@ -28,12 +28,19 @@ export async function rolesFromGroups(deps: Pick<ScimDeps, 'db'>, call: ScimCall
 export async function applyGroupRoles(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, users: StoredScimUser[]): Promise<void> {
   const roles = await rolesFromGroups(deps, call, users.filter((u) => u.active), uow);
   const { organization } = call;
+  const byKey = new Map(users.map((u) => [u.id, u]));
+  // the organization's owners, counted once and kept as roles change
+  let owners: number | undefined;
   for (const [userKey, given] of roles) {
-    const user = users.find((u) => u.id === userKey)!;
+    const user = byKey.get(userKey)!;
     const member = await deps.db.organizations.findMember(organization.id, user.entityId, uow.tx);
     if (!member) continue;
     let next = given;
-    if (isOwner(member.roles) && !isOwner(next) && (await deps.db.organizations.countWithRole(organization.id, 'owner', uow.tx)) <= 1) next = [...new Set([...next, 'owner'])].sort();
+    if (isOwner(member.roles) && !isOwner(next)) {
+      owners ??= await deps.db.organizations.countWithRole(organization.id, 'owner', uow.tx);
+      if (owners <= 1) next = [...new Set([...next, 'owner'])].sort();
+      else owners--;
+    } else if (!isOwner(member.roles) && isOwner(next) && owners !== undefined) owners++;
     if (next.join(' ') === member.roles.join(' ')) continue;
     await deps.db.organizations.setRoles(member, next, deps.clock.now(), uow.tx);
     uow.record(event('organization.member_roles_changed', call.app.id, deps.clock.now(), call.acting, recordSubject(user.entityId), { organization: organization.organizationId, roles: next }));

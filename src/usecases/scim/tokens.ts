@@ -10,6 +10,7 @@ import type { Tx } from '../../domain/storage/transactions';
 import { authorityIn, knownRolesOf, organizationOf, organizationSubject, type OrgDeps } from '../organizations/common';
 import type { Services } from '../services';
 import { ScimError } from './common';
+import { applyGroupRoles } from './roles';
 
 /**
  * An organization's SCIM tokens and settings (docs/scim.md#tokens): made, listed and revoked by the
@@ -53,8 +54,7 @@ export async function createScimToken(deps: OrgDeps, command: { app: Application
     const organization = await ownersOrganization(deps, command, uow.tx);
     const now = deps.clock.now();
     await deps.db.organizations.touch(organization.id, now, uow.tx);
-    const live = (await deps.db.scim.listTokens(organization.id)).filter((t) => t.revokedAt === null);
-    if (live.length >= MAX_LIVE_TOKENS) throw invalidField('organizationId', `has ${MAX_LIVE_TOKENS} live SCIM tokens already: revoke one first (/organizations/scim/tokens/revoke)`);
+    if ((await deps.db.scim.countLiveTokens(organization.id, uow.tx)) >= MAX_LIVE_TOKENS) throw invalidField('organizationId', `has ${MAX_LIVE_TOKENS} live SCIM tokens already: revoke one first (/organizations/scim/tokens/revoke)`);
     const stored = await deps.db.scim.insertToken({
       applicationId: command.app.id, organizationKey: organization.id, publicId, description, tokenHash: sha256Hex(token), createdBy: actorName(command.acting),
     }, now, uow.tx);
@@ -63,10 +63,23 @@ export async function createScimToken(deps: OrgDeps, command: { app: Application
   });
 }
 
-/** The organization's tokens, newest first (revoked ones too), never a token. */
+/** The organization's tokens: every live one, then the revoked ones, newest first; never a token. */
 export async function listScimTokens(deps: Pick<Services, 'db'>, command: { app: Application; acting: Acting; organizationId: string }): Promise<ScimTokenView[]> {
   const organization = await ownersOrganization(deps, command);
   return (await deps.db.scim.listTokens(organization.id)).map((t) => viewOf(organization.organizationId, t));
+}
+
+/**
+ * What the console shows of the application's provisioning (docs/console.md): every organization's
+ * tokens (newest first, at most 200) and the directories' latest calls that changed something
+ * (their audit entries, newest first).
+ */
+export async function applicationProvisioning(deps: Pick<Services, 'db'>, command: { app: Application; calls: number }) {
+  const [tokens, calls] = await Promise.all([
+    deps.db.scim.listTokensOfApplication(command.app.id, 200),
+    deps.db.audit.list({ applicationId: command.app.id, actor: { kind: 'scim' }, limit: Math.min(100, Math.max(1, command.calls)) }),
+  ]);
+  return { tokens: tokens.map((t) => viewOf(t.organizationId, t.token)), calls };
 }
 
 /** Revokes a token: the directory's next call with it is refused. */
@@ -85,7 +98,7 @@ export interface ScimSettingsView { organizationId: string; groupRoles: Record<s
 
 export async function scimSettings(deps: Pick<Services, 'db'>, command: { app: Application; acting: Acting; organizationId: string }): Promise<ScimSettingsView> {
   const organization = await ownersOrganization(deps, command);
-  return { organizationId: organization.organizationId, groupRoles: await deps.db.scim.groupRoles(organization.id) };
+  return { organizationId: organization.organizationId, groupRoles: await deps.db.scim.findGroupRoles(organization.id) };
 }
 
 /**
@@ -112,15 +125,23 @@ export async function configureScim(deps: OrgDeps, command: { app: Application; 
     if (!Array.isArray(roles) || roles.some((r) => typeof r !== 'string')) throw invalidField('groupRoles', `maps ${JSON.stringify(group.slice(0, 60))} to something that is not a list of roles`);
     mapped[group] = await knownRolesOf(deps, command.app, roles as string[], 'groupRoles');
   }
-  const view = await deps.work.run(async (uow) => {
+  return deps.work.run(async (uow) => {
     const organization = await ownersOrganization(deps, command, uow.tx);
     const now = deps.clock.now();
     await deps.db.organizations.touch(organization.id, now, uow.tx);
+    if (JSON.stringify(await deps.db.scim.findGroupRoles(organization.id, uow.tx)) === JSON.stringify(mapped)) return { organizationId: organization.organizationId, groupRoles: mapped };
     await deps.db.scim.setGroupRoles(organization.id, command.app.id, mapped, now, uow.tx);
     uow.record(event('scim.configured', command.app.id, now, command.acting, organizationSubject(organization), { organization: organization.organizationId, groups: Object.keys(mapped) }));
+    // every provisioned member's roles follow the new mapping at once
+    const call = { app: command.app, organization, acting: command.acting, base: '' };
+    for (let after = 0; ;) {
+      const batch = await deps.db.scim.listUsers(organization.id, after, 500, uow.tx);
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1].id;
+      await applyGroupRoles(deps, call, uow, batch);
+    }
     return { organizationId: organization.organizationId, groupRoles: mapped };
   });
-  return view;
 }
 
 /** How often a token's last use is written (a directory calls many times a minute). */
@@ -142,7 +163,7 @@ export async function scimCaller(deps: Pick<Services, 'db' | 'clock'>, command: 
   if ((touched.get(found.token.id) ?? 0) + TOUCH_EVERY_MS < now) {
     touched.set(found.token.id, now);
     if (touched.size > 10_000) touched.clear();
-    await deps.db.scim.touchToken(found.token.id, deps.clock.now());
+    await deps.db.scim.touchTokenAlone(found.token.id, deps.clock.now());
   }
   return { organization, tokenId: found.token.publicId };
 }

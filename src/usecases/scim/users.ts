@@ -11,7 +11,7 @@ import { applyPatch, ScimPatchError } from '../../domain/scim/patch';
 import { MAX_PAGE_SIZE, readResource, SCHEMA, ScimValueError } from '../../domain/scim/schemas';
 import type { StoredOrganization } from '../../domain/storage/organizations';
 import { DuplicateAttributeError, isDisabled, type UserRecord } from '../../domain/storage/records';
-import { scimKey, type ScimUserLookup, type StoredScimUser } from '../../domain/storage/scim';
+import { MAX_LOOKUP, scimKey, type ScimUserLookup, type StoredScimUser } from '../../domain/storage/scim';
 import type { UnitOfWork } from '../../domain/ports';
 import { USER_TYPE } from '../../domain/users';
 import { join } from '../organizations/members';
@@ -29,13 +29,22 @@ import { rolesFromGroups } from './roles';
  * membership, and the account as the application's `scim_deleted_accounts` says.
  */
 
-/** The reason a disable by a directory carries: only such a disable is undone by the directory. */
-export const SCIM_DISABLE_REASON = 'deprovisioned by the organization\'s directory (SCIM)';
+/** What a write of a User uses: a new password is hashed, a moved address told from the application's address. */
+type UserWrites = Pick<ScimDeps, 'db' | 'clock' | 'work' | 'versions' | 'passwords' | 'baseUrls'>;
+
+/** The reason a disable by an organization's directory carries: only that directory undoes such a disable. */
+export const scimDisableReason = (organization: Pick<StoredOrganization, 'organizationId'>): string =>
+  `deprovisioned by the directory of organization ${organization.organizationId} (SCIM)`;
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 
 /** What a written User says, read against the schemas. */
-interface Desired { data: Record<string, unknown>; userName: string; externalId: string | null; active: boolean; email: string; attributes: Record<string, string>; password?: string }
+interface Desired {
+  data: Record<string, unknown>; userName: string; externalId: string | null; active: boolean; email: string;
+  /** Every address its emails name, with the account's. */
+  emails: string[];
+  attributes: Record<string, string>; password?: string;
+}
 
 function valueError(e: unknown): never {
   if (e instanceof ScimValueError) throw new ScimError(400, e.message, 'invalidValue');
@@ -51,7 +60,8 @@ function addressOf(data: Record<string, unknown>): string | undefined {
   return candidate !== undefined && EMAIL.test(candidate) ? candidate : undefined;
 }
 
-function desiredOf(raw: unknown): Desired {
+/** A written User read; `active` when it says nothing of it (true for a new User; a PUT leaves it as it was). */
+function desiredOf(raw: unknown, activeByDefault = true): Desired {
   if (!isObject(raw)) throw new ScimError(400, 'the body must be a User resource (a JSON object)', 'invalidSyntax');
   let read;
   try {
@@ -63,7 +73,7 @@ function desiredOf(raw: unknown): Desired {
   const userName = typeof data.userName === 'string' ? data.userName.trim() : '';
   if (userName === '' || userName.length > 255) throw new ScimError(400, 'userName is required: 1 to 255 characters', 'invalidValue');
   data.userName = userName;
-  const active = data.active === undefined ? true : data.active === true;
+  const active = data.active === undefined ? activeByDefault : data.active === true;
   data.active = active;
   const email = addressOf(data);
   if (!email) throw new ScimError(400, 'the User has no email address: give emails (a primary or work address) or a userName that is an address', 'invalidValue');
@@ -74,7 +84,8 @@ function desiredOf(raw: unknown): Desired {
   if (typeof data.displayName === 'string') attributes.displayName = data.displayName;
   const externalId = typeof data.externalId === 'string' ? data.externalId : null;
   if (externalId !== null && externalId.length > 255) throw new ScimError(400, 'externalId is longer than 255 characters', 'invalidValue');
-  return { data, userName, externalId, active, email, attributes, ...(password !== undefined && { password }) };
+  const emails = [email, ...(Array.isArray(data.emails) ? (data.emails as Record<string, unknown>[]).map((e) => e.value).filter((v): v is string => typeof v === 'string') : [])];
+  return { data, userName, externalId, active, email, emails, attributes, ...(password !== undefined && { password }) };
 }
 
 /** The domains the application verified for the organization (never a mail provider's): the only addresses its directory vouches for. */
@@ -103,7 +114,7 @@ const takenUserName = (userName: string) => uniqueness(`userName ${JSON.stringif
 
 /** The user's resource with its groups. */
 async function shown(deps: Pick<ScimDeps, 'db'>, call: ScimCall, user: StoredScimUser, tx?: UnitOfWork['tx']): Promise<Record<string, unknown>> {
-  const groups = (await deps.db.scim.groupsOfUsers([user.id], tx)).get(user.id) ?? [];
+  const groups = (await deps.db.scim.listGroupsOfUsers([user.id], tx)).get(user.id) ?? [];
   return userResource(call, user, groups);
 }
 
@@ -118,16 +129,17 @@ async function disableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCa
   const now = deps.clock.now();
   const record = await deps.db.records.findForUpdate(call.app.id, entityId, uow.tx);
   if (!record || isDisabled(record, now)) return false;
-  await deps.db.records.setDisabled(call.app.id, entityId, { at: now, until: null, reason: SCIM_DISABLE_REASON }, uow.tx);
+  const reason = scimDisableReason(call.organization);
+  await deps.db.records.setDisabled(call.app.id, entityId, { at: now, until: null, reason }, uow.tx);
   await endSessionsOf(deps.db, call.app.id, entityId, [...SESSION_KINDS, 'verification_code'], null, now, uow.tx);
-  uow.record(event('account.disabled', call.app.id, now, call.acting, recordSubject(entityId), { reason: SCIM_DISABLE_REASON }));
+  uow.record(event('account.disabled', call.app.id, now, call.acting, recordSubject(entityId), { reason }));
   return true;
 }
 
-/** Enables an account a directory disabled (never one an operator or the application disabled). */
+/** Enables an account this organization's directory disabled (never one an operator, the application or another organization's directory disabled). */
 async function enableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, record: UserRecord): Promise<boolean> {
   const now = deps.clock.now();
-  if (!isDisabled(record, now) || record.disabled?.reason !== SCIM_DISABLE_REASON) return false;
+  if (!isDisabled(record, now) || record.disabled?.reason !== scimDisableReason(call.organization)) return false;
   await endSessionsOf(deps.db, call.app.id, record.id, SESSION_KINDS, null, now, uow.tx);
   await deps.db.records.setDisabled(call.app.id, record.id, null, uow.tx);
   uow.record(event('account.enabled', call.app.id, now, call.acting, recordSubject(record.id), {}));
@@ -135,7 +147,7 @@ async function enableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCal
 }
 
 /** The account joins the organization, or the directory is told the organization's limit (a setting an operator raises, not a rate to wait out). */
-async function joined(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, entityId: number, roles: string[]): Promise<void> {
+async function joined(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, entityId: number, roles: string[]): Promise<void> {
   try {
     await join(deps, uow, { app: call.app, acting: call.acting, organization: call.organization, entityId, roles, by: 'scim' });
   } catch (e) {
@@ -144,10 +156,10 @@ async function joined(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, entityId:
   }
 }
 
-const lastOwner = () => new ScimError(409, 'this person is the organization\'s last owner, and an organization keeps an owner: give another member the owner role first', 'mutability');
+const lastOwner = () => new ScimError(400, 'this person is the organization\'s last owner, and an organization keeps an owner: give another member the owner role first', 'mutability');
 
 /** The membership suspended (its roles kept), and the account disabled where it belongs to no other organization. */
-async function suspend(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: StoredScimUser): Promise<{ roles: string[]; account: 'kept' | 'disabled' }> {
+async function suspend(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, user: StoredScimUser): Promise<{ roles: string[]; account: 'kept' | 'disabled' }> {
   const { organization } = call;
   const member = await deps.db.organizations.findMember(organization.id, user.entityId, uow.tx);
   let roles = organization.defaultRoles;
@@ -157,13 +169,14 @@ async function suspend(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: St
     await deps.db.organizations.removeMember(organization.id, user.entityId, deps.clock.now(), uow.tx);
     uow.record(event('organization.member_removed', call.app.id, deps.clock.now(), call.acting, recordSubject(user.entityId), { organization: organization.organizationId, by: 'deprovisioned' }));
   }
-  const elsewhere = await deps.db.organizations.countMembershipsOf(user.entityId, uow.tx);
-  const disabled = elsewhere === 0 && await disableAccount(deps, call, uow, user.entityId);
-  return { roles, account: disabled ? 'disabled' : 'kept' };
+  if ((await deps.db.organizations.countMembershipsOf(user.entityId, uow.tx)) > 0) return { roles, account: 'kept' };
+  await disableAccount(deps, call, uow, user.entityId);
+  // (disabled now, or already)
+  return { roles, account: 'disabled' };
 }
 
 /** The membership back (with the roles it had, or those its groups give), and the account enabled where the directory disabled it. */
-async function resume(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: StoredScimUser, record: UserRecord): Promise<'kept' | 'enabled'> {
+async function resume(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, user: StoredScimUser, record: UserRecord): Promise<'kept' | 'enabled'> {
   const roles = await rolesFromGroups(deps, call, [user], uow);
   const given = roles.get(user.id) ?? user.suspendedRoles ?? call.organization.defaultRoles;
   await joined(deps, call, uow, user.entityId, given);
@@ -171,7 +184,7 @@ async function resume(deps: ScimDeps, call: ScimCall, uow: UnitOfWork, user: Sto
 }
 
 /** POST /Users: provisions a person. */
-export async function createUser(deps: ScimDeps, call: ScimCall, body: unknown): Promise<Record<string, unknown>> {
+export async function createUser(deps: Pick<ScimDeps, 'db' | 'clock' | 'work' | 'versions' | 'passwords'>, call: ScimCall, body: unknown): Promise<Record<string, unknown>> {
   const desired = desiredOf(body);
   await mustVouch(deps, call.organization, desired.email);
   const passwordHash = await hashedPassword(deps, call, desired.password);
@@ -216,7 +229,7 @@ export async function createUser(deps: ScimDeps, call: ScimCall, body: unknown):
     const user = await db.scim.insertUser({
       applicationId: app.id, organizationKey: organization.id, entityId: record.id, resourceId: record.uuid, userName: desired.userName, externalId: desired.externalId,
       emailKey: scimKey(desired.email), active: desired.active, data: desired.data, owned, suspendedRoles: null,
-    }, now, uow.tx);
+    }, desired.emails, now, uow.tx);
     if (!user) throw takenUserName(desired.userName);
     uow.record(event('scim.user_provisioned', app.id, now, call.acting, recordSubject(record.id), {
       organization: organization.organizationId, resource: user.resourceId, linked: !owned, active: desired.active,
@@ -249,7 +262,7 @@ function changedAttributes(before: Record<string, unknown>, after: Record<string
 
 /** A user written anew (PUT, or PATCH's result): the account and the membership follow. */
 async function writeUser(
-  deps: ScimDeps, call: ScimCall, id: string, ifMatchHeader: string | undefined, make: (current: StoredScimUser) => Desired, passwordOf?: (d: Desired) => string | undefined,
+  deps: UserWrites, call: ScimCall, id: string, ifMatchHeader: string | undefined, make: (current: StoredScimUser) => Desired, passwordOf?: (d: Desired) => string | undefined,
 ): Promise<Record<string, unknown>> {
   const { db, clock } = deps;
   const { app, organization } = call;
@@ -303,10 +316,12 @@ async function writeUser(
       suspendedRoles = null;
       uow.record(event('scim.user_reactivated', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, resource: user.resourceId, account }));
     }
-    const changed = changedAttributes(user.data, desired.data);
+    const changed = changedAttributes({ ...user.data, userName: user.userName, active: user.active }, { ...desired.data, userName: desired.userName, active: desired.active });
+    // a write that changes nothing is no new version
+    if (changed.length === 0 && passwordHash === undefined && !emailMoved) return shown(deps, call, user, uow.tx);
     const written = await db.scim.updateUser(user, {
       userName: desired.userName, externalId: desired.externalId, emailKey: scimKey(desired.email), active: desired.active, data: desired.data, suspendedRoles,
-    }, now, uow.tx);
+    }, now, uow.tx, desired.emails);
     if (!written) throw takenUserName(desired.userName);
     if (changed.length > 0 || passwordHash !== undefined) {
       uow.record(event('scim.user_updated', app.id, now, call.acting, recordSubject(user.entityId), {
@@ -318,13 +333,14 @@ async function writeUser(
 }
 
 /** PUT /Users/{id}: the resource replaced (what it does not say is gone; `id`, `meta` and `groups` are not the client's). */
-export function replaceUser(deps: ScimDeps, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
-  const desired = desiredOf(body);
-  return writeUser(deps, call, id, ifMatchHeader, () => desired, (d) => d.password);
+export function replaceUser(deps: UserWrites, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
+  // refused before any read when it is not a User at all
+  desiredOf(body);
+  return writeUser(deps, call, id, ifMatchHeader, (current) => desiredOf(body, current.active), (d) => d.password);
 }
 
 /** PATCH /Users/{id}: the operations applied to the resource as it is. */
-export function patchUser(deps: ScimDeps, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
+export function patchUser(deps: UserWrites, call: ScimCall, id: string, body: unknown, ifMatchHeader?: string): Promise<Record<string, unknown>> {
   const patched = (user: StoredScimUser) => {
     let after: Record<string, unknown>;
     try {
@@ -339,7 +355,7 @@ export function patchUser(deps: ScimDeps, call: ScimCall, id: string, body: unkn
 }
 
 /** DELETE /Users/{id}: the membership removed; the account kept (it has other organizations), disabled, or deleted (scim_deleted_accounts=delete, one the directory made). */
-export async function deleteUser(deps: ScimDeps, call: ScimCall, id: string, ifMatchHeader?: string): Promise<void> {
+export async function deleteUser(deps: Pick<ScimDeps, 'db' | 'clock' | 'work' | 'versions'>, call: ScimCall, id: string, ifMatchHeader?: string): Promise<void> {
   const { db, clock } = deps;
   const { app, organization } = call;
   await deps.work.run(async (uow) => {
@@ -353,6 +369,8 @@ export async function deleteUser(deps: ScimDeps, call: ScimCall, id: string, ifM
       await db.organizations.removeMember(organization.id, user.entityId, now, uow.tx);
       uow.record(event('organization.member_removed', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, by: 'deprovisioned' }));
     }
+    // the groups it was in change too (their members)
+    await db.scim.bumpGroups(((await db.scim.listGroupsOfUsers([user.id], uow.tx)).get(user.id) ?? []).map((g) => g.groupKey), now, uow.tx);
     await db.scim.removeUser(user, uow.tx);
     let account: 'kept' | 'disabled' | 'deleted' = 'kept';
     if ((await db.organizations.countMembershipsOf(user.entityId, uow.tx)) === 0) {
@@ -370,6 +388,15 @@ export async function deleteUser(deps: ScimDeps, call: ScimCall, id: string, ifM
 
 /** The most users a filter no index answers reads (an organization past it filters on userName, externalId, emails or id). */
 export const MAX_SCANNED = 100_000;
+
+/** Lists no index answers, per token per minute: each reads the organization's resources whole. */
+export const SCANS_PER_MINUTE = 30;
+
+/** Takes one of the token's scans (429 past SCANS_PER_MINUTE a minute). */
+export async function scanBudget(deps: Pick<ScimDeps, 'rateLimiter'>, call: ScimCall): Promise<void> {
+  const who = call.acting.actor.kind === 'scim' ? call.acting.actor.tokenId : 'caller';
+  await deps.rateLimiter.take([[`scim:scan:${call.app.id}:${who}`, { max: SCANS_PER_MINUTE, windowSeconds: 60 }]]);
+}
 
 /** The index a filter's required terms allow: an `eq` on userName, externalId, emails(.value) or id. */
 function lookupOf(filter: Filter): ScimUserLookup | undefined {
@@ -400,7 +427,7 @@ export interface ListResult { totalResults: number; startIndex: number; itemsPer
 
 /** GET /Users and POST /Users/.search: filtered, one page, projected. */
 export async function listUsers(
-  deps: Pick<ScimDeps, 'db'>, call: ScimCall, query: { filter?: unknown; startIndex?: unknown; count?: unknown; projection: Projection },
+  deps: Pick<ScimDeps, 'db' | 'rateLimiter'>, call: ScimCall, query: { filter?: unknown; startIndex?: unknown; count?: unknown; projection: Projection },
 ): Promise<ListResult> {
   const filter = parsedFilter(query.filter);
   const page = pageOf(query.startIndex, query.count, MAX_PAGE_SIZE);
@@ -408,7 +435,7 @@ export async function listUsers(
   const org = call.organization.id;
   const schemas = { core: SCHEMA.user, extensions: [SCHEMA.enterprise] };
   const render = async (users: StoredScimUser[]) => {
-    const groups = await db.scim.groupsOfUsers(users.map((u) => u.id));
+    const groups = await db.scim.listGroupsOfUsers(users.map((u) => u.id));
     return users.map((u) => userResource(call, u, groups.get(u.id) ?? []));
   };
   const evaluate = (resources: Record<string, unknown>[]) => {
@@ -438,12 +465,14 @@ export async function listUsers(
     return { totalResults: total, startIndex: page.start, itemsPerPage: rows.length, Resources: (await render(rows)).map((r) => projected(r, query.projection, SCHEMA.user)) };
   }
   const lookup = lookupOf(filter);
-  if (lookup) {
-    matched = evaluate(await render(await db.scim.findUser(org, lookup)));
+  const found = lookup && await db.scim.findUser(org, lookup);
+  if (found && found.length < MAX_LOOKUP) {
+    matched = evaluate(await render(found));
   } else {
     if ((await db.scim.countUsers(org)) > MAX_SCANNED) {
       throw new ScimError(400, `the organization has more than ${MAX_SCANNED} users: filter with an eq on userName, externalId, emails.value or id (with and)`, 'tooMany');
     }
+    await scanBudget(deps, call);
     matched = [];
     for (let after = 0; ;) {
       const batch = await db.scim.listUsers(org, after, 500);
