@@ -66,7 +66,7 @@ export interface Config {
   eventsRetentionDays: number;
   /** Registration attempts per client address, per window. */
   registrationLimit: { max: number; windowSeconds: number };
-  /** An organization's directory: calls per SCIM token per window (twice as many per client address). */
+  /** An organization's directory: calls per SCIM token per window. */
   scimLimit: { max: number; windowSeconds: number };
   /** The time the database may spend on one statement of entity.find or entity.count before it is stopped. */
   entityQueryTimeoutMs: number;
@@ -152,7 +152,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   MAIL_LIMIT_RECIPIENT: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_RECIPIENT must be EMAILS/SECONDS, such as 5/3600' }),
   MAIL_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'MAIL_LIMIT_ADDRESS must be EMAILS/SECONDS, such as 50/3600' }),
   REGISTER_LIMIT_ADDRESS: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'REGISTER_LIMIT_ADDRESS must be ATTEMPTS/SECONDS, such as 20/3600' }),
-  SCIM_LIMIT_TOKEN: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'SCIM_LIMIT_TOKEN must be CALLS/SECONDS, such as 6000/60' }),
+  SCIM_LIMIT_TOKEN: yup.string().matches(/^[1-9]\d{0,6}\/[1-9]\d{0,6}$/, { message: 'SCIM_LIMIT_TOKEN must be CALLS/SECONDS, such as 12000/60' }),
   MAIL_FROM: yup.string().matches(/^[^\r\n]{1,200}@[^\r\n]+$/, { message: 'MAIL_FROM must be an address, optionally with a name: Acme <no-reply@acme.example>' }),
   ARGON2_MEMORY_KIB: yup.string().test('kib', 'ARGON2_MEMORY_KIB must be a whole number of KiB from 8192 to 4194304 (OWASP: 19456)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 8192 && +v <= 4_194_304)),
   ARGON2_ITERATIONS: yup.string().test('t', 'ARGON2_ITERATIONS must be a whole number from 1 to 100 (OWASP: 2)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100)),
@@ -285,7 +285,7 @@ function limitsFrom(value: Read): Pick<Config, 'loginLimits' | 'mailLimits' | 'r
     loginLimits: { account: limit(value('LOGIN_LIMIT_ACCOUNT') ?? '10/900'), address: limit(value('LOGIN_LIMIT_ADDRESS') ?? '100/900') },
     mailLimits: { recipient: limit(value('MAIL_LIMIT_RECIPIENT') ?? '5/3600'), address: limit(value('MAIL_LIMIT_ADDRESS') ?? '50/3600') },
     registrationLimit: limit(value('REGISTER_LIMIT_ADDRESS') ?? '20/3600'),
-    scimLimit: limit(value('SCIM_LIMIT_TOKEN') ?? '6000/60'),
+    scimLimit: limit(value('SCIM_LIMIT_TOKEN') ?? '12000/60'),
   };
 }
 

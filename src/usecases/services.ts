@@ -34,7 +34,7 @@ export interface Services {
   mailLimits: { recipient: Limit; address: Limit };
   /** Registrations per client address. */
   registrationLimit: Limit;
-  /** Calls of an organization's directory per SCIM token (twice as many per client address). */
+  /** Calls of an organization's directory per SCIM token. */
   scimLimit: Limit;
   /** The time the database may spend on one statement of entity.find or entity.count. */
   entityQueryTimeoutMs: number;

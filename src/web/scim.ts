@@ -5,7 +5,7 @@ import { DependencyDownError, LimitReachedError } from '../domain/refusal';
 import { isObject } from '../domain/scim/filter';
 import { resourceTypeDocuments, schemaDocuments, SCHEMA, SCIM_PATH, serviceProviderConfig } from '../domain/scim/schemas';
 import type { Application } from '../domain/storage/applications';
-import { etagOf, projectionOf, projected, ScimError, type ScimCall } from '../usecases/scim/common';
+import { etagOf, projectionOf, projected, ScimError, type Projection, type ScimCall } from '../usecases/scim/common';
 import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, replaceGroup } from '../usecases/scim/groups';
 import { scimCaller } from '../usecases/scim/tokens';
 import { createUser, deleteUser, fieldOf, getUser, listUsers, patchUser, replaceUser, type ListResult } from '../usecases/scim/users';
@@ -20,6 +20,9 @@ import type { Services } from '../usecases/services';
 
 
 const CONTENT_TYPE = 'application/scim+json; charset=utf-8';
+
+/** Calls with a missing, unknown or revoked token allowed per client address (then 429 until the window ends). */
+export const FAILED_CALLS = { max: 60, windowSeconds: 60 };
 
 interface ScimLocals { call?: ScimCall; requestId?: string }
 
@@ -45,9 +48,16 @@ export function scimRoutes(services: Services, resolveApp: (host: string | undef
       const address = peerBudgetKey(req.ip);
       const auth = req.headers.authorization;
       const token = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
-      // failed and successful calls alike count for the address: a token is never guessed, and a lookup costs
-      await rateLimiter.take([[`scim:address:${app.id}:${address}`, { max: scimLimit.max * 2, windowSeconds: scimLimit.windowSeconds }]]);
-      const caller = await scimCaller(services, { app, token });
+      // a call with a good token counts against its token only (the directories of many
+      // organizations may call from one provider's addresses); one with a token that is none,
+      // against its address, which past its budget is answered 429 (a token is one indexed read)
+      let caller;
+      try {
+        caller = await scimCaller(services, { app, token });
+      } catch (e) {
+        if (e instanceof ScimError) await rateLimiter.take([[`scim:failed:${app.id}:${address}`, FAILED_CALLS]]);
+        throw e;
+      }
       await rateLimiter.take([[`scim:token:${app.id}:${caller.tokenId}`, scimLimit]]);
       const requestId = String(res.locals.requestId ?? '');
       (res.locals as ScimLocals).call = {
@@ -110,62 +120,52 @@ export function scimRoutes(services: Services, resolveApp: (host: string | undef
   readOnly('/Schemas', (_req, base) => listResponse({ totalResults: 3, startIndex: 1, itemsPerPage: 3, Resources: schemaDocuments(base) }));
   readOnly('/Schemas/:id', (req, base) => schemaDocuments(base).find((s) => s.id.toLowerCase() === String(req.params.id).toLowerCase()));
 
-  // users
-  router.get('/Users', handle(async (req, res) => {
-    const q = query(req);
-    send(res, 200, listResponse(await listUsers(services, call(res), { filter: q.filter, startIndex: q.startIndex, count: q.count, projection: projectionFrom(q) })));
-  }));
-  router.post('/Users/.search', ...withBody, handle(async (req, res) => {
-    const body = searchBody(req);
-    send(res, 200, listResponse(await listUsers(services, call(res), {
-      filter: fieldOf(body, 'filter'), startIndex: fieldOf(body, 'startIndex'), count: fieldOf(body, 'count'), projection: projectionFrom(body),
-    })));
-  }));
-  router.post('/Users', ...withBody, handle(async (req, res) => sendResource(res, 201, await createUser(services, call(res), req.body), req)));
-  router.get('/Users/:id', handle(async (req, res) => {
-    const { resource, version } = await getUser(services, call(res), String(req.params.id));
-    if (req.headers['if-none-match']?.split(',').map((t) => t.trim()).some((t) => t === '*' || t === etagOf(version))) {
-      res.setHeader('ETag', etagOf(version));
-      res.status(304).end();
-      return;
-    }
-    sendResource(res, 200, resource, req);
-  }));
-  router.put('/Users/:id', ...withBody, handle(async (req, res) => sendResource(res, 200, await replaceUser(services, call(res), String(req.params.id), req.body, ifMatch(req)), req)));
-  router.patch('/Users/:id', ...withBody, handle(async (req, res) => sendResource(res, 200, await patchUser(services, call(res), String(req.params.id), req.body, ifMatch(req)), req)));
-  router.delete('/Users/:id', handle(async (req, res) => {
-    await deleteUser(services, call(res), String(req.params.id), ifMatch(req));
-    res.status(204).end();
-  }));
-
-  // groups
-  router.get('/Groups', handle(async (req, res) => {
-    const q = query(req);
-    send(res, 200, listResponse(await listGroups(services, call(res), { filter: q.filter, startIndex: q.startIndex, count: q.count, projection: projectionFrom(q) })));
-  }));
-  router.post('/Groups/.search', ...withBody, handle(async (req, res) => {
-    const body = searchBody(req);
-    send(res, 200, listResponse(await listGroups(services, call(res), {
-      filter: fieldOf(body, 'filter'), startIndex: fieldOf(body, 'startIndex'), count: fieldOf(body, 'count'), projection: projectionFrom(body),
-    })));
-  }));
-  router.post('/Groups', ...withBody, handle(async (req, res) => sendResource(res, 201, await createGroup(services, call(res), req.body), req)));
-  router.get('/Groups/:id', handle(async (req, res) => {
-    const { resource, version } = await getGroup(services, call(res), String(req.params.id), projectionFrom(query(req)));
-    if (req.headers['if-none-match']?.split(',').map((t) => t.trim()).some((t) => t === '*' || t === etagOf(version))) {
-      res.setHeader('ETag', etagOf(version));
-      res.status(304).end();
-      return;
-    }
-    res.setHeader('ETag', etagOf(version));
-    send(res, 200, resource);
-  }));
-  router.put('/Groups/:id', ...withBody, handle(async (req, res) => sendResource(res, 200, await replaceGroup(services, call(res), String(req.params.id), req.body, ifMatch(req)), req)));
-  router.patch('/Groups/:id', ...withBody, handle(async (req, res) => sendResource(res, 200, await patchGroup(services, call(res), String(req.params.id), req.body, ifMatch(req)), req)));
-  router.delete('/Groups/:id', handle(async (req, res) => {
-    await deleteGroup(services, call(res), String(req.params.id), ifMatch(req));
-    res.status(204).end();
-  }));
+  /** A resource type's endpoints: the list, .search, create, and each resource's GET, PUT, PATCH and DELETE, each one use case. */
+  interface Resources {
+    list(call: ScimCall, query: { filter?: unknown; startIndex?: unknown; count?: unknown; projection: Projection }): Promise<ListResult>;
+    create(call: ScimCall, body: unknown): Promise<Record<string, unknown>>;
+    get(call: ScimCall, id: string, projection: Projection): Promise<{ resource: Record<string, unknown>; version: number }>;
+    replace(call: ScimCall, id: string, body: unknown, ifMatch?: string): Promise<Record<string, unknown>>;
+    patch(call: ScimCall, id: string, body: unknown, ifMatch?: string): Promise<Record<string, unknown>>;
+    remove(call: ScimCall, id: string, ifMatch?: string): Promise<void>;
+  }
+  const resources = (path: string, ops: Resources) => {
+    router.get(path, handle(async (req, res) => {
+      const q = query(req);
+      send(res, 200, listResponse(await ops.list(call(res), { filter: q.filter, startIndex: q.startIndex, count: q.count, projection: projectionFrom(q) })));
+    }));
+    router.post(`${path}/.search`, ...withBody, handle(async (req, res) => {
+      const body = searchBody(req);
+      send(res, 200, listResponse(await ops.list(call(res), {
+        filter: fieldOf(body, 'filter'), startIndex: fieldOf(body, 'startIndex'), count: fieldOf(body, 'count'), projection: projectionFrom(body),
+      })));
+    }));
+    router.post(path, ...withBody, handle(async (req, res) => sendResource(res, 201, await ops.create(call(res), req.body), req)));
+    router.get(`${path}/:id`, handle(async (req, res) => {
+      const { resource, version } = await ops.get(call(res), String(req.params.id), projectionFrom(query(req)));
+      // the version the client holds: nothing to send
+      if (req.headers['if-none-match']?.split(',').map((t) => t.trim()).some((t) => t === '*' || t === etagOf(version))) {
+        res.setHeader('ETag', etagOf(version));
+        res.status(304).end();
+        return;
+      }
+      sendResource(res, 200, resource, req);
+    }));
+    router.put(`${path}/:id`, ...withBody, handle(async (req, res) => sendResource(res, 200, await ops.replace(call(res), String(req.params.id), req.body, ifMatch(req)), req)));
+    router.patch(`${path}/:id`, ...withBody, handle(async (req, res) => sendResource(res, 200, await ops.patch(call(res), String(req.params.id), req.body, ifMatch(req)), req)));
+    router.delete(`${path}/:id`, handle(async (req, res) => {
+      await ops.remove(call(res), String(req.params.id), ifMatch(req));
+      res.status(204).end();
+    }));
+  };
+  resources('/Users', {
+    list: (c, q) => listUsers(services, c, q), create: (c, body) => createUser(services, c, body), get: (c, id) => getUser(services, c, id),
+    replace: (c, id, body, m) => replaceUser(services, c, id, body, m), patch: (c, id, body, m) => patchUser(services, c, id, body, m), remove: (c, id, m) => deleteUser(services, c, id, m),
+  });
+  resources('/Groups', {
+    list: (c, q) => listGroups(services, c, q), create: (c, body) => createGroup(services, c, body), get: (c, id, projection) => getGroup(services, c, id, projection),
+    replace: (c, id, body, m) => replaceGroup(services, c, id, body, m), patch: (c, id, body, m) => patchGroup(services, c, id, body, m), remove: (c, id, m) => deleteGroup(services, c, id, m),
+  });
 
   router.all('/Bulk', (_req, _res, next) => next(new ScimError(501, 'bulk operations are not supported (ServiceProviderConfig says so): send each operation on its own')));
   router.all(['/Users', '/Groups'], (req, res, next) => {

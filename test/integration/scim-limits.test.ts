@@ -1,9 +1,11 @@
 import request from 'supertest';
+import { FAILED_CALLS } from '../../src/web/scim';
 import { basic, startTestApp, type TestApp } from '../helpers/backend';
 
-// docs/scim.md#tokens: a directory's calls are counted per token (SCIM_LIMIT_TOKEN) and per client
-// address (twice as many); past either, 429 with Retry-After as a SCIM error, and the calls of
-// another token go on until the address's budget is spent. Parallel calls never get past a budget.
+// docs/scim.md#tokens: a directory's calls are counted per token (SCIM_LIMIT_TOKEN), calls with a
+// token that is none per client address; past either, 429 with Retry-After as a SCIM error. Good
+// tokens are never limited by their address (many organizations' directories share a provider's).
+// Parallel calls never get past a budget.
 
 let t: TestApp;
 beforeAll(async () => {
@@ -18,7 +20,7 @@ async function tokenOfNewOrganization(): Promise<string> {
   return (await request(t.app).post('/organizations/scim/tokens/create').set('Authorization', owner).type('form').send({ organization_id: org })).body.token as string;
 }
 
-it('counts each token\'s calls and the address\'s; past either, 429 with Retry-After, even for parallel calls', async () => {
+it('counts each token\'s calls; past its budget, 429 with Retry-After, even for parallel calls; calls with a token that is none count against the address, good ones never', async () => {
   const first = await tokenOfNewOrganization();
   const second = await tokenOfNewOrganization();
   const call = (token: string) => request(t.app).get('/scim/v2/Users').set('Authorization', `Bearer ${token}`);
@@ -28,10 +30,12 @@ it('counts each token\'s calls and the address\'s; past either, 429 with Retry-A
   expect(refused.headers['content-type']).toContain('application/scim+json');
   expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
   expect(JSON.parse(refused.text)).toMatchObject({ status: '429', detail: expect.stringContaining('too many calls') });
-  // another token has its own budget, until the address's (10 calls, these 8 counted) is spent
+  // another token has its own budget
   expect((await call(second)).status).toBe(200);
+  // tokens that are none: 401 until the address's budget is spent, then 429
+  const bad = await Promise.all(Array.from({ length: FAILED_CALLS.max + 5 }, () => call('ghscim_' + 'B'.repeat(43))));
+  expect(bad.filter((a) => a.status === 401)).toHaveLength(FAILED_CALLS.max);
+  expect(bad.filter((a) => a.status === 429)).toHaveLength(5);
+  // a good token from that address still answers
   expect((await call(second)).status).toBe(200);
-  expect((await call(second)).status).toBe(429);
-  // an unknown token counts against the address too
-  expect((await call('ghscim_' + 'B'.repeat(43))).status).toBe(429);
 });
