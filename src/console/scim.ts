@@ -13,7 +13,7 @@ type Signed = Parameters<ConsoleParts['adminForm']>[0];
 const CALLS = 20;
 
 /**
- * The console's SCIM provisioning (docs/console.md#scim, docs/scim.md): every organization's
+ * The console's SCIM provisioning (docs/console.md#what-every-page-does, docs/scim.md): every organization's
  * tokens (never a token) and the directories' latest calls that changed something, on the
  * application's page; for admins, a token made (shown once) and one revoked. Each is the use case
  * the API and the CLI run.
