@@ -238,6 +238,7 @@ it('provisions, finds, pages, replaces and patches users as Okta and Entra ID se
 
   // bad bodies: not JSON, not SCIM's type, no address, an address outside the verified domains
   expect((await scim('POST', '/Users', '{"userName":')).body).toMatchObject({ status: '400', scimType: 'invalidSyntax' });
+  expect((await scim('POST', '/Users', JSON.stringify({ schemas: [USER], userName: 'x'.repeat(3 * 1024 * 1024) }))).body).toMatchObject({ status: '413' });
   const textBody = await fetch(`${served.base}/scim/v2/Users`, { method: 'POST', headers: { authorization: `Bearer ${(await organization()).token}`, 'content-type': 'text/plain' }, body: 'x' });
   expect(textBody.status).toBe(415);
   expect((await scim('POST', '/Users', { schemas: [USER], userName: 'nobody' })).body).toMatchObject({ scimType: 'invalidValue', detail: expect.stringContaining('no email address') });
@@ -486,6 +487,10 @@ it('/organizations/scim/tokens: made by the application or an owner, listed with
   expect(await errorOf('/organizations/scim/tokens/revoke', { organization_id: org.id, token_id: 'scim_nope' })).toMatchObject({ code: 200, error_description: expect.stringContaining('token_id') });
   expect(await errorOf('/organizations/scim/configure', { organization_id: org.id, group_roles: 'not json' })).toMatchObject({ code: 200, error_description: expect.stringContaining('group_roles') });
   expect(await errorOf('/organizations/scim/configure', { organization_id: org.id, group_roles: '{"Admins":["emperor"]}' })).toMatchObject({ code: 200, error_description: expect.stringContaining('emperor') });
+  expect(await errorOf('/organizations/scim/settings', {})).toMatchObject({ code: 100, error_description: expect.stringContaining('organization_id') });
+  expect((await s.admin('/organizations/scim/configure', { organization_id: org.id, group_roles: '{"Admins":["admin"]}' })).body.stat).toBe('ok');
+  expect((await s.admin('/organizations/scim/settings', { organization_id: org.id })).body)
+    .toEqual({ stat: 'ok', organization_id: org.id, scim_url: expect.stringMatching(/\/scim\/v2$/), group_roles: { Admins: ['admin'] } });
 
   // an organization's owner makes tokens with its access token; a plain member may not
   const owner = await s.account();

@@ -167,3 +167,12 @@ export async function joinByDomain(
   }
   return joined;
 }
+
+/**
+ * The domains the application itself verified for the organization, never a mail provider's: the
+ * only addresses its identity provider (a connection) or its directory (SCIM) vouches for; an
+ * owner's own verification by an address at a domain does not make that domain's people theirs.
+ */
+export async function vouchedDomains(deps: Pick<OrgDeps, 'db'>, organization: Pick<StoredOrganization, 'id'>, tx?: Tx): Promise<string[]> {
+  return (await deps.db.organizations.listDomains(organization.id, tx)).filter((d) => d.verifiedBy === 'operator' && joinableProblem(d.domain) === undefined).map((d) => d.domain);
+}

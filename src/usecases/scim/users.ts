@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { changedNames, endSessionsOf, SESSION_KINDS, deleteRecord } from '../../domain/accounts';
+import { changedNames, deleteRecord } from '../../domain/accounts';
 import { isCommonPassword } from '../../domain/common-passwords';
 import { event, recordSubject } from '../../domain/events';
-import { domainOf, isOwner, joinableProblem } from '../../domain/organizations';
+import { domainOf, isOwner } from '../../domain/organizations';
 import { passwordMinimum } from '../../domain/password-minimum';
 import { LimitReachedError } from '../../domain/refusal';
 import { registrationOpen } from '../../domain/registration';
@@ -14,7 +14,10 @@ import { DuplicateAttributeError, isDisabled, type UserRecord } from '../../doma
 import { MAX_LOOKUP, scimKey, type ScimUserLookup, type StoredScimUser } from '../../domain/storage/scim';
 import type { UnitOfWork } from '../../domain/ports';
 import { USER_TYPE } from '../../domain/users';
+import { vouchedDomains } from '../organizations/domains';
 import { join } from '../organizations/members';
+import { disableInWork } from '../operators/disable-user';
+import { enableInWork } from '../operators/enable-user';
 import { writeRecord } from '../records/write-record';
 import { ifMatch, notFound, pageOf, projected, ScimError, userResource, type Projection, type ScimCall, type ScimDeps } from './common';
 import { rolesFromGroups } from './roles';
@@ -88,11 +91,6 @@ function desiredOf(raw: unknown, activeByDefault = true): Desired {
   return { data, userName, externalId, active, email, emails, attributes, ...(password !== undefined && { password }) };
 }
 
-/** The domains the application verified for the organization (never a mail provider's): the only addresses its directory vouches for. */
-async function vouchedDomains(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization, tx?: UnitOfWork['tx']): Promise<string[]> {
-  return (await deps.db.organizations.listDomains(organization.id, tx)).filter((d) => d.verifiedBy === 'operator' && joinableProblem(d.domain) === undefined).map((d) => d.domain);
-}
-
 async function mustVouch(deps: Pick<ScimDeps, 'db'>, organization: StoredOrganization, email: string, tx?: UnitOfWork['tx']): Promise<void> {
   const domains = await vouchedDomains(deps, organization, tx);
   if (!domains.includes(domainOf(email))) {
@@ -124,27 +122,18 @@ async function lockedUser(deps: Pick<ScimDeps, 'db'>, call: ScimCall, id: string
   return user;
 }
 
-/** Ends every way the account signs in, in the unit of work: what /entity.disable does, with the directory's reason. */
+/** Disables the account as /entity.disable does, with this directory's reason; false when it was disabled already. */
 async function disableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, entityId: number): Promise<boolean> {
   const now = deps.clock.now();
   const record = await deps.db.records.findForUpdate(call.app.id, entityId, uow.tx);
   if (!record || isDisabled(record, now)) return false;
-  const reason = scimDisableReason(call.organization);
-  await deps.db.records.setDisabled(call.app.id, entityId, { at: now, until: null, reason }, uow.tx);
-  await endSessionsOf(deps.db, call.app.id, entityId, [...SESSION_KINDS, 'verification_code'], null, now, uow.tx);
-  uow.record(event('account.disabled', call.app.id, now, call.acting, recordSubject(entityId), { reason }));
+  await disableInWork(deps, uow, { app: call.app, entityId, acting: call.acting }, { at: now, until: null, reason: scimDisableReason(call.organization) });
   return true;
 }
 
 /** Enables an account this organization's directory disabled (never one an operator, the application or another organization's directory disabled). */
-async function enableAccount(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, record: UserRecord): Promise<boolean> {
-  const now = deps.clock.now();
-  if (!isDisabled(record, now) || record.disabled?.reason !== scimDisableReason(call.organization)) return false;
-  await endSessionsOf(deps.db, call.app.id, record.id, SESSION_KINDS, null, now, uow.tx);
-  await deps.db.records.setDisabled(call.app.id, record.id, null, uow.tx);
-  uow.record(event('account.enabled', call.app.id, now, call.acting, recordSubject(record.id), {}));
-  return true;
-}
+const enableAccount = (deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, record: UserRecord): Promise<boolean> =>
+  enableInWork(deps, uow, { app: call.app, entityId: record.id, acting: call.acting }, (disabled) => disabled?.reason === scimDisableReason(call.organization));
 
 /** The account joins the organization, or the directory is told the organization's limit (a setting an operator raises, not a rate to wait out). */
 async function joined(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, entityId: number, roles: string[]): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { changedNames } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
-import { domainOf, joinableProblem } from '../../domain/organizations';
+import { domainOf } from '../../domain/organizations';
 import type { AssertionFacts } from '../../domain/saml/assertions';
 import { NAME_ID_FORMATS } from '../../domain/saml/xml';
 import type { StoredConnection } from '../../domain/storage/connections';
@@ -10,6 +10,7 @@ import { DuplicateAttributeError, isDisabled, type UserRecord } from '../../doma
 import { USER_TYPE } from '../../domain/users';
 import type { LoginCall, SignInOutcome } from '../login/call';
 import { accountDisabled, signedIn } from '../login/signed-in';
+import { vouchedDomains } from '../organizations/domains';
 import { join } from '../organizations/members';
 import { asAccount } from '../services';
 
@@ -87,8 +88,7 @@ export async function connectionSignIn(
     const email = emailOf(connection, facts);
     if (!email) throw new ConnectionRefusal('the identity provider gave no email address (a NameID in the emailAddress format, or an email attribute): ask its administrator to send one');
     const domain = domainOf(email);
-    // the application's own verification only (an owner's address at a domain does not make its people theirs), never a mail provider's
-    const verified = (await db.organizations.listDomains(organization.id)).filter((d) => d.verifiedBy === 'operator' && joinableProblem(d.domain) === undefined).map((d) => d.domain);
+    const verified = await vouchedDomains(ctx.services, organization);
     if (!verified.includes(domain)) {
       throw new ConnectionRefusal(`the connection vouches for addresses at its organization's verified domains only (those the application verified: ${verified.join(', ') || 'none yet'}), and ${domain} is not one of them`);
     }
