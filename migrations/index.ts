@@ -25,6 +25,7 @@ import * as joinableDomains from './0024-joinable-domains';
 import * as samlServiceProviders from './0025-saml-service-providers';
 import * as organizationConnections from './0026-organization-connections';
 import * as scim from './0027-scim';
+import * as activityTallies from './0028-activity-tallies';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   { name: '0025-saml-service-providers', ...samlServiceProviders },
   { name: '0026-organization-connections', ...organizationConnections },
   { name: '0027-scim', ...scim },
+  { name: '0028-activity-tallies', ...activityTallies },
 ];

@@ -17,7 +17,7 @@ import { isDisabled, type UserRecord } from '../domain/storage/records';
 import type { Logger } from '../logger';
 import { filled, textsOf } from '../texts';
 import { registrationOpen } from '../domain/registration';
-import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
+import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, SEARCH_COUNT_CAP, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
 import { applicationView, changeOneSetting, flowDifference, importFlowDocuments } from '../usecases/operators/console-admin';
 import { FlowDefinitionError } from '../domain/flow-definition';
 import { addClient } from '../usecases/clients/add-client';
@@ -40,6 +40,7 @@ import { deviceOf } from '../web/account';
 import { mountWebhooks, webhooksSection, type ConsoleParts } from './webhooks';
 import { connectionsSection, mountSaml, samlSection } from './saml';
 import { mountScim, scimSection } from './scim';
+import { mountOverview } from './overview';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
 /**
@@ -74,6 +75,8 @@ type Done = (typeof DONE)[number];
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(textsOf('console', locale)[key] ?? key, values);
 /** A time as operators read it: to the second, in UTC. */
 const time = (d: Date | null | undefined) => (d ? `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC` : '—');
+/** A count as the operator's language writes it. */
+const number = (locale: PageLocale, n: number) => new Intl.NumberFormat(locale).format(n);
 const shown = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 const q = (params: Record<string, string | number | undefined>) => {
   const entries = Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '');
@@ -119,7 +122,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
 
   /** A page of the console: its navigation (for a signed-in operator), its body; no script, forms to this origin only. */
   const page = (res: Response, status: number, locale: PageLocale, title: string, body: string, s?: Signed) => {
-    const nav = s ? `<nav aria-label="${escape(say(locale, 'navigation'))}"><a href="/${q({ locale })}">${escape(say(locale, 'accounts'))}</a>`
+    const nav = s ? `<nav aria-label="${escape(say(locale, 'navigation'))}"><a href="/${q({ locale })}">${escape(say(locale, 'overview'))}</a><a href="/accounts${q({ locale })}">${escape(say(locale, 'accounts'))}</a>`
       + `<a href="/audit${q({ locale })}">${escape(say(locale, 'audit'))}</a><a href="/apps${q({ locale })}">${escape(say(locale, 'applications'))}</a>`
       + (queues ? `<a href="/queues/">${escape(say(locale, 'queues'))}</a>` : '')
       + `<a href="${escape(services.baseUrls.of(s.operatorsApp.name))}/account">${escape(say(locale, 'yourAccount'))}</a>`
@@ -244,14 +247,14 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     + apps.map((a) => `<option value="${escape(a.name)}"${a.id === chosen?.id ? ' selected' : ''}>${escape(a.name)}</option>`).join('') + '</select>';
 
   // accounts: the search
-  app.get('/', signed('read', async (req, res, s) => {
+  app.get('/accounts', signed('read', async (req, res, s) => {
     const { locale } = s;
     const { apps, app: chosen } = await applicationOf(req.query.app, s);
     const text = typeof req.query.q === 'string' ? req.query.q.slice(0, 4096) : '';
     const pageNo = typeof req.query.page === 'string' && /^\d{1,6}$/.test(req.query.page) ? Number(req.query.page) : 0;
     const done = DONE.find((d) => d === req.query.done);
     let body = (done ? `<p class="notice done" role="status">${escape(say(locale, `done_${done}`))}</p>` : '')
-      + `<form method="get" action="/" role="search"><input type="hidden" name="locale" value="${escape(locale)}"><div class="row"><div>${appPicker(apps, chosen, locale)}</div>`
+      + `<form method="get" action="/accounts" role="search"><input type="hidden" name="locale" value="${escape(locale)}"><div class="row"><div>${appPicker(apps, chosen, locale)}</div>`
       + `<div><label for="q">${escape(say(locale, 'search'))}</label><input id="q" name="q" type="search" value="${escape(text)}" aria-describedby="q-tip"></div>`
       + `<div><button type="submit">${escape(say(locale, 'find'))}</button></div></div><p class="tip" id="q-tip">${escape(say(locale, 'searchTip'))}</p></form>`;
     if (!chosen) return page(res, 404, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'noSuchApp'))}</p>`, s);
@@ -266,22 +269,28 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (e instanceof StatementTimeoutError) return page(res, 503, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'searchTimedOut'))}</p>`, s);
       throw e;
     }
-    body += found.filter ? `<p class="tip">${escape(say(locale, 'searched'))} <code>${escape(found.filter)}</code></p>` : '';
+    const total = found.total > SEARCH_COUNT_CAP ? say(locale, 'matchesMore', { count: number(locale, SEARCH_COUNT_CAP) })
+      : say(locale, found.total === 1 ? 'matchesOne' : 'matches', { count: number(locale, found.total) });
     body += found.rows.length === 0 ? `<p class="notice" role="status">${escape(say(locale, 'noneFound'))}</p>`
-      : `<div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'accounts'))}</caption><thead><tr><th scope="col">${escape(say(locale, 'email'))}</th>`
-        + `<th scope="col">${escape(say(locale, 'name'))}</th><th scope="col">${escape(say(locale, 'created'))}</th><th scope="col">${escape(say(locale, 'state'))}</th></tr></thead><tbody>`
+      : `<p role="status">${escape(total)}</p><div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'accounts'))}</caption><thead><tr><th scope="col">${escape(say(locale, 'email'))}</th>`
+        + `<th scope="col">${escape(say(locale, 'name'))}</th><th scope="col">${escape(say(locale, 'lastSignIn'))}</th><th scope="col">${escape(say(locale, 'created'))}</th><th scope="col">${escape(say(locale, 'state'))}</th></tr></thead><tbody>`
         + found.rows.map(({ record: r }) => `<tr><td><a href="${accountPath(chosen, r.id, locale)}">${escape(r.email ?? r.username ?? r.uuid)}</a></td>`
-          + `<td>${escape(nameOf(r))}</td><td>${escape(time(r.created))}</td><td>${stateBadge(r, locale)}</td></tr>`).join('')
+          + `<td>${escape(nameOf(r))}</td><td>${escape(lastSignIn(r) ?? say(locale, 'never'))}</td><td>${escape(time(r.created))}</td><td>${stateBadge(r, locale)}</td></tr>`).join('')
         + '</tbody></table></div>';
     const pager = [
-      pageNo > 0 ? `<a href="/${q({ app: chosen.name, q: text, page: pageNo - 1, locale })}" rel="prev">${escape(say(locale, 'previous'))}</a>` : '',
-      found.more ? `<a href="/${q({ app: chosen.name, q: text, page: pageNo + 1, locale })}" rel="next">${escape(say(locale, 'next'))}</a>` : '',
+      pageNo > 0 ? `<a href="/accounts${q({ app: chosen.name, q: text, page: pageNo - 1, locale })}" rel="prev">${escape(say(locale, 'previous'))}</a>` : '',
+      found.more ? `<a href="/accounts${q({ app: chosen.name, q: text, page: pageNo + 1, locale })}" rel="next">${escape(say(locale, 'next'))}</a>` : '',
     ].filter(Boolean).join(' ');
     page(res, 200, locale, say(locale, 'accounts'), body + (pager ? `<p class="links">${pager}</p>` : ''), s);
   }));
 
   const accountPath = (a: Application, id: number, locale: PageLocale, extra: Record<string, string> = {}) =>
     escape(`/apps/${encodeURIComponent(a.name)}/accounts/${id}${q({ locale, ...extra })}`);
+  /** When the account last signed in (its lastLogin), as operators read times. */
+  const lastSignIn = (r: UserRecord) => {
+    const at = typeof r.attributes.lastLogin === 'string' ? new Date(r.attributes.lastLogin) : undefined;
+    return at && !Number.isNaN(at.getTime()) ? time(at) : undefined;
+  };
   const nameOf = (r: UserRecord) => [r.attributes.givenName, r.attributes.familyName].filter((v) => typeof v === 'string').join(' ')
     || (typeof r.attributes.displayName === 'string' ? r.attributes.displayName : '');
   const stateBadge = (r: UserRecord, locale: PageLocale) => (isDisabled(r, services.clock.now())
@@ -323,7 +332,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const table = (caption: string, head: string[], rows: string[]) => (rows.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>`
       : `<div class="scroll"><table><caption class="visually-hidden">${escape(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${escape(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`);
     const disabledNow = r.disabled && isDisabled(r, now) ? r.disabled : null;
-    let body = `<p class="links"><a href="/${q({ app: a.name, locale })}">${escape(say(locale, 'backToSearch', { app: a.name }))}</a></p>`
+    let body = `<p class="links"><a href="/accounts${q({ app: a.name, locale })}">${escape(say(locale, 'backToSearch', { app: a.name }))}</a></p>`
       + (shownNow.done ? `<p class="notice done" role="status">${escape(say(locale, `done_${shownNow.done}`))}</p>` : '')
       + (shownNow.notice ? `<p class="notice" role="alert">${escape(shownNow.notice)}</p>` : '');
     // the record
@@ -443,7 +452,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
           const typed = (body.name ?? '').trim().toLowerCase();
           if (typed === '' || (typed !== (account.record.email ?? '').toLowerCase() && typed !== account.record.uuid)) return again(400, say(locale, 'eraseNotTyped'));
           await eraseUser(services, command);
-          return res.redirect(303, `/${q({ app: named.app.name, locale, done: 'erased' })}`);
+          return res.redirect(303, `/accounts${q({ app: named.app.name, locale, done: 'erased' })}`);
         }
       }
     } catch (e) {
@@ -521,7 +530,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const admin = roleMay(s.operator.role, 'administer');
     const done = DONE_ADMIN.find((d) => d === req.query.done);
     let body = (done ? `<p class="notice done" role="status">${escape(say(locale, `done_${done}`))}</p>` : '')
-      + `<p><code>${escape(view.baseUrl)}</code> · <a href="/${q({ app: a.name, locale })}">${escape(say(locale, 'accounts'))}</a> · <a href="/audit${q({ app: a.name, locale })}">${escape(say(locale, 'audit'))}</a></p>`;
+      + `<p><code>${escape(view.baseUrl)}</code> · <a href="/${q({ app: a.name, locale })}">${escape(say(locale, 'overview'))}</a> · <a href="/accounts${q({ app: a.name, locale })}">${escape(say(locale, 'accounts'))}</a> · <a href="/audit${q({ app: a.name, locale })}">${escape(say(locale, 'audit'))}</a></p>`;
     body += `<section aria-labelledby="h-settings"><h2 id="h-settings">${escape(say(locale, 'settings'))}</h2>${settingsTable(a.settings, locale)}${admin ? settingForm(s, a) : ''}</section>`;
     body += `<section aria-labelledby="h-clients"><h2 id="h-clients">${escape(say(locale, 'clients'))}</h2>`
       + `<div class="scroll"><table><thead><tr><th scope="col">client_id</th><th scope="col">${escape(say(locale, 'description'))}</th><th scope="col">${escape(say(locale, 'features'))}</th></tr></thead><tbody>`
@@ -607,6 +616,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     });
 
   const parts: ConsoleParts = { services, say, q, time, page, problem, signed, administer, adminForm, namedApp, appBase };
+  mountOverview(app, parts);
   mountWebhooks(app, parts);
   mountSaml(app, parts);
   mountScim(app, parts);

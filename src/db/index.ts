@@ -19,6 +19,7 @@ import { createWebhookQueries } from './repositories/webhooks';
 import { createSamlQueries } from './repositories/saml';
 import { createConnectionQueries } from './repositories/connections';
 import { createScimQueries } from './repositories/scim';
+import { createTallyQueries } from './repositories/tallies';
 import { createOrganizationQueries } from './repositories/organizations';
 import { createFactorQueries } from './repositories/factors';
 import { createPasskeyQueries } from './repositories/passkeys';
@@ -187,6 +188,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     saml: createSamlQueries(sql),
     connections: createConnectionQueries(sql),
     scim: createScimQueries(sql),
+    tallies: createTallyQueries(sql, transaction),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

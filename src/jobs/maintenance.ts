@@ -6,11 +6,13 @@ import type { MailFolder } from '../domain/ports';
 import type { Services } from '../usecases/services';
 import { finishErasure } from '../usecases/operators/erase-user';
 import { sweepExpired, type Retention } from '../usecases/upkeep/sweep-expired';
+import { tallyActivity } from '../usecases/upkeep/tally-activity';
 
 /** Recurring maintenance jobs. The relay also runs on a timer of its own in workers (see workers/main.ts). */
 export const MAINTENANCE_SCHEDULE = [
   { name: 'relay-outbox', everyMs: 15_000 },
   { name: 'sweep', everyMs: 60_000 },
+  { name: 'tally', everyMs: 60_000 },
 ] as const;
 
 /** How often a worker looks for outbox rows left pending: often enough to relay soon after `relayGraceMs`. */
@@ -32,7 +34,7 @@ export const DEFAULT_MAINTENANCE: MaintenanceSettings = {
   maxBatches: 100,
 };
 
-/** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows. Returns what it did. */
+/** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows, tally the overview's counts. Returns what it did. */
 export function createMaintenanceProcessor(deps: {
   /** Storage, the clock, and what an erasure's use case takes besides: the key its needles are sealed with, the mail folder of the file transport (none: SMTP). */
   services: Pick<Services, 'db' | 'clock' | 'box'> & { mailFolder?: MailFolder };
@@ -56,6 +58,9 @@ export function createMaintenanceProcessor(deps: {
         if (Object.values(swept).some((n) => n > 0)) logger.info(swept, 'sweep removed expired and spent rows, old snapshots, events and deliveries');
         return swept;
       }
+      case 'tally':
+        // the console's overview: what happened since the last run, per application and day
+        return tallyActivity(deps.services);
       default:
         throw new Error(`the maintenance queue has no job named "${job.name}"`);
     }

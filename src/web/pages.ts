@@ -92,6 +92,12 @@ const WIDE = 'header,main{max-width:72rem}nav{max-width:72rem;margin:0 auto 1rem
   + '.row button{width:auto;margin:.25rem 0}.actions form{border:1px solid #e4e7eb;border-radius:6px;padding:.75rem;margin:.75rem 0}.actions button{width:auto}'
   + '.badge{display:inline-block;padding:0 .4rem;border-radius:4px;background:#eef1f6;font-size:.85rem}.badge.off{background:#fdecea;color:#7a1a12}'
   + '.items .changes li{border:0;padding:0;margin:.15rem 0}del{background:#fdecea;color:#7a1a12;text-decoration:line-through}ins{background:#e3f4ea;color:#14532d;text-decoration:none}'
+  + '.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.75rem;margin:1rem 0}.tile{border:1px solid #e4e7eb;border-radius:6px;padding:.6rem .75rem}'
+  + '.tile strong{display:block;font-size:1.6rem}.tile span{color:#52606d;font-size:.9rem}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}'
+  + '.chart svg{display:block;width:100%;height:auto}.chart polyline{fill:none;stroke-width:2.5}.chart .grid{stroke:#e4e7eb}.chart .axis{font-size:11px;fill:#52606d}'
+  + '.s-in{stroke:#0b57d0}.s-reg{stroke:#137333;stroke-dasharray:6 3}.s-fail{stroke:#b42318;stroke-dasharray:2 3}'
+  + '.legend>span{display:inline-block;margin-right:1rem}.key{display:inline-block;width:1.5rem;height:0;border-top:3px solid;vertical-align:middle;margin-right:.4rem}'
+  + '.key.s-in{border-color:#0b57d0}.key.s-reg{border-top-style:dashed;border-color:#137333}.key.s-fail{border-top-style:dotted;border-color:#b42318}.tall{max-height:22rem;overflow-y:auto}'
   + '@media (min-width:60rem){.columns{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}}';
 const styles = new Map<string, string>();
 const AUTO_SUBMIT = 'document.forms[0].submit();';

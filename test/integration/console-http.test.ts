@@ -102,7 +102,10 @@ it('bad input gets a page that says what to do: a control character, too large a
   }
   const action = await request(consoleApp).post('/apps/local/accounts/1/promote').set('Cookie', cookies.support).type('form').send({ csrf: token, confirm: 'yes' });
   expect(action.status).toBe(404);
-  const filter = await request(consoleApp).get('/').query({ app: 'local', q: "email = 'unclosed" }).set('Cookie', cookies.support);
+  // (a search's address from before the overview: on to the accounts' page, as it was)
+  const moved = await request(consoleApp).get('/').query({ app: 'local', q: "email = 'unclosed" }).set('Cookie', cookies.support);
+  expect([moved.status, moved.headers.location]).toEqual([301, '/accounts?app=local&q=email%20%3D%20%27unclosed']);
+  const filter = await request(consoleApp).get('/accounts').query({ app: 'local', q: "email = 'unclosed" }).set('Cookie', cookies.support);
   expect([filter.status, filter.text.includes('This filter cannot be used: a string is not closed')]).toEqual([400, true]);
   // every page: no script, no framing, never cached
   expect(filter.headers['content-security-policy']).toMatch(/default-src 'none'/);

@@ -73,6 +73,13 @@ export function createOutboxQueries({ Outbox }: Models, sql: Sql) {
       );
       return rows.map((r) => ({ queue: r.queue, pending: Number(r.n), oldest: asDate(r.oldest) }));
     },
+    async countFailed(since: Date) {
+      // along outbox_status_created: the failed rows only, which are few
+      const rows = await sql.select<{ application_id: number | string; queue: string; n: number | string }>(
+        "SELECT application_id, queue, COUNT(*) AS n FROM outbox WHERE status = 'failed' AND created_at >= ? GROUP BY application_id, queue", [sql.time(since)],
+      );
+      return rows.map((r) => ({ applicationId: Number(r.application_id), queue: r.queue, failed: Number(r.n) }));
+    },
   };
 }
 export type OutboxQueries = ReturnType<typeof createOutboxQueries>;

@@ -235,10 +235,12 @@ export function createRecordQueries(_models: Models, sql: Sql) {
     },
 
     /** How many records match `filter` (all without one); the database stops it after `timeoutMs`. */
-    async count(applicationId: number, filterTree: Filter | undefined, timeoutMs: number): Promise<number> {
+    async count(applicationId: number, filterTree: Filter | undefined, timeoutMs: number, cap?: number): Promise<number> {
       const filter = compiled(filterTree);
+      const matching = `FROM entities e WHERE e.application_id = ? AND (${filter.where})`;
       const [row] = await sql.selectBounded<{ n: number | string }>(
-        `SELECT COUNT(*) AS n FROM entities e WHERE e.application_id = ? AND (${filter.where})`, [applicationId, ...filter.values], timeoutMs,
+        cap === undefined ? `SELECT COUNT(*) AS n ${matching}` : `SELECT COUNT(*) AS n FROM (SELECT 1 AS one ${matching} LIMIT ${Math.max(0, Math.floor(cap)) + 1}) capped`,
+        [applicationId, ...filter.values], timeoutMs,
       );
       return Number(row.n);
     },

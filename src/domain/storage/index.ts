@@ -9,6 +9,7 @@ import type { WebhookStore } from './webhooks';
 import type { SamlStore } from './saml';
 import type { ConnectionStore } from './connections';
 import type { ScimStore } from './scim';
+import type { TallyStore } from './tallies';
 import type { OrganizationStore } from './organizations';
 import type { FactorStore, PasskeyStore } from './factors';
 import type { FlowStore } from './flows';
@@ -55,6 +56,8 @@ export interface Storage {
   /** The organizations' enterprise connections (their own identity providers). */
   connections: ConnectionStore;
   scim: ScimStore;
+  /** What the console's overview counts per application and day, tallied from the kept events. */
+  tallies: TallyStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

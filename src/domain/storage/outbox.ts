@@ -72,6 +72,8 @@ export interface OutboxStore {
   purgeDoneAlone(before: Date, limit: number): Promise<number>;
   /** The pending rows of each queue that has any, and when the oldest of them was written. */
   backlog(): Promise<OutboxBacklog[]>;
+  /** The jobs that failed for good since `since` (made then or later), counted per application and queue. */
+  countFailed(since: Date): Promise<{ applicationId: number; queue: string; failed: number }[]>;
 }
 
 export interface OutboxBacklog { queue: string; pending: number; oldest: Date }

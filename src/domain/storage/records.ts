@@ -146,8 +146,11 @@ export interface RecordStore {
   checkSearch(part: { filter: Filter } | { sortOn: readonly string[] }): void;
   /** The records with these ids, in the order of `ids` (one deleted meanwhile is left out). */
   findByIds(applicationId: number, ids: number[]): Promise<UserRecord[]>;
-  /** How many records match `filter` (all without one); the database stops it after `timeoutMs`. */
-  count(applicationId: number, filter: Filter | undefined, timeoutMs: number): Promise<number>;
+  /**
+   * How many records match `filter` (all without one); the database stops it after `timeoutMs`.
+   * With `cap`, it stops counting past `cap` (answering `cap + 1`): a bounded count for a page.
+   */
+  count(applicationId: number, filter: Filter | undefined, timeoutMs: number, cap?: number): Promise<number>;
   /**
    * How many of the application's records have a password hash of each format (PASSWORD_FORMATS,
    * by prefix; `other`, and `none` for no password): one scan of the application's records.

@@ -1,7 +1,7 @@
 import { passwordFormatOf } from '../../domain/imported-hashes';
 import { activityQuery } from '../../domain/activity';
 import { auditQuery, type AuditFilters } from '../../domain/audit-query';
-import { parseFilter, printFilter, type Filter } from '../../domain/filter';
+import { parseFilter, type Filter } from '../../domain/filter';
 import type { HistoryEntry } from '../../domain/history';
 import { isFilterText, prefixFilter } from '../../domain/operators';
 import { sessionFacts } from '../../domain/session';
@@ -33,30 +33,31 @@ export interface AccountRow { record: UserRecord & { passwordHash: null } }
 
 /** How many accounts a page of the search shows. */
 export const SEARCH_PAGE = 25;
+/** How far the search counts its matches: past this, it says "more than". */
+export const SEARCH_COUNT_CAP = 10_000;
 
 /**
  * The accounts a text finds, one page at a time: a text in the filter language (a comparison or a
  * null test, as /entity.find takes) as it is, any other text as the beginning of an email address,
  * a username or a name (prefixFilter); no text, every account, newest first. FilterError and
  * FilterUseError say what is wrong with a filter; a search the database stops (entity.find's
- * time limit) is a StatementTimeoutError. `filter` is what was searched, as the filter language
- * writes it.
+ * time limit) is a StatementTimeoutError. `total` is how many match, up to SEARCH_COUNT_CAP (one
+ * more: more than that).
  */
 export async function searchAccounts(
   deps: Pick<Services, 'db' | 'entityQueryTimeoutMs'>, command: { app: Application; text: string; page: number },
-): Promise<{ rows: AccountRow[]; more: boolean; filter?: string }> {
+): Promise<{ rows: AccountRow[]; more: boolean; total: number }> {
   const text = command.text.trim();
   const filter: Filter | undefined = text === '' ? undefined : isFilterText(text) ? parseFilter(text) : prefixFilter(text);
   const reads = deps.db.lagTolerant;
   const offset = Math.max(0, command.page) * SEARCH_PAGE;
   // one more than a page: whether there is a next one, without counting them all
-  const page = await reads.records.searchPage(command.app.id, filter, ['-id'], { limit: SEARCH_PAGE + 1, offset }, deps.entityQueryTimeoutMs);
+  const [page, total] = await Promise.all([
+    reads.records.searchPage(command.app.id, filter, ['-id'], { limit: SEARCH_PAGE + 1, offset }, deps.entityQueryTimeoutMs),
+    reads.records.count(command.app.id, filter, deps.entityQueryTimeoutMs, SEARCH_COUNT_CAP),
+  ]);
   const records = await reads.records.findByIds(command.app.id, page.slice(0, SEARCH_PAGE).map((r) => r.id));
-  return {
-    rows: records.map((record) => ({ record: { ...record, passwordHash: null } })),
-    more: page.length > SEARCH_PAGE,
-    ...(filter && { filter: printFilter(filter) }),
-  };
+  return { rows: records.map((record) => ({ record: { ...record, passwordHash: null } })), more: page.length > SEARCH_PAGE, total };
 }
 
 /** A live session of an account as an operator sees it: what, through which client, since when, how; never a token. */
