@@ -41,6 +41,7 @@ import { mountWebhooks, webhooksSection, type ConsoleParts } from './webhooks';
 import { connectionsSection, mountSaml, samlSection } from './saml';
 import { mountScim, scimSection } from './scim';
 import { mountOverview } from './overview';
+import { actorName, actorWords, clientWords, detailsWords, eventSentence, whereWords } from './words';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
 /**
@@ -335,14 +336,30 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     let body = `<p class="links"><a href="/accounts${q({ app: a.name, locale })}">${escape(say(locale, 'backToSearch', { app: a.name }))}</a></p>`
       + (shownNow.done ? `<p class="notice done" role="status">${escape(say(locale, `done_${shownNow.done}`))}</p>` : '')
       + (shownNow.notice ? `<p class="notice" role="alert">${escape(shownNow.notice)}</p>` : '');
+    // the summary: what an operator looks at first
+    const methods = [
+      ...(account.passwordFormat === null ? [] : [say(locale, 'with_password')]),
+      ...(account.totp === 'on' ? [say(locale, 'with_totp')] : []),
+      ...(account.passkeys.length > 0 ? [say(locale, 'passkeysCount', { count: String(account.passkeys.length) })] : []),
+      ...account.identities.map((i) => i.provider),
+    ];
+    const tile = (label: string, value: string) => `<div class="tile"><span>${escape(label)}</span><p>${value}</p></div>`;
+    body += `<div class="tiles summary" role="group" aria-label="${escape(say(locale, 'summary'))}">`
+      + tile(say(locale, 'state'), disabledNow ? `<span class="badge off">${escape(say(locale, 'disabled'))}</span>${disabledNow.reason ? ` ${escape(disabledNow.reason)}` : ''}`
+        : `<span class="badge">${escape(say(locale, 'active'))}</span>${r.emailVerified ? '' : ` ${escape(say(locale, 'unverifiedAddress'))}`}`)
+      + tile(say(locale, 'signInMethods'), escape(methods.join(', ') || say(locale, 'none')))
+      + tile(say(locale, 'lastSignIn'), escape(lastSignIn(r) ?? say(locale, 'never')))
+      + tile(say(locale, 'organizations'), account.organizations.length === 0 ? escape(say(locale, 'none'))
+        : account.organizations.map((o) => `<span title="${escape(o.organizationId)}">${escape(o.name)}</span>${o.roles.length ? ` <small>(${escape(o.roles.join(', '))})</small>` : ''}`).join('<br>'))
+      + '</div>';
     // the record
-    body += `<section aria-labelledby="h-record"><h2 id="h-record">${escape(say(locale, 'record'))}</h2><div class="scroll"><table><tbody>`
+    body += `<div class="columns"><section aria-labelledby="h-record"><h2 id="h-record">${escape(say(locale, 'record'))}</h2><div class="scroll"><table><tbody>`
       + row('id', escape(String(r.id))) + row('uuid', `<code>${escape(r.uuid)}</code>`) + row(say(locale, 'email'), escape(r.email ?? '—'))
       + row(say(locale, 'emailVerified'), escape(time(r.emailVerified))) + row(say(locale, 'username'), escape(r.username ?? '—'))
       + row(say(locale, 'created'), escape(time(r.created))) + row(say(locale, 'lastUpdated'), escape(time(r.lastUpdated)))
       + row(say(locale, 'state'), disabledNow ? `<span class="badge off">${escape(say(locale, 'disabled'))}</span> ${escape(say(locale, 'disabledSince', { at: time(disabledNow.at), until: disabledNow.until ? time(disabledNow.until) : say(locale, 'untilEnabled') }))}`
         + (disabledNow.reason ? ` — ${escape(disabledNow.reason)}` : '') : `<span class="badge">${escape(say(locale, 'active'))}</span>`)
-      + row(say(locale, 'attributes'), `<pre>${escape(JSON.stringify(r.attributes, null, 2))}</pre>`)
+      + Object.entries(r.attributes).sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => `<tr><th scope="row"><code>${escape(k)}</code></th><td>${escape(shown(v ?? '—'))}</td></tr>`).join('')
       + '</tbody></table></div></section>';
     // how it signs in, and where it is signed in
     body += `<section aria-labelledby="h-signin"><h2 id="h-signin">${escape(say(locale, 'signingIn'))}</h2><div class="scroll"><table><tbody>`
@@ -356,13 +373,13 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + '</tbody></table></div>'
       + `<h3>${escape(say(locale, 'sessions'))}</h3>`
       + table(say(locale, 'sessions'), [say(locale, 'kind'), say(locale, 'client'), say(locale, 'issued'), say(locale, 'expires'), say(locale, 'methods')],
-        account.sessions.map((x) => `<tr><td>${escape(x.kind)}</td><td>${escape(x.clientId ?? '—')}</td><td>${escape(time(x.issuedAt))}</td><td>${escape(time(x.expiresAt))}</td><td>${escape((x.methods ?? []).join(' ') || '—')}</td></tr>`))
-      + '</section>';
+        account.sessions.map((x) => `<tr><td>${escape(say(locale, `kind_${x.kind}`))}</td><td>${x.clientId ? clientWords(x.clientId, account.clientNames) : '—'}</td><td>${escape(time(x.issuedAt))}</td><td>${escape(time(x.expiresAt))}</td><td>${escape((x.methods ?? []).join(' ') || '—')}</td></tr>`))
+      + '</section></div>';
     // actions: for support and admin only (the server refuses them to a viewer as well)
     if (roleMay(s.operator.role, a.id === s.operatorsApp.id ? 'administer' : 'account')) body += actionsOf(s, a, account);
     // history beside activity
     body += `<div class="columns"><section aria-labelledby="h-history"><h2 id="h-history">${escape(say(locale, 'history'))}</h2>`
-      + historyOf(account.history, locale)
+      + historyOf(account.history, locale, account.clientNames, r.id)
       + `<form method="get" action="${accountPath(a, r.id, locale).split('?')[0]}"><input type="hidden" name="locale" value="${escape(locale)}">`
       + `<label for="at">${escape(say(locale, 'asOf'))}</label><input id="at" name="at" type="text" inputmode="numeric" placeholder="2026-01-31 18:00" value="${escape(shownNow.atText ?? '')}" aria-describedby="at-tip"${shownNow.badAt ? ' aria-invalid="true"' : ''}>`
       + `<p class="tip" id="at-tip">${escape(say(locale, 'asOfTip'))}</p><button type="submit" class="secondary">${escape(say(locale, 'show'))}</button></form>`
@@ -370,21 +387,23 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + (shownNow.at ? (shownNow.asOf ? `<h3>${escape(say(locale, 'asItWas', { at: time(shownNow.at) }))}</h3><pre>${escape(JSON.stringify(shownNow.asOf, null, 2))}</pre>`
         : `<p class="notice" role="status">${escape(say(locale, 'notThen', { at: time(shownNow.at) }))}</p>`) : '')
       + `</section><section aria-labelledby="h-activity"><h2 id="h-activity">${escape(say(locale, 'activity'))}</h2>`
-      + table(say(locale, 'activity'), [say(locale, 'when'), say(locale, 'what'), say(locale, 'details')], account.activity.map((e) => `<tr><td>${escape(time(e.at))}</td><td><code>${escape(e.type)}</code></td><td>`
-        + escape([e.kind === 'event' ? say(locale, 'by', { actor: e.actorKind }) : say(locale, 'failures', { count: String(e.count), reason: e.reason }),
-          e.kind === 'event' && Object.keys(e.data).length > 0 ? JSON.stringify(e.data) : '', e.clientId ? `client ${e.clientId}` : '', e.address ?? ''].filter(Boolean).join(' · '))
-        + '</td></tr>'))
+      + table(say(locale, 'activity'), [say(locale, 'when'), say(locale, 'what'), say(locale, 'app'), say(locale, 'details')], account.activity.map((e) => {
+        const by = e.kind === 'event' ? actorWords(say, locale, e.actor, account.clientNames, r.id) : '';
+        const where = whereWords(say, locale, e);
+        return `<tr><td>${escape(time(e.at))}</td><td><span title="${escape(e.type)}">${escape(eventSentence(say, locale, e))}</span>${by ? ` ${by}` : ''}${where ? ` ${where}` : ''}</td>`
+          + `<td>${e.clientId ? clientWords(e.clientId, account.clientNames) : '—'}</td><td>${e.kind === 'event' ? detailsWords(say, locale, e.data) : ''}</td></tr>`;
+      }))
       + (account.activityNext ? `<p class="links"><a href="${accountPath(a, r.id, locale, { cursor: account.activityNext })}#h-activity">${escape(say(locale, 'older'))}</a></p>` : '')
       + '</section></div>';
     page(res, status, locale, title, body, s);
   }
 
   /** The versions, newest first: when, by what and whom, and each attribute it changed (from, to). */
-  function historyOf(history: HistoryEntry[], locale: PageLocale): string {
+  function historyOf(history: HistoryEntry[], locale: PageLocale, clients: ReadonlyMap<string, string>, self: number): string {
     if (history.length === 0) return `<p>${escape(say(locale, 'none'))}</p>`;
     return '<ol class="items" reversed>' + history.map((h) => {
-      const by = h.by ? `${h.by.type} · ${h.by.actor.kind === 'operator' ? h.by.actor.name : h.by.actor.kind === 'client' ? `client ${h.by.actor.clientId}` : h.by.actor.kind}` : '';
-      return `<li><p><strong>${escape(say(locale, 'version', { version: String(h.version) }))}</strong> — ${escape(time(h.at))}${by ? ` — ${escape(by)}` : ''}</p>`
+      const by = h.by ? `<code>${escape(h.by.type)}</code> ${actorWords(say, locale, h.by.actor, clients, self) || escape(say(locale, 'byThePerson'))}` : '';
+      return `<li><p><strong>${escape(say(locale, 'version', { version: String(h.version) }))}</strong> — ${escape(time(h.at))}${by ? ` — ${by}` : ''}</p>`
         + (h.changes.length === 0 ? '' : `<ul class="changes">${h.changes.map((c) => `<li><code>${escape(c.attribute)}</code>: `
           + (c.from === undefined ? '' : `<del>${escape(shown(c.from))}</del> `) + (c.to === undefined ? escape(say(locale, 'removed')) : `<ins>${escape(shown(c.to))}</ins>`) + '</li>').join('')}</ul>`)
         + '</li>';
@@ -400,7 +419,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const one = (action: AccountAction, label: string, fields = '', secondary = true) => `<form method="post" action="${escape(`${base}/${action}${q({ locale })}`)}" aria-label="${escape(label)}">`
       + `<input type="hidden" name="csrf" value="${escape(s.token)}">${fields}${confirm(action)}<button type="submit"${secondary ? ' class="secondary"' : ''}>${escape(label)}</button></form>`;
     const disabledNow = r.disabled && isDisabled(r, services.clock.now());
-    return `<section aria-labelledby="h-actions" class="actions"><h2 id="h-actions">${escape(say(locale, 'actions'))}</h2>`
+    return `<section aria-labelledby="h-actions" class="actions"><h2 id="h-actions">${escape(say(locale, 'actions'))}</h2><div class="grid">`
       + (disabledNow ? one('enable', say(locale, 'enable'))
         : one('disable', say(locale, 'disable'), `<div class="row"><div><label for="reason">${escape(say(locale, 'reason'))}</label><input id="reason" name="reason" type="text" maxlength="${MAX_DISABLE_REASON}"></div>`
           + `<div><label for="until">${escape(say(locale, 'until'))}</label><input id="until" name="until" type="text" inputmode="numeric" placeholder="2026-01-31 18:00" aria-describedby="until-tip"></div></div>`
@@ -412,7 +431,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + one('export', say(locale, 'export'))
       + one('erase', say(locale, 'erase'), `<label for="erase-name">${escape(say(locale, 'eraseType', { name: r.email ?? r.uuid }))}</label><input id="erase-name" name="name" type="text" required autocomplete="off">`
         + `<p class="tip">${escape(say(locale, 'eraseTip'))}</p>`)
-      + '</section>';
+      + '</div></section>';
   }
 
   app.post('/apps/:app/accounts/:id/:action', form, signed('account', async (req, res, s, body) => {
@@ -480,12 +499,12 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (e instanceof AuditQueryError) return page(res, 400, locale, say(locale, 'audit'), `${body}<p class="notice" role="alert">${escape(`${e.field}: ${e.message}`)}</p>`, s);
       throw e;
     }
-    const actorOf = (x: (typeof listed.entries)[number]['actor']) => (x.kind === 'operator' ? `operator ${x.name}` : x.kind === 'client' ? `client ${x.clientId}` : x.kind === 'account' ? `account ${x.accountId}` : x.kind === 'scim' ? `SCIM token ${x.tokenId}` : 'system');
     body += listed.entries.length === 0 ? `<p class="notice" role="status">${escape(say(locale, 'noneFound'))}</p>`
       : `<div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'audit'))}</caption><thead><tr>${[say(locale, 'when'), say(locale, 'what'), say(locale, 'who'), say(locale, 'about'), say(locale, 'details')].map((h) => `<th scope="col">${escape(h)}</th>`).join('')}</tr></thead><tbody>`
-        + listed.entries.map((e) => `<tr><td>${escape(time(e.occurredAt))}</td><td><code>${escape(e.type)}</code></td><td>${escape(actorOf(e.actor))}</td>`
-          + `<td>${e.subject.kind === 'record' ? `<a href="${accountPath(chosen, Number(e.subject.id), locale)}">record ${escape(String(e.subject.id))}</a>` : escape(`${e.subject.kind} ${'id' in e.subject ? String(e.subject.id) : ''}`)}</td>`
-          + `<td>${escape([Object.keys(e.data).length ? JSON.stringify(e.data) : '', e.address ?? ''].filter(Boolean).join(' · '))}</td></tr>`).join('')
+        + listed.entries.map((e) => `<tr><td>${escape(time(e.occurredAt))}</td><td><code>${escape(e.type)}</code></td><td>${actorName(say, locale, e.actor, listed.clientNames)}</td>`
+          + `<td>${e.subject.kind === 'record' ? `<a href="${accountPath(chosen, Number(e.subject.id), locale)}">${escape(say(locale, 'actorAccount', { id: String(e.subject.id) }))}</a>`
+            : e.subject.kind === 'client' ? clientWords(e.subject.id, listed.clientNames) : escape(`${e.subject.kind} ${e.subject.id}`)}</td>`
+          + `<td>${detailsWords(say, locale, e.data)}${e.address ? escape(say(locale, 'fromWhere', { where: e.address })) : ''}</td></tr>`).join('')
         + '</tbody></table></div>';
     if (listed.next) body += `<p class="links"><a href="/audit${q({ app: chosen.name, ...filters, before: listed.next, locale })}" rel="next">${escape(say(locale, 'older'))}</a></p>`;
     page(res, 200, locale, say(locale, 'audit'), body, s);

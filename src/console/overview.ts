@@ -34,10 +34,10 @@ function axisTop(max: number): number {
 
 /** The chart: one line per series over the days, four gridlines with their values, a date every week. */
 export function chartSvg(p: ConsoleParts, locale: PageLocale, days: OverviewDay[], name: string): string {
-  const W = 640;
-  const H = 220;
-  const left = 48;
-  const right = 12;
+  const W = 480;
+  const H = 200;
+  const left = 40;
+  const right = 20;
   const top = 12;
   const bottom = 28;
   const top4 = axisTop(Math.max(0, ...days.flatMap((d) => SERIES.map((s) => d[s.key]))));

@@ -14,6 +14,7 @@ import { ensureOperatorsApplication } from '../../src/usecases/operators/operato
 import { createRecord } from '../../src/usecases/records/create-records';
 import { basic, FLOWS, manualClock, redisUrl, skipUnless, type TestApp } from '../helpers/backend';
 import { queueBoard } from '../../src/queue/board';
+import { SETTLE_MS, tallyActivity } from '../../src/usecases/upkeep/tally-activity';
 import { CHROMIUM, deviceWithPasskeys, launchChromium, screenshots, servedTestApp, tabTo, VIEWPORTS } from '../helpers/browser';
 import { freePort } from '../helpers/processes';
 import { oathtool } from '../helpers/totp';
@@ -42,7 +43,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   let consoleUrl: string;
   let opsBase: string;
   let owner: string;
-  let target: { email: string; id: number; createdAt: Date };
+  let target: { email: string; id: number; createdAt: Date; app: number };
   /** The account as stored now. */
   const targetRecord = async () => {
     const local = (await t.runtime.db.applications.findByName('local'))!;
@@ -75,7 +76,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     const updated = await request(t.app).post('/entity.update').set('Authorization', owner).type('form')
       .send({ type_name: 'user', id: created.body.id, attributes: JSON.stringify({ givenName: 'Amazing Grace' }) });
     expect(updated.body.stat).toBe('ok');
-    target = { email, id: created.body.id, createdAt };
+    target = { email, id: created.body.id, createdAt, app: (await services.db.applications.findByName('local'))!.id };
     // another site, whose page posts a form to the console
     const strangerPort = await freePort();
     // the same site as the console (localhost; a port is no boundary of a site), another origin: its form carries the console's cookie
@@ -131,6 +132,23 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     try {
       const secret = await firstSignIn(d.page, 'ada@ops.example');
       expect(await d.page.textContent('nav')).toContain('ada@ops.example (admin)');
+
+      // the overview, once the maintenance job has tallied what happened: the counts are the events'
+      clock.advance(SETTLE_MS + 61_000);
+      await tallyActivity(t.runtime.services);
+      await d.page.goto(`${consoleUrl}/?app=local`);
+      expect(await d.page.getAttribute('.chart svg', 'role')).toBe('img');
+      expect(await d.page.evaluate("document.querySelector('.chart svg').getAttribute('aria-labelledby').split(' ').map((id) => document.getElementById(id).textContent).join(' ')"))
+        .toMatch(/^Sign-ins, registrations and failed sign-ins per day, last 30 days: local Sign-ins: \d+, Registrations: \d+, Failed sign-ins: \d+$/);
+      const local = (await t.runtime.db.applications.findByName('local'))!;
+      const events = await t.runtime.db.events.latest(local.id, 1_000);
+      const today = clock.now().toISOString().slice(0, 10);
+      const made = (type: string) => String(events.filter((e) => e.type === type && e.occurredAt.toISOString().startsWith(today)).length);
+      const row = d.page.locator(`.tall tbody tr:has(th:text-is("${today}")) td`);
+      expect(await row.allTextContents()).toEqual([made('account.signed_in'), made('account.registered'), '0']);
+      expect(Number(made('account.registered'))).toBeGreaterThan(0);
+      await screenshots(d.page, SHOTS, 'console-overview', VIEWPORTS);
+      await d.page.goto(`${consoleUrl}/accounts`);
       await screenshots(d.page, SHOTS, 'console-accounts', VIEWPORTS);
 
       // a passkey, added on the operators' application's own account page (signing in there too)
@@ -152,11 +170,12 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await Promise.all([d.page.waitForURL(/\/audit$/), d.page.click('#passkey-button')]);
 
       // the search, with the keyboard alone: the beginning of the address, in the application `local`
-      await d.page.goto(`${consoleUrl}/`);
+      await d.page.goto(`${consoleUrl}/accounts`);
       expect(await d.page.inputValue('#app')).toBe('local');
       await tabTo(d.page, '#q');
       await d.page.keyboard.type(target.email.slice(0, 8));
       await Promise.all([d.page.waitForURL(/q=grace-/), d.page.keyboard.press('Enter')]);
+      expect(await d.page.textContent('main p[role=status]')).toBe('1 account matches');
       await tabTo(d.page, `a[href^="/apps/local/accounts/${target.id}?"]`);
       await Promise.all([d.page.waitForURL(new RegExp(`/apps/local/accounts/${target.id}`)), d.page.keyboard.press('Enter')]);
       // its history: the change of givenName, from what to what, by which client
@@ -164,7 +183,9 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       expect(await history.locator('li').first().textContent()).toContain('Version 2');
       expect(await history.locator('del').first().textContent()).toBe('Grace');
       expect(await history.locator('ins').first().textContent()).toBe('Amazing Grace');
-      expect(await history.textContent()).toContain(`client ${t.local.clients.owner.client_id}`);
+      // by the client's description, its id on hover
+      const owner = (await t.runtime.db.clients.list(target.app)).find((c) => c.clientId === t.local.clients.owner.client_id)!;
+      expect(await history.locator(`span[title="client_id ${owner.clientId}"]`).first().textContent()).toBe(owner.description);
       // as it was at its creation
       await d.page.fill('#at', new Date(target.createdAt.getTime() + 500).toISOString());
       await Promise.all([d.page.waitForURL(/at=/), d.page.press('#at', 'Enter')]);
@@ -180,17 +201,19 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await tabTo(d.page, 'form[action*="/disable"] button');
       await Promise.all([d.page.waitForURL(/done=disabled/), d.page.keyboard.press('Enter')]);
       expect(await d.page.textContent('.notice.done')).toBe('The account is disabled and its sessions have ended.');
-      expect(await d.page.textContent('#h-activity + .scroll')).toContain('account.disabled');
+      // the activity in sentences, the operator by address
+      expect(await d.page.textContent('#h-activity + .scroll tbody tr')).toContain('Account disabled by ada@ops.example');
+      expect(await d.page.textContent('#h-activity + .scroll tbody tr .pairs')).toContain('reason:asked by phone, ticket 4711');
       expect((await targetRecord()).disabled?.reason).toBe('asked by phone, ticket 4711');
 
       // the audit log shows the operator
       await d.page.goto(`${consoleUrl}/audit?app=local&type=account.disabled`);
-      expect(await d.page.textContent('tbody')).toContain('operator ada@ops.example');
+      expect(await d.page.textContent('tbody')).toContain('ada@ops.example');
       await screenshots(d.page, SHOTS, 'console-audit', VIEWPORTS);
 
       // at 390 px, no page scrolls sideways
       await d.page.setViewportSize(VIEWPORTS.phone);
-      for (const url of [`${consoleUrl}/?app=local`, `${consoleUrl}/apps/local/accounts/${target.id}`, `${consoleUrl}/audit?app=local`]) {
+      for (const url of [`${consoleUrl}/`, `${consoleUrl}/accounts?app=local&q=grace`, `${consoleUrl}/apps/local/accounts/${target.id}`, `${consoleUrl}/audit?app=local`]) {
         await d.page.goto(url);
         const [scroll, width] = await d.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as number[];
         expect({ url, scroll }).toEqual({ url, scroll: width });

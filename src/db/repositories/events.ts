@@ -90,7 +90,7 @@ export function createEventQueries(sql: Sql): EventStore {
         for (const row of rows) {
           found.push({
             kind: 'event', id: String(row.id), at: asDate(row.occurred_at), type: row.type as EventType, actorKind: row.actor_kind as Actor['kind'],
-            data: JSON.parse(row.data) as Record<string, unknown>,
+            actor: actorOf(row.actor_kind, row.actor_id, row.client_id), data: JSON.parse(row.data) as Record<string, unknown>,
             ...optional('clientId', row.client_id), ...optional('address', row.address), ...optional('userAgent', row.user_agent),
           });
         }

@@ -31,7 +31,7 @@ export type ActivityEntry = {
   address?: string;
   userAgent?: string;
 } & (
-  | { kind: 'event'; type: EventType; actorKind: KeptEvent['actor']['kind']; data: Record<string, unknown> }
+  | { kind: 'event'; type: EventType; actorKind: KeptEvent['actor']['kind']; actor: KeptEvent['actor']; data: Record<string, unknown> }
   | { kind: 'failures'; type: 'account.sign_in_failed'; reason: FailureReason; count: number; lastAt: Date }
 );
 

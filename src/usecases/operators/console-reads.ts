@@ -65,6 +65,8 @@ export interface ConsoleSession { kind: CredentialKind; clientId: string | null;
 
 /** How many entries of the activity and of the history one page of the account shows. */
 export const ACCOUNT_PAGE_ENTRIES = 30;
+/** How many of an account's organizations its page lists. */
+export const ACCOUNT_ORGANIZATIONS = 50;
 
 /** An account as the console shows it. */
 export interface ConsoleAccount {
@@ -82,6 +84,10 @@ export interface ConsoleAccount {
   activityNext?: string;
   /** Its newest versions, each as the difference from the one before. */
   history: HistoryEntry[];
+  /** The organizations it is a member of (at most ACCOUNT_ORGANIZATIONS), with its roles in each. */
+  organizations: { organizationId: string; name: string; roles: string[] }[];
+  /** The application's clients' descriptions by client_id: what the page names them by. */
+  clientNames: ReadonlyMap<string, string>;
 }
 
 /** A browser's session of the account page or the console that has idled out (its row lives on until its expiry, but it opens nothing). */
@@ -102,7 +108,7 @@ export async function consoleAccount(
   const now = clock.now();
   const record = await db.records.find(app.id, { id: entityId });
   if (!record) return undefined;
-  const [profiles, passkeys, totp, codes, activity, history, live] = await Promise.all([
+  const [profiles, passkeys, totp, codes, activity, history, live, memberships] = await Promise.all([
     db.social.profiles.forEntity(app.id, entityId),
     db.passkeys.list(app.id, entityId),
     db.factors.totp(app.id, entityId),
@@ -110,12 +116,10 @@ export async function consoleAccount(
     listActivity({ events: db.events }, { applicationId: app.id, accountId: entityId, ...activityQuery({ cursor: command.cursor, limit: String(ACCOUNT_PAGE_ENTRIES) }) }),
     recordHistory(deps, { applicationId: app.id, entityId, limit: ACCOUNT_PAGE_ENTRIES }),
     Promise.all(SESSIONS.map((kind) => db.credentials.liveOfRecord(app.id, entityId, kind, now))).then((all) => all.flat().filter((c) => !idle(c, app, now))),
+    db.organizations.listMembershipsOf(app.id, entityId, ACCOUNT_ORGANIZATIONS),
   ]);
-  const clientIds = new Map<number, string>();
-  for (const id of new Set(live.map((c) => c.forClientId ?? c.clientId).filter((id): id is number => id !== null))) {
-    const client = await db.clients.findById(app.id, id);
-    if (client) clientIds.set(id, client.clientId);
-  }
+  const clients = await db.clients.list(app.id);
+  const clientIds = new Map(clients.map((c) => [c.id, c.clientId]));
   return {
     record: { ...record, passwordHash: null },
     hasPassword: record.passwordHash !== null,
@@ -132,6 +136,8 @@ export async function consoleAccount(
     activity: activity.entries,
     ...(activity.nextCursor && { activityNext: activity.nextCursor }),
     history,
+    organizations: memberships.map((m) => ({ organizationId: m.organization.organizationId, name: m.organization.name, roles: m.member.roles })),
+    clientNames: new Map(clients.filter((c) => c.description !== '').map((c) => [c.clientId, c.description])),
   };
 }
 
@@ -140,7 +146,13 @@ export function consoleAccountAt(deps: Pick<Services, 'versions'>, command: { ap
   return deps.versions.at(command.app.id, { id: command.entityId }, command.at);
 }
 
-/** A page of the application's audit log, with the filters of /audit/list (AuditQueryError names what is wrong). */
-export function consoleAudit(deps: Pick<Services, 'db'>, command: { app: Application; filters: AuditFilters }): Promise<{ entries: AuditEntry[]; next?: string }> {
-  return listAudit({ audit: deps.db.audit }, { applicationId: command.app.id, ...auditQuery({ limit: '50', ...command.filters }) });
+/** A page of the application's audit log, with the filters of /audit/list (AuditQueryError names what is wrong), and its clients' descriptions by client_id. */
+export async function consoleAudit(
+  deps: Pick<Services, 'db'>, command: { app: Application; filters: AuditFilters },
+): Promise<{ entries: AuditEntry[]; next?: string; clientNames: ReadonlyMap<string, string> }> {
+  const [listed, clients] = await Promise.all([
+    listAudit({ audit: deps.db.audit }, { applicationId: command.app.id, ...auditQuery({ limit: '50', ...command.filters }) }),
+    deps.db.clients.list(command.app.id),
+  ]);
+  return { ...listed, clientNames: new Map(clients.filter((c) => c.description !== '').map((c) => [c.clientId, c.description])) };
 }

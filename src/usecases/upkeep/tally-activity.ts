@@ -13,8 +13,10 @@ import type { Services } from '../services';
 
 /** The events tallied: what a sign-in, a registration or an active account is. */
 export const TALLIED_TYPES = ['account.signed_in', 'account.registered', 'token.refreshed', 'oidc.token_refreshed'] as const;
-/** The events that make an account active on their day: a sign-in, a registration (which signs in), a token refreshed. */
+/** The events that make an account active on their day: a sign-in, a registration by the person (which signs in), a token refreshed. */
 const ACTIVE = new Set<string>(['account.signed_in', 'account.registered', 'token.refreshed', 'oidc.token_refreshed']);
+/** Registrations made for the person, by the application's backend or a directory: not the person's activity. */
+const MADE_FOR = new Set<unknown>(['api', 'scim']);
 /**
  * How old a row must be to be counted: events are numbered when written and committed a moment
  * later, possibly after a later one, and a minute of failures keeps counting to its end. A row is
@@ -61,7 +63,7 @@ async function foldEvents(events: TallyEvent[], settledBefore: number, sketchesO
     const day = dayOf(e.occurredAt);
     if (e.type === 'account.signed_in') counts.add(e.applicationId, day, 'signed_in', methodOf(e.data), 1);
     else if (e.type === 'account.registered') counts.add(e.applicationId, day, 'registered', methodOf(e.data), 1);
-    if (ACTIVE.has(e.type) && e.accountId !== null) active.push(e);
+    if (ACTIVE.has(e.type) && e.accountId !== null && !(e.type === 'account.registered' && MADE_FOR.has(e.data.method))) active.push(e);
   }
   const keyOf = (applicationId: number, day: string) => `${applicationId}\u0000${day}`;
   const wanted = new Map(active.map((e) => [keyOf(e.applicationId, dayOf(e.occurredAt)), { applicationId: e.applicationId, day: dayOf(e.occurredAt) }]));
