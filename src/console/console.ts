@@ -41,6 +41,7 @@ import { mountWebhooks, webhooksSection, type ConsoleParts } from './webhooks';
 import { connectionsSection, mountSaml, samlSection } from './saml';
 import { mountScim, scimSection } from './scim';
 import { mountOverview } from './overview';
+import { mountAccountForms } from './account-forms';
 import { actorName, actorWords, clientWords, detailsWords, eventSentence, whereWords } from './words';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
@@ -70,7 +71,7 @@ const STATE_COOKIE = 'gh_console_state';
 const STATE_SECONDS = 15 * 60;
 const ACTIONS = ['disable', 'enable', 'signout', 'reset-second-factor', 'send-reset', 'verify-email', 'erase', 'export'] as const;
 type AccountAction = (typeof ACTIONS)[number];
-const DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'resetSent', 'emailVerified', 'erased', 'nothingToDo'] as const;
+const DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'resetSent', 'emailVerified', 'erased', 'nothingToDo', 'created', 'createdLinkSent', 'edited'] as const;
 type Done = (typeof DONE)[number];
 
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(textsOf('console', locale)[key] ?? key, values);
@@ -247,6 +248,10 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     `<label for="app">${escape(say(locale, 'application'))}</label><select id="app" name="app">`
     + apps.map((a) => `<option value="${escape(a.name)}"${a.id === chosen?.id ? ' selected' : ''}>${escape(a.name)}</option>`).join('') + '</select>';
 
+  // the pages of modules of their own (mounted once their parts exist, below), before the routes here that would take their paths
+  const pages = express.Router();
+  app.use(pages);
+
   // accounts: the search
   app.get('/accounts', signed('read', async (req, res, s) => {
     const { locale } = s;
@@ -259,6 +264,9 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + `<div><label for="q">${escape(say(locale, 'search'))}</label><input id="q" name="q" type="search" value="${escape(text)}" aria-describedby="q-tip"></div>`
       + `<div><button type="submit">${escape(say(locale, 'find'))}</button></div></div><p class="tip" id="q-tip">${escape(say(locale, 'searchTip'))}</p></form>`;
     if (!chosen) return page(res, 404, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'noSuchApp'))}</p>`, s);
+    if (roleMay(s.operator.role, 'account') && chosen.id !== s.operatorsApp.id) {
+      body += `<p class="links"><a href="${escape(`/apps/${encodeURIComponent(chosen.name)}/new-account${q({ locale })}`)}">${escape(say(locale, 'newAccount'))}</a></p>`;
+    }
     let found: Awaited<ReturnType<typeof searchAccounts>>;
     try {
       found = await searchAccounts(services, { app: chosen, text, page: pageNo });
@@ -333,7 +341,9 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const table = (caption: string, head: string[], rows: string[]) => (rows.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>`
       : `<div class="scroll"><table><caption class="visually-hidden">${escape(caption)}</caption><thead><tr>${head.map((h) => `<th scope="col">${escape(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`);
     const disabledNow = r.disabled && isDisabled(r, now) ? r.disabled : null;
-    let body = `<p class="links"><a href="/accounts${q({ app: a.name, locale })}">${escape(say(locale, 'backToSearch', { app: a.name }))}</a></p>`
+    const editable = roleMay(s.operator.role, a.id === s.operatorsApp.id ? 'administer' : 'account');
+    let body = `<p class="links"><a href="/accounts${q({ app: a.name, locale })}">${escape(say(locale, 'backToSearch', { app: a.name }))}</a>`
+      + (editable ? `<a href="${escape(`/apps/${encodeURIComponent(a.name)}/accounts/${r.id}/edit${q({ locale })}`)}">${escape(say(locale, 'editAccount'))}</a>` : '') + '</p>'
       + (shownNow.done ? `<p class="notice done" role="status">${escape(say(locale, `done_${shownNow.done}`))}</p>` : '')
       + (shownNow.notice ? `<p class="notice" role="alert">${escape(shownNow.notice)}</p>` : '');
     // the summary: what an operator looks at first
@@ -635,7 +645,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     });
 
   const parts: ConsoleParts = { services, say, q, time, page, problem, signed, administer, adminForm, namedApp, appBase };
-  mountOverview(app, parts);
+  mountOverview(pages, parts);
+  mountAccountForms(pages, parts);
   mountWebhooks(app, parts);
   mountSaml(app, parts);
   mountScim(app, parts);

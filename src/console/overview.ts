@@ -101,7 +101,7 @@ function overviewBody(p: ConsoleParts, s: Signed, o: Overview, apps: Application
 }
 
 /** The overview at `/`, for every application or the one `app` names. */
-export function mountOverview(app: express.Express, p: ConsoleParts): void {
+export function mountOverview(app: express.Router, p: ConsoleParts): void {
   app.get('/', p.signed('read', async (req, res, s) => {
     // a search's address from before the overview was the first page
     if (typeof req.query.q === 'string') return res.redirect(301, `/accounts${req.originalUrl.slice(req.path.length)}`);

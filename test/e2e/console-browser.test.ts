@@ -58,7 +58,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     const { services } = t.runtime;
     const { app: ops } = await ensureOperatorsApplication(services, { name: 'operators', flows: () => findFlowDirectories(FLOWS).map(loadFlowDirectory), acting });
     opsBase = services.baseUrls.of('operators');
-    for (const [email, role] of [['ada@ops.example', 'admin'], ['vic@ops.example', 'viewer']]) {
+    for (const [email, role] of [['ada@ops.example', 'admin'], ['vic@ops.example', 'viewer'], ['sue@ops.example', 'support']]) {
       await createRecord(services, { app: ops, origin: {}, operator: acting, record: parseNewUser(ops.id, { email, password: PASSWORD, [OPERATOR_ROLE_ATTRIBUTE]: role }) });
     }
     // with Redis, the queue dashboard behind the console's sign-in
@@ -260,6 +260,68 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     }
   });
 
+  it('support creates an account (a password, or a mailed link) and edits it; the API reads back what the console wrote', async () => {
+    const d = await device();
+    try {
+      clock.advance(30_000);
+      await firstSignIn(d.page, 'sue@ops.example');
+      const email = `made-${Math.random().toString(36).slice(2)}@example.com`;
+      await d.page.goto(`${consoleUrl}/accounts?app=local`);
+      await Promise.all([d.page.waitForURL(/\/apps\/local\/new-account/), d.page.click('text=New account')]);
+      await d.page.fill('#a_email', email);
+      await d.page.fill('#a_givenName', 'Katherine');
+      await d.page.fill('#a_familyName', 'Johnson');
+      await d.page.check('input[name=how][value=password]');
+      // too short for the application's rules: the page again, with what was typed and what to do
+      await d.page.fill('#password', 'short');
+      await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action*="/new-account"] button[type=submit]')]);
+      expect(await d.page.textContent('.notice[role=alert]')).toMatch(/password/);
+      expect(await d.page.inputValue('#a_givenName')).toBe('Katherine');
+      await d.page.fill('#password', 'katherine horse battery');
+      await Promise.all([d.page.waitForURL(/done=created/), d.page.click('form[action*="/new-account"] button[type=submit]')]);
+      expect(await d.page.textContent('.notice.done')).toBe('The account is created.');
+      const id = Number(/\/accounts\/(\d+)/.exec(d.page.url())![1]);
+      const read = async () => (await request(t.app).post('/entity').set('Authorization', owner).type('form').send({ type_name: 'user', id })).body.result;
+      expect(await read()).toMatchObject({ email, givenName: 'Katherine', familyName: 'Johnson', emailVerified: null });
+      // the person signs in with the password the operator set
+      const signedIn = await request(t.app).post('/oauth/auth_native_traditional').type('form').send({
+        client_id: t.local.clients.login.client_id, locale: 'en-US', response_type: 'token', signInEmailAddress: email, currentPassword: 'katherine horse battery',
+      });
+      expect(signedIn.body.stat).toBe('ok');
+
+      // edited: a new address (unverified, the old one told) and a name
+      await Promise.all([d.page.waitForURL(/\/edit/), d.page.click('text=Edit the account')]);
+      expect(await d.page.inputValue('#a_familyName')).toBe('Johnson');
+      const moved = `moved-${email}`;
+      await d.page.fill('#a_email', moved);
+      await d.page.fill('#a_familyName', 'Goble Johnson');
+      await Promise.all([d.page.waitForURL(/done=edited/), d.page.click('form[action*="/edit"] button[type=submit]')]);
+      expect(await read()).toMatchObject({ email: moved, givenName: 'Katherine', familyName: 'Goble Johnson', emailVerified: null });
+      expect(await d.page.textContent('#h-history + ol li')).toContain('sue@ops.example');
+      await screenshots(d.page, SHOTS, 'console-account-edit', VIEWPORTS);
+
+      // another, with a link to set a password mailed to it
+      const linked = `linked-${email}`;
+      await d.page.goto(`${consoleUrl}/apps/local/new-account`);
+      await screenshots(d.page, SHOTS, 'console-account-new', VIEWPORTS);
+      await d.page.fill('#a_email', linked);
+      await Promise.all([d.page.waitForURL(/done=createdLinkSent/), d.page.click('form[action*="/new-account"] button[type=submit]')]);
+      const local = (await t.runtime.db.applications.findByName('local'))!;
+      const made = (await t.runtime.db.records.find(local.id, { email: linked }))!;
+      expect(made.passwordHash).toBeNull();
+      expect((await t.runtime.db.events.latest(local.id, 20, made.id)).map((e) => e.type)).toContain('account.password_reset_requested');
+      // an address another account has: refused, with what to do
+      await d.page.goto(`${consoleUrl}/apps/local/new-account`);
+      await d.page.fill('#a_email', linked);
+      await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action*="/new-account"] button[type=submit]')]);
+      expect(await d.page.textContent('.notice[role=alert]')).toBe('Another account already has this email.');
+      // the operators' own accounts are made with the command line, never here
+      expect((await d.page.goto(`${consoleUrl}/apps/operators/new-account`))!.status()).toBe(403);
+    } finally {
+      await d.context.close();
+    }
+  });
+
   it('a viewer reads but cannot act: no action on the page, and the server refuses one it sends', async () => {
     const d = await device();
     try {
@@ -268,6 +330,9 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await d.page.goto(`${consoleUrl}/apps/local/accounts/${target.id}`);
       expect(await d.page.textContent('main')).toContain(target.email);
       expect(await d.page.locator('#h-actions').count()).toBe(0);
+      expect(await d.page.locator('text=Edit the account').count()).toBe(0);
+      expect((await d.page.goto(`${consoleUrl}/apps/local/new-account`))!.status()).toBe(403);
+      await d.page.goto(`${consoleUrl}/apps/local/accounts/${target.id}`);
       // the form a support operator would have, sent from this very page with this session's form token
       const csrf = await d.page.getAttribute('nav input[name=csrf]', 'value');
       const sent = await d.context.request.post(`${consoleUrl}/apps/local/accounts/${target.id}/enable`, { form: { csrf: csrf!, confirm: 'yes' }, maxRedirects: 0 });

@@ -141,6 +141,12 @@ export async function consoleAccount(
   };
 }
 
+/** The record `entityId` of `app` as it is now (undefined: there is none), never its password hash. */
+export async function consoleRecord(deps: Pick<Services, 'db'>, command: { app: Application; entityId: number }): Promise<(UserRecord & { passwordHash: null }) | undefined> {
+  const record = await deps.db.records.find(command.app.id, { id: command.entityId });
+  return record && { ...record, passwordHash: null };
+}
+
 /** The account as it was at `at` (undefined: it did not exist then, or was deleted). */
 export function consoleAccountAt(deps: Pick<Services, 'versions'>, command: { app: Application; entityId: number; at: Date }): Promise<Record<string, unknown> | undefined> {
   return deps.versions.at(command.app.id, { id: command.entityId }, command.at);
