@@ -42,6 +42,7 @@ import { connectionsSection, mountSaml, samlSection } from './saml';
 import { mountScim, scimSection } from './scim';
 import { mountOverview } from './overview';
 import { mountAccountForms } from './account-forms';
+import { mountOperators } from './operators';
 import { actorName, actorWords, clientWords, detailsWords, eventSentence, whereWords } from './words';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
@@ -126,6 +127,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
   const page = (res: Response, status: number, locale: PageLocale, title: string, body: string, s?: Signed) => {
     const nav = s ? `<nav aria-label="${escape(say(locale, 'navigation'))}"><a href="/${q({ locale })}">${escape(say(locale, 'overview'))}</a><a href="/accounts${q({ locale })}">${escape(say(locale, 'accounts'))}</a>`
       + `<a href="/audit${q({ locale })}">${escape(say(locale, 'audit'))}</a><a href="/apps${q({ locale })}">${escape(say(locale, 'applications'))}</a>`
+      + (roleMay(s.operator.role, 'administer') ? `<a href="/operators${q({ locale })}">${escape(say(locale, 'operators'))}</a>` : '')
       + (queues ? `<a href="/queues/">${escape(say(locale, 'queues'))}</a>` : '')
       + `<a href="${escape(services.baseUrls.of(s.operatorsApp.name))}/account">${escape(say(locale, 'yourAccount'))}</a>`
       + `<span>${escape(say(locale, 'signedInAs', { name: s.operator.name, role: say(locale, `role_${s.operator.role}`) }))}</span>`
@@ -647,6 +649,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
   const parts: ConsoleParts = { services, say, q, time, page, problem, signed, administer, adminForm, namedApp, appBase };
   mountOverview(pages, parts);
   mountAccountForms(pages, parts);
+  mountOperators(pages, parts);
   mountWebhooks(app, parts);
   mountSaml(app, parts);
   mountScim(app, parts);

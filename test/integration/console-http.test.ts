@@ -303,3 +303,28 @@ it('an admin makes an organization\'s SCIM token (shown once) and revokes it; th
   const events = (await t.runtime.db.events.latest(local.id, 10)).filter((e) => e.type.startsWith('scim.token')).map((e) => [e.type, e.actor.kind]);
   expect(events).toEqual([['scim.token_revoked', 'operator'], ['scim.token_created', 'operator']]);
 });
+
+it('operators: admins list them and change or take away a role, never the last admin\'s; others get 403', async () => {
+  expect((await request(consoleApp).get('/operators').set('Cookie', cookies.support)).status).toBe(403);
+  const listed = await request(consoleApp).get('/operators').set('Cookie', cookies.admin);
+  expect(listed.status).toBe(200);
+  for (const role of ['viewer', 'support', 'admin']) expect(listed.text).toContain(`${role}@ops.example`);
+  const idOf = async (email: string) => (await t.runtime.db.records.find(ops.id, { email }))!.id;
+  const csrf = await tokenOf(cookies.admin);
+  const post = (id: number, role: string, confirm = 'yes') => request(consoleApp).post(`/operators/${id}/role`).set('Cookie', cookies.admin).type('form').send({ csrf, role, confirm });
+  // the last admin, its own role: refused, and said why
+  const last = await post(await idOf('admin@ops.example'), 'viewer');
+  expect([last.status, last.text.includes('this is the last admin')]).toEqual([400, true]);
+  expect(operatorRoleOf((await t.runtime.db.records.find(ops.id, { email: 'admin@ops.example' }))!)).toBe('admin');
+  expect((await post(await idOf('viewer@ops.example'), 'owner')).status).toBe(400);
+  expect((await post(await idOf('viewer@ops.example'), 'support', 'no')).status).toBe(400);
+  // a role changed, then taken away: that account's console session stops working at once
+  const changed = await post(await idOf('viewer@ops.example'), 'support');
+  expect([changed.status, changed.headers.location]).toEqual([303, '/operators?locale=en-US&done=roleChanged']);
+  expect(operatorRoleOf((await t.runtime.db.records.find(ops.id, { email: 'viewer@ops.example' }))!)).toBe('support');
+  expect((await request(consoleApp).get('/apps').set('Cookie', cookies.viewer)).status).toBe(200);
+  expect((await post(await idOf('viewer@ops.example'), 'none')).status).toBe(303);
+  expect((await request(consoleApp).get('/apps').set('Cookie', cookies.viewer)).status).toBe(303);
+  const audit = await t.runtime.db.events.latest(ops.id, 5, await idOf('viewer@ops.example'));
+  expect(audit[0]).toMatchObject({ type: 'record.updated', actor: { kind: 'operator', name: 'admin@ops.example' } });
+});

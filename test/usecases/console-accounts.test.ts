@@ -3,6 +3,10 @@ import { createAccount, editableAttributes, editAccount } from '../../src/usecas
 import { verifyEmailAsOperator } from '../../src/usecases/operators/verify-email';
 import { DuplicateAttributeError } from '../../src/domain/storage/records';
 import { localApp } from '../helpers/usecases';
+import { changeOperatorRole, listOperators } from '../../src/usecases/operators/console-operators';
+import { createRecord } from '../../src/usecases/records/create-records';
+import { parseNewUser } from '../../src/domain/users';
+import { OPERATOR_ROLE_ATTRIBUTE, operatorRoleOf } from '../../src/domain/operators';
 
 // An operator's accounts, by the use cases the console runs (docs/console.md#accounts): made with a
 // password or a mailed link, edited through the record writer (a new address unverified, the old
@@ -45,4 +49,20 @@ it('makes an account with a password or a mailed link; edits it through the writ
   expect(updated.actor).toEqual({ kind: 'operator', name: 'ada@ops.example' });
   expect(events.map((e) => e.type)).toContain('account.email_changed');
   await expect(editAccount(services, { app: held.app, acting, entityId: made.id, attributes: { email: `l-${email}` } })).rejects.toBeInstanceOf(DuplicateAttributeError);
+});
+
+it('two admins taking away each other\'s role at once: one of them stays admin', async () => {
+  const { services, db } = held.t.runtime;
+  const made = await Promise.all(['a', 'b'].map((n) => createRecord(services, {
+    app: held.app, origin: {}, operator: acting, record: parseNewUser(held.app.id, { email: `${n}-${randomUUID()}@ops.example`, [OPERATOR_ROLE_ATTRIBUTE]: 'admin' }),
+  })));
+  // every other admin of this application first made viewers, so these two are the last
+  for (const row of await listOperators(services, { app: held.app })) {
+    if (!made.some((m) => m.id === row.entityId) && row.role === 'admin') await changeOperatorRole(services, { app: held.app, entityId: row.entityId, role: 'viewer', acting });
+  }
+  const outcomes = await Promise.allSettled(made.map((m) => changeOperatorRole(services, { app: held.app, entityId: m.id, role: null, acting })));
+  expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+  expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringContaining('last admin') });
+  const roles = await Promise.all(made.map(async (m) => operatorRoleOf((await db.records.find(held.app.id, { id: m.id }))!)));
+  expect(roles.filter((r) => r === 'admin')).toHaveLength(1);
 });

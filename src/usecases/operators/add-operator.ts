@@ -94,22 +94,28 @@ export async function promote(
     const role = command.role;
     const takeOver = role !== null && operatorRoleOf(locked) === undefined;
     if (takeOver && !command.reset) throw new NotAnOperatorsAccountError(locked.email ?? locked.uuid);
-    if (role === null) {
-      const { [OPERATOR_ROLE_ATTRIBUTE]: _old, ...rest } = locked.attributes;
-      void _old;
-      const changed = await deps.db.records.replace(locked, { email: locked.email, username: locked.username, emailVerified: locked.emailVerified, attributes: rest }, now, uow.tx);
-      await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
-      return { kind: 'role_removed' as const, record: changed };
-    }
-    if (!takeOver) {
-      const changed = await deps.db.records.update(locked, { attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, now, uow.tx);
-      await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
-      return { kind: 'role_set' as const, record: changed, from: operatorRoleOf(locked) ?? role, to: role };
-    }
+    if (role === null || !takeOver) return setRoleInWork(deps, uow, { locked, role, acting, now });
     const taken = await takeOverAccount(deps, uow, acting, locked, role);
     await recordResetLink(linkContext(deps, app, acting), uow, { client: client!, record: taken, locale: recordLocale(taken), acting, kind: 'operator_setup' });
     return { kind: 'taken_over' as const, record: taken };
   });
+}
+
+/** An operator's role set or taken away (null), in the caller's unit of work, on the account as locked. */
+export async function setRoleInWork(
+  deps: Pick<Services, 'db' | 'versions'>, uow: UnitOfWork, command: { locked: UserRecord; role: OperatorRole | null; acting: Acting; now: Date },
+): Promise<OperatorAdded | RoleRemoved> {
+  const { locked, role, acting, now } = command;
+  if (role === null) {
+    const { [OPERATOR_ROLE_ATTRIBUTE]: _old, ...rest } = locked.attributes;
+    void _old;
+    const changed = await deps.db.records.replace(locked, { email: locked.email, username: locked.username, emailVerified: locked.emailVerified, attributes: rest }, now, uow.tx);
+    await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
+    return { kind: 'role_removed' as const, record: changed };
+  }
+  const changed = await deps.db.records.update(locked, { attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, now, uow.tx);
+  await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
+  return { kind: 'role_set' as const, record: changed, from: operatorRoleOf(locked) ?? role, to: role };
 }
 
 /** What the mailed link is issued with: the application, who acts, and the services it takes. */
