@@ -43,6 +43,7 @@ import { mountScim, scimSection } from './scim';
 import { mountOverview } from './overview';
 import { mountAccountForms } from './account-forms';
 import { mountOperators } from './operators';
+import { mountOrganizations } from './organizations';
 import { actorName, actorWords, clientWords, detailsWords, eventSentence, whereWords } from './words';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
@@ -362,7 +363,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + tile(say(locale, 'signInMethods'), escape(methods.join(', ') || say(locale, 'none')))
       + tile(say(locale, 'lastSignIn'), escape(lastSignIn(r) ?? say(locale, 'never')))
       + tile(say(locale, 'organizations'), account.organizations.length === 0 ? escape(say(locale, 'none'))
-        : account.organizations.map((o) => `<span title="${escape(o.organizationId)}">${escape(o.name)}</span>${o.roles.length ? ` <small>(${escape(o.roles.join(', '))})</small>` : ''}`).join('<br>'))
+        : account.organizations.map((o) => `<a href="${escape(`/apps/${encodeURIComponent(a.name)}/organizations/${encodeURIComponent(o.organizationId)}${q({ locale })}`)}" title="${escape(o.organizationId)}">${escape(o.name)}</a>`
+          + `${o.roles.length ? ` <small>(${escape(o.roles.join(', '))})</small>` : ''}`).join('<br>'))
       + '</div>';
     // the record
     body += `<div class="columns"><section aria-labelledby="h-record"><h2 id="h-record">${escape(say(locale, 'record'))}</h2><div class="scroll"><table><tbody>`
@@ -561,7 +563,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
     const admin = roleMay(s.operator.role, 'administer');
     const done = DONE_ADMIN.find((d) => d === req.query.done);
     let body = (done ? `<p class="notice done" role="status">${escape(say(locale, `done_${done}`))}</p>` : '')
-      + `<p><code>${escape(view.baseUrl)}</code> · <a href="/${q({ app: a.name, locale })}">${escape(say(locale, 'overview'))}</a> · <a href="/accounts${q({ app: a.name, locale })}">${escape(say(locale, 'accounts'))}</a> · <a href="/audit${q({ app: a.name, locale })}">${escape(say(locale, 'audit'))}</a></p>`;
+      + `<p><code>${escape(view.baseUrl)}</code> · <a href="/${q({ app: a.name, locale })}">${escape(say(locale, 'overview'))}</a> · <a href="/accounts${q({ app: a.name, locale })}">${escape(say(locale, 'accounts'))}</a> · <a href="${escape(`${appBase(a)}/organizations${q({ locale })}`)}">${escape(say(locale, 'organizations'))}</a> · <a href="/audit${q({ app: a.name, locale })}">${escape(say(locale, 'audit'))}</a></p>`;
     body += `<section aria-labelledby="h-settings"><h2 id="h-settings">${escape(say(locale, 'settings'))}</h2>${settingsTable(a.settings, locale)}${admin ? settingForm(s, a) : ''}</section>`;
     body += `<section aria-labelledby="h-clients"><h2 id="h-clients">${escape(say(locale, 'clients'))}</h2>`
       + `<div class="scroll"><table><thead><tr><th scope="col">client_id</th><th scope="col">${escape(say(locale, 'description'))}</th><th scope="col">${escape(say(locale, 'features'))}</th></tr></thead><tbody>`
@@ -650,6 +652,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
   mountOverview(pages, parts);
   mountAccountForms(pages, parts);
   mountOperators(pages, parts);
+  mountOrganizations(pages, parts);
   mountWebhooks(app, parts);
   mountSaml(app, parts);
   mountScim(app, parts);

@@ -317,6 +317,37 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       expect(await d.page.textContent('.notice[role=alert]')).toBe('Another account already has this email.');
       // the operators' own accounts are made with the command line, never here
       expect((await d.page.goto(`${consoleUrl}/apps/operators/new-account`))!.status()).toBe(403);
+
+      // an organization (made by the application's backend): found, a member added by address, its roles changed, an invitation sent again and revoked
+      const org = await request(t.app).post('/organizations/create').set('Authorization', owner).type('form').send({ name: 'Langley Research', slug: `langley-${id}` });
+      expect(org.body.stat).toBe('ok');
+      const orgId = org.body.id as string;
+      await d.page.goto(`${consoleUrl}/apps/local/organizations?q=langley`);
+      await Promise.all([d.page.waitForURL(new RegExp(`/organizations/${orgId}`)), d.page.click('text=Langley Research')]);
+      await d.page.fill('#m-email', moved);
+      await d.page.fill('#m-roles', 'admin');
+      await Promise.all([d.page.waitForURL(/done=memberAdded/), d.page.click('form[action*="/members?"] button')]);
+      const members = async () => (await request(t.app).post('/organizations/members/list').set('Authorization', owner).type('form').send({ organization_id: orgId })).body.results as { roles: string[] }[];
+      expect(await members()).toEqual([expect.objectContaining({ roles: ['admin'] })]);
+      await d.page.fill(`#roles-${id}`, 'member, admin');
+      await Promise.all([d.page.waitForURL(/done=rolesChanged/), d.page.click(`form[action*="/members/${id}/roles"] button`)]);
+      expect((await members())[0]!.roles).toEqual(['admin', 'member']);
+      await d.page.fill('#i-email', 'dorothy@example.com');
+      await Promise.all([d.page.waitForURL(/done=invited/), d.page.click('form[action*="/invitations?"] button')]);
+      await Promise.all([d.page.waitForURL(/done=invitationResent/), d.page.click('form[action*="/resend"] button')]);
+      const invitations = async () => (await request(t.app).post('/organizations/invitations/list').set('Authorization', owner).type('form').send({ organization_id: orgId })).body.results as { state: string }[];
+      expect((await invitations()).map((i) => i.state).sort()).toEqual(['pending', 'revoked']);
+      await d.page.check('form[action*="/revoke"] input[name=confirm]');
+      await Promise.all([d.page.waitForURL(/done=invitationRevoked/), d.page.click('form[action*="/revoke"] button')]);
+      expect((await invitations()).map((i) => i.state)).toEqual(['revoked', 'revoked']);
+      await screenshots(d.page, SHOTS, 'console-organization', VIEWPORTS);
+      // the account's page names its organization
+      await d.page.goto(`${consoleUrl}/apps/local/accounts/${id}`);
+      expect(await d.page.textContent('.summary')).toContain('Langley Research');
+      await d.page.goto(`${consoleUrl}/apps/local/organizations/${orgId}`);
+      await d.page.check(`form[action*="/members/${id}/remove"] input[name=confirm]`);
+      await Promise.all([d.page.waitForURL(/done=memberRemoved/), d.page.click(`form[action*="/members/${id}/remove"] button`)]);
+      expect(await members()).toEqual([]);
     } finally {
       await d.context.close();
     }
@@ -332,6 +363,13 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       expect(await d.page.locator('#h-actions').count()).toBe(0);
       expect(await d.page.locator('text=Edit the account').count()).toBe(0);
       expect((await d.page.goto(`${consoleUrl}/apps/local/new-account`))!.status()).toBe(403);
+      // an organization's page: read, without a form
+      const org = await request(t.app).post('/organizations/create').set('Authorization', owner).type('form').send({ name: 'Viewed Inc', slug: `viewed-${Date.now()}` });
+      await d.page.goto(`${consoleUrl}/apps/local/organizations/${org.body.id}`);
+      expect(await d.page.textContent('h1')).toBe('Viewed Inc');
+      expect(await d.page.locator('form[method=post]:not([action="/signout"])').count()).toBe(0);
+      const viewerCsrf = await d.page.getAttribute('nav input[name=csrf]', 'value');
+      expect((await d.context.request.post(`${consoleUrl}/apps/local/organizations/${org.body.id}/members`, { form: { csrf: viewerCsrf!, email: target.email }, maxRedirects: 0 })).status()).toBe(403);
       await d.page.goto(`${consoleUrl}/apps/local/accounts/${target.id}`);
       // the form a support operator would have, sent from this very page with this session's form token
       const csrf = await d.page.getAttribute('nav input[name=csrf]', 'value');

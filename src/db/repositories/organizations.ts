@@ -116,6 +116,15 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       const rows = await sql.select<OrganizationRow>('SELECT * FROM organizations WHERE application_id = ? AND id > ? ORDER BY id LIMIT ?', [applicationId, after ?? 0, limit + 1]);
       return { items: rows.slice(0, limit).map(toOrganization), next: rows.length > limit ? Number(rows[limit - 1].id) : null };
     },
+    async search(applicationId, text, limit) {
+      // (! escapes the patterns' own characters, on both engines)
+      const like = (v: string) => v.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`);
+      const rows = await sql.select<OrganizationRow>(
+        "SELECT * FROM organizations WHERE application_id = ? AND (organization_id = ? OR slug LIKE ? ESCAPE '!' OR LOWER(name) LIKE ? ESCAPE '!') ORDER BY name, id LIMIT ?",
+        [applicationId, text, `${like(text)}%`, `%${like(text)}%`, limit],
+      );
+      return rows.map(toOrganization);
+    },
     async update(o, change, now, tx) {
       const next = { ...o, ...change };
       try {

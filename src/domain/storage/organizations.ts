@@ -90,6 +90,8 @@ export interface OrganizationStore {
   findByKey(id: number, transaction?: Tx): Promise<StoredOrganization | undefined>;
   /** The application's organizations, oldest first, `limit` after the key `after`. */
   listPage(applicationId: number, after: number | null, limit: number): Promise<Page<StoredOrganization>>;
+  /** The application's organizations whose public id is `text`, whose slug begins with it, or whose name holds it (any case), by name; at most `limit`. */
+  search(applicationId: number, text: string, limit: number): Promise<StoredOrganization[]>;
   /** Changes it; false when the new slug is taken. */
   update(organization: StoredOrganization, change: OrganizationChange, now: Date, transaction: Tx): Promise<boolean>;
   /** Removes it with its members, invitations and domains. */

@@ -147,6 +147,13 @@ export async function consoleRecord(deps: Pick<Services, 'db'>, command: { app: 
   return record && { ...record, passwordHash: null };
 }
 
+/** The record at the address `email` (any case), if one has it; never its password hash. */
+export async function consoleRecordByAddress(deps: Pick<Services, 'db'>, command: { app: Application; email: string }): Promise<(UserRecord & { passwordHash: null }) | undefined> {
+  const email = command.email.trim();
+  const record = email === '' || email.length > 254 ? undefined : await deps.db.records.find(command.app.id, { email });
+  return record && { ...record, passwordHash: null };
+}
+
 /** The account as it was at `at` (undefined: it did not exist then, or was deleted). */
 export function consoleAccountAt(deps: Pick<Services, 'versions'>, command: { app: Application; entityId: number; at: Date }): Promise<Record<string, unknown> | undefined> {
   return deps.versions.at(command.app.id, { id: command.entityId }, command.at);

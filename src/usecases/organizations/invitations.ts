@@ -84,6 +84,23 @@ export async function createInvitation(
   });
 }
 
+/**
+ * An invitation mailed again (the console's "resend"): a new one to the same address with the same
+ * roles and language, then the old one revoked, so only the newest link works. A pending one only;
+ * the new one counts against the limits as any invitation does.
+ */
+export async function resendInvitation(
+  deps: OrgDeps & Pick<Services, 'baseUrls'>, command: { app: Application; acting: Acting; organizationId: string; invitationId: string },
+): Promise<StoredInvitation> {
+  const old = await deps.db.organizations.findInvitation(command.app.id, command.invitationId);
+  const organization = await organizationOf(deps, command.app, command.organizationId);
+  if (!old || old.organizationKey !== organization.id) throw unknownInvitation();
+  if (standingOf(old, deps.clock.now()) !== 'pending') throw invalidField('invitationId', `was ${standingOf(old, deps.clock.now())} already: invite the address again instead`);
+  const fresh = await createInvitation(deps, { ...command, email: old.email, roles: old.roles, locale: old.locale });
+  await revokeInvitation(deps, command);
+  return fresh;
+}
+
 /** An organization's invitations, newest first: for the backend, an operator, or its owners and admins. */
 export async function listInvitations(
   deps: Pick<OrgDeps, 'db'>, command: { app: Application; acting: Acting; organizationId: string; after: number | null; limit: number },

@@ -114,3 +114,10 @@ export async function deleteOrganization(deps: DomainDeps, command: { app: Appli
     uow.record(event('organization.deleted', command.app.id, deps.clock.now(), command.acting, organizationSubject(organization), { organization: organization.organizationId, members }));
   }).finally(() => deps.joinableDomains.forget(command.app.id));
 }
+
+/** The application's organizations a text finds (its public id, the beginning of its slug, part of its name), or the first ones; at most `limit`. */
+export async function searchOrganizations(deps: Pick<OrgDeps, 'db'>, command: { app: Application; text: string; limit: number }): Promise<StoredOrganization[]> {
+  const text = command.text.trim().slice(0, 200);
+  const limit = Math.min(MAX_PAGE, Math.max(1, command.limit));
+  return text === '' ? (await deps.db.organizations.listPage(command.app.id, null, limit)).items : deps.db.organizations.search(command.app.id, text, limit);
+}
