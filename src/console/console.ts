@@ -44,7 +44,7 @@ import { mountOverview } from './overview';
 import { mountAccountForms } from './account-forms';
 import { mountOperators } from './operators';
 import { mountOrganizations } from './organizations';
-import { actorName, actorWords, clientWords, detailsWords, eventSentence, whereWords } from './words';
+import { actorName, actorWords, clientWords, detailsWords, eventSentence, numberWords, whereWords } from './words';
 import { cookieValue, crossSite, escape, pageLocale, sendPage, stringFields, type PageLocale } from '../web/pages';
 
 /**
@@ -79,8 +79,6 @@ type Done = (typeof DONE)[number];
 const say = (locale: PageLocale, key: string, values: Record<string, string> = {}) => filled(textsOf('console', locale)[key] ?? key, values);
 /** A time as operators read it: to the second, in UTC. */
 const time = (d: Date | null | undefined) => (d ? `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC` : '—');
-/** A count as the operator's language writes it. */
-const number = (locale: PageLocale, n: number) => new Intl.NumberFormat(locale).format(n);
 const shown = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 const q = (params: Record<string, string | number | undefined>) => {
   const entries = Object.entries(params).filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '');
@@ -281,8 +279,8 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (e instanceof StatementTimeoutError) return page(res, 503, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'searchTimedOut'))}</p>`, s);
       throw e;
     }
-    const total = found.total > SEARCH_COUNT_CAP ? say(locale, 'matchesMore', { count: number(locale, SEARCH_COUNT_CAP) })
-      : say(locale, found.total === 1 ? 'matchesOne' : 'matches', { count: number(locale, found.total) });
+    const total = found.total > SEARCH_COUNT_CAP ? say(locale, 'matchesMore', { count: numberWords(locale, SEARCH_COUNT_CAP) })
+      : say(locale, found.total === 1 ? 'matchesOne' : 'matches', { count: numberWords(locale, found.total) });
     body += found.rows.length === 0 ? `<p class="notice" role="status">${escape(say(locale, 'noneFound'))}</p>`
       : `<p role="status">${escape(total)}</p><div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'accounts'))}</caption><thead><tr><th scope="col">${escape(say(locale, 'email'))}</th>`
         + `<th scope="col">${escape(say(locale, 'name'))}</th><th scope="col">${escape(say(locale, 'lastSignIn'))}</th><th scope="col">${escape(say(locale, 'created'))}</th><th scope="col">${escape(say(locale, 'state'))}</th></tr></thead><tbody>`
@@ -404,7 +402,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + table(say(locale, 'activity'), [say(locale, 'when'), say(locale, 'what'), say(locale, 'app'), say(locale, 'details')], account.activity.map((e) => {
         const by = e.kind === 'event' ? actorWords(say, locale, e.actor, account.clientNames, r.id) : '';
         const where = whereWords(say, locale, e);
-        return `<tr><td>${escape(time(e.at))}</td><td><span title="${escape(e.type)}">${escape(eventSentence(say, locale, e))}</span>${by ? ` ${by}` : ''}${where ? ` ${where}` : ''}</td>`
+        return `<tr><td>${escape(time(e.at))}</td><td><span class="event" title="${escape(e.type)}">${escape(eventSentence(say, locale, e))}</span>${by ? ` ${by}` : ''}${where ? ` ${where}` : ''}</td>`
           + `<td>${e.clientId ? clientWords(e.clientId, account.clientNames) : '—'}</td><td>${e.kind === 'event' ? detailsWords(say, locale, e.data) : ''}</td></tr>`;
       }))
       + (account.activityNext ? `<p class="links"><a href="${accountPath(a, r.id, locale, { cursor: account.activityNext })}#h-activity">${escape(say(locale, 'older'))}</a></p>` : '')
@@ -443,7 +441,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       + (r.email ? one('send-reset', say(locale, 'sendReset')) : '')
       + (r.email && !r.emailVerified ? one('verify-email', say(locale, 'verifyEmail')) : '')
       + one('export', say(locale, 'export'))
-      + one('erase', say(locale, 'erase'), `<label for="erase-name">${escape(say(locale, 'eraseType', { name: r.email ?? r.uuid }))}</label><input id="erase-name" name="name" type="text" required autocomplete="off">`
+      + one('erase', say(locale, 'erase'), `<label for="erase-name">${escape(say(locale, 'eraseType', { name: '\u0000' })).replace('\u0000', `<span class="value">${escape(r.email ?? r.uuid)}</span>`)}</label><input id="erase-name" name="name" type="text" required autocomplete="off">`
         + `<p class="tip">${escape(say(locale, 'eraseTip'))}</p>`)
       + '</div></section>';
   }

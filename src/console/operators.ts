@@ -19,9 +19,11 @@ export function mountOperators(router: express.Router, p: ConsoleParts): void {
     const t = (k: string, v?: Record<string, string>) => escape(p.say(locale, k, v));
     const operators = await listOperators(p.services, { app: s.operatorsApp });
     const done = DONE.find((d) => d === req.query.done);
-    const roleForm = (id: number, role: OperatorRole, email: string) => p.adminForm(s, `/operators/${id}/role`, p.say(locale, 'changeRole', { name: email }),
-      `<label for="role-${id}" class="visually-hidden">${t('role')}</label><select id="role-${id}" name="role">`
-      + [...OPERATOR_ROLES, 'none'].map((r) => `<option value="${r}"${r === role ? ' selected' : ''}>${t(r === 'none' ? 'roleNone' : `role_${r}`)}</option>`).join('') + '</select>', true);
+    // (the form named for whom it is; its button short, in a narrow cell)
+    const roleForm = (id: number, role: OperatorRole, email: string) => `<form method="post" action="${escape(`/operators/${id}/role${p.q({ locale })}`)}" aria-label="${escape(p.say(locale, 'changeRole', { name: email }))}">`
+      + `<input type="hidden" name="csrf" value="${escape(s.token)}"><label for="role-${id}" class="visually-hidden">${t('role')}</label><select id="role-${id}" name="role">`
+      + [...OPERATOR_ROLES, 'none'].map((r) => `<option value="${r}"${r === role ? ' selected' : ''}>${t(r === 'none' ? 'roleNone' : `role_${r}`)}</option>`).join('') + '</select>'
+      + `<label class="choice"><input type="checkbox" name="confirm" value="yes" required> ${t('confirm')}</label><button type="submit" class="secondary">${t('changeRoleShort')}</button></form>`;
     p.page(res, 200, locale, p.say(locale, 'operators'),
       (done ? `<p class="notice done" role="status">${t(`done_${done}`)}</p>` : '')
       + `<p class="tip">${t('operatorsTip')}</p><div class="scroll"><table><thead><tr>`

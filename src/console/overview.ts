@@ -4,6 +4,7 @@ import { consoleApplications } from '../usecases/operators/console-reads';
 import { consoleOverview, type Overview, type OverviewDay } from '../usecases/operators/console-overview';
 import { escape, type PageLocale } from '../web/pages';
 import type { ConsoleParts } from './webhooks';
+import { numberWords } from './words';
 
 type Signed = Parameters<ConsoleParts['adminForm']>[0];
 
@@ -21,8 +22,6 @@ const SERIES = [
   { key: 'failed', label: 'overviewFailures', css: 's-fail' },
 ] as const;
 
-/** Numbers as the operator's language writes them. */
-const number = (locale: PageLocale, n: number) => new Intl.NumberFormat(locale).format(n);
 
 /** A round step for the chart's scale: the top of the axis, at least 4. */
 function axisTop(max: number): number {
@@ -46,12 +45,12 @@ export function chartSvg(p: ConsoleParts, locale: PageLocale, days: OverviewDay[
   const grid = [0, 1, 2, 3, 4].map((k) => {
     const v = (top4 / 4) * k;
     return `<line class="grid" x1="${left}" x2="${W - right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>`
-      + `<text class="axis" x="${left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${escape(number(locale, v))}</text>`;
+      + `<text class="axis" x="${left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${escape(numberWords(locale, v))}</text>`;
   }).join('');
   const dates = days.map((d, i) => ((days.length - 1 - i) % 7 === 0
     ? `<text class="axis" x="${x(i).toFixed(1)}" y="${H - 8}" text-anchor="middle">${escape(d.day.slice(5))}</text>` : '')).join('');
   const lines = SERIES.map((s) => `<polyline class="${s.css}" points="${days.map((d, i) => `${x(i).toFixed(1)},${y(d[s.key]).toFixed(1)}`).join(' ')}"/>`).join('');
-  const summary = SERIES.map((s) => `${p.say(locale, s.label)}: ${number(locale, days.reduce((n, d) => n + d[s.key], 0))}`).join(', ');
+  const summary = SERIES.map((s) => `${p.say(locale, s.label)}: ${numberWords(locale, days.reduce((n, d) => n + d[s.key], 0))}`).join(', ');
   return `<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc" focusable="false">`
     + `<title id="chart-title">${escape(name)}</title><desc id="chart-desc">${escape(summary)}</desc>${grid}${dates}${lines}</svg>`;
 }
@@ -64,17 +63,17 @@ function overviewBody(p: ConsoleParts, s: Signed, o: Overview, apps: Application
   const picker = `<form method="get" action="/" class="row"><input type="hidden" name="locale" value="${escape(locale)}"><div><label for="app">${t('application')}</label>`
     + `<select id="app" name="app"><option value="">${t('overviewAll')}</option>${apps.map((a) => `<option value="${escape(a.name)}"${a.id === chosen?.id ? ' selected' : ''}>${escape(a.name)}</option>`).join('')}</select></div>`
     + `<div><button type="submit" class="secondary">${t('show')}</button></div></form>`;
-  const tile = (label: string, value: number, tip?: string) => `<div class="tile"><span>${t(label)}</span><strong>${escape(number(locale, value))}</strong>${tip ? `<small>${t(tip)}</small>` : ''}</div>`;
+  const tile = (label: string, value: number, tip?: string) => `<div class="tile"><span>${t(label)}</span><strong>${escape(numberWords(locale, value))}</strong>${tip ? `<small>${t(tip)}</small>` : ''}</div>`;
   const tiles = `<div class="tiles">${tile('overviewActiveToday', o.activeToday)}${tile('overviewActiveMonth', o.activeMonth)}`
     + `${tile('overviewSignIns30', total('signedIn'))}${tile('overviewRegistrations30', total('registered'))}${tile('overviewFailures30', total('failed'))}</div>`;
   const name = p.say(locale, 'overviewChart', { scope: chosen ? chosen.name : p.say(locale, 'overviewAll') });
   const legend = `<p class="legend">${SERIES.map((x) => `<span><span class="key ${x.css}"></span>${t(x.label)}</span>`).join(' ')}</p>`;
   const dayTable = `<div class="scroll tall"><table><caption>${t('overviewPerDay')}</caption><thead><tr><th scope="col">${t('overviewDay')}</th>`
     + SERIES.map((x) => `<th scope="col" class="n">${t(x.label)}</th>`).join('') + '</tr></thead><tbody>'
-    + [...o.days].reverse().map((d) => `<tr><th scope="row">${escape(d.day)}</th>${SERIES.map((x) => `<td class="n">${escape(number(locale, d[x.key]))}</td>`).join('')}</tr>`).join('')
+    + [...o.days].reverse().map((d) => `<tr><th scope="row">${escape(d.day)}</th>${SERIES.map((x) => `<td class="n">${escape(numberWords(locale, d[x.key]))}</td>`).join('')}</tr>`).join('')
     + '</tbody></table></div>';
   const list = (title: string, id: string, rows: { name: string; count: number }[]) => `<section aria-labelledby="${id}"><h2 id="${id}">${t(title)}</h2>`
-    + (rows.length === 0 ? `<p>${t('none')}</p>` : `<table><tbody>${rows.map((r) => `<tr><th scope="row">${escape(r.name)}</th><td class="n">${escape(number(locale, r.count))}</td></tr>`).join('')}</tbody></table>`)
+    + (rows.length === 0 ? `<p>${t('none')}</p>` : `<div class="scroll"><table><tbody>${rows.map((r) => `<tr><th scope="row">${escape(r.name)}</th><td class="n">${escape(numberWords(locale, r.count))}</td></tr>`).join('')}</tbody></table></div>`)
     + '</section>';
   const named = (prefix: string, key: string) => {
     const said = p.say(locale, `${prefix}${key}`);
@@ -87,8 +86,8 @@ function overviewBody(p: ConsoleParts, s: Signed, o: Overview, apps: Application
       + '</tbody></table></div>')
     + '</section>';
   const jobs = `<section aria-labelledby="h-jobs"><h2 id="h-jobs">${t('overviewJobsFailed')}</h2>`
-    + (o.jobsFailed.length === 0 ? `<p>${t('none')}</p>` : `<table><thead><tr><th scope="col">${t('application')}</th><th scope="col">${t('overviewQueue')}</th><th scope="col" class="n">${t('overviewFailed')}</th></tr></thead><tbody>`
-      + o.jobsFailed.map((j) => `<tr><td>${escape(j.application)}</td><td>${escape(j.queue)}</td><td class="n">${escape(number(locale, j.failed))}</td></tr>`).join('') + '</tbody></table>')
+    + (o.jobsFailed.length === 0 ? `<p>${t('none')}</p>` : `<div class="scroll"><table><thead><tr><th scope="col">${t('application')}</th><th scope="col">${t('overviewQueue')}</th><th scope="col" class="n">${t('overviewFailed')}</th></tr></thead><tbody>`
+      + o.jobsFailed.map((j) => `<tr><td>${escape(j.application)}</td><td>${escape(j.queue)}</td><td class="n">${escape(numberWords(locale, j.failed))}</td></tr>`).join('') + '</tbody></table></div>')
     + '</section>';
   return picker + tiles
     + `<section aria-labelledby="h-days"><h2 id="h-days">${escape(name)}</h2><div class="columns"><div class="chart">${chartSvg(p, locale, o.days, name)}${legend}</div>${dayTable}</div>`

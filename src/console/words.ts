@@ -13,6 +13,9 @@ import { escape, type PageLocale } from '../web/pages';
 
 export type Say = (locale: PageLocale, key: string, values?: Record<string, string>) => string;
 
+/** A number as the operator's language writes it (12,345; 12 345; 12.345). */
+export const numberWords = (locale: PageLocale, n: number) => new Intl.NumberFormat(locale).format(n);
+
 /** The words for `key` when there are some, else `fallback` (a method or reason a newer release added). */
 const wordsOr = (say: Say, locale: PageLocale, key: string, fallback: string) => {
   const said = say(locale, key);

@@ -86,12 +86,12 @@ function styleFor(color: string): string {
  * in their own box on a phone (never the page), and inline forms.
  */
 const WIDE = 'header,main{max-width:72rem}nav{max-width:72rem;margin:0 auto 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}'
-  + 'nav form{margin:0}nav button{width:auto;margin:0;padding:.4rem .8rem}.scroll{overflow-x:auto;max-width:100%}'
+  + 'nav form{margin:0}nav button{width:auto;margin:0;padding:.4rem .8rem}.scroll{overflow-x:auto;max-width:100%;position:relative}'
   + 'table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #e4e7eb;vertical-align:top;overflow-wrap:anywhere}'
-  + 'th{font-weight:bold}code,pre{font-size:.9rem;white-space:pre-wrap;overflow-wrap:anywhere}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}.row>*{flex:1 1 12rem}'
+  + 'th{font-weight:bold;overflow-wrap:normal;white-space:nowrap}code,pre{font-size:.9rem;white-space:pre-wrap;overflow-wrap:anywhere}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}.row>*{flex:1 1 12rem}'
   + '.row button{width:auto;margin:.25rem 0}.actions form{border:1px solid #e4e7eb;border-radius:6px;padding:.75rem;margin:0}.actions button{width:auto}'
   + '.actions .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:.75rem;align-items:start}.actions label{margin-top:.25rem}.summary p{margin:.25rem 0 0}'
-  + '.badge{display:inline-block;padding:0 .4rem;border-radius:4px;background:#eef1f6;font-size:.85rem}.badge.off{background:#fdecea;color:#7a1a12}'
+  + '.badge{display:inline-block;white-space:nowrap;overflow-wrap:normal;padding:0 .4rem;border-radius:4px;background:#eef1f6;font-size:.85rem}.badge.off{background:#fdecea;color:#7a1a12}'
   + '.items .changes li{border:0;padding:0;margin:.15rem 0}del{background:#fdecea;color:#7a1a12;text-decoration:line-through}ins{background:#e3f4ea;color:#14532d;text-decoration:none}'
   + '.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(9.5rem,1fr));gap:.75rem;margin:1rem 0}.tile{border:1px solid #e4e7eb;border-radius:6px;padding:.6rem .75rem}'
   + '.tile strong{display:block;font-size:1.6rem}.tile span{color:#52606d;font-size:.9rem}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}'
@@ -100,7 +100,7 @@ const WIDE = 'header,main{max-width:72rem}nav{max-width:72rem;margin:0 auto 1rem
   + '.legend>span{display:inline-block;margin-right:1rem}.key{display:inline-block;width:1.5rem;height:0;border-top:3px solid;vertical-align:middle;margin-right:.4rem}'
   + '.key.s-in{border-color:#0b57d0}.key.s-reg{border-top-style:dashed;border-color:#137333}.key.s-fail{border-top-style:dotted;border-color:#b42318}.tall{max-height:22rem;overflow-y:auto}'
   + '.pairs{margin:0;font-size:.9rem}.pairs div{display:flex;flex-wrap:wrap;gap:0 .4rem}.pairs dt{color:#52606d}.pairs dd{margin:0;overflow-wrap:anywhere}'
-  + 'details summary{cursor:pointer;font-size:.85rem;color:#52606d}'
+  + 'details summary{cursor:pointer;font-size:.85rem;color:#52606d}.event{overflow-wrap:normal}td button{width:auto;white-space:nowrap;overflow-wrap:normal}'
   + '@media (min-width:60rem){.columns{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}}';
 const styles = new Map<string, string>();
 const AUTO_SUBMIT = 'document.forms[0].submit();';

@@ -27,6 +27,30 @@ import { oathtool } from '../helpers/totp';
 // viewer sees no action and the server refuses one it forges; a POST from another site is refused.
 
 const SHOTS = path.join(projectRoot(), 'docs/console');
+/**
+ * The words of labels, headings, buttons, column heads, badges and event sentences that a line
+ * break cuts (a word drawn in more than one line box). A page's title, or a value in a label (the
+ * address to type to erase), may be too long for a phone's width: a value breaks where it must.
+ */
+const BROKEN_WORDS = `(() => {
+  const broken = [];
+  for (const el of document.querySelectorAll('label, legend, h2, h3, th, button, .badge, nav a, .tile span, .event')) {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      // (a value inside a label, such as the address to type, breaks where it must)
+      if (node.parentElement.closest('.value')) continue;
+      const text = node.textContent;
+      for (const m of text.matchAll(/[^\\s]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+})()`;
 const PASSWORD = 'operator horse battery';
 /** Gatehouse's time, moved by hand: each one-time code in a 30-second step of its own. */
 const clock = manualClock(new Date(Math.floor(Date.now() / 30_000) * 30_000 + 2_000));
@@ -98,8 +122,17 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await served?.close();
   });
 
+  /** What the browser said the Content-Security-Policy refused, on any page of any test: nothing, ever. */
+  const refused: string[] = [];
+  afterAll(() => expect(refused).toEqual([]));
   /** A browser of its own, with a platform authenticator that verifies the person. */
-  const device = (viewport = VIEWPORTS.desktop) => deviceWithPasskeys(browser, { viewport });
+  const device = async (viewport = VIEWPORTS.desktop) => {
+    const made = await deviceWithPasskeys(browser, { viewport });
+    made.page.on('console', (m) => {
+      if (/Content[- ]Security[- ]Policy/i.test(m.text())) refused.push(m.text());
+    });
+    return made;
+  };
 
   /** The hosted sign-in's password step; the page it leads to is the caller's to wait for. */
   async function password(page: Page, email: string): Promise<void> {
@@ -206,6 +239,12 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       expect(await d.page.textContent('#h-activity + .scroll tbody tr .pairs')).toContain('reason:asked by phone, ticket 4711');
       expect((await targetRecord()).disabled?.reason).toBe('asked by phone, ticket 4711');
 
+      // the operators, for an admin: roles, last sign-in, second factors
+      await d.page.goto(`${consoleUrl}/operators`);
+      expect(await d.page.textContent('tbody')).toContain('vic@ops.example');
+      expect(await d.page.textContent('tbody tr:has-text("ada@ops.example")')).toContain('an authenticator code');
+      await screenshots(d.page, SHOTS, 'console-operators', VIEWPORTS);
+
       // the audit log shows the operator
       await d.page.goto(`${consoleUrl}/audit?app=local&type=account.disabled`);
       expect(await d.page.textContent('tbody')).toContain('ada@ops.example');
@@ -213,10 +252,13 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
 
       // at 390 px, no page scrolls sideways
       await d.page.setViewportSize(VIEWPORTS.phone);
-      for (const url of [`${consoleUrl}/`, `${consoleUrl}/accounts?app=local&q=grace`, `${consoleUrl}/apps/local/accounts/${target.id}`, `${consoleUrl}/audit?app=local`]) {
+      for (const url of [`${consoleUrl}/`, `${consoleUrl}/accounts?app=local&q=grace`, `${consoleUrl}/apps/local/accounts/${target.id}`, `${consoleUrl}/audit?app=local`,
+        `${consoleUrl}/operators`, `${consoleUrl}/apps/local/organizations`, `${consoleUrl}/apps/local/accounts/${target.id}/edit`]) {
         await d.page.goto(url);
         const [scroll, width] = await d.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as number[];
         expect({ url, scroll }).toEqual({ url, scroll: width });
+        // no label, heading, button or event name broken inside a word: each word of them in one line box
+        expect({ url, broken: await d.page.evaluate(BROKEN_WORDS) }).toEqual({ url, broken: [] });
       }
       await d.page.setViewportSize(VIEWPORTS.desktop);
 
@@ -323,6 +365,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       expect(org.body.stat).toBe('ok');
       const orgId = org.body.id as string;
       await d.page.goto(`${consoleUrl}/apps/local/organizations?q=langley`);
+      await screenshots(d.page, SHOTS, 'console-organizations', VIEWPORTS);
       await Promise.all([d.page.waitForURL(new RegExp(`/organizations/${orgId}`)), d.page.click('text=Langley Research')]);
       await d.page.fill('#m-email', moved);
       await d.page.fill('#m-roles', 'admin');
