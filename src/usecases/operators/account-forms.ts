@@ -60,7 +60,6 @@ export async function editableAttributes(deps: Pick<Services, 'clients' | 'flows
   return [...out.values()];
 }
 
-type AccountDeps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'flows' | 'passwords' | 'tokens' | 'versions' | 'work'>;
 
 /**
  * Makes an account: its address and the attributes given (from editableAttributes), and its
@@ -68,7 +67,7 @@ type AccountDeps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'flo
  * address or username taken; a Refusal for what the rules refuse.
  */
 export async function createAccount(
-  deps: AccountDeps, command: { app: Application; acting: Acting; email: string; attributes: Record<string, string>; password?: string; mailLink: boolean },
+  deps: Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'passwords' | 'tokens' | 'versions' | 'work'>, command: { app: Application; acting: Acting; email: string; attributes: Record<string, string>; password?: string; mailLink: boolean },
 ): Promise<UserRecord> {
   const { app } = command;
   if (command.password === undefined && !command.mailLink) throw invalidField('password', 'give a password, or mail the person a link to set one');
@@ -84,7 +83,7 @@ export async function createAccount(
  * removed; the address through the writer's rules (unverified until proven, the old one told).
  */
 export async function editAccount(
-  deps: AccountDeps, command: { app: Application; acting: Acting; entityId: number; attributes: Record<string, string> },
+  deps: Pick<Services, 'baseUrls' | 'clock' | 'db' | 'passwords' | 'versions' | 'work'>, command: { app: Application; acting: Acting; entityId: number; attributes: Record<string, string> },
 ): Promise<void> {
   const { app } = command;
   const record = await deps.db.records.find(app.id, { id: command.entityId });
