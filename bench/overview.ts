@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
+import { sqlTime } from '../src/db/models';
 import { createLogger } from '../src/logger';
 import { createRuntime } from '../src/runtime';
 import { consoleOverview } from '../src/usecases/operators/console-overview';
@@ -47,7 +48,7 @@ async function measure(engine: 'sqlite' | 'mysql', dir: string): Promise<string[
   const start = now - 30 * DAY;
   const span = 30 * DAY - 10 * 60_000;
   const q = runtime.db.sequelize;
-  const time = (ms: number) => new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
+  const time = (ms: number) => sqlTime(engine, new Date(ms));
   const seeding = performance.now();
   const BATCH = 2_000;
   for (let from = 0; from < events; from += BATCH) {

@@ -527,7 +527,7 @@ program.command('operators:add')
     const { app, created } = await ensureOperatorsApplication(core, { name: operatorsAppName(opts), flows: () => flowSources(path.join(projectRoot(), 'flows')), acting: core.acting });
     if (created) process.stdout.write(`created the operators' application "${app.name}" (a second factor is required to sign in; nobody registers there)\n`);
     const password = opts.password ? await readSecret('password: ') : undefined;
-    process.stdout.write(saidOfOperator(email, await addOperator(core, { app, email, role, password, reset: opts.reset === true, acting: core.acting })));
+    process.stdout.write(saidOfOperator(email, await addOperator({ ...core, entityQueryTimeoutMs: loadConfigOrExit().entityQueryTimeoutMs }, { app, email, role, password, reset: opts.reset === true, acting: core.acting })));
   }));
 
 program.command('operators:role')
@@ -539,7 +539,7 @@ program.command('operators:role')
   .action((who: string, roleText: string, opts: { app?: string; reset?: boolean }) => withCore(async (core) => {
     const role = roleText === 'none' ? null : roleOption(roleText);
     const { app, record } = await userOf(core, { app: operatorsAppName(opts) }, who);
-    process.stdout.write(saidOfOperator(record.email ?? who, await promote(core, { app, record, role, reset: opts.reset === true, acting: core.acting })));
+    process.stdout.write(saidOfOperator(record.email ?? who, await promote({ ...core, entityQueryTimeoutMs: loadConfigOrExit().entityQueryTimeoutMs }, { app, record, role, reset: opts.reset === true, acting: core.acting })));
   }));
 
 program.command('operators:list')

@@ -1,6 +1,6 @@
 import express, { type Request, type Response } from 'express';
 import { roleMay } from '../domain/operators';
-import { Refusal } from '../domain/refusal';
+import { LimitReachedError, Refusal } from '../domain/refusal';
 import type { Application } from '../domain/storage/applications';
 import { DuplicateAttributeError, type UserRecord } from '../domain/storage/records';
 import { consoleRecord } from '../usecases/operators/console-reads';
@@ -24,7 +24,7 @@ const FIELD_PREFIX = 'a_';
 /** The fields of `attributes`, filled with `values`. */
 function fields(p: ConsoleParts, s: Signed, attributes: EditableAttribute[], values: Record<string, string>, required: Set<string>): string {
   return attributes.map((a) => {
-    const id = `${FIELD_PREFIX}${a.attribute}`;
+    const id = escape(`${FIELD_PREFIX}${a.attribute}`);
     const label = a.label === a.attribute ? p.say(s.locale, `attr_${a.attribute}`) : a.label;
     const shownLabel = label === `attr_${a.attribute}` ? a.attribute : label;
     const value = values[a.attribute] ?? '';
@@ -46,6 +46,7 @@ function refusalText(p: ConsoleParts, s: Signed, e: unknown): string | undefined
   if (e instanceof AttributeRefusedError) return `${e.attribute}: ${e.message}`;
   if (e instanceof RecordGoneError) return e.message;
   if (e instanceof Refusal) return `${e.detail.field ? `${e.detail.field.replace(/^attributes\./, '')}: ` : ''}${e.message}`;
+  if (e instanceof LimitReachedError) return e.message;
   return undefined;
 }
 

@@ -17,7 +17,7 @@ import { isDisabled, type UserRecord } from '../domain/storage/records';
 import type { Logger } from '../logger';
 import { filled, textsOf } from '../texts';
 import { registrationOpen } from '../domain/registration';
-import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, SEARCH_COUNT_CAP, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
+import { consoleAccount, consoleAccountAt, consoleApplication, consoleApplications, consoleAudit, SEARCH_COUNT_CAP, SEARCH_PAGE, searchAccounts, type ConsoleAccount } from '../usecases/operators/console-reads';
 import { applicationView, changeOneSetting, flowDifference, importFlowDocuments } from '../usecases/operators/console-admin';
 import { FlowDefinitionError } from '../domain/flow-definition';
 import { addClient } from '../usecases/clients/add-client';
@@ -279,7 +279,7 @@ export function buildConsole(options: ConsoleOptions): express.Express {
       if (e instanceof StatementTimeoutError) return page(res, 503, locale, say(locale, 'accounts'), `${body}<p class="notice" role="alert">${escape(say(locale, 'searchTimedOut'))}</p>`, s);
       throw e;
     }
-    const total = found.total > SEARCH_COUNT_CAP ? say(locale, 'matchesMore', { count: numberWords(locale, SEARCH_COUNT_CAP) })
+    const total = found.total === undefined ? say(locale, 'matchesMore', { count: numberWords(locale, (pageNo + 1) * SEARCH_PAGE) }) : found.total > SEARCH_COUNT_CAP ? say(locale, 'matchesMore', { count: numberWords(locale, SEARCH_COUNT_CAP) })
       : say(locale, found.total === 1 ? 'matchesOne' : 'matches', { count: numberWords(locale, found.total) });
     body += found.rows.length === 0 ? `<p class="notice" role="status">${escape(say(locale, 'noneFound'))}</p>`
       : `<p role="status">${escape(total)}</p><div class="scroll"><table><caption class="visually-hidden">${escape(say(locale, 'accounts'))}</caption><thead><tr><th scope="col">${escape(say(locale, 'email'))}</th>`

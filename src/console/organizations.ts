@@ -1,6 +1,6 @@
 import express, { type Request, type Response } from 'express';
 import { roleMay } from '../domain/operators';
-import { invalidField, Refusal } from '../domain/refusal';
+import { invalidField, LimitReachedError, Refusal } from '../domain/refusal';
 import type { Application } from '../domain/storage/applications';
 import type { StoredOrganization } from '../domain/storage/organizations';
 import { consoleRecordByAddress } from '../usecases/operators/console-reads';
@@ -140,6 +140,10 @@ export function mountOrganizations(router: express.Router, p: ConsoleParts): voi
         res.redirect(303, `${orgUrl(a, o, s.locale, await work(req, s, a, o, body))}`);
       } catch (e) {
         if (e instanceof Refusal) return p.problem(res, e.reason === 'forbidden' ? 403 : e.reason === 'gone' ? 404 : 400, s.locale, `${e.detail.field ? `${e.detail.field}: ` : ''}${e.message}`, s);
+        if (e instanceof LimitReachedError) {
+          res.setHeader('Retry-After', String(e.retryAfterSeconds));
+          return p.problem(res, 429, s.locale, e.message, s);
+        }
         throw e;
       }
     });

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 /**
  * How many distinct accounts were active, without keeping who (docs/console.md#the-overview): a
  * HyperLogLog sketch (Flajolet et al., 2007) of 2^12 one-byte registers, 4 KB per application and
- * day, whose standard error is 1.04/√4096 ≈ 1.6 %; below about 10,000 accounts its linear counting
- * is close to exact. Sketches merge register by register, so the active accounts of a month are the
+ * day, whose standard error is 1.04/√4096 ≈ 1.6 %; below that, linear counting over the empty
+ * registers is off by one or two up to a few hundred accounts, by about 1 % at a thousand. Sketches merge register by register, so the active accounts of a month are the
  * merge of its days', and of every application the merge of theirs (record ids are unique across
  * applications). Only hashes of record ids reach a register: no sketch names anyone.
  */

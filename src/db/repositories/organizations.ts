@@ -120,8 +120,9 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       // (! escapes the patterns' own characters, on both engines)
       const like = (v: string) => v.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`);
       const rows = await sql.select<OrganizationRow>(
-        "SELECT * FROM organizations WHERE application_id = ? AND (organization_id = ? OR slug LIKE ? ESCAPE '!' OR LOWER(name) LIKE ? ESCAPE '!') ORDER BY name, id LIMIT ?",
-        [applicationId, text, `${like(text)}%`, `%${like(text)}%`, limit],
+        // (SQLite's LOWER folds ASCII only: the name as typed is looked for too)
+        "SELECT * FROM organizations WHERE application_id = ? AND (organization_id = ? OR slug LIKE ? ESCAPE '!' OR LOWER(name) LIKE ? ESCAPE '!' OR name LIKE ? ESCAPE '!') ORDER BY name, id LIMIT ?",
+        [applicationId, text, `${like(text)}%`, `%${like(text)}%`, `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`, limit],
       );
       return rows.map(toOrganization);
     },

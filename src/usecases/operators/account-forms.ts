@@ -24,6 +24,7 @@ export interface EditableAttribute { attribute: string; label: string; type: 'te
 
 /** What no form of the console writes: how the account signs in, its verified mark, its ids, an operator's role, what Gatehouse keeps. */
 const NEVER = new Set(['password', 'emailVerified', 'id', 'uuid', 'created', 'lastUpdated', 'lastLogin', 'profiles', OPERATOR_ROLE_ATTRIBUTE]);
+const ATTRIBUTE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 /** What every account has a field for, before the flow's own. */
 const ALWAYS: EditableAttribute[] = [
   { attribute: 'email', label: 'email', type: 'email' },
@@ -50,7 +51,8 @@ export async function editableAttributes(deps: Pick<Services, 'clients' | 'flows
   }
   for (const field of Object.values(flow.definition.fields)) {
     const attribute = field.schemaAttribute;
-    if (!attribute || NEVER.has(attribute) || attribute === 'username' && out.has(attribute)) continue;
+    // (an attribute's name as records take them: letters, digits and _, so that it is a field's name as it is)
+    if (!attribute || !ATTRIBUTE_NAME.test(attribute) || NEVER.has(attribute)) continue;
     const label = field.label ? deps.flows.text(flow, field.label) : attribute;
     const type = field.type === 'email' ? 'email' : field.type === 'dateselect' ? 'date' : field.type === 'select' || field.type === 'radio' ? 'select' : 'text';
     const options = field.options?.map((o) => ({ value: o.value, label: deps.flows.text(flow, o.label) }));
@@ -71,6 +73,10 @@ export async function createAccount(
 ): Promise<UserRecord> {
   const { app } = command;
   if (command.password === undefined && !command.mailLink) throw invalidField('password', 'give a password, or mail the person a link to set one');
+  // the link's client, found before the account is made: never an account made and its link not sent
+  if (command.password === undefined && !(await accountClient(deps, app))) {
+    throw new Refusal('misconfigured', 'the application has no login client to send a link from (set account_client_id): set a password instead');
+  }
   const attributes = Object.fromEntries(Object.entries(command.attributes).filter(([k, v]) => !NEVER.has(k) && k !== 'email' && v.trim() !== '').map(([k, v]) => [k, v.trim()]));
   const record = parseNewUser(app.id, { ...attributes, email: command.email.trim(), ...(command.password !== undefined && { password: command.password }) });
   const created = await createRecord(deps, { app, origin: command.acting.origin, operator: command.acting, record });

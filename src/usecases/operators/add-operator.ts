@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { parseFilter } from '../../domain/filter';
 import { endSessionsOf, EVERY_HOLD_ON_A_RECORD } from '../../domain/accounts';
 import { recordLocale } from '../../domain/email-change';
 import { event, recordSubject, type Acting } from '../../domain/events';
@@ -6,14 +7,14 @@ import { OPERATOR_ROLE_ATTRIBUTE, operatorRoleOf, type OperatorRole } from '../.
 import type { UnitOfWork } from '../../domain/ports';
 import { Refusal } from '../../domain/refusal';
 import type { Application } from '../../domain/storage/applications';
-import { DuplicateAttributeError, type UserRecord } from '../../domain/storage/records';
+import { DuplicateAttributeError, isDisabled, type UserRecord } from '../../domain/storage/records';
 import { USER_TYPE, isValidEmail } from '../../domain/users';
 import { accountClient } from '../account/account-client';
 import { recordResetLink } from '../login/email-requests';
 import { assertLongEnough, recordCreated } from '../records/create-records';
 import type { Services } from '../services';
 
-type Deps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'passwords' | 'tokens' | 'versions' | 'work'>;
+type Deps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'entityQueryTimeoutMs' | 'passwords' | 'tokens' | 'versions' | 'work'>;
 
 /**
  * What making an operator did: a new account (mailed a link to choose its password unless given
@@ -78,7 +79,9 @@ export async function addOperator(
  * Gives an account a role (docs/console.md#operators): an operator's role changes; an account that
  * is no operator is refused, or with `reset` taken over. `null` takes the role away.
  */
-type PromoteDeps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'tokens' | 'versions' | 'work'>;
+/** At most this many admins are locked by a change of a role (far more than any console has). */
+const MAX_ADMINS = 1_000;
+type PromoteDeps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'entityQueryTimeoutMs' | 'tokens' | 'versions' | 'work'>;
 export async function promote(deps: PromoteDeps, command: { app: Application; record: UserRecord; role: OperatorRole; reset: boolean; acting: Acting }): Promise<OperatorAdded>;
 export async function promote(deps: PromoteDeps, command: { app: Application; record: UserRecord; role: OperatorRole | null; reset: boolean; acting: Acting }): Promise<OperatorAdded | RoleRemoved>;
 export async function promote(
@@ -87,11 +90,27 @@ export async function promote(
   const { app, acting } = command;
   // the link client is looked up before the transaction; whether to take the account over is judged on the record as locked
   const client = command.role !== null && command.reset ? await linkClient(deps, app) : undefined;
+  // the admins, when the change may take the role of one away: never the last who can sign in
+  const admins = command.role === 'admin' ? [] : await deps.db.records.searchPage(
+    app.id, parseFilter(`${OPERATOR_ROLE_ATTRIBUTE} = 'admin'`), ['id'], { limit: MAX_ADMINS, offset: 0 }, deps.entityQueryTimeoutMs,
+  );
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
-    const locked = await deps.db.records.findForUpdate(app.id, command.record.id, uow.tx);
+    // every admin and the account locked in the order of their ids, then judged as locked: of two
+    // admins demoting each other at once, the second finds the first's change
+    const ids = [...new Set([...admins.map((a) => a.id), command.record.id])].sort((a, b) => a - b);
+    const held = new Map<number, UserRecord>();
+    for (const id of ids) {
+      const found = await deps.db.records.findForUpdate(app.id, id, uow.tx);
+      if (found) held.set(id, found);
+    }
+    const locked = held.get(command.record.id);
     if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
     const role = command.role;
+    if (operatorRoleOf(locked) === 'admin' && role !== 'admin'
+      && ![...held.values()].some((r) => r.id !== locked.id && operatorRoleOf(r) === 'admin' && !isDisabled(r, now))) {
+      throw new Refusal('invalid', 'this is the last admin who can sign in: give another operator the admin role first', { field: 'role' });
+    }
     const takeOver = role !== null && operatorRoleOf(locked) === undefined;
     if (takeOver && !command.reset) throw new NotAnOperatorsAccountError(locked.email ?? locked.uuid);
     if (role === null || !takeOver) return setRoleInWork(deps, uow, { locked, role, acting, now });
@@ -102,7 +121,7 @@ export async function promote(
 }
 
 /** An operator's role set or taken away (null), in the caller's unit of work, on the account as locked. */
-export async function setRoleInWork(
+async function setRoleInWork(
   deps: Pick<Services, 'db' | 'versions'>, uow: UnitOfWork, command: { locked: UserRecord; role: OperatorRole | null; acting: Acting; now: Date },
 ): Promise<OperatorAdded | RoleRemoved> {
   const { locked, role, acting, now } = command;

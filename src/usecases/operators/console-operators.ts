@@ -3,9 +3,9 @@ import { OPERATOR_ROLE_ATTRIBUTE, operatorRoleOf, type OperatorRole } from '../.
 import { Refusal } from '../../domain/refusal';
 import type { Acting } from '../../domain/events';
 import type { Application } from '../../domain/storage/applications';
-import { isDisabled, type UserRecord } from '../../domain/storage/records';
+import { isDisabled } from '../../domain/storage/records';
 import type { Services } from '../services';
-import { setRoleInWork } from './add-operator';
+import { NotAnOperatorsAccountError, promote } from './add-operator';
 
 /**
  * The console's operators (docs/console.md#operators): who they are, their role, their last
@@ -41,31 +41,21 @@ export async function listOperators(deps: Pick<Services, 'clock' | 'db' | 'entit
 }
 
 /**
- * Sets an operator's role, or takes it away (null). Refused when it would leave no admin: the
- * admins are locked in the change's transaction, so two admins demoting each other at once cannot
- * both succeed (the second finds the first's change).
+ * Sets an operator's role, or takes it away (null): `promote`, which never takes the role of the
+ * last admin who can sign in (the admins locked in the change's transaction, so two admins
+ * demoting each other at once cannot both succeed). An account that is no operator is refused.
  */
 export async function changeOperatorRole(
-  deps: Pick<Services, 'clock' | 'db' | 'entityQueryTimeoutMs' | 'versions' | 'work'>,
+  deps: Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'entityQueryTimeoutMs' | 'tokens' | 'versions' | 'work'>,
   command: { app: Application; entityId: number; role: OperatorRole | null; acting: Acting },
 ): Promise<void> {
-  const { db, work } = deps;
-  const { app } = command;
-  const admins = await db.records.searchPage(app.id, parseFilter(`${OPERATOR_ROLE_ATTRIBUTE} = 'admin'`), ['id'], { limit: MAX_OPERATORS, offset: 0 }, deps.entityQueryTimeoutMs);
-  await work.run(async (uow) => {
-    // every admin and the account locked, in the order of their ids, then judged as locked
-    const ids = [...new Set([...admins.map((a) => a.id), command.entityId])].sort((a, b) => a - b);
-    const locked = new Map<number, UserRecord>();
-    for (const id of ids) {
-      const found = await db.records.findForUpdate(app.id, id, uow.tx);
-      if (found) locked.set(id, found);
-    }
-    const target = locked.get(command.entityId);
-    if (!target || operatorRoleOf(target) === undefined) throw new Refusal('gone', 'this account is not an operator (any more)');
-    const otherAdmins = [...locked.values()].filter((r) => r.id !== target.id && operatorRoleOf(r) === 'admin').length;
-    if (operatorRoleOf(target) === 'admin' && command.role !== 'admin' && otherAdmins === 0) {
-      throw new Refusal('invalid', 'this is the last admin: give another operator the admin role first', { field: 'role' });
-    }
-    await setRoleInWork(deps, uow, { locked: target, role: command.role, acting: command.acting, now: deps.clock.now() });
-  });
+  const record = await deps.db.records.find(command.app.id, { id: command.entityId });
+  if (!record || operatorRoleOf(record) === undefined) throw new Refusal('gone', 'this account is not an operator (any more)');
+  try {
+    await promote(deps, { app: command.app, record, role: command.role, reset: false, acting: command.acting });
+  } catch (e) {
+    // its role taken away meanwhile: no operator to change any more
+    if (e instanceof NotAnOperatorsAccountError) throw new Refusal('gone', 'this account is not an operator (any more)');
+    throw e;
+  }
 }

@@ -20,7 +20,7 @@ export interface OverviewDay { day: string; signedIn: number; registered: number
 export interface Overview {
   /** The days, oldest first, today last. */
   days: OverviewDay[];
-  /** Distinct accounts that signed in, registered or refreshed a token today (UTC), and over the thirty days (estimated past about 10,000). */
+  /** Distinct accounts that signed in, registered or refreshed a token today (UTC), and over the thirty days (estimated: exact to one or two up to a few hundred, within about 2 % beyond). */
   activeToday: number;
   activeMonth: number;
   /** Over the thirty days, most used first. */

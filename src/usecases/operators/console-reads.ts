@@ -1,4 +1,5 @@
 import { passwordFormatOf } from '../../domain/imported-hashes';
+import { StatementTimeoutError } from '../../domain/storage/transactions';
 import { activityQuery } from '../../domain/activity';
 import { auditQuery, type AuditFilters } from '../../domain/audit-query';
 import { parseFilter, type Filter } from '../../domain/filter';
@@ -35,29 +36,34 @@ export interface AccountRow { record: UserRecord & { passwordHash: null } }
 export const SEARCH_PAGE = 25;
 /** How far the search counts its matches: past this, it says "more than". */
 export const SEARCH_COUNT_CAP = 10_000;
+/** How long the count of a search's matches may take beside its page; past it, the page says "more than" what it has seen. */
+export const SEARCH_COUNT_MS = 250;
 
 /**
  * The accounts a text finds, one page at a time: a text in the filter language (a comparison or a
  * null test, as /entity.find takes) as it is, any other text as the beginning of an email address,
  * a username or a name (prefixFilter); no text, every account, newest first. FilterError and
  * FilterUseError say what is wrong with a filter; a search the database stops (entity.find's
- * time limit) is a StatementTimeoutError. `total` is how many match, up to SEARCH_COUNT_CAP (one
- * more: more than that).
+ * time limit) is a StatementTimeoutError. `total` is how many match: the last page counts itself;
+ * before it, a count up to SEARCH_COUNT_CAP (one more: more than that) within SEARCH_COUNT_MS, none
+ * when the database stopped it (more than this page shows).
  */
 export async function searchAccounts(
   deps: Pick<Services, 'db' | 'entityQueryTimeoutMs'>, command: { app: Application; text: string; page: number },
-): Promise<{ rows: AccountRow[]; more: boolean; total: number }> {
+): Promise<{ rows: AccountRow[]; more: boolean; total?: number }> {
   const text = command.text.trim();
   const filter: Filter | undefined = text === '' ? undefined : isFilterText(text) ? parseFilter(text) : prefixFilter(text);
   const reads = deps.db.lagTolerant;
   const offset = Math.max(0, command.page) * SEARCH_PAGE;
-  // one more than a page: whether there is a next one, without counting them all
-  const [page, total] = await Promise.all([
-    reads.records.searchPage(command.app.id, filter, ['-id'], { limit: SEARCH_PAGE + 1, offset }, deps.entityQueryTimeoutMs),
-    reads.records.count(command.app.id, filter, deps.entityQueryTimeoutMs, SEARCH_COUNT_CAP),
-  ]);
+  // one more than a page: whether there is a next one
+  const page = await reads.records.searchPage(command.app.id, filter, ['-id'], { limit: SEARCH_PAGE + 1, offset }, deps.entityQueryTimeoutMs);
+  // the last page counts itself; before it, a count of its own, bounded in rows and in time: one the database
+  // stops leaves the page without it (at least `offset + SEARCH_PAGE + 1` match), never without its accounts
+  const total = page.length <= SEARCH_PAGE ? offset + page.length
+    : await reads.records.count(command.app.id, filter, Math.min(deps.entityQueryTimeoutMs, SEARCH_COUNT_MS), SEARCH_COUNT_CAP)
+      .catch((e: unknown) => (e instanceof StatementTimeoutError ? undefined : Promise.reject(e)));
   const records = await reads.records.findByIds(command.app.id, page.slice(0, SEARCH_PAGE).map((r) => r.id));
-  return { rows: records.map((record) => ({ record: { ...record, passwordHash: null } })), more: page.length > SEARCH_PAGE, total };
+  return { rows: records.map((record) => ({ record: { ...record, passwordHash: null } })), more: page.length > SEARCH_PAGE, ...(total !== undefined && { total }) };
 }
 
 /** A live session of an account as an operator sees it: what, through which client, since when, how; never a token. */

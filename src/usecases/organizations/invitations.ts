@@ -6,6 +6,7 @@ import { sha256Hex } from '../../domain/secrets';
 import type { Application } from '../../domain/storage/applications';
 import type { Page, StoredInvitation, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
 import type { Services } from '../services';
+import type { UnitOfWork } from '../unit-of-work';
 import { authorityIn, currentSettings, knownRolesOf, mustManage, organizationOf, organizationSubject, type OrgDeps } from './common';
 import { join } from './members';
 import { MAX_PAGE } from './organizations';
@@ -33,72 +34,88 @@ export async function createInvitation(
   deps: OrgDeps & Pick<Services, 'baseUrls'>,
   command: { app: Application; acting: Acting; organizationId: string; email: string; roles: readonly string[]; locale: string },
 ): Promise<StoredInvitation> {
-  const { app, acting } = command;
+  const { app } = command;
   const email = invitedAddress(command.email);
   if (email.length > 254 || !EMAIL.test(email)) throw invalidField('email', 'is not an email address, such as grace@acme.com');
   const roles = await knownRolesOf(deps, app, command.roles);
-  return deps.work.run(async (uow) => {
-    const organization = await organizationOf(deps, app, command.organizationId, uow.tx);
-    const authority = await authorityIn(deps, organization, acting, uow.tx);
-    mustManage(authority, 'invite');
-    if (authority.kind === 'member' && isOwner(roles) && !isOwner(authority.member.roles)) throw new Refusal('forbidden', 'only an owner of the organization invites an owner');
-    const now = deps.clock.now();
-    await deps.db.organizations.touch(organization.id, now, uow.tx);
-    const hourAgo = new Date(now.getTime() - 3600_000);
-    const settings = await currentSettings(deps, app, uow.tx);
-    const perOrganization = limitOf(settings, 'organization_invitations_per_hour');
-    if ((await deps.db.organizations.countInvitationsSince({ organizationKey: organization.id }, hourAgo, uow.tx)) >= perOrganization) {
-      throw new LimitReachedError(3600, `invitations to this organization in an hour (at most ${perOrganization}: setting organization_invitations_per_hour)`);
-    }
-    const inviter = (acting.actor.kind === 'account' ? `account:${acting.actor.accountId}` : acting.actor.kind === 'client' ? `client:${acting.actor.clientId}`
-      : acting.actor.kind === 'operator' ? `operator:${acting.actor.name}` : 'system').slice(0, 128);
-    // an account's invitations to every organization are counted one after another (its row's lock)
-    if (acting.actor.kind === 'account') await deps.db.records.findForUpdate(app.id, acting.actor.accountId, uow.tx);
-    const perInviter = limitOf(settings, 'organization_invitations_per_inviter_per_hour');
-    if ((await deps.db.organizations.countInvitationsSince({ applicationId: app.id, inviter }, hourAgo, uow.tx)) >= perInviter) {
-      throw new LimitReachedError(3600, `invitations by you in an hour (at most ${perInviter}: setting organization_invitations_per_inviter_per_hour)`);
-    }
-    const existing = await deps.db.records.find(app.id, { email }, uow.tx);
-    if (existing && (await deps.db.organizations.findMember(organization.id, existing.id, uow.tx))) throw invalidField('email', 'is the address of a member of this organization already');
-    const secret = newInvitationSecret();
-    const days = limitOf(settings, 'organization_invitation_days');
-    const inviterRecord = acting.actor.kind === 'account' ? await deps.db.records.find(app.id, { id: acting.actor.accountId }, uow.tx) : undefined;
-    const invitation = await deps.db.organizations.insertInvitation({
-      applicationId: app.id, organizationKey: organization.id, invitationId: newInvitationId(), email, roles,
-      inviterEntityId: acting.actor.kind === 'account' ? acting.actor.accountId : null, inviter, locale: command.locale,
-      tokenHash: sha256Hex(secret), expiresAt: new Date(now.getTime() + days * 86_400_000),
-    }, now, uow.tx);
-    const link = new URL(INVITATION_PATH, deps.baseUrls.of(app.name));
-    link.searchParams.set('token', secret);
-    // the page speaks the email's language
-    link.searchParams.set('locale', command.locale);
-    uow.record(event('organization.invitation_created', app.id, now, acting, organizationSubject(organization), {
-      organization: organization.organizationId, invitation: invitation.invitationId, roles,
-    }, {
-      mail: {
-        app, template: 'organization-invitation', locale: command.locale, to: email, name: email.split('@')[0], link: link.toString(), expiresIn: days * 86_400,
-        organizationName: organization.name, inviterName: inviterRecord ? displayName(inviterRecord) : undefined,
-      },
-    }));
-    return invitation;
-  });
+  return deps.work.run((uow) => inviteInWork(deps, uow, { ...command, email, roles }));
+}
+
+/** An invitation made in the caller's unit of work (the address normalized and the roles known): its limits, its row, its event and its email. */
+async function inviteInWork(
+  deps: OrgDeps & Pick<Services, 'baseUrls'>, uow: UnitOfWork,
+  command: { app: Application; acting: Acting; organizationId: string; email: string; roles: string[]; locale: string },
+): Promise<StoredInvitation> {
+  const { app, acting, email, roles } = command;
+  const organization = await organizationOf(deps, app, command.organizationId, uow.tx);
+  const authority = await authorityIn(deps, organization, acting, uow.tx);
+  mustManage(authority, 'invite');
+  if (authority.kind === 'member' && isOwner(roles) && !isOwner(authority.member.roles)) throw new Refusal('forbidden', 'only an owner of the organization invites an owner');
+  const now = deps.clock.now();
+  await deps.db.organizations.touch(organization.id, now, uow.tx);
+  const hourAgo = new Date(now.getTime() - 3600_000);
+  const settings = await currentSettings(deps, app, uow.tx);
+  const perOrganization = limitOf(settings, 'organization_invitations_per_hour');
+  if ((await deps.db.organizations.countInvitationsSince({ organizationKey: organization.id }, hourAgo, uow.tx)) >= perOrganization) {
+    throw new LimitReachedError(3600, `invitations to this organization in an hour (at most ${perOrganization}: setting organization_invitations_per_hour)`);
+  }
+  const inviter = (acting.actor.kind === 'account' ? `account:${acting.actor.accountId}` : acting.actor.kind === 'client' ? `client:${acting.actor.clientId}`
+    : acting.actor.kind === 'operator' ? `operator:${acting.actor.name}` : 'system').slice(0, 128);
+  // an account's invitations to every organization are counted one after another (its row's lock)
+  if (acting.actor.kind === 'account') await deps.db.records.findForUpdate(app.id, acting.actor.accountId, uow.tx);
+  const perInviter = limitOf(settings, 'organization_invitations_per_inviter_per_hour');
+  if ((await deps.db.organizations.countInvitationsSince({ applicationId: app.id, inviter }, hourAgo, uow.tx)) >= perInviter) {
+    throw new LimitReachedError(3600, `invitations by you in an hour (at most ${perInviter}: setting organization_invitations_per_inviter_per_hour)`);
+  }
+  const existing = await deps.db.records.find(app.id, { email }, uow.tx);
+  if (existing && (await deps.db.organizations.findMember(organization.id, existing.id, uow.tx))) throw invalidField('email', 'is the address of a member of this organization already');
+  const secret = newInvitationSecret();
+  const days = limitOf(settings, 'organization_invitation_days');
+  const inviterRecord = acting.actor.kind === 'account' ? await deps.db.records.find(app.id, { id: acting.actor.accountId }, uow.tx) : undefined;
+  const invitation = await deps.db.organizations.insertInvitation({
+    applicationId: app.id, organizationKey: organization.id, invitationId: newInvitationId(), email, roles,
+    inviterEntityId: acting.actor.kind === 'account' ? acting.actor.accountId : null, inviter, locale: command.locale,
+    tokenHash: sha256Hex(secret), expiresAt: new Date(now.getTime() + days * 86_400_000),
+  }, now, uow.tx);
+  const link = new URL(INVITATION_PATH, deps.baseUrls.of(app.name));
+  link.searchParams.set('token', secret);
+  // the page speaks the email's language
+  link.searchParams.set('locale', command.locale);
+  uow.record(event('organization.invitation_created', app.id, now, acting, organizationSubject(organization), {
+    organization: organization.organizationId, invitation: invitation.invitationId, roles,
+  }, {
+    mail: {
+      app, template: 'organization-invitation', locale: command.locale, to: email, name: email.split('@')[0], link: link.toString(), expiresIn: days * 86_400,
+      organizationName: organization.name, inviterName: inviterRecord ? displayName(inviterRecord) : undefined,
+    },
+  }));
+  return invitation;
 }
 
 /**
- * An invitation mailed again (the console's "resend"): a new one to the same address with the same
- * roles and language, then the old one revoked, so only the newest link works. A pending one only;
- * the new one counts against the limits as any invitation does.
+ * An invitation mailed again (the console's "resend"): in one unit of work, the old one revoked
+ * (it must still be pending: of two resends at once, the second finds it revoked and does nothing)
+ * and a new one made to the same address with the same roles and language, so only the newest link
+ * works. The new one counts against the limits as any invitation does.
  */
 export async function resendInvitation(
   deps: OrgDeps & Pick<Services, 'baseUrls'>, command: { app: Application; acting: Acting; organizationId: string; invitationId: string },
 ): Promise<StoredInvitation> {
-  const old = await deps.db.organizations.findInvitation(command.app.id, command.invitationId);
-  const organization = await organizationOf(deps, command.app, command.organizationId);
-  if (!old || old.organizationKey !== organization.id) throw unknownInvitation();
-  if (standingOf(old, deps.clock.now()) !== 'pending') throw invalidField('invitationId', `was ${standingOf(old, deps.clock.now())} already: invite the address again instead`);
-  const fresh = await createInvitation(deps, { ...command, email: old.email, roles: old.roles, locale: old.locale });
-  await revokeInvitation(deps, command);
-  return fresh;
+  return deps.work.run(async (uow) => {
+    const organization = await organizationOf(deps, command.app, command.organizationId, uow.tx);
+    mustManage(await authorityIn(deps, organization, command.acting, uow.tx), 'send invitations');
+    const old = await deps.db.organizations.findInvitation(command.app.id, command.invitationId, uow.tx);
+    if (!old || old.organizationKey !== organization.id) throw unknownInvitation();
+    const now = deps.clock.now();
+    // the row's update is its lock: a resend or revoke at the same time waits, then finds it finished
+    if (standingOf(old, now) !== 'pending' || !(await deps.db.organizations.finishInvitation(old, 'revoked', null, now, uow.tx))) {
+      throw invalidField('invitationId', 'is not pending any more (accepted, revoked, expired or sent again): invite the address again instead');
+    }
+    uow.record(event('organization.invitation_revoked', command.app.id, now, command.acting, organizationSubject(organization), {
+      organization: organization.organizationId, invitation: old.invitationId,
+    }));
+    return inviteInWork(deps, uow, { ...command, email: old.email, roles: old.roles, locale: old.locale });
+  });
 }
 
 /** An organization's invitations, newest first: for the backend, an operator, or its owners and admins. */

@@ -6,7 +6,7 @@ import type { Services } from '../services';
  * The console's overview, counted (docs/console.md#the-overview): a maintenance job reads the
  * events and the counted failed sign-ins along their primary keys from where it stopped, and adds
  * per application and day the sign-ins and registrations by method, the failures by reason, and
- * the accounts that were active to that day's sketch. The page then reads a few dozen rows,
+ * the accounts that were active to that day's sketch. The page then reads a few hundred small rows,
  * however many events there are; the job's cost grows with the events of the minute, never with
  * those kept.
  */
