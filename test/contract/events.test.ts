@@ -44,7 +44,8 @@ forEveryEngine('event store', (storage) => {
     const [only, ...rest] = await all(account.id);
     expect(rest).toEqual([]);
     expect(only).toEqual({
-      kind: 'event', id: expect.any(String), at, type: 'account.signed_in', actorKind: 'account', data: { method: 'password', factor: 'totp' },
+      kind: 'event', id: expect.any(String), at, type: 'account.signed_in', actorKind: 'account', actor: { kind: 'account', accountId: account.id, clientId: 'app-one' },
+      data: { method: 'password', factor: 'totp' },
       clientId: 'app-one', address: '192.0.2.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0',
     });
     const [stored] = await db.events.latest(appId, 1, account.id);
