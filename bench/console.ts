@@ -1,13 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { createRuntime } from '../src/runtime';
 import { searchAccounts } from '../src/usecases/operators/console-reads';
-import { freshDatabase, timed } from './queries';
+import { freshDatabase, onEachEngine, timed } from './queries';
 
 /*
  * The console's search of accounts at BENCH_ACCOUNTS (100,000) accounts, on the embedded default
@@ -62,25 +61,13 @@ async function measure(engine: 'sqlite' | 'mysql', dir: string, file: string): P
   return out;
 }
 
-async function main() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-console-'));
-  try {
-    const file = path.join(dir, 'accounts.jsonl');
-    const fd = fs.openSync(file, 'w');
-    for (let n = 0; n < accounts; n++) {
-      fs.writeSync(fd, `${JSON.stringify({ email: `user${n}@bench.example`, givenName: `Person ${n}`, familyName: FAMILY[n % FAMILY.length] })}\n`);
-    }
-    fs.closeSync(fd);
-    const engines: ('sqlite' | 'mysql')[] = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '') ? ['sqlite', 'mysql'] : ['sqlite'];
-    const out: string[] = [];
-    for (const engine of engines) out.push(...await measure(engine, dir, file), '');
-    process.stdout.write(`${out.join('\n')}\n`);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** The accounts' file both engines import. */
+const fileIn = (dir: string) => path.join(dir, 'accounts.jsonl');
 
-main().catch((e: Error) => {
-  process.stderr.write(`${e.stack}\n`);
-  process.exit(1);
+onEachEngine('console', (engine, dir) => measure(engine, dir, fileIn(dir)), (dir) => {
+  const fd = fs.openSync(fileIn(dir), 'w');
+  for (let n = 0; n < accounts; n++) {
+    fs.writeSync(fd, `${JSON.stringify({ email: `user${n}@bench.example`, givenName: `Person ${n}`, familyName: FAMILY[n % FAMILY.length] })}\n`);
+  }
+  fs.closeSync(fd);
 });

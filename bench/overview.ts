@@ -1,6 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config';
@@ -9,7 +7,7 @@ import { createLogger } from '../src/logger';
 import { createRuntime } from '../src/runtime';
 import { consoleOverview } from '../src/usecases/operators/console-overview';
 import { SETTLE_MS, tallyActivity } from '../src/usecases/upkeep/tally-activity';
-import { freshDatabase, timed } from './queries';
+import { freshDatabase, onEachEngine, timed } from './queries';
 
 /*
  * The console's overview at BENCH_EVENTS (1,000,000) events over thirty days, on the embedded
@@ -111,19 +109,4 @@ async function measure(engine: 'sqlite' | 'mysql', dir: string): Promise<string[
       + `${((1_000_000 / (tallied / tallySeconds)) / 86_400 * 100).toFixed(3)} % of one core's day for a million events a day.`];
 }
 
-async function main() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-overview-'));
-  try {
-    const engines: ('sqlite' | 'mysql')[] = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '') ? ['sqlite', 'mysql'] : ['sqlite'];
-    const out: string[] = [];
-    for (const engine of engines) out.push(...await measure(engine, dir), '');
-    process.stdout.write(`${out.join('\n')}\n`);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-main().catch((e: Error) => {
-  process.stderr.write(`${e.stack}\n`);
-  process.exit(1);
-});
+onEachEngine('overview', measure);

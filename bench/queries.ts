@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import mysql from 'mysql2/promise';
@@ -34,4 +36,28 @@ export async function timed<T>(run: () => Promise<T>, times: number): Promise<{ 
   }
   spent.sort((a, b) => a - b);
   return { median: spent[Math.floor(spent.length / 2)], p99: spent[Math.floor(spent.length * 0.99)], last };
+}
+
+/**
+ * A benchmark's run on the embedded default and, when DATABASE_URL names MariaDB/MySQL, there too:
+ * `measure` on each engine in a temporary folder (`prepare` writes what both share into it first),
+ * its lines printed, the folder removed; a failure exits 1.
+ */
+export function onEachEngine(name: string, measure: (engine: 'sqlite' | 'mysql', dir: string) => Promise<string[]>, prepare?: (dir: string) => void): void {
+  const run = async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-bench-${name}-`));
+    try {
+      prepare?.(dir);
+      const engines: ('sqlite' | 'mysql')[] = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '') ? ['sqlite', 'mysql'] : ['sqlite'];
+      const out: string[] = [];
+      for (const engine of engines) out.push(...await measure(engine, dir), '');
+      process.stdout.write(`${out.join('\n')}\n`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  run().catch((e: Error) => {
+    process.stderr.write(`${e.stack}\n`);
+    process.exit(1);
+  });
 }
