@@ -121,7 +121,11 @@ describe('the embedded default, as a newcomer runs it (npm start)', () => {
       const added = cli(['operators:add', 'ops@example.com', '--role', 'admin'], { cwd: dir, env: {} });
       expect(added.stdout).toContain('created the operators\' application "operators"');
       expect(added.stdout).toContain('created the operator ops@example.com (admin) and mailed it a link to choose its password');
-      // the command says what it did to an operator it made; an account it did not make is refused, naming --reset
+      // the command says what it did to an operator it made, never leaving the console without an admin;
+      // an account it did not make is refused, naming --reset
+      const last = cli(['operators:role', 'ops@example.com', 'viewer'], { cwd: dir, env: {} });
+      expect([last.status, last.stderr]).toEqual([1, expect.stringContaining('this is the last admin who can sign in')]);
+      expect(cli(['operators:add', 'second@example.com', '--role', 'admin'], { cwd: dir, env: {} }).status).toBe(0);
       expect(cli(['operators:role', 'ops@example.com', 'viewer'], { cwd: dir, env: {} }).stdout).toContain('admin before, viewer now');
       const made = cli(['users:create', 'someone@example.com', '--app', 'operators'], { cwd: dir, env: {} });
       expect(made.status).toBe(0);

@@ -81,7 +81,7 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     await page.locator('input[name=altcha]').evaluate((input) => input.remove());
     await page.fill('#f-signInEmailAddress', 'solver@example.com');
     await page.fill('#f-currentPassword', 'correct horse battery');
-    await Promise.all([page.waitForLoadState(), page.locator('form[action="/signin"]').evaluate((form) => (form as unknown as { submit(): void }).submit())]);
+    await Promise.all([page.waitForEvent('load'), page.locator('form[action="/signin"]').evaluate((form) => (form as unknown as { submit(): void }).submit())]);
     expect(await page.textContent('#form-notice')).toContain('Patientez un instant pendant que nous vérifions ce navigateur');
     await page.close();
   });
