@@ -39,16 +39,12 @@ export async function editableAttributes(deps: Pick<Services, 'clients' | 'flows
   const client = await accountClient(deps, command.app);
   const chosen = client ? chosenFlow(client.settings) : undefined;
   if (chosen?.name === undefined || chosen.version === undefined) return [...out.values()];
-  let flow: Awaited<ReturnType<Services['flows']['resolve']>>;
-  try {
-    const definition = await deps.flows.resolve(command.app, chosen.name, chosen.version, 'en-US').catch(() => undefined);
-    const locale = definition?.definition.locales.includes(command.locale) ? command.locale : definition?.definition.locales[0] ?? 'en-US';
-    flow = await deps.flows.resolve(command.app, chosen.name, chosen.version, locale);
-  } catch (e) {
-    // a flow that is not there (yet): the address and the names
-    if (e instanceof Refusal) return [...out.values()];
-    throw e;
+  // the flow in the operator's language, else in English; a flow that is not there (yet): the address and the names
+  let flow: Awaited<ReturnType<Services['flows']['resolve']>> | undefined;
+  for (const locale of [command.locale, 'en-US']) {
+    flow ??= await deps.flows.resolve(command.app, chosen.name, chosen.version, locale).catch((e: unknown) => (e instanceof Refusal ? undefined : Promise.reject(e)));
   }
+  if (!flow) return [...out.values()];
   for (const field of Object.values(flow.definition.fields)) {
     const attribute = field.schemaAttribute;
     // (an attribute's name as records take them: letters, digits and _, so that it is a field's name as it is)
