@@ -200,6 +200,12 @@ skipUnless(
    * 500 ms here) and REPLICA_ANSWER_MS (1.5 s) beyond it on the replica, then the primary's answer.
    */
   const BOUND_MS = 3_000;
+  /**
+   * The same for the first request of a pod just made: its pools, its first connection to the primary and
+   * its caches besides (a second on a busy two-core machine); a read that waited for the replica twice
+   * (2 s each) still takes longer.
+   */
+  const NEW_POD_BOUND_MS = BOUND_MS + 1_000;
   /** Well under REPLICA_ANSWER_MS: a read that took less did not wait for the replica. */
   const NO_WAIT_MS = 1_000;
   const pid = replicaServerPid!;
@@ -305,7 +311,7 @@ skipUnless(
         check(res);
         figures[`${name} (new pod)`] = ms;
       }
-      expect(Object.entries(figures).filter(([, ms]) => ms >= BOUND_MS)).toEqual([]);
+      expect(Object.entries(figures).filter(([name, ms]) => ms >= (name.endsWith('(new pod)') ? NEW_POD_BOUND_MS : BOUND_MS))).toEqual([]);
       // the first pause (5 s) over, one read tries the replica again, waits its bound, and the pause doubles
       await new Promise((r) => setTimeout(r, Math.max(0, 5_100 - (performance.now() - failedAt))));
       const [retryMs, again] = await timed(() => find(api));
