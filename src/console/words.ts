@@ -4,7 +4,7 @@ import { deviceOf } from '../web/account';
 import { escape, type PageLocale } from '../web/pages';
 
 /**
- * How the console says what happened (docs/console.md#names-not-ids): an account's activity as
+ * How the console says what happened (docs/console.md#an-account): an account's activity as
  * sentences in the operator's language ("Signed in with a password from Firefox / Linux,
  * 127.0.0.1"), who acted by name (an operator's address, a client's description, a directory),
  * apps by their description with the id on hover, and an event's details as key: value, its JSON

@@ -1,5 +1,5 @@
 /**
- * Every rate-limit counter's key, named once (docs/configuration.md#limits): `what:scope:application:subject`.
+ * Every rate-limit counter's key, named once (docs/hardening.md#budgets-count-addresses-not-spellings): `what:scope:application:subject`.
  * The application's id is the third part of each, which the Redis limiter tags so that one
  * application's counters share a Redis Cluster slot; an address is as the budgets see it
  * (peerBudgetKey: an IPv6 address by its /64), an email address only as its digest.

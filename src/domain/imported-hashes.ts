@@ -27,7 +27,7 @@ export class HashFormatError extends Error {}
 
 /**
  * Bounds on imported costs: the most one verification may cost, each under about a second on a
- * small machine (docs/import.md#cost gives the figures measured on 2 cores). Bounds are on the
+ * small machine (docs/import.md#what-a-verification-may-cost gives the figures measured on 2 cores). Bounds are on the
  * product of a format's costs, which is what its time grows with: scrypt's N·r·p, PBKDF2's
  * iterations times the key's blocks (SHA-512's rounds count four times a SHA-256 round), argon2's
  * memory times its iterations.

@@ -12,7 +12,8 @@ import { ACR_VALUES, acrMet, essentialAcrs, requestedAcrs } from '../domain/sess
 import { signingKeys } from '../usecases/keys/signing-keys';
 import { browserSessionLimits, endSessions } from '../usecases/account/browser-sessions';
 import { browserSessionOfRequest } from '../web/account-sign-in';
-import { brandOf, escape, markFailedPage, pageLocale, peerOrigin, renderPage, sendPage, text, type PageLocale } from '../web/pages';
+import { brandOf, escape, markFailedPage, pageLocale, peerOrigin, renderPage, text } from '../web/pages';
+import { deviceCodeForm, deviceConfirmForm, deviceDonePage, providerErrorName, sendTooManyCodes } from '../web/device';
 import { peerBudgetKey } from '../domain/addresses';
 import { LimitReachedError } from '../domain/refusal';
 import { takeUserCodeAttempt } from '../usecases/oidc/device-codes';
@@ -117,19 +118,8 @@ const signingOrder = (keys: StoredSigningKey[]) => [
 /** The provider's koa context, as its page sources get it. */
 type ProviderCtx = KoaContextWithOIDC;
 
-/** A device page (docs/openid-connect.md#devices): `body` drawn in the page's language, in the application's look, posting to this origin. */
-function devicePage(ctx: ProviderCtx, app: Application, body: (locale: PageLocale) => string, status: number): void {
-  sendOwnPage(ctx, status, (locale) => renderPage(locale, text(locale, 'deviceTitle'), body(locale), { brand: brandOf(app), formAction: "'self'" }));
-}
-
 /** How long a device's code lives (the device authorization grant). */
 const DEVICE_CODE_SECONDS = 600;
-
-/** What a wrong, expired, used or missing code says (the provider's error re-renders the input page); a form whose token failed, that it expired. */
-const DEVICE_ERRORS: Readonly<Record<string, string>> = {
-  NotFoundError: 'deviceNotFound', ExpiredError: 'deviceExpired', AlreadyUsedError: 'deviceUsed', NoCodeError: 'deviceNoCode', AbortedError: 'deviceAborted',
-  InvalidRequest: 'deviceFormExpired',
-};
 
 /**
  * A device form posted without the provider's session (a crawler, a browser that keeps no cookie,
@@ -143,35 +133,6 @@ async function keepNewSession(ctx: ProviderCtx, ttlSeconds: number, secure: bool
   if (!session || typeof session.exp === 'number') return;
   ctx.oidc.cookies.set(ctx.oidc.provider.cookieName('session'), session.id, { httpOnly: true, sameSite: 'lax', ...(secure && { secure: true }) });
   await session.save(ttlSeconds);
-}
-
-/** The form where the person types the device's code: the provider's anti-forgery token, the code as typed before. */
-function deviceCodeForm(ctx: ProviderCtx, err: unknown) {
-  const secret = String((ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret ?? '');
-  // (the provider's errors are of its own realm: known by their name)
-  const name = err && typeof (err as { name?: unknown }).name === 'string' ? (err as { name: string }).name : undefined;
-  const failed = err ? DEVICE_ERRORS[name ?? ''] ?? 'deviceNotFound' : undefined;
-  const typed = err && typeof (err as { userCode?: unknown }).userCode === 'string' ? String((err as { userCode: string }).userCode).slice(0, 32) : '';
-  return (locale: PageLocale) => `<h1>${escape(text(locale, 'deviceTitle'))}</h1><p>${escape(text(locale, 'deviceIntro'))}</p>`
-    + `<p class="notice" id="form-notice" role="alert"${failed ? '' : ' hidden'}>${failed ? escape(text(locale, failed)) : ''}</p>`
-    + `<form method="post" action="${escape(ctx.oidc.urlFor('code_verification'))}" aria-describedby="form-notice">`
-    + `<input type="hidden" name="xsrf" value="${escape(secret)}">`
-    + `<label for="user_code">${escape(text(locale, 'deviceCodeLabel'))}</label>`
-    + `<input id="user_code" name="user_code" type="text" value="${escape(typed)}" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus${failed ? ' aria-invalid="true"' : ''}>`
-    + `<button type="submit">${escape(text(locale, 'deviceContinue'))}</button></form>`;
-}
-
-/** The question before a device is signed in: which app, from where, with which code; yes or no. */
-function deviceConfirmForm(ctx: ProviderCtx, client: { clientName?: string; clientId: string }, info: { ip?: string; ua?: string } | undefined, userCode: string) {
-  const secret = String((ctx.oidc.session?.state as { secret?: unknown } | undefined)?.secret ?? '');
-  const name = client.clientName ?? client.clientId;
-  const action = escape(ctx.oidc.urlFor('code_verification'));
-  const hiddenFields = `<input type="hidden" name="xsrf" value="${escape(secret)}"><input type="hidden" name="user_code" value="${escape(userCode)}">`;
-  return (locale: PageLocale) => `<h1>${escape(text(locale, 'deviceConfirmTitle', { app: name }))}</h1>`
-    + `<p>${escape(text(locale, 'deviceConfirmIntro', { app: name, code: userCode }))}</p>`
-    + (info?.ip ? `<p>${escape(text(locale, 'deviceConfirmFrom', { address: info.ip, device: (info.ua ?? '').slice(0, 160) }))}</p>` : '')
-    + `<form method="post" action="${action}">${hiddenFields}<button type="submit" name="confirm" value="yes">${escape(text(locale, 'deviceConfirmButton'))}</button></form>`
-    + `<form method="post" action="${action}">${hiddenFields}<button type="submit" name="abort" value="yes" class="secondary">${escape(text(locale, 'deviceAbortButton'))}</button></form>`;
 }
 
 export function createOidcProviders(services: Services, options: { trustProxy: boolean }) {
@@ -250,20 +211,17 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           enabled: true,
           // no vowels, no look-alikes (the provider's base-20), eight letters shown as two groups; typed in any case, with or without the dash
           charset: 'base-20', mask: '****-****',
+          // the pages are drawn in src/web/device.ts
           userCodeInputSource: async (ctx, _form, _out, err) => {
-            const name = err && typeof (err as { name?: unknown }).name === 'string' ? (err as { name: string }).name : undefined;
+            const name = providerErrorName(err);
             // a code no device has: the attempt stays counted (userCodesSpent)
             if (name === 'NotFoundError') noteUserCodeMissed();
             // (kept as long as a device's code lives: a cookie-less crawler's sessions go soon)
             if (err) await keepNewSession(ctx, DEVICE_CODE_SECONDS, services.baseUrls.secure);
-            devicePage(ctx, app, deviceCodeForm(ctx, err), err && name !== 'AbortedError' ? 400 : 200);
+            sendOwnPage(ctx, err && name !== 'AbortedError' ? 400 : 200, deviceCodeForm(ctx, app, err));
           },
-          userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => devicePage(ctx, app, deviceConfirmForm(ctx, client, deviceInfo, userCode), 200),
-          successSource: (ctx) => sendOwnPage(ctx, 200, (locale) => {
-            const name = ctx.oidc.client?.clientName ?? ctx.oidc.client?.clientId ?? brandOf(app).name;
-            return renderPage(locale, text(locale, 'deviceDoneTitle'), `<h1>${escape(text(locale, 'deviceDoneTitle'))}</h1>`
-              + `<p class="notice done" role="status">${escape(text(locale, 'deviceDone', { app: name }))}</p>`, { brand: brandOf(app) });
-          }),
+          userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => sendOwnPage(ctx, 200, deviceConfirmForm(ctx, app, client, deviceInfo, userCode)),
+          successSource: (ctx) => sendOwnPage(ctx, 200, deviceDonePage(ctx, app)),
         },
         pushedAuthorizationRequests: { enabled: false },
         // the claims parameter (Core 5.5): an essential acr, and the claims of the scopes the client may ask for, nothing more
@@ -426,11 +384,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       return false;
     } catch (e) {
       if (!(e instanceof LimitReachedError)) throw e;
-      const locale = pageLocale(undefined, req.headers['accept-language']);
-      const seconds = String(e.retryAfterSeconds);
-      res.setHeader('Retry-After', seconds);
-      sendPage(res, 429, locale, text(locale, 'deviceTitle'), `<h1>${escape(text(locale, 'deviceTitle'))}</h1>`
-        + `<p class="notice" role="alert">${escape(text(locale, 'deviceTooMany', { seconds }))}</p>`, { brand: brandOf(app) });
+      sendTooManyCodes(req, res, app, e.retryAfterSeconds);
       return true;
     }
   }

@@ -12,7 +12,7 @@ import { connectRedis, queuePrefix } from './redis';
 export interface QueueBoard { router: Router; ready(): Promise<boolean>; close(): Promise<void> }
 
 /**
- * bull-board over the mail, versions, maintenance and webhooks queues (docs/operations.md#the-queue-dashboard),
+ * bull-board over the mail, versions, maintenance and webhooks queues (docs/operations.md#queue-dashboard),
  * on one Redis connection of its own whose errors are said once when Redis becomes unreachable and
  * once when it is back. A job holds its outbox id and what it is for (template, locale,
  * application): no email address, link, code or token is ever shown.

@@ -83,11 +83,12 @@ function styleFor(color: string): string {
 }
 /**
  * A working page's layout (the operators' console): wider, a navigation bar, tables that scroll
- * in their own box on a phone (never the page), and inline forms.
+ * in their own box on a phone (never the page), and inline forms. A table's words stay whole (a
+ * column is as wide as its longest word); an id or a path in code breaks anywhere.
  */
 const WIDE = 'header,main{max-width:72rem}nav{max-width:72rem;margin:0 auto 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center}'
   + 'nav form{margin:0}nav button{width:auto;margin:0;padding:.4rem .8rem}.scroll{overflow-x:auto;max-width:100%;position:relative}'
-  + 'table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #e4e7eb;vertical-align:top;overflow-wrap:anywhere}'
+  + 'table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #e4e7eb;vertical-align:top;overflow-wrap:break-word}'
   + 'th{font-weight:bold;overflow-wrap:normal;white-space:nowrap}code,pre{font-size:.9rem;white-space:pre-wrap;overflow-wrap:anywhere}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}.row>*{flex:1 1 12rem}'
   + '.row button{width:auto;margin:.25rem 0}.actions form{border:1px solid #e4e7eb;border-radius:6px;padding:.75rem;margin:0}.actions button{width:auto}'
   + '.actions .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:.75rem;align-items:start}.actions label{margin-top:.25rem}.summary p{margin:.25rem 0 0}'

@@ -28,19 +28,21 @@ import { oathtool } from '../helpers/totp';
 
 const SHOTS = path.join(projectRoot(), 'docs/console');
 /**
- * The words of labels, headings, buttons, column heads, badges and event sentences that a line
+ * The words of labels, headings, buttons, tables, badges and event sentences that a line
  * break cuts (a word drawn in more than one line box). A page's title, or a value in a label (the
  * address to type to erase), may be too long for a phone's width: a value breaks where it must.
  */
 const BROKEN_WORDS = `(() => {
   const broken = [];
-  for (const el of document.querySelectorAll('label, legend, h2, h3, th, button, .badge, nav a, .tile span, .event')) {
+  for (const el of document.querySelectorAll('label, legend, h2, h3, th, td, button, .badge, nav a, .tile span, .event')) {
     const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      // (a value inside a label, such as the address to type, breaks where it must)
-      if (node.parentElement.closest('.value')) continue;
+      // (a value inside a label, such as the address to type, an id, a path, an address or an event's
+      // details break where they must)
+      if (node.parentElement.closest('.value, code, a, .pairs dd, pre')) continue;
       const text = node.textContent;
-      for (const m of text.matchAll(/[^\\s]+/g)) {
+      // (a value in a table breaks after a hyphen, as an address may)
+      for (const m of text.matchAll(node.parentElement.closest('td') ? /[^\\s-]+/g : /[^\\s]+/g)) {
         const range = document.createRange();
         range.setStart(node, m.index);
         range.setEnd(node, m.index + m[0].length);
@@ -77,12 +79,12 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
   beforeAll(async () => {
     const port = await freePort();
     consoleUrl = `http://localhost:${port}`;
-    served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900', CONSOLE_PORT: String(port), CONSOLE_PUBLIC_URL: consoleUrl } });
+    served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900', CONSOLE_PORT: String(port), CONSOLE_PUBLIC_URL: consoleUrl, WEBHOOKS_ALLOW_PRIVATE: 'true' } });
     t = served.t;
     const { services } = t.runtime;
     const { app: ops } = await ensureOperatorsApplication(services, { name: 'operators', flows: () => findFlowDirectories(FLOWS).map(loadFlowDirectory), acting });
     opsBase = services.baseUrls.of('operators');
-    for (const [email, role] of [['ada@ops.example', 'admin'], ['vic@ops.example', 'viewer'], ['sue@ops.example', 'support']]) {
+    for (const [email, role] of [['ada@ops.example', 'admin'], ['vic@ops.example', 'viewer'], ['sue@ops.example', 'support'], ['ann@ops.example', 'admin']]) {
       await createRecord(services, { app: ops, origin: {}, operator: acting, record: parseNewUser(ops.id, { email, password: PASSWORD, [OPERATOR_ROLE_ATTRIBUTE]: role }) });
     }
     // with Redis, the queue dashboard behind the console's sign-in
@@ -391,6 +393,66 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       await d.page.check(`form[action*="/members/${id}/remove"] input[name=confirm]`);
       await Promise.all([d.page.waitForURL(/done=memberRemoved/), d.page.click(`form[action*="/members/${id}/remove"] button`)]);
       expect(await members()).toEqual([]);
+    } finally {
+      await d.context.close();
+    }
+  });
+
+  it('an admin\'s other pages: a webhook endpoint added and pinged, a flow imported and its changes, a SCIM token shown once, a client', async () => {
+    const d = await device();
+    try {
+      clock.advance(30_000);
+      await firstSignIn(d.page, 'ann@ops.example');
+      // a webhook endpoint (the other site stands in for the receiver): its secret once, then its page
+      await d.page.goto(`${consoleUrl}/apps/local`);
+      await d.page.fill('#w-url', `${strangerOrigin}/hooks`);
+      await d.page.fill('#w-events', 'user.created, user.updated');
+      await d.page.fill('#w-description', 'support desk');
+      await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action^="/apps/local/webhooks"] button')]);
+      expect(await d.page.textContent('#secret')).toMatch(/^whsec_/);
+      await Promise.all([d.page.waitForURL(/\/webhooks\/[^/?]+\?/), d.page.click('text=To the endpoint')]);
+      const webhookUrl = d.page.url();
+      await Promise.all([d.page.waitForURL(/done=webhookTested/), d.page.click('form[action*="/test"] button')]);
+      expect(await d.page.textContent('main')).toContain(`${strangerOrigin}/hooks`);
+      await screenshots(d.page, SHOTS, 'console-webhook', VIEWPORTS);
+
+      // a flow's next version, pasted: one English label changed, and what changed, path by path
+      const translations = JSON.parse(fs.readFileSync(path.join(FLOWS, 'standard/translations.json'), 'utf8')) as Record<string, { values: Record<string, string> }>;
+      translations['birthdate.label']!.values['en-US'] = 'Birthday';
+      await d.page.goto(`${consoleUrl}/apps/local`);
+      await d.page.fill('#flow', fs.readFileSync(path.join(FLOWS, 'standard/flow.json'), 'utf8'));
+      await d.page.fill('#translations', JSON.stringify(translations));
+      await Promise.all([d.page.waitForURL(/done=flowImported/), d.page.click('form[action^="/apps/local/flows"] button')]);
+      await Promise.all([d.page.waitForURL(/\/flows\/standard\?/), d.page.click('#h-flows ~ ul a')]);
+      const flowUrl = d.page.url();
+      expect(await d.page.textContent('tbody del')).toBe('Date of birth');
+      expect(await d.page.textContent('tbody ins')).toBe('Birthday');
+      await screenshots(d.page, SHOTS, 'console-flow', VIEWPORTS);
+
+      // a SCIM token for an organization's directory, shown once: the directory reads with it
+      const org = await request(t.app).post('/organizations/create').set('Authorization', owner).type('form').send({ name: 'Directory Co', slug: `directory-${Date.now()}` });
+      await d.page.goto(`${consoleUrl}/apps/local`);
+      await d.page.fill('#scim-org', org.body.id);
+      await d.page.fill('#scim-description', 'Okta');
+      await Promise.all([d.page.waitForLoadState('load'), d.page.click('form[action^="/apps/local/scim"] button')]);
+      const token = (await d.page.textContent('#secret'))!;
+      expect((await request(t.app).get('/scim/v2/Users').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+      await screenshots(d.page, SHOTS, 'console-scim-token', VIEWPORTS);
+
+      // a client's page: its features and settings
+      const clientUrl = `${consoleUrl}/apps/local/clients/${t.local.clients.login.client_id}`;
+      await d.page.goto(clientUrl);
+      expect(await d.page.textContent('main')).toContain('login_client');
+      await screenshots(d.page, SHOTS, 'console-client', VIEWPORTS);
+
+      // at 390 px, these pages too: no sideways scroll, no word broken
+      await d.page.setViewportSize(VIEWPORTS.phone);
+      for (const url of [webhookUrl, flowUrl, clientUrl, `${consoleUrl}/apps/local`, `${consoleUrl}/apps`]) {
+        await d.page.goto(url);
+        const [scroll, width] = await d.page.evaluate('[document.documentElement.scrollWidth, document.documentElement.clientWidth]') as number[];
+        expect({ url, scroll }).toEqual({ url, scroll: width });
+        expect({ url, broken: await d.page.evaluate(BROKEN_WORDS) }).toEqual({ url, broken: [] });
+      }
     } finally {
       await d.context.close();
     }

@@ -6,7 +6,7 @@ import { certificatePem } from './certificates';
 import { ALGORITHMS, attributeOf, childrenOf, MAX_XML_BYTES, NS, parseXml, SamlInputError } from './xml';
 
 /**
- * SAML's signatures (docs/saml.md#signatures): XML signatures are made and checked by xml-crypto,
+ * SAML's signatures (docs/saml.md#hardening): XML signatures are made and checked by xml-crypto,
  * never by hand; the HTTP-Redirect binding's signature is over the query string's bytes (SAML
  * bindings 3.4.4.1), not XML, and is checked with Node's crypto. Only RSA-SHA256 and RSA-SHA512
  * (and ECDSA over SHA-256 for a Redirect signature by an EC key) are accepted; SHA-1 never.

@@ -26,7 +26,7 @@ export async function markEnrolled(ctx: CallContext<'clock' | 'db'>, uow: UnitOf
 }
 
 /**
- * A sign-in sent to add a second factor goes on once it is added (docs/second-factor.md#required):
+ * A sign-in sent to add a second factor goes on once it is added (docs/second-factor.md#when-the-application-requires-a-second-factor):
  * adding the factor proved it, so the sign-in that waited (its first credential proven, paused at
  * its seam) finishes with it and answers what it would have answered, without the password again
  * and without a code the enrollment just used. Its paused row is spent once, however many race.

@@ -10,7 +10,7 @@ import { importFlows, type ImportedFlow } from '../applications/import-flows';
 import type { Services } from '../services';
 
 /**
- * What the console's administration pages read and change (docs/console.md#what-every-page-does): an
+ * What the console's administration pages read and change (docs/console.md#applications): an
  * application with its settings, clients (never a secret), identity providers, flows and signing
  * keys; a setting changed as the admin API and `gatehouse settings:set` change it; the difference
  * between two versions of a flow.

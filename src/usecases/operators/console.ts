@@ -11,7 +11,7 @@ import { accountClient } from '../account/account-client';
 import { asAccount, type CallContext, type Services } from '../services';
 
 /**
- * The operators' console's sign-in (docs/console.md#signing-in): an operator is an account of the
+ * The operators' console's sign-in (docs/console.md#operators): an operator is an account of the
  * operators' application that signed in through its hosted sign-in with two factors (a password and
  * a one-time code, or a passkey that verified the person) and whose record holds a role. Its
  * browser gets a `console_session`: the account page's sessions never open the console.

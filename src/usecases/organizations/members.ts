@@ -8,7 +8,7 @@ import { authorityIn, currentSettings, knownRolesOf, mustManage, mustOwnToTouchO
 import { MAX_PAGE } from './organizations';
 
 /**
- * An organization's members (docs/organizations.md#members): added by the application's backend
+ * An organization's members (docs/organizations.md#the-model): added by the application's backend
  * (or an invitation, or their address's domain), their roles changed and removed by the backend or
  * the organization's owners and admins; an organization always keeps an owner, whatever runs in
  * parallel (its row is written first in each change: see OrganizationStore).

@@ -6,7 +6,7 @@ import type { StoredRole } from '../../domain/storage/organizations';
 import type { OrgDeps } from './common';
 
 /**
- * The roles of an application's organizations (docs/organizations.md#roles): owner, admin and
+ * The roles of an application's organizations (docs/organizations.md#the-model): owner, admin and
  * member are built in; the application defines more, and gives any role permissions (what the
  * organization tokens carry in `org_permissions`). The same roles in every organization.
  */

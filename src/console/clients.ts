@@ -1,0 +1,80 @@
+import type { Response } from 'express';
+import { FEATURES, NoSuchClientError, parseFeatures } from '../domain/clients';
+import { roleMay } from '../domain/operators';
+import { invalidField } from '../domain/refusal';
+import type { Application } from '../domain/storage/applications';
+import { addClient } from '../usecases/clients/add-client';
+import { resetSecret } from '../usecases/clients/reset-secret';
+import { applicationView, type ApplicationView } from '../usecases/operators/console-admin';
+import { escape } from '../web/pages';
+import { ADMIN_DONE, adminForm, appBase, doneNotice, inApp, q, say, type ConsoleParts, type Signed } from './parts';
+import { settingForm, settingsTable } from './settings';
+
+/**
+ * An application's clients (docs/console.md#applications): listed on its page, each client's page
+ * with its settings, and for admins a client added or its secret reset (the secret shown once).
+ */
+
+/** The clients section of an application's page. */
+export const clientsSection = (s: Signed, a: Application, clients: ApplicationView['clients']) => {
+  const { locale } = s;
+  return `<section aria-labelledby="h-clients"><h2 id="h-clients">${escape(say(locale, 'clients'))}</h2>`
+    + `<div class="scroll"><table><thead><tr><th scope="col">client_id</th><th scope="col">${escape(say(locale, 'description'))}</th><th scope="col">${escape(say(locale, 'features'))}</th></tr></thead><tbody>`
+    + clients.map((c) => `<tr><td><a href="${escape(`${appBase(a)}/clients/${encodeURIComponent(c.clientId)}${q({ locale })}`)}"><code>${escape(c.clientId)}</code></a></td>`
+      + `<td>${escape(c.description)}</td><td>${escape(c.features.join(', '))}</td></tr>`).join('') + '</tbody></table></div>'
+    + (roleMay(s.operator.role, 'administer') ? adminForm(s, `${appBase(a)}/clients`, say(locale, 'addClient'),
+      `<label for="description">${escape(say(locale, 'description'))}</label><input id="description" name="description" type="text" required maxlength="200">`
+      + `<fieldset><legend>${escape(say(locale, 'features'))}</legend>${FEATURES.map((f) => `<label class="choice"><input type="checkbox" name="features" value="${f}"${f === 'login_client' ? ' checked' : ''}> <code>${f}</code></label>`).join(' ')}</fieldset>`) : '')
+    + '</section>';
+};
+
+/** A client's page: its features and settings. */
+export const showClient = inApp(async ({ req, res, s, p }, a) => {
+  const view = await applicationView(p.services, { app: a });
+  const client = view.clients.find((c) => c.clientId === req.params.client);
+  if (!client) return p.problem(res, 404, s.locale, say(s.locale, 'noSuchClient'), s);
+  const { locale } = s;
+  const admin = roleMay(s.operator.role, 'administer');
+  p.page(res, 200, locale, say(locale, 'clientTitle', { client: client.description || client.clientId }),
+    doneNotice(locale, ADMIN_DONE.find((d) => d === req.query.done))
+    + `<p><a href="${escape(`${appBase(a)}${q({ locale })}`)}">${escape(say(locale, 'backToApp', { app: a.name }))}</a></p>`
+    + `<p>client_id <code>${escape(client.clientId)}</code> · ${escape(client.features.join(', '))}</p>`
+    + `<section aria-labelledby="h-settings"><h2 id="h-settings">${escape(say(locale, 'clientSettings'))}</h2>${settingsTable(client.settings, locale)}`
+    + (admin ? settingForm(s, a, client.clientId) + adminForm(s, `${appBase(a)}/clients/${encodeURIComponent(client.clientId)}/secret`, say(locale, 'resetSecret'),
+      `<p class="tip">${escape(say(locale, 'resetSecretTip'))}</p>`, true) : '')
+    + '</section>', s);
+});
+
+/** A page that shows a client's secret once (never cached, like every page of the console). */
+const secretPage = (p: ConsoleParts, res: Response, s: Signed, a: Application, clientId: string, secret: string, notes: string[]) =>
+  p.page(res, 200, s.locale, say(s.locale, 'secretTitle'), `<p class="notice done" role="status">${escape(say(s.locale, 'secretOnce'))}</p>`
+    + `<div class="scroll"><table><tbody><tr><th scope="row">client_id</th><td><code>${escape(clientId)}</code></td></tr>`
+    + `<tr><th scope="row">client_secret</th><td><code id="secret">${escape(secret)}</code></td></tr></tbody></table></div>`
+    + notes.map((n) => `<p>${escape(n)}</p>`).join('')
+    + `<p><a href="${escape(`${appBase(a)}/clients/${encodeURIComponent(clientId)}${q({ locale: s.locale })}`)}">${escape(say(s.locale, 'toClient'))}</a></p>`, s);
+
+/** A client added: its secret, once. (Its features come as one field each: the route reads them from the raw form.) */
+export const createClient = inApp(async ({ req, res, s, p, body }, a) => {
+  const raw = (req.body as Record<string, unknown>).features;
+  const features = parseFeatures((Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((f): f is string => typeof f === 'string'), 'features');
+  if ((body.description ?? '').trim() === '') throw invalidField('description', say(s.locale, 'describeClient'));
+  const added = await addClient(p.services, { applicationId: a.id, acting: s.operator.acting, description: body.description!.trim().slice(0, 200), features });
+  secretPage(p, res, s, a, added.client.clientId, added.secret, [
+    ...(added.settings ? [say(s.locale, 'clientFlow', { flow: `${added.settings.default_flow_name} ${added.settings.default_flow_version}` })] : []),
+    ...(added.own ? [say(s.locale, 'setRedirects')] : []),
+  ]);
+});
+
+/** A client's secret reset, confirmed: the new one, once; the old one ends. */
+export const resetClientSecret = inApp(async ({ req, res, s, p, body }, a) => {
+  if (body.confirm !== 'yes') throw invalidField('confirm', say(s.locale, 'notConfirmed'));
+  const clientId = String(req.params.client);
+  let secret: string;
+  try {
+    secret = await resetSecret(p.services, { applicationId: a.id, acting: s.operator.acting, forClientId: clientId });
+  } catch (e) {
+    if (e instanceof NoSuchClientError) return p.problem(res, 404, s.locale, say(s.locale, 'noSuchClient'), s);
+    throw e;
+  }
+  secretPage(p, res, s, a, clientId, secret, [say(s.locale, 'oldSecretEnded')]);
+});
