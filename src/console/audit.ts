@@ -1,7 +1,7 @@
 import { AuditQueryError } from '../domain/audit-query';
 import { consoleAudit } from '../usecases/operators/console-reads';
 import { escape } from '../web/pages';
-import { accountPath, applicationOf, appPicker, asTyped, q, say, time, type PageHandler } from './parts';
+import { accountPath, applicationOf, appPicker, q, say, time, typedTime, type PageHandler } from './parts';
 import { actorName, clientWords, detailsWords } from './words';
 
 /**
@@ -12,8 +12,13 @@ export const auditPage: PageHandler = async ({ req, res, s, p }) => {
   const { locale } = s;
   const { apps, app: chosen } = await applicationOf(p.services, req.query.app, s);
   const filters = Object.fromEntries(['type', 'actor', 'subject', 'since', 'until', 'before']
-    .map((k) => [k, typeof req.query[k] === 'string' && req.query[k] !== '' ? asTyped(String(req.query[k]).slice(0, 200)) : undefined])
+    .map((k) => [k, typeof req.query[k] === 'string' && req.query[k] !== '' ? String(req.query[k]).slice(0, 200) : undefined])
     .filter((e): e is [string, string] => e[1] !== undefined));
+  // a time as the console writes it, or a date, as well as ISO 8601 with its zone
+  const bounds = Object.fromEntries((['since', 'until'] as const).filter((k) => filters[k] !== undefined).map((k) => {
+    const typed = typedTime(filters[k]);
+    return [k, typed instanceof Date ? typed.toISOString() : filters[k]!];
+  }));
   const field = (k: string, tip: string) => `<div><label for="f-${k}">${escape(say(locale, `audit_${k}`))}</label><input id="f-${k}" name="${k}" type="text" value="${escape(filters[k] ?? '')}" placeholder="${escape(tip)}"></div>`;
   let body = `<form method="get" action="/audit"><input type="hidden" name="locale" value="${escape(locale)}"><div class="row"><div>${appPicker(apps, chosen, locale)}</div>`
     + field('type', 'account.disabled') + field('actor', 'operator:ada@example.com') + field('subject', 'record:42') + field('since', '2026-01-01T00:00:00Z') + field('until', '')
@@ -21,7 +26,7 @@ export const auditPage: PageHandler = async ({ req, res, s, p }) => {
   if (!chosen) return p.page(res, 404, locale, say(locale, 'audit'), `${body}<p class="notice" role="alert">${escape(say(locale, 'noSuchApp'))}</p>`, s);
   let listed: Awaited<ReturnType<typeof consoleAudit>>;
   try {
-    listed = await consoleAudit(p.services, { app: chosen, filters });
+    listed = await consoleAudit(p.services, { app: chosen, filters: { ...filters, ...bounds } });
   } catch (e) {
     if (e instanceof AuditQueryError) return p.page(res, 400, locale, say(locale, 'audit'), `${body}<p class="notice" role="alert">${escape(`${e.field}: ${e.message}`)}</p>`, s);
     throw e;

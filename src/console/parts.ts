@@ -42,8 +42,8 @@ export const say = (locale: PageLocale, key: string, values: Record<string, stri
  * a narrow column never splits a date); `asTyped` reads it back when pasted into a field.
  */
 export const time = (d: Date | null | undefined) => (d ? `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`.replace(/-/g, '\u2011').replace(/ /g, '\u00a0') : '—');
-/** A time typed or pasted (from a page of the console: its non-breaking hyphens and spaces as plain ones). */
-export const asTyped = (text: string) => text.replace(/\u2011/g, '-').replace(/\u00a0/g, ' ').trim();
+/** A time typed or pasted (from a page of the console: its non-breaking hyphens and spaces as plain ones, without its ` UTC`). */
+export const asTyped = (text: string) => text.replace(/\u2011/g, '-').replace(/\u00a0/g, ' ').trim().replace(/ UTC$/i, '');
 /** A value of a record as a line of text: a string as it is, anything else as JSON. */
 export const shown = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
 /** A query string of the parameters that have a value (with its `?`), else nothing. */

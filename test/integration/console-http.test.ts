@@ -229,14 +229,20 @@ it('an admin adds a webhook endpoint (its secret shown once), pings it, disables
   expect(rotated.text).not.toContain(secret);
   expect((await post(`/apps/local/webhooks/${id}/replay`, { since: 'last week' })).status).toBe(400);
   expect((await post(`/apps/local/webhooks/${id}/replay`, { since: '2026-01-01 00:00:00' })).headers.location).toContain('done=webhookRedelivered&count=0');
+  // a time copied from a page of the console (written in one piece: non-breaking hyphens and spaces, and its zone)
+  const copied = '2026\u201101\u201101\u00a000:00:00\u00a0UTC';
+  expect((await post(`/apps/local/webhooks/${id}/replay`, { since: copied })).headers.location).toContain('done=webhookRedelivered&count=0');
+  const auditPage = await request(consoleApp).get(`/audit?app=local&since=${encodeURIComponent(copied)}&until=2099-01-01`).set('Cookie', cookies.admin);
+  expect(auditPage.status).toBe(200);
+  expect(auditPage.text).toContain('webhook.secret_rotated');
   expect((await post(`/apps/local/webhooks/${id}/resend`, { delivery: '99999999' })).status).toBe(400);
   expect((await post(`/apps/local/webhooks/${id}/explode`, {})).status).toBe(404);
   expect((await request(consoleApp).get('/apps/local/webhooks/ep_nope').set('Cookie', cookies.admin)).status).toBe(404);
   expect((await post(`/apps/local/webhooks/${id}/remove`, { confirm: 'yes' })).headers.location).toBe('/apps/local?locale=en-US#h-webhooks');
   const local = (await t.runtime.db.applications.findByName('local'))!;
   expect((await t.runtime.db.webhooks.list(local.id)).map((e) => e.endpointId)).not.toContain(id);
-  const audit = (await t.runtime.db.events.latest(local.id, 8)).filter((e) => e.type.startsWith('webhook.')).map((e) => [e.type, e.actor.kind]);
-  expect(audit.slice(0, 6)).toEqual([['webhook.removed', 'operator'], ['webhook.redelivered', 'operator'], ['webhook.secret_rotated', 'operator'],
+  const audit = (await t.runtime.db.events.latest(local.id, 9)).filter((e) => e.type.startsWith('webhook.')).map((e) => [e.type, e.actor.kind]);
+  expect(audit.slice(0, 7)).toEqual([['webhook.removed', 'operator'], ['webhook.redelivered', 'operator'], ['webhook.redelivered', 'operator'], ['webhook.secret_rotated', 'operator'],
     ['webhook.enabled', 'operator'], ['webhook.disabled', 'operator'], ['webhook.tested', 'operator']]);
 });
 
