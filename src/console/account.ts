@@ -141,7 +141,21 @@ function accountPage(p: ConsoleParts, res: Response, status: number, s: Signed, 
 /** The versions, newest first: when, by what and whom, and each attribute it changed (from, to). */
 function historyOf(history: HistoryEntry[], locale: PageLocale, clients: ReadonlyMap<string, string>, self: number): string {
   if (history.length === 0) return `<p>${escape(say(locale, 'none'))}</p>`;
-  return '<ol class="items" reversed>' + history.map((h) => {
+  // a run of versions that only moved lastLogin (each a sign-in) is one line: the real changes stay in sight
+  const signInOnly = (h: HistoryEntry) => h.changes.length > 0 && h.changes.every((c) => c.attribute === 'lastLogin');
+  const runs: HistoryEntry[][] = [];
+  for (const h of history) {
+    const last = runs[runs.length - 1];
+    if (last && signInOnly(h) && signInOnly(last[0]!)) last.push(h);
+    else runs.push([h]);
+  }
+  return '<ol class="items" reversed>' + runs.map((run) => {
+    const h = run[0]!;
+    if (run.length > 1) {
+      return `<li><p>${escape(say(locale, 'signInVersions', {
+        from: String(run[run.length - 1]!.version), to: String(h.version), count: String(run.length), at: time(h.at),
+      }))}</p></li>`;
+    }
     const by = h.by ? `<code>${escape(h.by.type)}</code> ${actorWords(say, locale, h.by.actor, clients, self) || escape(say(locale, 'byThePerson'))}` : '';
     return `<li><p><strong>${escape(say(locale, 'version', { version: String(h.version) }))}</strong> — ${escape(time(h.at))}${by ? ` — ${by}` : ''}</p>`
       + (h.changes.length === 0 ? '' : `<ul class="changes">${h.changes.map((c) => `<li><code>${escape(c.attribute)}</code>: `

@@ -16,6 +16,7 @@ import { consoleLoginClient, openConsoleSession } from '../../src/usecases/opera
 import { ensureOperatorsApplication } from '../../src/usecases/operators/operators';
 import { createRecord } from '../../src/usecases/records/create-records';
 import { basic, FLOWS, startTestApp, type TestApp } from '../helpers/backend';
+import { oathtool } from '../helpers/totp';
 
 // The console's HTTP discipline (docs/console.md#safety), request by request: what a browser
 // without a session, another site, a viewer, a form with a control character or too large a body
@@ -333,4 +334,34 @@ it('operators: admins list them and change or take away a role, never the last a
   expect((await request(consoleApp).get('/apps').set('Cookie', cookies.viewer)).status).toBe(303);
   const audit = await t.runtime.db.events.latest(ops.id, 5, await idOf('viewer@ops.example'));
   expect(audit[0]).toMatchObject({ type: 'record.updated', actor: { kind: 'operator', name: 'admin@ops.example' } });
+});
+
+it('an account\'s history shows a run of sign-ins (each moving lastLogin only) as one line, the real changes beside it; a factor added writes no version', async () => {
+  const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+  const email = `history-${Date.now()}@example.com`;
+  const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
+    .send({ type_name: 'user', attributes: JSON.stringify({ email, password: 'history horse battery', givenName: 'Ada' }) });
+  expect(created.body.stat).toBe('ok');
+  const signIn = () => request(t.app).post('/oauth/auth_native_traditional').type('form').send({
+    client_id: t.local.clients.login.client_id, locale: 'en-US', response_type: 'token', signInEmailAddress: email, currentPassword: 'history horse battery',
+  });
+  for (let i = 0; i < 3; i++) expect((await signIn()).body.stat).toBe('ok');
+  const token = (await signIn()).body.access_token as string;
+  // an authenticator added: how the account signs in, which no version shows
+  const enrolled = await request(t.app).post('/oauth/totp_enroll_native').type('form').send({ access_token: token });
+  expect(enrolled.body.stat).toBe('ok');
+  expect((await request(t.app).post('/oauth/totp_confirm_native').type('form').send({ access_token: token, code: oathtool(enrolled.body.secret, new Date()) })).body.stat).toBe('ok');
+  expect((await request(t.app).post('/entity.update').set('Authorization', owner).type('form')
+    .send({ type_name: 'user', id: created.body.id, attributes: JSON.stringify({ givenName: 'Ada Augusta' }) })).body.stat).toBe('ok');
+  // the same values again: nothing a reader sees differs, so no version
+  expect((await request(t.app).post('/entity.update').set('Authorization', owner).type('form')
+    .send({ type_name: 'user', id: created.body.id, attributes: JSON.stringify({ givenName: 'Ada Augusta' }) })).body.stat).toBe('ok');
+  const page = await request(consoleApp).get(`/apps/local/accounts/${created.body.id}`).set('Cookie', cookies.admin);
+  expect(page.status).toBe(200);
+  const history = page.text.slice(page.text.indexOf('id="h-history"'), page.text.indexOf('id="h-activity"'));
+  // versions: 1 made, 2 to 5 the four sign-ins, 6 the name
+  expect(history).toContain('Versions 2 to 5: 4 sign-ins, each changing lastLogin only');
+  expect(history).toContain('Version 6');
+  expect(history).toContain('<ins>Ada Augusta</ins>');
+  expect(history).not.toContain('Version 7');
 });

@@ -178,6 +178,22 @@ it('the jobs write no storage but their own row\'s end (done, or an attempt fail
   expect(found(sources(['src/jobs']), (n) => writesStorage(n) && !acknowledges(n))).toEqual([]);
 });
 
+/**
+ * A write that makes a record's next version: the record store's insert, update, replace, touch,
+ * setTime or signInAlone. Only src/usecases/records makes one (versions.ts: insertRecord,
+ * reviseRecord, markTime, touchRecord, the sign-in's write), so every version is recorded with
+ * its event and snapshot, and none is written for a change nobody can see.
+ */
+const writesVersion = (n: ts.Node) => ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression)
+  && /^(insert|update|replace|touch|setTime|signInAlone)$/.test(n.expression.name.text) && /(^|\.)db\.records$/.test(n.expression.expression.getText());
+
+it('a record\'s version is written in src/usecases/records only', () => {
+  const code = sources(['src', 'workers']).filter(({ file }) => !under('src/db')(file) && !under('src/usecases/records')(file));
+  expect(found(code, writesVersion)).toEqual([]);
+  const tree = ts.createSourceFile('x.ts', 'async function f(deps) { await deps.db.records.update(r, {}, now, tx); await db.records.setDisabled(1, 2, null, tx); await db.records.find(1); }', ts.ScriptTarget.Latest, true);
+  expect(found([{ file: 'x.ts', tree }], writesVersion)).toHaveLength(1);
+});
+
 /** An assignment to a member of a response's `locals` (`res.locals.x = …`, `Object.assign(res.locals, …)`). */
 const writesLocals = (n: ts.Node) => (ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.EqualsToken
   && ts.isPropertyAccessExpression(n.left) && /\.locals$/.test(n.left.expression.getText()))

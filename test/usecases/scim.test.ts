@@ -33,7 +33,7 @@ it('provisioning is one unit of work: the account, its membership and its events
   const { call, domain } = await organization();
   const made = await createUser(local.t.runtime.services, call, user(`ada@${domain}`));
   const events = await local.t.runtime.db.events.latest(local.app.id, 5);
-  expect(events.map((e) => e.type)).toEqual(['organization.member_added', 'scim.user_provisioned', 'record.created', 'account.registered', 'scim.token_created']);
+  expect(events.map((e) => e.type)).toEqual(['organization.member_added', 'scim.user_provisioned', 'account.registered', 'record.created', 'scim.token_created']);
   expect(events.slice(0, 4).every((e) => e.actor.kind === 'scim' && e.actor.tokenId === (call.acting.actor as { tokenId: string }).tokenId)).toBe(true);
   expect(events[1].data).toEqual({ organization: call.organization.organizationId, resource: made.id, linked: false, active: true });
   const listed = await listUsers(local.t.runtime.services, call, { projection: {} });

@@ -6,6 +6,7 @@ import { sha256Hex } from '../../domain/secrets';
 import type { Application } from '../../domain/storage/applications';
 import { DuplicateAttributeError, uniqueKey } from '../../domain/storage/records';
 import type { Services } from '../services';
+import { reviseRecord } from '../records/versions';
 
 /**
  * An undo link's result: the old address is back (`restored`), the code is not usable (unknown,
@@ -27,7 +28,7 @@ export type UndoOutcome = { kind: 'restored'; email: string } | { kind: 'spent' 
 export async function undoEmailChange(
   services: Pick<Services, 'clock' | 'db' | 'versions' | 'work'>, command: { app: Application; code: string; origin: Origin },
 ): Promise<UndoOutcome> {
-  const { db, work, versions, clock } = services;
+  const { db, work, clock } = services;
   const { app, code } = command;
   const hash = sha256Hex(code);
   try {
@@ -56,16 +57,12 @@ export async function undoEmailChange(
         uow.record(event('account.identity_unlinked', app.id, now, acting, subject, { provider: linked.provider }));
       }
       const verified = typeof extra.previous_verified === 'string' ? new Date(extra.previous_verified) : now;
-      const changed = await db.records.update(record, { email: extra.previous_email, emailVerified: verified }, now, tx);
+      await reviseRecord(services, uow, record, { email: extra.previous_email, emailVerified: verified }, acting, { now });
       await endSessionsOf(db, app.id, record.id, [...SESSION_KINDS, 'verification_code'], null, now, tx);
       const displaced = record.email !== null && uniqueKey(record.email) !== uniqueKey(extra.previous_email)
         ? { mail: { app, template: 'email-changed-notice' as const, locale: recordLocale(record), to: record.email, name: displayName(record) } }
         : undefined;
-      const { snapshot } = await versions.written(changed, tx);
-      uow.record(
-        event('record.updated', app.id, now, acting, subject, { attributes: ['email', 'emailVerified'] }, { snapshot }),
-        event('account.email_change_undone', app.id, now, acting, subject, {}, displaced),
-      );
+      uow.record(event('account.email_change_undone', app.id, now, acting, subject, {}, displaced));
       return { kind: 'restored', email: extra.previous_email };
     });
   } catch (e) {

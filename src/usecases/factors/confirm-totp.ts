@@ -5,7 +5,6 @@ import { matchTotp, openTotpSecret, secondFactorPolicy } from '../../domain/seco
 import { event, recordSubject } from '../../domain/events';
 import { displayName, type MailRequest } from '../../domain/mail';
 import { recordLocale } from '../../domain/email-change';
-import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
 import { accountOfToken } from './account';
@@ -66,7 +65,6 @@ export async function confirmTotp(
       event('account.second_factor_added', ctx.app.id, at, acting, recordSubject(record.id), { method: 'totp' }, factorMail(ctx, record, 'second-factor-on')),
       event('account.recovery_codes_renewed', ctx.app.id, at, acting, recordSubject(record.id), { count: codes.length }),
     );
-    await writeVersion(ctx, uow, locked, acting, ['factors']);
     // added with an enroll_token: the sign-in that waits with it may go on with this factor
     await markEnrolled(ctx, uow, command.token, 'totp');
     return codes;

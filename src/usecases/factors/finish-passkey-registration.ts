@@ -8,7 +8,6 @@ import { Refusal, invalidField } from '../../domain/refusal';
 import { displayName, type MailRequest } from '../../domain/mail';
 import { recordLocale } from '../../domain/email-change';
 import { event, recordSubject } from '../../domain/events';
-import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { accountOfToken } from './account';
 import { credentialOf, relyingParty, spendChallenge } from './passkey-ceremony';
@@ -56,7 +55,6 @@ export async function finishPasskeyRegistration(
     if (id === undefined) throw new Refusal('nothing_to_do', 'this passkey is registered already');
     const acting = asAccount(ctx, record.id, client);
     uow.record(event('account.passkey_added', ctx.app.id, now, acting, recordSubject(record.id), { passkey: id }, passkeyMail(ctx, record, 'passkey-added', name)));
-    await writeVersion(ctx, uow, locked, acting, ['factors']);
     // added with an enroll_token: the sign-in that waits with it may go on with this passkey
     await markEnrolled(ctx, uow, command.token, 'passkey');
     return id;

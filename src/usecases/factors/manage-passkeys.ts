@@ -3,7 +3,6 @@ import type { StoredPasskey } from '../../domain/storage/factors';
 import { FRESH_SIGN_IN_SECONDS, mayResetPassword } from '../../domain/tokens';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { event, recordSubject } from '../../domain/events';
-import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { accountOfToken } from './account';
 import { passkeyMail, passkeyName } from './finish-passkey-registration';
@@ -42,7 +41,7 @@ const noSuchPasskey = () => invalidField('passkeyId', 'is not the id of one of t
  * sign-in within the last minutes): it signs in no more, and an email tells the person. The last
  * way to sign in of an account without a password is never removed.
  */
-export async function removePasskey(ctx: CallContext<'clock' | 'db' | 'versions' | 'work'>, command: { token: StoredCredential; passkeyId: number }): Promise<void> {
+export async function removePasskey(ctx: CallContext<'clock' | 'db' | 'work'>, command: { token: StoredCredential; passkeyId: number }): Promise<void> {
   const { db, clock, work } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   if (!mayResetPassword(command.token, clock.now())) {
@@ -62,6 +61,5 @@ export async function removePasskey(ctx: CallContext<'clock' | 'db' | 'versions'
     if (!(await db.passkeys.remove(ctx.app.id, record.id, gone.id, uow.tx))) throw noSuchPasskey();
     const acting = asAccount(ctx, record.id, client);
     uow.record(event('account.passkey_removed', ctx.app.id, clock.now(), acting, recordSubject(record.id), { passkey: gone.id }, passkeyMail(ctx, record, 'passkey-removed', gone.name)));
-    await writeVersion(ctx, uow, locked, acting, ['factors']);
   });
 }

@@ -4,7 +4,6 @@ import { sessionFacts } from '../../domain/session';
 import { matchTotp, openTotpSecret } from '../../domain/second-factor';
 import { event, recordSubject } from '../../domain/events';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
-import { writeVersion } from '../records/new-version';
 import { asAccount, type CallContext } from '../services';
 import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
 import { accountOfToken } from './account';
@@ -19,7 +18,7 @@ import { textsOf } from '../../texts';
  * person is told by email.
  */
 export async function removeTotp(
-  ctx: CallContext<'box' | 'clock' | 'db' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'versions' | 'work'>, command: { token: StoredCredential; code?: string; currentPassword?: string },
+  ctx: CallContext<'box' | 'clock' | 'db' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'work'>, command: { token: StoredCredential; code?: string; currentPassword?: string },
 ): Promise<void> {
   const { db, clock, work, box, passwords } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
@@ -57,7 +56,6 @@ export async function removeTotp(
     await db.credentials.revokeForRecord(ctx.app.id, record.id, ['recovery_code', 'mfa_token'], null, at, uow.tx);
     const acting = asAccount(ctx, record.id, client);
     uow.record(event('account.second_factor_removed', ctx.app.id, at, acting, recordSubject(record.id), { method: 'totp' }, factorMail(ctx, record, 'second-factor-off')));
-    await writeVersion(ctx, uow, locked, acting, ['factors']);
   });
   await guesses.succeeded();
 }

@@ -13,7 +13,7 @@ import { randomToken, safeEqual, sha256Hex } from '../../domain/secrets';
 import type { StoredCredential } from '../../domain/storage/credentials';
 import { DuplicateAttributeError, isDisabled, uniqueKey, type UserRecord } from '../../domain/storage/records';
 import { USER_TYPE } from '../../domain/users';
-import { changedNames } from '../../domain/accounts';
+import { insertRecord } from '../records/versions';
 import { textsOf } from '../../texts';
 import { asAccount, type CallContext } from '../services';
 import {
@@ -253,25 +253,19 @@ async function registerByCode(
   for (const p of passwordFields) delete result.invalid[p];
   assertValid(result);
   const { username, attributes } = changesFrom(form, result.values);
-  const { db, clock, versions, work } = ctx.services;
+  const { db, clock, work } = ctx.services;
   try {
     const { record, tokens } = await work.run(async (uow) => {
       const { tx } = uow;
       const now = clock.now();
       if (!(await db.credentials.consume(app.id, 'email_code', row.valueHash, now, tx, request.client.id))) throw spentToken();
-      const created = await db.records.insert({
+      const { written, acting } = await insertRecord(ctx.services, uow, {
         applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email, username: username ?? null,
         passwordHash: null, emailVerified: now, attributes,
-      }, now, tx);
+      }, (made) => asAccount(ctx, made.id, request.client));
+      const created = written.record;
       const tokens = await registrationTokens(ctx, request, { entityId: created.id, factors: ['email_code'] }, tx, command.refreshSecret);
-      const written = versions.created(created);
-      const acting = asAccount(ctx, created.id, request.client);
-      uow.record(
-        event('account.registered', app.id, created.created, acting, recordSubject(created.id), { method: 'email_code' }),
-        event('record.created', app.id, created.created, acting, recordSubject(created.id), {
-          attributes: changedNames({ email, username, attributes: { ...attributes, emailVerified: now.toISOString() } }),
-        }, { snapshot: written.snapshot }),
-      );
+      uow.record(event('account.registered', app.id, created.created, acting, recordSubject(created.id), { method: 'email_code' }));
       return { record: { written, created }, tokens };
     });
     await joinByAddress(ctx, request, record.created);

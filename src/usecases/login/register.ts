@@ -3,7 +3,7 @@ import { changesFrom } from '../../domain/profile-fields';
 import { USER_TYPE } from '../../domain/users';
 import { randomUUID } from 'node:crypto';
 import { verificationMail } from './verification-mail';
-import { changedNames } from '../../domain/accounts';
+import { insertRecord } from '../records/versions';
 import { event, recordSubject } from '../../domain/events';
 import { asAccount } from '../services';
 import { registrationTokens, sentToEnroll } from './second-factor-step';
@@ -30,25 +30,21 @@ export async function registerWithPassword(
   assertValid(result);
 
   const { email, username, password, attributes } = changesFrom(form, result.values);
-  const { db, passwords, clock, versions } = ctx.services;
+  const { passwords } = ctx.services;
   const passwordHash = password === undefined ? null : await passwords.hash(password);
   const verifyUrl = request.client.settings.verify_email_url;
   try {
     // the record, its tokens and its welcome email (with a verification link) commit together
     const { record, tokens } = await ctx.services.work.run(async (uow) => {
       const { tx } = uow;
-      const created = await db.records.insert({
+      const { written, acting } = await insertRecord(ctx.services, uow, {
         applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: email ?? null, username: username ?? null,
         passwordHash, emailVerified: null, attributes,
-      }, clock.now(), tx);
+      }, (created) => asAccount(ctx, created.id, request.client));
+      const created = written.record;
       const welcome = created.email && verifyUrl ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
       const tokens = await registrationTokens(ctx, request, { entityId: created.id, factors: passwordHash ? ['password'] : [] }, tx, command.refreshSecret, welcome ? [welcome.credential] : []);
-      const written = versions.created(created);
-      const acting = asAccount(ctx, created.id, request.client);
-      uow.record(
-        event('account.registered', ctx.app.id, created.created, acting, recordSubject(created.id), { method: 'password' }, welcome && { mail: welcome.mail }),
-        event('record.created', ctx.app.id, created.created, acting, recordSubject(created.id), { attributes: changedNames({ email, username, attributes }) }, { snapshot: written.snapshot }),
-      );
+      uow.record(event('account.registered', ctx.app.id, created.created, acting, recordSubject(created.id), { method: 'password' }, welcome && { mail: welcome.mail }));
       return { record: written.rendered, tokens };
     });
     // the application requires a second factor: the new account adds one before its first session

@@ -1,5 +1,6 @@
 import { Refusal } from '../../domain/refusal';
-import { isDisabled, updated, type UserRecord } from '../../domain/storage/records';
+import { isDisabled, type UserRecord } from '../../domain/storage/records';
+import { reviseRecord, signInVersion, writeSignInAlone } from '../records/versions';
 import type { StoredProfile } from '../../domain/storage/social';
 import { asAccount, type CallContext } from '../services';
 import { event, kept, recordSubject } from '../../domain/events';
@@ -130,21 +131,20 @@ export async function joinByAddress(
 async function sessionOf(
   ctx: CallContext<'clock' | 'db' | 'flows' | 'socialTokens' | 'tokens' | 'versions' | 'work'>, request: FlowRequest, record: UserRecord, options: SignInOptions,
 ): Promise<SignedIn> {
-  const { db, clock, work, versions } = ctx.services;
+  const { db, clock, work } = ctx.services;
   const acting = asAccount(ctx, record.id, request.client);
   const first = options.factors ?? ['password'];
   const proven: Proven = { entityId: record.id, factors: options.secondFactor ? [...first, options.secondFactor] : first };
   const method = first.includes('connection') ? 'connection' : first.includes('social') ? 'social' : first.includes('password') ? 'password' : first.includes('email_code') ? 'email_code' : 'passkey';
   const also = options.also ?? {};
   const alongside = also.socialToken !== undefined || also.merge !== undefined || options.finishing ? alongsideOf(ctx, request, record, also, options.finishing) : undefined;
-  /** What the sign-in records: that it happened, and the record's new version (lastLogin) with its snapshot. */
-  const events = (written: Written, at: Date, changedToo: string[] = []) => [
-    event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), {
-      method, ...(options.secondFactor && { factor: options.secondFactor === 'verified_passkey' ? 'passkey' : options.secondFactor }),
-    }),
-    event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), {
-      attributes: ['lastLogin', ...(options.passwordHash ? ['password'] : []), ...changedToo],
-    }, { snapshot: written.snapshot }),
+  /** What the sign-in records: that it happened, and the record's new version (lastLogin, a rehashed password) with its snapshot. */
+  const signedIn = (at: Date) => event('account.signed_in', ctx.app.id, at, acting, recordSubject(record.id), {
+    method, ...(options.secondFactor && { factor: options.secondFactor === 'verified_passkey' ? 'passkey' : options.secondFactor }),
+  });
+  const names = ['lastLogin', ...(options.passwordHash ? ['password'] : [])];
+  const events = (written: Written, at: Date) => [
+    signedIn(at), event('record.updated', ctx.app.id, at, acting, recordSubject(record.id), { attributes: names }, { snapshot: written.snapshot }),
   ];
   const change = (now: Date) => ({ passwordHash: options.passwordHash, attributes: { lastLogin: now.toISOString() } });
   // the whole write in one commit while the record is as the password check read it. Its
@@ -152,13 +152,12 @@ async function sessionOf(
   // the record, which the write then refuses like any other change.
   const now = clock.now();
   const profiles = options.profiles ?? await db.social.profiles.forEntity(ctx.app.id, record.id);
-  const next = updated(record, change(now), now);
-  const written = versions.withProfiles(next, profiles);
+  const { next, written } = signInVersion(ctx.services, record, change(now), now, profiles);
   const { rows, tokens: issued } = loginCredentials(ctx, request, proven, now, options.refreshSecret);
   // one round trip when no subscriber must write in a transaction for these events
   const happened = events(written, now);
   const jobs = alongside ? undefined : work.jobsOf(happened);
-  if (jobs && await db.records.signInAlone(record, next, rows, jobs, happened.map(kept), now)) {
+  if (jobs && await writeSignInAlone(ctx.services, record, next, rows, jobs, happened.map(kept), now)) {
     await work.dispatch(jobs, happened);
     return { record: written.rendered, ...issued };
   }
@@ -173,12 +172,10 @@ async function sessionOf(
     if (isDisabled(locked, at)) throw accountDisabled(ctx, request);
     if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
     const changedToo = alongside ? (await alongside(uow, locked)).changed : [];
-    const changed = await db.records.update(locked, change(at), at, tx);
+    const w = (await reviseRecord(ctx.services, uow, locked, change(at), acting, { now: at, names: [...names, ...changedToo], after: [signedIn(at)] }))!;
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
     const tokens = await loginTokens(ctx, request, proven, tx, options.refreshSecret);
-    const w = await versions.written(changed, tx);
-    uow.record(...events(w, at, changedToo));
     return { written: w, tokens };
   });
   return { record: after.rendered, ...tokens };

@@ -8,7 +8,7 @@ import type { SocialProfile } from '../../domain/social/profile';
 import { ExternalSocialError, type Redeemed } from '../../domain/social/tokens';
 import { Refusal, invalidField } from '../../domain/refusal';
 import type { CallContext } from '../services';
-import { writeVersion } from '../records/new-version';
+import { touchRecord } from '../records/versions';
 
 /**
  * The profile behind a social token (built-in or external social login application), or the
@@ -69,7 +69,7 @@ export async function changeIdentities(
   if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
   const done = await change(locked);
   uow.record(identityEvent(ctx, acting, record.id, done, clock.now()));
-  await writeVersion(ctx, uow, locked, acting, ['profiles']);
+  await touchRecord(ctx.services, uow, locked, acting, ['profiles']);
 }
 
 /** What a change of identities did, and with which provider. */

@@ -9,7 +9,7 @@ import { USER_TYPE } from '../../domain/users';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { accountDisabled, joinByAddress, signedIn } from './signed-in';
 import { asAccount, type CallContext } from '../services';
-import { changedNames } from '../../domain/accounts';
+import { insertRecord } from '../records/versions';
 import { event, recordSubject } from '../../domain/events';
 import { assertValid, type Bearer, type FlowRequest, type FormSubmission, isPaused, type LoginCall, type Paused, type SignedIn, recordOfAccessToken, requestForm, requireFields, takenAttribute, takeRegistrationAttempt, formContext } from './call';
 import { registrationTokens, sentToEnroll } from './second-factor-step';
@@ -61,26 +61,23 @@ async function register(
   input: { email: string | null; username?: string; attributes: Record<string, unknown> }, refreshSecret: string | undefined,
 ): Promise<SocialSignedIn> {
   refuseClosedRegistration(ctx.app, request.client);
-  const { db, clock, work, versions } = ctx.services;
+  const { clock, work } = ctx.services;
   const verifiedNow = input.email !== null && input.email.normalize('NFC').toLowerCase() === profile.verifiedEmail?.toLowerCase();
   const verifyUrl = request.client.settings.verify_email_url;
   const { record, tokens, made } = await work.run(async (uow) => {
     const { tx } = uow;
-    const created = await db.records.insert({
+    // one version: the record with its identity
+    const { written, acting } = await insertRecord(ctx.services, uow, {
       applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email: input.email, username: input.username ?? null,
       passwordHash: null, emailVerified: verifiedNow ? clock.now() : null, attributes: input.attributes,
-    }, clock.now(), tx);
-    await linkIdentity(ctx, created, token, profile, tx, invalidToken());
+    }, (made) => asAccount(ctx, made.id, request.client), { attach: async (made) => void await linkIdentity(ctx, made, token, profile, tx, invalidToken()) });
+    const created = written.record;
     const welcome = created.email && verifyUrl && !verifiedNow ? verificationMail(ctx, request, created, verifyUrl, 'welcome') : undefined;
     const issued = await registrationTokens(ctx, request, { entityId: created.id, factors: ['social'] }, tx, refreshSecret, welcome ? [welcome.credential] : []);
-    // one version: the record with its identity
-    const written = await versions.written(created, tx);
-    const acting = asAccount(ctx, created.id, request.client);
     const subject = recordSubject(created.id);
     uow.record(
       event('account.registered', ctx.app.id, created.created, acting, subject, { method: 'social' }, welcome && { mail: welcome.mail }),
       event('account.identity_linked', ctx.app.id, created.created, acting, subject, { provider: profile.providerName }),
-      event('record.created', ctx.app.id, created.created, acting, subject, { attributes: changedNames(input) }, { snapshot: written.snapshot }),
     );
     return { record: written.rendered, tokens: issued, made: created };
   });

@@ -11,7 +11,8 @@ import { DuplicateAttributeError, isDisabled, type UserRecord } from '../../doma
 import { USER_TYPE, isValidEmail } from '../../domain/users';
 import { accountClient } from '../account/account-client';
 import { recordResetLink } from '../login/email-requests';
-import { assertLongEnough, recordCreated } from '../records/create-records';
+import { assertLongEnough, insertRegistered } from '../records/create-records';
+import { reviseRecord } from '../records/versions';
 import type { Services } from '../services';
 
 type Deps = Pick<Services, 'baseUrls' | 'clients' | 'clock' | 'db' | 'entityQueryTimeoutMs' | 'passwords' | 'tokens' | 'versions' | 'work'>;
@@ -60,11 +61,10 @@ export async function addOperator(
   const client = command.password === undefined ? await linkClient(deps, app) : undefined;
   try {
     return await deps.work.run(async (uow) => {
-      const created = await deps.db.records.insert({
+      const created = await insertRegistered(deps, uow, {
         applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email, username: null, emailVerified: null, passwordHash,
         attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role },
-      }, deps.clock.now(), uow.tx);
-      recordCreated(uow, acting, created, deps.versions.created(created).snapshot, passwordHash !== null);
+      }, acting);
       if (client) await recordResetLink(linkContext(deps, app, acting), uow, { client, record: created, locale: recordLocale(created), acting, kind: 'operator_setup' });
       return { kind: 'created' as const, record: created, mailed: client !== undefined };
     });
@@ -122,19 +122,17 @@ export async function promote(
 
 /** An operator's role set or taken away (null), in the caller's unit of work, on the account as locked. */
 async function setRoleInWork(
-  deps: Pick<Services, 'db' | 'versions'>, uow: UnitOfWork, command: { locked: UserRecord; role: OperatorRole | null; acting: Acting; now: Date },
+  deps: Pick<Services, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, command: { locked: UserRecord; role: OperatorRole | null; acting: Acting; now: Date },
 ): Promise<OperatorAdded | RoleRemoved> {
   const { locked, role, acting, now } = command;
   if (role === null) {
     const { [OPERATOR_ROLE_ATTRIBUTE]: _old, ...rest } = locked.attributes;
     void _old;
-    const changed = await deps.db.records.replace(locked, { email: locked.email, username: locked.username, emailVerified: locked.emailVerified, attributes: rest }, now, uow.tx);
-    await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
-    return { kind: 'role_removed' as const, record: changed };
+    const removed = await reviseRecord(deps, uow, locked, { email: locked.email, username: locked.username, emailVerified: locked.emailVerified, attributes: rest }, acting, { replace: true, now });
+    return { kind: 'role_removed' as const, record: removed?.record ?? locked };
   }
-  const changed = await deps.db.records.update(locked, { attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, now, uow.tx);
-  await written(deps, uow, acting, changed, [OPERATOR_ROLE_ATTRIBUTE]);
-  return { kind: 'role_set' as const, record: changed, from: operatorRoleOf(locked) ?? role, to: role };
+  const changed = await reviseRecord(deps, uow, locked, { attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, acting, { now });
+  return { kind: 'role_set' as const, record: changed?.record ?? locked, from: operatorRoleOf(locked) ?? role, to: role };
 }
 
 /** What the mailed link is issued with: the application, who acts, and the services it takes. */
@@ -146,12 +144,6 @@ async function linkClient(deps: Pick<Services, 'clients'>, app: Application) {
   const client = await accountClient(deps, app);
   if (!client) throw new Refusal('misconfigured', `the operators' application ${app.name} has no login client to send a link from (set account_client_id)`);
   return client;
-}
-
-/** One more version of a record and its event, naming what changed. */
-async function written(deps: Pick<Services, 'versions'>, uow: UnitOfWork, acting: Acting, changed: UserRecord, attributes: string[]): Promise<void> {
-  const { snapshot } = await deps.versions.written(changed, uow.tx);
-  uow.record(event('record.updated', changed.applicationId, changed.lastUpdated, acting, recordSubject(changed.id), { attributes }, { snapshot }));
 }
 
 /**
@@ -175,7 +167,8 @@ async function takeOverAccount(deps: Pick<Services, 'clock' | 'db' | 'versions'>
   // every live code, token and link of the account's: nothing the registrant holds still works (an enroll_token, an address change's undo link)
   const tokens = await endSessionsOf(db, app, locked.id, EVERY_HOLD_ON_A_RECORD, null, now, tx);
   uow.record(event('account.signed_out', app, now, acting, subject, { tokens }));
-  const changed = await db.records.update(locked, { passwordHash: null, emailVerified: null, attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, now, tx);
-  await written(deps, uow, acting, changed, ['password', 'emailVerified', OPERATOR_ROLE_ATTRIBUTE, 'factors']);
-  return changed;
+  // (the names say what it took: a password, an authenticator or a passkey the values do not show)
+  const changed = await reviseRecord(deps, uow, locked, { passwordHash: null, emailVerified: null, attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, acting,
+    { now, names: ['password', 'emailVerified', OPERATOR_ROLE_ATTRIBUTE, 'factors'] });
+  return changed!.record;
 }

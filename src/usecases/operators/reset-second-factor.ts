@@ -9,7 +9,7 @@ import { operatorMail } from './sign-out-user';
  * the next sign-in asks to add one). Passkeys stay: each is removed on its own. The person is told
  * by email. Answers whether there was an authenticator to remove (none: nothing changes, no email).
  */
-export function resetSecondFactor(deps: Pick<OperatorDeps, 'clock' | 'db' | 'versions' | 'work'>, command: AccountCommand): Promise<{ removed: boolean }> {
+export function resetSecondFactor(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, command: AccountCommand): Promise<{ removed: boolean }> {
   const { app, entityId } = command;
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
@@ -17,9 +17,7 @@ export function resetSecondFactor(deps: Pick<OperatorDeps, 'clock' | 'db' | 'ver
     if (!(await deps.db.factors.removeTotp(app.id, entityId, uow.tx))) return { removed: false };
     await deps.db.credentials.revokeForRecord(app.id, entityId, ['recovery_code', 'mfa_token'], null, now, uow.tx);
     uow.record(event('account.second_factor_removed', app.id, now, command.acting, recordSubject(entityId), { method: 'totp' }, operatorMail(app, record, 'second-factor-reset')));
-    // one more version of the record: how it signs in changed (as writeVersion does for the person's own change)
-    const { snapshot } = await deps.versions.written(await deps.db.records.touch(record, now, uow.tx), uow.tx);
-    uow.record(event('record.updated', app.id, now, command.acting, recordSubject(entityId), { attributes: ['factors'] }, { snapshot }));
+    // (no version of the record: its snapshot does not show how it signs in)
     return { removed: true };
   });
 }

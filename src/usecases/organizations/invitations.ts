@@ -6,6 +6,7 @@ import { sha256Hex } from '../../domain/secrets';
 import type { Application } from '../../domain/storage/applications';
 import type { Page, StoredInvitation, StoredMember, StoredOrganization } from '../../domain/storage/organizations';
 import type { Services } from '../services';
+import { markTime } from '../records/versions';
 import type { UnitOfWork } from '../unit-of-work';
 import { authorityIn, currentSettings, knownRolesOf, mustManage, organizationOf, organizationSubject, type OrgDeps } from './common';
 import { join } from './members';
@@ -186,9 +187,7 @@ export async function acceptInvitation(
     }
     if (!(await deps.db.organizations.finishInvitation(invitation, 'accepted', record.id, now, uow.tx))) throw invalidField('token', 'was used already: an invitation is accepted once');
     if (record.emailVerified === null) {
-      const changed = await deps.db.records.setTime(record, 'emailVerified', now, uow.tx);
-      const { snapshot } = await deps.versions.written(changed, uow.tx);
-      uow.record(event('record.updated', command.app.id, now, command.acting, recordSubject(record.id), { attributes: ['emailVerified'] }, { snapshot }));
+      await markTime(deps, uow, record, 'emailVerified', command.acting);
       uow.record(event('account.email_verified', command.app.id, now, command.acting, recordSubject(record.id), {}));
     }
     // a role removed since the invitation was made is left out; none left, the organization's default ones

@@ -1,9 +1,8 @@
-import { changedNames } from '../../domain/accounts';
 import { event, recordSubject, type Acting, type EventData, type Origin } from '../../domain/events';
 import type { Application } from '../../domain/storage/applications';
 import type { UnitOfWork } from '../../domain/ports';
 import { DuplicateAttributeError, type NewRecord, type UserRecord } from '../../domain/storage/records';
-import type { SnapshotPayload } from '../../domain/storage/versions';
+import { insertRecord } from './versions';
 import type { RecordCall, RecordDeps } from './deps';
 import { consumeCreationToken } from '../tokens/creation-tokens';
 import { passwordMinimum, tooShortFor } from '../../domain/password-minimum';
@@ -31,15 +30,17 @@ export function assertLongEnough(app: Application, password: string | undefined,
   if (why) throw invalidField(field, why);
 }
 
-/** What creating a record records: record.created with its attribute names and first snapshot, and account.registered. */
-export function recordCreated(uow: UnitOfWork, acting: Acting, record: UserRecord, snapshot: SnapshotPayload, password: boolean, inImport = false): void {
-  const subject = recordSubject(record.id);
-  const names = changedNames({ email: record.email ?? undefined, username: record.username ?? undefined, emailVerified: record.emailVerified ?? undefined, attributes: record.attributes });
-  const imported = inImport ? { inImport: true as const } : {};
-  uow.record(
-    event('record.created', record.applicationId, record.created, acting, subject, { attributes: [...names, ...(password ? ['password'] : [])] }, { snapshot, ...imported }),
-    event('account.registered', record.applicationId, record.created, acting, subject, { method: 'api' }, inImport ? imported : undefined),
-  );
+/**
+ * A record made through the API, an import or by an operator: inserted with its first version,
+ * then `account.registered` (method `api`). `acting` may name the record itself.
+ */
+export async function insertRegistered(
+  deps: Pick<RecordDeps, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, record: NewRecord, acting: Acting | ((created: UserRecord) => Acting), inImport = false,
+): Promise<UserRecord> {
+  const { written, acting: who } = await insertRecord(deps, uow, record, acting, { inImport });
+  const created = written.record;
+  uow.record(event('account.registered', created.applicationId, created.created, who, recordSubject(created.id), { method: 'api' }, inImport ? { inImport: true } : undefined));
+  return created;
 }
 
 /** The password hash formats of records an import brings, counted (imported hashes by their format, passwords in clear as argon2id). */
@@ -85,12 +86,9 @@ export async function createRecord(
   return deps.work.run(async (uow) => {
     if (creationToken !== undefined) await consumeCreationToken(deps, uow.tx, { app: command.app, token: creationToken, clientId: client?.id ?? null });
     else if (!client && !command.operator) throw new Error('a record is created by an owner client, an operator or with a creation token');
-    const created = await deps.db.records.insert({ ...record.entity, passwordHash }, deps.clock.now(), uow.tx);
-    const acting: Acting = creationToken !== undefined
+    return insertRegistered(deps, uow, { ...record.entity, passwordHash }, (created): Acting => (creationToken !== undefined
       ? { actor: { kind: 'account', accountId: created.id, ...(client && { clientId: client.clientId }) }, origin: command.origin }
-      : command.operator ?? { actor: { kind: 'client', clientId: client!.clientId }, origin: command.origin };
-    recordCreated(uow, acting, created, deps.versions.created(created).snapshot, passwordHash !== null);
-    return created;
+      : command.operator ?? { actor: { kind: 'client', clientId: client!.clientId }, origin: command.origin }));
   });
 }
 
@@ -122,14 +120,11 @@ export async function insertRecords(
 ): Promise<UserRecord[]> {
   const out: UserRecord[] = [];
   for (const [n, item] of records.entries()) {
-    let record: UserRecord;
     try {
-      record = await deps.db.records.insert({ ...item.entity, passwordHash: hashes[n] }, deps.clock.now(), uow.tx);
+      out.push(await insertRegistered(deps, uow, { ...item.entity, passwordHash: hashes[n] }, acting, inImport));
     } catch (e) {
       throw e instanceof DuplicateAttributeError ? new BulkItemError(n, e) : e;
     }
-    recordCreated(uow, acting, record, deps.versions.created(record).snapshot, hashes[n] !== null, inImport);
-    out.push(record);
   }
   return out;
 }

@@ -8,6 +8,7 @@ import { OPERATOR_ROLE_ATTRIBUTE } from '../../domain/operators';
 import type { CredentialKind } from '../../domain/storage/credentials';
 import { endSessionsOf } from '../../domain/accounts';
 import type { Services } from '../services';
+import { reviseRecord } from './versions';
 
 // Every change of a user's record goes through writeRecord: the record API's, the person's own
 // forms (update_profile_native, the account page) and a password reset link's. One policy says who
@@ -74,14 +75,6 @@ export class WriteRefusedError extends Error {
 /** What a new password ends: every session's tokens (an authorization code not yet exchanged stays). A sign-in paused for its second factor ends too: the password it proved is no longer the account's. */
 const PASSWORD_CHANGE_ENDS: CredentialKind[] = ['refresh_token', 'access_token', 'refresh_secret', 'mfa_token', 'browser_session', 'console_session', 'oidc_access_token', 'oidc_refresh_token'];
 
-/** The names of what a write changed: the columns and attributes whose values differ, and the password when one was set. */
-function differing(before: UserRecord, after: UserRecord, password: boolean): string[] {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  const columns = (['email', 'username', 'emailVerified'] as const).filter((c) => !same(before[c], after[c]));
-  const names = new Set([...Object.keys(before.attributes), ...Object.keys(after.attributes)]);
-  return [...columns, ...(password ? ['password'] : []), ...[...names].filter((n) => !same(before.attributes[n], after.attributes[n]))];
-}
-
 /** One write of a record. */
 export interface RecordWrite {
   app: Application;
@@ -114,7 +107,7 @@ export interface RecordWrite {
  * undefined when it was deleted meanwhile (nothing written). A taken email or username raises DuplicateAttributeError.
  */
 export async function writeRecord(deps: Pick<Services, 'clock' | 'db' | 'versions'>, uow: UnitOfWork, write: RecordWrite): Promise<Written | undefined> {
-  const { db, versions } = deps;
+  const { db } = deps;
   const { app, entityId, acting } = write;
   const { tx } = uow;
   const locked = await db.records.findForUpdate(app.id, entityId, tx);
@@ -128,17 +121,14 @@ export async function writeRecord(deps: Pick<Services, 'clock' | 'db' | 'version
   const unverified = judged.emailMoved && !(write.role === 'client' && judged.verifiedChanged);
   const next: RecordChange = { ...change, ...(unverified && { emailVerified: null }), ...(password && { passwordHash: write.passwordHash }) };
   const now = deps.clock.now();
-  const changed = replace
-    ? await db.records.replace(locked, {
-      email: next.email ?? null, username: next.username ?? null, emailVerified: next.emailVerified ?? null, attributes: next.attributes ?? {}, passwordHash: next.passwordHash,
-    }, now, tx)
-    : await db.records.update(locked, next, now, tx);
+  const written = await reviseRecord(deps, uow, locked, next, acting, { kind: write.kind, now, replace });
+  // nothing a reader sees differs: no version, the record as it is
+  if (!written) return deps.versions.written(locked, tx);
+  const changed = written.record;
   if (password && !(write.role === 'client' && write.channel === 'api')) {
     await endSessionsOf(db, app.id, entityId, PASSWORD_CHANGE_ENDS, write.keepSession ?? null, now, tx);
   }
-  const written = await versions.written(changed, tx);
   const subject = recordSubject(entityId);
-  uow.record(event(write.kind ?? 'record.updated', app.id, now, acting, subject, { attributes: differing(locked, changed, password) }, { snapshot: written.snapshot }));
   if (password) uow.record(event('account.password_changed', app.id, now, acting, subject, { by: write.channel }));
   // an address verified by this write (an operator, or the application's client setting emailVerified)
   if (changed.email && changed.emailVerified && (!locked.emailVerified || judged.emailMoved)) uow.record(event('account.email_verified', app.id, now, acting, subject, {}));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { changedNames, deleteRecord } from '../../domain/accounts';
+import { deleteRecord } from '../../domain/accounts';
+import { insertRecord } from '../records/versions';
 import { isCommonPassword } from '../../domain/common-passwords';
 import { event, recordSubject } from '../../domain/events';
 import { domainOf, isOwner } from '../../domain/organizations';
@@ -200,19 +201,14 @@ export async function createUser(deps: Pick<ScimDeps, 'db' | 'clock' | 'work' | 
     } else {
       if (!registrationOpen(app)) throw new ScimError(403, 'this application takes no registrations, and no account has this address: an operator makes the account first, then the directory links it');
       try {
-        record = await db.records.insert({
+        record = (await insertRecord(deps, uow, {
           applicationId: app.id, typeName: USER_TYPE, uuid: randomUUID(), email: desired.email, username: null, passwordHash: passwordHash ?? null, emailVerified: now, attributes: desired.attributes,
-        }, now, uow.tx);
+        }, call.acting)).written.record;
       } catch (e) {
         if (e instanceof DuplicateAttributeError) throw uniqueness(`an account with the address ${desired.email} was made meanwhile: send the request again`);
         throw e;
       }
-      const written = await deps.versions.written(record, uow.tx);
-      const subject = recordSubject(record.id);
-      uow.record(
-        event('account.registered', app.id, now, call.acting, subject, { method: 'scim' }),
-        event('record.created', app.id, now, call.acting, subject, { attributes: changedNames({ email: desired.email, attributes: desired.attributes }) }, { snapshot: written.snapshot }),
-      );
+      uow.record(event('account.registered', app.id, now, call.acting, recordSubject(record.id), { method: 'scim' }));
       owned = true;
     }
     const user = await db.scim.insertUser({

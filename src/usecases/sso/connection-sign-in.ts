@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { changedNames } from '../../domain/accounts';
-import { event, recordSubject } from '../../domain/events';
+import type { Written } from '../../domain/versions';
+import { insertRecord, touchRecord } from '../records/versions';
+import { event, recordSubject, type Acting } from '../../domain/events';
 import { domainOf } from '../../domain/organizations';
 import type { AssertionFacts } from '../../domain/saml/assertions';
 import { NAME_ID_FORMATS } from '../../domain/saml/xml';
@@ -65,7 +66,7 @@ export async function connectionSignIn(
   ctx: LoginCall<'box' | 'clock' | 'db' | 'flows' | 'joinableDomains' | 'logger' | 'socialTokens' | 'tokens' | 'versions' | 'work'>,
   command: { checked: CheckedResponse },
 ): Promise<SignInOutcome> {
-  const { db, clock, work, versions } = ctx.services;
+  const { db, clock, work } = ctx.services;
   const { request } = ctx;
   const connection = /^con_[0-9a-f]{24}$/.test(command.checked.connection) ? await db.connections.find(ctx.app.id, command.checked.connection) : undefined;
   if (!connection) throw new ConnectionRefusal('the connection of this sign-in was removed from its organization');
@@ -109,31 +110,28 @@ export async function connectionSignIn(
         await db.social.profiles.insert({ applicationId: ctx.app.id, entityId: holder.id, provider, identifier, data: { connection: connection.publicId, nameId: facts.nameId } }, now, uow.tx);
         const acting = asAccount(ctx, holder.id, request.client);
         uow.record(event('account.identity_linked', ctx.app.id, now, acting, recordSubject(holder.id), { provider }));
-        const written = await versions.written(locked, uow.tx);
-        uow.record(event('record.updated', ctx.app.id, now, acting, recordSubject(holder.id), { attributes: ['profiles'] }, { snapshot: written.snapshot }));
-        return locked;
+        return (await touchRecord(ctx.services, uow, locked, acting, ['profiles'])).record;
       }
       // an application that takes no registrations (the operators') lets a connection link its accounts, never make one
       if (!registrationOpen(ctx.app, request.client)) {
         throw new ConnectionRefusal('this application does not take registrations, and no account has this address: an operator makes the account first, then the organization\'s sign-in links it');
       }
-      let created: UserRecord;
+      let made: { written: Written; acting: Acting };
       try {
-        created = await db.records.insert({
+        made = await insertRecord(ctx.services, uow, {
           applicationId: ctx.app.id, typeName: USER_TYPE, uuid: randomUUID(), email, username: null, passwordHash: null, emailVerified: now, attributes,
-        }, now, uow.tx);
+        }, (created) => asAccount(ctx, created.id, request.client), {
+          attach: async (created) => void await db.social.profiles.insert({ applicationId: ctx.app.id, entityId: created.id, provider, identifier, data: { connection: connection.publicId, nameId: facts.nameId } }, now, uow.tx),
+        });
       } catch (e) {
         if (e instanceof DuplicateAttributeError) throw new ConnectionRefusal('an account with this address was made meanwhile: start the sign-in again');
         throw e;
       }
-      await db.social.profiles.insert({ applicationId: ctx.app.id, entityId: created.id, provider, identifier, data: { connection: connection.publicId, nameId: facts.nameId } }, now, uow.tx);
-      const written = await versions.written(created, uow.tx);
-      const acting = asAccount(ctx, created.id, request.client);
+      const created = made.written.record;
       const subject = recordSubject(created.id);
       uow.record(
-        event('account.registered', ctx.app.id, now, acting, subject, { method: 'connection' }),
-        event('account.identity_linked', ctx.app.id, now, acting, subject, { provider }),
-        event('record.created', ctx.app.id, now, acting, subject, { attributes: changedNames({ email, attributes }) }, { snapshot: written.snapshot }),
+        event('account.registered', ctx.app.id, now, made.acting, subject, { method: 'connection' }),
+        event('account.identity_linked', ctx.app.id, now, made.acting, subject, { provider }),
       );
       return created;
     });

@@ -4,6 +4,7 @@ import { sha256Hex } from '../../domain/secrets';
 import { event, recordSubject, type Origin } from '../../domain/events';
 import { invalidField } from '../../domain/refusal';
 import type { Services } from '../services';
+import { markTime } from '../records/versions';
 
 /**
  * Spends a verification code and sets its time attribute (emailVerified unless the code names
@@ -26,10 +27,8 @@ export async function useVerificationCode(
     // a disabled user's codes are spent when it is disabled; one issued around it does nothing either
     if (!record || isDisabled(record, now())) throw unknown();
     const attribute = String(found.extra?.attribute_name ?? 'emailVerified');
-    const changed = await db.records.setTime(record, attribute, now(), tx);
     const acting = { actor: { kind: 'account' as const, accountId: record.id }, origin };
-    const { snapshot } = await versions.written(changed, tx);
-    uow.record(event('record.updated', app.id, now(), acting, recordSubject(record.id), { attributes: [attribute] }, { snapshot }));
+    await markTime({ db, clock, versions }, uow, record, attribute, acting);
     if (attribute === 'emailVerified') uow.record(event('account.email_verified', app.id, now(), acting, recordSubject(record.id), {}));
     return record.uuid;
   });
