@@ -172,7 +172,7 @@ async function sessionOf(
     if (isDisabled(locked, at)) throw accountDisabled(ctx, request);
     if (options.checked && locked.passwordHash !== options.checked.passwordHash) throw options.checked.refused();
     const changedToo = alongside ? (await alongside(uow, locked)).changed : [];
-    const w = (await reviseRecord(ctx.services, uow, locked, change(at), acting, { now: at, names: [...names, ...changedToo], after: [signedIn(at)] }))!;
+    const w = (await reviseRecord(ctx.services, uow, locked, change(at), acting, { now: at, names: [...names, ...changedToo], preceding: [signedIn(at)] }))!;
     // after the record's row lock: a token row's foreign key check would otherwise take a shared
     // lock on the record first, and two sign-ins of one account would deadlock upgrading it
     const tokens = await loginTokens(ctx, request, proven, tx, options.refreshSecret);

@@ -56,7 +56,7 @@ export interface Revision {
   /** The names `record.updated` gives, when the writer knows more than the values say (a password rehashed). */
   names?: string[];
   /** Events recorded just before the version's (a sign-in's, before the version it writes). */
-  after?: DomainEvent[];
+  preceding?: DomainEvent[];
   now?: Date;
   /** The whole client-written state rather than a merge (the record API's replace). */
   replace?: boolean;
@@ -78,7 +78,7 @@ export async function reviseRecord(deps: Deps, uow: UnitOfWork, locked: UserReco
   if (names.length === 0) return undefined;
   const changed = whole ? await deps.db.records.replace(locked, whole, now, uow.tx) : await deps.db.records.update(locked, change, now, uow.tx);
   const written = await deps.versions.written(changed, uow.tx);
-  uow.record(...(how.after ?? []), event(how.kind ?? 'record.updated', locked.applicationId, now, acting, recordSubject(locked.id), { attributes: names }, { snapshot: written.snapshot }));
+  uow.record(...(how.preceding ?? []), event(how.kind ?? 'record.updated', locked.applicationId, now, acting, recordSubject(locked.id), { attributes: names }, { snapshot: written.snapshot }));
   return written;
 }
 
