@@ -26,6 +26,7 @@ import * as samlServiceProviders from './0025-saml-service-providers';
 import * as organizationConnections from './0026-organization-connections';
 import * as scim from './0027-scim';
 import * as activityTallies from './0028-activity-tallies';
+import * as compactHistory from './0029-compact-history';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   { name: '0026-organization-connections', ...organizationConnections },
   { name: '0027-scim', ...scim },
   { name: '0028-activity-tallies', ...activityTallies },
+  { name: '0029-compact-history', ...compactHistory },
 ];

@@ -23,7 +23,7 @@ export interface SocialProviderRow {
   scopes: string; created_at: Date;
 }
 export interface EntityVersionRow {
-  id: number; application_id: number; entity_id: number; valid_from: Date; version: number; deleted: boolean; entity_uuid: string | null; snapshot: string;
+  id: number; application_id: number; entity_id: number; valid_from: Date; version: number; deleted: boolean; entity_uuid: string | null; snapshot: string; sign_ins: string | null;
 }
 export interface OutboxRow {
   id: string; application_id: number; queue: string; name: string; payload: string; status: string;
@@ -83,7 +83,7 @@ export function defineModels(sequelize: Sequelize): Models {
     }, opts('credentials')) as unknown as ModelOf<CredentialRow>,
     EntityVersion: sequelize.define('EntityVersion', {
       id: pk, application_id: bigint(), entity_id: bigint(), valid_from: time(), version: { type: DataTypes.INTEGER, allowNull: false },
-      deleted: { type: DataTypes.BOOLEAN, allowNull: false }, entity_uuid: str(36, true), snapshot: text(),
+      deleted: { type: DataTypes.BOOLEAN, allowNull: false }, entity_uuid: str(36, true), snapshot: text(), sign_ins: text(true),
     }, opts('entity_versions')) as unknown as ModelOf<EntityVersionRow>,
     Outbox: sequelize.define('Outbox', {
       id: { type: DataTypes.STRING(36), primaryKey: true }, application_id: bigint(), queue: str(32), name: str(64),

@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/db';
 import { createMigrator } from '../../src/db/migrate';
 import { history } from '../../src/usecases/subscribers/history';
 import { event, recordSubject } from '../../src/domain/events';
+import { versionsOf } from '../../src/domain/sign-in-runs';
 
 const clock = manualClock(new Date('2026-03-01T10:00:00.000Z'));
 let t: TestApp;
@@ -23,9 +24,11 @@ const idle = () => (t.runtime.queue as { idle?: () => Promise<void> }).idle?.();
 const tick = (ms = 1000) => clock.advance(ms);
 const dbTime = (d: Date) => stored(t.runtime.db).time(d);
 const rows = (sql: string, values: unknown[] = []) => stored(t.runtime.db).rows(sql, values);
+/** Every version of a record recorded in entity_versions (a run of sign-ins is one row: docs/versions.md#compact-history). */
 const snapshotsOf = async (entityId: number) =>
-  (await rows('SELECT version, valid_from, deleted, snapshot FROM entity_versions WHERE entity_id = ? ORDER BY version', [entityId]))
-    .map((r) => ({ version: Number(r.version), validFrom: new Date(String(r.valid_from).replace(' +00:00', 'Z')), deleted: Boolean(Number(r.deleted)), snapshot: JSON.parse(String(r.snapshot)) }));
+  (await rows('SELECT version, valid_from, deleted, snapshot, sign_ins FROM entity_versions WHERE entity_id = ? ORDER BY version', [entityId]))
+    .flatMap((r) => versionsOf({ version: Number(r.version), validFrom: new Date(String(r.valid_from).replace(' +00:00', 'Z')), snapshot: JSON.parse(String(r.snapshot)), signIns: r.sign_ins as string | null }))
+    .map((v) => ({ ...v, deleted: v.snapshot === null, snapshot: v.snapshot as Record<string, any> }));
 const processor = () => createVersionsProcessor({ services: { ...t.runtime.services, logger } });
 const runJob = (outboxId: string) => processor()({ id: outboxId, queue: 'versions', name: 'snapshot', data: { outboxId } }, { attempt: 1, finalAttempt: false });
 

@@ -3,9 +3,22 @@ import type { Models } from '../models';
 import { asDate } from '../models';
 import type { Sql } from '../sql';
 import { TOMBSTONE_JOB, type Snapshot, type SnapshotPayload } from '../../domain/storage/versions';
+import { RUN_LIMIT, extendsRun, lastOf, runEntry, runOffsets, versionAt, versionsOf, type StoredRun } from '../../domain/sign-in-runs';
 import type { Transact, Tx } from '../../domain/storage/transactions';
 
 interface OutboxSnapshotRow { id: string; application_id: number | string; payload: string }
+interface VersionRow { id: number | string; entity_id: number | string; version: number | string; valid_from: Date | string; snapshot: string; sign_ins: string | null }
+/** A row of entity_versions or of the outbox, as the lookups read them in one statement. */
+type LookupRow = { version: number | null; valid_from: Date | string | null; snapshot: string | null; sign_ins: string | null; payload: string | null };
+
+/** A stored row as the run it holds (docs/versions.md#compact-history). */
+const storedRun = (row: { version: number | string | null; valid_from: Date | string | null; snapshot: string | null; sign_ins: string | null }): StoredRun => ({
+  version: Number(row.version), validFrom: asDate(row.valid_from!), snapshot: JSON.parse(row.snapshot!) as StoredRun['snapshot'], signIns: row.sign_ins,
+});
+/** A new row: a version stored whole, and the sign-ins of the same batch that follow it. */
+interface NewRow extends StoredRun { applicationId: number; entityId: number; uuid: string }
+/** The newest stored row of a record, and whether this batch appended to its run (`was`: its run as read). */
+interface Latest extends StoredRun { id: number; was: string | null }
 
 /** Later (time, then version) wins: versions follow commit order, times never go back (see entities `changed`). */
 const later = (a: Snapshot, b: Snapshot) =>
@@ -26,29 +39,107 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
   const t = sql.time;
   const mysql = sql.dialect === 'mysql';
 
-  /** Records outbox snapshot rows into entity_versions in `tx`; a row recorded before is left as it is. */
+  /** The newest stored row of each record (in chunks: SQLite allows 500 terms to a compound SELECT). */
+  async function newestRows(entityIds: number[], tx: Tx): Promise<Map<number, Latest>> {
+    const found = new Map<number, Latest>();
+    for (let i = 0; i < entityIds.length; i += 100) {
+      const chunk = entityIds.slice(i, i + 100);
+      const rows = await sql.select<VersionRow>(chunk.map((_, n) => `SELECT * FROM (SELECT id, entity_id, version, valid_from, snapshot, sign_ins FROM entity_versions
+        WHERE entity_id = ? ORDER BY valid_from DESC, version DESC LIMIT 1) newest${n}`).join(' UNION ALL '), chunk, tx);
+      for (const row of rows) found.set(Number(row.entity_id), { ...storedRun(row), id: Number(row.id), was: row.sign_ins });
+    }
+    return found;
+  }
+
+  /**
+   * Records outbox snapshot rows into entity_versions in `tx` (docs/versions.md#compact-history):
+   * a sign-in after a record's newest version is appended to that version's run, anything else
+   * is stored whole; a version recorded before is left as it is. The run of a row already stored
+   * is rewritten only if it is still as read (another worker appending to it meanwhile makes this
+   * throw: the batch rolls back and is recorded again).
+   */
   async function record(rows: OutboxSnapshotRow[], now: Date, tx: Tx): Promise<void> {
     if (rows.length === 0) return;
-    const values = rows.map((row) => {
+    const byRecord = new Map<number, { applicationId: number; p: SnapshotPayload }[]>();
+    for (const row of rows) {
       const p = snapshotPayloadOf(row.payload);
-      return [
-        Number(row.application_id), p.entityId, t(new Date(p.validFrom)), p.version, p.snapshot === null ? 1 : 0,
-        p.snapshot === null ? p.uuid : null, JSON.stringify(p.snapshot),
-      ];
-    });
-    await sql.change(
-      `INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, entity_uuid, snapshot)
-       VALUES ${values.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
-       ${mysql ? 'ON DUPLICATE KEY UPDATE id = id' : 'ON CONFLICT DO NOTHING'}`,
-      values.flat(),
-      tx,
-    );
+      byRecord.set(p.entityId, [...(byRecord.get(p.entityId) ?? []), { applicationId: Number(row.application_id), p }]);
+    }
+    const newest = await newestRows([...byRecord.keys()], tx);
+    const added: NewRow[] = [];
+    const appended: Latest[] = [];
+    for (const [entityId, list] of byRecord) {
+      const stored = newest.get(entityId);
+      let current: StoredRun | undefined = stored;
+      for (const { applicationId, p } of list.sort((a, b) => a.p.version - b.p.version)) {
+        const validFrom = new Date(p.validFrom);
+        const last = current && lastOf(current);
+        // a version inside a run is recorded already
+        if (current && last && p.version > current.version && p.version <= last.version) continue;
+        if (current && p.snapshot !== null && extendsRun(current, { version: p.version, validFrom, serialized: JSON.stringify(p.snapshot) })) {
+          current.signIns = (current.signIns ?? '') + runEntry(validFrom.getTime() - current.validFrom.getTime());
+          if (current === stored && !appended.includes(stored)) appended.push(stored);
+          continue;
+        }
+        const row: NewRow = { applicationId, entityId, uuid: p.uuid, version: p.version, validFrom, snapshot: p.snapshot, signIns: null };
+        added.push(row);
+        // (a version older than the newest, recorded late, is stored on its own)
+        if (!last || p.version > last.version) current = row;
+      }
+    }
+    for (const row of appended) {
+      const same = await sql.change(`UPDATE entity_versions SET sign_ins = ? WHERE id = ? AND ${mysql ? 'sign_ins <=> ?' : 'sign_ins IS ?'}`, [row.signIns, row.id, row.was], tx);
+      if (same !== 1) throw new Error(`another worker recorded a version of record ${row.id} meanwhile; recording again`);
+    }
+    if (added.length > 0) {
+      await sql.change(
+        `INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, entity_uuid, snapshot, sign_ins)
+         VALUES ${added.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+         ${mysql ? 'ON DUPLICATE KEY UPDATE id = id' : 'ON CONFLICT DO NOTHING'}`,
+        added.flatMap((r) => [
+          r.applicationId, r.entityId, t(r.validFrom), r.version, r.snapshot === null ? 1 : 0, r.snapshot === null ? r.uuid : null, JSON.stringify(r.snapshot), r.signIns,
+        ]),
+        tx,
+      );
+    }
     // the snapshot now lives in entity_versions: the finished row keeps no copy of the record
     await sql.change(
       `UPDATE outbox SET status = 'done', payload = '{}', updated_at = ? WHERE id IN (${rows.map(() => '?').join(', ')}) AND status = 'pending'`,
       [t(now), ...rows.map((r) => r.id)],
       tx,
     );
+  }
+
+  /**
+   * Merges, in rows read in version order (locked in `tx`), each version that is a sign-in after
+   * the run before it into that run: the run's new text by row id, and the ids of the rows merged.
+   */
+  function merged(rows: VersionRow[]): { runs: Map<number, string | null>; gone: number[] } {
+    const runs = new Map<number, string | null>();
+    const gone: number[] = [];
+    let current: (StoredRun & { id: number; entityId: number }) | undefined;
+    for (const row of rows) {
+      const next = { ...storedRun(row), id: Number(row.id), entityId: Number(row.entity_id) };
+      const own = runOffsets(next.signIns);
+      const fits = current !== undefined && current.entityId === next.entityId && runOffsets(current.signIns).length + 1 + own.length <= RUN_LIMIT
+        && extendsRun(current, { version: next.version, validFrom: next.validFrom, serialized: JSON.stringify(next.snapshot) });
+      if (!fits || !current) {
+        current = next;
+        continue;
+      }
+      const shift = next.validFrom.getTime() - current.validFrom.getTime();
+      current.signIns = (current.signIns ?? '') + runEntry(shift) + own.map((o) => runEntry(o + shift)).join('');
+      runs.set(current.id, current.signIns);
+      gone.push(next.id);
+    }
+    return { runs, gone };
+  }
+
+  /** Rewrites the merged runs and deletes the rows merged into them; answers how many went. */
+  async function write(result: { runs: Map<number, string | null>; gone: number[] }, tx: Tx): Promise<number> {
+    for (const [id, run] of result.runs) await sql.change('UPDATE entity_versions SET sign_ins = ? WHERE id = ?', [run, id], tx);
+    if (result.gone.length === 0) return 0;
+    return sql.change(`DELETE FROM entity_versions WHERE id IN (${result.gone.map(() => '?').join(', ')})`, result.gone, tx);
   }
 
   return {
@@ -96,20 +187,19 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
      * a row the worker records meanwhile is seen in exactly one of the two places.
      */
     async at(applicationId: number, entityId: number, at: Date): Promise<Snapshot | undefined> {
-      const rows = await sql.select<{ version: number | null; valid_from: Date | string | null; snapshot: string | null; payload: string | null }>(
-        `SELECT version, valid_from, snapshot, NULL AS payload FROM (
-           SELECT version, valid_from, snapshot FROM entity_versions
+      const rows = await sql.select<LookupRow>(
+        `SELECT version, valid_from, snapshot, sign_ins, NULL AS payload FROM (
+           SELECT version, valid_from, snapshot, sign_ins FROM entity_versions
            WHERE entity_id = ? AND application_id = ? AND valid_from <= ?
            ORDER BY valid_from DESC, version DESC LIMIT 1) recorded
          UNION ALL
-         SELECT NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
+         SELECT NULL, NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
         [entityId, applicationId, t(at), entityId, applicationId],
       );
       let best: Snapshot | undefined;
       for (const row of rows) {
-        const candidate = row.payload === null
-          ? { version: Number(row.version), validFrom: asDate(row.valid_from!), snapshot: JSON.parse(row.snapshot!) as Snapshot['snapshot'] }
-          : fromPayload(snapshotPayloadOf(row.payload));
+        // a stored row answers with the version of its run in force at `at`
+        const candidate = row.payload === null ? versionAt(storedRun(row), at) : fromPayload(snapshotPayloadOf(row.payload));
         if (candidate.validFrom > at) continue;
         best = best ? later(best, candidate) : candidate;
       }
@@ -123,16 +213,15 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
     async history(applicationId: number, entityId: number, limit?: number): Promise<Snapshot[]> {
       // the newest `limit` recorded (and every pending one: few, a worker's backlog)
       const newest = limit === undefined ? '' : ` ORDER BY valid_from DESC, version DESC LIMIT ${Math.max(1, Math.floor(limit))}`;
-      const rows = await sql.select<{ version: number | null; valid_from: Date | string | null; snapshot: string | null; payload: string | null }>(
-        `SELECT version, valid_from, snapshot, NULL AS payload FROM (
-           SELECT version, valid_from, snapshot FROM entity_versions WHERE entity_id = ? AND application_id = ?${newest}) recorded
+      const rows = await sql.select<LookupRow>(
+        `SELECT version, valid_from, snapshot, sign_ins, NULL AS payload FROM (
+           SELECT version, valid_from, snapshot, sign_ins FROM entity_versions WHERE entity_id = ? AND application_id = ?${newest}) recorded
          UNION ALL
-         SELECT NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
+         SELECT NULL, NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
         [entityId, applicationId, entityId, applicationId],
       );
-      const all = rows.map((row) => (row.payload === null
-        ? { version: Number(row.version), validFrom: asDate(row.valid_from!), snapshot: JSON.parse(row.snapshot!) as Snapshot['snapshot'] }
-        : fromPayload(snapshotPayloadOf(row.payload))));
+      // (the newest `limit` rows hold at least the newest `limit` versions: a row holds one or more)
+      const all = rows.flatMap((row) => (row.payload === null ? versionsOf(storedRun(row)) : [fromPayload(snapshotPayloadOf(row.payload))]));
       const sorted = all.sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime() || a.version - b.version);
       return limit === undefined ? sorted : sorted.slice(-limit);
     },
@@ -151,6 +240,58 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
       );
       const found = pending.map((r) => snapshotPayloadOf(r.payload)).find((p) => p.uuid === uuid);
       return found?.entityId;
+    },
+
+    /**
+     * Converts history kept one row per sign-in (before compact history) into runs, from where the
+     * last call stopped (upkeep_marks `history`): the records after it, up to about `limit` rows in
+     * one transaction (a record with more rows is converted in windows of `limit`). Answers the
+     * rows it merged away, or -1 when every record was converted.
+     */
+    async compactAlone(limit: number): Promise<number> {
+      return transact(async (tx) => {
+        const [mark] = await sql.select<{ position: number | string }>(`SELECT position FROM upkeep_marks WHERE name = 'history'${sql.forUpdate}`, [], tx);
+        const after = Number(mark?.position ?? -1);
+        if (after < 0) return -1;
+        const counts = await sql.select<{ entity_id: number | string; n: number | string }>(
+          'SELECT entity_id, COUNT(*) AS n FROM entity_versions WHERE entity_id > ? GROUP BY entity_id ORDER BY entity_id LIMIT ?', [after, limit], tx,
+        );
+        if (counts.length === 0) {
+          await sql.change(`UPDATE upkeep_marks SET position = -1 WHERE name = 'history'`, [], tx);
+          return -1;
+        }
+        // whole records while they fit in `limit` rows (at least one)
+        const ids: number[] = [];
+        let rowsRead = 0;
+        for (const c of counts) {
+          if (ids.length > 0 && rowsRead + Number(c.n) > limit) break;
+          ids.push(Number(c.entity_id));
+          rowsRead += Number(c.n);
+        }
+        let gone = 0;
+        const order = 'ORDER BY entity_id, valid_from, version';
+        const columns = 'id, entity_id, version, valid_from, snapshot, sign_ins';
+        if (rowsRead <= limit) {
+          const rows = await sql.select<VersionRow>(`SELECT ${columns} FROM entity_versions WHERE entity_id IN (${ids.map(() => '?').join(', ')}) ${order}${sql.forUpdate}`, ids, tx);
+          gone += await write(merged(rows), tx);
+        } else {
+          // one record with more rows than a batch: windows that each start at the run the last one ended with
+          for (let from: VersionRow | undefined; ;) {
+            const rows: VersionRow[] = await sql.select<VersionRow>(
+              `SELECT ${columns} FROM entity_versions WHERE entity_id = ?${from ? ' AND (valid_from > ? OR (valid_from = ? AND version >= ?))' : ''} ${order} LIMIT ?${sql.forUpdate}`,
+              from ? [ids[0], t(asDate(from.valid_from)), t(asDate(from.valid_from)), from.version, limit] : [ids[0], limit], tx,
+            );
+            const result = merged(rows);
+            gone += await write(result, tx);
+            if (rows.length < limit) break;
+            const kept = rows.filter((r) => !result.gone.includes(Number(r.id)));
+            const last = kept[kept.length - 1];
+            from = { ...last, sign_ins: result.runs.get(Number(last.id)) ?? last.sign_ins };
+          }
+        }
+        await sql.change(`UPDATE upkeep_marks SET position = ? WHERE name = 'history'`, [ids[ids.length - 1]], tx);
+        return gone;
+      });
     },
 
     /**

@@ -41,6 +41,11 @@ export interface VersionStore {
   history(applicationId: number, entityId: number, limit?: number): Promise<Snapshot[]>;
   /** The id of a deleted record by its uuid, from its tombstone. */
   deletedEntityId(applicationId: number, uuid: string): Promise<number | undefined>;
+  /**
+   * Converts history kept one row per sign-in into runs, about `limit` rows from where the last
+   * call stopped; the rows merged away, or -1 once every record is converted.
+   */
+  compactAlone(limit: number): Promise<number>;
   /** Deletes at most `limit` snapshots older than `cutoff` that a newer one before it replaces. */
   pruneAlone(cutoff: Date, limit: number): Promise<number>;
 }
