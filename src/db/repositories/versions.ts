@@ -74,8 +74,8 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
       for (const { applicationId, p } of list.sort((a, b) => a.p.version - b.p.version)) {
         const validFrom = new Date(p.validFrom);
         const last = current && lastOf(current);
-        // a version inside a run is recorded already
-        if (current && last && p.version > current.version && p.version <= last.version) continue;
+        // the newest stored version or one of its run: recorded already
+        if (current && last && p.version >= current.version && p.version <= last.version) continue;
         if (current && p.snapshot !== null && extendsRun(current, { version: p.version, validFrom, serialized: JSON.stringify(p.snapshot) })) {
           current.signIns = (current.signIns ?? '') + runEntry(validFrom.getTime() - current.validFrom.getTime());
           if (current === stored && !appended.includes(stored)) appended.push(stored);
@@ -89,7 +89,7 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
     }
     for (const row of appended) {
       const same = await sql.change(`UPDATE entity_versions SET sign_ins = ? WHERE id = ? AND ${mysql ? 'sign_ins <=> ?' : 'sign_ins IS ?'}`, [row.signIns, row.id, row.was], tx);
-      if (same !== 1) throw new Error(`another worker recorded a version of record ${row.id} meanwhile; recording again`);
+      if (same !== 1) throw new Error(`the run of stored version ${row.id} changed meanwhile (another worker, or the conversion); recording again`);
     }
     if (added.length > 0) {
       await sql.change(
