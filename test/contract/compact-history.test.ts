@@ -92,6 +92,16 @@ forEveryEngine('compact history', (storage) => {
     }
   };
 
+  /** Versions as the code before compact history kept them (a row per version, each snapshot whole), and the conversion to do again. */
+  const legacy = async (user: UserRecord, versions: { version: number; at: Date; snapshot: Doc | null }[]) => {
+    const { db, appId } = storage();
+    const time = (d: Date) => (db.sequelize.getDialect() === 'sqlite' ? d.toISOString().replace('T', ' ').replace('Z', ' +00:00') : d.toISOString().replace('T', ' ').replace('Z', ''));
+    const values = versions.map((v) => [appId, user.id, time(v.at), v.version, v.snapshot ? 0 : 1, null, JSON.stringify(v.snapshot)]);
+    await db.sequelize.query(`INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, entity_uuid, snapshot) VALUES ${values.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      { replacements: values.flat() });
+    await db.sequelize.query("UPDATE upkeep_marks SET position = 0 WHERE name IN ('history', 'history-run')");
+  };
+
   it('a run of sign-ins is kept in the row of the version before it; an edit and the first sign-in are stored whole; every version answers as before', async () => {
     const { db, appId } = storage();
     const user = await newUser();
@@ -147,14 +157,7 @@ forEveryEngine('compact history', (storage) => {
       }
       return s;
     });
-    // as the code before compact history kept them: a row per version, each snapshot whole
-    for (const [n, s] of stories.entries()) {
-      const values = s.versions.map((v) => [appId, users[n].id, db.sequelize.getDialect() === 'sqlite' ? v.at.toISOString().replace('T', ' ').replace('Z', ' +00:00') : v.at.toISOString().replace('T', ' ').replace('Z', ''),
-        v.version, v.snapshot ? 0 : 1, null, JSON.stringify(v.snapshot)]);
-      await db.sequelize.query(`INSERT INTO entity_versions (application_id, entity_id, valid_from, version, deleted, entity_uuid, snapshot) VALUES ${values.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        { replacements: values.flat() });
-    }
-    await db.sequelize.query("UPDATE upkeep_marks SET position = 0 WHERE name = 'history'");
+    for (const [n, s] of stories.entries()) await legacy(users[n], s.versions);
     const before = await Promise.all(users.map(async (u) => answered(await db.versions.history(appId, u.id))));
     for (const [n, s] of stories.entries()) expect(before[n]).toEqual(expected(s.versions));
 
@@ -197,5 +200,36 @@ forEveryEngine('compact history', (storage) => {
     await lookupsMatch(users[3], stories[3].versions);
     // done: later calls read the mark alone
     expect(await db.versions.compactAlone(8)).toBe(-1);
+  });
+
+  it('retention and the conversion at once: every version inside the window still answers, the newest too; windows of 2 rows end', async () => {
+    const { db, appId, on } = storage();
+    const users = await Promise.all(Array.from({ length: 3 }, () => newUser()));
+    const day = 86_400_000;
+    const stories = users.map((u) => {
+      const s = story(u, new Date(Date.now() - 10 * day));
+      for (let i = 0; i < 12; i++) s.signIn(day / 2);
+      return s;
+    });
+    for (const [n, s] of stories.entries()) await legacy(users[n], s.versions);
+    const cutoff = new Date(Date.now() - 4 * day);
+    let converting = true;
+    await Promise.all([
+      (async () => {
+        while ((await on(1).versions.compactAlone(2)) >= 0);
+        converting = false;
+      })(),
+      (async () => {
+        do await on(2).versions.pruneAlone(cutoff, 2); while (converting);
+        while ((await on(2).versions.pruneAlone(cutoff, 2)) > 0);
+      })(),
+    ]);
+    for (const [n, s] of stories.entries()) {
+      const inWindow = s.versions.filter((v, i) => v.at >= cutoff || (s.versions[i + 1] && s.versions[i + 1].at > cutoff));
+      const answered = (await db.versions.history(appId, users[n].id)).map((v) => v.version);
+      for (const v of inWindow) expect(answered).toContain(v.version);
+      await lookupsMatch(users[n], s.versions.filter((v) => v.at >= cutoff));
+      expect((await db.versions.at(appId, users[n].id, new Date()))?.version).toBe(s.versions.length);
+    }
   });
 });

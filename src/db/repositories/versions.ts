@@ -220,8 +220,19 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
          SELECT NULL, NULL, NULL, NULL, payload FROM outbox WHERE entity_id = ? AND application_id = ? AND queue = 'versions' AND status <> 'done'`,
         [entityId, applicationId, entityId, applicationId],
       );
-      // (the newest `limit` rows hold at least the newest `limit` versions: a row holds one or more)
-      const all = rows.flatMap((row) => (row.payload === null ? versionsOf(storedRun(row)) : [fromPayload(snapshotPayloadOf(row.payload))]));
+      // (the newest `limit` rows hold at least the newest `limit` versions: a row holds one or more;
+      // only the newest rows that hold them are expanded, never a thousand runs of 256)
+      type Read = { stored: StoredRun; pending?: undefined } | { stored?: undefined; pending: Snapshot };
+      const read: Read[] = rows.map((row) => (row.payload === null ? { stored: storedRun(row) } : { pending: fromPayload(snapshotPayloadOf(row.payload)) }));
+      const at = (r: Read) => r.stored ?? r.pending!;
+      read.sort((a, b) => at(b).validFrom.getTime() - at(a).validFrom.getTime() || at(b).version - at(a).version);
+      const needed: Read[] = [];
+      for (let held = 0; held < (limit ?? Infinity) && needed.length < read.length;) {
+        const r = read[needed.length];
+        needed.push(r);
+        held += r.stored ? 1 + runOffsets(r.stored.signIns).length : 1;
+      }
+      const all = needed.flatMap((r) => (r.stored ? versionsOf(r.stored) : [r.pending!]));
       const sorted = all.sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime() || a.version - b.version);
       return limit === undefined ? sorted : sorted.slice(-limit);
     },
@@ -244,52 +255,59 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
 
     /**
      * Converts history kept one row per sign-in (before compact history) into runs, from where the
-     * last call stopped (upkeep_marks `history`): the records after it, up to about `limit` rows in
-     * one transaction (a record with more rows is converted in windows of `limit`). Answers the
-     * rows it merged away, or -1 when every record was converted.
+     * last call stopped, in one transaction of about `limit` rows: the whole records among the next
+     * `limit` rows after the mark (upkeep_marks `history`), or, for a record with more rows than
+     * that, its next window of `limit` rows (upkeep_marks `history-run`: the run the last window
+     * ended with). Answers the rows it merged away, or -1 once every record was converted.
      */
     async compactAlone(limit: number): Promise<number> {
+      const size = Math.max(2, limit);
+      const columns = 'id, entity_id, version, valid_from, snapshot, sign_ins';
       return transact(async (tx) => {
-        const [mark] = await sql.select<{ position: number | string }>(`SELECT position FROM upkeep_marks WHERE name = 'history'${sql.forUpdate}`, [], tx);
-        const after = Number(mark?.position ?? -1);
-        if (after < 0) return -1;
-        const counts = await sql.select<{ entity_id: number | string; n: number | string }>(
-          'SELECT entity_id, COUNT(*) AS n FROM entity_versions WHERE entity_id > ? GROUP BY entity_id ORDER BY entity_id LIMIT ?', [after, limit], tx,
+        // (the marks' lock also keeps pruneAlone from deleting a row this merges into)
+        const marks = await sql.select<{ name: string; position: number | string }>(
+          `SELECT name, position FROM upkeep_marks WHERE name IN ('history', 'history-run') ORDER BY name${sql.forUpdate}`, [], tx,
         );
-        if (counts.length === 0) {
-          await sql.change(`UPDATE upkeep_marks SET position = -1 WHERE name = 'history'`, [], tx);
-          return -1;
+        const after = Number(marks.find((m) => m.name === 'history')?.position ?? -1);
+        const runId = Number(marks.find((m) => m.name === 'history-run')?.position ?? 0);
+        if (after < 0) return -1;
+        const mark = (history: number, run: number) => sql.change(
+          `UPDATE upkeep_marks SET position = CASE name WHEN 'history' THEN ? ELSE ? END WHERE name IN ('history', 'history-run')`, [history, run], tx,
+        );
+        /** The next window of a record from the run `from` (the first window: from its first row). */
+        const window = async (entityId: number, from: VersionRow | undefined) => {
+          const rows = await sql.select<VersionRow>(
+            `SELECT ${columns} FROM entity_versions WHERE entity_id = ?${from ? ' AND valid_from >= ?' : ''} ORDER BY valid_from, version LIMIT ?${sql.forUpdate}`,
+            from ? [entityId, t(asDate(from.valid_from)), size] : [entityId, size], tx,
+          );
+          // (a row of the same time as `from` and an earlier version is behind it)
+          const ahead = from ? rows.filter((r) => asDate(r.valid_from).getTime() > asDate(from.valid_from).getTime() || Number(r.version) >= Number(from.version)) : rows;
+          const result = merged(ahead);
+          const gone = await write(result, tx);
+          const kept = ahead.filter((r) => !result.gone.includes(Number(r.id)));
+          // the record is done when this window reached its end
+          if (rows.length < size) await mark(entityId, 0);
+          else await mark(after, Number(kept[kept.length - 1].id));
+          return gone;
+        };
+        if (runId > 0) {
+          const [from] = await sql.select<VersionRow>(`SELECT ${columns} FROM entity_versions WHERE id = ?`, [runId], tx);
+          // (the run went meanwhile, deleted with its record: the record is converted again from its start, or is gone)
+          if (!from) return (await mark(after, 0), 0);
+          return window(Number(from.entity_id), from);
         }
-        // whole records while they fit in `limit` rows (at least one)
-        const ids: number[] = [];
-        let rowsRead = 0;
-        for (const c of counts) {
-          if (ids.length > 0 && rowsRead + Number(c.n) > limit) break;
-          ids.push(Number(c.entity_id));
-          rowsRead += Number(c.n);
-        }
-        let gone = 0;
-        const order = 'ORDER BY entity_id, valid_from, version';
-        const columns = 'id, entity_id, version, valid_from, snapshot, sign_ins';
-        if (rowsRead <= limit) {
-          const rows = await sql.select<VersionRow>(`SELECT ${columns} FROM entity_versions WHERE entity_id IN (${ids.map(() => '?').join(', ')}) ${order}${sql.forUpdate}`, ids, tx);
-          gone += await write(merged(rows), tx);
-        } else {
-          // one record with more rows than a batch: windows that each start at the run the last one ended with
-          for (let from: VersionRow | undefined; ;) {
-            const rows: VersionRow[] = await sql.select<VersionRow>(
-              `SELECT ${columns} FROM entity_versions WHERE entity_id = ?${from ? ' AND (valid_from > ? OR (valid_from = ? AND version >= ?))' : ''} ${order} LIMIT ?${sql.forUpdate}`,
-              from ? [ids[0], t(asDate(from.valid_from)), t(asDate(from.valid_from)), from.version, limit] : [ids[0], limit], tx,
-            );
-            const result = merged(rows);
-            gone += await write(result, tx);
-            if (rows.length < limit) break;
-            const kept = rows.filter((r) => !result.gone.includes(Number(r.id)));
-            const last = kept[kept.length - 1];
-            from = { ...last, sign_ins: result.runs.get(Number(last.id)) ?? last.sign_ins };
-          }
-        }
-        await sql.change(`UPDATE upkeep_marks SET position = ? WHERE name = 'history'`, [ids[ids.length - 1]], tx);
+        // the records of the next rows, one more than a batch: those it holds whole
+        const next = await sql.select<{ entity_id: number | string }>('SELECT entity_id FROM entity_versions WHERE entity_id > ? ORDER BY entity_id LIMIT ?', [after, size + 1], tx);
+        if (next.length === 0) return (await mark(-1, 0), -1);
+        const ids = [...new Set(next.map((r) => Number(r.entity_id)))];
+        const whole = next.length <= size ? ids : ids.slice(0, -1);
+        // one record with more rows than a batch: its first window
+        if (whole.length === 0) return window(ids[0], undefined);
+        const rows = await sql.select<VersionRow>(
+          `SELECT ${columns} FROM entity_versions WHERE entity_id IN (${whole.map(() => '?').join(', ')}) ORDER BY entity_id, valid_from, version${sql.forUpdate}`, whole, tx,
+        );
+        const gone = await write(merged(rows), tx);
+        await mark(whole[whole.length - 1], 0);
         return gone;
       });
     },
@@ -301,16 +319,20 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
      * inside the window answers "not found" either way). Returns how many rows it deleted.
      */
     async pruneAlone(cutoff: Date, limit: number): Promise<number> {
-      const rows = await sql.select<{ id: number | string }>(
-        `SELECT v.id FROM entity_versions v
-         WHERE v.valid_from < ? AND (v.deleted = 1 OR EXISTS (
-           SELECT 1 FROM entity_versions n WHERE n.entity_id = v.entity_id AND n.valid_from < ?
-             AND (n.valid_from > v.valid_from OR (n.valid_from = v.valid_from AND n.version > v.version))))
-         ORDER BY v.valid_from LIMIT ?`,
-        [t(cutoff), t(cutoff), limit],
-      );
-      if (rows.length === 0) return 0;
-      return sql.change(`DELETE FROM entity_versions WHERE id IN (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
+      return transact(async (tx) => {
+        // the conversion's marks locked first: it may be merging newer rows into one this would delete
+        await sql.select(`SELECT position FROM upkeep_marks WHERE name = 'history'${sql.forUpdate}`, [], tx);
+        const rows = await sql.select<{ id: number | string }>(
+          `SELECT v.id FROM entity_versions v
+           WHERE v.valid_from < ? AND (v.deleted = 1 OR EXISTS (
+             SELECT 1 FROM entity_versions n WHERE n.entity_id = v.entity_id AND n.valid_from < ?
+               AND (n.valid_from > v.valid_from OR (n.valid_from = v.valid_from AND n.version > v.version))))
+           ORDER BY v.valid_from LIMIT ?`,
+          [t(cutoff), t(cutoff), limit], tx,
+        );
+        if (rows.length === 0) return 0;
+        return sql.change(`DELETE FROM entity_versions WHERE id IN (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id), tx);
+      });
     },
   };
 }

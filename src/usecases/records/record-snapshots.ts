@@ -5,8 +5,8 @@ import type { Services } from '../services';
  * recorded together with other pending snapshot rows, oldest first, in batches of one transaction
  * each: the row is inserted into entity_versions and marked done in the same transaction, so a
  * worker killed mid-batch leaves the whole batch pending, and a job that runs again finds its row
- * done (the unique key on record, time and version would refuse a second copy anyway). A row
- * another batch recorded first is skipped at once. A batch that fails is retried row by row, so
+ * done (and a version already stored as a record's newest, or in its run, is not stored again). A
+ * row another batch recorded first is skipped at once. A batch that fails is retried row by row, so
  * one row that cannot be recorded holds up no other.
  */
 

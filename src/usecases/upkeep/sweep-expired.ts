@@ -47,18 +47,18 @@ export async function sweepExpired(deps: Pick<Services, 'db' | 'clock'>, command
     db.outbox.purgeDoneAlone(new Date(t - retention.outboxRetentionMs), retention.batchSize));
   const kept = retention.versionsRetentionMs;
   const snapshots = kept === null ? 0 : await inBatches(retention, () => db.versions.pruneAlone(new Date(t - kept), retention.batchSize));
-  // history kept before compact history, converted into runs of sign-ins (docs/versions.md#compact-history) until none is left
-  let compacted = 0;
-  for (let i = 0; i < retention.maxBatches; i++) {
-    const n = await db.versions.compactAlone(retention.batchSize);
-    if (n < 0) break;
-    compacted += n;
-  }
   // the OpenID provider's expired sessions, interactions and grants; keys retired long enough for what they signed to have expired
   const oidcState = await inBatches(retention, () => db.oidcState.sweepAlone(new Date(t - retention.credentialRetentionMs), retention.batchSize));
   const signingKeys = await db.signingKeys.sweepAlone(new Date(t - RETIRED_KEY_SECONDS * 1000));
   // events and counted failures past their retention, in batches like the rest
   const events = await inBatches(retention, () => db.events.sweepAlone(new Date(t - retention.eventsRetentionMs), retention.batchSize));
   const webhookDeliveries = await inBatches(retention, () => db.webhooks.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize));
+  // last: history kept before compact history, converted into runs of sign-ins (docs/versions.md#compact-history) until none is left
+  let compacted = 0;
+  for (let i = 0; i < retention.maxBatches; i++) {
+    const n = await db.versions.compactAlone(retention.batchSize);
+    if (n < 0) break;
+    compacted += n;
+  }
   return { credentials, outbox: outboxRows, snapshots, compacted, oidcState, signingKeys, events, webhookDeliveries };
 }
