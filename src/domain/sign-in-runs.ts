@@ -49,12 +49,15 @@ export function versionsOf(row: StoredRun): Snapshot[] {
   })];
 }
 
-/** The version of a stored row in force at `at` (the row's own time is at or before it). */
+/** The version of a stored row in force at `at` (the row's own time is at or before it): only that one is made. */
 export function versionAt(row: StoredRun, at: Date): Snapshot {
-  const all = versionsOf(row);
-  let found = all[0];
-  for (const v of all) if (v.validFrom <= at) found = v;
-  return found;
+  const offsets = runOffsets(row.signIns);
+  const within = at.getTime() - row.validFrom.getTime();
+  let i = -1;
+  while (i + 1 < offsets.length && offsets[i + 1] <= within) i++;
+  if (i < 0 || row.snapshot === null) return { version: row.version, validFrom: row.validFrom, snapshot: row.snapshot };
+  const time = new Date(row.validFrom.getTime() + offsets[i]);
+  return { version: row.version + i + 1, validFrom: time, snapshot: signedInAt(row.snapshot, time) };
 }
 
 /** The number and time of the last version a stored row holds. */
