@@ -27,6 +27,7 @@ import * as organizationConnections from './0026-organization-connections';
 import * as scim from './0027-scim';
 import * as activityTallies from './0028-activity-tallies';
 import * as compactHistory from './0029-compact-history';
+import * as indexedAttributes from './0030-indexed-attributes';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   { name: '0027-scim', ...scim },
   { name: '0028-activity-tallies', ...activityTallies },
   { name: '0029-compact-history', ...compactHistory },
+  { name: '0030-indexed-attributes', ...indexedAttributes },
 ];

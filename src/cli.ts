@@ -29,6 +29,8 @@ import { createApplication } from './usecases/applications/create-application';
 import { importFlows } from './usecases/applications/import-flows';
 import { addProvider } from './usecases/providers/add-provider';
 import { removeProvider } from './usecases/providers/remove-provider';
+import { buildAttributeIndexes, indexAttribute, listIndexedAttributes, unindexAttribute } from './usecases/records/indexed-attributes';
+import { BUILD_DELAY_MS } from './domain/indexed-attributes';
 import { rotateSigningKeys } from './usecases/keys/signing-keys';
 import { addClient } from './usecases/clients/add-client';
 import { applied, changeClientSettings, changeDefaultSettings, flowSettingsProblem } from './usecases/clients/change-settings';
@@ -355,6 +357,45 @@ program.command('providers:remove')
   .action((name: string, opts: { app?: string }) => withCore(async (core) => {
     await removeProvider(core, { applicationId: (await applicationOf(core, opts)).id, acting: core.acting, name });
     process.stdout.write(`removed provider ${name}\n`);
+  }));
+
+const shownIndex = (a: { name: string; state: string; created: Date; ready: Date | null }) => ({ name: a.name, state: a.state, created: a.created.toISOString(), ready: a.ready && a.ready.toISOString() });
+
+program.command('attributes:index')
+  .argument('<name>', 'an attribute of the records: familyName, or a member of one as primaryAddress.country')
+  .option(...APP_OPTION)
+  .option('--wait', 'build it now, in this process, and return once searches use it (else the maintenance worker builds it)')
+  .description('index an attribute of the records for /entity.find (=, ranges, is null); built online in batches')
+  .action((name: string, opts: { app?: string; wait?: boolean }) => withCore(async (core) => {
+    const app = await applicationOf(core, opts);
+    const { index, declared } = await indexAttribute(core, { applicationId: app.id, acting: core.acting, name });
+    process.stdout.write(declared ? `indexed ${index.name}: building\n` : `${index.name} is indexed already (${index.state})\n`);
+    if (!opts.wait) return;
+    // every pod keeps the new index within BUILD_DELAY_MS; the build starts after it
+    for (;;) {
+      const now = (await listIndexedAttributes(core, { applicationId: app.id })).find((a) => a.name === index.name);
+      if (!now || now.state === 'ready') break;
+      const built = await buildAttributeIndexes(core, { batchSize: 1000, maxBatches: 100 });
+      if (built.records > 0) process.stdout.write(`  ${built.records} records\n`);
+      else await new Promise((r) => setTimeout(r, Math.min(1000, BUILD_DELAY_MS)));
+    }
+    process.stdout.write(`${index.name} is ready: searches use it\n`);
+  }));
+
+program.command('attributes:list')
+  .option(...APP_OPTION)
+  .description('list the indexed attributes (building or ready)')
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    print((await listIndexedAttributes(core, { applicationId: (await applicationOf(core, opts)).id })).map(shownIndex));
+  }));
+
+program.command('attributes:unindex')
+  .argument('<name>', 'an indexed attribute')
+  .option(...APP_OPTION)
+  .description("remove an attribute's index (searches on it scan again, within the cost limits)")
+  .action((name: string, opts: { app?: string }) => withCore(async (core) => {
+    await unindexAttribute(core, { applicationId: (await applicationOf(core, opts)).id, acting: core.acting, name });
+    process.stdout.write(`removed the index of ${name}\n`);
   }));
 
 program.command('keys:rotate')

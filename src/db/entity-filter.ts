@@ -2,6 +2,7 @@ import { FilterUseError, type Filter, type Literal } from '../domain/filter';
 import { parseTimestamp } from '../domain/timestamps';
 import { sqlTime } from './models';
 import { uniqueKey } from '../domain/storage/records';
+import { INDEX_TEXT_CHARS } from '../domain/indexed-attributes';
 
 type Dialect = 'mysql' | 'sqlite';
 interface Column { sql: string; type: 'id' | 'text' | 'key' | 'time'; sort?: string }
@@ -31,10 +32,40 @@ const jsonPath = (dotted: string) => `$.${dotted.split('.').map((s) => `"${s}"`)
  * their case- and composition-insensitive keys); other attributes through the JSON functions, a
  * number only against numbers, a boolean only against booleans; `profiles.*` through EXISTS.
  * One recursive function over the tree, with one list of bound values: its length is the grammar's.
+ * An attribute of `indexed` (its name and its index's id: docs/entity-filters.md#indexed-attributes)
+ * is first looked up in its index, for the records whose kept value may match, then checked whole.
  */
-export function compileFilter(filter: Filter, dialect: Dialect): { where: string; values: unknown[] } {
+export function compileFilter(filter: Filter, dialect: Dialect, indexed: ReadonlyMap<string, number> = new Map()): { where: string; values: unknown[] } {
   const values: unknown[] = [];
   const bind = (v: unknown) => (values.push(v), '?');
+
+  /**
+   * The records whose kept value of index `id` may pass the test (never fewer than pass it): a
+   * string by its first INDEX_TEXT_CHARS characters, a number within a hair of the bound (the
+   * check casts to DECIMAL on MySQL), `!=` by kind only.
+   */
+  function candidates(id: number, test: { kind: 'null'; negated: boolean } | { kind: 'compare'; op: string; value: Literal }): string {
+    const where = [`v.attribute_id = ${bind(id)}`];
+    if (test.kind === 'null') where.push(test.negated ? 'v.kind <> 0' : 'v.kind = 0');
+    else if (typeof test.value === 'string') {
+      where.push('v.kind = 1');
+      const prefix = [...test.value].slice(0, INDEX_TEXT_CHARS).join('');
+      if (test.op === '=') where.push(`v.text_value = ${bind(prefix)}`);
+      else if (test.op === '>' || test.op === '>=') where.push(`v.text_value >= ${bind(prefix)}`);
+      else if (test.op === '<' || test.op === '<=') where.push(`v.text_value <= ${bind(prefix)}`);
+    } else if (typeof test.value === 'number') {
+      where.push('v.kind = 2');
+      const hair = 1e-9 + Math.abs(test.value) * 1e-12;
+      if (test.op === '=') where.push(`v.number_value BETWEEN ${bind(test.value - hair)} AND ${bind(test.value + hair)}`);
+      else if (test.op === '>' || test.op === '>=') where.push(`v.number_value >= ${bind(test.value - hair)}`);
+      else if (test.op === '<' || test.op === '<=') where.push(`v.number_value <= ${bind(test.value + hair)}`);
+    } else {
+      where.push('v.kind = 3');
+      if (test.op === '=') where.push(`v.number_value = ${bind(test.value ? 1 : 0)}`);
+      else if (test.op === '!=') where.push(`v.number_value = ${bind(test.value ? 0 : 1)}`);
+    }
+    return `e.id IN (SELECT v.entity_id FROM attribute_values v WHERE ${where.join(' AND ')})`;
+  }
 
   // each call binds the path where its text is placed, so placeholders and values stay in step
   const json = (doc: string, path: string) => ({
@@ -99,11 +130,13 @@ export function compileFilter(filter: Filter, dialect: Dialect): { where: string
 
   // chains are flat and double negations cancel, so the SQL nests no deeper than the filter's own
   // parentheses (SQLite's parser has a small fixed stack)
-  function walk(f: Filter): string {
+  // `under`: inside an odd number of NOTs, where a comparison's NULL (a missing attribute) and its
+  // FALSE differ; outside them both exclude a record, so an index may answer FALSE for NULL
+  function walk(f: Filter, under = false): string {
     switch (f.kind) {
       case 'and':
-      case 'or': return `(${chain(f, f.kind).map(walk).join(` ${f.kind.toUpperCase()} `)})`;
-      case 'not': return f.operand.kind === 'not' ? walk(f.operand.operand) : `NOT (${walk(f.operand)})`;
+      case 'or': return `(${chain(f, f.kind).map((g) => walk(g, under)).join(` ${f.kind.toUpperCase()} `)})`;
+      case 'not': return f.operand.kind === 'not' ? walk(f.operand.operand, under) : `NOT (${walk(f.operand, !under)})`;
       case 'compare':
       case 'null': {
         const attribute = f.attribute;
@@ -122,11 +155,19 @@ export function compileFilter(filter: Filter, dialect: Dialect): { where: string
             : `${doc} ${op === '!=' ? '<>' : op} ${bind(String(value))}`));
         }
         const c = rest.length === 0 ? own(COLUMNS, head) : undefined;
+        const index = c ? undefined : indexed.get(attribute);
         if (f.kind === 'null') {
           if (c) return `${c.type === 'key' ? c.sort : c.sql} IS ${f.negated ? 'NOT ' : ''}NULL`;
+          // (the index keeps a missing member and a JSON null alike, as the test below reads them)
+          if (index !== undefined) return candidates(index, f);
           return f.negated ? `NOT (${isNullJson('e.attributes', attribute)})` : isNullJson('e.attributes', attribute);
         }
-        return c ? column(c, attribute, f.op, f.value) : compareJson('e.attributes', attribute, f.op, f.value);
+        if (c) return column(c, attribute, f.op, f.value);
+        // (under a NOT the whole test alone, whose NULL for a missing attribute the index cannot give)
+        if (index === undefined || under) return compareJson('e.attributes', attribute, f.op, f.value);
+        // bound in the order of the text: the index's values first
+        const first = candidates(index, f);
+        return `(${first} AND ${compareJson('e.attributes', attribute, f.op, f.value)})`;
       }
     }
   }

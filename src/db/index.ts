@@ -7,6 +7,7 @@ import { createClientQueries } from './repositories/clients';
 import { createProcedureCalls } from './mysql/procedures';
 import { createCredentialQueries } from './repositories/credentials';
 import { createRecordQueries } from './repositories/records';
+import { createAttributeIndexQueries, createIndexedValues } from './repositories/attribute-indexes';
 import { createFlowQueries } from './repositories/flows';
 import { createOutboxQueries } from './repositories/outbox';
 import { createSocialQueries } from './repositories/social';
@@ -126,7 +127,7 @@ function hotWrites(
   const { credentials, records, outbox, events } = queries;
   const rotateAlone: Database['credentials']['rotateAlone'] = calls?.rotateAlone ?? ((applicationId, spentHash, ownerClientId, successors, now, event) =>
     transaction((tx) => credentials.rotateIn(applicationId, spentHash, ownerClientId, successors, now, event, tx)));
-  const signInAlone: Database['records']['signInAlone'] = calls?.signInAlone ?? ((read, next, rows, jobs, happened, now) => transaction(async (tx) => {
+  const statements: Database['records']['signInAlone'] = (read, next, rows, jobs, happened, now) => transaction(async (tx) => {
     // the record's row lock first: a credential row's foreign key check would otherwise take a
     // shared lock on the record, and two sign-ins of one account would deadlock upgrading it
     if (!(await records.writeSignIn(read, next, tx))) return false;
@@ -134,7 +135,11 @@ function hotWrites(
     await outbox.insert(jobs, now, tx);
     await events.append(happened, tx);
     return true;
-  }));
+  });
+  // the procedure does not keep indexed attributes: a sign-in that changes one (lastLogin indexed) runs as statements
+  const signInAlone: Database['records']['signInAlone'] = calls
+    ? async (read, next, rows, jobs, happened, now) => ((await records.indexedChange(read, next)) ? statements : calls.signInAlone)(read, next, rows, jobs, happened, now)
+    : statements;
   const consumeWithEventAlone: Database['credentials']['consumeWithEventAlone'] = calls?.consumeWithEventAlone ?? ((applicationId, kind, valueHash, now, event) => transaction(async (tx) => {
     if (!(await credentials.consume(applicationId, kind, valueHash, now, tx))) return false;
     await events.append([event], tx);
@@ -166,7 +171,8 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
   const sql = createSql(sequelize);
   const procedures = database.dialect === 'mysql' && database.procedures;
   const credentials = createCredentialQueries(models, sql);
-  const records = createRecordQueries(models, sql);
+  const indexedValues = createIndexedValues(sql);
+  const records = createRecordQueries(models, sql, indexedValues);
   const outbox = createOutboxQueries(models, sql);
   const events = createEventQueries(sql);
   const transaction: Transact = sql.transaction ? retryingDeadlocks(sql.transaction.bind(sql)) : serialized(sequelize);
@@ -189,6 +195,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     connections: createConnectionQueries(sql),
     scim: createScimQueries(sql),
     tallies: createTallyQueries(sql, transaction),
+    attributeIndexes: createAttributeIndexQueries(sql, indexedValues, transaction),
   };
   const routed = routedReads(
     lagTolerantOf({ ...queries, records, outbox }),

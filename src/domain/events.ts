@@ -20,7 +20,7 @@ export type Actor =
 
 /** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
 export interface Subject {
-  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role' | 'service_provider';
+  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role' | 'service_provider' | 'attribute';
   id: string;
 }
 
@@ -115,6 +115,9 @@ export interface EventData {
   'provider.removed': Record<string, never>;
   'application.created': Record<string, never>;
   'flow.imported': { name: string; version: number };
+  /** An attribute of the records indexed for /entity.find (built in the background), or its index removed. */
+  'attribute.indexed': Record<string, never>;
+  'attribute.unindexed': Record<string, never>;
   /** The OpenID provider's signing keys rotated: the keys (`kid`) that sign from now on. */
   'keys.rotated': { signing: string[] };
   /** A refresh token was spent for a new pair in its family (the original token endpoint). */
@@ -227,7 +230,7 @@ export const EVENT_TYPES = [
   'account.passkey_added', 'account.passkey_renamed', 'account.passkey_removed',
   'access.issued', 'record.created', 'record.updated', 'record.replaced', 'record.deleted', 'records.imported',
   'client.created', 'client.changed', 'client.secret_reset', 'client.deleted',
-  'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'keys.rotated',
+  'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'attribute.indexed', 'attribute.unindexed', 'keys.rotated',
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
   'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.device_code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
   'webhook.added', 'webhook.removed', 'webhook.secret_rotated', 'webhook.disabled', 'webhook.enabled', 'webhook.tested', 'webhook.redelivered',

@@ -45,6 +45,8 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'provider.removed': null,
   'application.created': null,
   'flow.imported': null,
+  'attribute.indexed': null,
+  'attribute.unindexed': null,
   'keys.rotated': null,
   'token.refreshed': null,
   'token.reuse_detected': 'user.refresh_reuse_detected',

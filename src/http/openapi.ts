@@ -11,6 +11,10 @@ const OBJECT = { type: 'object' };
 const RECORD_REF = { $ref: '#/components/schemas/Record' };
 const CLIENT = { type: 'object', required: ['client_id', 'client_secret', 'description', 'features'], properties: { client_id: STRING, client_secret: STRING, description: STRING, features: { type: 'array', items: STRING } }, additionalProperties: false };
 const PROVIDER = { type: 'object', required: ['name', 'kind', 'issuer', 'clientId', 'scopes'], properties: { name: STRING, kind: STRING, issuer: STRING, clientId: STRING, scopes: { type: 'array', items: STRING } }, additionalProperties: false };
+const INDEXED_ATTRIBUTE = {
+  type: 'object', required: ['name', 'state', 'created', 'ready'], additionalProperties: false,
+  properties: { name: STRING, state: { type: 'string', enum: ['building', 'ready'] }, created: STRING, ready: { type: ['string', 'null'] } },
+};
 const AUDIT_ENTRY = {
   type: 'object', required: ['id', 'occurred_at', 'type', 'version', 'actor', 'subject', 'data', 'address', 'request_id'],
   properties: {
@@ -177,6 +181,9 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/providers/add': ok({ result: PROVIDER }),
   '/providers/list': ok({ results: { type: 'array', items: PROVIDER } }),
   '/providers/remove': ok(),
+  '/attributes/index': ok({ result: INDEXED_ATTRIBUTE, created: { type: 'boolean' } }),
+  '/attributes/list': ok({ results: { type: 'array', items: INDEXED_ATTRIBUTE } }),
+  '/attributes/unindex': ok(),
   '/settings/get': ok({ result: { type: ['string', 'null'] } }),
   '/settings/items': ok({ result: { type: 'object', additionalProperties: STRING } }),
   '/settings/keys': ok({ result: { type: 'array', items: STRING } }),

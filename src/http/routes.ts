@@ -9,6 +9,7 @@ import { refreshAccessToken } from './handlers/refresh-access-token';
 import { token } from './handlers/token';
 import * as versions from './handlers/versions';
 import * as providers from './handlers/admin-providers';
+import * as attributes from './handlers/admin-attributes';
 import * as webhooks from './handlers/webhooks';
 import * as saml from './handlers/saml';
 import * as orgs from './handlers/organizations';
@@ -217,6 +218,9 @@ export const ROUTES: readonly Route[] = [
   admin('/providers/add', providers.addProvider, { summary: 'Adds an identity provider of the built-in social login', params: ['name!', 'issuer!', 'provider_client_id!', 'provider_client_secret!', 'kind', 'scopes'] }),
   admin('/providers/list', providers.listProviders, { summary: 'The identity providers, never a secret', params: [] }, READS),
   admin('/providers/remove', providers.removeProvider, { summary: 'Removes an identity provider', params: ['name!'] }),
+  admin('/attributes/index', attributes.indexAttributeHandler, { summary: 'Indexes an attribute of the records for /entity.find (built in the background)', params: ['name!'] }),
+  admin('/attributes/list', attributes.listIndexedAttributesHandler, { summary: 'The indexed attributes, building or ready', params: [] }, READS),
+  admin('/attributes/unindex', attributes.unindexAttributeHandler, { summary: 'Removes an attribute\'s index', params: ['name!'] }),
   // docs/organizations.md: organizations, their members, invitations, roles and domains
   org('/organizations/create', orgs.create, { summary: 'Makes an organization; answers its id', params: ['name!', 'slug!', 'logo_url', 'metadata', 'join_by_domain', 'default_roles', 'owner_uuid'] }, { auth: CLIENT_AUTH }),
   org('/organizations/get', orgs.get, { summary: 'One organization, by organization_id or slug', params: ['organization_id', 'slug'] }, { reads: true, auth: CLIENT_AUTH }),

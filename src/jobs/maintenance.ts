@@ -7,12 +7,14 @@ import type { Services } from '../usecases/services';
 import { finishErasure } from '../usecases/operators/erase-user';
 import { sweepExpired, type Retention } from '../usecases/upkeep/sweep-expired';
 import { tallyActivity } from '../usecases/upkeep/tally-activity';
+import { buildAttributeIndexes } from '../usecases/records/indexed-attributes';
 
 /** Recurring maintenance jobs. The relay also runs on a timer of its own in workers (see workers/main.ts). */
 export const MAINTENANCE_SCHEDULE = [
   { name: 'relay-outbox', everyMs: 15_000 },
   { name: 'sweep', everyMs: 60_000 },
   { name: 'tally', everyMs: 60_000 },
+  { name: 'index', everyMs: 10_000 },
 ] as const;
 
 /** How often a worker looks for outbox rows left pending: often enough to relay soon after `relayGraceMs`. */
@@ -34,7 +36,7 @@ export const DEFAULT_MAINTENANCE: MaintenanceSettings = {
   maxBatches: 100,
 };
 
-/** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows, tally the overview's counts. Returns what it did. */
+/** Recurring upkeep: relay outbox stragglers, sweep expired and spent rows, tally the overview's counts, build indexed attributes. Returns what it did. */
 export function createMaintenanceProcessor(deps: {
   /** Storage, the clock, and what an erasure's use case takes besides: the key its needles are sealed with, the mail folder of the file transport (none: SMTP). */
   services: Pick<Services, 'db' | 'clock' | 'box'> & { mailFolder?: MailFolder };
@@ -61,6 +63,12 @@ export function createMaintenanceProcessor(deps: {
       case 'tally':
         // the console's overview: what happened since the last run, per application and day
         return tallyActivity(deps.services);
+      case 'index': {
+        // indexed attributes being built: the existing records' values, in batches (docs/entity-filters.md#indexed-attributes)
+        const built = await buildAttributeIndexes(deps.services, { batchSize: settings.batchSize, maxBatches: settings.maxBatches });
+        for (const ready of built.ready) logger.info(ready, 'an indexed attribute is built: searches use it');
+        return { records: built.records, ready: built.ready.length };
+      }
       default:
         throw new Error(`the maintenance queue has no job named "${job.name}"`);
     }

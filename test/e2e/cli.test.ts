@@ -238,6 +238,14 @@ describe('gatehouse CLI on the configured database', () => {
     expect(JSON.parse(cli(['providers:list', '--app', 'shop'], { cwd: backend.dir, env }).stdout)).toEqual([expect.objectContaining({ name: 'idp' })]);
     expect(cli(['providers:remove', 'idp'], { cwd: backend.dir, env }).stdout).toContain('removed provider idp');
 
+    // an indexed attribute: declared, built by the command itself with --wait (after the delay every pod needs), listed, removed
+    const indexing = cli(['attributes:index', 'familyName', '--wait'], { cwd: backend.dir, env });
+    expect({ status: indexing.status, stdout: indexing.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^indexed familyName: building\n(.|\n)*familyName is ready: searches use it\n$/) });
+    expect(JSON.parse(cli(['attributes:list'], { cwd: backend.dir, env }).stdout)).toEqual([expect.objectContaining({ name: 'familyName', state: 'ready' })]);
+    expect(cli(['attributes:index', 'email'], { cwd: backend.dir, env }).stderr).toContain('email has an index of its own');
+    expect(cli(['attributes:unindex', 'familyName'], { cwd: backend.dir, env }).stdout).toContain('removed the index of familyName');
+    expect(cli(['attributes:unindex', 'familyName'], { cwd: backend.dir, env })).toMatchObject({ status: 1, stderr: expect.stringContaining('is not indexed') });
+
     const created = cli(['apps:create', 'mall', '--json'], { cwd: backend.dir, env });
     expect(created.stderr).toContain('PUBLIC_BASE_URL is not set');
     expect(cli(['apps:create', 'mall2', '--json'], { cwd: backend.dir, env: { ...env, PUBLIC_BASE_URL: 'https://login.example.com' } }).stderr).toBe('');
@@ -271,7 +279,7 @@ describe('gatehouse CLI on the configured database', () => {
     const found = cli(['users:find', "givenName = 'Ada'"], { cwd: backend.dir, env });
     expect(JSON.parse(found.stdout)).toEqual([expect.objectContaining({ email: 'ada@example.com', username: 'ada', lastLogin: null })]);
     expect(cli(['users:find', 'email = '], { cwd: backend.dir, env }).stderr).toContain('the filter is not valid');
-  }, cliTime(24));
+  }, cliTime(29));
 
   it('users:signout ends every session of a user, users:disable and users:enable, and users:delete (with --yes) deletes the record, its history kept; gatehouse audit lists what the operator did', async () => {
     const env = { ...backend.env, DEFAULT_APP: 'shop', OPERATOR_NAME: 'ops-test' };

@@ -11,6 +11,7 @@ import {
 } from '../../domain/storage/records';
 import { formatTimestamp } from '../../domain/timestamps';
 import { asDate, type EntityRow, type Models } from '../models';
+import { createIndexedValues, type IndexedValues } from './attribute-indexes';
 
 /** A stored row as a record. */
 export const toRecord = (row: EntityRow): UserRecord => ({
@@ -56,8 +57,10 @@ const columns = (next: UserRecord, t: (d: Date) => string): [string, unknown][] 
  * Long as a list, not as logic: one short method per method of the contract, sharing the
  * closure's SQL helpers; splitting it would scatter one aggregate's queries over several files.
  */
-export function createRecordQueries(_models: Models, sql: Sql) {
-  const compiled = (tree: Filter | undefined) => (tree === undefined ? { where: '1 = 1', values: [] } : compileFilter(tree, sql.dialect));
+export function createRecordQueries(_models: Models, sql: Sql, indexed: IndexedValues = createIndexedValues(sql)) {
+  const compiled = (tree: Filter | undefined, ready: ReadonlyMap<string, number> = new Map()) => (tree === undefined ? { where: '1 = 1', values: [] } : compileFilter(tree, sql.dialect, ready));
+  /** The application's indexed attributes a search may use (built: docs/entity-filters.md#indexed-attributes), by name. */
+  const readyIndexes = async (applicationId: number) => new Map((await indexed.definitions(applicationId)).filter((d) => d.ready).map((d) => [d.name, d.id]));
   /**
    * An address another record may take back (a live reservation, email-change.ts) is taken like one
    * another record holds: DuplicateAttributeError, before any write.
@@ -96,6 +99,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
       throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
     }
     if (changed !== 1) throw new StaleRecordError(`record ${locked.id} changed (or was deleted) after it was read: lock it first (findForUpdate)`);
+    await indexed.keep(locked.applicationId, locked.id, locked.attributes, next.attributes, transaction);
     return next;
   }
 
@@ -115,6 +119,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
           ],
           transaction,
         );
+        await indexed.keep(e.applicationId, id, null, e.attributes, transaction);
         return { ...e, email: normalized(e.email), username: normalized(e.username), id, created: now, lastUpdated: now, version: 1, disabled: null };
       } catch (err) {
         throw err instanceof DuplicateKeyError ? duplicateFrom(err) : err;
@@ -208,7 +213,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
       applicationId: number, filterTree: Filter | undefined, sortOn: readonly string[],
       page: { limit: number; offset: number }, timeoutMs: number,
     ): Promise<{ id: number; bytes: number }[]> {
-      const filter = compiled(filterTree);
+      const filter = compiled(filterTree, await readyIndexes(applicationId));
       const sort = compileSort([...sortOn], sql.dialect);
       const bytes = sql.dialect === 'mysql' ? 'LENGTH(e.attributes)' : 'LENGTH(CAST(e.attributes AS BLOB))';
       const rows = await sql.selectBounded<{ id: number | string; bytes: number | string }>(
@@ -236,7 +241,7 @@ export function createRecordQueries(_models: Models, sql: Sql) {
 
     /** How many records match `filter` (all without one); the database stops it after `timeoutMs`. */
     async count(applicationId: number, filterTree: Filter | undefined, timeoutMs: number, cap?: number): Promise<number> {
-      const filter = compiled(filterTree);
+      const filter = compiled(filterTree, await readyIndexes(applicationId));
       const matching = `FROM entities e WHERE e.application_id = ? AND (${filter.where})`;
       const [row] = await sql.selectBounded<{ n: number | string }>(
         cap === undefined ? `SELECT COUNT(*) AS n ${matching}` : `SELECT COUNT(*) AS n FROM (SELECT 1 AS one ${matching} LIMIT ${Math.max(0, Math.floor(cap)) + 1}) capped`,
@@ -275,7 +280,10 @@ export function createRecordQueries(_models: Models, sql: Sql) {
       );
     },
 
-    /** Deletes a record; its credentials and linked identities go with it (ON DELETE CASCADE). */
+    /** Whether a sign-in's write from `read` to `next` changes a value an index keeps (then it runs as statements, which keep it). */
+    indexedChange: (read: UserRecord, next: UserRecord) => indexed.changes(read.applicationId, read.attributes, next.attributes),
+
+    /** Deletes a record; its credentials, linked identities and indexed values go with it (ON DELETE CASCADE). */
     async remove(record: UserRecord, transaction: Tx): Promise<boolean> {
       return (await sql.change('DELETE FROM entities WHERE id = ? AND application_id = ?', [record.id, record.applicationId], transaction)) === 1;
     },

@@ -1,4 +1,5 @@
 import type { ApplicationStore } from './applications';
+import type { AttributeIndexStore } from './attribute-indexes';
 import type { AuditStore } from './audit';
 import type { ClientStore } from './clients';
 import type { CredentialStore } from './credentials';
@@ -58,6 +59,8 @@ export interface Storage {
   scim: ScimStore;
   /** What the console's overview counts per application and day, tallied from the kept events. */
   tallies: TallyStore;
+  /** The attributes operators indexed for /entity.find. */
+  attributeIndexes: AttributeIndexStore;
   /** The OpenID providers' signing keys. */
   signingKeys: SigningKeyStore;
   /** What the OpenID providers keep besides codes and tokens (sessions, interactions, grants). */

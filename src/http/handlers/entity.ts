@@ -2,6 +2,7 @@ import { DuplicateAttributeError } from '../../domain/storage/records';
 import { asClient } from '../../usecases/services';
 import { BulkItemError, createRecord, createRecords } from '../../usecases/records/create-records';
 import { shownRecord } from '../../usecases/records/change-record';
+import { listIndexedAttributes } from '../../usecases/records/indexed-attributes';
 import { parseNewUser, requireUserType } from '../../domain/users';
 import { shape } from '../record';
 import { ApiError, errors, refusalError } from '../../errors';
@@ -116,18 +117,24 @@ export const entityType: Handler = async (ctx) => {
   requireUserType(ctx.params.require('type_name'));
   const attr = (name: string, type: string, extra: Record<string, unknown> = {}) => ({ name, type, ...extra });
   const declared = (ctx.app.settings.time_attributes ?? '').split(',').map((n) => n.trim()).filter((n) => /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(n));
-  return {
-    schema: {
-      name: 'user',
-      attr_defs: [
-        attr('id', 'id', { read_only: true }), attr('uuid', 'uuid', { read_only: true }),
+  // the attributes an operator indexed (docs/entity-filters.md#indexed-attributes): marked, and any other listed after
+  const indexes = await listIndexedAttributes(ctx.services, { applicationId: ctx.app.id });
+  const indexed = new Map(indexes.map((a) => [a.name, { indexed: a.state }]));
+  const mark = (def: { name: string } & Record<string, unknown>) => ({ ...def, ...indexed.get(def.name) });
+  const defs = [
+    attr('id', 'id', { read_only: true }), attr('uuid', 'uuid', { read_only: true }),
         attr('created', 'dateTime', { read_only: true }), attr('lastUpdated', 'dateTime', { read_only: true }),
         attr('email', 'string', { constraints: ['unique'], length: 254 }), attr('username', 'string', { constraints: ['unique'], length: 191 }),
         attr('password', 'password'), attr('emailVerified', 'dateTime'), attr('lastLogin', 'dateTime', { read_only: true }),
         attr('displayName', 'string'), attr('givenName', 'string'), attr('familyName', 'string'), attr('birthdate', 'date'),
         attr('profiles', 'plural', { read_only: true, attr_defs: ['identifier', 'domain', 'provider', 'profile', 'created'].map((n) => attr(n, n === 'profile' ? 'json' : n === 'created' ? 'dateTime' : 'string')) }),
         ...declared.filter((n) => !['emailVerified', 'lastLogin'].includes(n)).map((n) => attr(n, 'dateTime')),
-      ],
+  ].map(mark);
+  const named = new Set(defs.map((d) => d.name));
+  return {
+    schema: {
+      name: 'user',
+      attr_defs: [...defs, ...indexes.filter((a) => !named.has(a.name)).map((a) => ({ name: a.name, type: 'json', indexed: a.state }))],
       additional_attributes: 'any JSON members; attribute names are letters, digits and _, starting with a letter',
     },
   };
