@@ -6,7 +6,8 @@ import { DataTypes, type QueryInterface } from 'sequelize';
  * added to `entities` at run time (no DDL while serving; the same on SQLite, MariaDB and Galera).
  * - `indexed_attributes`: one row per declared attribute (a dotted path such as
  *   `primaryAddress.country`), `building` until every existing record has its value (built in
- *   batches by the maintenance worker, `built_to` the last record id done), then `ready`.
+ *   batches by the maintenance worker, `built_to` the last record id done), then `ready`;
+ *   `removing` while its values are deleted in batches, then gone.
  * - `attribute_values`: one row per record and indexed attribute: the value's kind (0 none or
  *   null, 1 string, 2 number, 3 boolean, 4 an object or array) and the value, a string by its first
  *   191 characters (what an index key holds; the filter checks the whole value), a number or a
@@ -22,6 +23,8 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
     built_to: { type: DataTypes.BIGINT, allowNull: false, defaultValue: 0 },
     created_at: { type: DataTypes.DATE(6), allowNull: false },
     ready_at: { type: DataTypes.DATE(6), allowNull: true },
+    // an index being removed (state `removing`): its values are deleted in batches from some seconds after it
+    removed_at: { type: DataTypes.DATE(6), allowNull: true },
   }, bin);
   await qi.addIndex('indexed_attributes', ['application_id', 'name'], { name: 'indexed_attributes_name', unique: true });
 
@@ -36,9 +39,12 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   await qi.addIndex('attribute_values', ['attribute_id', 'kind', 'number_value'], { name: 'attribute_values_number' });
   // a record's rows, for the foreign key's cascade when it is deleted
   await qi.addIndex('attribute_values', ['entity_id'], { name: 'attribute_values_entity' });
+  // the build reads an application's records in id order, in batches, locking only those it reads
+  await qi.addIndex('entities', ['application_id', 'id'], { name: 'entities_app_id' });
 }
 
 export async function down({ context: qi }: { context: QueryInterface }): Promise<void> {
+  await qi.removeIndex('entities', 'entities_app_id');
   await qi.dropTable('attribute_values');
   await qi.dropTable('indexed_attributes');
 }

@@ -374,7 +374,8 @@ program.command('attributes:index')
     // every pod keeps the new index within BUILD_DELAY_MS; the build starts after it
     for (;;) {
       const now = (await listIndexedAttributes(core, { applicationId: app.id })).find((a) => a.name === index.name);
-      if (!now || now.state === 'ready') break;
+      if (!now || now.state === 'removing') throw new Error(`the index of ${index.name} was removed meanwhile`);
+      if (now.state === 'ready') break;
       const built = await buildAttributeIndexes(core, { batchSize: 1000, maxBatches: 100 });
       if (built.records > 0) process.stdout.write(`  ${built.records} records\n`);
       else await new Promise((r) => setTimeout(r, Math.min(1000, BUILD_DELAY_MS)));

@@ -158,8 +158,11 @@ export function compileFilter(filter: Filter, dialect: Dialect, indexed: Readonl
         const index = c ? undefined : indexed.get(attribute);
         if (f.kind === 'null') {
           if (c) return `${c.type === 'key' ? c.sort : c.sql} IS ${f.negated ? 'NOT ' : ''}NULL`;
-          // (the index keeps a missing member and a JSON null alike, as the test below reads them)
-          if (index !== undefined) return candidates(index, f);
+          // (the index keeps a missing member and a JSON null alike, as the test below reads them; checked whole too)
+          if (index !== undefined) {
+            const first = candidates(index, f);
+            return `(${first} AND ${f.negated ? `NOT (${isNullJson('e.attributes', attribute)})` : isNullJson('e.attributes', attribute)})`;
+          }
           return f.negated ? `NOT (${isNullJson('e.attributes', attribute)})` : isNullJson('e.attributes', attribute);
         }
         if (c) return column(c, attribute, f.op, f.value);

@@ -57,9 +57,17 @@ export function indexedValue(attributes: Record<string, unknown>, name: string):
   }
   if (value === undefined || value === null) return { kind: 0, text: null, number: null };
   if (typeof value === 'string') return { kind: 1, text: [...value].slice(0, INDEX_TEXT_CHARS).join(''), number: null };
-  if (typeof value === 'number') return { kind: 2, text: null, number: value };
+  // (a number past a double's range is stored as JSON null, and kept as none)
+  if (typeof value === 'number') return Number.isFinite(value) ? { kind: 2, text: null, number: value } : { kind: 0, text: null, number: null };
   if (typeof value === 'boolean') return { kind: 3, text: null, number: value ? 1 : 0 };
   return { kind: 4, text: null, number: null };
+}
+
+/** Another worker built the same batch of an index meanwhile: this one wrote nothing. */
+export class IndexBuildRaced extends Error {
+  constructor(name: string) {
+    super(`another worker built this batch of the index of ${name}`);
+  }
 }
 
 /** Whether two values keep the same index row. */
@@ -68,8 +76,8 @@ export const sameIndexed = (a: IndexedValue, b: IndexedValue) => a.kind === b.ki
 /** An indexed attribute as operators see it. */
 export interface IndexedAttribute {
   name: string;
-  /** building: existing records are being added (searches do not use it yet); ready: searches use it. */
-  state: 'building' | 'ready';
+  /** building: existing records are being added (searches do not use it yet); ready: searches use it; removing: its values are being deleted. */
+  state: 'building' | 'ready' | 'removing';
   created: Date;
   ready: Date | null;
 }

@@ -67,7 +67,8 @@ export function createMaintenanceProcessor(deps: {
         // indexed attributes being built: the existing records' values, in batches (docs/entity-filters.md#indexed-attributes)
         const built = await buildAttributeIndexes(deps.services, { batchSize: settings.batchSize, maxBatches: settings.maxBatches });
         for (const ready of built.ready) logger.info(ready, 'an indexed attribute is built: searches use it');
-        return { records: built.records, ready: built.ready.length };
+        for (const gone of built.removed) logger.info(gone, 'an indexed attribute\'s index is removed');
+        return { records: built.records, ready: built.ready.length, removed: built.removed.length };
       }
       default:
         throw new Error(`the maintenance queue has no job named "${job.name}"`);

@@ -62,8 +62,9 @@ forEveryEngine('indexed attributes', (storage) => {
     expect(scanned["familyName = 'name-1'"].length).toBeGreaterThan(0);
     // declared long enough ago that every writer keeps it (else the build waits BUILD_DELAY_MS)
     const then = new Date(Date.now() - BUILD_DELAY_MS - 1000);
-    for (const name of INDEXED) expect(await db.transaction((tx) => db.attributeIndexes.declare(appId, name, then, tx))).toBe(true);
-    expect(await db.transaction((tx) => db.attributeIndexes.declare(appId, 'age', then, tx))).toBe(false);
+    for (const name of INDEXED) expect(await db.transaction((tx) => db.attributeIndexes.declare(appId, name, 16, then, tx))).toBe('declared');
+    expect(await db.transaction((tx) => db.attributeIndexes.declare(appId, 'age', 16, then, tx))).toBe('exists');
+    expect(await db.transaction((tx) => db.attributeIndexes.declare(appId, 'other', INDEXED.length, then, tx))).toBe('full');
     expect((await db.attributeIndexes.list(appId)).map((a) => a.state)).toEqual(INDEXED.map(() => 'building'));
     // building: searches still scan, and answer the same
     expect(await answers()).toEqual(scanned);
@@ -114,15 +115,26 @@ forEveryEngine('indexed attributes', (storage) => {
     expect(after).not.toEqual(scanned);
     expect(await search(`lastLogin = '${at.toISOString()}'`)).toEqual([records[5].id]);
     expect(await search("lastLogin < '2026-01-02'")).toEqual([records[3].id]);
-    // the truth after the writes: the same filters with no index at all
-    for (const a of await db.attributeIndexes.list(appId)) expect(await db.transaction((tx) => db.attributeIndexes.remove(appId, a.name, tx))).toBe(true);
+    // the truth after the writes: the same filters with no index at all; searches stop using an index
+    // at once when it is removed, its values go later, in batches, and it cannot be declared meanwhile
+    for (const a of await db.attributeIndexes.list(appId)) expect(await db.transaction((tx) => db.attributeIndexes.remove(appId, a.name, new Date(), tx))).toBe(true);
+    expect(await db.transaction((tx) => db.attributeIndexes.remove(appId, 'age', new Date(), tx))).toBe(false);
+    expect(await db.transaction((tx) => db.attributeIndexes.declare(appId, 'age', 16, new Date(), tx))).toBe('removing');
+    expect(await kept()).toBe(60 * INDEXED.length); // (61 records made, one deleted: its values went with it)
+    expect(await answers()).toEqual(after);
+    expect(await db.attributeIndexes.buildAlone(25, new Date())).toBeUndefined();
+    const later = new Date(Date.now() + BUILD_DELAY_MS + 1000);
+    let batches = 0;
+    for (let done = await db.attributeIndexes.buildAlone(25, later); done; done = await db.attributeIndexes.buildAlone(25, later)) batches++;
+    expect(batches).toBeGreaterThanOrEqual(INDEXED.length * 3);
     expect(await kept()).toBe(0);
+    expect(await db.attributeIndexes.list(appId)).toEqual([]);
     expect(await answers()).toEqual(after);
   });
 
   it('a build under concurrent writes keeps every record\'s last value', async () => {
     const { db, appId, on } = storage();
-    await db.transaction((tx) => db.attributeIndexes.declare(appId, 'familyName', new Date(Date.now() - BUILD_DELAY_MS - 1000), tx));
+    expect(await db.transaction((tx) => db.attributeIndexes.declare(appId, 'familyName', 16, new Date(Date.now() - BUILD_DELAY_MS - 1000), tx))).toBe('declared');
     let building = true;
     await Promise.all([
       (async () => {

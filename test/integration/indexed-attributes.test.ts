@@ -30,7 +30,7 @@ it('indexes an attribute: building, then (after the delay every pod needs) built
   expect((await call('/attributes/index', { name: ' familyName ' })).body).toMatchObject({ stat: 'ok', created: false, result: { name: 'familyName' } });
   expect((await call('/attributes/index', { name: 'primaryAddress.country' })).body.stat).toBe('ok');
   // nothing is built before every pod keeps the index
-  expect(await build()).toEqual({ records: 0, ready: [] });
+  expect(await build()).toEqual({ records: 0, ready: [], removed: [] });
   clock.advance(BUILD_DELAY_MS + 1);
   const built = await build();
   expect(built.records).toBe(20);
@@ -56,10 +56,14 @@ it('indexes an attribute: building, then (after the delay every pod needs) built
   const audit = await call('/audit/list', { type: 'attribute.' });
   expect(audit.body.results.map((e: { type: string; subject: { id: string } }) => [e.type, e.subject.id])).toEqual(expect.arrayContaining([['attribute.indexed', 'familyName']]));
 
-  expect((await call('/attributes/unindex', { name: 'familyName' })).body).toEqual({ stat: 'ok' });
-  expect((await call('/attributes/list')).body.results.map((a: { name: string }) => a.name)).toEqual(['primaryAddress.country']);
-  // the search still answers, by a scan
+  expect((await call('/attributes/unindex', { name: ' familyName' })).body).toEqual({ stat: 'ok' });
+  expect((await call('/attributes/list')).body.results.map((a: { name: string; state: string }) => [a.name, a.state])).toEqual([['familyName', 'removing'], ['primaryAddress.country', 'ready']]);
+  expect((await call('/attributes/index', { name: 'familyName' })).body).toMatchObject({ stat: 'error', code: 200, argument_name: 'name', error_description: expect.stringMatching(/being removed/) });
+  // the search still answers, by a scan; the values go later, in batches
   expect((await call('/entity.find', { type_name: 'user', filter: "familyName = 'Sklodowska'", attributes: '["email"]' })).body.results).toEqual([{ email: 'p3@example.com' }]);
+  clock.advance(BUILD_DELAY_MS + 1);
+  expect((await build()).removed).toEqual([expect.objectContaining({ name: 'familyName' })]);
+  expect((await call('/attributes/list')).body.results.map((a: { name: string }) => a.name)).toEqual(['primaryAddress.country']);
 });
 
 describe('refusals', () => {

@@ -60,7 +60,7 @@ const columns = (next: UserRecord, t: (d: Date) => string): [string, unknown][] 
 export function createRecordQueries(_models: Models, sql: Sql, indexed: IndexedValues = createIndexedValues(sql)) {
   const compiled = (tree: Filter | undefined, ready: ReadonlyMap<string, number> = new Map()) => (tree === undefined ? { where: '1 = 1', values: [] } : compileFilter(tree, sql.dialect, ready));
   /** The application's indexed attributes a search may use (built: docs/entity-filters.md#indexed-attributes), by name. */
-  const readyIndexes = async (applicationId: number) => new Map((await indexed.definitions(applicationId)).filter((d) => d.ready).map((d) => [d.name, d.id]));
+  const readyIndexes = async (applicationId: number) => new Map((await indexed.definitions(applicationId)).filter((d) => d.state === 'ready').map((d) => [d.name, d.id]));
   /**
    * An address another record may take back (a live reservation, email-change.ts) is taken like one
    * another record holds: DuplicateAttributeError, before any write.
