@@ -39,12 +39,12 @@ export async function up({ context: qi }: { context: QueryInterface }): Promise<
   await qi.addIndex('attribute_values', ['attribute_id', 'kind', 'number_value'], { name: 'attribute_values_number' });
   // a record's rows, for the foreign key's cascade when it is deleted
   await qi.addIndex('attribute_values', ['entity_id'], { name: 'attribute_values_entity' });
-  // the build reads an application's records in id order, in batches, locking only those it reads
-  await qi.addIndex('entities', ['application_id', 'id'], { name: 'entities_app_id' });
+  // (no index of entities by application and id for the build: the sign-in's UPDATE … WHERE id = ?
+  // AND application_id = ? then locks that index's entry before the row, and two sign-ins of one
+  // account deadlock; the build reads in primary-key order, which READ COMMITTED locks row by row)
 }
 
 export async function down({ context: qi }: { context: QueryInterface }): Promise<void> {
-  await qi.removeIndex('entities', 'entities_app_id');
   await qi.dropTable('attribute_values');
   await qi.dropTable('indexed_attributes');
 }
