@@ -159,4 +159,11 @@ forEveryEngine('indexed attributes', (storage) => {
       expect({ id: r.id, text: r.text_value }).toEqual({ id: r.id, text: typeof value === 'string' ? [...value].slice(0, INDEX_TEXT_CHARS).join('') : null });
     }
   });
+
+  it('a write of a record by id goes through the primary key alone (an index that leads it elsewhere first made two sign-ins of one account deadlock)', async () => {
+    const { db, appId } = storage();
+    if (db.sequelize.getDialect() !== 'mysql') return;
+    const [plan] = await db.sequelize.query('EXPLAIN UPDATE entities SET version = version + 1 WHERE id = ? AND application_id = ? AND version = ?', { replacements: [records[0].id, appId, 1] }) as [{ key: string | null }[], unknown];
+    expect(plan.map((p) => p.key)).toEqual(['PRIMARY']);
+  });
 });
