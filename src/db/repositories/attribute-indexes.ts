@@ -13,7 +13,6 @@ import type { Sql } from '../sql';
  * values) starts BUILD_DELAY_MS after the declaration, by when every writer keeps it.
  */
 
-
 export interface Definition { id: number; name: string; state: IndexedAttribute['state'] }
 interface DefinitionRow { id: number | string; application_id: number | string; name: string; state: string; built_to: number | string; created_at: Date | string; ready_at: Date | string | null; removed_at: Date | string | null }
 
