@@ -18,8 +18,13 @@ export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}
 /** The running bench server's api pids, whose CPU each scenario reports. */
 let serverPids: number[] = [];
 
+/** An application as `apps:create --json` tells it (its clients' secrets shown once). */
+export interface CreatedApp { app: string; clients: Record<'owner' | 'login', { client_id: string; client_secret: string }> }
+
 export interface BenchApp {
   app: string;
+  /** What apps:create said, to start a server for the same application again (`app` of startBenchServer). */
+  created: CreatedApp;
   owner: string;
   login: string;
   loginId: string;
@@ -34,8 +39,9 @@ export interface BenchApp {
  * Migrates, creates a new application, and starts the bench server for it (`processes` api
  * processes behind one port). `release`: the checkout of another release to run instead (a git
  * worktree, built), on its own port and database, to measure it beside this one in the same run.
+ * `app`: an application made before (its `created`), served again instead of a new one.
  */
-export async function startBenchServer(options: { processes?: number; release?: { root: string; port: number; databaseUrl: string } } = {}): Promise<BenchApp> {
+export async function startBenchServer(options: { processes?: number; release?: { root: string; port: number; databaseUrl: string }; app?: CreatedApp } = {}): Promise<BenchApp> {
   const at = options.release ?? { root, port, databaseUrl: process.env.DATABASE_URL };
   // every request comes from one address, and sign-ins go to one account, each attempt taken from
   // the budgets before it runs: the limits would refuse most of them (as 200
@@ -46,9 +52,12 @@ export async function startBenchServer(options: { processes?: number; release?: 
   };
   const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(at.root, 'bin/gatehouse.js'), ...args], { env, encoding: 'utf8' });
   if (cli('migrate').status !== 0) throw new Error('migrate failed');
-  const created = cli('apps:create', `bench${Date.now().toString(36)}`, '--json');
-  if (created.status !== 0) throw new Error(created.stderr);
-  const app = JSON.parse(created.stdout);
+  let app = options.app;
+  if (!app) {
+    const created = cli('apps:create', `bench${Date.now().toString(36)}`, '--json');
+    if (created.status !== 0) throw new Error(created.stderr);
+    app = JSON.parse(created.stdout) as CreatedApp;
+  }
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const server = spawn(process.execPath, [...nodeArgs, path.join(at.root, 'dist/bench/server.js')], {
     env: { ...env, DEFAULT_APP: app.app }, stdio: ['ignore', 'pipe', 'inherit'],
@@ -67,6 +76,7 @@ export async function startBenchServer(options: { processes?: number; release?: 
   server.stdout.on('data', (d) => /"level":(50|60)/.test(String(d)) && process.stderr.write(d));
   return {
     app: app.app,
+    created: app,
     owner: basic(app.clients.owner.client_id, app.clients.owner.client_secret),
     login: basic(app.clients.login.client_id, app.clients.login.client_secret),
     loginId: app.clients.login.client_id,
