@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
  * BENCH_WATCH="mariadb=PID redis=PID" adds the database and Redis.
  */
 interface Sample { cpuMs: number; sysMs: number; faults: number }
-type Snapshot = Map<string, Sample>;
+export type Snapshot = Map<string, Sample>;
 
 const tick = 1000 / 100; // USER_HZ is 100 on Linux
 

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { closedLoop, type LoopResult } from './closed-loop';
+import { snapshotOf, type Snapshot } from './cpu';
 import { form, root, startBenchServer, type BenchApp, type CreatedApp } from './harness';
 import { loadConfig } from '../src/config';
 import { openDatabase } from '../src/db';
@@ -380,7 +381,15 @@ interface Measured {
   versionsRows: number;
   sweptPerSecond: number;
   innodbReads: Map<string, number>;
+  /** CPU ms per request of the api (all its threads) and of MariaDB; per version recorded of the worker and MariaDB. */
+  cpu: Map<string, { api: number; db: number }>;
+  /** Rows each request added to events and credentials (their ids' growth). */
+  written: Map<string, { events: number; credentials: number }>;
 }
+
+/** CPU ms in `after` since `before` of the processes whose label starts with `label`. */
+const cpuMs = (before: Snapshot, after: Snapshot, label: string) =>
+  [...after].filter(([name]) => name.startsWith(label)).reduce((sum, [name, a]) => sum + a.cpuMs - (before.get(name)?.cpuMs ?? 0), 0);
 
 async function measureSize(size: number): Promise<Measured> {
   const name = `gatehouse_growth_${size}`;
@@ -453,10 +462,23 @@ async function measureSize(size: number): Promise<Measured> {
     note(`${size}: warming up for ${warmup} s`);
     await closedLoop({ url: live.base, connections, seconds: warmup, context: () => ({ n: 0, i: 0 }), request: (c) => scenarios[2 + (c.i++ % 3)][1](c), answer: () => true });
     const results = new Map<string, LoopResult>();
+    const cpu = new Map<string, { api: number; db: number }>();
+    const written = new Map<string, { events: number; credentials: number }>();
+    const lastIds = async () => {
+      const [[r]] = await db.query('SELECT (SELECT MAX(id) FROM events) AS e, (SELECT MAX(id) FROM credentials) AS c') as unknown as [{ e: number; c: number }[]];
+      return { events: Number(r.e), credentials: Number(r.c) };
+    };
+    const watched = () => snapshotOf([...live.pids.map((pid) => ({ label: 'api', pid, node: true })), { label: 'mariadb', pid: server.child.pid! }]);
     for (const [label, request, answer] of scenarios) {
       const before = await reads();
+      const idsBefore = await lastIds();
+      const cpuBefore = watched();
       const r = await closedLoop({ url: live.base, connections, seconds, context: () => ({ n: 0 }), request, answer });
+      const cpuAfter = watched();
+      cpu.set(label, { api: cpuMs(cpuBefore, cpuAfter, 'api') / Math.max(1, r.total), db: cpuMs(cpuBefore, cpuAfter, 'mariadb') / Math.max(1, r.total) });
       innodbReads.set(label, (await reads() - before) / Math.max(1, r.total));
+      const idsAfter = await lastIds();
+      written.set(label, { events: (idsAfter.events - idsBefore.events) / Math.max(1, r.total), credentials: (idsAfter.credentials - idsBefore.credentials) / Math.max(1, r.total) });
       results.set(label, r);
       note(`${size}: ${label}: ${r.rps.toFixed(0)}/s p50 ${r.p50} ms p99 ${r.p99} ms, ${innodbReads.get(label)!.toFixed(2)} pages read per request${r.failed ? `, ${r.failed} failed: ${r.firstFailure}` : ''}`);
       if (r.failed > 0) throw new Error(`${label} at ${size}: ${r.failed} failed, first: ${r.firstFailure}`);
@@ -469,8 +491,11 @@ async function measureSize(size: number): Promise<Measured> {
     const versionsRows = await pending();
     const workerStarted = Date.now();
     worker = await startWorker(url);
+    const workerBefore = snapshotOf([{ label: 'worker', pid: worker.pid!, node: true }, { label: 'mariadb', pid: server.child.pid! }]);
     await waitFor('the versions worker', async () => (await pending()) === 0);
     const versionsPerSecond = versionsRows / ((Date.now() - workerStarted) / 1000);
+    const workerAfter = snapshotOf([{ label: 'worker', pid: worker.pid!, node: true }, { label: 'mariadb', pid: server.child.pid! }]);
+    cpu.set('versions worker', { api: cpuMs(workerBefore, workerAfter, 'worker') / Math.max(1, versionsRows), db: cpuMs(workerBefore, workerAfter, 'mariadb') / Math.max(1, versionsRows) });
     await stopWorker(worker);
     worker = undefined;
 
@@ -497,7 +522,7 @@ async function measureSize(size: number): Promise<Measured> {
     const sweptPerSecond = swept / ((Date.now() - t) / 1000);
     if (swept < expire.length) throw new Error(`the sweeper deleted ${swept} credentials of ${expire.length} expired`);
     await db.end();
-    return { size, bytes, loadSeconds, scenarios: results, versionsPerSecond, versionsRows, sweptPerSecond, innodbReads };
+    return { size, bytes, loadSeconds, scenarios: results, versionsPerSecond, versionsRows, sweptPerSecond, innodbReads, cpu, written };
   } finally {
     if (app) await app.stop();
     if (worker) await stopWorker(worker);
@@ -535,6 +560,15 @@ async function main(): Promise<void> {
     say(`| ${label} | ${all.map((m) => f(m).toFixed(0)).join(' | ')} | ${all.slice(1).map((m) => (f(m) / f(first)).toFixed(2)).join(' | ')} | |`);
   rate('versions worker, rows/s', (m) => m.versionsPerSecond);
   rate('sweeper, expired credentials/s', (m) => m.sweptPerSecond);
+  say();
+  say('CPU ms per request (per version recorded for the worker): the api or worker + MariaDB');
+  say();
+  say(`| scenario | ${all.map((m) => m.size.toLocaleString('en-US')).join(' | ')} |`);
+  say(`|---|${all.map(() => '---|').join('')}`);
+  for (const label of first.cpu.keys()) say(`| ${label} | ${all.map((m) => `${m.cpu.get(label)!.api.toFixed(2)} + ${m.cpu.get(label)!.db.toFixed(2)}`).join(' | ')} |`);
+  say();
+  const last = all[all.length - 1];
+  say(`Rows each request adds at ${last.size.toLocaleString('en-US')}: ${[...last.written].map(([label, w]) => `${label} ${w.events.toFixed(2)} events, ${w.credentials.toFixed(2)} credentials`).join('; ')}`);
   say();
   for (const m of all) {
     const total = m.bytes.reduce((s, b) => s + b.data + b.index, 0);

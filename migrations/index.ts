@@ -28,6 +28,7 @@ import * as scim from './0027-scim';
 import * as activityTallies from './0028-activity-tallies';
 import * as compactHistory from './0029-compact-history';
 import * as indexedAttributes from './0030-indexed-attributes';
+import * as credentialsSpentIndex from './0031-credentials-spent-index';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   { name: '0028-activity-tallies', ...activityTallies },
   { name: '0029-compact-history', ...compactHistory },
   { name: '0030-indexed-attributes', ...indexedAttributes },
+  { name: '0031-credentials-spent-index', ...credentialsSpentIndex },
 ];

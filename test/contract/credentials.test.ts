@@ -274,4 +274,34 @@ forEveryEngine('credentials store', (storage) => {
         });
       });
   });
+
+  describe('the sweep', () => {
+    it('deletes what expired and what was spent before the cutoff, in bounded batches, never a live credential; each half by its own index', async () => {
+      const now = new Date();
+      const cutoff = later(now, -3600);
+      const [expired, spent, live, spentLately] = await stored(
+        credential('access_token', { expiresAt: later(now, -7200) }),
+        credential('authorization_code', { expiresAt: later(now, 3600) }),
+        credential('access_token', { expiresAt: later(now, 3600) }),
+        credential('authorization_code', { expiresAt: later(now, 3600) }),
+      );
+      expect(await db.transaction((tx) => db.credentials.consume(appId, spent.kind, spent.valueHash, later(now, -7200), tx))).toBe(true);
+      expect(await db.transaction((tx) => db.credentials.consume(appId, spentLately.kind, spentLately.valueHash, now, tx))).toBe(true);
+      // one row a batch: the expired one and the spent one take a batch each
+      let removed = 0;
+      for (let n = await db.credentials.sweepAlone(cutoff, 1); n > 0; n = await db.credentials.sweepAlone(cutoff, 1)) {
+        expect(n).toBe(1);
+        removed += n;
+      }
+      expect(removed).toBeGreaterThanOrEqual(2);
+      const left = await Promise.all([expired, spent, live, spentLately].map((c) => db.credentials.find(appId, c.kind, c.valueHash)));
+      expect(left.map((c) => c !== undefined && c !== null)).toEqual([false, false, true, true]);
+      const { db: database } = storage();
+      if (database.sequelize.getDialect() !== 'mysql') return;
+      for (const [where, key] of [['expires_at < ?', 'credentials_expires'], ['used_at < ?', 'credentials_used']]) {
+        const [plan] = await database.sequelize.query(`EXPLAIN SELECT id FROM credentials WHERE ${where} LIMIT 500`, { replacements: [cutoff] }) as [{ key: string | null }[], unknown];
+        expect(plan.map((p) => p.key)).toEqual([key]);
+      }
+    });
+  });
 });

@@ -225,17 +225,18 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
 
     /**
      * Deletes up to `limit` rows that expired, or were spent, before `before`. Bounded batches keep
-     * every delete short, so the sweep never holds locks that requests wait on.
+     * every delete short, so the sweep never holds locks that requests wait on. Each half reads its
+     * own index (`credentials_expires`, `credentials_used`): one condition on both columns would read
+     * the whole table for each batch.
      */
     async sweepAlone(before: Date, limit: number): Promise<number> {
-      const rows = await Credential.findAll({
-        attributes: ['id'],
-        where: { [Op.or]: [{ expires_at: { [Op.lt]: before } }, { used_at: { [Op.lt]: before } }] },
-        limit,
-        raw: true,
-      });
-      if (rows.length === 0) return 0;
-      return Credential.destroy({ where: { id: rows.map((r) => r.id) } });
+      const expired = await Credential.findAll({ attributes: ['id'], where: { expires_at: { [Op.lt]: before } }, limit, raw: true });
+      const spent = expired.length < limit
+        ? await Credential.findAll({ attributes: ['id'], where: { used_at: { [Op.lt]: before } }, limit: limit - expired.length, raw: true })
+        : [];
+      const ids = [...new Set([...expired, ...spent].map((r) => r.id))];
+      if (ids.length === 0) return 0;
+      return Credential.destroy({ where: { id: ids } });
     },
   };
 }
