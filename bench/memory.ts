@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import autocannon from 'autocannon';
+import { closedLoop } from './closed-loop';
 import { duration, form, startBenchServer } from './harness';
 
 /*
@@ -8,7 +9,8 @@ import { duration, form, startBenchServer } from './harness';
  *   npm run bench:memory        (the embedded default; DATABASE_URL and REDIS_URL: that shape)
  * One api process; its memory (VmRSS of /proc) is sampled every 100 ms: once it idles after its
  * start and a first sign-in (the argon2 threads and caches warm), while BENCH_CONNECTIONS (20)
- * sign in for BENCH_SECONDS (10), and after the load. The yardstick is Keycloak's published sizing
+ * sign in for BENCH_SECONDS (10), while as many rotate refresh tokens (the refresh_token grant),
+ * while half of each do both at once, and 3 s after each load. The yardstick is Keycloak's published sizing
  * of about 1,250 MB of memory per pod (its documentation's "Concepts for sizing CPU and memory
  * resources"), measured against in the same units.
  */
@@ -50,13 +52,48 @@ async function main(): Promise<void> {
     }));
     await new Promise((r) => setTimeout(r, 3000));
     const after = rssMb(pid);
+    // refresh tokens, each connection chaining its own from rotation to rotation
+    const user = await form('/entity.create', { type_name: 'user', attributes: JSON.stringify({ email: `memory-refresh-${Date.now()}@example.com` }) }, bench.owner, bench.base);
+    const tokens: string[] = [];
+    for (let i = 0; i < connections; i++) {
+      const code = await form('/access/getAuthorizationCode', { type_name: 'user', uuid: user.uuid, redirect_uri: 'https://bench.example.com/', lifetime: '600', for_client_id: bench.loginId }, bench.owner, bench.base);
+      tokens.push((await form('/oauth/token', { grant_type: 'authorization_code', code: code.authorizationCode, redirect_uri: 'https://bench.example.com/' }, bench.login, bench.base)).refresh_token);
+    }
+    const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+    const refreshing = (count: number, seconds: number) => closedLoop({
+      url: bench.base, connections: count, seconds, context: (n) => ({ n }),
+      request: (c) => ({ method: 'POST', path: '/oauth/token', headers: { ...headers, authorization: bench.login }, body: `grant_type=refresh_token&refresh_token=${tokens[c.n]}` }),
+      answer: (c, status, body) => {
+        if (status !== 200) return false;
+        tokens[c.n] = (JSON.parse(body) as { refresh_token: string }).refresh_token;
+        return true;
+      },
+    });
+    const signingIn = (count: number, seconds: number) => closedLoop({
+      url: bench.base, connections: count, seconds, context: () => ({}),
+      request: () => ({ method: 'POST', path: '/oauth/auth_native_traditional', headers, body: new URLSearchParams(params).toString() }),
+      answer: (_c, status, body) => status === 200 && body.includes('"stat":"ok"'),
+    });
+    const refresh = await sampled(pid, () => refreshing(connections, duration));
+    await new Promise((r) => setTimeout(r, 3000));
+    const afterRefresh = rssMb(pid);
+    const half = Math.max(1, Math.floor(connections / 2));
+    const both = await sampled(pid, () => Promise.all([signingIn(half, duration), refreshing(half, duration)]));
+    await new Promise((r) => setTimeout(r, 3000));
+    const afterBoth = rssMb(pid);
+    const failed = refresh.result.failed + both.result[0].failed + both.result[1].failed;
     const shape = process.env.DATABASE_URL ? 'MariaDB + Redis' : 'the embedded default (SQLite)';
     process.stdout.write(`\n${os.cpus().length} cores, node ${process.version}, one api process on ${shape}; ${connections} connections signing in for ${duration} s `
       + `(${result.requests.average.toFixed(0)} sign-ins/s, ${result.non2xx + result.errors} failed)\n\n`
       + `| | resident memory | ÷ Keycloak's 1,250 MB per pod |\n|---|---|---|\n`
       + `| idle, after start and one sign-in | ${idle.toFixed(0)} MB | ${(idle / KEYCLOAK_POD_MB).toFixed(3)} |\n`
       + `| under the sign-in load (peak) | ${max.toFixed(0)} MB | ${(max / KEYCLOAK_POD_MB).toFixed(3)} |\n`
-      + `| 3 s after the load | ${after.toFixed(0)} MB | ${(after / KEYCLOAK_POD_MB).toFixed(3)} |\n`);
+      + `| 3 s after the load | ${after.toFixed(0)} MB | ${(after / KEYCLOAK_POD_MB).toFixed(3)} |\n`
+      + `| under the refresh load (peak; ${refresh.result.rps.toFixed(0)} rotations/s) | ${refresh.max.toFixed(0)} MB | ${(refresh.max / KEYCLOAK_POD_MB).toFixed(3)} |\n`
+      + `| 3 s after it | ${afterRefresh.toFixed(0)} MB | ${(afterRefresh / KEYCLOAK_POD_MB).toFixed(3)} |\n`
+      + `| under both at once (peak; ${both.result[0].rps.toFixed(0)} sign-ins/s, ${both.result[1].rps.toFixed(0)} rotations/s) | ${both.max.toFixed(0)} MB | ${(both.max / KEYCLOAK_POD_MB).toFixed(3)} |\n`
+      + `| 3 s after it | ${afterBoth.toFixed(0)} MB | ${(afterBoth / KEYCLOAK_POD_MB).toFixed(3)} |\n`
+      + `\n${failed} refreshes and sign-ins of the later loads failed\n`);
   } finally {
     await bench.stop();
   }
