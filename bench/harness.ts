@@ -83,6 +83,7 @@ export async function startBenchServer(options: { processes?: number; release?: 
     pids: serverPids,
     base: `http://127.0.0.1:${at.port}`,
     async stop() {
+      if (server.exitCode !== null || server.signalCode !== null) return;
       server.kill('SIGTERM');
       await new Promise((r) => server.on('exit', r));
     },

@@ -288,20 +288,35 @@ forEveryEngine('credentials store', (storage) => {
       expect(await db.transaction((tx) => db.credentials.consume(appId, spent.kind, spent.valueHash, later(now, -7200), tx))).toBe(true);
       expect(await db.transaction((tx) => db.credentials.consume(appId, spentLately.kind, spentLately.valueHash, now, tx))).toBe(true);
       // one row a batch: the expired one and the spent one take a batch each
+      // the statements the sweep sends, as MariaDB would run them
+      const { db: database } = storage();
+      const sent: string[] = [];
+      // (Sequelize reads its logging option at each query; its typings do not show the options)
+      const options = (database.sequelize as unknown as { options: { logging: unknown } }).options;
+      const logging = options.logging;
+      options.logging = (statement: string) => void sent.push(statement.replace(/^Executing \([^)]*\): /, ''));
       let removed = 0;
-      for (let n = await db.credentials.sweepAlone(cutoff, 1); n > 0; n = await db.credentials.sweepAlone(cutoff, 1)) {
-        expect(n).toBe(1);
-        removed += n;
+      try {
+        for (let n = await db.credentials.sweepAlone(cutoff, 1); n > 0; n = await db.credentials.sweepAlone(cutoff, 1)) {
+          expect(n).toBe(1);
+          removed += n;
+        }
+      } finally {
+        options.logging = logging;
       }
       expect(removed).toBeGreaterThanOrEqual(2);
       const left = await Promise.all([expired, spent, live, spentLately].map((c) => db.credentials.find(appId, c.kind, c.valueHash)));
       expect(left.map((c) => c !== undefined && c !== null)).toEqual([false, false, true, true]);
-      const { db: database } = storage();
       if (database.sequelize.getDialect() !== 'mysql') return;
-      for (const [where, key] of [['expires_at < ?', 'credentials_expires'], ['used_at < ?', 'credentials_used']]) {
-        const [plan] = await database.sequelize.query(`EXPLAIN SELECT id FROM credentials WHERE ${where} LIMIT 500`, { replacements: [cutoff] }) as [{ key: string | null }[], unknown];
-        expect(plan.map((p) => p.key)).toEqual([key]);
+      const selects = [...new Set(sent.filter((q) => /^SELECT/.test(q)))];
+      expect(selects.length).toBeGreaterThanOrEqual(2);
+      const keys = new Set<string | null>();
+      for (const select of selects) {
+        const [plan] = await database.sequelize.query(`EXPLAIN ${select}`) as [{ key: string | null }[], unknown];
+        for (const p of plan) keys.add(p.key);
       }
+      // each half through its index, never a scan of the table
+      expect([...keys].sort()).toEqual(['credentials_expires', 'credentials_used']);
     });
   });
 });

@@ -231,10 +231,11 @@ export function createCredentialQueries({ Credential }: Models, sql: Sql) {
      */
     async sweepAlone(before: Date, limit: number): Promise<number> {
       const expired = await Credential.findAll({ attributes: ['id'], where: { expires_at: { [Op.lt]: before } }, limit, raw: true });
+      // (spent and not yet expired: what expired is the first half's, so a batch is never short by its overlap)
       const spent = expired.length < limit
-        ? await Credential.findAll({ attributes: ['id'], where: { used_at: { [Op.lt]: before } }, limit: limit - expired.length, raw: true })
+        ? await Credential.findAll({ attributes: ['id'], where: { used_at: { [Op.lt]: before }, expires_at: { [Op.gte]: before } }, limit: limit - expired.length, raw: true })
         : [];
-      const ids = [...new Set([...expired, ...spent].map((r) => r.id))];
+      const ids = [...expired, ...spent].map((r) => r.id);
       if (ids.length === 0) return 0;
       return Credential.destroy({ where: { id: ids } });
     },
