@@ -7,7 +7,7 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { closedLoop, type LoopResult } from './closed-loop';
 import { snapshotOf, type Snapshot } from './cpu';
-import { form, root, startBenchServer, type BenchApp, type CreatedApp } from './harness';
+import { form, root, startBenchServer, startBenchWorker, stopBenchWorker, type BenchApp, type CreatedApp } from './harness';
 import { loadConfig } from '../src/config';
 import { openDatabase } from '../src/db';
 import { DEFAULT_MAINTENANCE } from '../src/jobs/maintenance';
@@ -201,27 +201,10 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   }
 }
 
-function startWorker(databaseUrl: string): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, [path.join(root, 'dist/workers/main.js')], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, MAIL_TRANSPORT: 'file', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    worker.stdout!.on('data', (d) => String(d).includes('worker ready') && resolve(worker));
-    worker.on('exit', (code) => reject(new Error(`the worker exited (${code})`)));
-  });
-}
-const stopWorker = async (w: ChildProcess) => {
-  if (w.exitCode !== null) return;
-  const gone = new Promise((r) => w.on('exit', r));
-  w.kill('SIGTERM');
-  await gone;
-};
-
 /** The template account, made through the API on an empty database, and its rows as stored. */
 async function makeTemplate(app: BenchApp, databaseUrl: string): Promise<Template> {
   const db = await connect(databaseUrl);
-  const worker = await startWorker(databaseUrl);
+  const worker = await startBenchWorker({ DATABASE_URL: databaseUrl });
   try {
     const maxEvent = async () => Number(((await db.query('SELECT COALESCE(MAX(id), 0) AS m FROM events')) as unknown as [{ m: number }[]])[0][0].m);
     const attributes = {
@@ -268,7 +251,7 @@ async function makeTemplate(app: BenchApp, databaseUrl: string): Promise<Templat
       outbox, attributeId: Number(attribute.id),
     };
   } finally {
-    await stopWorker(worker);
+    await stopBenchWorker(worker);
     await db.end();
   }
 }
@@ -503,13 +486,13 @@ async function measureSize(size: number): Promise<Measured> {
     const pending = async () => Number(((await db.query("SELECT COUNT(*) AS n FROM outbox WHERE queue = 'versions' AND status <> 'done'")) as unknown as [{ n: number }[]])[0][0].n);
     const versionsRows = await pending();
     const workerStarted = Date.now();
-    worker = await startWorker(url);
+    worker = await startBenchWorker({ DATABASE_URL: url });
     const workerBefore = snapshotOf([{ label: 'worker', pid: worker.pid!, node: true }, { label: 'mariadb', pid: server.child.pid! }]);
     await waitFor('the versions worker', async () => (await pending()) === 0);
     const versionsPerSecond = versionsRows / ((Date.now() - workerStarted) / 1000);
     const workerAfter = snapshotOf([{ label: 'worker', pid: worker.pid!, node: true }, { label: 'mariadb', pid: server.child.pid! }]);
     cpu.set('versions worker', { api: cpuMs(workerBefore, workerAfter, 'worker') / Math.max(1, versionsRows), db: cpuMs(workerBefore, workerAfter, 'mariadb') / Math.max(1, versionsRows) });
-    await stopWorker(worker);
+    await stopBenchWorker(worker);
     worker = undefined;
 
     // the sweeper: sweepCount access tokens of random accounts expired two days ago, deleted by the use case
@@ -545,7 +528,7 @@ async function measureSize(size: number): Promise<Measured> {
     return { size, bytes, loadSeconds, scenarios: results, versionsPerSecond, versionsRows, sweptPerSecond, innodbReads, cpu, written };
   } finally {
     if (app) await app.stop();
-    if (worker) await stopWorker(worker);
+    if (worker) await stopBenchWorker(worker);
     if (!process.env.BENCH_GROWTH_KEEP && server) {
       const admin = await connect(server.url).catch(() => undefined);
       await admin?.query(`DROP DATABASE IF EXISTS ${name}`);

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { perOperation, snapshot } from './cpu';
@@ -88,6 +88,36 @@ export async function startBenchServer(options: { processes?: number; release?: 
       await new Promise((r) => server.on('exit', r));
     },
   };
+}
+
+/**
+ * A worker process (`dist/workers/main.js` of the checkout `at`) with `env` over this process's
+ * (emails as files unless told otherwise), once it says it is ready; its output is read and dropped.
+ */
+export function startBenchWorker(env: NodeJS.ProcessEnv = {}, at = root): Promise<ChildProcess> {
+  const worker = spawn(process.execPath, [path.join(at, 'dist/workers/main.js')], {
+    env: { MAIL_TRANSPORT: 'file', ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const watch = (d: Buffer) => {
+      seen = (seen + String(d)).slice(-4096);
+      if (!/worker ready/.test(seen)) return;
+      worker.stdout!.off('data', watch);
+      worker.stdout!.resume();
+      resolve(worker);
+    };
+    worker.stdout!.on('data', watch);
+    worker.once('exit', (code) => reject(new Error(`the worker exited (${code})`)));
+  });
+}
+
+/** Stops a worker from startBenchWorker and waits for it to exit. */
+export async function stopBenchWorker(worker: ChildProcess): Promise<void> {
+  if (worker.exitCode !== null || worker.signalCode !== null) return;
+  const gone = new Promise((r) => worker.once('exit', r));
+  worker.kill('SIGTERM');
+  await gone;
 }
 
 export async function form(pathname: string, params: Record<string, string>, auth?: string, at = base): Promise<Record<string, any>> {

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
-import { form, root, startBenchServer, type BenchApp } from './harness';
+import { form, root, startBenchServer, startBenchWorker, type BenchApp } from './harness';
 
 /*
  * What history costs on disk, per sign-in and per edit, and what a point-in-time lookup costs, on
@@ -58,18 +57,6 @@ async function freshDatabase(name: string): Promise<string> {
   await admin.end();
   url.pathname = `/${name}`;
   return url.toString();
-}
-
-async function startWorker(side: Side, at: string): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, [path.join(at, 'dist/workers/main.js')], {
-    env: { ...process.env, DATABASE_URL: side.databaseUrl, REDIS_PREFIX: side.prefix, MAIL_TRANSPORT: 'file', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout!.on('data', (d) => String(d).includes('worker ready') && resolve());
-    worker.on('exit', (code) => reject(new Error(`the ${side.name} worker exited (${code})`)));
-  });
-  return worker;
 }
 
 /** Waits until the worker has recorded every snapshot. */
@@ -129,7 +116,7 @@ async function main(): Promise<void> {
       const app = await startBenchServer({ release: { root: at, port, databaseUrl } });
       const side: Side = { name, app, databaseUrl, prefix, ids: [], made: 0 };
       sides.push(side);
-      side.worker = await startWorker(side, at);
+      side.worker = await startBenchWorker({ DATABASE_URL: side.databaseUrl, REDIS_PREFIX: side.prefix }, at);
     }
     const figures = new Map<string, { signInPayload: number; editPayload: number; rows: number; versions: number; total: number }>();
     for (const side of sides) {

@@ -1,11 +1,10 @@
 import http from 'node:http';
-import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { newWebhookSecret } from '../src/domain/webhooks';
 import { send, signatureHeaders } from '../src/jobs/webhook-sender';
 import { perOperation, snapshotOf, type Watched } from './cpu';
-import { duration, form, root, startBenchServer, type BenchApp } from './harness';
+import { duration, form, startBenchServer, startBenchWorker, type BenchApp } from './harness';
 
 /*
  * Webhooks, measured in one run:
@@ -42,22 +41,6 @@ async function receiver(): Promise<{ url: string; count(): number; lastAt(): num
   };
 }
 
-function startWorker(): Promise<ChildProcess> {
-  // (info: its one line saying it is ready; nothing else is kept of what it prints)
-  const worker = spawn(process.execPath, [path.join(root, 'dist/workers/main.js')], { env: { MAIL_TRANSPORT: 'file', ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const watch = (d: Buffer) => {
-      seen = (seen + String(d)).slice(-4096);
-      if (!/worker ready/.test(seen)) return;
-      worker.stdout!.off('data', watch);
-      worker.stdout!.resume();
-      resolve(worker);
-    };
-    worker.stdout!.on('data', watch);
-    worker.once('exit', (code) => reject(new Error(`the worker exited (${code})`)));
-  });
-}
 
 const until = async (check: () => boolean, timeoutMs: number) => {
   const end = Date.now() + timeoutMs;
@@ -89,7 +72,7 @@ async function main(): Promise<void> {
       if (created.stat !== 'ok') throw new Error(JSON.stringify(created).slice(0, 300));
     }
     const started = Date.now();
-    worker = await startWorker();
+    worker = await startBenchWorker();
     const ready = Date.now();
     await until(() => sink.count() >= deliveries, 600_000);
     const workerRate = deliveries / ((sink.lastAt() - ready) / 1000);
