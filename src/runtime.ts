@@ -168,8 +168,8 @@ function createJobs(config: Config, db: Database, logger: Logger, clock: Clock, 
   const processors = {} as Processors;
   const queue = createInProcessQueue({ processors, logger });
   const outbox = createOutbox({ db, queue, logger, now: () => clock.now() });
-  // loaded here only: the processors bring the email templates' compiler (mjml, about 80 MB), which
-  // an api process with Redis never needs (its workers send the emails)
+  // loaded here only: the processors bring the mail transport, the templates and every job's code,
+  // which an api process with Redis never needs (its workers run the jobs)
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createProcessors } = require('./jobs') as typeof import('./jobs');
   // the webhooks' backlog is this process's to show, as its jobs are

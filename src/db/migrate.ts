@@ -1,10 +1,29 @@
-import { Sequelize } from 'sequelize';
-import { Umzug, SequelizeStorage } from 'umzug';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Umzug } from 'umzug';
 import { MIGRATIONS } from '../../migrations';
 import { installProcedure, markProcedures, missingProcedures, PROCEDURES } from '../../migrations/procedures';
 
+/** Where umzug records the migrations applied (SequelizeStorage: one `name` per row). */
+const STORAGE_TABLE = 'schema_migrations';
+
+/**
+ * The migrations the database has not applied, in order, read from STORAGE_TABLE: what umzug's
+ * pending() answers, without loading umzug on every start and command.
+ */
+async function notApplied(sequelize: Sequelize): Promise<string[]> {
+  const done = new Set<string>();
+  if (await sequelize.getQueryInterface().tableExists(STORAGE_TABLE)) {
+    const rows = await sequelize.query<{ name: string }>(`SELECT name FROM ${STORAGE_TABLE}`, { type: QueryTypes.SELECT });
+    for (const row of rows) done.add(row.name);
+  }
+  return MIGRATIONS.map((m) => m.name).filter((name) => !done.has(name));
+}
+
 /** The umzug runner over the ordered migration list in migrations/index.ts. */
 export function createMigrator({ sequelize, procedures }: Migratable): Umzug<ReturnType<Sequelize['getQueryInterface']>> {
+  // umzug (with its command-line parser) loads only to apply or undo migrations, not with every start and command
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Umzug, SequelizeStorage } = require('umzug') as typeof import('umzug');
   return new Umzug({
     migrations: MIGRATIONS.map((m) => ({
       name: m.name,
@@ -12,7 +31,7 @@ export function createMigrator({ sequelize, procedures }: Migratable): Umzug<Ret
       down: ({ context }) => m.down({ context }),
     })),
     context: sequelize.getQueryInterface(),
-    storage: new SequelizeStorage({ sequelize, tableName: 'schema_migrations' }),
+    storage: new SequelizeStorage({ sequelize, tableName: STORAGE_TABLE }),
     logger: undefined,
   });
 }
@@ -27,7 +46,7 @@ export interface Migratable { sequelize: Sequelize; procedures: boolean }
  */
 export async function migrate(db: Migratable): Promise<string[]> {
   const { sequelize } = db;
-  const applied = (await createMigrator(db).up()).map((m) => m.name);
+  const applied = (await notApplied(sequelize)).length > 0 ? (await createMigrator(db).up()).map((m) => m.name) : [];
   if (!db.procedures) return applied;
   await markProcedures(sequelize.getQueryInterface());
   for (const missing of await missingProcedures(sequelize.getQueryInterface())) {
@@ -40,7 +59,7 @@ export async function migrate(db: Migratable): Promise<string[]> {
 
 /** Names of migrations not applied yet, and of stored procedures to install (`procedure <name> <version>`). */
 export async function pendingMigrations(db: Migratable): Promise<string[]> {
-  const pending = (await createMigrator(db).pending()).map((m) => m.name);
+  const pending = await notApplied(db.sequelize);
   // procedures the pending migrations install are theirs to install
   if (pending.length > 0 || !db.procedures) return pending;
   return (await missingProcedures(db.sequelize.getQueryInterface())).map((p) => `procedure ${p}`);

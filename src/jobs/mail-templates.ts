@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import mjml2html from 'mjml';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger';
 
 export const FALLBACK_LOCALE = 'en-US';
@@ -79,15 +79,54 @@ export function formatDuration(seconds: number, locale: string): string {
   return format.format(value);
 }
 
+// the compiling thread's whole program; it receives mjml's resolved path, so it runs the same
+// whether the worker runs from dist/ or from the TypeScript sources in tests
+const COMPILER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const loaded = require(workerData.mjml);
+const mjml2html = typeof loaded === 'function' ? loaded : loaded.default;
+(async () => {
+  const compiled = [];
+  for (const source of workerData.sources) {
+    const result = await mjml2html(source, { validationLevel: 'strict', minify: false });
+    compiled.push({ html: result.html, errors: result.errors.map((e) => e.formattedMessage) });
+  }
+  parentPort.postMessage({ compiled });
+})().catch((e) => parentPort.postMessage({ error: String((e && e.message) || e) }));
+`;
+
+/**
+ * MJML `sources` compiled to HTML (with mjml's strict validation's errors), on a thread that ends
+ * when they are: mjml and what it loads (about 80 MB) never stay in the process, whose heap stays
+ * that much smaller for its whole life (docs/decisions.md, "Libraries loaded when used").
+ */
+function compileMjml(sources: string[]): Promise<{ html: string; errors: string[] }[]> {
+  return new Promise((resolve, reject) => {
+    const thread = new Worker(COMPILER, { eval: true, workerData: { mjml: require.resolve('mjml'), sources } });
+    let answer: { compiled?: { html: string; errors: string[] }[]; error?: string } | undefined;
+    thread.once('message', (message: typeof answer) => {
+      answer = message;
+    });
+    thread.once('error', reject);
+    thread.once('exit', (code) => {
+      if (answer?.compiled) resolve(answer.compiled);
+      else reject(new Error(`the email templates could not be compiled: ${answer?.error ?? `the compiling thread ended with code ${code}`}`));
+    });
+  });
+}
+
 /**
  * The email templates of `dir` (one folder per email: email.mjml + strings.json by locale),
- * compiled once per template and locale when the worker starts. A message then only fills its
+ * compiled once per template and locale when the worker starts (all at once, on a thread of
+ * their own: compileMjml). A message then only fills its
  * values in: HTML-escaped in the HTML part, plain in the text part, without line breaks in the
  * subject. An unknown locale falls back to en-US, and says so in the log.
  */
 export async function loadMailTemplates(dir: string, logger: Logger) {
   const compiled = new Map<string, Compiled>();
   const locales = new Map<string, string[]>();
+  /** What each template and locale needs compiled: the MJML with the logo, and without it. */
+  const wanted: { name: string; locale: string; subject: string; text: string; logo: string; plain: string }[] = [];
   for (const name of fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, 'email.mjml'))).sort()) {
     const source = fs.readFileSync(path.join(dir, name, 'email.mjml'), 'utf8');
     const strings = JSON.parse(fs.readFileSync(path.join(dir, name, 'strings.json'), 'utf8')) as Record<string, Record<string, string>>;
@@ -100,15 +139,17 @@ export async function loadMailTemplates(dir: string, logger: Logger) {
           return escapeHtml(t[key]);
         })
         .replace(/\{\{lang\}\}/g, locale.slice(0, 2));
-      const compile = async (source: string) => {
-        const result = await mjml2html(source, { validationLevel: 'strict', minify: false });
-        if (result.errors.length > 0) throw new Error(`templates/${name}/email.mjml: ${result.errors.map((e) => e.formattedMessage).join('; ')}`);
-        return result.html.replace(/#(3b4cca|3b4ccb|fffffe)\b/gi, (c) => `{{${PALETTE[c.toLowerCase()]}}}`);
-      };
-      const html = { logo: await compile(mjml), plain: LOGO.test(mjml) ? await compile(mjml.replace(LOGO, '')) : await compile(mjml) };
-      compiled.set(`${name}:${locale}`, { subject: t.subject, html, text: t.text });
+      wanted.push({ name, locale, subject: t.subject, text: t.text, logo: mjml, plain: mjml.replace(LOGO, '') });
     }
   }
+  const results = await compileMjml(wanted.flatMap((w) => [w.logo, w.plain]));
+  wanted.forEach((w, i) => {
+    const html = (result: { html: string; errors: string[] }) => {
+      if (result.errors.length > 0) throw new Error(`templates/${w.name}/email.mjml: ${result.errors.join('; ')}`);
+      return result.html.replace(/#(3b4cca|3b4ccb|fffffe)\b/gi, (c) => `{{${PALETTE[c.toLowerCase()]}}}`);
+    };
+    compiled.set(`${w.name}:${w.locale}`, { subject: w.subject, html: { logo: html(results[2 * i]), plain: html(results[2 * i + 1]) }, text: w.text });
+  });
 
   return {
     names: () => [...locales.keys()],

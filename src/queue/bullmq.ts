@@ -1,7 +1,11 @@
-import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
+import type { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
 import type { Logger } from '../logger';
 import { backoffDelay, Job, JobQueue, Processors, QUEUE_NAMES, QueueName, RETRY } from './port';
 import { connectRedis, queuePrefix, quietRedisErrors, type RedisConnection } from './redis';
+
+/** bullmq, loaded by the first queue or worker (as ioredis is: see ./redis). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const bullmq = () => require('bullmq') as typeof import('bullmq');
 
 /** The backoff of RETRY (exponential, each wait capped), by the name jobs carry. */
 const BACKOFF = 'capped-exponential';
@@ -47,6 +51,7 @@ export function createBullQueue(
   const connection = connectRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
   const warn = quietRedisErrors(logger);
   connection.on('error', (err: Error) => warn('redis connection error (producer)', err));
+  const { Queue } = bullmq();
   const queues = Object.fromEntries(QUEUE_NAMES.map((name) => [
     name, new Queue(name, { connection, prefix: queuePrefix(prefix, name, connection.isCluster), defaultJobOptions: JOB_OPTIONS }),
   ])) as Record<QueueName, Queue>;
@@ -160,6 +165,7 @@ export function createBullWorkers(options: {
   makeWorker?: (queue: QueueName, processor: Processor, options: WorkerOptions) => Worker;
 }): { workers: Worker[]; close(drainMs?: number): Promise<{ cutOff: number; abandoned: boolean }> } {
   const { redisUrl, processors, logger } = options;
+  const { Queue, Worker } = bullmq();
   const makeWorker = options.makeWorker ?? ((queue, processor, workerOptions) => new Worker(queue, processor, workerOptions));
   // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null on their connection.
   const connection = connectRedis(redisUrl, { maxRetriesPerRequest: null });

@@ -1,8 +1,15 @@
-import IORedis, { Cluster, type RedisOptions } from 'ioredis';
+import type { Cluster, Redis as IORedis, RedisOptions } from 'ioredis';
 import type { Logger } from '../logger';
 
 /** A connection to one Redis server or to a Redis Cluster: every Redis user of Gatehouse takes either. */
 export type RedisConnection = IORedis | Cluster;
+
+/**
+ * ioredis, loaded by the first connection: a process without Redis (the embedded default, a CLI
+ * command that enqueues nothing) never pays for it (docs/decisions.md, "Libraries loaded when used").
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const ioredis = () => require('ioredis') as typeof import('ioredis');
 
 import { parseRedisUrl } from './redis-url';
 
@@ -16,6 +23,7 @@ export { parseRedisUrl, type RedisTarget } from './redis-url';
  */
 export function connectRedis(url: string, options: RedisOptions = {}): RedisConnection {
   const target = parseRedisUrl(url);
+  const { Redis, Cluster } = ioredis();
   if ('sentinels' in target) {
     // The Sentinels name the master at every (re)connection, and ioredis takes a server only once
     // it says it is a master. A dead master's connections close; a server whose role the Sentinels
@@ -23,13 +31,13 @@ export function connectRedis(url: string, options: RedisOptions = {}): RedisConn
     // again. ioredis's failover detector stays off: a failover it announces while a connection is
     // reconnecting ends that connection for good (every later command "Connection is closed.").
     // docs/decisions.md and docs/scaling.md say what waiting for the Sentinels costs instead.
-    return new IORedis({
+    return new Redis({
       ...options, sentinels: target.sentinels, name: target.name, username: target.username, password: target.password,
       failoverDetector: false,
       ...(target.tls && { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} }),
     });
   }
-  if (!target.cluster) return new IORedis(url, options);
+  if (!target.cluster) return new Redis(url, options);
   const { enableOfflineQueue, enableAutoPipelining, lazyConnect, ...perNode } = options;
   return new Cluster(target.nodes, {
     redisOptions: { ...perNode, username: target.username, password: target.password, ...(target.tls && { tls: {} }) },

@@ -1,5 +1,5 @@
-import IORedis, { type RedisOptions } from 'ioredis';
-import { connectRedis, parseRedisUrl } from './redis';
+import type { Redis as IORedis, RedisOptions } from 'ioredis';
+import { connectRedis, ioredis, parseRedisUrl } from './redis';
 
 /** The pause before the next attempt: `firstMs` after the first failure, doubling up to `maxMs`. */
 export interface Backoff {
@@ -85,7 +85,7 @@ export function subscribeRedis(
 
   const connect = (node: Node | undefined): IORedis => {
     if (!node || !target.cluster) return connectRedis(url, once) as IORedis;
-    return new IORedis({
+    return new (ioredis().Redis)({
       ...once, host: node.host, port: node.port, username: target.username, password: target.password,
       ...(target.tls && { tls: {} }),
     });

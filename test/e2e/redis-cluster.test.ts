@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
+import { createTestBackend, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
 import { startSmtp } from '../helpers/smtp';
 import { startPodsAndWorker } from '../helpers/deployment';
 import { freePort, until, ownServer } from '../helpers/processes';
@@ -18,7 +18,7 @@ const clusterNode = (dir: string, port: number, busPort: number) => ownServer('r
   '--dir', dir,
 ], () => redisCli(port, 'ping') === 'PONG');
 
-skipUnless(redisServer, 'the Redis Cluster test needs the redis-server program')('a Redis Cluster of three masters under two api pods and a worker', () => {
+skipUnless(redisServer && !!redisUrl, 'the Redis Cluster test runs with the MariaDB + Redis suite (REDIS_URL) and needs the redis-server program')('a Redis Cluster of three masters under two api pods and a worker', () => {
   let dir: string;
   let backend: TestBackend;
   let nodes: { port: number; server: ReturnType<typeof clusterNode> }[];

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
-import { createTestBackend, skipUnless, type TestBackend } from '../helpers/backend';
+import { createTestBackend, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
 import { cli, freePort, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
 
 const redisServer = spawnSync('redis-server', ['--version']).status === 0;
@@ -10,7 +10,7 @@ const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
   () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
-skipUnless(redisServer, 'the Redis restart test needs the redis-server program')('no lost email: Redis restarts empty under running processes', () => {
+skipUnless(redisServer && !!redisUrl, 'the Redis restart test runs with the MariaDB + Redis suite (REDIS_URL) and needs the redis-server program')('no lost email: Redis restarts empty under running processes', () => {
   let backend: TestBackend;
   let redis: ReturnType<typeof ownRedis>;
   const mails: ParsedMail[] = [];

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { openDatabase } from '../../src/db';
-import { skipUnless } from '../helpers/backend';
+import { redisUrl, skipUnless } from '../helpers/backend';
 import { redisCli, type SentinelBackend, startSentinelBackend } from '../helpers/sentinel';
 import { startPodsAndWorker } from '../helpers/deployment';
 import { until } from '../helpers/processes';
@@ -13,7 +13,7 @@ const redisServer = spawnSync('redis-server', ['--version']).status === 0;
  * test's own, two api pods and a worker; the master is killed under a stream of registrations
  * and the Sentinel promotes the replica, with nobody restarting anything.
  */
-skipUnless(redisServer, 'the Redis Sentinel test needs the redis-server program')('a Redis master and replica behind a Sentinel, failing over under load', () => {
+skipUnless(redisServer && !!redisUrl, 'the Redis Sentinel test runs with the MariaDB + Redis suite (REDIS_URL) and needs the redis-server program')('a Redis master and replica behind a Sentinel, failing over under load', () => {
   let deployment: SentinelBackend | undefined;
   let { ports, servers, smtp, backend } = {} as SentinelBackend;
 

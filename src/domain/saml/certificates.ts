@@ -1,6 +1,5 @@
-import 'reflect-metadata';
 import { createPrivateKey, createPublicKey, webcrypto, X509Certificate, type JsonWebKey } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import { SamlInputError } from './xml';
 
 /**
@@ -13,8 +12,23 @@ import { SamlInputError } from './xml';
  * stored beside the key.
  */
 
-type Provider = Parameters<typeof x509.cryptoProvider.set>[0];
-x509.cryptoProvider.set(webcrypto as unknown as Provider);
+type Provider = Parameters<typeof X509.cryptoProvider.set>[0];
+
+/**
+ * @peculiar/x509 (with reflect-metadata, which it needs first), loaded when a certificate is first
+ * made: a process that serves no SAML metadata never pays for it (docs/decisions.md).
+ */
+let x509: typeof X509 | undefined;
+function library(): typeof X509 {
+  if (!x509) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require('reflect-metadata');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    x509 = require('@peculiar/x509') as typeof X509;
+    x509.cryptoProvider.set(webcrypto as unknown as Provider);
+  }
+  return x509;
+}
 
 const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const YEARS = 20;
@@ -39,11 +53,11 @@ async function make(privateJwk: JsonWebKey, kid: string, createdAt: Date, subjec
   const notBefore = new Date(Math.floor(createdAt.getTime() / 1000) * 1000);
   const notAfter = new Date(notBefore);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + YEARS);
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+  const cert = await library().X509CertificateGenerator.createSelfSigned({
     serialNumber: Buffer.from(kid, 'base64url').subarray(0, 16).toString('hex').replace(/^[89a-f]/, (c) => (parseInt(c, 16) - 8).toString(16)),
     name: `CN=${subject.replace(/[,+"\\<>;=]/g, ' ').slice(0, 64)}`,
     notBefore, notAfter, signingAlgorithm: RSA,
-    keys: { privateKey, publicKey } as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
+    keys: { privateKey, publicKey } as unknown as Parameters<typeof X509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
   }, webcrypto as unknown as Provider);
   return Buffer.from(cert.rawData).toString('base64');
 }

@@ -1,4 +1,4 @@
-import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
+import type { Document, Element } from '@xmldom/xmldom';
 
 /**
  * XML as SAML messages and metadata are read (docs/saml.md#hardening): no DOCTYPE, so no entity of
@@ -62,6 +62,9 @@ export function parseXml(text: string, what: string): Document {
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) throw new SamlInputError(`${what} has a DOCTYPE: SAML never needs one, and Gatehouse reads none (entities are refused)`);
   if (/<\?(?!xml[\s?])/i.test(text)) throw new SamlInputError(`${what} has a processing instruction: SAML never needs one`);
   let problem: string | undefined;
+  // @xmldom/xmldom loads with the first document read, not with every process (docs/decisions.md)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { DOMParser } = require('@xmldom/xmldom') as typeof import('@xmldom/xmldom');
   const parser = new DOMParser({ onError: (level) => { problem ??= level; } });
   let doc: Document;
   try {

@@ -1,4 +1,4 @@
-import { custom, generators, Issuer, type Client as OidcClient } from 'openid-client';
+import type { Client as OidcClient, Issuer } from 'openid-client';
 import type { StoredProvider } from '../storage/social';
 import { fromGithub, fromOidcClaims, type SocialProfile } from './profile';
 
@@ -25,17 +25,26 @@ const DISCOVERY_TTL_MS = 10 * 60_000;
  */
 export function createRelyingParty(options: { timeoutMs?: number } = {}) {
   const timeout = options.timeoutMs ?? 5_000;
-  custom.setHttpOptionsDefaults({ timeout });
+  // openid-client loads on the first social sign-in, not with every process (docs/decisions.md)
+  let loaded: typeof import('openid-client') | undefined;
+  const lib = () => {
+    if (!loaded) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      loaded = require('openid-client') as typeof import('openid-client');
+      loaded.custom.setHttpOptionsDefaults({ timeout });
+    }
+    return loaded;
+  };
   const discovered = new Map<string, { issuer: Issuer; until: number }>();
 
   async function issuerOf(p: StoredProvider): Promise<Issuer> {
     if (p.kind === 'github') {
-      return new Issuer({ issuer: p.issuer, authorization_endpoint: `${p.issuer}/login/oauth/authorize`, token_endpoint: `${p.issuer}/login/oauth/access_token` });
+      return new (lib().Issuer)({ issuer: p.issuer, authorization_endpoint: `${p.issuer}/login/oauth/authorize`, token_endpoint: `${p.issuer}/login/oauth/access_token` });
     }
     const hit = discovered.get(p.issuer);
     if (hit && hit.until > Date.now()) return hit.issuer;
     try {
-      const issuer = await Issuer.discover(p.issuer);
+      const issuer = await lib().Issuer.discover(p.issuer);
       discovered.set(p.issuer, { issuer, until: Date.now() + DISCOVERY_TTL_MS });
       return issuer;
     } catch (e) {
@@ -90,6 +99,7 @@ export function createRelyingParty(options: { timeoutMs?: number } = {}) {
     /** Where to send the browser, and the checks to keep until it comes back. */
     async start(p: StoredProvider, secret: string, redirectUri: string): Promise<{ url: string; checks: Checks }> {
       const client = await clientOf(p, secret, redirectUri);
+      const { generators } = lib();
       const checks = { state: generators.state(), nonce: generators.nonce(), codeVerifier: generators.codeVerifier() };
       const url = client.authorizationUrl({
         scope: p.scopes.join(' '), redirect_uri: redirectUri, state: checks.state,
