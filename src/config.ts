@@ -64,6 +64,8 @@ export interface Config {
   versionsRetentionDays: number | null;
   /** Days events and counted failed sign-ins (an account's activity) are kept (docs/activity.md). */
   eventsRetentionDays: number;
+  /** Minutes a spent or expired code or token is kept before the sweep deletes it (a spent refresh token presented again in them revokes its family). */
+  credentialsRetentionMinutes: number;
   /** Registration attempts per client address, per window. */
   registrationLimit: { max: number; windowSeconds: number };
   /** An organization's directory: calls per SCIM token per window. */
@@ -161,6 +163,7 @@ const checks: Record<string, yup.StringSchema<string | undefined>> = {
   ARGON2_QUEUE_MAX: yup.string().test('q', 'ARGON2_QUEUE_MAX must be a whole number from 1 to 100000 (default: 64 per ARGON2_CONCURRENCY thread)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 100_000)),
   TRUST_PROXY: yup.string().matches(/^(true|false|loopback|uniquelocal|linklocal|\d{1,2}|[0-9a-fA-F.:/, ]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count, or addresses/subnets (Express "trust proxy")' }),
   EVENTS_RETENTION_DAYS: yup.string().test('days', 'EVENTS_RETENTION_DAYS must be a whole number of days from 1 to 36500 (unset: 400)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 36_500)),
+  CREDENTIALS_RETENTION_MINUTES: yup.string().test('minutes', 'CREDENTIALS_RETENTION_MINUTES must be a whole number of minutes from 1 to 43200 (30 days; unset: 1440, a day)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 43_200)),
   VERSIONS_RETENTION_DAYS: yup.string().test('days', 'VERSIONS_RETENTION_DAYS must be a whole number of days from 1 to 36500 (unset: snapshots are kept forever)', (v) => v === undefined || (/^\d+$/.test(v) && +v >= 1 && +v <= 36_500)),
   DASHBOARD_PORT: yup.string().test('port', 'DASHBOARD_PORT must be a whole number between 1 and 65535', (v) => v === undefined || (/^\d{1,5}$/.test(v) && +v >= 1 && +v <= 65_535)),
   DASHBOARD_USER: yup.string().matches(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'DASHBOARD_USER must be 1 to 64 letters, digits or _ . @ -' }),
@@ -382,6 +385,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
     outboxRelayAfterSeconds,
     versionsRetentionDays: retentionDays === undefined ? null : Number(retentionDays),
     eventsRetentionDays: Number(value('EVENTS_RETENTION_DAYS') ?? 400),
+    credentialsRetentionMinutes: Number(value('CREDENTIALS_RETENTION_MINUTES') ?? 1440),
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
     http,

@@ -2,6 +2,7 @@ import type { Storage, Tx } from './storage';
 import type { Application } from './storage/applications';
 import { type CredentialKind, type NewCredential, type StoredCredential } from './storage/credentials';
 import { invalidField } from './refusal';
+import { ACCESS_TOKEN_SECONDS_RANGE } from './settings';
 import type { Client, Clock } from './clients';
 import { randomToken, sha256Hex, type SecretBox } from './secrets';
 import { sessionFacts, type SessionFacts } from './session';
@@ -34,6 +35,15 @@ export const refreshSessionKey = (accessToken: string) => `refresh_secret\n${acc
 /** A setting holding a positive whole number of seconds, or `fallback` when it holds none. */
 export function wholeSeconds(setting: string | undefined, fallback: number): number {
   return setting && /^[1-9]\d{0,8}$/.test(setting) ? Number(setting) : fallback;
+}
+
+/**
+ * How long an application's access tokens live: its setting `access_token_lifetime` (whole
+ * seconds, within ACCESS_TOKEN_SECONDS_RANGE), else an hour, as the API has them by default.
+ */
+export function accessSeconds(app: Application): number {
+  const seconds = wholeSeconds(app.settings['access_token_lifetime'], ACCESS_TOKEN_SECONDS);
+  return seconds >= ACCESS_TOKEN_SECONDS_RANGE.min && seconds <= ACCESS_TOKEN_SECONDS_RANGE.max ? seconds : ACCESS_TOKEN_SECONDS;
 }
 
 /** Parses `lifetime` (whole seconds, > 0) against the application's maximum for the kind. */
@@ -142,7 +152,7 @@ export function createIssuer({ db, clock, box }: { db: Storage; clock: Clock; bo
 
   /** What a standalone access token for one record is (getAccessToken, sign-in, registration). */
   const accessToken = (app: Application, client: Client, entityId: number, forClientId: number | null, extra: Proof | null = null): Issue =>
-    ({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: ACCESS_TOKEN_SECONDS, extra });
+    ({ kind: 'access_token', app, entityId, client, forClientId, family: randomToken(16), seconds: accessSeconds(app), extra });
 
   const refreshSeconds = (app: Application) => wholeSeconds(app.settings['refresh_token_lifetime'], DEFAULT_SECONDS.refresh_token);
 
@@ -151,10 +161,11 @@ export function createIssuer({ db, clock, box }: { db: Storage; clock: Clock; bo
     const access = randomToken(20);
     const refresh = randomToken(20);
     const at = now().getTime();
+    const accessFor = accessSeconds(app);
     return {
-      pair: { accessToken: access, expiresIn: ACCESS_TOKEN_SECONDS, refreshToken: refresh },
+      pair: { accessToken: access, expiresIn: accessFor, refreshToken: refresh },
       rows: {
-        access: { valueHash: sha256Hex(access), expiresAt: new Date(at + ACCESS_TOKEN_SECONDS * 1000) },
+        access: { valueHash: sha256Hex(access), expiresAt: new Date(at + accessFor * 1000) },
         refresh: { valueHash: sha256Hex(refresh), expiresAt: new Date(at + refreshSeconds(app) * 1000) },
       },
     };

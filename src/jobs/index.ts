@@ -49,6 +49,7 @@ export function createProcessors(deps: {
         relayGraceMs: config.outboxRelayAfterSeconds * 1000,
         versionsRetentionMs: config.versionsRetentionDays === null ? null : config.versionsRetentionDays * 86_400_000,
         eventsRetentionMs: config.eventsRetentionDays * 86_400_000,
+        credentialRetentionMs: config.credentialsRetentionMinutes * 60_000,
         ...deps.maintenance,
       },
     }),

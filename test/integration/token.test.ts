@@ -2,6 +2,7 @@ import request from 'supertest';
 import { SqlError } from '../../src/db/sql';
 import { basic, manualClock, onMysql, startTestApp, type TestApp, skipUnless } from '../helpers/backend';
 import { stored } from '../helpers/stored';
+import { sha256Hex } from '../../src/domain/secrets';
 
 let t: TestApp;
 const clock = manualClock();
@@ -220,5 +221,35 @@ skipUnless(onMysql, 'transactions on MySQL/MariaDB need a mysql: DATABASE_URL')(
       throw new SqlError('Data too long', 1406, 'ER_DATA_TOO_LONG');
     })).rejects.toThrow('Data too long');
     expect(attempts).toBe(1);
+  });
+});
+
+describe('access_token_lifetime', () => {
+  const setDefault = (body: Record<string, string>) => request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send(body);
+
+  it('an application shortens its access tokens: expires_in says so and the token ends then; out of range, the setting is refused with what it takes', async () => {
+    for (const value of ['59', '86401', 'an hour']) {
+      const res = await setDefault({ key: 'access_token_lifetime', value });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_request', error_description: expect.stringContaining('from 60 to 86400') });
+      expect(res.body.request_id).toEqual(expect.any(String));
+    }
+    expect((await setDefault({ key: 'access_token_lifetime', value: '300' })).body.stat).toBe('ok');
+    try {
+      const pair = (await exchange(await code())).body;
+      expect(pair).toMatchObject({ stat: 'ok', expires_in: 300 });
+      const next = (await refresh(pair.refresh_token)).body;
+      expect(next).toMatchObject({ stat: 'ok', expires_in: 300 });
+      const [row] = await stored(t.runtime.db).rows<{ expires_at: string; created_at: string }>('SELECT expires_at, created_at FROM credentials WHERE value_hash = ?', [sha256Hex(next.access_token)]);
+      expect(Math.round((new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()) / 1000)).toBe(300);
+      clock.advance(299_000);
+      expect((await readWith(next.access_token)).body.stat).toBe('ok');
+      clock.advance(2_000);
+      expect((await readWith(next.access_token)).body).toMatchObject({ stat: 'error', code: 413 });
+      // the refresh token lives on: its own lifetime
+      expect((await refresh(next.refresh_token)).body).toMatchObject({ stat: 'ok', expires_in: 300 });
+    } finally {
+      await setDefault({ key: 'access_token_lifetime' });
+    }
+    expect((await exchange(await code())).body.expires_in).toBe(3600);
   });
 });

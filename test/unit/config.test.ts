@@ -56,7 +56,9 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       database: { dialect: 'mysql', url: 'mysql://gh:pw@db:3306/gatehouse' }, redisUrl: 'redis://redis:6379',
       smtpUrl: 'smtp://mailpit:1025', port: 8080, defaultApp: 'acme', publicBaseUrl: 'https://login.acme.test', embedded: false,
+      credentialsRetentionMinutes: 1440,
     });
+    expect(loadConfig({ CREDENTIALS_RETENTION_MINUTES: '15' }, tmp()).credentialsRetentionMinutes).toBe(15);
   });
 
   it('runs sign-in and rotation by stored procedures unless DATABASE_PROCEDURES=off', () => {
@@ -84,8 +86,8 @@ describe('configuration', () => {
   });
 
   it('reports one line per bad value, naming the variable and what it got', () => {
-    const lines = problems({ PORT: '70000', DEFAULT_APP: 'Bad_App', PUBLIC_BASE_URL: 'login.example.com', DATABASE_URL: 'postgres://x/y', LOG_LEVEL: 'loud', LOG_FORMAT: 'xml', VERSIONS_RETENTION_DAYS: '0' });
-    expect(lines).toHaveLength(7);
+    const lines = problems({ PORT: '70000', DEFAULT_APP: 'Bad_App', PUBLIC_BASE_URL: 'login.example.com', DATABASE_URL: 'postgres://x/y', LOG_LEVEL: 'loud', LOG_FORMAT: 'xml', VERSIONS_RETENTION_DAYS: '0', CREDENTIALS_RETENTION_MINUTES: '43201' });
+    expect(lines).toHaveLength(8);
     expect(lines).toEqual(expect.arrayContaining([
       expect.stringMatching(/^PORT must be a whole number between 1 and 65535 \(got "70000"\)$/),
       expect.stringMatching(/^DEFAULT_APP must be a DNS label/),
@@ -94,6 +96,7 @@ describe('configuration', () => {
       expect.stringMatching(/^LOG_LEVEL must be one of/),
       expect.stringMatching(/^LOG_FORMAT must be json/),
       expect.stringMatching(/^VERSIONS_RETENTION_DAYS must be a whole number of days/),
+      expect.stringMatching(/^CREDENTIALS_RETENTION_MINUTES must be a whole number of minutes from 1 to 43200/),
     ]));
   });
 

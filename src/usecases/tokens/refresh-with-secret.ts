@@ -5,7 +5,7 @@ import { ownerOf } from '../../domain/storage/credentials';
 import { randomToken, safeEqual, sha256Hex } from '../../domain/secrets';
 import { MAX_CLOCK_SKEW_MS, parseSignatureDate, sign } from '../../domain/signature';
 import { sessionFacts } from '../../domain/session';
-import { ACCESS_TOKEN_SECONDS, refreshSessionKey } from '../../domain/tokens';
+import { accessSeconds, refreshSessionKey } from '../../domain/tokens';
 import { invalidField, notSignedIn } from '../../domain/refusal';
 import type { Services } from '../services';
 import { event, recordSubject, type Origin } from '../../domain/events';
@@ -67,5 +67,5 @@ export async function refreshWithSecret(
     if (spent?.usedAt && spent.family) await revokeFamily(deps, app, { family: spent.family, entityId: spent.entityId, origin: { ...command.origin, clientId: client.clientId } });
     throw ended();
   }
-  return { accessToken: next, expiresIn: ACCESS_TOKEN_SECONDS };
+  return { accessToken: next, expiresIn: accessSeconds(app) };
 }
