@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { alive } from './processes';
+import { alive, ROOT } from './processes';
 
 /**
  * The README, run as a newcomer runs it: every `sh` block, command by command, in one shell whose
@@ -180,6 +180,13 @@ export function withValues(command: string, values: ReadonlyMap<string, string>,
 }
 
 /**
+ * `npx gatehouse …` runs this project's bin/gatehouse.js (package.json's `bin`) with the `node` of
+ * PATH. The first one in a shell goes through npx itself; the others run it so directly, without
+ * npm's own start, which took 1-2 s a command on a loaded 2-core machine (the guide has about fifty).
+ */
+const NPX_GATEHOUSE = `npx() { if [ "$1" = gatehouse ] && [ -n "\${__npx_seen:-}" ]; then shift; node ${JSON.stringify(path.join(ROOT, 'bin/gatehouse.js'))} "$@"; else __npx_seen=1; command npx "$@"; fi; }\n`;
+
+/**
  * One bash, fed commands on its standard input: variables and exports carry from one command to
  * the next, as in a terminal. A command reads nothing from this pipe (its stdin is /dev/null).
  */
@@ -191,6 +198,7 @@ export class Shell {
     this.child = spawn('bash', ['--noprofile', '--norc'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d) => (this.out += d));
     this.child.stderr!.on('data', (d) => (this.err += d));
+    this.child.stdin!.write(NPX_GATEHOUSE);
   }
 
   async run(command: string, timeoutMs = 60_000): Promise<{ status: number; stdout: string; stderr: string }> {
