@@ -344,6 +344,8 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
   const logLevel = value('LOG_LEVEL') ?? 'info';
   const logFormat = value('LOG_FORMAT') === 'pretty' ? 'pretty' as const : 'json' as const;
   const retentionDays = value('VERSIONS_RETENTION_DAYS');
+  const credentialsRetentionMinutes = Number(value('CREDENTIALS_RETENTION_MINUTES') ?? 1440);
+  const eventsRetentionDays = Number(value('EVENTS_RETENTION_DAYS') ?? 400);
   const metricsPort = value('METRICS_PORT');
   const consolePort = value('CONSOLE_PORT');
   const dashboard = {
@@ -384,8 +386,8 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, root = projec
     mailTransport,
     outboxRelayAfterSeconds,
     versionsRetentionDays: retentionDays === undefined ? null : Number(retentionDays),
-    eventsRetentionDays: Number(value('EVENTS_RETENTION_DAYS') ?? 400),
-    credentialsRetentionMinutes: Number(value('CREDENTIALS_RETENTION_MINUTES') ?? 1440),
+    eventsRetentionDays,
+    credentialsRetentionMinutes,
     mailDir: path.join(varDir, 'mail'),
     port: portNumber,
     http,

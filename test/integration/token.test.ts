@@ -230,10 +230,11 @@ describe('access_token_lifetime', () => {
   it('an application shortens its access tokens: expires_in says so and the token ends then; out of range, the setting is refused with what it takes', async () => {
     for (const value of ['59', '86401', 'an hour']) {
       const res = await setDefault({ key: 'access_token_lifetime', value });
-      expect(res.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_request', error_description: expect.stringContaining('from 60 to 86400') });
+      expect(res.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_argument', error_description: expect.stringContaining('from 60 to 86400') });
       expect(res.body.request_id).toEqual(expect.any(String));
     }
     expect((await setDefault({ key: 'access_token_lifetime', value: '300' })).body.stat).toBe('ok');
+    clock.advance(5_100); // the application cache lives 5 s
     try {
       const pair = (await exchange(await code())).body;
       expect(pair).toMatchObject({ stat: 'ok', expires_in: 300 });
@@ -248,8 +249,9 @@ describe('access_token_lifetime', () => {
       // the refresh token lives on: its own lifetime
       expect((await refresh(next.refresh_token)).body).toMatchObject({ stat: 'ok', expires_in: 300 });
     } finally {
-      await setDefault({ key: 'access_token_lifetime' });
+      await setDefault({ key: 'access_token_lifetime', value: '3600' });
     }
+    clock.advance(5_100);
     expect((await exchange(await code())).body.expires_in).toBe(3600);
   });
 });
