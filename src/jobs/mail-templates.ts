@@ -88,8 +88,14 @@ const mjml2html = typeof loaded === 'function' ? loaded : loaded.default;
 (async () => {
   const compiled = [];
   for (const source of workerData.sources) {
-    const result = await mjml2html(source, { validationLevel: 'strict', minify: false });
-    compiled.push({ html: result.html, errors: result.errors.map((e) => e.formattedMessage) });
+    try {
+      const result = await mjml2html(source, { validationLevel: 'strict', minify: false });
+      compiled.push({ html: result.html, errors: result.errors.map((e) => e.formattedMessage) });
+    } catch (e) {
+      // strict validation throws: the error belongs to this source, whose template the caller names
+      const details = e && Array.isArray(e.details) ? e.details.map((d) => d.formattedMessage) : [];
+      compiled.push({ html: '', errors: details.length ? details : [String((e && e.message) || e)] });
+    }
   }
   parentPort.postMessage({ compiled });
 })().catch((e) => parentPort.postMessage({ error: String((e && e.message) || e) }));
@@ -103,15 +109,14 @@ const mjml2html = typeof loaded === 'function' ? loaded : loaded.default;
 function compileMjml(sources: string[]): Promise<{ html: string; errors: string[] }[]> {
   return new Promise((resolve, reject) => {
     const thread = new Worker(COMPILER, { eval: true, workerData: { mjml: require.resolve('mjml'), sources } });
-    let answer: { compiled?: { html: string; errors: string[] }[]; error?: string } | undefined;
-    thread.once('message', (message: typeof answer) => {
-      answer = message;
+    // the answer settles it, and the thread is ended then, whatever mjml may have left open
+    thread.once('message', (answer: { compiled?: { html: string; errors: string[] }[]; error?: string }) => {
+      if (answer.compiled) resolve(answer.compiled);
+      else reject(new Error(`the email templates could not be compiled: ${answer.error}`));
+      void thread.terminate();
     });
     thread.once('error', reject);
-    thread.once('exit', (code) => {
-      if (answer?.compiled) resolve(answer.compiled);
-      else reject(new Error(`the email templates could not be compiled: ${answer?.error ?? `the compiling thread ended with code ${code}`}`));
-    });
+    thread.once('exit', (code) => reject(new Error(`the email templates could not be compiled: the compiling thread ended with code ${code}`)));
   });
 }
 

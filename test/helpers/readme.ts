@@ -184,7 +184,7 @@ export function withValues(command: string, values: ReadonlyMap<string, string>,
  * PATH. The first one in a shell goes through npx itself; the others run it so directly, without
  * npm's own start, which took 1-2 s a command on a loaded 2-core machine (the guide has about fifty).
  */
-const NPX_GATEHOUSE = `npx() { if [ "$1" = gatehouse ] && [ -n "\${__npx_seen:-}" ]; then shift; node ${JSON.stringify(path.join(ROOT, 'bin/gatehouse.js'))} "$@"; else __npx_seen=1; command npx "$@"; fi; }\n`;
+const NPX_GATEHOUSE = `npx() { if [ "$1" = gatehouse ] && [ -n "\${__npx_seen:-}" ]; then shift; node ${JSON.stringify(path.join(ROOT, 'bin/gatehouse.js'))} "$@"; else [ "$1" = gatehouse ] && __npx_seen=1; command npx "$@"; fi; }\n`;
 
 /**
  * One bash, fed commands on its standard input: variables and exports carry from one command to
