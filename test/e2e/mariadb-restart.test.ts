@@ -8,13 +8,14 @@ import { loadConfig } from '../../src/config';
 import { migrate } from '../../src/db/migrate';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
-import { basic, FLOWS, skipUnless, createApp } from '../helpers/backend';
+import { basic, FLOWS, onMysql, skipUnless, createApp } from '../helpers/backend';
 import { freePort, ownMariadb } from '../helpers/processes';
 
 const mariadb = spawnSync('mariadbd', ['--version']).status === 0 && spawnSync('which', ['mariadb-install-db']).status === 0;
 
 
-skipUnless(mariadb, 'the MariaDB restart test needs the mariadbd and mariadb-install-db programs')('the database restarts under a running api', () => {
+// a MariaDB of its own whatever the suite's database: run with the suite on MariaDB
+skipUnless(mariadb && onMysql, 'the MariaDB restart test runs with the suite on MariaDB (DATABASE_URL) and needs the mariadbd and mariadb-install-db programs')('the database restarts under a running api', () => {
   let dir: string;
   let db: ReturnType<typeof ownMariadb>;
   let runtime: Runtime | undefined;

@@ -5,10 +5,12 @@ import path from 'node:path';
 import { formatSignatureDate } from '../../src/domain/signature';
 import { childEnv, cli, freePort, ROOT, SERVER, startNode, WORKER } from '../helpers/processes';
 import { basic, get, post } from '../helpers/http-calls';
+import { onMysql, skipUnless } from '../helpers/backend';
 import { resolveLocalhostNames } from '../helpers/browser';
 
 
-describe('the embedded default, as a newcomer runs it (npm start)', () => {
+// the embedded default whatever the suite's database (the processes get no DATABASE_URL): run with the suite on the embedded default
+skipUnless(!onMysql, 'the embedded default\'s processes run with the suite on the embedded default')('the embedded default, as a newcomer runs it (npm start)', () => {
   let dir: string;
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-embedded-'));
