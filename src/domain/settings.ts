@@ -136,7 +136,7 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be a whole number from 1 to 1000000: the failed sign-ins and registrations in the whole application in 15 minutes after which when_busy asks every client address for a challenge (500 when unset)'),
   account_client_id: (value) => (/^[A-Za-z0-9_-]{1,64}$/.test(value) ? undefined : 'must be the client_id of a login client of this application'),
   access_token_lifetime: (value) => (/^[1-9]\d{0,5}$/.test(value) && Number(value) >= ACCESS_TOKEN_SECONDS_RANGE.min && Number(value) <= ACCESS_TOKEN_SECONDS_RANGE.max ? undefined
-    : `must be a whole number of seconds from ${ACCESS_TOKEN_SECONDS_RANGE.min} to ${ACCESS_TOKEN_SECONDS_RANGE.max} (a day): how long the application's access tokens live (3600, an hour, when unset)`),
+    : `must be a whole number of seconds from ${ACCESS_TOKEN_SECONDS_RANGE.min} to ${ACCESS_TOKEN_SECONDS_RANGE.max} (a day): how long the access tokens of this application's API live (3600, an hour, when unset; the OpenID provider's keep their hour)`),
   account_session_seconds: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 300 && Number(value) <= 2_592_000 ? undefined
     : 'must be a whole number of seconds from 300 to 2592000 (30 days): the longest an account page session lives (43200, 12 hours, when unset)'),
   account_session_idle_seconds: (value) => (/^\d{1,7}$/.test(value) && Number(value) >= 60 && Number(value) <= 86_400 ? undefined
