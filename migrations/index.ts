@@ -29,6 +29,7 @@ import * as activityTallies from './0028-activity-tallies';
 import * as compactHistory from './0029-compact-history';
 import * as indexedAttributes from './0030-indexed-attributes';
 import * as credentialsSpentIndex from './0031-credentials-spent-index';
+import * as apis from './0032-apis';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   { name: '0029-compact-history', ...compactHistory },
   { name: '0030-indexed-attributes', ...indexedAttributes },
   { name: '0031-credentials-spent-index', ...credentialsSpentIndex },
+  { name: '0032-apis', ...apis },
 ];

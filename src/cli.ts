@@ -45,6 +45,8 @@ import { shown as shownEndpoint, shownDelivery } from './http/handlers/webhooks'
 import { shownConnection, shownInvitation, shownMember, shownOrganization } from './http/handlers/organizations';
 import { addConnection, listConnections, removeConnection } from './usecases/organizations/connections';
 import { shownServiceProvider } from './http/handlers/saml';
+import { shownApi } from './http/handlers/apis';
+import { addApi, grantApiToClient, listApis, removeApi, updateApi } from './usecases/apis/apis';
 import { addServiceProvider, listServiceProviders, removeServiceProvider, updateServiceProvider } from './usecases/saml/service-providers';
 import { createOrganization, listOrganizations } from './usecases/organizations/organizations';
 import { addMember, listMembers, removeMember, setMemberRoles } from './usecases/organizations/members';
@@ -974,6 +976,54 @@ program.command('saml:remove-sp')
   .description('remove a SAML service provider: its requests are refused from now on')
   .action((id: string, opts: { app?: string }) => withCore(async (core) => {
     await removeServiceProvider(core, { app: await applicationOf(core, opts), acting: core.acting, id });
+    print({ removed: id });
+  }));
+
+program.command('apis:add')
+  .argument('<identifier>', 'its resource indicator: an absolute URI such as https://api.example.com/, the aud of its tokens')
+  .option('--name <name>', 'what the operators and the activity call it (default: its identifier)')
+  .option('--scopes <scopes>', 'the scopes it defines, separated by spaces: "read:orders write:orders"')
+  .option('--token-lifetime <seconds>', 'how long its access tokens live, 60 to 86400 seconds (default 600)')
+  .option(...APP_OPTION)
+  .description("register an API the application's apps call with JWT access tokens (docs/openid-connect.md#apis)")
+  .action((identifier: string, opts: { name?: string; scopes?: string; tokenLifetime?: string; app?: string }) => withCore(async (core) => {
+    print(shownApi(await addApi(core, { app: await applicationOf(core, opts), acting: core.acting, identifier, name: opts.name, scopes: opts.scopes, tokenLifetime: opts.tokenLifetime })));
+  }));
+
+program.command('apis:list')
+  .option(...APP_OPTION)
+  .description("print the application's APIs")
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    print((await listApis(core, { app: await applicationOf(core, opts) })).map(shownApi));
+  }));
+
+program.command('apis:update')
+  .argument('<id>', 'the API (api_…, as apis:list prints it)')
+  .option('--name <name>', 'its new name')
+  .option('--scopes <scopes>', 'the scopes it defines from now on, separated by spaces ("" for none)')
+  .option('--token-lifetime <seconds>', 'its tokens\' lifetime in seconds; "" for the default')
+  .option(...APP_OPTION)
+  .description('change an API: its name, scopes or token lifetime')
+  .action((id: string, opts: { name?: string; scopes?: string; tokenLifetime?: string; app?: string }) => withCore(async (core) => {
+    print(shownApi(await updateApi(core, { app: await applicationOf(core, opts), acting: core.acting, id, name: opts.name, scopes: opts.scopes, tokenLifetime: opts.tokenLifetime })));
+  }));
+
+program.command('apis:grant')
+  .argument('<id>', 'the API (api_…, as apis:list prints it)')
+  .requiredOption('--client <client_id>', 'the client that calls the API as itself (the client credentials grant)')
+  .requiredOption('--scopes <scopes>', 'the API\'s scopes it may ask for, separated by spaces ("" takes them back)')
+  .option(...APP_OPTION)
+  .description("give a client scopes of an API for its own tokens (client credentials)")
+  .action((id: string, opts: { client: string; scopes: string; app?: string }) => withCore(async (core) => {
+    print(shownApi(await grantApiToClient(core, { app: await applicationOf(core, opts), acting: core.acting, id, forClientId: opts.client, scopes: opts.scopes })));
+  }));
+
+program.command('apis:remove')
+  .argument('<id>', 'the API (api_…, as apis:list prints it)')
+  .option(...APP_OPTION)
+  .description('remove an API: no token is issued for it from now on (those issued live out their lifetime)')
+  .action((id: string, opts: { app?: string }) => withCore(async (core) => {
+    await removeApi(core, { app: await applicationOf(core, opts), acting: core.acting, id });
     print({ removed: id });
   }));
 

@@ -20,7 +20,7 @@ export type Actor =
 
 /** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
 export interface Subject {
-  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role' | 'service_provider' | 'attribute';
+  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role' | 'service_provider' | 'attribute' | 'api';
   id: string;
 }
 
@@ -213,6 +213,14 @@ export interface EventData {
   /** Its metadata, name, NameID format or attributes changed (`fields`, the names). */
   'saml.service_provider_updated': { entityId: string; fields: string[] };
   'saml.service_provider_removed': { entityId: string };
+  /** An API registered (docs/openid-connect.md#apis); the subject is its public id. */
+  'api.added': { identifier: string; scopes: string[] };
+  /** Its name, scopes or token lifetime changed (`fields`, the names). */
+  'api.updated': { identifier: string; fields: string[] };
+  /** Removed: no token is issued for it any more (those issued live out their lifetime). */
+  'api.removed': { identifier: string };
+  /** A client was given `scopes` of the API for its own tokens (none: taken back). */
+  'api.client_scopes_granted': { identifier: string; client: string; scopes: string[] };
   /** The account signed in to a SAML service provider: an assertion was issued to it, with a NameID of `nameIdFormat`. */
   'saml.assertion_issued': { serviceProvider: string; entityId: string; nameIdFormat: string; initiated: 'sp' | 'idp' };
   /** The account signed out from a SAML service provider (its LogoutRequest ended the browser's session). */
@@ -240,6 +248,7 @@ export const EVENT_TYPES = [
   'organization.domain_joinable',
   'organization.connection_added', 'organization.connection_updated', 'organization.connection_removed',
   'saml.service_provider_added', 'saml.service_provider_updated', 'saml.service_provider_removed', 'saml.assertion_issued', 'saml.logout',
+  'api.added', 'api.updated', 'api.removed', 'api.client_scopes_granted',
   'scim.token_created', 'scim.token_revoked', 'scim.configured', 'scim.user_provisioned', 'scim.user_updated', 'scim.user_deactivated',
   'scim.user_reactivated', 'scim.user_deprovisioned', 'scim.group_created', 'scim.group_updated', 'scim.group_deleted',
 ] as const satisfies readonly EventType[];

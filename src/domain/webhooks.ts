@@ -88,6 +88,10 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'saml.service_provider_removed': null,
   'saml.assertion_issued': null,
   'saml.logout': null,
+  'api.added': null,
+  'api.updated': null,
+  'api.removed': null,
+  'api.client_scopes_granted': null,
   'organization.domain_joinable': 'organization.domain_joinable',
   'records.imported': null, // (each record's user.created says it)
   'scim.token_created': null,

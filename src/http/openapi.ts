@@ -69,6 +69,12 @@ const SERVICE_PROVIDER_PROPERTIES = {
   certificates: INTEGER, created: STRING, updated: STRING,
 };
 const SERVICE_PROVIDER = { type: 'object', required: Object.keys(SERVICE_PROVIDER_PROPERTIES), properties: SERVICE_PROVIDER_PROPERTIES, additionalProperties: false };
+/** An API (docs/openid-connect.md#apis). */
+const API_PROPERTIES = {
+  id: STRING, identifier: STRING, name: STRING, scopes: { type: 'array', items: STRING },
+  client_scopes: { type: 'object', additionalProperties: { type: 'array', items: STRING } }, token_lifetime: INTEGER, created: STRING, updated: STRING,
+};
+const API = { type: 'object', required: Object.keys(API_PROPERTIES), properties: API_PROPERTIES, additionalProperties: false };
 /** An organization (docs/organizations.md#the-api). */
 const ORGANIZATION_PROPERTIES = {
   id: STRING, name: STRING, slug: STRING, logo_url: { type: ['string', 'null'] }, metadata: OBJECT, join_by_domain: BOOLEAN,
@@ -247,6 +253,11 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/saml/service_providers/list': ok({ results: { type: 'array', items: SERVICE_PROVIDER } }),
   '/saml/service_providers/update': ok({ result: SERVICE_PROVIDER }),
   '/saml/service_providers/remove': ok(),
+  '/apis/add': ok({ result: API, id: STRING }),
+  '/apis/list': ok({ results: { type: 'array', items: API } }),
+  '/apis/update': ok({ result: API }),
+  '/apis/grant': ok({ result: API }),
+  '/apis/remove': ok(),
 };
 
 const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };

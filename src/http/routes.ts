@@ -12,6 +12,7 @@ import * as providers from './handlers/admin-providers';
 import * as attributes from './handlers/admin-attributes';
 import * as webhooks from './handlers/webhooks';
 import * as saml from './handlers/saml';
+import * as apis from './handlers/apis';
 import * as orgs from './handlers/organizations';
 import * as settings from './handlers/admin-settings';
 import { listAuditEntries } from './handlers/audit';
@@ -270,6 +271,12 @@ export const ROUTES: readonly Route[] = [
   admin('/saml/service_providers/list', saml.listProviders, { summary: 'The SAML service providers', params: [] }, READS),
   { ...admin('/saml/service_providers/update', saml.updateProvider, { summary: 'Changes a SAML service provider: metadata, name, NameID format, attributes', params: ['id!', 'metadata', 'name', 'name_id_format', 'attributes'] }), size: METADATA_SIZE },
   admin('/saml/service_providers/remove', saml.removeProvider, { summary: 'Removes a SAML service provider', params: ['id!'] }),
+  // docs/openid-connect.md#apis: the application's APIs (resource servers) and the scopes of their JWT access tokens
+  admin('/apis/add', apis.addResourceServer, { summary: 'Registers an API by its resource indicator, with its scopes and token lifetime', params: ['identifier!', 'name', 'scopes', 'token_lifetime'] }),
+  admin('/apis/list', apis.listResourceServers, { summary: 'The APIs', params: [] }, READS),
+  admin('/apis/update', apis.updateResourceServer, { summary: 'Changes an API: name, scopes, token lifetime', params: ['id!', 'name', 'scopes', 'token_lifetime'] }),
+  admin('/apis/grant', apis.grantResourceServer, { summary: 'The scopes of an API a client may ask for its own tokens (client credentials)', params: ['id!', 'for_client_id!', 'scopes'] }),
+  admin('/apis/remove', apis.removeResourceServer, { summary: 'Removes an API: no token is issued for it any more', params: ['id!'] }),
   admin('/settings/get', settings.getSetting, { summary: 'One setting (a client\'s, else the application\'s)', params: ['key!', 'for_client_id'] }, READS),
   admin('/settings/items', settings.listSettings, { summary: 'Every setting of a client, with the application\'s defaults', params: ['for_client_id'] }, READS),
   admin('/settings/keys', settings.settingKeys, { summary: 'The names of a client\'s settings', params: ['for_client_id'] }, READS),

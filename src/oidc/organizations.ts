@@ -37,7 +37,9 @@ export function organizationOfResource(indicator: string): string | undefined {
 type Module = ReturnType<typeof oidcProviderModule>;
 
 /** The provider's configuration for organizations' tokens, and the token exchange to register once it is built. */
-export function organizationTokens(services: Pick<Services, 'db'>, app: Application, mod: Module) {
+export function organizationTokens(
+  services: Pick<Services, 'db'>, app: Application, mod: Module, otherResource: (ctx: KoaContextWithOIDC, indicator: string) => Promise<ResourceServer>,
+) {
   // one read per token request: what the resource's check found is what the token says
   const read = new WeakMap<object, Map<string, Promise<OrganizationTokenClaims | undefined>>>();
   const claimsFor = (ctx: object, accountId: string, organizationId: string) => {
@@ -52,7 +54,8 @@ export function organizationTokens(services: Pick<Services, 'db'>, app: Applicat
 
   async function resourceServer(ctx: KoaContextWithOIDC, indicator: string): Promise<ResourceServer> {
     const organizationId = organizationOfResource(indicator);
-    if (!organizationId) throw new mod.errors.InvalidTarget('the resources of this provider are its organizations: urn:gatehouse:organization:ORG_ID (or the organization parameter)');
+    // any other resource is one of the application's APIs, or none
+    if (!organizationId) return otherResource(ctx, indicator);
     const accountId = accountOf(ctx);
     if (accountId === undefined) {
       // an authorization request before the person signed in: the organization must exist. Anywhere
@@ -76,7 +79,8 @@ export function organizationTokens(services: Pick<Services, 'db'>, app: Applicat
           const organization = ctx.oidc.params?.organization;
           return typeof organization === 'string' && organization !== '' ? `${ORGANIZATION_RESOURCE}${organization}` : undefined;
         },
-        useGrantedResource: (_ctx, model) => typeof model.resource === 'string' && organizationOfResource(model.resource) !== undefined,
+        // a code or refresh token for one resource (an organization, an API) gives that resource's tokens without naming it again
+        useGrantedResource: (_ctx, model) => typeof model.resource === 'string',
         getResourceServerInfo: (ctx, indicator) => resourceServer(ctx, indicator),
       },
     },

@@ -26,6 +26,7 @@ import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
 import { inProviderRealm } from './realm';
 import { noteProviderRoute, noteUserCodeMissed, providerRequestOf, withProviderRequest, type ProviderRequest } from '../web/provider-request';
+import { apiResources } from './apis';
 import { organizationTokens } from './organizations';
 import { organizationsClaims } from '../usecases/organizations/tokens';
 import { limitOf } from '../domain/organizations';
@@ -271,7 +272,10 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       // an error the provider cannot send back to the app (a redirect_uri off the list, an unknown client): a page in the application's look
       renderError: (ctx, out, err) => sendErrorPage(ctx, app, ctx.status, pageErrorOf(out.error, out.error_description, (err as Error | undefined)?.name)),
       ttl: {
-        AccessToken: 3600, AuthorizationCode: 60, ClientCredentials: 3600, IdToken: 3600, Interaction: 3600, DeviceCode: DEVICE_CODE_SECONDS,
+        // a resource's access token lives as that resource says (an API's lifetime, docs/openid-connect.md#apis)
+        AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 3600,
+        ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 3600,
+        AuthorizationCode: 60, IdToken: 3600, Interaction: 3600, DeviceCode: DEVICE_CODE_SECONDS,
         // the provider's session lasts no longer than the account page's session it stands for
         Session: browserSessionLimits(app).absolute,
         // a grant outlives its refresh tokens; a public client's rotated refresh token keeps its first expiry
@@ -333,7 +337,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       return cached;
     }
     loaded ??= oidcProviderModule();
-    const organizations = organizationTokens(services, app, loaded);
+    const organizations = organizationTokens(services, app, loaded, apiResources(services, app, loaded));
     const config = inProviderRealm(configuration(app, keys, loaded, organizations));
     // the policy is the provider's own object (its prompts are looked up by name): set as it is
     config.interactions = { ...config.interactions, policy: interactionPolicy(app, loaded) };

@@ -180,6 +180,31 @@ describe('gatehouse CLI on the configured database', () => {
     }
   }, cliTime(13));
 
+  it('apis:add registers an API, apis:list, apis:update, apis:grant and apis:remove; a refusal names its option', () => {
+    const tag = Date.now().toString(36);
+    const run = (...args: string[]) => cli(args, { cwd: backend.dir, env: { ...backend.env, DEFAULT_APP: `apis${tag}` } });
+    expect(run('apps:create', `apis${tag}`).status).toBe(0);
+    const identifier = `https://orders.example.com/${tag}`;
+    const added = run('apis:add', identifier, '--name', 'Orders', '--scopes', 'read:orders write:orders', '--token-lifetime', '300');
+    expect({ status: added.status, stderr: added.stderr }).toEqual({ status: 0, stderr: '' });
+    const api = JSON.parse(added.stdout) as { id: string };
+    expect(api).toMatchObject({ id: expect.stringMatching(/^api_[0-9a-f]{24}$/), identifier, name: 'Orders', scopes: ['read:orders', 'write:orders'], token_lifetime: 300 });
+    expect(JSON.parse(run('apis:list').stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ id: api.id })]));
+    expect(JSON.parse(run('apis:update', api.id, '--token-lifetime', '').stdout)).toMatchObject({ token_lifetime: 600 });
+    for (const [args, says] of [
+      [['apis:add', identifier], '--identifier is'],
+      [['apis:add', 'orders'], 'absolute URI'],
+      [['apis:add', 'https://x.example.com/', '--scopes', 'openid'], '--scopes has openid'],
+      [['apis:update', api.id, '--token-lifetime', '5'], '--token-lifetime must be a whole number of seconds from 60 to 86400'],
+      [['apis:grant', api.id, '--client', 'nobody', '--scopes', 'read:orders'], 'not a client'],
+      [['apis:remove', 'api_nope'], '--id is not an API'],
+    ] as const) {
+      const refused = run(...args);
+      expect({ args, status: refused.status, stderr: refused.stderr }).toEqual({ args, status: 1, stderr: expect.stringContaining(says) });
+    }
+    expect(JSON.parse(run('apis:remove', api.id).stdout)).toEqual({ removed: api.id });
+  }, cliTime(11));
+
   it('organizations: create with an owner, add a member, set roles, invite, verify a domain, list; the last owner stays; each refusal says what is wrong', () => {
     const tag = Date.now().toString(36);
     const env = { ...backend.env, DEFAULT_APP: `orgs${tag}` };

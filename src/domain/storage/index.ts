@@ -1,3 +1,4 @@
+import type { ApiStore } from './apis';
 import type { ApplicationStore } from './applications';
 import type { AttributeIndexStore } from './attribute-indexes';
 import type { AuditStore } from './audit';
@@ -54,6 +55,8 @@ export interface Storage {
   organizations: OrganizationStore;
   /** The applications' SAML service providers. */
   saml: SamlStore;
+  /** The applications' APIs (resource servers). */
+  apis: ApiStore;
   /** The organizations' enterprise connections (their own identity providers). */
   connections: ConnectionStore;
   scim: ScimStore;

@@ -1,0 +1,132 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { manualClock } from '../helpers/backend';
+import { servedTestApp } from '../helpers/browser';
+import { APP, oidcSignIn } from '../helpers/oidc-sign-in';
+
+// docs/openid-connect.md#apis with openid-client 6 as the relying party and jose as the API: an API
+// registered with its scopes; a client asking for it (resource, RFC 8707) gets a JWT access token
+// (RFC 9068) the API verifies offline with the JWKS; userinfo refuses it; a refresh gives another;
+// a client's own token has the scopes it was given; an unknown or removed API is invalid_target;
+// each refusal of /apis/* is the API's error body naming its parameter.
+
+const clock = manualClock();
+let served: Awaited<ReturnType<typeof servedTestApp>>;
+let s: ReturnType<typeof oidcSignIn>;
+const ORDERS = 'https://orders.example.com/';
+
+beforeAll(async () => {
+  served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
+  s = oidcSignIn(served, clock);
+  for (const [key, value] of [['grant_types', 'authorization_code refresh_token client_credentials'], ['redirect_uris', APP]]) {
+    expect((await s.admin('/settings/set', { for_client_id: s.login.client_id, key, value })).body.stat).toBe('ok');
+  }
+  clock.advance(5_100);
+});
+afterAll(() => served?.close());
+
+async function ordersApi(tokenLifetime = '300') {
+  const identifier = `${ORDERS}${Math.random().toString(36).slice(2, 8)}`;
+  const added = await s.admin('/apis/add', { identifier, name: 'Orders', scopes: 'read:orders write:orders', token_lifetime: tokenLifetime });
+  expect(added.body).toMatchObject({ stat: 'ok', result: { identifier, name: 'Orders', scopes: ['read:orders', 'write:orders'], token_lifetime: Number(tokenLifetime || '600'), client_scopes: {} } });
+  return { identifier, id: added.body.id as string };
+}
+
+it('gives a JWT access token for an API the app asks for: verified with the JWKS, its scopes, its lifetime; userinfo refuses it; a refresh gives another', async () => {
+  const a = await s.account();
+  const { identifier } = await ordersApi();
+  const config = await s.discovered();
+  const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+
+  const got = await s.authorize(config, a.email, { scope: 'openid offline_access read:orders', resource: identifier });
+  const tokens = await s.oidc.authorizationCodeGrant(config, got.back, { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
+  expect(decodeProtectedHeader(tokens.access_token)).toMatchObject({ typ: 'at+jwt', alg: 'ES256' });
+  const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer: config.serverMetadata().issuer, audience: identifier, typ: 'at+jwt' });
+  expect(payload).toMatchObject({ sub: a.uuid, client_id: s.login.client_id, scope: 'read:orders' });
+  expect(typeof payload.jti).toBe('string');
+  expect(payload.exp! - payload.iat!).toBe(300);
+  // the ID token is the app's as ever
+  expect(tokens.claims()).toMatchObject({ sub: a.uuid, aud: s.login.client_id });
+
+  // an API's token is for that API: userinfo takes the token of a sign-in without a resource
+  const refused = await fetch(config.serverMetadata().userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+  expect(refused.status).toBe(401);
+  expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
+
+  // introspection takes the provider's opaque tokens: an API verifies its JWT itself, with the JWKS
+  await expect(s.oidc.tokenIntrospection(config, tokens.access_token)).rejects.toMatchObject({ error: 'unsupported_token_type', status: 400 });
+  expect(await s.oidc.tokenIntrospection(config, tokens.refresh_token!)).toMatchObject({ active: true, sub: a.uuid });
+  // a refresh gives the API's token again, without naming it
+  const refreshed = await s.oidc.refreshTokenGrant(config, tokens.refresh_token!);
+  expect((await jwtVerify(refreshed.access_token, jwks, { audience: identifier, typ: 'at+jwt' })).payload).toMatchObject({ sub: a.uuid, scope: 'read:orders' });
+
+  // a scope the API does not define is not in its token
+  const more = await s.authorize(config, a.email, { scope: 'openid read:orders delete:everything', resource: identifier });
+  const moreTokens = await s.oidc.authorizationCodeGrant(config, more.back, { pkceCodeVerifier: more.verifier, expectedState: more.state, expectedNonce: more.nonce });
+  expect((await jwtVerify(moreTokens.access_token, jwks, { audience: identifier })).payload.scope).toBe('read:orders');
+});
+
+it('refuses an unknown API, a removed one, and a client\'s own token for an API it was given no scope of', async () => {
+  const a = await s.account();
+  const { identifier, id } = await ordersApi();
+  const config = await s.discovered();
+  const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+  const unknown = await s.authorize(config, a.email, { scope: 'openid', resource: 'https://nobody.example.com/' });
+  expect(unknown.back.searchParams.get('error')).toBe('invalid_target');
+  expect(unknown.asked).toBe(false);
+
+  // a client's own token: none until the API gives the client scopes, then those only
+  await expect(s.oidc.clientCredentialsGrant(config, { resource: identifier, scope: 'read:orders' })).rejects.toMatchObject({ error: 'invalid_target' });
+  const granted = await s.admin('/apis/grant', { id, for_client_id: s.login.client_id, scopes: 'read:orders' });
+  expect(granted.body).toMatchObject({ stat: 'ok', result: { client_scopes: { [s.login.client_id]: ['read:orders'] } } });
+  const own = await s.oidc.clientCredentialsGrant(config, { resource: identifier, scope: 'read:orders write:orders' });
+  const ownToken = await jwtVerify(own.access_token, jwks, { audience: identifier, typ: 'at+jwt' });
+  expect(ownToken.payload).toMatchObject({ client_id: s.login.client_id, sub: s.login.client_id, scope: 'read:orders' });
+  expect(own).toMatchObject({ token_type: 'bearer', expires_in: 300, scope: 'read:orders' });
+  // taken back: none again
+  expect((await s.admin('/apis/grant', { id, for_client_id: s.login.client_id, scopes: '' })).body.result.client_scopes).toEqual({});
+  await expect(s.oidc.clientCredentialsGrant(config, { resource: identifier, scope: 'read:orders' })).rejects.toMatchObject({ error: 'invalid_target' });
+
+  // removed: a code asked for it gives nothing, and its refresh tokens give no new token for it
+  const got = await s.authorize(config, a.email, { scope: 'openid offline_access read:orders', resource: identifier });
+  const tokens = await s.oidc.authorizationCodeGrant(config, got.back, { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
+  expect((await s.admin('/apis/remove', { id })).body.stat).toBe('ok');
+  await expect(s.oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_target' });
+  const gone = await s.authorize(config, a.email, { scope: 'openid', resource: identifier });
+  expect(gone.back.searchParams.get('error')).toBe('invalid_target');
+});
+
+it('lists, updates and removes APIs, each change in the audit log; refuses what cannot be an API with the error body', async () => {
+  const { identifier, id } = await ordersApi('');
+  const listed = await s.admin('/apis/list', {});
+  expect(listed.body.results.find((x: { id: string }) => x.id === id)).toMatchObject({ identifier, token_lifetime: 600 });
+  const updated = await s.admin('/apis/update', { id, name: 'Orders v2', scopes: 'read:orders', token_lifetime: '120' });
+  expect(updated.body).toMatchObject({ stat: 'ok', result: { name: 'Orders v2', scopes: ['read:orders'], token_lifetime: 120 } });
+
+  const refusal = async (path: string, body: Record<string, string>, argument: string, says: RegExp) => {
+    const r = await s.admin(path, body);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ stat: 'error', error: 'invalid_argument', argument_name: argument });
+    expect(r.body.error_description).toMatch(says);
+    expect(typeof r.body.request_id).toBe('string');
+  };
+  await refusal('/apis/add', { identifier: 'orders' }, 'identifier', /absolute URI/);
+  await refusal('/apis/add', { identifier: 'https://api.example.com/#x' }, 'identifier', /fragment/);
+  await refusal('/apis/add', { identifier: 'urn:gatehouse:organization:org_1' }, 'identifier', /organizations' resources/);
+  await refusal('/apis/add', { identifier }, 'identifier', /already/);
+  await refusal('/apis/add', { identifier: 'https://other.example.com/', scopes: 'openid read' }, 'scopes', /OpenID provider itself/);
+  await refusal('/apis/add', { identifier: 'https://other.example.com/', scopes: 'read"x' }, 'scopes', /printable ASCII/);
+  await refusal('/apis/add', { identifier: 'https://other.example.com/', token_lifetime: '10' }, 'token_lifetime', /60 to 86400/);
+  await refusal('/apis/add', { identifier: 'https://other.example.com/', name: ' ' }, 'name', /1 to 200/);
+  await refusal('/apis/update', { id: 'api_nope', name: 'x' }, 'id', /not an API/);
+  await refusal('/apis/update', { id }, 'name', /nothing to change/);
+  await refusal('/apis/grant', { id, for_client_id: s.login.client_id, scopes: 'write:orders' }, 'scopes', /does not define/);
+  await refusal('/apis/grant', { id, for_client_id: 'nobody', scopes: 'read:orders' }, 'for_client_id', /not a client/);
+  await refusal('/apis/remove', { id: 'api_nope' }, 'id', /not an API/);
+  const missing = await s.admin('/apis/add', {});
+  expect(missing.body).toMatchObject({ stat: 'error', argument_name: 'identifier' });
+
+  expect((await s.admin('/apis/remove', { id })).body.stat).toBe('ok');
+  const audit = await s.admin('/audit/list', { subject: `api:${id}` });
+  const mine = audit.body.results.map((e: { type: string }) => e.type);
+  expect(mine).toEqual(['api.removed', 'api.updated', 'api.added']);
+});
