@@ -45,8 +45,9 @@ import { shown as shownEndpoint, shownDelivery } from './http/handlers/webhooks'
 import { shownConnection, shownInvitation, shownMember, shownOrganization } from './http/handlers/organizations';
 import { addConnection, listConnections, removeConnection } from './usecases/organizations/connections';
 import { shownServiceProvider } from './http/handlers/saml';
-import { shownApi } from './http/handlers/apis';
+import { shownApi, shownRole } from './http/handlers/apis';
 import { addApi, grantApiToClient, listApis, removeApi, updateApi } from './usecases/apis/apis';
+import { accountRoles, changeAccountRoles, defineAppRole, listAppRoles, removeAppRole } from './usecases/apis/roles';
 import { addServiceProvider, listServiceProviders, removeServiceProvider, updateServiceProvider } from './usecases/saml/service-providers';
 import { createOrganization, listOrganizations } from './usecases/organizations/organizations';
 import { addMember, listMembers, removeMember, setMemberRoles } from './usecases/organizations/members';
@@ -1025,6 +1026,53 @@ program.command('apis:remove')
   .action((id: string, opts: { app?: string }) => withCore(async (core) => {
     await removeApi(core, { app: await applicationOf(core, opts), acting: core.acting, id });
     print({ removed: id });
+  }));
+
+program.command('roles:define')
+  .argument('<name>', 'the role: lower-case letters, digits and _ . : - (clerk, billing_admin)')
+  .option('--permissions <json>', 'the scopes of the APIs it gives, as JSON: {"https://api.example.com/":["read:orders"]}', '{}')
+  .option('--description <text>', 'what it is for')
+  .option(...APP_OPTION)
+  .description("define a role of the application (again): the scopes of its APIs it gives (docs/openid-connect.md#roles)")
+  .action((name: string, opts: { permissions: string; description?: string; app?: string }) => withCore(async (core) => {
+    print(shownRole(await defineAppRole(core, { app: await applicationOf(core, opts), acting: core.acting, name, description: opts.description, permissions: opts.permissions })));
+  }));
+
+program.command('roles:list')
+  .option(...APP_OPTION)
+  .description("print the application's roles")
+  .action((opts: { app?: string }) => withCore(async (core) => {
+    print((await listAppRoles(core, { app: await applicationOf(core, opts) })).map(shownRole));
+  }));
+
+program.command('roles:remove')
+  .argument('<name>', 'the role')
+  .option(...APP_OPTION)
+  .description('remove a role, from every account holding it')
+  .action((name: string, opts: { app?: string }) => withCore(async (core) => {
+    print({ removed: name, held: await removeAppRole(core, { app: await applicationOf(core, opts), acting: core.acting, name }) });
+  }));
+
+for (const [command, give] of [['roles:assign', true], ['roles:unassign', false]] as const) {
+  program.command(command)
+    .argument(...WHO)
+    .argument('<roles...>', 'the roles, separated by spaces or commas')
+    .option(...APP_OPTION)
+    .description(give ? 'give a user roles of the application' : 'take roles of the application from a user')
+    .action((who: string, roles: string[], opts: { app?: string }) => withCore(async (core) => {
+      const { app, record } = await userOf(core, opts, who);
+      const names = rolesOf(roles);
+      print((await changeAccountRoles(core, { app, acting: core.acting, entityId: record.id, ...(give ? { add: names } : { take: names }) })).map(shownRole));
+    }));
+}
+
+program.command('roles:of')
+  .argument(...WHO)
+  .option(...APP_OPTION)
+  .description('print the roles of the application a user holds')
+  .action((who: string, opts: { app?: string }) => withCore(async (core) => {
+    const { app, record } = await userOf(core, opts, who);
+    print((await accountRoles(core, { app, entityId: record.id })).map(shownRole));
   }));
 
 program.command('audit')

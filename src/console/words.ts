@@ -39,6 +39,9 @@ export function eventSentence(say: Say, locale: PageLocale, e: ActivityEntry): s
     provider: typeof d.provider === 'string' ? d.provider : '',
     tokens: String(d.tokens ?? d.revoked ?? ''),
     scopes: Array.isArray(d.scopes) ? d.scopes.join(' ') : '',
+    // an account's roles of the application: those given (+) and taken (−)
+    added: Array.isArray(d.added) ? d.added.map((r) => `+${String(r)}`).join(' ') : '',
+    removed: Array.isArray(d.removed) && d.removed.length > 0 ? `${Array.isArray(d.added) && d.added.length > 0 ? ' ' : ''}${d.removed.map((r) => `−${String(r)}`).join(' ')}` : '',
   };
   const said = say(locale, key, values);
   return said === key ? e.type : said;

@@ -17,7 +17,7 @@ import { createEventQueries } from './repositories/events';
 import { createErasureQueries } from './repositories/erasures';
 import { createImportQueries } from './repositories/imports';
 import { createWebhookQueries } from './repositories/webhooks';
-import { createApiQueries } from './repositories/apis';
+import { createApiQueries, createRoleQueries } from './repositories/apis';
 import { createSamlQueries } from './repositories/saml';
 import { createConnectionQueries } from './repositories/connections';
 import { createScimQueries } from './repositories/scim';
@@ -194,6 +194,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     organizations: createOrganizationQueries(sql),
     saml: createSamlQueries(sql),
     apis: createApiQueries(sql),
+    roles: createRoleQueries(sql),
     connections: createConnectionQueries(sql),
     scim: createScimQueries(sql),
     tallies: createTallyQueries(sql, transaction),

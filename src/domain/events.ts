@@ -221,6 +221,12 @@ export interface EventData {
   'api.removed': { identifier: string };
   /** A client was given `scopes` of the API for its own tokens (none: taken back). */
   'api.client_scopes_granted': { identifier: string; client: string; scopes: string[] };
+  /** A role of the application defined (or defined again): the scopes it gives, by API identifier. */
+  'role.defined': { role: string; permissions: Record<string, string[]> };
+  /** A role removed: `held`, how many accounts held it. */
+  'role.removed': { role: string; held: number };
+  /** The account (the subject) was given roles (`added`) or lost them (`removed`). */
+  'account.roles_changed': { added: string[]; removed: string[] };
   /** The account signed in to a SAML service provider: an assertion was issued to it, with a NameID of `nameIdFormat`. */
   'saml.assertion_issued': { serviceProvider: string; entityId: string; nameIdFormat: string; initiated: 'sp' | 'idp' };
   /** The account signed out from a SAML service provider (its LogoutRequest ended the browser's session). */
@@ -248,7 +254,7 @@ export const EVENT_TYPES = [
   'organization.domain_joinable',
   'organization.connection_added', 'organization.connection_updated', 'organization.connection_removed',
   'saml.service_provider_added', 'saml.service_provider_updated', 'saml.service_provider_removed', 'saml.assertion_issued', 'saml.logout',
-  'api.added', 'api.updated', 'api.removed', 'api.client_scopes_granted',
+  'api.added', 'api.updated', 'api.removed', 'api.client_scopes_granted', 'role.defined', 'role.removed', 'account.roles_changed',
   'scim.token_created', 'scim.token_revoked', 'scim.configured', 'scim.user_provisioned', 'scim.user_updated', 'scim.user_deactivated',
   'scim.user_reactivated', 'scim.user_deprovisioned', 'scim.group_created', 'scim.group_updated', 'scim.group_deleted',
 ] as const satisfies readonly EventType[];

@@ -92,6 +92,9 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'api.updated': null,
   'api.removed': null,
   'api.client_scopes_granted': null,
+  'role.defined': null,
+  'role.removed': null,
+  'account.roles_changed': null,
   'organization.domain_joinable': 'organization.domain_joinable',
   'records.imported': null, // (each record's user.created says it)
   'scim.token_created': null,

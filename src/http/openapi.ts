@@ -72,9 +72,13 @@ const SERVICE_PROVIDER = { type: 'object', required: Object.keys(SERVICE_PROVIDE
 /** An API (docs/openid-connect.md#apis). */
 const API_PROPERTIES = {
   id: STRING, identifier: STRING, name: STRING, scopes: { type: 'array', items: STRING },
-  client_scopes: { type: 'object', additionalProperties: { type: 'array', items: STRING } }, token_lifetime: INTEGER, created: STRING, updated: STRING,
+  client_scopes: { type: 'object', additionalProperties: { type: 'array', items: STRING } }, token_lifetime: INTEGER, rbac: BOOLEAN,
+  permissions_in_token: BOOLEAN, created: STRING, updated: STRING,
 };
 const API = { type: 'object', required: Object.keys(API_PROPERTIES), properties: API_PROPERTIES, additionalProperties: false };
+const APP_ROLE_PROPERTIES = { name: STRING, description: STRING, permissions: { type: 'object', additionalProperties: { type: 'array', items: STRING } } };
+const APP_ROLE = { type: 'object', required: Object.keys(APP_ROLE_PROPERTIES), properties: APP_ROLE_PROPERTIES, additionalProperties: false };
+const APP_ROLES = { results: { type: 'array', items: APP_ROLE } };
 /** An organization (docs/organizations.md#the-api). */
 const ORGANIZATION_PROPERTIES = {
   id: STRING, name: STRING, slug: STRING, logo_url: { type: ['string', 'null'] }, metadata: OBJECT, join_by_domain: BOOLEAN,
@@ -258,6 +262,12 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/apis/update': ok({ result: API }),
   '/apis/grant': ok({ result: API }),
   '/apis/remove': ok(),
+  '/roles/define': ok({ result: APP_ROLE }),
+  '/roles/list': ok(APP_ROLES),
+  '/roles/remove': ok({ held: INTEGER }),
+  '/roles/assign': ok(APP_ROLES),
+  '/roles/unassign': ok(APP_ROLES),
+  '/roles/of': ok(APP_ROLES),
 };
 
 const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };

@@ -38,7 +38,12 @@ type Module = ReturnType<typeof oidcProviderModule>;
 
 /** The provider's configuration for organizations' tokens, and the token exchange to register once it is built. */
 export function organizationTokens(
-  services: Pick<Services, 'db'>, app: Application, mod: Module, otherResource: (ctx: KoaContextWithOIDC, indicator: string) => Promise<ResourceServer>,
+  services: Pick<Services, 'db'>, app: Application, mod: Module,
+  /** The provider's other resources (the application's APIs): their servers, and their tokens' claims. */
+  others: {
+    resourceServer(ctx: KoaContextWithOIDC, indicator: string): Promise<ResourceServer>;
+    extraTokenClaims(ctx: KoaContextWithOIDC, token: { resourceServer?: { audience?: unknown }; accountId?: unknown }): Promise<Record<string, unknown> | undefined>;
+  },
 ) {
   // one read per token request: what the resource's check found is what the token says
   const read = new WeakMap<object, Map<string, Promise<OrganizationTokenClaims | undefined>>>();
@@ -55,7 +60,7 @@ export function organizationTokens(
   async function resourceServer(ctx: KoaContextWithOIDC, indicator: string): Promise<ResourceServer> {
     const organizationId = organizationOfResource(indicator);
     // any other resource is one of the application's APIs, or none
-    if (!organizationId) return otherResource(ctx, indicator);
+    if (!organizationId) return others.resourceServer(ctx, indicator);
     const accountId = accountOf(ctx);
     if (accountId === undefined) {
       // an authorization request before the person signed in: the organization must exist. Anywhere
@@ -88,7 +93,8 @@ export function organizationTokens(
     extraTokenClaims: async (ctx, token) => {
       const audience = token.resourceServer?.audience;
       const organizationId = typeof audience === 'string' ? organizationOfResource(audience) : undefined;
-      if (!organizationId || !('accountId' in token) || typeof token.accountId !== 'string') return undefined;
+      if (!organizationId) return others.extraTokenClaims(ctx, token as { resourceServer?: { audience?: unknown }; accountId?: unknown });
+      if (!('accountId' in token) || typeof token.accountId !== 'string') return undefined;
       const claims = await claimsFor(ctx, token.accountId, organizationId);
       // (checked when the resource was: a membership ended in between issues no token)
       if (!claims) throw new mod.errors.InvalidTarget(`the account is not a member of the organization ${organizationId}`);

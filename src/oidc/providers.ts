@@ -337,7 +337,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       return cached;
     }
     loaded ??= oidcProviderModule();
-    const organizations = organizationTokens(services, app, loaded, apiResources(services, app, loaded));
+    const apis = apiResources(services, app, loaded);
+    const organizations = organizationTokens(services, app, loaded, apis);
     const config = inProviderRealm(configuration(app, keys, loaded, organizations));
     // the policy is the provider's own object (its prompts are looked up by name): set as it is
     config.interactions = { ...config.interactions, policy: interactionPolicy(app, loaded) };

@@ -180,7 +180,7 @@ describe('gatehouse CLI on the configured database', () => {
     }
   }, cliTime(13));
 
-  it('apis:add registers an API, apis:list, apis:update, apis:grant and apis:remove; a refusal names its option', () => {
+  it('apis:add registers an API, apis:list, apis:update, apis:grant and apis:remove; roles:define, assign, of, unassign, list and remove; a refusal names its option', () => {
     const tag = Date.now().toString(36);
     const run = (...args: string[]) => cli(args, { cwd: backend.dir, env: { ...backend.env, DEFAULT_APP: `apis${tag}` } });
     expect(run('apps:create', `apis${tag}`).status).toBe(0);
@@ -202,8 +202,18 @@ describe('gatehouse CLI on the configured database', () => {
       const refused = run(...args);
       expect({ args, status: refused.status, stderr: refused.stderr }).toEqual({ args, status: 1, stderr: expect.stringContaining(says) });
     }
+    // a role with the API's scopes, given to a user and taken
+    expect(run('users:create', `ada-${tag}@example.com`).status).toBe(0);
+    expect(JSON.parse(run('roles:define', 'clerk', '--permissions', JSON.stringify({ [identifier]: ['read:orders'] }), '--description', 'takes orders').stdout))
+      .toEqual({ name: 'clerk', description: 'takes orders', permissions: { [identifier]: ['read:orders'] } });
+    expect(JSON.parse(run('roles:assign', `ada-${tag}@example.com`, 'clerk').stdout)).toEqual([expect.objectContaining({ name: 'clerk' })]);
+    expect(JSON.parse(run('roles:of', `ada-${tag}@example.com`).stdout).map((r: { name: string }) => r.name)).toEqual(['clerk']);
+    expect(run('roles:assign', `ada-${tag}@example.com`, 'nobody_here').stderr).toContain('--roles names "nobody_here", which is not a role');
+    expect(JSON.parse(run('roles:unassign', `ada-${tag}@example.com`, 'clerk').stdout)).toEqual([]);
+    expect(JSON.parse(run('roles:list').stdout).map((r: { name: string }) => r.name)).toEqual(['clerk']);
+    expect(JSON.parse(run('roles:remove', 'clerk').stdout)).toEqual({ removed: 'clerk', held: 0 });
     expect(JSON.parse(run('apis:remove', api.id).stdout)).toEqual({ removed: api.id });
-  }, cliTime(11));
+  }, cliTime(19));
 
   it('organizations: create with an owner, add a member, set roles, invite, verify a domain, list; the last owner stays; each refusal says what is wrong', () => {
     const tag = Date.now().toString(36);

@@ -130,3 +130,63 @@ it('lists, updates and removes APIs, each change in the audit log; refuses what 
   const mine = audit.body.results.map((e: { type: string }) => e.type);
   expect(mine).toEqual(['api.removed', 'api.updated', 'api.added']);
 });
+
+it('roles give an account scopes of an API: with rbac its token has only those, listed in permissions; a change shows at the next refresh', async () => {
+  const a = await s.account();
+  const identifier = `${ORDERS}rbac-${Math.random().toString(36).slice(2, 8)}`;
+  const api = await s.admin('/apis/add', { identifier, scopes: 'read:orders write:orders refund:orders', rbac: 'true', permissions_in_token: 'true' });
+  expect(api.body.result).toMatchObject({ rbac: true, permissions_in_token: true });
+  const tag = Math.random().toString(36).slice(2, 8);
+  const viewer = `viewer_${tag}`;
+  const clerk = `clerk_${tag}`;
+  expect((await s.admin('/roles/define', { name: viewer, permissions: JSON.stringify({ [identifier]: ['read:orders'] }) })).body)
+    .toMatchObject({ stat: 'ok', result: { name: viewer, permissions: { [identifier]: ['read:orders'] } } });
+  expect((await s.admin('/roles/define', { name: clerk, description: 'takes orders', permissions: JSON.stringify({ [identifier]: ['write:orders', 'read:orders'] }) })).body.stat).toBe('ok');
+  expect((await s.admin('/roles/assign', { uuid: a.uuid, roles: viewer })).body).toMatchObject({ stat: 'ok', results: [{ name: viewer }] });
+
+  const config = await s.discovered();
+  const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+  const got = await s.authorize(config, a.email, { scope: 'openid offline_access read:orders write:orders', resource: identifier });
+  const tokens = await s.oidc.authorizationCodeGrant(config, got.back, { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
+  expect((await jwtVerify(tokens.access_token, jwks, { audience: identifier })).payload).toMatchObject({ scope: 'read:orders', permissions: ['read:orders'] });
+
+  // given clerk: the next refresh has what the grant asked for and the roles now give
+  expect((await s.admin('/roles/assign', { uuid: a.uuid, roles: clerk })).body.results.map((r: { name: string }) => r.name)).toEqual([clerk, viewer]);
+  const refreshed = await s.oidc.refreshTokenGrant(config, tokens.refresh_token!);
+  expect((await jwtVerify(refreshed.access_token, jwks, { audience: identifier })).payload).toMatchObject({ scope: 'read:orders write:orders', permissions: ['read:orders', 'write:orders'] });
+  expect((await s.admin('/roles/of', { uuid: a.uuid })).body.results.map((r: { name: string }) => r.name)).toEqual([clerk, viewer]);
+
+  // both taken: a token with no scope of the API, and no permissions
+  expect((await s.admin('/roles/unassign', { uuid: a.uuid, roles: `${viewer},${clerk}` })).body.results).toEqual([]);
+  const bare = await s.oidc.refreshTokenGrant(config, refreshed.refresh_token!);
+  const bareToken = (await jwtVerify(bare.access_token, jwks, { audience: identifier })).payload;
+  expect(bareToken.permissions).toEqual([]);
+  expect(bareToken.scope ?? '').toBe('');
+
+  // a role removed leaves every account; the audit log has each change
+  expect((await s.admin('/roles/assign', { uuid: a.uuid, roles: clerk })).body.stat).toBe('ok');
+  expect((await s.admin('/roles/remove', { name: clerk })).body).toMatchObject({ stat: 'ok', held: 1 });
+  expect((await s.admin('/roles/of', { uuid: a.uuid })).body.results).toEqual([]);
+  const audit = await s.admin('/audit/list', { type: 'role.' });
+  expect(audit.body.results.slice(0, 3).map((e: { type: string }) => e.type)).toEqual(['role.removed', 'role.defined', 'role.defined']);
+});
+
+it('refuses a role that cannot be, and an account or role that is not there, with the error body', async () => {
+  const a = await s.account();
+  const { identifier } = await ordersApi();
+  const refusal = async (path: string, body: Record<string, string>, argument: string, says: RegExp, error = 'invalid_argument') => {
+    const r = await s.admin(path, body);
+    expect(r.body).toMatchObject({ stat: 'error', error, argument_name: argument });
+    expect(r.body.error_description).toMatch(says);
+  };
+  await refusal('/roles/define', { name: 'Clerk!' }, 'name', /lower-case letters/);
+  await refusal('/roles/define', { name: 'clerk', permissions: '{' }, 'permissions', /not JSON/);
+  await refusal('/roles/define', { name: 'clerk', permissions: '["read"]' }, 'permissions', /JSON object/);
+  await refusal('/roles/define', { name: 'clerk', permissions: JSON.stringify({ 'https://nobody.example.com/': ['read'] }) }, 'permissions', /not an API of this application/);
+  await refusal('/roles/define', { name: 'clerk', permissions: JSON.stringify({ [identifier]: ['delete:orders'] }) }, 'permissions', /does not define/);
+  await refusal('/roles/remove', { name: 'nobody_here' }, 'name', /not a role/);
+  await refusal('/roles/assign', { uuid: a.uuid, roles: 'nobody_here' }, 'roles', /not a role/);
+  await refusal('/roles/assign', { uuid: '00000000-0000-4000-8000-000000000000', roles: 'x' }, 'uuid', /no user record/, 'record_not_found');
+  const missing = await s.admin('/roles/assign', { uuid: a.uuid });
+  expect(missing.body).toMatchObject({ stat: 'error', argument_name: 'roles' });
+});

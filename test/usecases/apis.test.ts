@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Acting } from '../../src/domain/events';
 import type { Application } from '../../src/domain/storage/applications';
 import { addApi, apiOfResource, grantApiToClient, listApis, removeApi, updateApi } from '../../src/usecases/apis/apis';
+import { accountRoles, apiPermissionsOf, changeAccountRoles, defineAppRole, listAppRoles, removeAppRole } from '../../src/usecases/apis/roles';
 import { startTestApp, type TestApp } from '../helpers/backend';
 import { asOwner } from '../helpers/usecases';
 
@@ -44,4 +46,27 @@ it('of two parallel adds of one identifier, one is refused as taken', async () =
   expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
   expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { detail: { field: 'identifier' } } });
   expect((await listApis(t.runtime.services, { app })).filter((x) => x.identifier === identifier)).toHaveLength(1);
+});
+
+it('roles: defined with an API\'s scopes, given to an account and taken, each an event; the permissions an account holds on an API', async () => {
+  const services = t.runtime.services;
+  const identifier = `https://roles.example.com/${Date.now()}`;
+  const api = await addApi(services, { app, acting, identifier, scopes: 'read write refund', rbac: 'true' });
+  const name = `support_${Date.now().toString(36)}`;
+  expect(await defineAppRole(services, { app, acting, name, permissions: JSON.stringify({ [identifier]: ['write', 'read', 'read'] }) }))
+    .toEqual({ name, description: '', permissions: { [identifier]: ['read', 'write'] } });
+  const record = await t.runtime.db.transaction((tx) => t.runtime.db.records.insert({
+    applicationId: app.id, typeName: 'user', uuid: randomUUID(), email: `${randomUUID()}@example.com`, username: null, passwordHash: null, emailVerified: null, attributes: {},
+  }, new Date(), tx));
+  expect(await changeAccountRoles(services, { app, acting, entityId: record.id, add: [name] })).toEqual([expect.objectContaining({ name })]);
+  // given again: nothing changes, no event
+  await changeAccountRoles(services, { app, acting, entityId: record.id, add: [name] });
+  expect(await apiPermissionsOf(services, { app, entityId: record.id, apiId: api.id, scopes: ['read', 'refund'] })).toEqual(['read']);
+  expect((await accountRoles(services, { app, entityId: record.id })).map((r) => r.name)).toEqual([name]);
+  expect(await changeAccountRoles(services, { app, acting, entityId: record.id, take: [name] })).toEqual([]);
+  expect(await lastTypes(3)).toEqual(['account.roles_changed', 'account.roles_changed', 'role.defined']);
+  expect((await t.runtime.db.events.latest(app.id, 1))[0].data).toEqual({ added: [], removed: [name] });
+  await expect(changeAccountRoles(services, { app, acting, entityId: record.id, add: ['nobody_here'] })).rejects.toMatchObject({ detail: { field: 'roles' } });
+  expect(await removeAppRole(services, { app, acting, name })).toBe(0);
+  expect((await listAppRoles(services, { app })).some((r) => r.name === name)).toBe(false);
 });

@@ -73,7 +73,7 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     const credentials = await deleteFound('credentials', `application_id = ? AND (entity_id = ?
          OR (entity_id IS NULL AND kind IN ('social_token', 'social_state') AND ${social.clause}))`, [applicationId, id, ...social.values], tx);
     // what the record's row takes with it (its foreign keys cascade), for a purge that runs again
-    for (const table of ['profiles', 'second_factors', 'passkeys']) {
+    for (const table of ['profiles', 'second_factors', 'passkeys', 'account_roles']) {
       await sql.change(`DELETE FROM ${table} WHERE application_id = ? AND entity_id = ?`, [applicationId, id], tx);
     }
     // its memberships (their roles go with them), the invitations to its addresses or that it accepted; one it sent keeps no link to it

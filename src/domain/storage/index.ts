@@ -1,4 +1,4 @@
-import type { ApiStore } from './apis';
+import type { ApiStore, RoleStore } from './apis';
 import type { ApplicationStore } from './applications';
 import type { AttributeIndexStore } from './attribute-indexes';
 import type { AuditStore } from './audit';
@@ -57,6 +57,8 @@ export interface Storage {
   saml: SamlStore;
   /** The applications' APIs (resource servers). */
   apis: ApiStore;
+  /** The applications' roles (scopes of their APIs) and the accounts holding them. */
+  roles: RoleStore;
   /** The organizations' enterprise connections (their own identity providers). */
   connections: ConnectionStore;
   scim: ScimStore;

@@ -21,12 +21,14 @@ export interface ApiView {
   clientScopes: Record<string, string[]>;
   /** Its access tokens' lifetime, and whether that is the default. */
   tokenSeconds: number; tokenSecondsDefault: boolean;
+  /** A person's token has only the scopes their roles give; it lists them in `permissions`. */
+  rbac: boolean; permissionsInToken: boolean;
   createdAt: Date; updatedAt: Date;
 }
 
 export const apiView = (api: StoredApi): ApiView => ({
   id: api.publicId, identifier: api.identifier, name: api.name, scopes: api.scopes, clientScopes: api.clientScopes,
-  tokenSeconds: api.tokenSeconds ?? API_TOKEN_SECONDS, tokenSecondsDefault: api.tokenSeconds === null, createdAt: api.createdAt, updatedAt: api.updatedAt,
+  tokenSeconds: api.tokenSeconds ?? API_TOKEN_SECONDS, tokenSecondsDefault: api.tokenSeconds === null, rbac: api.rbac, permissionsInToken: api.permissionsInToken, createdAt: api.createdAt, updatedAt: api.updatedAt,
 });
 
 /** What a command may set besides the identifier: each as given on the wire (a string), validated here. */
@@ -36,6 +38,16 @@ export interface ApiSettings {
   scopes?: string;
   /** Seconds, 60 to 86400; '' for the default. */
   tokenLifetime?: string;
+  /** true or false (default false): a person's token has only the scopes their roles give. */
+  rbac?: string;
+  /** true or false (default false): a person's token lists the scopes their roles give (`permissions`). */
+  permissionsInToken?: string;
+}
+
+function flagOf(field: 'rbac' | 'permissionsInToken', raw: string): boolean {
+  if (raw === 'true') return true;
+  if (raw === 'false' || raw === '') return false;
+  throw invalidField(field, 'must be true or false');
 }
 
 type Deps = Pick<Services, 'clock' | 'db' | 'work'>;
@@ -72,6 +84,8 @@ export async function addApi(deps: Deps, command: { app: Application; acting: Ac
   const name = nameOf(command.name ?? identifier.slice(0, MAX_API_NAME));
   const scopes = scopesOf(command.scopes ?? '');
   const tokenSeconds = tokenSecondsOf(command.tokenLifetime ?? '');
+  const rbac = flagOf('rbac', command.rbac ?? '');
+  const permissionsInToken = flagOf('permissionsInToken', command.permissionsInToken ?? '');
   const stored = await deps.work.run(async (uow) => {
     // counted under the application's row lock: parallel adds never pass the limit
     await deps.db.applications.findForUpdate(command.app.id, uow.tx);
@@ -82,7 +96,7 @@ export async function addApi(deps: Deps, command: { app: Application; acting: Ac
     let api: StoredApi;
     try {
       api = await deps.db.apis.insert({
-        applicationId: command.app.id, publicId: `api_${randomBytes(12).toString('hex')}`, identifier, name, scopes, clientScopes: {}, tokenSeconds,
+        applicationId: command.app.id, publicId: `api_${randomBytes(12).toString('hex')}`, identifier, name, scopes, clientScopes: {}, tokenSeconds, rbac, permissionsInToken,
       }, now, uow.tx);
     } catch (e) {
       if (e instanceof DuplicateApiError) throw taken(identifier);
@@ -105,9 +119,11 @@ export async function updateApi(deps: Deps, command: { app: Application; acting:
     ...(command.name !== undefined && { name: nameOf(command.name) }),
     ...(command.scopes !== undefined && { scopes: scopesOf(command.scopes) }),
     ...(command.tokenLifetime !== undefined && { tokenSeconds: tokenSecondsOf(command.tokenLifetime) }),
+    ...(command.rbac !== undefined && { rbac: flagOf('rbac', command.rbac) }),
+    ...(command.permissionsInToken !== undefined && { permissionsInToken: flagOf('permissionsInToken', command.permissionsInToken) }),
   };
   const fields = Object.keys(change);
-  if (fields.length === 0) throw invalidField('name', 'nothing to change: send name, scopes or token_lifetime');
+  if (fields.length === 0) throw invalidField('name', 'nothing to change: send name, scopes, token_lifetime, rbac or permissions_in_token');
   const updated = await deps.work.run(async (uow) => {
     const now = deps.clock.now();
     if (!(await deps.db.apis.update(command.app.id, command.id, change, now, uow.tx))) throw unknownApi();
