@@ -71,8 +71,8 @@ const roleNames = (ctx: RequestContext) => ctx.params.require('roles').split(/[\
 
 /** /roles/assign and /roles/unassign: roles given to an account, or taken from it; answers those it holds after. */
 export const changeRoles = (give: boolean): Handler => async (ctx) => {
-  const record = await identifyRecord(ctx);
   const names = roleNames(ctx);
+  const record = await identifyRecord(ctx);
   const held = await changeAccountRoles(ctx.services, { app: ctx.app, acting: adminCall(ctx).acting, entityId: record.id, ...(give ? { add: names } : { take: names }) });
   return { results: held.map(shownRole) };
 };
