@@ -93,7 +93,15 @@ export function organizationTokens(
     extraTokenClaims: async (ctx, token) => {
       const audience = token.resourceServer?.audience;
       const organizationId = typeof audience === 'string' ? organizationOfResource(audience) : undefined;
-      if (!organizationId) return others.extraTokenClaims(ctx, token as { resourceServer?: { audience?: unknown }; accountId?: unknown });
+      if (!organizationId) {
+        const own = await others.extraTokenClaims(ctx, token as { resourceServer?: { audience?: unknown }; accountId?: unknown });
+        // an API's token asked for in an organization (the exchange with organization and resource): the member's roles there too
+        const chosen = ctx.oidc.params?.grant_type === TOKEN_EXCHANGE ? ctx.oidc.params.organization : undefined;
+        if (typeof chosen !== 'string' || chosen === '' || !('accountId' in token) || typeof token.accountId !== 'string') return own;
+        const claims = ORGANIZATION_ID.test(chosen) ? await claimsFor(ctx, token.accountId, chosen) : undefined;
+        if (!claims) throw new mod.errors.InvalidTarget(`the account is not a member of the organization ${chosen.slice(0, 64)}`);
+        return inProviderRealm({ ...own, ...claims });
+      }
       if (!('accountId' in token) || typeof token.accountId !== 'string') return undefined;
       const claims = await claimsFor(ctx, token.accountId, organizationId);
       // (checked when the resource was: a membership ended in between issues no token)

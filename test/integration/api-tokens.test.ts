@@ -190,3 +190,20 @@ it('refuses a role that cannot be, and an account or role that is not there, wit
   const missing = await s.admin('/roles/assign', { uuid: a.uuid });
   expect(missing.body).toMatchObject({ stat: 'error', argument_name: 'roles' });
 });
+
+it('an API\'s token in an organization (the exchange with organization and resource) carries the member\'s roles and permissions there', async () => {
+  const a = await s.account();
+  const { identifier } = await ordersApi();
+  const org = (await s.admin('/organizations/create', { name: 'Acme', slug: `acme-${Math.random().toString(36).slice(2, 8)}`, owner_uuid: a.uuid })).body.id as string;
+  const other = (await s.admin('/organizations/create', { name: 'Globex', slug: `globex-${Math.random().toString(36).slice(2, 8)}` })).body.id as string;
+  const config = await s.discovered();
+  const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+  const got = await s.authorize(config, a.email, { scope: 'openid offline_access read:orders', resource: identifier });
+  const tokens = await s.oidc.authorizationCodeGrant(config, got.back, { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
+  const exchange = (organization: string) => s.oidc.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
+    subject_token: tokens.refresh_token!, subject_token_type: 'urn:ietf:params:oauth:token-type:refresh_token', organization, resource: identifier,
+  });
+  const inOrg = await jwtVerify((await exchange(org)).access_token, jwks, { audience: identifier, typ: 'at+jwt' });
+  expect(inOrg.payload).toMatchObject({ sub: a.uuid, org_id: org, org_roles: ['owner'], org_permissions: [] });
+  await expect(exchange(other)).rejects.toMatchObject({ error: 'invalid_target' });
+});
