@@ -117,6 +117,14 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be off (no second factor), optional (accounts may turn one on; the default) or required (every account signs in with one)'),
   consent_page: (value) => (value === 'on' || value === 'off' ? undefined
     : 'must be on (an OpenID sign-in through this login client asks the person to allow the scopes it has not granted yet) or off (the default: consent is implied)'),
+  require_pushed_authorization_requests: (value) => (value === 'true' || value === 'false' ? undefined
+    : 'must be true (the client\'s authorization requests must be pushed first: /oidc/request) or false (the default)'),
+  require_signed_request_object: (value) => (value === 'true' || value === 'false' ? undefined
+    : 'must be true (the client\'s authorization requests must come as a request object signed with its key: setting jwks or jwks_uri) or false (the default)'),
+  dpop_bound_access_tokens: (value) => (value === 'true' || value === 'false' ? undefined
+    : 'must be true (the client\'s access tokens are bound to its DPoP key: every token request carries a DPoP proof) or false (the default)'),
+  security_profile: (value) => (value === 'fapi2' ? undefined
+    : 'must be fapi2 (the FAPI 2.0 security profile: pushed requests, PKCE, DPoP, private_key_jwt), or empty for none'),
   openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider: the default) or off'),
   passkey_after_registration: (value) => (value === 'offer' || value === 'off' ? undefined
     : 'must be offer (a registration on /register offers a passkey before going back to the app) or off (the default)'),

@@ -258,7 +258,8 @@ const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'
  * application's), `post_logout_redirect_uris`, `token_endpoint_auth_method` (client_secret_basic
  * by default; `private_key_jwt` with the client's public keys, `jwks` or `jwks_uri`; `none` for a
  * public client, which must use PKCE), `grant_types`, `scope` (the scopes it may ask for),
- * `id_token_signed_response_alg`, `allowed_origins`. Nothing else registers a client: there is no second registry.
+ * `id_token_signed_response_alg`, `allowed_origins`, `require_pushed_authorization_requests`,
+ * `require_signed_request_object`, `dpop_bound_access_tokens`, `security_profile` (fapi2). Nothing else registers a client: there is no second registry.
  */
 function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
   return {
@@ -267,10 +268,13 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       if (!found || !found.client.features.includes('login_client')) return undefined;
       const s = found.client.settings;
       const method = AUTH_METHODS.find((m) => m === s.token_endpoint_auth_method) ?? 'client_secret_basic';
-      // a client that signs its assertions with its own key: its public keys, given or at its address
-      const keys = method === 'private_key_jwt' ? publicKeysOf(s) : {};
+      // a client's own public keys, given or at its address: what its assertions (private_key_jwt) and request objects are verified with
+      const keys = publicKeysOf(s);
       // set to private_key_jwt with no keys yet: no key of its signs anything, so nothing authenticates it
       if (method === 'private_key_jwt' && !keys.jwks && !keys.jwks_uri) return undefined;
+      // the FAPI 2.0 security profile is for confidential clients with a key of their own: any other is not served until it has one
+      const fapi2 = s.security_profile === 'fapi2';
+      if (fapi2 && method !== 'private_key_jwt') return undefined;
       // a public client proves nothing at the token endpoint: it gets no token for itself
       const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials'));
       const redirectUris = settingOfList(s.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl);
@@ -282,7 +286,8 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       const grantTypes = chosen.includes('refresh_token') ? [...chosen, TOKEN_EXCHANGE] : chosen;
       return inProviderRealm({
         client_id: found.client.clientId,
-        ...(method === 'client_secret_basic' || method === 'client_secret_post' ? { client_secret: found.secret } : keys),
+        ...(method === 'client_secret_basic' || method === 'client_secret_post' ? { client_secret: found.secret } : {}),
+        ...keys,
         client_name: found.client.description || found.client.clientId,
         redirect_uris: redirectUris,
         post_logout_redirect_uris: settingOfList(s.post_logout_redirect_uris).filter(isHttpUrl),
@@ -293,6 +298,11 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         // the scopes it may ask for (setting scope, checked when set); all of the provider's when unset
         ...(s.scope && { scope: settingOfList(s.scope).join(' ') }),
         ...((s.id_token_signed_response_alg === 'ES256' || s.id_token_signed_response_alg === 'RS256') && { id_token_signed_response_alg: s.id_token_signed_response_alg }),
+        // pushed authorization requests, signed request objects and sender-constrained tokens required of it (each implied by FAPI 2.0)
+        ...((fapi2 || s.require_pushed_authorization_requests === 'true') && { require_pushed_authorization_requests: true }),
+        ...(s.require_signed_request_object === 'true' && { require_signed_request_object: true }),
+        ...((fapi2 || s.dpop_bound_access_tokens === 'true') && { dpop_bound_access_tokens: true }),
+        ...(fapi2 && { security_profile: 'fapi2' }),
       });
     },
     async upsert() {

@@ -224,7 +224,20 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => sendOwnPage(ctx, 200, deviceConfirmForm(ctx, app, client, deviceInfo, userCode)),
           successSource: (ctx) => sendOwnPage(ctx, 200, deviceDonePage(ctx, app)),
         },
-        pushedAuthorizationRequests: { enabled: false },
+        // pushed authorization requests (RFC 9126): a request_uri lives 60 seconds and is spent once on any pod
+        // (the adapter's single use); a client may be required to push (require_pushed_authorization_requests)
+        pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false, allowUnregisteredRedirectUris: false },
+        // signed request objects (RFC 9101) of clients with keys; never alg none (requestObjectSigningAlgValues)
+        requestObjects: { enabled: true, requireSignedRequestObject: false },
+        // sender-constrained tokens (RFC 9449): every proof's jti spent once on any pod (ReplayDetection, the adapter's
+        // single use); nonces offered to every client, required of a FAPI 2.0 one
+        dPoP: {
+          enabled: true, allowReplay: false, nonceSecret: Buffer.from(box.tag('oidc dpop nonces', `application ${app.id}`), 'base64url').subarray(0, 32),
+          requireNonce: (ctx) => ctx.oidc.client?.metadata().security_profile === 'fapi2',
+        },
+        // the FAPI 2.0 security profile for the clients that ask for it (security_profile=fapi2): the provider's own checks
+        // (PKCE, request objects' exp and nbf, assertions' audience); clientAdapter adds PAR, DPoP and the rest
+        fapi: { enabled: true, profile: (_ctx, client) => (client?.metadata().security_profile === 'fapi2' ? '2.0' : undefined) },
         // the claims parameter (Core 5.5): an essential acr, and the claims of the scopes the client may ask for, nothing more
         claimsParameter: {
           enabled: true,
@@ -252,6 +265,9 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         idTokenSigningAlgValues: ['ES256', 'RS256'], userinfoSigningAlgValues: ['ES256', 'RS256'], introspectionSigningAlgValues: ['ES256', 'RS256'],
         // what a client's own key may sign its assertions with (never none, never a shared secret)
         clientAuthSigningAlgValues: ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'],
+        // what a client's request objects may be signed with: its own key only (never none, never a shared secret)
+        requestObjectSigningAlgValues: ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'],
+        dPoPSigningAlgValues: ['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA'],
       },
       // the provider's cookies are signed with a key of SECRET_KEY's (never the key itself)
       cookies: {
@@ -263,7 +279,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         }),
       },
       // a browser app's origins (its login client's allowed_origins) may call the token and userinfo endpoints
-      extraClientMetadata: { properties: ['allowed_origins'] },
+      extraClientMetadata: { properties: ['allowed_origins', 'security_profile'] },
       clientBasedCORS: (_ctx, origin, client) => {
         const allowed = client.metadata().allowed_origins;
         return Array.isArray(allowed) && allowed.includes(origin);
