@@ -258,8 +258,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       },
       // redirect_uri is required (OpenID Connect Core 3.1.2.1), also of a client with one: a request without it is shown an error
       allowOmittingSingleRegisteredRedirectUri: false,
-      // PKCE is required of public clients and accepted from every client (S256 only)
-      pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
+      // PKCE is required of public clients and FAPI 2.0 ones, and accepted from every client (S256 only)
+      pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' || client.metadata().security_profile === 'fapi2' },
       rotateRefreshToken: true,
       enabledJWA: {
         idTokenSigningAlgValues: ['ES256', 'RS256'], userinfoSigningAlgValues: ['ES256', 'RS256'], introspectionSigningAlgValues: ['ES256', 'RS256'],

@@ -1,0 +1,247 @@
+import { webcrypto } from 'node:crypto';
+import request from 'supertest';
+import { calculateJwkThumbprint, createRemoteJWKSet, decodeJwt, exportJWK, jwtVerify } from 'jose';
+import { buildApp } from '../../src/app';
+import { createLogger } from '../../src/logger';
+import { createRuntime } from '../../src/runtime';
+import { manualClock } from '../helpers/backend';
+import { servedTestApp } from '../helpers/browser';
+import { APP, oidcSignIn, PASSWORD } from '../helpers/oidc-sign-in';
+import { cookieBrowser, firstForm } from '../helpers/social';
+
+// docs/openid-connect.md#pushed-authorization-requests, #signed-request-objects, #dpop and #fapi-20
+// with openid-client 6 as the relying party: a pushed request's request_uri is spent once, of
+// racing uses on two pods too; a client required to push, or to sign its requests, is refused
+// otherwise, and an unsigned request object always; DPoP binds the tokens to the client's key (a
+// replayed proof refused on any pod, a public client's refresh token kept to its key); a FAPI 2.0
+// client gets tokens only through a pushed request with PKCE and DPoP.
+
+const clock = manualClock();
+let served: Awaited<ReturnType<typeof servedTestApp>>;
+let s: ReturnType<typeof oidcSignIn>;
+
+beforeAll(async () => {
+  served = await servedTestApp({ clock, env: { LOGIN_LIMIT_ADDRESS: '10000/900' } });
+  s = oidcSignIn(served, clock);
+  for (const [key, value] of [['grant_types', 'authorization_code refresh_token'], ['redirect_uris', APP]]) {
+    expect((await s.admin('/settings/set', { for_client_id: s.login.client_id, key, value })).body.stat).toBe('ok');
+  }
+  clock.advance(5_100);
+});
+afterAll(() => served?.close());
+
+/** A browser at `url` (an authorization request), signing in with the password when asked; answers where it is sent back to. */
+async function follow(url: URL | string, email: string, browser = cookieBrowser()) {
+  const stopAt = (next: URL) => next.origin !== new URL(served.base).origin;
+  let page = await browser.go(url.toString(), { stopAt });
+  if (new URL(page.url).pathname === '/signin') {
+    const form = firstForm(page.body, page.url);
+    page = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: email, currentPassword: PASSWORD }, stopAt });
+  }
+  return { back: new URL(page.url), page };
+}
+
+/** What an authorization request asks, with PKCE: its parameters and the verifier. */
+async function asked(extra: Record<string, string> = {}) {
+  const verifier = s.oidc.randomPKCECodeVerifier();
+  const state = s.oidc.randomState();
+  return {
+    verifier, state,
+    params: { redirect_uri: APP, scope: 'openid offline_access', state, code_challenge: await s.oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra },
+  };
+}
+
+/** A login client with its own ES256 key (private_key_jwt) and `settings`; answers openid-client's view of it and its key. */
+async function keyedClient(settings: Record<string, string>, grants = 'authorization_code refresh_token') {
+  const added = await s.admin('/clients/add', { description: 'a client with a key', features: '["login_client"]' });
+  const id = added.body.client_id as string;
+  const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const { d: _d, key_ops: _ops, ext: _ext, ...publicJwk } = await webcrypto.subtle.exportKey('jwk', pair.privateKey);
+  for (const [key, value] of Object.entries({ jwks: JSON.stringify({ keys: [publicJwk] }), token_endpoint_auth_method: 'private_key_jwt', redirect_uris: APP, grant_types: grants, ...settings })) {
+    expect((await s.admin('/settings/set', { for_client_id: id, key, value })).body).toMatchObject({ stat: 'ok' });
+  }
+  clock.advance(5_100);
+  const config = await s.oidc.discovery(new URL(served.base), id, undefined, s.oidc.PrivateKeyJwt(pair.privateKey), { execute: [s.oidc.allowInsecureRequests] });
+  return { id, pair, config };
+}
+
+describe('pushed authorization requests (RFC 9126)', () => {
+  it('a pushed request signs in; its request_uri is spent once, and of three browsers racing with it one gets a code', async () => {
+    const a = await s.account();
+    const config = await s.discovered();
+    expect(config.serverMetadata().pushed_authorization_request_endpoint).toBe(`${served.base}/oidc/request`);
+    const { params, verifier, state } = await asked();
+    const url = await s.oidc.buildAuthorizationUrlWithPAR(config, params);
+    expect([...url.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    const { back } = await follow(url, a.email);
+    const tokens = await s.oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+    expect(tokens.claims()).toMatchObject({ sub: a.uuid });
+    // the same request_uri again: refused, no code
+    const again = await follow(url, a.email);
+    expect(again.back.searchParams.get('code')).toBeNull();
+    expect(again.page.status === 400 || again.back.searchParams.get('error') === 'invalid_request').toBe(true);
+
+    // one pushed request opened in three browsers, each signing in at once: it gives one code (a request_uri is
+    // spent as its code is issued, by the conditional write every pod shares)
+    const raced = await s.oidc.buildAuthorizationUrlWithPAR(config, (await asked()).params);
+    const stopAt = (next: URL) => next.origin !== new URL(served.base).origin;
+    const browsers = [cookieBrowser(), cookieBrowser(), cookieBrowser()];
+    const pages = await Promise.all(browsers.map((b) => b.go(raced.toString(), { stopAt })));
+    const finished = await Promise.all(browsers.map((b, i) => {
+      const form = firstForm(pages[i].body, pages[i].url);
+      return b.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: a.email, currentPassword: PASSWORD }, stopAt });
+    }));
+    expect(finished.filter((p) => new URL(p.url).searchParams.get('code') !== null)).toHaveLength(1);
+  });
+
+  it('a client required to push: its plain request is refused, its pushed one is not', async () => {
+    const a = await s.account();
+    const { config } = await keyedClient({ require_pushed_authorization_requests: 'true' });
+    const plain = await asked();
+    const refused = await follow(s.oidc.buildAuthorizationUrl(config, plain.params), a.email);
+    expect(refused.back.searchParams.get('error')).toBe('invalid_request');
+    expect(refused.back.searchParams.get('error_description')).toMatch(/Pushed Authorization Request/i);
+    const pushed = await asked();
+    const { back } = await follow(await s.oidc.buildAuthorizationUrlWithPAR(config, pushed.params), a.email);
+    expect((await s.oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: pushed.verifier, expectedState: pushed.state })).claims()).toMatchObject({ sub: a.uuid });
+  });
+});
+
+describe('signed request objects (RFC 9101)', () => {
+  it('a client required to sign: a request object signed with its key signs in; a plain request and alg none are refused', async () => {
+    const a = await s.account();
+    const { config, pair } = await keyedClient({ require_signed_request_object: 'true' });
+    expect(config.serverMetadata().request_object_signing_alg_values_supported).not.toContain('none');
+    const signed = await asked();
+    const url = await s.oidc.buildAuthorizationUrlWithJAR(config, signed.params, pair.privateKey);
+    expect(url.searchParams.get('request')).toMatch(/^eyJ/);
+    const { back } = await follow(url, a.email);
+    expect((await s.oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: signed.verifier, expectedState: signed.state })).claims()).toMatchObject({ sub: a.uuid });
+
+    const plain = await asked();
+    const refused = await follow(s.oidc.buildAuthorizationUrl(config, plain.params), a.email);
+    expect(refused.back.searchParams.get('error')).toBe('invalid_request');
+    const none = await asked();
+    const unsigned = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ ...none.params, client_id: config.clientMetadata().client_id, iss: config.clientMetadata().client_id, aud: served.base })).toString('base64url')}.`;
+    const noneUrl = new URL(config.serverMetadata().authorization_endpoint!);
+    noneUrl.search = new URLSearchParams({ client_id: config.clientMetadata().client_id, request: unsigned, redirect_uri: APP, response_type: 'code', scope: 'openid' }).toString();
+    const noneAnswer = await follow(noneUrl, a.email);
+    expect(noneAnswer.back.searchParams.get('error')).toBe('invalid_request_object');
+  });
+});
+
+describe('DPoP (RFC 9449)', () => {
+  it('tokens bound to the client\'s key: userinfo wants the proof; a replayed proof is refused on any pod; an API\'s JWT names the key', async () => {
+    const a = await s.account();
+    const config = await s.discovered();
+    expect(config.serverMetadata().dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'EdDSA']));
+    const keys = await s.oidc.randomDPoPKeyPair();
+    const dpop = s.oidc.getDPoPHandle(config, keys);
+    const { params, verifier, state } = await asked();
+    const { back } = await follow(s.oidc.buildAuthorizationUrl(config, params), a.email);
+    const tokens = await s.oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state }, undefined, { DPoP: dpop });
+    expect(tokens.token_type).toBe('dpop');
+    expect((await s.oidc.fetchUserInfo(config, tokens.access_token, a.uuid, { DPoP: dpop })).sub).toBe(a.uuid);
+    // as a bearer token it is nothing
+    const bearer = await fetch(config.serverMetadata().userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(bearer.status).toBe(401);
+
+    // a proof caught on its way and sent again, to this pod and another: refused
+    let caught: { url: string; init: RequestInit; nonce: string | null } | undefined;
+    const catching = await s.discovered();
+    catching[s.oidc.customFetch] = async (url, init) => {
+      const res = await fetch(url, init as RequestInit);
+      caught = { url, init: init as RequestInit, nonce: res.headers.get('dpop-nonce') };
+      return res;
+    };
+    const refreshed = await s.oidc.refreshTokenGrant(catching, tokens.refresh_token!, undefined, { DPoP: s.oidc.getDPoPHandle(catching, keys) });
+    expect(refreshed.token_type).toBe('dpop');
+    const headers = new Headers(caught!.init.headers as ConstructorParameters<typeof Headers>[0]);
+    const second = createRuntime(served.t.backend.config, createLogger('silent'));
+    const podB = buildApp({ services: second.services, defaultApp: 'local' });
+    try {
+      // (to the same address: a proof names the URL it is for)
+      let replay = request(podB).post('/oidc/token').set('host', new URL(served.base).host);
+      for (const [name, value] of headers) if (!['host', 'content-length'].includes(name)) replay = replay.set(name, value);
+      const replayed = await replay.send(String(caught!.init.body));
+      expect(replayed.status).toBe(400);
+      expect(replayed.body.error).toMatch(/invalid_dpop_proof|invalid_grant/);
+    } finally {
+      await second.close();
+    }
+    // the server offers its nonce with each answer to a request with a proof
+    expect(caught!.nonce ?? '').toMatch(/^[\w-]{20,}$/);
+
+    // an API's JWT bound to the key: cnf.jkt
+    const identifier = `https://dpop.example.com/${Math.random().toString(36).slice(2, 8)}`;
+    expect((await s.admin('/apis/add', { identifier, scopes: 'read' })).body.stat).toBe('ok');
+    const forApi = await asked({ resource: identifier, scope: 'openid read' });
+    const apiBack = await follow(s.oidc.buildAuthorizationUrl(config, forApi.params), a.email);
+    const apiTokens = await s.oidc.authorizationCodeGrant(config, apiBack.back, { pkceCodeVerifier: forApi.verifier, expectedState: forApi.state }, undefined, { DPoP: dpop });
+    const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+    const { payload } = await jwtVerify(apiTokens.access_token, jwks, { audience: identifier, typ: 'at+jwt' });
+    expect(payload.cnf).toEqual({ jkt: await calculateJwkThumbprint(await exportJWK(keys.publicKey)) });
+  });
+
+  it('a public client\'s refresh token is kept to its key: another key gets invalid_grant', async () => {
+    const a = await s.account();
+    const added = await s.admin('/clients/add', { description: 'a mobile app', features: '["login_client"]' });
+    const id = added.body.client_id as string;
+    for (const [key, value] of [['token_endpoint_auth_method', 'none'], ['redirect_uris', APP], ['grant_types', 'authorization_code refresh_token']]) {
+      expect((await s.admin('/settings/set', { for_client_id: id, key, value })).body.stat).toBe('ok');
+    }
+    clock.advance(5_100);
+    const config = await s.oidc.discovery(new URL(served.base), id, undefined, s.oidc.None(), { execute: [s.oidc.allowInsecureRequests] });
+    const mine = s.oidc.getDPoPHandle(config, await s.oidc.randomDPoPKeyPair());
+    const { params, verifier, state } = await asked();
+    const { back } = await follow(s.oidc.buildAuthorizationUrl(config, params), a.email);
+    const tokens = await s.oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state }, undefined, { DPoP: mine });
+    const other = s.oidc.getDPoPHandle(config, await s.oidc.randomDPoPKeyPair());
+    await expect(s.oidc.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: other })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(s.oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await s.oidc.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: mine })).token_type).toBe('dpop');
+  });
+});
+
+describe('the FAPI 2.0 security profile (security_profile=fapi2)', () => {
+  it('tokens only through a pushed request with PKCE and DPoP; the response names the issuer; a fapi2 client without its own key is not served', async () => {
+    const a = await s.account();
+    const { config } = await keyedClient({ security_profile: 'fapi2' });
+    expect(config.serverMetadata().authorization_response_iss_parameter_supported).toBe(true);
+    // not pushed: refused
+    const plain = await asked();
+    expect((await follow(s.oidc.buildAuthorizationUrl(config, plain.params), a.email)).back.searchParams.get('error')).toBe('invalid_request');
+    // pushed without PKCE: refused at the push
+    const { code_challenge: _c, code_challenge_method: _m, ...withoutPkce } = (await asked()).params;
+    await expect(s.oidc.buildAuthorizationUrlWithPAR(config, withoutPkce)).rejects.toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/PKCE/) });
+    // pushed with PKCE, redeemed with DPoP (the server's nonce asked for and given: openid-client retries with it)
+    const dpop = s.oidc.getDPoPHandle(config, await s.oidc.randomDPoPKeyPair());
+    const good = await asked();
+    const { back } = await follow(await s.oidc.buildAuthorizationUrlWithPAR(config, good.params, { DPoP: dpop }), a.email);
+    expect(back.searchParams.get('iss')).toBe(served.base);
+    const tokens = await s.oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: good.verifier, expectedState: good.state }, undefined, { DPoP: dpop });
+    expect(tokens.token_type).toBe('dpop');
+    expect(tokens.claims()).toMatchObject({ sub: a.uuid });
+    // a code bound to the key at the push, redeemed without a proof: refused; one pushed without a proof, redeemed without one: refused too
+    const again = await asked();
+    const second = await follow(await s.oidc.buildAuthorizationUrlWithPAR(config, again.params, { DPoP: dpop }), a.email);
+    await expect(s.oidc.authorizationCodeGrant(config, second.back, { pkceCodeVerifier: again.verifier, expectedState: again.state })).rejects.toMatchObject({ error: 'invalid_grant' });
+    const unbound = await asked();
+    const third = await follow(await s.oidc.buildAuthorizationUrlWithPAR(config, unbound.params), a.email);
+    await expect(s.oidc.authorizationCodeGrant(config, third.back, { pkceCodeVerifier: unbound.verifier, expectedState: unbound.state })).rejects.toMatchObject({ error: 'invalid_grant' });
+    // (the same code with a proof: what was missing was the proof)
+    expect((await s.oidc.authorizationCodeGrant(config, third.back, { pkceCodeVerifier: unbound.verifier, expectedState: unbound.state }, undefined, { DPoP: dpop })).token_type).toBe('dpop');
+    expect(decodeJwt(tokens.id_token!).iss).toBe(served.base);
+
+    // fapi2 with a shared secret: the client is not served
+    const added = await s.admin('/clients/add', { description: 'fapi with a secret', features: '["login_client"]' });
+    for (const [key, value] of [['security_profile', 'fapi2'], ['redirect_uris', APP]]) {
+      expect((await s.admin('/settings/set', { for_client_id: added.body.client_id as string, key, value })).body.stat).toBe('ok');
+    }
+    clock.advance(5_100);
+    const secretConfig = await s.oidc.discovery(new URL(served.base), added.body.client_id as string, added.body.client_secret as string, undefined, { execute: [s.oidc.allowInsecureRequests] });
+    await expect(s.oidc.buildAuthorizationUrlWithPAR(secretConfig, (await asked()).params)).rejects.toMatchObject({ error: 'invalid_client' });
+    expect((await s.admin('/settings/set', { for_client_id: added.body.client_id as string, key: 'security_profile', value: 'fapi1' })).body)
+      .toMatchObject({ stat: 'error', error_description: expect.stringMatching(/must be fapi2/) });
+  });
+});
