@@ -9,10 +9,10 @@ import { base, form } from './harness';
  * distinct people sign in.
  */
 
-const CALLBACK = 'https://bench.example.com/';
+export const CALLBACK = 'https://bench.example.com/';
 
 /** The first form of a page: its action and hidden fields. */
-function firstForm(html: string, url: string): { action: string; fields: Record<string, string> } {
+export function firstForm(html: string, url: string): { action: string; fields: Record<string, string> } {
   const tag = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
   if (!tag) throw new Error(`no form on ${url}`);
   const fields: Record<string, string> = {};
@@ -25,7 +25,7 @@ function firstForm(html: string, url: string): { action: string; fields: Record<
 }
 
 /** One browser: follows redirects, keeps cookies (one server), stops at the app's callback. */
-async function browse(url: string, init: { method?: string; form?: Record<string, string> } = {}, jar = new Map<string, string>(), at = base) {
+export async function browse(url: string, init: { method?: string; form?: Record<string, string> } = {}, jar = new Map<string, string>(), at = base) {
   let target = url;
   let method = init.method ?? 'GET';
   let body = init.form ? new URLSearchParams(init.form).toString() : undefined;
