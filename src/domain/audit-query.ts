@@ -16,7 +16,7 @@ export interface AuditFilters { type?: string; actor?: string; subject?: string;
 
 const DIGITS = /^[1-9]\d{0,18}$/;
 /** Every kind of subject, once (compiles only while it names each of Subject['kind']). */
-const SUBJECT_KIND_SET: Record<Subject['kind'], true> = { record: true, client: true, setting: true, provider: true, flow: true, application: true, webhook: true, organization: true, role: true, service_provider: true, attribute: true, api: true };
+const SUBJECT_KIND_SET: Record<Subject['kind'], true> = { record: true, client: true, setting: true, provider: true, flow: true, application: true, webhook: true, organization: true, role: true, service_provider: true, attribute: true, api: true, app_role: true };
 const SUBJECT_KINDS = Object.keys(SUBJECT_KIND_SET) as Subject['kind'][];
 /** Every kind of actor, once (compiles only while it names each of Actor['kind']). */
 const ACTOR_KIND_SET: Record<Actor['kind'], true> = { client: true, operator: true, account: true, scim: true, system: true };

@@ -20,7 +20,7 @@ export type Actor =
 
 /** What a change was made to: a record (by its id), a client (its client_id), a setting, a provider, a flow, the application. */
 export interface Subject {
-  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role' | 'service_provider' | 'attribute' | 'api';
+  kind: 'record' | 'client' | 'setting' | 'provider' | 'flow' | 'application' | 'webhook' | 'organization' | 'role' | 'service_provider' | 'attribute' | 'api' | 'app_role';
   id: string;
 }
 

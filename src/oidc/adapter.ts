@@ -202,6 +202,8 @@ function tokenAdapter(deps: AdapterDeps, app: Application, model: string, entity
 
 /** State objects spent once (a pushed request's `request_uri`): a second use is refused even when the two race. */
 const SINGLE_USE: ReadonlySet<string> = new Set(['PushedAuthorizationRequest']);
+/** How long a sign-in (the provider's interaction) may last: ttl.Interaction. */
+const INTERACTION_SECONDS = 3600;
 
 function stateAdapter(deps: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
   const { db, clock, box, invalidRequest, invalidClientAuth } = deps;
@@ -218,7 +220,9 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
         // another account signing in in the same browser ends the first one's grants, and its own sign-in goes on
         grantId: model !== 'Interaction' && typeof payload.grantId === 'string' ? payload.grantId : null,
         entityId, payload: storedPayload(box, app, payload, false, model),
-        expiresAt: new Date(clock.now().getTime() + (expiresIn ?? 3600) * 1000),
+        // a pushed request is kept as long as a sign-in it started may last (the provider reads its own expiry from the
+        // payload): the sign-in's end finds it to spend it, however long the person took, so a request_uri gives one code
+        expiresAt: new Date(clock.now().getTime() + (model === 'PushedAuthorizationRequest' ? Math.max(expiresIn ?? 0, INTERACTION_SECONDS) : expiresIn ?? 3600) * 1000),
       };
       // a grant saved by the interaction page: what it gives the app (consent implied for a login client, unless its page asked)
       const granted = model === 'Grant' ? providerRequest().granted : undefined;
@@ -276,7 +280,9 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       const fapi2 = s.security_profile === 'fapi2';
       if (fapi2 && method !== 'private_key_jwt') return undefined;
       // a public client proves nothing at the token endpoint: it gets no token for itself
-      const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials'));
+      // (a FAPI 2.0 client signs people in through pushed requests with PKCE only: no device flow, which has neither)
+      const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials')
+        && !(s.security_profile === 'fapi2' && g === DEVICE_CODE_GRANT));
       const redirectUris = settingOfList(s.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl);
       // a client with nowhere to send a browser back to has no code flow (the provider would refuse it whole, even at
       // introspection): it keeps the grants that need no redirect
@@ -298,6 +304,8 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         // the scopes it may ask for (setting scope, checked when set); all of the provider's when unset
         ...(s.scope && { scope: settingOfList(s.scope).join(' ') }),
         ...((s.id_token_signed_response_alg === 'ES256' || s.id_token_signed_response_alg === 'RS256') && { id_token_signed_response_alg: s.id_token_signed_response_alg }),
+        // FAPI 2.0 allows no RS256: its ID tokens are ES256
+        ...(fapi2 && { id_token_signed_response_alg: 'ES256' }),
         // pushed authorization requests, signed request objects and sender-constrained tokens required of it (each implied by FAPI 2.0)
         ...((fapi2 || s.require_pushed_authorization_requests === 'true') && { require_pushed_authorization_requests: true }),
         ...(s.require_signed_request_object === 'true' && { require_signed_request_object: true }),

@@ -61,5 +61,5 @@ export function apiResources(services: Pick<Services, 'db'>, app: Application, m
     return inProviderRealm({ permissions: await permissionsOf(ctx, token.accountId, api) });
   }
 
-  return { resourceServer, extraTokenClaims };
+  return { resourceServer, extraTokenClaims, exists: async (ctx: KoaContextWithOIDC, indicator: string) => (await apiOf(ctx, indicator)) !== undefined };
 }

@@ -25,7 +25,7 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const ORGANIZATION_TOKEN_SECONDS = 3600;
 const ORGANIZATION_ID = /^org_[0-9a-f]{24}$/;
 /** The provider's routes of an authorization request, where the person may not have signed in yet. */
-const AUTHORIZATION_ROUTES = new Set(['authorization', 'resume']);
+const AUTHORIZATION_ROUTES = new Set(['authorization', 'resume', 'pushed_authorization_request']);
 
 /** The organization a resource indicator names, if it names one. */
 export function organizationOfResource(indicator: string): string | undefined {
@@ -43,6 +43,8 @@ export function organizationTokens(
   others: {
     resourceServer(ctx: KoaContextWithOIDC, indicator: string): Promise<ResourceServer>;
     extraTokenClaims(ctx: KoaContextWithOIDC, token: { resourceServer?: { audience?: unknown }; accountId?: unknown }): Promise<Record<string, unknown> | undefined>;
+    /** Whether a resource indicator names one of them now. */
+    exists(ctx: KoaContextWithOIDC, indicator: string): Promise<boolean>;
   },
 ) {
   // one read per token request: what the resource's check found is what the token says
@@ -85,7 +87,10 @@ export function organizationTokens(
           return typeof organization === 'string' && organization !== '' ? `${ORGANIZATION_RESOURCE}${organization}` : undefined;
         },
         // a code or refresh token for one resource (an organization, an API) gives that resource's tokens without naming it again
-        useGrantedResource: (_ctx, model) => typeof model.resource === 'string',
+        // (an API removed since: the refresh gives the app's own token, and the refresh token lives on, instead of being
+        // spent for a token the provider then refuses to make)
+        useGrantedResource: async (ctx, model) => typeof model.resource === 'string'
+          && (organizationOfResource(model.resource) !== undefined || await others.exists(ctx, model.resource)),
         getResourceServerInfo: (ctx, indicator) => resourceServer(ctx, indicator),
       },
     },
@@ -119,6 +124,12 @@ export function organizationTokens(
   function registerExchange(provider: Provider, findAccount: FindAccount): void {
     provider.registerGrantType(TOKEN_EXCHANGE, async (ctx: TokenEndpointGrantContext<{ subject_token?: string; subject_token_type?: string; organization?: string }>) => {
       const { params, client } = ctx.oidc;
+      // the exchange gives bearer tokens only: a client whose tokens are bound to its key (DPoP, FAPI 2.0) gets its
+      // organization's or API's token from its sign-in (organization, resource), never a bearer copy here
+      const metadata = client.metadata();
+      if (metadata.dpop_bound_access_tokens === true || metadata.security_profile === 'fapi2' || ctx.get('dpop') !== '') {
+        throw new mod.errors.InvalidRequest('the token exchange issues bearer tokens only: a client with DPoP-bound tokens asks for the organization or API at its sign-in');
+      }
       if (!params.subject_token) throw new mod.errors.InvalidRequest('missing required parameter \'subject_token\' (the refresh token)');
       if (params.subject_token_type !== REFRESH_TOKEN_TYPE) throw new mod.errors.InvalidRequest(`subject_token_type must be ${REFRESH_TOKEN_TYPE}: a refresh token is exchanged for an organization's access token`);
       const indicator = typeof params.resource === 'string' ? params.resource : params.organization ? `${ORGANIZATION_RESOURCE}${params.organization}` : undefined;
@@ -137,6 +148,8 @@ export function organizationTokens(
         throw new mod.errors.InvalidGrant('the refresh token was used already: its grant ended');
       }
       if (refreshToken.isExpired) throw new mod.errors.InvalidGrant('the refresh token has expired');
+      // a refresh token bound to a key (a public client's, with DPoP) proves nothing without its key: refused here
+      if (refreshToken.jkt) throw new mod.errors.InvalidGrant('the refresh token is bound to a DPoP key: the token exchange takes none');
       const grant = refreshToken.grantId ? await provider.Grant.find(refreshToken.grantId) : undefined;
       if (!grant || grant.clientId !== client.clientId || !refreshToken.accountId || grant.accountId !== refreshToken.accountId) throw new mod.errors.InvalidGrant('the refresh token\'s grant ended');
       const account = await findAccount(ctx, refreshToken.accountId, refreshToken);
@@ -146,7 +159,15 @@ export function organizationTokens(
         accountId: account.accountId, client, expiresWithSession: refreshToken.expiresWithSession, grantId: grant.jti,
         gty: TOKEN_EXCHANGE, sessionUid: refreshToken.sessionUid, sid: refreshToken.sid, scope: '',
       });
-      at.resourceServer = new provider.ResourceServer(indicator, await resourceServer(ctx, indicator));
+      const server = await resourceServer(ctx, indicator);
+      if (!organizationOfResource(indicator)) {
+        // an API: only one the grant gave (at the sign-in), with the scopes it gave that the API gives now
+        const granted = new Set(grant.getResourceScope(indicator).split(' ').filter(Boolean));
+        const scopes = (server.scope ?? '').split(' ').filter((s) => granted.has(s));
+        if (granted.size === 0) throw new mod.errors.InvalidTarget(`the refresh token's grant does not include ${indicator.slice(0, 255)}: ask for it (resource) at the sign-in`);
+        at.scope = scopes.join(' ');
+      }
+      at.resourceServer = new provider.ResourceServer(indicator, server);
       ctx.oidc.entity('AccessToken', at);
       const value = await at.save();
       ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: at.tokenType, expires_in: at.expiration };

@@ -157,7 +157,11 @@ function consentPage(res: Response, app: Application, locale: PageLocale, client
   const origins = settingOfList(client.settings.redirect_uris ?? app.settings.redirect_uris).filter(isHttpUrl).map((u) => new URL(u).origin);
   const t = (key: string, values?: Record<string, string>) => escape(text(locale, key, values));
   const body = `<h1>${t('consentTitle', { app: name })}</h1><p>${t('consentIntro', { app: name })}</p>`
-    + `<ul class="items">${['openid', ...scopes].map((s) => `<li>${t(`scope_${s}`)}</li>`).join('')}</ul>`
+    + `<ul class="items">${['openid', ...scopes].map((s) => `<li>${t(`scope_${s}`)}</li>`).join('')}`
+    // the scopes of the application's APIs it asks for, each with the API that gives it (docs/openid-connect.md#apis)
+    + Object.entries((details.prompt.details as Missing).missingResourceScopes ?? {}).flatMap(([indicator, asked]) => asked.map((scope) =>
+      `<li><code>${escape(scope)}</code> · ${escape(indicator.slice(0, 255))}</li>`)).join('')
+    + '</ul>'
     + `<form method="post" action="/oidc/interaction/${escape(details.uid)}/consent"><input type="hidden" name="csrf" value="${escape(token)}">`
     + `<button type="submit" name="choice" value="allow">${t('consentAllow')}</button>`
     + `<button type="submit" name="choice" value="deny" class="secondary">${t('consentDeny')}</button></form>`;

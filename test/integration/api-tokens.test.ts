@@ -86,11 +86,14 @@ it('refuses an unknown API, a removed one, and a client\'s own token for an API 
   expect((await s.admin('/apis/grant', { id, for_client_id: s.login.client_id, scopes: '' })).body.result.client_scopes).toEqual({});
   await expect(s.oidc.clientCredentialsGrant(config, { resource: identifier, scope: 'read:orders' })).rejects.toMatchObject({ error: 'invalid_target' });
 
-  // removed: a code asked for it gives nothing, and its refresh tokens give no new token for it
+  // removed: its refresh tokens give the app's own token (userinfo's), no token for it, and live on; a code asked for it gives nothing
   const got = await s.authorize(config, a.email, { scope: 'openid offline_access read:orders', resource: identifier });
   const tokens = await s.oidc.authorizationCodeGrant(config, got.back, { pkceCodeVerifier: got.verifier, expectedState: got.state, expectedNonce: got.nonce });
   expect((await s.admin('/apis/remove', { id })).body.stat).toBe('ok');
-  await expect(s.oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_target' });
+  const after = await s.oidc.refreshTokenGrant(config, tokens.refresh_token!);
+  expect(after.access_token.split('.')).not.toHaveLength(3);
+  expect((await s.oidc.fetchUserInfo(config, after.access_token, a.uuid)).sub).toBe(a.uuid);
+  expect((await s.oidc.refreshTokenGrant(config, after.refresh_token!)).access_token).toBeTruthy();
   const gone = await s.authorize(config, a.email, { scope: 'openid', resource: identifier });
   expect(gone.back.searchParams.get('error')).toBe('invalid_target');
 });
@@ -204,6 +207,18 @@ it('an API\'s token in an organization (the exchange with organization and resou
     subject_token: tokens.refresh_token!, subject_token_type: 'urn:ietf:params:oauth:token-type:refresh_token', organization, resource: identifier,
   });
   const inOrg = await jwtVerify((await exchange(org)).access_token, jwks, { audience: identifier, typ: 'at+jwt' });
-  expect(inOrg.payload).toMatchObject({ sub: a.uuid, org_id: org, org_roles: ['owner'], org_permissions: [] });
+  expect(inOrg.payload).toMatchObject({ sub: a.uuid, org_id: org, org_roles: ['owner'], org_permissions: [], scope: 'read:orders' });
   await expect(exchange(other)).rejects.toMatchObject({ error: 'invalid_target' });
+  // an API the grant did not give: refused, in an organization or not
+  const { identifier: another } = await ordersApi();
+  const plain = await s.authorize(config, a.email, { scope: 'openid offline_access' });
+  const plainTokens = await s.oidc.authorizationCodeGrant(config, plain.back, { pkceCodeVerifier: plain.verifier, expectedState: plain.state, expectedNonce: plain.nonce });
+  for (const [token, resource] of [[tokens.refresh_token!, another], [plainTokens.refresh_token!, identifier]]) {
+    await expect(s.oidc.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
+      subject_token: token, subject_token_type: 'urn:ietf:params:oauth:token-type:refresh_token', organization: org, resource,
+    })).rejects.toMatchObject({ error: 'invalid_target' });
+    await expect(s.oidc.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
+      subject_token: token, subject_token_type: 'urn:ietf:params:oauth:token-type:refresh_token', resource,
+    })).rejects.toMatchObject({ error: 'invalid_target' });
+  }
 });

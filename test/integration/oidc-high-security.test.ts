@@ -1,6 +1,6 @@
-import { webcrypto } from 'node:crypto';
+import { createHash, randomUUID, webcrypto } from 'node:crypto';
 import request from 'supertest';
-import { calculateJwkThumbprint, createRemoteJWKSet, decodeJwt, exportJWK, jwtVerify } from 'jose';
+import { calculateJwkThumbprint, createRemoteJWKSet, decodeJwt, exportJWK, jwtVerify, SignJWT } from 'jose';
 import { buildApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
 import { createRuntime } from '../../src/runtime';
@@ -146,7 +146,7 @@ describe('DPoP (RFC 9449)', () => {
     const bearer = await fetch(config.serverMetadata().userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(bearer.status).toBe(401);
 
-    // a proof caught on its way and sent again, to this pod and another: refused
+    // a proof caught on its way (a userinfo call) and sent again, to another pod: refused; and the refresh's proof offered a nonce
     let caught: { url: string; init: RequestInit; nonce: string | null } | undefined;
     const catching = await s.discovered();
     catching[s.oidc.customFetch] = async (url, init) => {
@@ -154,23 +154,29 @@ describe('DPoP (RFC 9449)', () => {
       caught = { url, init: init as RequestInit, nonce: res.headers.get('dpop-nonce') };
       return res;
     };
-    const refreshed = await s.oidc.refreshTokenGrant(catching, tokens.refresh_token!, undefined, { DPoP: s.oidc.getDPoPHandle(catching, keys) });
+    const handle = s.oidc.getDPoPHandle(catching, keys);
+    const refreshed = await s.oidc.refreshTokenGrant(catching, tokens.refresh_token!, undefined, { DPoP: handle });
     expect(refreshed.token_type).toBe('dpop');
+    expect(caught!.nonce ?? '').toMatch(/^[\w-]{20,}$/);
+    expect((await s.oidc.fetchUserInfo(catching, refreshed.access_token, a.uuid, { DPoP: handle })).sub).toBe(a.uuid);
     const headers = new Headers(caught!.init.headers as ConstructorParameters<typeof Headers>[0]);
     const second = createRuntime(served.t.backend.config, createLogger('silent'));
     const podB = buildApp({ services: second.services, defaultApp: 'local' });
     try {
       // (to the same address: a proof names the URL it is for)
-      let replay = request(podB).post('/oidc/token').set('host', new URL(served.base).host);
+      let replay = request(podB).get('/oidc/me').set('host', new URL(served.base).host);
       for (const [name, value] of headers) if (!['host', 'content-length'].includes(name)) replay = replay.set(name, value);
-      const replayed = await replay.send(String(caught!.init.body));
-      expect(replayed.status).toBe(400);
-      expect(replayed.body.error).toMatch(/invalid_dpop_proof|invalid_grant/);
+      const replayed = await replay;
+      expect(replayed.status).toBe(401);
+      expect(String(replayed.headers['www-authenticate'])).toMatch(/invalid_dpop_proof|invalid_token/);
+      // (the control: a fresh proof of the same key, for the same token, at the same pod, is taken)
+      const fresh = await new SignJWT({ htm: 'GET', htu: `${served.base}/oidc/me`, jti: randomUUID(), ath: createHash('sha256').update(refreshed.access_token).digest('base64url') })
+        .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: await exportJWK(keys.publicKey) }).setIssuedAt().sign(keys.privateKey);
+      const taken = await request(podB).get('/oidc/me').set('host', new URL(served.base).host).set('authorization', `DPoP ${refreshed.access_token}`).set('dpop', fresh);
+      expect({ status: taken.status, sub: taken.body.sub }).toEqual({ status: 200, sub: a.uuid });
     } finally {
       await second.close();
     }
-    // the server offers its nonce with each answer to a request with a proof
-    expect(caught!.nonce ?? '').toMatch(/^[\w-]{20,}$/);
 
     // an API's JWT bound to the key: cnf.jkt
     const identifier = `https://dpop.example.com/${Math.random().toString(36).slice(2, 8)}`;
@@ -206,7 +212,7 @@ describe('DPoP (RFC 9449)', () => {
 describe('the FAPI 2.0 security profile (security_profile=fapi2)', () => {
   it('tokens only through a pushed request with PKCE and DPoP; the response names the issuer; a fapi2 client without its own key is not served', async () => {
     const a = await s.account();
-    const { config } = await keyedClient({ security_profile: 'fapi2' });
+    const { config } = await keyedClient({ security_profile: 'fapi2' }, 'authorization_code refresh_token urn:ietf:params:oauth:grant-type:device_code');
     expect(config.serverMetadata().authorization_response_iss_parameter_supported).toBe(true);
     // not pushed: refused
     const plain = await asked();
@@ -232,6 +238,12 @@ describe('the FAPI 2.0 security profile (security_profile=fapi2)', () => {
     // (the same code with a proof: what was missing was the proof)
     expect((await s.oidc.authorizationCodeGrant(config, third.back, { pkceCodeVerifier: unbound.verifier, expectedState: unbound.state }, undefined, { DPoP: dpop })).token_type).toBe('dpop');
     expect(decodeJwt(tokens.id_token!).iss).toBe(served.base);
+
+    // the token exchange gives bearer tokens: refused to a client whose tokens are bound; no device flow for it either
+    await expect(s.oidc.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
+      subject_token: tokens.refresh_token!, subject_token_type: 'urn:ietf:params:oauth:token-type:refresh_token', organization: 'org_000000000000000000000000',
+    }, { DPoP: dpop })).rejects.toMatchObject({ error: 'invalid_request' });
+    await expect(s.oidc.initiateDeviceAuthorization(config, { scope: 'openid' })).rejects.toMatchObject({ error: expect.stringMatching(/^(unauthorized_client|invalid_request)$/) });
 
     // fapi2 with a shared secret: the client is not served
     const added = await s.admin('/clients/add', { description: 'fapi with a secret', features: '["login_client"]' });

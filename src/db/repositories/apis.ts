@@ -86,9 +86,11 @@ export function createRoleQueries(sql: Sql): RoleStore {
   return {
     async define(applicationId, role, now, tx) {
       const permissions = JSON.stringify(role.permissions);
-      const changed = await sql.change('UPDATE app_roles SET description = ?, permissions = ?, updated_at = ? WHERE application_id = ? AND name = ?',
-        [role.description, permissions, t(now), applicationId, role.name], tx);
-      if (changed === 0) {
+      // (found first: MariaDB counts an UPDATE that writes what is there already as no row changed)
+      if (await find(applicationId, role.name, tx)) {
+        await sql.change('UPDATE app_roles SET description = ?, permissions = ?, updated_at = ? WHERE application_id = ? AND name = ?',
+          [role.description, permissions, t(now), applicationId, role.name], tx);
+      } else {
         await sql.change('INSERT INTO app_roles (application_id, name, description, permissions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
           [applicationId, role.name, role.description, permissions, t(now), t(now)], tx);
       }

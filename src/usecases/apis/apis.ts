@@ -126,7 +126,9 @@ export async function updateApi(deps: Deps, command: { app: Application; acting:
   if (fields.length === 0) throw invalidField('name', 'nothing to change: send name, scopes, token_lifetime, rbac or permissions_in_token');
   const updated = await deps.work.run(async (uow) => {
     const now = deps.clock.now();
-    if (!(await deps.db.apis.update(command.app.id, command.id, change, now, uow.tx))) throw unknownApi();
+    // found (and locked) first: MariaDB counts an UPDATE that writes what is there already as no row changed
+    if (!(await deps.db.apis.find(command.app.id, command.id, uow.tx))) throw unknownApi();
+    await deps.db.apis.update(command.app.id, command.id, change, now, uow.tx);
     const api = (await deps.db.apis.find(command.app.id, command.id, uow.tx))!;
     uow.record(event('api.updated', command.app.id, now, command.acting, { kind: 'api', id: api.publicId }, { identifier: api.identifier, fields }));
     return api;

@@ -74,7 +74,7 @@ export async function defineAppRole(
     const now = deps.clock.now();
     const role = await deps.db.roles.define(command.app.id, { name: command.name, description, permissions }, now, uow.tx);
     const view = roleView(role, apis);
-    uow.record(event('role.defined', command.app.id, now, command.acting, { kind: 'role', id: role.name }, { role: role.name, permissions: view.permissions }));
+    uow.record(event('role.defined', command.app.id, now, command.acting, { kind: 'app_role', id: role.name }, { role: role.name, permissions: view.permissions }));
     return view;
   });
 }
@@ -90,7 +90,7 @@ export async function removeAppRole(deps: Deps, command: { app: Application; act
   return deps.work.run(async (uow) => {
     const held = await deps.db.roles.remove(command.app.id, command.name, uow.tx);
     if (held === undefined) throw unknownRole('name', command.name);
-    uow.record(event('role.removed', command.app.id, deps.clock.now(), command.acting, { kind: 'role', id: command.name }, { role: command.name, held }));
+    uow.record(event('role.removed', command.app.id, deps.clock.now(), command.acting, { kind: 'app_role', id: command.name }, { role: command.name, held }));
     return held;
   });
 }
