@@ -279,6 +279,7 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       // the FAPI 2.0 security profile is for confidential clients with a key of their own: any other is not served until it has one
       const fapi2 = s.security_profile === 'fapi2';
       if (fapi2 && method !== 'private_key_jwt') return undefined;
+      const fapiAlgorithm = fapi2 ? fapiAlgorithmOf(keys) : undefined;
       // a public client proves nothing at the token endpoint: it gets no token for itself
       // (a FAPI 2.0 client signs people in through pushed requests with PKCE only: no device flow, which has neither)
       const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials')
@@ -311,6 +312,8 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         ...(s.require_signed_request_object === 'true' && { require_signed_request_object: true }),
         ...((fapi2 || s.dpop_bound_access_tokens === 'true') && { dpop_bound_access_tokens: true }),
         ...(fapi2 && { security_profile: 'fapi2' }),
+        // FAPI 2.0 signs with PS256, ES256 or EdDSA only: a fapi2 client's assertions and request objects with the one its key is for
+        ...(fapiAlgorithm !== undefined && { token_endpoint_auth_signing_alg: fapiAlgorithm, request_object_signing_alg: fapiAlgorithm }),
       });
     },
     async upsert() {
@@ -332,6 +335,17 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       return undefined;
     },
   };
+}
+
+/**
+ * The one algorithm FAPI 2.0 allows for a client's key set (its setting `jwks`; one fetched from
+ * `jwks_uri` is not known here): ES256 for P-256, EdDSA for Ed25519, PS256 for RSA; undefined for
+ * another key or a mix, whose signatures the provider's own list then governs.
+ */
+function fapiAlgorithmOf(keys: Pick<AdapterPayload, 'jwks' | 'jwks_uri'>): 'ES256' | 'EdDSA' | 'PS256' | undefined {
+  const set = (keys.jwks as { keys?: Array<{ kty?: string; crv?: string }> } | undefined)?.keys ?? [];
+  const algorithms = new Set(set.map((k) => (k.kty === 'EC' && k.crv === 'P-256' ? 'ES256' : k.kty === 'OKP' && k.crv === 'Ed25519' ? 'EdDSA' : k.kty === 'RSA' ? 'PS256' : undefined)));
+  return algorithms.size === 1 ? [...algorithms][0] : undefined;
 }
 
 /** A private_key_jwt client's public keys: its setting `jwks` (a JWK set, checked when set) or `jwks_uri`. */

@@ -245,6 +245,21 @@ describe('the FAPI 2.0 security profile (security_profile=fapi2)', () => {
     }, { DPoP: dpop })).rejects.toMatchObject({ error: 'invalid_request' });
     await expect(s.oidc.initiateDeviceAuthorization(config, { scope: 'openid' })).rejects.toMatchObject({ error: expect.stringMatching(/^(unauthorized_client|invalid_request)$/) });
 
+    // FAPI 2.0 signs with PS256, ES256 or EdDSA: a fapi2 client whose RSA key signs RS256 assertions is refused, PS256 ones are taken
+    const rsa = await webcrypto.subtle.generateKey({ name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, true, ['sign', 'verify']);
+    const { d: _rd, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, key_ops: _rops, ext: _rext, alg: _alg, ...rsaPublic } = await webcrypto.subtle.exportKey('jwk', rsa.privateKey);
+    const rsaClient = await s.admin('/clients/add', { description: 'fapi with an RSA key', features: '["login_client"]' });
+    const rsaId = rsaClient.body.client_id as string;
+    for (const [key, value] of [['jwks', JSON.stringify({ keys: [rsaPublic] })], ['token_endpoint_auth_method', 'private_key_jwt'], ['redirect_uris', APP], ['security_profile', 'fapi2']]) {
+      expect((await s.admin('/settings/set', { for_client_id: rsaId, key, value })).body.stat).toBe('ok');
+    }
+    clock.advance(5_100);
+    const rs256 = await s.oidc.discovery(new URL(served.base), rsaId, undefined, s.oidc.PrivateKeyJwt(rsa.privateKey), { execute: [s.oidc.allowInsecureRequests] });
+    await expect(s.oidc.buildAuthorizationUrlWithPAR(rs256, (await asked()).params)).rejects.toMatchObject({ error: 'invalid_client' });
+    const pss = await webcrypto.subtle.importKey('jwk', { ...(await webcrypto.subtle.exportKey('jwk', rsa.privateKey)), alg: 'PS256' }, { name: 'RSA-PSS', hash: 'SHA-256' }, false, ['sign']);
+    const ps256 = await s.oidc.discovery(new URL(served.base), rsaId, undefined, s.oidc.PrivateKeyJwt(pss), { execute: [s.oidc.allowInsecureRequests] });
+    expect((await s.oidc.buildAuthorizationUrlWithPAR(ps256, (await asked()).params)).searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+
     // fapi2 with a shared secret: the client is not served
     const added = await s.admin('/clients/add', { description: 'fapi with a secret', features: '["login_client"]' });
     for (const [key, value] of [['security_profile', 'fapi2'], ['redirect_uris', APP]]) {
