@@ -980,15 +980,23 @@ program.command('saml:remove-sp')
     print({ removed: id });
   }));
 
+/** An API's settings as the commands take them (docs/openid-connect.md#roles for the last two). */
+type ApiOptions = { name?: string; scopes?: string; tokenLifetime?: string; rbac?: string; permissionsInToken?: string; app?: string };
+const RBAC_OPTION = ['--rbac <true|false>', "a person's token has only the scopes their roles give"] as const;
+const PERMISSIONS_OPTION = ['--permissions-in-token <true|false>', "a person's token lists the scopes their roles give (permissions)"] as const;
+const apiSettingsOf = ({ app: _app, ...settings }: ApiOptions) => settings;
+
 program.command('apis:add')
   .argument('<identifier>', 'its resource indicator: an absolute URI such as https://api.example.com/, the aud of its tokens')
   .option('--name <name>', 'what the operators and the activity call it (default: its identifier)')
   .option('--scopes <scopes>', 'the scopes it defines, separated by spaces: "read:orders write:orders"')
   .option('--token-lifetime <seconds>', 'how long its access tokens live, 60 to 86400 seconds (default 600)')
+  .option(...RBAC_OPTION)
+  .option(...PERMISSIONS_OPTION)
   .option(...APP_OPTION)
   .description("register an API the application's apps call with JWT access tokens (docs/openid-connect.md#apis)")
-  .action((identifier: string, opts: { name?: string; scopes?: string; tokenLifetime?: string; app?: string }) => withCore(async (core) => {
-    print(shownApi(await addApi(core, { app: await applicationOf(core, opts), acting: core.acting, identifier, name: opts.name, scopes: opts.scopes, tokenLifetime: opts.tokenLifetime })));
+  .action((identifier: string, opts: ApiOptions) => withCore(async (core) => {
+    print(shownApi(await addApi(core, { app: await applicationOf(core, opts), acting: core.acting, identifier, ...apiSettingsOf(opts) })));
   }));
 
 program.command('apis:list')
@@ -1003,10 +1011,12 @@ program.command('apis:update')
   .option('--name <name>', 'its new name')
   .option('--scopes <scopes>', 'the scopes it defines from now on, separated by spaces ("" for none)')
   .option('--token-lifetime <seconds>', 'its tokens\' lifetime in seconds; "" for the default')
+  .option(...RBAC_OPTION)
+  .option(...PERMISSIONS_OPTION)
   .option(...APP_OPTION)
-  .description('change an API: its name, scopes or token lifetime')
-  .action((id: string, opts: { name?: string; scopes?: string; tokenLifetime?: string; app?: string }) => withCore(async (core) => {
-    print(shownApi(await updateApi(core, { app: await applicationOf(core, opts), acting: core.acting, id, name: opts.name, scopes: opts.scopes, tokenLifetime: opts.tokenLifetime })));
+  .description('change an API: its name, scopes, token lifetime or role-based access')
+  .action((id: string, opts: ApiOptions) => withCore(async (core) => {
+    print(shownApi(await updateApi(core, { app: await applicationOf(core, opts), acting: core.acting, id, ...apiSettingsOf(opts) })));
   }));
 
 program.command('apis:grant')

@@ -4,6 +4,7 @@ import { apiOfResource, type ApiView } from '../usecases/apis/apis';
 import { apiPermissionsOfAccount } from '../usecases/apis/roles';
 import type { Services } from '../usecases/services';
 import type { oidcProviderModule } from './provider-module';
+import { perRequest } from './per-request';
 import { inProviderRealm } from './realm';
 
 /**
@@ -17,16 +18,11 @@ import { inProviderRealm } from './realm';
  */
 export function apiResources(services: Pick<Services, 'db'>, app: Application, mod: ReturnType<typeof oidcProviderModule>) {
   // one read of an API and of an account's permissions per token request: what the resource's check found is what the token says
-  const read = new WeakMap<object, Map<string, Promise<unknown>>>();
-  const once = <T>(ctx: object, key: string, work: () => Promise<T>): Promise<T> => {
-    const held = read.get(ctx) ?? new Map<string, Promise<unknown>>();
-    read.set(ctx, held);
-    if (!held.has(key)) held.set(key, work());
-    return held.get(key) as Promise<T>;
-  };
-  const apiOf = (ctx: object, identifier: string) => once(ctx, `api ${identifier}`, () => apiOfResource(services, { app, identifier }));
+  const apis = perRequest<ApiView | undefined>();
+  const permissions = perRequest<string[]>();
+  const apiOf = (ctx: object, identifier: string) => apis(ctx, identifier, () => apiOfResource(services, { app, identifier }));
   const permissionsOf = (ctx: object, accountUuid: string, api: ApiView) =>
-    once(ctx, `permissions ${accountUuid} ${api.id}`, () => apiPermissionsOfAccount(services, { app, accountUuid, apiId: api.id, scopes: api.scopes }));
+    permissions(ctx, `${accountUuid} ${api.id}`, () => apiPermissionsOfAccount(services, { app, accountUuid, apiId: api.id, scopes: api.scopes }));
   /** Whose token this is: the account of the code or token being exchanged, else of the session (an authorization request). */
   const accountOf = (ctx: KoaContextWithOIDC): string | undefined => ctx.oidc.account?.accountId ?? ctx.oidc.session?.accountId;
 

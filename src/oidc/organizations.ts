@@ -4,6 +4,7 @@ import type { Application } from '../domain/storage/applications';
 import { organizationExists, organizationTokenClaims, type OrganizationTokenClaims } from '../usecases/organizations/tokens';
 import type { Services } from '../usecases/services';
 import type { oidcProviderModule } from './provider-module';
+import { perRequest } from './per-request';
 import { inProviderRealm } from './realm';
 
 /**
@@ -48,14 +49,9 @@ export function organizationTokens(
   },
 ) {
   // one read per token request: what the resource's check found is what the token says
-  const read = new WeakMap<object, Map<string, Promise<OrganizationTokenClaims | undefined>>>();
-  const claimsFor = (ctx: object, accountId: string, organizationId: string) => {
-    const held = read.get(ctx) ?? new Map<string, Promise<OrganizationTokenClaims | undefined>>();
-    read.set(ctx, held);
-    const key = `${accountId} ${organizationId}`;
-    if (!held.has(key)) held.set(key, organizationTokenClaims(services, { app, accountId, organizationId }));
-    return held.get(key)!;
-  };
+  const once = perRequest<OrganizationTokenClaims | undefined>();
+  const claimsFor = (ctx: object, accountId: string, organizationId: string) =>
+    once(ctx, `${accountId} ${organizationId}`, () => organizationTokenClaims(services, { app, accountId, organizationId }));
   /** Who the request is about: the account of the code or token being exchanged, else of the session (an authorization request). */
   const accountOf = (ctx: KoaContextWithOIDC): string | undefined => ctx.oidc.account?.accountId ?? ctx.oidc.session?.accountId;
 

@@ -58,6 +58,9 @@ forEveryEngine('role store', (storage) => {
     const given = await Promise.all([0, 1, 2].map(() => db.transaction((tx) => db.roles.assign(appId, a.id, [clerk, viewer], new Date(), tx))));
     expect(given.flat().sort()).toEqual([`clerk_${tag}`, `viewer_${tag}`]);
     expect((await db.roles.listOf(appId, a.id)).map((r) => r.name)).toEqual([`clerk_${tag}`, `viewer_${tag}`]);
+    expect((await db.roles.listOfAccount(appId, a.uuid)).map((r) => r.name)).toEqual([`clerk_${tag}`, `viewer_${tag}`]);
+    expect(await db.roles.listOfAccount(appId, randomUUID())).toEqual([]);
+    expect(await db.roles.listOfAccount(appId + 1_000_000, a.uuid)).toEqual([]);
     expect(await db.transaction((tx) => db.roles.unassign(appId, a.id, [viewer, viewer], tx))).toEqual([`viewer_${tag}`]);
     expect(await db.transaction((tx) => db.roles.remove(appId, `clerk_${tag}`, tx))).toBe(1);
     expect(await db.transaction((tx) => db.roles.remove(appId, `clerk_${tag}`, tx))).toBeUndefined();

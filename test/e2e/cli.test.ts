@@ -190,12 +190,14 @@ describe('gatehouse CLI on the configured database', () => {
     const api = JSON.parse(added.stdout) as { id: string };
     expect(api).toMatchObject({ id: expect.stringMatching(/^api_[0-9a-f]{24}$/), identifier, name: 'Orders', scopes: ['read:orders', 'write:orders'], token_lifetime: 300 });
     expect(JSON.parse(run('apis:list').stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ id: api.id })]));
-    expect(JSON.parse(run('apis:update', api.id, '--token-lifetime', '').stdout)).toMatchObject({ token_lifetime: 600 });
+    expect(JSON.parse(run('apis:update', api.id, '--token-lifetime', '', '--rbac', 'true', '--permissions-in-token', 'true').stdout))
+      .toMatchObject({ token_lifetime: 600, rbac: true, permissions_in_token: true });
     for (const [args, says] of [
       [['apis:add', identifier], '--identifier is'],
       [['apis:add', 'orders'], 'absolute URI'],
       [['apis:add', 'https://x.example.com/', '--scopes', 'openid'], '--scopes has openid'],
       [['apis:update', api.id, '--token-lifetime', '5'], '--token-lifetime must be a whole number of seconds from 60 to 86400'],
+      [['apis:update', api.id, '--rbac', 'yes'], '--rbac must be true or false'],
       [['apis:grant', api.id, '--client', 'nobody', '--scopes', 'read:orders'], 'not a client'],
       [['apis:remove', 'api_nope'], '--id is not an API'],
     ] as const) {

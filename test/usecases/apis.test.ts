@@ -25,13 +25,15 @@ it('adds, changes, grants, removes an API, each an event; the provider finds it 
   const services = t.runtime.services;
   const identifier = `https://billing.example.com/${Date.now()}`;
   const added = await addApi(services, { app, acting, identifier, scopes: 'read, write read', tokenLifetime: '900' });
-  expect(added).toMatchObject({ identifier, name: identifier, scopes: ['read', 'write'], tokenSeconds: 900, tokenSecondsDefault: false, clientScopes: {} });
+  expect(added).toMatchObject({ identifier, name: identifier, scopes: ['read', 'write'], tokenSeconds: 900, clientScopes: {} });
   expect(await apiOfResource(services, { app, identifier })).toMatchObject({ id: added.id });
   expect(await apiOfResource(services, { app, identifier: `${identifier}/` })).toBeUndefined();
   expect(await apiOfResource(services, { app, identifier: 'not a uri' })).toBeUndefined();
 
   const changed = await updateApi(services, { app, acting, id: added.id, tokenLifetime: '' });
-  expect(changed).toMatchObject({ tokenSeconds: 600, tokenSecondsDefault: true });
+  expect(changed).toMatchObject({ tokenSeconds: 600 });
+  // (kept as the default, not as 600: a later default applies to it)
+  expect((await t.runtime.db.apis.find(app.id, added.id))?.tokenSeconds).toBeNull();
   const granted = await grantApiToClient(services, { app, acting, id: added.id, forClientId: t.local.clients.login.client_id, scopes: 'read' });
   expect(granted.clientScopes).toEqual({ [t.local.clients.login.client_id]: ['read'] });
   await removeApi(services, { app, acting, id: added.id });

@@ -126,5 +126,11 @@ export function createRoleQueries(sql: Sql): RoleStore {
       return taken;
     },
     listOf,
+    async listOfAccount(applicationId, uuid) {
+      return (await sql.select<RoleRow>(
+        'SELECT r.* FROM entities e JOIN account_roles a ON a.entity_id = e.id JOIN app_roles r ON r.id = a.role_id '
+        + 'WHERE e.application_id = ? AND e.uuid = ? ORDER BY r.name', [applicationId, uuid],
+      )).map(toRole);
+    },
   };
 }

@@ -73,4 +73,6 @@ export interface RoleStore {
   unassign(applicationId: number, entityId: number, roles: StoredAppRole[], tx: Tx): Promise<string[]>;
   /** The account's roles by name (in `tx`: as the change being made sees them). */
   listOf(applicationId: number, entityId: number, tx?: Tx): Promise<StoredAppRole[]>;
+  /** The roles of the account of `uuid` (none for no such account), in one read: what a token's issue asks for. */
+  listOfAccount(applicationId: number, uuid: string): Promise<StoredAppRole[]>;
 }

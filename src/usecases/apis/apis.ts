@@ -19,8 +19,8 @@ export interface ApiView {
   id: string; identifier: string; name: string; scopes: string[];
   /** The scopes each client (by client id) may ask for in its own tokens (client credentials). */
   clientScopes: Record<string, string[]>;
-  /** Its access tokens' lifetime, and whether that is the default. */
-  tokenSeconds: number; tokenSecondsDefault: boolean;
+  /** Its access tokens' lifetime (the default unless it says otherwise). */
+  tokenSeconds: number;
   /** A person's token has only the scopes their roles give; it lists them in `permissions`. */
   rbac: boolean; permissionsInToken: boolean;
   createdAt: Date; updatedAt: Date;
@@ -28,7 +28,7 @@ export interface ApiView {
 
 export const apiView = (api: StoredApi): ApiView => ({
   id: api.publicId, identifier: api.identifier, name: api.name, scopes: api.scopes, clientScopes: api.clientScopes,
-  tokenSeconds: api.tokenSeconds ?? API_TOKEN_SECONDS, tokenSecondsDefault: api.tokenSeconds === null, rbac: api.rbac, permissionsInToken: api.permissionsInToken, createdAt: api.createdAt, updatedAt: api.updatedAt,
+  tokenSeconds: api.tokenSeconds ?? API_TOKEN_SECONDS, rbac: api.rbac, permissionsInToken: api.permissionsInToken, createdAt: api.createdAt, updatedAt: api.updatedAt,
 });
 
 /** What a command may set besides the identifier: each as given on the wire (a string), validated here. */

@@ -102,9 +102,8 @@ export async function removeAppRole(deps: Deps, command: { app: Application; act
 export async function changeAccountRoles(
   deps: Deps, command: { app: Application; acting: Acting; entityId: number; add?: readonly string[]; take?: readonly string[] },
 ): Promise<AppRoleView[]> {
-  const field = 'roles';
   const names = [...new Set([...(command.add ?? []), ...(command.take ?? [])])];
-  if (names.length === 0) throw invalidField(field, 'names no role');
+  if (names.length === 0) throw invalidField('roles', 'names no role');
   return deps.work.run(async (uow) => {
     // the account's row locked: its roles change one call at a time, and the limit holds under parallel calls
     const record = await deps.db.records.findForUpdate(command.app.id, command.entityId, uow.tx);
@@ -112,7 +111,7 @@ export async function changeAccountRoles(
     const roles: StoredAppRole[] = [];
     for (const name of names) {
       const role = await deps.db.roles.find(command.app.id, name, uow.tx);
-      if (!role) throw unknownRole(field, name);
+      if (!role) throw unknownRole('roles', name);
       roles.push(role);
     }
     const toAdd = roles.filter((r) => command.add?.includes(r.name));
@@ -121,7 +120,7 @@ export async function changeAccountRoles(
     const added = await deps.db.roles.assign(command.app.id, command.entityId, toAdd, now, uow.tx);
     const removed = await deps.db.roles.unassign(command.app.id, command.entityId, toTake, uow.tx);
     const held = await deps.db.roles.listOf(command.app.id, command.entityId, uow.tx);
-    if (held.length > MAX_ROLES_PER_ACCOUNT) throw invalidField(field, `would give the account more than ${MAX_ROLES_PER_ACCOUNT} roles`);
+    if (held.length > MAX_ROLES_PER_ACCOUNT) throw invalidField('roles', `would give the account more than ${MAX_ROLES_PER_ACCOUNT} roles`);
     if (added.length > 0 || removed.length > 0) {
       uow.record(event('account.roles_changed', command.app.id, now, command.acting, { kind: 'record', id: String(command.entityId) }, { added, removed }));
     }
@@ -138,12 +137,14 @@ export async function accountRoles(deps: Pick<Services, 'db'>, command: { app: A
 
 /** The scopes of an API (by public id) an account's roles give it, sorted: what `rbac` limits its token to and `permissions` lists. */
 export async function apiPermissionsOf(deps: Pick<Services, 'db'>, command: { app: Application; entityId: number; apiId: string; scopes: readonly string[] }): Promise<string[]> {
-  const held = await deps.db.roles.listOf(command.app.id, command.entityId);
-  return [...new Set(held.flatMap((r) => r.permissions[command.apiId] ?? []))].filter((s) => command.scopes.includes(s)).sort();
+  return permissionsGiven(await deps.db.roles.listOf(command.app.id, command.entityId), command.apiId, command.scopes);
 }
 
-/** The scopes of an API an account (by its uuid) holds through its roles: none for an account that is gone. */
+/** The same for an account by its uuid (as the provider names it), in one read: none for an account that is gone. */
 export async function apiPermissionsOfAccount(deps: Pick<Services, 'db'>, command: { app: Application; accountUuid: string; apiId: string; scopes: readonly string[] }): Promise<string[]> {
-  const record = await deps.db.records.find(command.app.id, { uuid: command.accountUuid });
-  return record ? apiPermissionsOf(deps, { app: command.app, entityId: record.id, apiId: command.apiId, scopes: command.scopes }) : [];
+  return permissionsGiven(await deps.db.roles.listOfAccount(command.app.id, command.accountUuid), command.apiId, command.scopes);
 }
+
+/** The scopes of an API (by public id) that roles give, of those it defines now, sorted. */
+const permissionsGiven = (held: StoredAppRole[], apiId: string, scopes: readonly string[]) =>
+  [...new Set(held.flatMap((r) => r.permissions[apiId] ?? []))].filter((s) => scopes.includes(s)).sort();
