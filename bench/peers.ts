@@ -182,7 +182,7 @@ async function databaseCounters(connection: mysql.Connection): Promise<Record<st
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '—');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const line = (r: Row) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failed} |`;
-type Scenario = 'refresh' | 'releaseRefresh' | 'durableRefresh' | 'oidc' | 'openId' | 'oidcDb' | 'oidcEqual' | 'floor' | 'durable' | 'signIn' | 'releaseSignIn' | 'betterAuth';
+type Scenario = 'refresh' | 'releaseRefresh' | 'durableRefresh' | 'oidc' | 'openId' | 'releaseOpenId' | 'oidcDb' | 'oidcEqual' | 'floor' | 'durable' | 'signIn' | 'releaseSignIn' | 'betterAuth';
 /** Each round's raw hash rates (argon2id and scrypt verifies per second, nothing else running). */
 const rawRates: { argon2id: number; scrypt: number }[] = [];
 const HEADER = '| scenario | requests/s | p50 ms | p99 ms | failed |\n|---|---|---|---|---|';
@@ -230,6 +230,7 @@ async function main(): Promise<void> {
     const openIdTokens = only === 'signin' ? [] : await openIdRefreshTokens(bench, connections, PASSWORD);
     const signIn = await signInAccounts(bench, 'bench');
     const releaseTokens = release && only !== 'signin' ? await gatehouseTokens(release) : [];
+    const releaseOpenIdTokens = release && only !== 'signin' ? await openIdRefreshTokens(release, connections, PASSWORD) : [];
     const releaseSignIn = release && only !== 'refresh' ? await signInAccounts(release, 'bench') : [];
     const watch = (b: BenchApp): Watched[] => b.pids.map((pid, i) => ({ label: b.pids.length > 1 ? `api${i + 1}` : 'api', pid, node: true }));
     const oidcWatch: Watched[] = [{ label: 'oidc-provider', pid: oidc.child.pid!, node: true }];
@@ -248,6 +249,7 @@ async function main(): Promise<void> {
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh), ...warm });
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens), ...warm });
       await closedLoop({ ...refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens), ...warm });
+      if (release) await closedLoop({ ...refreshLoop(release.base, '/oidc/token', release.login, releaseOpenIdTokens), ...warm });
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_DB_PORT}`, '/token', oidcAuth, oidcDbTokens), ...warm });
       await closedLoop({ ...refreshLoop(`http://127.0.0.1:${OIDC_EQUAL_PORT}`, '/token', oidcAuth, oidcEqualTokens), ...warm });
     }
@@ -268,6 +270,8 @@ async function main(): Promise<void> {
         durableRefresh: await run('refresh', 'durable rotation floor: HTTP + form + one CALL of the rotation procedure', watch(bench), refreshLoop(GATEHOUSE, '/bench/durable-refresh', bench.login, floorRefresh)),
         oidc: await run('refresh', 'oidc-provider refresh grant (in memory)', oidcWatch, refreshLoop(`http://127.0.0.1:${OIDC_PORT}`, '/token', oidcAuth, oidcTokens)),
         openId: await run('refresh', 'Gatehouse OpenID refresh grant (/oidc/token, MariaDB + Redis)', watch(bench), refreshLoop(GATEHOUSE, '/oidc/token', bench.login, openIdTokens)),
+        releaseOpenId: release ? await run('refresh', 'the earlier release\'s OpenID refresh grant', watch(release), refreshLoop(release.base, '/oidc/token', release.login, releaseOpenIdTokens))
+          : none('the earlier release\'s OpenID refresh grant'),
         oidcDb: await run('refresh', 'oidc-provider refresh grant (standalone, its own MariaDB adapter)', oidcDbWatch, refreshLoop(`http://127.0.0.1:${OIDC_DB_PORT}`, '/token', oidcAuth, oidcDbTokens)),
         oidcEqual: await run('refresh', 'oidc-provider refresh grant (standalone, MariaDB adapter with Gatehouse\'s guarantees)', oidcEqualWatch, refreshLoop(`http://127.0.0.1:${OIDC_EQUAL_PORT}`, '/token', oidcAuth, oidcEqualTokens)),
         floor: await run('signin', 'floor: HTTP + form + one argon2 verify', watch(bench), post(GATEHOUSE, '/bench/verify', FORM, () => `currentPassword=${encodeURIComponent(PASSWORD)}`)),
@@ -321,6 +325,7 @@ async function main(): Promise<void> {
       say(`| refresh grant: the earlier release ÷ oidc-provider standalone on MariaDB | ${med('releaseRefresh', 'oidcDb')} |`);
       say(`| refresh grant: Gatehouse ÷ oidc-provider standalone on MariaDB | ${med('refresh', 'oidcDb')} |`);
       say(`| refresh grant: Gatehouse ÷ the earlier release | ${med('refresh', 'releaseRefresh')} |`);
+      say(`| OpenID refresh grant: Gatehouse ÷ the earlier release | ${med('openId', 'releaseOpenId')} |`);
       say(`| sign-in: Gatehouse ÷ the earlier release | ${med('signIn', 'releaseSignIn')} |`);
       say(`| sign-in: the earlier release ÷ floor | ${med('releaseSignIn', 'floor')} |`);
     }
