@@ -30,6 +30,7 @@ import * as compactHistory from './0029-compact-history';
 import * as indexedAttributes from './0030-indexed-attributes';
 import * as credentialsSpentIndex from './0031-credentials-spent-index';
 import * as apis from './0032-apis';
+import * as logoutDeliveries from './0033-logout-deliveries';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   { name: '0030-indexed-attributes', ...indexedAttributes },
   { name: '0031-credentials-spent-index', ...credentialsSpentIndex },
   { name: '0032-apis', ...apis },
+  { name: '0033-logout-deliveries', ...logoutDeliveries },
 ];

@@ -42,6 +42,8 @@ import {
   addWebhook, listDeliveries, listWebhooks, MAX_DELIVERIES, pingWebhook, redeliverWebhooks, removeWebhook, rotateWebhookSecret, setWebhookEnabled,
 } from './usecases/webhooks/endpoints';
 import { shown as shownEndpoint, shownDelivery } from './http/handlers/webhooks';
+import { shownLogout } from './http/handlers/admin-clients';
+import { listLogouts, MAX_LOGOUTS_LISTED } from './usecases/oidc/backchannel-logout';
 import { shownConnection, shownInvitation, shownMember, shownOrganization } from './http/handlers/organizations';
 import { addConnection, listConnections, removeConnection } from './usecases/organizations/connections';
 import { shownServiceProvider } from './http/handlers/saml';
@@ -264,6 +266,17 @@ program.command('clients:list')
   .action((opts: { app?: string }) => withCore(async (core) => {
     const all = await core.clients.list((await applicationOf(core, opts)).id);
     print(all.map((c) => ({ client_id: c.clientId, client_secret: c.secret, description: c.description, features: c.features, settings: c.settings })));
+  }));
+
+program.command('clients:logouts')
+  .argument('<client_id>', 'the login client, as clients:list prints it')
+  .option('--limit <n>', `how many, 1 to ${MAX_LOGOUTS_LISTED}`, '20')
+  .option(...APP_OPTION)
+  .description("print the latest logout tokens sent to a login client's back-channel logout address, newest first: state, attempts, the app's status and first bytes (docs/openid-connect.md#back-channel-logout)")
+  .action((clientId: string, opts: { app?: string; limit: string }) => withCore(async (core) => {
+    const limit = Number(opts.limit);
+    if (!/^\d{1,3}$/.test(opts.limit) || limit < 1 || limit > MAX_LOGOUTS_LISTED) throw new Error(`--limit must be a whole number from 1 to ${MAX_LOGOUTS_LISTED}`);
+    print((await listLogouts(core, { app: await applicationOf(core, opts), clientId, limit })).map(shownLogout));
   }));
 
 program.command('clients:add')

@@ -51,7 +51,7 @@ export function createCore(config: Config, logger: Logger, clock: Clock = system
     db, box, clients, providers, logger, baseUrls, clock,
     /** The unit of work over this database with every subscriber, enqueuing through `outbox` after each commit. */
     workOf(outbox: { dispatch(jobs: OutboxJob[]): Promise<void> }): Work {
-      return createWork({ storage: db, subscribers: subscribers({ box, audit: db.audit, clients, webhooks }), dispatch: (jobs) => outbox.dispatch(jobs), now: () => clock.now() });
+      return createWork({ storage: db, subscribers: subscribers({ box, audit: db.audit, clients, webhooks, logouts: db.logouts }), dispatch: (jobs) => outbox.dispatch(jobs), now: () => clock.now() });
     },
     async close() {
       webhooks.close();

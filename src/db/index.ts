@@ -17,6 +17,7 @@ import { createEventQueries } from './repositories/events';
 import { createErasureQueries } from './repositories/erasures';
 import { createImportQueries } from './repositories/imports';
 import { createWebhookQueries } from './repositories/webhooks';
+import { createLogoutQueries } from './repositories/logouts';
 import { createApiQueries, createRoleQueries } from './repositories/apis';
 import { createSamlQueries } from './repositories/saml';
 import { createConnectionQueries } from './repositories/connections';
@@ -191,6 +192,7 @@ export function openDatabase(database: Config['database'], replicaEvents: Replic
     erasures: createErasureQueries(sql, transaction),
     imports: createImportQueries(sql),
     webhooks: createWebhookQueries(sql, transaction),
+    logouts: createLogoutQueries(sql),
     organizations: createOrganizationQueries(sql),
     saml: createSamlQueries(sql),
     apis: createApiQueries(sql),

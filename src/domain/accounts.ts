@@ -1,10 +1,11 @@
 import { event, recordSubject, type Acting } from './events';
 import type { UnitOfWork } from './ports';
-import type { Storage, Tx } from './storage';
+import type { Storage } from './storage';
 import type { CredentialKind } from './storage/credentials';
 import type { RecordChange } from './storage/records';
 import type { RecordVersions } from './versions';
 import type { Clock } from './clients';
+import { authorizationsOf, logoutTargetOf, noticesFor, type LogoutTarget } from './backchannel-logout';
 
 // What every change of a user's account shares — the names it records, a deletion, the sessions
 // it ends — written through the unit of work of the use case that makes it. A record's own
@@ -26,9 +27,10 @@ export function changedNames(change: RecordChange): string[] {
 export async function deleteRecord(deps: AccountWrites, uow: UnitOfWork, acting: Acting, applicationId: number, entityId: number): Promise<boolean> {
   const locked = await deps.db.records.findForUpdate(applicationId, entityId, uow.tx);
   if (!locked || !(await deps.db.records.remove(locked, uow.tx))) return false;
-  // its credentials go with the row; its OpenID provider's sessions and grants with it
-  await deps.db.oidcState.destroyOfRecord(applicationId, entityId, uow.tx);
+  // its credentials go with the row; its OpenID provider's sessions and grants with it (their apps told)
   const now = deps.clock.now();
+  await oweLogouts(deps.db, uow, applicationId, entityId, now);
+  await deps.db.oidcState.destroyOfRecord(applicationId, entityId, uow.tx);
   uow.record(event('record.deleted', applicationId, now, acting, recordSubject(entityId), {}, { snapshot: deps.versions.deleted(locked, now) }));
   return true;
 }
@@ -52,7 +54,30 @@ export const EVERY_HOLD_ON_A_RECORD: CredentialKind[] = [
  * Ends a record's sessions: its credentials of `kinds` (but those of the family `except`, the
  * caller's own session) and its OpenID provider's sessions and grants. Answers how many it ended.
  */
-export async function endSessionsOf(db: Storage, applicationId: number, entityId: number, kinds: CredentialKind[], except: string | null, now: Date, tx: Tx): Promise<number> {
-  const spent = await db.credentials.revokeForRecord(applicationId, entityId, kinds, except, now, tx);
-  return spent + await db.oidcState.destroyOfRecord(applicationId, entityId, tx);
+export async function endSessionsOf(db: Storage, applicationId: number, entityId: number, kinds: CredentialKind[], except: string | null, now: Date, uow: UnitOfWork): Promise<number> {
+  const spent = await db.credentials.revokeForRecord(applicationId, entityId, kinds, except, now, uow.tx);
+  await oweLogouts(db, uow, applicationId, entityId, now);
+  return spent + await db.oidcState.destroyOfRecord(applicationId, entityId, uow.tx);
+}
+
+/**
+ * What ending the record's sessions at the OpenID provider owes its apps (docs/openid-connect.md#back-channel-logout):
+ * each app a session signed in to that has a back-channel logout address is owed a logout token
+ * naming the account and the session it was given, recorded as `oidc.backchannel_logout` (its
+ * subscriber writes the tokens to send). Read before the sessions are deleted; with `grantId`,
+ * only the app of that grant. Recorded nothing when no app is owed anything.
+ */
+export async function oweLogouts(db: Storage, uow: UnitOfWork, applicationId: number, entityId: number, now: Date, grantId?: string): Promise<void> {
+  const sessions = await db.oidcState.listOfRecord(applicationId, 'Session', entityId, uow.tx);
+  const authorizations = sessions.flatMap((s) => authorizationsOf(s.payload, grantId));
+  if (authorizations.length === 0) return;
+  const targets = new Map<string, LogoutTarget | undefined>();
+  for (const clientId of new Set(authorizations.map((a) => a.clientId))) targets.set(clientId, logoutTargetOf((await db.clients.find(applicationId, clientId))?.settings ?? {}));
+  const notices = noticesFor(authorizations, (clientId) => targets.get(clientId));
+  if (notices.length === 0) return;
+  const record = await db.records.find(applicationId, { id: entityId }, uow.tx);
+  const subject = record?.uuid ?? (typeof sessions[0].payload.accountId === 'string' ? sessions[0].payload.accountId : undefined);
+  if (subject === undefined) return;
+  uow.record(event('oidc.backchannel_logout', applicationId, now, { actor: { kind: 'system' }, origin: {} }, recordSubject(entityId),
+    { clients: [...new Set(notices.map((n) => n.clientId))] }, { logouts: { subject, notices } }));
 }

@@ -3,6 +3,7 @@ import type { MailRequest } from './mail';
 import type { SnapshotPayload } from './storage/versions';
 import type { ErasureNeedles } from './storage/erasures';
 import type { JoinedBy } from './storage/organizations';
+import type { OwedLogouts } from './backchannel-logout';
 
 /**
  * Who made a change (docs/architecture.md#events): the person a record is, through a client (a
@@ -63,6 +64,8 @@ export interface Carried {
   erasure?: { entityId: number; needles: ErasureNeedles };
   /** A record made by an import (users:import, /entity.bulkCreate): the import's own event is its audit entry, not each record's. */
   inImport?: true;
+  /** The logout tokens a session's end owes (docs/openid-connect.md#back-channel-logout): the account's public id, and per client its session id and the token's id. */
+  logouts?: OwedLogouts;
 }
 
 /** The changes Gatehouse records, each with the names of what it is about (never a value that signs anyone in). */
@@ -140,6 +143,11 @@ export interface EventData {
   'oidc.grant_revoked': { revoked: number };
   /** The OpenID provider: the person signed out of the provider from an app (RP-initiated logout). */
   'oidc.logout': Record<string, never>;
+  /**
+   * Sessions of the account at the provider ended, and the apps among them with a back-channel
+   * logout address are told (docs/openid-connect.md#back-channel-logout): `clients`, those owed a logout token.
+   */
+  'oidc.backchannel_logout': { clients: string[] };
   /** The OpenID provider: a client got an access token for itself (client_credentials), for `scopes`. */
   'oidc.client_credentials_issued': { scopes: string[] };
   /** A webhook endpoint added (docs/webhooks.md): its address's host, and what it subscribed to. */
@@ -247,6 +255,7 @@ export const EVENT_TYPES = [
   'setting.changed', 'provider.added', 'provider.removed', 'application.created', 'flow.imported', 'attribute.indexed', 'attribute.unindexed', 'keys.rotated',
   'token.refreshed', 'token.reuse_detected', 'account.activity_disowned',
   'oidc.grant_given', 'oidc.consent_refused', 'oidc.code_redeemed', 'oidc.device_code_redeemed', 'oidc.token_refreshed', 'oidc.grant_revoked', 'oidc.logout', 'oidc.client_credentials_issued',
+  'oidc.backchannel_logout',
   'webhook.added', 'webhook.removed', 'webhook.secret_rotated', 'webhook.disabled', 'webhook.enabled', 'webhook.tested', 'webhook.redelivered',
   'organization.created', 'organization.updated', 'organization.deleted', 'organization.member_added', 'organization.member_removed',
   'organization.member_roles_changed', 'organization.switched', 'organization.invitation_created', 'organization.invitation_revoked',

@@ -75,7 +75,7 @@ export function webhookPayloadOf(raw: unknown): WebhookJobPayload {
   const o = objectOf(raw, what);
   const notBefore = optionalText(o, 'notBefore', what);
   if (notBefore !== undefined && Number.isNaN(Date.parse(notBefore))) throw new PayloadError(`${what} has a notBefore that is not a time`);
-  const read = { type: optionalText(o, 'type', what), uuid: optionalText(o, 'uuid', what), endpoint: optionalText(o, 'endpoint', what), notBefore };
+  const read = { type: optionalText(o, 'type', what), uuid: optionalText(o, 'uuid', what), endpoint: optionalText(o, 'endpoint', what), notBefore, logout: optionalText(o, 'logout', what) };
   return Object.fromEntries(Object.entries(read).filter(([, v]) => v !== undefined));
 }
 

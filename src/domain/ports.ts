@@ -75,6 +75,11 @@ export interface WebhookTransport {
   send(delivery: { url: string; secrets: readonly string[]; messageId: string; at: Date; body: string }): Promise<WebhookAttempt>;
 }
 
+/** Sends one logout token to a client's back-channel logout address (src/jobs/webhook-sender.ts, under the webhooks' rules). Never throws. */
+export interface LogoutTransport {
+  send(url: string, logoutToken: string): Promise<WebhookAttempt>;
+}
+
 /** The emails kept as files (the embedded default's mail folder, src/mail-files.ts). */
 export interface MailFolder {
   /** Removes the emails addressed to any of `addresses`; answers how many. */

@@ -123,6 +123,13 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be true (the client\'s authorization requests must come as a request object signed with its key: setting jwks or jwks_uri) or false (the default)'),
   dpop_bound_access_tokens: (value) => (value === 'true' || value === 'false' ? undefined
     : 'must be true (the client\'s access tokens are bound to its DPoP key: every token request carries a DPoP proof) or false (the default)'),
+  backchannel_logout_uri: (value) => {
+    const url = httpUrl(value);
+    if (!url || url.hash !== '' || value.includes('#')) return 'must be one absolute https URL without a fragment, such as https://app.example.com/backchannel-logout: where the client is sent a logout token when a session of its ends';
+    return undefined;
+  },
+  backchannel_logout_session_required: (value) => (value === 'true' || value === 'false' ? undefined
+    : 'must be true (every logout token names the session, sid, and the client\'s ID tokens carry it) or false (the default: a token may name only the account)'),
   security_profile: (value) => (value === 'fapi2' ? undefined
     : 'must be fapi2 (the FAPI 2.0 security profile: pushed requests, PKCE, DPoP, private_key_jwt), or empty for none'),
   openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider: the default) or off'),

@@ -58,6 +58,7 @@ export const WEBHOOK_TYPE_OF: Readonly<Record<EventType, string | null>> = {
   'oidc.token_refreshed': null,
   'oidc.grant_revoked': null,
   'oidc.logout': null,
+  'oidc.backchannel_logout': null,
   'oidc.client_credentials_issued': null,
   'webhook.added': null,
   'webhook.removed': null,
@@ -118,6 +119,8 @@ export const WEBHOOK_JOBS = {
   catchUp: 'catch-up',
   /** What is due sent: scheduled, and queued for one endpoint when its deliveries are queued again. */
   deliver: 'deliver',
+  /** One logout token to a client's back-channel logout address (docs/openid-connect.md#back-channel-logout), the job's attempts its retries. */
+  logout: 'backchannel-logout',
 } as const;
 
 /** How long a delivery is tried for, from when it is made or sent again, before it is given up (at least a day). */

@@ -46,6 +46,15 @@ const WEBHOOK_DELIVERY = {
   },
   additionalProperties: false,
 };
+/** A logout token owed to a client (docs/openid-connect.md#back-channel-logout): never the token itself. */
+const LOGOUT_DELIVERY = {
+  type: 'object', required: ['id', 'sub', 'sid', 'state', 'attempts', 'created', 'last_attempt', 'last_status', 'last_ms', 'last_answer'],
+  properties: {
+    id: STRING, sub: { type: ['string', 'null'] }, sid: { type: ['string', 'null'] }, state: { enum: ['pending', 'delivered', 'failed'] }, attempts: INTEGER, created: STRING,
+    last_attempt: { type: ['string', 'null'] }, last_status: { type: ['integer', 'null'] }, last_ms: { type: ['integer', 'null'] }, last_answer: { type: ['string', 'null'] },
+  },
+  additionalProperties: false,
+};
 /** An organization's enterprise connection (docs/organizations.md#connections): never its secret. */
 const CONNECTION_PROPERTIES = {
   id: STRING, organization_id: STRING, type: { enum: ['saml', 'oidc'] }, name: STRING, required: BOOLEAN, start_url: STRING,
@@ -188,6 +197,7 @@ export const ANSWERS: Record<string, Record<string, unknown>> = {
   '/clients/set_features': ok(),
   '/clients/delete': ok(),
   '/clients/reset_secret': ok({ new_secret: STRING }),
+  '/clients/logouts': ok({ results: { type: 'array', items: LOGOUT_DELIVERY } }),
   '/providers/add': ok({ result: PROVIDER }),
   '/providers/list': ok({ results: { type: 'array', items: PROVIDER } }),
   '/providers/remove': ok(),

@@ -216,6 +216,7 @@ export const ROUTES: readonly Route[] = [
   admin('/clients/set_features', clients.setFeatures, { summary: 'Sets a client\'s features', params: ['for_client_id!', 'features!'] }),
   admin('/clients/delete', clients.deleteClient, { summary: 'Deletes a client', params: ['client_id_for_deletion!'] }),
   admin('/clients/reset_secret', clients.resetSecret, { summary: 'Gives a client a new secret', params: ['for_client_id!'] }),
+  admin('/clients/logouts', clients.clientLogouts, { summary: 'The latest logout tokens sent to a client\'s back-channel logout address: state, attempts, the receiver\'s status and first bytes', params: ['for_client_id!', 'limit'] }, READS),
   admin('/providers/add', providers.addProvider, { summary: 'Adds an identity provider of the built-in social login', params: ['name!', 'issuer!', 'provider_client_id!', 'provider_client_secret!', 'kind', 'scopes'] }),
   admin('/providers/list', providers.listProviders, { summary: 'The identity providers, never a secret', params: [] }, READS),
   admin('/providers/remove', providers.removeProvider, { summary: 'Removes an identity provider', params: ['name!'] }),

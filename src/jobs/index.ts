@@ -13,7 +13,8 @@ import { createMailProcessor } from './mail';
 import { createMaintenanceProcessor, DEFAULT_MAINTENANCE, MaintenanceSettings } from './maintenance';
 import { createVersionsProcessor, type VersionsSettings } from './versions';
 import { createWebhooksProcessor } from './webhooks';
-import { webhookTransport } from './webhook-sender';
+import { logoutTransport, webhookTransport } from './webhook-sender';
+import { createBaseUrls } from '../domain/base-urls';
 import type { Services } from '../usecases/services';
 import { createWebhookDeliverer } from '../usecases/webhooks/delivery';
 
@@ -56,6 +57,11 @@ export function createProcessors(deps: {
     versions: createVersionsProcessor({ services: { ...deps.services, logger }, settings: deps.versions }),
     webhooks: createWebhooksProcessor({
       services: deps.services, logger,
+      // back-channel logout tokens, signed with the applications' keys for their issuers (docs/openid-connect.md#back-channel-logout)
+      logouts: {
+        ...deps.services, box, baseUrls: createBaseUrls(config.publicBaseUrl, config.defaultApp, config.console),
+        transport: logoutTransport({ allowPrivate: config.webhooks.allowPrivate }),
+      },
       deliverer: createWebhookDeliverer({
         services: { ...deps.services, box, logger }, transport: webhookTransport({ allowPrivate: config.webhooks.allowPrivate }), watch: deps.metrics?.webhooks,
       }),

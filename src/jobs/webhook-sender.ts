@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
-import type { WebhookAttempt, WebhookTransport } from '../domain/ports';
+import type { LogoutTransport, WebhookAttempt, WebhookTransport } from '../domain/ports';
 import { isPrivateAddress } from '../domain/webhooks';
 
 /**
@@ -34,6 +34,18 @@ export type Attempt = WebhookAttempt;
 export function webhookTransport(options: SendOptions): WebhookTransport {
   return {
     send: ({ url, secrets, messageId, at, body }) => send(url, signatureHeaders(secrets, messageId, at, body), body, options),
+  };
+}
+
+/**
+ * The back-channel logout transport (docs/openid-connect.md#back-channel-logout): a logout token
+ * POSTed as a form, under the webhooks' rules (the address judged at the connection, no redirect
+ * followed, the same time limits).
+ */
+export function logoutTransport(options: SendOptions): LogoutTransport {
+  return {
+    send: (url, logoutToken) => send(url, { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'Gatehouse-Logout/1', 'cache-control': 'no-store' },
+      new URLSearchParams({ logout_token: logoutToken }).toString(), options),
   };
 }
 
@@ -84,7 +96,7 @@ export function send(url: string, headers: Record<string, string>, body: string,
     };
     const request = client.request(target, {
       method: 'POST', agent: false, lookup: vettedLookup(options.allowPrivate),
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Gatehouse-Webhooks/1' },
+      headers: { 'content-type': 'application/json', 'user-agent': 'Gatehouse-Webhooks/1', ...headers, 'content-length': String(Buffer.byteLength(body)) },
     });
     const total = setTimeout(() => {
       request.destroy();

@@ -1,3 +1,4 @@
+import { logoutTargetOf } from '../domain/backchannel-logout';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
 import type { CredentialKind } from '../domain/storage/credentials';
@@ -263,7 +264,8 @@ const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'
  * by default; `private_key_jwt` with the client's public keys, `jwks` or `jwks_uri`; `none` for a
  * public client, which must use PKCE), `grant_types`, `scope` (the scopes it may ask for),
  * `id_token_signed_response_alg`, `allowed_origins`, `require_pushed_authorization_requests`,
- * `require_signed_request_object`, `dpop_bound_access_tokens`, `security_profile` (fapi2). Nothing else registers a client: there is no second registry.
+ * `require_signed_request_object`, `dpop_bound_access_tokens`, `security_profile` (fapi2), `backchannel_logout_uri`,
+ * `backchannel_logout_session_required`. Nothing else registers a client: there is no second registry.
  */
 function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
   return {
@@ -280,6 +282,7 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       const fapi2 = s.security_profile === 'fapi2';
       if (fapi2 && method !== 'private_key_jwt') return undefined;
       const fapiAlgorithm = fapi2 ? fapiAlgorithmOf(keys) : undefined;
+      const logout = logoutTargetOf(s);
       // a public client proves nothing at the token endpoint: it gets no token for itself
       // (a FAPI 2.0 client signs people in through pushed requests with PKCE only: no device flow, which has neither)
       const grants = settingOfList(s.grant_types).filter((g) => (GRANT_TYPES as readonly string[]).includes(g) && !(method === 'none' && g === 'client_credentials')
@@ -312,6 +315,8 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         ...(s.require_signed_request_object === 'true' && { require_signed_request_object: true }),
         ...((fapi2 || s.dpop_bound_access_tokens === 'true') && { dpop_bound_access_tokens: true }),
         ...(fapi2 && { security_profile: 'fapi2' }),
+        // back-channel logout (docs/openid-connect.md#back-channel-logout): where its logout tokens go, and whether they (and its ID tokens) name the session
+        ...(logout && { backchannel_logout_uri: logout.uri, backchannel_logout_session_required: logout.sessionRequired }),
         // FAPI 2.0 signs with PS256, ES256 or EdDSA only: a fapi2 client's assertions and request objects with the one its key is for
         ...(fapiAlgorithm !== undefined && { token_endpoint_auth_signing_alg: fapiAlgorithm, request_object_signing_alg: fapiAlgorithm }),
       });

@@ -25,8 +25,9 @@ import { OIDC_ROUTES, isOidcPath } from '../domain/openid-routes';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
 import { inProviderRealm } from './realm';
-import { noteProviderRoute, noteUserCodeMissed, providerRequestOf, withProviderRequest, type ProviderRequest } from '../web/provider-request';
+import { noteProviderRoute, noteUserCodeMissed, providerRequest, providerRequestOf, withProviderRequest, type ProviderRequest } from '../web/provider-request';
 import { apiResources } from './apis';
+import { oweProviderLogout } from '../usecases/oidc/provider-storage';
 import { organizationTokens } from './organizations';
 import { organizationsClaims } from '../usecases/organizations/tokens';
 import { limitOf } from '../domain/organizations';
@@ -193,6 +194,9 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         // a client revokes its own tokens only
         revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
         clientCredentials: { enabled: true },
+        // back-channel logout (OpenID Back-Channel Logout 1.0): discovery says so, a client's ID tokens carry sid when it asks;
+        // the tokens themselves leave through the outbox (backchannelLogout below)
+        backchannelLogout: { enabled: true },
         rpInitiatedLogout: {
           enabled: true,
           // the question before signing out (a link alone signs nobody out), and the page after one without a way back, in the application's look
@@ -360,6 +364,13 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     config.interactions = { ...config.interactions, policy: interactionPolicy(app, loaded) };
     const provider = new loaded.Provider(services.baseUrls.of(app.name), config);
     provider.proxy = options.trustProxy;
+    // back-channel logout tokens leave through the outbox (docs/openid-connect.md#back-channel-logout): where the provider
+    // would POST one during the logout request (lost if the app is down), the token is recorded, and a worker sends it until it is taken
+    const providerApp = app;
+    provider.Client.prototype.backchannelLogout = async function backchannelLogout(this: { clientId: string }, sub: string, sid: string) {
+      await oweProviderLogout(services, { app: providerApp, clientId: this.clientId, subject: sub, sid: typeof sid === 'string' ? sid : null,
+        party: { entityId: null, clientId: this.clientId, origin: providerRequest().origin } });
+    };
     organizations.registerExchange(provider, config.findAccount!);
     // its answers are Gatehouse's, whatever happens inside it (answers.ts); its failures one structured log line each
     provider.use(gatehouseAnswers(app, services.logger));

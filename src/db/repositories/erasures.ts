@@ -41,14 +41,17 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     // the outbox first: a snapshot row a versions worker holds is waited for, then its snapshot is deleted below.
     // Its rows: the record's snapshots, the jobs of its events, and emails to its addresses queued before the events were kept
     const mail = holdsAny('payload', needles.emails.flatMap((e) => [['to', e], ['newEmail', e]] as Array<[string, string]>));
-    // (but the webhooks row of the erasure itself: it tells the apps, which knew the account by its uuid, to erase it too)
+    // (but the webhooks row of the erasure itself: it tells the apps, which knew the account by its uuid, to erase it too;
+    // and the logout tokens its end of sessions owes the apps, sent as they are: docs/openid-connect.md#back-channel-logout)
     const erasedEvents = `SELECT uid FROM events WHERE application_id = ? AND account_id = ? AND type = 'account.erased'`;
     const outboxRows = await deleteFound('outbox', `application_id = ? AND id <> ? AND (entity_id = ?
          OR event_id IN (SELECT uid FROM events WHERE application_id = ? AND account_id = ?)
          OR (queue = 'mail' AND ${mail.clause}))
-         AND NOT (queue = 'webhooks' AND event_id IN (${erasedEvents}))`, [applicationId, keep, id, applicationId, id, ...mail.values, applicationId, id], tx);
+         AND NOT (queue = 'webhooks' AND (event_id IN (${erasedEvents}) OR name = 'backchannel-logout'))`, [applicationId, keep, id, applicationId, id, ...mail.values, applicationId, id], tx);
     // its webhook deliveries (each names its uuid) but the one that says it was erased: what was not sent yet, the erasure supersedes
-    const webhookDeliveries = await deleteFound('webhook_deliveries', "application_id = ? AND account_id = ? AND type <> 'user.erased'", [applicationId, id], tx);
+    let webhookDeliveries = await deleteFound('webhook_deliveries', "application_id = ? AND account_id = ? AND type <> 'user.erased'", [applicationId, id], tx);
+    // the logout tokens sent to its apps (each names its uuid); those still being sent are kept until they are, then forget it
+    webhookDeliveries += await deleteFound('logout_deliveries', "application_id = ? AND account_id = ? AND state <> 'pending'", [applicationId, id], tx);
     const snapshots = await sql.change('DELETE FROM entity_versions WHERE application_id = ? AND entity_id = ?', [applicationId, id], tx);
     const events = await sql.change(
       `UPDATE events SET data = '{}', address = NULL, user_agent = NULL

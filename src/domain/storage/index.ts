@@ -8,6 +8,7 @@ import type { ErasureStore } from './erasures';
 import type { EventStore } from './events';
 import type { ImportStore } from './imports';
 import type { WebhookStore } from './webhooks';
+import type { LogoutStore } from './logouts';
 import type { SamlStore } from './saml';
 import type { ConnectionStore } from './connections';
 import type { ScimStore } from './scim';
@@ -51,6 +52,8 @@ export interface Storage {
   imports: ImportStore;
   /** The applications' webhook endpoints. */
   webhooks: WebhookStore;
+  /** The logout tokens owed to clients with a back-channel logout address. */
+  logouts: LogoutStore;
   /** The applications' organizations: members and their roles, defined roles, invitations, claimed domains. */
   organizations: OrganizationStore;
   /** The applications' SAML service providers. */

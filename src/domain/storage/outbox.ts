@@ -10,9 +10,13 @@ export interface ErasurePayload { entityId: number; sealedNeedles: string }
 /**
  * A webhooks job's payload (docs/webhooks.md#deliveries): a fan-out's webhook type and the
  * account's public id where the change carried it; the endpoint a catch-up, a ping or deliveries
- * queued again are for; `notBefore`, when the job waits until then.
+ * queued again are for; `notBefore`, when the job waits until then; a logout token's id.
  */
-export interface WebhookJobPayload { type?: string; uuid?: string; endpoint?: string; notBefore?: string }
+export interface WebhookJobPayload {
+  type?: string; uuid?: string; endpoint?: string; notBefore?: string;
+  /** A back-channel logout job's token (its `jti`, docs/openid-connect.md#back-channel-logout). */
+  logout?: string;
+}
 
 /** What each queue's jobs carry: the payload is the queue's own (src/domain/payloads.ts reads each back). */
 export interface OutboxPayloads {

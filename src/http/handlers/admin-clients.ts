@@ -5,6 +5,8 @@ import { deleteClient as remove } from '../../usecases/clients/delete-client';
 import { resetSecret as reset } from '../../usecases/clients/reset-secret';
 import { setFeatures as set } from '../../usecases/clients/set-features';
 import { adminCall, caller, type Handler } from '../context';
+import { formatTimestamp } from '../../domain/timestamps';
+import { listLogouts, MAX_LOGOUTS_LISTED, type LogoutView } from '../../usecases/oidc/backchannel-logout';
 
 const MAX_DESCRIPTION = 1024;
 
@@ -59,4 +61,18 @@ export const deleteClient: Handler = async (ctx) => {
 export const resetSecret: Handler = async (ctx) => {
   const newSecret = await reset(ctx.services, { ...adminCall(ctx), forClientId: ctx.params.require('for_client_id') }).catch(named('for_client_id'));
   return { new_secret: newSecret };
+};
+
+/** A logout token owed to a client on the wire (docs/openid-connect.md#back-channel-logout): whom, how it went, the receiver's first bytes. */
+export const shownLogout = (l: LogoutView) => ({
+  id: l.id, sub: l.subject, sid: l.sid, state: l.state, attempts: l.attempts, created: formatTimestamp(l.createdAt),
+  last_attempt: l.lastAttemptAt ? formatTimestamp(l.lastAttemptAt) : null, last_status: l.lastStatus, last_ms: l.lastMs, last_answer: l.lastAnswer,
+});
+
+/** /clients/logouts: the latest logout tokens sent (or being sent) to a login client's back-channel logout address, newest first. */
+export const clientLogouts: Handler = async (ctx) => {
+  const raw = ctx.params.get('limit');
+  const limit = raw === undefined ? undefined : /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
+  if (limit !== undefined && !(limit >= 1 && limit <= MAX_LOGOUTS_LISTED)) throw errors.invalidArgument('limit', `must be a whole number from 1 to ${MAX_LOGOUTS_LISTED}`);
+  return { results: (await listLogouts(ctx.services, { app: ctx.app, clientId: ctx.params.require('for_client_id'), limit })).map(shownLogout) };
 };

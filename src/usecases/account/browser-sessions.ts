@@ -1,10 +1,10 @@
 import type { Client } from '../../domain/clients';
 import type { StoredCredential } from '../../domain/storage/credentials';
-import { endSessionsOf, SESSION_KINDS } from '../../domain/accounts';
+import { endSessionsOf, oweLogouts, SESSION_KINDS } from '../../domain/accounts';
 import { event, recordSubject } from '../../domain/events';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { randomToken, sha256Hex } from '../../domain/secrets';
-import type { Tx } from '../../domain/storage';
+import type { UnitOfWork } from '../../domain/ports';
 import { sessionFacts, type SessionFacts, type SignInFactor } from '../../domain/session';
 import type { UserRecord } from '../../domain/storage/records';
 import { AUTHORIZATION_CODE_SECONDS, wholeSeconds } from '../../domain/tokens';
@@ -190,7 +190,10 @@ async function appSessionsOf(ctx: CallContext<'db'>, entityId: number, now: Date
  * the provider's grant and the state that names it too, so the app's tokens and its grant end
  * together. Answers how many credentials it spent.
  */
-export async function endFamily(db: CallContext<'db'>['services']['db'], applicationId: number, family: string, now: Date, tx: Tx): Promise<number> {
+export async function endFamily(db: CallContext<'db'>['services']['db'], applicationId: number, entityId: number, family: string, now: Date, uow: UnitOfWork): Promise<number> {
+  const { tx } = uow;
+  // an app's grant ends: the app is told, when it has a back-channel logout address
+  await oweLogouts(db, uow, applicationId, entityId, now, family);
   const spent = await db.credentials.revokeFamily(applicationId, family, now, tx);
   await db.oidcState.destroyGrant(applicationId, family, tx);
   await db.oidcState.destroy(applicationId, 'Grant', sha256Hex(family), tx);
@@ -253,8 +256,8 @@ export async function endSessions(ctx: CallContext<'clock' | 'db' | 'work'>, com
   }
   return work.run(async (uow) => {
     const spent = family === undefined
-      ? await endSessionsOf(db, ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow.tx)
-      : await endFamily(db, ctx.app.id, family, now, uow.tx);
+      ? await endSessionsOf(db, ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow)
+      : await endFamily(db, ctx.app.id, record.id, family, now, uow);
     if (spent === 0 && family !== undefined) throw new Refusal('nothing_to_do', 'this session has ended already');
     uow.record(event('account.signed_out', ctx.app.id, now, asAccount(ctx, record.id, client), recordSubject(record.id), { tokens: spent }));
     return { spent };

@@ -58,7 +58,7 @@ export async function undoEmailChange(
       }
       const verified = typeof extra.previous_verified === 'string' ? new Date(extra.previous_verified) : now;
       await reviseRecord(services, uow, record, { email: extra.previous_email, emailVerified: verified }, acting, { now });
-      await endSessionsOf(db, app.id, record.id, [...SESSION_KINDS, 'verification_code'], null, now, tx);
+      await endSessionsOf(db, app.id, record.id, [...SESSION_KINDS, 'verification_code'], null, now, uow);
       const displaced = record.email !== null && uniqueKey(record.email) !== uniqueKey(extra.previous_email)
         ? { mail: { app, template: 'email-changed-notice' as const, locale: recordLocale(record), to: record.email, name: displayName(record) } }
         : undefined;

@@ -15,7 +15,7 @@ export async function disownActivity(ctx: CallContext<'clock' | 'db' | 'work'>, 
   const { record, client } = await accountOfToken(ctx, command.token);
   return work.run(async (uow) => {
     const now = clock.now();
-    const sessions = await endSessionsOf(db, ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow.tx);
+    const sessions = await endSessionsOf(db, ctx.app.id, record.id, SESSION_KINDS, command.token.family, now, uow);
     uow.record(event('account.activity_disowned', ctx.app.id, now, asAccount(ctx, record.id, client), recordSubject(record.id), { sessions }));
     return { sessions };
   }, { readCommitted: true });

@@ -3,6 +3,8 @@ import type { Application } from '../../domain/storage/applications';
 import type { CredentialKind, NewCredential } from '../../domain/storage/credentials';
 import type { OidcObjectWrite } from '../../domain/storage/oidc-state';
 import { sha256Hex } from '../../domain/secrets';
+import { randomUUID } from 'node:crypto';
+import { logoutTargetOf } from '../../domain/backchannel-logout';
 import type { Services } from '../services';
 
 /**
@@ -147,3 +149,25 @@ export const destroyProviderGrantState = (deps: Pick<ProviderStorageDeps, 'db'>,
 /** Spends a code or token that is no longer wanted (a destroy): alone, without an event. */
 export const destroyProviderToken = (deps: Pick<ProviderStorageDeps, 'clock' | 'db'>, command: { app: Application; kind: CredentialKind; valueHash: string }) =>
   deps.db.credentials.consumeAlone(command.app.id, command.kind, command.valueHash, deps.clock.now());
+
+/**
+ * An app's logout (RP-initiated, docs/openid-connect.md#back-channel-logout): the provider names
+ * each app of the session that ends, with the session id it gave it, and that app (when it has a
+ * back-channel logout address) is owed a logout token, recorded as `oidc.backchannel_logout` (its
+ * subscriber writes the token, sent by a worker). Nothing for an account gone meanwhile.
+ */
+export async function oweProviderLogout(
+  deps: ProviderStorageDeps, command: { app: Application; clientId: string; subject: string; sid: string | null; party: ProviderParty },
+): Promise<void> {
+  const { db, clock, work } = deps;
+  const { app, clientId, subject, sid } = command;
+  const client = await db.clients.find(app.id, clientId);
+  const target = client ? logoutTargetOf(client.settings) : undefined;
+  if (!target || (target.sessionRequired && sid === null)) return;
+  const record = await db.records.find(app.id, { uuid: subject });
+  if (!record) return;
+  await work.run(async (uow) => {
+    uow.record(event('oidc.backchannel_logout', app.id, clock.now(), actingOf({ ...command.party, entityId: record.id }), recordSubject(record.id), { clients: [clientId] },
+      { logouts: { subject, notices: [{ clientId, sid, jti: randomUUID() }] } }));
+  });
+}

@@ -165,7 +165,7 @@ async function takeOverAccount(deps: Pick<Services, 'clock' | 'db' | 'versions'>
     if (await db.social.profiles.remove(app, locked.id, identity.identifier, tx)) uow.record(event('account.identity_unlinked', app, now, acting, subject, { provider: identity.provider }));
   }
   // every live code, token and link of the account's: nothing the registrant holds still works (an enroll_token, an address change's undo link)
-  const tokens = await endSessionsOf(db, app, locked.id, EVERY_HOLD_ON_A_RECORD, null, now, tx);
+  const tokens = await endSessionsOf(db, app, locked.id, EVERY_HOLD_ON_A_RECORD, null, now, uow);
   uow.record(event('account.signed_out', app, now, acting, subject, { tokens }));
   // (the names say what it took: a password, an authenticator or a passkey the values do not show)
   const changed = await reviseRecord(deps, uow, locked, { passwordHash: null, emailVerified: null, attributes: { [OPERATOR_ROLE_ATTRIBUTE]: role } }, acting,

@@ -41,7 +41,7 @@ export async function disableInWork(deps: Pick<OperatorDeps, 'db'>, uow: UnitOfW
   await lockedRecord(deps.db, command, uow.tx);
   await deps.db.records.setDisabled(applicationId, entityId, disabled, uow.tx);
   // its verification links too: nothing mailed before the disable works after it
-  const spent = await endSessionsOf(deps.db, applicationId, entityId, [...SESSION_KINDS, 'verification_code'], null, disabled.at, uow.tx);
+  const spent = await endSessionsOf(deps.db, applicationId, entityId, [...SESSION_KINDS, 'verification_code'], null, disabled.at, uow);
   uow.record(event('account.disabled', applicationId, disabled.at, command.acting, recordSubject(entityId), {
     ...(disabled.until && { until: disabled.until.toISOString() }), ...(disabled.reason !== null && { reason: disabled.reason }),
   }));

@@ -28,7 +28,7 @@ export async function enableInWork(
   // not disabled, or a disable whose time is over: nothing to do (an ended disable's window stays
   // kept, so what a sign-in in flight issued while it lasted stays refused)
   if (!isDisabled(record, now) || !may(record.disabled)) return false;
-  await endSessionsOf(deps.db, applicationId, entityId, SESSION_KINDS, null, now, uow.tx);
+  await endSessionsOf(deps.db, applicationId, entityId, SESSION_KINDS, null, now, uow);
   await deps.db.records.setDisabled(applicationId, entityId, null, uow.tx);
   uow.record(event('account.enabled', applicationId, now, command.acting, recordSubject(entityId), {}));
   return true;

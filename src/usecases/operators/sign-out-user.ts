@@ -20,7 +20,7 @@ export function signOutUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'>, c
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
     const record = await lockedRecord(deps.db, command, uow.tx);
-    const spent = await endSessionsOf(deps.db, app.id, entityId, SESSION_KINDS, null, now, uow.tx);
+    const spent = await endSessionsOf(deps.db, app.id, entityId, SESSION_KINDS, null, now, uow);
     uow.record(event('account.signed_out', app.id, now, command.acting, recordSubject(entityId), { tokens: spent }, operatorMail(app, record, 'signed-out-everywhere')));
     return { spent };
   });

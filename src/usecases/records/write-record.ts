@@ -126,7 +126,7 @@ export async function writeRecord(deps: Pick<Services, 'clock' | 'db' | 'version
   if (!written) return deps.versions.written(locked, tx);
   const changed = written.record;
   if (password && !(write.role === 'client' && write.channel === 'api')) {
-    await endSessionsOf(db, app.id, entityId, PASSWORD_CHANGE_ENDS, write.keepSession ?? null, now, tx);
+    await endSessionsOf(db, app.id, entityId, PASSWORD_CHANGE_ENDS, write.keepSession ?? null, now, uow);
   }
   const subject = recordSubject(entityId);
   if (password) uow.record(event('account.password_changed', app.id, now, acting, subject, { by: write.channel }));

@@ -259,7 +259,7 @@ export async function singleLogout(
     if (named && indexed) {
       const target = sp;
       await work.run(async (uow) => {
-        if (session.family !== null) await endFamily(db, ctx.app.id, session.family, now, uow.tx);
+        if (session.family !== null) await endFamily(db, ctx.app.id, record.id, session.family, now, uow);
         uow.record(event('saml.logout', ctx.app.id, now, asAccount(ctx, record.id), recordSubject(record.id), { serviceProvider: target.publicId, entityId: target.entityId }));
       }, { readCommitted: true });
       ended = true;

@@ -1,6 +1,8 @@
 import type { SecretBox } from '../../domain/secrets';
 import type { AuditStore } from '../../domain/storage/audit';
 import { audit } from './audit';
+import { backchannelLogout } from './backchannel-logout';
+import type { LogoutStore } from '../../domain/storage/logouts';
 import { clientCache } from './client-cache';
 import { erasure } from './erasure';
 import { history } from './history';
@@ -16,6 +18,7 @@ export const subscribers = (deps: {
   audit: Pick<AuditStore, 'append'>;
   clients: { changed(applicationId: number, clientId: string): Promise<void> };
   webhooks: Pick<WebhookSubscriptions, 'wants' | 'refresh'>;
+  logouts: Pick<LogoutStore, 'insert'>;
 }): readonly Subscriber[] => [
   history,
   mail(deps.box),
@@ -23,4 +26,5 @@ export const subscribers = (deps: {
   audit(deps.audit),
   clientCache(deps.clients),
   webhooks(deps.webhooks),
+  backchannelLogout(deps.logouts),
 ];

@@ -52,7 +52,9 @@ export async function sweepExpired(deps: Pick<Services, 'db' | 'clock'>, command
   const signingKeys = await db.signingKeys.sweepAlone(new Date(t - RETIRED_KEY_SECONDS * 1000));
   // events and counted failures past their retention, in batches like the rest
   const events = await inBatches(retention, () => db.events.sweepAlone(new Date(t - retention.eventsRetentionMs), retention.batchSize));
-  const webhookDeliveries = await inBatches(retention, () => db.webhooks.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize));
+  // finished webhook deliveries and logout tokens (docs/openid-connect.md#back-channel-logout), kept as long as each other
+  const webhookDeliveries = await inBatches(retention, () => db.webhooks.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize))
+    + await inBatches(retention, () => db.logouts.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize));
   // last: history kept before compact history, converted into runs of sign-ins (docs/versions.md#compact-history) until none is left
   let compacted = 0;
   for (let i = 0; i < retention.maxBatches; i++) {
