@@ -1,3 +1,4 @@
+import { changeAccountRoles } from '../usecases/apis/roles';
 import type { Response } from 'express';
 import { renderAccountExport } from '../domain/account-export';
 import type { Acting } from '../domain/events';
@@ -26,10 +27,10 @@ import { actorWords, clientWords, detailsWords, eventSentence, whereWords } from
  * at a time) beside its activity. Each action is one use case with the operator as its actor.
  */
 
-const ACTIONS = ['disable', 'enable', 'signout', 'reset-second-factor', 'send-reset', 'verify-email', 'erase', 'export'] as const;
+const ACTIONS = ['disable', 'enable', 'signout', 'reset-second-factor', 'send-reset', 'verify-email', 'erase', 'export', 'roles'] as const;
 type AccountAction = (typeof ACTIONS)[number];
 /** What an account's page (and the search, after an erasure) says was just done. */
-export const ACCOUNT_DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'resetSent', 'emailVerified', 'erased', 'nothingToDo', 'created', 'createdLinkSent', 'edited'] as const;
+export const ACCOUNT_DONE = ['disabled', 'enabled', 'signedOut', 'secondFactorReset', 'resetSent', 'emailVerified', 'erased', 'nothingToDo', 'created', 'createdLinkSent', 'edited', 'rolesChanged'] as const;
 type Done = (typeof ACCOUNT_DONE)[number];
 
 /** The account a path names, with its application; a page saying why not otherwise. */
@@ -91,6 +92,7 @@ function accountPage(p: ConsoleParts, res: Response, status: number, s: Signed, 
     + tile(say(locale, 'organizations'), account.organizations.length === 0 ? escape(say(locale, 'none'))
       : account.organizations.map((o) => `<a href="${escape(`/apps/${encodeURIComponent(a.name)}/organizations/${encodeURIComponent(o.organizationId)}${q({ locale })}`)}" title="${escape(o.organizationId)}">${escape(o.name)}</a>`
         + `${o.roles.length ? ` <small>(${escape(o.roles.join(', '))})</small>` : ''}`).join('<br>'))
+    + tile(say(locale, 'appRoles'), escape(account.roles.join(', ') || say(locale, 'none')))
     + '</div>';
   // the record
   body += `<div class="columns"><section aria-labelledby="h-record"><h2 id="h-record">${escape(say(locale, 'record'))}</h2><div class="scroll"><table><tbody>`
@@ -182,6 +184,10 @@ function actionsOf(p: ConsoleParts, s: Signed, a: Application, account: ConsoleA
     + (account.totp !== 'off' || account.recoveryCodesLeft > 0 ? one('reset-second-factor', say(locale, 'resetSecondFactor')) : '')
     + (r.email ? one('send-reset', say(locale, 'sendReset')) : '')
     + (r.email && !r.emailVerified ? one('verify-email', say(locale, 'verifyEmail')) : '')
+    // the application's roles give its APIs' permissions: an admin's to change (docs/console.md#an-account)
+    + (account.appRoles.length === 0 || !roleMay(s.operator.role, 'administer') ? '' : one('roles', say(locale, 'changeRoles'), `<fieldset><legend>${escape(say(locale, 'appRoles'))}</legend>`
+      + account.appRoles.map((name) => `<label class="choice"><input type="checkbox" name="roles" value="${escape(name)}"${account.roles.includes(name) ? ' checked' : ''}> <code>${escape(name)}</code></label>`).join(' ')
+      + `</fieldset><p class="tip">${escape(say(locale, 'appRolesTip'))}</p>`))
     + one('export', say(locale, 'export'))
     + one('erase', say(locale, 'erase'), `<label for="erase-name">${escape(say(locale, 'eraseType', { name: '\u0000' })).replace('\u0000', `<span class="value">${escape(r.email ?? r.uuid)}</span>`)}</label><input id="erase-name" name="name" type="text" required autocomplete="off">`
       + `<p class="tip">${escape(say(locale, 'eraseTip'))}</p>`)
@@ -218,6 +224,16 @@ export const accountAction: PageHandler = async (call) => {
       case 'reset-second-factor': return to((await resetSecondFactor(p.services, command)).removed ? 'secondFactorReset' : 'nothingToDo');
       case 'verify-email': await verifyEmailAsOperator(p.services, command); return to('emailVerified');
       case 'send-reset': await sendPasswordReset(p.services, command); return to('resetSent');
+      case 'roles': {
+        if (!roleMay(s.operator.role, 'administer')) return p.problem(res, 403, locale, say(locale, 'roleForbids'), s);
+        // the roles checked: each a field of its own (the route reads them from the raw form)
+        const raw = (req.body as Record<string, unknown>).roles;
+        const wanted = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((r): r is string => typeof r === 'string');
+        await changeAccountRoles(p.services, {
+          app: named.app, acting, entityId: named.entityId, add: wanted, take: account.roles.filter((r) => !wanted.includes(r)),
+        });
+        return to('rolesChanged');
+      }
       case 'export': {
         const document = renderAccountExport(await exportUser(p.services, command));
         res.setHeader('Content-Disposition', `attachment; filename="account-${account.record.uuid}.json"`);

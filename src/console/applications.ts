@@ -5,6 +5,7 @@ import { applicationView } from '../usecases/operators/console-admin';
 import { consoleApplications } from '../usecases/operators/console-reads';
 import { escape } from '../web/pages';
 import { clientsSection } from './clients';
+import { apisSection } from './apis';
 import { flowsSection } from './flows';
 import { ADMIN_DONE, adminForm, appBase, doneNotice, inApp, q, say, time, type PageHandler } from './parts';
 import { providersSection } from './providers';
@@ -15,7 +16,7 @@ import { webhooksSection } from './webhooks';
 
 /**
  * The applications (docs/console.md#applications): the list, and an application's page with its
- * settings, clients, identity providers, flows, signing keys, webhooks, SAML service providers,
+ * settings, clients, identity providers, flows, signing keys, APIs and roles, webhooks, SAML service providers,
  * enterprise connections and SCIM provisioning, each section from the module of its own; changes
  * for admins.
  */
@@ -48,6 +49,7 @@ export const showApplication = inApp(async (call, a) => {
         + '</tbody></table></div>'
         + (admin ? adminForm(s, `${appBase(a)}/keys`, say(locale, 'rotateKeys'), `<p class="tip">${escape(say(locale, 'rotateTip'))}</p>`, true) : ''))
     + '</section>';
+  body += await apisSection(call, a, view.clients);
   body += await webhooksSection(call, a);
   body += await samlSection(call, a);
   body += await connectionsSection(call, a);

@@ -7,12 +7,13 @@ import { addClient } from '../usecases/clients/add-client';
 import { resetSecret } from '../usecases/clients/reset-secret';
 import { applicationView, type ApplicationView } from '../usecases/operators/console-admin';
 import { escape } from '../web/pages';
-import { ADMIN_DONE, adminForm, appBase, doneNotice, inApp, q, say, type ConsoleParts, type Signed } from './parts';
+import { ADMIN_DONE, adminForm, appBase, doneNotice, inApp, q, say, time, type ConsoleParts, type Signed } from './parts';
+import { listLogouts } from '../usecases/oidc/backchannel-logout';
 import { settingForm, settingsTable } from './settings';
 
 /**
  * An application's clients (docs/console.md#applications): listed on its page, each client's page
- * with its settings, and for admins a client added or its secret reset (the secret shown once).
+ * with its settings and the logout tokens sent to it, and for admins a client added or its secret reset (the secret shown once).
  */
 
 /** The clients section of an application's page. */
@@ -42,8 +43,26 @@ export const showClient = inApp(async ({ req, res, s, p }, a) => {
     + `<section aria-labelledby="h-settings"><h2 id="h-settings">${escape(say(locale, 'clientSettings'))}</h2>${settingsTable(client.settings, locale)}`
     + (admin ? settingForm(s, a, client.clientId) + adminForm(s, `${appBase(a)}/clients/${encodeURIComponent(client.clientId)}/secret`, say(locale, 'resetSecret'),
       `<p class="tip">${escape(say(locale, 'resetSecretTip'))}</p>`, true) : '')
-    + '</section>', s);
+    + '</section>'
+    + await logoutsSection(p, s, a, client.clientId, client.settings), s);
 });
+
+/** The logout tokens sent to the client's back-channel logout address (docs/openid-connect.md#back-channel-logout), newest first, with their attempts. */
+async function logoutsSection(p: ConsoleParts, s: Signed, a: Application, clientId: string, settings: Record<string, string>): Promise<string> {
+  const { locale } = s;
+  const logouts = await listLogouts(p.services, { app: a, clientId, limit: 20 });
+  if (logouts.length === 0 && !settings.backchannel_logout_uri) return '';
+  return `<section aria-labelledby="h-logouts"><h2 id="h-logouts">${escape(say(locale, 'backchannelLogouts'))}</h2>`
+    + `<p class="tip">${escape(say(locale, 'backchannelLogoutsTip', { uri: settings.backchannel_logout_uri ?? '—' }))}</p>`
+    + (logouts.length === 0 ? `<p>${escape(say(locale, 'none'))}</p>`
+      : `<div class="scroll"><table><thead><tr>${['created', 'logoutAccount', 'state', 'webhookAttempts', 'webhookLastAnswer'].map((k) => `<th scope="col">${escape(say(locale, k))}</th>`).join('')}</tr></thead><tbody>`
+        + logouts.map((l) => `<tr><td>${escape(time(l.createdAt))}<br><code>${escape(l.id)}</code></td>`
+          + `<td>${l.subject ? `<code>${escape(l.subject)}</code>` : '—'}${l.sid ? `<br><small>sid <code>${escape(l.sid)}</code></small>` : ''}</td>`
+          + `<td>${escape(say(locale, `delivery_${l.state}`))}</td><td>${l.attempts}</td>`
+          + `<td>${l.lastAttemptAt ? `${escape(l.lastStatus === null ? '—' : String(l.lastStatus))} · ${escape(String(l.lastMs ?? '—'))} ms<br><code>${escape((l.lastAnswer ?? '').slice(0, 200))}</code>` : '—'}</td></tr>`).join('')
+        + '</tbody></table></div>')
+    + '</section>';
+}
 
 /** A page that shows a client's secret once (never cached, like every page of the console). */
 const secretPage = (p: ConsoleParts, res: Response, s: Signed, a: Application, clientId: string, secret: string, notes: string[]) =>

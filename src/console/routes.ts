@@ -1,5 +1,6 @@
 import type { ConsoleAction } from '../domain/operators';
 import * as account from './account';
+import * as apis from './apis';
 import * as forms from './account-forms';
 import { searchPage } from './accounts';
 import { applicationsPage, rotateKeys, showApplication } from './applications';
@@ -63,7 +64,8 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   get('/apps/:app/accounts/:id/edit', 'account', forms.editAccountPage),
   // (before the actions: `edit` is not one of them)
   post('/apps/:app/accounts/:id/edit', 'account', forms.saveAccount, ATTRIBUTES),
-  post('/apps/:app/accounts/:id/:action', 'account', account.accountAction),
+  // (an account's roles come as one field each: the route keeps a repeated field as a list)
+  post('/apps/:app/accounts/:id/:action', 'account', account.accountAction, { bytes: '32kb', fields: 250, repeated: true }),
   // the audit log
   get('/audit', 'read', auditPage),
   // organizations
@@ -89,6 +91,10 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   post('/apps/:app/keys', 'administer', rotateKeys),
   post('/apps/:app/flows', 'administer', importFlow, FLOW),
   get('/apps/:app/flows/:name', 'read', flowChanges),
+  post('/apps/:app/apis', 'administer', apis.createApi),
+  post('/apps/:app/apis/:id/:action', 'administer', apis.apiAction),
+  post('/apps/:app/roles', 'administer', apis.createRole),
+  post('/apps/:app/roles/:name/remove', 'administer', apis.deleteRole),
   get('/apps/:app/webhooks/:id', 'read', showWebhook),
   post('/apps/:app/webhooks', 'administer', createWebhook),
   post('/apps/:app/webhooks/:id/:action', 'administer', webhookAction),

@@ -365,3 +365,53 @@ it('an account\'s history shows a run of sign-ins (each moving lastLogin only) a
   expect(history).toContain('<ins>Ada Augusta</ins>');
   expect(history).not.toContain('Version 7');
 });
+
+it('an admin registers an API, grants a client its scopes, defines a role from lines and gives it to an account; the client page lists its logout tokens; support and viewers change none of it', async () => {
+  const token = await tokenOf(cookies.admin);
+  const post = (path: string, fields: Record<string, string | string[]>, who = 'admin') => request(consoleApp).post(path).set('Cookie', cookies[who]).type('form').send({ csrf: token, ...fields });
+  const local = (await t.runtime.db.applications.findByName('local'))!;
+  const bad = await post('/apps/local/apis', { identifier: 'not a uri' });
+  expect([bad.status, bad.text]).toEqual([400, expect.stringContaining('identifier')]);
+  const added = await post('/apps/local/apis', { identifier: 'https://orders.example.com/', name: 'Orders', scopes: 'read:orders write:orders', token_lifetime: '300', rbac: 'true' });
+  expect(added.headers.location).toBe('/apps/local?locale=en-US#h-apis');
+  const [api] = (await t.runtime.db.apis.list(local.id)).filter((x) => x.identifier === 'https://orders.example.com/');
+  expect(api).toMatchObject({ name: 'Orders', scopes: ['read:orders', 'write:orders'], tokenSeconds: 300, rbac: true, permissionsInToken: false });
+  const machine = t.local.clients.owner.client_id;
+  expect((await post(`/apps/local/apis/${api.publicId}/grant`, { client: machine, scopes: 'read:orders' })).status).toBe(303);
+  expect((await t.runtime.db.apis.find(local.id, api.publicId))!.clientScopes).toEqual({ [machine]: ['read:orders'] });
+  const undefinedScope = await post(`/apps/local/apis/${api.publicId}/grant`, { client: machine, scopes: 'delete:everything' });
+  expect(undefinedScope.status).toBe(400);
+  // a role from lines: the API's identifier, then its scopes
+  expect((await post('/apps/local/roles', { name: 'clerk', description: 'Reads orders', permissions: 'https://orders.example.com/ read:orders' })).headers.location).toBe('/apps/local?locale=en-US#h-roles');
+  expect((await t.runtime.db.roles.list(local.id)).find((r) => r.name === 'clerk')!.permissions).toEqual({ [api.publicId]: ['read:orders'] });
+  const page = await request(consoleApp).get('/apps/local').set('Cookie', cookies.viewer);
+  expect(page.text).toContain('<h2 id="h-apis">APIs</h2>');
+  expect(page.text).toContain('<code title="' + api.publicId + '">https://orders.example.com/</code>');
+  expect(page.text).toContain('<code>clerk</code>');
+  expect(page.text).not.toContain('Register an API');
+  // an account's roles: checked on its page by an admin; support sees them, cannot change them
+  const made = await createRecord(t.runtime.services, { app: local, origin: {}, operator: acting, record: parseNewUser(local.id, { email: `clerk-${Date.now()}@example.com` }) });
+  expect((await post(`/apps/local/accounts/${made.id}/roles`, { roles: ['clerk'], confirm: 'yes' })).headers.location).toBe(`/apps/local/accounts/${made.id}?locale=en-US&done=rolesChanged`);
+  expect((await t.runtime.db.roles.listOf(local.id, made.id)).map((r) => r.name)).toEqual(['clerk']);
+  const supportToken = await tokenOf(cookies.support);
+  const bySupport = await request(consoleApp).post(`/apps/local/accounts/${made.id}/roles`).set('Cookie', cookies.support).type('form').send({ csrf: supportToken, confirm: 'yes' });
+  expect(bySupport.status).toBe(403);
+  expect((await request(consoleApp).get(`/apps/local/accounts/${made.id}`).set('Cookie', cookies.support)).text).toMatch(/Roles<\/span><p>clerk<\/p>/);
+  // unchecked: taken back
+  expect((await post(`/apps/local/accounts/${made.id}/roles`, { confirm: 'yes' })).status).toBe(303);
+  expect(await t.runtime.db.roles.listOf(local.id, made.id)).toEqual([]);
+  // removed, confirmed; a viewer may not
+  expect((await request(consoleApp).post(`/apps/local/roles/clerk/remove`).set('Cookie', cookies.viewer).type('form').send({ csrf: await tokenOf(cookies.viewer), confirm: 'yes' })).status).toBe(403);
+  expect((await post('/apps/local/roles/clerk/remove', { confirm: 'yes' })).status).toBe(303);
+  expect((await post(`/apps/local/apis/${api.publicId}/remove`, {})).status).toBe(400);
+  expect((await post(`/apps/local/apis/${api.publicId}/remove`, { confirm: 'yes' })).status).toBe(303);
+  expect(await t.runtime.db.apis.find(local.id, api.publicId)).toBeUndefined();
+  const kinds = (await t.runtime.db.events.latest(local.id, 20)).filter((e) => e.type.startsWith('api.') || e.type.startsWith('role.')).map((e) => [e.type, e.actor.kind]);
+  expect(kinds).toEqual(expect.arrayContaining([['api.added', 'operator'], ['api.client_scopes_granted', 'operator'], ['role.defined', 'operator'], ['role.removed', 'operator'], ['api.removed', 'operator']]));
+  // a login client with a back-channel logout address: its page says where, and lists the tokens sent (none yet)
+  const login = t.local.clients.login.client_id;
+  expect((await post('/apps/local/settings', { client: login, key: 'backchannel_logout_uri', value: 'https://app.example.com/backchannel-logout' })).status).toBe(303);
+  const clientPage = await request(consoleApp).get(`/apps/local/clients/${login}`).set('Cookie', cookies.viewer);
+  expect(clientPage.text).toContain('<h2 id="h-logouts">Back-channel logout</h2>');
+  expect(clientPage.text).toContain('a logout token is sent to https://app.example.com/backchannel-logout');
+});

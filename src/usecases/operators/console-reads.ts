@@ -94,6 +94,9 @@ export interface ConsoleAccount {
   organizations: { organizationId: string; name: string; roles: string[] }[];
   /** The application's clients' descriptions by client_id: what the page names them by. */
   clientNames: ReadonlyMap<string, string>;
+  /** The application's roles it holds (docs/openid-connect.md#roles), and every role the application defines. */
+  roles: string[];
+  appRoles: string[];
 }
 
 /** A browser's session of the account page or the console that has idled out (its row lives on until its expiry, but it opens nothing). */
@@ -114,7 +117,7 @@ export async function consoleAccount(
   const now = clock.now();
   const record = await db.records.find(app.id, { id: entityId });
   if (!record) return undefined;
-  const [profiles, passkeys, totp, codes, activity, history, live, memberships] = await Promise.all([
+  const [profiles, passkeys, totp, codes, activity, history, live, memberships, held, defined] = await Promise.all([
     db.social.profiles.forEntity(app.id, entityId),
     db.passkeys.list(app.id, entityId),
     db.factors.totp(app.id, entityId),
@@ -123,6 +126,8 @@ export async function consoleAccount(
     recordHistory(deps, { applicationId: app.id, entityId, limit: ACCOUNT_PAGE_ENTRIES }),
     Promise.all(SESSIONS.map((kind) => db.credentials.liveOfRecord(app.id, entityId, kind, now))).then((all) => all.flat().filter((c) => !idle(c, app, now))),
     db.organizations.listMembershipsOf(app.id, entityId, ACCOUNT_ORGANIZATIONS),
+    db.roles.listOf(app.id, entityId),
+    db.roles.list(app.id),
   ]);
   const clients = await db.clients.list(app.id);
   const clientIds = new Map(clients.map((c) => [c.id, c.clientId]));
@@ -144,6 +149,8 @@ export async function consoleAccount(
     history,
     organizations: memberships.map((m) => ({ organizationId: m.organization.organizationId, name: m.organization.name, roles: m.member.roles })),
     clientNames: new Map(clients.filter((c) => c.description !== '').map((c) => [c.clientId, c.description])),
+    roles: held.map((r) => r.name),
+    appRoles: defined.map((r) => r.name),
   };
 }
 
