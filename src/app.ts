@@ -163,6 +163,12 @@ function apiRoutes(app: express.Express, options: AppOptions, resolveApp: Return
         res.setHeader('Allow', route.methods.join(', '));
         return next(errors.methodNotAllowed(req.method, route.path, route.methods));
       }
+      // a client that sends a DPoP proof expects a token bound to its key: never a bearer token in its place
+      if (route.bearerOnly && req.headers.dpop !== undefined) {
+        return next(new ApiError('invalidRequestArgument', 'this endpoint issues bearer tokens only, and a DPoP proof was sent: send it to /oidc/token, whose tokens are bound to the key (docs/openid-connect.md#dpop), or send no DPoP header', {
+          extra: { argument_name: 'DPoP' },
+        }));
+      }
       if (hasBody(req) && !req.is('application/x-www-form-urlencoded')) {
         return next(errors.unreadableBody('send parameters as an application/x-www-form-urlencoded body (or in the URL query where the endpoint reads it)', 415));
       }

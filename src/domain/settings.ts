@@ -123,6 +123,8 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be true (the client\'s authorization requests must come as a request object signed with its key: setting jwks or jwks_uri) or false (the default)'),
   dpop_bound_access_tokens: (value) => (value === 'true' || value === 'false' ? undefined
     : 'must be true (the client\'s access tokens are bound to its DPoP key: every token request carries a DPoP proof) or false (the default)'),
+  token_endpoint_auth_signing_alg: (value) => (['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA'].includes(value) ? undefined
+    : 'must be ES256, ES384, PS256, RS256 or EdDSA: the one algorithm the client\'s key signs its assertions and request objects with (a FAPI 2.0 client: ES256, PS256 or EdDSA)'),
   backchannel_logout_uri: (value) => {
     const url = httpUrl(value);
     if (!url || url.hash !== '' || value.includes('#')) return 'must be one absolute https URL without a fragment, such as https://app.example.com/backchannel-logout: where the client is sent a logout token when a session of its ends';

@@ -50,6 +50,8 @@ export interface Route {
   errors: ErrorStyle;
   /** Only reads: a signed request may be repeated. Every other endpoint refuses a replayed signature. */
   reads?: boolean;
+  /** Issues bearer tokens only: a request with a DPoP proof is refused, never answered with a token that is not bound to its key. */
+  bearerOnly?: true;
   /**
    * Bytes of body, and characters of one parameter, the endpoint accepts (default 64 KiB and
    * 16 KiB): more for the endpoints that carry whole records as JSON.
@@ -126,7 +128,7 @@ export const ROUTES: readonly Route[] = [
   route('/access/useVerificationCode', ANY_AUTH, [], access.useVerificationCode, { summary: 'Uses a verification code', params: ['verification_code!'] }),
   // docs/api.md#oauthtoken: any of the five kinds may exchange, only what was issued for it (signed too, as the
   // original server library signs every call)
-  route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, { summary: 'Exchanges an authorization code, or rotates a refresh token', params: ['grant_type!', 'code', 'redirect_uri', 'refresh_token'] }, 'oauth'),
+  { ...route('/oauth/token', CLIENT_AUTH, ['owner', 'login_client', 'direct_read_access', 'direct_access', 'access_issuer'], token, { summary: 'Exchanges an authorization code, or rotates a refresh token (bearer tokens: a DPoP proof is refused, /oidc/token binds tokens to a key)', params: ['grant_type!', 'code', 'redirect_uri', 'refresh_token'] }, 'oauth'), bearerOnly: true },
   // docs/api.md#flows: flow-based login endpoints; POST, body only, client_id of a login_client
   login('/oauth/register_native_traditional', loginHandler(registerWithPassword, 'optional', (ctx) => ({ form: formOf(ctx), refreshSecret: refreshSecretOf(ctx), altcha: altchaOf(ctx) }), signedInBody), { summary: 'Registers with the flow\'s registrationForm, and signs in', params: [...FLOW, 'refresh_secret', 'altcha'] }),
   login('/oauth/auth_native_traditional', loginHandler(signIn, 'optional', (ctx) => ({

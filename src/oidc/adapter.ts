@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { logoutTargetOf } from '../domain/backchannel-logout';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Application } from '../domain/storage/applications';
@@ -32,7 +33,7 @@ import {
 type Db = Services['db'];
 interface AdapterDeps {
   db: Db; work: Services['work']; clock: Services['clock']; clients: Services['clients']; box: Services['box'];
-  invalidGrant: (why: string) => Error; invalidRequest: (why: string) => Error; invalidClientAuth: (why: string) => Error;
+  invalidGrant: (why: string) => Error; invalidRequest: (why: string) => Error; invalidClientAuth: (why: string) => Error; invalidToken: (why: string) => Error;
 }
 
 /**
@@ -207,7 +208,7 @@ const SINGLE_USE: ReadonlySet<string> = new Set(['PushedAuthorizationRequest']);
 const INTERACTION_SECONDS = 3600;
 
 function stateAdapter(deps: AdapterDeps, app: Application, model: string, entityOf: EntityOf): Adapter {
-  const { db, clock, box, invalidRequest, invalidClientAuth } = deps;
+  const { db, clock, box, invalidGrant, invalidRequest, invalidClientAuth, invalidToken } = deps;
   const opened = (o: Awaited<ReturnType<Db['oidcState']['find']>>) => {
     if (!o || o.expiresAt.getTime() <= clock.now().getTime()) return undefined;
     return inProviderRealm({ ...openedPayload(box, app, o.payload), ...(o.consumedAt && { consumed: epoch(o.consumedAt) }) });
@@ -231,7 +232,15 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
       // requests with one assertion on two pods would both pass a lookup; the insert lets one through
       const once = model === 'ReplayDetection';
       const saved = await saveProviderObject(deps, { app, object, once, party: partyOf(entityId, payload.clientId), granted });
-      if (!saved) throw invalidClientAuth('client assertion tokens must only be used once');
+      if (saved) return;
+      // the marker of a DPoP proof (its id is the digest of the client and the proof's jti) or of a client assertion: the
+      // error the provider gives each when it finds the marker itself (a proof replayed at the token endpoint is invalid_grant,
+      // at a pushed request invalid_request, at userinfo invalid_token)
+      const { dpopJti, route } = providerRequest();
+      if (dpopJti !== undefined && typeof payload.iss === 'string' && createHash('sha256').update(`${payload.iss}${dpopJti}`).digest('base64url') === id) {
+        throw (route === 'token' ? invalidGrant : route === 'pushed_authorization_request' ? invalidRequest : invalidToken)('DPoP proof JWT Replay detected');
+      }
+      throw invalidClientAuth('client assertion tokens must only be used once');
     },
     find: async (id) => opened(await db.oidcState.find(app.id, model, sha256Hex(id))),
     findByUid: async (uid) => opened(await db.oidcState.findByUid(app.id, model, sha256Hex(uid))),
@@ -264,7 +273,7 @@ const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'
  * by default; `private_key_jwt` with the client's public keys, `jwks` or `jwks_uri`; `none` for a
  * public client, which must use PKCE), `grant_types`, `scope` (the scopes it may ask for),
  * `id_token_signed_response_alg`, `allowed_origins`, `require_pushed_authorization_requests`,
- * `require_signed_request_object`, `dpop_bound_access_tokens`, `security_profile` (fapi2), `backchannel_logout_uri`,
+ * `require_signed_request_object`, `dpop_bound_access_tokens`, `security_profile` (fapi2), `token_endpoint_auth_signing_alg`, `backchannel_logout_uri`,
  * `backchannel_logout_session_required`. Nothing else registers a client: there is no second registry.
  */
 function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
@@ -281,7 +290,11 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       // the FAPI 2.0 security profile is for confidential clients with a key of their own: any other is not served until it has one
       const fapi2 = s.security_profile === 'fapi2';
       if (fapi2 && method !== 'private_key_jwt') return undefined;
-      const fapiAlgorithm = fapi2 ? fapiAlgorithmOf(keys) : undefined;
+      // the one algorithm its assertions and request objects are signed with: its setting, else (FAPI 2.0) the one its keys in jwks are for
+      const named = CLIENT_SIGNING_ALGS.find((alg) => alg === s.token_endpoint_auth_signing_alg);
+      const signingAlgorithm = fapi2 ? (named && FAPI_ALGS.includes(named) ? named : fapiAlgorithmOf(keys)) : named;
+      // a FAPI 2.0 client whose algorithm is not known (keys at jwks_uri, or of several kinds) is not served until its setting names it
+      if (fapi2 && signingAlgorithm === undefined) return undefined;
       const logout = logoutTargetOf(s);
       // a public client proves nothing at the token endpoint: it gets no token for itself
       // (a FAPI 2.0 client signs people in through pushed requests with PKCE only: no device flow, which has neither)
@@ -318,7 +331,7 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
         // back-channel logout (docs/openid-connect.md#back-channel-logout): where its logout tokens go, and whether they (and its ID tokens) name the session
         ...(logout && { backchannel_logout_uri: logout.uri, backchannel_logout_session_required: logout.sessionRequired }),
         // FAPI 2.0 signs with PS256, ES256 or EdDSA only: a fapi2 client's assertions and request objects with the one its key is for
-        ...(fapiAlgorithm !== undefined && { token_endpoint_auth_signing_alg: fapiAlgorithm, request_object_signing_alg: fapiAlgorithm }),
+        ...(signingAlgorithm !== undefined && { token_endpoint_auth_signing_alg: signingAlgorithm, request_object_signing_alg: signingAlgorithm }),
       });
     },
     async upsert() {
@@ -341,6 +354,10 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
     },
   };
 }
+
+/** What a client's own key may sign its assertions and request objects with (setting token_endpoint_auth_signing_alg), and those of them FAPI 2.0 allows. */
+const CLIENT_SIGNING_ALGS = ['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA'] as const;
+const FAPI_ALGS: readonly string[] = ['ES256', 'PS256', 'EdDSA'];
 
 /**
  * The one algorithm FAPI 2.0 allows for a client's key set (its setting `jwks`; one fetched from

@@ -167,7 +167,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       extraTokenClaims: organizations.configuration.extraTokenClaims,
       adapter: adapterFactory({
         db, work, clock, clients, box, invalidGrant: (why) => new mod.errors.InvalidGrant(why), invalidRequest: (why) => new mod.errors.InvalidRequest(why),
-        invalidClientAuth: (why) => new mod.errors.InvalidClientAuth(why),
+        invalidClientAuth: (why) => new mod.errors.InvalidClientAuth(why), invalidToken: (why) => new mod.errors.InvalidToken(why),
       }, app),
       jwks: { keys: signingOrder(keys).map((k) => privateJwkOf(box, k)) as never },
       routes: OIDC_ROUTES,
@@ -271,7 +271,8 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         clientAuthSigningAlgValues: ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'],
         // what a client's request objects may be signed with: its own key only (never none, never a shared secret)
         requestObjectSigningAlgValues: ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'],
-        dPoPSigningAlgValues: ['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA'],
+        // a DPoP proof is signed as FAPI 2.0 allows, whichever the client: ES256, PS256 or EdDSA
+        dPoPSigningAlgValues: ['ES256', 'PS256', 'EdDSA'],
       },
       // the provider's cookies are signed with a key of SECRET_KEY's (never the key itself)
       cookies: {

@@ -23,6 +23,8 @@ export interface ProviderRequest {
   granted?: { scopes: string[]; consent: 'implied' | 'given' };
   /** The device page was given a user code no device has (the attempt stays counted). */
   userCodeMissed?: boolean;
+  /** The `jti` of the request's DPoP proof as sent (unverified): what tells a replayed proof from a replayed client assertion. */
+  dpopJti?: string;
 }
 
 /** Why the provider ends a grant, by the endpoint it is answering: a spent code or token that came back to the token endpoint is a reuse. */
@@ -35,7 +37,21 @@ export const sessionEnds = (request: ProviderRequest): 'logout' | undefined => (
 const current = new AsyncLocalStorage<ProviderRequest>();
 
 /** The provider's request of `req`, before it is answered: what a guard in front of the provider reads back once it answered. */
-export const providerRequestOf = (req: Request, res: Response): ProviderRequest => ({ origin: { requestId: String(res.locals.requestId ?? ''), ...peerOrigin(req) } });
+export const providerRequestOf = (req: Request, res: Response): ProviderRequest => {
+  const dpopJti = jtiOf(req.headers.dpop);
+  return { origin: { requestId: String(res.locals.requestId ?? ''), ...peerOrigin(req) }, ...(dpopJti !== undefined && { dpopJti }) };
+};
+
+/** A JWT's `jti` as sent, unverified (what the provider verifies later); undefined for anything else. */
+function jtiOf(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string' || header.length > 8192) return undefined;
+  try {
+    const jti = (JSON.parse(Buffer.from(header.split('.')[1] ?? '', 'base64url').toString()) as { jti?: unknown }).jti;
+    return typeof jti === 'string' && jti.length <= 256 ? jti : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Runs `answer` (the provider's handling of `req`, or a page driving the provider) with its request at hand. */
 export function withProviderRequest<T>(req: Request, res: Response, answer: () => T, request = providerRequestOf(req, res)): T {

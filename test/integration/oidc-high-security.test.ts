@@ -189,6 +189,36 @@ describe('DPoP (RFC 9449)', () => {
     expect(payload.cnf).toEqual({ jkt: await calculateJwkThumbprint(await exportJWK(keys.publicKey)) });
   });
 
+  it('one DPoP proof sent with two refresh tokens to the token endpoint of two pods at once: one is taken, the other is a replay (invalid_grant, as the provider says it), its refresh token unspent', async () => {
+    const a = await s.account();
+    const config = await s.discovered();
+    const keys = await s.oidc.randomDPoPKeyPair();
+    const refreshTokens: string[] = [];
+    for (const _ of [1, 2]) {
+      const { params, verifier, state } = await asked();
+      const { back } = await follow(s.oidc.buildAuthorizationUrl(config, params), a.email);
+      refreshTokens.push((await s.oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state }, undefined, { DPoP: s.oidc.getDPoPHandle(config, keys) })).refresh_token!);
+    }
+    const proof = async () => new SignJWT({ htm: 'POST', htu: `${served.base}/oidc/token`, jti: randomUUID() })
+      .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: await exportJWK(keys.publicKey) }).setIssuedAt().sign(keys.privateKey);
+    const second = createRuntime(served.t.backend.config, createLogger('silent'));
+    const podB = buildApp({ services: second.services, defaultApp: 'local' });
+    try {
+      const send = (pod: Parameters<typeof request>[0], refreshToken: string, dpop: string) => request(pod).post('/oidc/token').set('host', new URL(served.base).host)
+        .set('authorization', `Basic ${Buffer.from(`${s.login.client_id}:${s.login.client_secret}`).toString('base64')}`).set('dpop', dpop)
+        .type('form').send({ grant_type: 'refresh_token', refresh_token: refreshToken });
+      const once = await proof();
+      const answers = await Promise.all([send(served.t.app, refreshTokens[0], once), send(podB, refreshTokens[1], once)]);
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+      const refused = answers.findIndex((r) => r.status === 400);
+      expect(answers[refused].body.error).toBe('invalid_grant');
+      // the refused request's refresh token was not spent: with a proof of its own it refreshes
+      expect((await send(served.t.app, refreshTokens[refused], await proof())).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('a public client\'s refresh token is kept to its key: another key gets invalid_grant', async () => {
     const a = await s.account();
     const added = await s.admin('/clients/add', { description: 'a mobile app', features: '["login_client"]' });
@@ -259,6 +289,29 @@ describe('the FAPI 2.0 security profile (security_profile=fapi2)', () => {
     const pss = await webcrypto.subtle.importKey('jwk', { ...(await webcrypto.subtle.exportKey('jwk', rsa.privateKey)), alg: 'PS256' }, { name: 'RSA-PSS', hash: 'SHA-256' }, false, ['sign']);
     const ps256 = await s.oidc.discovery(new URL(served.base), rsaId, undefined, s.oidc.PrivateKeyJwt(pss), { execute: [s.oidc.allowInsecureRequests] });
     expect((await s.oidc.buildAuthorizationUrlWithPAR(ps256, (await asked()).params)).searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+
+    // an RSA key and an EC key in its set: which one signs is not known, so the client is not served until its setting names it
+    const ec = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+    const { d: _ed, key_ops: _eops, ext: _eext, ...ecPublic } = await webcrypto.subtle.exportKey('jwk', ec.privateKey);
+    expect((await s.admin('/settings/set', { for_client_id: rsaId, key: 'jwks', value: JSON.stringify({ keys: [rsaPublic, ecPublic] }) })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    const es256 = await s.oidc.discovery(new URL(served.base), rsaId, undefined, s.oidc.PrivateKeyJwt(ec.privateKey), { execute: [s.oidc.allowInsecureRequests] });
+    await expect(s.oidc.buildAuthorizationUrlWithPAR(es256, (await asked()).params)).rejects.toMatchObject({ error: 'invalid_client' });
+    expect((await s.admin('/settings/set', { for_client_id: rsaId, key: 'token_endpoint_auth_signing_alg', value: 'RS512' })).body)
+      .toMatchObject({ stat: 'error', error_description: expect.stringMatching(/must be ES256, ES384, PS256, RS256 or EdDSA/) });
+    expect((await s.admin('/settings/set', { for_client_id: rsaId, key: 'token_endpoint_auth_signing_alg', value: 'ES256' })).body.stat).toBe('ok');
+    clock.advance(5_100);
+    expect((await s.oidc.buildAuthorizationUrlWithPAR(es256, (await asked()).params)).searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+    await expect(s.oidc.buildAuthorizationUrlWithPAR(ps256, (await asked()).params)).rejects.toMatchObject({ error: 'invalid_client' });
+
+    // a DPoP proof signed RS256 is refused whichever the client (discovery offers ES256, PS256 and EdDSA)
+    expect(config.serverMetadata().dpop_signing_alg_values_supported).toEqual(['ES256', 'PS256', 'EdDSA']);
+    const rsProof = await new SignJWT({ htm: 'POST', htu: `${served.base}/oidc/token`, jti: randomUUID() })
+      .setProtectedHeader({ typ: 'dpop+jwt', alg: 'RS256', jwk: rsaPublic as never }).setIssuedAt().sign(rsa.privateKey);
+    const rsRefused = await request(served.t.app).post('/oidc/token').set('host', new URL(served.base).host).set('dpop', rsProof)
+      .set('authorization', `Basic ${Buffer.from(`${s.login.client_id}:${s.login.client_secret}`).toString('base64')}`)
+      .type('form').send({ grant_type: 'refresh_token', refresh_token: 'whatever' });
+    expect([rsRefused.status, rsRefused.body.error]).toEqual([400, 'invalid_dpop_proof']);
 
     // fapi2 with a shared secret: the client is not served
     const added = await s.admin('/clients/add', { description: 'fapi with a secret', features: '["login_client"]' });

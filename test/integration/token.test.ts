@@ -103,6 +103,15 @@ describe('grant_type=authorization_code', () => {
     expect(bad.body).toMatchObject({ code: 200, error: 'invalid_request', sub_error: 'invalid_argument', argument_name: 'grant_type' });
   });
 
+  it('a DPoP proof: refused with what to do (this endpoint issues bearer tokens only), the code not spent', async () => {
+    const c = await code();
+    const proof = 'eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2In0.eyJqdGkiOiJ4In0.c2ln';
+    const res = await request(t.app).post('/oauth/token').set('Authorization', login.auth).set('DPoP', proof).type('form')
+      .send({ grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT });
+    expect(res.body).toMatchObject({ stat: 'error', code: 200, error: 'invalid_request', argument_name: 'DPoP', error_description: expect.stringContaining('/oidc/token'), request_id: expect.any(String) });
+    expect((await exchange(c)).body.stat).toBe('ok');
+  });
+
   it('bad client credentials: 402 invalid_client with HTTP 401; a client of no allowed kind: 403', async () => {
     const res = await exchange(await code(), basic(login.id, '0'.repeat(32)));
     expect(res.status).toBe(401);
