@@ -1,5 +1,6 @@
 import { isDisabled } from '../domain/storage/records';
 import querystring from 'node:querystring';
+import { Readable } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Configuration, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
@@ -60,6 +61,29 @@ export function withOfflineConsent(url: string): string {
   if (prompts.includes('consent') || prompts.includes('none')) return url;
   query.set('prompt', [...prompts, 'consent'].join(' '));
   return `${url.slice(0, at)}?${query}`;
+}
+
+/** The most a pushed request's body may hold (the provider's own limit). */
+const PUSHED_BODY_LIMIT = 56 * 1024;
+
+/**
+ * A pushed authorization request (a form POST) read whole and given to the provider again with
+ * withOfflineConsent's rule applied to its parameters, as a request of its own carrying the new
+ * body (the provider reads the body from the request stream); undefined when it is too large.
+ */
+async function pushedWithOfflineConsent(req: Request): Promise<Request | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > PUSHED_BODY_LIMIT) return undefined;
+    chunks.push(chunk);
+  }
+  const body = Buffer.from(withOfflineConsent(`?${Buffer.concat(chunks).toString('utf8')}`).slice(1));
+  return Object.assign(Readable.from([body]), {
+    headers: { ...req.headers, 'content-length': String(body.length) }, rawHeaders: req.rawHeaders, method: req.method, url: req.url,
+    socket: req.socket, connection: req.socket, httpVersion: req.httpVersion, httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor,
+  }) as unknown as Request;
 }
 
 /** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
@@ -458,7 +482,16 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           req.url = withOfflineConsent(req.url);
           if (await refusedOfflineAccess(provider, req, res)) return;
         }
-        withProviderRequest(req, res, () => handle(req, res), request);
+        // a pushed request is a POST (RFC 9126 2.3: anything else is 405)
+        if (req.path === OIDC_ROUTES.pushed_authorization_request && req.method !== 'POST' && req.method !== 'OPTIONS') {
+          res.setHeader('Allow', 'POST');
+          return void res.status(405).json({ error: 'invalid_request', error_description: 'a pushed authorization request is sent with POST', request_id: request.origin.requestId });
+        }
+        // a pushed request is an authorization request too: offline_access in it gets consent as in a link
+        const pushed = req.method === 'POST' && req.path === OIDC_ROUTES.pushed_authorization_request && req.is('application/x-www-form-urlencoded')
+          ? await pushedWithOfflineConsent(req) : req;
+        if (!pushed) return void res.status(413).json({ error: 'invalid_request', error_description: 'the pushed request is larger than 56 KB', request_id: request.origin.requestId });
+        withProviderRequest(req, res, () => handle(pushed, res), request);
       } catch (e) {
         next(e);
       }

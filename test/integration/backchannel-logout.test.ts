@@ -20,7 +20,7 @@ let receiver: http.Server;
 let address: string;
 /** What the receiver answers next (a queue of statuses; 200 when empty). */
 const answers: number[] = [];
-interface Received { token: string; header: Record<string, unknown>; claims: Record<string, unknown>; contentType: string | undefined }
+interface Received { token: string; header: Record<string, unknown>; claims: Record<string, unknown>; contentType: string | undefined; fields: string[] }
 const received: Received[] = [];
 let jwks: ReturnType<typeof createRemoteJWKSet>;
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
       const token = new URLSearchParams(body).get('logout_token') ?? '';
       // the app's checks (Back-Channel Logout 1.0, 2.6): signed by the provider, for this app, with the logout event, no nonce
       jwtVerify(token, jwks, { issuer: served.base, audience: s.login.client_id, currentDate: clock.now() }).then((verified) => {
-        received.push({ token, header: { ...verified.protectedHeader }, claims: { ...verified.payload }, contentType: req.headers['content-type'] });
+        received.push({ token, header: { ...verified.protectedHeader }, claims: { ...verified.payload }, contentType: req.headers['content-type'], fields: [...new URLSearchParams(body).keys()] });
         res.writeHead(status).end(status === 200 ? '' : 'not now');
       }, (err: Error) => res.writeHead(400).end(`not verified: ${err.message}`));
     });
@@ -44,7 +44,7 @@ beforeAll(async () => {
   const port = await new Promise<number>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve((receiver.address() as { port: number }).port)));
   address = `http://127.0.0.1:${port}/backchannel-logout`;
   for (const [key, value] of [['grant_types', 'authorization_code refresh_token'], ['redirect_uris', 'https://app.example.com/cb'],
-    ['backchannel_logout_uri', address], ['backchannel_logout_session_required', 'true']]) {
+    ['backchannel_logout_uri', address], ['backchannel_logout_session_required', 'true'], ['post_logout_redirect_uris', 'https://app.example.com/signed-out']]) {
     expect((await s.admin('/settings/set', { for_client_id: s.login.client_id, key, value })).body.stat).toBe('ok');
   }
   clock.advance(5_100);
@@ -72,28 +72,38 @@ async function tokensFor(sub: string, count: number): Promise<Received[]> {
 
 const logouts = async () => (await s.admin('/clients/logouts', { for_client_id: s.login.client_id, limit: '100' })).body;
 
-it('discovery says back-channel logout is offered, with session ids; the app\'s ID tokens carry its sid', async () => {
+// the OpenID Foundation's back-channel logout plan (oidcc-backchannel-rp-initiated-logout-certification-test-plan), module by module
+it('oidcc-backchannel-logout-discovery-endpoint-verification: discovery says back-channel logout is offered, with session ids; the app\'s ID tokens carry its sid', async () => {
   const metadata = (await s.discovered()).serverMetadata();
   expect(metadata).toMatchObject({ backchannel_logout_supported: true, backchannel_logout_session_supported: true });
+  expect(metadata.end_session_endpoint).toBe(`${served.base}/oidc/session/end`);
   const a = await signedIn();
   expect(a.sid).toEqual(expect.any(String));
 });
 
-it('the app\'s own logout (RP-initiated): a logout token for its session, verified against the JWKS, listed as delivered', async () => {
+it('oidcc-backchannel-rp-initiated-logout: the app\'s own logout sends it to its post-logout address with its state, and a logout token for its session, verified against the JWKS; a silent sign-in after it is login_required', async () => {
   const a = await signedIn();
-  const end = s.oidc.buildEndSessionUrl(a.config, { id_token_hint: a.tokens.id_token! });
+  const end = s.oidc.buildEndSessionUrl(a.config, { id_token_hint: a.tokens.id_token!, post_logout_redirect_uri: 'https://app.example.com/signed-out', state: 'bye' });
   const stopAt = (next: URL) => next.origin !== served.base;
   const confirm = await a.browser.go(end.toString(), { stopAt });
   const form = firstForm(confirm.body, confirm.url);
-  await a.browser.go(form.action, { method: 'POST', form: { ...form.fields, logout: 'yes' }, stopAt });
+  const back = new URL((await a.browser.go(form.action, { method: 'POST', form: { ...form.fields, logout: 'yes' }, stopAt })).url);
+  expect(`${back.origin}${back.pathname}`).toBe('https://app.example.com/signed-out');
+  expect(Object.fromEntries(back.searchParams)).toEqual({ state: 'bye' });
   const [got] = await tokensFor(a.uuid, 1);
+  // the request holds the token and nothing else (ValidateLogoutTokenSignature, ValidateLogoutTokenClaims, CheckLogoutTokenNoNonce, CheckLogoutTokenHasSubOrSid, the sub and sid of the ID token)
   expect(got.contentType).toBe('application/x-www-form-urlencoded');
+  expect(got.fields).toEqual(['logout_token']);
   expect(got.header).toMatchObject({ typ: 'logout+jwt', alg: 'RS256', kid: expect.any(String) });
   expect(got.claims).toMatchObject({
     iss: served.base, aud: s.login.client_id, sub: a.uuid, sid: a.sid, jti: expect.any(String), iat: expect.any(Number),
     events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
   });
   expect(got.claims).not.toHaveProperty('nonce');
+  expect(a.tokens.claims()).toMatchObject({ sub: got.claims.sub, sid: got.claims.sid });
+  // signed out: a silent sign-in in that browser is refused
+  const silent = await s.authorize(a.config, a.email, { prompt: 'none', scope: 'openid' }, a.browser);
+  expect(silent.back.searchParams.get('error')).toBe('login_required');
   await until('its delivery is listed as delivered', async () => (await logouts()).results.some((l: { id: string; state: string }) => l.id === got.claims.jti && l.state === 'delivered'), 10_000);
   const listed = (await logouts()).results.find((l: { id: string }) => l.id === got.claims.jti);
   expect(listed).toMatchObject({ sub: a.uuid, sid: a.sid, state: 'delivered', attempts: 1, last_status: 200 });
