@@ -1,6 +1,6 @@
-import { event, recordSubject, type Acting } from './events';
+import { event, recordSubject, type Acting, type DomainEvent } from './events';
 import type { UnitOfWork } from './ports';
-import type { Storage } from './storage';
+import type { Storage, Tx } from './storage';
 import type { CredentialKind } from './storage/credentials';
 import type { RecordChange } from './storage/records';
 import type { RecordVersions } from './versions';
@@ -65,19 +65,26 @@ export async function endSessionsOf(db: Storage, applicationId: number, entityId
  * each app a session signed in to that has a back-channel logout address is owed a logout token
  * naming the account and the session it was given, recorded as `oidc.backchannel_logout` (its
  * subscriber writes the tokens to send). Read before the sessions are deleted; with `grantId`,
- * only the app of that grant. Recorded nothing when no app is owed anything.
+ * only the app of that grant. Records nothing when no app is owed anything.
  */
 export async function oweLogouts(db: Storage, uow: UnitOfWork, applicationId: number, entityId: number, now: Date, grantId?: string): Promise<void> {
-  const sessions = await db.oidcState.listOfRecord(applicationId, 'Session', entityId, uow.tx);
+  const owed = await logoutsOwed(db, uow.tx, applicationId, entityId, now, grantId);
+  if (owed) uow.record(owed);
+}
+
+/** oweLogouts' event, for a caller that records it only once its change is sure (an erasure); undefined when no app is owed anything. */
+export async function logoutsOwed(db: Storage, tx: Tx, applicationId: number, entityId: number, now: Date, grantId?: string): Promise<DomainEvent | undefined> {
+  const sessions = await db.oidcState.listOfRecord(applicationId, 'Session', entityId, now, tx);
   const authorizations = sessions.flatMap((s) => authorizationsOf(s.payload, grantId));
-  if (authorizations.length === 0) return;
+  if (authorizations.length === 0) return undefined;
   const targets = new Map<string, LogoutTarget | undefined>();
   for (const clientId of new Set(authorizations.map((a) => a.clientId))) targets.set(clientId, logoutTargetOf((await db.clients.find(applicationId, clientId))?.settings ?? {}));
   const notices = noticesFor(authorizations, (clientId) => targets.get(clientId));
-  if (notices.length === 0) return;
-  const record = await db.records.find(applicationId, { id: entityId }, uow.tx);
+  if (notices.length === 0) return undefined;
+  const record = await db.records.find(applicationId, { id: entityId }, tx);
   const subject = record?.uuid ?? (typeof sessions[0].payload.accountId === 'string' ? sessions[0].payload.accountId : undefined);
-  if (subject === undefined) return;
-  uow.record(event('oidc.backchannel_logout', applicationId, now, { actor: { kind: 'system' }, origin: {} }, recordSubject(entityId),
-    { clients: [...new Set(notices.map((n) => n.clientId))] }, { logouts: { subject, notices } }));
+  if (subject === undefined) return undefined;
+  return event('oidc.backchannel_logout', applicationId, now, { actor: { kind: 'system' }, origin: {} }, recordSubject(entityId),
+    { clients: [...new Set(notices.map((n) => n.clientId))] }, { logouts: { subject, notices } });
 }
+

@@ -127,11 +127,15 @@ const CHECKS: Readonly<Record<string, Check>> = {
     : 'must be ES256, ES384, PS256, RS256 or EdDSA: the one algorithm the client\'s key signs its assertions and request objects with (a FAPI 2.0 client: ES256, PS256 or EdDSA)'),
   backchannel_logout_uri: (value) => {
     const url = httpUrl(value);
-    if (!url || url.hash !== '' || value.includes('#')) return 'must be one absolute https URL without a fragment, such as https://app.example.com/backchannel-logout: where the client is sent a logout token when a session of its ends';
+    // https, or http to this machine (a developer's app; sent there only where WEBHOOKS_ALLOW_PRIVATE allows loopback addresses)
+    const local = url?.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+    if (!url || (url.protocol !== 'https:' && !local) || url.hash !== '' || value.includes('#')) {
+      return 'must be one absolute https URL without a fragment, such as https://app.example.com/backchannel-logout (http only to localhost): where the client is sent a logout token when a session of its ends';
+    }
     return undefined;
   },
   backchannel_logout_session_required: (value) => (value === 'true' || value === 'false' ? undefined
-    : 'must be true (every logout token names the session, sid, and the client\'s ID tokens carry it) or false (the default: a token may name only the account)'),
+    : 'must be true (a logout token always names the session, sid: none is sent without one) or false (the default: a token names the session when it is known, and the account always)'),
   security_profile: (value) => (value === 'fapi2' ? undefined
     : 'must be fapi2 (the FAPI 2.0 security profile: pushed requests, PKCE, DPoP, private_key_jwt), or empty for none'),
   openid_provider: (value) => (value === 'on' || value === 'off' ? undefined : 'must be on (the application is an OpenID provider: the default) or off'),

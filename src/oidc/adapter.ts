@@ -291,10 +291,11 @@ function clientAdapter({ clients }: AdapterDeps, app: Application): Adapter {
       const fapi2 = s.security_profile === 'fapi2';
       if (fapi2 && method !== 'private_key_jwt') return undefined;
       // the one algorithm its assertions and request objects are signed with: its setting, else (FAPI 2.0) the one its keys in jwks are for
-      const named = CLIENT_SIGNING_ALGS.find((alg) => alg === s.token_endpoint_auth_signing_alg);
-      const signingAlgorithm = fapi2 ? (named && FAPI_ALGS.includes(named) ? named : fapiAlgorithmOf(keys)) : named;
-      // a FAPI 2.0 client whose algorithm is not known (keys at jwks_uri, or of several kinds) is not served until its setting names it
-      if (fapi2 && signingAlgorithm === undefined) return undefined;
+      // (a client with its own key only: one with a secret signs nothing of the kind)
+      const named = method === 'private_key_jwt' ? CLIENT_SIGNING_ALGS.find((alg) => alg === s.token_endpoint_auth_signing_alg) : undefined;
+      const signingAlgorithm = fapi2 ? named ?? fapiAlgorithmOf(keys) : named;
+      // a FAPI 2.0 client whose algorithm is not known (keys at jwks_uri, or of several kinds), or is one FAPI 2.0 does not allow, is not served until its setting names one
+      if (fapi2 && (signingAlgorithm === undefined || !FAPI_ALGS.includes(signingAlgorithm))) return undefined;
       const logout = logoutTargetOf(s);
       // a public client proves nothing at the token endpoint: it gets no token for itself
       // (a FAPI 2.0 client signs people in through pushed requests with PKCE only: no device flow, which has neither)

@@ -72,9 +72,11 @@ const PUSHED_BODY_LIMIT = 56 * 1024;
  * body (the provider reads the body from the request stream); undefined when it is too large.
  */
 async function pushedWithOfflineConsent(req: Request): Promise<Request | undefined> {
+  if (Number(req.headers['content-length'] ?? 0) > PUSHED_BODY_LIMIT) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  // (the request is not destroyed when reading stops early: the answer says why)
+  for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > PUSHED_BODY_LIMIT) return undefined;
     chunks.push(chunk);
@@ -396,6 +398,13 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
       await oweProviderLogout(services, { app: providerApp, clientId: this.clientId, subject: sub, sid: typeof sid === 'string' ? sid : null,
         party: { entityId: null, clientId: this.clientId, origin: providerRequest().origin } });
     };
+    // a client with a back-channel logout address is given its session id (sid) in its ID tokens, as its logout tokens name it
+    provider.Client.prototype.includeSid = function includeSid(this: { backchannelLogoutUri?: string }) {
+      return typeof this.backchannelLogoutUri === 'string';
+    };
+    // the provider catches what recording a token threw (the logout goes on): said loudly, as a job lost would be
+    provider.on('backchannel.error', (ctx, err, client) => services.logger.error({ request_id: requestIdOf(ctx), client_id: client.clientId, err },
+      'a logout token owed to an app could not be recorded: it is not sent; the person is signed out here'));
     organizations.registerExchange(provider, config.findAccount!);
     // its answers are Gatehouse's, whatever happens inside it (answers.ts); its failures one structured log line each
     provider.use(gatehouseAnswers(app, services.logger));
@@ -482,15 +491,18 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           req.url = withOfflineConsent(req.url);
           if (await refusedOfflineAccess(provider, req, res)) return;
         }
-        // a pushed request is a POST (RFC 9126 2.3: anything else is 405)
-        if (req.path === OIDC_ROUTES.pushed_authorization_request && req.method !== 'POST' && req.method !== 'OPTIONS') {
+        // a pushed request is a POST (RFC 9126 2.3: anything else is 405); the provider's paths match in any case and with a trailing slash
+        const pushing = req.path.toLowerCase().replace(/\/+$/, '') === OIDC_ROUTES.pushed_authorization_request;
+        if (pushing && req.method !== 'POST' && req.method !== 'OPTIONS') {
           res.setHeader('Allow', 'POST');
           return void res.status(405).json({ error: 'invalid_request', error_description: 'a pushed authorization request is sent with POST', request_id: request.origin.requestId });
         }
         // a pushed request is an authorization request too: offline_access in it gets consent as in a link
-        const pushed = req.method === 'POST' && req.path === OIDC_ROUTES.pushed_authorization_request && req.is('application/x-www-form-urlencoded')
-          ? await pushedWithOfflineConsent(req) : req;
-        if (!pushed) return void res.status(413).json({ error: 'invalid_request', error_description: 'the pushed request is larger than 56 KB', request_id: request.origin.requestId });
+        const pushed = pushing && req.method === 'POST' && req.is('application/x-www-form-urlencoded') ? await pushedWithOfflineConsent(req) : req;
+        if (!pushed) {
+          res.setHeader('Connection', 'close');
+          return void res.status(413).json({ error: 'invalid_request', error_description: `the pushed request is larger than ${PUSHED_BODY_LIMIT / 1024} KB`, request_id: request.origin.requestId });
+        }
         withProviderRequest(req, res, () => handle(pushed, res), request);
       } catch (e) {
         next(e);

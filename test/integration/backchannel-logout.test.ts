@@ -5,6 +5,8 @@ import { servedTestApp } from '../helpers/browser';
 import { until } from '../helpers/processes';
 import { oidcSignIn } from '../helpers/oidc-sign-in';
 import { firstForm } from '../helpers/social';
+import { deliverLogout } from '../../src/usecases/oidc/backchannel-logout';
+import { logoutTransport } from '../../src/jobs/webhook-sender';
 
 // docs/openid-connect.md#back-channel-logout, with openid-client 6 as the relying party and a small
 // receiver that verifies each logout token with jose against the provider's JWKS, as an app would:
@@ -23,10 +25,13 @@ const answers: number[] = [];
 interface Received { token: string; header: Record<string, unknown>; claims: Record<string, unknown>; contentType: string | undefined; fields: string[] }
 const received: Received[] = [];
 let jwks: ReturnType<typeof createRemoteJWKSet>;
+/** The clients whose logout tokens the receiver takes (its audiences). */
+const audiences: string[] = [];
 
 beforeAll(async () => {
   served = await servedTestApp({ clock, env: { WEBHOOKS_ALLOW_PRIVATE: 'true', LOGIN_LIMIT_ADDRESS: '10000/900' } });
   s = oidcSignIn(served, clock);
+  audiences.push(s.login.client_id);
   jwks = createRemoteJWKSet(new URL(`${served.base}/oidc/jwks`));
   receiver = http.createServer((req, res) => {
     let body = '';
@@ -35,7 +40,7 @@ beforeAll(async () => {
       const status = answers.shift() ?? 200;
       const token = new URLSearchParams(body).get('logout_token') ?? '';
       // the app's checks (Back-Channel Logout 1.0, 2.6): signed by the provider, for this app, with the logout event, no nonce
-      jwtVerify(token, jwks, { issuer: served.base, audience: s.login.client_id, currentDate: clock.now() }).then((verified) => {
+      jwtVerify(token, jwks, { issuer: served.base, audience: audiences, currentDate: clock.now() }).then((verified) => {
         received.push({ token, header: { ...verified.protectedHeader }, claims: { ...verified.payload }, contentType: req.headers['content-type'], fields: [...new URLSearchParams(body).keys()] });
         res.writeHead(status).end(status === 200 ? '' : 'not now');
       }, (err: Error) => res.writeHead(400).end(`not verified: ${err.message}`));
@@ -56,9 +61,9 @@ afterAll(async () => {
 });
 
 /** An account signed in to the app through the provider in a browser of its own: its uuid, the app's tokens, the browser. */
-async function signedIn(account?: { email: string; uuid: string }) {
+async function signedIn(account?: { email: string; uuid: string }, client?: { id: string; secret: string }) {
   const a = account ?? await s.account();
-  const config = await s.discovered();
+  const config = client ? await s.oidc.discovery(new URL(served.base), client.id, client.secret, undefined, { execute: [s.oidc.allowInsecureRequests] }) : await s.discovered();
   const at = await s.authorize(config, a.email);
   const tokens = await s.oidc.authorizationCodeGrant(config, at.back, { pkceCodeVerifier: at.verifier, expectedState: at.state, expectedNonce: at.nonce });
   return { ...a, config, tokens, browser: at.browser, sid: tokens.claims()!.sid as string };
@@ -70,7 +75,18 @@ async function tokensFor(sub: string, count: number): Promise<Received[]> {
   return received.filter((r) => r.claims.sub === sub);
 }
 
-const logouts = async () => (await s.admin('/clients/logouts', { for_client_id: s.login.client_id, limit: '100' })).body;
+const logouts = async (clientId = s.login.client_id) => (await s.admin('/clients/logouts', { for_client_id: clientId, limit: '100' })).body;
+
+/** A login client of the app's with `settings` (redirect URIs and grants as the login client's): its id and secret. */
+async function loginClient(settings: Record<string, string>) {
+  const { body } = await s.admin('/clients/add', { description: 'another app', features: '["login_client"]' });
+  expect(body.stat).toBe('ok');
+  for (const [key, value] of Object.entries({ grant_types: 'authorization_code refresh_token', redirect_uris: 'https://app.example.com/cb', ...settings })) {
+    expect((await s.admin('/settings/set', { for_client_id: body.client_id, key, value })).body.stat).toBe('ok');
+  }
+  clock.advance(5_100);
+  return { id: body.client_id as string, secret: body.client_secret as string };
+}
 
 // the OpenID Foundation's back-channel logout plan (oidcc-backchannel-rp-initiated-logout-certification-test-plan), module by module
 it('oidcc-backchannel-logout-discovery-endpoint-verification: discovery says back-channel logout is offered, with session ids; the app\'s ID tokens carry its sid', async () => {
@@ -99,6 +115,7 @@ it('oidcc-backchannel-rp-initiated-logout: the app\'s own logout sends it to its
     iss: served.base, aud: s.login.client_id, sub: a.uuid, sid: a.sid, jti: expect.any(String), iat: expect.any(Number),
     events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
   });
+  expect(got.claims.exp).toBe((got.claims.iat as number) + 120);
   expect(got.claims).not.toHaveProperty('nonce');
   expect(a.tokens.claims()).toMatchObject({ sub: got.claims.sub, sid: got.claims.sid });
   // signed out: a silent sign-in in that browser is refused
@@ -131,7 +148,8 @@ it('a disable and an erasure tell the app too; an erased account\'s token keeps 
   expect((await s.admin('/entity.erase', { type_name: 'user', uuid: erased.uuid })).body.stat).toBe('ok');
   const [got] = await tokensFor(erased.uuid, 1);
   expect(got.claims.sid).toBe(erased.sid);
-  await until('the erased account\'s token is listed without its uuid', async () => (await logouts()).results.some((l: { id: string; sub: string | null }) => l.id === got.claims.jti && l.sub === null), 10_000);
+  // sent: its row no longer names the account (kept without its uuid, or removed by the erasure's job)
+  await until('the erased account\'s uuid is gone from the listing', async () => !(await logouts()).results.some((l: { sub: string | null }) => l.sub === erased.uuid), 10_000);
 });
 
 it('a receiver that fails is tried again until it takes the token (a new signature each time, the same jti)', async () => {
@@ -144,19 +162,58 @@ it('a receiver that fails is tried again until it takes the token (a new signatu
     (l: { id: string; state: string; attempts: number }) => l.id === got[0].claims.jti && l.state === 'delivered' && l.attempts === 3), 10_000);
 });
 
-it('an account whose apps have no back-channel address (or no session) is owed nothing', async () => {
-  const { body } = await s.admin('/clients/add', { description: 'no back-channel', features: '["login_client"]' });
-  expect(body.stat).toBe('ok');
-  const before = (await logouts()).results.length;
-  const a = await s.account();
+it('an app without a back-channel address is owed nothing; one that does not require sessions still gets the sid its ID tokens carry', async () => {
+  const silent = await loginClient({});
+  const a = await signedIn(undefined, silent);
+  expect(a.tokens.claims()).not.toHaveProperty('sid');
   expect((await s.admin('/entity.signOut', { type_name: 'user', uuid: a.uuid })).body.stat).toBe('ok');
-  expect((await logouts()).results.length).toBe(before);
+  expect((await logouts(silent.id)).results).toEqual([]);
+  expect((await logouts()).results.some((l: { sub: string }) => l.sub === a.uuid)).toBe(false);
+
+  const loose = await loginClient({ backchannel_logout_uri: address });
+  audiences.push(loose.id);
+  const b = await signedIn(undefined, loose);
+  expect(b.sid).toEqual(expect.any(String));
+  expect((await s.admin('/entity.signOut', { type_name: 'user', uuid: b.uuid })).body.stat).toBe('ok');
+  expect((await tokensFor(b.uuid, 1))[0].claims).toMatchObject({ aud: loose.id, sub: b.uuid, sid: b.sid });
+});
+
+it('a token whose app no longer has an address is given up at once; one failing on its last attempt is given up, and said why', async () => {
+  const gone = await loginClient({ backchannel_logout_uri: address });
+  audiences.push(gone.id);
+  const a = await signedIn(undefined, gone);
+  answers.push(503);
+  expect((await s.admin('/entity.signOut', { type_name: 'user', uuid: a.uuid })).body.stat).toBe('ok');
+  await until('its first attempt failed', async () => (await logouts(gone.id)).results.some((l: { attempts: number }) => l.attempts === 1), 10_000);
+  expect((await s.admin('/settings/set', { for_client_id: gone.id, key: 'backchannel_logout_uri', value: '' })).body.stat).toBe('ok');
+  clock.advance(5_100);
+  await until('it is given up', async () => (await logouts(gone.id)).results.some((l: { state: string }) => l.state === 'failed'), 15_000);
+  expect((await logouts(gone.id)).results[0]).toMatchObject({ state: 'failed', attempts: 2, last_status: null, last_answer: 'the client has no back-channel logout address any more' });
+
+  // the last attempt, answered 500: failed for good, its outbox row too
+  const last = await loginClient({ backchannel_logout_uri: address });
+  audiences.push(last.id);
+  const b = await signedIn(undefined, last);
+  answers.push(500, 500, 500, 500);
+  expect((await s.admin('/entity.signOut', { type_name: 'user', uuid: b.uuid })).body.stat).toBe('ok');
+  await until('its first attempt failed', async () => (await logouts(last.id)).results.some((l: { attempts: number }) => l.attempts === 1), 10_000);
+  const { runtime } = served.t;
+  const jti = (await logouts(last.id)).results[0].id as string;
+  const ownRow = (await runtime.db.outbox.stragglers(new Date(Date.now() + 60_000), 1000))
+    .find((r) => r.name === 'backchannel-logout' && (r.payload as { logout?: string }).logout === jti)!;
+  expect(ownRow).toBeDefined();
+  const result = await deliverLogout({ ...runtime.services, transport: logoutTransport({ allowPrivate: true }) }, { outboxId: ownRow.id, finalAttempt: true });
+  expect(result).toEqual({ kind: 'failed', why: 'answered 500' });
+  expect((await logouts(last.id)).results[0]).toMatchObject({ state: 'failed', attempts: 2, last_status: 500 });
+  expect((await runtime.db.outbox.find(ownRow.id))!.status).toBe('failed');
+  answers.length = 0;
 });
 
 describe('settings and listing refuse what they cannot use', () => {
   it.each([
     ['backchannel_logout_uri', 'not a url'],
     ['backchannel_logout_uri', 'https://app.example.com/logout#part'],
+    ['backchannel_logout_uri', 'http://app.example.com/logout'],
     ['backchannel_logout_session_required', 'yes'],
   ])('%s = %j is refused with what to write', async (key, value) => {
     const res = await s.admin('/settings/set', { for_client_id: s.login.client_id, key, value });

@@ -387,4 +387,15 @@ describe('FAPI 2.0 Security Profile (fapi2-security-profile-final-test-plan: pri
       expect([res.status >= 400, res.body.error]).toEqual([true, 'invalid_client']);
     }
   });
+
+  it('beyond the plan: a pushed request for offline_access gets its refresh token (consent added as for a link, at any spelling of the path); one larger than 56 KB is 413 with the reason', async () => {
+    const a = await asked({ scope: 'openid offline_access' });
+    const pushed = await post('/oidc/Request/', one, { client_id: one.id, response_type: 'code', ...a.params });
+    expect(pushed.status).toBe(201);
+    const { back } = await follow(authorizeUrl(one, pushed.body.request_uri));
+    const tokens = await s.oidc.authorizationCodeGrant(one.config, back, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce }, undefined, { DPoP: one.dpop });
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    const large = await post('/oidc/request', one, { client_id: one.id, response_type: 'code', ...a.params, padding: 'x'.repeat(60 * 1024) });
+    expect([large.status, large.body.error, large.body.error_description]).toEqual([413, 'invalid_request', 'the pushed request is larger than 56 KB']);
+  });
 });

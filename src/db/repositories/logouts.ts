@@ -34,13 +34,10 @@ export function createLogoutQueries(sql: Sql): LogoutStore {
     },
     async recordAttemptAlone(jti, a, now) {
       return (await sql.change(
-        `UPDATE logout_deliveries SET attempts = attempts + 1, last_attempt_at = ?, last_status = ?, last_ms = ?, last_answer = ?, state = ?, finished_at = ?
+        `UPDATE logout_deliveries SET attempts = attempts + 1, last_attempt_at = ?, last_status = ?, last_ms = ?, last_answer = ?, state = ?, finished_at = ?${a.forgetSubject ? ', subject = NULL, sid = NULL' : ''}
          WHERE jti = ? AND state = 'pending'`,
         [t(now), a.status, a.ms, a.answer.slice(0, 300), a.state, a.state === 'pending' ? null : t(now), jti],
       )) === 1;
-    },
-    async forgetSubjectAlone(jti) {
-      await sql.change('UPDATE logout_deliveries SET subject = NULL, sid = NULL WHERE jti = ?', [jti]);
     },
     async list(applicationId, clientId, limit) {
       return (await sql.select<Row>('SELECT * FROM logout_deliveries WHERE application_id = ? AND client_id = ? ORDER BY id DESC LIMIT ?', [applicationId, clientId, limit])).map(toLogout);

@@ -77,8 +77,9 @@ export function createOidcStateQueries(sql: Sql): OidcStateStore {
     async destroyOfRecord(applicationId, entityId, tx) {
       return sql.change('DELETE FROM oidc_state WHERE application_id = ? AND entity_id = ?', [applicationId, entityId], tx);
     },
-    async listOfRecord(applicationId, model, entityId, tx) {
-      return (await sql.select<OidcStateRow>('SELECT * FROM oidc_state WHERE application_id = ? AND entity_id = ? AND model = ?', [applicationId, entityId, model], tx)).map(toObject);
+    async listOfRecord(applicationId, model, entityId, now, tx) {
+      return (await sql.select<OidcStateRow>('SELECT * FROM oidc_state WHERE application_id = ? AND entity_id = ? AND model = ? AND expires_at > ?',
+        [applicationId, entityId, model, sql.time(now)], tx)).map(toObject);
     },
     async sweepAlone(before, limit) {
       const rows = await sql.select<{ id: number | string }>('SELECT id FROM oidc_state WHERE expires_at < ? ORDER BY id LIMIT ?', [sql.time(before), limit]);

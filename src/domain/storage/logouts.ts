@@ -30,7 +30,11 @@ export interface StoredLogout {
 export type NewLogout = Pick<StoredLogout, 'applicationId' | 'clientId' | 'accountId' | 'subject' | 'sid' | 'jti'>;
 
 /** One attempt: the receiver's status (null: none), how long, its first bytes, and the state after it. */
-export interface LogoutAttempt { status: number | null; ms: number; answer: string; state: LogoutState }
+export interface LogoutAttempt {
+  status: number | null; ms: number; answer: string; state: LogoutState;
+  /** The token's account was erased: the row keeps no public id or session id from this attempt on. */
+  forgetSubject?: boolean;
+}
 
 /** The logout tokens owed to the applications' clients, written in the transaction of the session's end. */
 export interface LogoutStore {
@@ -38,8 +42,6 @@ export interface LogoutStore {
   find(jti: string): Promise<StoredLogout | undefined>;
   /** Records an attempt of a pending token; false when it was not pending any more (another worker finished it). */
   recordAttemptAlone(jti: string, attempt: LogoutAttempt, now: Date): Promise<boolean>;
-  /** A finished token of an erased account keeps no public id. */
-  forgetSubjectAlone(jti: string): Promise<void>;
   /** A client's latest tokens, newest first. */
   list(applicationId: number, clientId: string, limit: number): Promise<StoredLogout[]>;
   /** Deletes finished tokens older than `before`, at most `limit`; answers how many. */

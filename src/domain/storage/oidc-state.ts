@@ -52,8 +52,8 @@ export interface OidcStateStore {
   destroyGrantAlone(applicationId: number, grantId: string): Promise<number>;
   /** Deletes every object of a record (its sessions and grants end with its other sessions); answers how many. */
   destroyOfRecord(applicationId: number, entityId: number, tx: Tx): Promise<number>;
-  /** The provider's objects of `model` belonging to the record (its sessions), read in the transaction that ends them. */
-  listOfRecord(applicationId: number, model: string, entityId: number, tx: Tx): Promise<StoredOidcObject[]>;
+  /** The provider's live objects of `model` belonging to the record (its sessions not expired at `now`), read in the transaction that ends them. */
+  listOfRecord(applicationId: number, model: string, entityId: number, now: Date, tx: Tx): Promise<StoredOidcObject[]>;
   /** Deletes up to `limit` objects that expired before `before`. */
   sweepAlone(before: Date, limit: number): Promise<number>;
 }

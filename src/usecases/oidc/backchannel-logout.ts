@@ -3,7 +3,7 @@ import { signJwt } from '../../domain/jwt-signer';
 import { webhookPayloadOf } from '../../domain/payloads';
 import type { LogoutTransport } from '../../domain/ports';
 import { privateJwkOf } from '../../domain/signing-keys';
-import type { StoredLogout } from '../../domain/storage/logouts';
+import type { LogoutState, StoredLogout } from '../../domain/storage/logouts';
 import { invalidField } from '../../domain/refusal';
 import { signingKeys } from '../keys/signing-keys';
 import type { Services } from '../services';
@@ -45,36 +45,41 @@ export async function deliverLogout(deps: Deps, command: { outboxId: string; fin
     await db.outbox.completeAlone(outboxId, clock.now());
     return { kind: 'skipped', why: logout ? `${logout.state} already` : 'no such logout token (its account was erased, or it was purged)' };
   }
-  const finish = async (attempt: { status: number | null; ms: number; answer: string }, delivered: boolean): Promise<void> => {
-    const state = delivered ? 'delivered' : finalAttempt ? 'failed' : 'pending';
-    await db.logouts.recordAttemptAlone(logout.jti, { ...attempt, answer: attempt.answer.slice(0, ANSWER_KEPT), state }, clock.now());
-    // an erased account's token keeps no public id once it is finished (the erasure said so to the apps already)
-    if (state !== 'pending' && logout.accountId !== null && await db.erasures.erasedAt(logout.applicationId, logout.accountId)) await db.logouts.forgetSubjectAlone(logout.jti);
-    if (state === 'pending') {
-      await db.outbox.recordFailureAlone(outboxId, attempt.answer.slice(0, ANSWER_KEPT), false, clock.now());
-      throw new LogoutAttemptFailed(`the logout token for ${logout.clientId} was not accepted (${attempt.status ?? 'no answer'}: ${attempt.answer.slice(0, 100)}); it is tried again`);
-    }
-    if (delivered) await db.outbox.completeAlone(outboxId, clock.now());
-    else await db.outbox.recordFailureAlone(outboxId, attempt.answer.slice(0, ANSWER_KEPT), true, clock.now());
+  // an attempt recorded, and the token finished (given up, or taken) or left for the next attempt; a finished token of an
+  // erased account keeps no public id (the erasure told the apps already), in the same statement
+  const record = async (attempt: { status: number | null; ms: number; answer: string }, state: LogoutState): Promise<void> => {
+    const forget = state !== 'pending' && logout.accountId !== null && await db.erasures.erasedAt(logout.applicationId, logout.accountId) !== undefined;
+    await db.logouts.recordAttemptAlone(logout.jti, { ...attempt, answer: attempt.answer.slice(0, ANSWER_KEPT), state, forgetSubject: forget }, clock.now());
+    if (state === 'delivered') await db.outbox.completeAlone(outboxId, clock.now());
+    else await db.outbox.recordFailureAlone(outboxId, attempt.answer.slice(0, ANSWER_KEPT), state === 'failed', clock.now());
   };
-  const app = await db.applications.findById(logout.applicationId);
-  const client = app && await db.clients.find(app.id, logout.clientId);
-  const target = client ? logoutTargetOf(client.settings) : undefined;
-  if (!app || !client || !target) {
-    // nowhere to send it any more: given up at once, and said why
-    await db.logouts.recordAttemptAlone(logout.jti, { status: null, ms: 0, answer: 'the client has no back-channel logout address any more', state: 'failed' }, clock.now());
-    await db.outbox.completeAlone(outboxId, clock.now());
-    return { kind: 'failed', why: 'the client has no back-channel logout address any more' };
+  const failed = finalAttempt ? 'failed' : 'pending';
+  try {
+    const app = await db.applications.findById(logout.applicationId);
+    const client = app && await db.clients.find(app.id, logout.clientId);
+    const target = client ? logoutTargetOf(client.settings) : undefined;
+    if (!app || !client || !target) {
+      // nowhere to send it any more: given up at once, and said why
+      const why = 'the client has no back-channel logout address any more';
+      await record({ status: null, ms: 0, answer: why }, 'failed');
+      return { kind: 'failed', why };
+    }
+    const token = await logoutToken(deps, app, client.settings, logout);
+    const attempt = await deps.transport.send(target.uri, token);
+    const answered = attempt.kind === 'answered' ? attempt : undefined;
+    const delivered = answered !== undefined && (answered.status === 200 || answered.status === 204);
+    const shown = { status: answered?.status ?? null, ms: attempt.ms, answer: answered ? answered.answer : attempt.kind === 'refused' ? attempt.reason : '' };
+    await record(shown, delivered ? 'delivered' : failed);
+    if (delivered) return { kind: 'delivered', status: answered.status };
+    const why = answered ? `answered ${answered.status}` : shown.answer;
+    if (failed === 'pending') throw new LogoutAttemptFailed(`the logout token for ${logout.clientId} was not accepted (${why.slice(0, 100)}); it is tried again`);
+    return { kind: 'failed', why };
+  } catch (err) {
+    if (err instanceof LogoutAttemptFailed) throw err;
+    // anything else (no signing key, the database between two statements): counted as an attempt, given up on the last one
+    await record({ status: null, ms: 0, answer: `not sent: ${(err as Error).message}` }, failed).catch(() => undefined);
+    throw err;
   }
-  const token = await logoutToken(deps, app, client.settings, logout);
-  const attempt = await deps.transport.send(target.uri, token);
-  if (attempt.kind === 'refused') {
-    await finish({ status: null, ms: attempt.ms, answer: attempt.reason }, false);
-    return { kind: 'failed', why: attempt.reason };
-  }
-  const delivered = attempt.status === 200 || attempt.status === 204;
-  await finish({ status: attempt.status, ms: attempt.ms, answer: attempt.answer }, delivered);
-  return delivered ? { kind: 'delivered', status: attempt.status } : { kind: 'failed', why: `answered ${attempt.status}` };
 }
 
 /** The logout token of one attempt: signed now with the current key of the client's ID tokens' algorithm (ES256 for FAPI 2.0, else its setting, else RS256). */

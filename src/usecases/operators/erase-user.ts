@@ -1,5 +1,5 @@
 import { event, recordSubject } from '../../domain/events';
-import { oweLogouts } from '../../domain/accounts';
+import { logoutsOwed } from '../../domain/accounts';
 import { Refusal } from '../../domain/refusal';
 import type { ErasureNeedles } from '../../domain/storage/erasures';
 import type { AccountCommand, OperatorDeps } from './deps';
@@ -45,8 +45,8 @@ export function eraseUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'> & { 
       uuids: unique([record?.uuid, ...history.uuids]),
       identifiers: unique([...profiles.map((p) => p.identifier), ...history.identifiers]),
     };
-    // its apps signed in through the provider are told (the logout tokens name it by its uuid, as the apps know it)
-    await oweLogouts(db, uow, app.id, entityId, now);
+    // its apps signed in through the provider are told (the logout tokens name it by its uuid, as the apps know it), once the erasure is sure
+    const logouts = await logoutsOwed(db, tx, app.id, entityId, now);
     if (record) await db.records.remove(record, tx);
     await db.oidcState.destroyOfRecord(app.id, entityId, tx);
     await db.erasures.purge(app.id, entityId, needles, NO_ROW, tx);
@@ -55,6 +55,7 @@ export function eraseUser(deps: Pick<OperatorDeps, 'clock' | 'db' | 'work'> & { 
       // erased meanwhile by another call (a deleted record has no row to lock): that one is the erasure
       return { erasedAt: (await db.erasures.erasedAt(app.id, entityId)) ?? now, already: true };
     }
+    if (logouts) uow.record(logouts);
     uow.record(event('account.erased', app.id, now, command.acting, recordSubject(entityId), {}, { erasure: { entityId, needles } }));
     return { erasedAt: now, already: false };
   });
