@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { basic, createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 import { openidClient } from '../helpers/openid-client';
-import { cli, freePort, ownServer, SERVER, startNode, until, WORKER, type Started } from '../helpers/processes';
+import { cli, freePort, SERVER, startNode, until, WORKER, type Started, ownRedis, redisServerInstalled as redisServer } from '../helpers/processes';
 import { cookieBrowser, firstForm } from '../helpers/social';
 
 /**
@@ -14,9 +13,6 @@ import { cookieBrowser, firstForm } from '../helpers/social';
  * owed has arrived, verified with jose against the JWKS, naming each session the app was given.
  */
 
-const redisServer = spawnSync('redis-server', ['--version']).status === 0;
-const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 const PASSWORD = 'correct horse battery';
 const APP = 'https://app.example.com/cb';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 import { startSmtp } from '../helpers/smtp';
-import { freePort, ownMariadb, ownServer } from '../helpers/processes';
+import { freePort, ownMariadb, ownRedis } from '../helpers/processes';
 import { expectSoakWithinBounds, runOutageSoak } from '../helpers/outage-soak';
 import { SOAK_NODE_OPTIONS } from '../helpers/soak';
 
@@ -18,8 +18,6 @@ const programs = ['mariadbd', 'mariadb-install-db', 'redis-server'].every((p) =>
 const ownMariadbSmall = (dir: string, port: number) => ownMariadb(dir, port, ['--innodb-buffer-pool-size=32M']);
 
 /** A Redis of this test's own. */
-const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
 // on the MariaDB run only (the one with Redis): the soak takes two minutes
 skipUnless(programs && onMysql, 'the database outage soak needs mariadbd, mariadb-install-db, redis-server and the MariaDB run (DATABASE_URL)')(

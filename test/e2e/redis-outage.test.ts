@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import { basic, createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
 import { startSmtp } from '../helpers/smtp';
-import { cli, freePort, ownServer, SERVER, startNode, until, WORKER } from '../helpers/processes';
+import { cli, freePort, SERVER, startNode, until, WORKER, ownRedis, redisServerInstalled as redisServer } from '../helpers/processes';
 import { figures, sampleFor, type Sample, SOAK_NODE_OPTIONS, terminate } from '../helpers/soak';
 
 // One Redis server (redis://) down for a minute under an api pod and a worker: flat memory and
@@ -9,11 +8,8 @@ import { figures, sampleFor, type Sample, SOAK_NODE_OPTIONS, terminate } from '.
 // stops each within its drain with code 0. test/cluster/redis-outage.test.ts does the same, for
 // longer, with a Redis Cluster.
 
-const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
 /** A Redis of this test's own (never the shared one), killed and started again. */
-const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,14 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { createTestBackend, redisUrl, skipUnless, type TestBackend } from '../helpers/backend';
-import { cli, freePort, ownServer, SERVER, startNode, WORKER } from '../helpers/processes';
+import { cli, freePort, SERVER, startNode, WORKER, ownRedis, redisServerInstalled as redisServer } from '../helpers/processes';
 
-const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
 /** A Redis of this test's own (never the shared one): it is killed and started again empty. */
-const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
 skipUnless(redisServer && !!redisUrl, 'the Redis restart test runs with the MariaDB + Redis suite (REDIS_URL) and needs the redis-server program')('no lost email: Redis restarts empty under running processes', () => {
   let backend: TestBackend;

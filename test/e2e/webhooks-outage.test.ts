@@ -1,8 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { basic, createTestBackend, onMysql, skipUnless, type TestBackend } from '../helpers/backend';
-import { cli, freePort, ownServer, SERVER, startNode, until, WORKER, type Started } from '../helpers/processes';
+import { cli, freePort, SERVER, startNode, until, WORKER, type Started, ownRedis, redisServerInstalled as redisServer } from '../helpers/processes';
 
 /**
  * Webhooks across real processes (docs/webhooks.md#deliveries): an api and a worker on MariaDB and
@@ -13,9 +12,6 @@ import { cli, freePort, ownServer, SERVER, startNode, until, WORKER, type Starte
  * with the same webhook-id and the same body; the receiver that stayed up had each within seconds.
  */
 
-const redisServer = spawnSync('redis-server', ['--version']).status === 0;
-const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
 interface Got { id: string; type: string; user: string; step: string; at: number; body: string }
 

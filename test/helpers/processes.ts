@@ -101,6 +101,13 @@ export function ownServer(command: string, args: string[], ready: () => boolean,
   };
 }
 
+/** Whether this machine has the redis-server program (the tests that start their own Redis need it). */
+export const redisServerInstalled = spawnSync('redis-server', ['--version']).status === 0;
+
+/** A Redis of a test's own on 127.0.0.1:`port`, keeping nothing on disk: started again, it is empty. */
+export const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
+
 /** A MariaDB of a test's own (never the shared one), in `dir`, installed on its first start; `extra` adds server options. */
 export function ownMariadb(dir: string, port: number, extra: string[] = []) {
   const install = () => {

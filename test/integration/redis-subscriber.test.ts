@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import IORedis from 'ioredis';
 import { skipUnless } from '../helpers/backend';
-import { freePort, ownServer, until } from '../helpers/processes';
+import { freePort, ownServer, until, ownRedis, redisServerInstalled as redisServer } from '../helpers/processes';
 import { createLogger } from '../../src/logger';
 import { createRedisClientChanges } from '../../src/queue/client-changes';
 import { backoffMs, subscribeRedis, type Subscription } from '../../src/queue/subscriber';
@@ -14,11 +14,8 @@ import { backoffMs, subscribeRedis, type Subscription } from '../../src/queue/su
 // between attempts that doubles, the next node on each attempt; against a real redis-server that is
 // stopped and started again, and against nodes that accept connections and close them at once.
 
-const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 
 /** A Redis of this test's own, killed (SIGKILL) and started again. */
-const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
 /** A TCP server that accepts every connection and closes it at once (a node that goes away as soon as it is reached); counts them. */
 async function closingServer() {

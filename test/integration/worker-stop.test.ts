@@ -1,6 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import { skipUnless } from '../helpers/backend';
-import { freePort, ownServer, until } from '../helpers/processes';
+import { freePort, until, ownRedis, redisServerInstalled as redisServer } from '../helpers/processes';
 import { createLogger } from '../../src/logger';
 import { createBullQueue, createBullWorkers } from '../../src/queue/bullmq';
 import type { Processor } from '../../src/queue/port';
@@ -8,12 +7,9 @@ import type { Processor } from '../../src/queue/port';
 // How a worker process's queue workers stop (createBullWorkers' close) while Redis is down:
 // BullMQ's own close waits for Redis and never ends then; the stop must still end within its drain.
 
-const redisServer = spawnSync('redis-server', ['--version']).status === 0;
 const logger = createLogger('silent');
 
 /** A Redis of this test's own, killed (SIGKILL) and started again. */
-const ownRedis = (port: number) => ownServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-  () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().trim() === 'PONG');
 
 skipUnless(redisServer, 'the worker stop tests need the redis-server program')('stopping the queue workers', () => {
   let redis: ReturnType<typeof ownRedis>;
