@@ -87,4 +87,3 @@ export async function logoutsOwed(db: Storage, tx: Tx, applicationId: number, en
   return event('oidc.backchannel_logout', applicationId, now, { actor: { kind: 'system' }, origin: {} }, recordSubject(entityId),
     { clients: [...new Set(notices.map((n) => n.clientId))] }, { logouts: { subject, notices } });
 }
-

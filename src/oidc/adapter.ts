@@ -8,7 +8,7 @@ import { isHttpUrl, settingOfList } from '../domain/settings';
 import { sha256Hex } from '../domain/secrets';
 import type { Services } from '../usecases/services';
 import { inProviderRealm } from './realm';
-import { grantEnds, providerRequest, sessionEnds } from '../web/provider-request';
+import { grantEnds, providerRequest, sessionEnds, takeLogoutsOwed } from '../web/provider-request';
 import { TOKEN_EXCHANGE } from './organizations';
 import { DEVICE_CODE_GRANT } from '../domain/openid-routes';
 import {
@@ -231,7 +231,9 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
       // a client assertion's marker (private_key_jwt) is saved once: the provider looks it up, then saves it, so two
       // requests with one assertion on two pods would both pass a lookup; the insert lets one through
       const once = model === 'ReplayDetection';
-      const saved = await saveProviderObject(deps, { app, object, once, party: partyOf(entityId, payload.clientId), granted });
+      // a session saved as an app's logout leaves it: what the logout owes is recorded with it
+      const logouts = model === 'Session' ? takeLogoutsOwed() : undefined;
+      const saved = await saveProviderObject(deps, { app, object, once, party: partyOf(entityId, payload.clientId), granted, logouts });
       if (saved) return;
       // the marker of a DPoP proof (its id is the digest of the client and the proof's jti) or of a client assertion: the
       // error the provider gives each when it finds the marker itself (a proof replayed at the token endpoint is invalid_grant,
@@ -254,7 +256,8 @@ function stateAdapter(deps: AdapterDeps, app: Application, model: string, entity
     async destroy(id) {
       // the provider's session ended by a sign-out from an app: the account's activity says so
       const why = model === 'Session' ? sessionEnds(providerRequest()) : undefined;
-      await destroyProviderObject(deps, { app, model, idHash: sha256Hex(id), why, party: partyOf(null, undefined) });
+      const logouts = model === 'Session' ? takeLogoutsOwed() : undefined;
+      await destroyProviderObject(deps, { app, model, idHash: sha256Hex(id), why, party: partyOf(null, undefined), logouts });
     },
     async revokeByGrantId(grantId) {
       await destroyProviderGrantState(deps, { app, grantId });

@@ -26,7 +26,7 @@ import { OIDC_ROUTES, isOidcPath } from '../domain/openid-routes';
 import { adapterFactory } from './adapter';
 import { oidcProviderModule } from './provider-module';
 import { inProviderRealm } from './realm';
-import { noteProviderRoute, noteUserCodeMissed, providerRequest, providerRequestOf, withProviderRequest, type ProviderRequest } from '../web/provider-request';
+import { noteLogoutOwed, noteProviderRoute, noteUserCodeMissed, providerRequest, providerRequestOf, withProviderRequest, type ProviderRequest } from '../web/provider-request';
 import { apiResources } from './apis';
 import { oweProviderLogout } from '../usecases/oidc/provider-storage';
 import { organizationTokens } from './organizations';
@@ -394,9 +394,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     // back-channel logout tokens leave through the outbox (docs/openid-connect.md#back-channel-logout): where the provider
     // would POST one during the logout request (lost if the app is down), the token is recorded, and a worker sends it until it is taken
     const providerApp = app;
+    // (noted for the session's end, whose transaction records it: src/usecases/oidc/provider-storage.ts)
     provider.Client.prototype.backchannelLogout = async function backchannelLogout(this: { clientId: string }, sub: string, sid: string) {
-      await oweProviderLogout(services, { app: providerApp, clientId: this.clientId, subject: sub, sid: typeof sid === 'string' ? sid : null,
-        party: { entityId: null, clientId: this.clientId, origin: providerRequest().origin } });
+      const owed = { clientId: this.clientId, subject: sub, sid: typeof sid === 'string' ? sid : null };
+      if (noteLogoutOwed(owed)) return;
+      await oweProviderLogout(services, { app: providerApp, logouts: [owed], party: { entityId: null, clientId: this.clientId, origin: providerRequest().origin } });
     };
     // a client with a back-channel logout address is given its session id (sid) in its ID tokens, as its logout tokens name it
     provider.Client.prototype.includeSid = function includeSid(this: { backchannelLogoutUri?: string }) {

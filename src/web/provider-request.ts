@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Request, Response } from 'express';
 import type { Origin } from '../domain/events';
-import type { GrantEnd } from '../usecases/oidc/provider-storage';
+import type { ProviderLogout, GrantEnd } from '../usecases/oidc/provider-storage';
 import { peerOrigin } from './pages';
 
 /**
@@ -25,6 +25,24 @@ export interface ProviderRequest {
   userCodeMissed?: boolean;
   /** The `jti` of the request's DPoP proof as sent (unverified): what tells a replayed proof from a replayed client assertion. */
   dpopJti?: string;
+  /** What an app's logout owes the apps of the session it ends, as the provider names them: recorded with the session's end. */
+  logouts?: ProviderLogout[];
+}
+
+/** Notes what an app's logout owes, for the session's end to record; false when no request is at hand to note it in. */
+export function noteLogoutOwed(logout: ProviderLogout): boolean {
+  const store = current.getStore();
+  if (!store) return false;
+  (store.logouts ??= []).push(logout);
+  return true;
+}
+
+/** What the request's logout owes, taken (the session's end records it once). */
+export function takeLogoutsOwed(): ProviderLogout[] | undefined {
+  const store = current.getStore();
+  const owed = store?.logouts;
+  if (store) store.logouts = undefined;
+  return owed;
 }
 
 /** Why the provider ends a grant, by the endpoint it is answering: a spent code or token that came back to the token endpoint is a reuse. */

@@ -1,10 +1,11 @@
-import { event, kept, recordSubject, type Acting, type Origin } from '../../domain/events';
+import { event, kept, recordSubject, type Acting, type DomainEvent, type Origin } from '../../domain/events';
 import type { Application } from '../../domain/storage/applications';
 import type { CredentialKind, NewCredential } from '../../domain/storage/credentials';
 import type { OidcObjectWrite } from '../../domain/storage/oidc-state';
 import { sha256Hex } from '../../domain/secrets';
 import { randomUUID } from 'node:crypto';
-import { logoutTargetOf } from '../../domain/backchannel-logout';
+import { logoutTargetOf, type LogoutNotice } from '../../domain/backchannel-logout';
+import type { Tx } from '../../domain/storage';
 import type { Services } from '../services';
 
 /**
@@ -103,11 +104,20 @@ export async function endProviderGrant(deps: ProviderStorageDeps, command: { app
  */
 export async function saveProviderObject(
   deps: ProviderStorageDeps,
-  command: { app: Application; object: OidcObjectWrite; once?: boolean; party: ProviderParty; granted?: { scopes: string[]; consent: 'implied' | 'given' } },
+  command: { app: Application; object: OidcObjectWrite; once?: boolean; party: ProviderParty; granted?: { scopes: string[]; consent: 'implied' | 'given' }; logouts?: ProviderLogout[] },
 ): Promise<boolean> {
   const { db, clock, work } = deps;
-  const { app, object, party, granted } = command;
+  const { app, object, party, granted, logouts } = command;
   if (command.once) return db.oidcState.saveNewAlone(app.id, object);
+  // a session kept while one app of it signs out of it: that app told, in the transaction that saves the session without it
+  if (object.model === 'Session' && logouts?.length) {
+    await work.run(async (uow) => {
+      await db.oidcState.save(app.id, object, uow.tx);
+      const owed = await providerLogoutEvent(deps, app, logouts, party, uow.tx);
+      if (owed) uow.record(owed);
+    });
+    return true;
+  }
   if (object.model !== 'Grant' || !granted || (granted.scopes.length === 0 && granted.consent === 'implied') || party.entityId === null) {
     await db.oidcState.saveAlone(app.id, object);
     return true;
@@ -129,16 +139,19 @@ export const spendProviderObject = (deps: Pick<ProviderStorageDeps, 'clock' | 'd
  * sign-out from an app (RP-initiated logout) is `oidc.logout`, in the same transaction.
  */
 export async function destroyProviderObject(
-  deps: ProviderStorageDeps, command: { app: Application; model: string; idHash: string; why?: 'logout'; party: ProviderParty },
+  deps: ProviderStorageDeps, command: { app: Application; model: string; idHash: string; why?: 'logout'; party: ProviderParty; logouts?: ProviderLogout[] },
 ): Promise<void> {
   const { db, clock, work } = deps;
-  const { app, model, idHash, party } = command;
-  if (model !== 'Session' || command.why !== 'logout') return db.oidcState.destroyAlone(app.id, model, idHash);
+  const { app, model, idHash, party, logouts } = command;
+  if (model !== 'Session' || (command.why !== 'logout' && !logouts?.length)) return db.oidcState.destroyAlone(app.id, model, idHash);
   await work.run(async (uow) => {
     const session = await db.oidcState.find(app.id, model, idHash, uow.tx);
     await db.oidcState.destroy(app.id, model, idHash, uow.tx);
     const entityId = session?.entityId ?? party.entityId;
-    if (session && entityId !== null) uow.record(event('oidc.logout', app.id, clock.now(), actingOf({ ...party, entityId }), recordSubject(entityId), {}));
+    if (session && entityId !== null && command.why === 'logout') uow.record(event('oidc.logout', app.id, clock.now(), actingOf({ ...party, entityId }), recordSubject(entityId), {}));
+    // the apps of the session told, in the transaction that ends it
+    const owed = logouts?.length ? await providerLogoutEvent(deps, app, logouts, party, uow.tx) : undefined;
+    if (owed) uow.record(owed);
   });
 }
 
@@ -150,24 +163,37 @@ export const destroyProviderGrantState = (deps: Pick<ProviderStorageDeps, 'db'>,
 export const destroyProviderToken = (deps: Pick<ProviderStorageDeps, 'clock' | 'db'>, command: { app: Application; kind: CredentialKind; valueHash: string }) =>
   deps.db.credentials.consumeAlone(command.app.id, command.kind, command.valueHash, deps.clock.now());
 
+/** One app of a session an app's logout ends, as the provider names it (src/web/provider-request.ts keeps them until the session's end). */
+export interface ProviderLogout { clientId: string; subject: string; sid: string | null }
+
 /**
  * An app's logout (RP-initiated, docs/openid-connect.md#back-channel-logout): the provider names
- * each app of the session that ends, with the session id it gave it, and that app (when it has a
- * back-channel logout address) is owed a logout token, recorded as `oidc.backchannel_logout` (its
- * subscriber writes the token, sent by a worker). Nothing for an account gone meanwhile.
+ * each app of the session that ends, with the session id it gave it; those with a back-channel
+ * logout address are owed a logout token, recorded as `oidc.backchannel_logout` in the transaction
+ * that ends (or saves) the session (its subscriber writes the tokens, sent by a worker). Nothing for
+ * an account gone meanwhile.
  */
-export async function oweProviderLogout(
-  deps: ProviderStorageDeps, command: { app: Application; clientId: string; subject: string; sid: string | null; party: ProviderParty },
-): Promise<void> {
-  const { db, clock, work } = deps;
-  const { app, clientId, subject, sid } = command;
-  const client = await db.clients.find(app.id, clientId);
-  const target = client ? logoutTargetOf(client.settings) : undefined;
-  if (!target || (target.sessionRequired && sid === null)) return;
-  const record = await db.records.find(app.id, { uuid: subject });
-  if (!record) return;
-  await work.run(async (uow) => {
-    uow.record(event('oidc.backchannel_logout', app.id, clock.now(), actingOf({ ...command.party, entityId: record.id }), recordSubject(record.id), { clients: [clientId] },
-      { logouts: { subject, notices: [{ clientId, sid, jti: randomUUID() }] } }));
+async function providerLogoutEvent(
+  deps: Pick<ProviderStorageDeps, 'db' | 'clock'>, app: Application, logouts: readonly ProviderLogout[], party: ProviderParty, tx: Tx,
+): Promise<DomainEvent | undefined> {
+  const { db, clock } = deps;
+  const notices: LogoutNotice[] = [];
+  for (const { clientId, sid } of logouts) {
+    const client = await db.clients.find(app.id, clientId);
+    const target = client ? logoutTargetOf(client.settings) : undefined;
+    if (target && !(target.sessionRequired && sid === null)) notices.push({ clientId, sid, jti: randomUUID() });
+  }
+  const subject = logouts[0]?.subject;
+  const record = notices.length === 0 || subject === undefined ? undefined : await db.records.find(app.id, { uuid: subject }, tx);
+  if (!record || subject === undefined) return undefined;
+  return event('oidc.backchannel_logout', app.id, clock.now(), actingOf({ ...party, entityId: record.id }), recordSubject(record.id),
+    { clients: [...new Set(notices.map((n) => n.clientId))] }, { logouts: { subject, notices } });
+}
+
+/** What an app's logout owes, recorded on its own: for a logout the provider makes outside a request (none is known to happen). */
+export async function oweProviderLogout(deps: ProviderStorageDeps, command: { app: Application; logouts: ProviderLogout[]; party: ProviderParty }): Promise<void> {
+  await deps.work.run(async (uow) => {
+    const owed = await providerLogoutEvent(deps, command.app, command.logouts, command.party, uow.tx);
+    if (owed) uow.record(owed);
   });
 }
