@@ -94,6 +94,50 @@ describe('pushed authorization requests (RFC 9126)', () => {
     expect(finished.filter((p) => new URL(p.url).searchParams.get('code') !== null)).toHaveLength(1);
   });
 
+  it('one request_uri finished at once on two pods (two browsers signed in with it, their last steps sent to each pod): one code', async () => {
+    const a = await s.account();
+    const config = await s.discovered();
+    const url = await s.oidc.buildAuthorizationUrlWithPAR(config, (await asked()).params);
+    const host = new URL(served.base).host;
+    // each browser signs in with the pushed request, and stops before the provider's last step (its resume, where the code is issued)
+    const resumes = await Promise.all([cookieBrowser(), cookieBrowser()].map(async (browser) => {
+      const page = await browser.go(url.toString(), { stopAt: (next) => next.origin !== served.base });
+      const form = firstForm(page.body, page.url);
+      const at = await browser.go(form.action, { method: 'POST', form: { ...form.fields, signInEmailAddress: a.email, currentPassword: PASSWORD },
+        stopAt: (next) => next.pathname.startsWith('/oidc/auth/') || next.origin !== served.base });
+      const cookie = [...browser.jar.entries()].filter(([key]) => key.startsWith(`${host} `)).map(([, c]) => `${c.name}=${c.value}`).join('; ');
+      return { path: new URL(at.url).pathname, cookie };
+    }));
+    expect(resumes.map((r) => r.path)).toEqual([expect.stringMatching(/^\/oidc\/auth\/.+/), expect.stringMatching(/^\/oidc\/auth\/.+/)]);
+    const second = createRuntime(served.t.backend.config, createLogger('silent'));
+    const podB = buildApp({ services: second.services, defaultApp: 'local' });
+    try {
+      // each browser's last steps (its resume, the consent its offline_access implies, the resume after it) on its own pod, at once
+      const finish = async (pod: Parameters<typeof request>[0], path: string, cookie: string): Promise<string | null> => {
+        const jar = new Map(cookie.split('; ').map((c) => [c.slice(0, c.indexOf('=')), c.slice(c.indexOf('=') + 1)] as [string, string]));
+        let next = path;
+        for (let hop = 0; hop < 10; hop++) {
+          const res = await request(pod).get(next).set('host', host).set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
+          for (const line of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
+            const [pair] = line.split(';');
+            const name = pair.slice(0, pair.indexOf('='));
+            if (/expires=Thu, 01 Jan 1970|max-age=0/i.test(line)) jar.delete(name);
+            else jar.set(name, pair.slice(pair.indexOf('=') + 1));
+          }
+          const location = new URL(String(res.headers.location ?? ''), served.base);
+          if (res.status < 300 || res.status >= 400) return null;
+          if (location.origin !== served.base) return location.searchParams.get('code');
+          next = `${location.pathname}${location.search}`;
+        }
+        return null;
+      };
+      const codes = (await Promise.all(resumes.map((r, i) => finish(i === 0 ? served.t.app : podB, r.path, r.cookie)))).filter((c) => c !== null);
+      expect(codes).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('a client required to push: its plain request is refused, its pushed one is not', async () => {
     const a = await s.account();
     const { config } = await keyedClient({ require_pushed_authorization_requests: 'true' });
