@@ -84,12 +84,25 @@ const stop = (child: ChildProcess) => new Promise<void>((resolve) => {
 });
 
 /** Runs one closed-loop scenario and reports its CPU per request for `watched`. */
+/**
+ * The MariaDB server's statement counters (every database of it): read around a scenario, they say
+ * how many statements of each kind one request cost (scenarios run one at a time, so the counts are
+ * that scenario's, the peers' included).
+ */
+let statementCounts: (() => Promise<Record<string, number>>) | undefined;
+const STATEMENT_KINDS = ['Questions', 'Com_select', 'Com_insert', 'Com_update', 'Com_delete', 'Com_call_procedure', 'Com_begin', 'Com_commit'];
+
 async function scenario<C>(name: string, watched: Watched[], loop: Parameters<typeof closedLoop<C>>[0]): Promise<Row> {
   const before = snapshotOf(watched);
+  const statementsBefore = await statementCounts?.();
   const result = await closedLoop(loop);
+  const statementsAfter = await statementCounts?.();
   const cpu = perOperation(before, snapshotOf(watched), result.total);
+  const statements = statementsBefore && statementsAfter && result.total > 0
+    ? `; MariaDB statements per request: ${STATEMENT_KINDS.map((k) => `${k.replace(/^Com_/, '')} ${((statementsAfter[k] - statementsBefore[k]) / result.total).toFixed(2)}`).join(', ')}`
+    : '';
   if (result.failed > 0) process.stderr.write(`${name}: ${result.failed} failed, first: ${result.firstFailure}\n`);
-  return { name, cpu, ...result };
+  return { name, cpu: cpu + statements, ...result };
 }
 
 /** A refresh-token chain per connection against `tokenPath`, the same client for every server; `tokens` keeps each chain's newest token across rounds. */
@@ -210,6 +223,10 @@ async function main(): Promise<void> {
   const oidcEqual = await peer('oidc-provider.mjs', [String(OIDC_EQUAL_PORT), String(connections), process.env.DATABASE_URL, 'equal']);
   const betterAuth = await peer('better-auth.mjs', [String(BETTER_AUTH_PORT), path.join(baDir, 'auth.db'), String(signInConnections), PASSWORD]);
   const db = await mysql.createConnection(process.env.DATABASE_URL);
+  statementCounts = async () => {
+    const [rows] = await db.query(`SHOW GLOBAL STATUS WHERE Variable_name IN (${STATEMENT_KINDS.map(() => '?').join(', ')})`, STATEMENT_KINDS);
+    return Object.fromEntries((rows as Array<{ Variable_name: string; Value: string }>).map((r) => [r.Variable_name, Number(r.Value)]));
+  };
   let bench = await startBenchServer();
   // an earlier release (a built git worktree) on its own port and database, measured beside this one in every round
   const releaseRoot = process.env.BENCH_RELEASE_ROOT;
