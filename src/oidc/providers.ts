@@ -220,7 +220,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         // a client revokes its own tokens only
         revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
         clientCredentials: { enabled: true },
-        // back-channel logout (OpenID Back-Channel Logout 1.0): discovery says so, a client's ID tokens carry sid when it asks;
+        // back-channel logout (OpenID Back-Channel Logout 1.0): discovery says so, a client with an address gets sid in its ID tokens (includeSid below);
         // the tokens themselves leave through the outbox (backchannelLogout below)
         backchannelLogout: { enabled: true },
         rpInitiatedLogout: {
