@@ -68,7 +68,7 @@ forEveryEngine('erasure and import stores', (storage) => {
     });
     // (its membership went with its record's row; the invitation to its address goes with the purge)
     expect(first).toMatchObject({ outboxRows: 2, events: 1, auditEntries: 1, credentials: 1, organizationRows: 1 });
-    expect(await db.erasures.purgeAlone(appId, ann.id, needles, '')).toEqual({ snapshots: 0, outboxRows: 0, events: 0, failures: 0, auditEntries: 0, oidcState: 0, credentials: 0, webhookDeliveries: 0, organizationRows: 0 });
+    expect(await db.erasures.purgeAlone(appId, ann.id, needles, '')).toEqual({ snapshots: 0, outboxRows: 0, events: 0, failures: 0, auditEntries: 0, oidcState: 0, credentials: 0, webhookDeliveries: 0, logoutDeliveries: 0, organizationRows: 0 });
     // joann's membership and invitation stay; the invitation ann sent no longer names her
     expect((await db.organizations.listMembersPage(organizationKey, null, 10)).items.map((m) => m.entityId)).toEqual([joann.id]);
     const left = (await db.organizations.listInvitationsPage(organizationKey, null, 10)).items;

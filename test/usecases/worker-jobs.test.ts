@@ -105,7 +105,7 @@ it('the sweep removes what is past its time and says how many of each', async ()
     credentialRetentionMs: 86_400_000, outboxRetentionMs: 7 * 86_400_000, versionsRetentionMs: null, eventsRetentionMs: 400 * 86_400_000,
     webhookDeliveriesRetentionMs: 30 * 86_400_000, batchSize: 500, maxBatches: 10,
   } });
-  expect(swept).toEqual({ credentials: expect.any(Number), outbox: expect.any(Number), snapshots: 0, compacted: 0, oidcState: expect.any(Number), signingKeys: expect.any(Number), events: expect.any(Number), webhookDeliveries: expect.any(Number) });
+  expect(swept).toEqual({ credentials: expect.any(Number), outbox: expect.any(Number), snapshots: 0, compacted: 0, oidcState: expect.any(Number), signingKeys: expect.any(Number), events: expect.any(Number), webhookDeliveries: expect.any(Number), logoutDeliveries: expect.any(Number) });
   expect(swept.outbox).toBeGreaterThanOrEqual(1);
   expect(await statusOf(done)).toBeUndefined();
 });

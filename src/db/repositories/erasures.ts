@@ -49,9 +49,9 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
          OR (queue = 'mail' AND ${mail.clause}))
          AND NOT (queue = 'webhooks' AND (event_id IN (${erasedEvents}) OR name = 'backchannel-logout'))`, [applicationId, keep, id, applicationId, id, ...mail.values, applicationId, id], tx);
     // its webhook deliveries (each names its uuid) but the one that says it was erased: what was not sent yet, the erasure supersedes
-    let webhookDeliveries = await deleteFound('webhook_deliveries', "application_id = ? AND account_id = ? AND type <> 'user.erased'", [applicationId, id], tx);
+    const webhookDeliveries = await deleteFound('webhook_deliveries', "application_id = ? AND account_id = ? AND type <> 'user.erased'", [applicationId, id], tx);
     // the logout tokens sent to its apps (each names its uuid); those still being sent are kept until they are, then forget it
-    webhookDeliveries += await deleteFound('logout_deliveries', "application_id = ? AND account_id = ? AND state <> 'pending'", [applicationId, id], tx);
+    const logoutDeliveries = await deleteFound('logout_deliveries', "application_id = ? AND account_id = ? AND state <> 'pending'", [applicationId, id], tx);
     const snapshots = await sql.change('DELETE FROM entity_versions WHERE application_id = ? AND entity_id = ?', [applicationId, id], tx);
     const events = await sql.change(
       `UPDATE events SET data = '{}', address = NULL, user_agent = NULL
@@ -87,7 +87,7 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     const invitations = await deleteFound('organization_invitations', `application_id = ? AND (accepted_by = ?${addresses.length > 0 ? ` OR email IN (${addresses.map(() => '?').join(', ')})` : ''})`,
       [applicationId, id, ...addresses], tx);
     await sql.change("UPDATE organization_invitations SET inviter_entity_id = NULL, inviter = 'account:erased' WHERE application_id = ? AND inviter_entity_id = ?", [applicationId, id], tx);
-    return { snapshots, outboxRows, events, failures, auditEntries, oidcState, credentials, webhookDeliveries, organizationRows: memberships + invitations + provisioned };
+    return { snapshots, outboxRows, events, failures, auditEntries, oidcState, credentials, webhookDeliveries, logoutDeliveries, organizationRows: memberships + invitations + provisioned };
   }
 
   return {

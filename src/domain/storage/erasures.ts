@@ -10,6 +10,8 @@ export interface ErasureCounts {
   oidcState: number;
   credentials: number;
   webhookDeliveries: number;
+  /** The logout tokens sent to its apps (those still being sent are kept until they are: docs/openid-connect.md#back-channel-logout). */
+  logoutDeliveries: number;
   /** Its memberships of organizations, and the invitations to its addresses (or that it accepted). */
   organizationRows: number;
 }

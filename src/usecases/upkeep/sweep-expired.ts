@@ -24,7 +24,7 @@ export interface Retention {
 }
 
 /** What a sweep removed, by kind. */
-export type Swept = { credentials: number; outbox: number; snapshots: number; compacted: number; oidcState: number; signingKeys: number; events: number; webhookDeliveries: number };
+export type Swept = { credentials: number; outbox: number; snapshots: number; compacted: number; oidcState: number; signingKeys: number; events: number; webhookDeliveries: number; logoutDeliveries: number };
 
 async function inBatches(settings: Retention, deleteBatch: () => Promise<number>): Promise<number> {
   let total = 0;
@@ -53,8 +53,8 @@ export async function sweepExpired(deps: Pick<Services, 'db' | 'clock'>, command
   // events and counted failures past their retention, in batches like the rest
   const events = await inBatches(retention, () => db.events.sweepAlone(new Date(t - retention.eventsRetentionMs), retention.batchSize));
   // finished webhook deliveries and logout tokens (docs/openid-connect.md#back-channel-logout), kept as long as each other
-  const webhookDeliveries = await inBatches(retention, () => db.webhooks.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize))
-    + await inBatches(retention, () => db.logouts.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize));
+  const webhookDeliveries = await inBatches(retention, () => db.webhooks.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize));
+  const logoutDeliveries = await inBatches(retention, () => db.logouts.purgeFinishedAlone(new Date(t - retention.webhookDeliveriesRetentionMs), retention.batchSize));
   // last: history kept before compact history, converted into runs of sign-ins (docs/versions.md#compact-history) until none is left
   let compacted = 0;
   for (let i = 0; i < retention.maxBatches; i++) {
@@ -62,5 +62,5 @@ export async function sweepExpired(deps: Pick<Services, 'db' | 'clock'>, command
     if (n < 0) break;
     compacted += n;
   }
-  return { credentials, outbox: outboxRows, snapshots, compacted, oidcState, signingKeys, events, webhookDeliveries };
+  return { credentials, outbox: outboxRows, snapshots, compacted, oidcState, signingKeys, events, webhookDeliveries, logoutDeliveries };
 }
