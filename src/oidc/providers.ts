@@ -66,27 +66,39 @@ export function withOfflineConsent(url: string): string {
 /** The most a pushed request's body may hold (the provider's own limit). */
 const PUSHED_BODY_LIMIT = 56 * 1024;
 
-/**
- * A pushed authorization request (a form POST) read whole and given to the provider again with
- * withOfflineConsent's rule applied to its parameters, as a request of its own carrying the new
- * body (the provider reads the body from the request stream); undefined when it is too large.
- */
-async function pushedWithOfflineConsent(req: Request): Promise<Request | undefined> {
-  if (Number(req.headers['content-length'] ?? 0) > PUSHED_BODY_LIMIT) return undefined;
+/** A form's body read whole (the provider reads a body from the request stream); undefined past `limit` bytes. */
+async function formBody(req: Request, limit: number): Promise<Buffer | undefined> {
+  if (Number(req.headers['content-length'] ?? 0) > limit) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   // (the request is not destroyed when reading stops early: the answer says why)
   for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > PUSHED_BODY_LIMIT) return undefined;
+    if (size > limit) return undefined;
     chunks.push(chunk);
   }
-  const body = Buffer.from(withOfflineConsent(`?${Buffer.concat(chunks).toString('utf8')}`).slice(1));
+  return Buffer.concat(chunks);
+}
+
+/** The request again, as one of its own carrying `body` (read already by formBody), for the provider to read. */
+function withBody(req: Request, body: Buffer): Request {
   return Object.assign(Readable.from([body]), {
     headers: { ...req.headers, 'content-length': String(body.length) }, rawHeaders: req.rawHeaders, method: req.method, url: req.url,
     socket: req.socket, connection: req.socket, httpVersion: req.httpVersion, httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor,
   }) as unknown as Request;
 }
+
+/**
+ * A pushed authorization request (a form POST) given to the provider again with withOfflineConsent's
+ * rule applied to its parameters; undefined when it is too large.
+ */
+async function pushedWithOfflineConsent(req: Request): Promise<Request | undefined> {
+  const body = await formBody(req, PUSHED_BODY_LIMIT);
+  return body && withBody(req, Buffer.from(withOfflineConsent(`?${body.toString('utf8')}`).slice(1)));
+}
+
+/** The most the logout question's form may hold: its token and its answer. */
+const LOGOUT_FORM_LIMIT = 2 * 1024;
 
 /** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
 const KEYS_CACHE_MS = 5_000;
@@ -457,6 +469,26 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
     }
   }
 
+  /**
+   * The logout question's form, read before the provider sees it. The page's "No" is a link that
+   * changes nothing; a form posted without "yes" (sent without its button, or `logout=no`) is a
+   * person who did not confirm, yet the provider would take it as its own "no" (the app's grant
+   * revoked, a logout token sent, the session renewed), and any other value as a "yes". Only
+   * `logout=yes` reaches the provider (the request returned, its body given again); anything else
+   * sends the browser where "stay signed in" goes, and nothing changes.
+   */
+  async function confirmedLogout(provider: Provider, req: Request, res: Response): Promise<Request | undefined> {
+    const body = await formBody(req, LOGOUT_FORM_LIMIT);
+    const answers = body ? new URLSearchParams(body.toString('utf8')).getAll('logout') : [];
+    if (body && answers.length === 1 && answers[0] === 'yes') return withBody(req, body);
+    if (!body) res.setHeader('Connection', 'close');
+    const session = await provider.Session.get({ req, res } as unknown as KoaContextWithOIDC);
+    const asked = (session.state ?? {}) as { clientId?: string; postLogoutRedirectUri?: string; state?: string };
+    const client = asked.clientId ? await provider.Client.find(asked.clientId) : undefined;
+    res.redirect(303, stayHref({ post_logout_redirect_uri: asked.postLogoutRedirectUri, state: asked.state }, client));
+    return undefined;
+  }
+
   const authorizationForm = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 100 });
   /** POST /oidc/auth: its form, checked as a query string is (domain/request-values.ts), as a GET of the same parameters. */
   function authorizationByPost(req: Request, res: Response, next: NextFunction): void {
@@ -505,7 +537,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           res.setHeader('Connection', 'close');
           return void res.status(413).json({ error: 'invalid_request', error_description: `the pushed request is larger than ${PUSHED_BODY_LIMIT / 1024} KB`, request_id: request.origin.requestId });
         }
-        withProviderRequest(req, res, () => handle(pushed, res), request);
+        // the logout question's answer: only a "yes" reaches the provider
+        const confirming = req.method === 'POST' && req.path.toLowerCase().replace(/\/+$/, '') === `${OIDC_ROUTES.end_session}/confirm`;
+        const asked = confirming ? await withProviderRequest(req, res, () => confirmedLogout(provider, req, res), request) : pushed;
+        if (!asked) return;
+        withProviderRequest(req, res, () => handle(asked, res), request);
       } catch (e) {
         next(e);
       }

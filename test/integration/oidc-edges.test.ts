@@ -171,6 +171,37 @@ describe('logout declined, then the app goes on', () => {
   });
 });
 
+describe('the logout question answered without its "yes"', () => {
+  it('a form posted without logout=yes (none, "no", "maybe") changes nothing: the app\'s grant, its silent sign-in and the session stay, the browser goes back to the app', async () => {
+    const a = await s.account();
+    const config = await s.discovered();
+    const first = await s.authorize(config, a.email);
+    const tokens = await s.oidc.authorizationCodeGrant(config, first.back, { pkceCodeVerifier: first.verifier, expectedState: first.state, expectedNonce: first.nonce });
+    const stopAt = (next: URL) => next.origin !== served.base;
+    let refresh = tokens.refresh_token!;
+    for (const answer of [{}, { logout: 'no' }, { logout: 'maybe' }]) {
+      const end = s.oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://app.example.com/out', state: 'kept' });
+      const question = await first.browser.go(end.toString(), { stopAt });
+      const form = firstForm(question.body, question.url);
+      const left = await first.browser.go(form.action, { method: 'POST', form: { ...form.fields, ...answer }, stopAt });
+      expect(left.url).toBe('https://app.example.com/out?state=kept');
+      const silent = await s.authorize(config, a.email, { prompt: 'none' }, first.browser);
+      expect(silent.back.searchParams.get('error')).toBeNull();
+      expect(silent.back.searchParams.get('code')).toBeTruthy();
+      refresh = (await s.oidc.refreshTokenGrant(config, refresh)).refresh_token!;
+      expect(refresh).toEqual(expect.any(String));
+    }
+    const account = await first.browser.go(`${served.base}/account?client_id=${s.login.client_id}`, { stopAt });
+    expect(new URL(account.url).pathname).toBe('/account');
+    // and a "yes" still signs out
+    const end = s.oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token! });
+    const question = await first.browser.go(end.toString(), { stopAt });
+    const form = firstForm(question.body, question.url);
+    await first.browser.go(form.action, { method: 'POST', form: { ...form.fields, logout: 'yes' }, stopAt });
+    expect((await s.authorize(config, a.email, { prompt: 'none', scope: 'openid' }, first.browser)).back.searchParams.get('error')).toBe('login_required');
+  });
+});
+
 describe('switching accounts in one browser', () => {
   it('X is signed in; Y signs in with prompt=login: the sign-in ends in a code for Y, and the browser\'s session is Y\'s', async () => {
     const x = await s.account();
