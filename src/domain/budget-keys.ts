@@ -26,4 +26,9 @@ export const BUDGET_KEYS = {
   /** Failed sign-ins and registrations that make a proof of work asked for (`when_busy`): from one address, and in the whole application. */
   busyAddress: (applicationId: number, address: string) => `busy:address:${applicationId}:${address}`,
   busyApplication: (applicationId: number) => `busy:application:${applicationId}:all`,
+  /** SCIM calls of one bearer token (its public id), and calls from one client address whose token is none. */
+  scimToken: (applicationId: number, tokenId: string) => `scim:token:${applicationId}:${tokenId}`,
+  scimFailed: (applicationId: number, address: string) => `scim:failed:${applicationId}:${address}`,
+  /** SCIM lists no index answers, by one token (its public id; `caller` when the caller is no SCIM token). */
+  scimScan: (applicationId: number, who: string) => `scim:scan:${applicationId}:${who}`,
 } as const;

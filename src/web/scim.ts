@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { peerBudgetKey } from '../domain/addresses';
+import { BUDGET_KEYS } from '../domain/budget-keys';
 import { keptUserAgent } from '../domain/events';
 import { DependencyDownError, LimitReachedError } from '../domain/refusal';
 import { isObject } from '../domain/scim/filter';
@@ -55,10 +56,10 @@ export function scimRoutes(services: Services, resolveApp: (host: string | undef
       try {
         caller = await scimCaller(services, { app, token });
       } catch (e) {
-        if (e instanceof ScimError) await rateLimiter.take([[`scim:failed:${app.id}:${address}`, FAILED_CALLS]]);
+        if (e instanceof ScimError) await rateLimiter.take([[BUDGET_KEYS.scimFailed(app.id, address), FAILED_CALLS]]);
         throw e;
       }
-      await rateLimiter.take([[`scim:token:${app.id}:${caller.tokenId}`, scimLimit]]);
+      await rateLimiter.take([[BUDGET_KEYS.scimToken(app.id, caller.tokenId), scimLimit]]);
       const requestId = String(res.locals.requestId ?? '');
       (res.locals as ScimLocals).call = {
         app, organization: caller.organization, base: `${services.baseUrls.of(app.name)}${SCIM_PATH}`,

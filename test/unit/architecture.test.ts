@@ -404,3 +404,93 @@ it('finds a whole bag, a service named and not used, and follows a context passe
     'ctx hands its services where the check cannot follow them',
   ]);
 });
+
+/**
+ * A rate-limit key written out where a budget is drawn on: a string or template literal among the
+ * arguments of a limiter's `take` or `count`, or of a taken attempt's `settle`, followed through
+ * the constants in scope of the call. Every key is BUDGET_KEYS' (src/domain/budget-keys.ts), so a
+ * budget has one spelling and one line that says what it counts. A call's own arguments are not
+ * followed: `BUDGET_KEYS.loginAccount(app.id, \`id:${id}\`)` builds a key from a subject.
+ */
+const LIMITER_CALL = /(^|\.)(rateLimiter|limiter)\.(take|count)$|\.settle$/i;
+
+/** The nearest block, function or file around a node: where a `const` or `let` in it is seen. */
+const scopeOf = (n: ts.Node): ts.Node => {
+  let p = n.parent;
+  while (!ts.isBlock(p) && !ts.isSourceFile(p) && !ts.isFunctionLike(p) && !ts.isCaseBlock(p) && !ts.isForOfStatement(p) && !ts.isForStatement(p)) p = p.parent;
+  return p;
+};
+
+function literalKeys(files: { file: string; tree: ts.SourceFile }[]): { calls: number; keys: string[] } {
+  let calls = 0;
+  const keys: string[] = [];
+  for (const { file, tree } of files) {
+    const declarations: ts.VariableDeclaration[] = [];
+    const collect = (n: ts.Node) => {
+      if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer) declarations.push(n);
+      ts.forEachChild(n, collect);
+    };
+    collect(tree);
+    // the declaration a name means where it is used: the innermost scope around the use declaring it
+    const declared = (use: ts.Identifier) => declarations
+      .filter((d) => (d.name as ts.Identifier).text === use.text && scopeOf(d).pos <= use.pos && use.end <= scopeOf(d).end && d !== use.parent)
+      .sort((a, b) => (scopeOf(b).pos - scopeOf(a).pos) || (scopeOf(a).end - scopeOf(b).end))[0];
+    const seen = new Set<ts.Node>();
+    const walk = (n: ts.Node) => {
+      if (seen.has(n)) return;
+      seen.add(n);
+      if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateExpression(n)) {
+        keys.push(`${file}:${tree.getLineAndCharacterOfPosition(n.getStart()).line + 1} ${n.getText().slice(0, 60)}`);
+      } else if (ts.isIdentifier(n)) {
+        const d = declared(n);
+        if (d) walk(d.initializer!);
+      } else if (ts.isCallExpression(n)) {
+        walk(n.expression);
+      } else if (ts.isPropertyAccessExpression(n) || ts.isElementAccessExpression(n)) {
+        walk(n.expression);
+      } else if (ts.isPropertyAssignment(n)) {
+        walk(n.initializer);
+      } else if (!ts.isFunctionLike(n)) {
+        ts.forEachChild(n, walk);
+      }
+    };
+    const visit = (n: ts.Node) => {
+      if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && LIMITER_CALL.test(n.expression.getText())) {
+        calls += 1;
+        n.arguments.forEach(walk);
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(tree);
+  }
+  return { calls, keys };
+}
+
+it('every rate-limit key is named in src/domain/budget-keys.ts: none is written out where a budget is taken or counted', () => {
+  const { calls, keys } = literalKeys(sources(['src', 'workers']).filter(({ file }) => file !== 'src/domain/budget-keys.ts'));
+  // the check sees the calls it guards (a rename of the limiter would silently empty it)
+  expect(calls).toBeGreaterThan(15);
+  expect(keys).toEqual([]);
+});
+
+it('finds a key written out, directly or through a constant, and not one BUDGET_KEYS builds (the check itself)', () => {
+  const tree = ts.createSourceFile('x.ts', `async function f(ctx, deps, rateLimiter, app, who) {
+    await deps.rateLimiter.take([[\`scim:scan:\${app.id}:\${who}\`, { max: 30, windowSeconds: 60 }]]);
+    const key = 'login:address:' + app.id;
+    await ctx.services.rateLimiter.count([key]);
+    const budgets = [[\`x:y:\${app.id}:all\`, limit]];
+    const taken = await rateLimiter.take(budgets);
+    await taken.settle({ giveBack: [\`x:y:\${app.id}:all\`] });
+    const fine = BUDGET_KEYS.loginAccount(app.id, \`id:\${who}\`);
+    const keys = busyKeys(app.id, 'x');
+    await rateLimiter.take([[fine, limits['address']], [keys.address, { max: 1, windowSeconds: 60 }]]);
+    await rateLimiter.count([BUDGET_KEYS.deviceApplication(app.id)]);
+  }
+  function g(rateLimiter, app) { const key = BUDGET_KEYS.busyApplication(app.id); return rateLimiter.count([key]); }
+  function h() { const key = 'not:a:budget'; return key; }`, ts.ScriptTarget.Latest, true);
+  const { calls, keys } = literalKeys([{ file: 'x.ts', tree }]);
+  expect(calls).toBe(7);
+  expect(keys.map((k) => k.replace(/^x\.ts:/, ''))).toEqual([
+    '2 `scim:scan:${app.id}:${who}`', "3 'login:address:'", '5 `x:y:${app.id}:all`', '7 `x:y:${app.id}:all`',
+  ]);
+});

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { deleteRecord } from '../../domain/accounts';
+import { BUDGET_KEYS } from '../../domain/budget-keys';
 import { insertRecord } from '../records/versions';
 import { isCommonPassword } from '../../domain/common-passwords';
 import { event, recordSubject } from '../../domain/events';
@@ -380,7 +381,7 @@ export const SCANS_PER_MINUTE = 30;
 /** Takes one of the token's scans (429 past SCANS_PER_MINUTE a minute). */
 export async function scanBudget(deps: Pick<ScimDeps, 'rateLimiter'>, call: ScimCall): Promise<void> {
   const who = call.acting.actor.kind === 'scim' ? call.acting.actor.tokenId : 'caller';
-  await deps.rateLimiter.take([[`scim:scan:${call.app.id}:${who}`, { max: SCANS_PER_MINUTE, windowSeconds: 60 }]]);
+  await deps.rateLimiter.take([[BUDGET_KEYS.scimScan(call.app.id, who), { max: SCANS_PER_MINUTE, windowSeconds: 60 }]]);
 }
 
 /** The index a filter's required terms allow: an `eq` on userName, externalId, emails(.value) or id. */
