@@ -12,23 +12,22 @@ export type MailTemplateName = (typeof MAIL_TEMPLATES)[number];
 /**
  * What some emails say besides the greeting, named once: each is a string, carried from the change
  * that sends the email through its outbox row to its template (the request, the payload, the
- * worker's check of the row and the render read this list).
+ * worker's check of the row and the render's values read this list).
  */
-export const MAIL_FIELDS = ['newEmail', 'passkeyName', 'endpointUrl', 'organizationName', 'inviterName'] as const;
-export type MailFields = {
-  /** The address that replaced `to` (email-changed only). */
-  newEmail?: string;
-  /** The person's name of the passkey the email is about (passkey-added, passkey-removed). */
-  passkeyName?: string;
-  /** The webhook endpoint the email is about: its URL (webhook-disabled). */
-  endpointUrl?: string;
-  /** The organization an invitation is to, and who invited (organization-invitation). */
-  organizationName?: string;
-  inviterName?: string;
-};
-/** Compiles only while MAIL_FIELDS names every member of MailFields. */
-const everyField: Exclude<keyof MailFields, (typeof MAIL_FIELDS)[number]> extends never ? true : never = true;
-void everyField;
+export const MAIL_FIELDS = [
+  // the address that replaced the recipient's (email-changed only)
+  'newEmail',
+  // the person's name of the passkey the email is about (passkey-added, passkey-removed)
+  'passkeyName',
+  // the webhook endpoint the email is about: its URL (webhook-disabled)
+  'endpointUrl',
+  // the organization an invitation is to, and who invited (organization-invitation)
+  'organizationName',
+  'inviterName',
+] as const;
+export type MailField = (typeof MAIL_FIELDS)[number];
+/** The fields of MAIL_FIELDS an email says, each a string or absent. */
+export type MailFields = { [F in MailField]?: string };
 
 /** The fields of MAIL_FIELDS that `from` holds. */
 export const mailFieldsOf = (from: MailFields): MailFields =>

@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { MailFields } from '../domain/mail';
 import type { Logger } from '../logger';
 
 export const FALLBACK_LOCALE = 'en-US';
 
-/** Values a message fills in; anything else in a template is left empty. */
-export interface MailValues {
+/** Values a message fills in; anything else in a template is left empty. The fields some emails say besides the greeting are MailFields (src/domain/mail.ts). */
+export interface MailValues extends MailFields {
   appName: string;
   /** The application's palette (see src/domain/brand.ts); the default accent when absent. */
   accent?: string;
@@ -18,15 +19,6 @@ export interface MailValues {
   email: string;
   link: string;
   expiresIn?: string;
-  /** The address that replaced `email` (email-changed). */
-  newEmail?: string;
-  /** The person's name of a passkey (passkey-added, passkey-removed). */
-  passkeyName?: string;
-  /** A webhook endpoint's URL (webhook-disabled). */
-  endpointUrl?: string;
-  /** The organization an invitation is to, and who invited (organization-invitation). */
-  organizationName?: string;
-  inviterName?: string;
   /** A one-time sign-in code to type (email-code). */
   code?: string;
 }

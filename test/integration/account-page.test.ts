@@ -319,6 +319,21 @@ describe('the sections', () => {
     for (const secretValue of [secret, ...codes]) expect(written).not.toContain(secretValue);
   });
 
+  it('two-step sign-in: the code that just turned it on neither renews the recovery codes nor turns it off, and the page says it was used', async () => {
+    const a = await account();
+    const { agent, csrf } = await signedInBrowser(a.email);
+    const enroll = await agent.post('/account/totp/enroll').type('form').send({ csrf });
+    const secret = /<code id="secret">([A-Z2-7]+)<\/code>/.exec(enroll.text)![1];
+    const code = oathtool(secret, clock.now());
+    expect((await agent.post('/account/totp/enroll').type('form').send({ csrf: csrfOf(enroll.text), secret, code })).status).toBe(200);
+    for (const path of ['/account/recovery-codes', '/account/totp/remove']) {
+      const again = await agent.post(path).type('form').send({ csrf, code });
+      expect(again.status).toBe(400);
+      expect(again.text).toContain('This code was used already. Wait for the next code your authenticator app shows');
+    }
+    expect((await agent.get('/account')).text).toContain('10 recovery codes left.');
+  });
+
   it('a change of how the account signs in needs a sign-in within 5 minutes: after that the page asks to sign in again', async () => {
     const a = await account();
     const { agent, csrf } = await signedInBrowser(a.email);

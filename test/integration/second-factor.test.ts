@@ -23,11 +23,11 @@ const signIn = (email: string, extra: Record<string, string> = {}) => post('/oau
 });
 const verify = (mfaToken: string, proof: Record<string, string>) => post('/oauth/mfa_verify_native', { client_id: t.local.clients.login.client_id, mfa_token: mfaToken, ...proof });
 
-/** A new account, signed in just now: its email and a fresh access token. */
-async function account() {
+/** A new account (with `attributes` beside its own), signed in just now: its email and a fresh access token. */
+async function account(attributes: Record<string, string> = {}) {
   const email = `tf-${Math.random().toString(36).slice(2)}@example.com`;
   const created = await request(t.app).post('/entity.create').set('Authorization', owner).type('form')
-    .send({ type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD, givenName: 'Ada' }) });
+    .send({ type_name: 'user', attributes: JSON.stringify({ email, password: PASSWORD, givenName: 'Ada', ...attributes }) });
   expect(created.body.stat).toBe('ok');
   const signed = await signIn(email);
   expect(signed.body.stat).toBe('ok');
@@ -35,8 +35,8 @@ async function account() {
 }
 
 /** An account with its authenticator on: its secret and its recovery codes. */
-async function withAuthenticator() {
-  const a = await account();
+async function withAuthenticator(attributes: Record<string, string> = {}) {
+  const a = await account(attributes);
   const enrolled = await post('/oauth/totp_enroll_native', { access_token: a.token });
   expect(enrolled.body.stat).toBe('ok');
   const confirmed = await post('/oauth/totp_confirm_native', { access_token: a.token, code: oathtool(enrolled.body.secret, clock.now()) });
@@ -305,6 +305,54 @@ describe('removing the authenticator', () => {
       clock.advance(5_100);
     }
     expect((await signIn(a.email)).body).toMatchObject({ code: 214 });
+  });
+});
+
+describe('a code whose time step was used already', () => {
+  const USED = 'This code was used already. Wait for the next code your authenticator app shows, and type that one.';
+  const WRONG = 'This code is not right. Type the code your authenticator app shows now.';
+  const removeWith = (token: string, code: string) => post('/oauth/totp_remove_native', { access_token: token, code });
+  const renewWith = (token: string, code: string) => post('/oauth/recovery_codes_native', { access_token: token, code });
+
+  it('says so, not that the code is wrong, when it would remove the authenticator or renew the recovery codes', async () => {
+    const a = await withAuthenticator();
+    clock.advance(30_000);
+    const code = oathtool(a.secret, clock.now());
+    const token = (await verify((await signIn(a.email)).body.mfa_token, { code })).body.access_token as string;
+    // the code that just signed in
+    expect((await removeWith(token, code)).body).toMatchObject({ code: 210, argument_name: 'code', message: USED });
+    expect((await renewWith(token, code)).body).toMatchObject({ code: 210, argument_name: 'code', message: USED });
+    // a code of no step of the window is still a wrong one
+    const wrong = code === '000000' ? '111111' : '000000';
+    expect((await removeWith(token, wrong)).body).toMatchObject({ code: 210, argument_name: 'code', message: WRONG });
+    // the step that renewed the codes removes nothing, and the next step's code does
+    clock.advance(30_000);
+    const next = oathtool(a.secret, clock.now());
+    expect((await renewWith(token, next)).body.recovery_codes).toHaveLength(10);
+    expect((await removeWith(token, next)).body).toMatchObject({ code: 210, argument_name: 'code', message: USED });
+    clock.advance(30_000);
+    expect((await removeWith(token, oathtool(a.secret, clock.now()))).body.stat).toBe('ok');
+  });
+
+  it('says so in the person\'s language', async () => {
+    const a = await withAuthenticator({ locale: 'fr-FR' });
+    const used = { code: 210, argument_name: 'code', message: 'Ce code a déjà servi. Attendez le code suivant de votre application d’authentification et saisissez-le.' };
+    // the enrollment's own code
+    const code = oathtool(a.secret, clock.now());
+    expect((await renewWith(a.token, code)).body).toMatchObject(used);
+    expect((await removeWith(a.token, code)).body).toMatchObject(used);
+  });
+
+  it('two sign-ins sent at once with one code: one signs in, the others are told the code was used', async () => {
+    const a = await withAuthenticator();
+    clock.advance(30_000);
+    const code = oathtool(a.secret, clock.now());
+    // each its own mfa_token, so that the code is what they race for (few enough to stay within the account's budget)
+    const tokens: string[] = [];
+    for (let i = 0; i < 4; i++) tokens.push((await signIn(a.email)).body.mfa_token as string);
+    const answers = await Promise.all(tokens.map((mfaToken) => verify(mfaToken, { code })));
+    expect(answers.filter((r) => r.body.stat === 'ok')).toHaveLength(1);
+    for (const lost of answers.filter((r) => r.body.stat !== 'ok')) expect(lost.body).toMatchObject({ code: 210, argument_name: 'code', message: USED });
   });
 });
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { MAIL_FIELDS } from '../../src/domain/mail';
 
 // The shape of the code (README: Layout): the domain at the bottom, importing nothing of the
 // layers above it; storage and the queue beside one another above it; the use cases above them;
@@ -493,4 +494,28 @@ it('finds a key written out, directly or through a constant, and not one BUDGET_
   expect(keys.map((k) => k.replace(/^x\.ts:/, ''))).toEqual([
     '2 `scim:scan:${app.id}:${who}`', "3 'login:address:'", '5 `x:y:${app.id}:all`', '7 `x:y:${app.id}:all`',
   ]);
+});
+
+it('what emails say besides the greeting is named once (MAIL_FIELDS): the render\'s values extend MailFields, declaring none of them again', () => {
+  const [{ tree }] = sources(['src/jobs/mail-templates']);
+  const values = tree.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'MailValues');
+  expect(values?.heritageClauses?.flatMap((h) => h.types.map((t) => t.getText()))).toEqual(['MailFields']);
+  const own = values!.members.map((m) => m.name?.getText());
+  expect(own).toContain('appName');
+  expect(own.filter((name) => (MAIL_FIELDS as readonly (string | undefined)[]).includes(name))).toEqual([]);
+});
+
+/**
+ * A job's payload typed as an open record (`Record<string, …>`, `object`, `unknown`, `any`) where
+ * use cases write one: every payload type is all-optional members or close to it, and an open
+ * record passes for any of them, so a misspelt member would be written to the outbox unnoticed.
+ */
+const openPayload = (n: ts.Node) => (ts.isParameter(n) || ts.isVariableDeclaration(n) || ts.isPropertySignature(n) || ts.isPropertyDeclaration(n))
+  && n.name.getText() === 'payload' && n.type !== undefined && /^(Record<\s*string\b|object$|unknown$|any$|\{\s*\[)/.test(n.type.getText());
+
+it('the use cases write each job\'s payload as its queue\'s type, never as an open record', () => {
+  expect(found(sources(['src/usecases']), openPayload)).toEqual([]);
+  const tree = ts.createSourceFile('x.ts', `const a = (e, payload: Record<string, unknown>) => e; const b = (payload: OutboxPayloads['webhooks']) => payload;
+    function c(payload?: { [k: string]: unknown }) {} const d: { payload: WebhookJobPayload } = x;`, ts.ScriptTarget.Latest, true);
+  expect(found([{ file: 'x.ts', tree }], openPayload)).toHaveLength(2);
 });

@@ -9,27 +9,13 @@ import { asAccount, type CallContext } from '../services';
 import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
 import { accountOfToken } from './account';
 import { renewRecoveryCodes } from './recovery-codes';
-import { textsOf } from '../../texts';
+import { wrongCode } from './totp-codes';
 import { markEnrolled, sessionAfterEnrollment } from '../login/enrolled-sign-in';
 import type { SignedIn } from '../login/call';
 
 /** The email that tells the person how their sign-in changed, when the account has an address. */
 export const factorMail = (ctx: CallContext<never>, record: UserRecord, template: 'second-factor-on' | 'second-factor-off'): { mail: MailRequest } | undefined =>
   (record.email ? { mail: { app: ctx.app, template, locale: recordLocale(record), to: record.email, name: displayName(record) } } : undefined);
-
-/** A code that does not prove the factor: 210 naming the field, with a message for the person in `locale`. */
-export const wrongCode = (field: 'code' | 'recoveryCode', locale: string) => (field === 'code'
-  ? new Refusal('wrong_credentials', 'the code is not the one the authenticator app shows now; type the current one', {
-    field, message: textsOf('api', locale).wrongCode,
-  })
-  : new Refusal('wrong_credentials', 'the recovery code is not one of this account\'s, or was used already', {
-    field, message: textsOf('api', locale).wrongRecoveryCode,
-  }));
-
-/** A right code of a time step used already (by a sign-in, an enrollment, this code before): 210 saying to wait for the next one. */
-export const usedCode = (locale: string) => new Refusal('wrong_credentials', 'this code was used already (each code signs in once): wait for the next one the authenticator app shows', {
-  field: 'code', message: textsOf('api', locale).codeUsed,
-});
 
 /**
  * Turns the authenticator on (docs/second-factor.md): a first code from it proves it holds the

@@ -1,13 +1,13 @@
 import type { StoredCredential } from '../../domain/storage/credentials';
 import { Refusal, invalidField } from '../../domain/refusal';
 import { sessionFacts } from '../../domain/session';
-import { matchTotp, openTotpSecret } from '../../domain/second-factor';
 import { event, recordSubject } from '../../domain/events';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords';
 import { asAccount, type CallContext } from '../services';
 import { guardPasswordGuesses, accountSubject } from '../login/password-guesses';
 import { accountOfToken } from './account';
-import { factorMail, wrongCode } from './confirm-totp';
+import { factorMail } from './confirm-totp';
+import { takeTotpStep, unusedTotpStep } from './totp-codes';
 import { recordLocale } from '../../domain/email-change';
 import { textsOf } from '../../texts';
 
@@ -20,7 +20,7 @@ import { textsOf } from '../../texts';
 export async function removeTotp(
   ctx: CallContext<'box' | 'clock' | 'db' | 'loginLimits' | 'passwords' | 'rateLimiter' | 'work'>, command: { token: StoredCredential; code?: string; currentPassword?: string },
 ): Promise<void> {
-  const { db, clock, work, box, passwords } = ctx.services;
+  const { db, clock, work, passwords } = ctx.services;
   const { record, client } = await accountOfToken(ctx, command.token);
   const totp = await db.factors.totp(ctx.app.id, record.id);
   if (!totp?.confirmedAt) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
@@ -28,8 +28,9 @@ export async function removeTotp(
   // a code's time step is taken with the change, in its transaction
   let step: number | undefined;
   if (command.code !== undefined) {
-    step = matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now());
-    if (step === undefined || (totp.lastStep !== null && step <= totp.lastStep)) throw wrongCode('code', recordLocale(record));
+    const checked = unusedTotpStep(ctx, record.id, totp, command.code, recordLocale(record));
+    if (checked instanceof Refusal) throw checked;
+    step = checked;
   } else {
     // the password proves it only in a session that the authenticator proved too: a password and
     // a token alone (a reset link's, a leaked one) never turn the second factor off
@@ -51,7 +52,7 @@ export async function removeTotp(
     const at = clock.now();
     // the record's lock first, as every change of the account takes it (a sign-in finishing with a code too)
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
-    if (locked && step !== undefined && !(await db.factors.takeTotpStep(ctx.app.id, record.id, step, uow.tx))) throw wrongCode('code', recordLocale(record));
+    if (locked && step !== undefined) await takeTotpStep(ctx, record.id, step, recordLocale(record), uow.tx);
     if (!locked || !(await db.factors.removeTotp(ctx.app.id, record.id, uow.tx))) throw new Refusal('nothing_to_do', 'this account has no authenticator to remove');
     await db.credentials.revokeForRecord(ctx.app.id, record.id, ['recovery_code', 'mfa_token'], null, at, uow.tx);
     const acting = asAccount(ctx, record.id, client);

@@ -3,14 +3,14 @@ import type { Client } from '../../domain/clients';
 import { sha256Hex } from '../../domain/secrets';
 import { invalidField } from '../../domain/refusal';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { matchTotp, normalRecoveryCode, openTotpSecret, recoveryCodeKey } from '../../domain/second-factor';
+import { normalRecoveryCode, recoveryCodeKey } from '../../domain/second-factor';
 import { credentialOf, provePasskey, spendAssertionChallenge } from '../factors/passkey-ceremony';
 import type { CallContext } from '../services';
 import type { FlowRequest, SignedIn } from './call';
 import { accountSubject, guardPasswordGuesses } from './password-guesses';
 import { openPaused, pausedMethods } from './second-factor-step';
 import { accountDisabled, finishSignIn, spendFinishing, type Finishing, type SecondFactor } from './signed-in';
-import { usedCode, wrongCode } from '../factors/confirm-totp';
+import { unusedTotpStep, usedCode, wrongCode } from '../factors/totp-codes';
 import { countFailedSignIn } from './failed-sign-ins';
 import { recordLocale } from '../../domain/email-change';
 import { Refusal } from '../../domain/refusal';
@@ -70,10 +70,11 @@ export async function verifySecondFactor(
   if (command.passkey && !owed.includes('passkey')) throw invalidField('credential', 'a passkey does not finish this sign-in: send a code (code) or a recovery code');
   if (!command.passkey && !owed.includes('totp')) throw invalidField('code', 'this sign-in finishes with a passkey (challenge_token from /oauth/passkey_auth_begin with mfa_token, and credential)');
   const guesses = await guardPasswordGuesses(ctx, accountSubject(record, ''));
-  // a code that lost its race to another request (taken in the transaction below) is a wrong code too
-  let lost: 'code' | 'recoveryCode' | undefined;
-  const wrong = (field: 'code' | 'recoveryCode') => () => { lost = field; return wrongCode(field, locale); };
-  const finishing: Finishing = { mfaTokenHash: hash, clientId: ctx.client.id, spent, wrong: wrong('code') };
+  // a code that lost its race to another request (taken in the transaction below) counts as a
+  // wrong one; the person is told a time step's code was used, or the recovery code refused
+  let lost = false;
+  const wrong = (refusal: () => Refusal) => () => { lost = true; return refusal(); };
+  const finishing: Finishing = { mfaTokenHash: hash, clientId: ctx.client.id, spent, wrong: wrong(() => usedCode(locale)) };
   let method: SecondFactor;
   if (command.passkey) {
     // no guess to count: a passkey's signature is not guessed, and its challenge is spent either way
@@ -84,15 +85,11 @@ export async function verifySecondFactor(
   } else if (command.code !== undefined) {
     method = 'totp';
     const totp = await db.factors.totp(ctx.app.id, record.id);
-    const step = totp?.confirmedAt ? matchTotp(openTotpSecret(box, ctx.app.id, record.id, totp.secretSealed), command.code, clock.now()) : undefined;
-    if (step === undefined) {
-      await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
-      throw wrongCode('code', locale);
-    }
     // a code of a time step taken already (by a sign-in, the enrollment, or this code used before) is never accepted again: the person waits for the next
-    if (totp!.lastStep !== null && step <= totp!.lastStep) {
+    const step = totp?.confirmedAt ? unusedTotpStep(ctx, record.id, totp, command.code, locale) : wrongCode('code', locale);
+    if (step instanceof Refusal) {
       await countFailedSignIn(ctx, record.id, 'wrong_code', ctx.client);
-      throw usedCode(locale);
+      throw step;
     }
     finishing.totpStep = step;
   } else {
@@ -112,7 +109,7 @@ export async function verifySecondFactor(
       throw wrongCode('recoveryCode', locale);
     }
     finishing.recoveryCodeHash = codeHash;
-    finishing.wrong = wrong('recoveryCode');
+    finishing.wrong = wrong(() => wrongCode('recoveryCode', locale));
   }
   const { exchange } = paused;
   try {

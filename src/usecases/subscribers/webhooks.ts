@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { accountOf, type DomainEvent } from '../../domain/events';
-import type { OutboxJob } from '../../domain/storage/outbox';
+import type { OutboxJob, OutboxPayloads } from '../../domain/storage/outbox';
 import type { EndpointSubscription, WebhookStore } from '../../domain/storage/webhooks';
 import { CATCH_UP_AFTER_MS, REFRESH_MS, STALE_AFTER_MS, subscribes, WEBHOOK_JOBS, WEBHOOK_TYPE_OF } from '../../domain/webhooks';
 import type { Subscriber } from './subscriber';
@@ -56,8 +56,8 @@ export function watchWebhookSubscriptions(store: Pick<WebhookStore, 'listSubscri
   };
 }
 
-/** The job of an endpoint's event: named after it, for the event `e`. */
-const jobFor = (e: DomainEvent, name: string, payload: Record<string, unknown>, entityId?: number): OutboxJob => ({
+/** The job of an endpoint's event: named after it, for the event `e`. The payload is typed as the queue's, so a misspelt member does not compile. */
+const jobFor = (e: DomainEvent, name: string, payload: OutboxPayloads['webhooks'], entityId?: number): OutboxJob => ({
   id: randomUUID(), applicationId: e.applicationId, queue: 'webhooks', name, payload, eventId: e.eventId, ...(entityId !== undefined && { entityId }),
 });
 
