@@ -187,6 +187,11 @@ function knownBaseUrl(name: string): string | undefined {
   return running ? createBaseUrls(running, config.defaultApp).of(name) : undefined;
 }
 
+/** Says why a printed base_url is null: this shell cannot know where the server answers, and a guess would be taken for it. */
+const warnUnknownBaseUrl = () => process.stderr.write(
+  'gatehouse: the server\'s address is not known here (base_url null): run this with the PUBLIC_BASE_URL (or PORT) the server has\n',
+);
+
 program.command('apps:create')
   .argument('<name>', 'application name: the first label of its host name (demo → demo.example.com)')
   .option('--json', 'print the result as one JSON object')
@@ -215,23 +220,23 @@ program.command('apps:list')
       users: await core.db.records.count(app.id, undefined, config.entityQueryTimeoutMs), clients: (await core.clients.list(app.id)).length,
     })));
     print(listed);
-    if (listed.some((a) => a.base_url === null)) {
-      process.stderr.write('gatehouse: the server\'s address is not known here (base_url null): run this with the PUBLIC_BASE_URL (or PORT) the server has\n');
-    }
+    if (listed.some((a) => a.base_url === null)) warnUnknownBaseUrl();
   }));
 
 program.command('apps:show')
   .argument('[name]', 'application name (default: DEFAULT_APP, which defaults to local)')
-  .description('print one application: its settings, clients (without their secrets), identity providers and how many users it has')
+  .description('print one application: its base URL, settings, clients (without their secrets), identity providers and how many users it has')
   .action((name: string | undefined) => withCore(async (core) => {
     const app = await applicationOf(core, { app: name });
     const config = loadConfigOrExit();
+    const baseUrl = knownBaseUrl(app.name) ?? null;
     print({
-      name: app.name, id: app.id, base_url: baseUrlOf(app.name), settings: app.settings,
+      name: app.name, id: app.id, base_url: baseUrl, settings: app.settings,
       users: await core.db.records.count(app.id, undefined, config.entityQueryTimeoutMs),
       clients: (await core.clients.list(app.id)).map((c) => ({ client_id: c.clientId, description: c.description, features: c.features })),
       providers: (await core.db.social.providers.list(app.id)).map((p) => p.name),
     });
+    if (baseUrl === null) warnUnknownBaseUrl();
   }));
 
 program.command('flows:import')

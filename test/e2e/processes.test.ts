@@ -156,11 +156,13 @@ skipUnless(!onMysql, 'the embedded default\'s processes run with the suite on th
     }
   });
 
-  it('apps:list with no server running and no PUBLIC_BASE_URL says it does not know the address, instead of guessing one', () => {
+  it('apps:list and apps:show with no server running and no PUBLIC_BASE_URL say they do not know the address, instead of guessing one', () => {
     const listed = cli(['apps:list'], { cwd: dir, env: {} });
     expect(JSON.parse(listed.stdout).every((a: { base_url: unknown }) => a.base_url === null)).toBe(true);
     expect(listed.stderr).toContain('PUBLIC_BASE_URL');
     expect(JSON.parse(cli(['apps:list'], { cwd: dir, env: { PUBLIC_BASE_URL: 'https://id.example.com' } }).stdout)[0].base_url).toMatch(/^https:\/\/([a-z0-9-]+\.)?id\.example\.com$/);
+    const shown = cli(['apps:show', 'local'], { cwd: dir, env: {} });
+    expect([JSON.parse(shown.stdout).base_url, shown.stderr]).toEqual([null, expect.stringContaining('PUBLIC_BASE_URL')]);
   });
 
   it('npm start hands SIGTERM to the server, which stops gracefully (no orphaned node process)', async () => {
