@@ -7,11 +7,13 @@ import { performance } from 'node:perf_hooks';
 /*
  * The `gatehouse` command's start, on the embedded default (a fresh data folder, SQLite):
  *   npm run bench:cli
- * Times each command BENCH_RUNS times (default 7), one after the other, beside `node -e 0` (the
- * runtime's own start) in the same run, and prints the medians.
+ * Times each command below BENCH_RUNS times (default 7), one after the other, beside `node -e 0`
+ * (the runtime's own start) in the same run, and prints the medians. The commands are `--help`
+ * and those an operator runs most; every other one that reaches the database loads the same
+ * wiring (BENCHMARKS.md, The command line, names those left out and why).
  */
 const runs = Number(process.env.BENCH_RUNS ?? 7);
-/** Every documented command answers within this on an idle 2-core machine. */
+/** Each command timed here answers within this on an idle 2-core machine. */
 const GOAL_MS = 1500;
 const bin = path.join(__dirname, '../../bin/gatehouse.js');
 
