@@ -179,7 +179,7 @@ describe('the logout question answered without its "yes"', () => {
     const tokens = await s.oidc.authorizationCodeGrant(config, first.back, { pkceCodeVerifier: first.verifier, expectedState: first.state, expectedNonce: first.nonce });
     const stopAt = (next: URL) => next.origin !== served.base;
     let refresh = tokens.refresh_token!;
-    for (const answer of [{}, { logout: 'no' }, { logout: 'maybe' }]) {
+    for (const answer of [{}, { logout: 'no' }, { logout: 'maybe' }] as Record<string, string>[]) {
       const end = s.oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://app.example.com/out', state: 'kept' });
       const question = await first.browser.go(end.toString(), { stopAt });
       const form = firstForm(question.body, question.url);
