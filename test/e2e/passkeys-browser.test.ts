@@ -245,6 +245,39 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
     }
   });
 
+  it('under required, a passkey added with the enroll_token of a sign-in finishes that sign-in; the next one asks for the passkey', async () => {
+    const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
+    const a = await account();
+    const d = await device(appOrigin);
+    expect((await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'required' })).body.stat).toBe('ok');
+    clock.advance(5_100); // the application cache lives 5 s
+    try {
+      const password = () => request(t.app).post('/oauth/auth_native_traditional').type('form')
+        .send({ client_id: login.client_id, locale: 'en-US', signInEmailAddress: a.email, currentPassword: 'correct horse battery' });
+      const sent = await password();
+      expect(sent.body).toMatchObject({ code: 215, error: 'second_factor_enrollment_required', enroll_token: expect.any(String), methods: ['totp', 'passkey'] });
+      const enroll = sent.body.enroll_token as string;
+      // the ceremony on the device, the calls from the test: these endpoints refuse a client_id, so no page may read their answers to an enroll_token
+      const begun = (await request(t.app).post('/oauth/passkey_register_begin').type('form').send({ enroll_token: enroll })).body;
+      expect(begun).toMatchObject({ stat: 'ok', options: { rp: { id: 'localhost' } } });
+      const credential = await create(d.page, begun.options);
+      const finished = (await request(t.app).post('/oauth/passkey_register_finish').type('form').send({ enroll_token: enroll, credential: JSON.stringify(credential), name: 'Phone' })).body;
+      // the passkey, and what the password sign-in would have answered, its session knowing both factors
+      expect(finished).toMatchObject({ stat: 'ok', passkey_id: expect.any(Number), access_token: expect.any(String), capture_user: { email: a.email } });
+      const [row] = await stored(t.runtime.db).rows<{ extra: string }>('SELECT extra FROM credentials WHERE value_hash = ?', [sha256Hex(finished.access_token)]);
+      expect(JSON.parse(row.extra).session.factors).toEqual(['password', 'passkey']);
+      expect((await request(t.app).get('/entity').query({ access_token: finished.access_token })).body.stat).toBe('ok');
+      // the enroll_token added its factor: it adds no other
+      expect((await request(t.app).post('/oauth/passkey_register_begin').type('form').send({ enroll_token: enroll })).body).toMatchObject({ code: 200, argument_name: 'enroll_token' });
+      // the next sign-in asks for the passkey after the password
+      expect((await password()).body).toMatchObject({ code: 214, error: 'second_factor_required', methods: ['passkey'] });
+    } finally {
+      await request(t.app).post('/settings/set_default').set('Authorization', owner).type('form').send({ key: 'second_factor', value: 'optional' });
+      clock.advance(5_100);
+      await d.context.close();
+    }
+  });
+
   it('a passkey that did not verify the person is one factor: it never seconds itself, and under required it alone signs nobody in', async () => {
     const owner = basic(t.local.clients.owner.client_id, t.local.clients.owner.client_secret);
     const a = await account();
