@@ -57,6 +57,10 @@ it('signs in asking for an organization: its access token is a JWT the JWKS veri
   const refused = await fetch(config.serverMetadata().userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   expect(refused.status).toBe(401);
   expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
+  // introspection and revocation take opaque tokens only: the organization's JWT is unsupported_token_type there, its refresh token is theirs
+  await expect(s.oidc.tokenIntrospection(config, tokens.access_token)).rejects.toMatchObject({ error: 'unsupported_token_type' });
+  await expect(s.oidc.tokenRevocation(config, tokens.access_token)).rejects.toMatchObject({ error: 'unsupported_token_type' });
+  expect(await s.oidc.tokenIntrospection(config, tokens.refresh_token!)).toMatchObject({ active: true, sub: a.uuid });
 
   // a refresh gives Acme's again
   const refreshed = await s.oidc.refreshTokenGrant(config, tokens.refresh_token!);
