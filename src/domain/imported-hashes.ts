@@ -2,10 +2,10 @@
 /*
  * Password hashes brought from another system (docs/import.md): each kept as its own encoding,
  * verified by its own algorithm at the next sign-in, and replaced by argon2id then (the sign-in
- * rehashes whatever is not argon2id at the policy's parameters). bcrypt and crypt(3) use
- * well-kept libraries (bcryptjs, unixcrypt); PBKDF2, scrypt, Firebase's modified scrypt and
- * the salted digests are compositions of node:crypto's primitives, all verified on threads of their
- * own (passwords.ts). Parameters are bounded, so a hash imported with an absurd cost cannot make
+ * rehashes whatever is not argon2id at the policy's parameters). bcrypt, crypt(3) and argon2 use
+ * well-kept libraries (bcryptjs, unixcrypt, @node-rs/argon2); PBKDF2, scrypt, Firebase's modified
+ * scrypt and the salted digests are compositions of node:crypto's primitives, all verified on
+ * threads of their own (passwords.ts), argon2 hashes costlier than the policy's too. Parameters are bounded, so a hash imported with an absurd cost cannot make
  * one sign-in take minutes or gigabytes.
  */
 
@@ -195,8 +195,17 @@ export function passwordFormatOf(stored: string | null): string | null {
   return PASSWORD_FORMATS.find(([prefix]) => stored.startsWith(prefix))?.[1] ?? 'other';
 }
 
-/** Whether `stored` is an imported hash (anything but an argon2 hash, which the argon2 threads verify). */
-export const isImported = (stored: string) => !stored.startsWith('$argon2');
+/**
+ * Whether `stored` is verified as an imported hash, on the imported hashes' threads: anything but an
+ * argon2id hash costing no more than the policy's own (its memory, iterations and lanes each),
+ * which the argon2 threads verify. An argon2 hash from another system may cost many times the
+ * policy's (up to LIMITS): on the argon2 threads, a few wrong guesses on such accounts would hold up
+ * every sign-in and registration behind them.
+ */
+export function isImported(stored: string, policy: { memoryCost: number; timeCost: number; parallelism: number }): boolean {
+  const m = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(stored);
+  return !m || Number(m[1]) > policy.memoryCost || Number(m[2]) > policy.timeCost || Number(m[3]) > policy.parallelism;
+}
 
 /**
  * Verifies a password against an imported hash, synchronously, with the libraries it is handed:
@@ -207,7 +216,10 @@ export const isImported = (stored: string) => !stored.startsWith('$argon2');
  */
 export function verifyImportedSync(
   stored: string, password: string,
-  libs: { crypto: typeof import('node:crypto'); bcrypt: { compareSync(p: string, h: string): boolean }; crypt: { verify(p: string, h: string): boolean } },
+  libs: {
+    crypto: typeof import('node:crypto'); bcrypt: { compareSync(p: string, h: string): boolean }; crypt: { verify(p: string, h: string): boolean };
+    argon2: { verifySync(h: string, p: string): boolean };
+  },
 ): boolean {
   const { crypto } = libs;
   const same = (a: Buffer, b: Buffer) => a.length === b.length && a.length > 0 && crypto.timingSafeEqual(a, b);
@@ -215,6 +227,8 @@ export function verifyImportedSync(
   // scrypt's memory bound with room for its own bookkeeping (256 MiB and 1 MiB: LIMITS.scryptMemoryBytes)
   const maxmem = 257 * 1024 * 1024;
   if (/^\$2[aby]\$/.test(stored)) return libs.bcrypt.compareSync(password, stored);
+  // bounded at import (LIMITS): at most 256 MiB and m·t of 1 GiB·iteration
+  if (/^\$argon2(?:i|d|id)\$/.test(stored)) return libs.argon2.verifySync(stored, password);
   if (/^\$[56]\$/.test(stored)) return libs.crypt.verify(password, stored);
   let m = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([./+A-Za-z0-9]+)\$([./+A-Za-z0-9]+)$/.exec(stored);
   if (m) {
@@ -251,14 +265,18 @@ export function verifyImportedSync(
 }
 
 /**
- * The program of the imported hashes' threads: verifyImportedSync, with bcryptjs, unixcrypt and
- * node:crypto's synchronous calls. On threads of their own, never on libuv's pool (which the SQLite
- * driver, DNS and file reads need): a costly imported hash slows only other imported hashes.
+ * The program of the imported hashes' threads: verifyImportedSync, with bcryptjs, unixcrypt,
+ * @node-rs/argon2 (the binding every hashing thread is handed) and node:crypto's synchronous calls.
+ * On threads of their own, never on libuv's pool (which the SQLite driver, DNS and file reads need)
+ * nor on the argon2 threads (which sign-ins on Gatehouse's own hashes need): a costly imported hash
+ * slows only other imported hashes.
  */
 export const IMPORTED_HASH_PROGRAM = `
 const { parentPort, workerData } = require('node:worker_threads');
 const verify = ${verifyImportedSync.toString()};
-const libs = { crypto: require('node:crypto'), bcrypt: require(workerData.options.bcrypt), crypt: require(workerData.options.crypt) };
+const libs = {
+  crypto: require('node:crypto'), bcrypt: require(workerData.options.bcrypt), crypt: require(workerData.options.crypt), argon2: require(workerData.binding),
+};
 parentPort.on('message', ({ args }) => {
   let value = false;
   try { value = verify(args[0], args[1], libs) === true; } catch { value = false; }

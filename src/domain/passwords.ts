@@ -65,13 +65,14 @@ export function createPasswordHasher(
   }));
   /**
    * False for a wrong password and for a stored value no format reads; throws if the thread failed
-   * or the queue is full. A hash imported from another system is verified by its own algorithm,
-   * on the imported hashes' threads (a bounded queue: 503 past a few at once), beside an argon2
-   * verify of nothing: it takes at least what an unknown account's sign-in takes (a fast digest
-   * answers in microseconds), and waits in the argon2 threads' bounded queue too.
+   * or the queue is full. A hash imported from another system (an argon2 one costlier than the
+   * policy's too) is verified by its own algorithm, on the imported hashes' threads (a bounded
+   * queue: 503 past a few at once), beside an argon2 verify of nothing at the policy's cost: it
+   * takes at least what an unknown account's sign-in takes (a fast digest answers in microseconds),
+   * and waits in the argon2 threads' bounded queue too.
    */
   const verify = async (stored: string, password: string): Promise<boolean> => {
-    if (!isImported(stored)) return verifyArgon2(stored, password);
+    if (!isImported(stored, policy)) return verifyArgon2(stored, password);
     const [ok] = await Promise.all([verifyImported(stored, password), dummyHash().then((d) => verifyArgon2(d, password))]);
     return ok;
   };
@@ -89,10 +90,13 @@ export function createPasswordHasher(
     verify,
     /** Hashes waiting for a thread now (a metric). */
     waiting: () => argon2.waiting(),
-    /** True when the stored hash used weaker parameters than the policy (rehash on next login). */
+    /**
+     * True when the stored hash is not argon2id at the policy's parameters (rehash on next login):
+     * weaker ones, and costlier ones too, which the imported hashes' threads verify until then.
+     */
     needsRehash(stored: string): boolean {
       const m = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(stored);
-      return !m || Number(m[1]) < policy.memoryCost || Number(m[2]) < policy.timeCost || Number(m[3]) < policy.parallelism;
+      return !m || Number(m[1]) !== policy.memoryCost || Number(m[2]) !== policy.timeCost || Number(m[3]) !== policy.parallelism;
     },
     /** Stops the threads; hashes still waiting fail. */
     close: async () => {
