@@ -8,7 +8,8 @@ import { bcryptOf } from '../helpers/foreign-hashes';
 
 // docs/import.md: `gatehouse users:import FILE.jsonl` streams a file in batches; a malformed line is
 // refused with its number and the rest imported; killed (SIGKILL) midway and started again, it goes
-// on after the last batch committed and creates each record once. On the configured database.
+// on after the last batch committed and creates each record once; each batch is one audit entry,
+// one with a taken address too. On the configured database.
 
 describe('gatehouse users:import', () => {
   let backend: TestBackend;
@@ -73,9 +74,43 @@ describe('gatehouse users:import', () => {
     expect(row.password_hash).toBe(bcrypt.object.hashed);
     // how many are still on an imported hash, by format
     expect(JSON.parse(cli(['users:password-formats'], { cwd: backend.dir, env: backend.env }).stdout)).toMatchObject({ formats: { bcrypt: 6 }, still_imported: 6 });
-    // each run is one audit entry, not two per record
-    const entries = await stored(db).rows<{ type: string }>('SELECT event_type AS type FROM audit_log');
+    // each batch is one audit entry, not two per record: 5,997 lines read, 500 to a batch, however the runs split them
+    const entries = await stored(db).rows<{ type: string; data: string }>('SELECT event_type AS type, data FROM audit_log');
     expect(entries.filter((e) => e.type === 'record.created' || e.type === 'account.registered')).toEqual([]);
-    expect(entries.filter((e) => e.type === 'records.imported').length).toBeGreaterThanOrEqual(2);
+    const imported = entries.filter((e) => e.type === 'records.imported').map((e) => JSON.parse(e.data) as { created: number });
+    expect({ entries: imported.length, created: imported.reduce((sum, e) => sum + e.created, 0) }).toEqual({ entries: 12, created: LINES - BROKEN.size });
   }, 180_000);
+
+  it('a batch with taken addresses is one transaction and one audit entry, counting the lines it refused', async () => {
+    const write = (name: string, records: object[]) => {
+      const file = path.join(backend.dir, name);
+      fs.writeFileSync(file, `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
+      return file;
+    };
+    expect(cli(['users:import', write('first.jsonl', [{ email: 'taken-a@example.com' }, { email: 'taken-b@example.com' }])], { cwd: backend.dir, env: backend.env }).status).toBe(0);
+    const [{ last }] = await stored(db).rows<{ last: number }>('SELECT MAX(id) AS last FROM audit_log');
+
+    const file = write('second.jsonl', [
+      { email: 'fresh-1@example.com' },
+      { email: 'taken-a@example.com' },
+      { email: 'fresh-2@example.com', password: bcryptOf('correct horse battery').object },
+      { email: 'fresh-1@example.com' }, // taken by line 1 of the same batch
+      { email: 'fresh-3@example.com', password: 'Zq7#Lp' }, // shorter than the application's minimum
+      { email: 'taken-b@example.com' },
+      { email: 'fresh-4@example.com' },
+    ]);
+    const run = cli(['users:import', file, '--batch', '4'], { cwd: backend.dir, env: backend.env });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toContain('imported 3 users from 7 lines; 4 lines refused');
+    for (const line of [2, 4, 6]) expect(run.stderr).toContain(`line ${line}: another record already has this email`);
+    expect(run.stderr).toMatch(/^line 5: password /m);
+
+    const entries = await stored(db).rows<{ type: string; data: string }>('SELECT event_type AS type, data FROM audit_log WHERE id > ? ORDER BY id', [last]);
+    expect(entries.map((e) => ({ type: e.type, data: JSON.parse(e.data) as unknown }))).toEqual([
+      { type: 'records.imported', data: { created: 2, refused: 2, weak: 0, formats: { none: 1, bcrypt: 1 } } },
+      { type: 'records.imported', data: { created: 1, refused: 2, weak: 0, formats: { none: 1 } } },
+    ]);
+    const emails = await stored(db).rows<{ email: string }>("SELECT email FROM entities WHERE email LIKE 'fresh-%' ORDER BY email");
+    expect(emails.map((e) => e.email)).toEqual(['fresh-1@example.com', 'fresh-2@example.com', 'fresh-4@example.com']);
+  }, 60_000);
 });

@@ -18,12 +18,23 @@ type ImportDeps = Pick<RecordDeps, 'clock' | 'db' | 'passwords' | 'versions' | '
 export const importProgress = (deps: Pick<RecordDeps, 'db'>, command: { app: RecordCall['app']; key: string }): Promise<ImportProgress> =>
   deps.db.imports.progress(command.app.id, command.key);
 
+/** A line whose address or username another record has: found by the batch's transaction, which is rolled back. */
+class TakenLine extends Error {
+  constructor(readonly line: ImportLine, readonly attribute: string) {
+    super(`line ${line.line}: the ${attribute} is taken`);
+  }
+}
+
+/** Thrown to roll back a transaction that only tried whether a line can be created. */
+class Tried extends Error {}
+
 /**
  * One batch of an import (docs/import.md): its records created, with their events and snapshots,
- * and the import moved past `lastLine`, in one transaction, so a run killed at any point and
- * started again creates each record once. A batch an earlier run committed does nothing. When an
- * address or username is taken, the batch is done again line by line (each line and its progress
- * in one transaction), and the taken ones are refused by their line; a password too short too.
+ * its one audit entry, and the import moved past `lastLine`, in one transaction, so a run killed at
+ * any point and started again creates each record once and leaves none unaccounted for. A batch an
+ * earlier run committed does nothing. When an address or username is taken, each line is tried
+ * alone in a transaction rolled back, and the batch without the taken ones is committed as one;
+ * a password too short is refused too.
  */
 export async function importBatch(deps: ImportDeps, command: RecordCall & { key: string; lines: readonly ImportLine[]; lastLine: number }): Promise<ImportBatch> {
   const { app, key, lastLine } = command;
@@ -38,45 +49,68 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
       return false;
     }
   });
-  const hashes = await passwordHashes(deps, lines.map((l) => l.record));
-  try {
-    const created = await deps.work.run(async (uow) => {
+  const hashed = await passwordHashes(deps, lines.map((l) => l.record));
+  const hashes = new Map(lines.map((l, n) => [l, hashed[n]]));
+  const hashOf = (l: ImportLine) => hashes.get(l) ?? null;
+  const refuse = (l: ImportLine, attribute: string) => refused.push({ line: l.line, message: `another record already has this ${attribute}` });
+
+  /** The lines in `kept` created in one transaction with the batch's progress and its audit entry; done when an earlier run did it. */
+  const commit = async (kept: readonly ImportLine[]): Promise<ImportBatch> => {
+    const done = await deps.work.run(async (uow) => {
       const before = await deps.db.imports.progress(app.id, key, uow.tx);
       if (before.linesDone >= lastLine) return undefined;
-      const fresh = lines.filter((l) => l.line > before.linesDone);
-      const made = await insertRecords(deps, uow, command.acting, fresh.map((l) => l.record), fresh.map((l) => hashes[lines.indexOf(l)]), true);
+      // lines an earlier run created one by one, before a batch was one transaction
+      const fresh = kept.filter((l) => l.line > before.linesDone);
+      const made = await insertRecords(deps, uow, command.acting, fresh.map((l) => l.record), fresh.map(hashOf), true).catch((e: unknown) => {
+        throw e instanceof BulkItemError ? new TakenLine(fresh[e.index], e.duplicate.attribute) : e;
+      });
       await deps.db.imports.advance(app.id, key, lastLine, made.length, deps.clock.now(), uow.tx);
+      const weak = fresh.filter((l) => l.record.hashed?.weak).length;
       // the batch's one audit entry, in its transaction: an import stopped at any point leaves none of its records unaccounted for
       recordImported(uow, command.acting, app.id, deps.clock.now(), {
-        created: made.length, refused: refused.length, weak: fresh.filter((l) => l.record.hashed?.weak).length, formats: formatsOf(fresh.map((l) => l.record)),
+        created: made.length, refused: refused.filter((r) => r.line > before.linesDone).length, weak, formats: formatsOf(fresh.map((l) => l.record)),
       });
-      return { count: made.length, weak: fresh.filter((l) => l.record.hashed?.weak).length };
+      return { created: made.length, weak };
     });
-    return created === undefined ? { created: 0, weak: 0, refused: [], done: true } : { created: created.count, weak: created.weak, refused, done: false };
-  } catch (e) {
-    if (!(e instanceof BulkItemError)) throw e;
-  }
-  // a taken address or username: line by line, each with its progress
-  let created = 0;
-  let weak = 0;
-  for (const [n, l] of lines.entries()) {
+    return done === undefined ? { created: 0, weak: 0, refused: [], done: true } : { ...done, refused: refused.sort((a, b) => a.line - b.line), done: false };
+  };
+
+  /** The attribute of `l` another record has, if any: `l` created alone in a transaction that is always rolled back. */
+  const takenOf = async (l: ImportLine): Promise<string | undefined> => {
     try {
-      const one = await deps.work.run(async (uow) => {
-        if ((await deps.db.imports.progress(app.id, key, uow.tx)).linesDone >= l.line) return 0;
-        await insertRecords(deps, uow, command.acting, [l.record], [hashes[n]], true);
-        await deps.db.imports.advance(app.id, key, l.line, 1, deps.clock.now(), uow.tx);
-        recordImported(uow, command.acting, app.id, deps.clock.now(), { created: 1, refused: 0, weak: l.record.hashed?.weak ? 1 : 0, formats: formatsOf([l.record]) });
-        return 1;
+      await deps.work.run(async (uow) => {
+        await insertRecords(deps, uow, command.acting, [l.record], [hashOf(l)], true);
+        throw new Tried();
       });
-      created += one;
-      if (one === 1 && l.record.hashed?.weak) weak++;
     } catch (e) {
-      if (!(e instanceof BulkItemError)) throw e;
-      refused.push({ line: l.line, message: `another record already has this ${e.duplicate.attribute}` });
+      if (e instanceof BulkItemError) return e.duplicate.attribute;
+      if (!(e instanceof Tried)) throw e;
+    }
+    return undefined;
+  };
+
+  try {
+    return await commit(lines);
+  } catch (e) {
+    if (!(e instanceof TakenLine)) throw e;
+  }
+  // a taken address or username: each line tried alone finds the taken ones (a short transaction each, where retrying
+  // the batch would cost a whole batch for each), and the batch without them is committed as one
+  const { linesDone } = await deps.db.imports.progress(app.id, key);
+  let kept: ImportLine[] = [];
+  for (const l of lines) {
+    const attribute = l.line > linesDone ? await takenOf(l) : undefined;
+    if (attribute === undefined) kept.push(l);
+    else refuse(l, attribute);
+  }
+  for (;;) {
+    try {
+      return await commit(kept);
+    } catch (e) {
+      if (!(e instanceof TakenLine)) throw e;
+      // taken by an earlier line of the batch, or by a record made since its line was tried
+      refuse(e.line, e.attribute);
+      kept = kept.filter((l) => l !== e.line);
     }
   }
-  await deps.work.run(async (uow) => {
-    if ((await deps.db.imports.progress(app.id, key, uow.tx)).linesDone < lastLine) await deps.db.imports.advance(app.id, key, lastLine, 0, deps.clock.now(), uow.tx);
-  });
-  return { created, weak, refused: refused.sort((a, b) => a.line - b.line), done: false };
 }
