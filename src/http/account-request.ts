@@ -27,6 +27,10 @@ export async function enrollingTokenOf(ctx: RequestContext): Promise<StoredCrede
   if (value === undefined) throw errors.missingArgument('access_token');
   const row = value.length <= 128 ? await ctx.services.db.credentials.findActive(ctx.app.id, 'enroll_token', sha256Hex(value), ctx.services.clock.now()) : undefined;
   if (!row || row.entityId === null) throw errors.invalidArgument('enroll_token', 'is invalid or expired (a sign-in gives 5 minutes to add a second factor); sign in again');
+  // a browser app names itself: the sign-in that gave the token must be its own
+  if (ctx.principal.kind === 'client' && row.clientId !== null && row.clientId !== ctx.principal.client.id) {
+    throw errors.invalidArgument('enroll_token', `was given to a sign-in of another client than ${ctx.principal.client.clientId}; send the client_id of the app that signed in`);
+  }
   // it adds one second factor: once the account has one, it signs in with it instead
   const [totp, passkeys] = await Promise.all([ctx.services.db.factors.totp(ctx.app.id, row.entityId), ctx.services.db.passkeys.list(ctx.app.id, row.entityId)]);
   if (totp?.confirmedAt || passkeys.length > 0) throw errors.invalidArgument('enroll_token', 'is spent: the account has a second factor now; sign in with it');

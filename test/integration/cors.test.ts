@@ -88,6 +88,30 @@ describe('CORS for browser apps (login client setting allowed_origins)', () => {
     expect((await signIn('https://shop.example')).headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('a browser app adds the second factor a sign-in asks for: its enroll_token calls, sent with its client_id, are readable by its page', async () => {
+    expect((await setting({ for_client_id: loginId, key: 'allowed_origins', value: `${APP}, https://other.example` })).body.stat).toBe('ok');
+    await setting({ key: 'second_factor', value: 'required' }, '/settings/set_default');
+    clock.advance(6_000);
+    try {
+      const sent = await signIn(APP);
+      expect(sent.body).toMatchObject({ code: 215, enroll_token: expect.any(String) });
+      expect(sent.headers['access-control-allow-origin']).toBe(APP);
+      expect((await preflightOf('/oauth/totp_enroll_native', APP)).headers['access-control-allow-origin']).toBe(APP);
+      const enroll = (params: Record<string, string>) => request(t.app).post('/oauth/totp_enroll_native').set('Origin', APP).type('form').send(params);
+      const started = await enroll({ client_id: loginId, enroll_token: sent.body.enroll_token as string });
+      expect(started.body).toMatchObject({ stat: 'ok', secret: expect.any(String) });
+      expect(started.headers['access-control-allow-origin']).toBe(APP);
+      // another client's id: the token was not its sign-in's
+      const other = await request(t.app).post('/clients/add').set('Authorization', owner).type('form').send({ features: '["login_client"]' });
+      expect((await enroll({ client_id: other.body.client_id as string, enroll_token: sent.body.enroll_token as string })).body)
+        .toMatchObject({ stat: 'error', code: 200, argument_name: 'enroll_token', error_description: expect.stringContaining('another client') });
+      expect((await enroll({ client_id: 'no-such-client', enroll_token: sent.body.enroll_token as string })).body).toMatchObject({ stat: 'error', code: 403, error: 'permission_error' });
+    } finally {
+      await setting({ key: 'second_factor', value: 'optional' }, '/settings/set_default');
+      clock.advance(6_000);
+    }
+  });
+
   it('endpoints browsers have no business calling answer no preflight; flow documents are public', async () => {
     expect((await preflightOf('/clients/list', APP)).status).toBe(405);
     expect((await preflightOf('/entity.delete', APP)).status).toBe(405);
