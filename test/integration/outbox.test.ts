@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logger';
 import { createBullWorkers } from '../../src/queue/bullmq';
 import { createInProcessQueue } from '../../src/queue/in-process';
 import { createOutbox } from '../../src/queue/outbox';
-import { backoffDelay, RETRY, retryWindowMs, type Processors } from '../../src/queue/port';
+import { backoffDelay, RETRY, retryWindowMs, type JobQueue, type Processors } from '../../src/queue/port';
 import { sha256Hex } from '../../src/domain/secrets';
 import { createProcessors } from '../../src/jobs';
 import { mailEvent, mailRow, writeRows } from '../helpers/outbox-rows';
@@ -95,6 +95,78 @@ describe('outbox with the in-process runner (embedded default)', () => {
     await t.runtime.queue.idle!();
     expect((await db.outbox.find(job.id))?.status).toBe('done');
     expect(fs.existsSync(path.join(mailDir(), `${job.id}.eml`))).toBe(true);
+  });
+
+  /**
+   * Rows committed one second apart on `day` (2000-01-`day`), long before anything else in this
+   * database, with an outbox whose clock stands a minute after them: its relay reads these rows
+   * alone, in this order. Its queue is the app's, except that an enqueue of a row in `refused`
+   * fails as BullMQ's does while Redis comes back; `tried` lists every enqueue, in order. The rows
+   * left pending are marked done after `test`, so no later relay run of this file meets them.
+   */
+  async function relayingThrough(day: number, rows: number, test: (relaying: Relaying) => Promise<void>) {
+    const { db } = t.runtime;
+    const at = (s: number) => new Date(Date.UTC(2000, 0, day, 0, 0, s));
+    const jobs: Awaited<ReturnType<typeof welcome>>[] = [];
+    for (let i = 0; i < rows; i++) {
+      const job = await welcome(t, `Straggler ${i}`);
+      await db.transaction((tx) => db.outbox.insert([job], at(i), tx));
+      jobs.push(job);
+    }
+    const refused = new Set<string>();
+    const tried: string[] = [];
+    const queue: JobQueue = {
+      ...t.runtime.queue,
+      async enqueue(job) {
+        tried.push(job.id);
+        if (refused.has(job.id)) throw new Error('enqueue timed out after 1000 ms');
+        await t.runtime.queue.enqueue(job);
+      },
+    };
+    const outbox = createOutbox({ db, queue, logger, now: () => at(60) });
+    const statuses = async () => {
+      await t.runtime.queue.idle!();
+      return Promise.all(jobs.map(async (j) => (await db.outbox.find(j.id))?.status));
+    };
+    try {
+      await test({ ids: jobs.map((j) => j.id), refused, tried, outbox, statuses });
+    } finally {
+      await t.runtime.queue.idle!();
+      for (const j of jobs) await db.outbox.completeAlone(j.id, new Date());
+    }
+  }
+  interface Relaying {
+    ids: string[]; refused: Set<string>; tried: string[]; outbox: ReturnType<typeof createOutbox>;
+    statuses(): Promise<(string | undefined)[]>;
+  }
+
+  it('one enqueue failing in the middle of a relay run does not end it: the others go, the failed row waits for the next run', async () => {
+    await relayingThrough(1, 5, async ({ ids, refused, tried, outbox, statuses }) => {
+      refused.add(ids[1]);
+      expect(await outbox.relay(0)).toBe(4);
+      expect(tried).toEqual(ids);
+      expect(await statuses()).toEqual(['done', 'pending', 'done', 'done', 'done']);
+
+      refused.clear();
+      tried.length = 0;
+      expect(await outbox.relay(0)).toBe(1);
+      expect(tried).toEqual([ids[1]]);
+      expect(await statuses()).toEqual(Array(5).fill('done'));
+    });
+  });
+
+  it('three enqueues failing in a row end a relay run (Redis is down); failures apart do not add up', async () => {
+    await relayingThrough(2, 8, async ({ ids, refused, tried, outbox, statuses }) => {
+      // two fail, one goes (the count starts again), then three fail: the run stops before the last row
+      for (const i of [1, 2, 4, 5, 6]) refused.add(ids[i]);
+      expect(await outbox.relay(0)).toBe(2);
+      expect(tried).toEqual(ids.slice(0, 7));
+      expect(await statuses()).toEqual(['done', 'pending', 'pending', 'done', 'pending', 'pending', 'pending', 'pending']);
+
+      refused.clear();
+      expect(await outbox.relay(0)).toBe(6);
+      expect(await statuses()).toEqual(Array(8).fill('done'));
+    });
   });
 
   it('a job that keeps failing is retried with backoff, then stays visible as failed', async () => {
