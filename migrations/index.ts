@@ -31,6 +31,7 @@ import * as indexedAttributes from './0030-indexed-attributes';
 import * as credentialsSpentIndex from './0031-credentials-spent-index';
 import * as apis from './0032-apis';
 import * as logoutDeliveries from './0033-logout-deliveries';
+import * as cleanFreePages from './0034-clean-free-pages';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   { name: '0031-credentials-spent-index', ...credentialsSpentIndex },
   { name: '0032-apis', ...apis },
   { name: '0033-logout-deliveries', ...logoutDeliveries },
+  { name: '0034-clean-free-pages', ...cleanFreePages },
 ];

@@ -1,18 +1,22 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import { QueryTypes } from 'sequelize';
-import { basic, startTestApp, type TestApp } from '../helpers/backend';
+import { QueryTypes, Sequelize } from 'sequelize';
+import { basic, onMysql, startTestApp, type TestApp } from '../helpers/backend';
 import { mailsTo } from '../helpers/mail-files';
 import { stored } from '../helpers/stored';
 import { operatorActing } from '../../src/usecases/operators/deps';
 import { eraseUser } from '../../src/usecases/operators/erase-user';
 import { formatTimestamp } from '../../src/domain/timestamps';
+import { createSequelize } from '../../src/db/database';
+import { createMigrator, migrate } from '../../src/db/migrate';
 
 // docs/lifecycle.md#erase: a record with a long history, an email change, a social identity, a
 // passkey, emails written and outbox rows still pending is erased; afterwards not one byte of its
 // addresses, name, username, uuid or identity remains in any table or in the mail folder, and
 // /versions/entity answers 310 at every time. A deleted record's history is erased by its uuid.
+// An embedded database made before deleted rows were zeroed is cleared of them once, when upgraded.
 
 let t: TestApp;
 let owner: string;
@@ -172,4 +176,34 @@ it('bad input: no record named, one that never existed, a login client', async (
   const login = t.local.clients.login;
   const res = await request(t.app).post('/entity.erase').set('Authorization', basic(login.client_id, login.client_secret)).type('form').send({ id: '1' });
   expect(res.body).toMatchObject({ stat: 'error', code: 403 });
+});
+
+(onMysql ? it.skip : it)('an embedded database made before deleted rows were zeroed: upgraded, its files keep none of the rows it deleted back then', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-upgraded-'));
+  const storage = path.join(dir, 'gatehouse.sqlite');
+  const marker = 'deleted-before-upgrade@example.org';
+  const folderHolding = () => fs.readdirSync(dir).filter((f) => fs.readFileSync(path.join(dir, f)).includes(Buffer.from(marker)));
+  try {
+    // as an install of a version before secure_delete left it: in WAL mode, deleted rows' bytes left where they were
+    const old = new Sequelize({ dialect: 'sqlite', storage, logging: false });
+    await old.query('PRAGMA journal_mode = WAL');
+    await old.query('PRAGMA secure_delete = OFF');
+    await createMigrator({ sequelize: old, procedures: false }).up({ to: '0033-logout-deliveries' });
+    // enough rows to free whole pages, and one kept among them (its page stays in use, with gaps where they were)
+    const now = new Date().toISOString();
+    const insert = (name: string, settings: object) => old.query('INSERT INTO applications (name, settings, created_at, updated_at) VALUES (?, ?, ?, ?)', { replacements: [name, JSON.stringify(settings), now, now] });
+    for (let i = 0; i < 200; i++) await insert(i === 100 ? 'kept' : `gone-${i}`, { email: i === 100 ? 'kept@example.org' : marker, pad: 'x'.repeat(400) });
+    await old.query("DELETE FROM applications WHERE name <> 'kept'");
+    await old.close();
+    expect(folderHolding()).toEqual(['gatehouse.sqlite']);
+
+    const upgraded = createSequelize({ dialect: 'sqlite', storage });
+    expect(await migrate({ sequelize: upgraded, procedures: false })).toEqual(['0034-clean-free-pages']);
+    expect(folderHolding()).toEqual([]);
+    expect(await upgraded.query("SELECT name FROM applications", { type: QueryTypes.SELECT })).toEqual([{ name: 'kept' }]);
+    await upgraded.close();
+    expect(folderHolding()).toEqual([]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
