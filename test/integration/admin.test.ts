@@ -35,8 +35,14 @@ describe('/clients/*', () => {
     const login = await call('/clients/add', { description: 'web app', features: '["login_client"]' });
     const settings = await call('/settings/items', { for_client_id: login.body.client_id });
     expect(settings.body.result).toMatchObject({ default_flow_name: 'standard', default_flow_version: '1' });
-    const page = await request(t.app).get('/signin').query({ client_id: login.body.client_id, redirect_uri: 'https://app.example.com/', response_type: 'code' });
-    expect(page.text).not.toContain('has no default flow');
+    expect((await call('/settings/set', { for_client_id: login.body.client_id, key: 'redirect_uris', value: 'https://app.example.com/' })).body.stat).toBe('ok');
+    const signInPage = () => request(t.app).get('/signin').query({ client_id: login.body.client_id, redirect_uri: 'https://app.example.com/', response_type: 'code' });
+    const page = await signInPage();
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('name="currentPassword"');
+    // its flow can be removed (both settings at once): its pages then say it has none
+    expect((await call('/settings/set_multi', { for_client_id: login.body.client_id, items: JSON.stringify({ default_flow_name: '', default_flow_version: '' }) })).body).toMatchObject({ stat: 'ok' });
+    expect((await signInPage()).text).toContain('this login client has no default flow to show');
     const owner2 = await call('/clients/add', { description: 'backend', features: '["owner"]' });
     expect((await call('/settings/items', { for_client_id: owner2.body.client_id })).body.result.default_flow_name).toBeUndefined();
   });

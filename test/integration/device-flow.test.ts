@@ -77,6 +77,22 @@ it('a device signs in: the code typed in lower case without its dash, the passwo
   expect(events.filter((e) => e.type === 'oidc.device_code_redeemed').map((e) => e.subject)).toContainEqual({ kind: 'record', id: String(confirmed.entity_id) });
 }, 60_000);
 
+it('a login client made by the API signs its device in: it has the application\'s flow from the start', async () => {
+  const added = await s.admin('/clients/add', { description: 'a TV app', features: '["login_client"]' });
+  expect(added.body.stat).toBe('ok');
+  for (const [key, value] of [['grant_types', `authorization_code refresh_token ${DEVICE_GRANT}`], ['redirect_uris', APP]]) {
+    expect((await s.admin('/settings/set', { for_client_id: added.body.client_id as string, key, value })).body.stat).toBe('ok');
+  }
+  clock.advance(5_100);
+  const a = await s.account();
+  const config = await s.oidc.discovery(new URL(served.base), added.body.client_id as string, added.body.client_secret as string, undefined, { execute: [s.oidc.allowInsecureRequests] });
+  const response = await s.oidc.initiateDeviceAuthorization(config, { scope: 'openid' });
+  const polled = s.oidc.pollDeviceAuthorizationGrant(config, response);
+  const done = await approve(response.user_code, a.email);
+  expect(done.body).toContain('Your device is signed in');
+  expect((await polled).claims()).toMatchObject({ sub: a.uuid, aud: added.body.client_id });
+});
+
 it('a disabled account\'s device gets nothing: approved, then disabled before it polls', async () => {
   const a = await s.account();
   const config = await s.discovered();

@@ -27,6 +27,8 @@ export async function flowSettingsProblem(
 ): Promise<string | undefined> {
   if (!changed.includes('default_flow_name') && !changed.includes('default_flow_version')) return undefined;
   const { name: flow, version } = chosenFlow(settings);
+  // both removed: the client has no default flow of its own (its pages show the account page's client's)
+  if (flow === undefined && version === undefined) return undefined;
   if (flow === undefined) return 'default_flow_version names a version of the default flow: set default_flow_name as well';
   if (version !== undefined) {
     if (!(await flows.find(applicationId, flow, Number(version)))) return `this application has no flow "${flow}" version ${version}; import it first (gatehouse flows:import)`;
