@@ -1288,7 +1288,10 @@ program.command('organizations:scim-token')
   .action((organizationId: string, opts: { app?: string; description: string }) => withCore(async (core) => {
     const app = await applicationOf(core, opts);
     const made = await createScimToken(core, { app, acting: core.acting, organizationId, description: opts.description });
-    print({ token: made.token, scim_url: `${core.baseUrls.of(app.name)}${SCIM_PATH}`, id: made.view.id, description: made.view.description });
+    // the address the identity provider is given: the server's as known here, never a guess
+    const base = knownBaseUrl(app.name);
+    print({ token: made.token, scim_url: base ? `${base}${SCIM_PATH}` : null, id: made.view.id, description: made.view.description });
+    if (!base) warnUnknownBaseUrl();
   }));
 
 program.command('organizations:scim-tokens')

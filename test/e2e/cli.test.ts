@@ -236,14 +236,18 @@ describe('gatehouse CLI on the configured database', () => {
     expect(JSON.parse(run('organizations:verify-domain', org.id, 'Acme.Example').stdout)).toEqual({ domain: 'acme.example', verified: true, joinable: true });
     expect(JSON.parse(run('organizations:list').stdout).map((o: { id: string }) => o.id)).toContain(org.id);
     // its directory's SCIM token: printed once, listed without it, revoked; its groups mapped to roles
-    const scim = JSON.parse(run('organizations:scim-token', org.id, '--description', 'Okta').stdout) as { token: string; id: string };
-    expect(scim).toMatchObject({ token: expect.stringMatching(/^ghscim_/), scim_url: expect.stringMatching(/\/scim\/v2$/), id: expect.stringMatching(/^scim_/), description: 'Okta' });
+    const scim = JSON.parse(cli(['organizations:scim-token', org.id, '--description', 'Okta'], { cwd: backend.dir, env: { ...env, PUBLIC_BASE_URL: 'https://login.example.com' } }).stdout) as { token: string; id: string };
+    expect(scim).toMatchObject({ token: expect.stringMatching(/^ghscim_/), scim_url: expect.stringMatching(/^https:\/\/([a-z0-9-]+\.)?login\.example\.com\/scim\/v2$/), id: expect.stringMatching(/^scim_/), description: 'Okta' });
+    // where the server answers is not known here: no guessed address for the identity provider
+    const unknown = run('organizations:scim-token', org.id, '--description', 'spare');
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ scim_url: null });
+    expect(unknown.stderr).toContain('the server\'s address is not known here');
     const tokens = run('organizations:scim-tokens', org.id);
-    expect(JSON.parse(tokens.stdout)).toEqual([expect.objectContaining({ id: scim.id, description: 'Okta', revoked: null })]);
+    expect(JSON.parse(tokens.stdout)).toEqual([expect.objectContaining({ description: 'spare' }), expect.objectContaining({ id: scim.id, description: 'Okta', revoked: null })]);
     expect(tokens.stdout).not.toContain(scim.token);
     expect(JSON.parse(run('organizations:scim-groups', org.id, '{"Admins":["admin"]}').stdout)).toEqual({ organization_id: org.id, group_roles: { Admins: ['admin'] } });
     expect(JSON.parse(run('organizations:revoke-scim-token', org.id, scim.id).stdout)).toEqual({ revoked: scim.id });
-    expect(JSON.parse(run('organizations:scim-tokens', org.id).stdout)[0].revoked).not.toBeNull();
+    expect(JSON.parse(run('organizations:scim-tokens', org.id).stdout).find((t: { id: string }) => t.id === scim.id).revoked).not.toBeNull();
     for (const [args, says] of [
       [['organizations:revoke-scim-token', org.id, 'scim_nope'], 'is not a SCIM token of this organization'],
       [['organizations:scim-groups', org.id, 'not json'], 'is not JSON'],
