@@ -196,15 +196,27 @@ export function passwordFormatOf(stored: string | null): string | null {
 }
 
 /**
+ * How much costlier than the policy's (memory times iterations) an argon2id hash may be and still be
+ * verified on the argon2 threads: Gatehouse's own hashes stay there when an operator lowers the
+ * policy (they are replaced at the next sign-in, and meanwhile cost what they did), while an
+ * imported hash many times costlier goes to the imported hashes' threads.
+ */
+const OWN_COST_MARGIN = 4;
+/** OWASP's parameters, the default policy: hashes made with them stay on the argon2 threads under any lower policy. */
+const OWASP_COST = 19_456 * 2;
+
+/**
  * Whether `stored` is verified as an imported hash, on the imported hashes' threads: anything but an
- * argon2id hash costing no more than the policy's own (its memory, iterations and lanes each),
- * which the argon2 threads verify. An argon2 hash from another system may cost many times the
- * policy's (up to LIMITS): on the argon2 threads, a few wrong guesses on such accounts would hold up
- * every sign-in and registration behind them.
+ * argon2id hash costing at most OWN_COST_MARGIN times the policy's, or OWASP's (memory times
+ * iterations; lanes up to the policy's or 4), which the argon2 threads verify. An argon2 hash from
+ * another system may cost many times the policy's (up to LIMITS): on the argon2 threads, a few wrong
+ * guesses on such accounts would hold up every sign-in and registration behind them.
  */
 export function isImported(stored: string, policy: { memoryCost: number; timeCost: number; parallelism: number }): boolean {
   const m = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(stored);
-  return !m || Number(m[1]) > policy.memoryCost || Number(m[2]) > policy.timeCost || Number(m[3]) > policy.parallelism;
+  if (!m) return true;
+  const allowed = OWN_COST_MARGIN * Math.max(policy.memoryCost * policy.timeCost, OWASP_COST);
+  return Number(m[1]) * Number(m[2]) > allowed || Number(m[3]) > Math.max(policy.parallelism, 4);
 }
 
 /**

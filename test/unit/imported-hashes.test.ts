@@ -1,11 +1,11 @@
 import { FIREBASE_REFERENCE, foreignHashes, foreignToolsMissing, itWithForeignTools } from '../helpers/foreign-hashes';
-import { HashFormatError, importedHash, LIMITS } from '../../src/domain/imported-hashes';
+import { HashFormatError, importedHash, isImported, LIMITS } from '../../src/domain/imported-hashes';
 import { createPasswordHasher, IMPORTED_WAITING, type PasswordHasher } from '../../src/domain/passwords';
 import { BusyError } from '../../src/domain/refusal';
 
 // docs/import.md: each format a hash made by another tool is read, kept, and verified by its own
-// algorithm: the right password passes, a wrong one does not. Argon2id hashes at most as costly as
-// the policy's are verified by the argon2 threads, other argon2 hashes by the imported hashes'
+// algorithm: the right password passes, a wrong one does not. Argon2id hashes at most 4 times as costly
+// as the policy's (or OWASP's) are verified by the argon2 threads, other argon2 hashes by the imported hashes'
 // (test/integration/import.test.ts signs in with each).
 
 const PASSWORD = 'correct horse battery';
@@ -124,3 +124,16 @@ it("argon2 hashes costlier than the policy's are verified on the imported hashes
   // on the argon2 threads, Gatehouse's own hash waited for every one of them
   expect({ verifiedMeanwhile, verified, waitedForFew: verifiedMeanwhile < verified / 2 }).toMatchObject({ waitedForFew: true });
 }, 60_000);
+
+it('Gatehouse\'s own hashes stay on the argon2 threads when the policy is lowered; argon2i, argon2d and many times costlier argon2id go to the imported hashes\' threads', () => {
+  const owasp = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+  const lowered = { memoryCost: 8_192, timeCost: 1, parallelism: 1 };
+  const hash = (variant: string, m: number, t: number, p: number) => `$${variant}$v=19$m=${m},t=${t},p=${p}$c2FsdHNhbHQ$aGFzaGhhc2g`;
+  expect(isImported(hash('argon2id', 19_456, 2, 1), owasp)).toBe(false);
+  expect(isImported(hash('argon2id', 19_456, 2, 1), lowered)).toBe(false);
+  expect(isImported(hash('argon2id', 65_536, 3, 4), owasp)).toBe(true);
+  expect(isImported(hash('argon2id', 262_144, 4, 1), owasp)).toBe(true);
+  expect(isImported(hash('argon2id', 19_456, 2, 8), owasp)).toBe(true);
+  expect(isImported(hash('argon2i', 19_456, 2, 1), owasp)).toBe(true);
+  expect(isImported(hash('argon2d', 19_456, 2, 1), owasp)).toBe(true);
+});
