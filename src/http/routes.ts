@@ -114,13 +114,14 @@ const login = (path: string, handler: Handler, doc: EndpointDoc): Route => ({
   path, methods: ['POST'], params: 'body', auth: ['client_id', 'client_params', 'basic', 'signature', 'none'], kinds: ['login_client'], errors: 'login', handler, doc,
 });
 
-/** Changes of an account's second factor: POST, body only, the account's access token (without one: 100 naming it). */
 /**
- * The calls on an account's second factors: an access token, or a sign-in's enroll_token (a parameter);
- * a browser app also sends its `client_id`, so that its origin may read the answer (CORS).
+ * Changes of an account's second factor: POST, body only, the account's access token (without one:
+ * 100 naming it), or a sign-in's enroll_token (a parameter); a browser app also sends its
+ * `client_id`, so that its origin may read the answer (CORS).
  */
 const factor = (path: string, handler: Handler, doc: EndpointDoc): Route => ({
-  path, methods: ['POST'], params: 'body', auth: ['access_token', 'client_id', 'none'], kinds: ['login_client'], errors: 'login', handler, doc,
+  path, methods: ['POST'], params: 'body', auth: ['access_token', 'client_id', 'none'], kinds: [], errors: 'login', handler,
+  doc: { ...doc, params: [...doc.params, 'client_id'] },
 });
 
 export const ROUTES: readonly Route[] = [

@@ -80,11 +80,17 @@ async function formBody(req: Request, limit: number): Promise<Buffer | undefined
   return Buffer.concat(chunks);
 }
 
-/** The request again, as one of its own carrying `body` (read already by formBody), for the provider to read. */
+/**
+ * The request again, as one of its own carrying `body` (read already by formBody), for the provider
+ * to read. It keeps what Express made of the request (the client's address behind the trusted
+ * proxies, https), which the steps after the provider read: an event's address, the session
+ * cookie's name.
+ */
 function withBody(req: Request, body: Buffer): Request {
   return Object.assign(Readable.from([body]), {
     headers: { ...req.headers, 'content-length': String(body.length) }, rawHeaders: req.rawHeaders, method: req.method, url: req.url,
     socket: req.socket, connection: req.socket, httpVersion: req.httpVersion, httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor,
+    ip: req.ip, ips: req.ips, secure: req.secure, protocol: req.protocol, hostname: req.hostname,
   }) as unknown as Request;
 }
 
@@ -99,6 +105,8 @@ async function pushedWithOfflineConsent(req: Request): Promise<Request | undefin
 
 /** The most the logout question's form may hold: its token and its answer. */
 const LOGOUT_FORM_LIMIT = 2 * 1024;
+/** The most fields the logout question's form may have (it has two). */
+const LOGOUT_FORM_FIELDS = 8;
 
 /** How long a pod reuses an application's keys before it reads them again: a rotation reaches every pod within this. */
 const KEYS_CACHE_MS = 5_000;
@@ -499,8 +507,10 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
    */
   async function confirmedLogout(provider: Provider, req: Request, res: Response): Promise<Request | undefined> {
     const body = await formBody(req, LOGOUT_FORM_LIMIT);
-    const answers = body ? new URLSearchParams(body.toString('utf8')).getAll('logout') : [];
-    if (body && answers.length === 1 && answers[0] === 'yes') return withBody(req, body);
+    const fields = body ? [...new URLSearchParams(body.toString('utf8')).entries()] : [];
+    const answers = fields.filter(([name]) => name === 'logout');
+    // the form has two fields (its token, the answer): a body of many more may read otherwise to the provider's parser
+    if (body && fields.length <= LOGOUT_FORM_FIELDS && answers.length === 1 && answers[0][1] === 'yes') return withBody(req, body);
     if (!body) res.setHeader('Connection', 'close');
     const session = await provider.Session.get({ req, res } as unknown as KoaContextWithOIDC);
     const asked = (session.state ?? {}) as { clientId?: string; postLogoutRedirectUri?: string; state?: string };

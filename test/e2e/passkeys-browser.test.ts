@@ -257,11 +257,11 @@ skipUnless(fs.existsSync(CHROMIUM), `the browser test needs Chromium at ${CHROMI
       const sent = await password();
       expect(sent.body).toMatchObject({ code: 215, error: 'second_factor_enrollment_required', enroll_token: expect.any(String), methods: ['totp', 'passkey'] });
       const enroll = sent.body.enroll_token as string;
-      // the ceremony on the device, the calls from the test: these endpoints refuse a client_id, so no page may read their answers to an enroll_token
-      const begun = (await request(t.app).post('/oauth/passkey_register_begin').type('form').send({ enroll_token: enroll })).body;
+      // the ceremony and the calls from the app's page, which names its client so that it may read the answers
+      const begun = await api(d.page, '/oauth/passkey_register_begin', { client_id: login.client_id, enroll_token: enroll });
       expect(begun).toMatchObject({ stat: 'ok', options: { rp: { id: 'localhost' } } });
       const credential = await create(d.page, begun.options);
-      const finished = (await request(t.app).post('/oauth/passkey_register_finish').type('form').send({ enroll_token: enroll, credential: JSON.stringify(credential), name: 'Phone' })).body;
+      const finished = await api(d.page, '/oauth/passkey_register_finish', { client_id: login.client_id, enroll_token: enroll, credential: JSON.stringify(credential), name: 'Phone' });
       // the passkey, and what the password sign-in would have answered, its session knowing both factors
       expect(finished).toMatchObject({ stat: 'ok', passkey_id: expect.any(Number), access_token: expect.any(String), capture_user: { email: a.email } });
       const [row] = await stored(t.runtime.db).rows<{ extra: string }>('SELECT extra FROM credentials WHERE value_hash = ?', [sha256Hex(finished.access_token)]);

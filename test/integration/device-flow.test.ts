@@ -118,7 +118,6 @@ it('the person refuses: the device is told access_denied', async () => {
   await expect(s.oidc.genericGrantRequest(config, DEVICE_GRANT, { device_code: response.device_code })).rejects.toMatchObject({ error: 'access_denied' });
 });
 
-// last: it spends this address's budget
 it('a form posted without the provider\'s session (a crawler, cookies blocked, an expired page) gets the device page saying the form expired, with a fresh form; never 500', async () => {
   const post = (body: string, cookie?: string) => fetch(`${served.base}/oidc/device`, {
     method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie && { cookie }) }, body,
@@ -208,12 +207,13 @@ it('a guessing attack on the whole application never stops a right code: an addr
   expect((await approve(second.user_code, b.email, shared)).body).toContain('Your device is signed in');
   expect((await secondPolled).claims()).toMatchObject({ sub: b.uuid });
   // a flood from one address: one lookup at a time, and past a few waiting the page says how long to wait
-  const flood = await Promise.all(Array.from({ length: DEVICE_SLOWED.waiting + 2 }, async () => {
+  // (the forms fetched first, then the codes sent together: they arrive within the first one's wait)
+  const forms = await Promise.all(Array.from({ length: DEVICE_SLOWED.waiting + 2 }, async () => {
     const guesser = cookieBrowser({ 'x-forwarded-for': '198.51.100.9' });
     const page = await guesser.go(`${served.base}/oidc/device`);
-    const form = firstForm(page.body, page.url);
-    return guesser.go(form.action, { method: 'POST', form: { ...form.fields, user_code: 'XXXX-XXXX' } });
+    return { guesser, form: firstForm(page.body, page.url) };
   }));
+  const flood = await Promise.all(forms.map(({ guesser, form }) => guesser.go(form.action, { method: 'POST', form: { ...form.fields, user_code: 'XXXX-XXXX' } })));
   const refused = flood.filter((p) => p.status === 429);
   expect(refused.length).toBeGreaterThanOrEqual(2);
   expect(refused[0].body).toContain('Too many codes were tried from here');

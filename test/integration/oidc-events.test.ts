@@ -104,6 +104,9 @@ it('a sign-out from the app (RP-initiated logout) is oidc.logout, and the accoun
   const types = (await eventsOf(a.uuid)).map((e) => e.type);
   expect(types).toEqual(expect.arrayContaining(['oidc.logout', 'account.signed_out']));
   expect(types.filter((t) => t === 'oidc.logout')).toHaveLength(1);
+  // the address the session ended from is the browser's, as for every other event
+  const signedOut = (await eventsOf(a.uuid)).find((e) => e.type === 'account.signed_out')!;
+  expect(signedOut.origin?.address).toMatch(/^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)/);
 });
 
 it('no event of the provider holds a code, a token, a secret or a cookie', async () => {
