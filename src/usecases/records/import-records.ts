@@ -1,5 +1,6 @@
 import { Refusal } from '../../domain/refusal';
 import type { ImportProgress } from '../../domain/storage/imports';
+import { uniqueKey } from '../../domain/storage/records';
 import type { RecordCall, RecordDeps } from './deps';
 import { assertLongEnough, BulkItemError, formatsOf, insertRecords, passwordHashes, recordImported, type NewRecordInput } from './create-records';
 
@@ -98,10 +99,19 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
   // the batch would cost a whole batch for each), and the batch without them is committed as one
   const { linesDone } = await deps.db.imports.progress(app.id, key);
   let kept: ImportLine[] = [];
+  // the keys the lines kept so far hold: a repeat within the batch is refused here, not by committing the batch again
+  const held = new Set<string>();
+  const keysOf = (l: ImportLine) => ([['email', l.record.entity.email], ['username', l.record.entity.username]] as const)
+    .flatMap(([attribute, value]) => (value ? [[attribute, `${attribute} ${uniqueKey(value)}`] as const] : []));
   for (const l of lines) {
-    const attribute = l.line > linesDone ? await takenOf(l) : undefined;
-    if (attribute === undefined) kept.push(l);
-    else refuse(l, attribute);
+    const repeated = l.line > linesDone ? keysOf(l).find(([, k]) => held.has(k))?.[0] : undefined;
+    const attribute = repeated ?? (l.line > linesDone ? await takenOf(l) : undefined);
+    if (attribute !== undefined) {
+      refuse(l, attribute);
+      continue;
+    }
+    kept.push(l);
+    for (const [, k] of keysOf(l)) held.add(k);
   }
   for (;;) {
     try {
