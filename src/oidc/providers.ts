@@ -547,16 +547,17 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
         if (isResume(req.path)) req.url = req.path;
         // what the provider's request does and why, read by the adapter while it answers and by the guards in front of it after
         const request = providerRequestOf(req, res);
+        // the endpoint as the provider matches it (in any case, with a trailing slash), for the guards in front of it
+        const endpoint = req.path.toLowerCase().replace(/\/+$/, '');
         // a device's user code typed: counted from this address and in the application before the provider looks it up
-        // (the provider's paths match in any case and with a trailing slash: so does this)
-        if (req.method === 'POST' && req.path.toLowerCase().replace(/\/+$/, '') === OIDC_ROUTES.code_verification && await userCodesSpent(app, req, res, request)) return;
+        if (req.method === 'POST' && endpoint === OIDC_ROUTES.code_verification && await userCodesSpent(app, req, res, request)) return;
         const { handle, provider } = await builtFor(app);
         if (req.path === OIDC_ROUTES.authorization) {
           req.url = withOfflineConsent(req.url);
           if (await refusedOfflineAccess(provider, req, res)) return;
         }
-        // a pushed request is a POST (RFC 9126 2.3: anything else is 405); the provider's paths match in any case and with a trailing slash
-        const pushing = req.path.toLowerCase().replace(/\/+$/, '') === OIDC_ROUTES.pushed_authorization_request;
+        // a pushed request is a POST (RFC 9126 2.3: anything else is 405)
+        const pushing = endpoint === OIDC_ROUTES.pushed_authorization_request;
         if (pushing && req.method !== 'POST' && req.method !== 'OPTIONS') {
           res.setHeader('Allow', 'POST');
           return void res.status(405).json({ error: 'invalid_request', error_description: 'a pushed authorization request is sent with POST', request_id: request.origin.requestId });
@@ -568,7 +569,7 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
           return void res.status(413).json({ error: 'invalid_request', error_description: `the pushed request is larger than ${PUSHED_BODY_LIMIT / 1024} KB`, request_id: request.origin.requestId });
         }
         // the logout question's answer: only a "yes" reaches the provider
-        const confirming = req.method === 'POST' && req.path.toLowerCase().replace(/\/+$/, '') === `${OIDC_ROUTES.end_session}/confirm`;
+        const confirming = req.method === 'POST' && endpoint === `${OIDC_ROUTES.end_session}/confirm`;
         const asked = confirming ? await withProviderRequest(req, res, () => confirmedLogout(provider, req, res), request) : pushed;
         if (!asked) return;
         withProviderRequest(req, res, () => handle(asked, res), request);

@@ -104,8 +104,8 @@ export async function importBatch(deps: ImportDeps, command: RecordCall & { key:
   const keysOf = (l: ImportLine) => ([['email', l.record.entity.email], ['username', l.record.entity.username]] as const)
     .flatMap(([attribute, value]) => (value ? [[attribute, `${attribute} ${uniqueKey(value)}`] as const] : []));
   for (const l of lines) {
-    const repeated = l.line > linesDone ? keysOf(l).find(([, k]) => held.has(k))?.[0] : undefined;
-    const attribute = repeated ?? (l.line > linesDone ? await takenOf(l) : undefined);
+    // (a line an earlier run created is kept: the commit skips it)
+    const attribute = l.line > linesDone ? keysOf(l).find(([, k]) => held.has(k))?.[0] ?? await takenOf(l) : undefined;
     if (attribute !== undefined) {
       refuse(l, attribute);
       continue;
