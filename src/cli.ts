@@ -187,9 +187,9 @@ function knownBaseUrl(name: string): string | undefined {
   return running ? createBaseUrls(running, config.defaultApp).of(name) : undefined;
 }
 
-/** Says why a printed base_url is null: this shell cannot know where the server answers, and a guess would be taken for it. */
-const warnUnknownBaseUrl = () => process.stderr.write(
-  'gatehouse: the server\'s address is not known here (base_url null): run this with the PUBLIC_BASE_URL (or PORT) the server has\n',
+/** Says why a printed address (`field`) is null: this shell cannot know where the server answers, and a guess would be taken for it. */
+const warnUnknownBaseUrl = (field = 'base_url') => process.stderr.write(
+  `gatehouse: the server's address is not known here (${field} null): run this with the PUBLIC_BASE_URL (or PORT) the server has\n`,
 );
 
 program.command('apps:create')
@@ -1291,7 +1291,7 @@ program.command('organizations:scim-token')
     // the address the identity provider is given: the server's as known here, never a guess
     const base = knownBaseUrl(app.name);
     print({ token: made.token, scim_url: base ? `${base}${SCIM_PATH}` : null, id: made.view.id, description: made.view.description });
-    if (!base) warnUnknownBaseUrl();
+    if (!base) warnUnknownBaseUrl('scim_url');
   }));
 
 program.command('organizations:scim-tokens')
