@@ -204,7 +204,8 @@ forEveryEngine('compact history', (storage) => {
 
   it('retention and the conversion at once: every version inside the window still answers, the newest too; windows of 2 rows end', async () => {
     const { db, appId, on } = storage();
-    const users = await Promise.all(Array.from({ length: 3 }, () => newUser()));
+    // (enough records that, on Galera, a batch pruned on one node meets a merge committed on another)
+    const users = await Promise.all(Array.from({ length: 12 }, () => newUser()));
     const day = 86_400_000;
     const stories = users.map((u) => {
       const s = story(u, new Date(Date.now() - 10 * day));

@@ -264,7 +264,8 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
       const size = Math.max(2, limit);
       const columns = 'id, entity_id, version, valid_from, snapshot, sign_ins';
       return transact(async (tx) => {
-        // (the marks' lock also keeps pruneAlone from deleting a row this merges into)
+        // (the marks' lock also keeps pruneAlone from deleting a row this merges into, on one server;
+        // across Galera nodes pruneAlone's own row locks do)
         const marks = await sql.select<{ name: string; position: number | string }>(
           `SELECT name, position FROM upkeep_marks WHERE name IN ('history', 'history-run') ORDER BY name${sql.forUpdate}`, [], tx,
         );
@@ -322,14 +323,21 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
       return transact(async (tx) => {
         // the conversion's marks locked first: it may be merging newer rows into one this would delete
         await sql.select(`SELECT position FROM upkeep_marks WHERE name = 'history'${sql.forUpdate}`, [], tx);
-        const rows = await sql.select<{ id: number | string }>(
-          `SELECT v.id FROM entity_versions v
-           WHERE v.valid_from < ? AND (v.deleted = 1 OR EXISTS (
+        const replaced = `v.deleted = 1 OR EXISTS (
              SELECT 1 FROM entity_versions n WHERE n.entity_id = v.entity_id AND n.valid_from < ?
-               AND (n.valid_from > v.valid_from OR (n.valid_from = v.valid_from AND n.version > v.version))))
-           ORDER BY v.valid_from LIMIT ?`,
+               AND (n.valid_from > v.valid_from OR (n.valid_from = v.valid_from AND n.version > v.version)))`;
+        // the rows locked as they are now: a conversion on another Galera node (whose marks' lock is
+        // its node's alone) that merges this row's replacements into it writes this row, so it
+        // waits for this batch or rolls it back; and this row is read again below, after the lock
+        const locked = await sql.select<{ id: number | string }>(
+          `SELECT v.id FROM entity_versions v WHERE v.valid_from < ? AND (${replaced}) ORDER BY v.valid_from LIMIT ?${sql.forUpdate}`,
           [t(cutoff), t(cutoff), limit], tx,
         );
+        if (locked.length === 0) return 0;
+        const ids = locked.map((r) => r.id);
+        const places = ids.map(() => '?').join(', ');
+        // still replaced, seen after the lock: a merge committed just before it took the replacements
+        const rows = await sql.select<{ id: number | string }>(`SELECT v.id FROM entity_versions v WHERE v.id IN (${places}) AND (${replaced})`, [...ids, t(cutoff)], tx);
         if (rows.length === 0) return 0;
         return sql.change(`DELETE FROM entity_versions WHERE id IN (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id), tx);
       });
