@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { forEveryEngine } from '../helpers/contract';
 
 // The applications store's contract (ApplicationStore): found by name and id, one per name, and
-// the application-wide settings changed under the row lock, so concurrent changes never lose one.
+// the application-wide settings changed under the row lock, so concurrent changes never lose one;
+// and a count of the application's things taken under its claimed row, spread over every node of a
+// Galera cluster, never passing its limit.
 
 forEveryEngine('applications store', (storage) => {
   it('creates an application found by name and by id, with no settings; a name is taken once', async () => {
@@ -29,5 +31,24 @@ forEveryEngine('applications store', (storage) => {
       throw new Error('rolled back');
     })).rejects.toThrow('rolled back');
     expect(Object.keys((await db.applications.findById(appId))!.settings)).toHaveLength(20);
+  });
+
+  it('an API added to an application of at most one, by two at once, 10 times over every node, each counting under the claimed application: one is added', async () => {
+    const { db, on } = storage();
+    for (let round = 0; round < 10; round++) {
+      const app = await db.transaction((tx) => db.applications.create(`app-${randomUUID().slice(0, 8)}`, new Date(), tx));
+      const added = await Promise.all([0, 1].map((i) => on(i + round).transaction(async (tx) => {
+        const node = on(i + round);
+        await node.applications.claim(app.id, new Date(), tx);
+        if ((await node.apis.list(app.id, tx)).length >= 1) return false;
+        await node.apis.insert({
+          applicationId: app.id, publicId: `api_${randomUUID().replace(/-/g, '')}`, identifier: `https://api${i}.example.com`, name: 'API', scopes: [],
+          clientScopes: {}, tokenSeconds: null, rbac: false, permissionsInToken: false,
+        }, new Date(), tx);
+        return true;
+      })));
+      expect(added.filter(Boolean)).toHaveLength(1);
+      expect(await db.apis.list(app.id)).toHaveLength(1);
+    }
   });
 });

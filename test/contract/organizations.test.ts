@@ -187,4 +187,21 @@ forEveryEngine('organization store', (storage) => {
     expect(removed.filter(Boolean)).toHaveLength(1);
     expect(await db.organizations.countWithRole(o.id, 'owner')).toBe(1);
   });
+
+  it('one person removed from two organizations at once, 10 times over every node, each removal claiming the memberships left: one of the two finds none', async () => {
+    const { db, on } = storage();
+    for (let round = 0; round < 10; round++) {
+      const orgs = [await create(), await create()];
+      const person = await newAccount(storage());
+      for (const o of orgs) await db.transaction((tx) => db.organizations.insertMember(o, person.id, ['member'], 'api', new Date(), tx));
+      // each as a directory deprovisions: its own membership removed, then whether any is left
+      const left = await Promise.all(orgs.map((o, i) => on(i + round).transaction(async (tx) => {
+        const node = on(i + round).organizations;
+        await node.removeMember(o.id, person.id, new Date(), tx);
+        return node.claimMembershipsOf(person.id, new Date(), tx);
+      })));
+      expect(left.sort()).toEqual([0, 1]);
+      expect(await db.organizations.countMembershipsOf(person.id)).toBe(0);
+    }
+  });
 });

@@ -24,9 +24,8 @@ export function createApplicationQueries({ Application }: Models, sql: Sql) {
       const row = await Application.findOne({ where: { id }, raw: true });
       return row ? toApplication(row) : undefined;
     },
-    async findForUpdate(id: number, tx: Tx): Promise<Application | undefined> {
-      const [row] = await sql.select<ApplicationRow>(`SELECT * FROM applications WHERE id = ?${sql.forUpdate}`, [id], tx);
-      return row ? toApplication(row) : undefined;
+    async claim(id: number, now: Date, tx: Tx): Promise<void> {
+      await sql.change('UPDATE applications SET updated_at = ? WHERE id = ?', [sql.time(now), id], tx);
     },
     async list(): Promise<Application[]> {
       return (await sql.select<ApplicationRow>('SELECT * FROM applications ORDER BY id', [])).map(toApplication);

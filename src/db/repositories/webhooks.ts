@@ -261,7 +261,8 @@ export function createWebhookQueries(sql: Sql, transaction?: Transact): WebhookS
     async purgeFinishedAlone(before, limit) {
       const found = await sql.select<{ id: number | string }>("SELECT id FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ? LIMIT ?", [t(before), limit]);
       if (found.length === 0) return 0;
-      return sql.change(`DELETE FROM webhook_deliveries WHERE id IN (${found.map(() => '?').join(', ')})`, found.map((r) => r.id));
+      // (still finished: one sent again meanwhile, from any node, is pending and stays)
+      return sql.change(`DELETE FROM webhook_deliveries WHERE id IN (${found.map(() => '?').join(', ')}) AND state <> 'pending'`, found.map((r) => r.id));
     },
   };
 }

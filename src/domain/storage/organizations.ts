@@ -117,6 +117,13 @@ export interface OrganizationStore {
   /** The account's memberships, the active one (the newest made so) first, then oldest first; at most `limit`. */
   listMembershipsOf(applicationId: number, entityId: number, limit: number): Promise<Membership[]>;
   countMembershipsOf(entityId: number, transaction?: Tx): Promise<number>;
+  /**
+   * The account's memberships written (their update time), then counted as they are now: what
+   * decides whether a person removed from an organization still belongs to another. Two
+   * organizations removing one person at once each write the other's membership, so the second
+   * waits or, on another Galera node, runs again, and counts what the first left.
+   */
+  claimMembershipsOf(entityId: number, now: Date, transaction: Tx): Promise<number>;
   /** The public ids of the account's organizations with its roles in each, in the order joined, at most `limit` (the tokens' claims). */
   listOrganizationRolesOf(applicationId: number, entityId: number, limit: number): Promise<{ organizationId: string; roles: string[] }[]>;
   /**

@@ -87,8 +87,8 @@ export async function addApi(deps: Deps, command: { app: Application; acting: Ac
   const rbac = flagOf('rbac', command.rbac ?? '');
   const permissionsInToken = flagOf('permissionsInToken', command.permissionsInToken ?? '');
   const stored = await deps.work.run(async (uow) => {
-    // counted under the application's row lock: parallel adds never pass the limit
-    await deps.db.applications.findForUpdate(command.app.id, uow.tx);
+    // counted under the application's row, claimed (written) first: parallel adds never pass the limit
+    await deps.db.applications.claim(command.app.id, deps.clock.now(), uow.tx);
     if ((await deps.db.apis.list(command.app.id, uow.tx)).length >= MAX_APIS) {
       throw new Refusal('invalid', `an application has at most ${MAX_APIS} APIs; remove one first`, { field: 'identifier' });
     }

@@ -63,8 +63,8 @@ export async function defineAppRole(
   const description = (command.description ?? '').trim();
   if (description.length > 200) throw invalidField('description', 'is longer than 200 characters');
   return deps.work.run(async (uow) => {
-    // counted under the application's row lock: parallel definitions never pass the limit
-    await deps.db.applications.findForUpdate(command.app.id, uow.tx);
+    // counted under the application's row, claimed (written) first: parallel definitions never pass the limit
+    await deps.db.applications.claim(command.app.id, deps.clock.now(), uow.tx);
     const apis = await deps.db.apis.list(command.app.id, uow.tx);
     const permissions = permissionsOf(command.permissions, apis);
     const defined = await deps.db.roles.list(command.app.id, uow.tx);

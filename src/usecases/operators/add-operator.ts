@@ -96,8 +96,11 @@ export async function promote(
   );
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
-    // every admin and the account locked in the order of their ids, then judged as locked: of two
-    // admins demoting each other at once, the second finds the first's change
+    // the operators' application claimed first when an admin may lose the role, then every admin and
+    // the account locked in the order of their ids and judged as locked: of two admins demoting each
+    // other at once, the second finds the first's change (the claim is a written row: on a Galera
+    // cluster, where the record locks hold on one node alone, the two conflict on every node)
+    if (command.role !== 'admin') await deps.db.applications.claim(app.id, now, uow.tx);
     const ids = [...new Set([...admins.map((a) => a.id), command.record.id])].sort((a, b) => a - b);
     const held = new Map<number, UserRecord>();
     for (const id of ids) {

@@ -31,8 +31,8 @@ export async function defineRole(
   const wrong = permissions.map(permissionProblem).find(Boolean);
   if (wrong) throw invalidField('permissions', wrong);
   return deps.work.run(async (uow) => {
-    // counted under the application's row lock: parallel definitions never pass the limit
-    await deps.db.applications.findForUpdate(command.app.id, uow.tx);
+    // counted under the application's row, claimed (written) first: parallel definitions never pass the limit
+    await deps.db.applications.claim(command.app.id, deps.clock.now(), uow.tx);
     const defined = await deps.db.organizations.listRoles(command.app.id, uow.tx);
     if (!defined.some((r) => r.name === command.name) && defined.length >= MAX_DEFINED_ROLES) {
       throw invalidField('name', `is one role too many: an application defines at most ${MAX_DEFINED_ROLES}; remove one first`);

@@ -101,8 +101,8 @@ export async function addServiceProvider(
   const attributes = attributesOf(command.attributes) ?? null;
   const name = nameOf(command.name, descriptor.entityId.slice(0, MAX_NAME));
   const stored = await deps.work.run(async (uow) => {
-    // counted under the application's row lock: parallel adds never pass the limit
-    await deps.db.applications.findForUpdate(command.app.id, uow.tx);
+    // counted under the application's row, claimed (written) first: parallel adds never pass the limit
+    await deps.db.applications.claim(command.app.id, deps.clock.now(), uow.tx);
     if ((await deps.db.saml.list(command.app.id)).length >= MAX_SERVICE_PROVIDERS) {
       throw new Refusal('invalid', `an application has at most ${MAX_SERVICE_PROVIDERS} SAML service providers; remove one first`, { field: 'metadata' });
     }

@@ -48,8 +48,8 @@ export async function addWebhook(
   const secret = newWebhookSecret();
   const endpointId = newEndpointId();
   const endpoint = await deps.work.run(async (uow) => {
-    // counted under the application's row lock: parallel adds never pass the limit
-    await deps.db.applications.findForUpdate(command.app.id, uow.tx);
+    // counted under the application's row, claimed (written) first: parallel adds never pass the limit
+    await deps.db.applications.claim(command.app.id, deps.clock.now(), uow.tx);
     if ((await deps.db.webhooks.list(command.app.id)).length >= MAX_ENDPOINTS) {
       throw new Refusal('invalid', `an application has at most ${MAX_ENDPOINTS} webhook endpoints; remove one first`, { field: 'url' });
     }
