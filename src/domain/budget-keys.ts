@@ -21,6 +21,8 @@ export const BUDGET_KEYS = {
   /** Wrong device user codes typed from one client address, and in the whole application. */
   deviceAddress: (applicationId: number, address: string) => `device:address:${applicationId}:${address}`,
   deviceApplication: (applicationId: number) => `device:application:${applicationId}:all`,
+  /** The turns of an address past its device budget (spaced out, not counted). */
+  deviceTurn: (applicationId: number, address: string) => `device:turn:${applicationId}:${address}`,
   /** Wrong guesses of one mailed sign-in code (the digest of its code_token). */
   emailCodeGuesses: (applicationId: number, codeTokenHash: string) => `email_code:guesses:${applicationId}:${codeTokenHash}`,
   /** Failed sign-ins and registrations that make a proof of work asked for (`when_busy`): from one address, and in the whole application. */

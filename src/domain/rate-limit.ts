@@ -31,6 +31,18 @@ export interface RateLimiter {
   take(budgets: Budget[]): Promise<Taken>;
   /** The attempts counted under each key in its current window (0: none), taking none. Keys of one application only. */
   count(keys: string[]): Promise<number[]>;
+  /**
+   * Books the next turn under `key`, shared by every pod as the budgets are: turns are
+   * `spacing.delayMs` apart, the first `delayMs` from now. Answers the milliseconds to wait for the
+   * turn booked, or undefined (nothing booked) when `spacing.waiting` turns are booked ahead already.
+   */
+  turn(key: string, spacing: Spacing): Promise<number | undefined>;
+}
+
+/** Attempts spaced out rather than refused: one every `delayMs`, at most `waiting` booked ahead. */
+export interface Spacing {
+  delayMs: number;
+  waiting: number;
 }
 
 /**
@@ -66,12 +78,30 @@ for i, key in ipairs(KEYS) do
 end
 return 0`;
 
+/**
+ * KEYS: the turns' key; ARGV: the spacing's delay in ms and how many turns may be booked ahead.
+ * Answers the ms until the turn it booked, or -1 (nothing booked). The key holds the time of the
+ * last turn booked (Redis's clock: pods' clocks may differ) and expires with it.
+ */
+const TURN = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+local at = math.max(last, now) + tonumber(ARGV[1])
+local wait = at - now
+if wait > tonumber(ARGV[1]) * tonumber(ARGV[2]) then return -1 end
+redis.call('SET', KEYS[1], string.format('%d', at), 'PX', wait)
+return wait`;
+
 /** The counters of one process: each key expires with its own window; expired ones are swept once a minute. */
 function memoryCounters() {
   const counters = new Map<string, { used: number; endsAt: number }>();
+  /** Each key's last turn booked (its time in ms). */
+  const turns = new Map<string, number>();
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [key, c] of counters) if (c.endsAt <= now) counters.delete(key);
+    for (const [key, at] of turns) if (at <= now) turns.delete(key);
   }, 60_000);
   sweep.unref();
   const live = (key: string, now: number) => {
@@ -95,6 +125,13 @@ function memoryCounters() {
     count(keys: string[]): number[] {
       const now = Date.now();
       return keys.map((key) => live(key, now)?.used ?? 0);
+    },
+    turn(key: string, spacing: Spacing): number {
+      const now = Date.now();
+      const at = Math.max(turns.get(key) ?? 0, now) + spacing.delayMs;
+      if (at - now > spacing.delayMs * spacing.waiting) return -1;
+      turns.set(key, at);
+      return at - now;
     },
     settle(keys: string[], how: ('clear' | 'give')[]): void {
       const now = Date.now();
@@ -154,10 +191,12 @@ export function createRateLimiter(options: { redis?: RedisClient | Cluster; pref
   interface Redis {
     gatehouseTake(n: number, ...args: (string | number)[]): Promise<[number, number]>;
     gatehouseSettle(n: number, ...args: string[]): Promise<number>;
+    gatehouseTurn(n: number, ...args: (string | number)[]): Promise<number>;
   }
-  if (redis && !('gatehouseTake' in redis)) {
+  if (redis && !('gatehouseTurn' in redis)) {
     redis.defineCommand('gatehouseTake', { lua: TAKE });
     redis.defineCommand('gatehouseSettle', { lua: SETTLE });
+    redis.defineCommand('gatehouseTurn', { lua: TURN });
   }
   // Redis when it answers; this process's counters while it does not
   async function viaRedis<T>(call: (r: Redis) => Promise<T>, fallback: () => T): Promise<T> {
@@ -200,6 +239,13 @@ export function createRateLimiter(options: { redis?: RedisClient | Cluster; pref
         () => memory.count(keys),
       );
       return counts.map((c) => Number(c ?? 0));
+    },
+    async turn(key, spacing) {
+      const wait = Number(await viaRedis(
+        (r) => r.gatehouseTurn(1, redisKey(prefix, key), spacing.delayMs, spacing.waiting),
+        () => memory.turn(key, spacing),
+      ));
+      return wait < 0 ? undefined : wait;
     },
   };
 }

@@ -16,7 +16,7 @@ import { browserSessionOfRequest } from '../web/account-sign-in';
 import { brandOf, escape, markFailedPage, pageLocale, peerOrigin, renderPage, text } from '../web/pages';
 import { deviceCodeForm, deviceConfirmForm, deviceDonePage, providerErrorName, sendTooManyCodes } from '../web/device';
 import { peerBudgetKey } from '../domain/addresses';
-import { DEVICE_SLOWED, takeUserCodeAttempt } from '../usecases/oidc/device-codes';
+import { takeUserCodeAttempt } from '../usecases/oidc/device-codes';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { unsafeField } from '../domain/request-values';
 import { errors } from '../errors';
@@ -458,25 +458,6 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
   }
 
   /**
-   * Attempts at a user code from addresses past their budget, waiting on this pod: one at a time
-   * per address, each DEVICE_SLOWED.delayMs after the one before.
-   */
-  const slowedAddresses = new Map<string, { turn: Promise<void>; waiting: number }>();
-
-  /** Waits for this address's turn; false (not waited) when DEVICE_SLOWED.waiting attempts are waiting already. */
-  async function turnOf(address: string): Promise<boolean> {
-    const line = slowedAddresses.get(address) ?? { turn: Promise.resolve(), waiting: 0 };
-    if (line.waiting >= DEVICE_SLOWED.waiting) return false;
-    line.waiting++;
-    slowedAddresses.set(address, line);
-    const mine = line.turn.then(() => sleep(DEVICE_SLOWED.delayMs));
-    line.turn = mine;
-    await mine;
-    if (--line.waiting === 0) slowedAddresses.delete(address);
-    return true;
-  }
-
-  /**
    * True (a page said so) when this address has too many attempts waiting. The attempt is taken
    * before the provider reads the form (atomic, on every pod), and given back once it answered
    * anything but "that code is not one we know" (a code found, a confirmation, a form that failed
@@ -486,11 +467,11 @@ export function createOidcProviders(services: Services, options: { trustProxy: b
   async function userCodesSpent(app: Application, req: Request, res: Response, request: ProviderRequest): Promise<boolean> {
     const clientAddress = peerBudgetKey(req.ip);
     const taken = await takeUserCodeAttempt({ origin: peerOrigin(req), app, clientAddress, services });
-    if (taken.slowed && !(await turnOf(`${app.id} ${clientAddress}`))) {
-      void taken.giveBack().catch(() => undefined);
-      sendTooManyCodes(req, res, app, Math.ceil((DEVICE_SLOWED.waiting * DEVICE_SLOWED.delayMs) / 1000));
+    if ('retryAfterSeconds' in taken) {
+      sendTooManyCodes(req, res, app, taken.retryAfterSeconds);
       return true;
     }
+    if (taken.waitMs > 0) await sleep(taken.waitMs);
     res.on('finish', () => {
       if (!request.userCodeMissed) void taken.giveBack().catch(() => undefined);
     });

@@ -59,6 +59,18 @@ function behaves(name: string, make: () => Promise<{ limiter: RateLimiter; close
       await taken.settle({ giveBack: ['floor'] });
       expect(await allowed(limiter, 4, [['floor', one]])).toBe(1);
     });
+
+    it('books turns a delay apart, the first a delay from now, at most `waiting` ahead; a key booked by nobody starts again', async () => {
+      const spacing = { delayMs: 1_000, waiting: 3 };
+      const booked = await Promise.all(Array.from({ length: 5 }, () => limiter.turn('turns', spacing)));
+      const waits = booked.filter((w): w is number => w !== undefined).sort((a, b) => a - b);
+      expect(booked.filter((w) => w === undefined)).toHaveLength(2);
+      // each a delay after the one before (give or take the milliseconds between the bookings)
+      expect(waits).toHaveLength(3);
+      for (const [i, w] of waits.entries()) expect(Math.abs(w - (i + 1) * spacing.delayMs)).toBeLessThan(200);
+      const other = await limiter.turn('other turns', spacing);
+      expect(Math.abs(other! - spacing.delayMs)).toBeLessThan(200);
+    });
   });
 }
 
@@ -110,6 +122,23 @@ skipUnless(redisUrl !== undefined, 'the Redis limiter tests need REDIS_URL')('wi
       const pods = [createRateLimiter({ redis: a, prefix: p }), createRateLimiter({ redis: b, prefix: p })];
       const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => pods[i % 2].take([['shared', { max: 7, windowSeconds: 60 }]])));
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(7);
+    } finally {
+      await Promise.all([a.quit(), b.quit()]);
+    }
+  });
+
+  it('two limiters on one Redis share the turns (two pods): each pod books after the other\'s', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    try {
+      const p = prefix();
+      const pods = [createRateLimiter({ redis: a, prefix: p }), createRateLimiter({ redis: b, prefix: p })];
+      const spacing = { delayMs: 2_000, waiting: 4 };
+      const booked = await Promise.all(Array.from({ length: 6 }, (_, i) => pods[i % 2].turn('device:turn:3:203.0.113.4', spacing)));
+      expect(booked.filter((w) => w === undefined)).toHaveLength(2);
+      const waits = booked.filter((w): w is number => w !== undefined).sort((x, y) => x - y);
+      for (const [i, w] of waits.entries()) expect(Math.abs(w - (i + 1) * spacing.delayMs)).toBeLessThan(200);
+      // the last turn booked, kept in Redis until its time (hash-tagged by application)
+      expect(await a.pttl(`${p}:rl:{a3}:device:turn:3:203.0.113.4`)).toBeGreaterThan(3 * spacing.delayMs);
     } finally {
       await Promise.all([a.quit(), b.quit()]);
     }
