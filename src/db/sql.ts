@@ -29,6 +29,13 @@ export interface Sql {
   time(date: Date): string;
   /** What ends a SELECT that locks its rows to the end of the transaction: ` FOR UPDATE`, or nothing on SQLite (which writes one transaction at a time). */
   forUpdate: string;
+  /**
+   * What sets the time column `column` to the bound time (one `?`) so that the row always changes:
+   * on MySQL a microsecond past what it holds when that is later. An UPDATE that leaves a row as
+   * it was writes nothing, which a Galera cluster certifies against nothing (see claims in
+   * docs/scaling.md); SQLite writes one transaction at a time and takes the time as it is.
+   */
+  later(column: string): string;
   dialect: 'mysql' | 'sqlite';
   /**
    * Runs `work` in one transaction opened on the driver (MySQL only): START TRANSACTION and
@@ -251,6 +258,7 @@ function mysqlSql(sequelize: Sequelize, options: SqlOptions): Sql {
     insert: async (sql, values, tx) => Number(((await exec(sql, values, tx)) as MysqlResult).insertId),
     time: (date) => sqlTime('mysql', date),
     forUpdate: ' FOR UPDATE',
+    later: (column) => `GREATEST(CAST(? AS DATETIME(6)), ${column} + INTERVAL 1 MICROSECOND)`,
     dialect: 'mysql',
     async transaction<T>(work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
       const connection = await pool.getConnection({ type: 'write' });
@@ -337,6 +345,7 @@ function sequelizeSql(sequelize: Sequelize): Sql {
     },
     time: (date) => sqlTime('sqlite', date),
     forUpdate: '',
+    later: () => '?',
     dialect: 'sqlite',
   };
 }

@@ -25,7 +25,7 @@ export function createApplicationQueries({ Application }: Models, sql: Sql) {
       return row ? toApplication(row) : undefined;
     },
     async claim(id: number, now: Date, tx: Tx): Promise<void> {
-      await sql.change('UPDATE applications SET updated_at = ? WHERE id = ?', [sql.time(now), id], tx);
+      await sql.change(`UPDATE applications SET updated_at = ${sql.later('updated_at')} WHERE id = ?`, [sql.time(now), id], tx);
     },
     async list(): Promise<Application[]> {
       return (await sql.select<ApplicationRow>('SELECT * FROM applications ORDER BY id', [])).map(toApplication);

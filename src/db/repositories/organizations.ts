@@ -239,7 +239,7 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       return Number(row.n);
     },
     async claimMembershipsOf(entityId, now, tx) {
-      await sql.change('UPDATE organization_members SET updated_at = ? WHERE entity_id = ?', [t(now), entityId], tx);
+      await sql.change(`UPDATE organization_members SET updated_at = ${sql.later('updated_at')} WHERE entity_id = ?`, [t(now), entityId], tx);
       // a locking read: the rows as committed now, not as the transaction's first read saw them
       const [row] = await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_members WHERE entity_id = ?${sql.forUpdate}`, [entityId], tx);
       return Number(row.n);

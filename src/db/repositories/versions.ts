@@ -327,8 +327,9 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
              SELECT 1 FROM entity_versions n WHERE n.entity_id = v.entity_id AND n.valid_from < ?
                AND (n.valid_from > v.valid_from OR (n.valid_from = v.valid_from AND n.version > v.version)))`;
         // the rows locked as they are now: a conversion on another Galera node (whose marks' lock is
-        // its node's alone) that merges this row's replacements into it writes this row, so it
-        // waits for this batch or rolls it back; and this row is read again below, after the lock
+        // its node's alone) that merges this row's replacements into it writes this row, so one of
+        // the two rolls back (at certification, or when the other's write is applied here); and
+        // this row is read again below, after the lock, for a merge that committed just before it
         const locked = await sql.select<{ id: number | string }>(
           `SELECT v.id FROM entity_versions v WHERE v.valid_from < ? AND (${replaced}) ORDER BY v.valid_from LIMIT ?${sql.forUpdate}`,
           [t(cutoff), t(cutoff), limit], tx,
@@ -336,7 +337,6 @@ export function createVersionQueries(_models: Models, sql: Sql, transaction?: Tr
         if (locked.length === 0) return 0;
         const ids = locked.map((r) => r.id);
         const places = ids.map(() => '?').join(', ');
-        // still replaced, seen after the lock: a merge committed just before it took the replacements
         const rows = await sql.select<{ id: number | string }>(`SELECT v.id FROM entity_versions v WHERE v.id IN (${places}) AND (${replaced})`, [...ids, t(cutoff)], tx);
         if (rows.length === 0) return 0;
         return sql.change(`DELETE FROM entity_versions WHERE id IN (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id), tx);

@@ -120,8 +120,10 @@ export interface OrganizationStore {
   /**
    * The account's memberships written (their update time), then counted as they are now: what
    * decides whether a person removed from an organization still belongs to another. Two
-   * organizations removing one person at once each write the other's membership, so the second
-   * waits or, on another Galera node, runs again, and counts what the first left.
+   * organizations removing one person at once both write the same rows, so the second waits for
+   * the first (on one server; or one of them runs again after a deadlock) or, on another Galera
+   * node, runs again, and counts what the first left. Claimed first, before the removal, they are
+   * taken in one order and wait rather than deadlock.
    */
   claimMembershipsOf(entityId: number, now: Date, transaction: Tx): Promise<number>;
   /** The public ids of the account's organizations with its roles in each, in the order joined, at most `limit` (the tokens' claims). */

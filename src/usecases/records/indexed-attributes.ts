@@ -18,6 +18,8 @@ export function indexAttribute(deps: Pick<AdminDeps, 'clock' | 'db' | 'work'>, c
   const name = indexName(command.name);
   return deps.work.run(async (uow) => {
     const now = deps.clock.now();
+    // counted under the application's row, claimed (written) first: parallel declarations never pass the limit
+    await deps.db.applications.claim(command.applicationId, now, uow.tx);
     const outcome = await deps.db.attributeIndexes.declare(command.applicationId, name, MAX_INDEXED_ATTRIBUTES, now, uow.tx);
     if (outcome === 'full') {
       throw new IndexNameError(`this application has ${MAX_INDEXED_ATTRIBUTES} indexed attributes, the most it may (each costs every write of a record); remove one first`);

@@ -152,6 +152,9 @@ const lastOwner = () => new ScimError(400, 'this person is the organization\'s l
 /** The membership suspended (its roles kept), and the account disabled where it belongs to no other organization. */
 async function suspend(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, user: StoredScimUser): Promise<{ roles: string[]; account: 'kept' | 'disabled' }> {
   const { organization } = call;
+  // the person's memberships claimed before one is removed: two directories removing one person
+  // at once take them in one order (the second waits), and count each other's removal below
+  await deps.db.organizations.claimMembershipsOf(user.entityId, deps.clock.now(), uow.tx);
   const member = await deps.db.organizations.findMember(organization.id, user.entityId, uow.tx);
   let roles = organization.defaultRoles;
   if (member) {
@@ -160,7 +163,6 @@ async function suspend(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow
     await deps.db.organizations.removeMember(organization.id, user.entityId, deps.clock.now(), uow.tx);
     uow.record(event('organization.member_removed', call.app.id, deps.clock.now(), call.acting, recordSubject(user.entityId), { organization: organization.organizationId, by: 'deprovisioned' }));
   }
-  // (claimed: two directories removing one person at once count each other's removal)
   if ((await deps.db.organizations.claimMembershipsOf(user.entityId, deps.clock.now(), uow.tx)) > 0) return { roles, account: 'kept' };
   await disableAccount(deps, call, uow, user.entityId);
   // (disabled now, or already)
@@ -350,6 +352,8 @@ export async function deleteUser(deps: Pick<ScimDeps, 'db' | 'clock' | 'work' | 
     await db.organizations.touch(organization.id, now, uow.tx);
     const user = await lockedUser(deps, call, id, uow);
     if (!ifMatch(ifMatchHeader, user.version)) throw new ScimError(412, 'the User changed since the version If-Match names: read it again');
+    // (claimed first, as a suspension does)
+    await db.organizations.claimMembershipsOf(user.entityId, now, uow.tx);
     const member = await db.organizations.findMember(organization.id, user.entityId, uow.tx);
     if (member && isOwner(member.roles) && (await db.organizations.countWithRole(organization.id, 'owner', uow.tx)) <= 1) throw lastOwner();
     if (member) {
