@@ -32,6 +32,7 @@ import * as credentialsSpentIndex from './0031-credentials-spent-index';
 import * as apis from './0032-apis';
 import * as logoutDeliveries from './0033-logout-deliveries';
 import * as cleanFreePages from './0034-clean-free-pages';
+import * as accountClaims from './0035-account-claims';
 
 /** Every migration, in order. Append new ones; never edit or reorder landed ones. */
 export const MIGRATIONS = [
@@ -69,4 +70,5 @@ export const MIGRATIONS = [
   { name: '0032-apis', ...apis },
   { name: '0033-logout-deliveries', ...logoutDeliveries },
   { name: '0034-clean-free-pages', ...cleanFreePages },
+  { name: '0035-account-claims', ...accountClaims },
 ];

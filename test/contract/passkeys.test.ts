@@ -6,7 +6,7 @@ import { forEveryEngine, newAccount } from '../helpers/contract';
 // The passkeys' store (PasskeyStore): a credential id held by one account of an application, a
 // counter moved once from the value a use was checked against — by one of 20 racing callers, on
 // any node — names and removals of the account's own only, and the passkeys gone with their
-// record. Run on every engine.
+// record; an account's last two passkeys removed at once on two nodes, one left. Run on every engine.
 
 forEveryEngine('passkeys store', (storage) => {
   const RACE = 20;
@@ -71,5 +71,28 @@ forEveryEngine('passkeys store', (storage) => {
     await write((tx) => db.passkeys.add(passkey(a.id), tx));
     expect(await write((tx) => db.records.remove(a, tx))).toBe(true);
     expect(await db.passkeys.list(appId, a.id)).toEqual([]);
+  });
+
+  it('an account\'s last two passkeys removed at once, 10 times over every node, each removal claiming the account and keeping one: one is left; the claim goes with the record', async () => {
+    const { db, on, appId } = storage();
+    for (let round = 0; round < 10; round++) {
+      const a = await newUser();
+      const ids = [(await write((tx) => db.passkeys.add(passkey(a.id), tx)))!, (await write((tx) => db.passkeys.add(passkey(a.id), tx)))!];
+      // each as removing a passkey does: the record locked and the account claimed, then the passkeys counted
+      const removed = await Promise.all(ids.map((id, i) => on(i + round).transaction(async (tx) => {
+        const node = on(i + round);
+        await node.records.findForUpdate(appId, a.id, tx);
+        await node.records.claim(a.id, new Date(), tx);
+        if ((await node.passkeys.list(appId, a.id, tx)).length <= 1) return false;
+        return node.passkeys.remove(appId, a.id, id, tx);
+      })));
+      expect(removed.filter(Boolean)).toHaveLength(1);
+      expect(await db.passkeys.list(appId, a.id)).toHaveLength(1);
+      if (round === 0) {
+        expect(await write((tx) => db.records.remove(a, tx))).toBe(true);
+        const [left] = await db.sequelize.query('SELECT COUNT(*) AS n FROM account_claims WHERE entity_id = ?', { replacements: [a.id], type: 'SELECT' }) as { n: number | string }[];
+        expect(Number(left.n)).toBe(0);
+      }
+    }
   });
 });

@@ -145,6 +145,13 @@ export function createRecordQueries(_models: Models, sql: Sql, indexed: IndexedV
     /** A change of what belongs to the record without being a column of it (linked identities): a new version. */
     touch: (locked: UserRecord, now: Date, transaction: Tx) => write(locked, {}, now, transaction),
 
+    async claim(entityId: number, now: Date, transaction: Tx): Promise<void> {
+      await sql.change(sql.dialect === 'mysql'
+        ? `INSERT INTO account_claims (entity_id, claimed_at) VALUES (?, ?) ON DUPLICATE KEY UPDATE claimed_at = ${sql.later('claimed_at')}`
+        : 'INSERT INTO account_claims (entity_id, claimed_at) VALUES (?, ?) ON CONFLICT (entity_id) DO UPDATE SET claimed_at = excluded.claimed_at',
+      sql.dialect === 'mysql' ? [entityId, sql.time(now), sql.time(now)] : [entityId, sql.time(now)], transaction);
+    },
+
     /** Sets a time attribute of a locked record (emailVerified has a column; others live in attributes). */
     setTime(locked: UserRecord, attribute: string, at: Date, transaction: Tx): Promise<UserRecord> {
       return write(locked, attribute === 'emailVerified'

@@ -110,6 +110,15 @@ export interface RecordStore {
   replace(locked: UserRecord, next: Required<Omit<RecordChange, 'passwordHash'>> & Pick<RecordChange, 'passwordHash'>, now: Date, transaction: Tx): Promise<UserRecord>;
   /** A change of what belongs to the record without being a column of it (linked identities): a new version. */
   touch(locked: UserRecord, now: Date, transaction: Tx): Promise<UserRecord>;
+  /**
+   * Claims the account (its row of `account_claims`, written, never a new version): what a change
+   * takes before counting rows of the account it does not write (its passkeys before one is
+   * removed; its memberships, roles or invitations before one more), so that two such changes
+   * never both pass. Written, not only locked: on a Galera cluster a row lock holds on its node
+   * alone, while two transactions that write one row conflict on every node (the second runs
+   * again, and counts the first's).
+   */
+  claim(entityId: number, now: Date, transaction: Tx): Promise<void>;
   /** Sets a time attribute of a locked record (emailVerified, lastLogin, or one of the flow's). */
   setTime(locked: UserRecord, attribute: string, at: Date, transaction: Tx): Promise<UserRecord>;
   /**

@@ -108,6 +108,8 @@ export async function changeAccountRoles(
     // the account's row locked: its roles change one call at a time, and the limit holds under parallel calls
     const record = await deps.db.records.findForUpdate(command.app.id, command.entityId, uow.tx);
     if (!record) throw new Refusal('gone', 'the account is gone');
+    // and claimed: on a Galera cluster the lock holds on one node only (docs/scaling.md)
+    await deps.db.records.claim(command.entityId, deps.clock.now(), uow.tx);
     const roles: StoredAppRole[] = [];
     for (const name of names) {
       const role = await deps.db.roles.find(command.app.id, name, uow.tx);

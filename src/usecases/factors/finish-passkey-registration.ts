@@ -48,6 +48,8 @@ export async function finishPasskeyRegistration(
     // the record locked first: two registrations at once count each other's
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
     if (!locked) throw new Refusal('gone', 'the account was deleted meanwhile');
+    // and claimed: on a Galera cluster the lock holds on one node only (docs/scaling.md)
+    await db.records.claim(record.id, now, uow.tx);
     if ((await db.passkeys.list(ctx.app.id, record.id, uow.tx)).length >= MAX_PASSKEYS) {
       throw new Refusal('nothing_to_do', `this account has ${MAX_PASSKEYS} passkeys, the most it keeps; remove one first`);
     }

@@ -51,6 +51,8 @@ export async function removePasskey(ctx: CallContext<'clock' | 'db' | 'work'>, c
     // the record locked first: two removals at once count each other's
     const locked = await db.records.findForUpdate(ctx.app.id, record.id, uow.tx);
     if (!locked) throw noSuchPasskey();
+    // and claimed: on a Galera cluster the lock holds on one node only (docs/scaling.md)
+    await db.records.claim(record.id, clock.now(), uow.tx);
     const all = await db.passkeys.list(ctx.app.id, record.id, uow.tx);
     const gone = all.find((p) => p.id === command.passkeyId);
     if (!gone) throw noSuchPasskey();

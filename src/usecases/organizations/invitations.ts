@@ -62,8 +62,11 @@ async function inviteInWork(
   }
   const inviter = (acting.actor.kind === 'account' ? `account:${acting.actor.accountId}` : acting.actor.kind === 'client' ? `client:${acting.actor.clientId}`
     : acting.actor.kind === 'operator' ? `operator:${acting.actor.name}` : 'system').slice(0, 128);
-  // an account's invitations to every organization are counted one after another (its row's lock)
-  if (acting.actor.kind === 'account') await deps.db.records.findForUpdate(app.id, acting.actor.accountId, uow.tx);
+  // an account's invitations to every organization are counted one after another (its row's lock,
+  // and its claim, on every Galera node)
+  if (acting.actor.kind === 'account' && await deps.db.records.findForUpdate(app.id, acting.actor.accountId, uow.tx)) {
+    await deps.db.records.claim(acting.actor.accountId, now, uow.tx);
+  }
   const perInviter = limitOf(settings, 'organization_invitations_per_inviter_per_hour');
   if ((await deps.db.organizations.countInvitationsSince({ applicationId: app.id, inviter }, hourAgo, uow.tx)) >= perInviter) {
     throw new LimitReachedError(3600, `invitations by you in an hour (at most ${perInviter}: setting organization_invitations_per_inviter_per_hour)`);

@@ -29,6 +29,8 @@ export async function join(
   const now = deps.clock.now();
   await deps.db.organizations.touch(organization.id, now, uow.tx);
   if (!(await deps.db.records.findForUpdate(app.id, entityId, uow.tx))) throw unknownAccount();
+  // the account claimed: its memberships are counted below, on every Galera node (docs/scaling.md)
+  await deps.db.records.claim(entityId, now, uow.tx);
   if (await deps.db.organizations.findMember(organization.id, entityId, uow.tx)) return undefined;
   const settings = await currentSettings(deps, app, uow.tx);
   const maxMembers = limitOf(settings, 'organization_max_members');

@@ -37,6 +37,7 @@ export async function createOrganization(
     const now = deps.clock.now();
     if (command.owner !== undefined) {
       if (!(await deps.db.records.findForUpdate(app.id, command.owner, uow.tx))) throw unknownAccount();
+      await deps.db.records.claim(command.owner, now, uow.tx);
       if ((await deps.db.organizations.countMembershipsOf(command.owner, uow.tx)) >= limitOf(await currentSettings(deps, app, uow.tx), 'organization_max_per_account')) {
         throw new LimitReachedError(3600, 'organizations for this account (setting organization_max_per_account)');
       }
