@@ -79,6 +79,8 @@ export function createErasureQueries(sql: Sql, transaction: Transact): ErasureSt
     for (const table of ['profiles', 'second_factors', 'passkeys', 'account_roles']) {
       await sql.change(`DELETE FROM ${table} WHERE application_id = ? AND entity_id = ?`, [applicationId, id], tx);
     }
+    // (its claim names no application: the record's id is the application's own)
+    await sql.change('DELETE FROM account_claims WHERE entity_id = ?', [id], tx);
     // its memberships (their roles go with them), the invitations to its addresses or that it accepted; one it sent keeps no link to it
     const memberships = await deleteFound('organization_members', 'application_id = ? AND entity_id = ?', [applicationId, id], tx);
     // what its organizations' directories wrote of it (SCIM: its names, addresses, groups)

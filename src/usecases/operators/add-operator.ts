@@ -160,6 +160,8 @@ async function takeOverAccount(deps: Pick<Services, 'clock' | 'db' | 'versions'>
   const app = locked.applicationId;
   const now = deps.clock.now();
   const subject = recordSubject(locked.id);
+  // the account claimed: a passkey its registrant adds on another Galera node meanwhile conflicts with this (docs/scaling.md)
+  await db.records.claim(locked.id, now, tx);
   if (await db.factors.removeTotp(app, locked.id, tx)) uow.record(event('account.second_factor_removed', app, now, acting, subject, { method: 'totp' }));
   for (const passkey of await db.passkeys.list(app, locked.id, tx)) {
     if (await db.passkeys.remove(app, locked.id, passkey.id, tx)) uow.record(event('account.passkey_removed', app, now, acting, subject, { passkey: passkey.id }));
