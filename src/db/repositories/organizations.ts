@@ -53,13 +53,12 @@ const toMembership = (r: MembershipRow, roles: string[]): Membership => {
 
 /** Organizations (OrganizationStore of the storage contract) in SQL. */
 export function createOrganizationQueries(sql: Sql): OrganizationStore {
-  /**
-   * How a count in a transaction reads: locking, so that it sees what is committed now rather
-   * than the transaction's first read (every such count follows the lock or claim that puts
-   * parallel changes one after another: the organization's row, the account's claim).
-   */
-  const locking = (tx: Tx | undefined) => (tx ? sql.forUpdate : '');
   const t = sql.time;
+  /**
+   * How a read in a transaction reads: locking. A count so sees what is committed now rather than
+   * the transaction's first read (every such count follows the lock or claim that puts parallel
+   * changes one after another: the organization's row, the account's claim).
+   */
   const lock = (tx?: Tx) => (tx ? sql.forUpdate : '');
   /** The roles of each member (sorted), in one read. */
   async function rolesOf(memberIds: number[], tx?: Tx): Promise<Map<number, string[]>> {
@@ -180,11 +179,11 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       return { items, next: rows.length > limit ? Number(rows[limit - 1].id) : null };
     },
     async countMembers(organizationKey, tx) {
-      const [row] = await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_members WHERE organization_id = ?${locking(tx)}`, [organizationKey], tx);
+      const [row] = await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_members WHERE organization_id = ?${lock(tx)}`, [organizationKey], tx);
       return Number(row.n);
     },
     async countWithRole(organizationKey, role, tx) {
-      const [row] = await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_member_roles WHERE organization_id = ? AND role = ?${locking(tx)}`, [organizationKey, role], tx);
+      const [row] = await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_member_roles WHERE organization_id = ? AND role = ?${lock(tx)}`, [organizationKey, role], tx);
       return Number(row.n);
     },
     async setRoles(member, roles, now, tx) {
@@ -241,7 +240,7 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
       return out;
     },
     async countMembershipsOf(entityId, tx) {
-      const [row] = await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_members WHERE entity_id = ?${locking(tx)}`, [entityId], tx);
+      const [row] = await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_members WHERE entity_id = ?${lock(tx)}`, [entityId], tx);
       return Number(row.n);
     },
     async claimMembershipsOf(entityId, now, tx) {
@@ -312,8 +311,8 @@ export function createOrganizationQueries(sql: Sql): OrganizationStore {
     },
     async countInvitationsSince(scope, since, tx) {
       const [row] = 'organizationKey' in scope
-        ? await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_invitations WHERE organization_id = ? AND created_at > ?${locking(tx)}`, [scope.organizationKey, t(since)], tx)
-        : await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_invitations WHERE application_id = ? AND inviter = ? AND created_at > ?${locking(tx)}`, [scope.applicationId, scope.inviter, t(since)], tx);
+        ? await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_invitations WHERE organization_id = ? AND created_at > ?${lock(tx)}`, [scope.organizationKey, t(since)], tx)
+        : await sql.select<{ n: Id }>(`SELECT COUNT(*) AS n FROM organization_invitations WHERE application_id = ? AND inviter = ? AND created_at > ?${lock(tx)}`, [scope.applicationId, scope.inviter, t(since)], tx);
       return Number(row.n);
     },
     async finishInvitation(i, state, acceptedBy, now, tx) {
