@@ -116,6 +116,7 @@ export interface OrganizationStore {
   setActive(member: StoredMember, now: Date, transaction: Tx): Promise<void>;
   /** The account's memberships, the active one (the newest made so) first, then oldest first; at most `limit`. */
   listMembershipsOf(applicationId: number, entityId: number, limit: number): Promise<Membership[]>;
+  /** How many organizations the account belongs to; in `transaction`, as committed now (a locking read). */
   countMembershipsOf(entityId: number, transaction?: Tx): Promise<number>;
   /**
    * The account's memberships written (their update time), then counted as they are now: what

@@ -153,7 +153,8 @@ const lastOwner = () => new ScimError(400, 'this person is the organization\'s l
 async function suspend(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow: UnitOfWork, user: StoredScimUser): Promise<{ roles: string[]; account: 'kept' | 'disabled' }> {
   const { organization } = call;
   // the person's memberships claimed before one is removed: two directories removing one person
-  // at once take them in one order (the second waits), and count each other's removal below
+  // at once take them in one order (the second waits), and count each other's removal below (a
+  // count in a transaction reads as committed now)
   await deps.db.organizations.claimMembershipsOf(user.entityId, deps.clock.now(), uow.tx);
   const member = await deps.db.organizations.findMember(organization.id, user.entityId, uow.tx);
   let roles = organization.defaultRoles;
@@ -163,7 +164,7 @@ async function suspend(deps: Pick<ScimDeps, 'db' | 'clock'>, call: ScimCall, uow
     await deps.db.organizations.removeMember(organization.id, user.entityId, deps.clock.now(), uow.tx);
     uow.record(event('organization.member_removed', call.app.id, deps.clock.now(), call.acting, recordSubject(user.entityId), { organization: organization.organizationId, by: 'deprovisioned' }));
   }
-  if ((await deps.db.organizations.claimMembershipsOf(user.entityId, deps.clock.now(), uow.tx)) > 0) return { roles, account: 'kept' };
+  if ((await deps.db.organizations.countMembershipsOf(user.entityId, uow.tx)) > 0) return { roles, account: 'kept' };
   await disableAccount(deps, call, uow, user.entityId);
   // (disabled now, or already)
   return { roles, account: 'disabled' };
@@ -364,7 +365,7 @@ export async function deleteUser(deps: Pick<ScimDeps, 'db' | 'clock' | 'work' | 
     await db.scim.bumpGroups(((await db.scim.listGroupsOfUsers([user.id], uow.tx)).get(user.id) ?? []).map((g) => g.groupKey), now, uow.tx);
     await db.scim.removeUser(user, uow.tx);
     let account: 'kept' | 'disabled' | 'deleted' = 'kept';
-    if ((await db.organizations.claimMembershipsOf(user.entityId, now, uow.tx)) === 0) {
+    if ((await db.organizations.countMembershipsOf(user.entityId, uow.tx)) === 0) {
       if (user.owned && app.settings.scim_deleted_accounts === 'delete') {
         uow.record(event('scim.user_deprovisioned', app.id, now, call.acting, recordSubject(user.entityId), { organization: organization.organizationId, resource: user.resourceId, account: 'deleted' }));
         await deleteRecord(deps, uow, call.acting, app.id, user.entityId);
